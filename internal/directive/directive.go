@@ -1,0 +1,446 @@
+// Package directive parses //agentidem: comments into a typed model.
+//
+// It is the one parser of the annotation grammar, shared by the generator
+// (cmd/agentidem-gen) and the analyzer (cmd/agentidem-vet):
+//
+//	//agentidem:read [name=NAME] [entity=EXPR]
+//	//agentidem:write identity=EXPRS [name=NAME] [entity=EXPR] [after=NAME,NAME] [redact=PARAM,PARAM] [wrapper=IDENT]
+//	//agentidem:ignore REASON
+//
+// A value is a bare token (no spaces) or a double-quoted Go string literal.
+// EXPRS is a comma-separated list of Go expressions; commas inside
+// parentheses, brackets, braces and string literals do not separate.
+//
+// The package checks syntax only. Whether an expression names a parameter
+// and has a type that can be canonicalized is the generator's business, since
+// it needs type information.
+package directive
+
+import (
+	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/scanner"
+	"go/token"
+	"strconv"
+	"strings"
+)
+
+// Prefix starts every directive comment. There is no space after "//": a
+// directive is not godoc.
+const Prefix = "//agentidem:"
+
+// Kind says what a directive declares.
+type Kind int
+
+const (
+	// Read marks a tool function without side effects.
+	Read Kind = iota + 1
+	// Write marks a tool function with a side effect that has a logical identity.
+	Write
+	// Ignore silences analyzer diagnostics on a line or function; it carries a reason.
+	Ignore
+)
+
+// String returns the directive verb: "read", "write" or "ignore".
+func (k Kind) String() string {
+	switch k {
+	case Read:
+		return "read"
+	case Write:
+		return "write"
+	case Ignore:
+		return "ignore"
+	}
+	return fmt.Sprintf("Kind(%d)", int(k))
+}
+
+// Value is one value of a key, with the position where it starts.
+type Value struct {
+	Text string
+	Pos  token.Position
+}
+
+// Directive is one parsed //agentidem: comment.
+type Directive struct {
+	Kind Kind
+	Pos  token.Position // of the "//" that starts the comment
+
+	// Identity holds the expressions of identity= (writes only), in order.
+	Identity []Value
+	// Name is the logical op name; empty means the default (function name).
+	Name *Value
+	// Entity is the expression of entity=; nil means the default.
+	Entity *Value
+	// After lists the op names this op must follow.
+	After []Value
+	// Redact lists parameter names whose values never enter a trace.
+	Redact []Value
+	// Wrapper is the name of the generated wrapper; nil means the default.
+	Wrapper *Value
+	// Reason is the text after //agentidem:ignore.
+	Reason string
+}
+
+// Error is a parse error at a source position. Its message reads
+// "file:line:col: message".
+type Error struct {
+	Pos token.Position
+	Msg string
+}
+
+func (e *Error) Error() string {
+	if e.Pos.IsValid() || e.Pos.Filename != "" {
+		return e.Pos.String() + ": " + e.Msg
+	}
+	return e.Msg
+}
+
+// IsDirective reports whether a comment's text is an //agentidem: directive.
+func IsDirective(text string) bool { return strings.HasPrefix(text, Prefix) }
+
+// FromDoc parses the directives in a doc comment. It returns at most one
+// read or write directive: a second one is an error. Comments that are not
+// directives are ignored; ignore directives are returned in ignores.
+func FromDoc(fset *token.FileSet, doc *ast.CommentGroup) (d *Directive, ignores []*Directive, errs []error) {
+	if doc == nil {
+		return nil, nil, nil
+	}
+	for _, c := range doc.List {
+		if !IsDirective(c.Text) {
+			continue
+		}
+		pd, err := Parse(c.Text, fset.Position(c.Slash))
+		if err != nil {
+			errs = append(errs, err...)
+			continue
+		}
+		if pd.Kind == Ignore {
+			ignores = append(ignores, pd)
+			continue
+		}
+		if d != nil {
+			errs = append(errs, &Error{pd.Pos, fmt.Sprintf("second //agentidem:%s on one function (first at line %d): a function is one op", pd.Kind, d.Pos.Line)})
+			continue
+		}
+		d = pd
+	}
+	return d, ignores, errs
+}
+
+// Parse parses one comment's text, which starts with Prefix, found at pos.
+// It returns every error it finds, not just the first.
+func Parse(text string, pos token.Position) (*Directive, []error) {
+	p := &parserState{text: text, base: pos}
+	d := p.parse()
+	if len(p.errs) > 0 {
+		return nil, p.errs
+	}
+	return d, nil
+}
+
+type parserState struct {
+	text string
+	base token.Position
+	errs []error
+}
+
+// posAt returns the position of byte offset off of the comment text.
+func (p *parserState) posAt(off int) token.Position {
+	pos := p.base
+	pos.Offset += off
+	pos.Column += off
+	return pos
+}
+
+func (p *parserState) errorf(off int, format string, args ...any) {
+	p.errs = append(p.errs, &Error{p.posAt(off), fmt.Sprintf(format, args...)})
+}
+
+var knownKeys = map[Kind][]string{
+	Read:  {"name", "entity"},
+	Write: {"identity", "name", "entity", "after", "redact", "wrapper"},
+}
+
+func (p *parserState) parse() *Directive {
+	d := &Directive{Pos: p.base}
+	off := len(Prefix)
+	rest := p.text[off:]
+	verbEnd := strings.IndexAny(rest, " \t")
+	if verbEnd < 0 {
+		verbEnd = len(rest)
+	}
+	verb := rest[:verbEnd]
+	switch verb {
+	case "read":
+		d.Kind = Read
+	case "write":
+		d.Kind = Write
+	case "ignore":
+		d.Kind = Ignore
+		d.Reason = strings.TrimSpace(rest[verbEnd:])
+		if d.Reason == "" {
+			p.errorf(0, "//agentidem:ignore needs a reason: //agentidem:ignore <why this is safe>")
+		}
+		return d
+	case "":
+		p.errorf(0, "empty directive: want //agentidem:read or //agentidem:write identity=...")
+		return d
+	default:
+		p.errorf(off, "unknown directive %q: want read, write or ignore", verb)
+		return d
+	}
+	seen := map[string]int{}
+	i := off + verbEnd
+	for {
+		for i < len(p.text) && (p.text[i] == ' ' || p.text[i] == '\t') {
+			i++
+		}
+		if i >= len(p.text) {
+			break
+		}
+		keyStart := i
+		for i < len(p.text) && p.text[i] != '=' && p.text[i] != ' ' && p.text[i] != '\t' {
+			i++
+		}
+		key := p.text[keyStart:i]
+		if i >= len(p.text) || p.text[i] != '=' {
+			p.errorf(keyStart, "%q is not key=value", key)
+			// Skip to the next space and go on.
+			for i < len(p.text) && p.text[i] != ' ' && p.text[i] != '\t' {
+				i++
+			}
+			continue
+		}
+		i++ // '='
+		valStart := i
+		var val string
+		if i < len(p.text) && p.text[i] == '"' {
+			end, ok := quotedEnd(p.text, i)
+			if !ok {
+				p.errorf(valStart, "unterminated quoted value for %s", key)
+				return d
+			}
+			s, err := strconv.Unquote(p.text[i:end])
+			if err != nil {
+				p.errorf(valStart, "malformed quoted value for %s: %v", key, err)
+				i = end
+				continue
+			}
+			val = s
+			i = end
+			if i < len(p.text) && p.text[i] != ' ' && p.text[i] != '\t' {
+				p.errorf(i, "want a space after the quoted value of %s", key)
+				for i < len(p.text) && p.text[i] != ' ' && p.text[i] != '\t' {
+					i++
+				}
+			}
+		} else {
+			// A bare value ends at white space outside string literals,
+			// so identity=m["a b"] is one value.
+			for i < len(p.text) && p.text[i] != ' ' && p.text[i] != '\t' {
+				if p.text[i] == '"' {
+					end, ok := quotedEnd(p.text, i)
+					if !ok {
+						p.errorf(i, "unterminated string literal in the value of %s", key)
+						return d
+					}
+					i = end
+					continue
+				}
+				i++
+			}
+			val = p.text[valStart:i]
+		}
+		if key == "" {
+			p.errorf(keyStart, "missing key before '='")
+			continue
+		}
+		if !contains(knownKeys[d.Kind], key) {
+			p.errorf(keyStart, "unknown key %q for //agentidem:%s: want one of %s", key, d.Kind, strings.Join(knownKeys[d.Kind], ", "))
+			continue
+		}
+		if first, dup := seen[key]; dup {
+			p.errorf(keyStart, "duplicate key %q (first at column %d)", key, p.posAt(first).Column)
+			continue
+		}
+		seen[key] = keyStart
+		if val == "" {
+			p.errorf(valStart, "empty value for %s", key)
+			continue
+		}
+		quoted := p.text[valStart] == '"'
+		p.setKey(d, key, val, valStart, quoted)
+	}
+	if d.Kind == Write {
+		if _, ok := seen["identity"]; !ok {
+			p.errorf(0, "//agentidem:write needs identity=EXPRS: the logical identity of the effect (e.g. identity=paymentID)")
+		}
+	}
+	return d
+}
+
+func (p *parserState) setKey(d *Directive, key, val string, valOff int, quoted bool) {
+	// For a quoted value, positions inside it point at the opening quote;
+	// for a bare one, at the exact byte.
+	at := func(rel int) token.Position {
+		if quoted {
+			return p.posAt(valOff)
+		}
+		return p.posAt(valOff + rel)
+	}
+	switch key {
+	case "identity":
+		d.Identity = p.exprList(key, val, at)
+	case "entity":
+		list := p.exprList(key, val, at)
+		if len(list) > 1 {
+			p.errorf(valOff, "entity= takes one expression, got %d", len(list))
+		} else if len(list) == 1 {
+			d.Entity = &list[0]
+		}
+	case "name":
+		if !validOpName(val) {
+			p.errorf(valOff, "name=%q: an op name is letters, digits, '_', '.', '-' and '/'", val)
+			return
+		}
+		d.Name = &Value{val, at(0)}
+	case "wrapper":
+		if !token.IsIdentifier(val) {
+			p.errorf(valOff, "wrapper=%q is not a Go identifier", val)
+			return
+		}
+		d.Wrapper = &Value{val, at(0)}
+	case "after":
+		d.After = p.nameList(key, val, at, validOpName, "an op name")
+	case "redact":
+		d.Redact = p.nameList(key, val, at, token.IsIdentifier, "a parameter name")
+	}
+}
+
+func (p *parserState) nameList(key, val string, at func(int) token.Position, ok func(string) bool, what string) []Value {
+	var out []Value
+	seen := map[string]bool{}
+	off := 0
+	for _, part := range strings.Split(val, ",") {
+		name := strings.TrimSpace(part)
+		switch {
+		case name == "":
+			p.errs = append(p.errs, &Error{at(off), fmt.Sprintf("empty element in %s=", key)})
+		case !ok(name):
+			p.errs = append(p.errs, &Error{at(off), fmt.Sprintf("%s=: %q is not %s", key, name, what)})
+		case seen[name]:
+			p.errs = append(p.errs, &Error{at(off), fmt.Sprintf("%s=: %q listed twice", key, name)})
+		default:
+			seen[name] = true
+			out = append(out, Value{name, at(off)})
+		}
+		off += len(part) + 1
+	}
+	return out
+}
+
+// exprList splits val at top-level commas and checks that each part is a Go
+// expression.
+func (p *parserState) exprList(key, val string, at func(int) token.Position) []Value {
+	var out []Value
+	for _, part := range splitTopLevel(val) {
+		src := strings.TrimSpace(part.text)
+		lead := len(part.text) - len(strings.TrimLeft(part.text, " \t"))
+		if src == "" {
+			p.errs = append(p.errs, &Error{at(part.off), fmt.Sprintf("empty expression in %s=", key)})
+			continue
+		}
+		if _, err := parser.ParseExpr(src); err != nil {
+			p.errs = append(p.errs, &Error{at(part.off + lead), fmt.Sprintf("%s=: %q is not a Go expression: %s", key, src, firstLine(err))})
+			continue
+		}
+		out = append(out, Value{src, at(part.off + lead)})
+	}
+	return out
+}
+
+type piece struct {
+	text string
+	off  int
+}
+
+// splitTopLevel splits s at commas outside brackets and literals, using the Go
+// scanner so that string and rune literals are honoured.
+func splitTopLevel(s string) []piece {
+	fset := token.NewFileSet()
+	f := fset.AddFile("", -1, len(s))
+	var sc scanner.Scanner
+	sc.Init(f, []byte(s), func(token.Position, string) {}, 0)
+	depth, start := 0, 0
+	var out []piece
+	for {
+		pos, tok, _ := sc.Scan()
+		if tok == token.EOF {
+			break
+		}
+		switch tok {
+		case token.LPAREN, token.LBRACK, token.LBRACE:
+			depth++
+		case token.RPAREN, token.RBRACK, token.RBRACE:
+			depth--
+		case token.COMMA:
+			if depth == 0 {
+				off := f.Offset(pos)
+				out = append(out, piece{s[start:off], start})
+				start = off + 1
+			}
+		}
+	}
+	return append(out, piece{s[start:], start})
+}
+
+func validOpName(s string) bool {
+	if s == "" {
+		return false
+	}
+	for _, r := range s {
+		switch {
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9':
+		case r == '_', r == '.', r == '-', r == '/':
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// quotedEnd returns the offset just past the closing quote of the Go string
+// literal that starts at s[i].
+func quotedEnd(s string, i int) (int, bool) {
+	for j := i + 1; j < len(s); j++ {
+		switch s[j] {
+		case '\\':
+			j++
+		case '"':
+			return j + 1, true
+		}
+	}
+	return 0, false
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+func firstLine(err error) string {
+	msg := err.Error()
+	// go/parser prefixes "1:5: "; the position is ours to give.
+	if i := strings.Index(msg, ": "); i >= 0 && strings.Count(msg[:i], ":") == 1 {
+		msg = msg[i+2:]
+	}
+	if i := strings.IndexByte(msg, '\n'); i >= 0 {
+		msg = msg[:i]
+	}
+	return msg
+}
