@@ -1,0 +1,126 @@
+package runtime
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"unicode/utf8"
+)
+
+// Canonical returns the canonical form of a logical identity: deterministic
+// JSON of the value, or of the list of values when there are several. Maps
+// are written with sorted keys and struct fields in declaration order, so two
+// evaluations of the same identity expression over equal values give the same
+// string, in any process. Values that JSON cannot encode (funcs, channels,
+// cyclic data) are an error.
+//
+// Canonical(x) for one value is the JSON of x; Canonical(a, b) is the JSON
+// array [a, b]. Canonical() is "[]".
+func Canonical(vals ...any) (string, error) {
+	if len(vals) == 1 {
+		b, err := appendCanonical(nil, vals[0])
+		return string(b), err
+	}
+	b := []byte{'['}
+	for i, v := range vals {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		var err error
+		if b, err = appendCanonical(b, v); err != nil {
+			return "", err
+		}
+	}
+	return string(append(b, ']')), nil
+}
+
+// appendCanonical appends the canonical JSON of v. Common scalar types take a
+// path without reflection; everything else goes through encoding/json, whose
+// output is deterministic (sorted map keys) and then compacted.
+func appendCanonical(b []byte, v any) ([]byte, error) {
+	switch x := v.(type) {
+	case nil:
+		return append(b, "null"...), nil
+	case string:
+		return appendJSONString(b, x), nil
+	case int:
+		return strconv.AppendInt(b, int64(x), 10), nil
+	case int64:
+		return strconv.AppendInt(b, x, 10), nil
+	case int32:
+		return strconv.AppendInt(b, int64(x), 10), nil
+	case uint:
+		return strconv.AppendUint(b, uint64(x), 10), nil
+	case uint64:
+		return strconv.AppendUint(b, x, 10), nil
+	case uint32:
+		return strconv.AppendUint(b, uint64(x), 10), nil
+	case bool:
+		return strconv.AppendBool(b, x), nil
+	}
+	raw, err := json.Marshal(v)
+	if err != nil {
+		return b, fmt.Errorf("identity value of type %T cannot be canonicalized: %w", v, err)
+	}
+	var buf bytes.Buffer
+	if err := json.Compact(&buf, raw); err != nil {
+		return b, err
+	}
+	return append(b, buf.Bytes()...), nil
+}
+
+// appendJSONString writes s as encoding/json would (HTML-safe escaping
+// included), so the fast path and the reflective path agree byte for byte.
+func appendJSONString(b []byte, s string) []byte {
+	const hex = "0123456789abcdef"
+	b = append(b, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			if c >= 0x20 && c != '"' && c != '\\' && c != '<' && c != '>' && c != '&' {
+				i++
+				continue
+			}
+			b = append(b, s[start:i]...)
+			switch c {
+			case '"', '\\':
+				b = append(b, '\\', c)
+			case '\n':
+				b = append(b, '\\', 'n')
+			case '\r':
+				b = append(b, '\\', 'r')
+			case '\t':
+				b = append(b, '\\', 't')
+			case '\b':
+				b = append(b, '\\', 'b')
+			case '\f':
+				b = append(b, '\\', 'f')
+			default:
+				b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xF])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			b = append(b, s[start:i]...)
+			b = append(b, `\ufffd`...)
+			i += size
+			start = i
+			continue
+		}
+		if r == '\u2028' || r == '\u2029' {
+			b = append(b, s[start:i]...)
+			b = append(b, '\\', 'u', '2', '0', '2', hex[r&0xF])
+			i += size
+			start = i
+			continue
+		}
+		i += size
+	}
+	b = append(b, s[start:]...)
+	return append(b, '"')
+}
