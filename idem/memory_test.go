@@ -1,0 +1,54 @@
+package idem_test
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/agentidem/agentidem-go/idem"
+	"github.com/agentidem/agentidem-go/idem/idemtest"
+)
+
+func TestMemoryContract(t *testing.T) {
+	idemtest.Run(t, func(t *testing.T) idem.Backend { return idem.NewMemoryBackend() })
+}
+
+// naiveMemory is the check-then-insert that idem replaces: look the key up,
+// and when it is absent run the work and insert the result. The check and
+// the insert are each atomic; the gap between them is the bug.
+type naiveMemory struct {
+	mu   sync.Mutex
+	recs map[string][]byte
+}
+
+func (n *naiveMemory) do(ctx context.Context, key string, fn func(context.Context) ([]byte, error)) ([]byte, bool, error) {
+	n.mu.Lock()
+	r, ok := n.recs[key]
+	n.mu.Unlock()
+	if ok {
+		return r, true, nil
+	}
+	r, err := fn(ctx)
+	if err != nil {
+		return nil, false, err
+	}
+	n.mu.Lock()
+	n.recs[key] = r
+	n.mu.Unlock()
+	return r, false, nil
+}
+
+// TestMemoryNaiveCheckThenInsertDuplicates is the control: the same load
+// that idem.Do survives makes the naive pattern run the work many times, so
+// the exactly-once test is able to fail.
+func TestMemoryNaiveCheckThenInsertDuplicates(t *testing.T) {
+	n := &naiveMemory{recs: map[string][]byte{}}
+	st := idemtest.Hammer(t, idemtest.Goroutines, idemtest.Attempts, 2*time.Millisecond, func(ctx context.Context, fn func(context.Context) ([]byte, error)) ([]byte, bool, error) {
+		return n.do(ctx, "k", fn)
+	})
+	t.Logf("naive check-then-insert, %d goroutines x %d attempts on one key: %v", idemtest.Goroutines, idemtest.Attempts, st)
+	if st.Executions < 2 {
+		t.Fatalf("control did not duplicate (%v): the load is too weak to prove anything", st)
+	}
+}

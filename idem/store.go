@@ -1,0 +1,238 @@
+package idem
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/agentidem/agentidem-go/runtime"
+)
+
+// Store runs work at most once per idempotency key on a Backend. It is safe
+// for concurrent use, in one process or across processes that share the
+// backend's database.
+type Store struct {
+	b   Backend
+	cfg config
+}
+
+// New returns a Store on b, configured by opts.
+func New(b Backend, opts ...Option) *Store {
+	if b == nil {
+		panic("idem: New with a nil Backend")
+	}
+	s := &Store{b: b, cfg: defaultConfig()}
+	for _, o := range opts {
+		o.apply(&s.cfg)
+	}
+	return s
+}
+
+// NewMemory returns a Store on a new in-memory backend: for tests, and for
+// one process whose keys need not survive it.
+func NewMemory(opts ...Option) *Store { return New(NewMemoryBackend(), opts...) }
+
+// Purge deletes completed keys past their TTL and reports how many.
+func (s *Store) Purge(ctx context.Context) (int64, error) {
+	n, err := s.b.Purge(ctx)
+	if err != nil {
+		return n, fmt.Errorf("idem: purge: %w", err)
+	}
+	return n, nil
+}
+
+// Do runs fn at most once for key, and returns the result stored under key.
+//
+//   - The first call with key claims it, runs fn, stores its result and
+//     returns it with replayed false.
+//   - A later call with key and equal params returns the stored result with
+//     replayed true, without running fn; inside an active agentidem run it
+//     calls runtime.MarkReplayed(ctx), so the trace records the call as
+//     replayed and the fault suite counts no duplicate.
+//   - The same key with different params (compared by their canonical JSON)
+//     is ErrKeyConflict.
+//   - A call that finds the key held by a running call waits for it, bounded
+//     by ctx, or fails with ErrInProgress (see OnInProgress).
+//   - When fn fails, the key is released so a retry can run, unless the
+//     error is stored (see Permanent and StoreErrorsIf); a stored error is
+//     replayed as a *StoredError.
+//   - When the holder died while fn ran, the next call recovers the key once
+//     the lease runs out (see WithRecover).
+//
+// fn gets a context that is cancelled, with cause ErrLeaseLost, if the key
+// is taken away from it.
+func (s *Store) Do(ctx context.Context, key string, params any, fn func(context.Context) ([]byte, error), opts ...Option) ([]byte, bool, error) {
+	cfg := s.cfg
+	for _, o := range opts {
+		o.apply(&cfg)
+	}
+	if key == "" {
+		return nil, false, errors.New("idem: empty key")
+	}
+	ph, err := Fingerprint(params)
+	if err != nil {
+		return nil, false, err
+	}
+	token, err := newToken()
+	if err != nil {
+		return nil, false, err
+	}
+	pause := time.Millisecond
+	for {
+		rec, err := s.b.Claim(ctx, key, Claim{Token: token, Params: ph, Lease: cfg.lease})
+		if err != nil {
+			return nil, false, keyError("claiming", key, err)
+		}
+		if rec.Owned {
+			return s.run(ctx, &cfg, key, token, rec.Abandoned, fn)
+		}
+		if rec.Params != ph {
+			return nil, false, keyError("using", key, ErrKeyConflict)
+		}
+		if rec.State == Done {
+			runtime.MarkReplayed(ctx)
+			if rec.Failed {
+				return nil, true, &StoredError{Message: string(rec.Result)}
+			}
+			return rec.Result, true, nil
+		}
+		if cfg.inProgress == Fail {
+			return nil, false, keyError("using", key, ErrInProgress)
+		}
+		t := time.NewTimer(pause)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return nil, false, keyError("waiting for", key, fmt.Errorf("%w: %w", ErrInProgress, context.Cause(ctx)))
+		case <-t.C:
+		}
+		if pause *= 2; pause > cfg.poll {
+			pause = cfg.poll
+		}
+	}
+}
+
+// run executes fn (or the recovery) while holding key, renewing the lease,
+// and records the outcome.
+func (s *Store) run(ctx context.Context, cfg *config, key, token string, abandoned bool, fn func(context.Context) ([]byte, error)) (res []byte, replayed bool, err error) {
+	// Storage calls after fn must happen even when the caller's context is
+	// done, or the key would stay pending until its lease ran out.
+	bg := context.WithoutCancel(ctx)
+	fctx, cancel := context.WithCancelCause(ctx)
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		s.heartbeat(bg, cfg.lease, key, token, stop, cancel)
+	}()
+	finished := false
+	defer func() {
+		close(stop)
+		<-done
+		cancel(nil)
+		if !finished { // fn panicked: free the key, then let the panic go on
+			_ = s.b.Release(bg, key, token)
+		}
+	}()
+
+	if abandoned && cfg.recover != nil {
+		r, found, rerr := cfg.recover(fctx, key)
+		if rerr != nil {
+			finished = true
+			_ = s.b.Release(bg, key, token)
+			return nil, false, keyError("recovering", key, rerr)
+		}
+		if found {
+			finished = true
+			if cerr := s.b.Complete(bg, key, token, Outcome{Result: r}, cfg.ttl); cerr != nil {
+				return r, true, keyError("completing", key, cerr)
+			}
+			runtime.MarkReplayed(ctx)
+			return r, true, nil
+		}
+	}
+
+	res, err = fn(fctx)
+	finished = true
+	if err != nil {
+		if !cfg.storeError(err) {
+			if rerr := s.b.Release(bg, key, token); rerr != nil {
+				return nil, false, errors.Join(err, keyError("releasing", key, rerr))
+			}
+			return nil, false, err
+		}
+		if cerr := s.b.Complete(bg, key, token, Outcome{Result: []byte(err.Error()), Failed: true}, cfg.ttl); cerr != nil {
+			return nil, false, errors.Join(err, keyError("completing", key, cerr))
+		}
+		return nil, false, err
+	}
+	if cerr := s.b.Complete(bg, key, token, Outcome{Result: res}, cfg.ttl); cerr != nil {
+		return res, false, keyError("completing", key, cerr)
+	}
+	return res, false, nil
+}
+
+// heartbeat renews the lease every third of it until stop is closed; when
+// the lease is lost it cancels fn's context with ErrLeaseLost.
+func (s *Store) heartbeat(ctx context.Context, lease time.Duration, key, token string, stop <-chan struct{}, cancel context.CancelCauseFunc) {
+	t := time.NewTicker(lease / 3)
+	defer t.Stop()
+	for {
+		select {
+		case <-stop:
+			return
+		case <-t.C:
+			if err := s.b.Extend(ctx, key, token, lease); errors.Is(err, ErrLeaseLost) {
+				cancel(ErrLeaseLost)
+				return
+			}
+		}
+	}
+}
+
+// Do runs fn at most once for key on s, storing its result as JSON; it is
+// Store.Do for a typed result. See Store.Do for the rules.
+//
+// A tool function becomes idempotent at its sink in one statement:
+//
+//	func refund(ctx context.Context, orderID string, cents int) (Receipt, error) {
+//		r, _, err := idem.Do(ctx, store, idem.Key("refund", orderID), cents,
+//			func(ctx context.Context) (Receipt, error) { return payments.Refund(ctx, orderID, cents) })
+//		return r, err
+//	}
+func Do[T any](ctx context.Context, s *Store, key string, params any, fn func(context.Context) (T, error), opts ...Option) (T, bool, error) {
+	var zero T
+	raw, replayed, err := s.Do(ctx, key, params, func(ctx context.Context) ([]byte, error) {
+		v, err := fn(ctx)
+		if err != nil {
+			return nil, err
+		}
+		b, err := json.Marshal(v)
+		if err != nil {
+			return nil, Permanent(fmt.Errorf("idem: encoding result of type %T: %w", v, err))
+		}
+		return b, nil
+	}, opts...)
+	if raw == nil {
+		return zero, replayed, err
+	}
+	var v T
+	if uerr := json.Unmarshal(raw, &v); uerr != nil {
+		return zero, replayed, errors.Join(err, fmt.Errorf("idem: decoding stored result into %T: %w", v, uerr))
+	}
+	return v, replayed, err
+}
+
+func newToken() (string, error) {
+	var b [16]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", fmt.Errorf("idem: token: %w", err)
+	}
+	return hex.EncodeToString(b[:]), nil
+}
+
+func errorsIsPermanent(err error) bool { return errors.Is(err, ErrPermanent) }
