@@ -1,0 +1,512 @@
+package generator
+
+import (
+	"bytes"
+	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/types"
+	"strconv"
+	"strings"
+
+	"github.com/agentidem/agentidem-go/internal/directive"
+	"github.com/dave/jennifer/jen"
+)
+
+const runtimePath = "github.com/agentidem/agentidem-go/runtime"
+
+// emit renders the generated file of p. The output depends only on the IR:
+// ops are in source order, nothing ranges over a map, and jennifer's Render
+// gofmt's the result.
+func emit(p *Package) ([]byte, error) {
+	f := jen.NewFilePathName(p.Path, p.Name)
+	f.HeaderComment(Header)
+	f.ImportAlias(runtimePath, "agentidemrt")
+	e := &emitter{pkg: p}
+
+	f.Comment("The guards below break the build when an annotated function's signature")
+	f.Comment("changed and go generate was not run again.")
+	var guards []jen.Code
+	for _, op := range p.Ops {
+		if op.TypeParams.Len() == 0 && (op.Recv == nil || op.Recv.TypeParams.Len() == 0) {
+			guards = append(guards, jen.Id("_").Add(e.funcType(op, true)).Op("=").Add(e.methodExpr(op)))
+		}
+	}
+	if len(guards) > 0 {
+		f.Var().Defs(guards...)
+		f.Line()
+	}
+	for _, op := range p.Ops {
+		if op.TypeParams.Len() > 0 || (op.Recv != nil && op.Recv.TypeParams.Len() > 0) {
+			f.Func().Id("_").Types(e.typeParams(op)...).Params().Block(
+				jen.Var().Id("_").Add(e.funcType(op, true)).Op("=").Add(e.methodExpr(op)),
+			)
+		}
+	}
+	for _, op := range p.Ops {
+		e.op(f, op)
+	}
+	var buf bytes.Buffer
+	if err := f.Render(&buf); err != nil {
+		return nil, fmt.Errorf("rendering %s: %w", p.Path, err)
+	}
+	return buf.Bytes(), nil
+}
+
+type emitter struct {
+	pkg *Package
+}
+
+// opVar is the name of the package variable holding an op's descriptor.
+func opVar(op *Op) string {
+	name := op.Wrapper
+	if op.Recv != nil {
+		name = op.Recv.Named.Obj().Name() + "_" + op.Wrapper
+	}
+	return "agentidemOp_" + name
+}
+
+func (e *emitter) op(f *jen.File, op *Op) {
+	kind := "KindRead"
+	verb := "read"
+	if op.Kind == directive.Write {
+		kind, verb = "KindWrite", "write"
+	}
+	fields := jen.Dict{
+		jen.Id("Name"): jen.Lit(op.Name),
+		jen.Id("Kind"): jen.Qual(runtimePath, kind),
+		jen.Id("Pos"):  jen.Lit(fmt.Sprintf("%s:%d", op.Pos.Filename, op.Pos.Line)),
+	}
+	var params []jen.Code
+	for i, p := range op.Params {
+		if i != op.CtxParam {
+			params = append(params, jen.Lit(p.Name))
+		}
+	}
+	if len(params) > 0 {
+		fields[jen.Id("Params")] = jen.Index().String().Values(params...)
+	}
+	if len(op.After) > 0 {
+		var after []jen.Code
+		for _, a := range op.After {
+			after = append(after, jen.Lit(a))
+		}
+		fields[jen.Id("After")] = jen.Index().String().Values(after...)
+	}
+	if !op.HasError {
+		fields[jen.Id("NoError")] = jen.True()
+	}
+	if op.RedactIdentity {
+		fields[jen.Id("RedactIdentity")] = jen.True()
+	}
+	f.Var().Id(opVar(op)).Op("=").Op("&").Qual(runtimePath, "Op").Values(fields)
+
+	names := e.localNames(op)
+	f.Commentf("%s calls %s and records the call for agentidem (//agentidem:%s).", op.Wrapper, op.Func, verb)
+
+	var head *jen.Statement
+	if op.Recv != nil {
+		head = jen.Func().Params(jen.Id(op.Recv.Name).Add(e.recvType(op))).Id(op.Wrapper)
+	} else {
+		head = jen.Func().Id(op.Wrapper).Types(e.typeParams(op)...)
+	}
+	head.Params(e.params(op)...).Params(e.namedResults(op, names)...)
+
+	ctxName := ""
+	if op.CtxParam >= 0 {
+		ctxName = op.Params[op.CtxParam].Name
+	}
+	direct := e.call(op, ctxName)
+	var inactive jen.Code
+	if len(op.Results) > 0 || op.HasError {
+		inactive = jen.Return(direct)
+	} else {
+		inactive = jen.Block(direct, jen.Return())
+	}
+	var body []jen.Code
+	if len(op.Results) > 0 || op.HasError {
+		body = append(body, jen.If(jen.Op("!").Qual(runtimePath, "Enabled").Call()).Block(inactive))
+	} else {
+		body = append(body, jen.If(jen.Op("!").Qual(runtimePath, "Enabled").Call()).Block(direct, jen.Return()))
+	}
+
+	// Recorded arguments, context excluded, redacted ones replaced.
+	var args []jen.Code
+	for i, p := range op.Params {
+		switch {
+		case i == op.CtxParam:
+		case p.Redacted:
+			args = append(args, jen.Qual(runtimePath, "Redacted"))
+		default:
+			args = append(args, jen.Id(p.Name))
+		}
+	}
+	argList := jen.Nil()
+	if len(args) > 0 {
+		argList = jen.Index().Any().Values(args...)
+	}
+	identity := jen.Nil()
+	if len(op.Identity) > 0 {
+		var vals []jen.Code
+		for _, x := range op.Identity {
+			vals = append(vals, e.expr(x))
+		}
+		identity = jen.Index().Any().Values(vals...)
+	}
+	entity := jen.Nil()
+	if op.Entity != nil {
+		entity = jen.Index().Any().Values(e.expr(*op.Entity))
+	}
+	ctxArg := jen.Nil()
+	ctxRecv := jen.Id("_")
+	if ctxName != "" {
+		ctxArg = jen.Id(ctxName)
+		ctxRecv = jen.Id(names.ctx)
+	}
+	body = append(body, jen.List(jen.Id(names.call), ctxRecv).Op(":=").Qual(runtimePath, "Begin").Call(
+		ctxArg, jen.Id(opVar(op)), argList, identity, entity,
+	))
+	traced := e.call(op, names.ctx)
+	var results []jen.Code
+	for i := range op.Results {
+		results = append(results, jen.Id(names.results[i]))
+	}
+	if op.HasError {
+		body = append(body,
+			jen.If(jen.Id(names.err).Op("=").Id(names.call).Dot("Start").Call(), jen.Id(names.err).Op("!=").Nil()).Block(jen.Return()),
+			jen.Defer().Id(names.call).Dot("Recover").Call(jen.Op("&").Id(names.err)),
+			jen.List(append(results, jen.Id(names.err))...).Op("=").Add(traced),
+		)
+		var zeros []jen.Code
+		for _, t := range op.Results {
+			zeros = append(zeros, jen.Op("*").New(e.typ(t)))
+		}
+		finishArgs := append([]jen.Code{jen.Id(names.err)}, results...)
+		body = append(body,
+			jen.If(jen.Id(names.lost).Op(":=").Id(names.call).Dot("Finish").Call(finishArgs...), jen.Id(names.lost).Op("!=").Nil()).Block(
+				jen.Return(append(zeros, jen.Id(names.lost))...),
+			),
+			jen.Return(),
+		)
+	} else {
+		body = append(body,
+			jen.Id("_").Op("=").Id(names.call).Dot("Start").Call(),
+			jen.Defer().Id(names.call).Dot("Recover").Call(jen.Nil()),
+		)
+		if len(results) > 0 {
+			body = append(body, jen.List(results...).Op("=").Add(traced))
+		} else {
+			body = append(body, traced)
+		}
+		finishArgs := append([]jen.Code{jen.Nil()}, results...)
+		body = append(body, jen.Id("_").Op("=").Id(names.call).Dot("Finish").Call(finishArgs...), jen.Return())
+	}
+	f.Add(head.Block(body...))
+}
+
+// locals are the wrapper's own variable names, chosen not to collide with
+// the parameters, receiver, type parameters or identifiers of the
+// identity and entity expressions.
+type locals struct {
+	call, ctx, err, lost string
+	results              []string
+}
+
+func (e *emitter) localNames(op *Op) locals {
+	taken := map[string]bool{}
+	for _, p := range op.Params {
+		taken[p.Name] = true
+	}
+	if op.Recv != nil {
+		taken[op.Recv.Name] = true
+		for i := 0; i < op.Recv.TypeParams.Len(); i++ {
+			taken[op.Recv.TypeParams.At(i).Obj().Name()] = true
+		}
+	}
+	for i := 0; i < op.TypeParams.Len(); i++ {
+		taken[op.TypeParams.At(i).Obj().Name()] = true
+	}
+	exprs := append([]Expr(nil), op.Identity...)
+	if op.Entity != nil {
+		exprs = append(exprs, *op.Entity)
+	}
+	for _, x := range exprs {
+		if expr, err := parser.ParseExpr(x.Src); err == nil {
+			ast.Inspect(expr, func(n ast.Node) bool {
+				if id, ok := n.(*ast.Ident); ok {
+					taken[id.Name] = true
+				}
+				return true
+			})
+		}
+	}
+	pick := func(name string) string {
+		for taken[name] {
+			name += "_"
+		}
+		taken[name] = true
+		return name
+	}
+	l := locals{call: pick("aiCall"), ctx: pick("aiCtx"), err: pick("aiErr"), lost: pick("aiLost")}
+	for i := range op.Results {
+		l.results = append(l.results, pick("aiR"+strconv.Itoa(i)))
+	}
+	return l
+}
+
+// call is the direct call of the annotated function, with ctxName in place
+// of the context parameter.
+func (e *emitter) call(op *Op, ctxName string) *jen.Statement {
+	var args []jen.Code
+	for i, p := range op.Params {
+		a := jen.Id(p.Name)
+		if i == op.CtxParam {
+			a = jen.Id(ctxName)
+		}
+		if op.Variadic && i == len(op.Params)-1 {
+			a = a.Op("...")
+		}
+		args = append(args, a)
+	}
+	if op.Recv != nil {
+		return jen.Id(op.Recv.Name).Dot(op.Func).Call(args...)
+	}
+	fn := jen.Id(op.Func)
+	if op.TypeParams.Len() > 0 {
+		var tps []jen.Code
+		for i := 0; i < op.TypeParams.Len(); i++ {
+			tps = append(tps, jen.Id(op.TypeParams.At(i).Obj().Name()))
+		}
+		fn = fn.Types(tps...)
+	}
+	return fn.Call(args...)
+}
+
+// methodExpr names the annotated function as a value, for the guard.
+func (e *emitter) methodExpr(op *Op) *jen.Statement {
+	if op.Recv != nil {
+		return jen.Parens(e.recvType(op)).Dot(op.Func)
+	}
+	fn := jen.Id(op.Func)
+	if op.TypeParams.Len() > 0 {
+		var tps []jen.Code
+		for i := 0; i < op.TypeParams.Len(); i++ {
+			tps = append(tps, jen.Id(op.TypeParams.At(i).Obj().Name()))
+		}
+		fn = fn.Types(tps...)
+	}
+	return fn
+}
+
+// funcType is the function type of the annotated function; with recv, a
+// method's receiver comes first, as in a method expression.
+func (e *emitter) funcType(op *Op, withRecv bool) *jen.Statement {
+	var params []jen.Code
+	if withRecv && op.Recv != nil {
+		params = append(params, e.recvType(op))
+	}
+	for i, p := range op.Params {
+		if op.Variadic && i == len(op.Params)-1 {
+			params = append(params, jen.Op("...").Add(e.typ(p.Type.(*types.Slice).Elem())))
+			continue
+		}
+		params = append(params, e.typ(p.Type))
+	}
+	var results []jen.Code
+	for _, t := range op.Results {
+		results = append(results, e.typ(t))
+	}
+	if op.HasError {
+		results = append(results, jen.Error())
+	}
+	return jen.Func().Params(params...).Params(results...)
+}
+
+func (e *emitter) recvType(op *Op) *jen.Statement {
+	t := jen.Id(op.Recv.Named.Obj().Name())
+	if n := op.Recv.TypeParams.Len(); n > 0 {
+		var tps []jen.Code
+		for i := 0; i < n; i++ {
+			tps = append(tps, jen.Id(op.Recv.TypeParams.At(i).Obj().Name()))
+		}
+		t = t.Types(tps...)
+	}
+	if op.Recv.Pointer {
+		return jen.Op("*").Add(t)
+	}
+	return t
+}
+
+// typeParams declares the type parameters of a generic function, or of the
+// receiver type of a generic method (for its guard).
+func (e *emitter) typeParams(op *Op) []jen.Code {
+	list := op.TypeParams
+	if op.Recv != nil {
+		list = op.Recv.TypeParams
+	}
+	var out []jen.Code
+	for i := 0; i < list.Len(); i++ {
+		tp := list.At(i)
+		out = append(out, jen.Id(tp.Obj().Name()).Add(e.constraint(tp.Constraint())))
+	}
+	return out
+}
+
+func (e *emitter) constraint(t types.Type) jen.Code {
+	if iface, ok := t.(*types.Interface); ok && iface.IsImplicit() && iface.NumEmbeddeds() == 1 {
+		return e.typ(iface.EmbeddedType(0))
+	}
+	return e.typ(t)
+}
+
+func (e *emitter) params(op *Op) []jen.Code {
+	var out []jen.Code
+	for i, p := range op.Params {
+		if op.Variadic && i == len(op.Params)-1 {
+			out = append(out, jen.Id(p.Name).Op("...").Add(e.typ(p.Type.(*types.Slice).Elem())))
+			continue
+		}
+		out = append(out, jen.Id(p.Name).Add(e.typ(p.Type)))
+	}
+	return out
+}
+
+func (e *emitter) namedResults(op *Op, names locals) []jen.Code {
+	var out []jen.Code
+	for i, t := range op.Results {
+		out = append(out, jen.Id(names.results[i]).Add(e.typ(t)))
+	}
+	if op.HasError {
+		out = append(out, jen.Id(names.err).Error())
+	}
+	return out
+}
+
+// typ renders a type, qualifying names from other packages so that jennifer
+// writes their imports.
+func (e *emitter) typ(t types.Type) jen.Code {
+	switch t := t.(type) {
+	case *types.Alias:
+		obj := t.Obj()
+		if obj.Pkg() == nil {
+			return jen.Id(obj.Name()) // any
+		}
+		return e.qual(obj).Types(e.typeArgs(t.TypeArgs())...)
+	case *types.Basic:
+		return jen.Id(t.Name())
+	case *types.Named:
+		obj := t.Obj()
+		if obj.Pkg() == nil {
+			return jen.Id(obj.Name()) // error, comparable
+		}
+		return e.qual(obj).Types(e.typeArgs(t.TypeArgs())...)
+	case *types.TypeParam:
+		return jen.Id(t.Obj().Name())
+	case *types.Pointer:
+		return jen.Op("*").Add(e.typ(t.Elem()))
+	case *types.Slice:
+		return jen.Index().Add(e.typ(t.Elem()))
+	case *types.Array:
+		return jen.Index(jen.Lit(int(t.Len()))).Add(e.typ(t.Elem()))
+	case *types.Map:
+		return jen.Map(e.typ(t.Key())).Add(e.typ(t.Elem()))
+	case *types.Chan:
+		switch t.Dir() {
+		case types.SendOnly:
+			return jen.Chan().Op("<-").Add(e.typ(t.Elem()))
+		case types.RecvOnly:
+			return jen.Op("<-").Chan().Add(e.typ(t.Elem()))
+		}
+		return jen.Chan().Add(e.typ(t.Elem()))
+	case *types.Signature:
+		var params, results []jen.Code
+		for i := 0; i < t.Params().Len(); i++ {
+			pt := t.Params().At(i).Type()
+			if t.Variadic() && i == t.Params().Len()-1 {
+				params = append(params, jen.Op("...").Add(e.typ(pt.(*types.Slice).Elem())))
+				continue
+			}
+			params = append(params, e.typ(pt))
+		}
+		for i := 0; i < t.Results().Len(); i++ {
+			results = append(results, e.typ(t.Results().At(i).Type()))
+		}
+		return jen.Func().Params(params...).Params(results...)
+	case *types.Struct:
+		var fields []jen.Code
+		for i := 0; i < t.NumFields(); i++ {
+			f := t.Field(i)
+			var fc *jen.Statement
+			if f.Embedded() {
+				fc = jen.Add(e.typ(f.Type()))
+			} else {
+				fc = jen.Id(f.Name()).Add(e.typ(f.Type()))
+			}
+			if tag := t.Tag(i); tag != "" {
+				fc = fc.Op(strconv.Quote(tag))
+			}
+			fields = append(fields, fc)
+		}
+		return jen.Struct(fields...)
+	case *types.Interface:
+		var items []jen.Code
+		for i := 0; i < t.NumEmbeddeds(); i++ {
+			items = append(items, e.typ(t.EmbeddedType(i)))
+		}
+		for i := 0; i < t.NumExplicitMethods(); i++ {
+			m := t.ExplicitMethod(i)
+			sig := m.Type().(*types.Signature)
+			ft := e.typ(sig).(*jen.Statement)
+			// Drop the leading "func" keyword: a method spec is Name(params) results.
+			items = append(items, jen.Id(m.Name()).Add(methodSpec(ft)))
+		}
+		return jen.Interface(items...)
+	case *types.Union:
+		var terms []jen.Code
+		for i := 0; i < t.Len(); i++ {
+			term := t.Term(i)
+			c := e.typ(term.Type())
+			if term.Tilde() {
+				c = jen.Op("~").Add(c)
+			}
+			terms = append(terms, c)
+		}
+		return jen.Union(terms...)
+	}
+	return jen.Id(types.TypeString(t, types.RelativeTo(e.pkg.Types)))
+}
+
+// methodSpec turns "func(params) results" into "(params) results".
+func methodSpec(ft *jen.Statement) jen.Code {
+	s := fmt.Sprintf("%#v", ft)
+	return jen.Op(strings.TrimPrefix(s, "func"))
+}
+
+func (e *emitter) typeArgs(list *types.TypeList) []jen.Code {
+	var out []jen.Code
+	for i := 0; i < list.Len(); i++ {
+		out = append(out, e.typ(list.At(i)))
+	}
+	return out
+}
+
+func (e *emitter) qual(obj *types.TypeName) *jen.Statement {
+	if obj.Pkg().Path() == e.pkg.Path {
+		return jen.Id(obj.Name())
+	}
+	return jen.Qual(obj.Pkg().Path(), obj.Name())
+}
+
+// expr renders a directive expression; qualified references become
+// jennifer Quals so the generated file imports what the expression uses.
+func (e *emitter) expr(x Expr) jen.Code {
+	out := jen.Empty()
+	for _, part := range x.Parts {
+		if part.Path != "" {
+			out.Qual(part.Path, part.Name)
+		} else {
+			out.Op(part.Text)
+		}
+	}
+	return out
+}

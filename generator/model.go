@@ -1,0 +1,616 @@
+package generator
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/printer"
+	"go/token"
+	"go/types"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/agentidem/agentidem-go/internal/directive"
+	"golang.org/x/tools/go/ast/astutil"
+	"golang.org/x/tools/go/packages"
+)
+
+// Package is the IR of one package: where its generated file goes and the
+// annotated functions in it, in source order.
+type Package struct {
+	Path string // import path
+	Name string // package name
+	Dir  string
+	Ops  []*Op
+	// Types is the checked package, used to print types relative to it.
+	Types *types.Package
+}
+
+// Op is one annotated function or method.
+type Op struct {
+	Name    string         // logical op name
+	Kind    directive.Kind // Read or Write
+	Func    string         // Go name of the function or method
+	Wrapper string         // Go name of the generated wrapper
+	Recv    *Recv          // nil for a plain function
+	// TypeParams are the function's own type parameters.
+	TypeParams *types.TypeParamList
+	Params     []Param
+	Variadic   bool
+	Results    []types.Type // without a trailing error
+	HasError   bool         // the last result is error
+	CtxParam   int          // index into Params of the context.Context, or -1
+	Identity   []Expr       // identity= expressions, in order
+	Entity     *Expr        // entity= expression, or nil
+	After      []string
+	// RedactIdentity says identity or entity mention a redacted parameter:
+	// the runtime then records a digest instead of the value.
+	RedactIdentity bool
+	Pos            token.Position // of the func keyword; Filename is the base name
+	Sig            *types.Signature
+}
+
+// Expr is a directive expression ready to print: its source split into
+// verbatim text and references to imported packages, so the generated file
+// imports them under names of its own whatever the annotated file calls them.
+type Expr struct {
+	Src   string // as written in the directive
+	Parts []ExprPart
+}
+
+// ExprPart is verbatim source Text, or, when Path is set, the qualified
+// reference Path.Name.
+type ExprPart struct {
+	Text       string
+	Path, Name string
+}
+
+// Param is one parameter of an op's function.
+type Param struct {
+	Name     string // a usable name: the source name, or p<i> when blank
+	Type     types.Type
+	Redacted bool
+}
+
+// Recv is the receiver of a method.
+type Recv struct {
+	Name    string
+	Pointer bool
+	Named   *types.Named // the receiver's named type (generic origin for generic types)
+	// TypeParams are the receiver type's parameters as the method names them.
+	TypeParams *types.TypeParamList
+}
+
+// Errors lists every error found, each "file:line:col: message".
+type Errors []error
+
+func (e Errors) Error() string {
+	msgs := make([]string, len(e))
+	for i, err := range e {
+		msgs[i] = err.Error()
+	}
+	return strings.Join(msgs, "\n")
+}
+
+// posError is an error at a source position.
+type posError struct {
+	pos token.Position
+	msg string
+}
+
+func (e *posError) Error() string { return e.pos.String() + ": " + e.msg }
+
+func errAt(pos token.Position, format string, args ...any) error {
+	return &posError{pos, fmt.Sprintf(format, args...)}
+}
+
+// builder collects the IR of one package and every problem with it.
+type builder struct {
+	pkg      *packages.Package
+	fset     *token.FileSet
+	errs     Errors
+	warnings []string
+	typeErrs []packages.Error
+}
+
+// buildPackage validates the directives of pkg and returns its IR.
+func buildPackage(pkg *packages.Package, typeErrs []packages.Error) (*Package, Errors, []string) {
+	b := &builder{pkg: pkg, fset: pkg.Fset, typeErrs: typeErrs}
+	out := &Package{Path: pkg.PkgPath, Name: pkg.Name, Types: pkg.Types}
+	if len(pkg.GoFiles) > 0 {
+		out.Dir = filepath.Dir(pkg.GoFiles[0])
+	}
+	for _, f := range pkg.Syntax {
+		docs := map[*ast.CommentGroup]bool{}
+		for _, decl := range f.Decls {
+			fn, ok := decl.(*ast.FuncDecl)
+			if !ok || fn.Doc == nil {
+				continue
+			}
+			docs[fn.Doc] = true
+			if op := b.buildOp(fn); op != nil {
+				out.Ops = append(out.Ops, op)
+			}
+		}
+		b.misplaced(f, docs)
+	}
+	b.crossCheck(out)
+	return out, b.errs, b.warnings
+}
+
+// misplaced reports read and write directives that are not in the doc
+// comment of a function declaration: they would silently do nothing.
+func (b *builder) misplaced(f *ast.File, docs map[*ast.CommentGroup]bool) {
+	for _, cg := range f.Comments {
+		if docs[cg] {
+			continue
+		}
+		for _, c := range cg.List {
+			if !directive.IsDirective(c.Text) {
+				continue
+			}
+			d, _ := directive.Parse(c.Text, b.fset.Position(c.Slash))
+			if d != nil && d.Kind == directive.Ignore {
+				continue
+			}
+			b.errs = append(b.errs, errAt(b.fset.Position(c.Slash), "%s is not in the doc comment of a function or method declaration, so it annotates nothing: put it right above func", strings.SplitN(c.Text, " ", 2)[0]))
+		}
+	}
+}
+
+func (b *builder) buildOp(fn *ast.FuncDecl) *Op {
+	d, _, errs := directive.FromDoc(b.fset, fn.Doc)
+	b.errs = append(b.errs, errs...)
+	if d == nil {
+		return nil
+	}
+	obj, ok := b.pkg.TypesInfo.Defs[fn.Name].(*types.Func)
+	if !ok {
+		return nil
+	}
+	sig := obj.Type().(*types.Signature)
+	pos := b.fset.Position(fn.Pos())
+	if invalid(sig, map[types.Type]bool{}) {
+		msg := "its signature does not type-check"
+		if len(b.typeErrs) > 0 {
+			msg += ": " + b.typeErrs[0].Error()
+		}
+		b.errs = append(b.errs, errAt(pos, "cannot generate a wrapper for %s: %s", fn.Name.Name, msg))
+		return nil
+	}
+	op := &Op{
+		Kind:       d.Kind,
+		Func:       fn.Name.Name,
+		TypeParams: sig.TypeParams(),
+		Variadic:   sig.Variadic(),
+		CtxParam:   -1,
+		Pos:        pos,
+		Sig:        sig,
+	}
+	op.Pos.Filename = filepath.Base(pos.Filename)
+	op.Name = fn.Name.Name
+	if recv := sig.Recv(); recv != nil {
+		r, err := b.recv(recv, sig, pos)
+		if err != nil {
+			b.errs = append(b.errs, err)
+			return nil
+		}
+		op.Recv = r
+		op.Name = r.Named.Obj().Name() + "." + fn.Name.Name
+	}
+	if d.Name != nil {
+		op.Name = d.Name.Text
+	}
+	op.Wrapper = fn.Name.Name + "Traced"
+	if d.Wrapper != nil {
+		op.Wrapper = d.Wrapper.Text
+	}
+
+	used := map[string]bool{}
+	if op.Recv != nil {
+		used[op.Recv.Name] = true
+	}
+	params := sig.Params()
+	for i := 0; i < params.Len(); i++ {
+		v := params.At(i)
+		name := v.Name()
+		if name == "" || name == "_" {
+			name = fmt.Sprintf("p%d", i)
+			for used[name] {
+				name += "_"
+			}
+		}
+		used[name] = true
+		op.Params = append(op.Params, Param{Name: name, Type: v.Type()})
+		if isContext(v.Type()) && op.CtxParam < 0 {
+			op.CtxParam = i
+		}
+	}
+	results := sig.Results()
+	for i := 0; i < results.Len(); i++ {
+		t := results.At(i).Type()
+		if i == results.Len()-1 && types.Identical(t, errorType) {
+			op.HasError = true
+			continue
+		}
+		op.Results = append(op.Results, t)
+	}
+	if op.Kind == directive.Write && !op.HasError {
+		b.warnings = append(b.warnings, fmt.Sprintf("%s: warning: write %s has no error result: it is traced, but no failure or lost acknowledgement can be injected into it", pos, op.Name))
+	}
+
+	redacted := map[*types.Var]bool{}
+	for _, r := range d.Redact {
+		idx := -1
+		for i, p := range op.Params {
+			if p.Name == r.Text {
+				idx = i
+			}
+		}
+		switch {
+		case idx < 0:
+			b.errs = append(b.errs, errAt(r.Pos, "redact=%s: %s has no parameter %s (parameters: %s)", r.Text, op.Func, r.Text, paramNames(op)))
+		case idx == op.CtxParam:
+			b.errs = append(b.errs, errAt(r.Pos, "redact=%s: a context.Context is never recorded", r.Text))
+		default:
+			op.Params[idx].Redacted = true
+			redacted[params.At(idx)] = true
+		}
+	}
+	scope := fn.Type.End() - 1
+	if fn.Body != nil {
+		scope = fn.Body.Lbrace + 1
+	}
+	for _, v := range d.Identity {
+		if x, ok := b.checkExpr(op, "identity", v, scope, redacted); ok {
+			op.Identity = append(op.Identity, x)
+		}
+	}
+	if d.Entity != nil {
+		if x, ok := b.checkExpr(op, "entity", *d.Entity, scope, redacted); ok {
+			op.Entity = &x
+		}
+	}
+	for _, a := range d.After {
+		if a.Text == op.Name {
+			b.errs = append(b.errs, errAt(a.Pos, "after=%s: an op cannot come after itself", a.Text))
+			continue
+		}
+		op.After = append(op.After, a.Text)
+	}
+	return op
+}
+
+func (b *builder) recv(recv *types.Var, sig *types.Signature, pos token.Position) (*Recv, error) {
+	r := &Recv{Name: recv.Name(), TypeParams: sig.RecvTypeParams()}
+	if r.Name == "" || r.Name == "_" {
+		r.Name = "recv"
+	}
+	t := recv.Type()
+	if p, ok := t.(*types.Pointer); ok {
+		r.Pointer = true
+		t = p.Elem()
+	}
+	named, ok := types.Unalias(t).(*types.Named)
+	if !ok {
+		return nil, errAt(pos, "receiver type %s is not a named type", t)
+	}
+	r.Named = named.Origin()
+	return r, nil
+}
+
+// checkExpr type-checks one identity or entity expression in the scope of
+// the function's parameters, and rejects values that are not canonical:
+// non-deterministic calls and types that JSON cannot encode.
+func (b *builder) checkExpr(op *Op, key string, v directive.Value, scope token.Pos, redacted map[*types.Var]bool) (Expr, bool) {
+	expr, err := parser.ParseExpr(v.Text)
+	if err != nil {
+		b.errs = append(b.errs, errAt(v.Pos, "%s=%s: %v", key, v.Text, err))
+		return Expr{}, false
+	}
+	info := &types.Info{Types: map[ast.Expr]types.TypeAndValue{}, Uses: map[*ast.Ident]types.Object{}}
+	if err := types.CheckExpr(b.fset, b.pkg.Types, scope, expr, info); err != nil {
+		msg := err.Error()
+		var terr types.Error
+		if errors.As(err, &terr) {
+			msg = terr.Msg
+		}
+		b.errs = append(b.errs, errAt(v.Pos, "%s=%s: %s (parameters of %s: %s)", key, v.Text, msg, op.Func, paramNames(op)))
+		return Expr{}, false
+	}
+	ok := true
+	ast.Inspect(expr, func(n ast.Node) bool {
+		switch n := n.(type) {
+		case *ast.Ident:
+			if obj, isVar := info.Uses[n].(*types.Var); isVar && redacted[obj] {
+				op.RedactIdentity = true
+			}
+		case *ast.CallExpr:
+			if why := nondeterministic(calleeOf(n, info)); why != "" {
+				b.errs = append(b.errs, errAt(v.Pos, "%s=%s: %s is non-deterministic: a retry would get a fresh identity, which defeats the point; derive the identity from the work (ids, session, intent)", key, v.Text, why))
+				ok = false
+			}
+		}
+		return ok
+	})
+	if !ok {
+		return Expr{}, false
+	}
+	tv := info.Types[expr]
+	if tv.IsType() {
+		b.errs = append(b.errs, errAt(v.Pos, "%s=%s is a type, not a value", key, v.Text))
+		return Expr{}, false
+	}
+	if tv.Type == nil {
+		b.errs = append(b.errs, errAt(v.Pos, "%s=%s has no value", key, v.Text))
+		return Expr{}, false
+	}
+	if why := canonicalizable(tv.Type, map[types.Type]bool{}); why != "" {
+		b.errs = append(b.errs, errAt(v.Pos, "%s=%s has type %s, which cannot be canonicalized: %s", key, v.Text, types.TypeString(tv.Type, types.RelativeTo(b.pkg.Types)), why))
+		return Expr{}, false
+	}
+	return splitQuals(v.Text, expr, info), true
+}
+
+// crossCheck finds clashes between ops of one package: two ops with one
+// name, two wrappers with one name, a wrapper that collides with a
+// declaration the user wrote.
+func (b *builder) crossCheck(p *Package) {
+	names := map[string]*Op{}
+	wrappers := map[string]*Op{}
+	for _, op := range p.Ops {
+		if prev, dup := names[op.Name]; dup {
+			b.errs = append(b.errs, errAt(op.Pos, "op name %q is also used by %s at line %d: give one of them name=...", op.Name, prev.Func, prev.Pos.Line))
+		}
+		names[op.Name] = op
+		key := op.Wrapper
+		if op.Recv != nil {
+			key = op.Recv.Named.Obj().Name() + "." + op.Wrapper
+		}
+		if prev, dup := wrappers[key]; dup {
+			b.errs = append(b.errs, errAt(op.Pos, "wrapper %s is also generated for %s at line %d: set wrapper=... on one of them", key, prev.Func, prev.Pos.Line))
+		}
+		wrappers[key] = op
+		if op.Recv == nil {
+			if obj := p.Types.Scope().Lookup(op.Wrapper); obj != nil {
+				b.errs = append(b.errs, errAt(op.Pos, "wrapper name %s is already declared at %s: set wrapper=... to another name", op.Wrapper, b.fset.Position(obj.Pos())))
+			}
+		} else if obj, _, _ := types.LookupFieldOrMethod(op.Recv.Named, true, p.Types, op.Wrapper); obj != nil {
+			b.errs = append(b.errs, errAt(op.Pos, "wrapper name %s is already a field or method of %s at %s: set wrapper=... to another name", op.Wrapper, op.Recv.Named.Obj().Name(), b.fset.Position(obj.Pos())))
+		}
+	}
+	sort.SliceStable(p.Ops, func(i, j int) bool {
+		a, c := p.Ops[i].Pos, p.Ops[j].Pos
+		if a.Filename != c.Filename {
+			return a.Filename < c.Filename
+		}
+		return a.Offset < c.Offset
+	})
+}
+
+var errorType = types.Universe.Lookup("error").Type()
+
+func isContext(t types.Type) bool {
+	n, ok := types.Unalias(t).(*types.Named)
+	return ok && n.Obj().Pkg() != nil && n.Obj().Pkg().Path() == "context" && n.Obj().Name() == "Context"
+}
+
+func paramNames(op *Op) string {
+	var names []string
+	if op.Recv != nil {
+		names = append(names, op.Recv.Name)
+	}
+	for _, p := range op.Params {
+		names = append(names, p.Name)
+	}
+	if len(names) == 0 {
+		return "none"
+	}
+	return strings.Join(names, ", ")
+}
+
+// calleeOf returns the function a call expression calls, or nil.
+func calleeOf(call *ast.CallExpr, info *types.Info) *types.Func {
+	var id *ast.Ident
+	switch fun := ast.Unparen(call.Fun).(type) {
+	case *ast.Ident:
+		id = fun
+	case *ast.SelectorExpr:
+		id = fun.Sel
+	case *ast.IndexExpr:
+		if s, ok := fun.X.(*ast.SelectorExpr); ok {
+			id = s.Sel
+		} else if i, ok := fun.X.(*ast.Ident); ok {
+			id = i
+		}
+	}
+	if id == nil {
+		return nil
+	}
+	f, _ := info.Uses[id].(*types.Func)
+	return f
+}
+
+// nondeterministic says why calling f gives a different value each time, or
+// "" when it has no known reason to.
+func nondeterministic(f *types.Func) string {
+	if f == nil || f.Pkg() == nil {
+		return ""
+	}
+	path, name := f.Pkg().Path(), f.Name()
+	switch {
+	case path == "time" && (name == "Now" || name == "Since" || name == "Until"):
+		return "time." + name
+	case path == "math/rand" || path == "math/rand/v2" || path == "crypto/rand":
+		return path + "." + name
+	case (path == "github.com/google/uuid" || strings.HasSuffix(path, "/uuid") || strings.HasSuffix(path, "/uuid/v5")) && strings.HasPrefix(name, "New"):
+		return "uuid." + name
+	case path == "os" && (name == "Getpid" || name == "Hostname"):
+		return "os." + name
+	}
+	return ""
+}
+
+// canonicalizable says why values of t cannot be encoded as canonical JSON,
+// or "" when they can.
+func canonicalizable(t types.Type, seen map[types.Type]bool) string {
+	if seen[t] {
+		return ""
+	}
+	seen[t] = true
+	if implementsMarshaler(t) {
+		return ""
+	}
+	switch u := types.Unalias(t).Underlying().(type) {
+	case *types.Basic:
+		switch {
+		case u.Kind() == types.UnsafePointer:
+			return "unsafe.Pointer has no value to compare"
+		case u.Info()&types.IsComplex != 0:
+			return "JSON has no complex numbers"
+		case u.Kind() == types.UntypedNil:
+			return "nil has no identity"
+		}
+		return ""
+	case *types.Signature:
+		return "a func has no comparable value"
+	case *types.Chan:
+		return "a channel has no comparable value"
+	case *types.Pointer:
+		return canonicalizable(u.Elem(), seen)
+	case *types.Slice:
+		return canonicalizable(u.Elem(), seen)
+	case *types.Array:
+		return canonicalizable(u.Elem(), seen)
+	case *types.Map:
+		k := types.Unalias(u.Key()).Underlying()
+		if b, ok := k.(*types.Basic); !ok || b.Info()&(types.IsString|types.IsInteger) == 0 {
+			if !implementsTextMarshaler(u.Key()) {
+				return "map keys must be strings, integers or encoding.TextMarshaler"
+			}
+		}
+		return canonicalizable(u.Elem(), seen)
+	case *types.Struct:
+		exported := 0
+		for i := 0; i < u.NumFields(); i++ {
+			f := u.Field(i)
+			if !f.Exported() && !f.Embedded() {
+				continue
+			}
+			exported++
+			if why := canonicalizable(f.Type(), seen); why != "" {
+				return "field " + f.Name() + ": " + why
+			}
+		}
+		if exported == 0 && u.NumFields() > 0 {
+			return "it has no exported fields, so every value would encode as {} and share one identity"
+		}
+		return ""
+	case *types.Interface:
+		return "" // decided by the dynamic value, at run time
+	case *types.TypeParam:
+		return ""
+	}
+	return ""
+}
+
+func implementsMarshaler(t types.Type) bool {
+	return hasMethod(t, "MarshalJSON") || hasMethod(t, "MarshalText")
+}
+
+func implementsTextMarshaler(t types.Type) bool { return hasMethod(t, "MarshalText") }
+
+func hasMethod(t types.Type, name string) bool {
+	if _, ok := types.Unalias(t).Underlying().(*types.Interface); ok {
+		return false
+	}
+	for _, tt := range []types.Type{t, types.NewPointer(t)} {
+		ms := types.NewMethodSet(tt)
+		for i := 0; i < ms.Len(); i++ {
+			if ms.At(i).Obj().Name() == name {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// splitQuals prints expr with each selector on an imported package name
+// split out as a qualified part.
+func splitQuals(src string, expr ast.Expr, info *types.Info) Expr {
+	type qual struct{ path, name string }
+	var quals []qual
+	marked := astutil.Apply(expr, func(c *astutil.Cursor) bool {
+		sel, ok := c.Node().(*ast.SelectorExpr)
+		if !ok {
+			return true
+		}
+		id, ok := sel.X.(*ast.Ident)
+		if !ok {
+			return true
+		}
+		if pn, ok := info.Uses[id].(*types.PkgName); ok {
+			c.Replace(ast.NewIdent(fmt.Sprintf("agentidemQual%d", len(quals))))
+			quals = append(quals, qual{pn.Imported().Path(), sel.Sel.Name})
+			return false
+		}
+		return true
+	}, nil)
+	var buf bytes.Buffer
+	_ = printer.Fprint(&buf, token.NewFileSet(), marked)
+	text := buf.String()
+	x := Expr{Src: src}
+	for i, q := range quals {
+		before, after, _ := strings.Cut(text, fmt.Sprintf("agentidemQual%d", i))
+		if before != "" {
+			x.Parts = append(x.Parts, ExprPart{Text: before})
+		}
+		x.Parts = append(x.Parts, ExprPart{Path: q.path, Name: q.name})
+		text = after
+	}
+	if text != "" {
+		x.Parts = append(x.Parts, ExprPart{Text: text})
+	}
+	return x
+}
+
+// invalid reports whether t mentions a type that did not type-check.
+func invalid(t types.Type, seen map[types.Type]bool) bool {
+	if seen[t] {
+		return false
+	}
+	seen[t] = true
+	switch t := t.(type) {
+	case *types.Basic:
+		return t.Kind() == types.Invalid
+	case *types.Pointer:
+		return invalid(t.Elem(), seen)
+	case *types.Slice:
+		return invalid(t.Elem(), seen)
+	case *types.Array:
+		return invalid(t.Elem(), seen)
+	case *types.Map:
+		return invalid(t.Key(), seen) || invalid(t.Elem(), seen)
+	case *types.Chan:
+		return invalid(t.Elem(), seen)
+	case *types.Signature:
+		return invalid(t.Params(), seen) || invalid(t.Results(), seen) || (t.Recv() != nil && invalid(t.Recv().Type(), seen))
+	case *types.Tuple:
+		for i := 0; i < t.Len(); i++ {
+			if invalid(t.At(i).Type(), seen) {
+				return true
+			}
+		}
+	case *types.Named:
+		args := t.TypeArgs()
+		for i := 0; i < args.Len(); i++ {
+			if invalid(args.At(i), seen) {
+				return true
+			}
+		}
+	}
+	return false
+}

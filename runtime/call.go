@@ -1,0 +1,269 @@
+package runtime
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	goruntime "runtime"
+	"runtime/debug"
+	"strconv"
+	"sync"
+)
+
+// Call is one traced call in progress. Generated wrappers get it from Begin
+// and report to it; it is also the context.Context the tool receives, so that
+// MarkReplayed can find it.
+//
+// The methods of a Call from a wrapper whose run is not active do nothing.
+type Call struct {
+	context.Context
+	op    *Op
+	inv   *invocation
+	fault FaultKind
+	pc    uintptr
+
+	identVals  []any
+	entityVals []any
+
+	mu  sync.Mutex
+	rec Operation
+}
+
+// passThrough is the Call returned when no run claims a call.
+var passThrough = &Call{}
+
+// Value returns the call itself for the runtime's key and otherwise asks the
+// parent context.
+func (c *Call) Value(key any) any {
+	if _, ok := key.(callKey); ok {
+		return c
+	}
+	return c.Context.Value(key)
+}
+
+// Op returns the descriptor of the op being called.
+func (c *Call) Op() *Op { return c.op }
+
+// ID returns the call's id in the trace ("<invocation>:<op>#<k>").
+func (c *Call) ID() string { return c.rec.ID }
+
+// Begin opens a traced call of op with the recorded argument values args
+// (parameter order, context excluded, redacted values already replaced by
+// Redacted), the identity values and the entity values (nil: the identity for
+// writes, nothing for reads). ctx is the tool's context, or nil for a tool
+// without one. It returns the Call and the context to pass to the tool.
+//
+// Begin is called only by generated code, and only when Enabled is true.
+func Begin(ctx context.Context, op *Op, args, identity, entity []any) (*Call, context.Context) {
+	inv := lookup(ctx, op)
+	if inv == nil {
+		return passThrough, ctx
+	}
+	r := inv.rec
+	parent := ctx
+	if parent == nil {
+		parent = context.Background()
+	}
+	c := &Call{Context: parent, op: op, inv: inv, identVals: identity, entityVals: entity}
+	var pcs [1]uintptr
+	if goruntime.Callers(3, pcs[:]) == 1 {
+		c.pc = pcs[0]
+	}
+	c.rec = Operation{
+		Name:        op.Name,
+		Kind:        op.Kind,
+		Args:        Args{Names: op.Params, Values: args},
+		Status:      StatusRunning,
+		Invocation:  inv.n,
+		StartedAt:   r.clock(),
+		Observation: "",
+	}
+	c.computeIdentity()
+	r.mu.Lock()
+	r.occ[op.Name]++
+	k := r.occ[op.Name]
+	c.rec.Occurrence = k
+	c.rec.Seq = len(r.calls)
+	c.rec.ID = strconv.Itoa(inv.n) + ":" + op.Name + "#" + strconv.Itoa(k)
+	if r.fault.Kind != FaultNone && r.fault.Op == op.Name && r.fault.Occurrence == k {
+		c.fault = r.fault.Kind
+	}
+	r.calls = append(r.calls, c)
+	r.mu.Unlock()
+	if ctx == nil {
+		return c, nil
+	}
+	return c, c
+}
+
+func (c *Call) computeIdentity() {
+	if c.op.Kind == KindWrite {
+		id, err := Canonical(c.identVals...)
+		if err != nil {
+			c.rec.IdentityError = err.Error()
+		}
+		c.rec.Identity = c.digest(id)
+	}
+	switch {
+	case c.entityVals != nil:
+		if e, err := Canonical(c.entityVals...); err == nil {
+			c.rec.Entity = c.digest(e)
+		}
+	case c.op.Kind == KindWrite:
+		c.rec.Entity = c.rec.Identity
+	}
+}
+
+// digest hides an identity built from redacted parameters.
+func (c *Call) digest(s string) string {
+	if !c.op.RedactIdentity || s == "" {
+		return s
+	}
+	sum := sha256.Sum256([]byte(s))
+	return "sha256:" + hex.EncodeToString(sum[:])
+}
+
+// Start is called before the tool runs. It waits at the scheduler's start
+// gate, then injects a failure before the operation if one is planned for
+// this call; a non-nil error is to be returned to the agent without calling
+// the tool.
+func (c *Call) Start() error {
+	if c.inv == nil {
+		return nil
+	}
+	r := c.inv.rec
+	if r.gate != nil {
+		r.gate.Wait(c, PointStart)
+	}
+	if c.fault != FaultBefore && c.fault != FaultConflict {
+		return nil
+	}
+	if c.op.NoError {
+		r.noteUnfired(fmt.Sprintf("%s has no error result: a failure cannot be injected into it", c.op.Name))
+		return nil
+	}
+	err := &InjectedError{Fault: Fault{Kind: c.fault, Op: c.op.Name, Occurrence: c.rec.Occurrence}}
+	c.mu.Lock()
+	c.rec.Status = StatusFailed
+	c.rec.Observation = ObservationFailed
+	c.rec.Fault = c.fault
+	c.rec.Error = err.Error()
+	c.rec.CompletedAt = r.clock()
+	c.mu.Unlock()
+	r.markFired()
+	return err
+}
+
+// Finish is called after the tool returned err and results (error excluded).
+// It records the outcome, waits at the scheduler's finish gate, and applies a
+// planned lost acknowledgement or crash: then it returns the error the agent
+// must see instead of the tool's answer (the wrapper returns zero results with
+// it). Otherwise it returns nil and the wrapper returns the tool's answer.
+func (c *Call) Finish(err error, results ...any) error {
+	if c.inv == nil {
+		return nil
+	}
+	r := c.inv.rec
+	c.mu.Lock()
+	if c.rec.Status == StatusFailed && c.rec.Panic != nil {
+		c.mu.Unlock()
+		return nil
+	}
+	switch len(results) {
+	case 0:
+	case 1:
+		c.rec.Result = results[0]
+	default:
+		c.rec.Result = results
+	}
+	if err != nil {
+		c.rec.Status = StatusFailed
+		c.rec.Observation = ObservationFailed
+		c.rec.Error = err.Error()
+	} else {
+		c.rec.Status = StatusSuccess
+		c.rec.Observation = ObservationReceived
+	}
+	c.rec.CompletedAt = r.clock()
+	c.mu.Unlock()
+
+	if r.gate != nil {
+		r.gate.Wait(c, PointFinish)
+	}
+	switch c.fault {
+	case FaultLostAck, FaultCrash:
+	default:
+		return nil
+	}
+	if err != nil {
+		r.noteUnfired(fmt.Sprintf("%s failed by itself (%v), so its acknowledgement could not be lost", c.op.Name, err))
+		return nil
+	}
+	if c.fault == FaultLostAck && c.op.NoError {
+		r.noteUnfired(fmt.Sprintf("%s has no error result: its acknowledgement cannot be lost", c.op.Name))
+		return nil
+	}
+	ierr := &InjectedError{Fault: Fault{Kind: c.fault, Op: c.op.Name, Occurrence: c.rec.Occurrence}}
+	c.mu.Lock()
+	c.rec.Observation = ObservationLost
+	c.rec.Fault = c.fault
+	c.mu.Unlock()
+	r.markFired()
+	if c.fault == FaultCrash {
+		r.mu.Lock()
+		r.crashed = true
+		r.mu.Unlock()
+		c.inv.cancel()
+	}
+	return ierr
+}
+
+// Recover is deferred by generated wrappers. A panic in the tool is recorded
+// in the trace with its stack. When errp is not nil (the tool has an error
+// result) the wrapper returns a *PanicError through it; otherwise the
+// goroutine ends with runtime.Goexit, so that the test binary survives.
+func (c *Call) Recover(errp *error) {
+	v := recover()
+	if v == nil {
+		return
+	}
+	if c.inv == nil {
+		panic(v)
+	}
+	r := c.inv.rec
+	p := Panic{Op: c.op.Name, Value: fmt.Sprint(v), Stack: string(debug.Stack())}
+	c.mu.Lock()
+	c.rec.Status = StatusFailed
+	c.rec.Observation = ObservationFailed
+	c.rec.Error = "panic: " + p.Value
+	c.rec.Panic = &p
+	c.rec.CompletedAt = r.clock()
+	c.mu.Unlock()
+	r.addPanic(p)
+	if errp != nil {
+		*errp = &PanicError{Op: c.op.Name, Value: v}
+		return
+	}
+	goruntime.Goexit()
+}
+
+func (c *Call) markReplayed() {
+	c.mu.Lock()
+	c.rec.Replayed = true
+	c.mu.Unlock()
+}
+
+func (r *recorder) markFired() {
+	r.mu.Lock()
+	r.fired = true
+	r.mu.Unlock()
+}
+
+func (r *recorder) noteUnfired(note string) {
+	r.mu.Lock()
+	if r.faultNote == "" {
+		r.faultNote = note
+	}
+	r.mu.Unlock()
+}

@@ -1,0 +1,98 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"fmt"
+)
+
+// ErrInjected is matched (errors.Is) by every error the runtime injects.
+var ErrInjected = errors.New("agentidem: injected fault")
+
+// ErrPanicked is matched by the error a wrapper returns after the tool
+// panicked; the panic itself is recorded in the trace.
+var ErrPanicked = errors.New("agentidem: tool panicked")
+
+// FaultKind names a fault the runtime can inject into one call.
+type FaultKind string
+
+const (
+	// FaultNone injects nothing.
+	FaultNone FaultKind = ""
+	// FaultBefore fails the call before the tool runs.
+	FaultBefore FaultKind = "before_operation_failure"
+	// FaultLostAck runs the tool, then loses its result: the agent sees a
+	// timeout.
+	FaultLostAck FaultKind = "lost_acknowledgement"
+	// FaultCrash runs the tool, then cancels the invocation's context, as if
+	// the worker died right after the effect; the suite delivers the
+	// invocation again.
+	FaultCrash FaultKind = "crash_restart"
+	// FaultConflict fails the call before the tool runs with a conflict, as
+	// one failed member of a parallel batch.
+	FaultConflict FaultKind = "partial_batch_failure"
+)
+
+// Fault targets one call: the Occurrence-th call (1-based, counted over the
+// whole run) of the op named Op.
+type Fault struct {
+	Kind       FaultKind
+	Op         string
+	Occurrence int
+}
+
+// String returns "op#k kind".
+func (f Fault) String() string { return fmt.Sprintf("%s#%d %s", f.Op, f.Occurrence, f.Kind) }
+
+// InjectedError is the error a wrapper returns for an injected fault. It
+// matches ErrInjected, and a lost acknowledgement also matches
+// context.DeadlineExceeded and reports Timeout() == true, as a network
+// timeout would.
+type InjectedError struct {
+	Fault Fault
+}
+
+func (e *InjectedError) Error() string {
+	switch e.Fault.Kind {
+	case FaultLostAck:
+		return fmt.Sprintf("%s: timeout waiting for the result (injected lost acknowledgement)", e.Fault.Op)
+	case FaultBefore:
+		return fmt.Sprintf("%s: unavailable (injected failure before the operation)", e.Fault.Op)
+	case FaultCrash:
+		return fmt.Sprintf("%s: invocation cancelled after the operation (injected crash)", e.Fault.Op)
+	case FaultConflict:
+		return fmt.Sprintf("%s: conflict (injected failure of one call of a parallel batch)", e.Fault.Op)
+	}
+	return fmt.Sprintf("%s: injected fault", e.Fault.Op)
+}
+
+// Is matches ErrInjected, and context.DeadlineExceeded for a lost
+// acknowledgement, context.Canceled for a crash.
+func (e *InjectedError) Is(target error) bool {
+	switch target {
+	case ErrInjected:
+		return true
+	case context.DeadlineExceeded:
+		return e.Fault.Kind == FaultLostAck
+	case context.Canceled:
+		return e.Fault.Kind == FaultCrash
+	}
+	return false
+}
+
+// Timeout reports whether the fault looks like a timeout (a lost acknowledgement).
+func (e *InjectedError) Timeout() bool { return e.Fault.Kind == FaultLostAck }
+
+// Temporary reports true: every injected fault is worth a retry to the agent.
+func (e *InjectedError) Temporary() bool { return true }
+
+// PanicError is returned by a wrapper whose tool panicked.
+type PanicError struct {
+	Op    string
+	Value any
+}
+
+func (e *PanicError) Error() string { return fmt.Sprintf("%s panicked: %v", e.Op, e.Value) }
+
+// Unwrap returns ErrPanicked.
+func (e *PanicError) Unwrap() error { return ErrPanicked }

@@ -1,0 +1,151 @@
+package runtime
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"sync/atomic"
+)
+
+// Kind says whether an op reads or writes.
+type Kind uint8
+
+const (
+	// KindRead is a tool without side effects.
+	KindRead Kind = iota + 1
+	// KindWrite is a tool with a side effect that has a logical identity.
+	KindWrite
+)
+
+// String returns "read" or "write".
+func (k Kind) String() string {
+	switch k {
+	case KindRead:
+		return "read"
+	case KindWrite:
+		return "write"
+	}
+	return fmt.Sprintf("Kind(%d)", uint8(k))
+}
+
+// MarshalText encodes the kind as its name.
+func (k Kind) MarshalText() ([]byte, error) { return []byte(k.String()), nil }
+
+// UnmarshalText decodes "read" or "write".
+func (k *Kind) UnmarshalText(b []byte) error {
+	switch string(b) {
+	case "read":
+		*k = KindRead
+	case "write":
+		*k = KindWrite
+	default:
+		return fmt.Errorf("unknown op kind %q", b)
+	}
+	return nil
+}
+
+// Op describes one annotated tool function. agentidem-gen declares one per
+// annotated function; it is read-only after package initialization.
+type Op struct {
+	// Name is the logical op name used in traces, fault targets and after=.
+	Name string
+	// Kind is read or write.
+	Kind Kind
+	// Params names the recorded arguments, in order. A context.Context
+	// parameter is not recorded.
+	Params []string
+	// After lists ops that must happen before this one.
+	After []string
+	// NoError says the function has no error result: the runtime can trace
+	// it but cannot make it fail or lose its acknowledgement.
+	NoError bool
+	// RedactIdentity says the identity or entity uses a redacted
+	// parameter: the trace then holds a SHA-256 digest of the canonical
+	// identity, which still compares equal for equal values.
+	RedactIdentity bool
+	// Pos is the source position of the annotated function, for reports.
+	Pos string
+}
+
+// Redacted stands in for the value of a parameter listed in redact=; the
+// real value never reaches the runtime.
+var Redacted = redacted{}
+
+type redacted struct{}
+
+func (redacted) MarshalJSON() ([]byte, error) { return []byte(`"[redacted]"`), nil }
+
+// activeRuns counts the runs in progress in this process. The inactive path of
+// every wrapper is one load of it.
+var activeRuns atomic.Int32
+
+// Enabled reports whether any run is active in this process. Generated
+// wrappers call the original function directly when it is false.
+func Enabled() bool { return activeRuns.Load() != 0 }
+
+// Args is the recorded arguments of a call, encoded as a JSON object in
+// parameter order.
+type Args struct {
+	Names  []string
+	Values []any
+}
+
+// MarshalJSON writes {"param": value, ...} in parameter order. A value that
+// JSON cannot encode is written as a string describing its type.
+func (a Args) MarshalJSON() ([]byte, error) {
+	b := []byte{'{'}
+	for i, v := range a.Values {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		name := fmt.Sprintf("arg%d", i)
+		if i < len(a.Names) {
+			name = a.Names[i]
+		}
+		b = appendJSONString(b, name)
+		b = append(b, ':')
+		b = appendValue(b, v)
+	}
+	return append(b, '}'), nil
+}
+
+// UnmarshalJSON reads the object back; values become generic JSON values and
+// the names keep their order.
+func (a *Args) UnmarshalJSON(b []byte) error {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	tok, err := dec.Token()
+	if err != nil {
+		return err
+	}
+	if tok == nil {
+		return nil
+	}
+	if d, ok := tok.(json.Delim); !ok || d != '{' {
+		return fmt.Errorf("args: want a JSON object")
+	}
+	a.Names, a.Values = nil, nil
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return err
+		}
+		var v any
+		if err := dec.Decode(&v); err != nil {
+			return err
+		}
+		a.Names = append(a.Names, tok.(string))
+		a.Values = append(a.Values, v)
+	}
+	_, err = dec.Token()
+	return err
+}
+
+// appendValue writes v as JSON, falling back to a description of its type
+// when it cannot be encoded, so that one odd argument never hides a trace.
+func appendValue(b []byte, v any) []byte {
+	out, err := appendCanonical(b, v)
+	if err != nil {
+		return appendJSONString(b, fmt.Sprintf("<%T: not JSON>", v))
+	}
+	return out
+}

@@ -1,0 +1,191 @@
+package runtime
+
+import (
+	"context"
+	"fmt"
+	goruntime "runtime"
+	"runtime/debug"
+	"sort"
+	"sync"
+	"time"
+)
+
+// recorder is the state of one active run: the trace being written, the
+// planned fault, the gate.
+type recorder struct {
+	name  string
+	fault Fault
+	gate  Gate
+	clock func() time.Time
+
+	mu        sync.Mutex
+	calls     []*Call
+	occ       map[string]int
+	fired     bool
+	faultNote string
+	panics    []Panic
+	errs      []string
+	invs      int
+	current   *invocation // the newest invocation, for calls without a context
+	crashed   bool
+}
+
+// invocation is one delivery of the agent within a run.
+type invocation struct {
+	rec    *recorder
+	n      int
+	cancel context.CancelFunc
+}
+
+type invKey struct{}
+type callKey struct{}
+
+// global holds the active recorders, for calls of tools that take no
+// context.Context.
+var global struct {
+	mu   sync.Mutex
+	recs []*recorder
+}
+
+func newRecorder(name string, f Fault, g Gate) *recorder {
+	return &recorder{name: name, fault: f, gate: g, clock: time.Now, occ: map[string]int{}}
+}
+
+// start makes the recorder active in the process.
+func (r *recorder) start() {
+	global.mu.Lock()
+	global.recs = append(global.recs, r)
+	global.mu.Unlock()
+	activeRuns.Add(1)
+}
+
+// stop makes the recorder inactive.
+func (r *recorder) stop() {
+	global.mu.Lock()
+	for i, x := range global.recs {
+		if x == r {
+			global.recs = append(global.recs[:i], global.recs[i+1:]...)
+			break
+		}
+	}
+	global.mu.Unlock()
+	activeRuns.Add(-1)
+}
+
+// invoke runs fn as a new invocation of the agent, recovering a panic of the
+// agent itself into the trace. It reports whether fn returned normally.
+func (r *recorder) invoke(ctx context.Context, fn func(context.Context) error) (err error, panicked bool) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	r.mu.Lock()
+	r.invs++
+	inv := &invocation{rec: r, n: r.invs, cancel: cancel}
+	r.current = inv
+	r.mu.Unlock()
+	ctx = context.WithValue(ctx, invKey{}, inv)
+
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		returned := false
+		defer func() {
+			if returned {
+				return
+			}
+			if v := recover(); v != nil {
+				r.addPanic(Panic{Value: fmt.Sprint(v), Stack: string(debug.Stack())})
+				panicked = true
+				err = fmt.Errorf("agent panicked: %v", v)
+				return
+			}
+			// runtime.Goexit: a tool without an error result panicked.
+			panicked = true
+			err = fmt.Errorf("agent goroutine exited (runtime.Goexit)")
+		}()
+		err = fn(ctx)
+		returned = true
+	}()
+	<-done
+	return err, panicked
+}
+
+func (r *recorder) addPanic(p Panic) {
+	r.mu.Lock()
+	r.panics = append(r.panics, p)
+	r.mu.Unlock()
+}
+
+func (r *recorder) addError(msg string) {
+	r.mu.Lock()
+	r.errs = append(r.errs, msg)
+	r.mu.Unlock()
+}
+
+// trace returns a snapshot of what was recorded.
+func (r *recorder) trace() *Trace {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	t := &Trace{Name: r.name, Invocations: r.invs, Fired: r.fired, FaultNote: r.faultNote}
+	if r.fault.Kind != FaultNone {
+		f := r.fault
+		t.Fault = &f
+	}
+	t.Ops = make([]Operation, len(r.calls))
+	for i, c := range r.calls {
+		c.mu.Lock()
+		t.Ops[i] = c.rec
+		c.mu.Unlock()
+		if c.pc != 0 {
+			frame, _ := goruntime.CallersFrames([]uintptr{c.pc}).Next()
+			t.Ops[i].Site = fmt.Sprintf("%s:%d", frame.File, frame.Line)
+		}
+	}
+	t.Panics = append([]Panic(nil), r.panics...)
+	t.Errors = append([]string(nil), r.errs...)
+	sort.SliceStable(t.Ops, func(i, j int) bool { return t.Ops[i].Seq < t.Ops[j].Seq })
+	return t
+}
+
+// lookup finds the invocation a call belongs to.
+func lookup(ctx context.Context, op *Op) *invocation {
+	if ctx != nil {
+		if inv, ok := ctx.Value(invKey{}).(*invocation); ok {
+			return inv
+		}
+		return nil
+	}
+	global.mu.Lock()
+	defer global.mu.Unlock()
+	switch len(global.recs) {
+	case 0:
+		return nil
+	case 1:
+		r := global.recs[0]
+		r.mu.Lock()
+		inv := r.current
+		r.mu.Unlock()
+		return inv
+	}
+	for _, r := range global.recs {
+		r.addError(fmt.Sprintf("call of %s refused: it has no context.Context parameter and %d runs are active in this process, so it cannot be attributed; give the tool a context or do not run agents in parallel (t.Parallel)", op.Name, len(global.recs)))
+	}
+	return nil
+}
+
+// RunTraced runs fn once as a traced invocation named name and returns its
+// trace and fn's error. A panic in fn or in a tool is recovered into
+// Trace.Panics and reported as an error.
+func RunTraced(ctx context.Context, name string, fn func(context.Context) error) (*Trace, error) {
+	if fn == nil {
+		panic("runtime: RunTraced with a nil func")
+	}
+	r := newRecorder(name, Fault{}, nil)
+	r.start()
+	err, _ := r.invoke(ctx, fn)
+	r.stop()
+	tr := r.trace()
+	if err == nil && len(tr.Errors) > 0 {
+		err = fmt.Errorf("%s", tr.Errors[0])
+	}
+	return tr, err
+}

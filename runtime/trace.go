@@ -1,0 +1,134 @@
+package runtime
+
+import (
+	"time"
+)
+
+// Status says whether a call's effect happened.
+type Status string
+
+const (
+	// StatusSuccess: the tool ran and returned no error. For a write, the
+	// effect happened (unless Replayed).
+	StatusSuccess Status = "success"
+	// StatusFailed: the tool returned an error, panicked, or never ran.
+	StatusFailed Status = "failed"
+	// StatusRunning: the call had not finished when the trace was taken.
+	StatusRunning Status = "running"
+)
+
+// Observation says what the agent saw of a call.
+type Observation string
+
+const (
+	// ObservationReceived: the agent got the tool's own answer.
+	ObservationReceived Observation = "received"
+	// ObservationLost: the tool ran but its answer was lost (timeout, crash).
+	ObservationLost Observation = "lost"
+	// ObservationFailed: the agent got an error from a call that did not take effect.
+	ObservationFailed Observation = "failed"
+)
+
+// Operation is one recorded call of an annotated tool. The JSON names follow
+// the trace of the AgentIdem report.
+type Operation struct {
+	// ID is stable across runs of the same schedule: "<invocation>:<op>#<k>".
+	ID   string `json:"id"`
+	Name string `json:"name"`
+	Kind Kind   `json:"kind"`
+	Args Args   `json:"args"`
+	// Identity is the canonical JSON of the identity (writes), "" for reads.
+	Identity string `json:"identity,omitempty"`
+	// IdentityError says why the identity could not be computed.
+	IdentityError string `json:"identity_error,omitempty"`
+	// Entity is the canonical JSON of what the op touches.
+	Entity      string      `json:"entity,omitempty"`
+	Result      any         `json:"result,omitempty"`
+	Error       string      `json:"error,omitempty"`
+	Status      Status      `json:"status"`
+	Observation Observation `json:"observation"`
+	// Replayed says an idempotent sink answered from a stored result: not a
+	// second effect.
+	Replayed bool `json:"replayed,omitempty"`
+	// Fault is the fault injected into this call, if any.
+	Fault FaultKind `json:"fault,omitempty"`
+	// Panic holds the panic value and stack when the tool panicked.
+	Panic *Panic `json:"panic,omitempty"`
+	// Invocation numbers the delivery of the agent that made the call (1, 2).
+	Invocation int `json:"invocation"`
+	// Occurrence is k for the k-th call of this op in the run.
+	Occurrence int `json:"occurrence"`
+	// Seq is the call's start order in the run (0-based).
+	Seq int `json:"seq"`
+	// Site identifies the call site (file:line of the agent's call), used to
+	// tell retries of one call apart from distinct calls.
+	Site        string    `json:"site,omitempty"`
+	StartedAt   time.Time `json:"started_at"`
+	CompletedAt time.Time `json:"completed_at,omitzero"`
+}
+
+// Effective reports whether the call is a write whose effect happened here
+// (not replayed by the sink).
+func (o *Operation) Effective() bool {
+	return o.Kind == KindWrite && o.Status == StatusSuccess && !o.Replayed
+}
+
+// Panic is a recovered panic with the goroutine's stack.
+type Panic struct {
+	Op    string `json:"op,omitempty"`
+	Value string `json:"value"`
+	Stack string `json:"stack"`
+}
+
+// Trace is everything one run recorded, in start order.
+type Trace struct {
+	Name string      `json:"name,omitempty"`
+	Ops  []Operation `json:"operations"`
+	// Panics lists panics in tools or in the agent itself.
+	Panics []Panic `json:"panics,omitempty"`
+	// Errors lists problems of the run itself (a call refused because it
+	// could not be attributed to one run).
+	Errors []string `json:"errors,omitempty"`
+	// Fault is the fault planned for this run, and Fired whether it fired.
+	Fault *Fault `json:"fault,omitempty"`
+	Fired bool   `json:"fired,omitempty"`
+	// FaultNote says why a planned fault could not fire, if it did not.
+	FaultNote string `json:"fault_note,omitempty"`
+	// Invocations counts deliveries of the agent in this run.
+	Invocations int `json:"invocations"`
+}
+
+// Calls returns the operations of the op named name.
+func (t *Trace) Calls(name string) []Operation {
+	var out []Operation
+	for _, o := range t.Ops {
+		if o.Name == name {
+			out = append(out, o)
+		}
+	}
+	return out
+}
+
+// Effects counts the effective executions (see Operation.Effective) of the
+// op named name.
+func (t *Trace) Effects(name string) int {
+	n := 0
+	for i := range t.Ops {
+		if t.Ops[i].Name == name && t.Ops[i].Effective() {
+			n++
+		}
+	}
+	return n
+}
+
+// EffectsFor counts the effective executions of op name with the given
+// canonical identity (as Canonical returns it).
+func (t *Trace) EffectsFor(name, identity string) int {
+	n := 0
+	for i := range t.Ops {
+		if t.Ops[i].Name == name && t.Ops[i].Identity == identity && t.Ops[i].Effective() {
+			n++
+		}
+	}
+	return n
+}
