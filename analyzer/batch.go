@@ -1,0 +1,349 @@
+package analyzer
+
+import (
+	"go/ast"
+	"go/token"
+	"go/types"
+
+	"golang.org/x/tools/go/types/typeutil"
+)
+
+// A batch is what runs at the same time: the goroutines a block starts
+// (go statements, errgroup.Group.Go, sync.WaitGroup.Go) before the first
+// statement that waits (a Wait call, a channel receive, a select), and what
+// the starting goroutine does meanwhile.
+type batch struct {
+	members []*member
+}
+
+// A member is one statement of a batch.
+type member struct {
+	stmt   ast.Stmt
+	uses   []*opUse
+	direct bool // the statement itself starts one goroutine
+	loop   bool // the statement is a loop: its ops repeat
+}
+
+// An opUse is a call of an op inside a batch member.
+type opUse struct {
+	expr     ast.Expr // the call, or the function value handed to Go
+	call     *ast.CallExpr
+	op       *OpFact
+	launched bool // runs in a goroutine of the batch, not in the starter
+	inLoop   bool
+	local    [2]token.Pos // innermost function literal around the call
+}
+
+// batcher finds batches in the functions of a package.
+type batcher struct {
+	r        *ops
+	info     *types.Info
+	closures map[*types.Var]*ast.FuncLit
+}
+
+func newBatcher(r *ops) *batcher {
+	b := &batcher{r: r, info: r.pass.TypesInfo, closures: map[*types.Var]*ast.FuncLit{}}
+	// Local closures assigned exactly once: f := func() {...}.
+	count := map[*types.Var]int{}
+	note := func(id *ast.Ident, rhs ast.Expr) {
+		v, ok := b.info.ObjectOf(id).(*types.Var)
+		if !ok || v.Parent() == nil || v.Parent() == v.Pkg().Scope() {
+			return
+		}
+		count[v]++
+		if lit, ok := rhs.(*ast.FuncLit); ok {
+			b.closures[v] = lit
+		}
+	}
+	for _, f := range r.pass.Files {
+		ast.Inspect(f, func(n ast.Node) bool {
+			switch n := n.(type) {
+			case *ast.AssignStmt:
+				for i, l := range n.Lhs {
+					id, ok := l.(*ast.Ident)
+					if !ok {
+						continue
+					}
+					var rhs ast.Expr
+					if len(n.Rhs) == len(n.Lhs) {
+						rhs = n.Rhs[i]
+					}
+					note(id, rhs)
+				}
+			case *ast.ValueSpec:
+				for i, id := range n.Names {
+					var rhs ast.Expr
+					if i < len(n.Values) {
+						rhs = n.Values[i]
+					}
+					note(id, rhs)
+				}
+			case *ast.UnaryExpr:
+				if n.Op == token.AND { // &f: may be reassigned elsewhere
+					if id, ok := n.X.(*ast.Ident); ok {
+						if v, ok := b.info.Uses[id].(*types.Var); ok {
+							count[v] += 2
+						}
+					}
+				}
+			}
+			return true
+		})
+	}
+	for v, n := range count {
+		if n != 1 {
+			delete(b.closures, v)
+		}
+	}
+	return b
+}
+
+// batches returns the batches of every block in the package's files that
+// are not generated.
+func (b *batcher) batches() []*batch {
+	var out []*batch
+	for _, f := range b.r.pass.Files {
+		if ast.IsGenerated(f) {
+			continue
+		}
+		ast.Inspect(f, func(n ast.Node) bool {
+			var list []ast.Stmt
+			switch n := n.(type) {
+			case *ast.BlockStmt:
+				list = n.List
+			case *ast.CaseClause:
+				list = n.Body
+			case *ast.CommClause:
+				list = n.Body
+			default:
+				return true
+			}
+			out = append(out, b.blockBatches(list)...)
+			return true
+		})
+	}
+	return out
+}
+
+func (b *batcher) blockBatches(list []ast.Stmt) []*batch {
+	var out []*batch
+	var cur *batch
+	flush := func() {
+		if cur != nil && len(cur.members) > 1 {
+			out = append(out, cur)
+		}
+		cur = nil
+	}
+	for _, s := range list {
+		direct := b.launchArg(s) != nil
+		if !direct && b.waits(s) {
+			flush()
+			continue
+		}
+		launches := direct || b.containsLaunch(s)
+		if cur == nil && !launches {
+			continue
+		}
+		if cur == nil {
+			cur = &batch{}
+		}
+		m := &member{stmt: s, direct: direct}
+		switch s.(type) {
+		case *ast.ForStmt, *ast.RangeStmt:
+			m.loop = true
+		}
+		b.collect(m, s, false, false, [2]token.Pos{}, 0)
+		cur.members = append(cur.members, m)
+	}
+	flush()
+	return out
+}
+
+// launchArg returns what a statement starts in a new goroutine: the call
+// of a go statement, or the function given to Group.Go / WaitGroup.Go.
+func (b *batcher) launchArg(s ast.Node) ast.Node {
+	switch s := s.(type) {
+	case *ast.GoStmt:
+		return s.Call
+	case *ast.ExprStmt:
+		call, ok := s.X.(*ast.CallExpr)
+		if !ok || len(call.Args) != 1 {
+			return nil
+		}
+		if b.isGroupMethod(call, "Go") {
+			return call.Args[0]
+		}
+	}
+	return nil
+}
+
+// isGroupMethod reports whether call is errgroup.Group.name or
+// sync.WaitGroup.name.
+func (b *batcher) isGroupMethod(call *ast.CallExpr, name string) bool {
+	fn, ok := typeutil.Callee(b.info, call).(*types.Func)
+	if !ok || fn.Name() != name {
+		return false
+	}
+	recv := fn.Type().(*types.Signature).Recv()
+	if recv == nil {
+		return false
+	}
+	t := recv.Type()
+	if p, ok := t.(*types.Pointer); ok {
+		t = p.Elem()
+	}
+	n, ok := types.Unalias(t).(*types.Named)
+	if !ok || n.Obj().Pkg() == nil {
+		return false
+	}
+	switch n.Obj().Pkg().Path() + "." + n.Obj().Name() {
+	case "golang.org/x/sync/errgroup.Group", "sync.WaitGroup":
+		return true
+	}
+	return false
+}
+
+func (b *batcher) containsLaunch(n ast.Node) bool {
+	found := false
+	ast.Inspect(n, func(m ast.Node) bool {
+		if found {
+			return false
+		}
+		if _, ok := m.(*ast.FuncLit); ok && m != n {
+			return false
+		}
+		if s, ok := m.(ast.Stmt); ok && b.launchArg(s) != nil {
+			found = true
+		}
+		return true
+	})
+	return found
+}
+
+// waits reports whether n may wait for other goroutines: a Wait, Lock or
+// RLock call, a channel receive, a select, or a range over a channel.
+// Ordering may be enforced there, so the batch ends (or the goroutine is
+// left out): when in doubt, say nothing.
+func (b *batcher) waits(n ast.Node) bool {
+	found := false
+	ast.Inspect(n, func(m ast.Node) bool {
+		if found {
+			return false
+		}
+		switch m := m.(type) {
+		case *ast.UnaryExpr:
+			if m.Op == token.ARROW {
+				found = true
+			}
+		case *ast.SelectStmt:
+			found = true
+		case *ast.RangeStmt:
+			if t := b.info.TypeOf(m.X); t != nil {
+				if _, ok := t.Underlying().(*types.Chan); ok {
+					found = true
+				}
+			}
+		case *ast.CallExpr:
+			if sel, ok := ast.Unparen(m.Fun).(*ast.SelectorExpr); ok {
+				switch sel.Sel.Name {
+				case "Wait", "Lock", "RLock":
+					found = true
+				}
+			}
+		}
+		return true
+	})
+	return found
+}
+
+// collect records the op calls under n into m. launched says n runs in a
+// goroutine of the batch; depth counts local closures followed (one level).
+func (b *batcher) collect(m *member, n ast.Node, launched, inLoop bool, local [2]token.Pos, depth int) {
+	if e, ok := n.(ast.Expr); ok && launched {
+		// A function value handed to Go: g.Go(s.Create) or g.Go(work).
+		switch e := ast.Unparen(e).(type) {
+		case *ast.Ident, *ast.SelectorExpr:
+			if op, _, _ := b.r.opCall(e); op != nil {
+				m.uses = append(m.uses, &opUse{expr: e, op: op, launched: true, inLoop: inLoop, local: local})
+				return
+			}
+			if id, ok := e.(*ast.Ident); ok && depth == 0 {
+				if v, ok := b.info.Uses[id].(*types.Var); ok && b.closures[v] != nil {
+					lit := b.closures[v]
+					if b.waits(lit.Body) {
+						return
+					}
+					b.collect(m, lit.Body, true, inLoop, [2]token.Pos{lit.Pos(), lit.End()}, 1)
+				}
+			}
+			return
+		}
+	}
+	var visit func(n ast.Node, launched, inLoop bool, local [2]token.Pos) bool
+	visit = func(n ast.Node, launched, inLoop bool, local [2]token.Pos) bool {
+		switch n := n.(type) {
+		case *ast.ForStmt, *ast.RangeStmt:
+			ast.Inspect(n, func(c ast.Node) bool {
+				if c == n {
+					return true
+				}
+				return visit(c, launched, true, local)
+			})
+			return false
+		case ast.Stmt:
+			if arg := b.launchArg(n); arg != nil && !launched {
+				if lit, ok := arg.(*ast.FuncLit); ok {
+					if !b.waits(lit.Body) {
+						b.collect(m, lit.Body, true, inLoop, [2]token.Pos{lit.Pos(), lit.End()}, depth)
+					}
+					return false
+				}
+				if call, ok := arg.(*ast.CallExpr); ok {
+					if lit, ok := call.Fun.(*ast.FuncLit); ok {
+						if !b.waits(lit.Body) {
+							b.collect(m, lit.Body, true, inLoop, [2]token.Pos{lit.Pos(), lit.End()}, depth)
+						}
+						return false
+					}
+				}
+				b.collect(m, arg, true, inLoop, local, depth)
+				return false
+			}
+		case *ast.FuncLit:
+			ast.Inspect(n.Body, func(c ast.Node) bool {
+				return visit(c, launched, inLoop, [2]token.Pos{n.Pos(), n.End()})
+			})
+			return false
+		case *ast.CallExpr:
+			if op, _, _ := b.r.opCall(n); op != nil {
+				m.uses = append(m.uses, &opUse{expr: n, call: n, op: op, launched: launched, inLoop: inLoop, local: local})
+			} else if id, ok := ast.Unparen(n.Fun).(*ast.Ident); ok && depth == 0 {
+				if v, ok := b.info.Uses[id].(*types.Var); ok && b.closures[v] != nil {
+					lit := b.closures[v]
+					if !(launched && b.waits(lit.Body)) {
+						b.collect(m, lit.Body, launched, inLoop, [2]token.Pos{lit.Pos(), lit.End()}, 1)
+					}
+				}
+			}
+		}
+		return true
+	}
+	ast.Inspect(n, func(c ast.Node) bool { return visit(c, launched, inLoop, local) })
+}
+
+// concurrent calls fn for every pair of op uses that may run at the same
+// time: u in an earlier member and started in a goroutine, v later.
+func (bt *batch) concurrent(fn func(mu, mv *member, u, v *opUse)) {
+	for i, mu := range bt.members {
+		for _, mv := range bt.members[i+1:] {
+			for _, u := range mu.uses {
+				if !u.launched {
+					continue
+				}
+				for _, v := range mv.uses {
+					fn(mu, mv, u, v)
+				}
+			}
+		}
+	}
+}

@@ -1,0 +1,685 @@
+package analyzer
+
+import (
+	"fmt"
+	"go/ast"
+	"go/token"
+	"go/types"
+	"strings"
+
+	"golang.org/x/tools/go/analysis"
+	"golang.org/x/tools/go/types/typeutil"
+)
+
+// CheckBeforeCreate reports a write that runs when a read of the same key
+// found nothing, where the write is not idempotent at its sink. See the
+// package documentation.
+var CheckBeforeCreate = &analysis.Analyzer{
+	Name:     "checkbeforecreate",
+	Doc:      "report creates guarded by a read of the same key",
+	URL:      docURL + "#hdr-checkbeforecreate",
+	Requires: []*analysis.Analyzer{Directives},
+	Run:      runCheckBeforeCreate,
+}
+
+func runCheckBeforeCreate(pass *analysis.Pass) (any, error) {
+	r := pass.ResultOf[Directives].(*ops)
+	for _, f := range pass.Files {
+		if ast.IsGenerated(f) {
+			continue
+		}
+		for _, decl := range f.Decls {
+			fd, ok := decl.(*ast.FuncDecl)
+			if !ok || fd.Body == nil || serialized(pass.TypesInfo, fd.Body) {
+				continue
+			}
+			// Each function literal is a function of its own.
+			bodies := []*ast.BlockStmt{fd.Body}
+			ast.Inspect(fd.Body, func(n ast.Node) bool {
+				if lit, ok := n.(*ast.FuncLit); ok {
+					bodies = append(bodies, lit.Body)
+				}
+				return true
+			})
+			for _, body := range bodies {
+				w := &cbcWalker{pass: pass, r: r, info: pass.TypesInfo, body: body, derived: map[types.Object][]int{}, txs: map[types.Object]bool{}}
+				w.stmts(body.List, nil)
+			}
+		}
+	}
+	return nil, nil
+}
+
+// A cbcAccess is a read or a write the walker found.
+type cbcAccess struct {
+	call  *ast.CallExpr
+	op    *OpFact // an annotated op, or nil for SQL
+	table string  // SQL table
+	keys  []string
+	query *ast.BasicLit // SQL literal, for a fix
+	pgsql bool          // PostgreSQL dialect: $n placeholders or pgx
+}
+
+func (a *cbcAccess) name() string {
+	if a.op != nil {
+		return a.op.Name
+	}
+	return a.table
+}
+
+// state of a branch with respect to a read: the key is (maybe) absent, or
+// certainly not absent, or unknown.
+type state int
+
+const (
+	unknown state = iota
+	absent
+	notAbsent
+)
+
+type guard struct {
+	reads []int
+}
+
+type cbcWalker struct {
+	pass    *analysis.Pass
+	r       *ops
+	info    *types.Info
+	body    *ast.BlockStmt
+	reads   []*cbcAccess
+	derived map[types.Object][]int // variables holding what a read returned
+	txs     map[types.Object]bool  // transactions begun in this function
+	done    map[*ast.CallExpr]bool
+}
+
+func (w *cbcWalker) stmts(list []ast.Stmt, ctx []guard) {
+	for _, s := range list {
+		w.stmt(s, ctx)
+		if ifs, ok := s.(*ast.IfStmt); ok {
+			reads, t, f := w.cond(ifs.Cond)
+			next := unknown
+			switch {
+			case terminates(ifs.Body):
+				next = f
+			case ifs.Else != nil && terminates(ifs.Else):
+				next = t
+			}
+			if next == absent && len(reads) > 0 {
+				ctx = append(ctx[:len(ctx):len(ctx)], guard{reads})
+			}
+		}
+	}
+}
+
+func (w *cbcWalker) stmt(s ast.Stmt, ctx []guard) {
+	switch s := s.(type) {
+	case *ast.AssignStmt:
+		w.exprs(s.Rhs, ctx)
+		w.assign(s.Lhs, s.Rhs)
+	case *ast.DeclStmt:
+		if gd, ok := s.Decl.(*ast.GenDecl); ok {
+			for _, sp := range gd.Specs {
+				if vs, ok := sp.(*ast.ValueSpec); ok {
+					w.exprs(vs.Values, ctx)
+					lhs := make([]ast.Expr, len(vs.Names))
+					for i, n := range vs.Names {
+						lhs[i] = n
+					}
+					w.assign(lhs, vs.Values)
+				}
+			}
+		}
+	case *ast.ExprStmt:
+		w.exprs([]ast.Expr{s.X}, ctx)
+	case *ast.ReturnStmt:
+		w.exprs(s.Results, ctx)
+	case *ast.DeferStmt:
+		w.exprs([]ast.Expr{s.Call}, ctx)
+	case *ast.GoStmt:
+		w.exprs([]ast.Expr{s.Call}, ctx)
+	case *ast.BlockStmt:
+		w.stmts(s.List, ctx)
+	case *ast.LabeledStmt:
+		w.stmt(s.Stmt, ctx)
+	case *ast.IfStmt:
+		if s.Init != nil {
+			w.stmt(s.Init, ctx)
+		}
+		w.exprs([]ast.Expr{s.Cond}, ctx)
+		reads, t, f := w.cond(s.Cond)
+		w.stmts(s.Body.List, with(ctx, reads, t))
+		if s.Else != nil {
+			w.stmt(s.Else, with(ctx, reads, f))
+		}
+	case *ast.SwitchStmt:
+		if s.Init != nil {
+			w.stmt(s.Init, ctx)
+		}
+		if s.Tag != nil {
+			w.exprs([]ast.Expr{s.Tag}, ctx)
+		}
+		for _, c := range s.Body.List {
+			cc := c.(*ast.CaseClause)
+			w.exprs(cc.List, ctx)
+			inner := ctx
+			if len(cc.List) == 1 {
+				cond := cc.List[0]
+				if s.Tag != nil {
+					cond = &ast.BinaryExpr{X: s.Tag, Op: token.EQL, Y: cond, OpPos: cond.Pos()}
+				}
+				reads, t, _ := w.cond(cond)
+				inner = with(ctx, reads, t)
+			}
+			w.stmts(cc.Body, inner)
+		}
+	case *ast.ForStmt:
+		if s.Init != nil {
+			w.stmt(s.Init, ctx)
+		}
+		if s.Cond != nil {
+			w.exprs([]ast.Expr{s.Cond}, ctx)
+		}
+		w.stmts(s.Body.List, ctx)
+	case *ast.RangeStmt:
+		w.exprs([]ast.Expr{s.X}, ctx)
+		w.stmts(s.Body.List, ctx)
+	case *ast.TypeSwitchStmt:
+		for _, c := range s.Body.List {
+			w.stmts(c.(*ast.CaseClause).Body, ctx)
+		}
+	case *ast.SelectStmt:
+		for _, c := range s.Body.List {
+			w.stmts(c.(*ast.CommClause).Body, ctx)
+		}
+	}
+}
+
+func with(ctx []guard, reads []int, st state) []guard {
+	if st != absent || len(reads) == 0 {
+		return ctx
+	}
+	return append(ctx[:len(ctx):len(ctx)], guard{reads})
+}
+
+// exprs visits the calls in exprs, innermost first, outside function
+// literals: reads are recorded, writes checked against the guards.
+func (w *cbcWalker) exprs(list []ast.Expr, ctx []guard) {
+	var calls []*ast.CallExpr
+	for _, e := range list {
+		ast.Inspect(e, func(n ast.Node) bool {
+			switch n := n.(type) {
+			case *ast.FuncLit:
+				return false
+			case *ast.CallExpr:
+				calls = append(calls, n)
+			}
+			return true
+		})
+	}
+	for i := len(calls) - 1; i >= 0; i-- {
+		w.call(calls[i], ctx)
+	}
+}
+
+func (w *cbcWalker) call(call *ast.CallExpr, ctx []guard) {
+	if w.done == nil {
+		w.done = map[*ast.CallExpr]bool{}
+	}
+	if w.done[call] {
+		return
+	}
+	w.done[call] = true
+	// Scan into variables: row.Scan(&x), rows.Scan(&x).
+	if sel, ok := ast.Unparen(call.Fun).(*ast.SelectorExpr); ok && sel.Sel.Name == "Scan" {
+		if reads := w.readsIn(sel.X); len(reads) > 0 {
+			w.deriveAddrs(call.Args, reads)
+		}
+		return
+	}
+	if op, _, _ := w.r.opCall(call); op != nil {
+		k := &keyer{info: w.info}
+		keys, ok := opKeys(k, op, call, op.Entity)
+		if !ok {
+			return
+		}
+		a := &cbcAccess{call: call, op: op, keys: keys}
+		if op.Kind == "read" {
+			w.reads = append(w.reads, a)
+		} else if !op.Idempotent {
+			w.checkWrite(a, ctx)
+		}
+		return
+	}
+	a, isRead := w.sqlAccess(call)
+	if a == nil {
+		return
+	}
+	if isRead {
+		w.reads = append(w.reads, a)
+		// sqlx Get(&dest, query, ...): dest holds the row.
+		w.deriveAddrs(call.Args, []int{len(w.reads) - 1})
+		return
+	}
+	w.checkWrite(a, ctx)
+}
+
+// sqlAccess recognizes a SELECT (isRead) or an INSERT that does not
+// resolve conflicts, run with a constant query on a database handle.
+func (w *cbcWalker) sqlAccess(call *ast.CallExpr) (a *cbcAccess, isRead bool) {
+	fn, ok := typeutil.Callee(w.info, call).(*types.Func)
+	if !ok || (!queryMethods[fn.Name()] && !execMethods[fn.Name()]) {
+		return nil, false
+	}
+	sel, ok := ast.Unparen(call.Fun).(*ast.SelectorExpr)
+	if !ok {
+		return nil, false
+	}
+	switch handleOf(w.info.TypeOf(sel.X)) {
+	case handleDB:
+	case handleTx:
+		// A transaction begun elsewhere may be serializable: say nothing.
+		if id, ok := ast.Unparen(sel.X).(*ast.Ident); !ok || !w.txs[w.info.Uses[id]] {
+			return nil, false
+		}
+	default:
+		return nil, false
+	}
+	qi, q, ok := queryArg(w.info, call)
+	if !ok {
+		return nil, false
+	}
+	a = &cbcAccess{call: call}
+	switch {
+	case isSelect(q) && queryMethods[fn.Name()]:
+		a.table, isRead = selectTable(q), true
+	case isInsert(q) && !insertResolvesConflict(q):
+		a.table = insertTable(q)
+	default:
+		return nil, false
+	}
+	if a.table == "" {
+		return nil, false
+	}
+	k := &keyer{info: w.info}
+	for _, arg := range call.Args[qi+1:] {
+		if s, ok := k.key(arg); ok {
+			a.keys = append(a.keys, s)
+		}
+	}
+	if len(a.keys) == 0 {
+		return nil, false
+	}
+	a.query, _ = ast.Unparen(call.Args[qi]).(*ast.BasicLit)
+	a.pgsql = strings.Contains(q, "$1") || strings.HasPrefix(fn.Pkg().Path(), "github.com/jackc/pgx/")
+	return a, isRead
+}
+
+// assign records which variables now hold what a read returned, and which
+// hold a transaction begun here.
+func (w *cbcWalker) assign(lhs, rhs []ast.Expr) {
+	reads := w.readsIn(rhs...)
+	begun := false
+	if len(rhs) == 1 {
+		if call, ok := ast.Unparen(rhs[0]).(*ast.CallExpr); ok {
+			if fn, ok := typeutil.Callee(w.info, call).(*types.Func); ok && strings.HasPrefix(fn.Name(), "Begin") && fn.Pkg() != nil && sqlPackage(fn.Pkg().Path()) {
+				begun = true
+			}
+		}
+	}
+	for _, l := range lhs {
+		id, ok := ast.Unparen(l).(*ast.Ident)
+		if !ok {
+			continue
+		}
+		obj := w.info.ObjectOf(id)
+		if obj == nil {
+			continue
+		}
+		if begun && handleOf(obj.Type()) == handleTx {
+			w.txs[obj] = true
+		}
+		if len(reads) > 0 {
+			w.derived[obj] = reads
+		} else {
+			delete(w.derived, obj)
+		}
+	}
+}
+
+func (w *cbcWalker) deriveAddrs(args []ast.Expr, reads []int) {
+	for _, a := range args {
+		if u, ok := ast.Unparen(a).(*ast.UnaryExpr); ok && u.Op == token.AND {
+			if id, ok := ast.Unparen(u.X).(*ast.Ident); ok {
+				if obj := w.info.ObjectOf(id); obj != nil {
+					w.derived[obj] = reads
+				}
+			}
+		}
+	}
+}
+
+// readsIn returns the reads whose results exprs mention: through a
+// variable, or by containing the read call.
+func (w *cbcWalker) readsIn(exprs ...ast.Expr) []int {
+	var out []int
+	add := func(rs ...int) {
+		for _, r := range rs {
+			if !containsInt(out, r) {
+				out = append(out, r)
+			}
+		}
+	}
+	for _, e := range exprs {
+		ast.Inspect(e, func(n ast.Node) bool {
+			switch n := n.(type) {
+			case *ast.FuncLit:
+				return false
+			case *ast.Ident:
+				if obj := w.info.Uses[n]; obj != nil {
+					add(w.derived[obj]...)
+				}
+			case *ast.CallExpr:
+				for i, r := range w.reads {
+					if r.call == n {
+						add(i)
+					}
+				}
+			}
+			return true
+		})
+	}
+	return out
+}
+
+func containsInt(list []int, x int) bool {
+	for _, y := range list {
+		if y == x {
+			return true
+		}
+	}
+	return false
+}
+
+// cond returns the reads a condition tests and what its true and false
+// branches say about them.
+func (w *cbcWalker) cond(e ast.Expr) (reads []int, t, f state) {
+	reads = w.readsIn(e)
+	if len(reads) == 0 {
+		return nil, unknown, unknown
+	}
+	t, f = w.branches(e)
+	return reads, t, f
+}
+
+func (w *cbcWalker) branches(e ast.Expr) (t, f state) {
+	switch e := ast.Unparen(e).(type) {
+	case *ast.UnaryExpr:
+		if e.Op == token.NOT {
+			t, f := w.branches(e.X)
+			return f, t
+		}
+	case *ast.BinaryExpr:
+		switch e.Op {
+		case token.LAND:
+			at, af := w.branches(e.X)
+			bt, bf := w.branches(e.Y)
+			return and(at, bt), or(af, bf)
+		case token.LOR:
+			at, af := w.branches(e.X)
+			bt, bf := w.branches(e.Y)
+			return or(at, bt), and(af, bf)
+		case token.EQL, token.NEQ:
+			d, o := e.X, e.Y
+			if len(w.readsIn(d)) == 0 {
+				d, o = o, d
+			}
+			if len(w.readsIn(d)) == 0 || len(w.readsIn(o)) > 0 {
+				return unknown, unknown
+			}
+			var eq state // what d == o says
+			switch {
+			case isNil(w.info, o) && isError(w.info.TypeOf(d)):
+				eq = notAbsent
+			case isNil(w.info, o), isZero(w.info, o), notFoundName(o):
+				eq = absent
+			default:
+				return unknown, unknown
+			}
+			if e.Op == token.EQL {
+				return eq, flip(eq)
+			}
+			return flip(eq), eq
+		case token.GTR, token.GEQ, token.LSS, token.LEQ:
+			if len(w.readsIn(e.X)) == 0 || len(w.readsIn(e.Y)) > 0 {
+				return unknown, unknown
+			}
+			tv := w.info.Types[e.Y]
+			if tv.Value == nil {
+				return unknown, unknown
+			}
+			n := tv.Value.ExactString()
+			switch {
+			case (e.Op == token.GTR && n == "0") || (e.Op == token.GEQ && n == "1"):
+				return notAbsent, absent
+			case (e.Op == token.LSS && n == "1") || (e.Op == token.LEQ && n == "0"):
+				return absent, notAbsent
+			}
+		}
+	case *ast.CallExpr:
+		fn, _ := typeutil.Callee(w.info, e).(*types.Func)
+		if fn != nil && fn.Pkg() != nil && fn.Pkg().Path() == "errors" && fn.Name() == "Is" && len(e.Args) == 2 {
+			if len(w.readsIn(e.Args[0])) > 0 && notFoundName(e.Args[1]) {
+				return absent, notAbsent
+			}
+			return unknown, unknown
+		}
+		if sel, ok := ast.Unparen(e.Fun).(*ast.SelectorExpr); ok && sel.Sel.Name == "Next" && len(w.readsIn(sel.X)) > 0 {
+			return notAbsent, absent // rows.Next()
+		}
+		if fn != nil && notFoundText(fn.Name()) && len(e.Args) == 1 && len(w.readsIn(e.Args[0])) > 0 {
+			return absent, notAbsent // isNotFound(err)
+		}
+	case *ast.Ident:
+		if b, ok := w.info.TypeOf(e).Underlying().(*types.Basic); ok && b.Kind() == types.Bool {
+			name := strings.ToLower(e.Name)
+			for _, neg := range []string{"not", "missing", "absent", "empty", "new", "no"} {
+				if strings.Contains(name, neg) {
+					return unknown, unknown
+				}
+			}
+			return notAbsent, absent // exists, found, ok
+		}
+	}
+	return unknown, unknown
+}
+
+func flip(s state) state {
+	switch s {
+	case absent:
+		return notAbsent
+	case notAbsent:
+		return absent
+	}
+	return unknown
+}
+
+// and is the state when both conditions hold.
+func and(a, b state) state {
+	switch {
+	case a == notAbsent || b == notAbsent:
+		return notAbsent
+	case a == absent || b == absent:
+		return absent
+	}
+	return unknown
+}
+
+// or is the state when one of two conditions holds, not known which.
+func or(a, b state) state {
+	if a == b {
+		return a
+	}
+	return unknown
+}
+
+func isNil(info *types.Info, e ast.Expr) bool {
+	_, ok := info.Types[e]
+	return ok && info.Types[e].IsNil()
+}
+
+func isZero(info *types.Info, e ast.Expr) bool {
+	tv := info.Types[e]
+	if tv.Value == nil {
+		return false
+	}
+	switch tv.Value.ExactString() {
+	case "0", `""`, "false":
+		return true
+	}
+	return false
+}
+
+func isError(t types.Type) bool {
+	return t != nil && types.Identical(t, types.Universe.Lookup("error").Type())
+}
+
+// notFoundName reports whether e names a not-found sentinel:
+// sql.ErrNoRows, pgx.ErrNoRows, ErrNotFound.
+func notFoundName(e ast.Expr) bool {
+	switch e := ast.Unparen(e).(type) {
+	case *ast.Ident:
+		return notFoundText(e.Name)
+	case *ast.SelectorExpr:
+		return notFoundText(e.Sel.Name)
+	}
+	return false
+}
+
+func notFoundText(s string) bool {
+	s = strings.ToLower(s)
+	return strings.Contains(s, "norows") || strings.Contains(s, "notfound") || strings.Contains(s, "noresult")
+}
+
+func (w *cbcWalker) checkWrite(a *cbcAccess, ctx []guard) {
+	for _, g := range ctx {
+		for _, ri := range g.reads {
+			rd := w.reads[ri]
+			if (rd.op == nil) != (a.op == nil) || (rd.op == nil && rd.table != a.table) || !intersects(rd.keys, a.keys) {
+				continue
+			}
+			if a.op == nil && w.checksUniqueError(a.call.End()) {
+				return
+			}
+			w.report(rd, a)
+			return
+		}
+	}
+}
+
+func (w *cbcWalker) report(rd, a *cbcAccess) {
+	line := w.pass.Fset.Position(rd.call.Pos()).Line
+	d := analysis.Diagnostic{Pos: a.call.Pos(), End: a.call.End()}
+	if a.op != nil {
+		d.Message = fmt.Sprintf("%s after %s on the same key races: two deliveries can both find nothing (line %d) and both create; "+
+			"enforce a unique idempotency key at the sink (idem.Store, or a unique constraint with INSERT ... ON CONFLICT DO NOTHING) and drop the check",
+			a.op.Name, rd.op.Name, line)
+	} else {
+		d.Message = fmt.Sprintf("INSERT INTO %s runs when the SELECT from %s (line %d) found no row for the same key: two concurrent or redelivered calls can both see no row and both insert; "+
+			"use INSERT ... ON CONFLICT DO NOTHING with a unique constraint on the key, or handle the unique-violation error",
+			a.table, rd.table, line)
+		if a.query != nil && a.pgsql {
+			if nv := withOnConflict(a.query); nv != "" {
+				d.SuggestedFixes = []analysis.SuggestedFix{{
+					Message:   "add ON CONFLICT DO NOTHING (needs a unique constraint on the key)",
+					TextEdits: []analysis.TextEdit{{Pos: a.query.Pos(), End: a.query.End(), NewText: []byte(nv)}},
+				}}
+			}
+		}
+	}
+	w.r.report(w.pass, d)
+}
+
+// checksUniqueError reports whether the function, after pos, looks at a
+// unique-violation error: the duplicate is then handled at the sink.
+func (w *cbcWalker) checksUniqueError(pos token.Pos) bool {
+	found := false
+	ast.Inspect(w.body, func(n ast.Node) bool {
+		if found || n == nil || n.End() <= pos {
+			return !found && n != nil
+		}
+		var text string
+		switch n := n.(type) {
+		case *ast.Ident:
+			text = n.Name
+		case *ast.BasicLit:
+			text = n.Value
+		default:
+			return true
+		}
+		if n.Pos() < pos {
+			return true
+		}
+		text = strings.ToLower(text)
+		for _, m := range []string{"unique", "duplicate", "23505", "1062", "pgerror", "mysqlerror", "constraint", "conflict", "alreadyexists", "exists"} {
+			if strings.Contains(text, m) {
+				found = true
+			}
+		}
+		return true
+	})
+	return found
+}
+
+// serialized reports whether a function serializes its check and create:
+// a serializable transaction, an advisory or table lock, or a mutex.
+func serialized(info *types.Info, body *ast.BlockStmt) bool {
+	found := false
+	ast.Inspect(body, func(n ast.Node) bool {
+		if found {
+			return false
+		}
+		var text string
+		switch n := n.(type) {
+		case *ast.Ident:
+			text = n.Name
+		case *ast.BasicLit:
+			text = strings.ToUpper(n.Value)
+		case *ast.CallExpr:
+			if sel, ok := ast.Unparen(n.Fun).(*ast.SelectorExpr); ok && (sel.Sel.Name == "Lock" || sel.Sel.Name == "TryLock") {
+				found = true
+			}
+			return true
+		default:
+			return true
+		}
+		for _, m := range []string{"Serializable", "SERIALIZABLE", "PG_ADVISORY", "LOCK TABLE", "GET_LOCK", "FOR UPDATE", "FOR SHARE"} {
+			if strings.Contains(text, m) {
+				found = true
+			}
+		}
+		return true
+	})
+	return found
+}
+
+// terminates reports whether a statement never falls through.
+func terminates(s ast.Stmt) bool {
+	switch s := s.(type) {
+	case *ast.BlockStmt:
+		return len(s.List) > 0 && terminates(s.List[len(s.List)-1])
+	case *ast.ReturnStmt, *ast.BranchStmt:
+		return true
+	case *ast.IfStmt:
+		return s.Else != nil && terminates(s.Body) && terminates(s.Else)
+	case *ast.ExprStmt:
+		if call, ok := s.X.(*ast.CallExpr); ok {
+			switch f := ast.Unparen(call.Fun).(type) {
+			case *ast.Ident:
+				return f.Name == "panic"
+			case *ast.SelectorExpr:
+				return strings.HasPrefix(f.Sel.Name, "Fatal") || f.Sel.Name == "Exit" || strings.HasPrefix(f.Sel.Name, "Panic")
+			}
+		}
+	}
+	return false
+}

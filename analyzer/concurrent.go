@@ -1,0 +1,164 @@
+package analyzer
+
+import (
+	"fmt"
+	"go/ast"
+	"go/token"
+	"go/types"
+	"strings"
+
+	"golang.org/x/tools/go/analysis"
+)
+
+// ConcurrentDeps reports an op and an op it declares after= started in one
+// concurrent batch. See the package documentation.
+var ConcurrentDeps = &analysis.Analyzer{
+	Name:     "concurrentdeps",
+	Doc:      "report ops started concurrently with an op they follow",
+	URL:      docURL + "#hdr-concurrentdeps",
+	Requires: []*analysis.Analyzer{Directives},
+	Run:      runConcurrentDeps,
+}
+
+// ConcurrentWrites reports two writes of one op on the same entity started
+// in one concurrent batch. See the package documentation.
+var ConcurrentWrites = &analysis.Analyzer{
+	Name:     "concurrentwrites",
+	Doc:      "report concurrent writes of one op on one entity",
+	URL:      docURL + "#hdr-concurrentwrites",
+	Requires: []*analysis.Analyzer{Directives},
+	Run:      runConcurrentWrites,
+}
+
+func runConcurrentDeps(pass *analysis.Pass) (any, error) {
+	r := pass.ResultOf[Directives].(*ops)
+	if len(r.ops)+len(r.wrappers) == 0 {
+		return nil, nil
+	}
+	seen := map[token.Pos]bool{}
+	for _, bt := range newBatcher(r).batches() {
+		bt.concurrent(func(_, _ *member, u, v *opUse) {
+			for _, p := range [][2]*opUse{{u, v}, {v, u}} {
+				first, then := p[0], p[1]
+				if !contains(then.op.After, first.op.Name) || seen[then.expr.Pos()] {
+					continue
+				}
+				seen[then.expr.Pos()] = true
+				r.report(pass, analysis.Diagnostic{
+					Pos: then.expr.Pos(),
+					End: then.expr.End(),
+					Message: fmt.Sprintf("%s is declared after=%s but both start in one concurrent batch (line %d): %s may run before %s is done; "+
+						"call %s and wait for it before starting %s",
+						then.op.Name, first.op.Name, pass.Fset.Position(first.expr.Pos()).Line,
+						then.op.Name, first.op.Name, first.op.Name, then.op.Name),
+				})
+			}
+		})
+	}
+	return nil, nil
+}
+
+func runConcurrentWrites(pass *analysis.Pass) (any, error) {
+	r := pass.ResultOf[Directives].(*ops)
+	if len(r.ops)+len(r.wrappers) == 0 {
+		return nil, nil
+	}
+	seen := map[token.Pos]bool{}
+	for _, bt := range newBatcher(r).batches() {
+		bt.concurrent(func(mu, mv *member, u, v *opUse) {
+			if u.op.Kind != "write" || v.op.Kind != "write" || u.op.Name != v.op.Name {
+				return
+			}
+			if !mu.direct || mu.loop || mv.loop || u.inLoop || v.inLoop || u.call == nil || v.call == nil || seen[v.call.Pos()] {
+				return
+			}
+			ku := &keyer{info: pass.TypesInfo, local: u.local}
+			kv := &keyer{info: pass.TypesInfo, local: v.local}
+			a, ok1 := opKeys(ku, u.op, u.call, u.op.Entity)
+			b, ok2 := opKeys(kv, v.op, v.call, v.op.Entity)
+			if !ok1 || !ok2 || strings.Join(a, "\x00") != strings.Join(b, "\x00") {
+				return
+			}
+			// A variable of the key assigned between the two starts may
+			// hold another value by then.
+			if assignedBetween(pass.TypesInfo, pass.Files, ku.objs, mu.stmt.End(), mv.stmt.Pos(), mu.stmt, mv.stmt) {
+				return
+			}
+			seen[v.call.Pos()] = true
+			r.report(pass, analysis.Diagnostic{
+				Pos: v.call.Pos(),
+				End: v.call.End(),
+				Message: fmt.Sprintf("two %s writes on the same entity (%s) start in one concurrent batch (line %d): they race on one entity; "+
+					"make it one write, or run them one after the other",
+					v.op.Name, entityText(pass.TypesInfo, v.op, v.call), pass.Fset.Position(u.expr.Pos()).Line),
+			})
+		})
+	}
+	return nil, nil
+}
+
+// assignedBetween reports whether any of objs is assigned in the source
+// range (from, to), or inside the two statements themselves.
+func assignedBetween(info *types.Info, files []*ast.File, objs []types.Object, from, to token.Pos, stmts ...ast.Stmt) bool {
+	if len(objs) == 0 {
+		return false
+	}
+	set := map[types.Object]bool{}
+	for _, o := range objs {
+		set[o] = true
+	}
+	hit := false
+	check := func(n ast.Node) bool {
+		switch n := n.(type) {
+		case *ast.AssignStmt:
+			for _, l := range n.Lhs {
+				if id, ok := ast.Unparen(l).(*ast.Ident); ok && set[info.Uses[id]] {
+					hit = true
+				}
+			}
+		case *ast.IncDecStmt:
+			if id, ok := ast.Unparen(n.X).(*ast.Ident); ok && set[info.Uses[id]] {
+				hit = true
+			}
+		case *ast.UnaryExpr:
+			if id, ok := ast.Unparen(n.X).(*ast.Ident); ok && n.Op == token.AND && set[info.Uses[id]] {
+				hit = true
+			}
+		}
+		return !hit
+	}
+	for _, s := range stmts {
+		ast.Inspect(s, check)
+	}
+	if !hit {
+		for _, f := range files {
+			if f.Pos() > from || f.End() < to {
+				continue
+			}
+			ast.Inspect(f, func(n ast.Node) bool {
+				if n == nil || n.End() <= from || n.Pos() >= to {
+					return n != nil && n.Pos() < to && n.End() > from
+				}
+				if n.Pos() >= from && n.End() <= to {
+					ast.Inspect(n, check)
+					return false
+				}
+				return true
+			})
+		}
+	}
+	return hit
+}
+
+// entityText shows an op's entity at a call site: the argument text when
+// the entity is one parameter, else the directive expression.
+func entityText(info *types.Info, op *OpFact, call *ast.CallExpr) string {
+	if len(op.Entity) == 1 {
+		for i, p := range op.Params {
+			if p == op.Entity[0] && i < len(call.Args) {
+				return types.ExprString(call.Args[i])
+			}
+		}
+	}
+	return strings.Join(op.Entity, ", ")
+}

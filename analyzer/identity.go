@@ -1,0 +1,269 @@
+package analyzer
+
+import (
+	"fmt"
+	"go/ast"
+	"go/types"
+	"regexp"
+	"strings"
+
+	"golang.org/x/tools/go/analysis"
+	"golang.org/x/tools/go/types/typeutil"
+)
+
+// Identity reports writes whose identity is built from non-deterministic
+// values at the call site, and direct calls of annotated tool functions in
+// agent code, which escape the trace. See the package documentation.
+var Identity = &analysis.Analyzer{
+	Name:     "identity",
+	Doc:      "report unstable write identities and calls escaping the trace",
+	URL:      docURL + "#hdr-identity",
+	Requires: []*analysis.Analyzer{Directives},
+	Run:      runIdentity,
+}
+
+var idemKeyParam = regexp.MustCompile(`(?i)^(idempotency_?key|idem_?key|dedup(e|lication)?_?key)$`)
+
+func runIdentity(pass *analysis.Pass) (any, error) {
+	r := pass.ResultOf[Directives].(*ops)
+	for _, f := range pass.Files {
+		if ast.IsGenerated(f) {
+			continue
+		}
+		for _, decl := range f.Decls {
+			fd, ok := decl.(*ast.FuncDecl)
+			if !ok || fd.Body == nil {
+				continue
+			}
+			checkIdentities(pass, r, fd)
+			checkEscapes(pass, r, fd)
+		}
+	}
+	return nil, nil
+}
+
+// checkIdentities reports identity and idempotency-key arguments that are
+// fresh on every run.
+func checkIdentities(pass *analysis.Pass, r *ops, fd *ast.FuncDecl) {
+	nd := &nondet{info: pass.TypesInfo, body: fd.Body}
+	ast.Inspect(fd.Body, func(n ast.Node) bool {
+		call, ok := n.(*ast.CallExpr)
+		if !ok {
+			return true
+		}
+		if op, _, _ := r.opCall(call); op != nil && op.Kind == "write" {
+			reported := map[string]bool{}
+			for _, expr := range op.Identity {
+				for _, p := range paramsIn(expr, op.Params) {
+					i := indexOf(op.Params, p)
+					if reported[p] || i < 0 || i >= len(call.Args) || (op.Variadic && i == len(op.Params)-1) {
+						continue
+					}
+					if src := nd.source(call.Args[i], 0); src != "" {
+						reported[p] = true
+						r.report(pass, analysis.Diagnostic{
+							Pos: call.Args[i].Pos(),
+							End: call.Args[i].End(),
+							Message: fmt.Sprintf("identity of %s (%s) is built from %s at the call site: every retry or redelivery gets a fresh identity, so a repeat looks like a new effect; "+
+								"derive it from the request (an order ID, the tool-call ID)", op.Name, expr, src),
+						})
+					}
+				}
+			}
+			return true
+		}
+		fn, ok := typeutil.Callee(pass.TypesInfo, call).(*types.Func)
+		if !ok {
+			return true
+		}
+		sig := fn.Type().(*types.Signature)
+		for i := 0; i < sig.Params().Len() && i < len(call.Args); i++ {
+			if sig.Variadic() && i == sig.Params().Len()-1 {
+				break
+			}
+			p := sig.Params().At(i)
+			if !idemKeyParam.MatchString(p.Name()) {
+				continue
+			}
+			if src := nd.source(call.Args[i], 0); src != "" {
+				r.report(pass, analysis.Diagnostic{
+					Pos: call.Args[i].Pos(),
+					End: call.Args[i].End(),
+					Message: fmt.Sprintf("idempotency key %s of %s is built from %s at the call site: every retry or redelivery gets a fresh key, so the sink cannot recognise a repeat; "+
+						"derive it from the request (an order ID, the tool-call ID)", p.Name(), fn.Name(), src),
+				})
+			}
+		}
+		return true
+	})
+}
+
+// nondet finds values that differ on every run.
+type nondet struct {
+	info *types.Info
+	body *ast.BlockStmt
+}
+
+// source returns the non-deterministic function e is built from (such as
+// "uuid.New"), following local variables a few steps, or "".
+func (nd *nondet) source(e ast.Expr, depth int) string {
+	if depth > 3 {
+		return ""
+	}
+	found := ""
+	ast.Inspect(e, func(n ast.Node) bool {
+		if found != "" {
+			return false
+		}
+		switch n := n.(type) {
+		case *ast.FuncLit:
+			return false
+		case *ast.CallExpr:
+			if s := nondetFunc(nd.info, n); s != "" {
+				found = s
+				return false
+			}
+			// time.Now().Format("2006-01-02"), Truncate, ...: a coarse
+			// key chosen on purpose.
+			if sel, ok := ast.Unparen(n.Fun).(*ast.SelectorExpr); ok {
+				if inner, ok := ast.Unparen(sel.X).(*ast.CallExpr); ok && nondetFunc(nd.info, inner) == "time.Now" {
+					switch sel.Sel.Name {
+					case "Unix", "UnixNano", "UnixMilli", "UnixMicro", "String", "UTC", "Local":
+						found = "time.Now"
+					}
+					return false
+				}
+			}
+		case *ast.Ident:
+			v, ok := nd.info.Uses[n].(*types.Var)
+			if !ok || v.Pos() < nd.body.Pos() || v.Pos() >= nd.body.End() {
+				return true
+			}
+			// A local variable: look at what is assigned to it.
+			ast.Inspect(nd.body, func(m ast.Node) bool {
+				if found != "" {
+					return false
+				}
+				as, ok := m.(*ast.AssignStmt)
+				if !ok || len(as.Lhs) != len(as.Rhs) {
+					return true
+				}
+				for i, l := range as.Lhs {
+					if id, ok := l.(*ast.Ident); ok && nd.info.ObjectOf(id) == v {
+						if s := nd.source(as.Rhs[i], depth+1); s != "" {
+							found = s
+						}
+					}
+				}
+				return true
+			})
+		}
+		return true
+	})
+	return found
+}
+
+// nondetFunc names a call that returns a fresh value every time.
+func nondetFunc(info *types.Info, call *ast.CallExpr) string {
+	fn, ok := typeutil.Callee(info, call).(*types.Func)
+	if !ok || fn.Pkg() == nil {
+		return ""
+	}
+	path, name := fn.Pkg().Path(), fn.Name()
+	if fn.Type().(*types.Signature).Recv() != nil {
+		return ""
+	}
+	short := path[strings.LastIndexByte(path, '/')+1:] + "." + name
+	switch path {
+	case "time":
+		if name == "Now" {
+			return "time.Now"
+		}
+	case "github.com/google/uuid":
+		if strings.HasPrefix(name, "New") && name != "NewHash" && name != "NewMD5" && name != "NewSHA1" {
+			return short
+		}
+	case "github.com/gofrs/uuid", "github.com/gofrs/uuid/v5", "github.com/satori/go.uuid":
+		if strings.HasPrefix(name, "NewV1") || strings.HasPrefix(name, "NewV4") || strings.HasPrefix(name, "NewV6") || strings.HasPrefix(name, "NewV7") {
+			return short
+		}
+	case "math/rand", "math/rand/v2":
+		if !strings.HasPrefix(name, "New") && name != "Seed" {
+			return "rand." + name
+		}
+	case "crypto/rand":
+		if name == "Text" || name == "Int" {
+			return "rand." + name
+		}
+	case "github.com/oklog/ulid", "github.com/oklog/ulid/v2":
+		if name == "Make" {
+			return short
+		}
+	case "github.com/rs/xid", "github.com/segmentio/ksuid":
+		if name == "New" {
+			return short
+		}
+	}
+	return ""
+}
+
+// checkEscapes reports, in agent code (a function that calls a generated
+// wrapper), direct calls of annotated functions.
+func checkEscapes(pass *analysis.Pass, r *ops, fd *ast.FuncDecl) {
+	agent := false
+	var direct []*ast.CallExpr
+	ast.Inspect(fd.Body, func(n ast.Node) bool {
+		call, ok := n.(*ast.CallExpr)
+		if !ok {
+			return true
+		}
+		if op, wrapper, _ := r.opCall(call); op != nil {
+			if wrapper {
+				agent = true
+			} else {
+				direct = append(direct, call)
+			}
+		}
+		return true
+	})
+	if !agent {
+		return
+	}
+	self, _ := pass.TypesInfo.Defs[fd.Name].(*types.Func)
+	for _, call := range direct {
+		op, _, fn := r.opCall(call)
+		if fn == self {
+			continue
+		}
+		d := analysis.Diagnostic{
+			Pos: call.Pos(),
+			End: call.End(),
+			Message: fmt.Sprintf("direct call of %s in agent code escapes the trace: the harness can neither see nor fault it; call %s",
+				op.Func, op.Wrapper),
+		}
+		var name *ast.Ident
+		switch f := ast.Unparen(call.Fun).(type) {
+		case *ast.Ident:
+			name = f
+		case *ast.SelectorExpr:
+			name = f.Sel
+		}
+		if name != nil && wrapperObject(fn.Pkg(), fn, op.Wrapper) != nil && (fn.Pkg() == pass.Pkg || ast.IsExported(op.Wrapper)) {
+			d.SuggestedFixes = []analysis.SuggestedFix{{
+				Message:   "call " + op.Wrapper,
+				TextEdits: []analysis.TextEdit{{Pos: name.Pos(), End: name.End(), NewText: []byte(op.Wrapper)}},
+			}}
+		}
+		r.report(pass, d)
+	}
+}
+
+
+func indexOf(list []string, s string) int {
+	for i, x := range list {
+		if x == s {
+			return i
+		}
+	}
+	return -1
+}

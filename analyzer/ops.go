@@ -1,0 +1,362 @@
+package analyzer
+
+import (
+	"fmt"
+	"go/ast"
+	"go/token"
+	"go/types"
+	"reflect"
+	"strings"
+
+	"golang.org/x/tools/go/analysis"
+	"golang.org/x/tools/go/types/typeutil"
+
+	"github.com/agentidem/agentidem-go/internal/directive"
+)
+
+// OpFact is the fact exported for every function annotated with
+// //agentidem:read or //agentidem:write. It lets a package that calls the op,
+// directly or through its generated wrapper, know what the op declares.
+type OpFact struct {
+	Name       string   // logical op name (name=, else "fn" or "Type.Method")
+	Kind       string   // "read" or "write"
+	Func       string   // declared name, "refund" or "Svc.Refund"
+	After      []string // ops that must happen before this one
+	Entity     []string // entity expressions (entity=, else identity= for writes)
+	Identity   []string // identity expressions (writes)
+	Params     []string // parameter names, receiver excluded
+	Recv       string   // receiver name; empty for functions
+	Variadic   bool     // the last parameter is variadic
+	Wrapper    string   // name of the generated wrapper
+	Idempotent bool     // the body makes the write idempotent at its sink
+}
+
+// AFact marks OpFact as an analysis fact.
+func (*OpFact) AFact() {}
+
+func (f *OpFact) String() string {
+	s := fmt.Sprintf("%s op %s wrapper=%s", f.Kind, f.Name, f.Wrapper)
+	if len(f.After) > 0 {
+		s += " after=" + strings.Join(f.After, ",")
+	}
+	if len(f.Entity) > 0 {
+		s += " entity=" + strings.Join(f.Entity, ",")
+	}
+	if f.Idempotent {
+		s += " idempotent"
+	}
+	return s
+}
+
+// WrapperFact is the fact exported for the generated wrapper of an
+// annotated function: calling the wrapper runs the op under the trace.
+type WrapperFact struct {
+	Op OpFact
+}
+
+// AFact marks WrapperFact as an analysis fact.
+func (*WrapperFact) AFact() {}
+
+func (f *WrapperFact) String() string { return "wrapper of " + f.Op.Name }
+
+// Directives reads //agentidem: directives, exports an OpFact for each
+// annotated function and a WrapperFact for each wrapper it finds, and
+// reports malformed directives. The other analyzers require it.
+var Directives = &analysis.Analyzer{
+	Name:       "directives",
+	Doc:        "report malformed //agentidem: directives and export op facts",
+	URL:        docURL + "#hdr-directives",
+	Run:        runDirectives,
+	FactTypes:  []analysis.Fact{new(OpFact), new(WrapperFact)},
+	ResultType: reflect.TypeFor[*ops](),
+}
+
+const docURL = "https://pkg.go.dev/github.com/agentidem/agentidem-go/analyzer"
+
+// ops is the result of Directives: every op known to the package being
+// analyzed, and where diagnostics are silenced.
+type ops struct {
+	pass      *analysis.Pass
+	ops       map[*types.Func]*OpFact // annotated functions called or declared here
+	wrappers  map[*types.Func]*OpFact // their wrappers
+	generated map[*token.File]bool
+	// silenced lines per file, and silenced ranges (functions with a doc ignore).
+	lines  map[*token.File]map[int]bool
+	ranges [][2]token.Pos
+}
+
+func runDirectives(pass *analysis.Pass) (any, error) {
+	r := &ops{
+		pass:      pass,
+		ops:       map[*types.Func]*OpFact{},
+		wrappers:  map[*types.Func]*OpFact{},
+		generated: map[*token.File]bool{},
+		lines:     map[*token.File]map[int]bool{},
+	}
+	var local []*types.Func
+	for _, f := range pass.Files {
+		tf := pass.Fset.File(f.Pos())
+		gen := ast.IsGenerated(f)
+		r.generated[tf] = gen
+		docs := map[*ast.CommentGroup]bool{}
+		for _, decl := range f.Decls {
+			fd, ok := decl.(*ast.FuncDecl)
+			if !ok || fd.Doc == nil {
+				continue
+			}
+			docs[fd.Doc] = true
+			d, ignores, errs := directive.FromDoc(pass.Fset, fd.Doc)
+			if !gen {
+				for _, err := range errs {
+					reportDirectiveError(pass, fd.Doc, err)
+				}
+			}
+			if len(ignores) > 0 {
+				r.ranges = append(r.ranges, [2]token.Pos{fd.Pos(), fd.End()})
+			}
+			if d == nil || d.Kind == directive.Ignore {
+				continue
+			}
+			fn, ok := pass.TypesInfo.Defs[fd.Name].(*types.Func)
+			if !ok {
+				continue
+			}
+			fact := newOpFact(fd, fn, d)
+			if fact.Kind == "write" {
+				fact.Idempotent = sinkIdempotent(pass, fd.Body)
+			}
+			pass.ExportObjectFact(fn, fact)
+			r.ops[fn] = fact
+			local = append(local, fn)
+		}
+		// Line directives: ignores anywhere, and errors in stray directives.
+		for _, cg := range f.Comments {
+			if docs[cg] {
+				continue
+			}
+			for _, c := range cg.List {
+				if !directive.IsDirective(c.Text) {
+					continue
+				}
+				pos := pass.Fset.Position(c.Slash)
+				d, errs := directive.Parse(c.Text, pos)
+				if len(errs) > 0 {
+					if !gen {
+						for _, err := range errs {
+							pass.Report(analysis.Diagnostic{Pos: c.Slash, End: c.End(), Message: directiveMessage(err)})
+						}
+					}
+					continue
+				}
+				if d.Kind == directive.Ignore {
+					m := r.lines[tf]
+					if m == nil {
+						m = map[int]bool{}
+						r.lines[tf] = m
+					}
+					m[pos.Line] = true
+					m[pos.Line+1] = true
+				}
+			}
+		}
+	}
+	// Wrappers of the ops declared here live in this package.
+	for _, fn := range local {
+		fact := r.ops[fn]
+		if w := wrapperObject(pass.Pkg, fn, fact.Wrapper); w != nil {
+			pass.ExportObjectFact(w, &WrapperFact{Op: *fact})
+			r.wrappers[w] = fact
+		}
+	}
+	// Ops of other packages, as far as this package calls them.
+	for _, f := range pass.Files {
+		ast.Inspect(f, func(n ast.Node) bool {
+			var fn *types.Func
+			switch n := n.(type) {
+			case *ast.CallExpr:
+				fn, _ = typeutil.Callee(pass.TypesInfo, n).(*types.Func)
+			case *ast.SelectorExpr: // method values: g.Go(s.Create)
+				fn, _ = pass.TypesInfo.Uses[n.Sel].(*types.Func)
+			case *ast.Ident:
+				fn, _ = pass.TypesInfo.Uses[n].(*types.Func)
+			}
+			if fn == nil {
+				return true
+			}
+			fn = fn.Origin()
+			if fn.Pkg() == nil || fn.Pkg() == pass.Pkg {
+				return true
+			}
+			if _, ok := r.ops[fn]; ok {
+				return true
+			}
+			if _, ok := r.wrappers[fn]; ok {
+				return true
+			}
+			var of OpFact
+			if pass.ImportObjectFact(fn, &of) {
+				r.ops[fn] = &of
+				return true
+			}
+			var wf WrapperFact
+			if pass.ImportObjectFact(fn, &wf) {
+				r.wrappers[fn] = &wf.Op
+			}
+			return true
+		})
+	}
+	return r, nil
+}
+
+func reportDirectiveError(pass *analysis.Pass, doc *ast.CommentGroup, err error) {
+	pos := doc.Pos()
+	if de, ok := err.(*directive.Error); ok {
+		for _, c := range doc.List {
+			if pass.Fset.Position(c.Slash).Line == de.Pos.Line {
+				pos = c.Slash + token.Pos(de.Pos.Column-pass.Fset.Position(c.Slash).Column)
+				break
+			}
+		}
+	}
+	pass.Report(analysis.Diagnostic{Pos: pos, Message: directiveMessage(err)})
+}
+
+// directiveMessage drops the "file:line:col: " prefix: the diagnostic
+// carries the position.
+func directiveMessage(err error) string {
+	if de, ok := err.(*directive.Error); ok {
+		return "bad directive: " + de.Msg
+	}
+	return "bad directive: " + err.Error()
+}
+
+func newOpFact(fd *ast.FuncDecl, fn *types.Func, d *directive.Directive) *OpFact {
+	f := &OpFact{Kind: d.Kind.String(), Func: fd.Name.Name}
+	sig := fn.Type().(*types.Signature)
+	if recv := sig.Recv(); recv != nil {
+		t := recv.Type()
+		if p, ok := t.(*types.Pointer); ok {
+			t = p.Elem()
+		}
+		if n, ok := types.Unalias(t).(*types.Named); ok {
+			f.Func = n.Obj().Name() + "." + fd.Name.Name
+		}
+		f.Recv = recv.Name()
+	}
+	for i := 0; i < sig.Params().Len(); i++ {
+		f.Params = append(f.Params, sig.Params().At(i).Name())
+	}
+	f.Variadic = sig.Variadic()
+	f.Name = f.Func
+	if d.Name != nil {
+		f.Name = d.Name.Text
+	}
+	for _, v := range d.After {
+		f.After = append(f.After, v.Text)
+	}
+	for _, v := range d.Identity {
+		f.Identity = append(f.Identity, v.Text)
+	}
+	if d.Entity != nil {
+		f.Entity = []string{d.Entity.Text}
+	} else if d.Kind == directive.Write {
+		f.Entity = f.Identity
+	}
+	f.Wrapper = fd.Name.Name + "Traced"
+	if d.Wrapper != nil {
+		f.Wrapper = d.Wrapper.Text
+	}
+	return f
+}
+
+// wrapperObject finds the generated wrapper of fn, if the package has it.
+func wrapperObject(pkg *types.Package, fn *types.Func, name string) *types.Func {
+	sig := fn.Type().(*types.Signature)
+	if recv := sig.Recv(); recv != nil {
+		obj, _, _ := types.LookupFieldOrMethod(recv.Type(), true, pkg, name)
+		w, _ := obj.(*types.Func)
+		return w
+	}
+	w, _ := pkg.Scope().Lookup(name).(*types.Func)
+	return w
+}
+
+// opCall resolves a call (or a function value) to the op it runs, and says
+// whether it goes through the generated wrapper.
+func (r *ops) opCall(e ast.Expr) (op *OpFact, wrapper bool, fn *types.Func) {
+	info := r.pass.TypesInfo
+	switch e := e.(type) {
+	case *ast.CallExpr:
+		fn, _ = typeutil.Callee(info, e).(*types.Func)
+	case *ast.SelectorExpr:
+		fn, _ = info.Uses[e.Sel].(*types.Func)
+	case *ast.Ident:
+		fn, _ = info.Uses[e].(*types.Func)
+	case *ast.ParenExpr:
+		return r.opCall(e.X)
+	}
+	if fn == nil {
+		return nil, false, nil
+	}
+	fn = fn.Origin()
+	if op := r.ops[fn]; op != nil {
+		return op, false, fn
+	}
+	if op := r.wrappers[fn]; op != nil {
+		return op, true, fn
+	}
+	return nil, false, nil
+}
+
+// report reports d unless it is in a generated file or silenced by
+// //agentidem:ignore.
+func (r *ops) report(pass *analysis.Pass, d analysis.Diagnostic) {
+	tf := pass.Fset.File(d.Pos)
+	if tf == nil || r.generated[tf] {
+		return
+	}
+	if r.lines[tf][tf.Line(d.Pos)] {
+		return
+	}
+	for _, rg := range r.ranges {
+		if rg[0] <= d.Pos && d.Pos < rg[1] {
+			return
+		}
+	}
+	pass.Report(d)
+}
+
+// isGenerated reports whether n is in a generated file.
+func (r *ops) isGenerated(n ast.Node) bool {
+	return r.generated[r.pass.Fset.File(n.Pos())]
+}
+
+// sinkIdempotent reports whether a write's body makes it idempotent at the
+// sink: it uses the idem package, or every INSERT it runs resolves conflicts.
+func sinkIdempotent(pass *analysis.Pass, body *ast.BlockStmt) bool {
+	if body == nil {
+		return false
+	}
+	usesIdem, inserts, safe := false, 0, 0
+	ast.Inspect(body, func(n ast.Node) bool {
+		switch n := n.(type) {
+		case *ast.Ident:
+			if obj := pass.TypesInfo.Uses[n]; obj != nil && obj.Pkg() != nil &&
+				strings.HasPrefix(obj.Pkg().Path(), "github.com/agentidem/agentidem-go/idem") {
+				usesIdem = true
+			}
+		case *ast.BasicLit:
+			if n.Kind != token.STRING {
+				return true
+			}
+			if q := normSQL(stringValue(n)); isInsert(q) {
+				inserts++
+				if insertResolvesConflict(q) {
+					safe++
+				}
+			}
+		}
+		return true
+	})
+	return usesIdem || (inserts > 0 && inserts == safe)
+}

@@ -1,0 +1,58 @@
+// Package billing declares annotated tool functions; other test packages
+// call them, so their ops reach those packages as facts.
+package billing
+
+import (
+	"context"
+	"errors"
+)
+
+var ErrNotFound = errors.New("not found")
+
+type Ticket struct{ ID, Key string }
+
+// FindTicket looks a ticket up by its key.
+//
+//agentidem:read entity=key
+func FindTicket(ctx context.Context, key string) (*Ticket, error) { return nil, ErrNotFound }
+
+// LookupTicket reports whether a ticket exists.
+//
+//agentidem:read
+func LookupTicket(key string) (Ticket, bool) { return Ticket{}, false }
+
+// CreateTicket opens a ticket.
+//
+//agentidem:write identity=key
+func CreateTicket(ctx context.Context, key, title string) (*Ticket, error) { return nil, nil }
+
+// CreateInvoice bills an order.
+//
+//agentidem:write identity=orderID
+func CreateInvoice(ctx context.Context, orderID string) error { return nil }
+
+// AttachInvoice attaches the order's invoice to the customer.
+//
+//agentidem:write identity=orderID after=CreateInvoice
+func AttachInvoice(ctx context.Context, orderID string) error { return nil }
+
+// Svc is a payment service.
+type Svc struct{}
+
+// Refund refunds a payment.
+//
+//agentidem:write identity=paymentID
+func (s *Svc) Refund(ctx context.Context, paymentID string, cents int) error { return nil }
+
+// Charge charges a payment with a caller-chosen idempotency key.
+//
+//agentidem:write identity=key entity=account name=charge wrapper=ChargeWithTrace
+func Charge(ctx context.Context, account, key string) error { return nil }
+
+// Subscribe is idempotent at its sink.
+//
+//agentidem:write identity=email
+func Subscribe(ctx context.Context, email string) error {
+	_ = "INSERT INTO subscribers (email) VALUES ($1) ON CONFLICT DO NOTHING"
+	return nil
+}

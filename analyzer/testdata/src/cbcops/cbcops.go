@@ -1,0 +1,73 @@
+package cbcops
+
+import (
+	"context"
+	"errors"
+
+	"billing"
+)
+
+func findThenCreate(ctx context.Context, key string) (*billing.Ticket, error) {
+	t, err := billing.FindTicketTraced(ctx, key)
+	if errors.Is(err, billing.ErrNotFound) {
+		return billing.CreateTicketTraced(ctx, key, "printer on fire") // want `CreateTicket after FindTicket on the same key races: .* enforce a unique idempotency key at the sink`
+	}
+	return t, err
+}
+
+func earlyReturnWhenFound(ctx context.Context, key string) (*billing.Ticket, error) {
+	if t, ok := billing.LookupTicketTraced(key); ok {
+		return &t, nil
+	}
+	return billing.CreateTicketTraced(ctx, key, "printer on fire") // want `CreateTicket after LookupTicket on the same key races`
+}
+
+func nilMeansAbsent(ctx context.Context, key string) error {
+	t, _ := billing.FindTicketTraced(ctx, key)
+	if t == nil {
+		_, err := billing.CreateTicketTraced(ctx, key, "x") // want `CreateTicket after FindTicket`
+		return err
+	}
+	return nil
+}
+
+// The create runs only when the ticket was found: not a check-before-create.
+func createWhenFound(ctx context.Context, key string) error {
+	if _, ok := billing.LookupTicketTraced(key); !ok {
+		return errors.New("no such ticket")
+	}
+	_, err := billing.CreateTicketTraced(ctx, key, "follow-up")
+	return err
+}
+
+// A different key: the check guards nothing about the created ticket.
+func otherKey(ctx context.Context, key, other string) error {
+	if _, ok := billing.LookupTicketTraced(key); !ok {
+		_, err := billing.CreateTicketTraced(ctx, other, "x")
+		return err
+	}
+	return nil
+}
+
+// No check: the create relies on its identity alone.
+func createOnly(ctx context.Context, key string) error {
+	_, err := billing.CreateTicketTraced(ctx, key, "x")
+	return err
+}
+
+// Subscribe deduplicates at its sink (INSERT ... ON CONFLICT DO NOTHING).
+func idempotentSink(ctx context.Context, email string) error {
+	if _, ok := billing.LookupTicketTraced(email); !ok {
+		return billing.SubscribeTraced(ctx, email)
+	}
+	return nil
+}
+
+//agentidem:ignore tickets are created by one worker only
+func ignored(ctx context.Context, key string) error {
+	if _, ok := billing.LookupTicketTraced(key); !ok {
+		_, err := billing.CreateTicketTraced(ctx, key, "x")
+		return err
+	}
+	return nil
+}

@@ -1,0 +1,215 @@
+package cbcsql
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+
+	"github.com/jackc/pgx/v5"
+)
+
+func ensureUser(db *sql.DB, email string) error {
+	var id int64
+	err := db.QueryRow("SELECT id FROM users WHERE email = $1", email).Scan(&id)
+	if errors.Is(err, sql.ErrNoRows) {
+		_, err = db.Exec("INSERT INTO users (email) VALUES ($1)", email) // want `INSERT INTO users runs when the SELECT from users \(line \d+\) found no row for the same key`
+	}
+	return err
+}
+
+func ensureUserOnConflict(db *sql.DB, email string) error {
+	var id int64
+	err := db.QueryRow("SELECT id FROM users WHERE email = $1", email).Scan(&id)
+	if errors.Is(err, sql.ErrNoRows) {
+		_, err = db.Exec("INSERT INTO users (email) VALUES ($1) ON CONFLICT (email) DO NOTHING", email)
+	}
+	return err
+}
+
+func ensureUserUniqueCheck(ctx context.Context, db *sql.DB, email string) error {
+	var id int64
+	err := db.QueryRowContext(ctx, "SELECT id FROM users WHERE email = $1", email).Scan(&id)
+	if err == nil {
+		return nil
+	}
+	if !errors.Is(err, sql.ErrNoRows) {
+		return err
+	}
+	_, err = db.ExecContext(ctx, "INSERT INTO users (email) VALUES ($1)", email)
+	if isUniqueViolation(err) {
+		return nil
+	}
+	return err
+}
+
+func isUniqueViolation(err error) bool { return false }
+
+func earlyReturn(ctx context.Context, db *sql.DB, email string) error {
+	var id int64
+	err := db.QueryRowContext(ctx, "SELECT id FROM users WHERE email = $1", email).Scan(&id)
+	if err == nil {
+		return errors.New("already registered")
+	}
+	if !errors.Is(err, sql.ErrNoRows) {
+		return err
+	}
+	_, err = db.ExecContext(ctx, "INSERT INTO users (email) VALUES ($1)", email) // want `INSERT INTO users runs when the SELECT from users`
+	return err
+}
+
+func existsFlag(db *sql.DB, email string) error {
+	var exists bool
+	if err := db.QueryRow(`SELECT EXISTS (SELECT 1 FROM users WHERE email = $1)`, email).Scan(&exists); err != nil {
+		return err
+	}
+	if !exists {
+		_, err := db.Exec(`INSERT INTO users (email) VALUES ($1)`, email) // want `INSERT INTO users runs when`
+		return err
+	}
+	return nil
+}
+
+func countZero(db *sql.DB, email string) error {
+	var n int
+	if err := db.QueryRow("SELECT count(*) FROM users WHERE email = ?", email).Scan(&n); err != nil {
+		return err
+	}
+	if n == 0 {
+		_, err := db.Exec("INSERT INTO users (email) VALUES (?)", email) // want `INSERT INTO users runs when`
+		return err
+	}
+	return nil
+}
+
+// Found, then insert into another table: no race on users.
+func otherTable(db *sql.DB, email string) error {
+	var id int64
+	err := db.QueryRow("SELECT id FROM users WHERE email = $1", email).Scan(&id)
+	if errors.Is(err, sql.ErrNoRows) {
+		_, err = db.Exec("INSERT INTO audit (email) VALUES ($1)", email)
+	}
+	return err
+}
+
+// The insert runs when the row exists: not a check-before-create.
+func insertWhenFound(db *sql.DB, email, note string) error {
+	var id int64
+	if err := db.QueryRow("SELECT id FROM users WHERE email = $1", email).Scan(&id); err != nil {
+		return err
+	}
+	_, err := db.Exec("INSERT INTO users (email, note) VALUES ($1, $2)", email, note)
+	return err
+}
+
+// Different key in the insert.
+func otherKey(db *sql.DB, email, other string) error {
+	var id int64
+	err := db.QueryRow("SELECT id FROM users WHERE email = $1", email).Scan(&id)
+	if errors.Is(err, sql.ErrNoRows) {
+		_, err = db.Exec("INSERT INTO users (email) VALUES ($1)", other)
+	}
+	return err
+}
+
+func inTransaction(ctx context.Context, db *sql.DB, email string) error {
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	var id int64
+	err = tx.QueryRowContext(ctx, "SELECT id FROM users WHERE email = $1", email).Scan(&id)
+	if errors.Is(err, sql.ErrNoRows) {
+		if _, err := tx.ExecContext(ctx, "INSERT INTO users (email) VALUES ($1)", email); err != nil { // want `INSERT INTO users runs when`
+			return err
+		}
+	}
+	return tx.Commit()
+}
+
+func serializableTransaction(ctx context.Context, db *sql.DB, email string) error {
+	tx, err := db.BeginTx(ctx, &sql.TxOptions{Isolation: sql.LevelSerializable})
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	var id int64
+	err = tx.QueryRowContext(ctx, "SELECT id FROM users WHERE email = $1", email).Scan(&id)
+	if errors.Is(err, sql.ErrNoRows) {
+		if _, err := tx.ExecContext(ctx, "INSERT INTO users (email) VALUES ($1)", email); err != nil {
+			return err
+		}
+	}
+	return tx.Commit()
+}
+
+// A transaction from the caller may be serializable: say nothing.
+func callersTransaction(ctx context.Context, tx *sql.Tx, email string) error {
+	var id int64
+	err := tx.QueryRowContext(ctx, "SELECT id FROM users WHERE email = $1", email).Scan(&id)
+	if errors.Is(err, sql.ErrNoRows) {
+		_, err = tx.ExecContext(ctx, "INSERT INTO users (email) VALUES ($1)", email)
+	}
+	return err
+}
+
+func pgxSwitch(ctx context.Context, conn *pgx.Conn, email string) error {
+	var id int64
+	switch err := conn.QueryRow(ctx, "SELECT id FROM users WHERE email = $1", email).Scan(&id); {
+	case errors.Is(err, pgx.ErrNoRows):
+		_, err = conn.Exec(ctx, "INSERT INTO users (email) VALUES ($1)", email) // want `INSERT INTO users runs when`
+		return err
+	case err != nil:
+		return err
+	}
+	return nil
+}
+
+func pgxSerializable(ctx context.Context, conn *pgx.Conn, email string) error {
+	tx, err := conn.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.Serializable})
+	if err != nil {
+		return err
+	}
+	var id int64
+	if err := tx.QueryRow(ctx, "SELECT id FROM users WHERE email = $1", email).Scan(&id); errors.Is(err, pgx.ErrNoRows) {
+		_, err = tx.Exec(ctx, "INSERT INTO users (email) VALUES ($1)", email)
+		return err
+	}
+	return tx.Commit(ctx)
+}
+
+func pgxTransaction(ctx context.Context, conn *pgx.Conn, email string) error {
+	tx, err := conn.BeginTx(ctx, pgx.TxOptions{})
+	if err != nil {
+		return err
+	}
+	var id int64
+	if err := tx.QueryRow(ctx, "SELECT id FROM users WHERE email = $1", email).Scan(&id); errors.Is(err, pgx.ErrNoRows) {
+		_, err = tx.Exec(ctx, "INSERT INTO users (email) VALUES ($1)", email) // want `INSERT INTO users runs when`
+		return err
+	}
+	return tx.Commit(ctx)
+}
+
+// Upsert emulation: the insert branch races like any check-before-create.
+func upsert(db *sql.DB, email, name string) error {
+	var id int64
+	err := db.QueryRow("SELECT id FROM users WHERE email = $1", email).Scan(&id)
+	switch {
+	case err == sql.ErrNoRows:
+		_, err = db.Exec("INSERT INTO users (email, name) VALUES ($1, $2)", email, name) // want `INSERT INTO users runs when`
+	case err == nil:
+		_, err = db.Exec("UPDATE users SET name = $2 WHERE id = $1", id, name)
+	}
+	return err
+}
+
+func ignored(db *sql.DB, email string) error {
+	var id int64
+	err := db.QueryRow("SELECT id FROM users WHERE email = $1", email).Scan(&id)
+	if errors.Is(err, sql.ErrNoRows) {
+		//agentidem:ignore users are created by the nightly import only, one process
+		_, err = db.Exec("INSERT INTO users (email) VALUES ($1)", email)
+	}
+	return err
+}

@@ -1,0 +1,115 @@
+package deps
+
+import (
+	"context"
+	"sync"
+
+	"billing"
+
+	"golang.org/x/sync/errgroup"
+)
+
+// Local ops, declared and used in one package.
+
+//agentidem:write identity=id
+func createOrder(id string) error { return nil }
+
+//agentidem:write identity=id after=createOrder
+func shipOrder(id string) error { return nil }
+
+func errgroupBatch(ctx context.Context, id string) error {
+	g, ctx := errgroup.WithContext(ctx)
+	g.Go(func() error { return billing.CreateInvoiceTraced(ctx, id) })
+	g.Go(func() error { return billing.AttachInvoiceTraced(ctx, id) }) // want `AttachInvoice is declared after=CreateInvoice but both start in one concurrent batch`
+	return g.Wait()
+}
+
+func errgroupWaitBetween(ctx context.Context, id string) error {
+	g, ctx := errgroup.WithContext(ctx)
+	g.Go(func() error { return billing.CreateInvoiceTraced(ctx, id) })
+	if err := g.Wait(); err != nil {
+		return err
+	}
+	g.Go(func() error { return billing.AttachInvoiceTraced(ctx, id) })
+	return g.Wait()
+}
+
+func sequential(ctx context.Context, id string) error {
+	if err := billing.CreateInvoiceTraced(ctx, id); err != nil {
+		return err
+	}
+	return billing.AttachInvoiceTraced(ctx, id)
+}
+
+func oneGoroutineInOrder(ctx context.Context, id string) error {
+	g, ctx := errgroup.WithContext(ctx)
+	g.Go(func() error {
+		if err := billing.CreateInvoiceTraced(ctx, id); err != nil {
+			return err
+		}
+		return billing.AttachInvoiceTraced(ctx, id)
+	})
+	return g.Wait()
+}
+
+func goStatements(id string) {
+	var wg sync.WaitGroup
+	wg.Add(2)
+	go func() { defer wg.Done(); shipOrder(id) }() // want `shipOrder is declared after=createOrder`
+	go func() { defer wg.Done(); createOrder(id) }()
+	wg.Wait()
+}
+
+func goStatementsWaitBetween(id string) {
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() { defer wg.Done(); createOrder(id) }()
+	wg.Wait()
+	wg.Add(1)
+	go func() { defer wg.Done(); shipOrder(id) }()
+	wg.Wait()
+}
+
+func waitGroupGo(id string) {
+	var wg sync.WaitGroup
+	wg.Go(func() { createOrder(id) })
+	wg.Go(func() { shipOrder(id) }) // want `shipOrder is declared after=createOrder`
+	wg.Wait()
+}
+
+func starterRunsMeanwhile(ctx context.Context, id string) error {
+	g, ctx := errgroup.WithContext(ctx)
+	g.Go(func() error { return billing.CreateInvoiceTraced(ctx, id) })
+	billing.AttachInvoiceTraced(ctx, id) // want `AttachInvoice is declared after=CreateInvoice`
+	return g.Wait()
+}
+
+func starterBeforeLaunch(ctx context.Context, id string) error {
+	g, ctx := errgroup.WithContext(ctx)
+	g.Go(func() error { return nil })
+	billing.CreateInvoiceTraced(ctx, id)
+	g.Go(func() error { return billing.AttachInvoiceTraced(ctx, id) })
+	return g.Wait()
+}
+
+func throughClosure(ctx context.Context, id string) error {
+	attach := func() error { return billing.AttachInvoiceTraced(ctx, id) } // want `AttachInvoice is declared after=CreateInvoice`
+	g, ctx := errgroup.WithContext(ctx)
+	g.Go(func() error { return billing.CreateInvoiceTraced(ctx, id) })
+	g.Go(attach)
+	return g.Wait()
+}
+
+func channelOrders(ctx context.Context, id string) {
+	created := make(chan struct{})
+	go func() { createOrder(id); close(created) }()
+	go func() { <-created; shipOrder(id) }()
+}
+
+func ignored(id string) {
+	var wg sync.WaitGroup
+	wg.Go(func() { createOrder(id) })
+	//agentidem:ignore shipOrder only reads what createOrder wrote, and retries until it is there
+	wg.Go(func() { shipOrder(id) })
+	wg.Wait()
+}
