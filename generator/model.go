@@ -209,21 +209,38 @@ func (b *builder) buildOp(fn *ast.FuncDecl) *Op {
 		op.Wrapper = d.Wrapper.Text
 	}
 
-	used := map[string]bool{}
-	if op.Recv != nil {
-		used[op.Recv.Name] = true
-	}
+	// Blank and unnamed parameters (and an unnamed receiver) get names
+	// that no named parameter, receiver or type parameter already uses.
 	params := sig.Params()
+	used := map[string]bool{}
+	for i := 0; i < params.Len(); i++ {
+		used[params.At(i).Name()] = true
+	}
+	for _, list := range []*types.TypeParamList{sig.TypeParams(), sig.RecvTypeParams()} {
+		for i := 0; i < list.Len(); i++ {
+			used[list.At(i).Obj().Name()] = true
+		}
+	}
+	fresh := func(name string) string {
+		for used[name] {
+			name += "_"
+		}
+		used[name] = true
+		return name
+	}
+	if op.Recv != nil {
+		if n := sig.Recv().Name(); n == "" || n == "_" {
+			op.Recv.Name = fresh("recv")
+		} else {
+			used[n] = true
+		}
+	}
 	for i := 0; i < params.Len(); i++ {
 		v := params.At(i)
 		name := v.Name()
 		if name == "" || name == "_" {
-			name = fmt.Sprintf("p%d", i)
-			for used[name] {
-				name += "_"
-			}
+			name = fresh(fmt.Sprintf("p%d", i))
 		}
-		used[name] = true
 		op.Params = append(op.Params, Param{Name: name, Type: v.Type()})
 		if isContext(v.Type()) && op.CtxParam < 0 {
 			op.CtxParam = i

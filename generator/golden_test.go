@@ -1,0 +1,90 @@
+package generator_test
+
+import (
+	"flag"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/agentidem/agentidem-go/generator"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// update rewrites testdata/<case>/want.golden from the generator's output:
+// run `go test ./generator -update` after a deliberate change to the
+// generated code, then review the diff.
+var update = flag.Bool("update", false, "rewrite the testdata/<case>/want.golden files (go test ./generator -update)")
+
+// goldenCases are the directories under the repository's testdata/ whose
+// package is generated and compared with want.golden.
+var goldenCases = []string{"generic", "imports", "methods", "options", "params", "plain"}
+
+// repoRoot is the module root, where the golden cases are loaded in place.
+func repoRoot(t testing.TB) string {
+	t.Helper()
+	root, err := filepath.Abs("..")
+	require.NoError(t, err)
+	return root
+}
+
+// generateGolden loads every golden case in one go/packages call and returns
+// the output keyed by case name.
+func generateGolden(t testing.TB) (map[string][]byte, []string) {
+	t.Helper()
+	root := repoRoot(t)
+	var patterns []string
+	for _, c := range goldenCases {
+		patterns = append(patterns, "./testdata/"+c)
+	}
+	out, err := generator.Generate(generator.Config{Dir: root}, patterns...)
+	require.NoError(t, err)
+	got := map[string][]byte{}
+	for _, f := range out.Files {
+		require.False(t, f.Remove, "%s: unexpected removal", f.Path)
+		rel, err := filepath.Rel(filepath.Join(root, "testdata"), filepath.Dir(f.Path))
+		require.NoError(t, err)
+		assert.Equal(t, generator.FileName, filepath.Base(f.Path))
+		got[rel] = f.Data
+	}
+	return got, out.Warnings
+}
+
+func TestGolden(t *testing.T) {
+	got, warnings := generateGolden(t)
+	root := repoRoot(t)
+	for _, c := range goldenCases {
+		t.Run(c, func(t *testing.T) {
+			data, ok := got[c]
+			require.True(t, ok, "no output for testdata/%s", c)
+			path := filepath.Join(root, "testdata", c, "want.golden")
+			if *update {
+				require.NoError(t, os.WriteFile(path, data, 0o644))
+				return
+			}
+			want, err := os.ReadFile(path)
+			require.NoError(t, err, "run go test ./generator -update to create it")
+			assert.Equal(t, string(want), string(data), "testdata/%s/want.golden is out of date: review the change, then go test ./generator -update", c)
+		})
+	}
+	// The one write without an error result gets a positioned warning; no
+	// other op warns.
+	require.Len(t, warnings, 1)
+	assert.Regexp(t, `^.*testdata/plain/tools\.go:36:1: warning: write bump has no error result: `, warnings[0])
+}
+
+var headerRE = regexp.MustCompile(`^// Code generated .* DO NOT EDIT\.$`)
+
+func TestGoldenDeterministicAndHeader(t *testing.T) {
+	first, _ := generateGolden(t)
+	second, _ := generateGolden(t)
+	require.Equal(t, len(first), len(second))
+	for c, data := range first {
+		assert.Equal(t, string(data), string(second[c]), "testdata/%s: output differs between two runs", c)
+		line, _, _ := strings.Cut(string(data), "\n")
+		assert.Regexp(t, headerRE, line, "testdata/%s: first line", c)
+		assert.NotContains(t, string(data), repoRoot(t), "testdata/%s: output mentions a machine path", c)
+	}
+}

@@ -1,0 +1,41 @@
+// Package options uses name=, wrapper=, after= and redact=.
+package options
+
+import "context"
+
+// Card is a payment card.
+type Card struct {
+	Number string
+	CVV    string
+}
+
+// createInvoice has a custom op name.
+//
+//agentidem:write identity=customer name=billing.createInvoice
+func createInvoice(ctx context.Context, customer string, amount int) (string, error) {
+	return "inv-" + customer, nil
+}
+
+// attachInvoice must come after createInvoice and has a custom wrapper.
+//
+//agentidem:write identity=invoice after=billing.createInvoice,lookup wrapper=AttachInvoice
+func attachInvoice(ctx context.Context, invoice string, note string) error { return nil }
+
+// charge redacts the card; the identity uses the customer only, so it is
+// recorded in clear.
+//
+//agentidem:write identity=customer,amount redact=card
+func charge(ctx context.Context, customer string, card Card, amount int) error { return nil }
+
+// tokenize redacts the card and uses it in the identity: the runtime records
+// a digest of the identity instead of the value.
+//
+//agentidem:write identity=card.Number redact=card,pin
+func tokenize(ctx context.Context, card Card, pin string) (string, error) {
+	return "tok", nil
+}
+
+// lookup reads with a custom name.
+//
+//agentidem:read name=lookup entity=id
+func lookup(id string) (string, error) { return id, nil }

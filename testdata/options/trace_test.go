@@ -1,0 +1,50 @@
+package options
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"strings"
+	"testing"
+
+	"github.com/agentidem/agentidem-go/runtime"
+	"github.com/agentidem/agentidem-go/testdata/tracecheck"
+)
+
+func TestTrace(t *testing.T) {
+	card := Card{Number: "4242424242424242", CVV: "123"}
+	tr, err := runtime.RunTraced(context.Background(), "options", func(ctx context.Context) error {
+		inv, err := createInvoiceTraced(ctx, "c1", 10)
+		if err != nil {
+			return err
+		}
+		if err := AttachInvoice(ctx, inv, "n"); err != nil {
+			return err
+		}
+		if err := chargeTraced(ctx, "c1", card, 10); err != nil {
+			return err
+		}
+		if _, err := tokenizeTraced(ctx, card, "0000"); err != nil {
+			return err
+		}
+		_, err = lookupTraced("c1")
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := sha256.Sum256([]byte(`"4242424242424242"`))
+	digest := "sha256:" + hex.EncodeToString(sum[:])
+	tracecheck.Expect(t, tr,
+		`billing.createInvoice write args={"customer":"c1","amount":10} identity="c1" entity="c1" success/received result="inv-c1"`,
+		`attachInvoice write args={"invoice":"inv-c1","note":"n"} identity="inv-c1" entity="inv-c1" success/received result=null`,
+		`charge write args={"customer":"c1","card":"[redacted]","amount":10} identity=["c1",10] entity=["c1",10] success/received result=null`,
+		`tokenize write args={"card":"[redacted]","pin":"[redacted]"} identity=`+digest+` entity=`+digest+` success/received result="tok"`,
+		`lookup read args={"id":"c1"} identity= entity="c1" success/received result="c1"`,
+	)
+	for _, op := range tr.Ops {
+		if line := tracecheck.Line(op); strings.Contains(line, card.Number) || strings.Contains(line, card.CVV) || strings.Contains(line, "0000") {
+			t.Errorf("a redacted value leaked into the trace: %s", line)
+		}
+	}
+}

@@ -1,0 +1,47 @@
+package params
+
+import (
+	"context"
+	"testing"
+
+	"github.com/agentidem/agentidem-go/runtime"
+	"github.com/agentidem/agentidem-go/testdata/tracecheck"
+)
+
+func TestTrace(t *testing.T) {
+	var h Handler
+	tr, err := runtime.RunTraced(context.Background(), "params", func(ctx context.Context) error {
+		if _, err := unnamedTraced(ctx, "s", 1); err != nil {
+			return err
+		}
+		if err := blankTraced(ctx, "id", 2, "x", "y"); err != nil {
+			return err
+		}
+		r, err := clashTraced(ctx, "c", 1, "e", true, "r")
+		if err != nil || r != "cer" {
+			t.Errorf("clash = %q, %v", r, err)
+		}
+		if n, err := h.HandleTraced(ctx, "abc", 3); err != nil || n != 3 {
+			t.Errorf("Handle = %d, %v", n, err)
+		}
+		if err := h.recvTraced(ctx, 4); err != nil {
+			return err
+		}
+		if err := shadowTraced("s", 5, true); err != nil {
+			return err
+		}
+		return h.ServeTraced(6)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tracecheck.Expect(t, tr,
+		`unnamed read args={"p1":"s","p2":1} identity= entity= success/received result=""`,
+		`blank write args={"id":"id","p2":2,"p3":["x","y"]} identity="id" entity="id" success/received result=null`,
+		`clash write args={"aiCall":"c","aiCtx":1,"aiErr":"e","aiLost":true,"aiR0":"r"} identity=["c",1,"e",true,"r"] entity=["c",1,"e",true,"r"] success/received result="cer"`,
+		`Handler.Handle write args={"p1":"abc","p2":3} identity="abc" entity="abc" success/received result=3`,
+		`Handler.recv read args={"recv":4} identity= entity= success/received result=null`,
+		`shadow write args={"p0_":"s","p0":5,"p2":true} identity=5 entity=5 success/received result=null`,
+		`Handler.Serve write args={"recv":6} identity=6 entity=6 success/received result=null`,
+	)
+}
