@@ -2,6 +2,7 @@ package generator_test
 
 import (
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -66,13 +67,15 @@ func TestGolden(t *testing.T) {
 			}
 			want, err := os.ReadFile(path)
 			require.NoError(t, err, "run go test ./generator -update to create it")
-			assert.Equal(t, string(want), string(data), "testdata/%s/want.golden is out of date: review the change, then go test ./generator -update", c)
+			if d := firstDiff(string(want), string(data)); d != "" {
+				t.Errorf("testdata/%s/want.golden differs from the output (%s): review the change, then go test ./generator -update", c, d)
+			}
 		})
 	}
 	// The one write without an error result gets a positioned warning; no
 	// other op warns.
 	require.Len(t, warnings, 1)
-	assert.Regexp(t, `^.*testdata/plain/tools\.go:36:1: warning: write bump has no error result: `, warnings[0])
+	assert.Regexp(t, `^.*testdata/plain/tools\.go:39:1: warning: write bump has no error result: `, warnings[0])
 }
 
 var headerRE = regexp.MustCompile(`^// Code generated .* DO NOT EDIT\.$`)
@@ -87,4 +90,26 @@ func TestGoldenDeterministicAndHeader(t *testing.T) {
 		assert.Regexp(t, headerRE, line, "testdata/%s: first line", c)
 		assert.NotContains(t, string(data), repoRoot(t), "testdata/%s: output mentions a machine path", c)
 	}
+}
+
+// firstDiff describes the first line where got differs from want, or
+// returns "" when they are equal.
+func firstDiff(want, got string) string {
+	if want == got {
+		return ""
+	}
+	w, g := strings.Split(want, "\n"), strings.Split(got, "\n")
+	for i := 0; i < len(w) || i < len(g); i++ {
+		var wl, gl string
+		if i < len(w) {
+			wl = w[i]
+		}
+		if i < len(g) {
+			gl = g[i]
+		}
+		if wl != gl || i >= len(w) || i >= len(g) {
+			return fmt.Sprintf("line %d: want %q, got %q", i+1, wl, gl)
+		}
+	}
+	return "they differ"
 }
