@@ -133,6 +133,15 @@ func (c *Call) Start() error {
 		return nil
 	}
 	r := c.inv.rec
+	if c.inv.dead.Load() {
+		c.mu.Lock()
+		c.rec.Status = StatusFailed
+		c.rec.Observation = ObservationFailed
+		c.rec.Error = "not executed: the invocation had crashed"
+		c.rec.CompletedAt = r.clock()
+		c.mu.Unlock()
+		goruntime.Goexit()
+	}
 	if r.gate != nil {
 		r.gate.Wait(c, PointStart)
 	}
@@ -214,6 +223,7 @@ func (c *Call) Finish(err error, results ...any) error {
 		r.mu.Lock()
 		r.crashed = true
 		r.mu.Unlock()
+		c.inv.dead.Store(true)
 		c.inv.cancel()
 	}
 	return ierr

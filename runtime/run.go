@@ -7,8 +7,13 @@ import (
 	"runtime/debug"
 	"sort"
 	"sync"
+	"sync/atomic"
 	"time"
 )
+
+// errCrashed ends an invocation that kept calling tools after its injected
+// crash.
+var errCrashed = fmt.Errorf("invocation crashed: %w", context.Canceled)
 
 // recorder is the state of one active run: the trace being written, the
 // planned fault, the gate.
@@ -35,6 +40,9 @@ type invocation struct {
 	rec    *recorder
 	n      int
 	cancel context.CancelFunc
+	// dead is set when a crash was injected: the worker is gone, so no
+	// later call of this invocation may execute.
+	dead atomic.Bool
 }
 
 type invKey struct{}
@@ -75,11 +83,23 @@ func (r *recorder) stop() {
 // invoke runs fn as a new invocation of the agent, recovering a panic of the
 // agent itself into the trace. It reports whether fn returned normally.
 func (r *recorder) invoke(ctx context.Context, fn func(context.Context) error) (err error, panicked bool) {
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
 	r.mu.Lock()
 	r.invs++
-	inv := &invocation{rec: r, n: r.invs, cancel: cancel}
+	n := r.invs
+	r.mu.Unlock()
+	return r.invokeNumbered(ctx, fn, n)
+}
+
+// invokeNumbered is invoke with the invocation number chosen by the caller;
+// the caller has counted it in r.invs.
+func (r *recorder) invokeNumbered(ctx context.Context, fn func(context.Context) error, n int) (err error, panicked bool) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	inv := &invocation{rec: r, n: n, cancel: cancel}
+	r.mu.Lock()
+	if n > r.invs {
+		r.invs = n
+	}
 	r.current = inv
 	r.mu.Unlock()
 	ctx = context.WithValue(ctx, invKey{}, inv)
@@ -96,6 +116,12 @@ func (r *recorder) invoke(ctx context.Context, fn func(context.Context) error) (
 				r.addPanic(Panic{Value: fmt.Sprint(v), Stack: string(debug.Stack())})
 				panicked = true
 				err = fmt.Errorf("agent panicked: %v", v)
+				return
+			}
+			if inv.dead.Load() {
+				// The crashed invocation tried another call and was
+				// stopped there, as a dead worker would be.
+				err = errCrashed
 				return
 			}
 			// runtime.Goexit: a tool without an error result panicked.

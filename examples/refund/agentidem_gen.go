@@ -10,15 +10,16 @@ import (
 // The guards below break the build when an annotated function's signature
 // changed and go generate was not run again.
 var (
-	_ func(*Bank, context.Context, string) (Payment, error) = (*Bank).GetPayment
-	_ func(*Bank, context.Context, string) (Receipt, error) = (*Bank).Refund
+	_ func(*Bank, context.Context, string) (Payment, error)         = (*Bank).GetPayment
+	_ func(*Bank, context.Context, string) (Receipt, error)         = (*Bank).Refund
+	_ func(*Bank, context.Context, string, string) (Receipt, error) = (*Bank).RefundWithKey
 )
 
 var agentidemOp_Bank_GetPaymentTraced = &agentidemrt.Op{
 	Kind:   agentidemrt.KindRead,
 	Name:   "getPayment",
 	Params: []string{"id"},
-	Pos:    "tools.go:58",
+	Pos:    "tools.go:61",
 }
 
 // GetPaymentTraced calls GetPayment and records the call for agentidem (//agentidem:read).
@@ -42,7 +43,7 @@ var agentidemOp_Bank_RefundTraced = &agentidemrt.Op{
 	Kind:   agentidemrt.KindWrite,
 	Name:   "refund",
 	Params: []string{"id"},
-	Pos:    "tools.go:73",
+	Pos:    "tools.go:76",
 }
 
 // RefundTraced calls Refund and records the call for agentidem (//agentidem:write).
@@ -56,6 +57,30 @@ func (b *Bank) RefundTraced(ctx context.Context, id string) (aiR0 Receipt, aiErr
 	}
 	defer aiCall.Recover(&aiErr)
 	aiR0, aiErr = b.Refund(aiCtx, id)
+	if aiLost := aiCall.Finish(aiErr, aiR0); aiLost != nil {
+		return *new(Receipt), aiLost
+	}
+	return
+}
+
+var agentidemOp_Bank_RefundWithKeyTraced = &agentidemrt.Op{
+	Kind:   agentidemrt.KindWrite,
+	Name:   "refundWithKey",
+	Params: []string{"id", "key"},
+	Pos:    "tools.go:86",
+}
+
+// RefundWithKeyTraced calls RefundWithKey and records the call for agentidem (//agentidem:write).
+func (b *Bank) RefundWithKeyTraced(ctx context.Context, id string, key string) (aiR0 Receipt, aiErr error) {
+	if !agentidemrt.Enabled() {
+		return b.RefundWithKey(ctx, id, key)
+	}
+	aiCall, aiCtx := agentidemrt.Begin(ctx, agentidemOp_Bank_RefundWithKeyTraced, []any{id, key}, []any{id}, nil)
+	if aiErr = aiCall.Start(); aiErr != nil {
+		return
+	}
+	defer aiCall.Recover(&aiErr)
+	aiR0, aiErr = b.RefundWithKey(aiCtx, id, key)
 	if aiLost := aiCall.Finish(aiErr, aiR0); aiLost != nil {
 		return *new(Receipt), aiLost
 	}

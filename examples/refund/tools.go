@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+
+	"github.com/agentidem/agentidem-go/idem"
 )
 
 //go:generate go run github.com/agentidem/agentidem-go/cmd/agentidem-gen
@@ -34,11 +36,12 @@ type Bank struct {
 	mu       sync.Mutex
 	payments map[string]*Payment
 	refunds  []Receipt
+	keys     *idem.Store // idempotency keys, as a payment API keeps them
 }
 
 // NewBank returns a bank holding one paid payment per id.
 func NewBank(amount int, ids ...string) *Bank {
-	b := &Bank{payments: map[string]*Payment{}}
+	b := &Bank{payments: map[string]*Payment{}, keys: idem.NewMemory()}
 	for _, id := range ids {
 		b.payments[id] = &Payment{ID: id, Amount: amount, Status: "paid"}
 	}
@@ -71,6 +74,23 @@ func (b *Bank) GetPayment(ctx context.Context, id string) (Payment, error) {
 //
 //agentidem:write identity=id name=refund
 func (b *Bank) Refund(ctx context.Context, id string) (Receipt, error) {
+	return b.refund(id)
+}
+
+// RefundWithKey is Refund behind an idempotency key, the way payment APIs
+// offer it: the first request with a key executes, a repeat with the same
+// key gets the stored receipt and moves no money. The key must come from the
+// work (this payment's refund), never be fresh per attempt.
+//
+//agentidem:write identity=id name=refundWithKey
+func (b *Bank) RefundWithKey(ctx context.Context, id, key string) (Receipt, error) {
+	r, _, err := idem.Do(ctx, b.keys, key, id, func(context.Context) (Receipt, error) {
+		return b.refund(id)
+	})
+	return r, err
+}
+
+func (b *Bank) refund(id string) (Receipt, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	p, ok := b.payments[id]

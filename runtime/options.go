@@ -1,0 +1,86 @@
+package runtime
+
+import (
+	"context"
+	"fmt"
+	"os"
+)
+
+// Option configures a suite run by Run (and by testkit.TestAgent, which
+// takes the same options).
+type Option interface {
+	apply(*config)
+}
+
+type optionFunc func(*config)
+
+func (f optionFunc) apply(c *config) { f(c) }
+
+type invariant struct {
+	name string
+	fn   func(*Trace) error
+}
+
+type config struct {
+	setup       func(context.Context) error
+	teardown    func(context.Context) error
+	invariants  []invariant
+	exactlyOnce bool
+	only        string
+	replay      func(scenario string) string
+	seed        int64
+}
+
+func newConfig(opts []Option) config {
+	c := config{only: os.Getenv("AGENTIDEM_SCENARIO")}
+	for _, o := range opts {
+		if o != nil {
+			o.apply(&c)
+		}
+	}
+	if c.replay == nil {
+		c.replay = func(s string) string { return fmt.Sprintf("AGENTIDEM_SCENARIO='%s'", s) }
+	}
+	return c
+}
+
+// Setup gives every scenario a fresh world: fn runs before the baseline and
+// before each scenario. A failing Setup stops that scenario and is reported.
+func Setup(fn func(ctx context.Context) error) Option {
+	return optionFunc(func(c *config) { c.setup = fn })
+}
+
+// Teardown runs after the baseline and after each scenario, after the
+// invariants.
+func Teardown(fn func(ctx context.Context) error) Option {
+	return optionFunc(func(c *config) { c.teardown = fn })
+}
+
+// Invariant adds a check that runs after the baseline and after every
+// scenario, with the scenario's trace. It usually inspects the world the
+// Setup built ("at most one refund per payment"). A returned error or a
+// panic is an invariant_failed finding.
+func Invariant(name string, fn func(*Trace) error) Option {
+	return optionFunc(func(c *config) { c.invariants = append(c.invariants, invariant{name, fn}) })
+}
+
+// ExactlyOnce also demands that every write of the baseline took effect in
+// each scenario where the agent reported success: a write identity that
+// never succeeded there is a missing_write finding. Without it the suite
+// checks at-most-once only.
+func ExactlyOnce() Option {
+	return optionFunc(func(c *config) { c.exactlyOnce = true })
+}
+
+// OnlyScenario runs the baseline and the one scenario with this full name
+// (as printed in a replay line). The environment variable
+// AGENTIDEM_SCENARIO does the same.
+func OnlyScenario(name string) Option {
+	return optionFunc(func(c *config) { c.only = name })
+}
+
+// ReplayCommand sets how a replay line is printed for a scenario name.
+// testkit sets it to the go test -run line of the scenario's subtest.
+func ReplayCommand(fn func(scenario string) string) Option {
+	return optionFunc(func(c *config) { c.replay = fn })
+}

@@ -1,0 +1,468 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime/debug"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Scenario kinds.
+const (
+	ScenarioBaseline           = "baseline"
+	ScenarioLostAck            = "lost_acknowledgement"
+	ScenarioBeforeFailure      = "before_operation_failure"
+	ScenarioCrashRestart       = "crash_restart"
+	ScenarioDuplicateSeq       = "duplicate_delivery/sequential"
+	ScenarioDuplicateConcurrent = "duplicate_delivery/concurrent"
+)
+
+// Scenario is one planned run of the agent under a fault.
+type Scenario struct {
+	// Name is the full name, e.g. "lost_acknowledgement/refund#1"; split
+	// at "/" it gives the subtest path.
+	Name string
+	// Kind is the scenario family (one of the Scenario* constants).
+	Kind string
+	// Fault is the fault to inject, if any.
+	Fault Fault
+	// OperationIndex is the targeted call's index in the baseline trace,
+	// or -1.
+	OperationIndex int
+	// Deliveries is how many times the invocation is delivered up front
+	// (2 for duplicate delivery).
+	Deliveries int
+	// Concurrent delivers them at once, in lockstep: each delivery's k-th
+	// tool call starts only when the other delivery reached its k-th call
+	// or returned, the interleaving under which check-then-act races
+	// show.
+	Concurrent bool
+}
+
+// Path returns the subtest path of the scenario.
+func (s Scenario) Path() []string { return strings.Split(s.Name, "/") }
+
+// Suite runs the fault suite of one agent: a baseline, then every scenario
+// planned from it. Run does the whole thing; testkit drives the steps one by
+// one so that each scenario is a subtest.
+type Suite struct {
+	name    string
+	fn      func(context.Context) error
+	cfg     config
+	started time.Time
+
+	baseline *Result
+	base     *Trace
+	results  []*Result
+	runs     int
+}
+
+// NewSuite prepares the suite of agent fn, named name. fn is one invocation
+// of the agent: it must use ctx for its tool calls.
+func NewSuite(name string, fn func(ctx context.Context) error, opts ...Option) *Suite {
+	if fn == nil {
+		panic("runtime: NewSuite with a nil agent func")
+	}
+	return &Suite{name: name, fn: fn, cfg: newConfig(opts), started: time.Now()}
+}
+
+// Run runs the whole fault suite of fn outside go test, for CLIs and
+// services, and returns its report. The error is for problems of the harness
+// (a failing Setup), never for findings: those are in the report.
+func Run(ctx context.Context, name string, fn func(ctx context.Context) error, opts ...Option) (*Report, error) {
+	s := NewSuite(name, fn, opts...)
+	if _, err := s.Baseline(ctx); err != nil {
+		return s.Report(), err
+	}
+	var errs []error
+	for _, sc := range s.Plan() {
+		if _, err := s.RunScenario(ctx, sc); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return s.Report(), errors.Join(errs...)
+}
+
+// Baseline runs the agent once without faults. Plan is empty when the
+// baseline failed.
+func (s *Suite) Baseline(ctx context.Context) (*Result, error) {
+	sc := Scenario{Name: ScenarioBaseline, Kind: ScenarioBaseline, OperationIndex: -1, Deliveries: 1}
+	res, tr, err := s.run(ctx, sc)
+	s.baseline, s.base = res, tr
+	if err != nil {
+		return res, err
+	}
+	if res.Failed || len(tr.Panics) > 0 {
+		msg := res.Error
+		if msg == "" && len(tr.Panics) > 0 {
+			msg = "panic: " + tr.Panics[0].Value
+		}
+		res.Findings = append(res.Findings, Finding{
+			Code: CodeBaselineFailed, Severity: SeverityError, Scenario: sc.Name,
+			Message: fmt.Sprintf("the agent failed without any fault (%s): no fault scenario ran; fix the baseline first", msg),
+			Replay:  res.Replay,
+		})
+		res.Safe = false
+	}
+	return res, nil
+}
+
+// BaselineOK reports whether the baseline ran and succeeded.
+func (s *Suite) BaselineOK() bool {
+	return s.baseline != nil && !s.baseline.Failed && len(s.base.Panics) == 0
+}
+
+// Plan lists the scenarios the baseline calls for: for every write call of
+// the baseline a lost acknowledgement, a failure before the operation and a
+// crash after it; then duplicate delivery, sequential and concurrent. With
+// OnlyScenario, just that one.
+func (s *Suite) Plan() []Scenario {
+	if !s.BaselineOK() {
+		return nil
+	}
+	var plan []Scenario
+	for i, op := range s.base.Ops {
+		if op.Kind != KindWrite {
+			continue
+		}
+		target := fmt.Sprintf("%s#%d", op.Name, op.Occurrence)
+		for _, k := range []FaultKind{FaultLostAck, FaultBefore, FaultCrash} {
+			plan = append(plan, Scenario{
+				Name:           string(k) + "/" + target,
+				Kind:           string(k),
+				Fault:          Fault{Kind: k, Op: op.Name, Occurrence: op.Occurrence},
+				OperationIndex: i,
+				Deliveries:     1,
+			})
+		}
+	}
+	plan = append(plan,
+		Scenario{Name: ScenarioDuplicateSeq, Kind: ScenarioDuplicateSeq, OperationIndex: -1, Deliveries: 2},
+		Scenario{Name: ScenarioDuplicateConcurrent, Kind: ScenarioDuplicateConcurrent, OperationIndex: -1, Deliveries: 2, Concurrent: true},
+	)
+	if s.cfg.only != "" {
+		for _, sc := range plan {
+			if sc.Name == s.cfg.only {
+				return []Scenario{sc}
+			}
+		}
+		return nil
+	}
+	return plan
+}
+
+// RunScenario runs one planned scenario from a fresh world and returns its
+// result, which the report also keeps.
+func (s *Suite) RunScenario(ctx context.Context, sc Scenario) (*Result, error) {
+	res, _, err := s.run(ctx, sc)
+	s.results = append(s.results, res)
+	return res, err
+}
+
+// run executes a scenario: Setup, the deliveries, invariants, Teardown, and
+// the analysis of the trace.
+func (s *Suite) run(ctx context.Context, sc Scenario) (*Result, *Trace, error) {
+	start := time.Now()
+	res := &Result{
+		Scenario: sc.Name, Kind: sc.Kind, OperationIndex: sc.OperationIndex,
+		Replay: s.cfg.replay(sc.Name), Invariants: []InvariantResult{}, Duplicates: []Duplicate{}, Findings: []Finding{},
+	}
+	if sc.Fault.Kind != FaultNone {
+		f := sc.Fault
+		res.Fault = &f
+		res.OperationName = f.Op
+		res.Phase = "after"
+		if f.Kind == FaultBefore || f.Kind == FaultConflict {
+			res.Phase = "before"
+		}
+	}
+	if s.cfg.setup != nil {
+		if err := s.cfg.setup(ctx); err != nil {
+			res.Error = "setup: " + err.Error()
+			res.Inconclusive = true
+			res.Trace = &Trace{Name: s.name, Ops: []Operation{}}
+			res.Duration = time.Since(start)
+			return res, res.Trace, fmt.Errorf("%s: setup: %w", sc.Name, err)
+		}
+	}
+
+	var gate Gate
+	if sc.Concurrent {
+		gate = newLockstep(sc.Deliveries)
+	}
+	r := newRecorder(s.name, sc.Fault, gate)
+	r.start()
+	errs := s.deliver(ctx, r, sc)
+	r.stop()
+	tr := r.trace()
+	s.runs += tr.Invocations
+
+	res.Trace = tr
+	res.FaultFired = tr.Fired
+	var msgs []string
+	claimed := false
+	for i, err := range errs {
+		if err != nil {
+			msgs = append(msgs, fmt.Sprintf("delivery %d: %v", i+1, err))
+		} else {
+			claimed = true
+		}
+	}
+	// The execution outcome is the last delivery's for a crash (the first
+	// was cancelled on purpose), and any delivery's otherwise.
+	if r.crashed && len(errs) > 1 {
+		res.Failed = errs[len(errs)-1] != nil
+		claimed = errs[len(errs)-1] == nil
+	} else {
+		res.Failed = len(msgs) > 0
+	}
+	if res.Failed {
+		res.Error = strings.Join(msgs, "; ")
+	}
+	for _, e := range tr.Errors {
+		res.Error = strings.TrimPrefix(res.Error+"; "+e, "; ")
+	}
+
+	s.analyze(res, tr, sc, claimed)
+	s.checkInvariants(res, tr)
+	var err error
+	if s.cfg.teardown != nil {
+		if terr := s.cfg.teardown(ctx); terr != nil {
+			err = fmt.Errorf("%s: teardown: %w", sc.Name, terr)
+		}
+	}
+	res.Safe = !res.Inconclusive
+	for _, f := range res.Findings {
+		if f.Severity == SeverityError {
+			res.Safe = false
+		}
+	}
+	res.Duration = time.Since(start)
+	return res, tr, err
+}
+
+// deliver runs the invocations of a scenario and returns each one's error.
+func (s *Suite) deliver(ctx context.Context, r *recorder, sc Scenario) []error {
+	n := sc.Deliveries
+	if n < 1 {
+		n = 1
+	}
+	errs := make([]error, n)
+	if sc.Concurrent {
+		lk, _ := r.gate.(*lockstep)
+		var wg sync.WaitGroup
+		for i := 0; i < n; i++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				errs[i], _ = r.invokeNumbered(ctx, s.fn, i+1)
+				if lk != nil {
+					lk.finish(i + 1)
+				}
+			}()
+		}
+		wg.Wait()
+		return errs
+	}
+	for i := 0; i < n; i++ {
+		errs[i], _ = r.invoke(ctx, s.fn)
+	}
+	if r.crashed {
+		// The worker died after the effect: the invocation is delivered
+		// again, as a queue would.
+		err, _ := r.invoke(ctx, s.fn)
+		errs = append(errs, err)
+	}
+	return errs
+}
+
+// analyze turns a scenario's trace into findings.
+func (s *Suite) analyze(res *Result, tr *Trace, sc Scenario, claimed bool) {
+	add := func(f Finding) {
+		f.Scenario = sc.Name
+		f.Replay = res.Replay
+		res.Findings = append(res.Findings, f)
+	}
+	for _, p := range tr.Panics {
+		where := "the agent"
+		ops := []string(nil)
+		if p.Op != "" {
+			where = "tool " + p.Op
+			ops = []string{p.Op}
+		}
+		add(Finding{Code: CodeAgentPanic, Severity: SeverityError, Ops: ops, Stack: p.Stack,
+			Message: fmt.Sprintf("%s panicked: %s", where, p.Value)})
+	}
+
+	// Duplicate effects: one op, one identity, more than one effective execution.
+	type key struct{ op, id string }
+	groups := map[key][]string{}
+	var order []key
+	for _, o := range tr.Ops {
+		if !o.Effective() || o.IdentityError != "" {
+			continue
+		}
+		k := key{o.Name, o.Identity}
+		if _, seen := groups[k]; !seen {
+			order = append(order, k)
+		}
+		groups[k] = append(groups[k], o.ID)
+	}
+	for _, k := range order {
+		calls := groups[k]
+		if len(calls) < 2 {
+			continue
+		}
+		res.Duplicates = append(res.Duplicates, Duplicate{Op: k.op, Identity: k.id, Count: len(calls), Calls: calls})
+		add(Finding{Code: CodeDuplicateWrite, Severity: SeverityError, Ops: []string{k.op}, Identities: []string{k.id}, Calls: calls,
+			Message: fmt.Sprintf("%s executed %d times for identity %s (%s): one effect done %d times; make the write idempotent at the sink (idem.Store) or re-read before retrying",
+				k.op, len(calls), k.id, strings.Join(calls, ", "), len(calls))})
+	}
+
+	if sc.Fault.Kind != FaultNone && !tr.Fired {
+		why := tr.FaultNote
+		if why == "" {
+			why = fmt.Sprintf("the agent never made call %s#%d in this scenario", sc.Fault.Op, sc.Fault.Occurrence)
+		}
+		res.Inconclusive = true
+		add(Finding{Code: CodeFaultNotTriggered, Severity: SeverityWarning, Ops: []string{sc.Fault.Op},
+			Message: fmt.Sprintf("%s was planned but did not fire: %s; the scenario proves nothing", sc.Fault, why)})
+	}
+
+	if s.base != nil && sc.Kind != ScenarioBaseline {
+		s.identityUnstable(tr, add)
+		if s.cfg.exactlyOnce && claimed {
+			s.missingWrites(tr, add)
+		}
+	}
+}
+
+// identityUnstable finds retries that changed identity: a write call whose
+// answer the agent did not get (failed or lost), followed in the same
+// delivery by a call of the same op from the same call site with another
+// identity, where the two identities are not both among the baseline's (so
+// it is not a loop over distinct work items).
+func (s *Suite) identityUnstable(tr *Trace, add func(Finding)) {
+	baseIDs := map[string]map[string]bool{}
+	for _, o := range s.base.Ops {
+		if o.Kind == KindWrite {
+			if baseIDs[o.Name] == nil {
+				baseIDs[o.Name] = map[string]bool{}
+			}
+			baseIDs[o.Name][o.Identity] = true
+		}
+	}
+	reported := map[string]bool{}
+	for i, a := range tr.Ops {
+		if a.Kind != KindWrite || a.Observation == ObservationReceived || a.Site == "" {
+			continue
+		}
+		for _, b := range tr.Ops[i+1:] {
+			if b.Name != a.Name || b.Invocation != a.Invocation || b.Site != a.Site {
+				continue
+			}
+			if b.Identity != a.Identity && !(baseIDs[a.Name][a.Identity] && baseIDs[a.Name][b.Identity]) && !reported[a.Name] {
+				reported[a.Name] = true
+				add(Finding{Code: CodeIdentityUnstable, Severity: SeverityError, Ops: []string{a.Name},
+					Identities: []string{a.Identity, b.Identity}, Calls: []string{a.ID, b.ID},
+					Message: fmt.Sprintf("%s was retried from the same call site (%s) with identity %s after attempt %s with identity %s went unanswered: a fresh key per attempt lets the sink run the retry as new work; derive the key from the work (session, intent, ids)",
+						a.Name, shortSite(a.Site), b.Identity, a.ID, a.Identity)})
+			}
+			break
+		}
+	}
+}
+
+// missingWrites finds baseline write identities that never took effect in a
+// scenario where the agent said it succeeded.
+func (s *Suite) missingWrites(tr *Trace, add func(Finding)) {
+	done := map[string]bool{}
+	for _, o := range tr.Ops {
+		if o.Kind == KindWrite && o.Status == StatusSuccess {
+			done[o.Name+"\x00"+o.Identity] = true
+		}
+	}
+	seen := map[string]bool{}
+	for _, o := range s.base.Ops {
+		k := o.Name + "\x00" + o.Identity
+		if o.Kind != KindWrite || o.Status != StatusSuccess || done[k] || seen[k] {
+			continue
+		}
+		seen[k] = true
+		add(Finding{Code: CodeMissingWrite, Severity: SeverityError, Ops: []string{o.Name}, Identities: []string{o.Identity},
+			Message: fmt.Sprintf("%s for identity %s never took effect, yet the agent reported success: the work was silently dropped; return the error or retry with the same identity", o.Name, o.Identity)})
+	}
+}
+
+func (s *Suite) checkInvariants(res *Result, tr *Trace) {
+	for _, inv := range s.cfg.invariants {
+		err := callInvariant(inv.fn, tr)
+		ir := InvariantResult{Name: inv.name, OK: err == nil}
+		if err != nil {
+			ir.Error = err.Error()
+			res.Findings = append(res.Findings, Finding{
+				Code: CodeInvariantFailed, Severity: SeverityError, Scenario: res.Scenario, Replay: res.Replay,
+				Message: fmt.Sprintf("invariant %q failed: %v", inv.name, err),
+			})
+		}
+		res.Invariants = append(res.Invariants, ir)
+	}
+}
+
+// callInvariant runs an invariant, turning a panic into its error.
+func callInvariant(fn func(*Trace) error, tr *Trace) (err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			err = fmt.Errorf("invariant panicked: %v\n%s", v, debug.Stack())
+		}
+	}()
+	return fn(tr)
+}
+
+// Report assembles the report of what ran so far.
+func (s *Suite) Report() *Report {
+	r := &Report{
+		SchemaVersion: SchemaVersion, Name: s.name, Baseline: s.baseline,
+		Results: append([]*Result{}, s.results...), Findings: []Finding{},
+		AgentRuns: s.runs, Seed: s.cfg.seed, StartedAt: s.started, Duration: time.Since(s.started),
+	}
+	if s.baseline != nil {
+		r.BaselineSucceeded = s.BaselineOK()
+		if !r.BaselineSucceeded {
+			r.BaselineFailure = s.baseline.Error
+			if r.BaselineFailure == "" && len(s.base.Panics) > 0 {
+				r.BaselineFailure = "panic: " + s.base.Panics[0].Value
+			}
+		}
+		r.Findings = append(r.Findings, s.baseline.Findings...)
+	}
+	unsafe := 0
+	for _, res := range r.Results {
+		r.Findings = append(r.Findings, res.Findings...)
+		if !res.Safe && !res.Inconclusive {
+			unsafe++
+		} else if res.Inconclusive {
+			r.InconclusiveCount++
+			for _, f := range res.Findings {
+				if f.Severity == SeverityError {
+					unsafe++
+					break
+				}
+			}
+		}
+	}
+	r.FaultCount = len(r.Results)
+	r.UnsafeCount = unsafe
+	r.Safe = r.BaselineSucceeded && len(r.Errors()) == 0
+	return r
+}
+
+func shortSite(site string) string {
+	if i := strings.LastIndex(site, "/"); i >= 0 {
+		return site[i+1:]
+	}
+	return site
+}

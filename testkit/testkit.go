@@ -1,0 +1,236 @@
+package testkit
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	goruntime "runtime"
+	"strings"
+	"testing"
+
+	"github.com/agentidem/agentidem-go/runtime"
+)
+
+// TB is what testkit needs of a test: *testing.T satisfies it. A TB that
+// also has a Run(name string, f func(TB)) bool method gets one subtest per
+// scenario, as *testing.T does; any other runs scenarios inline.
+type TB interface {
+	Helper()
+	Name() string
+	Errorf(format string, args ...any)
+	Logf(format string, args ...any)
+}
+
+// Option configures TestAgent and Run.
+type Option func(*settings)
+
+type settings struct {
+	rt        []runtime.Option
+	reportDir string
+	quiet     bool
+}
+
+// Setup gives every scenario a fresh world; see runtime.Setup.
+func Setup(fn func(ctx context.Context) error) Option { return With(runtime.Setup(fn)) }
+
+// Teardown runs after every scenario; see runtime.Teardown.
+func Teardown(fn func(ctx context.Context) error) Option { return With(runtime.Teardown(fn)) }
+
+// Invariant adds a check run after the baseline and every scenario; see
+// runtime.Invariant.
+func Invariant(name string, fn func(*runtime.Trace) error) Option {
+	return With(runtime.Invariant(name, fn))
+}
+
+// ExactlyOnce also reports writes the agent dropped while claiming success;
+// see runtime.ExactlyOnce.
+func ExactlyOnce() Option { return With(runtime.ExactlyOnce()) }
+
+// ReportDir writes the JSON report to dir/<Test>.json. The environment
+// variable AGENTIDEM_REPORT_DIR does the same for every test.
+func ReportDir(dir string) Option { return func(s *settings) { s.reportDir = dir } }
+
+// Quiet leaves the summary out of the test log.
+func Quiet() Option { return func(s *settings) { s.quiet = true } }
+
+// With passes a runtime option through.
+func With(o runtime.Option) Option { return func(s *settings) { s.rt = append(s.rt, o) } }
+
+// TestAgent runs the fault suite of agent fn and fails t with every finding
+// of severity error, each in the subtest of its scenario. It returns the
+// report.
+func TestAgent(t TB, fn func(ctx context.Context) error, opts ...Option) *runtime.Report {
+	t.Helper()
+	return suite(t, fn, true, opts)
+}
+
+// Run runs the fault suite like TestAgent but never fails t: findings are
+// only logged. Use it to prove that a buggy agent is caught, by asserting on
+// the returned report.
+func Run(t TB, fn func(ctx context.Context) error, opts ...Option) *runtime.Report {
+	t.Helper()
+	return suite(t, fn, false, opts)
+}
+
+func suite(t TB, fn func(ctx context.Context) error, fail bool, opts []Option) *runtime.Report {
+	t.Helper()
+	if fn == nil {
+		panic("testkit: nil agent func")
+	}
+	var st settings
+	for _, o := range opts {
+		if o != nil {
+			o(&st)
+		}
+	}
+	pkg := callerPackage()
+	testName := t.Name()
+	rtOpts := append([]runtime.Option{runtime.ReplayCommand(func(scenario string) string {
+		return replayLine(pkg, testName, scenario)
+	})}, st.rt...)
+	s := runtime.NewSuite(testName, fn, rtOpts...)
+	ctx := context.Background()
+
+	subtest(t, runtime.ScenarioBaseline, func(st TB) {
+		st.Helper()
+		res, err := s.Baseline(ctx)
+		if err != nil {
+			st.Errorf("testkit: %v", err)
+		}
+		reportResult(st, res, fail)
+	})
+	groups, order := group(s.Plan())
+	for _, g := range order {
+		scs := groups[g]
+		subtest(t, g, func(gt TB) {
+			for _, sc := range scs {
+				rest := strings.TrimPrefix(sc.Name, g+"/")
+				subtest(gt, rest, func(st TB) {
+					st.Helper()
+					res, err := s.RunScenario(ctx, sc)
+					if err != nil {
+						st.Errorf("testkit: %v", err)
+					}
+					reportResult(st, res, fail)
+				})
+			}
+		})
+	}
+	rep := s.Report()
+	if !st.quiet {
+		t.Logf("%s", Summary(rep))
+	}
+	dir := st.reportDir
+	if dir == "" {
+		dir = os.Getenv("AGENTIDEM_REPORT_DIR")
+	}
+	if dir != "" {
+		if err := writeReport(dir, testName, rep); err != nil {
+			t.Errorf("testkit: writing report: %v", err)
+		}
+	}
+	return rep
+}
+
+// group orders scenarios by their first path element, keeping plan order.
+func group(plan []runtime.Scenario) (map[string][]runtime.Scenario, []string) {
+	groups := map[string][]runtime.Scenario{}
+	var order []string
+	for _, sc := range plan {
+		g := sc.Path()[0]
+		if _, ok := groups[g]; !ok {
+			order = append(order, g)
+		}
+		groups[g] = append(groups[g], sc)
+	}
+	return groups, order
+}
+
+func reportResult(t TB, res *runtime.Result, fail bool) {
+	t.Helper()
+	for _, f := range res.Findings {
+		line := fmt.Sprintf("[%s] %s\n    replay: %s", f.Code, f.Message, f.Replay)
+		if f.Stack != "" {
+			line += "\n" + indent(f.Stack, "    ")
+		}
+		if fail && f.Severity == runtime.SeverityError {
+			t.Errorf("%s", line)
+		} else {
+			t.Logf("%s: %s", f.Severity, line)
+		}
+	}
+}
+
+// subtest runs f as a subtest of t when t supports subtests.
+func subtest(t TB, name string, f func(TB)) {
+	switch tt := t.(type) {
+	case *testing.T:
+		tt.Run(name, func(st *testing.T) { f(st) })
+	case interface{ Run(string, func(TB)) bool }:
+		tt.Run(name, f)
+	default:
+		f(t)
+	}
+}
+
+// replayLine is the go test command that reruns one scenario.
+func replayLine(pkg, test, scenario string) string {
+	var parts []string
+	for _, p := range append(strings.Split(test, "/"), strings.Split(scenario, "/")...) {
+		parts = append(parts, "^"+regexp.QuoteMeta(p)+"$")
+	}
+	line := fmt.Sprintf("go test -run '%s'", strings.Join(parts, "/"))
+	if pkg != "" {
+		line += " " + pkg
+	}
+	return line
+}
+
+// callerPackage finds the import path of the test that called testkit.
+func callerPackage() string {
+	pcs := make([]uintptr, 16)
+	n := goruntime.Callers(3, pcs)
+	frames := goruntime.CallersFrames(pcs[:n])
+	for {
+		fr, more := frames.Next()
+		name := fr.Function
+		if name != "" && !strings.Contains(name, "agentidem-go/testkit.") {
+			slash := strings.LastIndex(name, "/")
+			dot := strings.Index(name[slash+1:], ".")
+			if dot >= 0 {
+				return strings.TrimSuffix(name[:slash+1+dot], "_test")
+			}
+		}
+		if !more {
+			return ""
+		}
+	}
+}
+
+var unsafeFileChars = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
+
+func writeReport(dir, test string, rep *runtime.Report) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	name := unsafeFileChars.ReplaceAllString(test, "_") + ".json"
+	f, err := os.Create(filepath.Join(dir, name))
+	if err != nil {
+		return err
+	}
+	if err := rep.WriteJSON(f); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+func indent(s, prefix string) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	for i, l := range lines {
+		lines[i] = prefix + l
+	}
+	return strings.Join(lines, "\n")
+}
