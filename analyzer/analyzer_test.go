@@ -31,3 +31,8 @@ func TestIdentity(t *testing.T) {
 func TestDirectives(t *testing.T) {
 	analysistest.Run(t, analysistest.TestData(), analyzer.Directives, "directives")
 }
+
+func TestSuggestedFixes(t *testing.T) {
+	analysistest.RunWithSuggestedFixes(t, analysistest.TestData(), analyzer.CheckBeforeCreate, "fixsql")
+	analysistest.RunWithSuggestedFixes(t, analysistest.TestData(), analyzer.Identity, "fixescape")
+}

@@ -258,7 +258,6 @@ func checkEscapes(pass *analysis.Pass, r *ops, fd *ast.FuncDecl) {
 	}
 }
 
-
 func indexOf(list []string, s string) int {
 	for i, x := range list {
 		if x == s {

@@ -1,10 +1,12 @@
 package directives
 
-// want +1 `bad directive: empty value for after`
+// want +2 `bad directive: empty value for after`
+//
 //agentidem:write identity=id after=
 func a(id string) {}
 
-// want +1 `bad directive: //agentidem:write needs identity=EXPRS`
+// want +2 `bad directive: //agentidem:write needs identity=EXPRS`
+//
 //agentidem:write name=b
 func b(id string) {}
 
