@@ -51,6 +51,8 @@ type Op struct {
 	RedactIdentity bool
 	Pos            token.Position // of the func keyword; Filename is the base name
 	Sig            *types.Signature
+
+	decl token.Position // Pos with the full file name, for errors
 }
 
 // Expr is a directive expression ready to print: its source split into
@@ -138,7 +140,38 @@ func buildPackage(pkg *packages.Package, typeErrs []packages.Error) (*Package, E
 		b.misplaced(f, docs)
 	}
 	b.crossCheck(out)
+	sortByPos(b.errs)
 	return out, b.errs, b.warnings
+}
+
+// sortByPos orders errors by file, line and column, so that the list reads
+// like the source; errors without a position keep their order at the end.
+func sortByPos(errs Errors) {
+	sort.SliceStable(errs, func(i, j int) bool {
+		a, okA := posOf(errs[i])
+		c, okC := posOf(errs[j])
+		switch {
+		case !okA || !okC:
+			return okA && !okC
+		case a.Filename != c.Filename:
+			return a.Filename < c.Filename
+		case a.Line != c.Line:
+			return a.Line < c.Line
+		}
+		return a.Column < c.Column
+	})
+}
+
+func posOf(err error) (token.Position, bool) {
+	var pe *posError
+	if errors.As(err, &pe) {
+		return pe.pos, true
+	}
+	var de *directive.Error
+	if errors.As(err, &de) {
+		return de.Pos, true
+	}
+	return token.Position{}, false
 }
 
 // misplaced reports read and write directives that are not in the doc
@@ -174,9 +207,18 @@ func (b *builder) buildOp(fn *ast.FuncDecl) *Op {
 	sig := obj.Type().(*types.Signature)
 	pos := b.fset.Position(fn.Pos())
 	if invalid(sig, map[types.Type]bool{}) {
+		// Name the type errors inside the signature, not the first of
+		// the package: that one is often a call of a wrapper that this
+		// run is about to write.
 		msg := "its signature does not type-check"
-		if len(b.typeErrs) > 0 {
-			msg += ": " + b.typeErrs[0].Error()
+		var inSig []string
+		for _, te := range b.pkg.TypeErrors {
+			if te.Pos >= fn.Pos() && te.Pos < fn.Type.End() {
+				inSig = append(inSig, te.Msg)
+			}
+		}
+		if len(inSig) > 0 {
+			msg += ": " + strings.Join(inSig, "; ")
 		}
 		b.errs = append(b.errs, errAt(pos, "cannot generate a wrapper for %s: %s", fn.Name.Name, msg))
 		return nil
@@ -189,6 +231,7 @@ func (b *builder) buildOp(fn *ast.FuncDecl) *Op {
 		CtxParam:   -1,
 		Pos:        pos,
 		Sig:        sig,
+		decl:       pos,
 	}
 	op.Pos.Filename = filepath.Base(pos.Filename)
 	op.Name = fn.Name.Name
@@ -366,7 +409,7 @@ func (b *builder) checkExpr(op *Op, key string, v directive.Value, scope token.P
 		return Expr{}, false
 	}
 	if why := canonicalizable(tv.Type, map[types.Type]bool{}); why != "" {
-		b.errs = append(b.errs, errAt(v.Pos, "%s=%s has type %s, which cannot be canonicalized: %s", key, v.Text, types.TypeString(tv.Type, types.RelativeTo(b.pkg.Types)), why))
+		b.errs = append(b.errs, errAt(v.Pos, "%s=%s has type %s, which cannot be canonicalized: %s; use values that name the effect instead (ids, keys, exported fields)", key, v.Text, types.TypeString(tv.Type, types.RelativeTo(b.pkg.Types)), why))
 		return Expr{}, false
 	}
 	return splitQuals(v.Text, expr, info), true
@@ -380,7 +423,7 @@ func (b *builder) crossCheck(p *Package) {
 	wrappers := map[string]*Op{}
 	for _, op := range p.Ops {
 		if prev, dup := names[op.Name]; dup {
-			b.errs = append(b.errs, errAt(op.Pos, "op name %q is also used by %s at line %d: give one of them name=...", op.Name, prev.Func, prev.Pos.Line))
+			b.errs = append(b.errs, errAt(op.decl, "op name %q is also used by %s (%s:%d): op names must be unique in a package; give one of them name=...", op.Name, prev.Func, prev.Pos.Filename, prev.Pos.Line))
 		}
 		names[op.Name] = op
 		key := op.Wrapper
@@ -388,15 +431,15 @@ func (b *builder) crossCheck(p *Package) {
 			key = op.Recv.Named.Obj().Name() + "." + op.Wrapper
 		}
 		if prev, dup := wrappers[key]; dup {
-			b.errs = append(b.errs, errAt(op.Pos, "wrapper %s is also generated for %s at line %d: set wrapper=... on one of them", key, prev.Func, prev.Pos.Line))
+			b.errs = append(b.errs, errAt(op.decl, "wrapper %s is also generated for %s (%s:%d): set wrapper=... on one of them", key, prev.Func, prev.Pos.Filename, prev.Pos.Line))
 		}
 		wrappers[key] = op
 		if op.Recv == nil {
 			if obj := p.Types.Scope().Lookup(op.Wrapper); obj != nil {
-				b.errs = append(b.errs, errAt(op.Pos, "wrapper name %s is already declared at %s: set wrapper=... to another name", op.Wrapper, b.fset.Position(obj.Pos())))
+				b.errs = append(b.errs, errAt(op.decl, "wrapper name %s is already declared at %s: set wrapper=... to another name", op.Wrapper, b.fset.Position(obj.Pos())))
 			}
 		} else if obj, _, _ := types.LookupFieldOrMethod(op.Recv.Named, true, p.Types, op.Wrapper); obj != nil {
-			b.errs = append(b.errs, errAt(op.Pos, "wrapper name %s is already a field or method of %s at %s: set wrapper=... to another name", op.Wrapper, op.Recv.Named.Obj().Name(), b.fset.Position(obj.Pos())))
+			b.errs = append(b.errs, errAt(op.decl, "wrapper name %s is already a field or method of %s at %s: set wrapper=... to another name", op.Wrapper, op.Recv.Named.Obj().Name(), b.fset.Position(obj.Pos())))
 		}
 	}
 	sort.SliceStable(p.Ops, func(i, j int) bool {
