@@ -12,11 +12,11 @@ import (
 
 // Scenario kinds.
 const (
-	ScenarioBaseline           = "baseline"
-	ScenarioLostAck            = "lost_acknowledgement"
-	ScenarioBeforeFailure      = "before_operation_failure"
-	ScenarioCrashRestart       = "crash_restart"
-	ScenarioDuplicateSeq       = "duplicate_delivery/sequential"
+	ScenarioBaseline            = "baseline"
+	ScenarioLostAck             = "lost_acknowledgement"
+	ScenarioBeforeFailure       = "before_operation_failure"
+	ScenarioCrashRestart        = "crash_restart"
+	ScenarioDuplicateSeq        = "duplicate_delivery/sequential"
 	ScenarioDuplicateConcurrent = "duplicate_delivery/concurrent"
 )
 
@@ -56,6 +56,7 @@ type Suite struct {
 
 	baseline *Result
 	base     *Trace
+	baseErr  error // the baseline's Setup failed
 	results  []*Result
 	runs     int
 }
@@ -91,8 +92,9 @@ func Run(ctx context.Context, name string, fn func(ctx context.Context) error, o
 func (s *Suite) Baseline(ctx context.Context) (*Result, error) {
 	sc := Scenario{Name: ScenarioBaseline, Kind: ScenarioBaseline, OperationIndex: -1, Deliveries: 1}
 	res, tr, err := s.run(ctx, sc)
-	s.baseline, s.base = res, tr
+	s.baseline, s.base, s.baseErr = res, tr, err
 	if err != nil {
+		res.Safe = false
 		return res, err
 	}
 	if res.Failed || len(tr.Panics) > 0 {
@@ -112,7 +114,7 @@ func (s *Suite) Baseline(ctx context.Context) (*Result, error) {
 
 // BaselineOK reports whether the baseline ran and succeeded.
 func (s *Suite) BaselineOK() bool {
-	return s.baseline != nil && !s.baseline.Failed && len(s.base.Panics) == 0
+	return s.baseline != nil && s.baseErr == nil && !s.baseline.Failed && len(s.base.Panics) == 0
 }
 
 // Plan lists the scenarios the baseline calls for: for every write call of

@@ -1,0 +1,264 @@
+package testkit_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/agentidem/agentidem-go/runtime"
+	"github.com/agentidem/agentidem-go/testkit"
+	"github.com/agentidem/agentidem-go/testkit/internal/tools"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// fakeT records what testkit reports, so a test can prove a buggy agent
+// FAILS TestAgent. It supports subtests like *testing.T.
+type fakeT struct {
+	name   string
+	errors []string
+	logs   []string
+	subs   []string
+	parent *fakeT
+}
+
+func (f *fakeT) Helper()      {}
+func (f *fakeT) Name() string { return f.name }
+func (f *fakeT) Errorf(format string, args ...any) {
+	for p := f; p != nil; p = p.parent {
+		p.errors = append(p.errors, fmt.Sprintf(format, args...))
+	}
+}
+func (f *fakeT) Logf(format string, args ...any) { f.logs = append(f.logs, fmt.Sprintf(format, args...)) }
+func (f *fakeT) Run(name string, fn func(testkit.TB)) bool {
+	sub := &fakeT{name: f.name + "/" + name, parent: f}
+	f.root().subs = append(f.root().subs, sub.name)
+	fn(sub)
+	return len(sub.errors) == 0
+}
+func (f *fakeT) root() *fakeT {
+	for f.parent != nil {
+		f = f.parent
+	}
+	return f
+}
+func (f *fakeT) failed() bool { return len(f.errors) > 0 }
+
+// retrier posts with a retry on any error: duplicates under a lost ack.
+func retrier(l **tools.Ledger) func(context.Context) error {
+	return func(ctx context.Context) error {
+		var err error
+		for i := 0; i < 3; i++ {
+			if err = (*l).PostTraced(ctx, "entry-1", "hello"); err == nil {
+				return nil
+			}
+		}
+		return err
+	}
+}
+
+func ledgerSetup(l **tools.Ledger) testkit.Option {
+	return testkit.Setup(func(context.Context) error { *l = &tools.Ledger{}; return nil })
+}
+
+func TestTestAgentFailsABuggyAgent(t *testing.T) {
+	var l *tools.Ledger
+	ft := &fakeT{name: "TestLedger"}
+	rep := testkit.TestAgent(ft, retrier(&l), ledgerSetup(&l))
+	require.True(t, ft.failed(), "a duplicate write must fail the test")
+	assert.False(t, rep.Safe)
+	joined := strings.Join(ft.errors, "\n")
+	assert.Contains(t, joined, "[duplicate_write] post executed 2 times for identity \"entry-1\"")
+	assert.Contains(t, joined, "replay: go test -run '^TestLedger$/^lost_acknowledgement$/^post#1$' github.com/agentidem/agentidem-go/testkit")
+	assert.Contains(t, ft.subs, "TestLedger/lost_acknowledgement/post#1")
+	assert.Contains(t, ft.subs, "TestLedger/duplicate_delivery/concurrent")
+	require.NotEmpty(t, ft.logs)
+	assert.Contains(t, ft.logs[len(ft.logs)-1], "UNSAFE")
+}
+
+func TestRunNeverFails(t *testing.T) {
+	var l *tools.Ledger
+	ft := &fakeT{name: "TestLedger"}
+	rep := testkit.Run(ft, retrier(&l), ledgerSetup(&l))
+	assert.False(t, ft.failed())
+	assert.True(t, rep.Has(runtime.CodeDuplicateWrite))
+}
+
+// oncer posts once and reports errors: safe under every scenario but
+// duplicate delivery, which it survives because the entry key is checked
+// by the world... it is not: so it only posts when the count is zero, and
+// the concurrent delivery breaks it. The sequential one does not.
+func TestCheckThenActIsCaughtOnlyByConcurrentDelivery(t *testing.T) {
+	var l *tools.Ledger
+	ft := &fakeT{name: "TestCheckThenAct"}
+	rep := testkit.TestAgent(ft, func(ctx context.Context) error {
+		n, err := l.CountTraced(ctx)
+		if err != nil || n > 0 {
+			return err
+		}
+		return l.PostTraced(ctx, "entry-1", "hello")
+	}, ledgerSetup(&l))
+	require.True(t, ft.failed())
+	var unsafe []string
+	for _, r := range rep.Results {
+		if !r.Safe {
+			unsafe = append(unsafe, r.Scenario)
+		}
+	}
+	assert.Equal(t, []string{"duplicate_delivery/concurrent"}, unsafe)
+}
+
+func TestTestAgentPassesASafeAgent(t *testing.T) {
+	var l *tools.Ledger
+	ft := &fakeT{name: "TestSafe"}
+	rep := testkit.TestAgent(ft, func(ctx context.Context) error {
+		return l.PostTraced(ctx, "entry-1", "hello") // one attempt; errors surface
+	}, ledgerSetup(&l), testkit.With(runtime.OnlyScenario("lost_acknowledgement/post#1")))
+	assert.False(t, ft.failed(), "errors: %v", ft.errors)
+	assert.True(t, rep.Safe)
+	require.Len(t, rep.Results, 1)
+	assert.True(t, rep.Results[0].Failed, "the agent saw the timeout: execution outcome is kept apart")
+	assert.True(t, rep.Results[0].Safe)
+}
+
+func TestBaselineFailureStopsTheSuite(t *testing.T) {
+	ft := &fakeT{name: "TestBroken"}
+	rep := testkit.TestAgent(ft, func(ctx context.Context) error {
+		return (&tools.Ledger{Fail: true}).PostTraced(ctx, "k", "v")
+	})
+	require.True(t, ft.failed())
+	assert.False(t, rep.BaselineSucceeded)
+	assert.Contains(t, rep.BaselineFailure, "ledger closed")
+	assert.Empty(t, rep.Results)
+	assert.True(t, rep.Has(runtime.CodeBaselineFailed))
+	assert.Equal(t, []string{"TestBroken/baseline"}, ft.subs)
+}
+
+func TestAgentPanicIsAFinding(t *testing.T) {
+	ft := &fakeT{name: "TestPanic"}
+	rep := testkit.TestAgent(ft, func(ctx context.Context) error {
+		return (&tools.Ledger{}).BoomTraced(ctx, 7)
+	})
+	require.True(t, ft.failed())
+	assert.True(t, rep.Has(runtime.CodeAgentPanic))
+	assert.Contains(t, strings.Join(ft.errors, "\n"), "tool boom panicked: boom 7")
+}
+
+func TestFaultThatNeverFiresIsInconclusive(t *testing.T) {
+	// The agent writes only on its first run in the process: scenarios
+	// never reach the write, so their faults cannot fire.
+	var l *tools.Ledger
+	var runs atomic.Int32
+	ft := &fakeT{name: "TestFlaky"}
+	rep := testkit.TestAgent(ft, func(ctx context.Context) error {
+		if runs.Add(1) > 1 {
+			return nil
+		}
+		return l.PostTraced(ctx, "k", "v")
+	}, ledgerSetup(&l))
+	assert.False(t, ft.failed(), "inconclusive is a warning, not a failure: %v", ft.errors)
+	assert.False(t, rep.Safe == false && len(rep.Errors()) > 0)
+	assert.Equal(t, 3, rep.InconclusiveCount)
+	for _, r := range rep.Results[:3] {
+		assert.True(t, r.Inconclusive, r.Scenario)
+		assert.False(t, r.Safe, "an inconclusive scenario is never called safe")
+		require.NotEmpty(t, r.Findings)
+		assert.Equal(t, runtime.CodeFaultNotTriggered, r.Findings[0].Code)
+		assert.Contains(t, r.Findings[0].Message, "never made call post#1")
+	}
+}
+
+func TestIdentityUnstable(t *testing.T) {
+	var l *tools.Ledger
+	ft := &fakeT{name: "TestFreshKeys"}
+	rep := testkit.Run(ft, func(ctx context.Context) error {
+		var err error
+		for i := 0; i < 3; i++ {
+			key := fmt.Sprintf("k-%d", rand.Int()) // a fresh key per attempt: the bug
+			if err = l.PostTraced(ctx, key, "hello"); err == nil {
+				return nil
+			}
+		}
+		return err
+	}, ledgerSetup(&l))
+	assert.True(t, rep.Has(runtime.CodeIdentityUnstable))
+	for _, f := range rep.Findings {
+		if f.Code == runtime.CodeIdentityUnstable {
+			// The crashed delivery also tries again under a fresh key
+			// (the dead worker's call is refused, but its key is real).
+			assert.Contains(t, []string{"lost_acknowledgement/post#1", "before_operation_failure/post#1", "crash_restart/post#1"}, f.Scenario)
+		}
+	}
+}
+
+func TestDistinctWorkInALoopIsNotIdentityUnstable(t *testing.T) {
+	// One call site, several items; a failed item is skipped, not
+	// retried under a new key: no identity_unstable. (Redelivery does post
+	// the items twice: that duplicate_write is real.)
+	var l *tools.Ledger
+	ft := &fakeT{name: "TestLoop"}
+	rep := testkit.Run(ft, func(ctx context.Context) error {
+		var errs []error
+		for _, item := range []string{"a", "b", "c"} {
+			errs = append(errs, l.PostTraced(ctx, item, "x"))
+		}
+		return errors.Join(errs...)
+	}, ledgerSetup(&l))
+	assert.True(t, rep.BaselineSucceeded)
+	assert.False(t, rep.Has(runtime.CodeIdentityUnstable))
+	assert.True(t, rep.Has(runtime.CodeDuplicateWrite))
+}
+
+func TestInvariantPanicIsAFailedInvariant(t *testing.T) {
+	var l *tools.Ledger
+	ft := &fakeT{name: "TestInv"}
+	rep := testkit.TestAgent(ft, func(ctx context.Context) error {
+		return l.PostTraced(ctx, "k", "v")
+	}, ledgerSetup(&l), testkit.Invariant("explodes", func(*runtime.Trace) error {
+		var p *tools.Ledger
+		_ = p.Entries[0]
+		return nil
+	}))
+	require.True(t, ft.failed())
+	assert.True(t, rep.Has(runtime.CodeInvariantFailed))
+	assert.Contains(t, strings.Join(ft.errors, "\n"), `invariant "explodes" failed: invariant panicked`)
+}
+
+func TestReportDir(t *testing.T) {
+	dir := t.TempDir()
+	var l *tools.Ledger
+	ft := &fakeT{name: "TestDir/sub case"}
+	testkit.Run(ft, retrier(&l), ledgerSetup(&l), testkit.ReportDir(dir))
+	b, err := os.ReadFile(filepath.Join(dir, "TestDir_sub_case.json"))
+	require.NoError(t, err)
+	var rep runtime.Report
+	require.NoError(t, json.Unmarshal(b, &rep))
+	assert.Equal(t, "1", rep.SchemaVersion)
+	assert.False(t, rep.Safe)
+	_, err = runtime.ReadReport(filepath.Join(dir, "TestDir_sub_case.json"))
+	require.NoError(t, err)
+}
+
+func TestRealSubtestsAndSetupFailure(t *testing.T) {
+	// With a real *testing.T each scenario is a subtest; a failing Setup
+	// fails the scenario's subtest with the error.
+	calls := 0
+	ft := &fakeT{name: "TestSetup"}
+	testkit.Run(ft, func(ctx context.Context) error { return nil }, testkit.Setup(func(context.Context) error {
+		calls++
+		return errors.New("db down")
+	}))
+	assert.Contains(t, strings.Join(ft.errors, "\n"), "testkit: baseline: setup: db down")
+	assert.Equal(t, 1, calls, "no scenario runs after the baseline's Setup failed")
+	assert.Equal(t, []string{"TestSetup/baseline"}, ft.subs)
+}
