@@ -3,6 +3,7 @@ package analyzer
 import (
 	"fmt"
 	"go/ast"
+	"go/constant"
 	"go/token"
 	"go/types"
 	"strings"
@@ -89,6 +90,7 @@ type cbcWalker struct {
 	reads   []*cbcAccess
 	derived map[types.Object][]int // variables holding what a read returned
 	txs     map[types.Object]bool  // transactions begun in this function
+	strs    map[types.Object]string // local variables holding a constant string
 	done    map[*ast.CallExpr]bool
 }
 
@@ -284,7 +286,7 @@ func (w *cbcWalker) sqlAccess(call *ast.CallExpr) (a *cbcAccess, isRead bool) {
 	default:
 		return nil, false
 	}
-	qi, q, ok := queryArg(w.info, call)
+	qi, q, ok := queryArg(w.info, call, w.strs)
 	if !ok {
 		return nil, false
 	}
@@ -326,7 +328,7 @@ func (w *cbcWalker) assign(lhs, rhs []ast.Expr) {
 			}
 		}
 	}
-	for _, l := range lhs {
+	for i, l := range lhs {
 		id, ok := ast.Unparen(l).(*ast.Ident)
 		if !ok {
 			continue
@@ -337,6 +339,15 @@ func (w *cbcWalker) assign(lhs, rhs []ast.Expr) {
 		}
 		if begun && handleOf(obj.Type()) == handleTx {
 			w.txs[obj] = true
+		}
+		delete(w.strs, obj)
+		if len(lhs) == len(rhs) {
+			if tv := w.info.Types[rhs[i]]; tv.Value != nil && tv.Value.Kind() == constant.String {
+				if w.strs == nil {
+					w.strs = map[types.Object]string{}
+				}
+				w.strs[obj] = constant.StringVal(tv.Value)
+			}
 		}
 		if len(reads) > 0 {
 			w.derived[obj] = reads

@@ -181,8 +181,10 @@ var (
 	}
 )
 
-// queryArg finds the constant query string of a query or exec call.
-func queryArg(info *types.Info, call *ast.CallExpr) (idx int, q string, ok bool) {
+// queryArg finds the constant query string of a query or exec call. A
+// local variable holding a constant (query := `SELECT ...`) counts; locals
+// maps such variables to their values.
+func queryArg(info *types.Info, call *ast.CallExpr, locals map[types.Object]string) (idx int, q string, ok bool) {
 	for i, a := range call.Args {
 		tv, found := info.Types[a]
 		if !found {
@@ -192,6 +194,11 @@ func queryArg(info *types.Info, call *ast.CallExpr) (idx int, q string, ok bool)
 			continue
 		}
 		if tv.Value == nil {
+			if id, isIdent := ast.Unparen(a).(*ast.Ident); isIdent {
+				if v, known := locals[info.Uses[id]]; known {
+					return i, normSQL(v), true
+				}
+			}
 			return 0, "", false
 		}
 		s, err := strconv.Unquote(tv.Value.ExactString())

@@ -15,6 +15,15 @@ import (
 // FileName is the name of the file written in each package.
 const FileName = "agentidem_gen.go"
 
+// TestFileName holds the wrappers of functions annotated in the package's
+// own _test.go files; it is written only with Config.Tests.
+const TestFileName = "agentidem_gen_test.go"
+
+// ExternalTestFileName holds the wrappers of functions annotated in the
+// external test package (package p_test); it is written only with
+// Config.Tests.
+const ExternalTestFileName = "agentidem_gen_ext_test.go"
+
 // Header is the first line of every generated file. It matches the Go
 // convention ^// Code generated .* DO NOT EDIT\.$ and carries no version and
 // no path, so the output depends on the input only.
@@ -27,7 +36,9 @@ type Config struct {
 	Dir string
 	// Tags are extra build tags.
 	Tags []string
-	// Tests includes _test.go files of the packages.
+	// Tests also reads annotations in _test.go files. Their wrappers go to
+	// TestFileName (package p) and ExternalTestFileName (package p_test),
+	// so that they exist only when testing.
 	Tests bool
 }
 

@@ -39,7 +39,9 @@ func (f *fakeT) Errorf(format string, args ...any) {
 		p.errors = append(p.errors, fmt.Sprintf(format, args...))
 	}
 }
-func (f *fakeT) Logf(format string, args ...any) { f.logs = append(f.logs, fmt.Sprintf(format, args...)) }
+func (f *fakeT) Logf(format string, args ...any) {
+	f.logs = append(f.logs, fmt.Sprintf(format, args...))
+}
 func (f *fakeT) Run(name string, fn func(testkit.TB)) bool {
 	sub := &fakeT{name: f.name + "/" + name, parent: f}
 	f.root().subs = append(f.root().subs, sub.name)
