@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	_ "embed"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -175,3 +176,9 @@ func ReadReport(path string) (*Report, error) {
 	}
 	return &r, nil
 }
+
+// ReportSchema is the JSON Schema (draft 2020-12) of the report that
+// WriteJSON writes, for validating reports in other tools.
+//
+//go:embed report.schema.json
+var ReportSchema []byte

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/agentidem/agentidem-go/internal/reportschema"
 	"github.com/agentidem/agentidem-go/runtime"
 	"github.com/agentidem/agentidem-go/testkit"
 	"github.com/stretchr/testify/assert"
@@ -58,10 +59,10 @@ func TestTraceOnce(t *testing.T) {
 
 func TestNaiveAgentIsCaught(t *testing.T) {
 	w := &world{}
-	rep := testkit.Run(t, func(ctx context.Context) error {
+	rep := checked(t, testkit.Run(t, func(ctx context.Context) error {
 		_, err := (&NaiveAgent{Bank: w.bank}).Run(ctx, paymentID)
 		return err
-	}, w.options()...)
+	}, w.options()...))
 
 	require.True(t, rep.BaselineSucceeded)
 	assert.False(t, rep.Safe)
@@ -77,20 +78,20 @@ func TestNaiveAgentIsCaught(t *testing.T) {
 
 func TestRereadAgentFixesRetriesButNotConcurrentDelivery(t *testing.T) {
 	w := &world{}
-	rep := testkit.Run(t, func(ctx context.Context) error {
+	rep := checked(t, testkit.Run(t, func(ctx context.Context) error {
 		_, err := (&RereadAgent{Bank: w.bank}).Run(ctx, paymentID)
 		return err
-	}, w.options()...)
+	}, w.options()...))
 	assert.Equal(t, []string{"duplicate_delivery/concurrent"}, unsafeScenarios(rep))
 	assertFinding(t, rep, "duplicate_delivery/concurrent", runtime.CodeDuplicateWrite)
 }
 
 func TestKeyedAgentIsSafe(t *testing.T) {
 	w := &world{}
-	rep := testkit.TestAgent(t, func(ctx context.Context) error {
+	rep := checked(t, testkit.TestAgent(t, func(ctx context.Context) error {
 		_, err := (&KeyedAgent{Bank: w.bank}).Run(ctx, paymentID)
 		return err
-	}, append(w.options(), testkit.ExactlyOnce())...)
+	}, append(w.options(), testkit.ExactlyOnce())...))
 	assert.True(t, rep.Safe)
 	assert.Equal(t, 5, rep.FaultCount) // 3 faults on one write, 2 duplicate deliveries
 	assert.Zero(t, rep.InconclusiveCount)
@@ -107,20 +108,20 @@ func TestKeyedAgentIsSafe(t *testing.T) {
 
 func TestGiveUpAgentIsSafeAndClaimsNothingItDidNotDo(t *testing.T) {
 	w := &world{}
-	rep := testkit.TestAgent(t, func(ctx context.Context) error {
+	rep := checked(t, testkit.TestAgent(t, func(ctx context.Context) error {
 		_, err := (&GiveUpAgent{Bank: w.bank}).Run(ctx, paymentID)
 		return err
-	}, append(w.options(), testkit.ExactlyOnce())...)
+	}, append(w.options(), testkit.ExactlyOnce())...))
 	assert.True(t, rep.Safe)
 	assert.False(t, rep.Has(runtime.CodeMissingWrite))
 }
 
 func TestSilentAgentDropsWorkAndSaysItDidNot(t *testing.T) {
 	w := &world{}
-	rep := testkit.Run(t, func(ctx context.Context) error {
+	rep := checked(t, testkit.Run(t, func(ctx context.Context) error {
 		_, err := (&SilentAgent{Bank: w.bank}).Run(ctx, paymentID)
 		return err
-	}, append(w.options(), testkit.ExactlyOnce())...)
+	}, append(w.options(), testkit.ExactlyOnce())...))
 	// Only where the refund never happened and the agent said "done".
 	// After a lost acknowledgement the refund did happen: no finding.
 	assert.Equal(t, []string{"before_operation_failure/refundWithKey#1"}, unsafeScenarios(rep))
@@ -146,4 +147,12 @@ func assertFinding(t *testing.T, rep *runtime.Report, scenario, code string) {
 		}
 	}
 	t.Errorf("no %s finding in scenario %s; findings: %+v", code, scenario, rep.Findings)
+}
+
+// checked validates a report against the JSON Schema before the test looks
+// at it: every report an example produces must match runtime/report.schema.json.
+func checked(t *testing.T, rep *runtime.Report) *runtime.Report {
+	t.Helper()
+	require.NoError(t, reportschema.Validate(rep))
+	return rep
 }

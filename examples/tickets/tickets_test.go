@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/agentidem/agentidem-go/internal/reportschema"
 	"github.com/agentidem/agentidem-go/runtime"
 	"github.com/agentidem/agentidem-go/testkit"
 	"github.com/stretchr/testify/assert"
@@ -42,19 +43,19 @@ func findings(rep *runtime.Report) map[string][]string {
 
 func TestAgentOpensExactlyOneTicket(t *testing.T) {
 	w := &world{}
-	rep := testkit.TestAgent(t, func(ctx context.Context) error {
+	rep := checked(t, testkit.TestAgent(t, func(ctx context.Context) error {
 		_, err := (&Agent{Desk: w.desk}).Run(ctx, dispute)
 		return err
-	}, append(w.options(), testkit.ExactlyOnce())...)
+	}, append(w.options(), testkit.ExactlyOnce())...))
 	assert.True(t, rep.Safe)
 }
 
 func TestFreshKeyAgentIsCaught(t *testing.T) {
 	w := &world{}
-	rep := testkit.Run(t, func(ctx context.Context) error {
+	rep := checked(t, testkit.Run(t, func(ctx context.Context) error {
 		_, err := (&FreshKeyAgent{Desk: w.desk}).Run(ctx, dispute)
 		return err
-	}, w.options()...)
+	}, w.options()...))
 	got := findings(rep)
 	// The retry after a lost acknowledgement comes with a new key: the
 	// helpdesk opens a second ticket.
@@ -69,10 +70,10 @@ func TestFreshKeyAgentIsCaught(t *testing.T) {
 
 func TestCheckThenCreateAgentIsCaughtByConcurrentDelivery(t *testing.T) {
 	w := &world{}
-	rep := testkit.Run(t, func(ctx context.Context) error {
+	rep := checked(t, testkit.Run(t, func(ctx context.Context) error {
 		_, err := (&CheckThenCreateAgent{Desk: w.desk}).Run(ctx, dispute)
 		return err
-	}, w.options()...)
+	}, w.options()...))
 	got := findings(rep)
 	// One delivery at a time, the check works; two at once both see no
 	// ticket and both create one.
@@ -85,4 +86,12 @@ func TestCheckThenCreateAgentIsCaughtByConcurrentDelivery(t *testing.T) {
 			assert.Equal(t, []string{`["D-1001","disputes"]`}, f.Identities)
 		}
 	}
+}
+
+// checked validates a report against the JSON Schema before the test looks
+// at it: every report an example produces must match runtime/report.schema.json.
+func checked(t *testing.T, rep *runtime.Report) *runtime.Report {
+	t.Helper()
+	require.NoError(t, reportschema.Validate(rep))
+	return rep
 }
