@@ -21,8 +21,8 @@ const runtimePath = "github.com/agentidem/agentidem-go/runtime"
 func emit(p *Package) ([]byte, error) {
 	f := jen.NewFilePathName(p.Path, p.Name)
 	f.HeaderComment(Header)
-	f.ImportAlias(runtimePath, "agentidemrt")
 	e := &emitter{pkg: p}
+	e.importNames(f)
 
 	f.Comment("The guards below break the build when an annotated function's signature")
 	f.Comment("changed and go generate was not run again.")
@@ -55,6 +55,46 @@ func emit(p *Package) ([]byte, error) {
 
 type emitter struct {
 	pkg *Package
+}
+
+// importNames chooses the names of the imports that wrapper bodies use: the
+// runtime and the packages of identity and entity expressions. A name that a
+// parameter or receiver of some wrapper also has would be shadowed in that
+// body, so it gets a suffix. (Types are only spelled in signatures and
+// guards, where parameters are not in scope.)
+func (e *emitter) importNames(f *jen.File) {
+	locals := map[string]bool{}
+	for _, op := range e.pkg.Ops {
+		for _, p := range op.Params {
+			locals[p.Name] = true
+		}
+		if op.Recv != nil {
+			locals[op.Recv.Name] = true
+		}
+	}
+	pick := func(name string) string {
+		for locals[name] {
+			name += "_"
+		}
+		return name
+	}
+	f.ImportAlias(runtimePath, pick("agentidemrt"))
+	done := map[string]bool{runtimePath: true}
+	for _, op := range e.pkg.Ops {
+		exprs := append([]Expr(nil), op.Identity...)
+		if op.Entity != nil {
+			exprs = append(exprs, *op.Entity)
+		}
+		for _, x := range exprs {
+			for _, part := range x.Parts {
+				if part.Path == "" || done[part.Path] || !locals[part.Pkg] {
+					continue
+				}
+				done[part.Path] = true
+				f.ImportAlias(part.Path, pick(part.Pkg))
+			}
+		}
+	}
 }
 
 // opVar is the name of the package variable holding an op's descriptor.
@@ -175,19 +215,33 @@ func (e *emitter) op(f *jen.File, op *Op) {
 		body = append(body,
 			jen.If(jen.Id(names.err).Op("=").Id(names.call).Dot("Start").Call(), jen.Id(names.err).Op("!=").Nil()).Block(jen.Return()),
 			jen.Defer().Id(names.call).Dot("Recover").Call(jen.Op("&").Id(names.err)),
-			jen.List(append(results, jen.Id(names.err))...).Op("=").Add(traced),
 		)
-		var zeros []jen.Code
-		for _, t := range op.Results {
-			zeros = append(zeros, jen.Op("*").New(e.typ(t)))
+		if len(results) == 0 {
+			body = append(body,
+				jen.Id(names.err).Op("=").Add(traced),
+				jen.If(jen.Id(names.lost).Op(":=").Id(names.call).Dot("Finish").Call(jen.Id(names.err)), jen.Id(names.lost).Op("!=").Nil()).Block(
+					jen.Return(jen.Id(names.lost)),
+				),
+				jen.Return(),
+			)
+		} else {
+			// The tool's results go to fresh variables, so the named
+			// results are still zero when a lost acknowledgement must
+			// hide them. No type is spelled in the body: a parameter that
+			// shadows a type or package name cannot break it.
+			var values []jen.Code
+			for i := range op.Results {
+				values = append(values, jen.Id(names.values[i]))
+			}
+			finishArgs := append([]jen.Code{jen.Id(names.err)}, values...)
+			body = append(body,
+				jen.List(append(values, jen.Id(names.err))...).Op(":=").Add(traced),
+				jen.If(jen.Id(names.lost).Op(":=").Id(names.call).Dot("Finish").Call(finishArgs...), jen.Id(names.lost).Op("!=").Nil()).Block(
+					jen.Return(append(results, jen.Id(names.lost))...),
+				),
+				jen.Return(append(values, jen.Id(names.err))...),
+			)
 		}
-		finishArgs := append([]jen.Code{jen.Id(names.err)}, results...)
-		body = append(body,
-			jen.If(jen.Id(names.lost).Op(":=").Id(names.call).Dot("Finish").Call(finishArgs...), jen.Id(names.lost).Op("!=").Nil()).Block(
-				jen.Return(append(zeros, jen.Id(names.lost))...),
-			),
-			jen.Return(),
-		)
 	} else {
 		body = append(body,
 			jen.Id("_").Op("=").Id(names.call).Dot("Start").Call(),
@@ -209,7 +263,8 @@ func (e *emitter) op(f *jen.File, op *Op) {
 // identity and entity expressions.
 type locals struct {
 	call, ctx, err, lost string
-	results              []string
+	results              []string // the wrapper's named results
+	values               []string // the tool's results, when it has an error
 }
 
 func (e *emitter) localNames(op *Op) locals {
@@ -250,6 +305,11 @@ func (e *emitter) localNames(op *Op) locals {
 	l := locals{call: pick("aiCall"), ctx: pick("aiCtx"), err: pick("aiErr"), lost: pick("aiLost")}
 	for i := range op.Results {
 		l.results = append(l.results, pick("aiR"+strconv.Itoa(i)))
+	}
+	if op.HasError {
+		for i := range op.Results {
+			l.values = append(l.values, pick("aiV"+strconv.Itoa(i)))
+		}
 	}
 	return l
 }

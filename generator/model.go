@@ -64,10 +64,11 @@ type Expr struct {
 }
 
 // ExprPart is verbatim source Text, or, when Path is set, the qualified
-// reference Path.Name.
+// reference Path.Name to a member of the package named Pkg.
 type ExprPart struct {
 	Text       string
 	Path, Name string
+	Pkg        string
 }
 
 // Param is one parameter of an op's function.
@@ -601,7 +602,7 @@ func hasMethod(t types.Type, name string) bool {
 // splitQuals prints expr with each selector on an imported package name
 // split out as a qualified part.
 func splitQuals(src string, expr ast.Expr, info *types.Info) Expr {
-	type qual struct{ path, name string }
+	type qual struct{ path, name, pkg string }
 	var quals []qual
 	marked := astutil.Apply(expr, func(c *astutil.Cursor) bool {
 		sel, ok := c.Node().(*ast.SelectorExpr)
@@ -614,7 +615,7 @@ func splitQuals(src string, expr ast.Expr, info *types.Info) Expr {
 		}
 		if pn, ok := info.Uses[id].(*types.PkgName); ok {
 			c.Replace(ast.NewIdent(fmt.Sprintf("agentidemQual%d", len(quals))))
-			quals = append(quals, qual{pn.Imported().Path(), sel.Sel.Name})
+			quals = append(quals, qual{pn.Imported().Path(), sel.Sel.Name, pn.Imported().Name()})
 			return false
 		}
 		return true
@@ -628,7 +629,7 @@ func splitQuals(src string, expr ast.Expr, info *types.Info) Expr {
 		if before != "" {
 			x.Parts = append(x.Parts, ExprPart{Text: before})
 		}
-		x.Parts = append(x.Parts, ExprPart{Path: q.path, Name: q.name})
+		x.Parts = append(x.Parts, ExprPart{Path: q.path, Name: q.name, Pkg: q.pkg})
 		text = after
 	}
 	if text != "" {

@@ -2,7 +2,10 @@
 // like the wrapper's own locals.
 package params
 
-import "context"
+import (
+	"context"
+	neturl "net/url"
+)
 
 // Handler has methods with odd parameter names.
 type Handler struct{}
@@ -44,3 +47,19 @@ func shadow(_ string, p0 int, _ bool) error { return nil }
 //
 //agentidem:write identity=recv
 func (*Handler) Serve(recv int) error { return nil }
+
+// Account shares its name with a parameter below.
+type Account struct{ ID string }
+
+// save has a parameter named like its type, and one named like an imported
+// package that its identity uses under another name.
+//
+//agentidem:write identity=neturl.PathEscape(url),Account.ID
+func save(ctx context.Context, Account Account, url string, base *neturl.URL) (Account, *neturl.URL, error) {
+	return Account, base, nil
+}
+
+// agentidemrt is named like the generated file's runtime import.
+//
+//agentidem:read
+func runtimeNamed(agentidemrt string) (int, error) { return len(agentidemrt), nil }
