@@ -145,7 +145,7 @@ func (c *Call) Start() error {
 	if r.gate != nil {
 		r.gate.Wait(c, PointStart)
 	}
-	if c.fault != FaultBefore && c.fault != FaultConflict {
+	if c.fault != FaultBefore && c.fault != FaultConflict && c.fault != FaultLostRequest {
 		return nil
 	}
 	if c.op.NoError {

@@ -50,7 +50,7 @@ func ExampleRun() {
 		fmt.Println(f.Scenario, f.Code)
 	}
 	// Output:
-	// safe: false scenarios: 5
+	// safe: false scenarios: 6
 	// lost_acknowledgement/refund#1 duplicate_write
 	// duplicate_delivery/concurrent duplicate_write
 }

@@ -24,6 +24,11 @@ const (
 	// FaultLostAck runs the tool, then loses its result: the agent sees a
 	// timeout.
 	FaultLostAck FaultKind = "lost_acknowledgement"
+	// FaultLostRequest fails the call before the tool runs, but the agent
+	// sees a timeout: from the outside it cannot be told apart from a lost
+	// acknowledgement, so an agent that takes a timeout for success drops
+	// the work.
+	FaultLostRequest FaultKind = "lost_request"
 	// FaultCrash runs the tool, then cancels the invocation's context, as if
 	// the worker died right after the effect; the suite delivers the
 	// invocation again.
@@ -58,6 +63,8 @@ func (e *InjectedError) Error() string {
 		return fmt.Sprintf("%s: timeout waiting for the result (injected lost acknowledgement)", e.Fault.Op)
 	case FaultBefore:
 		return fmt.Sprintf("%s: unavailable (injected failure before the operation)", e.Fault.Op)
+	case FaultLostRequest:
+		return fmt.Sprintf("%s: timeout waiting for the result (injected lost request: the operation did not run)", e.Fault.Op)
 	case FaultCrash:
 		return fmt.Sprintf("%s: invocation cancelled after the operation (injected crash)", e.Fault.Op)
 	case FaultConflict:
@@ -73,15 +80,18 @@ func (e *InjectedError) Is(target error) bool {
 	case ErrInjected:
 		return true
 	case context.DeadlineExceeded:
-		return e.Fault.Kind == FaultLostAck
+		return e.Timeout()
 	case context.Canceled:
 		return e.Fault.Kind == FaultCrash
 	}
 	return false
 }
 
-// Timeout reports whether the fault looks like a timeout (a lost acknowledgement).
-func (e *InjectedError) Timeout() bool { return e.Fault.Kind == FaultLostAck }
+// Timeout reports whether the fault looks like a timeout (a lost
+// acknowledgement or a lost request).
+func (e *InjectedError) Timeout() bool {
+	return e.Fault.Kind == FaultLostAck || e.Fault.Kind == FaultLostRequest
+}
 
 // Temporary reports true: every injected fault is worth a retry to the agent.
 func (e *InjectedError) Temporary() bool { return true }

@@ -118,8 +118,10 @@ func (s *Suite) BaselineOK() bool {
 }
 
 // Plan lists the scenarios the baseline calls for: for every write call of
-// the baseline a lost acknowledgement, a failure before the operation and a
-// crash after it; then duplicate delivery, sequential and concurrent. With
+// the baseline a lost acknowledgement (it ran, the agent sees a timeout), a
+// lost request (it did not run, the agent sees the same timeout), a failure
+// before the operation and a crash after it; then duplicate delivery,
+// sequential and concurrent. With
 // OnlyScenario, just that one.
 func (s *Suite) Plan() []Scenario {
 	if !s.BaselineOK() {
@@ -131,7 +133,7 @@ func (s *Suite) Plan() []Scenario {
 			continue
 		}
 		target := fmt.Sprintf("%s#%d", op.Name, op.Occurrence)
-		for _, k := range []FaultKind{FaultLostAck, FaultBefore, FaultCrash} {
+		for _, k := range []FaultKind{FaultLostAck, FaultLostRequest, FaultBefore, FaultCrash} {
 			plan = append(plan, Scenario{
 				Name:           string(k) + "/" + target,
 				Kind:           string(k),
@@ -177,7 +179,7 @@ func (s *Suite) run(ctx context.Context, sc Scenario) (*Result, *Trace, error) {
 		res.Fault = &f
 		res.OperationName = f.Op
 		res.Phase = "after"
-		if f.Kind == FaultBefore || f.Kind == FaultConflict {
+		if f.Kind == FaultBefore || f.Kind == FaultConflict || f.Kind == FaultLostRequest {
 			res.Phase = "before"
 		}
 	}

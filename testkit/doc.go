@@ -19,9 +19,12 @@
 //
 // TestAgent runs a baseline without faults, then, for every write call of the
 // baseline, a lost acknowledgement (the write runs, the agent sees a
+// timeout), a lost request (the write does not run, the agent sees the same
 // timeout), a failure before the write and a crash right after it (the
 // invocation is cancelled and delivered again), and then the whole
-// invocation delivered twice, one after the other and at once. Each scenario
+// invocation delivered twice, one after the other and at once (in lockstep:
+// each delivery's k-th call waits for the other's, so both read before
+// either writes). Each scenario
 // starts from a fresh world (Setup) and is a subtest:
 //
 //	go test -run 'TestRefund/lost_acknowledgement/refund#1'

@@ -170,8 +170,8 @@ func TestFaultThatNeverFiresIsInconclusive(t *testing.T) {
 	}, ledgerSetup(&l))
 	assert.False(t, ft.failed(), "inconclusive is a warning, not a failure: %v", ft.errors)
 	assert.False(t, rep.Safe == false && len(rep.Errors()) > 0)
-	assert.Equal(t, 3, rep.InconclusiveCount)
-	for _, r := range rep.Results[:3] {
+	assert.Equal(t, 4, rep.InconclusiveCount)
+	for _, r := range rep.Results[:4] {
 		assert.True(t, r.Inconclusive, r.Scenario)
 		assert.False(t, r.Safe, "an inconclusive scenario is never called safe")
 		require.NotEmpty(t, r.Findings)
@@ -198,7 +198,7 @@ func TestIdentityUnstable(t *testing.T) {
 		if f.Code == runtime.CodeIdentityUnstable {
 			// The crashed delivery also tries again under a fresh key
 			// (the dead worker's call is refused, but its key is real).
-			assert.Contains(t, []string{"lost_acknowledgement/post#1", "before_operation_failure/post#1", "crash_restart/post#1"}, f.Scenario)
+			assert.Contains(t, []string{"lost_acknowledgement/post#1", "lost_request/post#1", "before_operation_failure/post#1", "crash_restart/post#1"}, f.Scenario)
 		}
 	}
 }

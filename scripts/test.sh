@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# Runs every test of the repository: the root module with the race detector,
+# then each nested module (idem backends, adapters, the golangci plugin).
+# Modules under testdata/ are test inputs, not modules to test.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+go test -race -count=1 ./...
+
+for modfile in $(git ls-files --cached --others --exclude-standard '*/go.mod' | grep -v '/testdata/' | grep -v '^testdata/' | sort); do
+	dir=$(dirname "$modfile")
+	echo "== module $dir"
+	(cd "$dir" && go vet ./... && go test -race -count=1 ./...)
+done
