@@ -12,9 +12,9 @@ import (
 // printT is a testkit.TB that prints failures; in a real test, pass t.
 type printT struct{}
 
-func (printT) Helper()                      {}
-func (printT) Name() string                 { return "TestRefund" }
-func (printT) Logf(string, ...any)          {}
+func (printT) Helper()             {}
+func (printT) Name() string        { return "TestRefund" }
+func (printT) Logf(string, ...any) {}
 func (printT) Errorf(f string, args ...any) {
 	msg, _, _ := strings.Cut(fmt.Sprintf(f, args...), " for identity")
 	fmt.Println("FAIL:", msg)

@@ -35,10 +35,24 @@ go generate then writes agentidem_gen.go with a wrapper per annotated function
 signature. Your agent calls the wrappers; package testkit runs it under faults
 and schedules and reports duplicate writes and ordering bugs.
 
+For example:
+
+  //agentidem:write identity=paymentID redact=card
+  func refund(ctx context.Context, paymentID string, card Card) (Receipt, error)
+
+gets refundTraced, with the same parameters and results.
+
 identity is a comma-separated list of Go expressions over the parameters: the
 logical identity of the effect (two successful calls with equal identity are one
 effect done twice). It must be deterministic: time.Now, math/rand, crypto/rand
-and uuid.New* are rejected.`
+and uuid.New* are rejected. A value with spaces is written as a Go string:
+identity="order.ID, fmt.Sprint(n)".
+
+Packages are go list patterns (./..., ./agent), default ".". Every bad annotation
+is reported as file:line:col: message, and then no file is written.
+
+Exit status: 0 on success, 1 when the input has errors (all are listed) or check
+finds stale files, 2 when the command line is wrong.`
 
 func newRoot(stdout, stderr io.Writer) *cobra.Command {
 	var cfg generator.Config
@@ -97,6 +111,7 @@ run go generate.`,
 			return nil
 		},
 	}
+	root.CompletionOptions.DisableDefaultCmd = true
 	root.AddCommand(gen, check)
 	root.SetOut(stdout)
 	root.SetErr(stderr)
