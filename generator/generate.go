@@ -59,6 +59,9 @@ func Generate(cfg Config, patterns ...string) (*Output, error) {
 				// The compiler's report of the same type errors, from
 				// building export data.
 				compileErrs = append(compileErrs, fmt.Errorf("%s", e.Msg))
+			case e.Pos == "" || e.Pos == "-":
+				errs = append(errs, fmt.Errorf("loading %s: %s", pkg.ID, e.Msg))
+				fatal = true
 			default:
 				errs = append(errs, fmt.Errorf("%s", e.Error()))
 				fatal = true

@@ -112,7 +112,7 @@ run go generate.`,
 		},
 	}
 	root.CompletionOptions.DisableDefaultCmd = true
-	root.AddCommand(gen, check)
+	root.AddCommand(gen, check, newReportCmd(stdout, stderr))
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
@@ -152,7 +152,11 @@ func run(args []string, stdout, stderr io.Writer) int {
 		for _, e := range list {
 			fmt.Fprintln(stderr, e)
 		}
-		fmt.Fprintf(stderr, "agentidem-gen: %d errors\n", len(list))
+		if len(list) == 1 {
+			fmt.Fprintln(stderr, "agentidem-gen: 1 error")
+		} else {
+			fmt.Fprintf(stderr, "agentidem-gen: %d errors\n", len(list))
+		}
 		return 1
 	case errors.Is(err, errStale):
 		fmt.Fprintf(stderr, "agentidem-gen: %v\n", err)

@@ -1,0 +1,173 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/agentidem/agentidem-go/generator"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// agentModule creates a module in a temporary directory with one package,
+// agent, holding src, and makes it the working directory, as go generate
+// does.
+func agentModule(t *testing.T, src string) string {
+	t.Helper()
+	root, err := filepath.Abs("../..")
+	require.NoError(t, err)
+	dir := t.TempDir()
+	write(t, filepath.Join(dir, "go.mod"), "module example.com/cli\n\ngo 1.26.0\n\nrequire github.com/agentidem/agentidem-go v0.0.0\n\nreplace github.com/agentidem/agentidem-go => "+root+"\n")
+	write(t, filepath.Join(dir, "agent", "tools.go"), src)
+	t.Chdir(dir)
+	return dir
+}
+
+func write(t *testing.T, path, data string) {
+	t.Helper()
+	require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o755))
+	require.NoError(t, os.WriteFile(path, []byte(data), 0o644))
+}
+
+func runCLI(args ...string) (code int, stdout, stderr string) {
+	var out, errOut bytes.Buffer
+	code = run(args, &out, &errOut)
+	return code, out.String(), errOut.String()
+}
+
+const goodSrc = `package agent
+
+import "context"
+
+//agentidem:read
+func get(ctx context.Context, id string) (string, error) { return id, nil }
+
+//agentidem:write identity=id
+func put(ctx context.Context, id string) error { return nil }
+`
+
+func TestHelp(t *testing.T) {
+	for _, args := range [][]string{{"--help"}, {"-h"}, {"help"}} {
+		code, out, errOut := runCLI(args...)
+		assert.Equal(t, 0, code, "%v", args)
+		assert.Empty(t, errOut)
+		for _, want := range []string{
+			"agentidem-gen writes tracing wrappers",
+			"//agentidem:write identity=EXPRS",
+			"//go:generate go run github.com/agentidem/agentidem-go/cmd/agentidem-gen",
+			"refund -> refundTraced",
+			"file:line:col: message",
+			"Exit status: 0 on success, 1 when the input has errors",
+			"check       Exit 1 and name each generated file that is out of date",
+			"--tags",
+		} {
+			assert.Contains(t, out, want, "%v", args)
+		}
+		assert.NotContains(t, out, "completion", "%v: the shell completion command is noise for this tool", args)
+	}
+	code, out, _ := runCLI("check", "--help")
+	assert.Equal(t, 0, code)
+	assert.Contains(t, out, "It writes\nnothing. It exits 1 and lists every generated file")
+}
+
+func TestUsageErrors(t *testing.T) {
+	for _, args := range [][]string{{"--bogus"}, {"check", "--nope"}, {"--tags"}} {
+		code, out, errOut := runCLI(args...)
+		assert.Equal(t, 2, code, "%v", args)
+		assert.Empty(t, out, "%v", args)
+		assert.Regexp(t, `^agentidem-gen: (unknown flag|flag needs an argument)`, errOut, "%v", args)
+		assert.Contains(t, errOut, "Run 'agentidem-gen --help' for usage.", "%v", args)
+	}
+}
+
+func TestGenerateAndCheck(t *testing.T) {
+	dir := agentModule(t, goodSrc)
+	gen := filepath.Join(dir, "agent", generator.FileName)
+
+	// Before generating, check names the missing file and exits 1.
+	code, out, errOut := runCLI("check", "./...")
+	assert.Equal(t, 1, code)
+	assert.Empty(t, out)
+	assert.Equal(t, "stale: "+gen+"\nagentidem-gen: generated files are stale: run go generate ./...\n", errOut)
+	_, err := os.Stat(gen)
+	assert.True(t, os.IsNotExist(err), "check wrote a file")
+
+	// The go:generate form: no arguments, run in the package directory.
+	t.Chdir(filepath.Join(dir, "agent"))
+	code, out, errOut = runCLI()
+	require.Equal(t, 0, code, errOut)
+	assert.Empty(t, out)
+	assert.Empty(t, errOut)
+	data, err := os.ReadFile(gen)
+	require.NoError(t, err)
+	assert.True(t, strings.HasPrefix(string(data), generator.Header+"\n"))
+	assert.Contains(t, string(data), "func putTraced(ctx context.Context, id string) (aiErr error)")
+
+	t.Chdir(dir)
+	code, out, errOut = runCLI("check", "./...")
+	assert.Equal(t, 0, code, errOut)
+	assert.Equal(t, "agentidem-gen: 1 generated files up to date\n", out)
+
+	// The explicit subcommand with a pattern does the same.
+	code, _, errOut = runCLI("generate", "./agent")
+	assert.Equal(t, 0, code, errOut)
+
+	// A signature change makes the file stale.
+	write(t, filepath.Join(dir, "agent", "tools.go"), strings.Replace(goodSrc, "id string) error", "id string, n int) error", 1))
+	code, _, errOut = runCLI("check", "./...")
+	assert.Equal(t, 1, code)
+	assert.Contains(t, errOut, "stale: "+gen+"\n")
+}
+
+func TestInputErrors(t *testing.T) {
+	dir := agentModule(t, `package agent
+
+//agentidem:write identity=nope
+func put(id string) error { return nil }
+
+//agentidem:write identity=id colour=red
+func post(id string) error { return nil }
+`)
+	write(t, filepath.Join(dir, "other", "other.go"), "package other\n\n//agentidem:write\nfunc f(id string) error { return nil }\n")
+	for _, cmd := range [][]string{{"./..."}, {"generate", "./..."}, {"check", "./..."}} {
+		code, out, errOut := runCLI(cmd...)
+		assert.Equal(t, 1, code, "%v", cmd)
+		assert.Empty(t, out)
+		assert.Equal(t,
+			filepath.Join(dir, "agent", "tools.go")+":3:28: identity=nope: undefined: nope (parameters of put: id)\n"+
+				filepath.Join(dir, "agent", "tools.go")+":6:31: unknown key \"colour\" for //agentidem:write: want one of identity, name, entity, after, redact, wrapper\n"+
+				filepath.Join(dir, "other", "other.go")+":3:1: //agentidem:write needs identity=EXPRS: the logical identity of the effect (e.g. identity=paymentID)\n"+
+				"agentidem-gen: 3 errors\n",
+			errOut, "%v", cmd)
+	}
+	entries, err := os.ReadDir(filepath.Join(dir, "agent"))
+	require.NoError(t, err)
+	assert.Len(t, entries, 1, "a file was written despite errors")
+
+	code, _, errOut := runCLI("./missing")
+	assert.Equal(t, 1, code)
+	assert.Regexp(t, `^loading \S*missing: .*directory not found\nagentidem-gen: 1 error\n$`, errOut)
+}
+
+func TestWarningsDoNotFail(t *testing.T) {
+	dir := agentModule(t, "package agent\n\n//agentidem:write identity=id\nfunc bump(id string) {}\n")
+	code, out, errOut := runCLI("./...")
+	assert.Equal(t, 0, code)
+	assert.Empty(t, out)
+	assert.Equal(t, filepath.Join(dir, "agent", "tools.go")+":4:1: warning: write bump has no error result: it is traced, but no failure or lost acknowledgement can be injected into it\n", errOut)
+}
+
+func TestRefusesForeignFile(t *testing.T) {
+	dir := agentModule(t, goodSrc)
+	mine := filepath.Join(dir, "agent", generator.FileName)
+	write(t, mine, "package agent\n")
+	code, _, errOut := runCLI("./...")
+	assert.Equal(t, 1, code)
+	assert.Contains(t, errOut, mine+" exists and was not written by agentidem-gen")
+	assert.True(t, strings.HasSuffix(errOut, "\nagentidem-gen: 1 error\n"), errOut)
+	data, _ := os.ReadFile(mine)
+	assert.Equal(t, "package agent\n", string(data))
+}
