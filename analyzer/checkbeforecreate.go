@@ -25,6 +25,9 @@ var CheckBeforeCreate = &analysis.Analyzer{
 
 func runCheckBeforeCreate(pass *analysis.Pass) (any, error) {
 	r := pass.ResultOf[Directives].(*ops)
+	if r.quiet(true) {
+		return nil, nil
+	}
 	for _, f := range pass.Files {
 		if ast.IsGenerated(f) {
 			continue

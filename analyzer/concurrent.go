@@ -32,7 +32,7 @@ var ConcurrentWrites = &analysis.Analyzer{
 
 func runConcurrentDeps(pass *analysis.Pass) (any, error) {
 	r := pass.ResultOf[Directives].(*ops)
-	if len(r.ops)+len(r.wrappers) == 0 {
+	if r.quiet(false) {
 		return nil, nil
 	}
 	seen := map[token.Pos]bool{}
@@ -60,7 +60,7 @@ func runConcurrentDeps(pass *analysis.Pass) (any, error) {
 
 func runConcurrentWrites(pass *analysis.Pass) (any, error) {
 	r := pass.ResultOf[Directives].(*ops)
-	if len(r.ops)+len(r.wrappers) == 0 {
+	if r.quiet(false) {
 		return nil, nil
 	}
 	seen := map[token.Pos]bool{}

@@ -3,8 +3,10 @@ package analyzer
 import (
 	"fmt"
 	"go/ast"
+	"go/build"
 	"go/token"
 	"go/types"
+	"path/filepath"
 	"reflect"
 	"strings"
 
@@ -184,7 +186,7 @@ func runDirectives(pass *analysis.Pass) (any, error) {
 				return true
 			}
 			fn = fn.Origin()
-			if fn.Pkg() == nil || fn.Pkg() == pass.Pkg {
+			if fn.Pkg() == nil || fn.Pkg() == pass.Pkg || inGOROOT(pass.Fset, fn.Pos()) {
 				return true
 			}
 			if _, ok := r.ops[fn]; ok {
@@ -306,6 +308,35 @@ func (r *ops) opCall(e ast.Expr) (op *OpFact, wrapper bool, fn *types.Func) {
 		return op, true, fn
 	}
 	return nil, false, nil
+}
+
+// inGOROOT reports whether pos is in a file of the standard library.
+func inGOROOT(fset *token.FileSet, pos token.Pos) bool {
+	f := fset.File(pos)
+	if f == nil {
+		return false
+	}
+	name := filepath.ToSlash(f.Name())
+	return strings.HasPrefix(name, goroot) || strings.HasPrefix(name, "$GOROOT/")
+}
+
+var goroot = filepath.ToSlash(filepath.Join(build.Default.GOROOT, "src")) + "/"
+
+// quiet reports whether a package cannot have findings: it declares and
+// calls no op, and (for the SQL checks, sql=true) imports no SQL package.
+func (r *ops) quiet(sql bool) bool {
+	if len(r.ops)+len(r.wrappers) > 0 {
+		return false
+	}
+	if !sql {
+		return true
+	}
+	for _, imp := range r.pass.Pkg.Imports() {
+		if sqlPackage(imp.Path()) || strings.HasPrefix(imp.Path(), "github.com/jackc/pgx") {
+			return false
+		}
+	}
+	return true
 }
 
 // report reports d unless it is in a generated file or silenced by
