@@ -91,8 +91,8 @@ type cbcWalker struct {
 	info    *types.Info
 	body    *ast.BlockStmt
 	reads   []*cbcAccess
-	derived map[types.Object][]int // variables holding what a read returned
-	txs     map[types.Object]bool  // transactions begun in this function
+	derived map[types.Object][]int  // variables holding what a read returned
+	txs     map[types.Object]bool   // transactions begun in this function
 	strs    map[types.Object]string // local variables holding a constant string
 	done    map[*ast.CallExpr]bool
 }
