@@ -1,0 +1,434 @@
+package render
+
+import (
+	"crypto/sha256"
+	_ "embed"
+	"encoding/base64"
+	"fmt"
+	"html/template"
+	"io"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/agentidem/agentidem-go/runtime"
+)
+
+//go:embed report.html.tmpl
+var htmlSource string
+
+//go:embed report.css
+var cssSource string
+
+//go:embed report.js
+var jsSource string
+
+// reportTemplate is parsed once; the CSS and script are constants of the
+// package, so they go in as trusted template.CSS and template.JS, and the
+// Content-Security-Policy allows exactly this script by its hash.
+var reportTemplate = template.Must(template.New("report").Funcs(template.FuncMap{
+	"style":  func() template.CSS { return template.CSS(cssSource) },
+	"script": func() template.JS { return template.JS(jsSource) },
+}).Parse(htmlSource))
+
+// csp forbids every network request (no connect, no images, no fonts, no
+// frames) and every script but the page's own, so that even a rendering bug
+// could not make the report fetch or run anything.
+var csp = func() string {
+	sum := sha256.Sum256([]byte(jsSource))
+	return "default-src 'none'; style-src 'unsafe-inline'; img-src data:; script-src 'sha256-" +
+		base64.StdEncoding.EncodeToString(sum[:]) + "'; base-uri 'none'; form-action 'none'"
+}()
+
+// HTML writes the report as one self-contained HTML page: inline CSS and
+// script, no external asset, no network access. A header gives the verdict
+// (SAFE, UNSAFE, BASELINE FAILED, INCONCLUSIVE) and every error finding with a
+// link to its scenario; then, per scenario, a timeline with one row per call,
+// grouped by invocation (delivery of the agent), over time or, when durations
+// are ~0, over the logical order of call starts and completions. Calls of a
+// parallel batch are shaded together; injected faults, lost
+// acknowledgements, failures, replays and the calls a finding names are
+// marked. Hovering a call shows a summary; clicking it opens its arguments
+// (as recorded, so redacted), identity, entity, result and error. Every
+// scenario carries its replay line.
+func HTML(w io.Writer, r *runtime.Report) error {
+	if r == nil {
+		return fmt.Errorf("render: nil report")
+	}
+	if err := reportTemplate.Execute(w, buildPage(r)); err != nil {
+		return fmt.Errorf("rendering html report %s: %w", r.Name, err)
+	}
+	return nil
+}
+
+type page struct {
+	CSP          string
+	Name         string
+	Verdict      string
+	VerdictClass string
+	Headline     string
+	Stats        []stat
+	BaselineFail string
+	Errors       []errorGroup // error findings by scenario, for the header
+	Scenarios    []scenarioView
+	Started      string
+	Seed         int64
+}
+
+// errorGroup is the error findings of one scenario.
+type errorGroup struct {
+	Scenario string
+	Anchor   string
+	Status   string
+	Fault    string
+	Replay   string
+	Findings []findingView
+}
+
+type stat struct {
+	Label string
+	Value string
+	Class string
+}
+
+type findingView struct {
+	Code     string
+	Severity string
+	Message  string
+	Scenario string
+	Anchor   string
+	Ops      string
+	Identity string
+	Calls    string
+	Replay   string
+	Stack    string
+}
+
+type scenarioView struct {
+	Anchor      string
+	Name        string
+	Kind        string
+	Status      string
+	StatusLabel string
+	Open        bool
+	Fault       string
+	FaultState  string
+	Error       string
+	Replay      string
+	Axis        string
+	Ticks       []tick
+	Lanes       []laneView
+	Calls       int
+	Invariants  []runtime.InvariantResult
+	Duplicates  []duplicateView
+	Findings    []findingView
+	Panics      []runtime.Panic
+	RunErrors   []string
+}
+
+type tick struct {
+	Left  string
+	Label string
+}
+
+type duplicateView struct {
+	Op       string
+	Identity string
+	Count    int
+	Calls    string
+}
+
+type laneView struct {
+	Invocation int
+	Label      string
+	Rows       []rowView
+}
+
+type rowView struct {
+	ID          string
+	Seq         int
+	Name        string
+	Kind        string
+	Classes     string
+	Left        string
+	Width       string
+	Batch       int
+	BatchClass  string
+	BandLeft    string
+	BandWidth   string
+	Marks       []string
+	Codes       []string
+	Title       string
+	Args        string
+	Identity    string
+	IdentityErr string
+	Entity      string
+	Result      string
+	Error       string
+	Status      string
+	Observation string
+	Fault       string
+	Panic       string
+	Site        string
+	When        string
+}
+
+func buildPage(r *runtime.Report) page {
+	p := page{
+		CSP:     csp,
+		Name:    r.Name,
+		Verdict: Verdict(r),
+		Seed:    r.Seed,
+	}
+	if !r.StartedAt.IsZero() {
+		p.Started = r.StartedAt.UTC().Format("2006-01-02 15:04:05 UTC")
+	}
+	switch p.Verdict {
+	case VerdictSafe:
+		p.VerdictClass = "safe"
+	case VerdictInconclusive:
+		p.VerdictClass = "inconclusive"
+	default:
+		p.VerdictClass = "unsafe"
+	}
+	p.BaselineFail = r.BaselineFailure
+	all := scenarios(r)
+	unsafe := 0
+	for i, res := range all {
+		sv := buildScenario(i, res, i == 0 && res == r.Baseline)
+		if sv.Status == statusUnsafe || sv.Status == statusFailed {
+			unsafe++
+		}
+		p.Scenarios = append(p.Scenarios, sv)
+	}
+	for _, s := range p.Scenarios {
+		g := errorGroup{Scenario: s.Name, Anchor: s.Anchor, Status: s.Status, Fault: s.Fault, Replay: s.Replay}
+		for _, f := range s.Findings {
+			if f.Severity == string(runtime.SeverityError) {
+				g.Findings = append(g.Findings, f)
+			}
+		}
+		if len(g.Findings) > 0 {
+			p.Errors = append(p.Errors, g)
+		}
+	}
+	switch p.Verdict {
+	case VerdictBaselineFailed:
+		p.Headline = "the agent failed without any fault; no fault scenario ran"
+	case VerdictUnsafe:
+		p.Headline = fmt.Sprintf("%s of %s unsafe", strconv.Itoa(unsafe), plural(len(all), "scenario"))
+	case VerdictInconclusive:
+		p.Headline = fmt.Sprintf("no unsafe scenario, but %s never fired its fault", plural(r.InconclusiveCount, "scenario"))
+	default:
+		p.Headline = fmt.Sprintf("all %s safe", plural(len(all), "scenario"))
+	}
+	baseline := "ok"
+	if !r.BaselineSucceeded {
+		baseline = "failed"
+	}
+	p.Stats = []stat{
+		{"baseline", baseline, map[bool]string{true: "", false: "bad"}[r.BaselineSucceeded]},
+		{"fault scenarios", strconv.Itoa(len(r.Results)), ""},
+		{"faults fired", strconv.Itoa(firedCount(r)), ""},
+		{"unsafe", strconv.Itoa(r.UnsafeCount), map[bool]string{true: "bad", false: ""}[r.UnsafeCount > 0]},
+		{"inconclusive", strconv.Itoa(r.InconclusiveCount), map[bool]string{true: "warn", false: ""}[r.InconclusiveCount > 0]},
+		{"agent runs", strconv.Itoa(r.AgentRuns), ""},
+		{"duration", formatDuration(r.Duration), ""},
+	}
+	return p
+}
+
+func viewFinding(f runtime.Finding, anchor string) findingView {
+	return findingView{
+		Code: f.Code, Severity: string(f.Severity), Message: f.Message,
+		Scenario: f.Scenario, Anchor: anchor,
+		Ops: strings.Join(f.Ops, ", "), Identity: strings.Join(f.Identities, ", "),
+		Calls: strings.Join(f.Calls, ", "), Replay: f.Replay, Stack: f.Stack,
+	}
+}
+
+func buildScenario(i int, res *runtime.Result, baseline bool) scenarioView {
+	sv := scenarioView{
+		Anchor: "s" + strconv.Itoa(i),
+		Name:   res.Scenario,
+		Kind:   res.Kind,
+		Status: scenarioStatus(res, baseline),
+		Fault:  faultLabel(res),
+		Error:  res.Error,
+		Replay: res.Replay,
+	}
+	sv.StatusLabel, _ = statusWord(sv.Status)
+	sv.Open = sv.Status != statusSafe
+	if sv.Fault != "" {
+		sv.FaultState = "fired"
+		if !res.FaultFired {
+			sv.FaultState = "did not fire"
+			if res.Trace != nil && res.Trace.FaultNote != "" {
+				sv.FaultState += ": " + res.Trace.FaultNote
+			}
+		}
+	}
+	sv.Invariants = res.Invariants
+	for _, d := range res.Duplicates {
+		sv.Duplicates = append(sv.Duplicates, duplicateView{Op: d.Op, Identity: d.Identity, Count: d.Count, Calls: strings.Join(d.Calls, ", ")})
+	}
+	// Which calls each finding and duplicate names.
+	codes := map[string][]string{}
+	for _, f := range res.Findings {
+		sv.Findings = append(sv.Findings, viewFinding(f, sv.Anchor))
+		for _, c := range f.Calls {
+			if !slices.Contains(codes[c], f.Code) {
+				codes[c] = append(codes[c], f.Code)
+			}
+		}
+	}
+	dup := map[string]bool{}
+	for _, d := range res.Duplicates {
+		for _, c := range d.Calls {
+			dup[c] = true
+		}
+	}
+	if res.Trace == nil {
+		return sv
+	}
+	sv.Panics = res.Trace.Panics
+	sv.RunErrors = res.Trace.Errors
+	ops := res.Trace.Ops
+	sv.Calls = len(ops)
+	clk := newClock(ops)
+	sv.Axis = clk.axis()
+	if !clk.logical && clk.span > 0 {
+		for _, f := range []float64{0, 0.25, 0.5, 0.75, 1} {
+			sv.Ticks = append(sv.Ticks, tick{Left: percent(f), Label: formatDuration(clk.at(f))})
+		}
+	}
+	// One lane per invocation, rows in start order.
+	order := make([]int, len(ops))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(a, b int) int {
+		if ops[a].Invocation != ops[b].Invocation {
+			return ops[a].Invocation - ops[b].Invocation
+		}
+		return ops[a].Seq - ops[b].Seq
+	})
+	// Batches alternate two shades, numbered in order of first appearance.
+	shade := map[int]int{}
+	for _, i := range order {
+		if b := batchOf(&ops[i]); b > 0 {
+			if _, ok := shade[b]; !ok {
+				shade[b] = len(shade) % 2
+			}
+		}
+	}
+	for _, i := range order {
+		o := &ops[i]
+		if n := len(sv.Lanes); n == 0 || sv.Lanes[n-1].Invocation != o.Invocation {
+			label := "invocation " + strconv.Itoa(o.Invocation)
+			if o.Invocation > 1 {
+				label += " (delivered again)"
+			}
+			sv.Lanes = append(sv.Lanes, laneView{Invocation: o.Invocation, Label: label})
+		}
+		lane := &sv.Lanes[len(sv.Lanes)-1]
+		lane.Rows = append(lane.Rows, buildRow(o, clk, codes[o.ID], dup[o.ID], shade))
+	}
+	return sv
+}
+
+// at is the time a fraction of the clock's span stands for.
+func (c clock) at(f float64) time.Duration { return time.Duration(f * float64(c.span)) }
+
+func buildRow(o *runtime.Operation, clk clock, codes []string, dup bool, shade map[int]int) rowView {
+	pos := clk.pos[o.ID]
+	width := pos[1] - pos[0]
+	if width < 0.012 {
+		width = 0.012
+	}
+	left := pos[0]
+	if left+width > 1 {
+		left = 1 - width
+	}
+	row := rowView{
+		ID: o.ID, Seq: o.Seq, Name: o.Name, Kind: o.Kind.String(),
+		Left: percent(left), Width: percent(width),
+		Args: argsJSON(o.Args), Identity: o.Identity, IdentityErr: o.IdentityError,
+		Entity: o.Entity, Result: prettyJSON(o.Result), Error: o.Error,
+		Status: string(o.Status), Observation: string(o.Observation),
+		Fault: string(o.Fault), Site: o.Site, Codes: codes,
+	}
+	if o.Panic != nil {
+		row.Panic = o.Panic.Value + "\n" + o.Panic.Stack
+	}
+	classes := []string{"bar", row.Kind}
+	if o.Status == runtime.StatusFailed {
+		classes = append(classes, "failed")
+		row.Marks = append(row.Marks, "✗ failed")
+	}
+	if o.Status == runtime.StatusRunning {
+		classes = append(classes, "running")
+		row.Marks = append(row.Marks, "… running")
+	}
+	if o.Fault != runtime.FaultNone {
+		classes = append(classes, "fault")
+		row.Marks = append(row.Marks, "⚡ "+string(o.Fault))
+	}
+	if o.Observation == runtime.ObservationLost {
+		classes = append(classes, "lost")
+		if o.Fault == runtime.FaultNone {
+			row.Marks = append(row.Marks, "answer lost")
+		}
+	}
+	if o.Replayed {
+		classes = append(classes, "replayed")
+		row.Marks = append(row.Marks, "↺ replayed by the sink")
+	}
+	if o.Effective() {
+		classes = append(classes, "effect")
+	}
+	if dup {
+		classes = append(classes, "dup")
+		row.Marks = append(row.Marks, "duplicate effect")
+	}
+	if len(codes) > 0 {
+		classes = append(classes, "finding")
+	}
+	row.Classes = strings.Join(classes, " ")
+	if b := batchOf(o); b > 0 {
+		row.Batch = b
+		row.BatchClass = "batch b" + strconv.Itoa(shade[b])
+		p := clk.pos[o.ID]
+		row.BandLeft, row.BandWidth = percent(p[0]), percent(max(p[1]-p[0], 0.012))
+	}
+	if clk.logical {
+		row.When = "call #" + strconv.Itoa(o.Seq) + " in start order"
+	} else {
+		when := fmt.Sprintf("started +%s", formatDuration(clk.at(pos[0])))
+		if !o.CompletedAt.IsZero() && !o.StartedAt.IsZero() {
+			when += ", took " + formatDuration(o.CompletedAt.Round(0).Sub(o.StartedAt.Round(0)))
+		}
+		row.When = when
+	}
+	title := []string{o.ID + " (" + row.Kind + ")"}
+	if len(o.Args.Values) > 0 {
+		title = append(title, "args: "+shorten(argsInline(o.Args), 160))
+	}
+	if o.Identity != "" {
+		title = append(title, "identity: "+shorten(o.Identity, 120))
+	}
+	if o.Error != "" {
+		title = append(title, "error: "+shorten(o.Error, 160))
+	} else if o.Result != nil {
+		title = append(title, "result: "+shorten(compactJSON(o.Result), 160))
+	}
+	title = append(title, "status: "+row.Status+", "+row.Observation)
+	title = append(title, row.Marks...)
+	for _, c := range codes {
+		title = append(title, "finding: "+c)
+	}
+	title = append(title, "click for details")
+	row.Title = strings.Join(title, "\n")
+	return row
+}

@@ -1,0 +1,203 @@
+package render
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/agentidem/agentidem-go/runtime"
+)
+
+// Option configures Text.
+type Option interface{ apply(*textConfig) }
+
+type textConfig struct{ color bool }
+
+type optionFunc func(*textConfig)
+
+func (f optionFunc) apply(c *textConfig) { f(c) }
+
+// Color marks the verdict and scenario statuses with ANSI colors. Use it
+// only when the output is a terminal and NO_COLOR is unset: see Decide.
+func Color() Option { return optionFunc(func(c *textConfig) { c.color = true }) }
+
+const (
+	ansiReset  = "\x1b[0m"
+	ansiRed    = "\x1b[1;31m"
+	ansiGreen  = "\x1b[32m"
+	ansiYellow = "\x1b[33m"
+	ansiDim    = "\x1b[2m"
+)
+
+// Text renders a report as the readable summary that go test -v and
+// agentidem-gen report print: the verdict line, one line per scenario (its
+// status, its fault and whether it fired, its calls and findings), then every
+// finding with its op, identity, calls, scenario and replay line. It ends
+// without a newline.
+func Text(r *runtime.Report, opts ...Option) string {
+	var cfg textConfig
+	for _, o := range opts {
+		if o != nil {
+			o.apply(&cfg)
+		}
+	}
+	paint := func(code, s string) string {
+		if !cfg.color || code == "" {
+			return s
+		}
+		return code + s + ansiReset
+	}
+	var b strings.Builder
+	verdict := Verdict(r)
+	vcolor := ansiGreen
+	switch verdict {
+	case VerdictUnsafe, VerdictBaselineFailed:
+		vcolor = ansiRed
+	case VerdictInconclusive:
+		vcolor = ansiYellow
+	}
+	fmt.Fprintf(&b, "agentidem %s: %s — baseline %s, %d fault scenarios (%d faults fired), %d unsafe, %d inconclusive, %d agent runs, %s\n",
+		clean(r.Name), paint(vcolor, verdict), okWord(r.BaselineSucceeded), len(r.Results), firedCount(r),
+		r.UnsafeCount, r.InconclusiveCount, r.AgentRuns, formatDuration(r.Duration))
+	if r.BaselineFailure != "" {
+		fmt.Fprintf(&b, "  baseline failure: %s\n", oneLine(r.BaselineFailure))
+	}
+
+	all := scenarios(r)
+	if len(all) > 0 {
+		b.WriteString("scenarios:\n")
+		width := 0
+		for _, res := range all {
+			width = max(width, len(res.Scenario))
+		}
+		for i, res := range all {
+			status := scenarioStatus(res, i == 0 && res == r.Baseline)
+			word, color := statusWord(status)
+			fmt.Fprintf(&b, "  %s %-*s  %s\n", paint(color, fmt.Sprintf("%-12s", word)), width, clean(res.Scenario), scenarioFacts(res))
+		}
+	}
+
+	if len(r.Findings) > 0 {
+		b.WriteString("findings:\n")
+	}
+	for _, f := range r.Findings {
+		sev := string(f.Severity)
+		color := ansiDim
+		switch f.Severity {
+		case runtime.SeverityError:
+			color = ansiRed
+		case runtime.SeverityWarning:
+			color = ansiYellow
+		}
+		fmt.Fprintf(&b, "  %s %-22s %s\n", paint(color, fmt.Sprintf("%-7s", sev)), clean(f.Code), clean(f.Scenario))
+		fmt.Fprintf(&b, "          %s\n", oneLine(f.Message))
+		var facts []string
+		if len(f.Ops) > 0 {
+			facts = append(facts, "op: "+strings.Join(f.Ops, ", "))
+		}
+		if len(f.Identities) > 0 {
+			facts = append(facts, "identity: "+strings.Join(f.Identities, ", "))
+		}
+		if len(f.Calls) > 0 {
+			facts = append(facts, "calls: "+strings.Join(f.Calls, ", "))
+		}
+		if len(facts) > 0 {
+			fmt.Fprintf(&b, "          %s\n", clean(strings.Join(facts, "  ")))
+		}
+		if f.Replay != "" {
+			fmt.Fprintf(&b, "          replay: %s\n", clean(f.Replay))
+		}
+	}
+	return strings.TrimRight(b.String(), "\n")
+}
+
+// scenarioFacts is the tail of a scenario line: fault, calls, findings.
+func scenarioFacts(res *runtime.Result) string {
+	var facts []string
+	if fl := faultLabel(res); fl != "" {
+		fired := "fired"
+		if !res.FaultFired {
+			fired = "did not fire"
+			if res.Trace != nil && res.Trace.FaultNote != "" {
+				fired += ": " + res.Trace.FaultNote
+			}
+		}
+		facts = append(facts, fmt.Sprintf("fault %s (%s)", fl, fired))
+	}
+	calls := 0
+	if res.Trace != nil {
+		calls = len(res.Trace.Ops)
+	}
+	facts = append(facts, plural(calls, "call"))
+	if res.Failed {
+		facts = append(facts, "agent returned an error")
+	}
+	errs, others := 0, 0
+	for _, f := range res.Findings {
+		if f.Severity == runtime.SeverityError {
+			errs++
+		} else {
+			others++
+		}
+	}
+	if errs > 0 {
+		facts = append(facts, plural(errs, "error finding"))
+	}
+	if others > 0 {
+		facts = append(facts, plural(others, "other finding"))
+	}
+	return clean(strings.Join(facts, ", "))
+}
+
+func statusWord(status string) (word, color string) {
+	switch status {
+	case statusUnsafe:
+		return "UNSAFE", ansiRed
+	case statusFailed:
+		return "FAILED", ansiRed
+	case statusInconclusive:
+		return "inconclusive", ansiYellow
+	}
+	return "ok", ansiGreen
+}
+
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
+}
+
+func okWord(ok bool) string {
+	if ok {
+		return "ok"
+	}
+	return "failed"
+}
+
+// oneLine keeps a message on its line: newlines become " | " and other
+// control characters are escaped.
+func oneLine(s string) string {
+	s = strings.TrimRight(s, "\n")
+	return clean(strings.ReplaceAll(s, "\n", " | "))
+}
+
+// clean escapes control characters (ANSI escapes, carriage returns) in text
+// that came from a trace, so it cannot rewrite the reader's terminal.
+func clean(s string) string {
+	if !strings.ContainsFunc(s, isControl) {
+		return s
+	}
+	var b strings.Builder
+	for _, r := range s {
+		if isControl(r) {
+			fmt.Fprintf(&b, "\\u%04x", r)
+			continue
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+func isControl(r rune) bool {
+	return (r < 0x20 && r != '\t') || r == 0x7f || (r >= 0x80 && r < 0xa0)
+}
