@@ -22,9 +22,9 @@ func blank(_ context.Context, id string, _ int, _ ...string) error { return nil 
 
 // clash names its parameters like the wrapper's locals.
 //
-//agentidem:write identity=aiCall,aiCtx,aiErr,aiLost,aiR0
-func clash(ctx context.Context, aiCall string, aiCtx int, aiErr string, aiLost bool, aiR0 string) (aiR1 string, err error) {
-	return aiCall + aiErr + aiR0, nil
+//agentidem:write identity=aiCall,aiCtx,aiErr,aiLost,aiR0,aiV0,aiArgs+1
+func clash(ctx context.Context, aiCall string, aiCtx int, aiErr string, aiLost bool, aiR0, aiV0 string, aiArgs int) (aiR1 string, err error) {
+	return aiCall + aiErr + aiR0 + aiV0, nil
 }
 
 // Handle has an unnamed receiver and blank parameters.

@@ -18,8 +18,8 @@ func TestTrace(t *testing.T) {
 		if err := blankTraced(ctx, "id", 2, "x", "y"); err != nil {
 			return err
 		}
-		r, err := clashTraced(ctx, "c", 1, "e", true, "r")
-		if err != nil || r != "cer" {
+		r, err := clashTraced(ctx, "c", 1, "e", true, "r", "v", 7)
+		if err != nil || r != "cerv" {
 			t.Errorf("clash = %q, %v", r, err)
 		}
 		if n, err := h.HandleTraced(ctx, "abc", 3); err != nil || n != 3 {
@@ -52,7 +52,7 @@ func TestTrace(t *testing.T) {
 	tracecheck.Expect(t, tr,
 		`unnamed read args={"p1":"s","p2":1} identity= entity= success/received result=""`,
 		`blank write args={"id":"id","p2":2,"p3":["x","y"]} identity="id" entity="id" success/received result=null`,
-		`clash write args={"aiCall":"c","aiCtx":1,"aiErr":"e","aiLost":true,"aiR0":"r"} identity=["c",1,"e",true,"r"] entity=["c",1,"e",true,"r"] success/received result="cer"`,
+		`clash write args={"aiCall":"c","aiCtx":1,"aiErr":"e","aiLost":true,"aiR0":"r","aiV0":"v","aiArgs":7} identity=["c",1,"e",true,"r","v",8] entity=["c",1,"e",true,"r","v",8] success/received result="cerv"`,
 		`Handler.Handle write args={"p1":"abc","p2":3} identity="abc" entity="abc" success/received result=3`,
 		`Handler.recv read args={"recv":4} identity= entity= success/received result=null`,
 		`shadow write args={"p0_":"s","p0":5,"p2":true} identity=5 entity=5 success/received result=null`,
