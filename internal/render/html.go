@@ -158,7 +158,8 @@ type rowView struct {
 	BandLeft    string
 	BandWidth   string
 	Marks       []string
-	Codes       []string
+	Codes       []string // error findings that name the call
+	Warnings    []string // other findings that name it
 	Title       string
 	Args        string
 	Identity    string
@@ -274,12 +275,16 @@ func buildScenario(i int, res *runtime.Result, baseline bool) scenarioView {
 		sv.Duplicates = append(sv.Duplicates, duplicateView{Op: d.Op, Identity: d.Identity, Count: d.Count, Calls: strings.Join(d.Calls, ", ")})
 	}
 	// Which calls each finding and duplicate names.
-	codes := map[string][]string{}
+	codes, warns := map[string][]string{}, map[string][]string{}
 	for _, f := range res.Findings {
 		sv.Findings = append(sv.Findings, viewFinding(f, sv.Anchor))
+		m := warns
+		if f.Severity == runtime.SeverityError {
+			m = codes
+		}
 		for _, c := range f.Calls {
-			if !slices.Contains(codes[c], f.Code) {
-				codes[c] = append(codes[c], f.Code)
+			if !slices.Contains(m[c], f.Code) {
+				m[c] = append(m[c], f.Code)
 			}
 		}
 	}
@@ -333,7 +338,7 @@ func buildScenario(i int, res *runtime.Result, baseline bool) scenarioView {
 			sv.Lanes = append(sv.Lanes, laneView{Invocation: o.Invocation, Label: label})
 		}
 		lane := &sv.Lanes[len(sv.Lanes)-1]
-		lane.Rows = append(lane.Rows, buildRow(o, clk, codes[o.ID], dup[o.ID], shade))
+		lane.Rows = append(lane.Rows, buildRow(o, clk, codes[o.ID], warns[o.ID], dup[o.ID], shade))
 	}
 	return sv
 }
@@ -341,7 +346,7 @@ func buildScenario(i int, res *runtime.Result, baseline bool) scenarioView {
 // at is the time a fraction of the clock's span stands for.
 func (c clock) at(f float64) time.Duration { return time.Duration(f * float64(c.span)) }
 
-func buildRow(o *runtime.Operation, clk clock, codes []string, dup bool, shade map[int]int) rowView {
+func buildRow(o *runtime.Operation, clk clock, codes, warns []string, dup bool, shade map[int]int) rowView {
 	pos := clk.pos[o.ID]
 	width := pos[1] - pos[0]
 	if width < 0.012 {
@@ -357,7 +362,7 @@ func buildRow(o *runtime.Operation, clk clock, codes []string, dup bool, shade m
 		Args: argsJSON(o.Args), Identity: o.Identity, IdentityErr: o.IdentityError,
 		Entity: o.Entity, Result: prettyJSON(o.Result), Error: o.Error,
 		Status: string(o.Status), Observation: string(o.Observation),
-		Fault: string(o.Fault), Site: o.Site, Codes: codes,
+		Fault: string(o.Fault), Site: o.Site, Codes: codes, Warnings: warns,
 	}
 	if o.Panic != nil {
 		row.Panic = o.Panic.Value + "\n" + o.Panic.Stack
@@ -394,6 +399,8 @@ func buildRow(o *runtime.Operation, clk clock, codes []string, dup bool, shade m
 	}
 	if len(codes) > 0 {
 		classes = append(classes, "finding")
+	} else if len(warns) > 0 {
+		classes = append(classes, "warned")
 	}
 	row.Classes = strings.Join(classes, " ")
 	if b := batchOf(o); b > 0 {
@@ -427,6 +434,9 @@ func buildRow(o *runtime.Operation, clk clock, codes []string, dup bool, shade m
 	title = append(title, row.Marks...)
 	for _, c := range codes {
 		title = append(title, "finding: "+c)
+	}
+	for _, c := range warns {
+		title = append(title, "warning: "+c)
 	}
 	title = append(title, "click for details")
 	row.Title = strings.Join(title, "\n")

@@ -93,6 +93,18 @@ func firedCount(r *runtime.Report) int {
 	return n
 }
 
+// plannedCount counts the fault scenarios that plan a fault (duplicate
+// delivery plans none: it delivers twice).
+func plannedCount(r *runtime.Report) int {
+	n := 0
+	for _, res := range r.Results {
+		if res != nil && faultLabel(res) != "" {
+			n++
+		}
+	}
+	return n
+}
+
 // faultLabel describes a result's planned fault: "refund#1 lost_acknowledgement".
 func faultLabel(res *runtime.Result) string {
 	if res.Fault == nil || res.Fault.Kind == runtime.FaultNone {
@@ -103,8 +115,11 @@ func faultLabel(res *runtime.Result) string {
 
 // batchOf returns the parallel batch number of a call, 0 for none. It reads
 // an integer field named Batch when runtime.Operation has one (schedules add
-// it), so the renderer shades batches as soon as traces carry them.
-func batchOf(o *runtime.Operation) int {
+// it), so the renderer shades batches as soon as traces carry them. Tests
+// replace it.
+var batchOf = batchField
+
+func batchField(o *runtime.Operation) int {
 	f := reflect.ValueOf(o).Elem().FieldByName("Batch")
 	if f.IsValid() && f.CanInt() {
 		return int(f.Int())

@@ -1,0 +1,99 @@
+package render
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/agentidem/agentidem-go/runtime"
+)
+
+func TestTextNaiveAgent(t *testing.T) {
+	rep := naiveReport(t)
+	got := Text(rep)
+	lines := strings.Split(got, "\n")
+	head := fmt.Sprintf("agentidem TestNaiveAgent: UNSAFE — baseline ok, %d fault scenarios (%d of %d planned faults fired), 2 unsafe, 0 inconclusive, %d agent runs, ",
+		len(rep.Results), firedCount(rep), plannedCount(rep), rep.AgentRuns)
+	if !strings.HasPrefix(lines[0], head) || plannedCount(rep) < 3 || firedCount(rep) != plannedCount(rep) {
+		t.Errorf("headline %q, want prefix %q", lines[0], head)
+	}
+	if len(lines) < 2+len(rep.Results) || lines[1] != "scenarios:" {
+		t.Errorf("no scenario lines:\n%s", got)
+	}
+	for _, want := range []string{
+		"\n  ok           baseline  ",
+		"\n  UNSAFE       lost_acknowledgement/refund#1      fault refund#1 lost_acknowledgement (fired), 3 calls, 2 error findings",
+		"\n  ok           crash_restart/refund#1             fault refund#1 crash_restart (fired), 4 calls",
+		"\n  UNSAFE       duplicate_delivery/concurrent      4 calls, 2 error findings",
+		"\n  error   duplicate_write        lost_acknowledgement/refund#1\n",
+		"\n          op: refund  identity: \"payment-123\"  calls: 1:refund#1, 1:refund#2\n",
+		"\n          replay: go test -run '^TestNaiveAgent$/lost_acknowledgement/refund#1' ./examples/refund",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("summary lacks %q:\n%s", want, got)
+		}
+	}
+	if strings.Contains(got, "\x1b[") {
+		t.Error("colors without the Color option")
+	}
+	if strings.HasSuffix(got, "\n") {
+		t.Error("summary ends with a newline")
+	}
+}
+
+func TestTextVerdicts(t *testing.T) {
+	base := &runtime.Result{Scenario: "baseline", Kind: "baseline", OperationIndex: -1, Safe: true}
+	cases := []struct {
+		rep  *runtime.Report
+		want string
+	}{
+		{&runtime.Report{Name: "T", Safe: true, BaselineSucceeded: true, Baseline: base}, VerdictSafe},
+		{&runtime.Report{Name: "T", BaselineSucceeded: true, Baseline: base, UnsafeCount: 1}, VerdictUnsafe},
+		{&runtime.Report{Name: "T", BaselineFailure: "boom", Baseline: base}, VerdictBaselineFailed},
+		// No error finding, but a fault never fired: not silently safe.
+		{&runtime.Report{Name: "T", Safe: true, BaselineSucceeded: true, InconclusiveCount: 1, Baseline: base}, VerdictInconclusive},
+	}
+	for _, c := range cases {
+		if got := Verdict(c.rep); got != c.want {
+			t.Errorf("Verdict = %q, want %q", got, c.want)
+		}
+		if got := Text(c.rep); !strings.HasPrefix(got, "agentidem T: "+c.want+" — ") {
+			t.Errorf("Text starts %q, want the verdict %q", got, c.want)
+		}
+	}
+	if got := Text(cases[2].rep); !strings.Contains(got, "\n  baseline failure: boom") {
+		t.Errorf("baseline failure not shown:\n%s", got)
+	}
+}
+
+func TestTextEscapesControlCharacters(t *testing.T) {
+	got := Text(hostileReport())
+	if strings.ContainsAny(got, "\x07\x1b\r") {
+		t.Errorf("raw control characters reach the terminal: %q", got)
+	}
+	if !strings.Contains(got, `esc\u001b[31mred`) {
+		t.Errorf("escaped control characters not shown:\n%s", got)
+	}
+}
+
+func TestTextColor(t *testing.T) {
+	got := Text(naiveReport(t), Color())
+	if !strings.Contains(got, ansiRed+"UNSAFE"+ansiReset) {
+		t.Errorf("verdict not red:\n%q", got[:120])
+	}
+	if plain := Text(naiveReport(t)); stripANSI(got) != stripANSI(plain) {
+		t.Errorf("colored text differs from plain text beyond the colors")
+	}
+}
+
+func stripANSI(s string) string {
+	for _, c := range []string{ansiReset, ansiRed, ansiGreen, ansiYellow, ansiDim} {
+		s = strings.ReplaceAll(s, c, "")
+	}
+	// Durations differ between two suite runs.
+	if i := strings.Index(s, "agent runs, "); i >= 0 {
+		j := strings.Index(s[i:], "\n")
+		s = s[:i] + s[i+j:]
+	}
+	return s
+}
