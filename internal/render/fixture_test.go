@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -47,7 +48,9 @@ func refundReport(t testing.TB, name string, agent func(context.Context, *refund
 			}
 			return nil
 		}),
-		runtime.ReplayCommand(func(s string) string { return "go test -run '^" + name + "$/" + s + "' ./examples/refund" }),
+		runtime.ReplayCommand(func(s string) string {
+			return "go test -run '^" + name + "$/^" + strings.ReplaceAll(s, "/", "$/^") + "$' ./examples/refund"
+		}),
 	)
 	if err != nil {
 		t.Fatalf("running the suite: %v", err)

@@ -1,5 +1,6 @@
 "use strict";
 (function () {
+  document.documentElement.setAttribute("data-js", "ready");
   function all(sel) { return Array.prototype.slice.call(document.querySelectorAll(sel)); }
   function setOpen(open) { all("details.scenario").forEach(function (d) { d.open = open; }); }
   var ex = document.getElementById("expand"), co = document.getElementById("collapse");

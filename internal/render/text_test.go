@@ -27,7 +27,7 @@ func TestTextNaiveAgent(t *testing.T) {
 		"\n  UNSAFE       duplicate_delivery/concurrent      4 calls, 2 error findings",
 		"\n  error   duplicate_write        lost_acknowledgement/refund#1\n",
 		"\n          op: refund  identity: \"payment-123\"  calls: 1:refund#1, 1:refund#2\n",
-		"\n          replay: go test -run '^TestNaiveAgent$/lost_acknowledgement/refund#1' ./examples/refund",
+		"\n          replay: go test -run '^TestNaiveAgent$/^lost_acknowledgement$/^refund#1$' ./examples/refund",
 	} {
 		if !strings.Contains(got, want) {
 			t.Errorf("summary lacks %q:\n%s", want, got)

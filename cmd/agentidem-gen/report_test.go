@@ -1,0 +1,155 @@
+package main
+
+import (
+	"context"
+	"encoding/xml"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/agentidem/agentidem-go/examples/refund"
+	"github.com/agentidem/agentidem-go/runtime"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// savedReport runs the fault suite on the refund example's naive agent and
+// saves the report as testkit does, returning the file's path.
+func savedReport(t *testing.T) string {
+	t.Helper()
+	var bank *refund.Bank
+	rep, err := runtime.Run(context.Background(), "TestNaiveAgent", func(ctx context.Context) error {
+		_, err := (&refund.NaiveAgent{Bank: bank}).Run(ctx, "p1")
+		return err
+	},
+		runtime.Setup(func(context.Context) error { bank = refund.NewBank(100, "p1"); return nil }),
+		runtime.Invariant("one refund", func(*runtime.Trace) error {
+			if n := len(bank.Refunds()); n > 1 {
+				return fmt.Errorf("refunded %d times", n)
+			}
+			return nil
+		}),
+	)
+	require.NoError(t, err)
+	path := filepath.Join(t.TempDir(), "TestNaiveAgent.json")
+	f, err := os.Create(path)
+	require.NoError(t, err)
+	require.NoError(t, rep.WriteJSON(f))
+	require.NoError(t, f.Close())
+	return path
+}
+
+func TestReportPrintsSummary(t *testing.T) {
+	path := savedReport(t)
+	code, out, errOut := runCLI("report", path)
+	assert.Equal(t, 0, code, "an unsafe report is still rendered: exit 0")
+	assert.Empty(t, errOut)
+	assert.True(t, strings.HasPrefix(out, "agentidem TestNaiveAgent: UNSAFE — baseline ok, "), out)
+	for _, want := range []string{
+		"\nscenarios:\n",
+		"UNSAFE       lost_acknowledgement/refund#1",
+		"\nfindings:\n",
+		"error   duplicate_write        lost_acknowledgement/refund#1",
+		`identity: "p1"`,
+		"replay: AGENTIDEM_SCENARIO='lost_acknowledgement/refund#1'",
+	} {
+		assert.Contains(t, out, want)
+	}
+	// Not a terminal: plain text, no colors, no progress redraws.
+	assert.NotContains(t, out+errOut, "\x1b[")
+	assert.NotContains(t, out+errOut, "\r")
+
+	code, out, _ = runCLI("report", "-q", path)
+	assert.Equal(t, 0, code)
+	assert.Empty(t, out)
+}
+
+func TestReportWritesHTMLAndJUnit(t *testing.T) {
+	path := savedReport(t)
+	dir := t.TempDir()
+	htmlOut, xmlOut := filepath.Join(dir, "r.html"), filepath.Join(dir, "r.xml")
+	code, out, errOut := runCLI("report", "--html", htmlOut, "--junit", xmlOut, path)
+	require.Equal(t, 0, code, errOut)
+	assert.Contains(t, out, "UNSAFE")
+	assert.Regexp(t, `^agentidem-gen: wrote .*r\.html \([0-9.]+ KB\)\nagentidem-gen: wrote .*r\.xml \([0-9.]+ KB\)\n$`, errOut)
+
+	page, err := os.ReadFile(htmlOut)
+	require.NoError(t, err)
+	assert.True(t, strings.HasPrefix(string(page), "<!DOCTYPE html>"))
+	assert.Contains(t, string(page), `data-verdict="UNSAFE"`)
+	for _, ext := range []string{"http://", "https://", "src="} {
+		assert.NotContains(t, string(page), ext, "the page must not load anything")
+	}
+
+	b, err := os.ReadFile(xmlOut)
+	require.NoError(t, err)
+	var doc struct {
+		Tests    int `xml:"tests,attr"`
+		Failures int `xml:"failures,attr"`
+	}
+	require.NoError(t, xml.Unmarshal(b, &doc))
+	rep, err := runtime.ReadReport(path)
+	require.NoError(t, err)
+	assert.Equal(t, 1+len(rep.Results), doc.Tests)
+	assert.Equal(t, 2, doc.Failures)
+
+	// No temporary files are left next to the outputs.
+	entries, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	assert.Len(t, entries, 2)
+}
+
+func TestReportUsageErrors(t *testing.T) {
+	path := savedReport(t)
+	for _, args := range [][]string{
+		{"report"},
+		{"report", path, path},
+		{"report", "--bogus", path},
+		{"report", path, "--html"},
+	} {
+		code, out, errOut := runCLI(args...)
+		assert.Equal(t, 2, code, "%v", args)
+		assert.Empty(t, out, "%v", args)
+		assert.Contains(t, errOut, "Run 'agentidem-gen --help' for usage.", "%v", args)
+	}
+}
+
+func TestReportInvalidInput(t *testing.T) {
+	dir := t.TempDir()
+	notJSON := filepath.Join(dir, "bad.json")
+	write(t, notJSON, "{not json")
+	future := filepath.Join(dir, "future.json")
+	write(t, future, `{"schema_version": "2", "name": "T"}`)
+	cases := map[string]string{
+		filepath.Join(dir, "missing.json"): "no such file",
+		notJSON:                            "reading report " + notJSON,
+		future:                             `schema_version "2", want "1"`,
+	}
+	for path, want := range cases {
+		code, out, errOut := runCLI("report", "--html", filepath.Join(dir, "out.html"), path)
+		assert.Equal(t, 1, code, path)
+		assert.Empty(t, out, path)
+		assert.True(t, strings.HasPrefix(errOut, "agentidem-gen: "), errOut)
+		assert.Contains(t, errOut, want, path)
+		assert.NoFileExists(t, filepath.Join(dir, "out.html"), "nothing is written for an invalid report")
+	}
+}
+
+func TestReportUnwritableOutput(t *testing.T) {
+	path := savedReport(t)
+	out := filepath.Join(t.TempDir(), "no", "such", "dir", "r.html")
+	code, stdout, errOut := runCLI("report", "--html", out, path)
+	assert.Equal(t, 1, code)
+	assert.Empty(t, stdout)
+	assert.Contains(t, errOut, "agentidem-gen: writing "+out)
+}
+
+func TestReportHelp(t *testing.T) {
+	code, out, _ := runCLI("report", "--help")
+	assert.Equal(t, 0, code)
+	for _, want := range []string{"--html file", "--junit file", "NO_COLOR", "one self-contained HTML page"} {
+		assert.Contains(t, out, want)
+	}
+}
