@@ -1,0 +1,70 @@
+package agentidemmcp
+
+import (
+	"context"
+	"encoding/json"
+
+	"github.com/agentidem/agentidem-go/runtime"
+)
+
+// Registry is a compiled Tools map: one runtime.Op per tool, made once. The
+// SDK middlewares (packages gosdk and mcpgo) are built on it; use it
+// directly to wrap the tool calls of another MCP server.
+type Registry struct {
+	tools map[string]*entry
+}
+
+// New compiles tools. It panics on a Spec that was not built with Read or
+// Write, a programming error.
+func New(tools Tools) *Registry { return &Registry{tools: compile(tools)} }
+
+// Op returns the op descriptor of a tool, or nil for a tool the registry
+// does not know.
+func (r *Registry) Op(tool string) *runtime.Op {
+	if e := r.tools[tool]; e != nil {
+		return e.op
+	}
+	return nil
+}
+
+// Call runs one call of tool, with the JSON arguments args, through the
+// agentidem runtime, the way a generated wrapper runs an annotated
+// function: it records the call, lets the runtime gate it and inject a
+// fault, and records the outcome.
+//
+// next runs the tool with the context it is given (which carries the
+// traced call, for runtime.MarkReplayed). outcome tells what next's result
+// means: the value to record and the tool-level error it carries, if any
+// (an MCP result with isError set is a failed call, not a success). When
+// the runtime injects a fault, Call returns the zero R and an error
+// matching runtime.ErrInjected instead of the tool's answer.
+//
+// When no run is active, or the tool is not in the registry, Call is
+// next(ctx).
+func Call[R any](ctx context.Context, r *Registry, tool string, args json.RawMessage,
+	next func(context.Context) (R, error), outcome func(R) (any, error)) (res R, err error) {
+	if !runtime.Enabled() {
+		return next(ctx)
+	}
+	e := r.tools[tool]
+	if e == nil {
+		return next(ctx)
+	}
+	vals, identity, entity := e.values(args)
+	call, cctx := runtime.Begin(ctx, e.op, vals, identity, entity)
+	if err = call.Start(); err != nil {
+		return res, err
+	}
+	defer call.Recover(&err)
+	res, err = next(cctx)
+	var recorded any
+	toolErr := err
+	if err == nil && outcome != nil {
+		recorded, toolErr = outcome(res)
+	}
+	if lost := call.Finish(toolErr, recorded); lost != nil {
+		var zero R
+		return zero, lost
+	}
+	return res, err
+}

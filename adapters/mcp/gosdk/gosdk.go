@@ -1,0 +1,106 @@
+// Package gosdk connects the official MCP Go SDK
+// (github.com/modelcontextprotocol/go-sdk) to agentidem: a receiving
+// middleware that traces every tools/call of a server, lets the runtime gate
+// it and inject faults, and a sending middleware for the client that ties
+// each call to the agent invocation that made it.
+//
+//	tools := agentidemmcp.Tools{
+//		"get_payment": agentidemmcp.Read(agentidemmcp.Entity("payment_id")),
+//		"refund":      agentidemmcp.Write(agentidemmcp.Identity("payment_id")),
+//	}
+//	server.AddReceivingMiddleware(gosdk.Middleware(tools))
+//	client.AddSendingMiddleware(gosdk.Propagate())
+//
+// When no agentidem run is active, both middlewares pass every request
+// through untouched.
+package gosdk
+
+import (
+	"context"
+	"errors"
+	"strings"
+
+	agentidemmcp "github.com/agentidem/agentidem-go/adapters/mcp"
+	"github.com/agentidem/agentidem-go/runtime"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+const methodCallTool = "tools/call"
+
+// Middleware returns the server middleware that runs every tools/call of a
+// tool listed in tools through the agentidem runtime. Add it with
+// (*mcp.Server).AddReceivingMiddleware.
+//
+// A call whose result has isError set is recorded as failed. A fault the
+// runtime injects reaches the client as the error of its CallTool.
+func Middleware(tools agentidemmcp.Tools) mcp.Middleware {
+	reg := agentidemmcp.New(tools)
+	return func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			if method != methodCallTool || !runtime.Enabled() {
+				return next(ctx, method, req)
+			}
+			ctr, ok := req.(*mcp.CallToolRequest)
+			if !ok || ctr.Params == nil || reg.Op(ctr.Params.Name) == nil {
+				return next(ctx, method, req)
+			}
+			ctx, stop := agentidemmcp.Resolve(ctx, ctr.Params.Meta[agentidemmcp.MetaKey])
+			defer stop()
+			return agentidemmcp.Call(ctx, reg, ctr.Params.Name, ctr.Params.Arguments,
+				func(ctx context.Context) (mcp.Result, error) { return next(ctx, method, req) },
+				outcome)
+		}
+	}
+}
+
+// outcome is what a tools/call result means to the trace.
+func outcome(res mcp.Result) (any, error) {
+	r, ok := res.(*mcp.CallToolResult)
+	if !ok || r == nil {
+		return nil, nil
+	}
+	var text []string
+	for _, c := range r.Content {
+		if t, ok := c.(*mcp.TextContent); ok {
+			text = append(text, t.Text)
+		}
+	}
+	if r.IsError {
+		msg := strings.Join(text, "\n")
+		if msg == "" {
+			msg = "tool reported an error"
+		}
+		return nil, errors.New(msg)
+	}
+	if r.StructuredContent != nil {
+		return r.StructuredContent, nil
+	}
+	return strings.Join(text, "\n"), nil
+}
+
+// Propagate returns the client middleware that puts the token of the
+// caller's agentidem invocation in the _meta of every tools/call, so that
+// the server middleware attributes the call to it (see
+// agentidemmcp.MetaKey). Add it with (*mcp.Client).AddSendingMiddleware.
+func Propagate() mcp.Middleware {
+	return func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			if method != methodCallTool || !runtime.Enabled() {
+				return next(ctx, method, req)
+			}
+			p, ok := req.GetParams().(*mcp.CallToolParams)
+			if !ok || p == nil {
+				return next(ctx, method, req)
+			}
+			if tok := agentidemmcp.Token(ctx); tok != "" {
+				m := make(mcp.Meta, len(p.Meta)+1)
+				for k, v := range p.Meta {
+					m[k] = v
+				}
+				m[agentidemmcp.MetaKey] = tok
+				p.Meta = m
+			}
+			return next(ctx, method, req)
+		}
+	}
+}

@@ -1,0 +1,198 @@
+package gosdk_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/agentidem/agentidem-go/adapters/mcp/gosdk"
+	"github.com/agentidem/agentidem-go/adapters/mcp/internal/bank"
+	"github.com/agentidem/agentidem-go/runtime"
+	"github.com/agentidem/agentidem-go/testkit"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// world is a bank served by a real go-sdk MCP server, and a real client
+// session connected to it over the SDK's in-memory transports.
+type world struct {
+	bank atomic.Pointer[bank.Bank]
+	cs   *mcp.ClientSession
+}
+
+func newWorld(t *testing.T) *world {
+	t.Helper()
+	w := &world{}
+	w.bank.Store(bank.New())
+	ctx := context.Background()
+	srv := mcp.NewServer(&mcp.Implementation{Name: "bank", Version: "1.0.0"}, nil)
+	mcp.AddTool(srv, &mcp.Tool{Name: "get_payment", Description: "read a payment"},
+		func(ctx context.Context, _ *mcp.CallToolRequest, in bank.GetPaymentIn) (*mcp.CallToolResult, bank.Payment, error) {
+			p, err := w.bank.Load().GetPayment(ctx, in)
+			return nil, p, err
+		})
+	mcp.AddTool(srv, &mcp.Tool{Name: "refund", Description: "refund a payment"},
+		func(ctx context.Context, _ *mcp.CallToolRequest, in bank.RefundIn) (*mcp.CallToolResult, bank.Receipt, error) {
+			r, err := w.bank.Load().Refund(ctx, in)
+			return nil, r, err
+		})
+	srv.AddReceivingMiddleware(gosdk.Middleware(bank.Tools))
+
+	st, ct := mcp.NewInMemoryTransports()
+	ss, err := srv.Connect(ctx, st, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	client := mcp.NewClient(&mcp.Implementation{Name: "agent", Version: "1.0.0"}, nil)
+	client.AddSendingMiddleware(gosdk.Propagate())
+	cs, err := client.Connect(ctx, ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cs.Close()
+		ss.Wait()
+	})
+	w.cs = cs
+	return w
+}
+
+// call is the bank.Caller over the client session.
+func (w *world) call(ctx context.Context, tool string, args map[string]any) (json.RawMessage, error) {
+	res, err := w.cs.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: args})
+	if err != nil {
+		return nil, err
+	}
+	if res.IsError {
+		var msg []string
+		for _, c := range res.Content {
+			if t, ok := c.(*mcp.TextContent); ok {
+				msg = append(msg, t.Text)
+			}
+		}
+		return nil, errors.New(strings.Join(msg, "; "))
+	}
+	return json.Marshal(res.StructuredContent)
+}
+
+func (w *world) options() []testkit.Option {
+	return []testkit.Option{
+		testkit.Setup(func(context.Context) error { w.bank.Store(bank.New()); return nil }),
+		testkit.Invariant("no payment refunded twice", func(*runtime.Trace) error { return w.bank.Load().Check() }),
+	}
+}
+
+func TestTraceThroughServer(t *testing.T) {
+	w := newWorld(t)
+	tr, err := runtime.RunTraced(context.Background(), "refund-client", bank.Client{Call: w.call}.Run)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := len(tr.Ops); got != 6 {
+		t.Fatalf("traced %d calls, want 6 (3 reads, 3 refunds): %+v", got, tr.Ops)
+	}
+	if n := tr.Effects("refund"); n != 3 {
+		t.Errorf("refund effects = %d, want 3", n)
+	}
+	for _, o := range tr.Calls("refund") {
+		if o.Invocation != 1 || o.Status != runtime.StatusSuccess || o.Kind != runtime.KindWrite {
+			t.Errorf("refund call %s: invocation %d, status %s, kind %s", o.ID, o.Invocation, o.Status, o.Kind)
+		}
+		b, _ := json.Marshal(o.Args)
+		if strings.Contains(string(b), "tok_secret") || !strings.Contains(string(b), "[redacted]") {
+			t.Errorf("card token not redacted in %s", b)
+		}
+		if !strings.HasPrefix(o.Identity, `"pay-`) {
+			t.Errorf("identity %q, want the payment id", o.Identity)
+		}
+	}
+	// The calls ran in parallel on the server: all three reads started
+	// before the last refund finished.
+	if w.bank.Load().Refunds() != 3 {
+		t.Errorf("refunds = %d, want 3", w.bank.Load().Refunds())
+	}
+}
+
+func TestNaiveClientIsCaught(t *testing.T) {
+	w := newWorld(t)
+	rep := testkit.Run(t, bank.Client{Call: w.call}.Run, w.options()...)
+	if !rep.BaselineSucceeded {
+		t.Fatalf("baseline failed: %s", rep.BaselineFailure)
+	}
+	if rep.Safe {
+		t.Fatal("the naive client retried a refund whose acknowledgement was lost, and the report says safe")
+	}
+	for k := 1; k <= 3; k++ {
+		sc := "lost_acknowledgement/refund#" + string(rune('0'+k))
+		if !has(rep, sc, runtime.CodeDuplicateWrite) {
+			t.Errorf("no duplicate_write in %s; findings: %v", sc, codes(rep))
+		}
+	}
+	for _, sc := range []string{"before_operation_failure/refund#1", "lost_request/refund#1", "duplicate_delivery/sequential"} {
+		if res := result(rep, sc); res == nil || !res.Safe {
+			t.Errorf("%s: want safe (a retry after a call that did not run is fine), got %+v", sc, res)
+		}
+	}
+}
+
+func TestKeyedClientIsSafe(t *testing.T) {
+	w := newWorld(t)
+	rep := testkit.TestAgent(t, bank.Client{Keyed: true, Call: w.call}.Run, w.options()...)
+	if !rep.Safe {
+		t.Fatalf("keyed client reported unsafe: %v", codes(rep))
+	}
+	if rep.InconclusiveCount != 0 {
+		t.Errorf("%d inconclusive scenarios: a fault did not fire through the middleware", rep.InconclusiveCount)
+	}
+	res := result(rep, "lost_acknowledgement/refund#1")
+	if res == nil {
+		t.Fatal("no lost_acknowledgement/refund#1 scenario")
+	}
+	replayed := 0
+	for _, o := range res.Trace.Calls("refund") {
+		if o.Replayed {
+			replayed++
+		}
+	}
+	if replayed != 1 {
+		t.Errorf("want the retry answered from the idempotency key (1 replayed call), got %d", replayed)
+	}
+}
+
+func TestPassThroughWhenInactive(t *testing.T) {
+	w := newWorld(t)
+	if err := (bank.Client{Call: w.call}).Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if n := w.bank.Load().Refunds(); n != 3 {
+		t.Errorf("refunds = %d, want 3", n)
+	}
+}
+
+func has(rep *runtime.Report, scenario, code string) bool {
+	for _, f := range rep.Findings {
+		if f.Scenario == scenario && f.Code == code {
+			return true
+		}
+	}
+	return false
+}
+
+func result(rep *runtime.Report, scenario string) *runtime.Result {
+	for _, r := range rep.Results {
+		if r.Scenario == scenario {
+			return r
+		}
+	}
+	return nil
+}
+
+func codes(rep *runtime.Report) []string {
+	var out []string
+	for _, f := range rep.Findings {
+		out = append(out, f.Scenario+":"+f.Code)
+	}
+	return out
+}

@@ -1,0 +1,95 @@
+package agentidemmcp
+
+import (
+	"context"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/agentidem/agentidem-go/runtime"
+)
+
+// MetaKey is the key, in a request's _meta object, of the token that ties
+// an MCP call to the agent invocation that made it.
+//
+// An agentidem run travels in the context.Context of the agent. A
+// transport that keeps the client's context up to the server (mcp-go's
+// in-process client) needs nothing more. One that does not (go-sdk's
+// in-memory and network transports, where the server handles the call on
+// a context of its own) loses the run on the way; the client then puts
+// Token(ctx) under MetaKey in the call's _meta, and the server middleware
+// finds the invocation again with Resolve. Both ends must be in one
+// process, which is how the harness runs them.
+const MetaKey = "agentidem/run"
+
+var links struct {
+	n  atomic.Uint64
+	mu sync.Mutex
+	m  map[string]context.Context
+}
+
+// Token returns a token naming ctx, for the _meta of an outgoing call, or
+// "" when no agentidem run is active or ctx can never be cancelled (a run's
+// invocation context always can). The token lives until ctx is done.
+func Token(ctx context.Context) string {
+	if !runtime.Enabled() || ctx == nil || ctx.Done() == nil {
+		return ""
+	}
+	tok := strconv.FormatUint(links.n.Add(1), 10)
+	links.mu.Lock()
+	if links.m == nil {
+		links.m = map[string]context.Context{}
+	}
+	links.m[tok] = ctx
+	links.mu.Unlock()
+	context.AfterFunc(ctx, func() {
+		links.mu.Lock()
+		delete(links.m, tok)
+		links.mu.Unlock()
+	})
+	return tok
+}
+
+// Resolve returns the context that serves a call carrying token tok: the
+// server's own context srv (its values, deadline and cancellation), which
+// also yields the values of the client context that Token registered, and
+// is cancelled when that one is. With an unknown or empty token it returns
+// srv and a no-op stop. Call stop when the call is over.
+func Resolve(srv context.Context, tok any) (ctx context.Context, stop func()) {
+	s, _ := tok.(string)
+	if s == "" {
+		return srv, func() {}
+	}
+	links.mu.Lock()
+	client := links.m[s]
+	links.mu.Unlock()
+	if client == nil {
+		return srv, func() {}
+	}
+	c, cancel := context.WithCancel(srv)
+	unhook := context.AfterFunc(client, cancel)
+	return joined{Context: c, client: client}, func() { unhook(); cancel() }
+}
+
+// joined is the server's context, with the client's values behind it.
+type joined struct {
+	context.Context
+	client context.Context
+}
+
+func (j joined) Value(key any) any {
+	if v := j.Context.Value(key); v != nil {
+		return v
+	}
+	return j.client.Value(key)
+}
+
+// Deadline is the earlier of the two deadlines.
+func (j joined) Deadline() (time.Time, bool) {
+	d, ok := j.Context.Deadline()
+	if cd, cok := j.client.Deadline(); cok && (!ok || cd.Before(d)) {
+		return cd, true
+	}
+	return d, ok
+}

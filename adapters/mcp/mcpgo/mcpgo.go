@@ -1,0 +1,96 @@
+// Package mcpgo connects mcp-go (github.com/mark3labs/mcp-go) to agentidem:
+// a tool handler middleware that traces every tool call of a server and lets
+// the runtime gate it and inject faults.
+//
+//	tools := agentidemmcp.Tools{
+//		"get_payment": agentidemmcp.Read(agentidemmcp.Entity("payment_id")),
+//		"refund":      agentidemmcp.Write(agentidemmcp.Identity("payment_id")),
+//	}
+//	s := server.NewMCPServer("bank", "1.0.0", server.WithToolHandlerMiddleware(mcpgo.Middleware(tools)))
+//
+// mcp-go's in-process client hands the caller's context to the server, so
+// calls are attributed to the agent invocation that made them with nothing
+// more. Over a transport that does not, the client puts
+// agentidemmcp.Token(ctx) under agentidemmcp.MetaKey in the request's _meta
+// (Meta does it).
+//
+// When no agentidem run is active, the middleware calls the tool directly.
+package mcpgo
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+
+	agentidemmcp "github.com/agentidem/agentidem-go/adapters/mcp"
+	"github.com/agentidem/agentidem-go/runtime"
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+)
+
+// Middleware returns the middleware that runs every call of a tool listed
+// in tools through the agentidem runtime. Install it with
+// server.WithToolHandlerMiddleware (or (*server.MCPServer).Use).
+//
+// A result with isError set is recorded as a failed call. A fault the
+// runtime injects reaches the client as the error of its CallTool.
+func Middleware(tools agentidemmcp.Tools) server.ToolHandlerMiddleware {
+	reg := agentidemmcp.New(tools)
+	return func(next server.ToolHandlerFunc) server.ToolHandlerFunc {
+		return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			if !runtime.Enabled() || reg.Op(req.Params.Name) == nil {
+				return next(ctx, req)
+			}
+			var tok any
+			if req.Params.Meta != nil {
+				tok = req.Params.Meta.AdditionalFields[agentidemmcp.MetaKey]
+			}
+			ctx, stop := agentidemmcp.Resolve(ctx, tok)
+			defer stop()
+			args := req.Params.RawArguments
+			if len(args) == 0 && req.Params.Arguments != nil {
+				args, _ = json.Marshal(req.Params.Arguments)
+			}
+			return agentidemmcp.Call(ctx, reg, req.Params.Name, args,
+				func(ctx context.Context) (*mcp.CallToolResult, error) { return next(ctx, req) },
+				outcome)
+		}
+	}
+}
+
+// outcome is what a tool result means to the trace.
+func outcome(r *mcp.CallToolResult) (any, error) {
+	if r == nil {
+		return nil, nil
+	}
+	var text []string
+	for _, c := range r.Content {
+		if t, ok := mcp.AsTextContent(c); ok {
+			text = append(text, t.Text)
+		}
+	}
+	if r.IsError {
+		msg := strings.Join(text, "\n")
+		if msg == "" {
+			msg = "tool reported an error"
+		}
+		return nil, errors.New(msg)
+	}
+	if r.StructuredContent != nil {
+		return r.StructuredContent, nil
+	}
+	return strings.Join(text, "\n"), nil
+}
+
+// Meta returns the _meta of a tool call made on ctx: the token that ties
+// it to the caller's agentidem invocation, or nil when no run is active.
+// Set it as req.Params.Meta when the transport does not carry the context
+// to the server.
+func Meta(ctx context.Context) *mcp.Meta {
+	tok := agentidemmcp.Token(ctx)
+	if tok == "" {
+		return nil
+	}
+	return &mcp.Meta{AdditionalFields: map[string]any{agentidemmcp.MetaKey: tok}}
+}
