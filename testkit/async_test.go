@@ -1,0 +1,290 @@
+package testkit_test
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/agentidem/agentidem-go/testkit"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// asyncT is a testkit.TB that records failures, so a test can prove that
+// an async assertion FAILS, and when (on the bubble's clock).
+type asyncT struct {
+	mu     sync.Mutex
+	errors []string
+}
+
+func (f *asyncT) Helper()             {}
+func (f *asyncT) Name() string        { return "TestAsync" }
+func (f *asyncT) Logf(string, ...any) {}
+func (f *asyncT) Errorf(format string, args ...any) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.errors = append(f.errors, fmt.Sprintf(format, args...))
+}
+func (f *asyncT) failed() bool { f.mu.Lock(); defer f.mu.Unlock(); return len(f.errors) > 0 }
+func (f *asyncT) msg() string  { f.mu.Lock(); defer f.mu.Unlock(); return strings.Join(f.errors, "\n") }
+
+// emitAfter emits e on s after each delay (counted from the call), in a
+// goroutine that the returned wait func joins.
+func emitAfter(s *testkit.Stream, e testkit.Event, delays ...time.Duration) (wait func()) {
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		start := time.Now()
+		for _, d := range delays {
+			time.Sleep(time.Until(start.Add(d)))
+			s.Emit(e)
+		}
+	})
+	return wg.Wait
+}
+
+// nudge is how far past its logical instant a virtual-time assertion
+// returns: it looks one nanosecond late, once everything due has run.
+const nudge = time.Nanosecond
+
+var opened = testkit.Event{Kind: "ticket.opened", Subject: "D-1", Queue: "disputes", Session: "s-1"}
+
+func TestDetectClock(t *testing.T) {
+	assert.Equal(t, testkit.RealClock, testkit.DetectClock())
+	synctest.Test(t, func(t *testing.T) {
+		assert.Equal(t, testkit.VirtualClock, testkit.DetectClock())
+		time.Sleep(24 * time.Hour * 365)
+		assert.Equal(t, testkit.VirtualClock, testkit.DetectClock(), "a year of virtual time is still a bubble")
+	})
+}
+
+func TestExactlyOneSucceedsWhenTheWindowCloses(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := testkit.NewStream()
+		wait := emitAfter(s, opened, 50*time.Millisecond)
+		defer wait()
+		ft := &asyncT{}
+		start := time.Now()
+		e, ok := testkit.ExactlyOne(ft, s, testkit.KindFor("ticket.opened", "D-1"), time.Second,
+			testkit.OnQueue("disputes"), testkit.FromSession("s-1"), testkit.Since(start))
+		require.True(t, ok, ft.msg())
+		assert.False(t, ft.failed())
+		assert.Equal(t, 1, e.Seq)
+		assert.Equal(t, 50*time.Millisecond, e.At.Sub(start), "stamped on the virtual clock")
+		assert.Equal(t, time.Second+nudge, time.Since(start), "one match succeeds only when the window closes")
+	})
+}
+
+func TestExactlyOneSettle(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := testkit.NewStream()
+		wait := emitAfter(s, opened, 50*time.Millisecond)
+		defer wait()
+		ft := &asyncT{}
+		start := time.Now()
+		_, ok := testkit.ExactlyOne(ft, s, testkit.Kind("ticket.opened"), time.Second, testkit.Settle(100*time.Millisecond))
+		require.True(t, ok, ft.msg())
+		assert.Equal(t, 150*time.Millisecond+nudge, time.Since(start), "settle counts from the match")
+	})
+}
+
+func TestExactlyOneFailsAtOnceOnASecondMatch(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := testkit.NewStream()
+		wait := emitAfter(s, opened, 50*time.Millisecond, 120*time.Millisecond)
+		defer wait()
+		ft := &asyncT{}
+		start := time.Now()
+		_, ok := testkit.ExactlyOne(ft, s, testkit.KindFor("ticket.opened", "D-1"), time.Second, testkit.OnQueue("disputes"))
+		assert.False(t, ok)
+		assert.Equal(t, 120*time.Millisecond+nudge, time.Since(start), "fails at once, not at the window's end")
+		assert.Equal(t, `testkit.ExactlyOne: want exactly one ticket.opened D-1 on queue "disputes" within 1s (virtual time); `+
+			`saw 2 by +120ms: #1 ticket.opened D-1 queue="disputes" session="s-1" at +50ms, `+
+			`#2 ticket.opened D-1 queue="disputes" session="s-1" at +120ms`, ft.msg())
+	})
+}
+
+func TestExactlyOneSettleMissesALateDuplicate(t *testing.T) {
+	// Settle trades the window for speed: a duplicate later than the
+	// settle time is not seen. Documented, and pinned here.
+	synctest.Test(t, func(t *testing.T) {
+		s := testkit.NewStream()
+		wait := emitAfter(s, opened, 50*time.Millisecond, 300*time.Millisecond)
+		defer wait()
+		ft := &asyncT{}
+		_, ok := testkit.ExactlyOne(ft, s, testkit.Kind("ticket.opened"), time.Second, testkit.Settle(100*time.Millisecond))
+		assert.True(t, ok)
+		ft2 := &asyncT{}
+		_, ok = testkit.ExactlyOne(ft2, s, testkit.Kind("ticket.opened"), time.Second)
+		assert.False(t, ok, "without Settle the window sees both")
+	})
+}
+
+func TestExactlyOneRoutingGuard(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := testkit.NewStream()
+		misrouted := opened
+		misrouted.Queue = "general"
+		wait := emitAfter(s, misrouted, 50*time.Millisecond)
+		defer wait()
+		ft := &asyncT{}
+		start := time.Now()
+		e, ok := testkit.ExactlyOne(ft, s, testkit.KindFor("ticket.opened", "D-1"), time.Second, testkit.OnQueue("disputes"))
+		assert.False(t, ok)
+		assert.Equal(t, "general", e.Queue)
+		assert.Equal(t, 50*time.Millisecond+nudge, time.Since(start), "a broken guard fails at once")
+		assert.Equal(t, `testkit.ExactlyOne: want exactly one ticket.opened D-1 on queue "disputes" within 1s (virtual time); `+
+			`saw #1 ticket.opened D-1 queue="general" session="s-1" at +50ms: routing guard: on queue "general", want "disputes"`, ft.msg())
+	})
+}
+
+func TestExactlyOneAttributionScope(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := testkit.NewStream()
+		other := opened
+		other.Session = "s-2"
+		wait := emitAfter(s, other, 50*time.Millisecond)
+		defer wait()
+		ft := &asyncT{}
+		start := time.Now()
+		_, ok := testkit.ExactlyOne(ft, s, testkit.KindFor("ticket.opened", "D-1"), 200*time.Millisecond, testkit.FromSession("s-1"))
+		assert.False(t, ok, "another session's ticket is not this session's")
+		assert.Equal(t, 200*time.Millisecond+nudge, time.Since(start))
+		assert.Equal(t, `testkit.ExactlyOne: want exactly one ticket.opened D-1 from session "s-1" within 200ms (virtual time); `+
+			`saw none; 0 other events in scope; left out #1 ticket.opened D-1 queue="disputes" session="s-2" at +50ms: session "s-2", want "s-1"`, ft.msg())
+
+		// The same stream, asked for s-2, has its one ticket.
+		ft2 := &asyncT{}
+		_, ok = testkit.ExactlyOne(ft2, s, testkit.KindFor("ticket.opened", "D-1"), 200*time.Millisecond, testkit.FromSession("s-2"))
+		assert.True(t, ok, ft2.msg())
+	})
+}
+
+func TestExactlyOneWindowScope(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := testkit.NewStream()
+		s.Emit(opened) // the previous turn's ticket
+		time.Sleep(10 * time.Millisecond)
+		turn := time.Now()
+		wait := emitAfter(s, opened, 50*time.Millisecond)
+		defer wait()
+
+		ft := &asyncT{}
+		_, ok := testkit.ExactlyOne(ft, s, testkit.Kind("ticket.opened"), time.Second, testkit.Since(turn))
+		assert.True(t, ok, "the earlier ticket is outside this turn: %s", ft.msg())
+
+		ft2 := &asyncT{}
+		_, ok = testkit.ExactlyOne(ft2, s, testkit.Kind("ticket.opened"), time.Second)
+		assert.False(t, ok, "without the window both count")
+		assert.Contains(t, ft2.msg(), "saw 2")
+
+		ft3 := &asyncT{}
+		_, ok = testkit.ExactlyOne(ft3, s, testkit.Kind("ticket.closed"), 10*time.Millisecond, testkit.Since(turn))
+		assert.False(t, ok)
+		assert.Contains(t, ft3.msg(), "want exactly one ticket.closed since the turn started within 10ms (virtual time); saw none; 1 other events in scope: #2 ticket.opened")
+	})
+}
+
+func TestQuietFor(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := testkit.NewStream()
+		wait := emitAfter(s, opened, 50*time.Millisecond, 120*time.Millisecond)
+		defer wait()
+		ft := &asyncT{}
+		start := time.Now()
+		ok := testkit.QuietFor(ft, s, 200*time.Millisecond, time.Second)
+		require.True(t, ok, ft.msg())
+		assert.Equal(t, 320*time.Millisecond+nudge, time.Since(start), "quiet counts from the last new event")
+
+		// Nothing new: quiet right after quietFor.
+		start = time.Now()
+		assert.True(t, testkit.QuietFor(ft, s, 200*time.Millisecond, time.Second))
+		assert.Equal(t, 200*time.Millisecond+nudge, time.Since(start))
+		assert.False(t, ft.failed())
+	})
+}
+
+func TestQuietForFailsWhenEventsKeepComing(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := testkit.NewStream()
+		delays := make([]time.Duration, 20)
+		for i := range delays {
+			delays[i] = time.Duration(i+1) * 100 * time.Millisecond
+		}
+		wait := emitAfter(s, opened, delays...)
+		defer wait()
+		ft := &asyncT{}
+		start := time.Now()
+		ok := testkit.QuietFor(ft, s, 200*time.Millisecond, time.Second)
+		assert.False(t, ok)
+		assert.Equal(t, time.Second+nudge, time.Since(start))
+		assert.Equal(t, `testkit.QuietFor: want no new event for 200ms within 1s (virtual time); saw 10 new events, `+
+			`the last 0s before the deadline: #10 ticket.opened D-1 queue="disputes" session="s-1" at +1s`, ft.msg())
+
+		// Another session's chatter does not break s-2's quiet.
+		ft2 := &asyncT{}
+		assert.True(t, testkit.QuietFor(ft2, s, 200*time.Millisecond, time.Second, testkit.FromSession("s-2")), ft2.msg())
+	})
+}
+
+func TestEventually(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := testkit.NewStream()
+		wait := emitAfter(s, opened, 50*time.Millisecond)
+		defer wait()
+		cond := func() error {
+			if n := len(s.Events()); n != 1 {
+				return fmt.Errorf("%d tickets, want 1", n)
+			}
+			return nil
+		}
+		ft := &asyncT{}
+		start := time.Now()
+		require.True(t, testkit.Eventually(ft, cond, time.Second), ft.msg())
+		assert.Equal(t, 50*time.Millisecond+nudge, time.Since(start))
+
+		start = time.Now()
+		ok := testkit.Eventually(ft, func() error { return errors.New("0 tickets closed, want 1") }, 300*time.Millisecond)
+		assert.False(t, ok)
+		assert.Equal(t, 300*time.Millisecond+nudge, time.Since(start))
+		assert.Equal(t, "testkit.Eventually: want the condition to hold within 300ms (virtual time); still false after 300ms: 0 tickets closed, want 1", ft.msg())
+	})
+}
+
+// The same assertions outside a bubble poll the wall clock: short windows
+// here, and outcomes only (no timing is asserted in real time).
+func TestRealTime(t *testing.T) {
+	s := testkit.NewStream()
+	wait := emitAfter(s, opened, 5*time.Millisecond)
+	ft := &asyncT{}
+	_, ok := testkit.ExactlyOne(ft, s, testkit.Kind("ticket.opened"), 2*time.Second, testkit.Settle(20*time.Millisecond))
+	assert.True(t, ok, ft.msg())
+	wait()
+	assert.True(t, testkit.QuietFor(ft, s, 20*time.Millisecond, 2*time.Second))
+	assert.False(t, ft.failed(), ft.msg())
+
+	wait = emitAfter(s, opened, 5*time.Millisecond)
+	defer wait()
+	_, ok = testkit.ExactlyOne(ft, s, testkit.Kind("ticket.opened"), 2*time.Second)
+	assert.False(t, ok)
+	assert.Contains(t, ft.msg(), "within 2s (real time); saw 2 by +")
+}
+
+func TestWithClockForcesTheMessage(t *testing.T) {
+	ft := &asyncT{}
+	testkit.Eventually(ft, func() error { return errors.New("no") }, time.Millisecond, testkit.WithClock(testkit.VirtualClock))
+	assert.Contains(t, ft.msg(), "(virtual time)")
+}
+
+func TestMisuse(t *testing.T) {
+	ft := &asyncT{}
+	s := testkit.NewStream()
+	assert.PanicsWithValue(t, "testkit: QuietFor(1s, 10ms): want 0 < quietFor <= maxWait", func() {
+		testkit.QuietFor(ft, s, time.Second, 10*time.Millisecond)
+	})
+	assert.Panics(t, func() { testkit.ExactlyOne(ft, nil, testkit.Kind("x"), time.Second) })
+	assert.Panics(t, func() { testkit.Eventually(ft, nil, time.Second) })
+}
