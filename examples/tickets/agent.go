@@ -11,6 +11,15 @@
 //     (duplicate_write under duplicate_delivery/concurrent).
 //   - Agent derives the key from the work (dispute and queue) and retries
 //     with it: exactly one ticket under every scenario.
+//
+// The ticket-worker story (worker.go) moves the create behind a background
+// Worker: Submit answers "accepted" at once and the ticket opens later,
+// announced with its queue and session. ResubmitAgent takes a slow worker
+// for a lost request and submits again (two tickets arrive, caught by
+// testkit.ExactlyOne), MisroutedAgent files on the general queue (caught
+// by the OnQueue routing guard), and AsyncAgent resubmits under a derived
+// key (one ticket, then testkit.QuietFor passes). Its tests run on a
+// testing/synctest bubble's virtual clock.
 package tickets
 
 import (
