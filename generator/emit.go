@@ -220,6 +220,8 @@ func (e *emitter) op(f *jen.File, op *Op) {
 		ctxArg = jen.Id(ctxName)
 		ctxRecv = jen.Id(names.ctx)
 	}
+	// Begin is called by the wrapper itself, never through a helper: the
+	// runtime finds the agent's call site two frames above Begin.
 	body = append(body, jen.List(jen.Id(names.call), ctxRecv).Op(":=").Qual(runtimePath, "Begin").Call(
 		ctxArg, jen.Id(opVar(op)), argList, identity, entity,
 	))

@@ -37,6 +37,11 @@ func Expect(t *testing.T, tr *runtime.Trace, want ...string) {
 	var got []string
 	for _, op := range tr.Ops {
 		got = append(got, Line(op))
+		// The runtime takes the agent's call site from the stack, two
+		// frames above Begin: the wrapper must call Begin itself.
+		if !strings.Contains(op.Site, "_test.go:") {
+			t.Errorf("%s: call site %q is not the agent's call in a _test.go file", op.ID, op.Site)
+		}
 	}
 	t.Logf("trace %s:\n\t%s", tr.Name, strings.Join(got, "\n\t"))
 	if len(got) != len(want) {
