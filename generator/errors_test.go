@@ -55,6 +55,7 @@ var errorCases = []errorCase{
 	{"nondet/nondet.go", "crand.Text()", `: crypto/rand\.Text is non-deterministic`},
 	{"nondet/nondet.go", "uuid.NewString()", `: uuid\.NewString is non-deterministic`},
 	{"nondet/nondet.go", "uuid.New().String()", `: uuid\.New is non-deterministic`},
+	{"nondet/dot.go", "Now().Unix()", `^identity=Now\(\)\.Unix\(\): time\.Now is non-deterministic`},
 	// Directives in the wrong place.
 	{"placement/placement.go", "//agentidem:write identity=id\ntype Order", `^//agentidem:write is not in the doc comment of a function or method declaration, so it annotates nothing: put it right above func`},
 	{"placement/placement.go", "//agentidem:read\nvar x", `^//agentidem:read is not in the doc comment`},

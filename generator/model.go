@@ -413,7 +413,7 @@ func (b *builder) checkExpr(op *Op, key string, v directive.Value, scope token.P
 		b.errs = append(b.errs, errAt(v.Pos, "%s=%s has type %s, which cannot be canonicalized: %s; use values that name the effect instead (ids, keys, exported fields)", key, v.Text, types.TypeString(tv.Type, types.RelativeTo(b.pkg.Types)), why))
 		return Expr{}, false
 	}
-	return splitQuals(v.Text, expr, info), true
+	return splitQuals(v.Text, expr, info, b.pkg.Types), true
 }
 
 // crossCheck finds clashes between ops of one package: two ops with one
@@ -601,10 +601,21 @@ func hasMethod(t types.Type, name string) bool {
 
 // splitQuals prints expr with each selector on an imported package name
 // split out as a qualified part.
-func splitQuals(src string, expr ast.Expr, info *types.Info) Expr {
+func splitQuals(src string, expr ast.Expr, info *types.Info, pkg *types.Package) Expr {
 	type qual struct{ path, name, pkg string }
 	var quals []qual
 	marked := astutil.Apply(expr, func(c *astutil.Cursor) bool {
+		if id, ok := c.Node().(*ast.Ident); ok {
+			// A package-level name of another package used without a
+			// qualifier comes from a dot import, which the generated
+			// file does not have: qualify it.
+			obj := info.Uses[id]
+			if obj != nil && obj.Pkg() != nil && obj.Pkg() != pkg && obj.Parent() == obj.Pkg().Scope() {
+				c.Replace(ast.NewIdent(fmt.Sprintf("agentidemQual%d", len(quals))))
+				quals = append(quals, qual{obj.Pkg().Path(), id.Name, obj.Pkg().Name()})
+			}
+			return true
+		}
 		sel, ok := c.Node().(*ast.SelectorExpr)
 		if !ok {
 			return true

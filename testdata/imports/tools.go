@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"path"
 	str "strings"
+	. "unicode"
 )
 
 // Order is placed by a customer.
@@ -34,3 +35,11 @@ func Fetch(ctx context.Context, u *url.URL) ([]byte, error) {
 //
 //agentidem:write identity="str.TrimSpace(name), url.PathEscape(\"a b\")"
 func Tag(name string) error { return nil }
+
+// Normalize writes with an identity that uses a dot-imported function.
+//
+//agentidem:write identity=str.ToLower(name),ToLower('A'),MaxRune
+func Normalize(ctx context.Context, name string) error {
+	_ = IsUpper
+	return nil
+}

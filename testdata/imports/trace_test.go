@@ -18,7 +18,10 @@ func TestTrace(t *testing.T) {
 		if _, err := FetchTraced(ctx, u); err != nil {
 			return err
 		}
-		return TagTraced(" t ")
+		if err := TagTraced(" t "); err != nil {
+			return err
+		}
+		return NormalizeTraced(ctx, "Ann")
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -27,5 +30,6 @@ func TestTrace(t *testing.T) {
 		`Place write args={"o":{"Customer":"ACME","Lines":["a","b"]}} identity=["acme","a+b"] entity="orders/ACME" success/received result="ACME"`,
 		`Fetch read args={"u":{"Scheme":"https","Opaque":"","User":null,"Host":"example.com","Path":"/x/y","Fragment":"","RawQuery":"","RawPath":"","RawFragment":"","ForceQuery":false,"OmitHost":false}} identity= entity="example.com" success/received result="eQ=="`,
 		`Tag write args={"name":" t "} identity=["t","a%20b"] entity=["t","a%20b"] success/received result=null`,
+		`Normalize write args={"name":"Ann"} identity=["ann",97,1114111] entity=["ann",97,1114111] success/received result=null`,
 	)
 }
