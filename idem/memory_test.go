@@ -4,7 +4,6 @@ import (
 	"context"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/agentidem/agentidem-go/idem"
 	"github.com/agentidem/agentidem-go/idem/idemtest"
@@ -44,7 +43,7 @@ func (n *naiveMemory) do(ctx context.Context, key string, fn func(context.Contex
 // the exactly-once test is able to fail.
 func TestMemoryNaiveCheckThenInsertDuplicates(t *testing.T) {
 	n := &naiveMemory{recs: map[string][]byte{}}
-	st := idemtest.Hammer(t, idemtest.Goroutines, idemtest.Attempts, 2*time.Millisecond, func(ctx context.Context, fn func(context.Context) ([]byte, error)) ([]byte, bool, error) {
+	st := idemtest.Hammer(t, idemtest.Goroutines, idemtest.Attempts, idemtest.Work, func(ctx context.Context, fn func(context.Context) ([]byte, error)) ([]byte, bool, error) {
 		return n.do(ctx, "k", fn)
 	})
 	t.Logf("naive check-then-insert, %d goroutines x %d attempts on one key: %v", idemtest.Goroutines, idemtest.Attempts, st)

@@ -82,9 +82,12 @@ func (s *Store) Do(ctx context.Context, key string, params any, fn func(context.
 		return nil, false, err
 	}
 	pause := time.Millisecond
-	for {
+	for waited := false; ; waited = true {
 		rec, err := s.b.Claim(ctx, key, Claim{Token: token, Params: ph, Lease: cfg.lease})
 		if err != nil {
+			if waited && ctx.Err() != nil { // the wait ran out while asking
+				return nil, false, keyError("waiting for", key, fmt.Errorf("%w: %w", ErrInProgress, context.Cause(ctx)))
+			}
 			return nil, false, keyError("claiming", key, err)
 		}
 		if rec.Owned {
