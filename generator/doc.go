@@ -1,21 +1,90 @@
 // Package generator turns //agentidem: annotations into tracing wrappers.
 //
-// It works in three steps, one file each:
+// It is what the agentidem-gen command runs. Most users never import it:
+// they annotate their tool functions, put this line in one file of the
+// package and run go generate:
 //
-//   - load.go loads the target packages with golang.org/x/tools/go/packages
-//     (syntax and types of the targets only; previously generated files are
-//     hidden behind an overlay so a stale one never blocks regeneration);
-//   - model.go validates each directive against the types of its function
-//     and builds the IR below: a [Package] holding one [Op] per annotated
-//     function;
-//   - emit.go renders the IR with github.com/dave/jennifer into one
-//     agentidem_gen.go per package, gofmt'ed and byte-identical on every run.
+//	//go:generate go run github.com/agentidem/agentidem-go/cmd/agentidem-gen
 //
-// Errors in the input are collected, not returned on the first: every bad
-// directive of every package is reported as "file:line:col: message".
+// # From annotation to wrapper
 //
-// The IR is small on purpose: an Op knows its function (name, receiver,
-// type parameters, parameters, results, where the context and error are), its
-// directive (kind, op name, identity and entity expressions, after, redact,
-// wrapper) and nothing of how it will be printed.
+// For an annotated tool
+//
+//	//agentidem:write identity=id
+//	func refund(ctx context.Context, id string) (Receipt, error) { ... }
+//
+// the generator writes, in agentidem_gen.go of the same package,
+//
+//	func refundTraced(ctx context.Context, id string) (aiR0 Receipt, aiErr error) {
+//		if !agentidemrt.Enabled() {
+//			return refund(ctx, id) // production: one atomic load and a branch
+//		}
+//		... // record args, identity and outcome in the active run
+//	}
+//
+// with the same parameters and results, plus a compile-time guard
+// (var _ func(context.Context, string) (Receipt, error) = refund) that breaks
+// the build when refund's signature changes and go generate was not run
+// again. The agent calls refundTraced; package runtime records the call when a
+// run is active (runtime.RunTraced, testkit) and does nothing else otherwise.
+// Methods get methods ((*Svc).Refund gets (*Svc).RefundTraced); generic
+// functions and methods of generic types get generic wrappers.
+//
+// # What is checked
+//
+// Every problem is reported as "file:line:col: message", all of them, not
+// just the first, and then nothing is written:
+//
+//   - the syntax of each directive (unknown or duplicate keys, a write without
+//     identity=, bad quoting), by package internal/directive;
+//   - each identity and entity expression, type-checked in the scope of the
+//     function's parameters: it must name existing parameters or package-level
+//     names, be a value, and have a type that canonical JSON can encode (no
+//     func, chan, complex, unsafe.Pointer, or struct without exported fields);
+//   - determinism: time.Now, math/rand, crypto/rand and uuid.New* anywhere in
+//     an identity are rejected, since a retry would get a fresh identity;
+//   - placement: a directive that is not in the doc comment of a function
+//     declaration, or a second one on one function;
+//   - names: two ops with one name, two wrappers with one name, a wrapper
+//     name already declared, redact= of an unknown parameter, after= naming
+//     the op itself.
+//
+// A write without an error result is generated with a warning: it is traced,
+// but no fault can be injected into it.
+//
+// # Files
+//
+// One file per package, agentidem_gen.go, starting with [Header] so that it
+// matches ^// Code generated .* DO NOT EDIT\.$. With [Config].Tests,
+// functions annotated in _test.go files get their wrappers in
+// agentidem_gen_test.go (package p) and agentidem_gen_ext_test.go (package
+// p_test). Output is gofmt'ed and byte-identical for the same input. Files
+// are written atomically (temporary file and rename), a file without the
+// header is never overwritten or removed, and the generated file of a package
+// whose annotations are all gone is removed. A stale generated file never
+// blocks regeneration: it is hidden from the type checker while loading.
+// [Output.Stale] is what agentidem-gen check reports.
+//
+// # Inside
+//
+// Three steps, one file each: load.go loads the target packages with
+// golang.org/x/tools/go/packages; model.go validates each directive against
+// the types and builds the IR, a [Package] holding one [Op] per annotated
+// function (its name, receiver, type parameters, parameters, results, where
+// the context and error are, and its directive); emit.go renders the IR with
+// github.com/dave/jennifer.
+//
+// # Tests
+//
+// testdata/<case>/ at the repository root holds the golden cases: an input
+// package, want.golden (the expected agentidem_gen.go) and a trace_test.go
+// that the end-to-end test runs against the generated code in a temporary
+// module. After a deliberate change to the output, refresh the golden files
+// with
+//
+//	go test ./generator -update
+//
+// and review the diff. testdata/errors is a module of its own listing every
+// error the generator reports, each checked for its message and for the
+// source text its column points at.
 package generator
