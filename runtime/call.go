@@ -22,6 +22,7 @@ type Call struct {
 	inv   *invocation
 	fault FaultKind
 	pc    uintptr
+	label string // canonical name under a scheduler: op, args, invocation
 
 	identVals  []any
 	entityVals []any
@@ -74,22 +75,21 @@ func Begin(ctx context.Context, op *Op, args, identity, entity []any) (*Call, co
 		Name:        op.Name,
 		Kind:        op.Kind,
 		Args:        Args{Names: op.Params, Values: args},
+		After:       op.After,
 		Status:      StatusRunning,
 		Invocation:  inv.n,
 		StartedAt:   r.clock(),
 		Observation: "",
 	}
 	c.computeIdentity()
+	c.rec.Seq = -1
 	r.mu.Lock()
-	r.occ[op.Name]++
-	k := r.occ[op.Name]
-	c.rec.Occurrence = k
-	c.rec.Seq = len(r.calls)
-	c.rec.ID = strconv.Itoa(inv.n) + ":" + op.Name + "#" + strconv.Itoa(k)
-	if r.fault.Kind != FaultNone && r.fault.Op == op.Name && r.fault.Occurrence == k {
-		c.fault = r.fault.Kind
-	}
 	r.calls = append(r.calls, c)
+	if r.sched == nil {
+		// Under a scheduler, calls are numbered when their start gate
+		// opens, so numbers follow the schedule, not goroutine luck.
+		r.numberLocked(c)
+	}
 	r.mu.Unlock()
 	if ctx == nil {
 		return c, nil
@@ -276,4 +276,29 @@ func (r *recorder) noteUnfired(note string) {
 		r.faultNote = note
 	}
 	r.mu.Unlock()
+}
+
+// number gives c its occurrence, sequence number, id and planned fault.
+func (r *recorder) number(c *Call) {
+	r.mu.Lock()
+	r.numberLocked(c)
+	r.mu.Unlock()
+}
+
+func (r *recorder) numberLocked(c *Call) {
+	if c.rec.Seq >= 0 {
+		return
+	}
+	name := c.op.Name
+	r.occ[name]++
+	k := r.occ[name]
+	c.mu.Lock()
+	c.rec.Occurrence = k
+	c.rec.Seq = r.seq
+	c.rec.ID = strconv.Itoa(c.inv.n) + ":" + name + "#" + strconv.Itoa(k)
+	c.mu.Unlock()
+	r.seq++
+	if r.fault.Kind != FaultNone && r.fault.Op == name && r.fault.Occurrence == k {
+		c.fault = r.fault.Kind
+	}
 }

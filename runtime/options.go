@@ -29,6 +29,13 @@ type config struct {
 	only        string
 	replay      func(scenario string) string
 	seed        int64
+	seedSet     bool
+
+	bubble         Bubble
+	budget         int
+	depth          int
+	replaySchedule string
+	outcome        func() any
 }
 
 func newConfig(opts []Option) config {

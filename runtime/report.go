@@ -102,7 +102,12 @@ type Result struct {
 	Duplicates []Duplicate       `json:"duplicates"`
 	Findings   []Finding         `json:"findings"`
 	// Replay is the command line that runs this scenario again.
-	Replay   string        `json:"replay"`
+	Replay string `json:"replay"`
+	// Schedule is the printable schedule of an interleaving scenario.
+	Schedule string `json:"schedule,omitempty"`
+	// Outcome is the canonical JSON of the Outcome option's value after
+	// the run, when set.
+	Outcome  string        `json:"outcome,omitempty"`
 	Duration time.Duration `json:"duration_ns"`
 }
 

@@ -23,7 +23,12 @@ type recorder struct {
 	gate  Gate
 	clock func() time.Time
 
+	// sched is the gate when it is a scheduler; calls are then numbered
+	// at their start gate.
+	sched *scheduler
+
 	mu        sync.Mutex
+	seq       int
 	calls     []*Call
 	occ       map[string]int
 	fired     bool
@@ -56,7 +61,12 @@ var global struct {
 }
 
 func newRecorder(name string, f Fault, g Gate) *recorder {
-	return &recorder{name: name, fault: f, gate: g, clock: time.Now, occ: map[string]int{}}
+	r := &recorder{name: name, fault: f, gate: g, clock: time.Now, occ: map[string]int{}}
+	if s, ok := g.(*scheduler); ok {
+		r.sched = s
+		s.rec = r
+	}
+	return r
 }
 
 // start makes the recorder active in the process.
@@ -156,6 +166,9 @@ func (r *recorder) trace() *Trace {
 		f := r.fault
 		t.Fault = &f
 	}
+	for _, c := range r.calls {
+		r.numberLocked(c) // calls that never passed their start gate
+	}
 	t.Ops = make([]Operation, len(r.calls))
 	for i, c := range r.calls {
 		c.mu.Lock()
@@ -169,6 +182,7 @@ func (r *recorder) trace() *Trace {
 	t.Panics = append([]Panic(nil), r.panics...)
 	t.Errors = append([]string(nil), r.errs...)
 	sort.SliceStable(t.Ops, func(i, j int) bool { return t.Ops[i].Seq < t.Ops[j].Seq })
+	batches(t.Ops)
 	return t
 }
 

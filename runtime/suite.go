@@ -40,6 +40,9 @@ type Scenario struct {
 	// or returned, the interleaving under which check-then-act races
 	// show.
 	Concurrent bool
+
+	sched  *scheduler // interleaving scenarios: the scheduler that gates
+	listed bool       // run under the listed schedule (partial batch failure)
 }
 
 // Path returns the subtest path of the scenario.
@@ -59,6 +62,10 @@ type Suite struct {
 	baseErr  error // the baseline's Setup failed
 	results  []*Result
 	runs     int
+
+	scheduledResults []*Result
+	orderSeen        map[string]bool
+	pre              *preflightRun
 }
 
 // NewSuite prepares the suite of agent fn, named name. fn is one invocation
@@ -71,7 +78,11 @@ func NewSuite(name string, fn func(ctx context.Context) error, opts ...Option) *
 }
 
 // Run runs the whole fault suite of fn outside go test, for CLIs and
-// services, and returns its report. The error is for problems of the harness
+// services, and returns its report: the baseline, the fault scenarios, and,
+// for an agent with parallel calls, the interleavings and partial batch
+// failures. Outside a testing/synctest bubble schedules run on real time
+// (a quiet window stands in for quiescence), which is slower; pass a
+// smaller Schedules budget for large agents. The error is for problems of the harness
 // (a failing Setup), never for findings: those are in the report.
 func Run(ctx context.Context, name string, fn func(ctx context.Context) error, opts ...Option) (*Report, error) {
 	s := NewSuite(name, fn, opts...)
@@ -79,9 +90,20 @@ func Run(ctx context.Context, name string, fn func(ctx context.Context) error, o
 		return s.Report(), err
 	}
 	var errs []error
+	parallel := s.Parallel(ctx)
 	for _, sc := range s.Plan() {
 		if _, err := s.RunScenario(ctx, sc); err != nil {
 			errs = append(errs, err)
+		}
+	}
+	if parallel {
+		if _, err := s.Interleavings(ctx, nil); err != nil {
+			errs = append(errs, err)
+		}
+		for _, sc := range s.PartialBatchPlan() {
+			if _, err := s.RunScenario(ctx, sc); err != nil {
+				errs = append(errs, err)
+			}
 		}
 	}
 	return s.Report(), errors.Join(errs...)
@@ -127,8 +149,15 @@ func (s *Suite) Plan() []Scenario {
 	if !s.BaselineOK() {
 		return nil
 	}
+	// An agent with parallel calls is planned from, and run under, the
+	// listed schedule: which call is "the second addLineItem" is then the
+	// same on every run, so each scenario replays exactly.
+	base, listed := s.base, false
+	if s.pre != nil && s.pre.err == nil && s.pre.sch.hazard == "" && len(s.pre.sch.shapes) > 0 {
+		base, listed = s.pre.res.Trace, true
+	}
 	var plan []Scenario
-	for i, op := range s.base.Ops {
+	for i, op := range base.Ops {
 		if op.Kind != KindWrite {
 			continue
 		}
@@ -140,11 +169,12 @@ func (s *Suite) Plan() []Scenario {
 				Fault:          Fault{Kind: k, Op: op.Name, Occurrence: op.Occurrence},
 				OperationIndex: i,
 				Deliveries:     1,
+				listed:         listed,
 			})
 		}
 	}
 	plan = append(plan,
-		Scenario{Name: ScenarioDuplicateSeq, Kind: ScenarioDuplicateSeq, OperationIndex: -1, Deliveries: 2},
+		Scenario{Name: ScenarioDuplicateSeq, Kind: ScenarioDuplicateSeq, OperationIndex: -1, Deliveries: 2, listed: listed},
 		Scenario{Name: ScenarioDuplicateConcurrent, Kind: ScenarioDuplicateConcurrent, OperationIndex: -1, Deliveries: 2, Concurrent: true},
 	)
 	if s.cfg.only != "" {
@@ -161,7 +191,36 @@ func (s *Suite) Plan() []Scenario {
 // RunScenario runs one planned scenario from a fresh world and returns its
 // result, which the report also keeps.
 func (s *Suite) RunScenario(ctx context.Context, sc Scenario) (*Result, error) {
+	if sc.listed {
+		return s.runListed(ctx, sc)
+	}
 	res, _, err := s.run(ctx, sc)
+	s.results = append(s.results, res)
+	return res, err
+}
+
+// runListed runs sc under the listed schedule, in the bubble if any.
+func (s *Suite) runListed(ctx context.Context, sc Scenario) (*Result, error) {
+	var (
+		res *Result
+		err error
+	)
+	body := func(quiesce func()) {
+		sch := newScheduler(quiesce, quiesce == nil, prefixChooser(nil))
+		if quiesce == nil {
+			sch.quiesce = sch.realtimeQuiesce
+		}
+		sc.sched = sch
+		res, _, err = s.run(ctx, sc)
+		if sch.hazard != "" && err == nil {
+			err = fmt.Errorf("%s", sch.hazard)
+		}
+	}
+	if s.cfg.bubble != nil {
+		s.cfg.bubble(body)
+	} else {
+		body(nil)
+	}
 	s.results = append(s.results, res)
 	return res, err
 }
@@ -197,9 +256,23 @@ func (s *Suite) run(ctx context.Context, sc Scenario) (*Result, *Trace, error) {
 	if sc.Concurrent {
 		gate = newLockstep(sc.Deliveries)
 	}
+	if sc.sched != nil {
+		gate = sc.sched
+	}
 	r := newRecorder(s.name, sc.Fault, gate)
 	r.start()
-	errs := s.deliver(ctx, r, sc)
+	var errs []error
+	if sc.sched != nil {
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			errs = s.deliver(ctx, r, sc)
+		}()
+		sc.sched.drive(done)
+		<-done
+	} else {
+		errs = s.deliver(ctx, r, sc)
+	}
 	r.stop()
 	tr := r.trace()
 	s.runs += tr.Invocations
@@ -231,6 +304,14 @@ func (s *Suite) run(ctx context.Context, sc Scenario) (*Result, *Trace, error) {
 	}
 
 	s.analyze(res, tr, sc, claimed)
+	if sc.Kind == ScenarioInterleaving || sc.Kind == ScenarioPartialBatch {
+		s.orderChecks(res, tr, sc)
+	}
+	if sc.Kind == ScenarioInterleaving {
+		if s.cfg.outcome != nil {
+			res.Outcome = outcomeOf(s.cfg.outcome)
+		}
+	}
 	s.checkInvariants(res, tr)
 	var err error
 	if s.cfg.teardown != nil {
@@ -469,4 +550,114 @@ func shortSite(site string) string {
 		return site[i+1:]
 	}
 	return site
+}
+
+// orderChecks finds the ordering hazards of one scheduled run: an op in
+// flight together with an op it declares after=, two writes to one entity in
+// flight together, and, after a partial batch failure, a call of the batch
+// that had succeeded executed again.
+func (s *Suite) orderChecks(res *Result, tr *Trace, sc Scenario) {
+	add := func(f Finding) {
+		f.Scenario, f.Replay = sc.Name, res.Replay
+		res.Findings = append(res.Findings, f)
+	}
+	if sc.Kind == ScenarioPartialBatch {
+		s.partialBatchReplay(res, tr, add)
+		return
+	}
+	ops := tr.Ops
+	for i := range ops {
+		for j := range ops {
+			a, b := &ops[i], &ops[j]
+			if i == j || a.Batch == 0 || a.Batch != b.Batch {
+				continue
+			}
+			for _, dep := range b.After {
+				if dep == a.Name {
+					add(Finding{Code: CodeDependentCallsConcurrent, Severity: SeverityError,
+						Ops: []string{a.Name, b.Name}, Calls: []string{a.ID, b.ID},
+						Message: fmt.Sprintf("%s dispatched concurrently with its prerequisite %s (batch %d): %s declares after=%s, so it must start only once %s has returned; issue them in separate turns or wait for %s first",
+							b.Name, a.Name, a.Batch, b.Name, a.Name, a.Name, a.Name)})
+				}
+			}
+			if i < j && a.Kind == KindWrite && b.Kind == KindWrite && a.Entity != "" && a.Entity == b.Entity && a.Identity != b.Identity &&
+				!contains(a.After, b.Name) && !contains(b.After, a.Name) { // an after= pair is reported as such
+				add(Finding{Code: CodeConcurrentWritesEntity, Severity: SeverityError,
+					Ops: []string{a.Name, b.Name}, Identities: []string{a.Entity}, Calls: []string{a.ID, b.ID},
+					Message: fmt.Sprintf("%s and %s write entity %s while both in flight (batch %d): the result depends on which lands last, even where this schedule ended well; serialize writes to one entity",
+						a.Name, b.Name, a.Entity, a.Batch)})
+			}
+		}
+	}
+}
+
+// partialBatchReplay reports calls of the failed batch that had succeeded
+// and were executed again.
+func (s *Suite) partialBatchReplay(res *Result, tr *Trace, add func(Finding)) {
+	var failed *Operation
+	for i := range tr.Ops {
+		if tr.Ops[i].Fault == FaultConflict {
+			failed = &tr.Ops[i]
+		}
+	}
+	if failed == nil || failed.Batch == 0 {
+		return
+	}
+	var replayed []string
+	var calls []string
+	again := map[string]bool{}
+	for _, o := range tr.Ops {
+		if o.Batch != failed.Batch || o.ID == failed.ID || !o.Effective() {
+			continue
+		}
+		for _, later := range tr.Ops {
+			if later.Seq > o.Seq && later.Batch != failed.Batch && later.Name == o.Name && later.Identity == o.Identity && later.Effective() {
+				k := o.Name + " " + o.Identity
+				if !again[k] {
+					again[k] = true
+					replayed = append(replayed, fmt.Sprintf("%s %s", o.Name, o.Identity))
+					calls = append(calls, o.ID, later.ID)
+				}
+			}
+		}
+	}
+	if len(replayed) == 0 {
+		return
+	}
+	// The duplicates are this finding; drop the generic ones for them.
+	kept := res.Findings[:0]
+	for _, f := range res.Findings {
+		if f.Code == CodeDuplicateWrite && len(f.Identities) == 1 && again[f.Ops[0]+" "+f.Identities[0]] {
+			continue
+		}
+		kept = append(kept, f)
+	}
+	res.Findings = kept
+	res.Duplicates = res.Duplicates[:0]
+	add(Finding{Code: CodePartialBatchReplay, Severity: SeverityError, Ops: []string{failed.Name}, Calls: calls,
+		Message: fmt.Sprintf("after %s failed with a conflict, the agent executed again %d call(s) of the same batch that had already succeeded: %s; retry only the call that failed",
+			failed.ID, len(replayed), strings.Join(replayed, "; "))})
+}
+
+// outcomeOf captures an outcome as canonical JSON, or the panic it raised.
+func outcomeOf(fn func() any) (out string) {
+	defer func() {
+		if v := recover(); v != nil {
+			out = fmt.Sprintf("outcome panicked: %v", v)
+		}
+	}()
+	c, err := Canonical(fn())
+	if err != nil {
+		return "outcome cannot be canonicalized: " + err.Error()
+	}
+	return c
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
 }

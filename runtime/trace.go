@@ -41,6 +41,8 @@ type Operation struct {
 	Identity string `json:"identity,omitempty"`
 	// IdentityError says why the identity could not be computed.
 	IdentityError string `json:"identity_error,omitempty"`
+	// After lists the ops this one must follow (its after= declaration).
+	After []string `json:"after,omitempty"`
 	// Entity is the canonical JSON of what the op touches.
 	Entity      string      `json:"entity,omitempty"`
 	Result      any         `json:"result,omitempty"`
@@ -60,6 +62,14 @@ type Operation struct {
 	Occurrence int `json:"occurrence"`
 	// Seq is the call's start order in the run (0-based).
 	Seq int `json:"seq"`
+	// StartTick and EndTick are the scheduler's logical clock at the
+	// release of the call's start and finish gates (interleaving scenarios
+	// only): the call is in flight between them.
+	StartTick int `json:"start_tick,omitempty"`
+	EndTick   int `json:"end_tick,omitempty"`
+	// Batch numbers the calls that were in flight together (from 1); 0
+	// means the call was alone or no scheduler ran.
+	Batch int `json:"batch,omitempty"`
 	// Site identifies the call site (file:line of the agent's call), used to
 	// tell retries of one call apart from distinct calls.
 	Site        string    `json:"site,omitempty"`

@@ -9,6 +9,7 @@ import (
 	goruntime "runtime"
 	"strings"
 	"testing"
+	"testing/synctest"
 
 	"github.com/agentidem/agentidem-go/runtime"
 )
@@ -55,6 +56,25 @@ func ReportDir(dir string) Option { return func(s *settings) { s.reportDir = dir
 // Quiet leaves the summary out of the test log.
 func Quiet() Option { return func(s *settings) { s.quiet = true } }
 
+// Schedules sets the budget of schedules explored per test; see
+// runtime.Schedules.
+func Schedules(n int) Option { return With(runtime.Schedules(n)) }
+
+// Depth sets the PCT depth used for large batches; see runtime.Depth.
+func Depth(d int) Option { return With(runtime.Depth(d)) }
+
+// Seed pins the PCT sampler; AGENTIDEM_SEED does the same.
+func Seed(s int64) Option { return With(runtime.Seed(s)) }
+
+// Replay runs exactly one schedule, as printed in a finding's replay line;
+// AGENTIDEM_SCHEDULE does the same.
+func Replay(schedule string) Option { return With(runtime.Replay(schedule)) }
+
+// Outcome captures the agent's answer and the world's end state after each
+// schedule; outcomes that differ between schedules are an
+// order_variant_outcome finding. See runtime.Outcome.
+func Outcome(fn func() any) Option { return With(runtime.Outcome(fn)) }
+
 // With passes a runtime option through.
 func With(o runtime.Option) Option { return func(s *settings) { s.rt = append(s.rt, o) } }
 
@@ -90,17 +110,34 @@ func suite(t TB, fn func(ctx context.Context) error, fail bool, opts []Option) *
 	rtOpts := append([]runtime.Option{runtime.ReplayCommand(func(scenario string) string {
 		return replayLine(pkg, testName, scenario)
 	})}, st.rt...)
+	// Schedules run in a testing/synctest bubble of the subtest at hand,
+	// when t is a *testing.T: quiescence is exact and time is virtual.
+	var cur *testing.T
+	if _, ok := t.(*testing.T); ok {
+		rtOpts = append(rtOpts, runtime.WithBubble(func(fn func(quiesce func())) {
+			synctest.Test(cur, func(*testing.T) { fn(synctest.Wait) })
+		}))
+	}
+	setCur := func(t TB) {
+		if tt, ok := t.(*testing.T); ok {
+			cur = tt
+		}
+	}
 	s := runtime.NewSuite(testName, fn, rtOpts...)
 	ctx := context.Background()
 
+	// The baseline runs whatever -run selects: every scenario is planned
+	// from it. Its subtest only reports.
+	setCur(t)
+	baseRes, baseErr := s.Baseline(ctx)
 	subtest(t, runtime.ScenarioBaseline, func(st TB) {
 		st.Helper()
-		res, err := s.Baseline(ctx)
-		if err != nil {
-			st.Errorf("testkit: %v", err)
+		if baseErr != nil {
+			st.Errorf("testkit: %v", baseErr)
 		}
-		reportResult(st, res, fail)
+		reportResult(st, baseRes, fail)
 	})
+	parallel := s.Parallel(ctx) // runs the listed schedule once, when the baseline passed
 	groups, order := group(s.Plan())
 	for _, g := range order {
 		scs := groups[g]
@@ -109,6 +146,41 @@ func suite(t TB, fn func(ctx context.Context) error, fail bool, opts []Option) *
 				rest := strings.TrimPrefix(sc.Name, g+"/")
 				subtest(gt, rest, func(st TB) {
 					st.Helper()
+					setCur(st)
+					res, err := s.RunScenario(ctx, sc)
+					if err != nil {
+						st.Errorf("testkit: %v", err)
+					}
+					reportResult(st, res, fail)
+				})
+			}
+		})
+	}
+	if parallel {
+		subtest(t, runtime.ScenarioInterleaving, func(it TB) {
+			it.Helper()
+			setCur(it)
+			ex, err := s.Interleavings(ctx, func(res *runtime.Result) {
+				subtest(it, res.Schedule, func(st TB) {
+					st.Helper()
+					reportResult(st, res, fail)
+				})
+			})
+			if err != nil {
+				it.Errorf("testkit: %v", err)
+			}
+			if ex != nil && ex.Explored > 0 {
+				it.Logf("explored %d schedules (%s) of %d after reduction (%d without: calls on different entities commute), %d rounds of parallel calls",
+					ex.Explored, ex.Strategy, ex.Space, ex.Unreduced, ex.Rounds)
+			}
+		})
+	}
+	if pb := s.PartialBatchPlan(); len(pb) > 0 {
+		subtest(t, runtime.ScenarioPartialBatch, func(gt TB) {
+			for _, sc := range pb {
+				subtest(gt, strings.TrimPrefix(sc.Name, runtime.ScenarioPartialBatch+"/"), func(st TB) {
+					st.Helper()
+					setCur(st)
 					res, err := s.RunScenario(ctx, sc)
 					if err != nil {
 						st.Errorf("testkit: %v", err)

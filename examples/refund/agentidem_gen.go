@@ -27,16 +27,17 @@ func (b *Bank) GetPaymentTraced(ctx context.Context, id string) (aiR0 Payment, a
 	if !agentidemrt.Enabled() {
 		return b.GetPayment(ctx, id)
 	}
-	aiCall, aiCtx := agentidemrt.Begin(ctx, agentidemOp_Bank_GetPaymentTraced, []any{id}, nil, []any{id})
+	aiArgs := []any{id}
+	aiCall, aiCtx := agentidemrt.Begin(ctx, agentidemOp_Bank_GetPaymentTraced, aiArgs, nil, []any{aiArgs[0]})
 	if aiErr = aiCall.Start(); aiErr != nil {
 		return
 	}
 	defer aiCall.Recover(&aiErr)
-	aiR0, aiErr = b.GetPayment(aiCtx, id)
-	if aiLost := aiCall.Finish(aiErr, aiR0); aiLost != nil {
-		return *new(Payment), aiLost
+	aiV0, aiErr := b.GetPayment(aiCtx, id)
+	if aiLost := aiCall.Finish(aiErr, aiV0); aiLost != nil {
+		return aiR0, aiLost
 	}
-	return
+	return aiV0, aiErr
 }
 
 var agentidemOp_Bank_RefundTraced = &agentidemrt.Op{
@@ -51,16 +52,17 @@ func (b *Bank) RefundTraced(ctx context.Context, id string) (aiR0 Receipt, aiErr
 	if !agentidemrt.Enabled() {
 		return b.Refund(ctx, id)
 	}
-	aiCall, aiCtx := agentidemrt.Begin(ctx, agentidemOp_Bank_RefundTraced, []any{id}, []any{id}, nil)
+	aiArgs := []any{id}
+	aiCall, aiCtx := agentidemrt.Begin(ctx, agentidemOp_Bank_RefundTraced, aiArgs, []any{aiArgs[0]}, nil)
 	if aiErr = aiCall.Start(); aiErr != nil {
 		return
 	}
 	defer aiCall.Recover(&aiErr)
-	aiR0, aiErr = b.Refund(aiCtx, id)
-	if aiLost := aiCall.Finish(aiErr, aiR0); aiLost != nil {
-		return *new(Receipt), aiLost
+	aiV0, aiErr := b.Refund(aiCtx, id)
+	if aiLost := aiCall.Finish(aiErr, aiV0); aiLost != nil {
+		return aiR0, aiLost
 	}
-	return
+	return aiV0, aiErr
 }
 
 var agentidemOp_Bank_RefundWithKeyTraced = &agentidemrt.Op{
@@ -75,14 +77,15 @@ func (b *Bank) RefundWithKeyTraced(ctx context.Context, id string, key string) (
 	if !agentidemrt.Enabled() {
 		return b.RefundWithKey(ctx, id, key)
 	}
-	aiCall, aiCtx := agentidemrt.Begin(ctx, agentidemOp_Bank_RefundWithKeyTraced, []any{id, key}, []any{id}, nil)
+	aiArgs := []any{id, key}
+	aiCall, aiCtx := agentidemrt.Begin(ctx, agentidemOp_Bank_RefundWithKeyTraced, aiArgs, []any{aiArgs[0]}, nil)
 	if aiErr = aiCall.Start(); aiErr != nil {
 		return
 	}
 	defer aiCall.Recover(&aiErr)
-	aiR0, aiErr = b.RefundWithKey(aiCtx, id, key)
-	if aiLost := aiCall.Finish(aiErr, aiR0); aiLost != nil {
-		return *new(Receipt), aiLost
+	aiV0, aiErr := b.RefundWithKey(aiCtx, id, key)
+	if aiLost := aiCall.Finish(aiErr, aiV0); aiLost != nil {
+		return aiR0, aiLost
 	}
-	return
+	return aiV0, aiErr
 }

@@ -27,16 +27,17 @@ func (h *Helpdesk) FindTraced(ctx context.Context, disputeID string) (aiR0 []Tic
 	if !agentidemrt.Enabled() {
 		return h.Find(ctx, disputeID)
 	}
-	aiCall, aiCtx := agentidemrt.Begin(ctx, agentidemOp_Helpdesk_FindTraced, []any{disputeID}, nil, []any{disputeID})
+	aiArgs := []any{disputeID}
+	aiCall, aiCtx := agentidemrt.Begin(ctx, agentidemOp_Helpdesk_FindTraced, aiArgs, nil, []any{aiArgs[0]})
 	if aiErr = aiCall.Start(); aiErr != nil {
 		return
 	}
 	defer aiCall.Recover(&aiErr)
-	aiR0, aiErr = h.Find(aiCtx, disputeID)
-	if aiLost := aiCall.Finish(aiErr, aiR0); aiLost != nil {
-		return *new([]Ticket), aiLost
+	aiV0, aiErr := h.Find(aiCtx, disputeID)
+	if aiLost := aiCall.Finish(aiErr, aiV0); aiLost != nil {
+		return aiR0, aiLost
 	}
-	return
+	return aiV0, aiErr
 }
 
 var agentidemOp_Helpdesk_CreateTraced = &agentidemrt.Op{
@@ -51,16 +52,17 @@ func (h *Helpdesk) CreateTraced(ctx context.Context, key string, req Request) (a
 	if !agentidemrt.Enabled() {
 		return h.Create(ctx, key, req)
 	}
-	aiCall, aiCtx := agentidemrt.Begin(ctx, agentidemOp_Helpdesk_CreateTraced, []any{key, req}, []any{key}, []any{req.DisputeID})
+	aiArgs := []any{key, req}
+	aiCall, aiCtx := agentidemrt.Begin(ctx, agentidemOp_Helpdesk_CreateTraced, aiArgs, []any{aiArgs[0]}, []any{req.DisputeID})
 	if aiErr = aiCall.Start(); aiErr != nil {
 		return
 	}
 	defer aiCall.Recover(&aiErr)
-	aiR0, aiErr = h.Create(aiCtx, key, req)
-	if aiLost := aiCall.Finish(aiErr, aiR0); aiLost != nil {
-		return *new(Ticket), aiLost
+	aiV0, aiErr := h.Create(aiCtx, key, req)
+	if aiLost := aiCall.Finish(aiErr, aiV0); aiLost != nil {
+		return aiR0, aiLost
 	}
-	return
+	return aiV0, aiErr
 }
 
 var agentidemOp_Helpdesk_CreateUnkeyedTraced = &agentidemrt.Op{
@@ -80,9 +82,9 @@ func (h *Helpdesk) CreateUnkeyedTraced(ctx context.Context, req Request) (aiR0 T
 		return
 	}
 	defer aiCall.Recover(&aiErr)
-	aiR0, aiErr = h.CreateUnkeyed(aiCtx, req)
-	if aiLost := aiCall.Finish(aiErr, aiR0); aiLost != nil {
-		return *new(Ticket), aiLost
+	aiV0, aiErr := h.CreateUnkeyed(aiCtx, req)
+	if aiLost := aiCall.Finish(aiErr, aiV0); aiLost != nil {
+		return aiR0, aiLost
 	}
-	return
+	return aiV0, aiErr
 }

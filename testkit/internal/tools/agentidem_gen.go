@@ -27,7 +27,8 @@ func (l *Ledger) PostTraced(ctx context.Context, key string, entry string) (aiEr
 	if !agentidemrt.Enabled() {
 		return l.Post(ctx, key, entry)
 	}
-	aiCall, aiCtx := agentidemrt.Begin(ctx, agentidemOp_Ledger_PostTraced, []any{key, entry}, []any{key}, nil)
+	aiArgs := []any{key, entry}
+	aiCall, aiCtx := agentidemrt.Begin(ctx, agentidemOp_Ledger_PostTraced, aiArgs, []any{aiArgs[0]}, nil)
 	if aiErr = aiCall.Start(); aiErr != nil {
 		return
 	}
@@ -55,11 +56,11 @@ func (l *Ledger) CountTraced(ctx context.Context) (aiR0 int, aiErr error) {
 		return
 	}
 	defer aiCall.Recover(&aiErr)
-	aiR0, aiErr = l.Count(aiCtx)
-	if aiLost := aiCall.Finish(aiErr, aiR0); aiLost != nil {
-		return *new(int), aiLost
+	aiV0, aiErr := l.Count(aiCtx)
+	if aiLost := aiCall.Finish(aiErr, aiV0); aiLost != nil {
+		return aiR0, aiLost
 	}
-	return
+	return aiV0, aiErr
 }
 
 var agentidemOp_Ledger_BoomTraced = &agentidemrt.Op{
@@ -74,7 +75,8 @@ func (l *Ledger) BoomTraced(ctx context.Context, n int) (aiErr error) {
 	if !agentidemrt.Enabled() {
 		return l.Boom(ctx, n)
 	}
-	aiCall, aiCtx := agentidemrt.Begin(ctx, agentidemOp_Ledger_BoomTraced, []any{n}, []any{n}, nil)
+	aiArgs := []any{n}
+	aiCall, aiCtx := agentidemrt.Begin(ctx, agentidemOp_Ledger_BoomTraced, aiArgs, []any{aiArgs[0]}, nil)
 	if aiErr = aiCall.Start(); aiErr != nil {
 		return
 	}

@@ -1,0 +1,200 @@
+package invoices
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/agentidem/agentidem-go/internal/reportschema"
+	"github.com/agentidem/agentidem-go/runtime"
+	"github.com/agentidem/agentidem-go/testkit"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func checked(t *testing.T, rep *runtime.Report) *runtime.Report {
+	t.Helper()
+	require.NoError(t, reportschema.Validate(rep))
+	return rep
+}
+
+// errorsByCode lists the scenarios of each error finding code.
+func errorsByCode(rep *runtime.Report) map[string][]string {
+	out := map[string][]string{}
+	for _, f := range rep.Findings {
+		if f.Severity == runtime.SeverityError {
+			out[f.Code] = append(out[f.Code], f.Scenario)
+		}
+	}
+	return out
+}
+
+func first(t *testing.T, rep *runtime.Report, code string) runtime.Finding {
+	t.Helper()
+	for _, f := range rep.Findings {
+		if f.Code == code {
+			return f
+		}
+	}
+	t.Fatalf("no %s finding; findings: %v", code, errorsByCode(rep))
+	return runtime.Finding{}
+}
+
+func setup(b **Billing) testkit.Option {
+	return testkit.Setup(func(context.Context) error { *b = NewBilling(); return nil })
+}
+
+func TestDependencyBugIsCaught(t *testing.T) {
+	var b *Billing
+	rep := checked(t, testkit.Run(t, func(ctx context.Context) error {
+		return (&DependencyAgent{Billing: b}).Run(ctx)
+	}, setup(&b), testkit.Invariant("no attachment before its invoice", func(*runtime.Trace) error {
+		if d := b.Dangling(); len(d) > 0 {
+			return fmt.Errorf("dangling attachments: %v", d)
+		}
+		return nil
+	})))
+	f := first(t, rep, runtime.CodeDependentCallsConcurrent)
+	assert.Equal(t, []string{"createInvoice", "attachInvoice"}, f.Ops)
+	assert.Contains(t, f.Message, "attachInvoice dispatched concurrently with its prerequisite createInvoice")
+	// Found on the first schedule, the listed one: every call started
+	// before any finished.
+	assert.Equal(t, "interleaving/s0s1f0f1", f.Scenario)
+	assert.Contains(t, f.Replay, "AGENTIDEM_SCHEDULE='s0s1f0f1'")
+	// Where attach ran first, the world shows it too.
+	assert.Contains(t, errorsByCode(rep), runtime.CodeInvariantFailed)
+	// Not also reported as two writes to one entity: the after= pair says it.
+	assert.NotContains(t, errorsByCode(rep), runtime.CodeConcurrentWritesEntity)
+}
+
+func TestDependencyFixedPasses(t *testing.T) {
+	var b *Billing
+	rep := checked(t, testkit.TestAgent(t, func(ctx context.Context) error {
+		return (&DependencyAgent{Billing: b, Fixed: true}).Run(ctx)
+	}, setup(&b)))
+	assert.True(t, rep.Safe)
+}
+
+// seats runs the seats agent and keeps the last total it quoted.
+func seats(b **Billing, fixed bool, quoted *atomic.Int64) func(context.Context) error {
+	return func(ctx context.Context) error {
+		total, err := (&SeatsAgent{Billing: *b, Fixed: fixed}).Run(ctx)
+		quoted.Store(int64(total))
+		return err
+	}
+}
+
+// seatsOutcome is the agent's answer and the world's end state.
+func seatsOutcome(b **Billing, quoted *atomic.Int64) testkit.Option {
+	return testkit.Outcome(func() any {
+		total, _ := (*b).MonthlyTotal(context.Background(), "sub-1")
+		return map[string]int{"quoted": int(quoted.Load()), "actual": total}
+	})
+}
+
+func TestReadAfterWriteIsCaught(t *testing.T) {
+	var b *Billing
+	var quoted atomic.Int64
+	rep := checked(t, testkit.Run(t, seats(&b, false, &quoted), setup(&b), seatsOutcome(&b, &quoted)))
+	f := first(t, rep, runtime.CodeOrderVariantOutcome)
+	// 6 orders of the two gates of two calls on one entity; the quote is
+	// stale (300) in the 3 where the read starts first... or fresh (360).
+	assert.Contains(t, f.Message, "of 6 schedules end differently from the listed one")
+	assert.Contains(t, f.Message, `{"actual":360,"quoted":300}`)
+	assert.Contains(t, f.Message, `{"actual":360,"quoted":360}`)
+	assert.Equal(t, 2, strings.Count(f.Message, "AGENTIDEM_SCHEDULE="), "two replay lines that disagree")
+}
+
+func TestReadAfterWriteFixedPasses(t *testing.T) {
+	var b *Billing
+	var quoted atomic.Int64
+	rep := checked(t, testkit.TestAgent(t, seats(&b, true, &quoted), setup(&b), seatsOutcome(&b, &quoted)))
+	assert.True(t, rep.Safe)
+	assert.EqualValues(t, 360, quoted.Load())
+}
+
+func TestMutualExclusionIsCaught(t *testing.T) {
+	var b *Billing
+	rep := checked(t, testkit.Run(t, func(ctx context.Context) error {
+		return (&AdjustAgent{Billing: b}).Run(ctx)
+	}, setup(&b)))
+	f := first(t, rep, runtime.CodeConcurrentWritesEntity)
+	assert.ElementsMatch(t, []string{"applyCredit", "applyDiscount"}, f.Ops)
+	assert.Equal(t, []string{`"INV-1"`}, f.Identities)
+	assert.Len(t, errorsByCode(rep)[runtime.CodeConcurrentWritesEntity], 1, "reported once, not once per schedule")
+}
+
+func TestMutualExclusionFixedPasses(t *testing.T) {
+	var b *Billing
+	rep := checked(t, testkit.TestAgent(t, func(ctx context.Context) error {
+		return (&AdjustAgent{Billing: b, Fixed: true}).Run(ctx)
+	}, setup(&b)))
+	assert.True(t, rep.Safe)
+}
+
+func linesInvariant(b **Billing) testkit.Option {
+	return testkit.Invariant("each line once", func(*runtime.Trace) error {
+		for k, n := range (*b).Lines() {
+			if n > 1 {
+				return fmt.Errorf("line %s added %d times", k, n)
+			}
+		}
+		return nil
+	})
+}
+
+func TestPartialBatchReplayIsCaught(t *testing.T) {
+	var b *Billing
+	rep := checked(t, testkit.Run(t, func(ctx context.Context) error {
+		return (&LinesAgent{Billing: b}).Run(ctx)
+	}, setup(&b), linesInvariant(&b)))
+	got := errorsByCode(rep)
+	// One partial failure per call of the batch; each makes the agent
+	// replay the three calls that had succeeded.
+	assert.ElementsMatch(t, []string{
+		"partial_batch_failure/addLineItem#1", "partial_batch_failure/addLineItem#2",
+		"partial_batch_failure/addLineItem#3", "partial_batch_failure/notifyAccounting#1",
+	}, got[runtime.CodePartialBatchReplay])
+	f := first(t, rep, runtime.CodePartialBatchReplay)
+	assert.Contains(t, f.Message, "executed again 3 call(s) of the same batch that had already succeeded")
+	// The replays are that finding, not also generic duplicates.
+	for _, s := range got[runtime.CodeDuplicateWrite] {
+		assert.False(t, strings.HasPrefix(s, "partial_batch_failure/"), s)
+	}
+}
+
+func TestRetryingOnlyTheFailedCallFixesPartialBatches(t *testing.T) {
+	var b *Billing
+	rep := checked(t, testkit.Run(t, func(ctx context.Context) error {
+		return (&LinesAgent{Billing: b, RetryFailed: true}).Run(ctx)
+	}, setup(&b), linesInvariant(&b)))
+	n := 0
+	for _, r := range rep.Results {
+		if r.Kind == runtime.ScenarioPartialBatch || r.Kind == runtime.ScenarioInterleaving {
+			n++
+			assert.True(t, r.Safe, "%s: %v", r.Scenario, r.Findings)
+		}
+	}
+	assert.Equal(t, 5, n, "4 partial batch failures and 1 schedule (the 4 calls commute)")
+	// Line items are not idempotent: a redelivered invocation bills them
+	// again. That is true, and the keyed agent below fixes it.
+	assert.Contains(t, errorsByCode(rep)[runtime.CodeDuplicateWrite], "duplicate_delivery/sequential")
+}
+
+func TestKeyedLinesAgentPasses(t *testing.T) {
+	var b *Billing
+	rep := checked(t, testkit.TestAgent(t, func(ctx context.Context) error {
+		return (&LinesAgent{Billing: b, RetryFailed: true, Keyed: true}).Run(ctx)
+	}, setup(&b), linesInvariant(&b), testkit.ExactlyOnce()))
+	assert.True(t, rep.Safe)
+	n := 0
+	for _, r := range rep.Results {
+		if r.Kind == runtime.ScenarioPartialBatch {
+			n++
+			assert.True(t, r.FaultFired, r.Scenario)
+		}
+	}
+	assert.Equal(t, 4, n)
+}

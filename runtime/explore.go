@@ -1,0 +1,429 @@
+package runtime
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// Scenario kinds of the scheduler.
+const (
+	ScenarioInterleaving = "interleaving"
+	ScenarioPartialBatch = "partial_batch_failure"
+)
+
+// DefaultSchedules is the default budget of schedules per test: enough to
+// explore every order of a batch of four dependent calls (2520).
+const DefaultSchedules = 3000
+
+// DefaultDepth is the default PCT depth (bug depth d; d-1 priority change
+// points per round).
+const DefaultDepth = 3
+
+// Bubble runs fn in an isolated bubble whose quiescence function quiesce
+// returns once every other goroutine of the bubble is durably blocked.
+// testkit provides one built on testing/synctest; without one, schedules
+// run on real time with a quiet window standing in for quiescence.
+type Bubble func(fn func(quiesce func()))
+
+// WithBubble makes interleaving scenarios run inside b (testkit sets it).
+func WithBubble(b Bubble) Option { return optionFunc(func(c *config) { c.bubble = b }) }
+
+// Schedules sets the budget of schedules explored per test (default
+// DefaultSchedules). Rounds of up to four mutually dependent calls are
+// explored exhaustively while the budget lasts; larger spaces are sampled
+// by seeded PCT after the listed order and its reverse.
+func Schedules(n int) Option { return optionFunc(func(c *config) { c.budget = n }) }
+
+// Depth sets the PCT depth d: d-1 priority change points per round.
+func Depth(d int) Option { return optionFunc(func(c *config) { c.depth = d }) }
+
+// Seed pins the PCT sampler. AGENTIDEM_SEED does the same; without either
+// the seed is 1, so runs are reproducible by default.
+func Seed(s int64) Option { return optionFunc(func(c *config) { c.seed = s; c.seedSet = true }) }
+
+// Replay runs exactly one schedule, as printed by a finding.
+// AGENTIDEM_SCHEDULE does the same.
+func Replay(schedule string) Option {
+	return optionFunc(func(c *config) { c.replaySchedule = schedule })
+}
+
+// Outcome sets the function that captures the outcome of a run (the
+// agent's answer and the world's end state) after each schedule; outcomes
+// that differ between schedules are an order_variant_outcome finding. Its
+// value is compared by canonical JSON.
+func Outcome(fn func() any) Option { return optionFunc(func(c *config) { c.outcome = fn }) }
+
+func (c *config) defaults() {
+	if c.budget <= 0 {
+		c.budget = DefaultSchedules
+	}
+	if c.depth <= 0 {
+		c.depth = DefaultDepth
+	}
+	if !c.seedSet {
+		c.seed = 1
+		if v := os.Getenv("AGENTIDEM_SEED"); v != "" {
+			if n, err := strconv.ParseInt(v, 10, 64); err == nil {
+				c.seed = n
+			}
+		}
+	}
+	if c.replaySchedule == "" {
+		c.replaySchedule = os.Getenv("AGENTIDEM_SCHEDULE")
+	}
+}
+
+// Exploration summarizes what the scheduler explored.
+type Exploration struct {
+	// Rounds is the number of rounds of two or more calls in the listed
+	// schedule; Space the number of distinct schedules after reduction
+	// (calls on different entities commute), Unreduced the number
+	// without it.
+	Rounds    int `json:"rounds"`
+	Space     int `json:"space"`
+	Unreduced int `json:"unreduced"`
+	// Explored is how many schedules ran; Exhaustive whether that is all.
+	Explored   int    `json:"explored"`
+	Exhaustive bool   `json:"exhaustive"`
+	Strategy   string `json:"strategy"` // "exhaustive", "pct" or "replay"
+	// Hazard says why scheduling stopped, if it did.
+	Hazard string `json:"hazard,omitempty"`
+}
+
+func interleavingScenario(name string) Scenario {
+	return Scenario{Name: ScenarioInterleaving + "/" + name, Kind: ScenarioInterleaving, OperationIndex: -1, Deliveries: 1}
+}
+
+// Parallel reports whether the agent ever has two calls in flight together
+// (or the scheduler could not tell, because of a hazard): whether
+// Interleavings has anything to explore. It runs the pre-flight once.
+func (s *Suite) Parallel(ctx context.Context) bool {
+	if !s.BaselineOK() {
+		return false
+	}
+	s.cfg.defaults()
+	if s.cfg.replaySchedule != "" {
+		return true
+	}
+	_, sch, err := s.preflight(ctx)
+	return err != nil || sch.hazard != "" || len(sch.shapes) > 0
+}
+
+// preflight runs the listed schedule once on real time, where a goroutine
+// stuck on a mutex can be seen and named instead of hanging a bubble. The
+// result is kept.
+func (s *Suite) preflight(ctx context.Context) (*Result, *scheduler, error) {
+	if s.pre == nil {
+		s.pre = &preflightRun{}
+		s.pre.res, s.pre.sch, s.pre.err = s.scheduled(ctx, prefixChooser(nil), nil)
+	}
+	return s.pre.res, s.pre.sch, s.pre.err
+}
+
+type preflightRun struct {
+	res *Result
+	sch *scheduler
+	err error
+}
+
+// Interleavings explores the schedules of the agent's parallel tool calls
+// and calls each with the result of every schedule run, in order. An agent
+// that never has two calls in flight gets no schedule. The first schedule is
+// the listed order (calls in canonical order, all started before any
+// finishes), the second its reverse.
+func (s *Suite) Interleavings(ctx context.Context, each func(*Result)) (*Exploration, error) {
+	s.cfg.defaults()
+	ex := &Exploration{}
+	if !s.BaselineOK() {
+		return ex, nil
+	}
+	if s.cfg.replaySchedule != "" {
+		sched, err := ParseSchedule(s.cfg.replaySchedule)
+		if err != nil {
+			return ex, err
+		}
+		ex.Strategy = "replay"
+		res, _, err := s.scheduled(ctx, fixedChooser(sched), s.cfg.bubble)
+		ex.Explored = 1
+		s.record(res, each)
+		return ex, err
+	}
+
+	pre, preSched, err := s.preflight(ctx)
+	if err != nil || preSched.hazard != "" {
+		ex.Hazard = preSched.hazard
+		pre.Inconclusive = true
+		pre.Safe = false
+		s.record(pre, each)
+		if err == nil {
+			err = fmt.Errorf("%s", preSched.hazard)
+		}
+		return ex, err
+	}
+	if len(preSched.shapes) == 0 {
+		return ex, nil // no two calls ever in flight together
+	}
+	ex.Rounds = len(preSched.shapes)
+	ex.Space, ex.Unreduced = 1, 1
+	exhaustive := true
+	for _, sh := range preSched.shapes {
+		ex.Space = capMul(ex.Space, sh.space())
+		ex.Unreduced = capMul(ex.Unreduced, countInterleavings(len(sh.labels)))
+		exhaustive = exhaustive && sh.exhaustive()
+	}
+	exhaustive = exhaustive && ex.Space <= s.cfg.budget
+	ex.Exhaustive = exhaustive
+
+	seen := map[string]bool{}
+	run := func(choose chooser) (*Result, *scheduler, error) {
+		res, sch, err := s.scheduled(ctx, choose, s.cfg.bubble)
+		ex.Explored++
+		if seen[res.Scenario] {
+			return res, sch, err
+		}
+		seen[res.Scenario] = true
+		s.record(res, each)
+		return res, sch, err
+	}
+	var errs []error
+	_, first, err := run(prefixChooser(nil))
+	if err != nil {
+		errs = append(errs, err)
+	}
+	if ex.Explored < s.cfg.budget {
+		if _, _, err := run(reverseChooser()); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if exhaustive {
+		ex.Strategy = "exhaustive"
+		choices := next(nil, first.shapes)
+		for choices != nil && len(seen) < s.cfg.budget {
+			_, sch, err := run(prefixChooser(choices))
+			if err != nil {
+				errs = append(errs, err)
+				break
+			}
+			choices = next(choices, sch.shapes)
+		}
+	} else {
+		ex.Strategy = "pct"
+		rng := rand.New(rand.NewPCG(uint64(s.cfg.seed), 0x61676e74))
+		for tries := 0; len(seen) < s.cfg.budget && tries < 4*s.cfg.budget; tries++ {
+			if _, _, err := run(pctChooser(rng, s.cfg.depth)); err != nil {
+				errs = append(errs, err)
+				break
+			}
+		}
+	}
+	s.outcomes()
+	if len(errs) > 0 {
+		return ex, errs[0]
+	}
+	return ex, nil
+}
+
+func capMul(a, b int) int {
+	if a > (1<<40)/max(b, 1) {
+		return 1 << 40
+	}
+	return a * b
+}
+
+// next is the choice vector after choices in depth-first order, given the
+// shapes of the rounds the last run saw, or nil when all are done.
+func next(choices []int, shapes []roundShape) []int {
+	for r := len(shapes) - 1; r >= 0; r-- {
+		c := 0
+		if r < len(choices) {
+			c = choices[r]
+		}
+		if c+1 < shapes[r].space() {
+			out := make([]int, r+1)
+			copy(out, choices)
+			out[r] = c + 1
+			return out
+		}
+	}
+	return nil
+}
+
+type chooser = func(round int, shape roundShape) ([]Step, error)
+
+func prefixChooser(choices []int) chooser {
+	return func(round int, shape roundShape) ([]Step, error) {
+		idx := 0
+		if round < len(choices) {
+			idx = choices[round]
+		}
+		if !shape.exhaustive() {
+			if idx == 0 {
+				return shape.order(0), nil
+			}
+			return nil, fmt.Errorf("round %d is too large to enumerate", round+1)
+		}
+		return shape.order(idx), nil
+	}
+}
+
+func reverseChooser() chooser {
+	return func(_ int, shape roundShape) ([]Step, error) { return shape.reversed(), nil }
+}
+
+func pctChooser(rng *rand.Rand, depth int) chooser {
+	return func(_ int, shape roundShape) ([]Step, error) { return shape.pct(rng, depth), nil }
+}
+
+func fixedChooser(sched Schedule) chooser {
+	return func(round int, shape roundShape) ([]Step, error) {
+		if round >= len(sched.Rounds) {
+			return nil, fmt.Errorf("schedule %s has %d rounds, but the agent made round %d of %d parallel calls: the agent changed since the schedule was printed", sched, len(sched.Rounds), round+1, len(shape.labels))
+		}
+		order := sched.Rounds[round]
+		if len(order) != 2*len(shape.labels) {
+			return nil, fmt.Errorf("schedule %s: round %d has %d calls, the agent made %d: the agent changed since the schedule was printed", sched, round+1, len(order)/2, len(shape.labels))
+		}
+		return order, nil
+	}
+}
+
+// scheduled runs one interleaving scenario with the given chooser, inside
+// bubble when there is one.
+func (s *Suite) scheduled(ctx context.Context, choose chooser, bubble Bubble) (*Result, *scheduler, error) {
+	var (
+		res *Result
+		sch *scheduler
+		err error
+	)
+	body := func(quiesce func()) {
+		realtime := quiesce == nil
+		sch = newScheduler(quiesce, realtime, choose)
+		if realtime {
+			sch.quiesce = sch.realtimeQuiesce
+		}
+		sc := interleavingScenario("pending")
+		sc.sched = sch
+		res, _, err = s.run(ctx, sc)
+	}
+	if bubble != nil {
+		bubble(body)
+	} else {
+		body(nil)
+	}
+	name := sch.schedule.String()
+	res.Scenario = ScenarioInterleaving + "/" + name
+	res.Schedule = name
+	res.Replay = s.cfg.replay(res.Scenario) + scheduleEnv(name)
+	for i := range res.Findings {
+		res.Findings[i].Scenario = res.Scenario
+		res.Findings[i].Replay = res.Replay
+	}
+	if sch.err != nil {
+		res.Error = strings.TrimPrefix(res.Error+"; "+sch.err.Error(), "; ")
+		res.Inconclusive, res.Safe = true, false
+		if err == nil {
+			err = sch.err
+		}
+	}
+	if sch.hazard != "" {
+		res.Error = strings.TrimPrefix(res.Error+"; "+sch.hazard, "; ")
+		res.Inconclusive, res.Safe = true, false
+		if err == nil {
+			err = fmt.Errorf("%s", sch.hazard)
+		}
+	}
+	return res, sch, err
+}
+
+func scheduleEnv(name string) string {
+	return fmt.Sprintf(" (or: AGENTIDEM_SCHEDULE='%s')", name)
+}
+
+// record dedupes order findings across schedules and keeps the result.
+func (s *Suite) record(res *Result, each func(*Result)) {
+	kept := res.Findings[:0]
+	for _, f := range res.Findings {
+		if f.Code == CodeDependentCallsConcurrent || f.Code == CodeConcurrentWritesEntity {
+			ops := append([]string(nil), f.Ops...)
+			sort.Strings(ops)
+			key := f.Code + "\x00" + strings.Join(ops, ",") + "\x00" + strings.Join(f.Identities, ",")
+			if s.orderSeen[key] {
+				continue
+			}
+			if s.orderSeen == nil {
+				s.orderSeen = map[string]bool{}
+			}
+			s.orderSeen[key] = true
+		}
+		kept = append(kept, f)
+	}
+	res.Findings = kept
+	res.Safe = !res.Inconclusive
+	for _, f := range res.Findings {
+		if f.Severity == SeverityError {
+			res.Safe = false
+		}
+	}
+	s.results = append(s.results, res)
+	s.scheduledResults = append(s.scheduledResults, res)
+	if each != nil {
+		each(res)
+	}
+}
+
+// outcomes compares the outcomes of all schedules run so far and adds an
+// order_variant_outcome finding to the first schedule that disagrees with
+// the first one.
+func (s *Suite) outcomes() {
+	if s.cfg.outcome == nil || len(s.scheduledResults) < 2 {
+		return
+	}
+	first := s.scheduledResults[0]
+	differ := 0
+	var witness *Result
+	for _, r := range s.scheduledResults[1:] {
+		if r.Outcome != first.Outcome {
+			differ++
+			if witness == nil {
+				witness = r
+			}
+		}
+	}
+	if witness == nil {
+		return
+	}
+	witness.Findings = append(witness.Findings, Finding{
+		Code: CodeOrderVariantOutcome, Severity: SeverityError, Scenario: witness.Scenario, Replay: witness.Replay,
+		Message: fmt.Sprintf("the outcome depends on the order of parallel calls: %d of %d schedules end differently from the listed one.\n    %s gives %s\n    %s gives %s\n    replay them: %s | %s",
+			differ, len(s.scheduledResults), first.Scenario, first.Outcome, witness.Scenario, witness.Outcome, first.Replay, witness.Replay),
+	})
+	witness.Safe = false
+}
+
+// PartialBatchPlan lists a partial_batch_failure scenario for every call
+// that was in flight with others in the listed schedule: the call fails
+// with a conflict while the rest of its batch succeeds.
+func (s *Suite) PartialBatchPlan() []Scenario {
+	if s.pre == nil || s.pre.err != nil || s.pre.sch.hazard != "" {
+		return nil
+	}
+	first := s.pre.res
+	var plan []Scenario
+	for i, op := range first.Trace.Ops {
+		if op.Batch == 0 || op.Kind != KindWrite {
+			continue
+		}
+		target := fmt.Sprintf("%s#%d", op.Name, op.Occurrence)
+		plan = append(plan, Scenario{
+			Name: ScenarioPartialBatch + "/" + target, Kind: ScenarioPartialBatch,
+			Fault:          Fault{Kind: FaultConflict, Op: op.Name, Occurrence: op.Occurrence},
+			OperationIndex: i, Deliveries: 1, listed: true,
+		})
+	}
+	return plan
+}

@@ -1,0 +1,354 @@
+package runtime
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+)
+
+// Step is one gate release of a round: the start or the finish of the
+// round's call number Call (calls numbered in canonical order: op name,
+// then arguments).
+type Step struct {
+	Call   int
+	Finish bool
+}
+
+// Schedule is a printable interleaving of an agent's parallel tool calls.
+// A round is the set of calls that were waiting at their start gates
+// together; Rounds holds, for each round of two or more calls, in order, the
+// order in which the scheduler released their start (s) and finish (f)
+// gates. Rounds of one call have one order and are not written.
+//
+// Its string form is the rounds joined by ".", each step as s<i> or f<i>:
+// "s1s0f0f1.s0s1f1f0". Passing it back (testkit.Replay,
+// AGENTIDEM_SCHEDULE) replays exactly that interleaving.
+type Schedule struct {
+	Rounds [][]Step
+}
+
+// String returns the printable form; the empty schedule is "serial".
+func (s Schedule) String() string {
+	if len(s.Rounds) == 0 {
+		return "serial"
+	}
+	var b strings.Builder
+	for i, r := range s.Rounds {
+		if i > 0 {
+			b.WriteByte('.')
+		}
+		for _, st := range r {
+			if st.Finish {
+				b.WriteByte('f')
+			} else {
+				b.WriteByte('s')
+			}
+			b.WriteString(strconv.Itoa(st.Call))
+		}
+	}
+	return b.String()
+}
+
+// ParseSchedule reads the form String writes.
+func ParseSchedule(str string) (Schedule, error) {
+	var s Schedule
+	str = strings.TrimSpace(str)
+	if str == "" || str == "serial" {
+		return s, nil
+	}
+	for ri, part := range strings.Split(str, ".") {
+		var round []Step
+		starts, finishes := map[int]bool{}, map[int]bool{}
+		for i := 0; i < len(part); {
+			kind := part[i]
+			if kind != 's' && kind != 'f' {
+				return Schedule{}, fmt.Errorf("schedule %q: round %d: want s<n> or f<n> at %q", str, ri+1, part[i:])
+			}
+			j := i + 1
+			for j < len(part) && part[j] >= '0' && part[j] <= '9' {
+				j++
+			}
+			n, err := strconv.Atoi(part[i+1 : j])
+			if err != nil {
+				return Schedule{}, fmt.Errorf("schedule %q: round %d: want a call number after %c", str, ri+1, kind)
+			}
+			st := Step{Call: n, Finish: kind == 'f'}
+			if st.Finish {
+				if !starts[n] || finishes[n] {
+					return Schedule{}, fmt.Errorf("schedule %q: round %d: f%d must follow s%d once", str, ri+1, n, n)
+				}
+				finishes[n] = true
+			} else {
+				if starts[n] {
+					return Schedule{}, fmt.Errorf("schedule %q: round %d: s%d twice", str, ri+1, n)
+				}
+				starts[n] = true
+			}
+			round = append(round, st)
+			i = j
+		}
+		if len(starts) != len(finishes) || len(starts) < 2 {
+			return Schedule{}, fmt.Errorf("schedule %q: round %d: every call needs s and f, and a round has two calls or more", str, ri+1)
+		}
+		for n := range starts {
+			if n >= len(starts) {
+				return Schedule{}, fmt.Errorf("schedule %q: round %d: calls are numbered 0..%d", str, ri+1, len(starts)-1)
+			}
+		}
+		s.Rounds = append(s.Rounds, round)
+	}
+	return s, nil
+}
+
+// maxExhaustive is the largest class of mutually dependent calls whose
+// interleavings are enumerated: 4 calls, 8 gates, 2520 orders.
+const maxExhaustive = 4
+
+var interleavingCache = struct {
+	sync.Mutex
+	m map[int][][]Step
+}{m: map[int][][]Step{}}
+
+// interleavings lists every order of the 2m gates of m calls in which each
+// call starts before it finishes, lexicographically: the first is all
+// starts then all finishes in call order (the listed order).
+func interleavings(m int) [][]Step {
+	interleavingCache.Lock()
+	defer interleavingCache.Unlock()
+	if out, ok := interleavingCache.m[m]; ok {
+		return out
+	}
+	var out [][]Step
+	started := make([]bool, m)
+	finished := make([]bool, m)
+	cur := make([]Step, 0, 2*m)
+	var rec func()
+	rec = func() {
+		if len(cur) == 2*m {
+			out = append(out, append([]Step(nil), cur...))
+			return
+		}
+		for i := 0; i < m; i++ {
+			if !started[i] {
+				started[i] = true
+				cur = append(cur, Step{Call: i})
+				rec()
+				cur = cur[:len(cur)-1]
+				started[i] = false
+			}
+		}
+		for i := 0; i < m; i++ {
+			if started[i] && !finished[i] {
+				finished[i] = true
+				cur = append(cur, Step{Call: i, Finish: true})
+				rec()
+				cur = cur[:len(cur)-1]
+				finished[i] = false
+			}
+		}
+	}
+	rec()
+	interleavingCache.m[m] = out
+	return out
+}
+
+// countInterleavings is (2m)!/2^m without building the list.
+func countInterleavings(m int) int {
+	n := 1
+	for i := 1; i <= 2*m; i++ {
+		n *= i
+		if i%2 == 0 {
+			n /= 2
+		}
+		if n > 1<<40 {
+			return 1 << 40
+		}
+	}
+	return n
+}
+
+// roundShape is what the scheduler saw of a round: its calls in canonical
+// order and the classes of calls that do not commute.
+type roundShape struct {
+	labels  []string
+	classes [][]int // indices into labels; each class sorted, classes by first member
+}
+
+// space is the number of distinct interleavings of the round after
+// reduction: the product over classes.
+func (r roundShape) space() int {
+	n := 1
+	for _, c := range r.classes {
+		n *= countInterleavings(len(c))
+		if n > 1<<40 {
+			return 1 << 40
+		}
+	}
+	return n
+}
+
+// exhaustive reports whether every class is small enough to enumerate.
+func (r roundShape) exhaustive() bool {
+	for _, c := range r.classes {
+		if len(c) > maxExhaustive {
+			return false
+		}
+	}
+	return true
+}
+
+// order returns interleaving number idx of the round (mixed radix over the
+// classes). Calls of different classes commute, so only each class's own
+// order varies; the classes are merged step by step (round robin), which
+// keeps calls of different classes in flight together as the agent
+// dispatched them.
+func (r roundShape) order(idx int) []Step {
+	seqs := make([][]Step, len(r.classes))
+	for i, c := range r.classes {
+		list := interleavings(len(c))
+		k := idx % len(list)
+		idx /= len(list)
+		for _, st := range list[k] {
+			seqs[i] = append(seqs[i], Step{Call: c[st.Call], Finish: st.Finish})
+		}
+	}
+	return merge(seqs)
+}
+
+// merge interleaves sequences round robin, keeping each one's order.
+func merge(seqs [][]Step) []Step {
+	var out []Step
+	for pos := 0; ; pos++ {
+		any := false
+		for _, s := range seqs {
+			if pos < len(s) {
+				out = append(out, s[pos])
+				any = true
+			}
+		}
+		if !any {
+			return out
+		}
+	}
+}
+
+// reversed is the listed order backwards: starts in reverse call order, then
+// finishes in reverse, class by class.
+func (r roundShape) reversed() []Step {
+	seqs := make([][]Step, len(r.classes))
+	for k, c := range r.classes {
+		for i := len(c) - 1; i >= 0; i-- {
+			seqs[k] = append(seqs[k], Step{Call: c[i]})
+		}
+		for i := len(c) - 1; i >= 0; i-- {
+			seqs[k] = append(seqs[k], Step{Call: c[i], Finish: true})
+		}
+	}
+	return merge(seqs)
+}
+
+// pct draws one order of the round by probabilistic concurrency testing:
+// random distinct priorities per call, the enabled gate of the
+// highest-priority call goes next, and at depth-1 random steps the running
+// call's priority drops below all others.
+func (r roundShape) pct(rng *rand.Rand, depth int) []Step {
+	n := len(r.labels)
+	prio := rng.Perm(n)
+	steps := 2 * n
+	change := map[int]bool{}
+	for i := 0; i < depth-1 && i < steps; i++ {
+		change[rng.IntN(steps)] = true
+	}
+	low := -1
+	started := make([]bool, n)
+	finished := make([]bool, n)
+	var out []Step
+	for len(out) < steps {
+		best, bestFinish := -1, false
+		for i := 0; i < n; i++ {
+			enabled := !started[i] || !finished[i]
+			if !enabled {
+				continue
+			}
+			if best < 0 || prio[i] > prio[best] {
+				best, bestFinish = i, started[i]
+			}
+		}
+		if change[len(out)] {
+			prio[best] = low
+			low--
+		}
+		if bestFinish {
+			finished[best] = true
+		} else {
+			started[best] = true
+		}
+		out = append(out, Step{Call: best, Finish: bestFinish})
+	}
+	return out
+}
+
+// shapeOf groups a round's calls into classes: calls commute unless they
+// touch one entity, one declares the other's op in after=, or one of them
+// has no entity (it may touch anything).
+func shapeOf(calls []*Call) roundShape {
+	sort.SliceStable(calls, func(i, j int) bool { return calls[i].label < calls[j].label })
+	n := len(calls)
+	parent := make([]int, n)
+	for i := range parent {
+		parent[i] = i
+	}
+	var find func(int) int
+	find = func(i int) int {
+		for parent[i] != i {
+			parent[i] = parent[parent[i]]
+			i = parent[i]
+		}
+		return i
+	}
+	for i := 0; i < n; i++ {
+		for j := i + 1; j < n; j++ {
+			if dependent(calls[i], calls[j]) {
+				parent[find(i)] = find(j)
+			}
+		}
+	}
+	byRoot := map[int][]int{}
+	var roots []int
+	for i := 0; i < n; i++ {
+		r := find(i)
+		if _, ok := byRoot[r]; !ok {
+			roots = append(roots, r)
+		}
+		byRoot[r] = append(byRoot[r], i)
+	}
+	shape := roundShape{}
+	for _, c := range calls {
+		shape.labels = append(shape.labels, c.label)
+	}
+	for _, r := range roots {
+		shape.classes = append(shape.classes, byRoot[r])
+	}
+	sort.Slice(shape.classes, func(i, j int) bool { return shape.classes[i][0] < shape.classes[j][0] })
+	return shape
+}
+
+func dependent(a, b *Call) bool {
+	if a.rec.Entity == "" || b.rec.Entity == "" || a.rec.Entity == b.rec.Entity {
+		return true
+	}
+	for _, x := range a.op.After {
+		if x == b.op.Name {
+			return true
+		}
+	}
+	for _, x := range b.op.After {
+		if x == a.op.Name {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,316 @@
+package runtime
+
+import (
+	"bytes"
+	"fmt"
+	goruntime "runtime"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+)
+
+// scheduler is the Gate of interleaving scenarios. Every traced call stops
+// at its start and finish gates; the scheduler waits for quiescence (every
+// goroutine of the agent blocked), takes the calls waiting at their start
+// gates as a round, and releases their gates one at a time in the order
+// the schedule chooses, waiting for quiescence after each release. Time is
+// counted in ticks, one per release: a call is in flight from the tick of
+// its start release to the tick of its finish release.
+type scheduler struct {
+	rec     *recorder
+	quiesce func()
+	// choose returns the order of a round of two or more calls; round
+	// counts such rounds from 0.
+	choose func(round int, shape roundShape) ([]Step, error)
+	// realtime says quiesce is a quiet window in real time (no bubble), in
+	// which a goroutine blocked on a mutex can be seen and named.
+	realtime bool
+
+	mu      sync.Mutex
+	waiting []*gateWait
+	signal  chan struct{}
+	tick    int
+	bypass  bool
+
+	schedule Schedule
+	shapes   []roundShape
+	err      error  // the schedule did not fit the agent
+	hazard   string // why scheduling stopped
+}
+
+type gateWait struct {
+	c  *Call
+	p  Point
+	ch chan struct{}
+}
+
+func newScheduler(quiesce func(), realtime bool, choose func(int, roundShape) ([]Step, error)) *scheduler {
+	return &scheduler{quiesce: quiesce, realtime: realtime, choose: choose, signal: make(chan struct{}, 1)}
+}
+
+func (s *scheduler) notify() {
+	select {
+	case s.signal <- struct{}{}:
+	default:
+	}
+}
+
+// Wait implements Gate.
+func (s *scheduler) Wait(c *Call, p Point) {
+	s.mu.Lock()
+	if s.bypass {
+		if p == PointStart {
+			s.rec.number(c)
+		}
+		s.mu.Unlock()
+		return
+	}
+	if p == PointStart && c.label == "" {
+		args, _ := c.rec.Args.MarshalJSON()
+		c.label = fmt.Sprintf("%s %s %d", c.op.Name, args, c.inv.n)
+	}
+	w := &gateWait{c: c, p: p, ch: make(chan struct{})}
+	s.waiting = append(s.waiting, w)
+	s.mu.Unlock()
+	s.notify()
+	<-w.ch
+}
+
+// release opens one gate, stamping the tick.
+func (s *scheduler) release(w *gateWait) {
+	s.mu.Lock()
+	for i, x := range s.waiting {
+		if x == w {
+			s.waiting = append(s.waiting[:i], s.waiting[i+1:]...)
+			break
+		}
+	}
+	s.tick++
+	if w.p == PointStart {
+		s.rec.number(w.c)
+		w.c.mu.Lock()
+		w.c.rec.StartTick = s.tick
+		w.c.mu.Unlock()
+	} else {
+		w.c.mu.Lock()
+		w.c.rec.EndTick = s.tick
+		w.c.mu.Unlock()
+	}
+	s.mu.Unlock()
+	close(w.ch)
+}
+
+// stop lets every waiting and future call through, in label order.
+func (s *scheduler) stop() {
+	s.mu.Lock()
+	s.bypass = true
+	ws := s.waiting
+	s.waiting = nil
+	s.mu.Unlock()
+	sort.SliceStable(ws, func(i, j int) bool { return ws[i].c.label < ws[j].c.label })
+	for _, w := range ws {
+		if w.p == PointStart {
+			s.mu.Lock()
+			s.rec.number(w.c)
+			s.mu.Unlock()
+		}
+		close(w.ch)
+	}
+}
+
+func (s *scheduler) find(c *Call, p Point) *gateWait {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, w := range s.waiting {
+		if w.c == c && w.p == p {
+			return w
+		}
+	}
+	return nil
+}
+
+// drive schedules until done is closed. It runs in the goroutine that
+// owns the run (the root of the bubble).
+func (s *scheduler) drive(done <-chan struct{}) {
+	round := 0
+	for {
+		s.quiesce()
+		select {
+		case <-done:
+			s.stop()
+			return
+		default:
+		}
+		s.mu.Lock()
+		var starts, finishes []*gateWait
+		for _, w := range s.waiting {
+			if w.p == PointStart {
+				starts = append(starts, w)
+			} else {
+				finishes = append(finishes, w)
+			}
+		}
+		s.mu.Unlock()
+		if len(starts)+len(finishes) == 0 {
+			// Nothing at a gate and the agent still runs: it waits on
+			// something else (a timer, a worker). Block until a gate or
+			// the end is reached; in a bubble, time moves meanwhile.
+			select {
+			case <-s.signal:
+			case <-done:
+			}
+			continue
+		}
+		if s.realtime {
+			if blocked := mutexBlocked(); blocked != "" {
+				var held []string
+				for _, w := range append(starts, finishes...) {
+					held = append(held, w.c.rec.Name)
+				}
+				sort.Strings(held)
+				s.hazard = fmt.Sprintf("scheduling stalled: calls %s were held at their gates while a goroutine of the agent waited on a sync.Mutex, which the scheduler cannot see (a lock held across a tool call serializes the calls behind the scheduler's back); release locks before calling tools, or guard state with channels:\n%s",
+					strings.Join(held, ", "), blocked)
+				s.stop()
+				<-done
+				return
+			}
+		}
+		// Late finishes (a call that finished after its round) go first.
+		if len(finishes) > 0 {
+			sort.SliceStable(finishes, func(i, j int) bool { return finishes[i].c.label < finishes[j].c.label })
+			for _, w := range finishes {
+				s.release(w)
+			}
+			continue
+		}
+		calls := make([]*Call, len(starts))
+		for i, w := range starts {
+			calls[i] = w.c
+		}
+		shape := shapeOf(calls) // sorts calls by label
+		var order []Step
+		if len(calls) == 1 {
+			order = []Step{{Call: 0}, {Call: 0, Finish: true}}
+		} else {
+			var err error
+			order, err = s.choose(round, shape)
+			if err != nil {
+				s.err = err
+				s.stop()
+				<-done
+				return
+			}
+			s.schedule.Rounds = append(s.schedule.Rounds, order)
+			s.shapes = append(s.shapes, shape)
+			round++
+		}
+		for _, st := range order {
+			c := calls[st.Call]
+			p := PointStart
+			if st.Finish {
+				p = PointFinish
+			}
+			w := s.find(c, p)
+			if w == nil {
+				// The call never reached this gate (it panicked, or
+				// it still runs): it is released when it arrives.
+				continue
+			}
+			s.release(w)
+			s.quiesce()
+		}
+		// A call that failed at its start gate never reaches its finish
+		// gate; it belonged to the batch the agent dispatched, so it is in
+		// flight until the round's last release.
+		s.mu.Lock()
+		for _, c := range calls {
+			c.mu.Lock()
+			if c.rec.StartTick > 0 && c.rec.EndTick == 0 && s.find0(c) == nil {
+				c.rec.EndTick = s.tick
+			}
+			c.mu.Unlock()
+		}
+		s.mu.Unlock()
+	}
+}
+
+// find0 is find with s.mu held, for a finish wait.
+func (s *scheduler) find0(c *Call) *gateWait {
+	for _, w := range s.waiting {
+		if w.c == c && w.p == PointFinish {
+			return w
+		}
+	}
+	return nil
+}
+
+// realtimeQuiesce waits until no gate arrival or release happened for a
+// quiet window: the stand-in for synctest.Wait outside a bubble.
+func (s *scheduler) realtimeQuiesce() {
+	const window = 500 * time.Microsecond
+	last := -1
+	for stable := 0; stable < 3; {
+		time.Sleep(window / 3)
+		s.mu.Lock()
+		n := len(s.waiting)*1000 + s.tick
+		s.mu.Unlock()
+		if n == last {
+			stable++
+		} else {
+			stable, last = 0, n
+		}
+	}
+}
+
+// mutexBlocked returns the stacks of goroutines blocked on a sync.Mutex or
+// RWMutex, or "".
+func mutexBlocked() string {
+	buf := make([]byte, 1<<20)
+	buf = buf[:goruntime.Stack(buf, true)]
+	var out []string
+	for _, g := range bytes.Split(buf, []byte("\n\n")) {
+		header, _, _ := bytes.Cut(g, []byte("\n"))
+		if bytes.Contains(header, []byte("[sync.Mutex.Lock")) || bytes.Contains(header, []byte("[sync.RWMutex.")) {
+			out = append(out, string(g))
+		}
+	}
+	return strings.Join(out, "\n\n")
+}
+
+// batches assigns batch numbers: connected components of calls whose
+// in-flight intervals [StartTick, EndTick] overlap, numbered from 1 in tick
+// order; a call alone in flight has batch 0.
+func batches(ops []Operation) {
+	idx := make([]int, 0, len(ops))
+	for i := range ops {
+		if ops[i].StartTick > 0 {
+			idx = append(idx, i)
+		}
+	}
+	// A call that never reached its finish gate (failed at its start gate,
+	// or panicked) is in flight for an instant.
+	end := func(i int) int {
+		if ops[i].EndTick == 0 {
+			return ops[i].StartTick
+		}
+		return ops[i].EndTick
+	}
+	sort.Slice(idx, func(a, b int) bool { return ops[idx[a]].StartTick < ops[idx[b]].StartTick })
+	batch := 0
+	for i := 0; i < len(idx); {
+		last := end(idx[i])
+		j := i + 1
+		for j < len(idx) && ops[idx[j]].StartTick < last {
+			last = max(last, end(idx[j]))
+			j++
+		}
+		if j-i > 1 {
+			batch++
+			for k := i; k < j; k++ {
+				ops[idx[k]].Batch = batch
+			}
+		}
+		i = j
+	}
+}
