@@ -105,9 +105,16 @@ func TestBrowser(t *testing.T) {
 	if !slices.Equal(unsafe, []string{"lost_acknowledgement/refund#1", "duplicate_delivery/concurrent"}) {
 		t.Errorf("unsafe scenarios %q", unsafe)
 	}
+	// What went wrong: two problems (the duplicate refund and the broken
+	// invariant), each linked to both unsafe scenarios.
 	groups := find(doc, "div", "egroup")
-	if len(groups) != rep.UnsafeCount {
-		t.Errorf("%d groups under 'What went wrong', want %d", len(groups), rep.UnsafeCount)
+	if len(groups) != 2 {
+		t.Errorf("%d problems under 'What went wrong', want 2", len(groups))
+	}
+	for _, g := range groups {
+		if n := len(find(g, "a", "chip")); n != 2 {
+			t.Errorf("a problem links to %d scenarios, want 2", n)
+		}
 	}
 	var errs int
 	for _, f := range rep.Findings {
@@ -115,8 +122,8 @@ func TestBrowser(t *testing.T) {
 			errs++
 		}
 	}
-	if n := len(find(doc, "li", "finding", "sev-error")); n != 2*errs {
-		t.Errorf("%d error findings shown, want %d (header and scenario)", n, 2*errs)
+	if n := len(find(doc, "li", "finding", "sev-error")); n != errs {
+		t.Errorf("%d error findings in the scenarios, want %d", n, errs)
 	}
 	marked := 0
 	for _, sec := range secs {

@@ -76,14 +76,21 @@ type page struct {
 	Seed         int64
 }
 
-// errorGroup is the error findings of one scenario.
+// errorGroup is one problem: the error findings with one code on the same
+// ops and identities, whichever scenarios they came from.
 type errorGroup struct {
-	Scenario string
-	Anchor   string
-	Status   string
-	Fault    string
-	Replay   string
-	Findings []findingView
+	Code      string
+	Message   string // of the first occurrence
+	Ops       string
+	Identity  string
+	Replay    string // of the first occurrence
+	Scenarios []scenarioLink
+}
+
+type scenarioLink struct {
+	Name   string
+	Anchor string
+	Status string
 }
 
 type stat struct {
@@ -203,22 +210,15 @@ func buildPage(r *runtime.Report) page {
 		}
 		p.Scenarios = append(p.Scenarios, sv)
 	}
-	for _, s := range p.Scenarios {
-		g := errorGroup{Scenario: s.Name, Anchor: s.Anchor, Status: s.Status, Fault: s.Fault, Replay: s.Replay}
-		for _, f := range s.Findings {
-			if f.Severity == string(runtime.SeverityError) {
-				g.Findings = append(g.Findings, f)
-			}
-		}
-		if len(g.Findings) > 0 {
-			p.Errors = append(p.Errors, g)
-		}
-	}
+	p.Errors = groupErrors(p.Scenarios)
 	switch p.Verdict {
 	case VerdictBaselineFailed:
 		p.Headline = "the agent failed without any fault; no fault scenario ran"
 	case VerdictUnsafe:
 		p.Headline = fmt.Sprintf("%s of %s unsafe", strconv.Itoa(unsafe), plural(len(all), "scenario"))
+		if len(p.Scenarios) > 0 && p.Scenarios[0].Status == statusUnsafe && r.Baseline != nil {
+			p.Headline += ", the baseline among them: the bug shows without any fault"
+		}
 	case VerdictInconclusive:
 		p.Headline = fmt.Sprintf("no unsafe scenario, but %s never fired its fault", plural(r.InconclusiveCount, "scenario"))
 	default:
@@ -238,6 +238,36 @@ func buildPage(r *runtime.Report) page {
 		{"duration", formatDuration(r.Duration), ""},
 	}
 	return p
+}
+
+// groupErrors folds the error findings of all scenarios into problems, in
+// order of first appearance, so that one bug seen by twenty scenarios is
+// one entry that links to the twenty.
+func groupErrors(scs []scenarioView) []errorGroup {
+	var groups []errorGroup
+	index := map[[3]string]int{}
+	for _, s := range scs {
+		for _, f := range s.Findings {
+			if f.Severity != string(runtime.SeverityError) {
+				continue
+			}
+			key := [3]string{f.Code, f.Ops, f.Identity}
+			if f.Ops == "" && f.Identity == "" {
+				key[1] = f.Message // invariants: one group per distinct failure
+			}
+			i, ok := index[key]
+			if !ok {
+				i = len(groups)
+				index[key] = i
+				groups = append(groups, errorGroup{Code: f.Code, Message: f.Message, Ops: f.Ops, Identity: f.Identity, Replay: f.Replay})
+			}
+			g := &groups[i]
+			if n := len(g.Scenarios); n == 0 || g.Scenarios[n-1].Name != s.Name {
+				g.Scenarios = append(g.Scenarios, scenarioLink{Name: s.Name, Anchor: s.Anchor, Status: s.Status})
+			}
+		}
+	}
+	return groups
 }
 
 func viewFinding(f runtime.Finding, anchor string) findingView {

@@ -254,16 +254,24 @@ func TestHTMLShowsTheNaiveAgentsBug(t *testing.T) {
 			t.Errorf("%s: status %s, open %v: unsafe scenarios open, safe ones closed", res.Scenario, status, open)
 		}
 	}
-	// The two unsafe scenarios lead the page, and their duplicate refunds
-	// are the marked bars.
-	groups := find(doc, "div", "egroup")
-	var names []string
-	for _, g := range groups {
-		s, _ := attr(g, "data-scenario")
-		names = append(names, s)
+	// The page leads with the two problems, each linking to the two unsafe
+	// scenarios that show it; their duplicate refunds are the marked bars.
+	var problems []string
+	for _, g := range find(doc, "div", "egroup") {
+		code, _ := attr(g, "data-code")
+		var seen []string
+		for _, a := range find(g, "a", "chip") {
+			s, _ := attr(a, "data-scenario")
+			seen = append(seen, s)
+		}
+		problems = append(problems, code+" in "+strings.Join(seen, ", "))
 	}
-	if want := []string{"lost_acknowledgement/refund#1", "duplicate_delivery/concurrent"}; !slices.Equal(names, want) {
-		t.Errorf("what went wrong lists %q, want %q", names, want)
+	want := []string{
+		"duplicate_write in lost_acknowledgement/refund#1, duplicate_delivery/concurrent",
+		"invariant_failed in lost_acknowledgement/refund#1, duplicate_delivery/concurrent",
+	}
+	if !slices.Equal(problems, want) {
+		t.Errorf("what went wrong lists %q, want %q", problems, want)
 	}
 	for _, sec := range secs {
 		name, _ := attr(sec, "data-scenario")

@@ -49,17 +49,22 @@ const (
 
 // scenarioStatus classifies one result. An error finding wins over
 // inconclusive: a duplicate seen is a duplicate, whatever else happened.
+//
+// The baseline is failed when the agent failed without a fault; a baseline
+// that ran but broke an invariant or wrote twice is unsafe like any scenario.
 func scenarioStatus(res *runtime.Result, baseline bool) string {
-	for _, f := range res.Findings {
-		if f.Severity == runtime.SeverityError {
-			if baseline {
-				return statusFailed
-			}
-			return statusUnsafe
-		}
-	}
 	if baseline && res.Failed {
 		return statusFailed
+	}
+	for _, f := range res.Findings {
+		if baseline && f.Code == runtime.CodeBaselineFailed {
+			return statusFailed
+		}
+	}
+	for _, f := range res.Findings {
+		if f.Severity == runtime.SeverityError {
+			return statusUnsafe
+		}
 	}
 	if res.Inconclusive {
 		return statusInconclusive
