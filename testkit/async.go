@@ -100,25 +100,46 @@ type Source interface {
 
 // Stream records the events that tools emit; it is a Source. The zero
 // value is ready to use and it is safe for concurrent use.
+//
+// An assertion waiting on a Stream is woken by each Emit instead of
+// polling it, so it notices an event at the instant it happens and, on
+// virtual time, costs a few goroutine switches per event rather than one
+// per poll. Emit from the bubble the assertion waits in (the worker under
+// test runs there anyway): a wake-up sent from outside the bubble is lost,
+// and the assertion then only looks again at its next deadline.
 type Stream struct {
-	mu     sync.Mutex
-	events []Event
+	mu      sync.Mutex
+	events  []Event
+	waiters map[chan struct{}]struct{}
 }
 
 // NewStream returns an empty stream.
 func NewStream() *Stream { return &Stream{} }
 
 // Emit appends e to the stream, numbering it and stamping it with
-// time.Now() if its At is zero, and returns the stored event.
+// time.Now() if its At is zero, wakes the assertions waiting on the
+// stream, and returns the stored event.
 func (s *Stream) Emit(e Event) Event {
 	if e.At.IsZero() {
 		e.At = time.Now()
 	}
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	e.Seq = len(s.events) + 1
 	s.events = append(s.events, e)
+	waiters := s.waiters
+	s.waiters = nil
+	s.mu.Unlock()
+	for ch := range waiters {
+		wake(ch)
+	}
 	return e
+}
+
+// wake closes a waiter's channel. Closing a channel of another synctest
+// bubble panics; that waiter is then not woken (see Stream).
+func wake(ch chan struct{}) {
+	defer func() { _ = recover() }()
+	close(ch)
 }
 
 // Events returns a copy of the events emitted so far, oldest first.
@@ -126,6 +147,39 @@ func (s *Stream) Events() []Event {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return append([]Event(nil), s.events...)
+}
+
+// subscribe returns a channel closed at the next Emit, and a func that
+// withdraws it. The channel is made by the waiting goroutine, so it
+// belongs to that goroutine's bubble.
+func (s *Stream) subscribe() (<-chan struct{}, func()) {
+	ch := make(chan struct{})
+	s.mu.Lock()
+	if s.waiters == nil {
+		s.waiters = map[chan struct{}]struct{}{}
+	}
+	s.waiters[ch] = struct{}{}
+	s.mu.Unlock()
+	return ch, func() {
+		s.mu.Lock()
+		delete(s.waiters, ch)
+		s.mu.Unlock()
+	}
+}
+
+// waker is a Source that can wake a waiting assertion at its next event;
+// other sources are polled.
+type waker interface {
+	subscribe() (<-chan struct{}, func())
+}
+
+// watch subscribes to src's next event when src can wake waiters; the
+// channel is nil otherwise.
+func watch(src Source) (<-chan struct{}, func()) {
+	if w, ok := src.(waker); ok {
+		return w.subscribe()
+	}
+	return nil, func() {}
 }
 
 // Matcher picks the events an assertion looks for; String describes them
@@ -302,11 +356,12 @@ func (c *waitConfig) now() time.Time {
 }
 
 // sleepUntil sleeps until the next observation: one poll interval after
-// now, or until, whichever comes first.
-func (c *waitConfig) sleepUntil(now, until time.Time) {
-	d := c.poll
-	if r := until.Sub(now); r < d {
-		d = r
+// now, or until, whichever comes first; or, when woken is not nil, until
+// until or until woken is closed, whichever comes first.
+func (c *waitConfig) sleepUntil(now, until time.Time, woken <-chan struct{}) {
+	d := until.Sub(now)
+	if woken == nil && c.poll < d {
+		d = c.poll
 	}
 	if d <= 0 {
 		d = 1
@@ -315,7 +370,19 @@ func (c *waitConfig) sleepUntil(now, until time.Time) {
 	if c.clock == VirtualClock {
 		target = target.Add(1)
 	}
-	time.Sleep(time.Until(target))
+	if woken == nil {
+		time.Sleep(time.Until(target))
+		return
+	}
+	timer := time.NewTimer(time.Until(target))
+	defer timer.Stop()
+	select {
+	case <-timer.C:
+	case <-woken:
+		if c.clock == VirtualClock {
+			time.Sleep(1) // let the rest of this instant run first (see now)
+		}
+	}
 }
 
 // outOfScope says why e does not count, or "" when it does.
@@ -375,7 +442,7 @@ func Eventually(t TB, cond func() error, within time.Duration, opts ...WaitOptio
 				within, cfg.clock, now.Sub(start), err)
 			return false
 		}
-		cfg.sleepUntil(now, deadline)
+		cfg.sleepUntil(now, deadline, nil)
 	}
 }
 
@@ -402,6 +469,7 @@ func ExactlyOne(t TB, src Source, match Matcher, within time.Duration, opts ...W
 	seenAt := map[int]time.Time{} // index in the stream -> first observed
 	now := start
 	for {
+		woken, cancel := watch(src)
 		evs := src.Events()
 		var matches, ignored []Event
 		var reasons []string
@@ -420,6 +488,7 @@ func ExactlyOne(t TB, src Source, match Matcher, within time.Duration, opts ...W
 			}
 			if g := cfg.guard(e); g != "" {
 				t.Errorf("testkit.ExactlyOne: %s; saw %s: %s", want, e.format(start), g)
+				cancel()
 				return e, false
 			}
 			if len(matches) == 0 {
@@ -429,6 +498,7 @@ func ExactlyOne(t TB, src Source, match Matcher, within time.Duration, opts ...W
 		}
 		if len(matches) > 1 {
 			t.Errorf("testkit.ExactlyOne: %s; saw %d by %s: %s", want, len(matches), fmtOffset(now.Sub(start)), list(matches, start))
+			cancel()
 			return matches[1], false
 		}
 		next := deadline
@@ -443,6 +513,7 @@ func ExactlyOne(t TB, src Source, match Matcher, within time.Duration, opts ...W
 				}
 			}
 			if !now.Before(next) {
+				cancel()
 				return matches[0], true
 			}
 		} else if !now.Before(deadline) {
@@ -461,9 +532,11 @@ func ExactlyOne(t TB, src Source, match Matcher, within time.Duration, opts ...W
 				msg += fmt.Sprintf("; left out %s: %s", e.format(start), reasons[i])
 			}
 			t.Errorf("%s", msg)
+			cancel()
 			return Event{}, false
 		}
-		cfg.sleepUntil(now, next)
+		cfg.sleepUntil(now, next, woken)
+		cancel()
 		now = cfg.now()
 	}
 }
@@ -485,19 +558,25 @@ func QuietFor(t TB, src Source, quietFor, maxWait time.Duration, opts ...WaitOpt
 	start := cfg.begin()
 	deadline := start.Add(maxWait)
 	old := len(src.Events())
+	seenAt := map[int]time.Time{} // index in the stream -> first observed
 	now := start
 	for {
+		woken, cancel := watch(src)
 		evs := src.Events()
 		last := start
 		var fresh []Event
-		for _, e := range evs[min(old, len(evs)):] {
+		for i := old; i < len(evs); i++ {
+			e := evs[i]
+			if _, ok := seenAt[i]; !ok {
+				seenAt[i] = now
+			}
 			if cfg.outOfScope(e) != "" {
 				continue
 			}
 			fresh = append(fresh, e)
 			at := e.At
-			if at.IsZero() || at.After(now) {
-				at = now
+			if at.IsZero() || at.After(seenAt[i]) {
+				at = seenAt[i] // no time, or a time in the future: when it was seen
 			}
 			if at.After(last) {
 				last = at
@@ -505,18 +584,21 @@ func QuietFor(t TB, src Source, quietFor, maxWait time.Duration, opts ...WaitOpt
 		}
 		quietUntil := last.Add(quietFor)
 		if !now.Before(quietUntil) {
+			cancel()
 			return true
 		}
 		if !now.Before(deadline) {
 			t.Errorf("testkit.QuietFor: want no new event%s for %s within %s (%s); saw %d new events, the last %s before the deadline: %s",
 				cfg.scope(), quietFor, maxWait, cfg.clock, len(fresh), now.Sub(last), fresh[len(fresh)-1].format(start))
+			cancel()
 			return false
 		}
 		next := quietUntil
 		if deadline.Before(next) {
 			next = deadline
 		}
-		cfg.sleepUntil(now, next)
+		cfg.sleepUntil(now, next, woken)
+		cancel()
 		now = cfg.now()
 	}
 }

@@ -3,6 +3,7 @@ package testkit_test
 import (
 	"errors"
 	"fmt"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -254,6 +255,48 @@ func TestEventually(t *testing.T) {
 	})
 }
 
+// polled is a Source that cannot wake waiters and does not stamp its
+// events: the assertions poll it and time its events by when they saw them.
+type polled struct {
+	mu     sync.Mutex
+	events []testkit.Event
+}
+
+func (p *polled) Events() []testkit.Event {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return append([]testkit.Event(nil), p.events...)
+}
+
+func (p *polled) add(e testkit.Event) { p.mu.Lock(); p.events = append(p.events, e); p.mu.Unlock() }
+
+func TestPolledSource(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		p := &polled{}
+		var wg sync.WaitGroup
+		wg.Go(func() {
+			time.Sleep(50 * time.Millisecond)
+			p.add(opened)
+			time.Sleep(70 * time.Millisecond)
+			p.add(opened)
+		})
+		defer wg.Wait()
+		ft := &asyncT{}
+		start := time.Now()
+		_, ok := testkit.ExactlyOne(ft, p, testkit.Kind("ticket.opened"), time.Second, testkit.Settle(30*time.Millisecond))
+		require.True(t, ok, ft.msg())
+		assert.Equal(t, 80*time.Millisecond+nudge, time.Since(start), "settle counts from when the poll saw it")
+
+		start = time.Now()
+		require.True(t, testkit.QuietFor(ft, p, 200*time.Millisecond, time.Second), ft.msg())
+		assert.Equal(t, 240*time.Millisecond+nudge, time.Since(start), "quiet counts from when the poll saw the last event")
+
+		_, ok = testkit.ExactlyOne(ft, p, testkit.Kind("ticket.opened"), time.Second)
+		assert.False(t, ok)
+		assert.Contains(t, ft.msg(), "saw 2 by +0s: ticket.opened D-1 queue=\"disputes\" session=\"s-1\", ticket.opened D-1")
+	})
+}
+
 // The same assertions outside a bubble poll the wall clock: short windows
 // here, and outcomes only (no timing is asserted in real time).
 func TestRealTime(t *testing.T) {
@@ -287,4 +330,82 @@ func TestMisuse(t *testing.T) {
 	})
 	assert.Panics(t, func() { testkit.ExactlyOne(ft, nil, testkit.Kind("x"), time.Second) })
 	assert.Panics(t, func() { testkit.Eventually(ft, nil, time.Second) })
+}
+
+// benchAssertions are the assertions scripts/bench/async.sh times, each
+// against a worker that emits one event 50ms after the scenario starts.
+var benchAssertions = []struct {
+	name string
+	run  func(tb testkit.TB, s *testkit.Stream) bool
+}{
+	{"Eventually(1s)", func(tb testkit.TB, s *testkit.Stream) bool {
+		return testkit.Eventually(tb, func() error {
+			if len(s.Events()) == 0 {
+				return errors.New("no event yet")
+			}
+			return nil
+		}, time.Second)
+	}},
+	{"ExactlyOne(200ms)", func(tb testkit.TB, s *testkit.Stream) bool {
+		_, ok := testkit.ExactlyOne(tb, s, testkit.KindFor("ticket.opened", "D-1"), 200*time.Millisecond, testkit.OnQueue("disputes"))
+		return ok
+	}},
+	{"QuietFor(200ms,1s)", func(tb testkit.TB, s *testkit.Stream) bool {
+		return testkit.QuietFor(tb, s, 200*time.Millisecond, time.Second)
+	}},
+	{"scenario(all three)", func(tb testkit.TB, s *testkit.Stream) bool {
+		if !testkit.Eventually(tb, func() error {
+			if len(s.Events()) == 0 {
+				return errors.New("no event yet")
+			}
+			return nil
+		}, time.Second) {
+			return false
+		}
+		if _, ok := testkit.ExactlyOne(tb, s, testkit.KindFor("ticket.opened", "D-1"), 200*time.Millisecond, testkit.OnQueue("disputes")); !ok {
+			return false
+		}
+		return testkit.QuietFor(tb, s, 200*time.Millisecond, time.Second)
+	}},
+}
+
+func benchScenario(tb testkit.TB, run func(testkit.TB, *testkit.Stream) bool) bool {
+	s := testkit.NewStream()
+	wait := emitAfter(s, opened, 50*time.Millisecond)
+	defer wait()
+	return run(tb, s)
+}
+
+// TestAsyncBenchmark times each async assertion on virtual time (inside a
+// synctest bubble) and in real time, for scripts/bench/async.sh; it is
+// skipped unless AGENTIDEM_ASYNC_BENCH is set. It is a Test that runs
+// testing.Benchmark, not a Benchmark function, because synctest.Test needs
+// a *testing.T: a *testing.B cannot own a bubble. It prints standard
+// benchmark lines and fails only if an assertion fails, never on timing.
+func TestAsyncBenchmark(t *testing.T) {
+	if os.Getenv("AGENTIDEM_ASYNC_BENCH") == "" {
+		t.Skip("set AGENTIDEM_ASYNC_BENCH=1 (scripts/bench/async.sh) to time the async assertions")
+	}
+	for _, a := range benchAssertions {
+		virtual := testing.Benchmark(func(b *testing.B) {
+			for b.Loop() {
+				synctest.Test(t, func(t *testing.T) {
+					ft := &asyncT{}
+					if !benchScenario(ft, a.run) {
+						t.Errorf("%s failed on virtual time: %s", a.name, ft.msg())
+					}
+				})
+			}
+		})
+		real := testing.Benchmark(func(b *testing.B) {
+			for b.Loop() {
+				ft := &asyncT{}
+				if !benchScenario(ft, a.run) {
+					b.Errorf("%s failed in real time: %s", a.name, ft.msg())
+				}
+			}
+		})
+		fmt.Printf("BenchmarkAsync/%s/virtual\t%d\t%d ns/op\n", a.name, virtual.N, virtual.NsPerOp())
+		fmt.Printf("BenchmarkAsync/%s/real\t%d\t%d ns/op\n", a.name, real.N, real.NsPerOp())
+	}
 }
