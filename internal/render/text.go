@@ -55,8 +55,8 @@ func Text(r *runtime.Report, opts ...Option) string {
 	case VerdictInconclusive:
 		vcolor = ansiYellow
 	}
-	fmt.Fprintf(&b, "agentidem %s: %s — baseline %s, %d fault scenarios (%d of %d planned faults fired), %d unsafe, %d inconclusive, %d agent runs, %s\n",
-		clean(r.Name), paint(vcolor, verdict), okWord(r.BaselineSucceeded), len(r.Results), firedCount(r), plannedCount(r),
+	fmt.Fprintf(&b, "agentidem %s: %s — baseline %s, %s (%d of %d planned faults fired), %d unsafe, %d inconclusive, %d agent runs, %s\n",
+		clean(r.Name), paint(vcolor, verdict), okWord(r.BaselineSucceeded), plural(len(r.Results), "fault scenario"), firedCount(r), plannedCount(r),
 		r.UnsafeCount, r.InconclusiveCount, r.AgentRuns, formatDuration(r.Duration))
 	if r.BaselineFailure != "" {
 		fmt.Fprintf(&b, "  baseline failure: %s\n", oneLine(r.BaselineFailure))
