@@ -7,7 +7,6 @@ import (
 	"go/parser"
 	"go/types"
 	"strconv"
-	"strings"
 
 	"github.com/agentidem/agentidem-go/internal/directive"
 	"github.com/dave/jennifer/jen"
@@ -499,18 +498,7 @@ func (e *emitter) typ(t types.Type) jen.Code {
 		}
 		return jen.Chan().Add(e.typ(t.Elem()))
 	case *types.Signature:
-		var params, results []jen.Code
-		for i := 0; i < t.Params().Len(); i++ {
-			pt := t.Params().At(i).Type()
-			if t.Variadic() && i == t.Params().Len()-1 {
-				params = append(params, jen.Op("...").Add(e.typ(pt.(*types.Slice).Elem())))
-				continue
-			}
-			params = append(params, e.typ(pt))
-		}
-		for i := 0; i < t.Results().Len(); i++ {
-			results = append(results, e.typ(t.Results().At(i).Type()))
-		}
+		params, results := e.sigLists(t)
 		return jen.Func().Params(params...).Params(results...)
 	case *types.Struct:
 		var fields []jen.Code
@@ -535,10 +523,8 @@ func (e *emitter) typ(t types.Type) jen.Code {
 		}
 		for i := 0; i < t.NumExplicitMethods(); i++ {
 			m := t.ExplicitMethod(i)
-			sig := m.Type().(*types.Signature)
-			ft := e.typ(sig).(*jen.Statement)
-			// Drop the leading "func" keyword: a method spec is Name(params) results.
-			items = append(items, jen.Id(m.Name()).Add(methodSpec(ft)))
+			params, results := e.sigLists(m.Type().(*types.Signature))
+			items = append(items, jen.Id(m.Name()).Params(params...).Params(results...))
 		}
 		return jen.Interface(items...)
 	case *types.Union:
@@ -556,10 +542,20 @@ func (e *emitter) typ(t types.Type) jen.Code {
 	return jen.Id(types.TypeString(t, types.RelativeTo(e.pkg.Types)))
 }
 
-// methodSpec turns "func(params) results" into "(params) results".
-func methodSpec(ft *jen.Statement) jen.Code {
-	s := fmt.Sprintf("%#v", ft)
-	return jen.Op(strings.TrimPrefix(s, "func"))
+// sigLists renders the parameter and result types of a signature.
+func (e *emitter) sigLists(t *types.Signature) (params, results []jen.Code) {
+	for i := 0; i < t.Params().Len(); i++ {
+		pt := t.Params().At(i).Type()
+		if t.Variadic() && i == t.Params().Len()-1 {
+			params = append(params, jen.Op("...").Add(e.typ(pt.(*types.Slice).Elem())))
+			continue
+		}
+		params = append(params, e.typ(pt))
+	}
+	for i := 0; i < t.Results().Len(); i++ {
+		results = append(results, e.typ(t.Results().At(i).Type()))
+	}
+	return params, results
 }
 
 func (e *emitter) typeArgs(list *types.TypeList) []jen.Code {

@@ -5,6 +5,7 @@ package generic
 import (
 	"context"
 	"fmt"
+	"io"
 )
 
 // Number is a type set constraint.
@@ -70,3 +71,19 @@ type Pair[A, B any] struct {
 //
 //agentidem:read
 func (p Pair[X, Y]) Swap() Pair[Y, X] { return Pair[Y, X]{p.Second, p.First} }
+
+// Render has an inline constraint with a method that mentions an imported
+// type, and a parameter of an interface type literal.
+//
+//agentidem:read
+func Render[T interface {
+	Format(w io.Writer, verbose ...bool) error
+}](v T, out interface {
+	io.Writer
+	Flush() error
+}) error {
+	if err := v.Format(out); err != nil {
+		return err
+	}
+	return out.Flush()
+}

@@ -2,7 +2,9 @@ package generic
 
 import (
 	"context"
+	"io"
 	"net"
+	"strings"
 	"testing"
 
 	"github.com/agentidem/agentidem-go/runtime"
@@ -10,6 +12,17 @@ import (
 )
 
 type celsius float64
+
+type doc string
+
+func (d doc) Format(w io.Writer, verbose ...bool) error {
+	_, err := io.WriteString(w, string(d))
+	return err
+}
+
+type buffer struct{ strings.Builder }
+
+func (*buffer) Flush() error { return nil }
 
 func TestTrace(t *testing.T) {
 	m := map[string]int{}
@@ -36,6 +49,10 @@ func TestTrace(t *testing.T) {
 		if p := (Pair[int, string]{1, "a"}).SwapTraced(); p.First != "a" {
 			t.Errorf("Swap = %v", p)
 		}
+		var out buffer
+		if err := RenderTraced(doc("hello"), &out); err != nil || out.String() != "hello" {
+			t.Errorf("Render = %q, %v", out.String(), err)
+		}
 		return nil
 	})
 	if err != nil {
@@ -52,5 +69,6 @@ func TestTrace(t *testing.T) {
 		`Box.Put write args={"k":1,"v":"one"} identity=1 entity=1 success/received result=null`,
 		`Box.Get read args={"k":1} identity= entity= success/received result=["one",true]`,
 		`Pair.Swap read args={} identity= entity= success/received result={"First":"a","Second":1}`,
+		`Render read args={"v":"hello","out":{}} identity= entity= success/received result=null`,
 	)
 }
