@@ -496,6 +496,10 @@ func (e *emitter) typ(t types.Type) jen.Code {
 		case types.RecvOnly:
 			return jen.Op("<-").Chan().Add(e.typ(t.Elem()))
 		}
+		if elem, ok := t.Elem().(*types.Chan); ok && elem.Dir() == types.RecvOnly {
+			// chan <-chan T would parse as chan<- (chan T).
+			return jen.Chan().Parens(e.typ(elem))
+		}
 		return jen.Chan().Add(e.typ(t.Elem()))
 	case *types.Signature:
 		params, results := e.sigLists(t)

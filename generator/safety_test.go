@@ -71,6 +71,14 @@ func TestLifecycle(t *testing.T) {
 	msg, err = goTool(t, dir, "build", "./...")
 	require.NoError(t, err, msg)
 
+	// A generated file that does not even parse is no obstacle either.
+	writeFile(t, gen, generator.Header+"\n\npackage tool\n\nfunc {{{\n")
+	out = generate()
+	assert.Equal(t, []string{gen}, out.Stale())
+	require.NoError(t, out.Write())
+	msg, err = goTool(t, dir, "build", "./...")
+	require.NoError(t, err, msg)
+
 	// The last annotation goes (and the agent stops calling the wrapper):
 	// the generated file is removed, and check reports it until then.
 	noAnn := strings.Replace(toolSrc, "//agentidem:write identity=id\n", "", 1)

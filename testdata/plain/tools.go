@@ -67,3 +67,8 @@ func stats(ctx context.Context, prefix string) (n, total int, keys []string, err
 //
 //agentidem:read
 func pair(a, b string) (string, string) { return b, a }
+
+// drain reads channels of channels.
+//
+//agentidem:read
+func drain(in chan (<-chan int), out chan<- <-chan string) int { return len(in) }
