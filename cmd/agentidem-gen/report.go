@@ -7,6 +7,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"sort"
+	"strings"
 
 	"github.com/agentidem/agentidem-go/internal/render"
 	"github.com/agentidem/agentidem-go/runtime"
@@ -23,48 +25,78 @@ type reportConfig struct {
 func newReportCmd(stdout, stderr io.Writer) *cobra.Command {
 	var cfg reportConfig
 	cmd := &cobra.Command{
-		Use:   "report [--html out.html] [--junit out.xml] FILE.json",
-		Short: "Print a saved fault-suite report; write it as HTML or JUnit XML",
-		Long: `report reads a fault-suite report saved as JSON (testkit writes one per test
-to $AGENTIDEM_REPORT_DIR/<Test>.json) and prints the readable summary: the
-verdict, every scenario with its fault, and every finding with its op,
-identity, calls and replay line.
+		Use:   "report [--html out.html] [--junit out.xml] FILE.json|DIR...",
+		Short: "Print saved fault-suite reports; write them as HTML or JUnit XML",
+		Long: `report reads fault-suite reports saved as JSON (testkit writes one per test
+to $AGENTIDEM_REPORT_DIR/<Test>.json; a directory stands for the .json files
+in it) and prints each one's readable summary: the verdict, every scenario
+with its fault, and every finding with its op, identity, calls and replay
+line.
 
 --html writes one self-contained HTML page (no network, no external file):
 per scenario a timeline of the calls of each invocation, parallel batches
 shaded, injected faults and findings marked, details of every call on click.
---junit writes JUnit XML with one testcase per scenario, for CI systems.
+With several reports, --html names a directory that gets one page per report.
+--junit writes JUnit XML, one testsuite per report and one testcase per
+scenario, for CI systems.
 
 On a terminal the steps are shown as they run and the summary is colored,
 unless NO_COLOR is set; pipes and files get plain text. Exit status: 0 when
-the report was rendered (whatever its verdict), 1 when the report cannot be
+the reports were rendered (whatever their verdict), 1 when a report cannot be
 read or an output cannot be written, 2 for usage errors.`,
 		Example: `  AGENTIDEM_REPORT_DIR=reports go test ./agent/
   agentidem-gen report reports/TestRefundAgent.json
-  agentidem-gen report --html report.html --junit report.xml reports/TestRefundAgent.json`,
+  agentidem-gen report --html report.html reports/TestRefundAgent.json
+  agentidem-gen report --junit junit.xml --html pages/ reports/`,
 		Args: func(cmd *cobra.Command, args []string) error {
-			if len(args) != 1 {
-				return usageError{fmt.Errorf("report takes exactly one FILE.json, got %d arguments", len(args))}
+			if len(args) == 0 {
+				return usageError{errors.New("report needs a FILE.json or a directory of them")}
 			}
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runReport(cfg, args[0], stdout, stderr)
+			return runReport(cfg, args, stdout, stderr)
 		},
 	}
-	cmd.Flags().StringVar(&cfg.html, "html", "", "write the report as one self-contained HTML `file`")
-	cmd.Flags().StringVar(&cfg.junit, "junit", "", "write the report as JUnit XML to `file`")
-	cmd.Flags().BoolVarP(&cfg.quiet, "quiet", "q", false, "do not print the summary")
+	cmd.Flags().StringVar(&cfg.html, "html", "", "write the report as one self-contained HTML `file` (a directory for several reports)")
+	cmd.Flags().StringVar(&cfg.junit, "junit", "", "write the reports as JUnit XML to `file`")
+	cmd.Flags().BoolVarP(&cfg.quiet, "quiet", "q", false, "do not print the summaries")
 	return cmd
 }
 
-// runReport reads the report at path, prints its summary and writes the
-// requested outputs.
-func runReport(cfg reportConfig, path string, stdout, stderr io.Writer) error {
+// reportFiles expands directories to the .json files in them, sorted.
+func reportFiles(args []string) ([]string, error) {
+	var files []string
+	for _, a := range args {
+		fi, err := os.Stat(a)
+		if err != nil || !fi.IsDir() {
+			files = append(files, a) // ReadReport says what is wrong
+			continue
+		}
+		matches, err := filepath.Glob(filepath.Join(a, "*.json"))
+		if err != nil {
+			return nil, err
+		}
+		if len(matches) == 0 {
+			return nil, fmt.Errorf("reading reports: no .json file in %s", a)
+		}
+		sort.Strings(matches)
+		files = append(files, matches...)
+	}
+	return files, nil
+}
+
+// runReport reads every report, then prints the summaries and writes the
+// requested outputs. Nothing is written unless every report could be read.
+func runReport(cfg reportConfig, args []string, stdout, stderr io.Writer) error {
+	files, err := reportFiles(args)
+	if err != nil {
+		return err
+	}
 	out := render.StyleOf(stdout)
-	steps := 1
+	steps := len(files)
 	if cfg.html != "" {
-		steps++
+		steps += len(files)
 	}
 	if cfg.junit != "" {
 		steps++
@@ -72,25 +104,36 @@ func runReport(cfg reportConfig, path string, stdout, stderr io.Writer) error {
 	// Progress goes to stderr, and only when stdout is a live terminal:
 	// piped output and CI logs stay plain.
 	prog := render.NewProgress(stderr, render.Style{Live: out.Live && render.IsTerminal(stderr), Color: out.Color}, steps)
-	prog.Step("reading " + path)
-	rep, err := runtime.ReadReport(path)
-	if err != nil {
-		prog.Done("")
-		return err
-	}
-	var wrote []string
-	if cfg.html != "" {
-		prog.Step("rendering HTML to " + cfg.html)
-		n, err := writeAtomic(cfg.html, func(w io.Writer) error { return render.HTML(w, rep) })
+	reps := make([]*runtime.Report, 0, len(files))
+	for _, f := range files {
+		prog.Step("reading " + f)
+		rep, err := runtime.ReadReport(f)
 		if err != nil {
 			prog.Done("")
 			return err
 		}
-		wrote = append(wrote, fmt.Sprintf("wrote %s (%s)", cfg.html, size(n)))
+		reps = append(reps, rep)
+	}
+	var wrote []string
+	if cfg.html != "" {
+		targets, err := htmlTargets(cfg.html, files)
+		if err != nil {
+			prog.Done("")
+			return err
+		}
+		for i, rep := range reps {
+			prog.Step("rendering HTML to " + targets[i])
+			n, err := writeAtomic(targets[i], func(w io.Writer) error { return render.HTML(w, rep) })
+			if err != nil {
+				prog.Done("")
+				return err
+			}
+			wrote = append(wrote, fmt.Sprintf("wrote %s (%s)", targets[i], size(n)))
+		}
 	}
 	if cfg.junit != "" {
 		prog.Step("rendering JUnit XML to " + cfg.junit)
-		n, err := writeAtomic(cfg.junit, func(w io.Writer) error { return render.JUnit(w, rep) })
+		n, err := writeAtomic(cfg.junit, func(w io.Writer) error { return render.JUnit(w, reps[0], reps[1:]...) })
 		if err != nil {
 			prog.Done("")
 			return err
@@ -103,12 +146,54 @@ func runReport(cfg reportConfig, path string, stdout, stderr io.Writer) error {
 		if out.Color {
 			opts = append(opts, render.Color())
 		}
-		fmt.Fprintln(stdout, render.Text(rep, opts...))
+		var unsafe []string
+		for i, rep := range reps {
+			if i > 0 {
+				fmt.Fprintln(stdout)
+			}
+			fmt.Fprintln(stdout, render.Text(rep, opts...))
+			if v := render.Verdict(rep); v != render.VerdictSafe {
+				unsafe = append(unsafe, rep.Name+" ("+v+")")
+			}
+		}
+		if len(reps) > 1 {
+			fmt.Fprintf(stdout, "\nagentidem: %d reports, %d not safe", len(reps), len(unsafe))
+			if len(unsafe) > 0 {
+				fmt.Fprintf(stdout, ": %s", strings.Join(unsafe, ", "))
+			}
+			fmt.Fprintln(stdout)
+		}
 	}
 	for _, s := range wrote {
 		fmt.Fprintf(stderr, "agentidem-gen: %s\n", s)
 	}
 	return nil
+}
+
+// htmlTargets names the HTML file of each report: the --html file for one
+// report; for several, a page per report in the --html directory, named
+// after its JSON file.
+func htmlTargets(html string, files []string) ([]string, error) {
+	if len(files) == 1 {
+		if fi, err := os.Stat(html); err == nil && fi.IsDir() {
+			return []string{filepath.Join(html, strings.TrimSuffix(filepath.Base(files[0]), ".json")+".html")}, nil
+		}
+		return []string{html}, nil
+	}
+	if err := os.MkdirAll(html, 0o755); err != nil {
+		return nil, fmt.Errorf("writing HTML reports: %w", err)
+	}
+	seen := map[string]string{}
+	targets := make([]string, len(files))
+	for i, f := range files {
+		name := strings.TrimSuffix(filepath.Base(f), ".json") + ".html"
+		if prev, ok := seen[name]; ok {
+			return nil, usageError{fmt.Errorf("%s and %s would both be written to %s", prev, f, filepath.Join(html, name))}
+		}
+		seen[name] = f
+		targets[i] = filepath.Join(html, name)
+	}
+	return targets, nil
 }
 
 // writeAtomic renders into memory, then replaces path through a temporary

@@ -105,7 +105,7 @@ func TestReportUsageErrors(t *testing.T) {
 	path := savedReport(t)
 	for _, args := range [][]string{
 		{"report"},
-		{"report", path, path},
+		{"report", "--html", t.TempDir(), path, path}, // two pages with one name
 		{"report", "--bogus", path},
 		{"report", path, "--html"},
 	} {
@@ -114,6 +114,55 @@ func TestReportUsageErrors(t *testing.T) {
 		assert.Empty(t, out, "%v", args)
 		assert.Contains(t, errOut, "Run 'agentidem-gen --help' for usage.", "%v", args)
 	}
+}
+
+func TestReportSeveralReports(t *testing.T) {
+	first := savedReport(t)
+	dir := filepath.Dir(first)
+	// A second, safe report next to it.
+	var bank *refund.Bank
+	rep, err := runtime.Run(context.Background(), "TestKeyedAgent", func(ctx context.Context) error {
+		_, err := (&refund.KeyedAgent{Bank: bank}).Run(ctx, "p1")
+		return err
+	}, runtime.Setup(func(context.Context) error { bank = refund.NewBank(100, "p1"); return nil }))
+	require.NoError(t, err)
+	f, err := os.Create(filepath.Join(dir, "TestKeyedAgent.json"))
+	require.NoError(t, err)
+	require.NoError(t, rep.WriteJSON(f))
+	require.NoError(t, f.Close())
+
+	outDir := t.TempDir()
+	pages, junit := filepath.Join(outDir, "pages"), filepath.Join(outDir, "junit.xml")
+	code, out, errOut := runCLI("report", "--html", pages, "--junit", junit, dir)
+	require.Equal(t, 0, code, errOut)
+	// Sorted by file name: the keyed agent first.
+	keyed, naive := strings.Index(out, "agentidem TestKeyedAgent: SAFE"), strings.Index(out, "agentidem TestNaiveAgent: UNSAFE")
+	assert.True(t, keyed >= 0 && naive > keyed, out)
+	assert.True(t, strings.HasSuffix(out, "\nagentidem: 2 reports, 1 not safe: TestNaiveAgent (UNSAFE)\n"), out)
+	assert.FileExists(t, filepath.Join(pages, "TestKeyedAgent.html"))
+	assert.FileExists(t, filepath.Join(pages, "TestNaiveAgent.html"))
+
+	b, err := os.ReadFile(junit)
+	require.NoError(t, err)
+	var doc struct {
+		Failures int `xml:"failures,attr"`
+		Suites   []struct {
+			Name     string `xml:"name,attr"`
+			Failures int    `xml:"failures,attr"`
+		} `xml:"testsuite"`
+	}
+	require.NoError(t, xml.Unmarshal(b, &doc))
+	require.Len(t, doc.Suites, 2)
+	assert.Equal(t, "TestKeyedAgent", doc.Suites[0].Name)
+	assert.Equal(t, 0, doc.Suites[0].Failures)
+	assert.Equal(t, "TestNaiveAgent", doc.Suites[1].Name)
+	assert.Equal(t, 2, doc.Suites[1].Failures)
+	assert.Equal(t, 2, doc.Failures)
+
+	// An empty directory is an input error.
+	code, _, errOut = runCLI("report", t.TempDir())
+	assert.Equal(t, 1, code)
+	assert.Contains(t, errOut, "no .json file in")
 }
 
 func TestReportInvalidInput(t *testing.T) {

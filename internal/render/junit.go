@@ -11,20 +11,47 @@ import (
 	"github.com/agentidem/agentidem-go/runtime"
 )
 
-// JUnit writes the report as JUnit XML for CI systems: one testsuite named
-// after the report, one testcase per scenario, the baseline first. A
-// scenario with error findings is a failure whose message is the first
-// finding and whose text lists them all with their ops, identities, calls
-// and replay line; an inconclusive scenario (its fault never fired) is
-// skipped with the reason. Warnings and the replay line go to system-out.
-func JUnit(w io.Writer, r *runtime.Report) error {
-	if r == nil {
-		return fmt.Errorf("render: nil report")
+// JUnit writes reports as one JUnit XML document for CI systems: a
+// testsuite per report, named after it, with a testcase per scenario, the
+// baseline first. A scenario with error findings is a failure whose message
+// is the first finding and whose text lists them all with their ops,
+// identities, calls and replay line; an inconclusive scenario (its fault
+// never fired) is skipped with the reason. Warnings, the fault and the
+// replay line go to system-out.
+func JUnit(w io.Writer, r *runtime.Report, more ...*runtime.Report) error {
+	doc := junitSuites{Name: "agentidem"}
+	for _, rep := range append([]*runtime.Report{r}, more...) {
+		if rep == nil {
+			return fmt.Errorf("render: nil report")
+		}
+		s := junitSuiteOf(rep)
+		doc.Suites = append(doc.Suites, s)
+		doc.Tests += s.Tests
+		doc.Failures += s.Failures
+		doc.Skipped += s.Skipped
+		doc.seconds += s.seconds
 	}
+	doc.Time = strconv.FormatFloat(doc.seconds, 'f', 6, 64)
+	if _, err := io.WriteString(w, xml.Header); err != nil {
+		return fmt.Errorf("writing junit report: %w", err)
+	}
+	enc := xml.NewEncoder(w)
+	enc.Indent("", "  ")
+	if err := enc.Encode(doc); err != nil {
+		return fmt.Errorf("writing junit report: %w", err)
+	}
+	if _, err := io.WriteString(w, "\n"); err != nil {
+		return fmt.Errorf("writing junit report: %w", err)
+	}
+	return nil
+}
+
+func junitSuiteOf(r *runtime.Report) junitSuite {
 	suite := junitSuite{
-		Name:  r.Name,
-		Time:  seconds(r.Duration),
-		Props: []junitProperty{{"verdict", Verdict(r)}, {"seed", strconv.FormatInt(r.Seed, 10)}, {"agent_runs", strconv.Itoa(r.AgentRuns)}},
+		seconds: r.Duration.Seconds(),
+		Name:    r.Name,
+		Time:    seconds(r.Duration),
+		Props:   []junitProperty{{"verdict", Verdict(r)}, {"seed", strconv.FormatInt(r.Seed, 10)}, {"agent_runs", strconv.Itoa(r.AgentRuns)}},
 	}
 	if !r.StartedAt.IsZero() {
 		suite.Timestamp = r.StartedAt.UTC().Format("2006-01-02T15:04:05")
@@ -78,22 +105,7 @@ func JUnit(w io.Writer, r *runtime.Report) error {
 		suite.Cases = append(suite.Cases, tc)
 	}
 	suite.Tests = len(suite.Cases)
-	doc := junitSuites{
-		Name: "agentidem", Tests: suite.Tests, Failures: suite.Failures, Skipped: suite.Skipped,
-		Time: suite.Time, Suites: []junitSuite{suite},
-	}
-	if _, err := io.WriteString(w, xml.Header); err != nil {
-		return fmt.Errorf("writing junit report %s: %w", r.Name, err)
-	}
-	enc := xml.NewEncoder(w)
-	enc.Indent("", "  ")
-	if err := enc.Encode(doc); err != nil {
-		return fmt.Errorf("writing junit report %s: %w", r.Name, err)
-	}
-	if _, err := io.WriteString(w, "\n"); err != nil {
-		return fmt.Errorf("writing junit report %s: %w", r.Name, err)
-	}
-	return nil
+	return suite
 }
 
 func failureOf(res *runtime.Result, errs []runtime.Finding) *junitFailure {
@@ -147,6 +159,7 @@ type junitSuites struct {
 	Skipped  int          `xml:"skipped,attr"`
 	Time     string       `xml:"time,attr"`
 	Suites   []junitSuite `xml:"testsuite"`
+	seconds  float64
 }
 
 type junitSuite struct {
@@ -159,6 +172,7 @@ type junitSuite struct {
 	Timestamp string          `xml:"timestamp,attr,omitempty"`
 	Props     []junitProperty `xml:"properties>property"`
 	Cases     []junitCase     `xml:"testcase"`
+	seconds   float64
 }
 
 type junitProperty struct {

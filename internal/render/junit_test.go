@@ -139,3 +139,21 @@ func TestJUnitEscapesEverythingFromTraces(t *testing.T) {
 		t.Error("markup written raw into XML")
 	}
 }
+
+func TestJUnitSeveralReports(t *testing.T) {
+	naive, keyed := naiveReport(t), keyedReport(t)
+	var buf bytes.Buffer
+	if err := JUnit(&buf, naive, keyed); err != nil {
+		t.Fatal(err)
+	}
+	doc := parseJUnit(t, buf.Bytes())
+	if len(doc.Suites) != 2 || doc.Suites[0].Name != naive.Name || doc.Suites[1].Name != keyed.Name {
+		t.Fatalf("suites %+v", doc.Suites)
+	}
+	if want := 2 + len(naive.Results) + len(keyed.Results); doc.Tests != want || doc.Failures != 2 {
+		t.Errorf("totals: %d tests, %d failures; want %d and 2", doc.Tests, doc.Failures, want)
+	}
+	if err := JUnit(&buf, naive, nil); err == nil {
+		t.Error("a nil report was accepted")
+	}
+}
