@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# Speed of agentidem-vet under go vet, against the default go vet suite, on
+# one real module (default miniflux.app/v2, fetched into the module cache
+# with go mod download and copied to a temp dir; nothing is committed).
+#
+# go vet caches clean results, so every timed run starts from a copy of the
+# same build cache, warmed by go build (compiled packages) but not by vet:
+# both sides analyze every package and its dependencies.
+#
+#   VET_BENCH_MODULE=module@version VET_BENCH_RUNS=5 scripts/bench/vet.sh
+set -euo pipefail
+module=${VET_BENCH_MODULE:-miniflux.app/v2@v2.3.5}
+runs=${VET_BENCH_RUNS:-3}
+repo=$(cd "$(dirname "$0")/../.." && pwd)
+work=$(mktemp -d)
+trap 'chmod -R u+w "$work" 2>/dev/null; rm -rf "$work"' EXIT
+
+(cd "$repo" && go build -o "$work/agentidem-vet" ./cmd/agentidem-vet)
+dir=$(go mod download -json "$module" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')
+cp -r "$dir" "$work/src"
+chmod -R u+w "$work/src"
+cd "$work/src"
+export GOWORK=off GOFLAGS=-buildvcs=false
+go mod download
+GOCACHE="$work/base" go build ./... >/dev/null
+# Compile the test variants too (go vet checks them); run nothing.
+GOCACHE="$work/base" go test -vet=off -exec=true -run='^$' ./... >/dev/null
+
+# run LABEL ARGS...: time one go vet from a fresh copy of the warm cache.
+run() {
+	rm -rf "$work/run"
+	cp -a "$work/base" "$work/run"
+	local start end
+	start=$(date +%s.%N)
+	GOCACHE="$work/run" go vet "$@" ./... >/dev/null 2>&1 || true
+	end=$(date +%s.%N)
+	echo "$end - $start" | bc
+}
+
+median() { sort -n | awk '{a[NR]=$1} END {print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
+
+default=()
+ours=()
+for _ in $(seq "$runs"); do
+	default+=("$(run)")
+	ours+=("$(run -vettool="$work/agentidem-vet")")
+done
+d=$(printf '%s\n' "${default[@]}" | median)
+o=$(printf '%s\n' "${ours[@]}" | median)
+npkg=$(go list ./... | wc -l)
+
+echo "go vet on $module ($npkg packages), median of $runs runs, compile-warm vet-cold cache"
+echo
+printf '| %-40s | %10s |\n' "tool" "seconds"
+printf '|%s|%s|\n' "------------------------------------------" "------------"
+printf '| %-40s | %10.2f |\n' "go vet (default suite)" "$d"
+printf '| %-40s | %10.2f |\n' "go vet -vettool=agentidem-vet" "$o"
+echo
+printf 'ratio agentidem-vet / default: %.2f (target <= 1.00)\n' "$(echo "$o / $d" | bc -l)"
