@@ -353,7 +353,7 @@ var benchAssertions = []struct {
 	{"QuietFor(200ms,1s)", func(tb testkit.TB, s *testkit.Stream) bool {
 		return testkit.QuietFor(tb, s, 200*time.Millisecond, time.Second)
 	}},
-	{"scenario(all three)", func(tb testkit.TB, s *testkit.Stream) bool {
+	{"scenario(all-three)", func(tb testkit.TB, s *testkit.Stream) bool {
 		if !testkit.Eventually(tb, func() error {
 			if len(s.Events()) == 0 {
 				return errors.New("no event yet")
