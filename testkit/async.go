@@ -284,6 +284,8 @@ type waitConfig struct {
 	since   time.Time
 	queue   *string
 	settle  time.Duration
+	wakeOn  Source
+	expect  string
 }
 
 // FromSession is the attribution scope: only events of session id count.
@@ -303,6 +305,15 @@ func OnQueue(queue string) WaitOption { return func(c *waitConfig) { c.queue = &
 // happened, instead of waiting for the whole window: shorter in real time,
 // at the price of missing a duplicate that arrives later than d.
 func Settle(d time.Duration) WaitOption { return func(c *waitConfig) { c.settle = d } }
+
+// WakeOn makes Eventually look at its condition again whenever src has a
+// new event (src must be a *Stream), instead of polling it: the condition
+// is one that only an event of src can make true.
+func WakeOn(src Source) WaitOption { return func(c *waitConfig) { c.wakeOn = src } }
+
+// Expecting describes what Eventually waits for in its failure message
+// ("want <desc> within 1s"); without it the message says "the condition".
+func Expecting(desc string) WaitOption { return func(c *waitConfig) { c.expect = desc } }
 
 // PollEvery sets how often the assertion looks at its source or condition
 // (defaults: DefaultVirtualPoll, DefaultRealPoll).
@@ -420,29 +431,50 @@ func (c *waitConfig) scope() string {
 }
 
 // Eventually polls cond until it returns nil and fails t if it still
-// returns an error after within; the message quotes the last error, so
-// cond should say what it saw ("1 ticket open, want 2"). It reports
-// whether cond held.
+// returns an error after within; the message says what was expected
+// (Expecting) and quotes the last error, so cond should say what it saw
+// ("1 ticket open, want 2"). With WakeOn(stream) it looks again on each of
+// the stream's events instead of polling. It reports whether cond held.
 func Eventually(t TB, cond func() error, within time.Duration, opts ...WaitOption) bool {
 	t.Helper()
 	if cond == nil {
 		panic("testkit: Eventually with a nil condition")
 	}
 	cfg := newWaitConfig(opts)
+	var wakes waker
+	if cfg.wakeOn != nil {
+		w, ok := cfg.wakeOn.(waker)
+		if !ok {
+			panic(fmt.Sprintf("testkit: WakeOn(%T): the source cannot wake waiters; use a *testkit.Stream or poll", cfg.wakeOn))
+		}
+		wakes = w
+	}
+	want := cfg.expect
+	if want == "" {
+		want = "the condition to hold"
+	}
 	start := cfg.begin()
 	deadline := start.Add(within)
 	for {
+		var woken <-chan struct{}
+		cancel := func() {}
+		if wakes != nil {
+			woken, cancel = wakes.subscribe()
+		}
 		err := cond()
 		if err == nil {
+			cancel()
 			return true
 		}
 		now := cfg.now()
 		if !now.Before(deadline) {
-			t.Errorf("testkit.Eventually: want the condition to hold within %s (%s); still false after %s: %v",
-				within, cfg.clock, now.Sub(start), err)
+			cancel()
+			t.Errorf("testkit.Eventually: want %s within %s (%s); still false after %s: %v",
+				want, within, cfg.clock, now.Sub(start), err)
 			return false
 		}
-		cfg.sleepUntil(now, deadline, nil)
+		cfg.sleepUntil(now, deadline, woken)
+		cancel()
 	}
 }
 

@@ -252,6 +252,32 @@ func TestEventually(t *testing.T) {
 		assert.False(t, ok)
 		assert.Equal(t, 300*time.Millisecond+nudge, time.Since(start))
 		assert.Equal(t, "testkit.Eventually: want the condition to hold within 300ms (virtual time); still false after 300ms: 0 tickets closed, want 1", ft.msg())
+
+		ft = &asyncT{}
+		testkit.Eventually(ft, func() error { return errors.New("0 tickets closed") }, time.Millisecond, testkit.Expecting("a closed ticket"))
+		assert.Equal(t, "testkit.Eventually: want a closed ticket within 1ms (virtual time); still false after 1ms: 0 tickets closed", ft.msg())
+	})
+}
+
+func TestEventuallyWakeOn(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := testkit.NewStream()
+		wait := emitAfter(s, opened, 50*time.Millisecond, 80*time.Millisecond)
+		defer wait()
+		looks := 0
+		cond := func() error {
+			looks++
+			if n := len(s.Events()); n < 2 {
+				return fmt.Errorf("%d events, want 2", n)
+			}
+			return nil
+		}
+		ft := &asyncT{}
+		start := time.Now()
+		require.True(t, testkit.Eventually(ft, cond, time.Second, testkit.WakeOn(s)), ft.msg())
+		assert.Equal(t, 80*time.Millisecond+nudge, time.Since(start))
+		assert.Equal(t, 3, looks, "once at the start and once per event, no polling")
+		assert.Panics(t, func() { testkit.Eventually(ft, cond, time.Second, testkit.WakeOn(&polled{})) })
 	})
 }
 
