@@ -63,37 +63,61 @@ func (e Event) format(base time.Time) string {
 
 // Source is an event stream the async assertions read. Events returns
 // every event so far, oldest first; the stream only grows, so a later
-// call returns an extension of an earlier one. *Stream implements it.
+// call returns an extension of an earlier one. *Stream implements it, and
+// also wakes waiting assertions on each event; any other Source is polled.
 //
 // A tool that commits through a background worker answers "accepted" at
 // once and does the work later: the effect the test cares about is an
 // event that arrives after the agent returned. Three assertions wait for
-// such effects on an event stream:
+// such effects:
 //
-//   - Eventually(t, cond, within) polls cond until it holds.
+//   - Eventually(t, cond, within, opts...) looks at cond until it holds.
 //   - ExactlyOne(t, src, match, within, opts...) wants exactly one
 //     matching event in the window: a second match fails at once; a single
-//     match succeeds when the window closes (or Settle after it arrived),
+//     match succeeds when the window closes (or Settle after it happened),
 //     and only if it passed every guard.
 //   - QuietFor(t, src, quietFor, maxWait, opts...) wants the stream to go
 //     quiet: it succeeds once quietFor passed with no new event and fails
 //     if events keep coming until maxWait.
 //
-// Options scope the events (FromSession: attribution; Since: this turn's
-// window, events before the turn started do not count) and guard the
-// matches (OnQueue: routing; a match on another queue fails at once).
+// Options scope the events (FromSession: attribution, other sessions'
+// events do not count; Since: this turn's window, events before the turn
+// started do not count) and guard the matches (OnQueue: routing, a match
+// on another queue fails at once). Every failure says what was wanted and
+// what was seen, with event times relative to the assertion's start:
 //
-// Virtual time. Inside a testing/synctest bubble (the test body runs in
-// synctest.Test(t, func(t *testing.T){...})) time is virtual: the
-// assertions sleep between polls, the bubble's clock jumps to the next
-// timer as soon as every goroutine is blocked, and a one-second window
-// costs microseconds of wall time. Outside a bubble the same calls poll in
-// real time. The mode is detected on every call (see DetectClock) and can
-// be forced with WithClock; failure messages say which clock they waited on.
-// On virtual time the outcome never depends on the order in which
-// goroutines due at one instant happen to run: each look at the stream
-// happens one nanosecond after its instant, once all of them have run, so
-// an assertion returns one nanosecond after the instant it decided at.
+//	testkit.ExactlyOne: want exactly one ticket.opened D-1001 on queue "disputes"
+//	from session "s-1" since the turn started within 500ms (virtual time); saw 2
+//	by +70ms: #1 ticket.opened D-1001 queue="disputes" session="s-1" at +20ms, #2 ...
+//
+// A test of the ticket worker (examples/tickets/worker_test.go):
+//
+//	synctest.Test(t, func(t *testing.T) {
+//		events := testkit.NewStream()
+//		w := tickets.NewWorker(desk, 50*time.Millisecond, func(o tickets.Opened) {
+//			events.Emit(testkit.Event{Kind: "ticket.opened", Subject: o.DisputeID, Queue: o.Queue, Session: o.Session})
+//		})
+//		defer w.Close()
+//		turn := time.Now()
+//		agent.Run(ctx, "D-1001") // answers "accepted"; the ticket opens 50ms later
+//		testkit.ExactlyOne(t, events, testkit.KindFor("ticket.opened", "D-1001"), 500*time.Millisecond,
+//			testkit.OnQueue("disputes"), testkit.FromSession("s-1"), testkit.Since(turn))
+//		testkit.QuietFor(t, events, 200*time.Millisecond, time.Second, testkit.FromSession("s-1"))
+//	})
+//
+// Virtual time. Inside a testing/synctest bubble time is virtual: the
+// assertions sleep until their next deadline (or poll, for a condition or
+// a plain Source), the bubble's clock jumps to the next timer as soon as
+// every goroutine is blocked, and the test above, 730ms of scenario,
+// takes tens of microseconds of wall time. Outside a bubble the same calls
+// wait in real time. The mode is detected on every call (see DetectClock)
+// and can be forced with WithClock; failure messages say which clock they
+// waited on. On virtual time the outcome never depends on the order in
+// which goroutines due at one instant happen to run: each look at the
+// stream happens one nanosecond after its instant, once all of them have
+// run, so an assertion returns one nanosecond after the instant it decided
+// at. Run the bubble's goroutines (the worker) to completion before the
+// bubble ends: synctest.Test waits for them.
 type Source interface {
 	Events() []Event
 }
