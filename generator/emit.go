@@ -193,17 +193,34 @@ func (e *emitter) op(f *jen.File, op *Op) {
 		}
 		return e.expr(x)
 	}
-	identity := jen.Nil()
-	if len(op.Identity) > 0 {
+	// values renders a list of expressions as a []any. When they are
+	// consecutive recorded parameters, in order, it is a capped slice of
+	// the arguments: no allocation at all (identity=id is the usual case).
+	values := func(xs []Expr) *jen.Statement {
+		first, ok := argIndex[xs[0].Src]
+		for k, x := range xs {
+			if i, isArg := argIndex[x.Src]; !isArg || i != first+k {
+				ok = false
+			}
+		}
+		if ok {
+			reused = true
+			end := jen.Lit(first + len(xs))
+			return jen.Id(names.args).Index(jen.Lit(first), end, end)
+		}
 		var vals []jen.Code
-		for _, x := range op.Identity {
+		for _, x := range xs {
 			vals = append(vals, value(x))
 		}
-		identity = jen.Index().Any().Values(vals...)
+		return jen.Index().Any().Values(vals...)
+	}
+	identity := jen.Nil()
+	if len(op.Identity) > 0 {
+		identity = values(op.Identity)
 	}
 	entity := jen.Nil()
 	if op.Entity != nil {
-		entity = jen.Index().Any().Values(value(*op.Entity))
+		entity = values([]Expr{*op.Entity})
 	}
 	argList := jen.Nil()
 	if len(args) > 0 {

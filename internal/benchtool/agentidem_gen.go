@@ -26,7 +26,7 @@ func (s *Store) PutTraced(ctx context.Context, key string, v int) (aiErr error) 
 		return s.Put(ctx, key, v)
 	}
 	aiArgs := []any{key, v}
-	aiCall, aiCtx := agentidemrt.Begin(ctx, agentidemOp_Store_PutTraced, aiArgs, []any{aiArgs[0]}, nil)
+	aiCall, aiCtx := agentidemrt.Begin(ctx, agentidemOp_Store_PutTraced, aiArgs, aiArgs[0:1:1], nil)
 	if aiErr = aiCall.Start(); aiErr != nil {
 		return
 	}
