@@ -125,22 +125,47 @@ func faultLabel(res *runtime.Result) string {
 var batchOf = batchField
 
 func batchField(o *runtime.Operation) int {
-	f := reflect.ValueOf(o).Elem().FieldByName("Batch")
-	if f.IsValid() && f.CanInt() {
-		return int(f.Int())
+	if batchIndex == nil {
+		return 0
 	}
-	return 0
+	return int(reflect.ValueOf(o).Elem().FieldByIndex(batchIndex).Int())
 }
 
-// prettyJSON renders v as indented JSON with sorted object keys, so that a
+// batchIndex locates Operation.Batch, nil when there is no integer field
+// of that name.
+var batchIndex = func() []int {
+	f, ok := reflect.TypeFor[runtime.Operation]().FieldByName("Batch")
+	if !ok {
+		return nil
+	}
+	switch f.Type.Kind() {
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		return f.Index
+	}
+	return nil
+}()
+
+// normalJSON renders v as compact JSON with sorted object keys, so that a
 // struct in a live report and the map read back from its JSON print alike.
-func prettyJSON(v any) string {
-	if v == nil {
-		return ""
+// Scalars take a fast path.
+func normalJSON(v any) string {
+	switch x := v.(type) {
+	case nil:
+		return "null"
+	case string:
+		return quoteJSON(x)
+	case bool:
+		return strconv.FormatBool(x)
+	case int:
+		return strconv.Itoa(x)
+	case int64:
+		return strconv.FormatInt(x, 10)
+	case json.Number:
+		return x.String()
 	}
 	raw, err := json.Marshal(v)
 	if err != nil {
-		return fmt.Sprintf("<%T: not JSON: %v>", v, err)
+		return quoteJSON(fmt.Sprintf("<%T: not JSON: %v>", v, err))
 	}
 	var generic any
 	dec := json.NewDecoder(bytes.NewReader(raw))
@@ -151,11 +176,27 @@ func prettyJSON(v any) string {
 	var b bytes.Buffer
 	enc := json.NewEncoder(&b)
 	enc.SetEscapeHTML(false) // html/template escapes; keep the text readable
-	enc.SetIndent("", "  ")
 	if err := enc.Encode(generic); err != nil {
 		return string(raw)
 	}
 	return strings.TrimRight(b.String(), "\n")
+}
+
+// indentJSON indents compact JSON by two spaces.
+func indentJSON(compact string) string {
+	var b bytes.Buffer
+	if err := json.Indent(&b, []byte(compact), "", "  "); err != nil {
+		return compact
+	}
+	return b.String()
+}
+
+// prettyJSON renders v as indented JSON with sorted keys, "" for nil.
+func prettyJSON(v any) string {
+	if v == nil {
+		return ""
+	}
+	return indentJSON(normalJSON(v))
 }
 
 // argsJSON renders recorded arguments as an indented JSON object in
@@ -172,10 +213,7 @@ func argsJSON(a runtime.Args) string {
 		if i < len(a.Names) {
 			name = a.Names[i]
 		}
-		val := prettyJSON(v)
-		if v == nil {
-			val = "null"
-		}
+		val := indentJSON(normalJSON(v))
 		fmt.Fprintf(&b, "  %s: %s", quoteJSON(name), strings.ReplaceAll(val, "\n", "\n  "))
 		if i < len(a.Values)-1 {
 			b.WriteByte(',')
@@ -200,17 +238,7 @@ func argsInline(a runtime.Args) string {
 }
 
 // compactJSON renders v as one line of JSON with sorted keys.
-func compactJSON(v any) string {
-	s := prettyJSON(v)
-	if s == "" {
-		return "null"
-	}
-	var b bytes.Buffer
-	if err := json.Compact(&b, []byte(s)); err != nil {
-		return s
-	}
-	return b.String()
-}
+func compactJSON(v any) string { return normalJSON(v) }
 
 func quoteJSON(s string) string {
 	var b bytes.Buffer
