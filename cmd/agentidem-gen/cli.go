@@ -107,7 +107,11 @@ run go generate.`,
 			if len(stale) > 0 {
 				return errStale
 			}
-			fmt.Fprintf(stdout, "agentidem-gen: %d generated files up to date\n", len(out.Files))
+			if len(out.Files) == 1 {
+				fmt.Fprintln(stdout, "agentidem-gen: 1 generated file up to date")
+			} else {
+				fmt.Fprintf(stdout, "agentidem-gen: %d generated files up to date\n", len(out.Files))
+			}
 			return nil
 		},
 	}

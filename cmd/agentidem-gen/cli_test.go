@@ -109,7 +109,7 @@ func TestGenerateAndCheck(t *testing.T) {
 	t.Chdir(dir)
 	code, out, errOut = runCLI("check", "./...")
 	assert.Equal(t, 0, code, errOut)
-	assert.Equal(t, "agentidem-gen: 1 generated files up to date\n", out)
+	assert.Equal(t, "agentidem-gen: 1 generated file up to date\n", out)
 
 	// The explicit subcommand with a pattern does the same.
 	code, _, errOut = runCLI("generate", "./agent")
