@@ -61,6 +61,8 @@ var errorCases = []errorCase{
 	{"placement/placement.go", "//agentidem:read\nvar x", `^//agentidem:read is not in the doc comment`},
 	{"placement/placement.go", "//agentidem:write identity=id\nfunc twice", `^second //agentidem:write on one function \(first at line 12\): a function is one op`},
 	{"placement/placement.go", "//agentidem:read\n\t_ = x", `^//agentidem:read is not in the doc comment`},
+	{"placement/placement.go", "func init", `^func init cannot be called by an agent, so it cannot be wrapped: annotate the tool function it calls`},
+	{"placement/placement.go", "func _", `^func _ cannot be called by an agent`},
 	// Clashes between ops, and options naming what does not exist.
 	{"clash/clash.go", "func payB", `^op name "pay" is also used by payA \(clash\.go:7\): .*give one of them name=`},
 	{"clash/clash.go", "func refund(", `^wrapper name refundTraced is already declared at .*clash\.go:15:6: set wrapper=\.\.\. to another name`},

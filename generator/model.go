@@ -201,6 +201,10 @@ func (b *builder) buildOp(fn *ast.FuncDecl) *Op {
 	if d == nil {
 		return nil
 	}
+	if fn.Recv == nil && (fn.Name.Name == "init" || fn.Name.Name == "_") {
+		b.errs = append(b.errs, errAt(b.fset.Position(fn.Pos()), "func %s cannot be called by an agent, so it cannot be wrapped: annotate the tool function it calls", fn.Name.Name))
+		return nil
+	}
 	obj, ok := b.pkg.TypesInfo.Defs[fn.Name].(*types.Func)
 	if !ok {
 		return nil

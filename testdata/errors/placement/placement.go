@@ -17,3 +17,9 @@ func body() {
 	//agentidem:read
 	_ = x
 }
+
+//agentidem:read
+func init() {}
+
+//agentidem:write identity=1
+func _() error { return nil }
