@@ -1,6 +1,7 @@
 package analyzer_test
 
 import (
+	"strings"
 	"testing"
 
 	"golang.org/x/tools/go/analysis/analysistest"
@@ -35,4 +36,16 @@ func TestDirectives(t *testing.T) {
 func TestSuggestedFixes(t *testing.T) {
 	analysistest.RunWithSuggestedFixes(t, analysistest.TestData(), analyzer.CheckBeforeCreate, "fixsql")
 	analysistest.RunWithSuggestedFixes(t, analysistest.TestData(), analyzer.Identity, "fixescape")
+}
+
+// Doc titles follow x/tools: lowercase, no period, at most 60 characters.
+func TestDocTitles(t *testing.T) {
+	for _, a := range analyzer.All {
+		if len(a.Doc) > 60 || a.Doc != strings.ToLower(a.Doc[:1])+a.Doc[1:] || strings.HasSuffix(a.Doc, ".") {
+			t.Errorf("%s: doc title %q: want lowercase, no period, at most 60 characters", a.Name, a.Doc)
+		}
+		if !strings.Contains(a.URL, "#hdr-"+a.Name) {
+			t.Errorf("%s: URL %q does not point at its section of the package doc", a.Name, a.URL)
+		}
+	}
 }

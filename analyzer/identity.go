@@ -16,7 +16,7 @@ import (
 // agent code, which escape the trace. See the package documentation.
 var Identity = &analysis.Analyzer{
 	Name:     "identity",
-	Doc:      "report unstable write identities and calls escaping the trace",
+	Doc:      "report unstable identities and calls that escape the trace",
 	URL:      docURL + "#hdr-identity",
 	Requires: []*analysis.Analyzer{Directives},
 	Run:      runIdentity,

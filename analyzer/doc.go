@@ -1,0 +1,175 @@
+// Package analyzer holds agentidem-vet: go/analysis analyzers that flag, at
+// compile time, agent tool calls that are unsafe to retry, redeliver or run
+// in parallel. It is the static twin of the runtime checks of testkit.
+//
+// Run it standalone or under go vet (the same binary):
+//
+//	go install github.com/agentidem/agentidem-go/cmd/agentidem-vet@latest
+//	agentidem-vet ./...
+//	go vet -vettool=$(command -v agentidem-vet) ./...
+//
+// Each analyzer is a flag of the tool: -concurrentwrites=false turns one
+// off. The golangci-lint module plugin in analyzer/golangci runs the same
+// analyzers.
+//
+// The analyzers read the //agentidem:read and //agentidem:write directives
+// of tool functions through the shared parser (internal/directive). Every
+// annotated function is exported as an analysis fact, so an op declared in
+// one package is known where another package calls it, directly or through
+// its generated wrapper (refund -> refundTraced, (*Svc).Refund ->
+// (*Svc).RefundTraced, or wrapper=IDENT). A function that calls at least one
+// wrapper is agent code.
+//
+// Files with a "// Code generated ... DO NOT EDIT." header are never
+// reported. When in doubt, an analyzer says nothing: a false positive is
+// worse than a missed finding.
+//
+// # checkbeforecreate
+//
+// A read whose result guards a write of the same key, where the write is
+// not idempotent at its sink. Two concurrent or redelivered invocations can
+// both find nothing and both create.
+//
+// For annotated ops, the read is an //agentidem:read op, the write an
+// //agentidem:write op whose entity (entity=, else identity=) shares a key
+// with the read's entity (entity=, else its arguments), and the write runs
+// on the branch where the read found nothing: after errors.Is(err,
+// ErrNotFound), x == nil, !ok, !exists, n == 0, len(x) == 0, or after an
+// early return when the read found something. A write whose body uses
+// package idem or resolves every INSERT with ON CONFLICT is idempotent at
+// the sink and never reported.
+//
+// Wrong:
+//
+//	t, err := findTicketTraced(ctx, key)
+//	if errors.Is(err, ErrNotFound) {
+//		t, err = createTicketTraced(ctx, key, title) // createTicket after findTicket on the same key races
+//	}
+//
+// Fixed: drop the check and let the sink deduplicate on the key (idem.Store,
+// or a unique constraint with INSERT ... ON CONFLICT DO NOTHING):
+//
+//	t, err := createTicketTraced(ctx, key, title) // createTicket is idempotent on key
+//
+// For plain database/sql, pgx and sqlx code, the read is a constant
+// SELECT (QueryRow, Query, Get, ...) and the write a constant INSERT (Exec,
+// or QueryRow with RETURNING) into the same table, sharing an argument with
+// the SELECT, on the branch where the SELECT found no row (sql.ErrNoRows,
+// pgx.ErrNoRows, a false EXISTS, a zero count). The query may be a literal,
+// a constant or a local variable holding one. It is reported on a *sql.DB,
+// *sql.Conn, *pgx.Conn or *pgxpool.Pool, and in a transaction begun in the
+// same function; never in a transaction that comes from elsewhere (it may
+// be serializable), nor in a function that mentions a serializable
+// isolation level, an advisory or table lock, FOR UPDATE, or takes a mutex.
+// An INSERT with ON CONFLICT, ON DUPLICATE KEY, INSERT IGNORE, INSERT OR
+// IGNORE or NOT EXISTS is idempotent, and so is one whose error is then
+// checked for a unique violation (an identifier or string after the INSERT
+// that mentions unique, duplicate, conflict, constraint, exists, 23505,
+// 1062, PgError or MySQLError).
+//
+// Wrong:
+//
+//	err := db.QueryRow("SELECT id FROM users WHERE email = $1", email).Scan(&id)
+//	if errors.Is(err, sql.ErrNoRows) {
+//		_, err = db.Exec("INSERT INTO users (email) VALUES ($1)", email)
+//	}
+//
+// Fixed (with a unique constraint on users.email):
+//
+//	_, err := db.Exec("INSERT INTO users (email) VALUES ($1) ON CONFLICT DO NOTHING", email)
+//
+// For PostgreSQL queries ($n placeholders or pgx) written as one string
+// literal without RETURNING, the diagnostic carries that edit as a
+// suggested fix (agentidem-vet -fix).
+//
+// # concurrentdeps
+//
+// An op and an op it declares after= started in the same concurrent batch.
+// A batch is what one block starts with go statements, errgroup.Group.Go
+// and sync.WaitGroup.Go, up to the first statement that waits (a Wait,
+// Lock or RLock call, a channel receive, a select, a range over a channel),
+// together with what the starting goroutine does meanwhile. Calls made
+// through a local closure (f := func() {...}; g.Go(f)) count, one level
+// deep. A goroutine that itself waits on something is left out: its order
+// may be enforced.
+//
+// Wrong:
+//
+//	//agentidem:write identity=orderID after=createInvoice
+//	func attachInvoice(ctx context.Context, orderID string) error
+//
+//	g.Go(func() error { return createInvoiceTraced(ctx, id) })
+//	g.Go(func() error { return attachInvoiceTraced(ctx, id) }) // may run first
+//	err := g.Wait()
+//
+// Fixed: wait between them, or call them in order in one goroutine:
+//
+//	g.Go(func() error { return createInvoiceTraced(ctx, id) })
+//	if err := g.Wait(); err != nil {
+//		return err
+//	}
+//	g.Go(func() error { return attachInvoiceTraced(ctx, id) })
+//
+// # concurrentwrites
+//
+// Two writes of one op on the same entity in one concurrent batch. The
+// entity is the op's entity= (else identity=) with the parameters replaced
+// by the arguments at each call; the two are the same when they name the
+// same variables and constants, and no variable of the key is assigned
+// between the two starts. Writes inside loops are not compared.
+//
+// Wrong:
+//
+//	g.Go(func() error { return s.RefundTraced(ctx, o.ID, 100) })
+//	g.Go(func() error { return s.RefundTraced(ctx, o.ID, 250) })
+//
+// Fixed: one write (a refund of 350), or one after the other.
+//
+// # identity
+//
+// Two findings. First, a write whose identity is built from values that
+// differ on every run: an argument of an identity= parameter, or of a
+// parameter named idempotencyKey (idem_key, dedupKey, ...) of any function,
+// that comes from uuid.New*, time.Now (not when formatted or truncated to a
+// coarser key), math/rand, crypto/rand.Text, ulid.Make, xid.New or
+// ksuid.New, directly or through local variables. A retry or redelivery
+// then carries a fresh identity and the sink cannot recognise the repeat.
+//
+// Wrong:
+//
+//	err := chargeTraced(ctx, acct, uuid.NewString())
+//
+// Fixed: derive the key from the request:
+//
+//	err := chargeTraced(ctx, acct, "charge/"+order.ID)
+//
+// Second, in agent code (a function that calls a generated wrapper), a
+// direct call of an annotated function: the call escapes the trace, so the
+// harness can neither see nor fault it. When the wrapper exists, the
+// suggested fix calls it.
+//
+// Wrong:
+//
+//	createInvoiceTraced(ctx, id)
+//	attachInvoice(ctx, id) // escapes the trace
+//
+// Fixed:
+//
+//	createInvoiceTraced(ctx, id)
+//	attachInvoiceTraced(ctx, id)
+//
+// # directives
+//
+// Reports malformed //agentidem: directives (unknown keys, a write without
+// identity=, an ignore without a reason) and exports the facts the other
+// analyzers use.
+//
+// # Silencing
+//
+// //agentidem:ignore <reason> silences every diagnostic on its own line and
+// on the next line; in a function's doc comment it silences the whole
+// function. The reason is required:
+//
+//	//agentidem:ignore users are created by the nightly import only, one process
+//	_, err = db.Exec("INSERT INTO users (email) VALUES ($1)", email)
+package analyzer
