@@ -51,3 +51,14 @@ func TestMemoryNaiveCheckThenInsertDuplicates(t *testing.T) {
 		t.Fatalf("control did not duplicate (%v): the load is too weak to prove anything", st)
 	}
 }
+
+func BenchmarkMemory(b *testing.B) {
+	s := idem.NewMemory()
+	n := &naiveMemory{recs: map[string][]byte{}}
+	idemtest.Benchmarks(b, "",
+		idemtest.Impl{Name: "idem", Do: func(ctx context.Context, key string, fn func(context.Context) ([]byte, error)) ([]byte, bool, error) {
+			return s.Do(ctx, key, nil, fn)
+		}},
+		idemtest.Impl{Name: "naive", Do: n.do},
+	)
+}

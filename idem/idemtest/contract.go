@@ -303,7 +303,8 @@ func testPanicReleasesKey(t *testing.T, b idem.Backend) {
 }
 
 func testCompletedKeyExpires(t *testing.T, b idem.Backend) {
-	s, key, ctx := idem.New(b, idem.WithTTL(50*time.Millisecond)), NewKey(t), context.Background()
+	const ttl = 250 * time.Millisecond
+	s, key, ctx := idem.New(b, idem.WithTTL(ttl)), NewKey(t), context.Background()
 	var n atomic.Int64
 	if _, _, err := s.Do(ctx, key, "p", counter(`1`, &n)); err != nil {
 		t.Fatal(err)
@@ -311,7 +312,7 @@ func testCompletedKeyExpires(t *testing.T, b idem.Backend) {
 	if _, rep, err := s.Do(ctx, key, "p", counter(`2`, &n)); err != nil || !rep {
 		t.Fatalf("Do within the TTL: replayed %v, %v; want a replay", rep, err)
 	}
-	time.Sleep(80 * time.Millisecond)
+	time.Sleep(ttl + 50*time.Millisecond)
 	r, rep, err := s.Do(ctx, key, "other params are fine once expired", counter(`3`, &n))
 	if err != nil || rep || string(r) != "3" || n.Load() != 2 {
 		t.Fatalf("Do past the TTL = %q, replayed %v, %v, runs %d; want a fresh run", r, rep, err, n.Load())
@@ -361,7 +362,7 @@ func paramsOf(t *testing.T, p any) string {
 
 func testAbandonedRerun(t *testing.T, b idem.Backend) {
 	key := NewKey(t)
-	abandon(t, b, key, 60*time.Millisecond)
+	abandon(t, b, key, 300*time.Millisecond)
 	s := idem.New(b, idem.WithPollInterval(5*time.Millisecond))
 	var n atomic.Int64
 	if _, _, err := s.Do(context.Background(), key, "p", counter(`1`, &n), idem.OnInProgress(idem.Fail)); !errors.Is(err, idem.ErrInProgress) {
@@ -409,7 +410,7 @@ func testAbandonedNotFound(t *testing.T, b idem.Backend) {
 }
 
 func testHeartbeatKeepsHolder(t *testing.T, b idem.Backend) {
-	const lease = 150 * time.Millisecond
+	const lease = 300 * time.Millisecond
 	key := NewKey(t)
 	s := idem.New(b, idem.WithLease(lease), idem.WithPollInterval(5*time.Millisecond))
 	running, finish := make(chan struct{}), make(chan struct{})

@@ -187,3 +187,15 @@ func TestCrashRecovery(t *testing.T) {
 		},
 	})
 }
+
+func BenchmarkPostgres(b *testing.B) {
+	bk := open(b)
+	s := idem.New(bk, idem.WithPollInterval(2*time.Millisecond))
+	n := newNaive(b, bk.Pool())
+	idemtest.Benchmarks(b, "",
+		idemtest.Impl{Name: "idem", Do: func(ctx context.Context, key string, fn func(context.Context) ([]byte, error)) ([]byte, bool, error) {
+			return s.Do(ctx, key, nil, fn)
+		}},
+		idemtest.Impl{Name: "naive", Do: n.do},
+	)
+}

@@ -162,3 +162,15 @@ func TestCrashRecovery(t *testing.T) {
 		},
 	})
 }
+
+func BenchmarkSQLite(b *testing.B) {
+	bk := open(b, filepath.Join(b.TempDir(), "idem.db"))
+	s := idem.New(bk, idem.WithPollInterval(2*time.Millisecond))
+	n := newNaive(b, bk.DB())
+	idemtest.Benchmarks(b, "",
+		idemtest.Impl{Name: "idem", Do: func(ctx context.Context, key string, fn func(context.Context) ([]byte, error)) ([]byte, bool, error) {
+			return s.Do(ctx, key, nil, fn)
+		}},
+		idemtest.Impl{Name: "naive", Do: n.do},
+	)
+}
