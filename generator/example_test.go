@@ -31,6 +31,7 @@ func ExampleGenerate() {
 	//   func chargeTraced(ctx context.Context, customer string, card Card, amount int) (aiErr error)
 	//   func tokenizeTraced(ctx context.Context, card Card, pin string) (aiR0 string, aiErr error)
 	//   func lookupTraced(id string) (aiR0 string, aiErr error)
+	//   func upsertTraced(ctx context.Context, tenant string, id string, kind string, rows []string, meta map[string]any) (aiErr error)
 }
 
 // Every bad annotation is reported with its position, and nothing is

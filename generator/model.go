@@ -393,6 +393,11 @@ func (b *builder) checkExpr(op *Op, key string, v directive.Value, scope token.P
 			if obj, isVar := info.Uses[n].(*types.Var); isVar && redacted[obj] {
 				op.RedactIdentity = true
 			}
+		case *ast.UnaryExpr:
+			if n.Op == token.ARROW {
+				b.errs = append(b.errs, errAt(v.Pos, "%s=%s receives from a channel: the wrapper evaluates it before the call, so tracing would take a value the tool or agent expects; use the values the call works on", key, v.Text))
+				ok = false
+			}
 		case *ast.CallExpr:
 			if why := nondeterministic(calleeOf(n, info)); why != "" {
 				b.errs = append(b.errs, errAt(v.Pos, "%s=%s: %s is non-deterministic: a retry would get a fresh identity, which defeats the point; derive the identity from the work (ids, session, intent)", key, v.Text, why))

@@ -39,3 +39,16 @@ func tokenize(ctx context.Context, card Card, pin string) (string, error) {
 //
 //agentidem:read name=lookup entity=id
 func lookup(id string) (string, error) { return id, nil }
+
+// Key is a composite identity.
+type Key struct {
+	Tenant string
+	Parts  []string
+}
+
+// upsert has identities built from expressions: no false positive.
+//
+//agentidem:write identity="Key{Tenant: tenant, Parts: []string{id, kind}}, len(rows), rows[0], meta[\"k\"]" entity=tenant+"/"+id
+func upsert(ctx context.Context, tenant, id, kind string, rows []string, meta map[string]any) error {
+	return nil
+}

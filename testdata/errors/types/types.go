@@ -37,3 +37,6 @@ func typeIdentity(id string) error { return nil }
 
 //agentidem:read entity=ch
 func chanEntity(ch chan int) error { return nil }
+
+//agentidem:write identity=id,<-ids
+func receive(id string, ids chan string) error { return nil }
