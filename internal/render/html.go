@@ -70,8 +70,9 @@ type page struct {
 	Headline     string
 	Stats        []stat
 	BaselineFail string
-	Errors       []errorGroup // error findings by scenario, for the header
-	Scenarios    []scenarioView
+	Errors       []errorGroup   // error findings by scenario, for the header
+	Scenarios    []scenarioView // in the order they ran
+	Timelines    []scenarioView // the same, problems first
 	Started      string
 	Seed         int64
 }
@@ -127,6 +128,7 @@ type scenarioView struct {
 	Ticks       []tick
 	Lanes       []laneView
 	Calls       int
+	CallsLabel  string
 	Invariants  []runtime.InvariantResult
 	Duplicates  []duplicateView
 	Findings    []findingView
@@ -211,6 +213,15 @@ func buildPage(r *runtime.Report) page {
 		p.Scenarios = append(p.Scenarios, sv)
 	}
 	p.Errors = groupErrors(p.Scenarios)
+	// Timelines put what needs reading first: unsafe and failed scenarios,
+	// then inconclusive ones, then the safe ones, each in the order they ran.
+	for _, rank := range [][]string{{statusFailed, statusUnsafe}, {statusInconclusive}, {statusSafe}} {
+		for _, s := range p.Scenarios {
+			if slices.Contains(rank, s.Status) {
+				p.Timelines = append(p.Timelines, s)
+			}
+		}
+	}
 	switch p.Verdict {
 	case VerdictBaselineFailed:
 		p.Headline = "the agent failed without any fault; no fault scenario ran"
@@ -331,6 +342,7 @@ func buildScenario(i int, res *runtime.Result, baseline bool) scenarioView {
 	sv.RunErrors = res.Trace.Errors
 	ops := res.Trace.Ops
 	sv.Calls = len(ops)
+	sv.CallsLabel = plural(len(ops), "call")
 	clk := newClock(ops)
 	sv.Axis = clk.axis()
 	if !clk.logical && clk.span > 0 {
@@ -352,7 +364,7 @@ func buildScenario(i int, res *runtime.Result, baseline bool) scenarioView {
 	// Batches alternate two shades, numbered in order of first appearance.
 	shade := map[int]int{}
 	for _, i := range order {
-		if b := batchOf(&ops[i]); b > 0 {
+		if b := ops[i].Batch; b > 0 {
 			if _, ok := shade[b]; !ok {
 				shade[b] = len(shade) % 2
 			}
@@ -433,7 +445,7 @@ func buildRow(o *runtime.Operation, clk clock, codes, warns []string, dup bool, 
 		classes = append(classes, "warned")
 	}
 	row.Classes = strings.Join(classes, " ")
-	if b := batchOf(o); b > 0 {
+	if b := o.Batch; b > 0 {
 		row.Batch = b
 		row.BatchClass = "batch b" + strconv.Itoa(shade[b])
 		p := clk.pos[o.ID]

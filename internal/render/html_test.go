@@ -95,6 +95,16 @@ func textOf(n *html.Node) string {
 	return b.String()
 }
 
+// sections maps scenario names to their timeline sections.
+func sections(doc *html.Node) map[string]*html.Node {
+	m := map[string]*html.Node{}
+	for _, sec := range find(doc, "details", "scenario") {
+		name, _ := attr(sec, "data-scenario")
+		m[name] = sec
+	}
+	return m
+}
+
 // allowedTags are the only elements the page may contain: anything else
 // (img, iframe, svg, a second style...) came from a trace.
 var allowedTags = map[string]bool{
@@ -242,14 +252,29 @@ func TestHTMLShowsTheNaiveAgentsBug(t *testing.T) {
 	if want := 1 + len(rep.Results); len(secs) != want {
 		t.Errorf("%d scenario sections, want %d", len(secs), want)
 	}
+	byName := sections(doc)
+	// Problems first: the two unsafe scenarios lead the timelines.
+	var lead []string
+	for _, sec := range secs[:2] {
+		name, _ := attr(sec, "data-scenario")
+		lead = append(lead, name)
+	}
+	if want := []string{"lost_acknowledgement/refund#1", "duplicate_delivery/concurrent"}; !slices.Equal(lead, want) {
+		t.Errorf("timelines start with %q, want %q", lead, want)
+	}
 	// One row per recorded call, in every scenario.
-	for i, res := range scenarios(rep) {
-		rows := find(secs[i], "details", "call")
+	for _, res := range scenarios(rep) {
+		sec := byName[res.Scenario]
+		if sec == nil {
+			t.Errorf("no section for %s", res.Scenario)
+			continue
+		}
+		rows := find(sec, "details", "call")
 		if len(rows) != len(res.Trace.Ops) {
 			t.Errorf("%s: %d timeline rows, want %d", res.Scenario, len(rows), len(res.Trace.Ops))
 		}
-		status, _ := attr(secs[i], "data-status")
-		_, open := attr(secs[i], "open")
+		status, _ := attr(sec, "data-status")
+		_, open := attr(sec, "open")
 		if open != (status != statusSafe) {
 			t.Errorf("%s: status %s, open %v: unsafe scenarios open, safe ones closed", res.Scenario, status, open)
 		}
@@ -309,9 +334,9 @@ func TestHTMLShowsTheNaiveAgentsBug(t *testing.T) {
 		}
 	}
 	// Every scenario carries its replay line.
-	for i, res := range scenarios(rep) {
+	for _, res := range scenarios(rep) {
 		var found bool
-		for _, c := range find(secs[i], "code") {
+		for _, c := range find(byName[res.Scenario], "code") {
 			if textOf(c) == res.Replay {
 				found = true
 			}
@@ -402,16 +427,10 @@ func TestClockTimeWhenMeasurable(t *testing.T) {
 }
 
 func TestBatchesAreShaded(t *testing.T) {
-	// Operations gain a Batch field with schedules; until then the test
-	// assigns batches through the hook.
-	old := batchOf
-	defer func() { batchOf = old }()
-	batches := map[string]int{"1:a#1": 1, "1:b#1": 1, "1:c#1": 2}
-	batchOf = func(o *runtime.Operation) int { return batches[o.ID] }
-
+	batches := map[string]int{"a": 1, "b": 1, "c": 2}
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	mk := func(seq int, name string) runtime.Operation {
-		return runtime.Operation{ID: "1:" + name + "#1", Name: name, Kind: runtime.KindWrite, Seq: seq, Invocation: 1,
+		return runtime.Operation{ID: "1:" + name + "#1", Name: name, Kind: runtime.KindWrite, Seq: seq, Invocation: 1, Batch: batches[name],
 			Status: runtime.StatusSuccess, Observation: runtime.ObservationReceived, StartedAt: t0, CompletedAt: t0}
 	}
 	res := &runtime.Result{Scenario: "interleaving/b,a", Kind: "interleaving", OperationIndex: -1, Safe: true,

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"reflect"
 	"sort"
 	"strconv"
 	"strings"
@@ -117,33 +116,6 @@ func faultLabel(res *runtime.Result) string {
 	}
 	return res.Fault.String()
 }
-
-// batchOf returns the parallel batch number of a call, 0 for none. It reads
-// an integer field named Batch when runtime.Operation has one (schedules add
-// it), so the renderer shades batches as soon as traces carry them. Tests
-// replace it.
-var batchOf = batchField
-
-func batchField(o *runtime.Operation) int {
-	if batchIndex == nil {
-		return 0
-	}
-	return int(reflect.ValueOf(o).Elem().FieldByIndex(batchIndex).Int())
-}
-
-// batchIndex locates Operation.Batch, nil when there is no integer field
-// of that name.
-var batchIndex = func() []int {
-	f, ok := reflect.TypeFor[runtime.Operation]().FieldByName("Batch")
-	if !ok {
-		return nil
-	}
-	switch f.Type.Kind() {
-	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
-		return f.Index
-	}
-	return nil
-}()
 
 // normalJSON renders v as compact JSON with sorted object keys, so that a
 // struct in a live report and the map read back from its JSON print alike.
@@ -376,7 +348,7 @@ func newClock(ops []runtime.Operation) clock {
 func (c *clock) stretchBatches(ops []runtime.Operation) {
 	union := map[int][2]float64{}
 	for i := range ops {
-		b := batchOf(&ops[i])
+		b := ops[i].Batch
 		if b <= 0 {
 			continue
 		}
@@ -389,7 +361,7 @@ func (c *clock) stretchBatches(ops []runtime.Operation) {
 		union[b] = [2]float64{min(u[0], p[0]), max(u[1], p[1])}
 	}
 	for i := range ops {
-		if b := batchOf(&ops[i]); b > 0 {
+		if b := ops[i].Batch; b > 0 {
 			c.pos[ops[i].ID] = union[b]
 		}
 	}
