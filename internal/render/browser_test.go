@@ -25,14 +25,20 @@ import (
 //	go test ./internal/render -run TestBrowser -args -update-screenshot
 var updateScreenshot = flag.Bool("update-screenshot", false, "write the browser test's screenshot to docs/report.png")
 
-// chromium returns the browser binary, or skips: .ci/chromium.sh installs it.
+// chromium returns the browser binary, or skips when there is none:
+// .ci/chromium.sh installs it and exports AGENTIDEM_CHROMIUM, and then a
+// missing binary fails the test instead.
 func chromium(t *testing.T) string {
 	t.Helper()
-	bin := os.Getenv("AGENTIDEM_CHROMIUM")
-	if bin == "" {
+	bin, required := os.LookupEnv("AGENTIDEM_CHROMIUM")
+	if !required || bin == "" {
 		bin = "/usr/bin/chromium"
 	}
 	if _, err := os.Stat(bin); err != nil {
+		if required {
+			// .ci/chromium.sh exported it: the browser is meant to be there.
+			t.Fatalf("AGENTIDEM_CHROMIUM=%s: %v", bin, err)
+		}
 		t.Skipf("browser test skipped: no chromium at %s (run .ci/chromium.sh as root to install Debian's chromium, or set AGENTIDEM_CHROMIUM)", bin)
 	}
 	return bin
