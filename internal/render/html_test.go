@@ -333,6 +333,20 @@ func TestHTMLShowsTheNaiveAgentsBug(t *testing.T) {
 			}
 		}
 	}
+	// A call's hover title and its details carry args, identity, result.
+	row := find(byName["lost_acknowledgement/refund#1"], "details", "call")[1]
+	title, _ := attr(find(row, "summary")[0], "title")
+	for _, want := range []string{"1:refund#1 (write)", `args: id="payment-123"`, `identity: "payment-123"`, "⚡ lost_acknowledgement", "finding: duplicate_write"} {
+		if !strings.Contains(title, want) {
+			t.Errorf("hover title lacks %q:\n%s", want, title)
+		}
+	}
+	details := textOf(find(row, "dl", "detail")[0])
+	for _, want := range []string{"args{\n  \"id\": \"payment-123\"\n}", "identity\"payment-123\"", `"refund_id": "re_1"`, "never received the answer"} {
+		if !strings.Contains(details, want) {
+			t.Errorf("details lack %q:\n%s", want, details)
+		}
+	}
 	// Every scenario carries its replay line.
 	for _, res := range scenarios(rep) {
 		var found bool
@@ -363,7 +377,14 @@ func TestHTMLSafeReport(t *testing.T) {
 }
 
 func TestRenderIsDeterministic(t *testing.T) {
-	rep := naiveReport(t)
+	// The refund report has ~0 durations (logical clock); the invoices one
+	// ran schedules for milliseconds (time axis) and has parallel batches.
+	for _, rep := range []*runtime.Report{naiveReport(t), adjustReport(t)} {
+		t.Run(rep.Name, func(t *testing.T) { checkDeterministic(t, rep) })
+	}
+}
+
+func checkDeterministic(t *testing.T, rep *runtime.Report) {
 	back := roundTrip(t, rep)
 	for name, fn := range map[string]func(*runtime.Report) []byte{
 		"html":  func(r *runtime.Report) []byte { return renderHTML(t, r) },
@@ -379,6 +400,27 @@ func TestRenderIsDeterministic(t *testing.T) {
 		if !bytes.Equal(a, c) {
 			t.Errorf("%s: the report read back from JSON renders differently:\n%s", name, firstDiff(a, c))
 		}
+	}
+}
+
+// TestRenderIncompleteReports: a report cut short (no baseline, a result
+// without a trace) renders without panicking and says the baseline failed.
+func TestRenderIncompleteReports(t *testing.T) {
+	for _, rep := range []*runtime.Report{
+		{SchemaVersion: "1", Name: "T"},
+		{SchemaVersion: "1", Name: "T", BaselineFailure: "setup: db down",
+			Baseline: &runtime.Result{Scenario: "baseline", Kind: "baseline", Failed: true, Error: "setup: db down"},
+			Results:  []*runtime.Result{nil, {Scenario: "x", Kind: "x"}}},
+	} {
+		if got := Text(rep); !strings.HasPrefix(got, "agentidem T: BASELINE FAILED") {
+			t.Errorf("Text: %q", got)
+		}
+		doc := parseHTML(t, renderHTML(t, rep))
+		assertInert(t, doc)
+		if v, _ := attr(find(doc, "header", "verdict")[0], "data-verdict"); v != VerdictBaselineFailed {
+			t.Errorf("verdict %q", v)
+		}
+		parseJUnit(t, renderJUnit(t, rep))
 	}
 }
 
