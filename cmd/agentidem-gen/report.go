@@ -25,8 +25,9 @@ type reportConfig struct {
 func newReportCmd(stdout, stderr io.Writer) *cobra.Command {
 	var cfg reportConfig
 	cmd := &cobra.Command{
-		Use:   "report [--html out.html] [--junit out.xml] FILE.json|DIR...",
-		Short: "Print saved fault-suite reports; write them as HTML or JUnit XML",
+		Use:                   "report [--html out.html] [--junit out.xml] [-q] FILE.json|DIR...",
+		DisableFlagsInUseLine: true,
+		Short:                 "Print saved fault-suite reports; write them as HTML or JUnit XML",
 		Long: `report reads fault-suite reports saved as JSON (testkit writes one per test
 to $AGENTIDEM_REPORT_DIR/<Test>.json; a directory stands for the .json files
 in it) and prints each one's readable summary: the verdict, every scenario
