@@ -74,6 +74,14 @@ func NewKey(t testing.TB) string {
 	return t.Name() + "/" + hex.EncodeToString(b[:])
 }
 
+// tctx bounds every call of a test, so a backend that never lets a waiter
+// through fails the test instead of hanging it.
+func tctx(t testing.TB) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	t.Cleanup(cancel)
+	return ctx
+}
+
 func counter(res string, n *atomic.Int64) func(context.Context) ([]byte, error) {
 	return func(context.Context) ([]byte, error) {
 		n.Add(1)
@@ -82,7 +90,7 @@ func counter(res string, n *atomic.Int64) func(context.Context) ([]byte, error) 
 }
 
 func testFirstRunsThenReplays(t *testing.T, b idem.Backend) {
-	s, key, ctx := idem.New(b), NewKey(t), context.Background()
+	s, key, ctx := idem.New(b), NewKey(t), tctx(t)
 	var n atomic.Int64
 	r1, rep1, err := s.Do(ctx, key, "p", counter(`"one"`, &n))
 	if err != nil || rep1 || string(r1) != `"one"` {
@@ -103,7 +111,7 @@ type receipt struct {
 }
 
 func testTypedResult(t *testing.T, b idem.Backend) {
-	s, key, ctx := idem.New(b), NewKey(t), context.Background()
+	s, key, ctx := idem.New(b), NewKey(t), tctx(t)
 	runs := 0
 	fn := func(context.Context) (receipt, error) {
 		runs++
@@ -123,7 +131,7 @@ func testTypedResult(t *testing.T, b idem.Backend) {
 }
 
 func testKeysAreIndependent(t *testing.T, b idem.Backend) {
-	s, ctx := idem.New(b), context.Background()
+	s, ctx := idem.New(b), tctx(t)
 	var n atomic.Int64
 	k1, k2 := NewKey(t), NewKey(t)
 	if _, rep, err := s.Do(ctx, k1, nil, counter(`1`, &n)); err != nil || rep {
@@ -138,7 +146,7 @@ func testKeysAreIndependent(t *testing.T, b idem.Backend) {
 }
 
 func testParamsMismatchConflicts(t *testing.T, b idem.Backend) {
-	s, key, ctx := idem.New(b), NewKey(t), context.Background()
+	s, key, ctx := idem.New(b), NewKey(t), tctx(t)
 	var n atomic.Int64
 	if _, _, err := s.Do(ctx, key, map[string]int{"cents": 500}, counter(`1`, &n)); err != nil {
 		t.Fatal(err)
@@ -163,7 +171,7 @@ func hold(t *testing.T, s *idem.Store, key string, res string) (release func(), 
 	}
 	done := make(chan out, 1)
 	go func() {
-		r, _, err := s.Do(context.Background(), key, "p", func(context.Context) ([]byte, error) {
+		r, _, err := s.Do(tctx(t), key, "p", func(context.Context) ([]byte, error) {
 			close(running)
 			<-unblock
 			return []byte(res), nil
@@ -185,9 +193,9 @@ func testInProgressFails(t *testing.T, b idem.Backend) {
 	s, key := idem.New(b), NewKey(t)
 	release, wait := hold(t, s, key, `"held"`)
 	var n atomic.Int64
-	_, rep, err := s.Do(context.Background(), key, "p", counter(`"other"`, &n), idem.OnInProgress(idem.Fail))
-	if !errors.Is(err, idem.ErrInProgress) || rep || n.Load() != 0 {
-		t.Fatalf("Do while held: replayed %v, err %v, fn runs %d; want ErrInProgress and no run", rep, err, n.Load())
+	_, rep, err := s.Do(tctx(t), key, "p", counter(`"other"`, &n), idem.OnInProgress(idem.Fail))
+	if !errors.Is(err, idem.ErrInProgress) || errors.Is(err, context.DeadlineExceeded) || rep || n.Load() != 0 {
+		t.Fatalf("Do while held: replayed %v, err %v, fn runs %d; want ErrInProgress at once (no wait) and no run", rep, err, n.Load())
 	}
 	release()
 	if _, err := wait(); err != nil {
@@ -206,7 +214,7 @@ func testInProgressWaits(t *testing.T, b idem.Backend) {
 	}
 	got := make(chan out, 1)
 	go func() {
-		r, rep, err := s.Do(context.Background(), key, "p", counter(`"other"`, &n))
+		r, rep, err := s.Do(tctx(t), key, "p", counter(`"other"`, &n))
 		got <- out{r, rep, err}
 	}()
 	select {
@@ -227,7 +235,7 @@ func testInProgressWaits(t *testing.T, b idem.Backend) {
 func testWaitBoundedByContext(t *testing.T, b idem.Backend) {
 	s, key := idem.New(b, idem.WithPollInterval(5*time.Millisecond)), NewKey(t)
 	release, wait := hold(t, s, key, `"held"`)
-	ctx, cancel := context.WithTimeout(context.Background(), 40*time.Millisecond)
+	ctx, cancel := context.WithTimeout(tctx(t), 40*time.Millisecond)
 	defer cancel()
 	var n atomic.Int64
 	t0 := time.Now()
@@ -247,7 +255,7 @@ func testWaitBoundedByContext(t *testing.T, b idem.Backend) {
 var errFlaky = errors.New("payment gateway timeout")
 
 func testFailureReleasesKey(t *testing.T, b idem.Backend) {
-	s, key, ctx := idem.New(b), NewKey(t), context.Background()
+	s, key, ctx := idem.New(b), NewKey(t), tctx(t)
 	runs := 0
 	fn := func(context.Context) ([]byte, error) {
 		runs++
@@ -266,7 +274,7 @@ func testFailureReleasesKey(t *testing.T, b idem.Backend) {
 }
 
 func testPermanentFailureStored(t *testing.T, b idem.Backend) {
-	s, key, ctx := idem.New(b), NewKey(t), context.Background()
+	s, key, ctx := idem.New(b), NewKey(t), tctx(t)
 	runs := 0
 	fn := func(context.Context) ([]byte, error) {
 		runs++
@@ -286,7 +294,7 @@ func testPermanentFailureStored(t *testing.T, b idem.Backend) {
 }
 
 func testPanicReleasesKey(t *testing.T, b idem.Backend) {
-	s, key, ctx := idem.New(b), NewKey(t), context.Background()
+	s, key, ctx := idem.New(b), NewKey(t), tctx(t)
 	func() {
 		defer func() {
 			if recover() == nil {
@@ -304,7 +312,7 @@ func testPanicReleasesKey(t *testing.T, b idem.Backend) {
 
 func testCompletedKeyExpires(t *testing.T, b idem.Backend) {
 	const ttl = 250 * time.Millisecond
-	s, key, ctx := idem.New(b, idem.WithTTL(ttl)), NewKey(t), context.Background()
+	s, key, ctx := idem.New(b, idem.WithTTL(ttl)), NewKey(t), tctx(t)
 	var n atomic.Int64
 	if _, _, err := s.Do(ctx, key, "p", counter(`1`, &n)); err != nil {
 		t.Fatal(err)
@@ -320,7 +328,7 @@ func testCompletedKeyExpires(t *testing.T, b idem.Backend) {
 }
 
 func testPurgeDeletesExpired(t *testing.T, b idem.Backend) {
-	ctx := context.Background()
+	ctx := tctx(t)
 	short, long := idem.New(b, idem.WithTTL(30*time.Millisecond)), idem.New(b)
 	var n atomic.Int64
 	k1, k2, keep := NewKey(t), NewKey(t), NewKey(t)
@@ -346,7 +354,7 @@ func testPurgeDeletesExpired(t *testing.T, b idem.Backend) {
 // a lease that runs out after lease.
 func abandon(t *testing.T, b idem.Backend, key string, lease time.Duration) {
 	t.Helper()
-	rec, err := b.Claim(context.Background(), key, idem.Claim{Token: "dead-holder", Params: paramsOf(t, "p"), Lease: lease})
+	rec, err := b.Claim(tctx(t), key, idem.Claim{Token: "dead-holder", Params: paramsOf(t, "p"), Lease: lease})
 	if err != nil || !rec.Owned {
 		t.Fatalf("Claim by the soon-dead holder = %+v, %v", rec, err)
 	}
@@ -365,10 +373,10 @@ func testAbandonedRerun(t *testing.T, b idem.Backend) {
 	abandon(t, b, key, 300*time.Millisecond)
 	s := idem.New(b, idem.WithPollInterval(5*time.Millisecond))
 	var n atomic.Int64
-	if _, _, err := s.Do(context.Background(), key, "p", counter(`1`, &n), idem.OnInProgress(idem.Fail)); !errors.Is(err, idem.ErrInProgress) {
+	if _, _, err := s.Do(tctx(t), key, "p", counter(`1`, &n), idem.OnInProgress(idem.Fail)); !errors.Is(err, idem.ErrInProgress) {
 		t.Fatalf("Do while the dead holder's lease is live: %v; want ErrInProgress", err)
 	}
-	r, rep, err := s.Do(context.Background(), key, "p", counter(`"rerun"`, &n))
+	r, rep, err := s.Do(tctx(t), key, "p", counter(`"rerun"`, &n))
 	if err != nil || rep || string(r) != `"rerun"` || n.Load() != 1 {
 		t.Fatalf("Do after the lease ran out = %q, replayed %v, %v, runs %d; want the key taken over and fn run", r, rep, err, n.Load())
 	}
@@ -386,11 +394,11 @@ func testAbandonedRecovered(t *testing.T, b idem.Backend) {
 		return []byte(`"found in sink"`), true, nil
 	}))
 	var n atomic.Int64
-	r, rep, err := s.Do(context.Background(), key, "p", counter(`"rerun"`, &n))
+	r, rep, err := s.Do(tctx(t), key, "p", counter(`"rerun"`, &n))
 	if err != nil || !rep || string(r) != `"found in sink"` || n.Load() != 0 || asked.Load() != 1 {
 		t.Fatalf("Do on an abandoned key = %q, replayed %v, %v, runs %d, recover asked %d; want the sink's result, replayed, no run", r, rep, err, n.Load(), asked.Load())
 	}
-	r, rep, err = s.Do(context.Background(), key, "p", counter(`"rerun"`, &n))
+	r, rep, err = s.Do(tctx(t), key, "p", counter(`"rerun"`, &n))
 	if err != nil || !rep || string(r) != `"found in sink"` || asked.Load() != 1 {
 		t.Fatalf("next Do = %q, replayed %v, %v; want the recovered result stored", r, rep, err)
 	}
@@ -403,7 +411,7 @@ func testAbandonedNotFound(t *testing.T, b idem.Backend) {
 		return nil, false, nil
 	}))
 	var n atomic.Int64
-	r, rep, err := s.Do(context.Background(), key, "p", counter(`"ran"`, &n))
+	r, rep, err := s.Do(tctx(t), key, "p", counter(`"ran"`, &n))
 	if err != nil || rep || string(r) != `"ran"` || n.Load() != 1 {
 		t.Fatalf("Do on an abandoned key with no effect in the sink = %q, replayed %v, %v, runs %d; want fn run once", r, rep, err, n.Load())
 	}
@@ -416,7 +424,7 @@ func testHeartbeatKeepsHolder(t *testing.T, b idem.Backend) {
 	running, finish := make(chan struct{}), make(chan struct{})
 	done := make(chan error, 1)
 	go func() {
-		_, _, err := s.Do(context.Background(), key, "p", func(ctx context.Context) ([]byte, error) {
+		_, _, err := s.Do(tctx(t), key, "p", func(ctx context.Context) ([]byte, error) {
 			close(running)
 			select { // works until told; the heartbeat must keep the key
 			case <-finish:
@@ -435,7 +443,7 @@ func testHeartbeatKeepsHolder(t *testing.T, b idem.Backend) {
 	var n atomic.Int64
 	tries := 0
 	for deadline := time.Now().Add(4 * lease); time.Now().Before(deadline); tries++ {
-		if _, _, err := s.Do(context.Background(), key, "p", counter(`"thief"`, &n), idem.OnInProgress(idem.Fail)); !errors.Is(err, idem.ErrInProgress) {
+		if _, _, err := s.Do(tctx(t), key, "p", counter(`"thief"`, &n), idem.OnInProgress(idem.Fail)); !errors.Is(err, idem.ErrInProgress) {
 			close(finish)
 			t.Fatalf("Do while a live holder works past its first lease (try %d): %v; want ErrInProgress", tries+1, err)
 		}
@@ -451,7 +459,7 @@ func testHeartbeatKeepsHolder(t *testing.T, b idem.Backend) {
 }
 
 func testStaleHolderLosesLease(t *testing.T, b idem.Backend) {
-	ctx, key := context.Background(), NewKey(t)
+	ctx, key := tctx(t), NewKey(t)
 	p := paramsOf(t, "p")
 	if rec, err := b.Claim(ctx, key, idem.Claim{Token: "stale", Params: p, Lease: 30 * time.Millisecond}); err != nil || !rec.Owned {
 		t.Fatalf("Claim = %+v, %v", rec, err)
@@ -477,7 +485,7 @@ func testStaleHolderLosesLease(t *testing.T, b idem.Backend) {
 }
 
 func testReleaseByNonHolder(t *testing.T, b idem.Backend) {
-	ctx, key := context.Background(), NewKey(t)
+	ctx, key := tctx(t), NewKey(t)
 	p := paramsOf(t, "p")
 	if rec, err := b.Claim(ctx, key, idem.Claim{Token: "holder", Params: p, Lease: time.Minute}); err != nil || !rec.Owned {
 		t.Fatalf("Claim = %+v, %v", rec, err)
