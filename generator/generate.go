@@ -67,7 +67,7 @@ func Generate(cfg Config, patterns ...string) (*Output, error) {
 				fatal = true
 			}
 		}
-		if len(typeErrs) == 0 && len(compileErrs) > 0 {
+		if len(typeErrs) == 0 && !fatal && len(compileErrs) > 0 {
 			errs = append(errs, compileErrs...)
 			fatal = true
 		}

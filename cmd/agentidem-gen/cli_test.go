@@ -171,3 +171,14 @@ func TestRefusesForeignFile(t *testing.T) {
 	data, _ := os.ReadFile(mine)
 	assert.Equal(t, "package agent\n", string(data))
 }
+
+func TestSyntaxErrorsOnce(t *testing.T) {
+	dir := agentModule(t, goodSrc)
+	write(t, filepath.Join(dir, "agent", "bad.go"), "package agent\n\nfunc broken( {\n")
+	code, _, errOut := runCLI("./...")
+	assert.Equal(t, 1, code)
+	assert.True(t, strings.HasPrefix(errOut, filepath.Join(dir, "agent", "bad.go")+":3:14: expected ')', found '{'\n"), errOut)
+	assert.NotContains(t, errOut, "# example.com/cli/agent", "the compiler's copy of the syntax errors is noise")
+	_, err := os.Stat(filepath.Join(dir, "agent", generator.FileName))
+	assert.True(t, os.IsNotExist(err))
+}
