@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -115,6 +116,21 @@ func TestTraceThroughServer(t *testing.T) {
 	}
 }
 
+func TestToolErrorIsAFailedCall(t *testing.T) {
+	w := newWorld(t)
+	tr, err := runtime.RunTraced(context.Background(), "bad-refund", func(ctx context.Context) error {
+		_, err := w.call(ctx, "refund", map[string]any{"payment_id": "pay-404"})
+		return err
+	})
+	if err == nil || !strings.Contains(err.Error(), "not found") {
+		t.Fatalf("want the tool's error, got %v", err)
+	}
+	calls := tr.Calls("refund")
+	if len(calls) != 1 || calls[0].Status != runtime.StatusFailed || calls[0].Effective() {
+		t.Fatalf("a result with isError must be recorded as a failed call, got %+v", calls)
+	}
+}
+
 func TestNaiveClientIsCaught(t *testing.T) {
 	w := newWorld(t)
 	rep := testkit.Run(t, bank.Client{Call: w.call}.Run, w.options()...)
@@ -125,13 +141,13 @@ func TestNaiveClientIsCaught(t *testing.T) {
 		t.Fatal("the naive client retried a refund whose acknowledgement was lost, and the report says safe")
 	}
 	for k := 1; k <= 3; k++ {
-		sc := "lost_acknowledgement/refund#" + string(rune('0'+k))
-		if !has(rep, sc, runtime.CodeDuplicateWrite) {
-			t.Errorf("no duplicate_write in %s; findings: %v", sc, codes(rep))
+		sc := fmt.Sprintf("lost_acknowledgement/refund#%d", k)
+		if !bank.Has(rep, sc, runtime.CodeDuplicateWrite) {
+			t.Errorf("no duplicate_write in %s; findings: %v", sc, bank.Codes(rep))
 		}
 	}
 	for _, sc := range []string{"before_operation_failure/refund#1", "lost_request/refund#1", "duplicate_delivery/sequential"} {
-		if res := result(rep, sc); res == nil || !res.Safe {
+		if res := bank.Result(rep, sc); res == nil || !res.Safe {
 			t.Errorf("%s: want safe (a retry after a call that did not run is fine), got %+v", sc, res)
 		}
 	}
@@ -141,12 +157,12 @@ func TestKeyedClientIsSafe(t *testing.T) {
 	w := newWorld(t)
 	rep := testkit.TestAgent(t, bank.Client{Keyed: true, Call: w.call}.Run, w.options()...)
 	if !rep.Safe {
-		t.Fatalf("keyed client reported unsafe: %v", codes(rep))
+		t.Fatalf("keyed client reported unsafe: %v", bank.Codes(rep))
 	}
 	if rep.InconclusiveCount != 0 {
 		t.Errorf("%d inconclusive scenarios: a fault did not fire through the middleware", rep.InconclusiveCount)
 	}
-	res := result(rep, "lost_acknowledgement/refund#1")
+	res := bank.Result(rep, "lost_acknowledgement/refund#1")
 	if res == nil {
 		t.Fatal("no lost_acknowledgement/refund#1 scenario")
 	}
@@ -169,30 +185,4 @@ func TestPassThroughWhenInactive(t *testing.T) {
 	if n := w.bank.Load().Refunds(); n != 3 {
 		t.Errorf("refunds = %d, want 3", n)
 	}
-}
-
-func has(rep *runtime.Report, scenario, code string) bool {
-	for _, f := range rep.Findings {
-		if f.Scenario == scenario && f.Code == code {
-			return true
-		}
-	}
-	return false
-}
-
-func result(rep *runtime.Report, scenario string) *runtime.Result {
-	for _, r := range rep.Results {
-		if r.Scenario == scenario {
-			return r
-		}
-	}
-	return nil
-}
-
-func codes(rep *runtime.Report) []string {
-	var out []string
-	for _, f := range rep.Findings {
-		out = append(out, f.Scenario+":"+f.Code)
-	}
-	return out
 }
