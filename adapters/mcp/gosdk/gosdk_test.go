@@ -16,18 +16,20 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// world is a bank served by a real go-sdk MCP server, and a real client
-// session connected to it over the SDK's in-memory transports.
+// world is a bank served by a real go-sdk MCP server. Each invocation of
+// the agent connects a real client session to it over the SDK's in-memory
+// transports: the connection's goroutines then belong to the invocation,
+// which is what lets the scheduler see every call of it (a session opened
+// outside the agent runs its handlers outside the schedule's bubble).
 type world struct {
 	bank atomic.Pointer[bank.Bank]
-	cs   *mcp.ClientSession
+	srv  *mcp.Server
 }
 
 func newWorld(t *testing.T) *world {
 	t.Helper()
 	w := &world{}
 	w.bank.Store(bank.New())
-	ctx := context.Background()
 	srv := mcp.NewServer(&mcp.Implementation{Name: "bank", Version: "1.0.0"}, nil)
 	mcp.AddTool(srv, &mcp.Tool{Name: "get_payment", Description: "read a payment"},
 		func(ctx context.Context, _ *mcp.CallToolRequest, in bank.GetPaymentIn) (*mcp.CallToolResult, bank.Payment, error) {
@@ -40,42 +42,57 @@ func newWorld(t *testing.T) *world {
 			return nil, r, err
 		})
 	srv.AddReceivingMiddleware(gosdk.Middleware(bank.Tools))
-
-	st, ct := mcp.NewInMemoryTransports()
-	ss, err := srv.Connect(ctx, st, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	client := mcp.NewClient(&mcp.Implementation{Name: "agent", Version: "1.0.0"}, nil)
-	client.AddSendingMiddleware(gosdk.Propagate())
-	cs, err := client.Connect(ctx, ct, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		cs.Close()
-		ss.Wait()
-	})
-	w.cs = cs
+	w.srv = srv
 	return w
 }
 
-// call is the bank.Caller over the client session.
-func (w *world) call(ctx context.Context, tool string, args map[string]any) (json.RawMessage, error) {
-	res, err := w.cs.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: args})
-	if err != nil {
-		return nil, err
-	}
-	if res.IsError {
-		var msg []string
-		for _, c := range res.Content {
-			if t, ok := c.(*mcp.TextContent); ok {
-				msg = append(msg, t.Text)
-			}
+// agent is one invocation of the scripted client: connect, refund every
+// payment in parallel, disconnect.
+func (w *world) agent(keyed bool) func(context.Context) error {
+	return func(ctx context.Context) error {
+		cs, stop, err := w.connect(ctx)
+		if err != nil {
+			return err
 		}
-		return nil, errors.New(strings.Join(msg, "; "))
+		defer stop()
+		return bank.Client{Keyed: keyed, Call: caller(cs)}.Run(ctx)
 	}
-	return json.Marshal(res.StructuredContent)
+}
+
+func (w *world) connect(ctx context.Context) (*mcp.ClientSession, func(), error) {
+	st, ct := mcp.NewInMemoryTransports()
+	ss, err := w.srv.Connect(context.WithoutCancel(ctx), st, nil)
+	if err != nil {
+		return nil, nil, fmt.Errorf("server connect: %w", err)
+	}
+	client := mcp.NewClient(&mcp.Implementation{Name: "agent", Version: "1.0.0"}, nil)
+	client.AddSendingMiddleware(gosdk.Propagate())
+	cs, err := client.Connect(context.WithoutCancel(ctx), ct, nil)
+	if err != nil {
+		ss.Close()
+		return nil, nil, fmt.Errorf("client connect: %w", err)
+	}
+	return cs, func() { cs.Close(); ss.Wait() }, nil
+}
+
+// caller is the bank.Caller over a client session.
+func caller(cs *mcp.ClientSession) bank.Caller {
+	return func(ctx context.Context, tool string, args map[string]any) (json.RawMessage, error) {
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: args})
+		if err != nil {
+			return nil, err
+		}
+		if res.IsError {
+			var msg []string
+			for _, c := range res.Content {
+				if t, ok := c.(*mcp.TextContent); ok {
+					msg = append(msg, t.Text)
+				}
+			}
+			return nil, errors.New(strings.Join(msg, "; "))
+		}
+		return json.Marshal(res.StructuredContent)
+	}
 }
 
 func (w *world) options() []testkit.Option {
@@ -87,7 +104,7 @@ func (w *world) options() []testkit.Option {
 
 func TestTraceThroughServer(t *testing.T) {
 	w := newWorld(t)
-	tr, err := runtime.RunTraced(context.Background(), "refund-client", bank.Client{Call: w.call}.Run)
+	tr, err := runtime.RunTraced(context.Background(), "refund-client", w.agent(false))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -119,7 +136,12 @@ func TestTraceThroughServer(t *testing.T) {
 func TestToolErrorIsAFailedCall(t *testing.T) {
 	w := newWorld(t)
 	tr, err := runtime.RunTraced(context.Background(), "bad-refund", func(ctx context.Context) error {
-		_, err := w.call(ctx, "refund", map[string]any{"payment_id": "pay-404"})
+		cs, stop, err := w.connect(ctx)
+		if err != nil {
+			return err
+		}
+		defer stop()
+		_, err = caller(cs)(ctx, "refund", map[string]any{"payment_id": "pay-404"})
 		return err
 	})
 	if err == nil || !strings.Contains(err.Error(), "not found") {
@@ -133,7 +155,7 @@ func TestToolErrorIsAFailedCall(t *testing.T) {
 
 func TestNaiveClientIsCaught(t *testing.T) {
 	w := newWorld(t)
-	rep := testkit.Run(t, bank.Client{Call: w.call}.Run, w.options()...)
+	rep := testkit.Run(t, w.agent(false), w.options()...)
 	if !rep.BaselineSucceeded {
 		t.Fatalf("baseline failed: %s", rep.BaselineFailure)
 	}
@@ -155,7 +177,7 @@ func TestNaiveClientIsCaught(t *testing.T) {
 
 func TestKeyedClientIsSafe(t *testing.T) {
 	w := newWorld(t)
-	rep := testkit.TestAgent(t, bank.Client{Keyed: true, Call: w.call}.Run, w.options()...)
+	rep := testkit.TestAgent(t, w.agent(true), w.options()...)
 	if !rep.Safe {
 		t.Fatalf("keyed client reported unsafe: %v", bank.Codes(rep))
 	}
@@ -179,7 +201,7 @@ func TestKeyedClientIsSafe(t *testing.T) {
 
 func TestPassThroughWhenInactive(t *testing.T) {
 	w := newWorld(t)
-	if err := (bank.Client{Call: w.call}).Run(context.Background()); err != nil {
+	if err := w.agent(false)(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	if n := w.bank.Load().Refunds(); n != 3 {
