@@ -62,6 +62,7 @@ var cases = []struct {
 	{"HeartbeatKeepsLiveHolder", testHeartbeatKeepsHolder},
 	{"StaleHolderLosesLease", testStaleHolderLosesLease},
 	{"ReleaseByNonHolderIgnored", testReleaseByNonHolder},
+	{"ClaimRaceHasOneWinner", testClaimRace},
 }
 
 // NewKey returns a key no other test uses, named after the test for
@@ -503,6 +504,49 @@ func testReleaseByNonHolder(t *testing.T, b idem.Backend) {
 	if rec, err := b.Claim(ctx, key, idem.Claim{Token: "other", Params: p, Lease: time.Minute}); err != nil || !rec.Owned {
 		t.Fatalf("Claim after the holder's Release = %+v, %v; want Owned", rec, err)
 	}
+}
+
+// testClaimRace races claims of fresh keys (and takeovers of abandoned
+// ones) straight at the backend, many rounds, so that every path of Claim,
+// not only its fast path, meets a concurrent claimer.
+func testClaimRace(t *testing.T, b idem.Backend) {
+	const rounds, racers = 100, 8
+	p := paramsOf(t, "p")
+	ctx := tctx(t)
+	lost := 0
+	for round := 0; round < rounds; round++ {
+		key := NewKey(t)
+		if round%2 == 1 { // odd rounds race to take over an abandoned key
+			if rec, err := b.Claim(ctx, key, idem.Claim{Token: "dead", Params: p, Lease: time.Millisecond}); err != nil || !rec.Owned {
+				t.Fatalf("Claim = %+v, %v", rec, err)
+			}
+			time.Sleep(3 * time.Millisecond)
+		}
+		var owned atomic.Int64
+		var wg sync.WaitGroup
+		start := make(chan struct{})
+		for i := 0; i < racers; i++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				<-start
+				rec, err := b.Claim(ctx, key, idem.Claim{Token: fmt.Sprint("racer", i), Params: p, Lease: time.Minute})
+				if err != nil {
+					t.Errorf("Claim: %v", err)
+				}
+				if rec.Owned {
+					owned.Add(1)
+				}
+			}()
+		}
+		close(start)
+		wg.Wait()
+		if owned.Load() != 1 {
+			lost++
+			t.Errorf("round %d: %d racers own the key, want exactly 1", round, owned.Load())
+		}
+	}
+	t.Logf("%d rounds of %d racing claims: %d rounds without exactly one owner", rounds, racers, lost)
 }
 
 // Goroutines, Attempts and Work are the load of the concurrency test: 64 ×
