@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"go/ast"
+	"go/build"
 	"go/parser"
 	"go/printer"
 	"go/token"
@@ -128,14 +129,20 @@ func buildPackage(pkg *packages.Package, typeErrs []packages.Error) (*Package, E
 	}
 	for _, f := range pkg.Syntax {
 		docs := map[*ast.CommentGroup]bool{}
+		constrained := constrainedFile(b.fset.File(f.Pos()).Name())
 		for _, decl := range f.Decls {
 			fn, ok := decl.(*ast.FuncDecl)
 			if !ok || fn.Doc == nil {
 				continue
 			}
 			docs[fn.Doc] = true
-			if op := b.buildOp(fn); op != nil {
-				out.Ops = append(out.Ops, op)
+			op := b.buildOp(fn)
+			if op == nil {
+				continue
+			}
+			out.Ops = append(out.Ops, op)
+			if constrained {
+				b.warnings = append(b.warnings, fmt.Sprintf("%s: warning: %s is in %s, which is built only under a build constraint (a //go:build line or a GOOS/GOARCH file suffix); %s is not, so a build without the constraint fails with undefined: %s. Annotate functions in files every build includes", op.decl, op.Func, op.Pos.Filename, FileName, op.Func))
 			}
 		}
 		b.misplaced(f, docs)
@@ -143,6 +150,23 @@ func buildPackage(pkg *packages.Package, typeErrs []packages.Error) (*Package, E
 	b.crossCheck(out)
 	sortByPos(b.errs)
 	return out, b.errs, b.warnings
+}
+
+// constrainedFile reports whether the Go file at path is left out of some
+// ordinary builds: it has a build constraint that fails for one of a few
+// common platforms with no extra tags, or a GOOS/GOARCH file name suffix.
+func constrainedFile(path string) bool {
+	dir, name := filepath.Split(path)
+	for _, p := range [][2]string{{"linux", "amd64"}, {"darwin", "arm64"}, {"windows", "386"}} {
+		ctx := build.Default
+		ctx.GOOS, ctx.GOARCH = p[0], p[1]
+		ctx.BuildTags, ctx.ToolTags, ctx.ReleaseTags = nil, nil, build.Default.ReleaseTags
+		ctx.CgoEnabled = true
+		if ok, err := ctx.MatchFile(dir, name); err == nil && !ok {
+			return true
+		}
+	}
+	return false
 }
 
 // sortByPos orders errors by file, line and column, so that the list reads

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	goruntime "runtime"
 	"strings"
 	"testing"
 
@@ -181,4 +182,36 @@ func TestSyntaxErrorsOnce(t *testing.T) {
 	assert.NotContains(t, errOut, "# example.com/cli/agent", "the compiler's copy of the syntax errors is noise")
 	_, err := os.Stat(filepath.Join(dir, "agent", generator.FileName))
 	assert.True(t, os.IsNotExist(err))
+}
+
+func TestTags(t *testing.T) {
+	dir := agentModule(t, goodSrc)
+	write(t, filepath.Join(dir, "agent", "special.go"), "//go:build special\n\npackage agent\n\n//agentidem:read\nfunc special(id string) (string, error) { return id, nil }\n")
+	gen := filepath.Join(dir, "agent", generator.FileName)
+	code, _, errOut := runCLI("./...")
+	require.Equal(t, 0, code, errOut)
+	data, _ := os.ReadFile(gen)
+	assert.NotContains(t, string(data), "specialTraced", "a file excluded by build tags was read")
+
+	code, _, errOut = runCLI("check", "--tags", "special", "./...")
+	assert.Equal(t, 1, code, "with the tag, the file is stale")
+	assert.Contains(t, errOut, "stale: "+gen)
+	code, _, errOut = runCLI("--tags", "special", "./...")
+	require.Equal(t, 0, code, errOut)
+	data, _ = os.ReadFile(gen)
+	assert.Contains(t, string(data), "func specialTraced(id string)")
+	// The wrapper file has no such constraint: the user is warned.
+	assert.Equal(t, filepath.Join(dir, "agent", "special.go")+":6:1: warning: special is in special.go, which is built only under a build constraint (a //go:build line or a GOOS/GOARCH file suffix); agentidem_gen.go is not, so a build without the constraint fails with undefined: special. Annotate functions in files every build includes\n", errOut)
+}
+
+func TestPlatformFileWarns(t *testing.T) {
+	if goruntime.GOOS != "linux" {
+		t.Skip("the file is for linux")
+	}
+	dir := agentModule(t, goodSrc)
+	write(t, filepath.Join(dir, "agent", "tools_linux.go"), "package agent\n\n//agentidem:read\nfunc linuxOnly(id string) (string, error) { return id, nil }\n")
+	code, _, errOut := runCLI("./...")
+	require.Equal(t, 0, code, errOut)
+	assert.Contains(t, errOut, "warning: linuxOnly is in tools_linux.go, which is built only under a build constraint")
+	assert.NotContains(t, errOut, "tools.go:", "an unconstrained file was reported")
 }
