@@ -39,6 +39,20 @@ type Backend struct {
 	db    *sql.DB
 	owned bool
 	now   func() time.Time
+	// wsem lets one write of this process at a time reach SQLite: its
+	// writers queue here instead of in SQLite's sleeping busy handler, which
+	// is left to arbitrate between processes.
+	wsem chan struct{}
+}
+
+// lockWrite takes the process's write turn, or fails when ctx ends first.
+func (b *Backend) lockWrite(ctx context.Context) (unlock func(), err error) {
+	select {
+	case b.wsem <- struct{}{}:
+		return func() { <-b.wsem }, nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
 }
 
 var _ idem.Backend = (*Backend)(nil)
@@ -90,7 +104,7 @@ func Open(path string, opts ...Option) (*Backend, error) {
 // driver that the caller opened and configured (WAL and a busy timeout are
 // recommended; see Open). Close does not close db.
 func New(db *sql.DB) *Backend {
-	return &Backend{db: db, now: time.Now}
+	return &Backend{db: db, now: time.Now, wsem: make(chan struct{}, 1)}
 }
 
 // DB returns the database handle.
@@ -205,6 +219,11 @@ func (b *Backend) Claim(ctx context.Context, key string, c idem.Claim) (idem.Rec
 		return r.record(), nil
 	}
 
+	unlock, err := b.lockWrite(ctx)
+	if err != nil {
+		return idem.Record{}, err
+	}
+	defer unlock()
 	tx, err := b.db.BeginTx(ctx, nil) // BEGIN IMMEDIATE under Open's DSN
 	if err != nil {
 		return idem.Record{}, hint(err)
@@ -248,6 +267,11 @@ func (b *Backend) Claim(ctx context.Context, key string, c idem.Claim) (idem.Rec
 
 // Extend implements idem.Backend.
 func (b *Backend) Extend(ctx context.Context, key, token string, lease time.Duration) error {
+	unlock, err := b.lockWrite(ctx)
+	if err != nil {
+		return err
+	}
+	defer unlock()
 	now := b.now().UnixMilli()
 	return b.held(b.db.ExecContext(ctx, `UPDATE idem_keys SET until_ms = ?, updated_ms = ? WHERE idem_key = ? AND state = 1 AND token = ?`,
 		now+lease.Milliseconds(), now, key, token))
@@ -255,6 +279,11 @@ func (b *Backend) Extend(ctx context.Context, key, token string, lease time.Dura
 
 // Complete implements idem.Backend.
 func (b *Backend) Complete(ctx context.Context, key, token string, out idem.Outcome, ttl time.Duration) error {
+	unlock, err := b.lockWrite(ctx)
+	if err != nil {
+		return err
+	}
+	defer unlock()
 	now := b.now().UnixMilli()
 	result := out.Result
 	if result == nil {
@@ -278,12 +307,22 @@ func (b *Backend) held(res sql.Result, err error) error {
 
 // Release implements idem.Backend.
 func (b *Backend) Release(ctx context.Context, key, token string) error {
-	_, err := b.db.ExecContext(ctx, `DELETE FROM idem_keys WHERE idem_key = ? AND state = 1 AND token = ?`, key, token)
+	unlock, err := b.lockWrite(ctx)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	_, err = b.db.ExecContext(ctx, `DELETE FROM idem_keys WHERE idem_key = ? AND state = 1 AND token = ?`, key, token)
 	return hint(err)
 }
 
 // Purge implements idem.Backend.
 func (b *Backend) Purge(ctx context.Context) (int64, error) {
+	unlock, err := b.lockWrite(ctx)
+	if err != nil {
+		return 0, err
+	}
+	defer unlock()
 	res, err := b.db.ExecContext(ctx, `DELETE FROM idem_keys WHERE state = 2 AND until_ms <= ?`, b.now().UnixMilli())
 	if err != nil {
 		return 0, hint(err)

@@ -1,47 +1,63 @@
 #!/usr/bin/env bash
-# scripts/bench/idem.sh — idem.Do against a naive check-then-insert, per backend.
+# idem.sh: idem.Do against a naive check-then-insert, per backend, as a table.
 #
-# Prints one table to stdout: first-call and replay throughput (64 goroutines)
-# and the duplicate executions per key when 64 goroutines hit one fresh key at
-# once. Memory and SQLite always run; PostgreSQL only when AGENTIDEM_PG_DSN is
-# set (source .ci/postgres.sh first). BENCHTIME overrides go test's -benchtime.
+# For each backend (memory, SQLite, and PostgreSQL when AGENTIDEM_PG_DSN is
+# set: source .ci/postgres.sh first) it runs the benchmarks of
+# idemtest.Benchmarks COUNT times and prints the median throughput of first
+# calls on fresh keys and of replays of one completed key (64 goroutines
+# each), and the duplicate executions per key when 64 goroutines hit one
+# fresh key at once (mean over all rounds: 0 for idem; 63 means every
+# goroutine ran the work). Exit status 0 whatever the figures.
+#
+#   scripts/bench/idem.sh                      # COUNT=3 BENCHTIME=1s
+#   COUNT=5 BENCHTIME=2s scripts/bench/idem.sh
+#   RAW=out.txt scripts/bench/idem.sh          # also keep the raw go test output
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
+count=${COUNT:-3}
 benchtime=${BENCHTIME:-1s}
-raw=$(mktemp)
-trap 'rm -f "$raw"' EXIT
+raw=${RAW:-$(mktemp)}
+: >"$raw"
 
 bench() { # dir pattern label
-	(cd "$root/$1" && go test -run '^$' -bench "$2" -benchtime "$benchtime" -count 1 .) |
+	echo "go test -run '^\$' -bench '$2' -benchtime $benchtime -count $count ./$1" >&2
+	(cd "$root/$1" && go test -run '^$' -bench "$2" -benchtime "$benchtime" -count "$count" .) |
 		awk -v label="$3" '/^Benchmark/ { print label, $0 }' >>"$raw"
 }
 
 bench idem '^BenchmarkMemory$' memory
 bench idem/sqlite '^BenchmarkSQLite$' sqlite
+pg_note=""
 if [ -n "${AGENTIDEM_PG_DSN:-}" ]; then
 	bench idem/postgres '^BenchmarkPostgres$' postgres
-	pg_note=""
 else
 	pg_note="postgres: skipped (AGENTIDEM_PG_DSN is not set; source .ci/postgres.sh)"
 fi
 
-echo "idem: Do vs naive check-then-insert ($(nproc) cores, GOMAXPROCS default, -benchtime $benchtime)"
+echo "idem: Do vs naive check-then-insert; $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg); median of $count, -benchtime $benchtime"
 awk '
+function median(list,   v, n, i, j, t) {
+	n = split(list, v, " ")
+	for (i = 2; i <= n; i++) for (j = i; j > 1 && v[j - 1] + 0 > v[j] + 0; j--) { t = v[j]; v[j] = v[j - 1]; v[j - 1] = t }
+	if (n == 0) return 0
+	return (n % 2) ? v[(n + 1) / 2] : (v[n / 2] + v[n / 2 + 1]) / 2
+}
 {
 	label = $1; split($2, parts, "/"); kind = parts[2]; impl = parts[3]; sub(/-[0-9]+$/, "", impl)
 	key = label "/" impl
 	if (!(key in seen)) { seen[key] = 1; order[++n] = key }
 	for (i = 3; i < NF; i++) {
-		if ($(i + 1) == "ns/op") ns[key "/" kind] = $i
-		if ($(i + 1) == "dups/op") dups[key] = $i
+		if ($(i + 1) == "ns/op") ns[key "/" kind] = ns[key "/" kind] " " $i
+		if ($(i + 1) == "dups/op") { dsum[key] += $i * $3; dn[key] += $3 }
 	}
 }
 END {
-	printf "%-9s %-6s %16s %16s %22s\n", "backend", "impl", "first ops/s", "replay ops/s", "dups/key (64 at once)"
+	printf "%-9s %-6s %14s %14s %24s\n", "backend", "impl", "first ops/s", "replay ops/s", "dups/key, 64 at once"
 	for (j = 1; j <= n; j++) {
 		k = order[j]; split(k, kp, "/")
-		f = ns[k "/first"]; r = ns[k "/replay"]
-		printf "%-9s %-6s %16.0f %16.0f %22s\n", kp[1], kp[2], (f > 0 ? 1e9 / f : 0), (r > 0 ? 1e9 / r : 0), dups[k]
+		f = median(ns[k "/first"]); r = median(ns[k "/replay"])
+		d = dn[k] ? sprintf("%.2f (%d keys)", dsum[k] / dn[k], dn[k]) : "-"
+		printf "%-9s %-6s %14.0f %14.0f %24s\n", kp[1], kp[2], (f > 0 ? 1e9 / f : 0), (r > 0 ? 1e9 / r : 0), d
 	}
 }' "$raw"
 if [ -n "$pg_note" ]; then echo "$pg_note"; fi
