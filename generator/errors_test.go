@@ -47,6 +47,7 @@ var errorCases = []errorCase{
 	{"types/types.go", "w\n", `^identity=w has type withFunc, which cannot be canonicalized: field On: a func`},
 	{"types/types.go", "string", `^identity=string is a type, not a value`},
 	{"types/types.go", "ch\nfunc chanEntity", `^entity=ch has type chan int, which cannot be canonicalized`},
+	{"types/types.go", "ref\n", `^identity=ref: ref is a result of result, which has no value before the call: use parameters`},
 	{"types/types.go", "<-ids", `^identity=<-ids receives from a channel: the wrapper evaluates it before the call`},
 	// Non-deterministic identities, anywhere in the expression.
 	{"nondet/nondet.go", "time.Now()\nfunc now", `^identity=time\.Now\(\): time\.Now is non-deterministic: a retry would get a fresh identity`},

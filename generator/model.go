@@ -203,6 +203,11 @@ func posOf(err error) (token.Position, bool) {
 // comment of a function declaration: they would silently do nothing.
 func (b *builder) misplaced(f *ast.File, docs map[*ast.CommentGroup]bool) {
 	for _, cg := range f.Comments {
+		for _, c := range cg.List {
+			if spaced(c.Text) {
+				b.warnings = append(b.warnings, fmt.Sprintf("%s: warning: %q is not a directive, so it annotates nothing: write //agentidem:... with no space after //", b.fset.Position(c.Slash), c.Text))
+			}
+		}
 		if docs[cg] {
 			continue
 		}
@@ -217,6 +222,22 @@ func (b *builder) misplaced(f *ast.File, docs map[*ast.CommentGroup]bool) {
 			b.errs = append(b.errs, errAt(b.fset.Position(c.Slash), "%s is not in the doc comment of a function or method declaration, so it annotates nothing: put it right above func", strings.SplitN(c.Text, " ", 2)[0]))
 		}
 	}
+}
+
+// spaced reports whether a comment looks like a read or write directive
+// written with a space after "//", which Go tools treat as prose.
+func spaced(text string) bool {
+	rest, ok := strings.CutPrefix(text, "//")
+	if !ok || !strings.HasPrefix(rest, " ") && !strings.HasPrefix(rest, "\t") {
+		return false
+	}
+	rest = strings.TrimLeft(rest, " \t")
+	for _, verb := range []string{"agentidem:read", "agentidem:write"} {
+		if after, ok := strings.CutPrefix(rest, verb); ok && (after == "" || after[0] == ' ' || after[0] == '\t') {
+			return true
+		}
+	}
+	return false
 }
 
 func (b *builder) buildOp(fn *ast.FuncDecl) *Op {
@@ -414,8 +435,13 @@ func (b *builder) checkExpr(op *Op, key string, v directive.Value, scope token.P
 	ast.Inspect(expr, func(n ast.Node) bool {
 		switch n := n.(type) {
 		case *ast.Ident:
-			if obj, isVar := info.Uses[n].(*types.Var); isVar && redacted[obj] {
+			obj, isVar := info.Uses[n].(*types.Var)
+			if isVar && redacted[obj] {
 				op.RedactIdentity = true
+			}
+			if isVar && isResult(op.Sig, obj) {
+				b.errs = append(b.errs, errAt(v.Pos, "%s=%s: %s is a result of %s, which has no value before the call: use parameters", key, v.Text, n.Name, op.Func))
+				ok = false
 			}
 		case *ast.UnaryExpr:
 			if n.Op == token.ARROW {
@@ -504,6 +530,16 @@ func paramNames(op *Op) string {
 		return "none"
 	}
 	return strings.Join(names, ", ")
+}
+
+// isResult reports whether v is one of sig's named results.
+func isResult(sig *types.Signature, v *types.Var) bool {
+	for i := 0; i < sig.Results().Len(); i++ {
+		if sig.Results().At(i) == v {
+			return true
+		}
+	}
+	return false
 }
 
 // calleeOf returns the function a call expression calls, or nil.

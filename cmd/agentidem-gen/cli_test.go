@@ -215,3 +215,18 @@ func TestPlatformFileWarns(t *testing.T) {
 	assert.Contains(t, errOut, "warning: linuxOnly is in tools_linux.go, which is built only under a build constraint")
 	assert.NotContains(t, errOut, "tools.go:", "an unconstrained file was reported")
 }
+
+func TestSpacedDirectiveWarns(t *testing.T) {
+	dir := agentModule(t, `package agent
+
+// put is documented; the next line is a directive typed with a space.
+// agentidem:write identity=id
+func put(id string) error { return nil }
+
+// agentidem:writes in prose are fine, and so is "//agentidem:read" quoted.
+func other() {}
+`)
+	code, _, errOut := runCLI("./...")
+	assert.Equal(t, 0, code)
+	assert.Equal(t, filepath.Join(dir, "agent", "tools.go")+`:4:1: warning: "// agentidem:write identity=id" is not a directive, so it annotates nothing: write //agentidem:... with no space after //`+"\n", errOut)
+}

@@ -40,3 +40,6 @@ func chanEntity(ch chan int) error { return nil }
 
 //agentidem:write identity=id,<-ids
 func receive(id string, ids chan string) error { return nil }
+
+//agentidem:write identity=ref
+func result(id string) (ref string, err error) { return id, nil }
