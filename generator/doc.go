@@ -39,18 +39,21 @@
 //     identity=, bad quoting), by package internal/directive;
 //   - each identity and entity expression, type-checked in the scope of the
 //     function's parameters: it must name existing parameters or package-level
-//     names, be a value, and have a type that canonical JSON can encode (no
-//     func, chan, complex, unsafe.Pointer, or struct without exported fields);
+//     names (not results, which have no value yet), be a value, receive from
+//     no channel, and have a type that canonical JSON can encode (no func,
+//     chan, complex, unsafe.Pointer, or struct without exported fields);
 //   - determinism: time.Now, math/rand, crypto/rand and uuid.New* anywhere in
 //     an identity are rejected, since a retry would get a fresh identity;
 //   - placement: a directive that is not in the doc comment of a function
-//     declaration, or a second one on one function;
+//     declaration, a second one on one function, one on init or _;
 //   - names: two ops with one name, two wrappers with one name, a wrapper
 //     name already declared, redact= of an unknown parameter, after= naming
 //     the op itself.
 //
-// A write without an error result is generated with a warning: it is traced,
-// but no fault can be injected into it.
+// Warnings do not stop generation: a write without an error result (it is
+// traced, but no fault can be injected into it), an annotated function in a
+// file with a build constraint (the generated file has none), and
+// "// agentidem:write" typed with a space, which Go reads as prose.
 //
 // # Files
 //
