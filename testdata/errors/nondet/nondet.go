@@ -32,4 +32,12 @@ func uuidString(id string) error { return nil }
 //agentidem:write identity=uuid.New().String()
 func uuidNew(id string) error { return nil }
 
-var _ = fmt.Sprint
+// The imports are used by the directives; these keep the package building.
+var (
+	_ = fmt.Sprint
+	_ = crand.Reader
+	_ = rand.Int
+	_ = randv2.IntN
+	_ = uuid.New
+	_ = time.Now
+)
