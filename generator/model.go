@@ -364,7 +364,7 @@ func (b *builder) buildOp(fn *ast.FuncDecl) *Op {
 		case idx < 0:
 			b.errs = append(b.errs, errAt(r.Pos, "redact=%s: %s has no parameter %s (parameters: %s)", r.Text, op.Func, r.Text, paramNames(op)))
 		case idx == op.CtxParam:
-			b.errs = append(b.errs, errAt(r.Pos, "redact=%s: a context.Context is never recorded", r.Text))
+			b.errs = append(b.errs, errAt(r.Pos, "redact=%s: a context.Context is never recorded; remove it from redact=", r.Text))
 		default:
 			op.Params[idx].Redacted = true
 			redacted[params.At(idx)] = true
@@ -386,7 +386,7 @@ func (b *builder) buildOp(fn *ast.FuncDecl) *Op {
 	}
 	for _, a := range d.After {
 		if a.Text == op.Name {
-			b.errs = append(b.errs, errAt(a.Pos, "after=%s: an op cannot come after itself", a.Text))
+			b.errs = append(b.errs, errAt(a.Pos, "after=%s: an op cannot come after itself; remove it from after=", a.Text))
 			continue
 		}
 		op.After = append(op.After, a.Text)
