@@ -95,3 +95,13 @@ type Backend interface {
 	// Purge deletes Done records past their expiry and reports how many.
 	Purge(ctx context.Context) (int64, error)
 }
+
+// Watcher is an optional interface of a Backend that can wake the calls
+// waiting for a key as soon as its holder completes or releases it, instead
+// of at their next poll. Waiters still poll, for holders that die.
+type Watcher interface {
+	// Watch returns a channel that is closed at the next Complete or
+	// Release of key. Call it before the Claim that may find the key
+	// pending, so that no change is missed between the two.
+	Watch(key string) <-chan struct{}
+}

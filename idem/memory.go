@@ -10,9 +10,32 @@ import (
 // mutex, so a claim is atomic by construction. Keys do not survive the
 // process. The zero value is not usable; call NewMemoryBackend.
 type MemoryBackend struct {
-	mu   sync.Mutex
-	recs map[string]*memRecord
-	now  func() time.Time
+	mu      sync.Mutex
+	recs    map[string]*memRecord
+	changed map[string]chan struct{} // closed at the next Complete or Release of the key
+	now     func() time.Time
+}
+
+var _ Watcher = (*MemoryBackend)(nil)
+
+// Watch implements Watcher.
+func (m *MemoryBackend) Watch(key string) <-chan struct{} {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	ch, ok := m.changed[key]
+	if !ok {
+		ch = make(chan struct{})
+		m.changed[key] = ch
+	}
+	return ch
+}
+
+// notifyLocked wakes the watchers of key.
+func (m *MemoryBackend) notifyLocked(key string) {
+	if ch, ok := m.changed[key]; ok {
+		close(ch)
+		delete(m.changed, key)
+	}
 }
 
 type memRecord struct {
@@ -26,7 +49,7 @@ type memRecord struct {
 
 // NewMemoryBackend returns an empty in-memory backend.
 func NewMemoryBackend() *MemoryBackend {
-	return &MemoryBackend{recs: make(map[string]*memRecord), now: time.Now}
+	return &MemoryBackend{recs: make(map[string]*memRecord), changed: make(map[string]chan struct{}), now: time.Now}
 }
 
 // Claim implements Backend.
@@ -71,6 +94,7 @@ func (m *MemoryBackend) Complete(ctx context.Context, key, token string, out Out
 	}
 	r.state, r.token, r.until = Done, "", m.now().Add(ttl)
 	r.result, r.failed = append([]byte(nil), out.Result...), out.Failed
+	m.notifyLocked(key)
 	return nil
 }
 
@@ -80,6 +104,7 @@ func (m *MemoryBackend) Release(ctx context.Context, key, token string) error {
 	defer m.mu.Unlock()
 	if r, ok := m.recs[key]; ok && r.state == Pending && r.token == token {
 		delete(m.recs, key)
+		m.notifyLocked(key)
 	}
 	return nil
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"sync"
 	"testing"
+	"testing/synctest"
+	"time"
 
 	"github.com/agentidem/agentidem-go/idem"
 	"github.com/agentidem/agentidem-go/idem/idemtest"
@@ -61,4 +63,45 @@ func BenchmarkMemory(b *testing.B) {
 		}},
 		idemtest.Impl{Name: "naive", Do: n.do},
 	)
+}
+
+// TestMemoryWakesWaitersAtOnce checks that a waiter on the memory backend
+// returns the instant the holder completes, not at its next poll: in a
+// synctest bubble, time is virtual, so "at once" is exact.
+func TestMemoryWakesWaitersAtOnce(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := idem.NewMemory(idem.WithPollInterval(time.Hour))
+		ctx := context.Background()
+		finish := make(chan struct{})
+		go func() {
+			_, _, _ = s.Do(ctx, "k", nil, func(context.Context) ([]byte, error) {
+				<-finish
+				return []byte(`"done"`), nil
+			})
+		}()
+		synctest.Wait()
+		type out struct {
+			r   []byte
+			rep bool
+			at  time.Time
+		}
+		got := make(chan out, 1)
+		go func() {
+			r, rep, err := s.Do(ctx, "k", nil, func(context.Context) ([]byte, error) { return []byte(`"again"`), nil })
+			if err != nil {
+				t.Error(err)
+			}
+			got <- out{r, rep, time.Now()}
+		}()
+		time.Sleep(10 * time.Minute) // the waiter's pause has grown long by now
+		released := time.Now()
+		close(finish)
+		o := <-got
+		if string(o.r) != `"done"` || !o.rep {
+			t.Fatalf("waiter = %q, replayed %v; want the holder's result", o.r, o.rep)
+		}
+		if d := o.at.Sub(released); d != 0 {
+			t.Fatalf("waiter returned %v (virtual time) after the holder completed, want at once", d)
+		}
+	})
 }

@@ -82,7 +82,12 @@ func (s *Store) Do(ctx context.Context, key string, params any, fn func(context.
 		return nil, false, err
 	}
 	pause := time.Millisecond
+	watcher, _ := s.b.(Watcher)
 	for waited := false; ; waited = true {
+		var changed <-chan struct{}
+		if watcher != nil {
+			changed = watcher.Watch(key)
+		}
 		rec, err := s.b.Claim(ctx, key, Claim{Token: token, Params: ph, Lease: cfg.lease})
 		if err != nil {
 			if waited && ctx.Err() != nil { // the wait ran out while asking
@@ -112,6 +117,8 @@ func (s *Store) Do(ctx context.Context, key string, params any, fn func(context.
 			t.Stop()
 			return nil, false, keyError("waiting for", key, fmt.Errorf("%w: %w", ErrInProgress, context.Cause(ctx)))
 		case <-t.C:
+		case <-changed:
+			t.Stop()
 		}
 		if pause *= 2; pause > cfg.poll {
 			pause = cfg.poll
