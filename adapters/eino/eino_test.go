@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	agentidemeino "github.com/agentidem/agentidem-go/adapters/eino"
+	"github.com/agentidem/agentidem-go/internal/reportschema"
 	"github.com/agentidem/agentidem-go/runtime"
 	"github.com/agentidem/agentidem-go/testkit"
 	"github.com/cloudwego/eino/components/model"
@@ -218,7 +219,7 @@ func TestTraceThroughToolsNode(t *testing.T) {
 
 func TestOneTurnDependentPairIsCaught(t *testing.T) {
 	w := newWorld()
-	rep := testkit.Run(t, w.agent(true, false), w.options()...)
+	rep := checked(t, testkit.Run(t, w.agent(true, false), w.options()...))
 	f := first(t, rep, runtime.CodeDependentCallsConcurrent)
 	if strings.Join(f.Ops, ",") != "createInvoice,attachInvoice" {
 		t.Errorf("finding ops %v", f.Ops)
@@ -243,7 +244,7 @@ func TestOneTurnDependentPairIsCaught(t *testing.T) {
 // dispatch: the one that ran attachInvoice first fails the invariant again.
 func TestScheduleReplays(t *testing.T) {
 	w := newWorld()
-	rep := testkit.Run(t, w.agent(true, false), w.options()...)
+	rep := checked(t, testkit.Run(t, w.agent(true, false), w.options()...))
 	var sched string
 	for _, f := range rep.Findings {
 		if f.Code == runtime.CodeInvariantFailed && strings.HasPrefix(f.Scenario, runtime.ScenarioInterleaving+"/") {
@@ -264,7 +265,7 @@ func TestScheduleReplays(t *testing.T) {
 
 func TestTwoTurnsPass(t *testing.T) {
 	w := newWorld()
-	rep := testkit.TestAgent(t, w.agent(false, false), w.options()...)
+	rep := checked(t, testkit.TestAgent(t, w.agent(false, false), w.options()...))
 	if !rep.Safe {
 		t.Fatalf("two-turn agent unsafe: %v", codes(rep))
 	}
@@ -284,7 +285,7 @@ func TestTwoTurnsPass(t *testing.T) {
 // shows.)
 func TestSequentialToolsNodeIsNotFlagged(t *testing.T) {
 	w := newWorld()
-	rep := testkit.Run(t, w.agent(true, true), w.options()...)
+	rep := checked(t, testkit.Run(t, w.agent(true, true), w.options()...))
 	if hasCode(rep, runtime.CodeDependentCallsConcurrent, "") {
 		t.Errorf("sequential dispatch flagged as concurrent: %v", codes(rep))
 	}
@@ -300,7 +301,7 @@ func TestSequentialToolsNodeIsNotFlagged(t *testing.T) {
 
 func TestFaultReachesTheAgent(t *testing.T) {
 	w := newWorld()
-	rep := testkit.Run(t, w.agent(false, false), append(w.options(), testkit.With(runtime.OnlyScenario("lost_acknowledgement/createInvoice#1")))...)
+	rep := checked(t, testkit.Run(t, w.agent(false, false), append(w.options(), testkit.With(runtime.OnlyScenario("lost_acknowledgement/createInvoice#1")))...))
 	var res *runtime.Result
 	for _, r := range rep.Results {
 		if r.Scenario == "lost_acknowledgement/createInvoice#1" {
@@ -356,4 +357,14 @@ func codes(rep *runtime.Report) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// checked validates a report against runtime/report.schema.json before the
+// test looks at it.
+func checked(t *testing.T, rep *runtime.Report) *runtime.Report {
+	t.Helper()
+	if err := reportschema.Validate(rep); err != nil {
+		t.Fatalf("report does not match the schema: %v", err)
+	}
+	return rep
 }

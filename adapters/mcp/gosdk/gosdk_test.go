@@ -11,6 +11,7 @@ import (
 
 	"github.com/agentidem/agentidem-go/adapters/mcp/gosdk"
 	"github.com/agentidem/agentidem-go/adapters/mcp/internal/bank"
+	"github.com/agentidem/agentidem-go/internal/reportschema"
 	"github.com/agentidem/agentidem-go/runtime"
 	"github.com/agentidem/agentidem-go/testkit"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -155,7 +156,7 @@ func TestToolErrorIsAFailedCall(t *testing.T) {
 
 func TestNaiveClientIsCaught(t *testing.T) {
 	w := newWorld(t)
-	rep := testkit.Run(t, w.agent(false), w.options()...)
+	rep := checked(t, testkit.Run(t, w.agent(false), w.options()...))
 	if !rep.BaselineSucceeded {
 		t.Fatalf("baseline failed: %s", rep.BaselineFailure)
 	}
@@ -177,7 +178,7 @@ func TestNaiveClientIsCaught(t *testing.T) {
 
 func TestKeyedClientIsSafe(t *testing.T) {
 	w := newWorld(t)
-	rep := testkit.TestAgent(t, w.agent(true), w.options()...)
+	rep := checked(t, testkit.TestAgent(t, w.agent(true), w.options()...))
 	if !rep.Safe {
 		t.Fatalf("keyed client reported unsafe: %v", bank.Codes(rep))
 	}
@@ -207,4 +208,14 @@ func TestPassThroughWhenInactive(t *testing.T) {
 	if n := w.bank.Load().Refunds(); n != 3 {
 		t.Errorf("refunds = %d, want 3", n)
 	}
+}
+
+// checked validates a report against runtime/report.schema.json before the
+// test looks at it.
+func checked(t *testing.T, rep *runtime.Report) *runtime.Report {
+	t.Helper()
+	if err := reportschema.Validate(rep); err != nil {
+		t.Fatalf("report does not match the schema: %v", err)
+	}
+	return rep
 }
