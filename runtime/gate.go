@@ -1,6 +1,10 @@
 package runtime
 
-import "sync"
+import (
+	"fmt"
+	"sync"
+	"time"
+)
 
 // Point is where a gated call waits: before the tool runs, or after it
 // returned and before the agent sees the answer.
@@ -23,18 +27,29 @@ type Gate interface {
 // of one delivery starts only when every other delivery has reached its k-th
 // call or returned. Both deliveries read before either writes, which is the
 // interleaving that breaks check-then-act.
+//
+// It runs on real time. A delivery that waits too long makes it look for a
+// goroutine stuck on a sync.Mutex (a lock shared by both deliveries and held
+// across a tool call): then it stops gating and reports the hazard instead of
+// deadlocking.
 type lockstep struct {
 	mu      sync.Mutex
-	cond    *sync.Cond
+	changed chan struct{} // closed and replaced on every change
 	n       int
 	arrived map[int]int
 	done    map[int]bool
+	bypass  bool
+	hazard  string
 }
 
 func newLockstep(n int) *lockstep {
-	l := &lockstep{n: n, arrived: map[int]int{}, done: map[int]bool{}}
-	l.cond = sync.NewCond(&l.mu)
-	return l
+	return &lockstep{n: n, arrived: map[int]int{}, done: map[int]bool{}, changed: make(chan struct{})}
+}
+
+// changedLocked wakes every waiter.
+func (l *lockstep) changedLocked() {
+	close(l.changed)
+	l.changed = make(chan struct{})
 }
 
 func (l *lockstep) Wait(c *Call, p Point) {
@@ -46,9 +61,22 @@ func (l *lockstep) Wait(c *Call, p Point) {
 	defer l.mu.Unlock()
 	l.arrived[inv]++
 	k := l.arrived[inv]
-	l.cond.Broadcast()
-	for !l.ready(inv, k) {
-		l.cond.Wait()
+	l.changedLocked()
+	for !l.bypass && !l.ready(inv, k) {
+		ch := l.changed
+		l.mu.Unlock()
+		select {
+		case <-ch:
+			l.mu.Lock()
+		case <-time.After(20 * time.Millisecond):
+			blocked := mutexBlocked()
+			l.mu.Lock()
+			if blocked != "" && !l.bypass && !l.ready(inv, k) {
+				l.bypass = true
+				l.hazard = fmt.Sprintf("concurrent delivery stalled: delivery %d waited at %s for the other delivery, which is blocked on a sync.Mutex held across a tool call (a lock shared by both deliveries serializes them behind the scheduler's back); release locks before calling tools:\n%s", inv, c.op.Name, blocked)
+				l.changedLocked()
+			}
+		}
 	}
 }
 
@@ -65,6 +93,6 @@ func (l *lockstep) ready(inv, k int) bool {
 func (l *lockstep) finish(inv int) {
 	l.mu.Lock()
 	l.done[inv] = true
-	l.cond.Broadcast()
+	l.changedLocked()
 	l.mu.Unlock()
 }

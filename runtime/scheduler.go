@@ -264,18 +264,39 @@ func (s *scheduler) realtimeQuiesce() {
 }
 
 // mutexBlocked returns the stacks of goroutines blocked on a sync.Mutex or
-// RWMutex, or "".
+// RWMutex in two snapshots taken a quiet window apart, or "". Requiring both
+// keeps a lock taken for a moment elsewhere in the process from being
+// reported.
 func mutexBlocked() string {
+	first := mutexWaiters()
+	if len(first) == 0 {
+		return ""
+	}
+	time.Sleep(2 * time.Millisecond)
+	var out []string
+	for id, stack := range mutexWaiters() {
+		if _, ok := first[id]; ok {
+			out = append(out, stack)
+		}
+	}
+	sort.Strings(out)
+	return strings.Join(out, "\n\n")
+}
+
+// mutexWaiters maps goroutine header ("goroutine 7") to stack for every
+// goroutine waiting on a mutex.
+func mutexWaiters() map[string]string {
 	buf := make([]byte, 1<<20)
 	buf = buf[:goruntime.Stack(buf, true)]
-	var out []string
+	out := map[string]string{}
 	for _, g := range bytes.Split(buf, []byte("\n\n")) {
 		header, _, _ := bytes.Cut(g, []byte("\n"))
 		if bytes.Contains(header, []byte("[sync.Mutex.Lock")) || bytes.Contains(header, []byte("[sync.RWMutex.")) {
-			out = append(out, string(g))
+			id, _, _ := bytes.Cut(header, []byte(" ["))
+			out[string(id)] = string(g)
 		}
 	}
-	return strings.Join(out, "\n\n")
+	return out
 }
 
 // batches assigns batch numbers: connected components of calls whose

@@ -279,6 +279,11 @@ func (s *Suite) run(ctx context.Context, sc Scenario) (*Result, *Trace, error) {
 
 	res.Trace = tr
 	res.FaultFired = tr.Fired
+	var hazard error
+	if lk, ok := gate.(*lockstep); ok && lk.hazard != "" {
+		hazard = errors.New(lk.hazard)
+		res.Inconclusive = true
+	}
 	var msgs []string
 	claimed := false
 	for i, err := range errs {
@@ -313,7 +318,10 @@ func (s *Suite) run(ctx context.Context, sc Scenario) (*Result, *Trace, error) {
 		}
 	}
 	s.checkInvariants(res, tr)
-	var err error
+	err := hazard
+	if hazard != nil {
+		res.Error = strings.TrimPrefix(res.Error+"; "+hazard.Error(), "; ")
+	}
 	if s.cfg.teardown != nil {
 		if terr := s.cfg.teardown(ctx); terr != nil {
 			err = fmt.Errorf("%s: teardown: %w", sc.Name, terr)

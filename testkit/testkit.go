@@ -133,7 +133,7 @@ func suite(t TB, fn func(ctx context.Context) error, fail bool, opts []Option) *
 	subtest(t, runtime.ScenarioBaseline, func(st TB) {
 		st.Helper()
 		if baseErr != nil {
-			st.Errorf("testkit: %v", baseErr)
+			harness(st, fail, baseErr)
 		}
 		reportResult(st, baseRes, fail)
 	})
@@ -149,7 +149,7 @@ func suite(t TB, fn func(ctx context.Context) error, fail bool, opts []Option) *
 					setCur(st)
 					res, err := s.RunScenario(ctx, sc)
 					if err != nil {
-						st.Errorf("testkit: %v", err)
+						harness(st, fail, err)
 					}
 					reportResult(st, res, fail)
 				})
@@ -167,7 +167,7 @@ func suite(t TB, fn func(ctx context.Context) error, fail bool, opts []Option) *
 				})
 			})
 			if err != nil {
-				it.Errorf("testkit: %v", err)
+				harness(it, fail, err)
 			}
 			if ex != nil && ex.Explored > 0 {
 				it.Logf("explored %d schedules (%s) of %d after reduction (%d without: calls on different entities commute), %d rounds of parallel calls",
@@ -183,7 +183,7 @@ func suite(t TB, fn func(ctx context.Context) error, fail bool, opts []Option) *
 					setCur(st)
 					res, err := s.RunScenario(ctx, sc)
 					if err != nil {
-						st.Errorf("testkit: %v", err)
+						harness(st, fail, err)
 					}
 					reportResult(st, res, fail)
 				})
@@ -218,6 +218,18 @@ func group(plan []runtime.Scenario) (map[string][]runtime.Scenario, []string) {
 		groups[g] = append(groups[g], sc)
 	}
 	return groups, order
+}
+
+// harness reports a problem of the run itself (a failing Setup, a stalled
+// schedule): an error under TestAgent, a log line under Run, whose report
+// carries it.
+func harness(t TB, fail bool, err error) {
+	t.Helper()
+	if fail {
+		t.Errorf("testkit: %v", err)
+	} else {
+		t.Logf("testkit: %v", err)
+	}
 }
 
 func reportResult(t TB, res *runtime.Result, fail bool) {

@@ -256,7 +256,7 @@ func TestRealSubtestsAndSetupFailure(t *testing.T) {
 	// fails the scenario's subtest with the error.
 	calls := 0
 	ft := &fakeT{name: "TestSetup"}
-	testkit.Run(ft, func(ctx context.Context) error { return nil }, testkit.Setup(func(context.Context) error {
+	testkit.TestAgent(ft, func(ctx context.Context) error { return nil }, testkit.Setup(func(context.Context) error {
 		calls++
 		return errors.New("db down")
 	}))

@@ -1,0 +1,190 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestInterleavingCounts(t *testing.T) {
+	for m, want := range map[int]int{1: 1, 2: 6, 3: 90, 4: 2520} {
+		list := interleavings(m)
+		assert.Len(t, list, want, "m=%d", m)
+		assert.Equal(t, want, countInterleavings(m))
+		seen := map[string]bool{}
+		for _, o := range list {
+			s := Schedule{Rounds: [][]Step{o}}.String()
+			assert.False(t, seen[s], "duplicate order %s", s)
+			seen[s] = true
+		}
+	}
+	assert.Equal(t, "s0s1f0f1", Schedule{Rounds: [][]Step{interleavings(2)[0]}}.String(), "the first order is the listed one")
+}
+
+func TestScheduleStringRoundTrip(t *testing.T) {
+	for _, s := range []string{"serial", "s0s1f0f1", "s1s0f1f0.s2s0s1f0f2f1", "s0f0s1f1"} {
+		sched, err := ParseSchedule(s)
+		require.NoError(t, err, s)
+		assert.Equal(t, s, sched.String())
+	}
+	for _, bad := range []string{"x0", "s0f0", "s0s0f0f0", "f0s0s1f1", "s0s1f0", "s0s2f0f2", "s"} {
+		_, err := ParseSchedule(bad)
+		assert.Error(t, err, bad)
+	}
+}
+
+func TestShapeReduction(t *testing.T) {
+	mk := func(name, entity string, after ...string) *Call {
+		return &Call{op: &Op{Name: name, After: after}, label: name, rec: Operation{Entity: entity}}
+	}
+	// Four line items on four rows commute: one order.
+	sh := shapeOf([]*Call{mk("a", "r1"), mk("b", "r2"), mk("c", "r3"), mk("d", "r4")})
+	assert.Len(t, sh.classes, 4)
+	assert.Equal(t, 1, sh.space())
+	assert.Equal(t, "s0s1s2s3f0f1f2f3", Schedule{Rounds: [][]Step{sh.order(0)}}.String(), "commuting calls stay in flight together")
+	// One entity: every order.
+	sh = shapeOf([]*Call{mk("a", "x"), mk("b", "x")})
+	assert.Equal(t, 6, sh.space())
+	// after= links different entities.
+	sh = shapeOf([]*Call{mk("create", "inv"), mk("attach", "order", "create")})
+	assert.Equal(t, 6, sh.space())
+	// A read with no entity may touch anything.
+	sh = shapeOf([]*Call{mk("a", "x"), mk("b", "")})
+	assert.Equal(t, 6, sh.space())
+}
+
+func TestPCTIsValidAndSeeded(t *testing.T) {
+	calls := make([]*Call, 6)
+	for i := range calls {
+		calls[i] = &Call{op: &Op{Name: "w"}, label: fmt.Sprint("w", i), rec: Operation{Entity: "same"}}
+	}
+	sh := shapeOf(calls)
+	assert.False(t, sh.exhaustive(), "a class of 6 is sampled")
+	draw := func(seed uint64) []string {
+		rng := rand.New(rand.NewPCG(seed, 1))
+		var out []string
+		for i := 0; i < 20; i++ {
+			o := sh.pct(rng, 3)
+			s := Schedule{Rounds: [][]Step{o}}.String()
+			_, err := ParseSchedule(s)
+			require.NoError(t, err, "pct made an invalid order %s", s)
+			out = append(out, s)
+		}
+		return out
+	}
+	assert.Equal(t, draw(7), draw(7), "same seed, same schedules")
+	assert.NotEqual(t, draw(7), draw(8))
+}
+
+// pairAgent issues two writes to one entity in parallel and records the
+// order they landed in.
+type pairWorld struct {
+	mu    sync.Mutex
+	order []string
+}
+
+var opPairA = &Op{Name: "a", Kind: KindWrite, Params: []string{"v"}}
+var opPairB = &Op{Name: "b", Kind: KindWrite, Params: []string{"v"}}
+
+func (w *pairWorld) write(ctx context.Context, op *Op, v string) (aiErr error) {
+	aiCall, _ := Begin(ctx, op, []any{v}, []any{v}, []any{"entity"})
+	if aiErr = aiCall.Start(); aiErr != nil {
+		return
+	}
+	w.mu.Lock()
+	w.order = append(w.order, op.Name)
+	w.mu.Unlock()
+	return aiCall.Finish(nil)
+}
+
+func (w *pairWorld) agent(ctx context.Context) error {
+	var wg sync.WaitGroup
+	errs := make([]error, 2)
+	for i, op := range []*Op{opPairA, opPairB} {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = w.write(ctx, op, op.Name)
+		}()
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+func TestExploreAndReplay(t *testing.T) {
+	var w *pairWorld
+	opts := []Option{
+		Setup(func(context.Context) error { w = &pairWorld{}; return nil }),
+		Outcome(func() any { return w.order }),
+	}
+	rep, err := Run(context.Background(), "pair", func(ctx context.Context) error { return w.agent(ctx) }, opts...)
+	require.NoError(t, err)
+	var names []string
+	for _, r := range rep.Results {
+		if r.Kind == ScenarioInterleaving {
+			names = append(names, r.Schedule)
+		}
+	}
+	assert.Len(t, names, 6, "two dependent calls: all 6 orders of their 4 gates")
+	assert.Equal(t, "s0s1f0f1", names[0], "listed first")
+	assert.Equal(t, "s1s0f1f0", names[1], "reverse second")
+	assert.True(t, rep.Has(CodeConcurrentWritesEntity))
+	assert.True(t, rep.Has(CodeOrderVariantOutcome))
+
+	// Replay one schedule: only it runs, and the writes land in its order.
+	rep, err = Run(context.Background(), "pair", func(ctx context.Context) error { return w.agent(ctx) }, append(opts, Replay("s1s0f0f1"))...)
+	require.NoError(t, err)
+	var replayed []*Result
+	for _, r := range rep.Results {
+		if r.Kind == ScenarioInterleaving {
+			replayed = append(replayed, r)
+		}
+	}
+	require.Len(t, replayed, 1)
+	assert.Equal(t, "s1s0f0f1", replayed[0].Schedule)
+	assert.Equal(t, `["b","a"]`, replayed[0].Outcome)
+
+	// A schedule that does not fit the agent is an error, not a guess.
+	_, err = Run(context.Background(), "pair", func(ctx context.Context) error { return w.agent(ctx) }, append(opts, Replay("s0s1s2f0f1f2"))...)
+	assert.ErrorContains(t, err, "round 1 has 3 calls, the agent made 2")
+}
+
+func TestMutexHeldAcrossACallIsAClearError(t *testing.T) {
+	var mu sync.Mutex
+	var w *pairWorld
+	agent := func(ctx context.Context) error {
+		var wg sync.WaitGroup
+		for _, op := range []*Op{opPairA, opPairB} {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				mu.Lock() // held across the tool call: the hazard
+				defer mu.Unlock()
+				_ = w.write(ctx, op, op.Name)
+			}()
+		}
+		wg.Wait()
+		return nil
+	}
+	rep, err := Run(context.Background(), "mutex", agent, Setup(func(context.Context) error { w = &pairWorld{}; return nil }))
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "scheduling stalled", "the parallel calls' schedule")
+	assert.Contains(t, err.Error(), "concurrent delivery stalled", "the lockstep of two deliveries")
+	assert.Contains(t, err.Error(), "sync.Mutex")
+	assert.Contains(t, err.Error(), "TestMutexHeldAcrossACallIsAClearError", "the stack of the blocked goroutine is shown")
+	var found bool
+	for _, r := range rep.Results {
+		if r.Kind == ScenarioInterleaving {
+			found = true
+			assert.True(t, r.Inconclusive)
+			assert.False(t, r.Safe)
+		}
+	}
+	assert.True(t, found)
+}
