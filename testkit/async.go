@@ -64,7 +64,8 @@ func (e Event) format(base time.Time) string {
 // Source is an event stream the async assertions read. Events returns
 // every event so far, oldest first; the stream only grows, so a later
 // call returns an extension of an earlier one. *Stream implements it, and
-// also wakes waiting assertions on each event; any other Source is polled.
+// stamps its events and wakes waiting assertions; any other Source is
+// polled, its events timed by when an assertion first saw them.
 //
 // A tool that commits through a background worker answers "accepted" at
 // once and does the work later: the effect the test cares about is an
@@ -106,8 +107,9 @@ func (e Event) format(base time.Time) string {
 //	})
 //
 // Virtual time. Inside a testing/synctest bubble time is virtual: the
-// assertions sleep until their next deadline (or poll, for a condition or
-// a plain Source), the bubble's clock jumps to the next timer as soon as
+// assertions sleep until their next deadline, looking in between every
+// poll interval (1ms; QuietFor on a Stream does not need to), the bubble's
+// clock jumps to the next timer as soon as
 // every goroutine is blocked, and the test above, 730ms of scenario,
 // takes tens of microseconds of wall time. Outside a bubble the same calls
 // wait in real time. The mode is detected on every call (see DetectClock)
@@ -125,12 +127,10 @@ type Source interface {
 // Stream records the events that tools emit; it is a Source. The zero
 // value is ready to use and it is safe for concurrent use.
 //
-// An assertion waiting on a Stream is woken by each Emit instead of
-// polling it, so it notices an event at the instant it happens and, on
-// virtual time, costs a few goroutine switches per event rather than one
-// per poll. Emit from the bubble the assertion waits in (the worker under
-// test runs there anyway): a wake-up sent from outside the bubble is lost,
-// and the assertion then only looks again at its next deadline.
+// Outside a synctest bubble, an assertion waiting on a Stream is woken by
+// each Emit instead of polling it, so it notices an event at the instant
+// it happens. Inside a bubble it sleeps on the virtual clock instead (see
+// Source), and the Stream's timestamps make QuietFor exact without polling.
 type Stream struct {
 	mu      sync.Mutex
 	events  []Event
@@ -154,16 +154,9 @@ func (s *Stream) Emit(e Event) Event {
 	s.waiters = nil
 	s.mu.Unlock()
 	for ch := range waiters {
-		wake(ch)
+		close(ch) // made outside any bubble (see watch): safe from anywhere
 	}
 	return e
-}
-
-// wake closes a waiter's channel. Closing a channel of another synctest
-// bubble panics; that waiter is then not woken (see Stream).
-func wake(ch chan struct{}) {
-	defer func() { _ = recover() }()
-	close(ch)
 }
 
 // Events returns a copy of the events emitted so far, oldest first.
@@ -197,10 +190,14 @@ type waker interface {
 	subscribe() (<-chan struct{}, func())
 }
 
-// watch subscribes to src's next event when src can wake waiters; the
-// channel is nil otherwise.
-func watch(src Source) (<-chan struct{}, func()) {
-	if w, ok := src.(waker); ok {
+// watch subscribes to src's next event when src can wake waiters and the
+// caller is outside a synctest bubble; the channel is nil otherwise. In a
+// bubble the assertions do not subscribe: their channel would belong to
+// the bubble, and an Emit from outside it (a stream shared with another
+// test) would be a fatal error. They sleep from deadline to deadline
+// instead, which on virtual time costs next to nothing.
+func (c *waitConfig) watch(src Source) (<-chan struct{}, func()) {
+	if w, ok := src.(waker); ok && !c.bubble {
 		return w.subscribe()
 	}
 	return nil, func() {}
@@ -303,6 +300,7 @@ type WaitOption func(*waitConfig)
 
 type waitConfig struct {
 	clock   Clock
+	bubble  bool // detected, whatever WithClock says
 	poll    time.Duration
 	session *string
 	since   time.Time
@@ -331,8 +329,9 @@ func OnQueue(queue string) WaitOption { return func(c *waitConfig) { c.queue = &
 func Settle(d time.Duration) WaitOption { return func(c *waitConfig) { c.settle = d } }
 
 // WakeOn makes Eventually look at its condition again whenever src has a
-// new event (src must be a *Stream), instead of polling it: the condition
-// is one that only an event of src can make true.
+// new event (src must be a *Stream), instead of polling it, when it runs
+// outside a synctest bubble: the condition is one that only an event of
+// src can make true. Inside a bubble it polls on the virtual clock anyway.
 func WakeOn(src Source) WaitOption { return func(c *waitConfig) { c.wakeOn = src } }
 
 // Expecting describes what Eventually waits for in its failure message
@@ -355,8 +354,10 @@ func newWaitConfig(opts []WaitOption) waitConfig {
 			o(&c)
 		}
 	}
+	detected := DetectClock()
+	c.bubble = detected == VirtualClock
 	if c.clock == AutoClock {
-		c.clock = DetectClock()
+		c.clock = detected
 	}
 	if c.poll <= 0 {
 		c.poll = DefaultRealPoll
@@ -390,12 +391,12 @@ func (c *waitConfig) now() time.Time {
 	return t
 }
 
-// sleepUntil sleeps until the next observation: one poll interval after
-// now, or until, whichever comes first; or, when woken is not nil, until
-// until or until woken is closed, whichever comes first.
-func (c *waitConfig) sleepUntil(now, until time.Time, woken <-chan struct{}) {
+// sleepUntil sleeps until the next observation: until, or woken being
+// closed, or, when poll is set, one poll interval after now, whichever
+// comes first.
+func (c *waitConfig) sleepUntil(now, until time.Time, woken <-chan struct{}, poll bool) {
 	d := until.Sub(now)
-	if woken == nil && c.poll < d {
+	if poll && c.poll < d {
 		d = c.poll
 	}
 	if d <= 0 {
@@ -483,7 +484,7 @@ func Eventually(t TB, cond func() error, within time.Duration, opts ...WaitOptio
 		var woken <-chan struct{}
 		cancel := func() {}
 		if wakes != nil {
-			woken, cancel = wakes.subscribe()
+			woken, cancel = cfg.watch(cfg.wakeOn)
 		}
 		err := cond()
 		if err == nil {
@@ -497,7 +498,7 @@ func Eventually(t TB, cond func() error, within time.Duration, opts ...WaitOptio
 				want, within, cfg.clock, now.Sub(start), err)
 			return false
 		}
-		cfg.sleepUntil(now, deadline, woken)
+		cfg.sleepUntil(now, deadline, woken, woken == nil)
 		cancel()
 	}
 }
@@ -525,7 +526,7 @@ func ExactlyOne(t TB, src Source, match Matcher, within time.Duration, opts ...W
 	seenAt := map[int]time.Time{} // index in the stream -> first observed
 	now := start
 	for {
-		woken, cancel := watch(src)
+		woken, cancel := cfg.watch(src)
 		evs := src.Events()
 		var matches, ignored []Event
 		var reasons []string
@@ -561,8 +562,8 @@ func ExactlyOne(t TB, src Source, match Matcher, within time.Duration, opts ...W
 		if len(matches) == 1 {
 			if cfg.settle > 0 {
 				at := matches[0].At
-				if at.IsZero() {
-					at = seenAt[firstIdx]
+				if at.IsZero() || at.After(seenAt[firstIdx]) {
+					at = seenAt[firstIdx] // no time, or another clock's: when it was seen
 				}
 				if end := at.Add(cfg.settle); end.Before(next) {
 					next = end
@@ -591,7 +592,7 @@ func ExactlyOne(t TB, src Source, match Matcher, within time.Duration, opts ...W
 			cancel()
 			return Event{}, false
 		}
-		cfg.sleepUntil(now, next, woken)
+		cfg.sleepUntil(now, next, woken, woken == nil)
 		cancel()
 		now = cfg.now()
 	}
@@ -614,10 +615,11 @@ func QuietFor(t TB, src Source, quietFor, maxWait time.Duration, opts ...WaitOpt
 	start := cfg.begin()
 	deadline := start.Add(maxWait)
 	old := len(src.Events())
+	_, stamped := src.(*Stream)
 	seenAt := map[int]time.Time{} // index in the stream -> first observed
 	now := start
 	for {
-		woken, cancel := watch(src)
+		woken, cancel := cfg.watch(src)
 		evs := src.Events()
 		last := start
 		var fresh []Event
@@ -653,7 +655,9 @@ func QuietFor(t TB, src Source, quietFor, maxWait time.Duration, opts ...WaitOpt
 		if deadline.Before(next) {
 			next = deadline
 		}
-		cfg.sleepUntil(now, next, woken)
+		// A Stream stamps its events, so quiet is measured from their
+		// times: no need to look between deadlines.
+		cfg.sleepUntil(now, next, woken, woken == nil && !stamped)
 		cancel()
 		now = cfg.now()
 	}
