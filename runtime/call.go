@@ -83,7 +83,14 @@ func Begin(ctx context.Context, op *Op, args, identity, entity []any) (*Call, co
 	}
 	c.computeIdentity()
 	c.rec.Seq = -1
+	var gid uint64
+	if r.goroutines != nil {
+		gid = goroutineID()
+	}
 	r.mu.Lock()
+	if r.goroutines != nil {
+		r.goroutines[gid] = true
+	}
 	r.calls = append(r.calls, c)
 	if r.sched == nil {
 		// Under a scheduler, calls are numbered when their start gate

@@ -110,6 +110,9 @@ func (s *Suite) Parallel(ctx context.Context) bool {
 	if s.cfg.replaySchedule != "" {
 		return true
 	}
+	if s.callGoroutines < 2 {
+		return false // every call came from one goroutine: nothing runs in parallel
+	}
 	_, sch, err := s.preflight(ctx)
 	return err != nil || sch.hazard != "" || len(sch.shapes) > 0
 }

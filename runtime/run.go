@@ -27,6 +27,10 @@ type recorder struct {
 	// at their start gate.
 	sched *scheduler
 
+	// goroutines, when not nil, collects the goroutines that made calls
+	// (the baseline does, to tell a serial agent from a parallel one).
+	goroutines map[uint64]bool
+
 	mu        sync.Mutex
 	seq       int
 	calls     []*Call
@@ -228,4 +232,19 @@ func RunTraced(ctx context.Context, name string, fn func(context.Context) error)
 		err = fmt.Errorf("%s", tr.Errors[0])
 	}
 	return tr, err
+}
+
+// goroutineID returns the current goroutine's id, from its stack header.
+func goroutineID() uint64 {
+	var buf [64]byte
+	b := buf[:goruntime.Stack(buf[:], false)]
+	b = b[len("goroutine "):]
+	var id uint64
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			break
+		}
+		id = id*10 + uint64(c-'0')
+	}
+	return id
 }

@@ -66,6 +66,7 @@ type Suite struct {
 	scheduledResults []*Result
 	orderSeen        map[string]bool
 	pre              *preflightRun
+	callGoroutines   int // goroutines that made calls in the baseline
 }
 
 // NewSuite prepares the suite of agent fn, named name. fn is one invocation
@@ -260,6 +261,9 @@ func (s *Suite) run(ctx context.Context, sc Scenario) (*Result, *Trace, error) {
 		gate = sc.sched
 	}
 	r := newRecorder(s.name, sc.Fault, gate)
+	if sc.Kind == ScenarioBaseline {
+		r.goroutines = map[uint64]bool{}
+	}
 	r.start()
 	var errs []error
 	if sc.sched != nil {
@@ -279,6 +283,9 @@ func (s *Suite) run(ctx context.Context, sc Scenario) (*Result, *Trace, error) {
 
 	res.Trace = tr
 	res.FaultFired = tr.Fired
+	if r.goroutines != nil {
+		s.callGoroutines = len(r.goroutines)
+	}
 	var hazard error
 	if lk, ok := gate.(*lockstep); ok && lk.hazard != "" {
 		hazard = errors.New(lk.hazard)
