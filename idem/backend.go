@@ -101,7 +101,10 @@ type Backend interface {
 // of at their next poll. Waiters still poll, for holders that die.
 type Watcher interface {
 	// Watch returns a channel that is closed at the next Complete or
-	// Release of key. Call it before the Claim that may find the key
+	// Release of key, and a stop func that the caller calls when it no
+	// longer waits. Each call gets a channel of its own, made by the calling
+	// goroutine (so a waiter inside a testing/synctest bubble is durably
+	// blocked on it). Call Watch before the Claim that may find the key
 	// pending, so that no change is missed between the two.
-	Watch(key string) <-chan struct{}
+	Watch(key string) (changed <-chan struct{}, stop func())
 }

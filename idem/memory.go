@@ -12,30 +12,41 @@ import (
 type MemoryBackend struct {
 	mu      sync.Mutex
 	recs    map[string]*memRecord
-	changed map[string]chan struct{} // closed at the next Complete or Release of the key
+	waiters map[string]map[chan struct{}]struct{} // closed at the next Complete or Release of the key
 	now     func() time.Time
 }
 
 var _ Watcher = (*MemoryBackend)(nil)
 
 // Watch implements Watcher.
-func (m *MemoryBackend) Watch(key string) <-chan struct{} {
+func (m *MemoryBackend) Watch(key string) (<-chan struct{}, func()) {
+	ch := make(chan struct{})
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	ch, ok := m.changed[key]
+	set, ok := m.waiters[key]
 	if !ok {
-		ch = make(chan struct{})
-		m.changed[key] = ch
+		set = make(map[chan struct{}]struct{})
+		m.waiters[key] = set
 	}
-	return ch
+	set[ch] = struct{}{}
+	return ch, func() {
+		m.mu.Lock()
+		defer m.mu.Unlock()
+		if set, ok := m.waiters[key]; ok {
+			delete(set, ch)
+			if len(set) == 0 {
+				delete(m.waiters, key)
+			}
+		}
+	}
 }
 
 // notifyLocked wakes the watchers of key.
 func (m *MemoryBackend) notifyLocked(key string) {
-	if ch, ok := m.changed[key]; ok {
+	for ch := range m.waiters[key] {
 		close(ch)
-		delete(m.changed, key)
 	}
+	delete(m.waiters, key)
 }
 
 type memRecord struct {
@@ -49,7 +60,7 @@ type memRecord struct {
 
 // NewMemoryBackend returns an empty in-memory backend.
 func NewMemoryBackend() *MemoryBackend {
-	return &MemoryBackend{recs: make(map[string]*memRecord), changed: make(map[string]chan struct{}), now: time.Now}
+	return &MemoryBackend{recs: make(map[string]*memRecord), waiters: make(map[string]map[chan struct{}]struct{}), now: time.Now}
 }
 
 // Claim implements Backend.

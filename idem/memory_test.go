@@ -105,3 +105,33 @@ func TestMemoryWakesWaitersAtOnce(t *testing.T) {
 		}
 	})
 }
+
+// TestMemoryWaiterUnsubscribes checks that a waiter that gives up leaves no
+// channel behind, which a later holder (perhaps in another synctest bubble)
+// would close.
+func TestMemoryWaiterUnsubscribes(t *testing.T) {
+	m := idem.NewMemoryBackend()
+	s := idem.New(m)
+	finish := make(chan struct{})
+	done := make(chan struct{})
+	running := make(chan struct{})
+	go func() {
+		defer close(done)
+		_, _, _ = s.Do(context.Background(), "k", nil, func(context.Context) ([]byte, error) {
+			close(running)
+			<-finish
+			return nil, nil
+		})
+	}()
+	<-running
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Millisecond)
+	defer cancel()
+	if _, _, err := s.Do(ctx, "k", nil, nil); err == nil {
+		t.Fatal("waiter did not give up at its deadline")
+	}
+	if n := idem.Waiters(m, "k"); n != 0 {
+		t.Fatalf("%d watchers left on the key after the waiter gave up, want 0", n)
+	}
+	close(finish)
+	<-done
+}

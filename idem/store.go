@@ -81,13 +81,11 @@ func (s *Store) Do(ctx context.Context, key string, params any, fn func(context.
 	if err != nil {
 		return nil, false, err
 	}
-	pause := time.Millisecond
-	watcher, _ := s.b.(Watcher)
+	w := waiter{pause: time.Millisecond, max: cfg.poll}
+	w.watcher, _ = s.b.(Watcher)
+	defer w.stop()
 	for waited := false; ; waited = true {
-		var changed <-chan struct{}
-		if watcher != nil {
-			changed = watcher.Watch(key)
-		}
+		w.watch(key)
 		rec, err := s.b.Claim(ctx, key, Claim{Token: token, Params: ph, Lease: cfg.lease})
 		if err != nil {
 			if waited && ctx.Err() != nil { // the wait ran out while asking
@@ -96,6 +94,7 @@ func (s *Store) Do(ctx context.Context, key string, params any, fn func(context.
 			return nil, false, keyError("claiming", key, err)
 		}
 		if rec.Owned {
+			w.stop()
 			return s.run(ctx, &cfg, key, token, rec.Abandoned, fn)
 		}
 		if rec.Params != ph {
@@ -111,19 +110,51 @@ func (s *Store) Do(ctx context.Context, key string, params any, fn func(context.
 		if cfg.inProgress == Fail {
 			return nil, false, keyError("using", key, ErrInProgress)
 		}
-		t := time.NewTimer(pause)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return nil, false, keyError("waiting for", key, fmt.Errorf("%w: %w", ErrInProgress, context.Cause(ctx)))
-		case <-t.C:
-		case <-changed:
-			t.Stop()
-		}
-		if pause *= 2; pause > cfg.poll {
-			pause = cfg.poll
+		if err := w.wait(ctx); err != nil {
+			return nil, false, keyError("waiting for", key, fmt.Errorf("%w: %w", ErrInProgress, err))
 		}
 	}
+}
+
+// waiter paces the looks of a call at a key that another call holds:
+// polling with a growing pause, woken early by a Watcher backend.
+type waiter struct {
+	pause, max time.Duration
+	watcher    Watcher
+	changed    <-chan struct{}
+	stopWatch  func()
+}
+
+// watch subscribes to the next change of key, when the backend can tell.
+func (w *waiter) watch(key string) {
+	w.stop()
+	if w.watcher != nil {
+		w.changed, w.stopWatch = w.watcher.Watch(key)
+	}
+}
+
+func (w *waiter) stop() {
+	if w.stopWatch != nil {
+		w.stopWatch()
+		w.stopWatch, w.changed = nil, nil
+	}
+}
+
+// wait pauses until the next poll, a change of the key, or the end of ctx
+// (then it returns the context's cause).
+func (w *waiter) wait(ctx context.Context) error {
+	t := time.NewTimer(w.pause)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return context.Cause(ctx)
+	case <-t.C:
+	case <-w.changed:
+	}
+	if w.pause *= 2; w.pause > w.max {
+		w.pause = w.max
+	}
+	return nil
 }
 
 // run executes fn (or the recovery) while holding key, renewing the lease,
