@@ -2,6 +2,7 @@ package idem_test
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"testing"
 	"testing/synctest"
@@ -134,4 +135,18 @@ func TestMemoryWaiterUnsubscribes(t *testing.T) {
 	}
 	close(finish)
 	<-done
+}
+
+func TestStoreErrorsIfClassifies(t *testing.T) {
+	errQuota := errors.New("quota exceeded")
+	s := idem.NewMemory(idem.StoreErrorsIf(func(err error) bool { return errors.Is(err, errQuota) }))
+	runs := 0
+	fn := func(context.Context) ([]byte, error) { runs++; return nil, errQuota }
+	for i := 0; i < 2; i++ {
+		_, _, _ = s.Do(context.Background(), "k", nil, fn)
+	}
+	_, rep, err := s.Do(context.Background(), "k", nil, fn)
+	if runs != 1 || !rep || err == nil || err.Error() != "quota exceeded" {
+		t.Fatalf("after 3 calls: fn ran %d times, replayed %v, err %v; want 1 run and the stored error replayed", runs, rep, err)
+	}
 }

@@ -91,6 +91,9 @@ func WithPollInterval(d time.Duration) Option {
 // replayed to later calls; the others release the key so a retry can run.
 // The default stores the errors marked with Permanent.
 func StoreErrorsIf(permanent func(error) bool) Option {
+	if permanent == nil {
+		panic("idem: StoreErrorsIf(nil)")
+	}
 	return optionFunc(func(c *config) { c.storeError = permanent })
 }
 

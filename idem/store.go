@@ -62,6 +62,8 @@ func (s *Store) Purge(ctx context.Context) (int64, error) {
 //     replayed as a *StoredError.
 //   - When the holder died while fn ran, the next call recovers the key once
 //     the lease runs out (see WithRecover).
+//   - When fn panics (or its goroutine exits), the key is released and the
+//     panic goes on.
 //
 // fn gets a context that is cancelled, with cause ErrLeaseLost, if the key
 // is taken away from it.
@@ -220,7 +222,7 @@ func (s *Store) run(ctx context.Context, cfg *config, key, token string, abandon
 // heartbeat renews the lease every third of it until stop is closed; when
 // the lease is lost it cancels fn's context with ErrLeaseLost.
 func (s *Store) heartbeat(ctx context.Context, lease time.Duration, key, token string, stop <-chan struct{}, cancel context.CancelCauseFunc) {
-	t := time.NewTicker(lease / 3)
+	t := time.NewTicker(max(lease/3, time.Millisecond))
 	defer t.Stop()
 	for {
 		select {
