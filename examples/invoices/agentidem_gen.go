@@ -18,6 +18,7 @@ var (
 	_ func(*Billing, context.Context, string, int) error               = (*Billing).ApplyCredit
 	_ func(*Billing, context.Context, string, string, string) error    = (*Billing).AddLineItem
 	_ func(*Billing, context.Context, string, string) error            = (*Billing).NotifyAccounting
+	_ func(*Billing, context.Context, string) (int, error)             = (*Billing).Quote
 )
 
 var agentidemOp_Billing_CreateInvoiceTraced = &agentidemrt.Op{
@@ -33,7 +34,7 @@ func (b *Billing) CreateInvoiceTraced(ctx context.Context, id string, customer s
 		return b.CreateInvoice(ctx, id, customer)
 	}
 	aiArgs := []any{id, customer}
-	aiCall, aiCtx := agentidemrt.Begin(ctx, agentidemOp_Billing_CreateInvoiceTraced, aiArgs, []any{aiArgs[0]}, []any{aiArgs[0]})
+	aiCall, aiCtx := agentidemrt.Begin(ctx, agentidemOp_Billing_CreateInvoiceTraced, aiArgs, aiArgs[0:1:1], aiArgs[0:1:1])
 	if aiErr = aiCall.Start(); aiErr != nil {
 		return
 	}
@@ -59,7 +60,7 @@ func (b *Billing) AttachInvoiceTraced(ctx context.Context, id string, orderID st
 		return b.AttachInvoice(ctx, id, orderID)
 	}
 	aiArgs := []any{id, orderID}
-	aiCall, aiCtx := agentidemrt.Begin(ctx, agentidemOp_Billing_AttachInvoiceTraced, aiArgs, []any{aiArgs[0], aiArgs[1]}, []any{aiArgs[0]})
+	aiCall, aiCtx := agentidemrt.Begin(ctx, agentidemOp_Billing_AttachInvoiceTraced, aiArgs, aiArgs[0:2:2], aiArgs[0:1:1])
 	if aiErr = aiCall.Start(); aiErr != nil {
 		return
 	}
@@ -84,7 +85,7 @@ func (b *Billing) SetSeatsTraced(ctx context.Context, sub string, seats int) (ai
 		return b.SetSeats(ctx, sub, seats)
 	}
 	aiArgs := []any{sub, seats}
-	aiCall, aiCtx := agentidemrt.Begin(ctx, agentidemOp_Billing_SetSeatsTraced, aiArgs, []any{aiArgs[0], aiArgs[1]}, []any{aiArgs[0]})
+	aiCall, aiCtx := agentidemrt.Begin(ctx, agentidemOp_Billing_SetSeatsTraced, aiArgs, aiArgs[0:2:2], aiArgs[0:1:1])
 	if aiErr = aiCall.Start(); aiErr != nil {
 		return
 	}
@@ -109,7 +110,7 @@ func (b *Billing) MonthlyTotalTraced(ctx context.Context, sub string) (aiR0 int,
 		return b.MonthlyTotal(ctx, sub)
 	}
 	aiArgs := []any{sub}
-	aiCall, aiCtx := agentidemrt.Begin(ctx, agentidemOp_Billing_MonthlyTotalTraced, aiArgs, nil, []any{aiArgs[0]})
+	aiCall, aiCtx := agentidemrt.Begin(ctx, agentidemOp_Billing_MonthlyTotalTraced, aiArgs, nil, aiArgs[0:1:1])
 	if aiErr = aiCall.Start(); aiErr != nil {
 		return
 	}
@@ -134,7 +135,7 @@ func (b *Billing) ApplyDiscountTraced(ctx context.Context, id string, percent in
 		return b.ApplyDiscount(ctx, id, percent)
 	}
 	aiArgs := []any{id, percent}
-	aiCall, aiCtx := agentidemrt.Begin(ctx, agentidemOp_Billing_ApplyDiscountTraced, aiArgs, []any{aiArgs[0], aiArgs[1]}, []any{aiArgs[0]})
+	aiCall, aiCtx := agentidemrt.Begin(ctx, agentidemOp_Billing_ApplyDiscountTraced, aiArgs, aiArgs[0:2:2], aiArgs[0:1:1])
 	if aiErr = aiCall.Start(); aiErr != nil {
 		return
 	}
@@ -159,7 +160,7 @@ func (b *Billing) ApplyCreditTraced(ctx context.Context, id string, amount int) 
 		return b.ApplyCredit(ctx, id, amount)
 	}
 	aiArgs := []any{id, amount}
-	aiCall, aiCtx := agentidemrt.Begin(ctx, agentidemOp_Billing_ApplyCreditTraced, aiArgs, []any{aiArgs[0], aiArgs[1]}, []any{aiArgs[0]})
+	aiCall, aiCtx := agentidemrt.Begin(ctx, agentidemOp_Billing_ApplyCreditTraced, aiArgs, aiArgs[0:2:2], aiArgs[0:1:1])
 	if aiErr = aiCall.Start(); aiErr != nil {
 		return
 	}
@@ -184,7 +185,7 @@ func (b *Billing) AddLineItemTraced(ctx context.Context, id string, sku string, 
 		return b.AddLineItem(ctx, id, sku, key)
 	}
 	aiArgs := []any{id, sku, key}
-	aiCall, aiCtx := agentidemrt.Begin(ctx, agentidemOp_Billing_AddLineItemTraced, aiArgs, []any{aiArgs[0], aiArgs[1]}, []any{id + "/" + sku})
+	aiCall, aiCtx := agentidemrt.Begin(ctx, agentidemOp_Billing_AddLineItemTraced, aiArgs, aiArgs[0:2:2], []any{id + "/" + sku})
 	if aiErr = aiCall.Start(); aiErr != nil {
 		return
 	}
@@ -209,7 +210,7 @@ func (b *Billing) NotifyAccountingTraced(ctx context.Context, id string, key str
 		return b.NotifyAccounting(ctx, id, key)
 	}
 	aiArgs := []any{id, key}
-	aiCall, aiCtx := agentidemrt.Begin(ctx, agentidemOp_Billing_NotifyAccountingTraced, aiArgs, []any{aiArgs[0]}, []any{"accounting/" + id})
+	aiCall, aiCtx := agentidemrt.Begin(ctx, agentidemOp_Billing_NotifyAccountingTraced, aiArgs, aiArgs[0:1:1], []any{"accounting/" + id})
 	if aiErr = aiCall.Start(); aiErr != nil {
 		return
 	}
@@ -219,4 +220,28 @@ func (b *Billing) NotifyAccountingTraced(ctx context.Context, id string, key str
 		return aiLost
 	}
 	return
+}
+
+var agentidemOp_Billing_QuoteTraced = &agentidemrt.Op{
+	Kind:   agentidemrt.KindRead,
+	Name:   "quote",
+	Params: []string{"provider"},
+	Pos:    "billing.go:221",
+}
+
+// QuoteTraced calls Quote and records the call for agentidem (//agentidem:read).
+func (b *Billing) QuoteTraced(ctx context.Context, provider string) (aiR0 int, aiErr error) {
+	if !agentidemrt.Enabled() {
+		return b.Quote(ctx, provider)
+	}
+	aiCall, aiCtx := agentidemrt.Begin(ctx, agentidemOp_Billing_QuoteTraced, []any{provider}, nil, nil)
+	if aiErr = aiCall.Start(); aiErr != nil {
+		return
+	}
+	defer aiCall.Recover(&aiErr)
+	aiV0, aiErr := b.Quote(aiCtx, provider)
+	if aiLost := aiCall.Finish(aiErr, aiV0); aiLost != nil {
+		return aiR0, aiLost
+	}
+	return aiV0, aiErr
 }
