@@ -310,11 +310,21 @@ func (b *batcher) collect(m *member, n ast.Node, launched, inLoop bool, local [2
 				return false
 			}
 		case *ast.FuncLit:
-			ast.Inspect(n.Body, func(c ast.Node) bool {
-				return visit(c, launched, inLoop, [2]token.Pos{n.Pos(), n.End()})
-			})
+			// In a goroutine of the batch, a literal runs there (or
+			// later); in the starter, only a literal that is called runs
+			// now (see CallExpr): one stored for later is left out.
+			if launched {
+				ast.Inspect(n.Body, func(c ast.Node) bool {
+					return visit(c, launched, inLoop, [2]token.Pos{n.Pos(), n.End()})
+				})
+			}
 			return false
 		case *ast.CallExpr:
+			if lit, ok := ast.Unparen(n.Fun).(*ast.FuncLit); ok && !launched {
+				ast.Inspect(lit.Body, func(c ast.Node) bool {
+					return visit(c, launched, inLoop, [2]token.Pos{lit.Pos(), lit.End()})
+				})
+			}
 			if op, _, _ := b.r.opCall(n); op != nil {
 				m.uses = append(m.uses, &opUse{expr: n, call: n, op: op, launched: launched, inLoop: inLoop, local: local})
 			} else if id, ok := ast.Unparen(n.Fun).(*ast.Ident); ok && depth == 0 {

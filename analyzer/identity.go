@@ -88,7 +88,9 @@ func checkIdentities(pass *analysis.Pass, r *ops, fd *ast.FuncDecl) {
 			if !idemKeyParam.MatchString(p.Name()) {
 				continue
 			}
-			if src := nd.source(call.Args[i], 0); src != "" {
+			// Only a fresh value made right at the call site: a key made
+			// once before a retry loop is the usual, correct use.
+			if src := nd.source(call.Args[i], maxDepth); src != "" {
 				r.report(pass, analysis.Diagnostic{
 					Pos: call.Args[i].Pos(),
 					End: call.Args[i].End(),
@@ -101,6 +103,9 @@ func checkIdentities(pass *analysis.Pass, r *ops, fd *ast.FuncDecl) {
 	})
 }
 
+// maxDepth is how many local variables nondet.source follows.
+const maxDepth = 3
+
 // nondet finds values that differ on every run.
 type nondet struct {
 	info *types.Info
@@ -110,7 +115,7 @@ type nondet struct {
 // source returns the non-deterministic function e is built from (such as
 // "uuid.New"), following local variables a few steps, or "".
 func (nd *nondet) source(e ast.Expr, depth int) string {
-	if depth > 3 {
+	if depth > maxDepth {
 		return ""
 	}
 	found := ""
@@ -139,7 +144,7 @@ func (nd *nondet) source(e ast.Expr, depth int) string {
 			}
 		case *ast.Ident:
 			v, ok := nd.info.Uses[n].(*types.Var)
-			if !ok || v.Pos() < nd.body.Pos() || v.Pos() >= nd.body.End() {
+			if !ok || depth >= maxDepth || v.Pos() < nd.body.Pos() || v.Pos() >= nd.body.End() {
 				return true
 			}
 			// A local variable: look at what is assigned to it.

@@ -113,3 +113,25 @@ func ignored(id string) {
 	wg.Go(func() { shipOrder(id) })
 	wg.Wait()
 }
+
+// A literal stored for later does not run in the batch.
+func storedForLater(ctx context.Context, id string) error {
+	g, ctx := errgroup.WithContext(ctx)
+	g.Go(func() error { return billing.CreateInvoiceTraced(ctx, id) })
+	later := func() error { return billing.AttachInvoiceTraced(ctx, id) }
+	if err := g.Wait(); err != nil {
+		return err
+	}
+	return later()
+}
+
+// A literal called right away runs in the batch.
+func calledNow(ctx context.Context, id string) error {
+	g, ctx := errgroup.WithContext(ctx)
+	g.Go(func() error { return billing.CreateInvoiceTraced(ctx, id) })
+	err := func() error { return billing.AttachInvoiceTraced(ctx, id) }() // want `AttachInvoice is declared after=CreateInvoice`
+	if err != nil {
+		return err
+	}
+	return g.Wait()
+}

@@ -66,3 +66,15 @@ func ignored(ctx context.Context, s *billing.Svc) error {
 	//agentidem:ignore a refund here is a manual one-off from the console
 	return s.RefundTraced(ctx, uuid.NewString(), 100)
 }
+
+// One key for the retries of this call: correct for a plain function.
+func plainKeyBeforeRetries(ctx context.Context) error {
+	key := uuid.NewString()
+	var err error
+	for i := 0; i < 3; i++ {
+		if err = pay(ctx, 100, key); err == nil {
+			return nil
+		}
+	}
+	return err
+}
