@@ -38,6 +38,9 @@ const (
 	CodeOrderVariantOutcome      = "order_variant_outcome"
 	CodePartialBatchReplay       = "partial_batch_replay"
 	CodeIdentityUnstable         = "identity_unstable"
+	// CodeGoroutineLeak (warning): a goroutine that made tool calls
+	// outlived the agent's invocation. Not in DESIGN.md's first list.
+	CodeGoroutineLeak = "goroutine_leak"
 )
 
 // Finding is one thing the suite found wrong (or could not decide).

@@ -6,6 +6,7 @@ import (
 	goruntime "runtime"
 	"runtime/debug"
 	"sort"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -247,4 +248,29 @@ func goroutineID() uint64 {
 		id = id*10 + uint64(c-'0')
 	}
 	return id
+}
+
+// stillAlive returns the stacks of the goroutines in ids that are still
+// running after grace, or "".
+func stillAlive(ids map[uint64]bool, grace time.Duration) string {
+	deadline := time.Now().Add(grace)
+	for {
+		buf := make([]byte, 1<<20)
+		buf = buf[:goruntime.Stack(buf, true)]
+		var alive []string
+		for _, g := range strings.Split(string(buf), "\n\n") {
+			var id uint64
+			if _, err := fmt.Sscanf(g, "goroutine %d ", &id); err == nil && ids[id] {
+				alive = append(alive, g)
+			}
+		}
+		if len(alive) == 0 {
+			return ""
+		}
+		if time.Now().After(deadline) {
+			sort.Strings(alive)
+			return strings.Join(alive, "\n\n")
+		}
+		time.Sleep(time.Millisecond)
+	}
 }

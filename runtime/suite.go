@@ -285,6 +285,12 @@ func (s *Suite) run(ctx context.Context, sc Scenario) (*Result, *Trace, error) {
 	res.FaultFired = tr.Fired
 	if r.goroutines != nil {
 		s.callGoroutines = len(r.goroutines)
+		if leaked := stillAlive(r.goroutines, 20*time.Millisecond); leaked != "" {
+			res.Findings = append(res.Findings, Finding{
+				Code: CodeGoroutineLeak, Severity: SeverityWarning, Scenario: sc.Name, Replay: res.Replay,
+				Message: fmt.Sprintf("a goroutine that made tool calls was still running after the agent returned: it can act after the invocation ended (and after a retry began); wait for the goroutines you start:\n%s", leaked),
+			})
+		}
 	}
 	var hazard error
 	if lk, ok := gate.(*lockstep); ok && lk.hazard != "" {

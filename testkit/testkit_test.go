@@ -264,3 +264,39 @@ func TestRealSubtestsAndSetupFailure(t *testing.T) {
 	assert.Equal(t, 1, calls, "no scenario runs after the baseline's Setup failed")
 	assert.Equal(t, []string{"TestSetup/baseline"}, ft.subs)
 }
+
+func TestLeakedGoroutineIsReported(t *testing.T) {
+	var l *tools.Ledger
+	release := make(chan struct{})
+	ft := &fakeT{name: "TestLeak"}
+	rep := testkit.Run(ft, func(ctx context.Context) error {
+		done := make(chan struct{})
+		go func() { // fire and forget: the leak
+			_ = l.PostTraced(ctx, "k", "v")
+			close(done)
+			<-release
+		}()
+		<-done
+		return nil
+	}, ledgerSetup(&l), testkit.With(runtime.OnlyScenario("none")))
+	close(release)
+	assert.True(t, rep.Has(runtime.CodeGoroutineLeak))
+	for _, f := range rep.Findings {
+		if f.Code == runtime.CodeGoroutineLeak {
+			assert.Equal(t, runtime.SeverityWarning, f.Severity)
+			assert.Contains(t, f.Message, "TestLeakedGoroutineIsReported")
+		}
+	}
+
+	// An agent that waits for its goroutines has no such finding.
+	rep = testkit.Run(ft, func(ctx context.Context) error {
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			_ = l.PostTraced(ctx, "k", "v")
+		}()
+		<-done
+		return nil
+	}, ledgerSetup(&l), testkit.With(runtime.OnlyScenario("none")))
+	assert.False(t, rep.Has(runtime.CodeGoroutineLeak))
+}
