@@ -36,6 +36,45 @@
 // identity_unstable. Whether the agent returned an error (execution outcome)
 // is kept apart from the findings (safety outcome).
 //
+// # Parallel tool calls
+//
+// When the agent's calls come from more than one goroutine (a model turn's
+// tool calls dispatched in parallel), TestAgent also runs the agent under
+// chosen schedules. Every traced call stops at two gates, start and finish;
+// the scheduler waits until every goroutine of the agent is blocked (in a
+// testing/synctest bubble, so time is virtual and exact), then releases the
+// waiting calls one gate at a time in the schedule's order. Each schedule is
+// a subtest named by its printable form:
+//
+//	go test -run 'TestInvoices/interleaving/s0s1f0f1'
+//	AGENTIDEM_SCHEDULE='s1s0f1f0' go test -run TestInvoices
+//
+// The listed order (calls in canonical order, all started before any
+// finishes) and its reverse come first; then every order of each round of up
+// to four mutually dependent calls, within the Schedules budget (default
+// 3000). Calls on different entities commute and are not reordered against
+// each other; larger rounds are sampled by seeded PCT (Seed, Depth,
+// AGENTIDEM_SEED). Calls in flight together on the scheduler's logical clock
+// form a batch, and the checks are:
+//
+//   - dependent_calls_concurrent: an op in one batch with an op it declares
+//     after=;
+//   - concurrent_writes_same_entity: two writes to one entity in one batch;
+//   - order_variant_outcome: with Outcome, schedules that end differently;
+//   - partial_batch_replay: partial_batch_failure fails one call of a batch
+//     with a conflict, and the agent executes again a call of the batch that
+//     had succeeded.
+//
+// Commutation is decided by entity: a tool that declares an entity is
+// assumed to touch nothing else, and one that declares none is ordered
+// against everything. An agent whose logic depends on which answer arrives
+// first (take the fastest quote) should leave the entity off those reads.
+//
+// Holding a sync.Mutex across a tool call hides goroutines from the
+// scheduler; a real-time pre-flight sees the goroutine stuck on the lock and
+// the test fails with a message naming it and the calls involved, instead of
+// hanging.
+//
 // Run does the same without failing the test, for tests that prove a buggy
 // agent is caught. Both return the *runtime.Report; AGENTIDEM_REPORT_DIR=dir
 // (or the ReportDir option) writes it as dir/<Test>.json.
