@@ -178,3 +178,28 @@ func TestTokenResolve(t *testing.T) {
 		return nil
 	})
 }
+
+// BenchmarkCall compares a tool called directly, through Call with no run
+// active (production), and through Call inside a traced run.
+func BenchmarkCall(b *testing.B) {
+	args := json.RawMessage(`{"order_id":"o-1","note":"x"}`)
+	ctx := context.Background()
+	b.Run("direct", func(b *testing.B) {
+		for b.Loop() {
+			_, _ = ok(ctx)
+		}
+	})
+	b.Run("inactive", func(b *testing.B) {
+		for b.Loop() {
+			_, _ = agentidemmcp.Call(ctx, reg, "create_inv", args, ok, nil)
+		}
+	})
+	b.Run("active", func(b *testing.B) {
+		_, _ = runtime.RunTraced(ctx, "bench", func(ctx context.Context) error {
+			for b.Loop() {
+				_, _ = agentidemmcp.Call(ctx, reg, "create_inv", args, ok, nil)
+			}
+			return nil
+		})
+	})
+}

@@ -1,0 +1,145 @@
+package agentidemeino_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+
+	agentidemeino "github.com/agentidem/agentidem-go/adapters/eino"
+	"github.com/agentidem/agentidem-go/runtime"
+	"github.com/cloudwego/eino/compose"
+	"github.com/cloudwego/eino/schema"
+)
+
+var specs = agentidemeino.Tools{
+	"lookup": agentidemeino.Read(agentidemeino.Entity("user")),
+	"pay":    agentidemeino.Write(agentidemeino.Identity("order"), agentidemeino.Redact("card"), agentidemeino.Name("payOrder")),
+	"tag":    agentidemeino.Write(agentidemeino.IdentityFunc(func(a map[string]any) any { return strings.ToUpper(a["t"].(string)) })),
+	"secret": agentidemeino.Write(agentidemeino.Identity("card"), agentidemeino.Redact("card")),
+}
+
+// invoke runs one call through the middleware's invokable hook inside a
+// traced run.
+func invoke(t *testing.T, name, args string, tool compose.InvokableToolEndpoint) (*runtime.Trace, *compose.ToolOutput, error) {
+	t.Helper()
+	ep := agentidemeino.Middleware(specs).Invokable(tool)
+	var out *compose.ToolOutput
+	var err error
+	tr, _ := runtime.RunTraced(context.Background(), "t", func(ctx context.Context) error {
+		out, err = ep(ctx, &compose.ToolInput{Name: name, Arguments: args, CallID: "c1"})
+		return nil
+	})
+	return tr, out, err
+}
+
+func answer(s string) compose.InvokableToolEndpoint {
+	return func(context.Context, *compose.ToolInput) (*compose.ToolOutput, error) {
+		return &compose.ToolOutput{Result: s}, nil
+	}
+}
+
+func TestMiddlewareRecordsSpecs(t *testing.T) {
+	tr, out, err := invoke(t, "pay", `{"order":"o-7","card":"4242"}`, answer(`{"paid":true}`))
+	if err != nil || out.Result != `{"paid":true}` {
+		t.Fatalf("out %+v err %v", out, err)
+	}
+	o := tr.Ops[0]
+	b, _ := json.Marshal(o.Args)
+	if o.Name != "payOrder" || o.Kind != runtime.KindWrite || o.Identity != `"o-7"` || string(b) != `{"arguments":{"card":"[redacted]","order":"o-7"}}` {
+		t.Errorf("op %s kind %s identity %s args %s", o.Name, o.Kind, o.Identity, b)
+	}
+	if r, _ := json.Marshal(o.Result); string(r) != `{"paid":true}` {
+		t.Errorf("JSON result recorded as %s", r)
+	}
+
+	tr, _, _ = invoke(t, "lookup", `{"user":"ann"}`, answer("plain text"))
+	if o := tr.Ops[0]; o.Kind != runtime.KindRead || o.Entity != `"ann"` || o.Result != "plain text" {
+		t.Errorf("read: kind %s entity %s result %v", o.Kind, o.Entity, o.Result)
+	}
+	tr, _, _ = invoke(t, "tag", `{"t":"urgent"}`, answer("ok"))
+	if o := tr.Ops[0]; o.Identity != `"URGENT"` {
+		t.Errorf("IdentityFunc identity %s", o.Identity)
+	}
+	tr, _, _ = invoke(t, "secret", `{"card":"4242"}`, answer("ok"))
+	if o := tr.Ops[0]; !strings.HasPrefix(o.Identity, "sha256:") {
+		t.Errorf("identity over a redacted argument %q, want a digest", o.Identity)
+	}
+}
+
+func TestMiddlewareToolErrorAndPanic(t *testing.T) {
+	boom := errors.New("card declined")
+	tr, _, err := invoke(t, "pay", `{"order":"o-7"}`, func(context.Context, *compose.ToolInput) (*compose.ToolOutput, error) {
+		return nil, boom
+	})
+	if !errors.Is(err, boom) || tr.Ops[0].Status != runtime.StatusFailed || tr.Ops[0].Effective() {
+		t.Errorf("err %v status %s", err, tr.Ops[0].Status)
+	}
+	tr, _, err = invoke(t, "pay", `{"order":"o-7"}`, func(context.Context, *compose.ToolInput) (*compose.ToolOutput, error) {
+		panic("kaboom")
+	})
+	if !errors.Is(err, runtime.ErrPanicked) || len(tr.Panics) != 1 {
+		t.Errorf("err %v panics %v", err, tr.Panics)
+	}
+}
+
+func TestMiddlewarePassesThrough(t *testing.T) {
+	tr, out, err := invoke(t, "unlisted", `{}`, answer("x"))
+	if err != nil || out.Result != "x" || len(tr.Ops) != 0 {
+		t.Errorf("unlisted tool: %v %v, %d ops", out, err, len(tr.Ops))
+	}
+	out, err = agentidemeino.Middleware(specs).Invokable(answer("y"))(context.Background(), &compose.ToolInput{Name: "pay", Arguments: `{}`})
+	if err != nil || out.Result != "y" {
+		t.Errorf("inactive: %v %v", out, err)
+	}
+}
+
+func TestMiddlewareEnhanced(t *testing.T) {
+	ep := agentidemeino.Middleware(specs).EnhancedInvokable(func(context.Context, *compose.ToolInput) (*compose.EnhancedInvokableToolOutput, error) {
+		return &compose.EnhancedInvokableToolOutput{Result: &schema.ToolResult{}}, nil
+	})
+	tr, _ := runtime.RunTraced(context.Background(), "t", func(ctx context.Context) error {
+		_, err := ep(ctx, &compose.ToolInput{Name: "pay", Arguments: `{"order":"o-1"}`})
+		return err
+	})
+	if len(tr.Ops) != 1 || tr.Ops[0].Name != "payOrder" || tr.Ops[0].Status != runtime.StatusSuccess {
+		t.Errorf("enhanced call traced as %+v", tr.Ops)
+	}
+}
+
+func TestZeroSpecPanics(t *testing.T) {
+	defer func() {
+		if v := recover(); v == nil || !strings.Contains(v.(string), "Read or Write") {
+			t.Errorf("recover() = %v", v)
+		}
+	}()
+	agentidemeino.Middleware(agentidemeino.Tools{"x": {}})
+}
+
+// BenchmarkInvokable compares a tool endpoint called directly, through the
+// middleware with no run active (production), and inside a traced run.
+func BenchmarkInvokable(b *testing.B) {
+	tool := answer(`{"ok":true}`)
+	in := &compose.ToolInput{Name: "pay", Arguments: `{"order":"o-7","card":"4242"}`}
+	ctx := context.Background()
+	b.Run("direct", func(b *testing.B) {
+		for b.Loop() {
+			_, _ = tool(ctx, in)
+		}
+	})
+	ep := agentidemeino.Middleware(specs).Invokable(tool)
+	b.Run("inactive", func(b *testing.B) {
+		for b.Loop() {
+			_, _ = ep(ctx, in)
+		}
+	})
+	b.Run("active", func(b *testing.B) {
+		_, _ = runtime.RunTraced(ctx, "bench", func(ctx context.Context) error {
+			for b.Loop() {
+				_, _ = ep(ctx, in)
+			}
+			return nil
+		})
+	})
+}
