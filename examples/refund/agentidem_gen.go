@@ -28,7 +28,7 @@ func (b *Bank) GetPaymentTraced(ctx context.Context, id string) (aiR0 Payment, a
 		return b.GetPayment(ctx, id)
 	}
 	aiArgs := []any{id}
-	aiCall, aiCtx := agentidemrt.Begin(ctx, agentidemOp_Bank_GetPaymentTraced, aiArgs, nil, []any{aiArgs[0]})
+	aiCall, aiCtx := agentidemrt.Begin(ctx, agentidemOp_Bank_GetPaymentTraced, aiArgs, nil, aiArgs[0:1:1])
 	if aiErr = aiCall.Start(); aiErr != nil {
 		return
 	}
@@ -53,7 +53,7 @@ func (b *Bank) RefundTraced(ctx context.Context, id string) (aiR0 Receipt, aiErr
 		return b.Refund(ctx, id)
 	}
 	aiArgs := []any{id}
-	aiCall, aiCtx := agentidemrt.Begin(ctx, agentidemOp_Bank_RefundTraced, aiArgs, []any{aiArgs[0]}, nil)
+	aiCall, aiCtx := agentidemrt.Begin(ctx, agentidemOp_Bank_RefundTraced, aiArgs, aiArgs[0:1:1], nil)
 	if aiErr = aiCall.Start(); aiErr != nil {
 		return
 	}
@@ -78,7 +78,7 @@ func (b *Bank) RefundWithKeyTraced(ctx context.Context, id string, key string) (
 		return b.RefundWithKey(ctx, id, key)
 	}
 	aiArgs := []any{id, key}
-	aiCall, aiCtx := agentidemrt.Begin(ctx, agentidemOp_Bank_RefundWithKeyTraced, aiArgs, []any{aiArgs[0]}, nil)
+	aiCall, aiCtx := agentidemrt.Begin(ctx, agentidemOp_Bank_RefundWithKeyTraced, aiArgs, aiArgs[0:1:1], nil)
 	if aiErr = aiCall.Start(); aiErr != nil {
 		return
 	}

@@ -28,7 +28,7 @@ func (h *Helpdesk) FindTraced(ctx context.Context, disputeID string) (aiR0 []Tic
 		return h.Find(ctx, disputeID)
 	}
 	aiArgs := []any{disputeID}
-	aiCall, aiCtx := agentidemrt.Begin(ctx, agentidemOp_Helpdesk_FindTraced, aiArgs, nil, []any{aiArgs[0]})
+	aiCall, aiCtx := agentidemrt.Begin(ctx, agentidemOp_Helpdesk_FindTraced, aiArgs, nil, aiArgs[0:1:1])
 	if aiErr = aiCall.Start(); aiErr != nil {
 		return
 	}
@@ -53,7 +53,7 @@ func (h *Helpdesk) CreateTraced(ctx context.Context, key string, req Request) (a
 		return h.Create(ctx, key, req)
 	}
 	aiArgs := []any{key, req}
-	aiCall, aiCtx := agentidemrt.Begin(ctx, agentidemOp_Helpdesk_CreateTraced, aiArgs, []any{aiArgs[0]}, []any{req.DisputeID})
+	aiCall, aiCtx := agentidemrt.Begin(ctx, agentidemOp_Helpdesk_CreateTraced, aiArgs, aiArgs[0:1:1], []any{req.DisputeID})
 	if aiErr = aiCall.Start(); aiErr != nil {
 		return
 	}

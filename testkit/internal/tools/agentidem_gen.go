@@ -28,7 +28,7 @@ func (l *Ledger) PostTraced(ctx context.Context, key string, entry string) (aiEr
 		return l.Post(ctx, key, entry)
 	}
 	aiArgs := []any{key, entry}
-	aiCall, aiCtx := agentidemrt.Begin(ctx, agentidemOp_Ledger_PostTraced, aiArgs, []any{aiArgs[0]}, nil)
+	aiCall, aiCtx := agentidemrt.Begin(ctx, agentidemOp_Ledger_PostTraced, aiArgs, aiArgs[0:1:1], nil)
 	if aiErr = aiCall.Start(); aiErr != nil {
 		return
 	}
@@ -76,7 +76,7 @@ func (l *Ledger) BoomTraced(ctx context.Context, n int) (aiErr error) {
 		return l.Boom(ctx, n)
 	}
 	aiArgs := []any{n}
-	aiCall, aiCtx := agentidemrt.Begin(ctx, agentidemOp_Ledger_BoomTraced, aiArgs, []any{aiArgs[0]}, nil)
+	aiCall, aiCtx := agentidemrt.Begin(ctx, agentidemOp_Ledger_BoomTraced, aiArgs, aiArgs[0:1:1], nil)
 	if aiErr = aiCall.Start(); aiErr != nil {
 		return
 	}
