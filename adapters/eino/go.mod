@@ -6,6 +6,7 @@ require github.com/agentidem/agentidem-go v0.0.0
 
 require (
 	github.com/santhosh-tekuri/jsonschema/v6 v6.0.3 // indirect
+	golang.org/x/term v0.47.0 // indirect
 	golang.org/x/text v0.43.0 // indirect
 )
 
