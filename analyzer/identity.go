@@ -215,55 +215,83 @@ func nondetFunc(info *types.Info, call *ast.CallExpr) string {
 	return ""
 }
 
-// checkEscapes reports, in agent code (a function that calls a generated
-// wrapper), direct calls of annotated functions.
+// checkEscapes reports, in agent code, direct calls of annotated
+// functions. Agent code is a function (declaration or literal, each on its
+// own) that calls a generated wrapper, or a literal started as a goroutine
+// (go, Group.Go, WaitGroup.Go) by agent code. A literal that only reads
+// state, or a benchmark that times the direct call beside the wrapper in
+// separate literals, is not agent code.
 func checkEscapes(pass *analysis.Pass, r *ops, fd *ast.FuncDecl) {
-	agent := false
-	var direct []*ast.CallExpr
-	ast.Inspect(fd.Body, func(n ast.Node) bool {
-		call, ok := n.(*ast.CallExpr)
-		if !ok {
+	self, _ := pass.TypesInfo.Defs[fd.Name].(*types.Func)
+	b := &batcher{r: r, info: pass.TypesInfo}
+	var unit func(body *ast.BlockStmt, launched, parentAgent bool)
+	unit = func(body *ast.BlockStmt, launched, parentAgent bool) {
+		agent := false
+		var direct []*ast.CallExpr
+		var lits []*ast.FuncLit
+		launchedLits := map[*ast.FuncLit]bool{}
+		ast.Inspect(body, func(n ast.Node) bool {
+			switch n := n.(type) {
+			case *ast.FuncLit:
+				lits = append(lits, n)
+				return false
+			case ast.Stmt:
+				arg := b.launchArg(n)
+				if call, ok := arg.(*ast.CallExpr); ok {
+					arg = call.Fun
+				}
+				if lit, ok := arg.(*ast.FuncLit); ok {
+					launchedLits[lit] = true
+				}
+			case *ast.CallExpr:
+				if op, wrapper, _ := r.opCall(n); op != nil {
+					if wrapper {
+						agent = true
+					} else {
+						direct = append(direct, n)
+					}
+				}
+			}
 			return true
-		}
-		if op, wrapper, _ := r.opCall(call); op != nil {
-			if wrapper {
-				agent = true
-			} else {
-				direct = append(direct, call)
+		})
+		agent = agent || (launched && parentAgent)
+		if agent {
+			for _, call := range direct {
+				reportEscape(pass, r, self, call)
 			}
 		}
-		return true
-	})
-	if !agent {
+		for _, lit := range lits {
+			unit(lit.Body, launchedLits[lit], agent)
+		}
+	}
+	unit(fd.Body, false, false)
+}
+
+func reportEscape(pass *analysis.Pass, r *ops, self *types.Func, call *ast.CallExpr) {
+	op, _, fn := r.opCall(call)
+	if fn == self {
 		return
 	}
-	self, _ := pass.TypesInfo.Defs[fd.Name].(*types.Func)
-	for _, call := range direct {
-		op, _, fn := r.opCall(call)
-		if fn == self {
-			continue
-		}
-		d := analysis.Diagnostic{
-			Pos: call.Pos(),
-			End: call.End(),
-			Message: fmt.Sprintf("direct call of %s in agent code escapes the trace: the harness can neither see nor fault it; call %s",
-				op.Func, op.Wrapper),
-		}
-		var name *ast.Ident
-		switch f := ast.Unparen(call.Fun).(type) {
-		case *ast.Ident:
-			name = f
-		case *ast.SelectorExpr:
-			name = f.Sel
-		}
-		if name != nil && wrapperObject(fn.Pkg(), fn, op.Wrapper) != nil && (fn.Pkg() == pass.Pkg || ast.IsExported(op.Wrapper)) {
-			d.SuggestedFixes = []analysis.SuggestedFix{{
-				Message:   "call " + op.Wrapper,
-				TextEdits: []analysis.TextEdit{{Pos: name.Pos(), End: name.End(), NewText: []byte(op.Wrapper)}},
-			}}
-		}
-		r.report(pass, d)
+	d := analysis.Diagnostic{
+		Pos: call.Pos(),
+		End: call.End(),
+		Message: fmt.Sprintf("direct call of %s in agent code escapes the trace: the harness can neither see nor fault it; call %s",
+			op.Func, op.Wrapper),
 	}
+	var name *ast.Ident
+	switch f := ast.Unparen(call.Fun).(type) {
+	case *ast.Ident:
+		name = f
+	case *ast.SelectorExpr:
+		name = f.Sel
+	}
+	if name != nil && wrapperObject(fn.Pkg(), fn, op.Wrapper) != nil && (fn.Pkg() == pass.Pkg || ast.IsExported(op.Wrapper)) {
+		d.SuggestedFixes = []analysis.SuggestedFix{{
+			Message:   "call " + op.Wrapper,
+			TextEdits: []analysis.TextEdit{{Pos: name.Pos(), End: name.End(), NewText: []byte(op.Wrapper)}},
+		}}
+	}
+	r.report(pass, d)
 }
 
 func indexOf(list []string, s string) int {

@@ -46,3 +46,38 @@ func ignoredEscape(ctx context.Context, id string) error {
 	}
 	return notify(id) //agentidem:ignore notifications are outside the harness on purpose
 }
+
+// A goroutine started by agent code is agent code.
+func launchedByAgent(ctx context.Context, id string) {
+	billing.CreateInvoiceTraced(ctx, id)
+	go func() {
+		billing.AttachInvoice(ctx, id) // want `direct call of AttachInvoice in agent code`
+	}()
+}
+
+// A literal of its own that calls a wrapper is agent code.
+func agentLiteral(ctx context.Context, id string) func() error {
+	return func() error {
+		billing.CreateInvoiceTraced(ctx, id)
+		return billing.AttachInvoice(ctx, id) // want `direct call of AttachInvoice in agent code`
+	}
+}
+
+// A test that runs an agent and then reads the state directly: the read
+// is not agent code.
+func runThenCheck(ctx context.Context, id string, run func(func() error) error) error {
+	agent := func() error { return billing.CreateInvoiceTraced(ctx, id) }
+	check := func() error { return billing.CreateInvoice(ctx, id) }
+	if err := run(agent); err != nil {
+		return err
+	}
+	return check()
+}
+
+// A benchmark that times the direct call beside the wrapper.
+func timeBoth(ctx context.Context, id string) {
+	direct := func() { billing.CreateInvoice(ctx, id) }
+	traced := func() { billing.CreateInvoiceTraced(ctx, id) }
+	direct()
+	traced()
+}
