@@ -31,6 +31,8 @@ END {
 	print ""
 	print "Worker delay 50ms; ExactlyOne waits out its 200ms window; QuietFor(200ms, 1s) waits 200ms"
 	print "after the event. Virtual time includes creating the synctest bubble and the worker goroutine."
-	print "Eventually polls its condition (1ms virtual, 5ms real); ExactlyOne and QuietFor are woken"
-	print "by the Stream on each event instead of polling."
+	print "On virtual time Eventually and ExactlyOne look every 1ms of virtual time (so a second ticket"
+	print "fails at once); QuietFor on a Stream sleeps from deadline to deadline (its events carry"
+	print "their times). In real time a Stream wakes ExactlyOne and QuietFor on each event; Eventually polls"
+	print "every 5ms."
 }'
