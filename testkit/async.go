@@ -63,9 +63,10 @@ func (e Event) format(base time.Time) string {
 
 // Source is an event stream the async assertions read. Events returns
 // every event so far, oldest first; the stream only grows, so a later
-// call returns an extension of an earlier one. *Stream implements it, and
-// stamps its events and wakes waiting assertions; any other Source is
-// polled, its events timed by when an assertion first saw them.
+// call returns an extension of an earlier one. *Stream implements it: it
+// stamps its events and, outside a bubble, wakes waiting assertions. Any
+// other Source is polled, its events timed by when an assertion first saw
+// them.
 //
 // A tool that commits through a background worker answers "accepted" at
 // once and does the work later: the effect the test cares about is an
@@ -107,19 +108,21 @@ func (e Event) format(base time.Time) string {
 //	})
 //
 // Virtual time. Inside a testing/synctest bubble time is virtual: the
-// assertions sleep until their next deadline, looking in between every
-// poll interval (1ms; QuietFor on a Stream does not need to), the bubble's
-// clock jumps to the next timer as soon as
-// every goroutine is blocked, and the test above, 730ms of scenario,
-// takes tens of microseconds of wall time. Outside a bubble the same calls
-// wait in real time. The mode is detected on every call (see DetectClock)
-// and can be forced with WithClock; failure messages say which clock they
-// waited on. On virtual time the outcome never depends on the order in
-// which goroutines due at one instant happen to run: each look at the
-// stream happens one nanosecond after its instant, once all of them have
-// run, so an assertion returns one nanosecond after the instant it decided
-// at. Run the bubble's goroutines (the worker) to completion before the
-// bubble ends: synctest.Test waits for them.
+// assertions sleep until their next deadline, looking in between once per
+// poll interval (1ms; QuietFor on a Stream need not), and the bubble's
+// clock jumps to the next timer as soon as every goroutine is blocked. The
+// test above, 730ms of scenario, takes well under a millisecond of wall
+// time (scripts/bench/async.sh measures each assertion both ways). Outside
+// a bubble the same calls wait in real time. The mode is detected on every
+// call (see DetectClock) and can be forced with WithClock; failure
+// messages say which clock they waited on.
+//
+// On virtual time the outcome never depends on the order in which the
+// goroutines due at one instant happen to run: each look at the stream
+// happens one nanosecond after its instant, once all of them have run, so
+// an assertion returns one nanosecond after the instant it decided at. Let
+// the bubble's goroutines (the worker) end before the bubble does:
+// synctest.Test waits for them.
 type Source interface {
 	Events() []Event
 }
