@@ -121,6 +121,15 @@ func (b *batcher) batches() []*batch {
 			out = append(out, b.blockBatches(list)...)
 			return true
 		})
+		// Calls of fan-out helpers: parallel(create, attach).
+		ast.Inspect(f, func(n ast.Node) bool {
+			if call, ok := n.(*ast.CallExpr); ok {
+				if bt := b.fanOutBatch(call); bt != nil {
+					out = append(out, bt)
+				}
+			}
+			return true
+		})
 	}
 	return out
 }
@@ -157,6 +166,45 @@ func (b *batcher) blockBatches(list []ast.Stmt) []*batch {
 	}
 	flush()
 	return out
+}
+
+// fanOutBatch returns the batch of a call of a fan-out helper: one member
+// per function argument it runs concurrently.
+func (b *batcher) fanOutBatch(call *ast.CallExpr) *batch {
+	fn, ok := typeutil.Callee(b.info, call).(*types.Func)
+	if !ok {
+		return nil
+	}
+	params := b.r.fanouts[fn.Origin()]
+	if len(params) == 0 || call.Ellipsis.IsValid() {
+		return nil
+	}
+	variadic := fn.Type().(*types.Signature).Variadic()
+	last := fn.Type().(*types.Signature).Params().Len() - 1
+	bt := &batch{}
+	for i, arg := range call.Args {
+		pi := i
+		if variadic && pi > last {
+			pi = last
+		}
+		if !containsInt(params, pi) {
+			continue
+		}
+		stmt := &ast.ExprStmt{X: arg}
+		m := &member{stmt: stmt, direct: true}
+		if lit, ok := ast.Unparen(arg).(*ast.FuncLit); ok {
+			if !b.waits(lit.Body) {
+				b.collect(m, lit.Body, true, false, [2]token.Pos{lit.Pos(), lit.End()}, 0)
+			}
+		} else {
+			b.collect(m, arg, true, false, [2]token.Pos{}, 0)
+		}
+		bt.members = append(bt.members, m)
+	}
+	if len(bt.members) < 2 {
+		return nil
+	}
+	return bt
 }
 
 // launchArg returns what a statement starts in a new goroutine: the call

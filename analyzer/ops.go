@@ -61,6 +61,19 @@ func (*WrapperFact) AFact() {}
 
 func (f *WrapperFact) String() string { return "wrapper of " + f.Op.Name }
 
+// FanOutFact is the fact exported for a function that runs some of its
+// function-typed parameters in goroutines, such as a helper
+// parallel(calls ...func() error). Its arguments there form a concurrent
+// batch at every call.
+type FanOutFact struct {
+	Params []int // indices of the parameters it runs concurrently
+}
+
+// AFact marks FanOutFact as an analysis fact.
+func (*FanOutFact) AFact() {}
+
+func (f *FanOutFact) String() string { return fmt.Sprintf("fans out params %v", f.Params) }
+
 // Directives reads //agentidem: directives, exports an OpFact for each
 // annotated function and a WrapperFact for each wrapper it finds, and
 // reports malformed directives. The other analyzers require it.
@@ -69,7 +82,7 @@ var Directives = &analysis.Analyzer{
 	Doc:        "report malformed //agentidem: directives and export op facts",
 	URL:        docURL + "#hdr-directives",
 	Run:        runDirectives,
-	FactTypes:  []analysis.Fact{new(OpFact), new(WrapperFact)},
+	FactTypes:  []analysis.Fact{new(OpFact), new(WrapperFact), new(FanOutFact)},
 	ResultType: reflect.TypeFor[*ops](),
 }
 
@@ -81,6 +94,7 @@ type ops struct {
 	pass      *analysis.Pass
 	ops       map[*types.Func]*OpFact // annotated functions called or declared here
 	wrappers  map[*types.Func]*OpFact // their wrappers
+	fanouts   map[*types.Func][]int   // functions that run parameters concurrently
 	generated map[*token.File]bool
 	// silenced lines per file, and silenced ranges (functions with a doc ignore).
 	lines  map[*token.File]map[int]bool
@@ -92,6 +106,7 @@ func runDirectives(pass *analysis.Pass) (any, error) {
 		pass:      pass,
 		ops:       map[*types.Func]*OpFact{},
 		wrappers:  map[*types.Func]*OpFact{},
+		fanouts:   map[*types.Func][]int{},
 		generated: map[*token.File]bool{},
 		lines:     map[*token.File]map[int]bool{},
 	}
@@ -170,6 +185,23 @@ func runDirectives(pass *analysis.Pass) (any, error) {
 			r.wrappers[w] = fact
 		}
 	}
+	// Helpers that fan their function parameters out to goroutines.
+	for _, f := range pass.Files {
+		for _, decl := range f.Decls {
+			fd, ok := decl.(*ast.FuncDecl)
+			if !ok || fd.Body == nil {
+				continue
+			}
+			fn, ok := pass.TypesInfo.Defs[fd.Name].(*types.Func)
+			if !ok {
+				continue
+			}
+			if params := fanOutParams(pass.TypesInfo, fn, fd.Body); len(params) > 0 {
+				pass.ExportObjectFact(fn, &FanOutFact{Params: params})
+				r.fanouts[fn] = params
+			}
+		}
+	}
 	// Ops of other packages, as far as this package calls them.
 	for _, f := range pass.Files {
 		ast.Inspect(f, func(n ast.Node) bool {
@@ -203,6 +235,11 @@ func runDirectives(pass *analysis.Pass) (any, error) {
 			var wf WrapperFact
 			if pass.ImportObjectFact(fn, &wf) {
 				r.wrappers[fn] = &wf.Op
+				return true
+			}
+			var ff FanOutFact
+			if _, seen := r.fanouts[fn]; !seen && pass.ImportObjectFact(fn, &ff) {
+				r.fanouts[fn] = ff.Params
 			}
 			return true
 		})
@@ -281,6 +318,80 @@ func wrapperObject(pkg *types.Package, fn *types.Func, name string) *types.Func 
 	}
 	w, _ := pkg.Scope().Lookup(name).(*types.Func)
 	return w
+}
+
+// fanOutParams returns the indices of fn's function-typed parameters that
+// its body calls inside a goroutine it starts (go, Group.Go,
+// WaitGroup.Go): directly, by index, or through a range over them.
+func fanOutParams(info *types.Info, fn *types.Func, body *ast.BlockStmt) []int {
+	sig := fn.Type().(*types.Signature)
+	index := map[types.Object]int{}
+	for i := 0; i < sig.Params().Len(); i++ {
+		p := sig.Params().At(i)
+		t := p.Type()
+		if s, ok := t.Underlying().(*types.Slice); ok {
+			t = s.Elem()
+		}
+		if _, ok := t.Underlying().(*types.Signature); ok {
+			index[p] = i
+		}
+	}
+	if len(index) == 0 {
+		return nil
+	}
+	// Range variables over a parameter stand for it.
+	ast.Inspect(body, func(n ast.Node) bool {
+		if rs, ok := n.(*ast.RangeStmt); ok {
+			if id, ok := ast.Unparen(rs.X).(*ast.Ident); ok {
+				if i, ok := index[info.Uses[id]]; ok {
+					if v, ok := rs.Value.(*ast.Ident); ok && info.Defs[v] != nil {
+						index[info.Defs[v]] = i
+					}
+				}
+			}
+		}
+		return true
+	})
+	b := &batcher{info: info}
+	seen := map[int]bool{}
+	ast.Inspect(body, func(n ast.Node) bool {
+		s, ok := n.(ast.Stmt)
+		if !ok {
+			return true
+		}
+		arg := b.launchArg(s)
+		if arg == nil {
+			return true
+		}
+		ast.Inspect(arg, func(m ast.Node) bool {
+			var target ast.Expr
+			switch m := m.(type) {
+			case *ast.CallExpr:
+				target = ast.Unparen(m.Fun)
+			case *ast.Ident: // g.Go(call)
+				if m == arg {
+					target = m
+				}
+			}
+			if ix, ok := target.(*ast.IndexExpr); ok {
+				target = ix.X
+			}
+			if id, ok := target.(*ast.Ident); ok {
+				if i, ok := index[info.Uses[id]]; ok {
+					seen[i] = true
+				}
+			}
+			return true
+		})
+		return true
+	})
+	var out []int
+	for i := 0; i < sig.Params().Len(); i++ {
+		if seen[i] {
+			out = append(out, i)
+		}
+	}
+	return out
 }
 
 // opCall resolves a call (or a function value) to the op it runs, and says

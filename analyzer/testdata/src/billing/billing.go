@@ -56,3 +56,20 @@ func Subscribe(ctx context.Context, email string) error {
 	_ = "INSERT INTO subscribers (email) VALUES ($1) ON CONFLICT DO NOTHING"
 	return nil
 }
+
+// Parallel runs calls concurrently, as agent runtimes run the tool calls of
+// one model turn.
+func Parallel(calls ...func() error) []error {
+	errs := make([]error, len(calls))
+	done := make(chan struct{})
+	for i, call := range calls {
+		go func() {
+			errs[i] = call()
+			done <- struct{}{}
+		}()
+	}
+	for range calls {
+		<-done
+	}
+	return errs
+}

@@ -135,3 +135,37 @@ func calledNow(ctx context.Context, id string) error {
 	}
 	return g.Wait()
 }
+
+// sequentially runs calls one after the other: not a fan-out.
+func sequentially(calls ...func() error) error {
+	for _, c := range calls {
+		if err := c(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// both runs two calls at once.
+func both(a, b func() error) {
+	var wg sync.WaitGroup
+	wg.Go(func() { a() })
+	wg.Go(func() { b() })
+	wg.Wait()
+}
+
+func fanOutHelper(ctx context.Context, id string) []error {
+	create := func() error { return billing.CreateInvoiceTraced(ctx, id) }
+	attach := func() error { return billing.AttachInvoiceTraced(ctx, id) } // want `AttachInvoice is declared after=CreateInvoice`
+	return billing.Parallel(create, attach)
+}
+
+func localFanOut(id string) {
+	both(func() error { return createOrder(id) }, func() error { return shipOrder(id) }) // want `shipOrder is declared after=createOrder`
+}
+
+func sequentialHelper(ctx context.Context, id string) error {
+	create := func() error { return billing.CreateInvoiceTraced(ctx, id) }
+	attach := func() error { return billing.AttachInvoiceTraced(ctx, id) }
+	return sequentially(create, attach)
+}

@@ -88,3 +88,10 @@ func ignored(ctx context.Context, s *billing.Svc, o order) error {
 	g.Go(func() error { return s.RefundTraced(ctx, o.ID, 250) }) //agentidem:ignore the payment API merges partial refunds per payment
 	return g.Wait()
 }
+
+func fanOutSameEntity(ctx context.Context, s *billing.Svc, o order) []error {
+	return billing.Parallel(
+		func() error { return s.RefundTraced(ctx, o.ID, 100) },
+		func() error { return s.RefundTraced(ctx, o.ID, 250) }, // want `two Svc.Refund writes on the same entity \(o.ID\)`
+	)
+}
