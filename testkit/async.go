@@ -170,8 +170,8 @@ func (s *Stream) Events() []Event {
 }
 
 // subscribe returns a channel closed at the next Emit, and a func that
-// withdraws it. The channel is made by the waiting goroutine, so it
-// belongs to that goroutine's bubble.
+// withdraws it. Only waiters outside any bubble subscribe (see watch), so
+// the channel belongs to no bubble and Emit may close it from anywhere.
 func (s *Stream) subscribe() (<-chan struct{}, func()) {
 	ch := make(chan struct{})
 	s.mu.Lock()
@@ -319,7 +319,8 @@ type waitConfig struct {
 func FromSession(id string) WaitOption { return func(c *waitConfig) { c.session = &id } }
 
 // Since is the window scope: events that happened before start (the
-// beginning of this turn) do not count. ExactlyOne and QuietFor.
+// beginning of this turn) do not count; events at start or later do.
+// ExactlyOne and QuietFor.
 func Since(start time.Time) WaitOption { return func(c *waitConfig) { c.since = start } }
 
 // OnQueue is the routing guard: a match routed to another queue fails
