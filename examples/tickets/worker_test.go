@@ -126,6 +126,10 @@ func TestMisroutedAgentIsCaughtByTheRoutingGuard(t *testing.T) {
 		}))
 		assert.Equal(t, `testkit.ExactlyOne: want exactly one ticket.opened D-1001 on queue "disputes" from session "s-1" since the turn started within 500ms (virtual time); `+
 			`saw #1 ticket.opened D-1001 queue="general" session="s-1" at +50ms: routing guard: on queue "general", want "disputes"`, ft.msg())
+		// One ticket did open: only the routing guard tells this agent apart.
+		_, ok := testkit.ExactlyOne(t, w.events, testkit.KindFor("ticket.opened", dispute), 10*time.Millisecond, testkit.FromSession("s-1"))
+		assert.True(t, ok)
+		assert.Equal(t, 0, w.desk.Count(dispute, Queue))
 	})
 }
 
