@@ -141,6 +141,9 @@ func (r row) record() idem.Record {
 	return idem.Record{State: st, Params: r.params, Result: r.result, Failed: r.failed}
 }
 
+const insertPending = `INSERT INTO idem_keys (idem_key, params, state, token, until_at)
+	VALUES ($1, $2, 1, $3, now() + $4 * interval '1 millisecond') ON CONFLICT (idem_key) DO NOTHING`
+
 const selectRow = `SELECT params, state, until_at > now(), result, failed FROM idem_keys WHERE idem_key = $1`
 
 func scanRow(r pgx.Row) (row, bool, error) {
@@ -170,6 +173,16 @@ func (b *Backend) Claim(ctx context.Context, key string, c idem.Claim) (idem.Rec
 		return idem.Record{}, err
 	} else if ok && r.live {
 		return r.record(), nil
+	} else if !ok {
+		// A fresh key: one autocommit INSERT claims it, without the round
+		// trips of a transaction.
+		tag, err := b.pool.Exec(ctx, insertPending, key, c.Params, c.Token, millis(c.Lease))
+		if err != nil {
+			return idem.Record{}, hint(err)
+		}
+		if tag.RowsAffected() == 1 {
+			return idem.Record{State: idem.Pending, Params: c.Params, Owned: true}, nil
+		}
 	}
 	for {
 		rec, retry, err := b.claimTx(ctx, key, c)
@@ -183,9 +196,7 @@ func (b *Backend) Claim(ctx context.Context, key string, c idem.Claim) (idem.Rec
 // between the INSERT and the SELECT (its holder released it).
 func (b *Backend) claimTx(ctx context.Context, key string, c idem.Claim) (rec idem.Record, retry bool, err error) {
 	err = pgx.BeginFunc(ctx, b.pool, func(tx pgx.Tx) error {
-		tag, err := tx.Exec(ctx, `INSERT INTO idem_keys (idem_key, params, state, token, until_at)
-			VALUES ($1, $2, 1, $3, now() + $4 * interval '1 millisecond') ON CONFLICT (idem_key) DO NOTHING`,
-			key, c.Params, c.Token, millis(c.Lease))
+		tag, err := tx.Exec(ctx, insertPending, key, c.Params, c.Token, millis(c.Lease))
 		if err != nil {
 			return err
 		}
