@@ -29,6 +29,16 @@ func runIdentity(pass *analysis.Pass) (any, error) {
 	if r.quiet(false) && len(pass.Files) > 0 && inGOROOT(pass.Fset, pass.Files[0].Pos()) {
 		return nil, nil
 	}
+	funcs := map[*types.Func]*ast.FuncDecl{}
+	for _, f := range pass.Files {
+		for _, decl := range f.Decls {
+			if fd, ok := decl.(*ast.FuncDecl); ok && fd.Body != nil {
+				if fn, ok := pass.TypesInfo.Defs[fd.Name].(*types.Func); ok {
+					funcs[fn] = fd
+				}
+			}
+		}
+	}
 	for _, f := range pass.Files {
 		if ast.IsGenerated(f) {
 			continue
@@ -38,7 +48,7 @@ func runIdentity(pass *analysis.Pass) (any, error) {
 			if !ok || fd.Body == nil {
 				continue
 			}
-			checkIdentities(pass, r, fd)
+			checkIdentities(pass, r, fd, funcs)
 			checkEscapes(pass, r, fd)
 		}
 	}
@@ -47,8 +57,8 @@ func runIdentity(pass *analysis.Pass) (any, error) {
 
 // checkIdentities reports identity and idempotency-key arguments that are
 // fresh on every run.
-func checkIdentities(pass *analysis.Pass, r *ops, fd *ast.FuncDecl) {
-	nd := &nondet{info: pass.TypesInfo, body: fd.Body}
+func checkIdentities(pass *analysis.Pass, r *ops, fd *ast.FuncDecl, funcs map[*types.Func]*ast.FuncDecl) {
+	nd := &nondet{info: pass.TypesInfo, body: fd.Body, funcs: funcs}
 	ast.Inspect(fd.Body, func(n ast.Node) bool {
 		call, ok := n.(*ast.CallExpr)
 		if !ok {
@@ -108,8 +118,9 @@ const maxDepth = 3
 
 // nondet finds values that differ on every run.
 type nondet struct {
-	info *types.Info
-	body *ast.BlockStmt
+	info  *types.Info
+	body  *ast.BlockStmt
+	funcs map[*types.Func]*ast.FuncDecl // functions of the package
 }
 
 // source returns the non-deterministic function e is built from (such as
@@ -131,6 +142,10 @@ func (nd *nondet) source(e ast.Expr, depth int) string {
 				found = s
 				return false
 			}
+			if s := nd.helper(n, depth); s != "" {
+				found = s
+				return false
+			}
 			// time.Now().Format("2006-01-02"), Truncate, ...: a coarse
 			// key chosen on purpose.
 			if sel, ok := ast.Unparen(n.Fun).(*ast.SelectorExpr); ok {
@@ -147,10 +162,17 @@ func (nd *nondet) source(e ast.Expr, depth int) string {
 			if !ok || depth >= maxDepth || v.Pos() < nd.body.Pos() || v.Pos() >= nd.body.End() {
 				return true
 			}
-			// A local variable: look at what is assigned to it.
+			// A local variable: look at what is assigned to it, and
+			// whether random bytes are read into it.
 			ast.Inspect(nd.body, func(m ast.Node) bool {
 				if found != "" {
 					return false
+				}
+				if call, ok := m.(*ast.CallExpr); ok {
+					if s := randomFill(nd.info, call, v); s != "" {
+						found = s
+					}
+					return true
 				}
 				as, ok := m.(*ast.AssignStmt)
 				if !ok || len(as.Lhs) != len(as.Rhs) {
@@ -169,6 +191,69 @@ func (nd *nondet) source(e ast.Expr, depth int) string {
 		return true
 	})
 	return found
+}
+
+// helper follows a call of a parameterless function of this package and
+// returns "name (source)" when what it returns is non-deterministic:
+// func randomKey() string { b := make([]byte, 8); rand.Read(b); return hex.EncodeToString(b) }.
+func (nd *nondet) helper(call *ast.CallExpr, depth int) string {
+	fn, ok := typeutil.Callee(nd.info, call).(*types.Func)
+	if !ok || len(call.Args) > 0 {
+		return ""
+	}
+	fd := nd.funcs[fn]
+	if fd == nil || fd.Body == nil || fn.Type().(*types.Signature).Params().Len() > 0 {
+		return ""
+	}
+	inner := &nondet{info: nd.info, body: fd.Body, funcs: nd.funcs}
+	found := ""
+	ast.Inspect(fd.Body, func(n ast.Node) bool {
+		if found != "" {
+			return false
+		}
+		switch n := n.(type) {
+		case *ast.FuncLit:
+			return false
+		case *ast.ReturnStmt:
+			for _, res := range n.Results {
+				if s := inner.source(res, depth+1); s != "" {
+					found = fn.Name() + " (" + s + ")"
+					break
+				}
+			}
+		}
+		return true
+	})
+	return found
+}
+
+// randomFill reports a call that reads random bytes into v:
+// rand.Read(v), io.ReadFull(rand.Reader, v).
+func randomFill(info *types.Info, call *ast.CallExpr, v *types.Var) string {
+	uses := false
+	random := ""
+	for _, a := range call.Args {
+		ast.Inspect(a, func(n ast.Node) bool {
+			if id, ok := n.(*ast.Ident); ok {
+				obj := info.Uses[id]
+				if obj == v {
+					uses = true
+				}
+				if obj != nil && obj.Pkg() != nil && obj.Name() == "Reader" && strings.HasSuffix(obj.Pkg().Path(), "rand") {
+					random = "rand.Reader"
+				}
+			}
+			return true
+		})
+	}
+	if !uses {
+		return ""
+	}
+	if fn, ok := typeutil.Callee(info, call).(*types.Func); ok && fn.Name() == "Read" && fn.Pkg() != nil &&
+		(fn.Pkg().Path() == "crypto/rand" || strings.HasPrefix(fn.Pkg().Path(), "math/rand")) {
+		return "rand.Read"
+	}
+	return random
 }
 
 // nondetFunc names a call that returns a fresh value every time.

@@ -2,7 +2,10 @@ package identity
 
 import (
 	"context"
+	crand "crypto/rand"
+	"encoding/hex"
 	"fmt"
+	"io"
 	"math/rand"
 	"time"
 
@@ -77,4 +80,33 @@ func plainKeyBeforeRetries(ctx context.Context) error {
 		}
 	}
 	return err
+}
+
+func newKey() string {
+	b := make([]byte, 8)
+	_, _ = crand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+func readerKey() string {
+	b := make([]byte, 8)
+	io.ReadFull(crand.Reader, b)
+	return hex.EncodeToString(b)
+}
+
+func fixedKey() string {
+	b := make([]byte, 8)
+	return hex.EncodeToString(b)
+}
+
+func throughHelper(ctx context.Context, o order) error {
+	return billing.ChargeWithTrace(ctx, o.ID, newKey()) // want `identity of charge \(key\) is built from newKey \(rand.Read\)`
+}
+
+func throughReaderHelper(ctx context.Context, o order) error {
+	return billing.ChargeWithTrace(ctx, o.ID, readerKey()) // want `identity of charge \(key\) is built from readerKey \(rand.Reader\)`
+}
+
+func throughDeterministicHelper(ctx context.Context, o order) error {
+	return billing.ChargeWithTrace(ctx, o.ID, fixedKey())
 }
