@@ -60,7 +60,8 @@ type cbcAccess struct {
 	op    *OpFact // an annotated op, or nil for SQL
 	table string  // SQL table
 	keys  []string
-	query *ast.BasicLit // SQL literal, for a fix
+	vars  []types.Object // variables the key is built from (ops)
+	query *ast.BasicLit  // SQL literal, for a fix
 	pgsql bool          // PostgreSQL dialect: $n placeholders or pgx
 }
 
@@ -100,6 +101,13 @@ type cbcWalker struct {
 func (w *cbcWalker) stmts(list []ast.Stmt, ctx []guard) {
 	for _, s := range list {
 		w.stmt(s, ctx)
+		// for _, t := range found { if match(t) { return t } }: after the
+		// loop, nothing matched.
+		if rs, ok := s.(*ast.RangeStmt); ok {
+			if reads := w.readsIn(rs.X); len(reads) > 0 && returnsFound(w.info, rs) {
+				ctx = append(ctx[:len(ctx):len(ctx)], guard{reads})
+			}
+		}
 		if ifs, ok := s.(*ast.IfStmt); ok {
 			reads, t, f := w.cond(ifs.Cond)
 			next := unknown
@@ -245,9 +253,15 @@ func (w *cbcWalker) call(call *ast.CallExpr, ctx []guard) {
 		k := &keyer{info: w.info}
 		keys, ok := opKeys(k, op, call, op.Entity)
 		if !ok {
+			keys = nil
+		}
+		// When an argument is built by a call (request(disputeID)), the
+		// variables it is built from stand in for the key.
+		vars := keyVars(w.info, op, call)
+		if len(keys) == 0 && len(vars) == 0 {
 			return
 		}
-		a := &cbcAccess{call: call, op: op, keys: keys}
+		a := &cbcAccess{call: call, op: op, keys: keys, vars: vars}
 		if op.Kind == "read" {
 			w.reads = append(w.reads, a)
 		} else if !op.Idempotent {
@@ -578,7 +592,14 @@ func (w *cbcWalker) checkWrite(a *cbcAccess, ctx []guard) {
 	for _, g := range ctx {
 		for _, ri := range g.reads {
 			rd := w.reads[ri]
-			if (rd.op == nil) != (a.op == nil) || (rd.op == nil && rd.table != a.table) || !intersects(rd.keys, a.keys) {
+			if (rd.op == nil) != (a.op == nil) || (rd.op == nil && rd.table != a.table) {
+				continue
+			}
+			same := intersects(rd.keys, a.keys)
+			if !same && a.op != nil && (len(rd.keys) == 0 || len(a.keys) == 0) {
+				same = intersectsObj(rd.vars, a.vars)
+			}
+			if !same {
 				continue
 			}
 			if a.op == nil && w.checksUniqueError(a.call.End()) {
@@ -674,6 +695,83 @@ func serialized(info *types.Info, body *ast.BlockStmt) bool {
 		return true
 	})
 	return found
+}
+
+// returnsFound reports whether a range loop returns the element it found:
+// return t / return t, nil / return &t, nil, outside function literals.
+func returnsFound(info *types.Info, rs *ast.RangeStmt) bool {
+	v, ok := rs.Value.(*ast.Ident)
+	if !ok || info.Defs[v] == nil {
+		return false
+	}
+	elem := info.Defs[v]
+	found := false
+	ast.Inspect(rs.Body, func(n ast.Node) bool {
+		switch n := n.(type) {
+		case *ast.FuncLit:
+			return false
+		case *ast.ReturnStmt:
+			for _, res := range n.Results {
+				e := ast.Unparen(res)
+				if u, ok := e.(*ast.UnaryExpr); ok && u.Op == token.AND {
+					e = ast.Unparen(u.X)
+				}
+				if sel, ok := e.(*ast.SelectorExpr); ok {
+					e = ast.Unparen(sel.X)
+				}
+				if id, ok := e.(*ast.Ident); ok && info.Uses[id] == elem {
+					found = true
+				}
+			}
+		}
+		return !found
+	})
+	return found
+}
+
+// keyVars returns the variables the arguments of an op's key are built
+// from: the arguments of the parameters its entity mentions (for a read
+// without entity=, every argument but a context).
+func keyVars(info *types.Info, op *OpFact, call *ast.CallExpr) []types.Object {
+	var args []ast.Expr
+	if len(op.Entity) == 0 {
+		for _, a := range call.Args {
+			if t := info.TypeOf(a); t == nil || !isContext(t) {
+				args = append(args, a)
+			}
+		}
+	} else {
+		for _, e := range op.Entity {
+			for _, p := range paramsIn(e, op.Params) {
+				if i := indexOf(op.Params, p); i >= 0 && i < len(call.Args) && !(op.Variadic && i == len(op.Params)-1) {
+					args = append(args, call.Args[i])
+				}
+			}
+		}
+	}
+	var out []types.Object
+	for _, a := range args {
+		ast.Inspect(a, func(n ast.Node) bool {
+			if id, ok := n.(*ast.Ident); ok {
+				if v, ok := info.Uses[id].(*types.Var); ok && !v.IsField() && v.Parent() != v.Pkg().Scope() && !isContext(v.Type()) {
+					out = append(out, v)
+				}
+			}
+			return true
+		})
+	}
+	return out
+}
+
+func intersectsObj(a, b []types.Object) bool {
+	for _, x := range a {
+		for _, y := range b {
+			if x == y {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // terminates reports whether a statement never falls through.

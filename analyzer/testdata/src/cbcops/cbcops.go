@@ -71,3 +71,37 @@ func ignored(ctx context.Context, key string) error {
 	}
 	return nil
 }
+
+//agentidem:read entity=customer
+func listTickets(customer string) []billing.Ticket { return nil }
+
+//agentidem:write identity=req.Customer,req.Title entity=req.Customer
+func openTicket(req request) error { return nil }
+
+func openTicketTraced(req request) error { return openTicket(req) }
+
+func listTicketsTraced(customer string) []billing.Ticket { return listTickets(customer) }
+
+type request struct{ Customer, Title string }
+
+func newRequest(customer string) request { return request{Customer: customer, Title: "refund"} }
+
+// The found ticket is returned from the loop: after it, none matched.
+func loopThenCreate(customer string) (billing.Ticket, error) {
+	for _, t := range listTicketsTraced(customer) {
+		if t.Key == "refund" {
+			return t, nil
+		}
+	}
+	return billing.Ticket{}, openTicketTraced(newRequest(customer)) // want `openTicket after listTickets on the same key races`
+}
+
+// The loop validates and returns an error, not what it found.
+func loopValidates(customer string) error {
+	for _, t := range listTicketsTraced(customer) {
+		if t.ID == "" {
+			return errors.New("bad ticket")
+		}
+	}
+	return openTicketTraced(newRequest(customer))
+}
