@@ -78,7 +78,7 @@ func (e Event) format(base time.Time) string {
 //     matching event in the window: a second match fails at once; a single
 //     match succeeds when the window closes (or Settle after it happened),
 //     and only if it passed every guard.
-//   - QuietFor(t, src, quietFor, maxWait, opts...) wants the stream to go
+//   - Quiet(t, src, quietFor, maxWait, opts...) wants the stream to go
 //     quiet: it succeeds once quietFor passed with no new event and fails
 //     if events keep coming until maxWait.
 //
@@ -104,12 +104,12 @@ func (e Event) format(base time.Time) string {
 //		agent.Run(ctx, "D-1001") // answers "accepted"; the ticket opens 50ms later
 //		testkit.ExactlyOne(t, events, testkit.KindFor("ticket.opened", "D-1001"), 500*time.Millisecond,
 //			testkit.OnQueue("disputes"), testkit.FromSession("s-1"), testkit.Since(turn))
-//		testkit.QuietFor(t, events, 200*time.Millisecond, time.Second, testkit.FromSession("s-1"))
+//		testkit.Quiet(t, events, 200*time.Millisecond, time.Second, testkit.FromSession("s-1"))
 //	})
 //
 // Virtual time. Inside a testing/synctest bubble time is virtual: the
 // assertions sleep until their next deadline, looking in between once per
-// poll interval (1ms; QuietFor on a Stream need not), and the bubble's
+// poll interval (1ms; Quiet on a Stream need not), and the bubble's
 // clock jumps to the next timer as soon as every goroutine is blocked. The
 // test above, 730ms of scenario, takes well under a millisecond of wall
 // time (scripts/bench/async.sh measures each assertion both ways). Outside
@@ -133,7 +133,7 @@ type Source interface {
 // Outside a synctest bubble, an assertion waiting on a Stream is woken by
 // each Emit instead of polling it, so it notices an event at the instant
 // it happens. Inside a bubble it sleeps on the virtual clock instead (see
-// Source), and the Stream's timestamps make QuietFor exact without polling.
+// Source), and the Stream's timestamps make Quiet exact without polling.
 type Stream struct {
 	mu      sync.Mutex
 	events  []Event
@@ -298,7 +298,7 @@ const (
 	DefaultRealPoll    = 5 * time.Millisecond
 )
 
-// WaitOption configures Eventually, ExactlyOne and QuietFor.
+// WaitOption configures Eventually, ExactlyOne and Quiet.
 type WaitOption func(*waitConfig)
 
 type waitConfig struct {
@@ -315,12 +315,12 @@ type waitConfig struct {
 
 // FromSession is the attribution scope: only events of session id count.
 // Matching events of other sessions are ignored (failure messages list
-// them). ExactlyOne and QuietFor.
+// them). ExactlyOne and Quiet.
 func FromSession(id string) WaitOption { return func(c *waitConfig) { c.session = &id } }
 
 // Since is the window scope: events that happened before start (the
 // beginning of this turn) do not count; events at start or later do.
-// ExactlyOne and QuietFor.
+// ExactlyOne and Quiet.
 func Since(start time.Time) WaitOption { return func(c *waitConfig) { c.since = start } }
 
 // OnQueue is the routing guard: a match routed to another queue fails
@@ -602,18 +602,18 @@ func ExactlyOne(t TB, src Source, match Matcher, within time.Duration, opts ...W
 	}
 }
 
-// QuietFor waits for src to go quiet: it succeeds once quietFor has passed
+// Quiet waits for src to go quiet: it succeeds once quietFor has passed
 // with no new event in scope (FromSession, Since; guards do not apply),
 // counting from the call or from the last new event, and fails t if the
 // events keep coming until maxWait after the call. It reports whether the
 // stream went quiet. Events already in the stream at the call are not new.
-func QuietFor(t TB, src Source, quietFor, maxWait time.Duration, opts ...WaitOption) bool {
+func Quiet(t TB, src Source, quietFor, maxWait time.Duration, opts ...WaitOption) bool {
 	t.Helper()
 	if src == nil {
-		panic("testkit: QuietFor with a nil source")
+		panic("testkit: Quiet with a nil source")
 	}
 	if quietFor <= 0 || maxWait < quietFor {
-		panic(fmt.Sprintf("testkit: QuietFor(%s, %s): want 0 < quietFor <= maxWait", quietFor, maxWait))
+		panic(fmt.Sprintf("testkit: Quiet(%s, %s): want 0 < quietFor <= maxWait", quietFor, maxWait))
 	}
 	cfg := newWaitConfig(opts)
 	start := cfg.begin()
@@ -650,7 +650,7 @@ func QuietFor(t TB, src Source, quietFor, maxWait time.Duration, opts ...WaitOpt
 			return true
 		}
 		if !now.Before(deadline) {
-			t.Errorf("testkit.QuietFor: want no new event%s for %s within %s (%s); saw %d new events, the last %s before the deadline: %s",
+			t.Errorf("testkit.Quiet: want no new event%s for %s within %s (%s); saw %d new events, the last %s before the deadline: %s",
 				cfg.scope(), quietFor, maxWait, cfg.clock, len(fresh), now.Sub(last), fresh[len(fresh)-1].format(start))
 			cancel()
 			return false

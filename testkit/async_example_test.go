@@ -39,7 +39,7 @@ func ExampleExactlyOne() {
 		testkit.Settle(20*time.Millisecond)) // real time: do not wait out the whole window
 	<-done
 	fmt.Println(ok, e.Kind, e.Subject, e.Queue)
-	fmt.Println("quiet:", testkit.QuietFor(failPrinter{}, events, 20*time.Millisecond, time.Second))
+	fmt.Println("quiet:", testkit.Quiet(failPrinter{}, events, 20*time.Millisecond, time.Second))
 	// Output:
 	// true ticket.opened D-1001 disputes
 	// quiet: true

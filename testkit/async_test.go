@@ -196,13 +196,13 @@ func TestQuietFor(t *testing.T) {
 		defer wait()
 		ft := &asyncT{}
 		start := time.Now()
-		ok := testkit.QuietFor(ft, s, 200*time.Millisecond, time.Second)
+		ok := testkit.Quiet(ft, s, 200*time.Millisecond, time.Second)
 		require.True(t, ok, ft.msg())
 		assert.Equal(t, 320*time.Millisecond+nudge, time.Since(start), "quiet counts from the last new event")
 
 		// Nothing new: quiet right after quietFor.
 		start = time.Now()
-		assert.True(t, testkit.QuietFor(ft, s, 200*time.Millisecond, time.Second))
+		assert.True(t, testkit.Quiet(ft, s, 200*time.Millisecond, time.Second))
 		assert.Equal(t, 200*time.Millisecond+nudge, time.Since(start))
 		assert.False(t, ft.failed())
 	})
@@ -219,15 +219,15 @@ func TestQuietForFailsWhenEventsKeepComing(t *testing.T) {
 		defer wait()
 		ft := &asyncT{}
 		start := time.Now()
-		ok := testkit.QuietFor(ft, s, 200*time.Millisecond, time.Second)
+		ok := testkit.Quiet(ft, s, 200*time.Millisecond, time.Second)
 		assert.False(t, ok)
 		assert.Equal(t, time.Second+nudge, time.Since(start))
-		assert.Equal(t, `testkit.QuietFor: want no new event for 200ms within 1s (virtual time); saw 10 new events, `+
+		assert.Equal(t, `testkit.Quiet: want no new event for 200ms within 1s (virtual time); saw 10 new events, `+
 			`the last 0s before the deadline: #10 ticket.opened D-1 queue="disputes" session="s-1" at +1s`, ft.msg())
 
 		// Another session's chatter does not break s-2's quiet.
 		ft2 := &asyncT{}
-		assert.True(t, testkit.QuietFor(ft2, s, 200*time.Millisecond, time.Second, testkit.FromSession("s-2")), ft2.msg())
+		assert.True(t, testkit.Quiet(ft2, s, 200*time.Millisecond, time.Second, testkit.FromSession("s-2")), ft2.msg())
 	})
 }
 
@@ -350,7 +350,7 @@ func TestPolledSource(t *testing.T) {
 		assert.Equal(t, 80*time.Millisecond+nudge, time.Since(start), "settle counts from when the poll saw it")
 
 		start = time.Now()
-		require.True(t, testkit.QuietFor(ft, p, 200*time.Millisecond, time.Second), ft.msg())
+		require.True(t, testkit.Quiet(ft, p, 200*time.Millisecond, time.Second), ft.msg())
 		assert.Equal(t, 240*time.Millisecond+nudge, time.Since(start), "quiet counts from when the poll saw the last event")
 
 		_, ok = testkit.ExactlyOne(ft, p, testkit.Kind("ticket.opened"), time.Second)
@@ -368,7 +368,7 @@ func TestRealTime(t *testing.T) {
 	_, ok := testkit.ExactlyOne(ft, s, testkit.Kind("ticket.opened"), 2*time.Second, testkit.Settle(20*time.Millisecond))
 	assert.True(t, ok, ft.msg())
 	wait()
-	assert.True(t, testkit.QuietFor(ft, s, 20*time.Millisecond, 2*time.Second))
+	assert.True(t, testkit.Quiet(ft, s, 20*time.Millisecond, 2*time.Second))
 	assert.False(t, ft.failed(), ft.msg())
 
 	wait = emitAfter(s, opened, 5*time.Millisecond)
@@ -387,8 +387,8 @@ func TestWithClockForcesTheMessage(t *testing.T) {
 func TestMisuse(t *testing.T) {
 	ft := &asyncT{}
 	s := testkit.NewStream()
-	assert.PanicsWithValue(t, "testkit: QuietFor(1s, 10ms): want 0 < quietFor <= maxWait", func() {
-		testkit.QuietFor(ft, s, time.Second, 10*time.Millisecond)
+	assert.PanicsWithValue(t, "testkit: Quiet(1s, 10ms): want 0 < quietFor <= maxWait", func() {
+		testkit.Quiet(ft, s, time.Second, 10*time.Millisecond)
 	})
 	assert.Panics(t, func() { testkit.ExactlyOne(ft, nil, testkit.Kind("x"), time.Second) })
 	assert.Panics(t, func() { testkit.Eventually(ft, nil, time.Second) })
@@ -412,8 +412,8 @@ var benchAssertions = []struct {
 		_, ok := testkit.ExactlyOne(tb, s, testkit.KindFor("ticket.opened", "D-1"), 200*time.Millisecond, testkit.OnQueue("disputes"))
 		return ok
 	}},
-	{"QuietFor(200ms,1s)", func(tb testkit.TB, s *testkit.Stream) bool {
-		return testkit.QuietFor(tb, s, 200*time.Millisecond, time.Second)
+	{"Quiet(200ms,1s)", func(tb testkit.TB, s *testkit.Stream) bool {
+		return testkit.Quiet(tb, s, 200*time.Millisecond, time.Second)
 	}},
 	{"scenario(all-three)", func(tb testkit.TB, s *testkit.Stream) bool {
 		if !testkit.Eventually(tb, func() error {
@@ -427,7 +427,7 @@ var benchAssertions = []struct {
 		if _, ok := testkit.ExactlyOne(tb, s, testkit.KindFor("ticket.opened", "D-1"), 200*time.Millisecond, testkit.OnQueue("disputes")); !ok {
 			return false
 		}
-		return testkit.QuietFor(tb, s, 200*time.Millisecond, time.Second)
+		return testkit.Quiet(tb, s, 200*time.Millisecond, time.Second)
 	}},
 }
 

@@ -75,6 +75,18 @@
 // the test fails with a message naming it and the calls involved, instead of
 // hanging.
 //
+// # Asynchronous side effects
+//
+// A tool that commits through a background worker says "accepted" and the
+// effect shows later. Record the effects on a Stream (session, queue, kind)
+// and assert on it with Eventually, ExactlyOne and Quiet: ExactlyOne fails at
+// once on a second match and succeeds on one only when its window closes;
+// FromSession and Since keep other sessions' and earlier turns' events out,
+// OnQueue fails a match routed elsewhere; Quiet succeeds after quietFor with
+// no new event. Inside a synctest bubble they run on virtual time and cost
+// microseconds of wall time; outside one they poll in real time. The manual
+// is on Source; examples/tickets has the ticket worker.
+//
 // Run does the same without failing the test, for tests that prove a buggy
 // agent is caught. Both return the *runtime.Report; AGENTIDEM_REPORT_DIR=dir
 // (or the ReportDir option) writes it as dir/<Test>.json.

@@ -53,8 +53,8 @@ func ExactlyOnce() Option { return With(runtime.ExactlyOnce()) }
 // variable AGENTIDEM_REPORT_DIR does the same for every test.
 func ReportDir(dir string) Option { return func(s *settings) { s.reportDir = dir } }
 
-// Quiet leaves the summary out of the test log.
-func Quiet() Option { return func(s *settings) { s.quiet = true } }
+// NoSummary leaves the summary out of the test log.
+func NoSummary() Option { return func(s *settings) { s.quiet = true } }
 
 // Schedules sets the budget of schedules explored per test; see
 // runtime.Schedules.

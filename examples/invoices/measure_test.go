@@ -42,7 +42,7 @@ func TestMeasureSchedules(t *testing.T) {
 		// are 18 runs next to thousands of schedules). Durations inside a
 		// bubble are virtual, so the wall clock is read out here.
 		start := time.Now()
-		rep := testkit.Run(t, four, append(run.opts, setup(&b), testkit.Quiet())...)
+		rep := testkit.Run(t, four, append(run.opts, setup(&b), testkit.NoSummary())...)
 		wall := time.Since(start)
 		n := 0
 		for _, r := range rep.Results {
@@ -80,7 +80,7 @@ func TestMeasureSchedules(t *testing.T) {
 	} {
 		var b *Billing
 		fn, opts := bug.fn(&b)
-		rep := testkit.Run(t, fn, append(opts, setup(&b), testkit.Quiet())...)
+		rep := testkit.Run(t, fn, append(opts, setup(&b), testkit.NoSummary())...)
 		var order []string
 		found := -1
 		for _, r := range rep.Results {

@@ -18,7 +18,7 @@
 // for a lost request and submits again (two tickets arrive, caught by
 // testkit.ExactlyOne), MisroutedAgent files on the general queue (caught
 // by the OnQueue routing guard), and AsyncAgent resubmits under a derived
-// key (one ticket, then testkit.QuietFor passes). Its tests run on a
+// key (one ticket, then testkit.Quiet passes). Its tests run on a
 // testing/synctest bubble's virtual clock.
 package tickets
 

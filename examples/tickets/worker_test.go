@@ -67,7 +67,7 @@ func (w *asyncWorld) turn(tb testkit.TB, session, disputeID string, run func(ctx
 		testkit.OnQueue(Queue), testkit.FromSession(session), testkit.Since(start)); !ok {
 		return false
 	}
-	return testkit.QuietFor(tb, w.events, 200*time.Millisecond, time.Second, testkit.FromSession(session))
+	return testkit.Quiet(tb, w.events, 200*time.Millisecond, time.Second, testkit.FromSession(session))
 }
 
 func TestAsyncAgentOpensOneTicketThenQuiet(t *testing.T) {
