@@ -62,7 +62,7 @@ type cbcAccess struct {
 	keys  []string
 	vars  []types.Object // variables the key is built from (ops)
 	query *ast.BasicLit  // SQL literal, for a fix
-	pgsql bool          // PostgreSQL dialect: $n placeholders or pgx
+	pgsql bool           // PostgreSQL dialect: $n placeholders or pgx
 }
 
 func (a *cbcAccess) name() string {
