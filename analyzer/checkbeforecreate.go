@@ -508,7 +508,11 @@ func (w *cbcWalker) branches(e ast.Expr) (t, f state) {
 			return absent, notAbsent // isNotFound(err)
 		}
 	case *ast.Ident:
-		if b, ok := w.info.TypeOf(e).Underlying().(*types.Basic); ok && b.Kind() == types.Bool {
+		t := w.info.TypeOf(e)
+		if t == nil {
+			return unknown, unknown
+		}
+		if b, ok := t.Underlying().(*types.Basic); ok && b.Kind() == types.Bool {
 			name := strings.ToLower(e.Name)
 			for _, neg := range []string{"not", "missing", "absent", "empty", "new", "no"} {
 				if strings.Contains(name, neg) {

@@ -154,6 +154,9 @@ func sqlPackage(path string) bool {
 
 // handleOf classifies the receiver type of a query method.
 func handleOf(t types.Type) handleKind {
+	if t == nil {
+		return handleOther
+	}
 	if p, ok := t.(*types.Pointer); ok {
 		t = p.Elem()
 	}
