@@ -24,8 +24,9 @@ type Call struct {
 	pc    uintptr
 	label string // canonical name under a scheduler: op, args, invocation
 
-	identVals  []any
-	entityVals []any
+	// buf holds the arguments of small calls, so the caller's slice never
+	// escapes and costs no allocation.
+	buf [4]any
 
 	mu  sync.Mutex
 	rec Operation
@@ -47,7 +48,20 @@ func (c *Call) Value(key any) any {
 func (c *Call) Op() *Op { return c.op }
 
 // ID returns the call's id in the trace ("<invocation>:<op>#<k>").
-func (c *Call) ID() string { return c.rec.ID }
+func (c *Call) ID() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.idLocked()
+}
+
+// idLocked builds the id from the invocation and occurrence; it is made on
+// demand so that recording a call costs no string building.
+func (c *Call) idLocked() string {
+	if c.rec.ID == "" && c.rec.Occurrence > 0 {
+		c.rec.ID = strconv.Itoa(c.rec.Invocation) + ":" + c.rec.Name + "#" + strconv.Itoa(c.rec.Occurrence)
+	}
+	return c.rec.ID
+}
 
 // Begin opens a traced call of op with the recorded argument values args
 // (parameter order, context excluded, redacted values already replaced by
@@ -66,7 +80,12 @@ func Begin(ctx context.Context, op *Op, args, identity, entity []any) (*Call, co
 	if parent == nil {
 		parent = context.Background()
 	}
-	c := &Call{Context: parent, op: op, inv: inv, identVals: identity, entityVals: entity}
+	c := &Call{Context: parent, op: op, inv: inv}
+	if len(args) <= len(c.buf) {
+		args = c.buf[:copy(c.buf[:], args):len(args)]
+	} else {
+		args = append([]any(nil), args...)
+	}
 	var pcs [1]uintptr
 	if goruntime.Callers(3, pcs[:]) == 1 {
 		c.pc = pcs[0]
@@ -81,7 +100,7 @@ func Begin(ctx context.Context, op *Op, args, identity, entity []any) (*Call, co
 		StartedAt:   r.clock(),
 		Observation: "",
 	}
-	c.computeIdentity()
+	c.computeIdentity(identity, entity)
 	c.rec.Seq = -1
 	var gid uint64
 	if r.goroutines != nil {
@@ -104,17 +123,17 @@ func Begin(ctx context.Context, op *Op, args, identity, entity []any) (*Call, co
 	return c, c
 }
 
-func (c *Call) computeIdentity() {
+func (c *Call) computeIdentity(identity, entity []any) {
 	if c.op.Kind == KindWrite {
-		id, err := Canonical(c.identVals...)
+		id, err := Canonical(identity...)
 		if err != nil {
 			c.rec.IdentityError = err.Error()
 		}
 		c.rec.Identity = c.digest(id)
 	}
 	switch {
-	case c.entityVals != nil:
-		if e, err := Canonical(c.entityVals...); err == nil {
+	case entity != nil:
+		if e, err := Canonical(entity...); err == nil {
 			c.rec.Entity = c.digest(e)
 		}
 	case c.op.Kind == KindWrite:
@@ -302,7 +321,6 @@ func (r *recorder) numberLocked(c *Call) {
 	c.mu.Lock()
 	c.rec.Occurrence = k
 	c.rec.Seq = r.seq
-	c.rec.ID = strconv.Itoa(c.inv.n) + ":" + name + "#" + strconv.Itoa(k)
 	c.mu.Unlock()
 	r.seq++
 	if r.fault.Kind != FaultNone && r.fault.Op == name && r.fault.Occurrence == k {

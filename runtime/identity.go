@@ -19,7 +19,10 @@ import (
 // array [a, b]. Canonical() is "[]".
 func Canonical(vals ...any) (string, error) {
 	if len(vals) == 1 {
-		b, err := appendCanonical(nil, vals[0])
+		if s, ok := vals[0].(string); ok && plainString(s) {
+			return `"` + s + `"`, nil // the common case, in one allocation
+		}
+		b, err := appendCanonical(make([]byte, 0, 32), vals[0])
 		return string(b), err
 	}
 	b := []byte{'['}
@@ -123,4 +126,16 @@ func appendJSONString(b []byte, s string) []byte {
 	}
 	b = append(b, s[start:]...)
 	return append(b, '"')
+}
+
+// plainString reports whether s encodes as itself between quotes: printable
+// ASCII with nothing JSON or HTML-safe escaping would change.
+func plainString(s string) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c < 0x20 || c >= utf8.RuneSelf || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			return false
+		}
+	}
+	return true
 }

@@ -6,6 +6,7 @@ import (
 	goruntime "runtime"
 	"runtime/debug"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -177,11 +178,11 @@ func (r *recorder) trace() *Trace {
 	t.Ops = make([]Operation, len(r.calls))
 	for i, c := range r.calls {
 		c.mu.Lock()
+		c.idLocked()
 		t.Ops[i] = c.rec
 		c.mu.Unlock()
 		if c.pc != 0 {
-			frame, _ := goruntime.CallersFrames([]uintptr{c.pc}).Next()
-			t.Ops[i].Site = fmt.Sprintf("%s:%d", frame.File, frame.Line)
+			t.Ops[i].Site = siteOf(c.pc)
 		}
 	}
 	t.Panics = append([]Panic(nil), r.panics...)
@@ -273,4 +274,17 @@ func stillAlive(ids map[uint64]bool, grace time.Duration) string {
 		}
 		time.Sleep(time.Millisecond)
 	}
+}
+
+// sites caches the file:line of call-site program counters.
+var sites sync.Map // uintptr -> string
+
+func siteOf(pc uintptr) string {
+	if s, ok := sites.Load(pc); ok {
+		return s.(string)
+	}
+	frame, _ := goruntime.CallersFrames([]uintptr{pc}).Next()
+	s := frame.File + ":" + strconv.Itoa(frame.Line)
+	sites.Store(pc, s)
+	return s
 }
