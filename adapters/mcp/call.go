@@ -39,6 +39,12 @@ func (r *Registry) Op(tool string) *runtime.Op {
 // the runtime injects a fault, Call returns the zero R and an error
 // matching runtime.ErrInjected instead of the tool's answer.
 //
+// The call belongs to the agent invocation that ctx carries (see Token and
+// Resolve for transports that drop it). A call whose context carries no
+// run is attributed to the one run active in the process, if there is
+// exactly one, so a forgotten propagation does not silently leave the
+// tools untested.
+//
 // When no run is active, or the tool is not in the registry, Call is
 // next(ctx).
 func Call[R any](ctx context.Context, r *Registry, tool string, args json.RawMessage,
@@ -52,6 +58,16 @@ func Call[R any](ctx context.Context, r *Registry, tool string, args json.RawMes
 	}
 	vals, identity, entity := e.values(args)
 	call, cctx := runtime.Begin(ctx, e.op, vals, identity, entity)
+	if call.Op() == nil {
+		// ctx carries no run: the transport dropped the caller's context
+		// and no token came with the call. Attribute it the way the
+		// runtime attributes a tool without a context: to the one active
+		// run of the process (with several, the runtime refuses the call
+		// and every run reports why). The tool keeps the server's context,
+		// through which it still finds the call.
+		call, _ = runtime.Begin(nil, e.op, vals, identity, entity)
+		cctx = joined{Context: ctx, client: call}
+	}
 	if err = call.Start(); err != nil {
 		return res, err
 	}

@@ -78,6 +78,7 @@ type joined struct {
 	client context.Context
 }
 
+// Value asks the server's context first, then the client's.
 func (j joined) Value(key any) any {
 	if v := j.Context.Value(key); v != nil {
 		return v

@@ -219,3 +219,59 @@ func checked(t *testing.T, rep *runtime.Report) *runtime.Report {
 	}
 	return rep
 }
+
+// Without Propagate the server handles calls on a context that carries no
+// run; they are still attributed to the one active run, never silently
+// left out of the trace.
+func TestWithoutPropagateCallsAreStillTraced(t *testing.T) {
+	w := newWorld(t)
+	tr, err := runtime.RunTraced(context.Background(), "no-propagate", func(ctx context.Context) error {
+		st, ct := mcp.NewInMemoryTransports()
+		ss, err := w.srv.Connect(context.WithoutCancel(ctx), st, nil)
+		if err != nil {
+			return err
+		}
+		defer ss.Wait()
+		cs, err := mcp.NewClient(&mcp.Implementation{Name: "agent", Version: "1.0.0"}, nil).Connect(context.WithoutCancel(ctx), ct, nil)
+		if err != nil {
+			return err
+		}
+		defer cs.Close()
+		return bank.Client{Keyed: true, Call: caller(cs)}.Run(ctx)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(tr.Calls("refund")); n != 3 {
+		t.Fatalf("traced %d refunds, want 3", n)
+	}
+	// The tool still reaches the traced call through its context: a
+	// repeat with the same key is recorded as replayed.
+	tr, err = runtime.RunTraced(context.Background(), "no-propagate-repeat", func(ctx context.Context) error {
+		st, ct := mcp.NewInMemoryTransports()
+		ss, err := w.srv.Connect(context.WithoutCancel(ctx), st, nil)
+		if err != nil {
+			return err
+		}
+		defer ss.Wait()
+		cs, err := mcp.NewClient(&mcp.Implementation{Name: "agent", Version: "1.0.0"}, nil).Connect(context.WithoutCancel(ctx), ct, nil)
+		if err != nil {
+			return err
+		}
+		defer cs.Close()
+		args := map[string]any{"payment_id": "pay-1", "idempotency_key": "k-1"}
+		for range 2 {
+			if _, err := caller(cs)(ctx, "refund", args); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	calls := tr.Calls("refund")
+	if len(calls) != 2 || calls[0].Replayed || !calls[1].Replayed {
+		t.Fatalf("want the second call replayed, got %+v", calls)
+	}
+}
