@@ -16,9 +16,12 @@ import (
 // compose.ToolsNodeConfig.ToolCallMiddlewares; the op descriptors are made
 // once, here.
 //
-// It covers invokable tools (plain and enhanced). Streaming tools pass
-// through untraced. When no run is active, or a tool is not in tools, the
-// call goes straight to the tool.
+// It covers every kind of Eino tool: invokable and streamable, plain and
+// enhanced (an invokable tool run by a streaming agent goes through the
+// invokable hook). A streaming call is recorded when its stream opens; the
+// answer it streams is not recorded, and an injected lost acknowledgement
+// closes the stream and returns the error instead. When no run is active,
+// or a tool is not in tools, the call goes straight to the tool.
 func Middleware(tools Tools) compose.ToolMiddleware {
 	reg := compile(tools)
 	return compose.ToolMiddleware{
@@ -33,7 +36,7 @@ func Middleware(tools Tools) compose.ToolMiddleware {
 						return nil
 					}
 					return result(o.Result)
-				})
+				}, nil)
 			}
 		},
 		EnhancedInvokable: func(next compose.EnhancedInvokableToolEndpoint) compose.EnhancedInvokableToolEndpoint {
@@ -47,7 +50,35 @@ func Middleware(tools Tools) compose.ToolMiddleware {
 						return nil
 					}
 					return o.Result
-				})
+				}, nil)
+			}
+		},
+		Streamable: func(next compose.StreamableToolEndpoint) compose.StreamableToolEndpoint {
+			return func(ctx context.Context, in *compose.ToolInput) (*compose.StreamToolOutput, error) {
+				e := lookup(reg, in)
+				if e == nil {
+					return next(ctx, in)
+				}
+				return call(ctx, e, in, next, func(*compose.StreamToolOutput) any { return nil },
+					func(o *compose.StreamToolOutput) {
+						if o != nil && o.Result != nil {
+							o.Result.Close()
+						}
+					})
+			}
+		},
+		EnhancedStreamable: func(next compose.EnhancedStreamableToolEndpoint) compose.EnhancedStreamableToolEndpoint {
+			return func(ctx context.Context, in *compose.ToolInput) (*compose.EnhancedStreamableToolOutput, error) {
+				e := lookup(reg, in)
+				if e == nil {
+					return next(ctx, in)
+				}
+				return call(ctx, e, in, next, func(*compose.EnhancedStreamableToolOutput) any { return nil },
+					func(o *compose.EnhancedStreamableToolOutput) {
+						if o != nil && o.Result != nil {
+							o.Result.Close()
+						}
+					})
 			}
 		},
 	}
@@ -61,9 +92,10 @@ func lookup(reg map[string]*entry, in *compose.ToolInput) *entry {
 }
 
 // call is the generated wrapper's sequence around one tool call:
-// Begin, Start, the tool, Finish, with Recover deferred.
+// Begin, Start, the tool, Finish, with Recover deferred. record gives the
+// value to trace; drop, if set, releases an answer the runtime lost.
 func call[O any](ctx context.Context, e *entry, in *compose.ToolInput,
-	next func(context.Context, *compose.ToolInput) (O, error), record func(O) any) (out O, err error) {
+	next func(context.Context, *compose.ToolInput) (O, error), record func(O) any, drop func(O)) (out O, err error) {
 	vals, identity, entity := e.values(json.RawMessage(in.Arguments))
 	c, cctx := runtime.Begin(ctx, e.op, vals, identity, entity)
 	if err = c.Start(); err != nil {
@@ -76,6 +108,9 @@ func call[O any](ctx context.Context, e *entry, in *compose.ToolInput,
 		rec = record(out)
 	}
 	if lost := c.Finish(err, rec); lost != nil {
+		if drop != nil && err == nil {
+			drop(out)
+		}
 		var zero O
 		return zero, lost
 	}

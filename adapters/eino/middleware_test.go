@@ -5,7 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	agentidemeino "github.com/agentidem/agentidem-go/adapters/eino"
 	"github.com/agentidem/agentidem-go/runtime"
@@ -142,4 +145,81 @@ func BenchmarkInvokable(b *testing.B) {
 			return nil
 		})
 	})
+}
+
+func TestMiddlewareStreamable(t *testing.T) {
+	ep := agentidemeino.Middleware(specs).Streamable(func(context.Context, *compose.ToolInput) (*compose.StreamToolOutput, error) {
+		return &compose.StreamToolOutput{Result: schema.StreamReaderFromArray([]string{"a", "b"})}, nil
+	})
+	var got string
+	tr, _ := runtime.RunTraced(context.Background(), "t", func(ctx context.Context) error {
+		out, err := ep(ctx, &compose.ToolInput{Name: "pay", Arguments: `{"order":"o-1"}`})
+		if err != nil {
+			return err
+		}
+		defer out.Result.Close()
+		for {
+			chunk, err := out.Result.Recv()
+			if err != nil {
+				break
+			}
+			got += chunk
+		}
+		return nil
+	})
+	if len(tr.Ops) != 1 || tr.Ops[0].Name != "payOrder" || tr.Ops[0].Status != runtime.StatusSuccess || got != "ab" {
+		t.Errorf("stream call traced as %+v, streamed %q", tr.Ops, got)
+	}
+}
+
+// A lost acknowledgement of a streaming call reaches the agent as the
+// error, and the stream it replaces is closed.
+func TestMiddlewareStreamableLostAck(t *testing.T) {
+	var opened, closed atomic.Int32
+	ep := agentidemeino.Middleware(specs).Streamable(func(context.Context, *compose.ToolInput) (*compose.StreamToolOutput, error) {
+		sr, sw := schema.Pipe[string](0)
+		opened.Add(1)
+		go func() {
+			defer sw.Close()
+			for {
+				if sw.Send("chunk", nil) { // true: the reader closed the stream
+					closed.Add(1)
+					return
+				}
+			}
+		}()
+		return &compose.StreamToolOutput{Result: sr}, nil
+	})
+	var seen []error
+	var mu sync.Mutex
+	rep, err := runtime.Run(context.Background(), "stream", func(ctx context.Context) error {
+		out, err := ep(ctx, &compose.ToolInput{Name: "pay", Arguments: `{"order":"o-1"}`})
+		mu.Lock()
+		seen = append(seen, err)
+		mu.Unlock()
+		if err != nil {
+			return err
+		}
+		out.Result.Close()
+		return nil
+	}, runtime.OnlyScenario("lost_acknowledgement/payOrder#1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Results) != 1 || !rep.Results[0].FaultFired {
+		t.Fatalf("lost acknowledgement did not fire: %+v", rep.Results)
+	}
+	last := seen[len(seen)-1]
+	if !errors.Is(last, runtime.ErrInjected) {
+		t.Errorf("agent saw %v, want the injected timeout", last)
+	}
+	// Every stream opened was closed: the lost one by the middleware, the
+	// others by the agent.
+	deadline := time.Now().Add(5 * time.Second)
+	for closed.Load() != opened.Load() && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+	}
+	if o, c := opened.Load(), closed.Load(); o != c {
+		t.Errorf("%d streams opened, %d closed: the lost stream leaked", o, c)
+	}
 }
