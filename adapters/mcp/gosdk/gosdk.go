@@ -11,6 +11,13 @@
 //	server.AddReceivingMiddleware(gosdk.Middleware(tools))
 //	client.AddSendingMiddleware(gosdk.Propagate())
 //
+// Under the schedule explorer (interleaving scenarios), connect the client
+// session inside the agent function: the server then handles its calls on
+// goroutines of the invocation, inside the explorer's testing/synctest
+// bubble, where the middleware's gates can hold them. A session connected
+// outside the agent handles calls outside the bubble, and the Go runtime
+// stops the test.
+//
 // When no agentidem run is active, both middlewares pass every request
 // through untouched.
 package gosdk

@@ -8,9 +8,10 @@
 //	}
 //	s := server.NewMCPServer("bank", "1.0.0", server.WithToolHandlerMiddleware(mcpgo.Middleware(tools)))
 //
-// mcp-go's in-process client hands the caller's context to the server, so
-// calls are attributed to the agent invocation that made them with nothing
-// more. Over a transport that does not, the client puts
+// mcp-go's in-process client hands the caller's context to the server and
+// runs the tool on the caller's goroutine, so calls are attributed to the
+// agent invocation that made them, and gated by the schedule explorer, with
+// nothing more. Over a transport that does not, the client puts
 // agentidemmcp.Token(ctx) under agentidemmcp.MetaKey in the request's _meta
 // (Meta does it).
 //
