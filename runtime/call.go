@@ -44,6 +44,11 @@ func (c *Call) Value(key any) any {
 	return c.Context.Value(key)
 }
 
+// Active reports whether a run claimed the call: false for the call Begin
+// returns when no run is active or the context carries none, whose methods
+// do nothing.
+func (c *Call) Active() bool { return c.inv != nil }
+
 // Op returns the descriptor of the op being called.
 func (c *Call) Op() *Op { return c.op }
 

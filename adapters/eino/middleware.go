@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 
 	"github.com/agentidem/agentidem-go/runtime"
+	"github.com/agentidem/agentidem-go/toolspec"
 	"github.com/cloudwego/eino/compose"
 )
 
@@ -23,7 +24,7 @@ import (
 // closes the stream and returns the error instead. When no run is active,
 // or a tool is not in tools, the call goes straight to the tool.
 func Middleware(tools Tools) compose.ToolMiddleware {
-	reg := compile(tools)
+	reg := toolspec.Compile(tools, "eino")
 	return compose.ToolMiddleware{
 		Invokable: func(next compose.InvokableToolEndpoint) compose.InvokableToolEndpoint {
 			return func(ctx context.Context, in *compose.ToolInput) (*compose.ToolOutput, error) {
@@ -84,20 +85,20 @@ func Middleware(tools Tools) compose.ToolMiddleware {
 	}
 }
 
-func lookup(reg map[string]*entry, in *compose.ToolInput) *entry {
+func lookup(reg *toolspec.Set, in *compose.ToolInput) *toolspec.Tool {
 	if !runtime.Enabled() || in == nil {
 		return nil
 	}
-	return reg[in.Name]
+	return reg.Lookup(in.Name)
 }
 
 // call is the generated wrapper's sequence around one tool call:
 // Begin, Start, the tool, Finish, with Recover deferred. record gives the
 // value to trace; drop, if set, releases an answer the runtime lost.
-func call[O any](ctx context.Context, e *entry, in *compose.ToolInput,
+func call[O any](ctx context.Context, e *toolspec.Tool, in *compose.ToolInput,
 	next func(context.Context, *compose.ToolInput) (O, error), record func(O) any, drop func(O)) (out O, err error) {
-	vals, identity, entity := e.values(json.RawMessage(in.Arguments))
-	c, cctx := runtime.Begin(ctx, e.op, vals, identity, entity)
+	vals, identity, entity := e.Values(json.RawMessage(in.Arguments))
+	c, cctx := runtime.Begin(ctx, e.Op, vals, identity, entity)
 	if err = c.Start(); err != nil {
 		return out, err
 	}

@@ -5,24 +5,25 @@ import (
 	"encoding/json"
 
 	"github.com/agentidem/agentidem-go/runtime"
+	"github.com/agentidem/agentidem-go/toolspec"
 )
 
 // Registry is a compiled Tools map: one runtime.Op per tool, made once. The
 // SDK middlewares (packages gosdk and mcpgo) are built on it; use it
 // directly to wrap the tool calls of another MCP server.
 type Registry struct {
-	tools map[string]*entry
+	tools *toolspec.Set
 }
 
 // New compiles tools. It panics on a Spec that was not built with Read or
 // Write, a programming error.
-func New(tools Tools) *Registry { return &Registry{tools: compile(tools)} }
+func New(tools Tools) *Registry { return &Registry{tools: toolspec.Compile(tools, "mcp")} }
 
 // Op returns the op descriptor of a tool, or nil for a tool the registry
 // does not know.
 func (r *Registry) Op(tool string) *runtime.Op {
-	if e := r.tools[tool]; e != nil {
-		return e.op
+	if e := r.tools.Lookup(tool); e != nil {
+		return e.Op
 	}
 	return nil
 }
@@ -52,20 +53,20 @@ func Call[R any](ctx context.Context, r *Registry, tool string, args json.RawMes
 	if !runtime.Enabled() {
 		return next(ctx)
 	}
-	e := r.tools[tool]
+	e := r.tools.Lookup(tool)
 	if e == nil {
 		return next(ctx)
 	}
-	vals, identity, entity := e.values(args)
-	call, cctx := runtime.Begin(ctx, e.op, vals, identity, entity)
-	if call.Op() == nil {
+	vals, identity, entity := e.Values(args)
+	call, cctx := runtime.Begin(ctx, e.Op, vals, identity, entity)
+	if !call.Active() {
 		// ctx carries no run: the transport dropped the caller's context
 		// and no token came with the call. Attribute it the way the
 		// runtime attributes a tool without a context: to the one active
 		// run of the process (with several, the runtime refuses the call
 		// and every run reports why). The tool keeps the server's context,
 		// through which it still finds the call.
-		call, _ = runtime.Begin(nil, e.op, vals, identity, entity)
+		call, _ = runtime.Begin(nil, e.Op, vals, identity, entity)
 		cctx = joined{Context: ctx, client: call}
 	}
 	if err = call.Start(); err != nil {

@@ -1,193 +1,30 @@
 package agentidemmcp
 
-import (
-	"encoding/json"
-	"fmt"
-	"slices"
-	"sort"
+import "github.com/agentidem/agentidem-go/toolspec"
 
-	"github.com/agentidem/agentidem-go/runtime"
-)
+// Tools maps the name of an MCP tool, as a client calls it, to the Spec that says
+// what kind of op it is. A tool missing from the map is served as if no
+// middleware were there: it is not traced and gets no faults. The spec
+// types and constructors are package toolspec's, shared by every adapter.
+type Tools = toolspec.Tools
 
-// Tools maps the name of an MCP tool, as clients call it, to the Spec that
-// says what kind of op it is. A tool missing from the map is served as if
-// no middleware were there: it is not traced and gets no faults.
-type Tools map[string]Spec
-
-// Spec describes one tool to agentidem: read or write, how its logical
-// identity and entity come from the call's JSON arguments, which ops must
-// happen before it, and which arguments never enter a trace. Build it with
-// Read or Write.
-type Spec struct {
-	kind       runtime.Kind
-	name       string
-	identity   []string
-	identityFn func(args map[string]any) any
-	entity     []string
-	entityFn   func(args map[string]any) any
-	after      []string
-	redact     []string
-}
+// Spec describes one tool to agentidem: read or write, how its identity and
+// entity come from the call's JSON arguments, which ops must happen before
+// it, and which arguments never enter a trace. Build it with Read or Write.
+type Spec = toolspec.Spec
 
 // Option refines a Spec.
-type Option interface{ apply(*Spec) }
+type Option = toolspec.Option
 
-type optionFunc func(*Spec)
-
-func (f optionFunc) apply(s *Spec) { f(s) }
-
-// Read returns the Spec of a tool without side effects.
-func Read(opts ...Option) Spec { return build(runtime.KindRead, opts) }
-
-// Write returns the Spec of a tool with a side effect. Its identity is what
-// makes two calls one effect: set it with Identity or IdentityFunc; without
-// either, the whole arguments object is the identity.
-func Write(opts ...Option) Spec { return build(runtime.KindWrite, opts) }
-
-func build(k runtime.Kind, opts []Option) Spec {
-	s := Spec{kind: k}
-	for _, o := range opts {
-		if o != nil {
-			o.apply(&s)
-		}
-	}
-	return s
-}
-
-// Identity takes the logical identity of a write from the named arguments,
-// in order: Identity("order_id") makes two calls for one order one effect.
-func Identity(args ...string) Option {
-	return optionFunc(func(s *Spec) { s.identity = append([]string(nil), args...) })
-}
-
-// IdentityFunc computes the logical identity of a write from the decoded
-// arguments. It must be deterministic: a fresh value per call defeats the
-// point.
-func IdentityFunc(fn func(args map[string]any) any) Option {
-	return optionFunc(func(s *Spec) { s.identityFn = fn })
-}
-
-// Entity names the arguments that say what the tool touches, for the
-// checks on concurrent calls; a write's entity defaults to its identity.
-func Entity(args ...string) Option {
-	return optionFunc(func(s *Spec) { s.entity = append([]string(nil), args...) })
-}
-
-// EntityFunc computes the entity from the decoded arguments.
-func EntityFunc(fn func(args map[string]any) any) Option {
-	return optionFunc(func(s *Spec) { s.entityFn = fn })
-}
-
-// After declares ops that must happen before this one (by op name):
-// dispatching both in one parallel batch is a finding.
-func After(ops ...string) Option {
-	return optionFunc(func(s *Spec) { s.after = append(s.after, ops...) })
-}
-
-// Redact keeps the named arguments out of traces and reports; an identity
-// or entity built from them is recorded as a digest.
-func Redact(args ...string) Option {
-	return optionFunc(func(s *Spec) { s.redact = append(s.redact, args...) })
-}
-
-// Name sets the op name used in traces, fault targets and After; the
-// default is the tool name.
-func Name(name string) Option {
-	return optionFunc(func(s *Spec) { s.name = name })
-}
-
-// entry is a tool's compiled Spec: its op descriptor, made once.
-type entry struct {
-	op   *runtime.Op
-	spec Spec
-}
-
-// compile turns the Tools into op descriptors, one per tool.
-func compile(tools Tools) map[string]*entry {
-	names := make([]string, 0, len(tools))
-	for n := range tools {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	out := make(map[string]*entry, len(tools))
-	for _, tool := range names {
-		s := tools[tool]
-		if s.kind == 0 {
-			panic(fmt.Sprintf("agentidemmcp: tool %q has a zero Spec: build it with Read or Write", tool))
-		}
-		name := s.name
-		if name == "" {
-			name = tool
-		}
-		redactID := false
-		for _, a := range append(append([]string(nil), s.identity...), s.entity...) {
-			if slices.Contains(s.redact, a) {
-				redactID = true
-			}
-		}
-		if s.kind == runtime.KindWrite && len(s.identity) == 0 && s.identityFn == nil && len(s.redact) > 0 {
-			redactID = true // the identity is the whole arguments object
-		}
-		out[tool] = &entry{spec: s, op: &runtime.Op{
-			Name:           name,
-			Kind:           s.kind,
-			Params:         []string{"arguments"},
-			After:          append([]string(nil), s.after...),
-			RedactIdentity: redactID,
-			Pos:            "mcp tool " + tool,
-		}}
-	}
-	return out
-}
-
-// values decodes the JSON arguments of a call and returns what Begin
-// records: the arguments (redacted), the identity values and the entity
-// values.
-func (e *entry) values(raw json.RawMessage) (args, identity, entity []any) {
-	var m map[string]any
-	if len(raw) > 0 {
-		if err := json.Unmarshal(raw, &m); err != nil {
-			m = nil
-		}
-	}
-	if m == nil && len(raw) > 0 && string(raw) != "null" {
-		// Not an object: record it as it came, under its own name.
-		var v any
-		if json.Unmarshal(raw, &v) == nil {
-			return []any{v}, []any{v}, nil
-		}
-		return []any{string(raw)}, []any{string(raw)}, nil
-	}
-	shown := make(map[string]any, len(m))
-	for k, v := range m {
-		if slices.Contains(e.spec.redact, k) {
-			v = runtime.Redacted
-		}
-		shown[k] = v
-	}
-	args = []any{shown}
-	s := e.spec
-	switch {
-	case s.identityFn != nil:
-		identity = []any{s.identityFn(m)}
-	case len(s.identity) > 0:
-		identity = pick(m, s.identity)
-	case s.kind == runtime.KindWrite:
-		identity = []any{m}
-	}
-	switch {
-	case s.entityFn != nil:
-		entity = []any{s.entityFn(m)}
-	case len(s.entity) > 0:
-		entity = pick(m, s.entity)
-	}
-	return args, identity, entity
-}
-
-func pick(m map[string]any, names []string) []any {
-	out := make([]any, len(names))
-	for i, n := range names {
-		out[i] = m[n]
-	}
-	return out
-}
+// The Spec constructors and options; see package toolspec for each.
+var (
+	Read         = toolspec.Read
+	Write        = toolspec.Write
+	Identity     = toolspec.Identity
+	IdentityFunc = toolspec.IdentityFunc
+	Entity       = toolspec.Entity
+	EntityFunc   = toolspec.EntityFunc
+	After        = toolspec.After
+	Redact       = toolspec.Redact
+	Name         = toolspec.Name
+)
