@@ -353,6 +353,9 @@ func fanOutParams(info *types.Info, fn *types.Func, body *ast.BlockStmt) []int {
 		return true
 	})
 	b := &batcher{info: info}
+	if !launchesTogether(b, body) {
+		return nil
+	}
 	seen := map[int]bool{}
 	ast.Inspect(body, func(n ast.Node) bool {
 		s, ok := n.(ast.Stmt)
@@ -392,6 +395,72 @@ func fanOutParams(info *types.Info, fn *types.Func, body *ast.BlockStmt) []int {
 		}
 	}
 	return out
+}
+
+// launchesTogether reports whether the goroutines a function body starts
+// can run at the same time: no wait (Wait, Lock, a receive, a select)
+// between two starts, and none in a loop that starts goroutines, outside
+// the started code itself.
+func launchesTogether(b *batcher, body *ast.BlockStmt) bool {
+	var launches, waits []token.Pos
+	var loops []ast.Node
+	var skip []ast.Node // started code
+	ast.Inspect(body, func(n ast.Node) bool {
+		if n == nil {
+			return false
+		}
+		for _, s := range skip {
+			if s == n {
+				return false
+			}
+		}
+		switch n := n.(type) {
+		case *ast.ForStmt, *ast.RangeStmt:
+			loops = append(loops, n)
+		case ast.Stmt:
+			if arg := b.launchArg(n); arg != nil {
+				launches = append(launches, n.Pos())
+				skip = append(skip, arg)
+			}
+		case *ast.UnaryExpr:
+			if n.Op == token.ARROW {
+				waits = append(waits, n.Pos())
+			}
+		case *ast.CallExpr:
+			if sel, ok := ast.Unparen(n.Fun).(*ast.SelectorExpr); ok {
+				switch sel.Sel.Name {
+				case "Wait", "Lock", "RLock":
+					waits = append(waits, n.Pos())
+				}
+			}
+		}
+		if _, ok := n.(*ast.SelectStmt); ok {
+			waits = append(waits, n.Pos())
+		}
+		return true
+	})
+	in := func(p token.Pos, n ast.Node) bool { return n.Pos() <= p && p < n.End() }
+	for _, w := range waits {
+		before, after := false, false
+		for _, l := range launches {
+			before = before || l < w
+			after = after || l > w
+		}
+		if before && after {
+			return false
+		}
+		for _, loop := range loops {
+			if !in(w, loop) {
+				continue
+			}
+			for _, l := range launches {
+				if in(l, loop) {
+					return false
+				}
+			}
+		}
+	}
+	return len(launches) > 0
 }
 
 // opCall resolves a call (or a function value) to the op it runs, and says

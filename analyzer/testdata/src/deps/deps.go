@@ -169,3 +169,29 @@ func sequentialHelper(ctx context.Context, id string) error {
 	attach := func() error { return billing.AttachInvoiceTraced(ctx, id) }
 	return sequentially(create, attach)
 }
+
+// oneByOne starts each call in a goroutine but waits for it before the
+// next: sequential, not a fan-out.
+func oneByOne(calls ...func() error) {
+	for _, call := range calls {
+		done := make(chan struct{})
+		go func() { call(); close(done) }()
+		<-done
+	}
+}
+
+// waitBetween starts a, waits, then starts b.
+func waitBetween(a, b func() error) {
+	var wg sync.WaitGroup
+	wg.Go(func() { a() })
+	wg.Wait()
+	wg.Go(func() { b() })
+	wg.Wait()
+}
+
+func sequentialThroughGoroutines(ctx context.Context, id string) {
+	create := func() error { return billing.CreateInvoiceTraced(ctx, id) }
+	attach := func() error { return billing.AttachInvoiceTraced(ctx, id) }
+	oneByOne(create, attach)
+	waitBetween(create, attach)
+}
