@@ -55,7 +55,9 @@ func Replay(schedule string) Option {
 // Outcome sets the function that captures the outcome of a run (the
 // agent's answer and the world's end state) after each schedule; outcomes
 // that differ between schedules are an order_variant_outcome finding. Its
-// value is compared by canonical JSON.
+// value is compared by canonical JSON, so it must be the same for the same
+// order: leave out random ids and wall-clock times (inside a bubble, time
+// is virtual and repeats).
 func Outcome(fn func() any) Option { return optionFunc(func(c *config) { c.outcome = fn }) }
 
 func (c *config) defaults() {
