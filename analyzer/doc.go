@@ -34,8 +34,11 @@
 // //agentidem:write op whose entity (entity=, else identity=) shares a key
 // with the read's entity (entity=, else its arguments), and the write runs
 // on the branch where the read found nothing: after errors.Is(err,
-// ErrNotFound), x == nil, !ok, !exists, n == 0, len(x) == 0, or after an
-// early return when the read found something. A write whose body uses
+// ErrNotFound), x == nil, !ok, !exists, n == 0, len(x) == 0, after an
+// early return when the read found something, or after a loop over the
+// read's result that returns the element it was looking for. When an
+// argument is built by a call (createTicket(ctx, request(id))), the
+// variables it is built from stand in for the key. A write whose body uses
 // package idem or resolves every INSERT with ON CONFLICT is idempotent at
 // the sink and never reported.
 //
@@ -62,7 +65,7 @@
 // be serializable), nor in a function that mentions a serializable
 // isolation level, an advisory or table lock, FOR UPDATE, or takes a mutex.
 // An INSERT with ON CONFLICT, ON DUPLICATE KEY, INSERT IGNORE, INSERT OR
-// IGNORE or NOT EXISTS is idempotent, and so is one whose error is then
+// IGNORE, INSERT OR REPLACE or NOT EXISTS is idempotent, and so is one whose error is then
 // checked for a unique violation (an identifier or string after the INSERT
 // that mentions unique, duplicate, conflict, constraint, exists, 23505,
 // 1062, PgError or MySQLError).
@@ -135,8 +138,14 @@
 // parameter named idempotencyKey (idem_key, dedupKey, ...) of any function,
 // that comes from uuid.New*, time.Now (not when formatted or truncated to a
 // coarser key), math/rand, crypto/rand.Text, ulid.Make, xid.New or
-// ksuid.New, directly or through local variables. A retry or redelivery
-// then carries a fresh identity and the sink cannot recognise the repeat.
+// ksuid.New. For identity= parameters the value is followed through local
+// variables, random bytes read into them (rand.Read(b),
+// io.ReadFull(rand.Reader, b)) and parameterless helpers of the package
+// that return such a value (randomKey()); for idempotency-key parameters of
+// plain functions only a value made at the call site counts, since a key
+// made once before a retry loop is the usual, correct use. A retry or
+// redelivery then carries a fresh identity and the sink cannot recognise
+// the repeat.
 //
 // Wrong:
 //
@@ -146,10 +155,12 @@
 //
 //	err := chargeTraced(ctx, acct, "charge/"+order.ID)
 //
-// Second, in agent code (a function that calls a generated wrapper), a
-// direct call of an annotated function: the call escapes the trace, so the
-// harness can neither see nor fault it. When the wrapper exists, the
-// suggested fix calls it.
+// Second, in agent code, a direct call of an annotated function: the call
+// escapes the trace, so the harness can neither see nor fault it. Agent
+// code is a function, or a function literal on its own, that calls a
+// generated wrapper, and any literal it starts as a goroutine; a literal
+// beside it that only reads state, or a benchmark timing the direct call,
+// is not. When the wrapper exists, the suggested fix calls it.
 //
 // Wrong:
 //
