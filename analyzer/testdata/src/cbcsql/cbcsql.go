@@ -6,6 +6,7 @@ import (
 	"errors"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jmoiron/sqlx"
 )
 
 func ensureUser(db *sql.DB, email string) error {
@@ -250,4 +251,37 @@ func builtQuery(db *sql.DB, hash, suffix string) error {
 		_, err = db.Exec(query, hash)
 	}
 	return err
+}
+
+type user struct{ ID int64 }
+
+func sqlxGet(db *sqlx.DB, email string) error {
+	var u user
+	err := db.Get(&u, "SELECT id FROM users WHERE email = $1", email)
+	if errors.Is(err, sql.ErrNoRows) {
+		db.MustExec("INSERT INTO users (email) VALUES ($1)", email) // want `INSERT INTO users runs when`
+	}
+	return nil
+}
+
+func sqlxSelectEmpty(db *sqlx.DB, email string) error {
+	var us []user
+	if err := db.Select(&us, "SELECT id FROM users WHERE email = $1", email); err != nil {
+		return err
+	}
+	if len(us) == 0 {
+		db.MustExec("INSERT INTO users (email) VALUES ($1) ON CONFLICT DO NOTHING", email)
+	}
+	return nil
+}
+
+func sqlxSelectEmptyRace(db *sqlx.DB, email string) error {
+	var us []user
+	if err := db.Select(&us, "SELECT id FROM users WHERE email = $1", email); err != nil {
+		return err
+	}
+	if len(us) == 0 {
+		db.MustExec("INSERT INTO users (email) VALUES ($1)", email) // want `INSERT INTO users runs when`
+	}
+	return nil
 }
