@@ -7,9 +7,11 @@ import (
 	"path/filepath"
 	"regexp"
 	goruntime "runtime"
+	"runtime/debug"
 	"strings"
 	"testing"
 	"testing/synctest"
+	"time"
 
 	"github.com/agentidem/agentidem-go/runtime"
 )
@@ -115,6 +117,8 @@ func suite(t TB, fn func(ctx context.Context) error, fail bool, opts []Option) *
 	var cur *testing.T
 	if _, ok := t.(*testing.T); ok {
 		rtOpts = append(rtOpts, runtime.WithBubble(func(fn func(quiesce func())) {
+			stop := watchdog(cur.Name(), stallTimeout)
+			defer stop()
 			synctest.Test(cur, func(*testing.T) { fn(synctest.Wait) })
 		}))
 	}
@@ -317,4 +321,29 @@ func indent(s, prefix string) string {
 		lines[i] = prefix + l
 	}
 	return strings.Join(lines, "\n")
+}
+
+// stallTimeout bounds one scheduled run in real time. Runs take
+// milliseconds; one that takes this long is stuck where the scheduler
+// cannot see (see watchdog).
+var stallTimeout = 2 * time.Minute
+
+// watchdog guards one bubble from outside it. A goroutine blocked on a
+// sync.Mutex (or on I/O) is not durably blocked, so synctest.Wait never
+// returns and nothing outside the bubble may wake it. The real-time
+// pre-flight catches that hazard for the listed schedule; if another
+// schedule hits it, the watchdog ends the test binary with a message that
+// names the hazard and every goroutine's stack, instead of a silent hang
+// until go test's -timeout.
+func watchdog(test string, after time.Duration) (stop func()) {
+	done := make(chan struct{})
+	go func() {
+		select {
+		case <-done:
+		case <-time.After(after):
+			debug.SetTraceback("all")
+			panic(fmt.Sprintf("agentidem: %s: a scheduled run made no progress for %s: a goroutine of the agent is blocked where the scheduler cannot see it (a sync.Mutex held across a tool call, or I/O outside the test's bubble), while other calls are held at their gates. Release locks before calling tools. The stacks below show the goroutine blocked in sync.(*Mutex).Lock or in I/O.", test, after))
+		}
+	}()
+	return func() { close(done) }
 }
