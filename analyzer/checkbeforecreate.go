@@ -65,13 +65,6 @@ type cbcAccess struct {
 	pgsql bool           // PostgreSQL dialect: $n placeholders or pgx
 }
 
-func (a *cbcAccess) name() string {
-	if a.op != nil {
-		return a.op.Name
-	}
-	return a.table
-}
-
 // state of a branch with respect to a read: the key is (maybe) absent, or
 // certainly not absent, or unknown.
 type state int

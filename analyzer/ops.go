@@ -537,11 +537,6 @@ func (r *ops) report(pass *analysis.Pass, d analysis.Diagnostic) {
 	pass.Report(d)
 }
 
-// isGenerated reports whether n is in a generated file.
-func (r *ops) isGenerated(n ast.Node) bool {
-	return r.generated[r.pass.Fset.File(n.Pos())]
-}
-
 // sinkIdempotent reports whether a write's body makes it idempotent at the
 // sink: it uses the idem package, or every INSERT it runs resolves conflicts.
 func sinkIdempotent(pass *analysis.Pass, body *ast.BlockStmt) bool {
