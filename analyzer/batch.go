@@ -41,6 +41,54 @@ type batcher struct {
 	closures map[*types.Var]*ast.FuncLit
 }
 
+// serialGroup reports whether a Go call is on an errgroup.Group that the
+// package limits to one goroutine (g.SetLimit(1)): each Go then waits for
+// the previous goroutine to finish.
+func (b *batcher) serialGroup(s ast.Node) bool {
+	es, ok := s.(*ast.ExprStmt)
+	if !ok {
+		return false
+	}
+	call, ok := es.X.(*ast.CallExpr)
+	if !ok || !b.isGroupMethod(call, "Go") {
+		return false
+	}
+	sel, ok := ast.Unparen(call.Fun).(*ast.SelectorExpr)
+	if !ok {
+		return false
+	}
+	id, ok := ast.Unparen(sel.X).(*ast.Ident)
+	if !ok {
+		return false
+	}
+	obj := b.info.Uses[id]
+	limited := false
+	for _, f := range filesOf(b) {
+		ast.Inspect(f, func(n ast.Node) bool {
+			c, ok := n.(*ast.CallExpr)
+			if !ok || limited || !b.isGroupMethod(c, "SetLimit") || len(c.Args) != 1 {
+				return !limited
+			}
+			if sx, ok := ast.Unparen(c.Fun).(*ast.SelectorExpr); ok {
+				if x, ok := ast.Unparen(sx.X).(*ast.Ident); ok && b.info.Uses[x] == obj {
+					if tv := b.info.Types[c.Args[0]]; tv.Value != nil && tv.Value.ExactString() == "1" {
+						limited = true
+					}
+				}
+			}
+			return true
+		})
+	}
+	return limited
+}
+
+func filesOf(b *batcher) []*ast.File {
+	if b.r == nil {
+		return nil
+	}
+	return b.r.pass.Files
+}
+
 func newBatcher(r *ops) *batcher {
 	b := &batcher{r: r, info: r.pass.TypesInfo, closures: map[*types.Var]*ast.FuncLit{}}
 	// Local closures assigned exactly once: f := func() {...}.
@@ -148,6 +196,9 @@ func (b *batcher) blockBatches(list []ast.Stmt) []*batch {
 		if !direct && b.waits(s) {
 			flush()
 			continue
+		}
+		if direct && b.serialGroup(s) {
+			flush() // Go on a group limited to 1 waits for the previous one
 		}
 		launches := direct || b.containsLaunch(s)
 		if cur == nil && !launches {

@@ -196,7 +196,7 @@ func runDirectives(pass *analysis.Pass) (any, error) {
 			if !ok {
 				continue
 			}
-			if params := fanOutParams(pass.TypesInfo, fn, fd.Body); len(params) > 0 {
+			if params := fanOutParams(r, pass.TypesInfo, fn, fd.Body); len(params) > 0 {
 				pass.ExportObjectFact(fn, &FanOutFact{Params: params})
 				r.fanouts[fn] = params
 			}
@@ -323,7 +323,7 @@ func wrapperObject(pkg *types.Package, fn *types.Func, name string) *types.Func 
 // fanOutParams returns the indices of fn's function-typed parameters that
 // its body calls inside a goroutine it starts (go, Group.Go,
 // WaitGroup.Go): directly, by index, or through a range over them.
-func fanOutParams(info *types.Info, fn *types.Func, body *ast.BlockStmt) []int {
+func fanOutParams(r *ops, info *types.Info, fn *types.Func, body *ast.BlockStmt) []int {
 	sig := fn.Type().(*types.Signature)
 	index := map[types.Object]int{}
 	for i := 0; i < sig.Params().Len(); i++ {
@@ -352,7 +352,7 @@ func fanOutParams(info *types.Info, fn *types.Func, body *ast.BlockStmt) []int {
 		}
 		return true
 	})
-	b := &batcher{info: info}
+	b := &batcher{r: r, info: info}
 	if !launchesTogether(b, body) {
 		return nil
 	}
@@ -405,6 +405,7 @@ func launchesTogether(b *batcher, body *ast.BlockStmt) bool {
 	var launches, waits []token.Pos
 	var loops []ast.Node
 	var skip []ast.Node // started code
+	serial := false
 	ast.Inspect(body, func(n ast.Node) bool {
 		if n == nil {
 			return false
@@ -421,6 +422,9 @@ func launchesTogether(b *batcher, body *ast.BlockStmt) bool {
 			if arg := b.launchArg(n); arg != nil {
 				launches = append(launches, n.Pos())
 				skip = append(skip, arg)
+				if b.serialGroup(n) {
+					serial = true
+				}
 			}
 		case *ast.UnaryExpr:
 			if n.Op == token.ARROW {
@@ -439,6 +443,9 @@ func launchesTogether(b *batcher, body *ast.BlockStmt) bool {
 		}
 		return true
 	})
+	if serial {
+		return false
+	}
 	in := func(p token.Pos, n ast.Node) bool { return n.Pos() <= p && p < n.End() }
 	for _, w := range waits {
 		before, after := false, false

@@ -195,3 +195,12 @@ func sequentialThroughGoroutines(ctx context.Context, id string) {
 	oneByOne(create, attach)
 	waitBetween(create, attach)
 }
+
+// A group limited to one goroutine runs its calls one after the other.
+func limitedGroup(ctx context.Context, id string) error {
+	g, ctx := errgroup.WithContext(ctx)
+	g.SetLimit(1)
+	g.Go(func() error { return billing.CreateInvoiceTraced(ctx, id) })
+	g.Go(func() error { return billing.AttachInvoiceTraced(ctx, id) })
+	return g.Wait()
+}
