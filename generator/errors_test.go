@@ -52,9 +52,9 @@ var errorCases = []errorCase{
 	// Non-deterministic identities, anywhere in the expression.
 	{"nondet/nondet.go", "time.Now()\nfunc now", `^identity=time\.Now\(\): time\.Now is non-deterministic: a retry would get a fresh identity`},
 	{"nondet/nondet.go", "fmt.Sprint(time.Now().Unix())", `^identity=fmt\.Sprint\(time\.Now\(\)\.Unix\(\)\): time\.Now is non-deterministic`},
-	{"nondet/nondet.go", "rand.Int()", `^identity=rand\.Int\(\): math/rand\.Int is non-deterministic`},
-	{"nondet/nondet.go", "randv2.IntN(10)", `: math/rand/v2\.IntN is non-deterministic`},
-	{"nondet/nondet.go", "crand.Text()", `: crypto/rand\.Text is non-deterministic`},
+	{"nondet/nondet.go", "rand.Int()", `^identity=rand\.Int\(\): rand\.Int is non-deterministic`},
+	{"nondet/nondet.go", "randv2.IntN(10)", `: rand\.IntN is non-deterministic`},
+	{"nondet/nondet.go", "crand.Text()", `: rand\.Text is non-deterministic`},
 	{"nondet/nondet.go", "uuid.NewString()", `: uuid\.NewString is non-deterministic`},
 	{"nondet/nondet.go", "uuid.New().String()", `: uuid\.New is non-deterministic`},
 	{"nondet/dot.go", "Now().Unix()", `^identity=Now\(\)\.Unix\(\): time\.Now is non-deterministic`},

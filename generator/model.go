@@ -564,24 +564,14 @@ func calleeOf(call *ast.CallExpr, info *types.Info) *types.Func {
 	return f
 }
 
-// nondeterministic says why calling f gives a different value each time, or
-// "" when it has no known reason to.
+// nondeterministic says why calling f gives a different value each time,
+// or "" when it has no known reason to (see directive.Nondeterministic;
+// methods are never reported).
 func nondeterministic(f *types.Func) string {
-	if f == nil || f.Pkg() == nil {
+	if f == nil || f.Pkg() == nil || f.Type().(*types.Signature).Recv() != nil {
 		return ""
 	}
-	path, name := f.Pkg().Path(), f.Name()
-	switch {
-	case path == "time" && (name == "Now" || name == "Since" || name == "Until"):
-		return "time." + name
-	case path == "math/rand" || path == "math/rand/v2" || path == "crypto/rand":
-		return path + "." + name
-	case (path == "github.com/google/uuid" || strings.HasSuffix(path, "/uuid") || strings.HasSuffix(path, "/uuid/v5")) && strings.HasPrefix(name, "New"):
-		return "uuid." + name
-	case path == "os" && (name == "Getpid" || name == "Hostname"):
-		return "os." + name
-	}
-	return ""
+	return directive.Nondeterministic(f.Pkg().Path(), f.Name())
 }
 
 // canonicalizable says why values of t cannot be encoded as canonical JSON,
