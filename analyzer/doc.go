@@ -94,7 +94,8 @@
 // together with what the starting goroutine does meanwhile. Calls made
 // through a local closure (f := func() {...}; g.Go(f)) count, one level
 // deep. A goroutine that itself waits on something is left out: its order
-// may be enforced. A fan-out helper, a function that starts its function
+// may be enforced. Go on an errgroup.Group limited with SetLimit(1) waits
+// for the goroutine before it, so it starts a new batch. A fan-out helper, a function that starts its function
 // parameters in goroutines with no wait between the starts (such as
 // parallel(calls ...func() error)), makes a batch of its arguments at every
 // call, in its own package or, through a fact, in others.
