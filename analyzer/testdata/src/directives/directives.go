@@ -25,3 +25,8 @@ type Svc struct{}
 func (s *Svc) Pay(acct, id string) {} // want Pay:`write op svc.pay wrapper=PayT after=good entity=acct`
 
 func (s *Svc) PayT(acct, id string) {} // want PayT:`wrapper of svc.pay`
+
+// want +2 `bad directive: //agentidem:ignore needs a reason`
+//
+//agentidem:ignore
+func d() {}
