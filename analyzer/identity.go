@@ -2,6 +2,7 @@ package analyzer
 
 import (
 	"fmt"
+	"github.com/agentidem/agentidem-go/internal/directive"
 	"go/ast"
 	"go/types"
 	"regexp"
@@ -256,48 +257,17 @@ func randomFill(info *types.Info, call *ast.CallExpr, v *types.Var) string {
 	return random
 }
 
-// nondetFunc names a call that returns a fresh value every time.
+// nondetFunc names a call that returns a fresh value every time (see
+// directive.Nondeterministic, the list the generator uses too).
 func nondetFunc(info *types.Info, call *ast.CallExpr) string {
 	fn, ok := typeutil.Callee(info, call).(*types.Func)
-	if !ok || fn.Pkg() == nil {
+	if !ok || fn.Pkg() == nil || fn.Type().(*types.Signature).Recv() != nil {
 		return ""
 	}
-	path, name := fn.Pkg().Path(), fn.Name()
-	if fn.Type().(*types.Signature).Recv() != nil {
-		return ""
+	if fn.Pkg().Path() == "crypto/rand" && fn.Name() == "Read" {
+		return "" // fills a buffer; the buffer is followed by randomBytes
 	}
-	short := path[strings.LastIndexByte(path, '/')+1:] + "." + name
-	switch path {
-	case "time":
-		if name == "Now" {
-			return "time.Now"
-		}
-	case "github.com/google/uuid":
-		if strings.HasPrefix(name, "New") && name != "NewHash" && name != "NewMD5" && name != "NewSHA1" {
-			return short
-		}
-	case "github.com/gofrs/uuid", "github.com/gofrs/uuid/v5", "github.com/satori/go.uuid":
-		if strings.HasPrefix(name, "NewV1") || strings.HasPrefix(name, "NewV4") || strings.HasPrefix(name, "NewV6") || strings.HasPrefix(name, "NewV7") {
-			return short
-		}
-	case "math/rand", "math/rand/v2":
-		if !strings.HasPrefix(name, "New") && name != "Seed" {
-			return "rand." + name
-		}
-	case "crypto/rand":
-		if name == "Text" || name == "Int" {
-			return "rand." + name
-		}
-	case "github.com/oklog/ulid", "github.com/oklog/ulid/v2":
-		if name == "Make" {
-			return short
-		}
-	case "github.com/rs/xid", "github.com/segmentio/ksuid":
-		if name == "New" {
-			return short
-		}
-	}
-	return ""
+	return directive.Nondeterministic(fn.Pkg().Path(), fn.Name())
 }
 
 // checkEscapes reports, in agent code, direct calls of annotated
