@@ -2,12 +2,12 @@ package analyzer
 
 import (
 	"fmt"
-	"github.com/agentidem/agentidem-go/internal/directive"
 	"go/ast"
 	"go/types"
 	"regexp"
 	"strings"
 
+	"github.com/agentidem/agentidem-go/internal/directive"
 	"golang.org/x/tools/go/analysis"
 	"golang.org/x/tools/go/types/typeutil"
 )

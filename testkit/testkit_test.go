@@ -187,6 +187,7 @@ func TestIdentityUnstable(t *testing.T) {
 		var err error
 		for i := 0; i < 3; i++ {
 			key := fmt.Sprintf("k-%d", rand.Int()) // a fresh key per attempt: the bug
+			//agentidem:ignore seeded bug: the test proves identity_unstable catches it
 			if err = l.PostTraced(ctx, key, "hello"); err == nil {
 				return nil
 			}

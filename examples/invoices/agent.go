@@ -50,6 +50,8 @@ type DependencyAgent struct {
 }
 
 // Run creates invoice INV-1 and attaches order ORD-9 to it.
+//
+//agentidem:ignore seeded bug: the scheduler must catch it (TestDependencyBugIsCaught)
 func (a *DependencyAgent) Run(ctx context.Context) error {
 	create := func() error { _, err := a.Billing.CreateInvoiceTraced(ctx, "INV-1", "acme"); return err }
 	attach := func() error { return a.Billing.AttachInvoiceTraced(ctx, "INV-1", "ORD-9") }
