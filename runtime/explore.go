@@ -300,26 +300,7 @@ func fixedChooser(sched Schedule) chooser {
 // scheduled runs one interleaving scenario with the given chooser, inside
 // bubble when there is one.
 func (s *Suite) scheduled(ctx context.Context, choose chooser, bubble Bubble) (*Result, *scheduler, error) {
-	var (
-		res *Result
-		sch *scheduler
-		err error
-	)
-	body := func(quiesce func()) {
-		realtime := quiesce == nil
-		sch = newScheduler(quiesce, realtime, choose)
-		if realtime {
-			sch.quiesce = sch.realtimeQuiesce
-		}
-		sc := interleavingScenario("pending")
-		sc.sched = sch
-		res, _, err = s.run(ctx, sc)
-	}
-	if bubble != nil {
-		bubble(body)
-	} else {
-		body(nil)
-	}
+	res, sch, err := s.runGated(ctx, interleavingScenario("pending"), choose, bubble)
 	name := sch.schedule.String()
 	res.Scenario = ScenarioInterleaving + "/" + name
 	res.Schedule = name
@@ -341,6 +322,30 @@ func (s *Suite) scheduled(ctx context.Context, choose chooser, bubble Bubble) (*
 		if err == nil {
 			err = fmt.Errorf("%s", sch.hazard)
 		}
+	}
+	return res, sch, err
+}
+
+// runGated runs sc under a scheduler that follows choose, inside bubble
+// when there is one and on real time otherwise.
+func (s *Suite) runGated(ctx context.Context, sc Scenario, choose chooser, bubble Bubble) (*Result, *scheduler, error) {
+	var (
+		res *Result
+		sch *scheduler
+		err error
+	)
+	body := func(quiesce func()) {
+		sch = newScheduler(quiesce, quiesce == nil, choose)
+		if quiesce == nil {
+			sch.quiesce = sch.realtimeQuiesce
+		}
+		sc.sched = sch
+		res, _, err = s.run(ctx, sc)
+	}
+	if bubble != nil {
+		bubble(body)
+	} else {
+		body(nil)
 	}
 	return res, sch, err
 }

@@ -202,25 +202,9 @@ func (s *Suite) RunScenario(ctx context.Context, sc Scenario) (*Result, error) {
 
 // runListed runs sc under the listed schedule, in the bubble if any.
 func (s *Suite) runListed(ctx context.Context, sc Scenario) (*Result, error) {
-	var (
-		res *Result
-		err error
-	)
-	body := func(quiesce func()) {
-		sch := newScheduler(quiesce, quiesce == nil, prefixChooser(nil))
-		if quiesce == nil {
-			sch.quiesce = sch.realtimeQuiesce
-		}
-		sc.sched = sch
-		res, _, err = s.run(ctx, sc)
-		if sch.hazard != "" && err == nil {
-			err = fmt.Errorf("%s", sch.hazard)
-		}
-	}
-	if s.cfg.bubble != nil {
-		s.cfg.bubble(body)
-	} else {
-		body(nil)
+	res, sch, err := s.runGated(ctx, sc, prefixChooser(nil), s.cfg.bubble)
+	if sch.hazard != "" && err == nil {
+		err = errors.New(sch.hazard)
 	}
 	s.results = append(s.results, res)
 	return res, err

@@ -141,25 +141,29 @@ func suite(t TB, fn func(ctx context.Context) error, fail bool, opts []Option) *
 		}
 		reportResult(st, baseRes, fail)
 	})
-	parallel := s.Parallel(ctx) // runs the listed schedule once, when the baseline passed
-	groups, order := group(s.Plan())
-	for _, g := range order {
-		scs := groups[g]
-		subtest(t, g, func(gt TB) {
-			for _, sc := range scs {
-				rest := strings.TrimPrefix(sc.Name, g+"/")
-				subtest(gt, rest, func(st TB) {
-					st.Helper()
-					setCur(st)
-					res, err := s.RunScenario(ctx, sc)
-					if err != nil {
-						harness(st, fail, err)
-					}
-					reportResult(st, res, fail)
-				})
-			}
-		})
+	// runPlan runs planned scenarios, one subtest each, grouped by their
+	// first path element (lost_acknowledgement/refund#1).
+	runPlan := func(plan []runtime.Scenario) {
+		groups, order := group(plan)
+		for _, g := range order {
+			scs := groups[g]
+			subtest(t, g, func(gt TB) {
+				for _, sc := range scs {
+					subtest(gt, strings.TrimPrefix(sc.Name, g+"/"), func(st TB) {
+						st.Helper()
+						setCur(st)
+						res, err := s.RunScenario(ctx, sc)
+						if err != nil {
+							harness(st, fail, err)
+						}
+						reportResult(st, res, fail)
+					})
+				}
+			})
+		}
 	}
+	parallel := s.Parallel(ctx) // runs the listed schedule once, when the baseline passed
+	runPlan(s.Plan())
 	if parallel {
 		subtest(t, runtime.ScenarioInterleaving, func(it TB) {
 			it.Helper()
@@ -179,21 +183,7 @@ func suite(t TB, fn func(ctx context.Context) error, fail bool, opts []Option) *
 			}
 		})
 	}
-	if pb := s.PartialBatchPlan(); len(pb) > 0 {
-		subtest(t, runtime.ScenarioPartialBatch, func(gt TB) {
-			for _, sc := range pb {
-				subtest(gt, strings.TrimPrefix(sc.Name, runtime.ScenarioPartialBatch+"/"), func(st TB) {
-					st.Helper()
-					setCur(st)
-					res, err := s.RunScenario(ctx, sc)
-					if err != nil {
-						harness(st, fail, err)
-					}
-					reportResult(st, res, fail)
-				})
-			}
-		})
-	}
+	runPlan(s.PartialBatchPlan())
 	rep := s.Report()
 	if !st.quiet {
 		t.Logf("%s", Summary(rep))
