@@ -198,3 +198,23 @@ func TestKeyedLinesAgentPasses(t *testing.T) {
 	}
 	assert.Equal(t, 4, n)
 }
+
+func TestPrintedScheduleReplaysTheBug(t *testing.T) {
+	var b *Billing
+	agent := func(ctx context.Context) error { return (&AdjustAgent{Billing: b}).Run(ctx) }
+	rep := testkit.Run(t, agent, setup(&b), testkit.NoSummary())
+	f := first(t, rep, runtime.CodeConcurrentWritesEntity)
+	schedule := strings.TrimPrefix(f.Scenario, "interleaving/")
+	require.Contains(t, f.Replay, "AGENTIDEM_SCHEDULE='"+schedule+"'")
+
+	// Feed the printed schedule back: exactly that one runs, with the bug.
+	rep = checked(t, testkit.Run(t, agent, setup(&b), testkit.Replay(schedule), testkit.NoSummary()))
+	var runs []string
+	for _, r := range rep.Results {
+		if r.Kind == runtime.ScenarioInterleaving {
+			runs = append(runs, r.Schedule)
+		}
+	}
+	assert.Equal(t, []string{schedule}, runs)
+	assert.Equal(t, f.Message, first(t, rep, runtime.CodeConcurrentWritesEntity).Message)
+}
