@@ -164,17 +164,12 @@ func (c *Call) Start() error {
 		return nil
 	}
 	r := c.inv.rec
-	if c.inv.dead.Load() {
-		c.mu.Lock()
-		c.rec.Status = StatusFailed
-		c.rec.Observation = ObservationFailed
-		c.rec.Error = "not executed: the invocation had crashed"
-		c.rec.CompletedAt = r.clock()
-		c.mu.Unlock()
-		goruntime.Goexit()
-	}
+	c.stopIfCrashed()
 	if r.gate != nil {
 		r.gate.Wait(c, PointStart)
+		// A call held at its gate when a sibling's crash fired was never
+		// sent: a dead worker does not send it later.
+		c.stopIfCrashed()
 	}
 	if c.fault != FaultBefore && c.fault != FaultConflict && c.fault != FaultLostRequest {
 		return nil
@@ -193,6 +188,22 @@ func (c *Call) Start() error {
 	c.mu.Unlock()
 	r.markFired()
 	return err
+}
+
+// stopIfCrashed ends the calling goroutine, as the crash of its worker
+// would, when the call's invocation crashed: the call is recorded as never
+// executed.
+func (c *Call) stopIfCrashed() {
+	if !c.inv.dead.Load() {
+		return
+	}
+	c.mu.Lock()
+	c.rec.Status = StatusFailed
+	c.rec.Observation = ObservationFailed
+	c.rec.Error = "not executed: the invocation had crashed"
+	c.rec.CompletedAt = c.inv.rec.clock()
+	c.mu.Unlock()
+	goruntime.Goexit()
 }
 
 // Finish is called after the tool returned err and results (error excluded).

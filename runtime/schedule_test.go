@@ -188,3 +188,38 @@ func TestMutexHeldAcrossACallIsAClearError(t *testing.T) {
 	}
 	assert.True(t, found)
 }
+
+// A crash of one call of a parallel batch stops the calls of the batch
+// still held at their gates: a dead worker does not send them, so the
+// redelivery is the only time they run. Under the listed order every call
+// starts before any finishes, so this needs an order where a finishes (and
+// crashes) before b starts: s0f0s1f1.
+func TestCrashStopsHeldCallsOfTheBatch(t *testing.T) {
+	var w *pairWorld
+	s := NewSuite("pair", func(ctx context.Context) error { return w.agent(ctx) },
+		Setup(func(context.Context) error { w = &pairWorld{}; return nil }))
+	_, err := s.Baseline(context.Background())
+	require.NoError(t, err)
+	first, _ := ParseSchedule("s0f0s1f1")
+	choose := func(round int, shape roundShape) ([]Step, error) {
+		if round == 0 {
+			return first.Rounds[0], nil
+		}
+		return shape.order(0), nil // the redelivery: listed
+	}
+	sc := Scenario{Name: "crash_restart/a#1", Kind: ScenarioCrashRestart, Deliveries: 1,
+		Fault: Fault{Kind: FaultCrash, Op: "a", Occurrence: 1}}
+	res, _, err := s.runGated(context.Background(), sc, choose, nil)
+	require.NoError(t, err)
+	assert.True(t, res.FaultFired)
+	require.Len(t, res.Duplicates, 1, "%v", res.Duplicates)
+	assert.Equal(t, "a", res.Duplicates[0].Op, "a ran, crashed, ran again on redelivery: real")
+	assert.Equal(t, 1, res.Trace.Effects("b"), "b was held when a crashed: it ran only on redelivery")
+	stopped := 0
+	for _, o := range res.Trace.Ops {
+		if o.Name == "b" && o.Error == "not executed: the invocation had crashed" {
+			stopped++
+		}
+	}
+	assert.Equal(t, 1, stopped)
+}
