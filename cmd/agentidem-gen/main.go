@@ -10,7 +10,8 @@
 //
 //	agentidem-gen [generate] [packages]   write agentidem_gen.go in each package (default ".")
 //	agentidem-gen check [packages]        exit 1 naming every stale generated file
-//	agentidem-gen report FILE.json        print a saved report
+//	agentidem-gen report [--html F|DIR] [--junit F] FILE.json|DIR...
+//	                                      print saved reports; write HTML pages and JUnit XML
 //
 // Exit status: 0 on success, 1 for errors in the input (all of them are
 // listed), 2 for usage errors.
