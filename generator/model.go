@@ -91,6 +91,7 @@ type Recv struct {
 // Errors lists every error found, each "file:line:col: message".
 type Errors []error
 
+// Error returns every error, one per line.
 func (e Errors) Error() string {
 	msgs := make([]string, len(e))
 	for i, err := range e {

@@ -57,6 +57,7 @@ type InjectedError struct {
 	Fault Fault
 }
 
+// Error says which op failed and how, in words an agent log can use.
 func (e *InjectedError) Error() string {
 	switch e.Fault.Kind {
 	case FaultLostAck:
@@ -102,6 +103,7 @@ type PanicError struct {
 	Value any
 }
 
+// Error names the op and the panic value.
 func (e *PanicError) Error() string { return fmt.Sprintf("%s panicked: %v", e.Op, e.Value) }
 
 // Unwrap returns ErrPanicked.

@@ -89,6 +89,7 @@ type Error struct {
 	Msg string
 }
 
+// Error returns "file:line:col: message".
 func (e *Error) Error() string {
 	if e.Pos.IsValid() || e.Pos.Filename != "" {
 		return e.Pos.String() + ": " + e.Msg
