@@ -529,23 +529,19 @@ func (s *Suite) Report() *Report {
 		}
 		r.Findings = append(r.Findings, s.baseline.Findings...)
 	}
-	unsafe := 0
 	for _, res := range r.Results {
 		r.Findings = append(r.Findings, res.Findings...)
-		if !res.Safe && !res.Inconclusive {
-			unsafe++
-		} else if res.Inconclusive {
+		if res.Inconclusive {
 			r.InconclusiveCount++
-			for _, f := range res.Findings {
-				if f.Severity == SeverityError {
-					unsafe++
-					break
-				}
+		}
+		for _, f := range res.Findings {
+			if f.Severity == SeverityError {
+				r.UnsafeCount++ // an inconclusive scenario with an error finding is unsafe too
+				break
 			}
 		}
 	}
 	r.FaultCount = len(r.Results)
-	r.UnsafeCount = unsafe
 	r.Safe = r.BaselineSucceeded && len(r.Errors()) == 0
 	return r
 }
