@@ -30,6 +30,8 @@ type Call struct {
 
 	mu  sync.Mutex
 	rec Operation
+
+	obs *observed // a call outside any run, seen by the Observer (observer.go)
 }
 
 // passThrough is the Call returned when no run claims a call.
@@ -78,7 +80,7 @@ func (c *Call) idLocked() string {
 func Begin(ctx context.Context, op *Op, args, identity, entity []any) (*Call, context.Context) {
 	inv := lookup(ctx, op)
 	if inv == nil {
-		return passThrough, ctx
+		return observe(ctx, op, args, identity, entity)
 	}
 	r := inv.rec
 	parent := ctx
@@ -213,6 +215,7 @@ func (c *Call) stopIfCrashed() {
 // it). Otherwise it returns nil and the wrapper returns the tool's answer.
 func (c *Call) Finish(err error, results ...any) error {
 	if c.inv == nil {
+		c.observeEnd(err)
 		return nil
 	}
 	r := c.inv.rec
@@ -281,6 +284,7 @@ func (c *Call) Recover(errp *error) {
 		return
 	}
 	if c.inv == nil {
+		c.observePanic(v)
 		panic(v)
 	}
 	r := c.inv.rec

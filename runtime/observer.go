@@ -1,0 +1,224 @@
+package runtime
+
+import (
+	"context"
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"hash"
+	goruntime "runtime"
+	"sync"
+	"sync/atomic"
+)
+
+// Observer sees every traced call that no run claims: in production, each
+// call of a generated wrapper. Package github.com/agentidem/agentidem-go/otel
+// implements it with OpenTelemetry spans; install one with SetObserver.
+//
+// Calls made inside a run (tests, RunTraced, Run) belong to the run and are
+// not observed.
+type Observer interface {
+	// StartCall is called before the tool runs. It returns the context
+	// the tool receives (a span's, for example); ctx is nil for a tool
+	// without a context parameter, and StartCall may then return nil.
+	StartCall(ctx context.Context, call *ObservedCall) context.Context
+	// EndCall is called once when the tool returned or panicked, with the
+	// context StartCall returned and the same call, its outcome filled in.
+	EndCall(ctx context.Context, call *ObservedCall)
+}
+
+// ObservedCall is what an Observer is told about one call. Identity, entity
+// and arguments are given only as keyed digests, never as values.
+type ObservedCall struct {
+	// Op describes the annotated function.
+	Op *Op
+	// Identity is the keyed digest of the canonical identity of a write
+	// ("hmac-sha256:<hex>"), "" for reads. Two calls have equal digests
+	// exactly when their identities are equal and their processes used
+	// the same key (see SetObserver).
+	Identity string
+	// IdentityError says why the identity could not be computed.
+	IdentityError string
+	// Entity is the keyed digest of what the op touches: the identity for
+	// writes without entity=, "" for reads without entity=.
+	Entity string
+	// Args is the keyed digest of the recorded arguments of a write other
+	// than those equal to an identity value (redacted ones count as the
+	// same placeholder), so that two attempts of one piece of work can be
+	// told from two pieces of work. "" for reads.
+	Args string
+	// Site is the call site, file:line of the code that called the
+	// wrapper.
+	Site string
+
+	// Status is the outcome (StatusSuccess or StatusFailed) at EndCall.
+	Status Status
+	// Err is the tool's error, or a *PanicError when it panicked.
+	Err error
+	// Replayed says the tool's sink answered from a stored result
+	// (MarkReplayed): not a second effect.
+	Replayed bool
+}
+
+// observerState is the installed observer and its digest key.
+type observerState struct {
+	obs  Observer
+	pool sync.Pool // of hash.Hash (HMAC-SHA256 under the key)
+}
+
+var observer atomic.Pointer[observerState]
+
+// SetObserver installs o for every traced call outside a run and returns a
+// function that removes it. While an observer is installed, wrappers take
+// their traced path (Enabled is true), so each call costs the observer's
+// work plus the digests; without one the inactive path stays one atomic load.
+//
+// key keys the HMAC-SHA256 digests of identities, entities and arguments.
+// Digests are comparable only between processes that used the same key: give
+// the same secret to every process whose spans are audited together (and
+// across restarts). A nil or empty key means a random key for this process,
+// so digests never reveal values but only match within the process.
+//
+// Installing a second observer replaces the first; the returned function
+// removes only its own observer.
+func SetObserver(o Observer, key []byte) (remove func()) {
+	if o == nil {
+		panic("runtime: SetObserver with a nil Observer")
+	}
+	if len(key) == 0 {
+		key = make([]byte, 32)
+		if _, err := rand.Read(key); err != nil {
+			panic("runtime: no randomness for the observer key: " + err.Error())
+		}
+	} else {
+		key = append([]byte(nil), key...)
+	}
+	st := &observerState{obs: o}
+	st.pool.New = func() any { return hmac.New(sha256.New, key) }
+	if prev := observer.Swap(st); prev == nil {
+		activeRuns.Add(1) // wrappers now take the traced path
+	}
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			if observer.CompareAndSwap(st, nil) {
+				activeRuns.Add(-1)
+			}
+		})
+	}
+}
+
+// observe is Begin for a call that no run claims: it opens an observed call
+// when an observer is installed, else passes the call through.
+func observe(ctx context.Context, op *Op, args, identity, entity []any) (*Call, context.Context) {
+	st := observer.Load()
+	if st == nil {
+		return passThrough, ctx
+	}
+	oc := &ObservedCall{Op: op}
+	var pcs [1]uintptr // skip Callers, observe, Begin and the wrapper
+	if goruntime.Callers(4, pcs[:]) == 1 {
+		oc.Site = siteOf(pcs[0])
+	}
+	st.digests(oc, args, identity, entity)
+	octx := st.obs.StartCall(ctx, oc)
+	parent := octx
+	if parent == nil {
+		parent = context.Background()
+	}
+	c := &Call{Context: parent, op: op, obs: &observed{call: oc, ctx: octx, o: st.obs}}
+	if ctx == nil {
+		return c, nil
+	}
+	return c, c
+}
+
+// digests fills the keyed digests of identity, entity and arguments.
+func (st *observerState) digests(oc *ObservedCall, args, identity, entity []any) {
+	h := st.pool.Get().(hash.Hash)
+	defer st.pool.Put(h)
+	sum := func(s string) string {
+		h.Reset()
+		h.Write([]byte(s))
+		var b [sha256.Size]byte
+		return "hmac-sha256:" + hex.EncodeToString(h.Sum(b[:0]))
+	}
+	if oc.Op.Kind == KindWrite {
+		id, err := Canonical(identity...)
+		if err != nil {
+			oc.IdentityError = err.Error()
+		}
+		oc.Identity = sum(id)
+		oc.Args = sum(restArgs(args, identity))
+	}
+	switch {
+	case entity != nil:
+		if e, err := Canonical(entity...); err == nil {
+			oc.Entity = sum(e)
+		}
+	case oc.Op.Kind == KindWrite:
+		oc.Entity = oc.Identity
+	}
+}
+
+// restArgs is the canonical list of the arguments that are not equal to one
+// of the identity values (each identity value removes one argument).
+func restArgs(args, identity []any) string {
+	ids := make([]string, 0, len(identity))
+	for _, v := range identity {
+		if b, err := appendCanonical(nil, v); err == nil {
+			ids = append(ids, string(b))
+		}
+	}
+	b := []byte{'['}
+	n := 0
+next:
+	for _, v := range args {
+		a := appendValue(nil, v)
+		for i, s := range ids {
+			if s == string(a) {
+				ids = append(ids[:i], ids[i+1:]...)
+				continue next
+			}
+		}
+		if n > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, a...)
+		n++
+	}
+	return string(append(b, ']'))
+}
+
+// observed is the observer's side of a Call outside a run.
+type observed struct {
+	call *ObservedCall
+	ctx  context.Context // what StartCall returned
+	o    Observer
+	done atomic.Bool
+}
+
+// observeEnd reports the outcome of an observed call to its observer, once.
+func (c *Call) observeEnd(err error) {
+	ob := c.obs
+	if ob == nil || !ob.done.CompareAndSwap(false, true) {
+		return
+	}
+	ob.call.Err = err
+	ob.call.Status = StatusSuccess
+	if err != nil {
+		ob.call.Status = StatusFailed
+	}
+	c.mu.Lock()
+	ob.call.Replayed = c.rec.Replayed
+	c.mu.Unlock()
+	ob.o.EndCall(ob.ctx, ob.call)
+}
+
+// observePanic reports a panic of the tool as the call's end.
+func (c *Call) observePanic(v any) {
+	if c.obs != nil {
+		c.observeEnd(&PanicError{Op: c.op.Name, Value: v})
+	}
+}
