@@ -41,9 +41,9 @@ const (
 // Fault targets one call: the Occurrence-th call (1-based, counted over the
 // whole run) of the op named Op.
 type Fault struct {
-	Kind       FaultKind
-	Op         string
-	Occurrence int
+	Kind       FaultKind `json:"kind"`
+	Op         string    `json:"op"`
+	Occurrence int       `json:"occurrence"`
 }
 
 // String returns "op#k kind".

@@ -10,8 +10,19 @@ import (
 )
 
 // SchemaVersion is the version of the report's JSON shape. The JSON Schema
-// lives in the repository at report.schema.json.
-const SchemaVersion = "1"
+// lives in the repository at report.schema.json. Version 2 made the report a
+// superset of the AgentIdem Python SDK's (see report_compat.go); ReadReport
+// still reads version 1.
+const SchemaVersion = "2"
+
+// Phases of a fault relative to its targeted operation, as the AgentIdem
+// report names them.
+const (
+	// PhaseBefore: the fault hits before the operation runs.
+	PhaseBefore = "before_operation"
+	// PhaseAfter: the fault hits after the operation ran.
+	PhaseAfter = "after_operation"
+)
 
 // Severity ranks a finding.
 type Severity string
@@ -58,28 +69,39 @@ type Finding struct {
 	Replay string `json:"replay"`
 	// Stack is the goroutine stack, for agent_panic.
 	Stack string `json:"stack,omitempty"`
+	// Details holds the finding's data in the shape of the AgentIdem
+	// report's details (for duplicate_write: operation_name, args, count,
+	// operation_ids). It is written as {} when nil.
+	Details map[string]any `json:"details"`
 }
 
 // Duplicate is one effect that happened more than once.
 type Duplicate struct {
-	Op       string   `json:"operation_name"`
-	Identity string   `json:"identity"`
-	Count    int      `json:"count"`
-	Calls    []string `json:"calls"`
+	Op string `json:"operation_name"`
+	// Args are the arguments of the first of the calls; in JSON
+	// {"args": [...], "kwargs": {}} as in the AgentIdem report.
+	Args     Args   `json:"args"`
+	Identity string `json:"identity"`
+	Count    int    `json:"count"`
+	// Calls are the trace ids of the calls (JSON operation_ids).
+	Calls []string `json:"operation_ids"`
 }
 
-// InvariantResult is the outcome of one invariant after one scenario.
+// InvariantResult is the outcome of one invariant after one scenario. In
+// JSON: {"name", "passed", "message"}, message null when it passed.
 type InvariantResult struct {
 	Name  string `json:"name"`
-	OK    bool   `json:"ok"`
-	Error string `json:"error,omitempty"`
+	OK    bool   `json:"passed"`
+	Error string `json:"message"`
 }
 
 // Result is the outcome of one scenario. The JSON names follow the
 // AgentIdem report's results[] entries, with additions.
 type Result struct {
-	// Scenario is the scenario's full name, e.g. "lost_acknowledgement/refund#1".
-	Scenario string `json:"scenario"`
+	// Scenario is the scenario's full name, e.g. "lost_acknowledgement/refund#1"
+	// (JSON scenario_id; JSON scenario is the family, as in the AgentIdem
+	// report: "lost_acknowledgement").
+	Scenario string `json:"scenario_id"`
 	// Kind is the scenario family: baseline, lost_acknowledgement, ...
 	Kind string `json:"kind"`
 	// OperationIndex is the index in the baseline trace of the targeted
@@ -87,7 +109,7 @@ type Result struct {
 	OperationIndex int `json:"operation_index"`
 	// OperationName is the targeted op, if any.
 	OperationName string `json:"operation_name,omitempty"`
-	// Phase is "before" or "after" the targeted operation, if any.
+	// Phase is PhaseBefore or PhaseAfter the targeted operation, if any.
 	Phase string `json:"phase,omitempty"`
 	// Safe: no error finding and the scenario was conclusive.
 	Safe bool `json:"safe"`
@@ -96,8 +118,8 @@ type Result struct {
 	// Failed is the execution outcome: the agent returned an error (in any
 	// invocation). It is not a safety verdict.
 	Failed bool `json:"failed"`
-	// Error is the agent's error, if any.
-	Error      string            `json:"error,omitempty"`
+	// Error is the agent's error, if any (JSON null when none).
+	Error      string            `json:"error"`
 	Fault      *Fault            `json:"fault,omitempty"`
 	FaultFired bool              `json:"fault_fired"`
 	Trace      *Trace            `json:"trace"`
@@ -124,11 +146,15 @@ type Report struct {
 	// FaultCount is the number of fault scenarios run (baseline excluded).
 	FaultCount int `json:"fault_count"`
 	// UnsafeCount is the number of scenarios with an error finding.
-	UnsafeCount       int     `json:"unsafe_count"`
-	InconclusiveCount int     `json:"inconclusive_count"`
-	BaselineSucceeded bool    `json:"baseline_succeeded"`
-	BaselineFailure   string  `json:"baseline_failure,omitempty"`
-	Baseline          *Result `json:"baseline"`
+	UnsafeCount       int  `json:"unsafe_count"`
+	InconclusiveCount int  `json:"inconclusive_count"`
+	BaselineSucceeded bool `json:"baseline_succeeded"`
+	// BaselineFailure says why the baseline failed. In JSON it is
+	// {"error_type", "message"}, or null, as in the AgentIdem report.
+	BaselineFailure string `json:"baseline_failure"`
+	// Baseline is the fault-free run. In JSON, "baseline" is its trace
+	// (as in the AgentIdem report) and "baseline_result" the whole result.
+	Baseline *Result `json:"baseline_result"`
 	// Results are the fault scenarios, in the order they ran.
 	Results []*Result `json:"results"`
 	// Findings collects every finding of every scenario, baseline first.
@@ -169,18 +195,25 @@ func (r *Report) WriteJSON(w io.Writer) error {
 	return enc.Encode(r)
 }
 
-// ReadReport reads a report written by WriteJSON.
+// ReadReport reads a report written by WriteJSON, of this schema version or
+// of version 1 (written before the AgentIdem-compatible shape).
 func ReadReport(path string) (*Report, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
 	}
+	var probe struct {
+		SchemaVersion string `json:"schema_version"`
+	}
+	if err := json.Unmarshal(b, &probe); err != nil {
+		return nil, fmt.Errorf("reading report %s: %w", path, err)
+	}
+	if probe.SchemaVersion != SchemaVersion && probe.SchemaVersion != "1" {
+		return nil, fmt.Errorf("reading report %s: schema_version %q is not one this version reads (%q or \"1\"); render it with the agentidem-gen of the agentidem-go that wrote it", path, probe.SchemaVersion, SchemaVersion)
+	}
 	var r Report
 	if err := json.Unmarshal(b, &r); err != nil {
 		return nil, fmt.Errorf("reading report %s: %w", path, err)
-	}
-	if r.SchemaVersion != SchemaVersion {
-		return nil, fmt.Errorf("reading report %s: schema_version %q, want %q", path, r.SchemaVersion, SchemaVersion)
 	}
 	return &r, nil
 }

@@ -222,9 +222,9 @@ func (s *Suite) run(ctx context.Context, sc Scenario) (*Result, *Trace, error) {
 		f := sc.Fault
 		res.Fault = &f
 		res.OperationName = f.Op
-		res.Phase = "after"
+		res.Phase = PhaseAfter
 		if f.Kind == FaultBefore || f.Kind == FaultConflict || f.Kind == FaultLostRequest {
-			res.Phase = "before"
+			res.Phase = PhaseBefore
 		}
 	}
 	if s.cfg.setup != nil {
@@ -248,6 +248,7 @@ func (s *Suite) run(ctx context.Context, sc Scenario) (*Result, *Trace, error) {
 	if sc.Kind == ScenarioBaseline {
 		r.goroutines = map[uint64]bool{}
 	}
+	began := time.Now()
 	r.start()
 	var errs []error
 	if sc.sched != nil {
@@ -263,6 +264,7 @@ func (s *Suite) run(ctx context.Context, sc Scenario) (*Result, *Trace, error) {
 	}
 	r.stop()
 	tr := r.trace()
+	tr.ID, tr.StartedAt, tr.CompletedAt = sc.Name, began, time.Now()
 	s.runs += tr.Invocations
 
 	res.Trace = tr
@@ -406,8 +408,9 @@ func (s *Suite) analyze(res *Result, tr *Trace, sc Scenario, claimed bool) {
 		if len(calls) < 2 {
 			continue
 		}
-		res.Duplicates = append(res.Duplicates, Duplicate{Op: k.op, Identity: k.id, Count: len(calls), Calls: calls})
-		add(Finding{Code: CodeDuplicateWrite, Severity: SeverityError, Ops: []string{k.op}, Identities: []string{k.id}, Calls: calls,
+		d := Duplicate{Op: k.op, Args: tr.argsOf(calls[0]), Identity: k.id, Count: len(calls), Calls: calls}
+		res.Duplicates = append(res.Duplicates, d)
+		add(Finding{Code: CodeDuplicateWrite, Severity: SeverityError, Ops: []string{k.op}, Identities: []string{k.id}, Calls: calls, Details: duplicateDetails(d),
 			Message: fmt.Sprintf("%s executed %d times for identity %s (%s): one effect done %d times; make the write idempotent at the sink (idem.Store) or re-read before retrying",
 				k.op, len(calls), k.id, strings.Join(calls, ", "), len(calls))})
 	}

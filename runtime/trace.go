@@ -92,8 +92,15 @@ type Panic struct {
 
 // Trace is everything one run recorded, in start order.
 type Trace struct {
-	Name string      `json:"name,omitempty"`
-	Ops  []Operation `json:"operations"`
+	// ID names the run: the scenario's full name in a report.
+	ID string `json:"id"`
+	// Name is the suite's (the agent's) name; JSON target, as in the
+	// AgentIdem report.
+	Name string `json:"target"`
+	// StartedAt and CompletedAt bracket the run.
+	StartedAt   time.Time   `json:"started_at"`
+	CompletedAt time.Time   `json:"completed_at"`
+	Ops         []Operation `json:"operations"`
 	// Panics lists panics in tools or in the agent itself.
 	Panics []Panic `json:"panics,omitempty"`
 	// Errors lists problems of the run itself (a call refused because it

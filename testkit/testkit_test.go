@@ -246,7 +246,7 @@ func TestReportDir(t *testing.T) {
 	require.NoError(t, err)
 	var rep runtime.Report
 	require.NoError(t, json.Unmarshal(b, &rep))
-	assert.Equal(t, "1", rep.SchemaVersion)
+	assert.Equal(t, runtime.SchemaVersion, rep.SchemaVersion)
 	assert.False(t, rep.Safe)
 	_, err = runtime.ReadReport(filepath.Join(dir, "TestDir_sub_case.json"))
 	require.NoError(t, err)

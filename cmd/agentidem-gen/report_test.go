@@ -170,11 +170,11 @@ func TestReportInvalidInput(t *testing.T) {
 	notJSON := filepath.Join(dir, "bad.json")
 	write(t, notJSON, "{not json")
 	future := filepath.Join(dir, "future.json")
-	write(t, future, `{"schema_version": "2", "name": "T"}`)
+	write(t, future, `{"schema_version": "9", "name": "T"}`)
 	cases := map[string]string{
 		filepath.Join(dir, "missing.json"): "no such file",
 		notJSON:                            "reading report " + notJSON,
-		future:                             `schema_version "2", want "1"`,
+		future:                             `schema_version "9" is not one this version reads`,
 	}
 	for path, want := range cases {
 		code, out, errOut := runCLI("report", "--html", filepath.Join(dir, "out.html"), path)
@@ -201,4 +201,18 @@ func TestReportHelp(t *testing.T) {
 	for _, want := range []string{"--html file", "--junit file", "NO_COLOR", "one self-contained HTML page"} {
 		assert.Contains(t, out, want)
 	}
+}
+
+// TestReportVersion1 renders a report written before the AgentIdem-compatible
+// shape (schema_version 1).
+func TestReportVersion1(t *testing.T) {
+	dir := t.TempDir()
+	v1 := filepath.Join("..", "..", "runtime", "testdata", "report-v1.json")
+	code, out, errOut := runCLI("report", "--html", filepath.Join(dir, "out.html"), "--junit", filepath.Join(dir, "junit.xml"), v1)
+	require.Equal(t, 0, code, errOut)
+	assert.Contains(t, out, "lost_acknowledgement/refund#1")
+	assert.Contains(t, out, "duplicate_write")
+	html, err := os.ReadFile(filepath.Join(dir, "out.html"))
+	require.NoError(t, err)
+	assert.Contains(t, string(html), "1:refund#1")
 }
