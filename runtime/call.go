@@ -78,11 +78,12 @@ func (c *Call) idLocked() string {
 //
 // Begin is called only by generated code, and only when Enabled is true.
 func Begin(ctx context.Context, op *Op, args, identity, entity []any) (*Call, context.Context) {
-	inv := lookup(ctx, op)
+	inv, detached := lookup(ctx, op)
 	if inv == nil {
 		return observe(ctx, op, args, identity, entity)
 	}
 	r := inv.rec
+	r.progress.Add(1)
 	parent := ctx
 	if parent == nil {
 		parent = context.Background()
@@ -109,6 +110,12 @@ func Begin(ctx context.Context, op *Op, args, identity, entity []any) (*Call, co
 	}
 	c.computeIdentity(identity, entity)
 	c.rec.Seq = -1
+	if detached {
+		c.rec.Detached = true
+		if c.pc != 0 {
+			r.noteDetached(siteOf(c.pc))
+		}
+	}
 	var gid uint64
 	if r.goroutines != nil {
 		gid = goroutineID()
@@ -134,7 +141,7 @@ func (c *Call) computeIdentity(identity, entity []any) {
 	if c.op.Kind == KindWrite {
 		id, err := Canonical(identity...)
 		if err != nil {
-			c.rec.IdentityError = err.Error()
+			c.rec.IdentityError = unencodable(identity, err, c.op.RedactIdentity)
 		}
 		c.rec.Identity = c.digest(id)
 	}
@@ -146,6 +153,23 @@ func (c *Call) computeIdentity(identity, entity []any) {
 	case c.op.Kind == KindWrite:
 		c.rec.Entity = c.rec.Identity
 	}
+}
+
+// unencodable says which identity value could not be encoded, and why.
+// A redacted identity names the type only.
+func unencodable(vals []any, err error, redacted bool) string {
+	for _, v := range vals {
+		if _, e := Canonical(v); e != nil {
+			if redacted {
+				return fmt.Sprintf("a value of type %T cannot be encoded as JSON", v)
+			}
+			return fmt.Sprintf("a value of type %T cannot be encoded as JSON (%v)", v, e)
+		}
+	}
+	if redacted {
+		return "the identity cannot be encoded as JSON"
+	}
+	return err.Error()
 }
 
 // digest hides an identity built from redacted parameters.
@@ -241,6 +265,7 @@ func (c *Call) Finish(err error, results ...any) error {
 	}
 	c.rec.CompletedAt = r.clock()
 	c.mu.Unlock()
+	r.progress.Add(1)
 
 	if r.gate != nil {
 		r.gate.Wait(c, PointFinish)

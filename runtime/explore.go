@@ -112,21 +112,12 @@ func (s *Suite) Parallel(ctx context.Context) bool {
 	if s.cfg.replaySchedule != "" {
 		return true
 	}
-	if s.callGoroutines < 2 {
-		return false // every call came from one goroutine: nothing runs in parallel
-	}
 	_, sch, err := s.preflight(ctx)
 	return err != nil || sch.hazard != "" || len(sch.shapes) > 0
 }
 
-// preflight runs the listed schedule once on real time, where a goroutine
-// stuck on a mutex can be seen and named instead of hanging a bubble. The
-// result is kept.
-func (s *Suite) preflight(ctx context.Context) (*Result, *scheduler, error) {
-	if s.pre == nil {
-		s.pre = &preflightRun{}
-		s.pre.res, s.pre.sch, s.pre.err = s.scheduled(ctx, prefixChooser(nil), nil)
-	}
+// preflight is the baseline's run under the listed schedule, on real time.
+func (s *Suite) preflight(context.Context) (*Result, *scheduler, error) {
 	return s.pre.res, s.pre.sch, s.pre.err
 }
 
@@ -153,7 +144,7 @@ func (s *Suite) Interleavings(ctx context.Context, each func(*Result)) (*Explora
 			return ex, err
 		}
 		ex.Strategy = "replay"
-		res, _, err := s.scheduled(ctx, fixedChooser(sched), s.cfg.bubble)
+		res, _, err := s.scheduled(ctx, fixedChooser(sched), s.bubble())
 		ex.Explored = 1
 		s.record(res, each)
 		return ex, err
@@ -186,7 +177,7 @@ func (s *Suite) Interleavings(ctx context.Context, each func(*Result)) (*Explora
 
 	seen := map[string]bool{}
 	run := func(choose chooser) (*Result, *scheduler, error) {
-		res, sch, err := s.scheduled(ctx, choose, s.cfg.bubble)
+		res, sch, err := s.scheduled(ctx, choose, s.bubble())
 		ex.Explored++
 		if seen[res.Scenario] {
 			return res, sch, err
@@ -335,9 +326,11 @@ func (s *Suite) runGated(ctx context.Context, sc Scenario, choose chooser, bubbl
 		err error
 	)
 	body := func(quiesce func()) {
-		sch = newScheduler(quiesce, quiesce == nil, choose)
+		sch = newScheduler(nil, quiesce == nil, choose)
 		if quiesce == nil {
 			sch.quiesce = sch.realtimeQuiesce
+		} else {
+			sch.quiesce = func() bool { quiesce(); return true }
 		}
 		sc.sched = sch
 		res, _, err = s.run(ctx, sc)
@@ -359,9 +352,7 @@ func (s *Suite) record(res *Result, each func(*Result)) {
 	kept := res.Findings[:0]
 	for _, f := range res.Findings {
 		if f.Code == CodeDependentCallsConcurrent || f.Code == CodeConcurrentWritesEntity {
-			ops := append([]string(nil), f.Ops...)
-			sort.Strings(ops)
-			key := f.Code + "\x00" + strings.Join(ops, ",") + "\x00" + strings.Join(f.Identities, ",")
+			key := orderKey(f)
 			if s.orderSeen[key] {
 				continue
 			}
@@ -384,6 +375,13 @@ func (s *Suite) record(res *Result, each func(*Result)) {
 	if each != nil {
 		each(res)
 	}
+}
+
+// orderKey identifies an order finding across schedules.
+func orderKey(f Finding) string {
+	ops := append([]string(nil), f.Ops...)
+	sort.Strings(ops)
+	return f.Code + "\x00" + strings.Join(ops, ",") + "\x00" + strings.Join(f.Identities, ",")
 }
 
 // outcomes compares the outcomes of all schedules run so far and adds an

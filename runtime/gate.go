@@ -2,6 +2,8 @@ package runtime
 
 import (
 	"fmt"
+	"sort"
+	"strings"
 	"sync"
 	"time"
 )
@@ -28,22 +30,27 @@ type Gate interface {
 // call or returned. Both deliveries read before either writes, which is the
 // interleaving that breaks check-then-act.
 //
-// It runs on real time. A delivery that waits too long makes it look for a
-// goroutine stuck on a sync.Mutex (a lock shared by both deliveries and held
-// across a tool call): then it stops gating and reports the hazard instead of
-// deadlocking.
+// It runs on real time. When a delivery waits and every goroutine of the
+// scenario is parked at a gate or blocked (the other delivery waits on a
+// channel semaphore, a singleflight, a lock the waiting delivery holds), the
+// other delivery cannot arrive by itself: the lowest-numbered waiting
+// delivery goes on alone, and the trace says so. The agent serialized its
+// deliveries; that is its right, and the duplicate checks still judge what
+// the two deliveries did.
 type lockstep struct {
+	rec     *recorder
 	mu      sync.Mutex
 	changed chan struct{} // closed and replaced on every change
 	n       int
 	arrived map[int]int
+	passed  map[int]int // delivery -> the call number it was let through alone
 	done    map[int]bool
+	waiting map[int]*Call
 	bypass  bool
-	hazard  string
 }
 
 func newLockstep(n int) *lockstep {
-	return &lockstep{n: n, arrived: map[int]int{}, done: map[int]bool{}, changed: make(chan struct{})}
+	return &lockstep{n: n, arrived: map[int]int{}, passed: map[int]int{}, done: map[int]bool{}, waiting: map[int]*Call{}, changed: make(chan struct{})}
 }
 
 // changedLocked wakes every waiter.
@@ -61,26 +68,58 @@ func (l *lockstep) Wait(c *Call, p Point) {
 	defer l.mu.Unlock()
 	l.arrived[inv]++
 	k := l.arrived[inv]
+	l.waiting[inv] = c
+	defer delete(l.waiting, inv)
 	l.changedLocked()
+	poll := 100 * time.Microsecond
 	for !l.bypass && !l.ready(inv, k) {
 		ch := l.changed
 		l.mu.Unlock()
 		select {
 		case <-ch:
 			l.mu.Lock()
-		case <-time.After(20 * time.Millisecond):
-			blocked := mutexBlocked()
-			l.mu.Lock()
-			if blocked != "" && !l.bypass && !l.ready(inv, k) {
-				l.bypass = true
-				l.hazard = fmt.Sprintf("concurrent delivery stalled: delivery %d waited at %s for the other delivery, which is blocked on a sync.Mutex held across a tool call (a lock shared by both deliveries serializes them behind the scheduler's back); release locks before calling tools:\n%s", inv, c.op.Name, blocked)
-				l.changedLocked()
+			continue
+		case <-time.After(poll):
+		}
+		poll = min(2*poll, 5*time.Millisecond)
+		quiet := l.rec != nil && l.rec.world != nil
+		self := uint64(0)
+		if quiet {
+			self = goroutineID()
+			quiet, _ = l.rec.world.quiet(self)
+		}
+		var blocked []string
+		if quiet {
+			blocked = l.rec.world.blocked(self)
+		}
+		l.mu.Lock()
+		if quiet && !l.bypass && !l.ready(inv, k) && l.lowestWaiting() == inv {
+			l.passed[inv] = k
+			others := "the other delivery was blocked outside any gate"
+			if len(blocked) > 0 {
+				others += " (" + strings.Join(blocked, "; ") + ")"
 			}
+			l.rec.addNote(fmt.Sprintf("concurrent delivery: delivery %d went on alone at its call %d (%s): %s, so the deliveries ran one after the other there", inv, k, c.op.Name, others))
+			l.changedLocked()
 		}
 	}
 }
 
+// lowestWaiting is the lowest delivery waiting at a gate.
+func (l *lockstep) lowestWaiting() int {
+	low := 0
+	for inv := range l.waiting {
+		if low == 0 || inv < low {
+			low = inv
+		}
+	}
+	return low
+}
+
 func (l *lockstep) ready(inv, k int) bool {
+	if l.passed[inv] >= k {
+		return true
+	}
 	for j := 1; j <= l.n; j++ {
 		if j != inv && !l.done[j] && l.arrived[j] < k {
 			return false
@@ -95,4 +134,25 @@ func (l *lockstep) finish(inv int) {
 	l.done[inv] = true
 	l.changedLocked()
 	l.mu.Unlock()
+}
+
+// release lets every waiting and future call through (the scenario is
+// being abandoned).
+func (l *lockstep) release() {
+	l.mu.Lock()
+	l.bypass = true
+	l.changedLocked()
+	l.mu.Unlock()
+}
+
+// held describes the calls waiting at the gate.
+func (l *lockstep) held() []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var out []string
+	for inv, c := range l.waiting {
+		out = append(out, fmt.Sprintf("%s of delivery %d waits at its start gate for the other delivery", c.op.Name, inv))
+	}
+	sort.Strings(out)
+	return out
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"time"
 )
 
 // Option configures a suite run by Run (and by testkit.TestAgent, which
@@ -32,6 +33,7 @@ type config struct {
 	seedSet     bool
 
 	bubble         Bubble
+	stall          time.Duration
 	budget         int
 	depth          int
 	replaySchedule string
@@ -84,6 +86,31 @@ func ExactlyOnce() Option {
 // AGENTIDEM_SCENARIO does the same.
 func OnlyScenario(name string) Option {
 	return optionFunc(func(c *config) { c.only = name })
+}
+
+// DefaultStallTimeout bounds how long a scenario may go without progress
+// (no tool call begun or finished, no gate reached, no delivery returned)
+// before it is stalled: it then fails alone, naming what is blocked and
+// where, and the suite goes on.
+const DefaultStallTimeout = 10 * time.Second
+
+// StallTimeout sets the stall bound of every scenario (default
+// DefaultStallTimeout). AGENTIDEM_STALL_TIMEOUT (a time.Duration such as
+// "30s") does the same. Raise it for agents whose tools are slow, not stuck.
+func StallTimeout(d time.Duration) Option {
+	return optionFunc(func(c *config) { c.stall = d })
+}
+
+func (c *config) stallTimeout() time.Duration {
+	if c.stall > 0 {
+		return c.stall
+	}
+	if v := os.Getenv("AGENTIDEM_STALL_TIMEOUT"); v != "" {
+		if d, err := time.ParseDuration(v); err == nil && d > 0 {
+			return d
+		}
+	}
+	return DefaultStallTimeout
 }
 
 // ReplayCommand sets how a replay line is printed for a scenario name.

@@ -52,6 +52,19 @@ const (
 	// CodeGoroutineLeak (warning): a goroutine that made tool calls
 	// outlived the agent's invocation. Not in DESIGN.md's first list.
 	CodeGoroutineLeak = "goroutine_leak"
+	// CodeStalled: the scenario made no progress for the stall timeout;
+	// the finding names what was blocked and where.
+	CodeStalled = "stalled"
+	// CodeNothingTraced: the baseline traced no tool call, so nothing was
+	// tested.
+	CodeNothingTraced = "nothing_traced"
+	// CodeContextDetached: a tool got a context that does not come from
+	// the agent's (a warning, naming the call site), or a call could not be
+	// attributed to a run at all (an error).
+	CodeContextDetached = "context_detached"
+	// CodeIdentityUnencodable: a write's identity could not be encoded, so
+	// the call is invisible to duplicate detection.
+	CodeIdentityUnencodable = "identity_unencodable"
 )
 
 // Finding is one thing the suite found wrong (or could not decide).
@@ -134,7 +147,16 @@ type Result struct {
 	// the run, when set.
 	Outcome  string        `json:"outcome,omitempty"`
 	Duration time.Duration `json:"duration_ns"`
+	// Clock is the time the scenario ran on: ClockReal, or ClockVirtual
+	// inside a testing/synctest bubble (see testkit.VirtualTime).
+	Clock string `json:"clock,omitempty"`
 }
+
+// Clocks a scenario runs on.
+const (
+	ClockReal    = "real"
+	ClockVirtual = "virtual"
+)
 
 // Report is the outcome of a whole suite. Its JSON is a superset of the
 // AgentIdem Python SDK's report.

@@ -33,6 +33,20 @@ type recorder struct {
 	// (the baseline does, to tell a serial agent from a parallel one).
 	goroutines map[uint64]bool
 
+	// world tells the scenario's goroutines from the rest of the process
+	// (real-time quiescence, stall reports, attribution of calls whose
+	// context carries no run).
+	world *world
+
+	// progress counts events (calls, gate arrivals and releases,
+	// returns); a scenario whose count stops moving for stallAfter is
+	// stalled. seenProgress and seenAt belong to the goroutine that
+	// watches.
+	progress     atomic.Int64
+	stallAfter   time.Duration
+	seenProgress int64
+	seenAt       time.Time
+
 	mu        sync.Mutex
 	seq       int
 	calls     []*Call
@@ -43,7 +57,12 @@ type recorder struct {
 	errs      []string
 	invs      int
 	current   *invocation // the newest invocation, for calls without a context
+	all       []*invocation
 	crashed   bool
+	notes     []string
+	impure    string          // why the agent cannot run in a bubble, if seen
+	detached  map[string]bool // call sites that passed a context without the run
+	refused   []string        // calls that could not be attributed to a run
 }
 
 // invocation is one delivery of the agent within a run.
@@ -54,6 +73,8 @@ type invocation struct {
 	// dead is set when a crash was injected: the worker is gone, so no
 	// later call of this invocation may execute.
 	dead atomic.Bool
+	// returned is set when the agent func returned.
+	returned atomic.Bool
 }
 
 type invKey struct{}
@@ -117,12 +138,20 @@ func (r *recorder) invokeNumbered(ctx context.Context, fn func(context.Context) 
 		r.invs = n
 	}
 	r.current = inv
+	r.all = append(r.all, inv)
 	r.mu.Unlock()
 	ctx = context.WithValue(ctx, invKey{}, inv)
 
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
+		defer r.progress.Add(1)
+		gid := goroutineID()
+		if r.world != nil {
+			r.world.root(gid, n)
+		}
+		roots.Store(gid, inv)
+		defer roots.Delete(gid)
 		returned := false
 		defer func() {
 			if returned {
@@ -144,6 +173,7 @@ func (r *recorder) invokeNumbered(ctx context.Context, fn func(context.Context) 
 			panicked = true
 			err = fmt.Errorf("agent goroutine exited (runtime.Goexit)")
 		}()
+		defer inv.returned.Store(true)
 		err = fn(ctx)
 		returned = true
 	}()
@@ -187,35 +217,206 @@ func (r *recorder) trace() *Trace {
 	}
 	t.Panics = append([]Panic(nil), r.panics...)
 	t.Errors = append([]string(nil), r.errs...)
+	t.Notes = append([]string(nil), r.notes...)
+	t.Refused = append([]string(nil), r.refused...)
+	for site := range r.detached {
+		t.Detached = append(t.Detached, site)
+	}
+	sort.Strings(t.Detached)
+	for i := range t.Ops {
+		t.Ops[i].Result = encodable(t.Ops[i].Result)
+	}
 	sort.SliceStable(t.Ops, func(i, j int) bool { return t.Ops[i].Seq < t.Ops[j].Seq })
 	batches(t.Ops)
 	return t
 }
 
-// lookup finds the invocation a call belongs to.
-func lookup(ctx context.Context, op *Op) *invocation {
+// roots maps the goroutine of every running invocation to it, for calls
+// whose context carries no run.
+var roots sync.Map // uint64 -> *invocation
+
+// encodable returns v, or a string naming its type when JSON cannot encode
+// it (a channel, NaN, an *http.Response): the report is always written.
+func encodable(v any) any {
+	if v == nil {
+		return nil
+	}
+	if _, err := appendCanonical(nil, v); err != nil {
+		return fmt.Sprintf("<%T: not JSON: %v>", v, err)
+	}
+	return v
+}
+
+// lookup finds the invocation a call belongs to. detached is true when the
+// tool takes a context but the one it got does not come from the agent's
+// (context.Background(), a context kept from elsewhere): the call is then
+// attributed by the goroutine that made it.
+func lookup(ctx context.Context, op *Op) (inv *invocation, detached bool) {
 	if ctx != nil {
 		if inv, ok := ctx.Value(invKey{}).(*invocation); ok {
-			return inv
+			return inv, false
 		}
-		return nil
 	}
 	global.mu.Lock()
-	defer global.mu.Unlock()
-	switch len(global.recs) {
-	case 0:
-		return nil
-	case 1:
-		r := global.recs[0]
-		r.mu.Lock()
-		inv := r.current
-		r.mu.Unlock()
-		return inv
+	recs := append([]*recorder(nil), global.recs...)
+	global.mu.Unlock()
+	if len(recs) == 0 {
+		return nil, false
 	}
-	for _, r := range global.recs {
-		r.addError(fmt.Sprintf("call of %s refused: it has no context.Context parameter and %d runs are active in this process, so it cannot be attributed; give the tool a context or do not run agents in parallel (t.Parallel)", op.Name, len(global.recs)))
+	inv = attribute(recs)
+	if inv == nil && len(recs) == 1 {
+		r := recs[0]
+		r.mu.Lock()
+		inv = r.current
+		live := 0
+		for _, x := range r.all {
+			if !x.returned.Load() {
+				live++
+			}
+		}
+		r.mu.Unlock()
+		if live > 1 {
+			inv = nil // two deliveries at once: "the newest" would be a guess
+		}
+	}
+	if inv == nil {
+		why := "it has no context.Context parameter"
+		if ctx != nil {
+			why = "its context.Context does not come from the agent's"
+		}
+		for _, r := range recs {
+			r.refuse(fmt.Sprintf("call of %s refused: %s, and the goroutine that made it does not descend from one invocation of one run (%d runs active in this process); pass the agent's ctx to the tool, or do not run agents whose tools lack a context in parallel (t.Parallel)", op.Name, why, len(recs)))
+		}
+		return nil, false
+	}
+	return inv, ctx != nil
+}
+
+// attribute finds the invocation whose goroutine tree the calling
+// goroutine belongs to, from the "created by ... in goroutine N" links of a
+// stack snapshot.
+func attribute(recs []*recorder) *invocation {
+	gid := goroutineID()
+	if inv, ok := roots.Load(gid); ok {
+		return inv.(*invocation)
+	}
+	all := snapshotGoroutines()
+	parent := make(map[uint64]uint64, len(all))
+	for _, g := range all {
+		if g.parent != 0 {
+			parent[g.id] = g.parent
+		}
+	}
+	for _, r := range recs {
+		if r.world != nil {
+			r.world.ours(all, 0) // learn the links while they are visible
+		}
+	}
+	for id, i := parent[gid], 0; id != 0 && i < 64; id, i = parent[id], i+1 {
+		if inv, ok := roots.Load(id); ok {
+			return inv.(*invocation)
+		}
+	}
+	for _, r := range recs {
+		if r.world == nil {
+			continue
+		}
+		if n := r.world.invocationOf(gid); n > 0 {
+			r.mu.Lock()
+			defer r.mu.Unlock()
+			for _, inv := range r.all {
+				if inv.n == n {
+					return inv
+				}
+			}
+		}
 	}
 	return nil
+}
+
+func (r *recorder) refuse(msg string) {
+	r.mu.Lock()
+	r.refused = append(r.refused, msg)
+	r.errs = append(r.errs, msg)
+	r.mu.Unlock()
+}
+
+// noteImpure keeps the first sign that the agent does I/O a bubble cannot
+// host.
+func (r *recorder) noteImpure(why string) {
+	r.mu.Lock()
+	if r.impure == "" {
+		r.impure = why
+	}
+	r.mu.Unlock()
+}
+
+func (r *recorder) noteDetached(site string) {
+	r.mu.Lock()
+	if r.detached == nil {
+		r.detached = map[string]bool{}
+	}
+	r.detached[site] = true
+	r.mu.Unlock()
+}
+
+func (r *recorder) addNote(msg string) {
+	r.mu.Lock()
+	r.notes = append(r.notes, msg)
+	r.mu.Unlock()
+}
+
+// stalled reports whether no progress was made for stallAfter. Only the
+// goroutine that watches the scenario calls it.
+func (r *recorder) stalled() bool {
+	if r.stallAfter <= 0 {
+		return false
+	}
+	p, now := r.progress.Load(), time.Now()
+	if p != r.seenProgress || r.seenAt.IsZero() {
+		r.seenProgress, r.seenAt = p, now
+		return false
+	}
+	return now.Sub(r.seenAt) >= r.stallAfter
+}
+
+// describeStall says what is blocked and where: the scenario's goroutines
+// that are neither parked at a gate nor done, and the calls held at gates.
+func (r *recorder) describeStall() string {
+	var blocked, held []string
+	if r.world != nil {
+		blocked = r.world.blocked(goroutineID())
+	}
+	if h, ok := r.gate.(interface{ held() []string }); ok {
+		held = h.held()
+	}
+	msg := fmt.Sprintf("scenario stalled: no progress for %s", r.stallAfter)
+	switch {
+	case len(blocked) > 0 && len(held) > 0:
+		msg += ": " + strings.Join(blocked, "; ") + ", while " + strings.Join(held, "; ")
+	case len(blocked) > 0:
+		msg += ": " + strings.Join(blocked, "; ")
+	case len(held) > 0:
+		msg += ": " + strings.Join(held, "; ")
+	}
+	return msg + "; the scenario was abandoned (raise the bound with StallTimeout if the agent is only slow)"
+}
+
+// abort unblocks what the harness holds: gates open, invocations are
+// cancelled.
+func (r *recorder) abort() {
+	if r.sched != nil {
+		r.sched.stop()
+	}
+	if lk, ok := r.gate.(*lockstep); ok {
+		lk.release()
+	}
+	r.mu.Lock()
+	invs := append([]*invocation(nil), r.all...)
+	r.mu.Unlock()
+	for _, inv := range invs {
+		inv.cancel()
+	}
 }
 
 // RunTraced runs fn once as a traced invocation named name and returns its

@@ -255,7 +255,9 @@ func TestContextlessOpUsesTheOnlyRun(t *testing.T) {
 	assert.Equal(t, 1, tr.Ops[0].Invocation)
 }
 
-func TestContextlessOpIsRefusedWithTwoRuns(t *testing.T) {
+// With two runs active, a call of a tool without a context is attributed by
+// the goroutine that made it: the invocation it descends from.
+func TestContextlessOpIsAttributedByGoroutineWithTwoRuns(t *testing.T) {
 	inFirst := make(chan struct{})
 	release := make(chan struct{})
 	var second *Trace
@@ -265,7 +267,54 @@ func TestContextlessOpIsRefusedWithTwoRuns(t *testing.T) {
 		defer close(done)
 		second, secondErr = RunTraced(context.Background(), "second", func(ctx context.Context) error {
 			<-inFirst
-			notifyTraced("which run?")
+			var wg sync.WaitGroup
+			wg.Add(1)
+			go func() { // a goroutine of the agent's own: still its call
+				defer wg.Done()
+				notifyTraced("which run?")
+			}()
+			wg.Wait()
+			close(release)
+			return nil
+		})
+	}()
+	first, firstErr := RunTraced(context.Background(), "first", func(ctx context.Context) error {
+		close(inFirst)
+		<-release
+		return nil
+	})
+	<-done
+	require.NoError(t, firstErr)
+	require.NoError(t, secondErr)
+	assert.Empty(t, first.Ops)
+	require.Len(t, second.Ops, 1)
+	assert.Equal(t, "notify", second.Ops[0].Name)
+}
+
+// A call that descends from no invocation (a goroutine started before
+// either run) cannot be attributed with two runs active: both runs are
+// told, as an error each.
+func TestUnattributableCallIsRefusedInEveryRun(t *testing.T) {
+	call := make(chan chan struct{})
+	go func() { // started before the runs: descends from neither
+		for ack := range call {
+			notifyTraced("whose?")
+			close(ack)
+		}
+	}()
+	defer close(call)
+	inFirst := make(chan struct{})
+	release := make(chan struct{})
+	var second *Trace
+	var secondErr error
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		second, secondErr = RunTraced(context.Background(), "second", func(ctx context.Context) error {
+			<-inFirst
+			ack := make(chan struct{})
+			call <- ack
+			<-ack
 			close(release)
 			return nil
 		})
@@ -281,8 +330,10 @@ func TestContextlessOpIsRefusedWithTwoRuns(t *testing.T) {
 		err error
 	}{{first, firstErr}, {second, secondErr}} {
 		require.Error(t, c.err)
-		assert.Contains(t, c.err.Error(), "call of notify refused: it has no context.Context parameter and 2 runs are active")
+		assert.Contains(t, c.err.Error(), "call of notify refused: it has no context.Context parameter")
+		assert.Contains(t, c.err.Error(), "2 runs active")
 		assert.Empty(t, c.tr.Ops)
+		assert.Len(t, c.tr.Refused, 1)
 	}
 }
 

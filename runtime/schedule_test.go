@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -155,7 +156,12 @@ func TestExploreAndReplay(t *testing.T) {
 	assert.ErrorContains(t, err, "round 1 has 3 calls, the agent made 2")
 }
 
-func TestMutexHeldAcrossACallIsAClearError(t *testing.T) {
+// A lock held across a tool call serializes the calls behind the
+// scheduler's back. On real time that is seen for what it is (a goroutine
+// blocked on a mutex is quiet), so the suite runs to its verdict: no
+// stall, no hang, and the concurrent deliveries go one after the other
+// where the lock makes them.
+func TestMutexHeldAcrossACallSerializes(t *testing.T) {
 	var mu sync.Mutex
 	var w *pairWorld
 	agent := func(ctx context.Context) error {
@@ -164,7 +170,7 @@ func TestMutexHeldAcrossACallIsAClearError(t *testing.T) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				mu.Lock() // held across the tool call: the hazard
+				mu.Lock() // held across the tool call
 				defer mu.Unlock()
 				_ = w.write(ctx, op, op.Name)
 			}()
@@ -172,21 +178,22 @@ func TestMutexHeldAcrossACallIsAClearError(t *testing.T) {
 		wg.Wait()
 		return nil
 	}
-	rep, err := Run(context.Background(), "mutex", agent, Setup(func(context.Context) error { w = &pairWorld{}; return nil }))
-	require.Error(t, err)
-	assert.Contains(t, err.Error(), "scheduling stalled", "the parallel calls' schedule")
-	assert.Contains(t, err.Error(), "concurrent delivery stalled", "the lockstep of two deliveries")
-	assert.Contains(t, err.Error(), "sync.Mutex")
-	assert.Contains(t, err.Error(), "TestMutexHeldAcrossACallIsAClearError", "the stack of the blocked goroutine is shown")
-	var found bool
+	rep, err := Run(context.Background(), "mutex", agent, Setup(func(context.Context) error { w = &pairWorld{}; return nil }),
+		StallTimeout(5*time.Second))
+	require.NoError(t, err)
+	require.True(t, rep.BaselineSucceeded)
+	var notes []string
 	for _, r := range rep.Results {
-		if r.Kind == ScenarioInterleaving {
-			found = true
-			assert.True(t, r.Inconclusive)
-			assert.False(t, r.Safe)
+		for _, f := range r.Findings {
+			assert.NotEqual(t, CodeStalled, f.Code, "%s: %s", r.Scenario, f.Message)
+		}
+		if r.Scenario == ScenarioDuplicateConcurrent {
+			notes = r.Trace.Notes
 		}
 	}
-	assert.True(t, found)
+	require.NotEmpty(t, notes, "the lockstep says a delivery went on alone")
+	assert.Contains(t, notes[0], "went on alone")
+	assert.Contains(t, notes[0], "blocked on a sync.Mutex")
 }
 
 // A crash of one call of a parallel batch stops the calls of the batch

@@ -1,9 +1,7 @@
 package runtime
 
 import (
-	"bytes"
 	"fmt"
-	goruntime "runtime"
 	"sort"
 	"strings"
 	"sync"
@@ -18,20 +16,24 @@ import (
 // counted in ticks, one per release: a call is in flight from the tick of
 // its start release to the tick of its finish release.
 type scheduler struct {
-	rec     *recorder
-	quiesce func()
+	rec *recorder
+	// quiesce returns once the agent's goroutines are all parked at gates
+	// or blocked, or false when the scenario stalled.
+	quiesce func() bool
 	// choose returns the order of a round of two or more calls; round
 	// counts such rounds from 0.
 	choose func(round int, shape roundShape) ([]Step, error)
-	// realtime says quiesce is a quiet window in real time (no bubble), in
-	// which a goroutine blocked on a mutex can be seen and named.
+	// realtime says quiesce reads the goroutines of the process (no
+	// bubble): see goroutines.go.
 	realtime bool
 
-	mu      sync.Mutex
-	waiting []*gateWait
-	signal  chan struct{}
-	tick    int
-	bypass  bool
+	mu       sync.Mutex
+	waiting  []*gateWait
+	signal   chan struct{}
+	tick     int
+	arrivals int
+	bypass   bool
+	stalled  bool
 
 	schedule Schedule
 	shapes   []roundShape
@@ -45,7 +47,7 @@ type gateWait struct {
 	ch chan struct{}
 }
 
-func newScheduler(quiesce func(), realtime bool, choose func(int, roundShape) ([]Step, error)) *scheduler {
+func newScheduler(quiesce func() bool, realtime bool, choose func(int, roundShape) ([]Step, error)) *scheduler {
 	return &scheduler{quiesce: quiesce, realtime: realtime, choose: choose, signal: make(chan struct{}, 1)}
 }
 
@@ -72,7 +74,12 @@ func (s *scheduler) Wait(c *Call, p Point) {
 	}
 	w := &gateWait{c: c, p: p, ch: make(chan struct{})}
 	s.waiting = append(s.waiting, w)
+	s.arrivals++
 	s.mu.Unlock()
+	s.rec.progress.Add(1)
+	if s.realtime && s.rec.world != nil {
+		s.rec.world.visit(goroutineID())
+	}
 	s.notify()
 	<-w.ch
 }
@@ -98,6 +105,7 @@ func (s *scheduler) release(w *gateWait) {
 		w.c.mu.Unlock()
 	}
 	s.mu.Unlock()
+	s.rec.progress.Add(1)
 	close(w.ch)
 }
 
@@ -130,16 +138,20 @@ func (s *scheduler) find(c *Call, p Point) *gateWait {
 	return nil
 }
 
-// drive schedules until done is closed. It runs in the goroutine that
-// owns the run (the root of the bubble).
-func (s *scheduler) drive(done <-chan struct{}) {
+// drive schedules until done is closed, or until the scenario stalls
+// (then it returns true, with every gate open). It runs in the goroutine
+// that owns the run (the root of the bubble, if any).
+func (s *scheduler) drive(done <-chan struct{}) (stalled bool) {
+	var poll <-chan time.Time
 	round := 0
 	for {
-		s.quiesce()
+		if !s.quiesce() {
+			return s.stall()
+		}
 		select {
 		case <-done:
 			s.stop()
-			return
+			return false
 		default:
 		}
 		s.mu.Lock()
@@ -154,27 +166,26 @@ func (s *scheduler) drive(done <-chan struct{}) {
 		s.mu.Unlock()
 		if len(starts)+len(finishes) == 0 {
 			// Nothing at a gate and the agent still runs: it waits on
-			// something else (a timer, a worker). Block until a gate or
-			// the end is reached; in a bubble, time moves meanwhile.
+			// something else (a timer, a worker, the network). Block
+			// until a gate or the end is reached, watching for a stall
+			// on real time; in a bubble, time moves meanwhile.
+			var t *time.Timer
+			if s.realtime {
+				t = time.NewTimer(5 * time.Millisecond)
+				poll = t.C
+			}
 			select {
 			case <-s.signal:
 			case <-done:
+			case <-poll:
+				if s.rec.stalled() {
+					return s.stall()
+				}
+			}
+			if t != nil {
+				t.Stop()
 			}
 			continue
-		}
-		if s.realtime {
-			if blocked := mutexBlocked(); blocked != "" {
-				var held []string
-				for _, w := range append(starts, finishes...) {
-					held = append(held, w.c.rec.Name)
-				}
-				sort.Strings(held)
-				s.hazard = fmt.Sprintf("scheduling stalled: calls %s were held at their gates while a goroutine of the agent waited on a sync.Mutex, which the scheduler cannot see (a lock held across a tool call serializes the calls behind the scheduler's back); release locks before calling tools, or guard state with channels:\n%s",
-					strings.Join(held, ", "), blocked)
-				s.stop()
-				<-done
-				return
-			}
 		}
 		// Late finishes (a call that finished after its round) go first.
 		if len(finishes) > 0 {
@@ -198,8 +209,7 @@ func (s *scheduler) drive(done <-chan struct{}) {
 			if err != nil {
 				s.err = err
 				s.stop()
-				<-done
-				return
+				return false
 			}
 			s.schedule.Rounds = append(s.schedule.Rounds, order)
 			s.shapes = append(s.shapes, shape)
@@ -218,7 +228,9 @@ func (s *scheduler) drive(done <-chan struct{}) {
 				continue
 			}
 			s.release(w)
-			s.quiesce()
+			if !s.quiesce() {
+				return s.stall()
+			}
 		}
 		// A call that failed at its start gate never reaches its finish
 		// gate; it belonged to the batch the agent dispatched, so it is in
@@ -235,6 +247,35 @@ func (s *scheduler) drive(done <-chan struct{}) {
 	}
 }
 
+// stall names what is blocked, then opens every gate.
+func (s *scheduler) stall() bool {
+	s.mu.Lock()
+	stopped := s.bypass
+	s.mu.Unlock()
+	if !stopped {
+		s.hazard = s.rec.describeStall()
+	}
+	s.stalled = true
+	s.stop()
+	return true
+}
+
+// held describes the calls waiting at gates.
+func (s *scheduler) held() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []string
+	for _, w := range s.waiting {
+		where := "start"
+		if w.p == PointFinish {
+			where = "finish"
+		}
+		out = append(out, fmt.Sprintf("%s of delivery %d waits at its %s gate", w.c.rec.Name, w.c.inv.n, where))
+	}
+	sort.Strings(out)
+	return out
+}
+
 // find0 is find with s.mu held, for a finish wait.
 func (s *scheduler) find0(c *Call) *gateWait {
 	for _, w := range s.waiting {
@@ -245,58 +286,35 @@ func (s *scheduler) find0(c *Call) *gateWait {
 	return nil
 }
 
-// realtimeQuiesce waits until no gate arrival or release happened for a
-// quiet window: the stand-in for synctest.Wait outside a bubble.
-func (s *scheduler) realtimeQuiesce() {
-	const window = 500 * time.Microsecond
-	last := -1
-	for stable := 0; stable < 3; {
-		time.Sleep(window / 3)
+// realtimeQuiesce waits until every goroutine of the scenario is parked at
+// a gate or blocked, and no gate was reached or released while it looked
+// (see goroutines.go). It returns false when the scenario stalled or the
+// scheduler was stopped.
+func (s *scheduler) realtimeQuiesce() bool {
+	sleep := 2 * time.Microsecond
+	for {
 		s.mu.Lock()
-		n := len(s.waiting)*1000 + s.tick
+		before, stopped := s.arrivals+s.tick, s.bypass
 		s.mu.Unlock()
-		if n == last {
-			stable++
-		} else {
-			stable, last = 0, n
+		if stopped {
+			return false
 		}
-	}
-}
-
-// mutexBlocked returns the stacks of goroutines blocked on a sync.Mutex or
-// RWMutex in two snapshots taken a quiet window apart, or "". Requiring both
-// keeps a lock taken for a moment elsewhere in the process from being
-// reported.
-func mutexBlocked() string {
-	first := mutexWaiters()
-	if len(first) == 0 {
-		return ""
-	}
-	time.Sleep(2 * time.Millisecond)
-	var out []string
-	for id, stack := range mutexWaiters() {
-		if _, ok := first[id]; ok {
-			out = append(out, stack)
+		quiet, why := s.rec.world.quiet(0)
+		if !quiet && (strings.Contains(why, "network") || strings.Contains(why, "HTTP")) {
+			s.rec.noteImpure(why)
 		}
-	}
-	sort.Strings(out)
-	return strings.Join(out, "\n\n")
-}
-
-// mutexWaiters maps goroutine header ("goroutine 7") to stack for every
-// goroutine waiting on a mutex.
-func mutexWaiters() map[string]string {
-	buf := make([]byte, 1<<20)
-	buf = buf[:goruntime.Stack(buf, true)]
-	out := map[string]string{}
-	for _, g := range bytes.Split(buf, []byte("\n\n")) {
-		header, _, _ := bytes.Cut(g, []byte("\n"))
-		if bytes.Contains(header, []byte("[sync.Mutex.Lock")) || bytes.Contains(header, []byte("[sync.RWMutex.")) {
-			id, _, _ := bytes.Cut(header, []byte(" ["))
-			out[string(id)] = string(g)
+		s.mu.Lock()
+		after := s.arrivals + s.tick
+		s.mu.Unlock()
+		if quiet && before == after {
+			return true
 		}
+		if s.rec.stalled() {
+			return false
+		}
+		time.Sleep(sleep)
+		sleep = min(2*sleep, time.Millisecond)
 	}
-	return out
 }
 
 // batches assigns batch numbers: connected components of calls whose

@@ -64,6 +64,9 @@ type Suite struct {
 	runs     int
 
 	scheduledResults []*Result
+	impure           string // why the agent cannot run in a bubble
+	nothingTraced    bool
+	seenOnce         map[string]bool // findings reported once per suite
 	orderSeen        map[string]bool
 	pre              *preflightRun
 	callGoroutines   int // goroutines that made calls in the baseline
@@ -110,17 +113,54 @@ func Run(ctx context.Context, name string, fn func(ctx context.Context) error, o
 	return s.Report(), errors.Join(errs...)
 }
 
-// Baseline runs the agent once without faults. Plan is empty when the
-// baseline failed.
+// Baseline runs the agent once without faults, under the listed schedule:
+// parallel calls are held at their gates and released in canonical order,
+// so the same agent gets the same baseline on every run. When the agent
+// fails in that order and the trace shows calls it declared dependent (or
+// two writes to one entity) in flight together, the failure is the order
+// finding, not a broken baseline: the reverse order is tried, and when it
+// passes it is the baseline the faults are planned from. Plan is empty when
+// the baseline failed.
 func (s *Suite) Baseline(ctx context.Context) (*Result, error) {
 	sc := Scenario{Name: ScenarioBaseline, Kind: ScenarioBaseline, OperationIndex: -1, Deliveries: 1}
-	res, tr, err := s.run(ctx, sc)
+	res, sch, err := s.runGated(ctx, sc, prefixChooser(nil), nil)
+	if err == nil && sch.err == nil && baselineFailed(res) && len(sch.shapes) > 0 {
+		if order := s.orderFindings(res, sch); len(order) > 0 {
+			alt, altSch, altErr := s.runGated(ctx, sc, reverseChooser(), nil)
+			if altErr == nil && altSch.err == nil && !baselineFailed(alt) {
+				res, sch = alt, altSch
+			}
+			res.Findings = append(res.Findings, order...)
+		}
+	}
+	tr := res.Trace
 	s.baseline, s.base, s.baseErr = res, tr, err
+	s.pre = &preflightRun{res: res, sch: sch, err: err}
 	if err != nil {
 		res.Safe = false
 		return res, err
 	}
-	if res.Failed || len(tr.Panics) > 0 {
+	if sch.err != nil {
+		err = sch.err
+	}
+	if s.impure != "" && s.cfg.bubble != nil {
+		tr.Notes = append(tr.Notes, "virtual time was asked for but the scenarios run on real time: "+s.impure+"; a testing/synctest bubble cannot host that")
+	}
+	switch {
+	case len(tr.Ops) == 0 && len(tr.Panics) == 0:
+		why := "the agent does not call the generated wrappers (call refundTraced, not refund; run go generate), or the context it passes them does not come from the agent's ctx"
+		if len(tr.Refused) > 0 {
+			why = strings.Join(tr.Refused, "; ")
+		}
+		res.Findings = append(res.Findings, Finding{
+			Code: CodeNothingTraced, Severity: SeverityError, Scenario: sc.Name, Replay: res.Replay,
+			Message: fmt.Sprintf("the baseline traced no tool call, so nothing was tested: %s", why),
+		})
+		if res.Error == "" {
+			res.Error = "nothing traced"
+		}
+		s.nothingTraced = true
+	case baselineFailed(res) && !hasOrderFinding(res):
 		msg := res.Error
 		if msg == "" && len(tr.Panics) > 0 {
 			msg = "panic: " + tr.Panics[0].Value
@@ -130,14 +170,61 @@ func (s *Suite) Baseline(ctx context.Context) (*Result, error) {
 			Message: fmt.Sprintf("the agent failed without any fault (%s): no fault scenario ran; fix the baseline first", msg),
 			Replay:  res.Replay,
 		})
-		res.Safe = false
 	}
-	return res, nil
+	res.Safe = !res.Inconclusive
+	for _, f := range res.Findings {
+		if f.Severity == SeverityError {
+			res.Safe = false
+		}
+	}
+	return res, err
+}
+
+func baselineFailed(res *Result) bool {
+	return res.Failed || len(res.Trace.Panics) > 0
+}
+
+func hasOrderFinding(res *Result) bool {
+	for _, f := range res.Findings {
+		if f.Code == CodeDependentCallsConcurrent || f.Code == CodeConcurrentWritesEntity {
+			return true
+		}
+	}
+	return false
+}
+
+// orderFindings are the ordering findings of a failed baseline, each with
+// the schedule it failed under and what the dependent call did there.
+func (s *Suite) orderFindings(res *Result, sch *scheduler) []Finding {
+	probe := &Result{}
+	s.orderChecks(probe, res.Trace, Scenario{Kind: ScenarioInterleaving})
+	name := sch.schedule.String()
+	replay := s.cfg.replay(ScenarioInterleaving+"/"+name) + scheduleEnv(name)
+	var out []Finding
+	for _, f := range probe.Findings {
+		what := res.Error
+		for _, o := range res.Trace.Ops {
+			if len(f.Ops) == 2 && o.Name == f.Ops[1] && o.Error != "" {
+				what = fmt.Sprintf("%s failed: %s", o.Name, o.Error)
+				break
+			}
+		}
+		if what != "" {
+			f.Message += fmt.Sprintf(". In the order %s the agent failed (%s), in the reverse order it did not", name, what)
+		}
+		f.Scenario, f.Replay = ScenarioBaseline, replay
+		if s.orderSeen == nil {
+			s.orderSeen = map[string]bool{}
+		}
+		s.orderSeen[orderKey(f)] = true
+		out = append(out, f)
+	}
+	return out
 }
 
 // BaselineOK reports whether the baseline ran and succeeded.
 func (s *Suite) BaselineOK() bool {
-	return s.baseline != nil && s.baseErr == nil && !s.baseline.Failed && len(s.base.Panics) == 0
+	return s.baseline != nil && s.baseErr == nil && !s.baseline.Failed && len(s.base.Panics) == 0 && !s.nothingTraced
 }
 
 // Plan lists the scenarios the baseline calls for: for every write call of
@@ -153,10 +240,7 @@ func (s *Suite) Plan() []Scenario {
 	// An agent with parallel calls is planned from, and run under, the
 	// listed schedule: which call is "the second addLineItem" is then the
 	// same on every run, so each scenario replays exactly.
-	base, listed := s.base, false
-	if s.pre != nil && s.pre.err == nil && s.pre.sch.hazard == "" && len(s.pre.sch.shapes) > 0 {
-		base, listed = s.pre.res.Trace, true
-	}
+	base, listed := s.base, s.pre != nil && s.pre.err == nil && s.pre.sch.hazard == "" && len(s.pre.sch.shapes) > 0
 	var plan []Scenario
 	for i, op := range base.Ops {
 		if op.Kind != KindWrite {
@@ -202,12 +286,21 @@ func (s *Suite) RunScenario(ctx context.Context, sc Scenario) (*Result, error) {
 
 // runListed runs sc under the listed schedule, in the bubble if any.
 func (s *Suite) runListed(ctx context.Context, sc Scenario) (*Result, error) {
-	res, sch, err := s.runGated(ctx, sc, prefixChooser(nil), s.cfg.bubble)
-	if sch.hazard != "" && err == nil {
-		err = errors.New(sch.hazard)
+	res, sch, err := s.runGated(ctx, sc, prefixChooser(nil), s.bubble())
+	if sch.err != nil && err == nil {
+		err = sch.err
 	}
 	s.results = append(s.results, res)
 	return res, err
+}
+
+// bubble is the bubble scheduled runs use: the configured one, unless the
+// baseline showed what a bubble cannot host.
+func (s *Suite) bubble() Bubble {
+	if s.impure != "" {
+		return nil
+	}
+	return s.cfg.bubble
 }
 
 // run executes a scenario: Setup, the deliveries, invariants, Teardown, and
@@ -227,8 +320,11 @@ func (s *Suite) run(ctx context.Context, sc Scenario) (*Result, *Trace, error) {
 			res.Phase = PhaseBefore
 		}
 	}
+	// The world is taken before Setup, so that what Setup starts (a
+	// server, a worker) counts as the scenario's when quiescence is read.
+	w := newWorld()
 	if s.cfg.setup != nil {
-		if err := s.cfg.setup(ctx); err != nil {
+		if err := callHook("Setup", s.cfg.setup, ctx); err != nil {
 			res.Error = "setup: " + err.Error()
 			res.Inconclusive = true
 			res.Trace = &Trace{Name: s.name, Ops: []Operation{}}
@@ -245,31 +341,53 @@ func (s *Suite) run(ctx context.Context, sc Scenario) (*Result, *Trace, error) {
 		gate = sc.sched
 	}
 	r := newRecorder(s.name, sc.Fault, gate)
+	r.world = w
+	res.Clock = ClockReal
+	if sc.sched != nil && !sc.sched.realtime {
+		res.Clock = ClockVirtual // in a bubble: a stall is the bubble's watchdog's
+	} else {
+		r.stallAfter = s.cfg.stallTimeout()
+	}
+	if lk, ok := gate.(*lockstep); ok {
+		lk.rec = r
+	}
 	if sc.Kind == ScenarioBaseline {
 		r.goroutines = map[uint64]bool{}
 	}
 	began := time.Now()
 	r.start()
-	var errs []error
+	resCh := make(chan []error, 1)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		resCh <- s.deliver(ctx, r, sc)
+	}()
+	stalled := false
 	if sc.sched != nil {
-		done := make(chan struct{})
-		go func() {
-			defer close(done)
-			errs = s.deliver(ctx, r, sc)
-		}()
-		sc.sched.drive(done)
-		<-done
-	} else {
-		errs = s.deliver(ctx, r, sc)
+		stalled = sc.sched.drive(done)
 	}
+	errs, stall := s.await(r, resCh, stalled)
 	r.stop()
 	tr := r.trace()
 	tr.ID, tr.StartedAt, tr.CompletedAt = sc.Name, began, time.Now()
 	s.runs += tr.Invocations
+	if sc.Kind == ScenarioBaseline {
+		s.impure = r.impure
+		if s.impure == "" {
+			s.impure = outlived(w, tr)
+		}
+	}
 
 	res.Trace = tr
 	res.FaultFired = tr.Fired
-	if r.goroutines != nil {
+	if stall != "" {
+		errs = append(errs, errors.New("stalled"))
+		res.Inconclusive = true
+		res.Findings = append(res.Findings, Finding{
+			Code: CodeStalled, Severity: SeverityError, Scenario: sc.Name, Replay: res.Replay, Message: stall,
+		})
+	}
+	if r.goroutines != nil && stall == "" {
 		s.callGoroutines = len(r.goroutines)
 		if leaked := stillAlive(r.goroutines, 20*time.Millisecond); leaked != "" {
 			res.Findings = append(res.Findings, Finding{
@@ -277,11 +395,6 @@ func (s *Suite) run(ctx context.Context, sc Scenario) (*Result, *Trace, error) {
 				Message: fmt.Sprintf("a goroutine that made tool calls was still running after the agent returned: it can act after the invocation ended (and after a retry began); wait for the goroutines you start:\n%s", leaked),
 			})
 		}
-	}
-	var hazard error
-	if lk, ok := gate.(*lockstep); ok && lk.hazard != "" {
-		hazard = errors.New(lk.hazard)
-		res.Inconclusive = true
 	}
 	var msgs []string
 	claimed := false
@@ -317,12 +430,9 @@ func (s *Suite) run(ctx context.Context, sc Scenario) (*Result, *Trace, error) {
 		}
 	}
 	s.checkInvariants(res, tr)
-	err := hazard
-	if hazard != nil {
-		res.Error = strings.TrimPrefix(res.Error+"; "+hazard.Error(), "; ")
-	}
+	var err error
 	if s.cfg.teardown != nil {
-		if terr := s.cfg.teardown(ctx); terr != nil {
+		if terr := callHook("Teardown", s.cfg.teardown, ctx); terr != nil {
 			err = fmt.Errorf("%s: teardown: %w", sc.Name, terr)
 		}
 	}
@@ -334,6 +444,64 @@ func (s *Suite) run(ctx context.Context, sc Scenario) (*Result, *Trace, error) {
 	}
 	res.Duration = time.Since(start)
 	return res, tr, err
+}
+
+// await waits for the deliveries of a scenario to return. On real time it
+// watches for a stall: no call, gate or return for the stall timeout. A
+// stalled scenario is named (what is blocked, where), its gates opened and
+// its invocations cancelled; if the agent still does not return, it is
+// left running and the scenario ends without it.
+func (s *Suite) await(r *recorder, resCh <-chan []error, stalled bool) (errs []error, stall string) {
+	if r.stallAfter <= 0 && !stalled {
+		return <-resCh, ""
+	}
+	if r.sched != nil {
+		stall = r.sched.hazard
+	}
+	tick := time.NewTicker(max(r.stallAfter/50, time.Millisecond))
+	defer tick.Stop()
+	for !stalled {
+		select {
+		case errs = <-resCh:
+			return errs, ""
+		case <-tick.C:
+			stalled = r.stalled()
+		}
+	}
+	if stall == "" {
+		stall = r.describeStall()
+	}
+	r.abort()
+	grace := time.NewTimer(min(r.stallAfter, 2*time.Second))
+	defer grace.Stop()
+	select {
+	case errs = <-resCh:
+		return errs, stall
+	case <-grace.C:
+		return nil, stall + "; the agent did not return after its context was cancelled, and its goroutines were left running"
+	}
+}
+
+// callHook runs Setup or Teardown, turning a panic into an error.
+func callHook(name string, fn func(context.Context) error, ctx context.Context) (err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			err = fmt.Errorf("%s panicked: %v\n%s", name, v, debug.Stack())
+		}
+	}()
+	return fn(ctx)
+}
+
+// outlived names goroutines the baseline started that were still there
+// after it (keep-alive connections, workers): a bubble could not end.
+func outlived(w *world, tr *Trace) string {
+	for _, g := range w.ours(snapshotGoroutines(), goroutineID()) {
+		if g.atGate() {
+			continue
+		}
+		return fmt.Sprintf("goroutine %d started during the baseline outlived it (at %s)", g.id, g.where())
+	}
+	return ""
 }
 
 // deliver runs the invocations of a scenario and returns each one's error.
@@ -415,6 +583,8 @@ func (s *Suite) analyze(res *Result, tr *Trace, sc Scenario, claimed bool) {
 				k.op, len(calls), k.id, strings.Join(calls, ", "), len(calls))})
 	}
 
+	s.visibility(tr, add)
+
 	if sc.Fault.Kind != FaultNone && !tr.Fired {
 		why := tr.FaultNote
 		if why == "" {
@@ -429,6 +599,40 @@ func (s *Suite) analyze(res *Result, tr *Trace, sc Scenario, claimed bool) {
 		s.identityUnstable(tr, add)
 		if s.cfg.exactlyOnce && claimed {
 			s.missingWrites(tr, add)
+		}
+	}
+}
+
+// visibility reports what the harness could not see: calls whose identity
+// could not be encoded (invisible to duplicate detection), tools given a
+// context that is not the agent's, calls refused because no run could be
+// told. Each is reported once per suite.
+func (s *Suite) visibility(tr *Trace, add func(Finding)) {
+	once := func(key string) bool {
+		if s.seenOnce[key] {
+			return false
+		}
+		if s.seenOnce == nil {
+			s.seenOnce = map[string]bool{}
+		}
+		s.seenOnce[key] = true
+		return true
+	}
+	for _, o := range tr.Ops {
+		if o.IdentityError != "" && once("identity\x00"+o.Name) {
+			add(Finding{Code: CodeIdentityUnencodable, Severity: SeverityError, Ops: []string{o.Name}, Calls: []string{o.ID},
+				Message: fmt.Sprintf("the identity of %s cannot be encoded (%s): its calls are invisible to duplicate detection, so retries of it cannot be judged; make the identity a string, number, bool or a struct of them", o.Name, o.IdentityError)})
+		}
+	}
+	for _, site := range tr.Detached {
+		if once("detached\x00" + site) {
+			add(Finding{Code: CodeContextDetached, Severity: SeverityWarning,
+				Message: fmt.Sprintf("a tool was called at %s with a context that does not come from the agent's (context.Background(), or one kept from elsewhere): the call was attributed by its goroutine, but the agent's cancellation (a crash, a deadline) never reaches it; pass the agent's ctx", shortSite(site))})
+		}
+	}
+	for _, msg := range tr.Refused {
+		if once("refused\x00" + msg) {
+			add(Finding{Code: CodeContextDetached, Severity: SeverityError, Message: msg})
 		}
 	}
 }

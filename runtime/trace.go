@@ -70,6 +70,9 @@ type Operation struct {
 	// Batch numbers the calls that were in flight together (from 1); 0
 	// means the call was alone or no scheduler ran.
 	Batch int `json:"batch,omitempty"`
+	// Detached says the tool got a context that does not come from the
+	// agent's: the call was attributed by the goroutine that made it.
+	Detached bool `json:"detached,omitempty"`
 	// Site identifies the call site (file:line of the agent's call), used to
 	// tell retries of one call apart from distinct calls.
 	Site        string    `json:"site,omitempty"`
@@ -113,6 +116,15 @@ type Trace struct {
 	FaultNote string `json:"fault_note,omitempty"`
 	// Invocations counts deliveries of the agent in this run.
 	Invocations int `json:"invocations"`
+	// Notes says how the harness ran what the agent did, where that is
+	// worth knowing (a concurrent delivery that went on alone because the
+	// other was blocked outside any gate).
+	Notes []string `json:"notes,omitempty"`
+	// Detached lists the call sites that passed the tool a context that
+	// does not come from the agent's; Refused the calls that could not be
+	// attributed to a run at all.
+	Detached []string `json:"detached,omitempty"`
+	Refused  []string `json:"refused,omitempty"`
 }
 
 // Calls returns the operations of the op named name.

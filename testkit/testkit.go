@@ -33,6 +33,7 @@ type settings struct {
 	rt        []runtime.Option
 	reportDir string
 	quiet     bool
+	virtual   bool
 }
 
 // Setup gives every scenario a fresh world; see runtime.Setup.
@@ -54,6 +55,27 @@ func ExactlyOnce() Option { return With(runtime.ExactlyOnce()) }
 // ReportDir writes the JSON report to dir/<Test>.json. The environment
 // variable AGENTIDEM_REPORT_DIR does the same for every test.
 func ReportDir(dir string) Option { return func(s *settings) { s.reportDir = dir } }
+
+// VirtualTime runs the interleaving scenarios of an agent with parallel
+// calls inside a testing/synctest bubble: time is virtual (a stagger, a
+// timeout or a polling loop costs no wall time) and quiescence is exact.
+// A bubble can host only an agent whose goroutines, channels and timers
+// are all its own: no network I/O (net/http, database drivers), no
+// goroutine that outlives the run (keep-alive connections), no channel or
+// lock shared with goroutines started before the scenario (a worker started
+// once per test, a package-level semaphore). The baseline runs on real time
+// first; when it shows network I/O or a goroutine that outlived it, the
+// suite stays on real time and the report says why. What the baseline
+// cannot show (a channel shared with an older goroutine) ends the test
+// binary with synctest's own error, or stalls the bubble until the
+// watchdog ends it: use VirtualTime only for agents that keep to themselves.
+// Without it every scenario runs on real time, and each Result's Clock
+// says which one it ran on.
+func VirtualTime() Option { return func(s *settings) { s.virtual = true } }
+
+// StallTimeout bounds how long a scenario may make no progress before it
+// fails alone, naming what is blocked; see runtime.StallTimeout.
+func StallTimeout(d time.Duration) Option { return With(runtime.StallTimeout(d)) }
 
 // NoSummary leaves the summary out of the test log.
 func NoSummary() Option { return func(s *settings) { s.quiet = true } }
@@ -112,10 +134,13 @@ func suite(t TB, fn func(ctx context.Context) error, fail bool, opts []Option) *
 	rtOpts := append([]runtime.Option{runtime.ReplayCommand(func(scenario string) string {
 		return replayLine(pkg, testName, scenario)
 	})}, st.rt...)
-	// Schedules run in a testing/synctest bubble of the subtest at hand,
-	// when t is a *testing.T: quiescence is exact and time is virtual.
+	// With VirtualTime, schedules run in a testing/synctest bubble of the
+	// subtest at hand, when t is a *testing.T and the baseline showed
+	// nothing a bubble cannot host: quiescence is exact and time is
+	// virtual. Otherwise they run on real time (see runtime's
+	// goroutines.go).
 	var cur *testing.T
-	if _, ok := t.(*testing.T); ok {
+	if _, ok := t.(*testing.T); ok && st.virtual {
 		rtOpts = append(rtOpts, runtime.WithBubble(func(fn func(quiesce func())) {
 			stop := watchdog(cur.Name(), stallTimeout)
 			defer stop()

@@ -1,0 +1,344 @@
+package runtime
+
+import (
+	"bytes"
+	"fmt"
+	goruntime "runtime"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+)
+
+// This file is the real-time stand-in for testing/synctest's quiescence.
+//
+// A bubble knows exactly when every goroutine of the agent is durably
+// blocked, but it cannot host ordinary Go: a goroutine outside the bubble
+// that touches a channel made inside it ends the process ("select on
+// synctest channel from outside bubble"), and a goroutine blocked on I/O, a
+// mutex or a channel made outside the bubble is never durably blocked, so
+// the bubble hangs. HTTP clients with keep-alive pools, database/sql,
+// channel semaphores at package level and workers started once per test do
+// all of these.
+//
+// So schedules run on real time, and quiescence is read off the goroutines
+// themselves: a stack snapshot of the process, of which the goroutines
+// created since the scenario began (plus any older goroutine that reached a
+// gate) are the scenario's. They are quiet when each of them is parked at a
+// gate or blocked on a channel, a select, a lock or a condition, and none is
+// running, runnable, in a system call, asleep, or waiting for the answer of
+// an HTTP request or for network I/O that is not an idle connection's. A
+// goroutine blocked on a lock or channel only wakes when another goroutine
+// acts, and every goroutine that could act is seen in the same snapshot.
+
+// gInfo is one goroutine of a stack snapshot.
+type gInfo struct {
+	id     uint64
+	parent uint64 // 0 when not known
+	state  string // "chan receive", "running", "IO wait", ...
+	funcs  []string
+	files  []string // file:line per entry of funcs
+	stack  string
+}
+
+// snapshotGoroutines parses a stack dump of every goroutine.
+func snapshotGoroutines() []gInfo {
+	n := 1 << 16
+	var buf []byte
+	for {
+		buf = make([]byte, n)
+		m := goruntime.Stack(buf, true)
+		if m < n {
+			buf = buf[:m]
+			break
+		}
+		n *= 2
+	}
+	var out []gInfo
+	for _, block := range bytes.Split(buf, []byte("\n\n")) {
+		if g, ok := parseGoroutine(string(block)); ok {
+			out = append(out, g)
+		}
+	}
+	return out
+}
+
+// parseGoroutine reads one goroutine of a stack dump.
+func parseGoroutine(block string) (gInfo, bool) {
+	header, rest, _ := strings.Cut(block, "\n")
+	if !strings.HasPrefix(header, "goroutine ") {
+		return gInfo{}, false
+	}
+	g := gInfo{stack: block}
+	idText := header[len("goroutine "):]
+	if i := strings.IndexByte(idText, ' '); i >= 0 {
+		idText = idText[:i]
+	}
+	id, err := strconv.ParseUint(idText, 10, 64)
+	if err != nil {
+		return gInfo{}, false
+	}
+	g.id = id
+	if i, j := strings.IndexByte(header, '['), strings.LastIndexByte(header, ']'); i >= 0 && j > i {
+		st := header[i+1 : j]
+		if k := strings.IndexByte(st, ','); k >= 0 {
+			st = st[:k] // ", 2 minutes", ", locked to thread"
+		}
+		g.state = strings.TrimSpace(st)
+	}
+	lines := strings.Split(rest, "\n")
+	for i := 0; i < len(lines); i++ {
+		l := lines[i]
+		if l == "" || strings.HasPrefix(l, "\t") {
+			continue
+		}
+		file := ""
+		if i+1 < len(lines) && strings.HasPrefix(lines[i+1], "\t") {
+			file = strings.TrimSpace(lines[i+1])
+			if k := strings.LastIndex(file, " +0x"); k >= 0 {
+				file = file[:k]
+			}
+		}
+		if strings.HasPrefix(l, "created by ") {
+			fn := strings.TrimPrefix(l, "created by ")
+			if k := strings.Index(fn, " in goroutine "); k >= 0 {
+				g.parent, _ = strconv.ParseUint(fn[k+len(" in goroutine "):], 10, 64)
+				fn = fn[:k]
+			}
+			g.funcs = append(g.funcs, "created by "+fn)
+			g.files = append(g.files, file)
+			continue
+		}
+		fn := l
+		if k := strings.LastIndexByte(fn, '('); k > 0 {
+			fn = fn[:k]
+		}
+		g.funcs = append(g.funcs, fn)
+		g.files = append(g.files, file)
+	}
+	return g, true
+}
+
+func (g *gInfo) has(substr string) bool {
+	for _, f := range g.funcs {
+		if strings.Contains(f, substr) {
+			return true
+		}
+	}
+	return false
+}
+
+// atGate reports whether g waits at one of the harness's gates.
+func (g *gInfo) atGate() bool {
+	return g.has("agentidem-go/runtime.(*scheduler).Wait") || g.has("agentidem-go/runtime.(*lockstep).Wait")
+}
+
+// busy says whether g may still act without another goroutine acting
+// first, and why.
+func (g *gInfo) busy() (bool, string) {
+	switch g.state {
+	case "running", "runnable", "syscall", "sleep", "preempted", "copystack", "GC assist wait", "GC assist marking", "GC worker (active)":
+		return true, g.state
+	case "IO wait":
+		if g.idleConnection() {
+			return false, ""
+		}
+		return true, "network I/O"
+	}
+	// Blocked on a channel, select, lock or condition: quiet, unless it is
+	// a client waiting for an answer that network I/O will bring.
+	for _, f := range g.funcs {
+		switch {
+		case strings.HasPrefix(f, "net/http.(*persistConn).roundTrip"),
+			strings.HasPrefix(f, "net/http.(*Transport).getConn"),
+			strings.HasPrefix(f, "net/http.(*http2ClientConn).RoundTrip"),
+			strings.HasPrefix(f, "golang.org/x/net/http2.(*ClientConn).RoundTrip"),
+			strings.HasPrefix(f, "net.(*Resolver)."):
+			return true, "waiting for an HTTP response"
+		}
+	}
+	return false, ""
+}
+
+// idleConnection reports whether g, in IO wait, is a connection or listener
+// loop waiting for someone else's next move (an idle keep-alive connection,
+// a server waiting for a request or a connection), not a call in progress.
+func (g *gInfo) idleConnection() bool {
+	if g.has("ServeHTTP") || g.has("serverHandler") {
+		return false // a handler doing I/O of its own
+	}
+	for _, f := range g.funcs {
+		switch {
+		case strings.Contains(f, "(*persistConn).readLoop"),
+			strings.Contains(f, "(*conn).serve"),
+			strings.Contains(f, ").Accept"),
+			strings.Contains(f, ").accept"),
+			strings.Contains(f, "readFrames"),
+			strings.Contains(f, "clientConnReadLoop"),
+			strings.Contains(f, "ReadLoop"),
+			strings.Contains(f, "readLoop"):
+			return true
+		}
+	}
+	return false
+}
+
+// where is the first frame of g in the user's code (not the standard
+// library, not a module dependency, not this package), else the first one
+// outside the standard library: the place a person looks at.
+func (g *gInfo) where() string {
+	best := ""
+	for i, f := range g.funcs {
+		file := g.files[i]
+		if strings.HasPrefix(f, "created by ") || file == "" {
+			continue
+		}
+		if strings.HasPrefix(file, goroot) || strings.Contains(f, "agentidem-go/runtime.") {
+			continue
+		}
+		if !strings.Contains(file, "/pkg/mod/") {
+			return shortSite(file)
+		}
+		if best == "" {
+			best = shortSite(file)
+		}
+	}
+	for i := 0; best == "" && i < len(g.files); i++ {
+		if g.files[i] != "" && !strings.HasPrefix(g.files[i], goroot) && !strings.HasPrefix(g.funcs[i], "created by ") {
+			best = shortSite(g.files[i])
+		}
+	}
+	if best == "" && len(g.files) > 0 {
+		best = shortSite(g.files[0])
+	}
+	return best
+}
+
+// goroot is where the standard library's files are, as stack traces name
+// them.
+var goroot = func() string {
+	if r := goruntime.GOROOT(); r != "" {
+		return r + "/src/"
+	}
+	return "\x00"
+}()
+
+// world is the scenario's view of the process's goroutines: which are the
+// scenario's, and which invocation each belongs to.
+type world struct {
+	mu      sync.Mutex
+	before  map[uint64]bool // goroutines that existed when the scenario began
+	visitor map[uint64]bool // older goroutines that reached a gate
+	parent  map[uint64]uint64
+	roots   map[uint64]int // invocation goroutine -> invocation number
+}
+
+func newWorld() *world {
+	w := &world{before: map[uint64]bool{}, visitor: map[uint64]bool{}, parent: map[uint64]uint64{}, roots: map[uint64]int{}}
+	for _, g := range snapshotGoroutines() {
+		w.before[g.id] = true
+	}
+	return w
+}
+
+// root records gid as the goroutine of invocation n.
+func (w *world) root(gid uint64, n int) {
+	w.mu.Lock()
+	w.roots[gid] = n
+	w.mu.Unlock()
+}
+
+// visit records that goroutine gid reached a gate.
+func (w *world) visit(gid uint64) {
+	w.mu.Lock()
+	if w.before[gid] {
+		w.visitor[gid] = true
+	}
+	w.mu.Unlock()
+}
+
+// ours filters a snapshot to the scenario's goroutines, learning parents.
+func (w *world) ours(all []gInfo, self uint64) []gInfo {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	var out []gInfo
+	for _, g := range all {
+		if g.parent != 0 {
+			w.parent[g.id] = g.parent
+		}
+		if g.id == self || (w.before[g.id] && !w.visitor[g.id]) {
+			continue
+		}
+		out = append(out, g)
+	}
+	return out
+}
+
+// invocationOf returns the invocation goroutine gid descends from, or 0.
+func (w *world) invocationOf(gid uint64) int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for i := 0; i < 64 && gid != 0; i++ {
+		if n, ok := w.roots[gid]; ok {
+			return n
+		}
+		gid = w.parent[gid]
+	}
+	return 0
+}
+
+// quiet takes one snapshot and reports whether the scenario's goroutines
+// are all parked at gates or durably blocked; if not, it says which is
+// still going.
+func (w *world) quiet(self uint64) (bool, string) {
+	for _, g := range w.ours(snapshotGoroutines(), self) {
+		// A goroutine just released from a gate still has the gate on its
+		// stack, but is runnable: busy comes first.
+		if busy, why := g.busy(); busy {
+			return false, fmt.Sprintf("goroutine %d (%s) at %s", g.id, why, g.where())
+		}
+	}
+	return true, ""
+}
+
+// blocked describes the scenario's goroutines that are neither at a gate
+// nor finished: what a stall report names.
+func (w *world) blocked(self uint64) []string {
+	var out []string
+	for _, g := range w.ours(snapshotGoroutines(), self) {
+		if g.atGate() || g.has("agentidem-go/runtime.(*Suite)") || g.has("agentidem-go/runtime.(*recorder).invokeNumbered") && g.state == "chan receive" {
+			continue
+		}
+		who := fmt.Sprintf("goroutine %d", g.id)
+		if n := w.invocationOf(g.id); n > 0 {
+			who = fmt.Sprintf("delivery %d (goroutine %d)", n, g.id)
+		}
+		out = append(out, fmt.Sprintf("%s is %s at %s", who, describeState(g.state), g.where()))
+	}
+	sort.Strings(out)
+	return out
+}
+
+func describeState(state string) string {
+	switch state {
+	case "chan send":
+		return "blocked on a channel send"
+	case "chan receive", "chan receive (nil chan)":
+		return "blocked on a channel receive"
+	case "select", "select (no cases)":
+		return "blocked in a select"
+	case "sync.Mutex.Lock", "sync.RWMutex.Lock", "sync.RWMutex.RLock":
+		return "blocked on a " + strings.TrimSuffix(strings.TrimSuffix(state, ".Lock"), ".RLock")
+	case "sync.Cond.Wait":
+		return "waiting on a sync.Cond"
+	case "sync.WaitGroup.Wait":
+		return "waiting on a sync.WaitGroup"
+	case "IO wait":
+		return "waiting for network I/O"
+	case "sleep":
+		return "asleep"
+	case "running", "runnable":
+		return "running"
+	}
+	return "in state " + strconv.Quote(state)
+}
