@@ -6,7 +6,9 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/types"
+	"sort"
 	"strconv"
+	"strings"
 
 	"github.com/agentidem/agentidem-go/internal/directive"
 	"github.com/dave/jennifer/jen"
@@ -20,8 +22,8 @@ const runtimePath = "github.com/agentidem/agentidem-go/runtime"
 func emit(p *Package) ([]byte, error) {
 	f := jen.NewFilePathName(p.Path, p.Name)
 	f.HeaderComment(Header)
-	e := &emitter{pkg: p}
-	e.importNames(f)
+	e := &emitter{pkg: p, imports: map[string]string{}, tpNames: map[*types.TypeName]string{}}
+	e.names()
 
 	f.Comment("The guards below break the build when an annotated function's signature")
 	f.Comment("changed and go generate was not run again.")
@@ -45,6 +47,7 @@ func emit(p *Package) ([]byte, error) {
 	for _, op := range p.Ops {
 		e.op(f, op)
 	}
+	e.importAliases(f)
 	var buf bytes.Buffer
 	if err := f.Render(&buf); err != nil {
 		return nil, fmt.Errorf("rendering %s: %w", p.Path, err)
@@ -54,55 +57,117 @@ func emit(p *Package) ([]byte, error) {
 
 type emitter struct {
 	pkg *Package
+	// imports maps the path of every package the file refers to to its
+	// package name, filled while the code is built.
+	imports map[string]string
+	// opVars names each op's descriptor variable.
+	opVars map[*Op]string
+	// tpNames names type parameters; a blank one gets a fresh name, as a
+	// guard must refer to it.
+	tpNames map[*types.TypeName]string
+	// taken holds every name declared in the package or in some wrapper's
+	// signature: names the file's own package-level names and import
+	// aliases must not take.
+	taken map[string]bool
 }
 
-// importNames chooses the names of the imports that wrapper bodies use: the
-// runtime and the packages of identity and entity expressions. A name that a
-// parameter or receiver of some wrapper also has would be shadowed in that
-// body, so it gets a suffix. (Types are only spelled in signatures and
-// guards, where parameters are not in scope.)
-func (e *emitter) importNames(f *jen.File) {
-	locals := map[string]bool{}
+// names chooses the package-level names of the file (descriptor variables)
+// and the names of blank type parameters, none of them equal to a name the
+// package or a wrapper already uses.
+func (e *emitter) names() {
+	e.taken = map[string]bool{}
+	if e.pkg.Types != nil {
+		for _, name := range e.pkg.Types.Scope().Names() {
+			e.taken[name] = true
+		}
+	}
 	for _, op := range e.pkg.Ops {
+		e.taken[op.Wrapper] = true
 		for _, p := range op.Params {
-			locals[p.Name] = true
+			e.taken[p.Name] = true
 		}
 		if op.Recv != nil {
-			locals[op.Recv.Name] = true
+			e.taken[op.Recv.Name] = true
 		}
-	}
-	pick := func(name string) string {
-		for locals[name] {
-			name += "_"
-		}
-		return name
-	}
-	f.ImportAlias(runtimePath, pick("agentidemrt"))
-	done := map[string]bool{runtimePath: true}
-	for _, op := range e.pkg.Ops {
-		exprs := append([]Expr(nil), op.Identity...)
-		if op.Entity != nil {
-			exprs = append(exprs, *op.Entity)
-		}
-		for _, x := range exprs {
-			for _, part := range x.Parts {
-				if part.Path == "" || done[part.Path] || !locals[part.Pkg] {
-					continue
-				}
-				done[part.Path] = true
-				f.ImportAlias(part.Path, pick(part.Pkg))
+		for _, list := range []*types.TypeParamList{op.TypeParams, recvTypeParams(op)} {
+			for i := 0; i < list.Len(); i++ {
+				e.taken[list.At(i).Obj().Name()] = true
 			}
 		}
 	}
+	for _, op := range e.pkg.Ops {
+		for _, list := range []*types.TypeParamList{op.TypeParams, recvTypeParams(op)} {
+			for i := 0; i < list.Len(); i++ {
+				obj := list.At(i).Obj()
+				if obj.Name() == "_" {
+					e.tpNames[obj] = e.fresh("T" + strconv.Itoa(i))
+				}
+			}
+		}
+	}
+	e.opVars = map[*Op]string{}
+	for _, op := range e.pkg.Ops {
+		name := op.Wrapper
+		if op.Recv != nil {
+			name = op.Recv.Named.Obj().Name() + "_" + op.Wrapper
+		}
+		e.opVars[op] = e.fresh("agentidemOp_" + name)
+	}
 }
 
-// opVar is the name of the package variable holding an op's descriptor.
-func opVar(op *Op) string {
-	name := op.Wrapper
-	if op.Recv != nil {
-		name = op.Recv.Named.Obj().Name() + "_" + op.Wrapper
+// fresh returns name, or name with underscores appended, whichever is not
+// taken yet, and takes it.
+func (e *emitter) fresh(name string) string {
+	for e.taken[name] {
+		name += "_"
 	}
-	return "agentidemOp_" + name
+	e.taken[name] = true
+	return name
+}
+
+func recvTypeParams(op *Op) *types.TypeParamList {
+	if op.Recv == nil {
+		return nil
+	}
+	return op.Recv.TypeParams
+}
+
+// importAliases gives every import of the file an alias that nothing in
+// the package or in a wrapper uses: the runtime is agentidemrt, any other
+// package ai_<name>. A package-level name of the user's package, a
+// parameter or a type parameter then cannot collide with an import
+// (var url = ... next to a *url.URL parameter).
+func (e *emitter) importAliases(f *jen.File) {
+	paths := make([]string, 0, len(e.imports))
+	for path := range e.imports {
+		paths = append(paths, path)
+	}
+	sort.Strings(paths)
+	if _, ok := e.imports[runtimePath]; ok {
+		f.ImportAlias(runtimePath, e.fresh("agentidemrt"))
+	}
+	for _, path := range paths {
+		if path != runtimePath {
+			f.ImportAlias(path, e.fresh("ai_"+e.imports[path]))
+		}
+	}
+}
+
+// qual refers to name in the package at path, whose package name is pkg.
+func (e *emitter) q(path, pkg, name string) *jen.Statement {
+	e.imports[path] = pkg
+	return jen.Qual(path, name)
+}
+
+// rt refers to a name of the runtime package.
+func (e *emitter) rt(name string) *jen.Statement { return e.q(runtimePath, "runtime", name) }
+
+// tpName is the name of a type parameter in the generated file.
+func (e *emitter) tpName(tp *types.TypeParam) string {
+	if name, ok := e.tpNames[tp.Obj()]; ok {
+		return name
+	}
+	return tp.Obj().Name()
 }
 
 func (e *emitter) op(f *jen.File, op *Op) {
@@ -113,13 +178,13 @@ func (e *emitter) op(f *jen.File, op *Op) {
 	}
 	fields := jen.Dict{
 		jen.Id("Name"): jen.Lit(op.Name),
-		jen.Id("Kind"): jen.Qual(runtimePath, kind),
+		jen.Id("Kind"): e.rt(kind),
 		jen.Id("Pos"):  jen.Lit(fmt.Sprintf("%s:%d", op.Pos.Filename, op.Pos.Line)),
 	}
 	var params []jen.Code
 	for i, p := range op.Params {
 		if i != op.CtxParam {
-			params = append(params, jen.Lit(p.Name))
+			params = append(params, jen.Lit(p.Label))
 		}
 	}
 	if len(params) > 0 {
@@ -138,7 +203,7 @@ func (e *emitter) op(f *jen.File, op *Op) {
 	if op.RedactIdentity {
 		fields[jen.Id("RedactIdentity")] = jen.True()
 	}
-	f.Var().Id(opVar(op)).Op("=").Op("&").Qual(runtimePath, "Op").Values(fields)
+	f.Var().Id(e.opVars[op]).Op("=").Op("&").Add(e.rt("Op")).Values(fields)
 
 	names := e.localNames(op)
 	f.Commentf("%s calls %s and records the call for agentidem (//agentidem:%s).", op.Wrapper, op.Func, verb)
@@ -164,9 +229,9 @@ func (e *emitter) op(f *jen.File, op *Op) {
 	}
 	var body []jen.Code
 	if len(op.Results) > 0 || op.HasError {
-		body = append(body, jen.If(jen.Op("!").Qual(runtimePath, "Enabled").Call()).Block(inactive))
+		body = append(body, jen.If(jen.Op("!").Add(e.rt("Enabled")).Call()).Block(inactive))
 	} else {
-		body = append(body, jen.If(jen.Op("!").Qual(runtimePath, "Enabled").Call()).Block(direct, jen.Return()))
+		body = append(body, jen.If(jen.Op("!").Add(e.rt("Enabled")).Call()).Block(direct, jen.Return()))
 	}
 
 	// Recorded arguments, context excluded, redacted ones replaced. An
@@ -179,16 +244,15 @@ func (e *emitter) op(f *jen.File, op *Op) {
 		switch {
 		case i == op.CtxParam:
 		case p.Redacted:
-			args = append(args, jen.Qual(runtimePath, "Redacted"))
+			args = append(args, e.rt("Redacted"))
 		default:
 			argIndex[p.Name] = len(args)
 			args = append(args, jen.Id(p.Name))
 		}
 	}
-	reused := false
+	argList := jen.Nil()
 	value := func(x Expr) jen.Code {
 		if i, ok := argIndex[x.Src]; ok {
-			reused = true
 			return jen.Id(names.args).Index(jen.Lit(i))
 		}
 		return e.expr(x)
@@ -204,7 +268,6 @@ func (e *emitter) op(f *jen.File, op *Op) {
 			}
 		}
 		if ok {
-			reused = true
 			end := jen.Lit(first + len(xs))
 			return jen.Id(names.args).Index(jen.Lit(first), end, end)
 		}
@@ -214,21 +277,34 @@ func (e *emitter) op(f *jen.File, op *Op) {
 		}
 		return jen.Index().Any().Values(vals...)
 	}
-	identity := jen.Nil()
-	if len(op.Identity) > 0 {
-		identity = values(op.Identity)
-	}
-	entity := jen.Nil()
-	if op.Entity != nil {
-		entity = values([]Expr{*op.Entity})
-	}
-	argList := jen.Nil()
 	if len(args) > 0 {
 		argList = jen.Index().Any().Values(args...)
 	}
-	if reused {
+	if needArgs(op, argIndex) {
 		body = append(body, jen.Id(names.args).Op(":=").Add(argList))
 		argList = jen.Id(names.args)
+	}
+	// An expression that can panic (o.ID with a nil o) is evaluated under
+	// a recover, so that the tool still runs as it would in production;
+	// the call then records the panic (identity_panicked).
+	var panics []jen.Code
+	guarded := func(key string, xs []Expr, dst, panicked string) jen.Code {
+		v := values(xs)
+		if !canPanic(xs) {
+			return v
+		}
+		body = append(body, jen.List(jen.Id(dst), jen.Id(panicked)).Op(":=").Add(e.rt("EvalIdentity")).Call(
+			jen.Func().Params().Index().Any().Block(jen.Return(v))))
+		panics = append(panics, jen.Id(names.call).Dot("IdentityPanicked").Call(jen.Lit(key+"="+srcList(xs)), jen.Id(panicked)))
+		return jen.Id(dst)
+	}
+	var identity jen.Code = jen.Nil()
+	if len(op.Identity) > 0 {
+		identity = guarded("identity", op.Identity, names.id, names.idPanic)
+	}
+	var entity jen.Code = jen.Nil()
+	if op.Entity != nil {
+		entity = guarded("entity", []Expr{*op.Entity}, names.ent, names.entPanic)
 	}
 	ctxArg := jen.Nil()
 	ctxRecv := jen.Id("_")
@@ -238,9 +314,10 @@ func (e *emitter) op(f *jen.File, op *Op) {
 	}
 	// Begin is called by the wrapper itself, never through a helper: the
 	// runtime finds the agent's call site two frames above Begin.
-	body = append(body, jen.List(jen.Id(names.call), ctxRecv).Op(":=").Qual(runtimePath, "Begin").Call(
-		ctxArg, jen.Id(opVar(op)), argList, identity, entity,
+	body = append(body, jen.List(jen.Id(names.call), ctxRecv).Op(":=").Add(e.rt("Begin")).Call(
+		ctxArg, jen.Id(e.opVars[op]), argList, identity, entity,
 	))
+	body = append(body, panics...)
 	traced := e.call(op, names.ctx)
 	var results []jen.Code
 	for i := range op.Results {
@@ -298,6 +375,8 @@ func (e *emitter) op(f *jen.File, op *Op) {
 // identity and entity expressions.
 type locals struct {
 	call, ctx, err, lost string
+	id, idPanic          string // identity values and panic, when guarded
+	ent, entPanic        string // entity values and panic, when guarded
 	args                 string
 	results              []string // the wrapper's named results
 	values               []string // the tool's results, when it has an error
@@ -311,11 +390,11 @@ func (e *emitter) localNames(op *Op) locals {
 	if op.Recv != nil {
 		taken[op.Recv.Name] = true
 		for i := 0; i < op.Recv.TypeParams.Len(); i++ {
-			taken[op.Recv.TypeParams.At(i).Obj().Name()] = true
+			taken[e.tpName(op.Recv.TypeParams.At(i))] = true
 		}
 	}
 	for i := 0; i < op.TypeParams.Len(); i++ {
-		taken[op.TypeParams.At(i).Obj().Name()] = true
+		taken[e.tpName(op.TypeParams.At(i))] = true
 	}
 	exprs := append([]Expr(nil), op.Identity...)
 	if op.Entity != nil {
@@ -338,7 +417,8 @@ func (e *emitter) localNames(op *Op) locals {
 		taken[name] = true
 		return name
 	}
-	l := locals{call: pick("aiCall"), ctx: pick("aiCtx"), err: pick("aiErr"), lost: pick("aiLost"), args: pick("aiArgs")}
+	l := locals{call: pick("aiCall"), ctx: pick("aiCtx"), err: pick("aiErr"), lost: pick("aiLost"), args: pick("aiArgs"),
+		id: pick("aiID"), idPanic: pick("aiIDPanic"), ent: pick("aiEnt"), entPanic: pick("aiEntPanic")}
 	for i := range op.Results {
 		l.results = append(l.results, pick("aiR"+strconv.Itoa(i)))
 	}
@@ -371,7 +451,7 @@ func (e *emitter) call(op *Op, ctxName string) *jen.Statement {
 	if op.TypeParams.Len() > 0 {
 		var tps []jen.Code
 		for i := 0; i < op.TypeParams.Len(); i++ {
-			tps = append(tps, jen.Id(op.TypeParams.At(i).Obj().Name()))
+			tps = append(tps, jen.Id(e.tpName(op.TypeParams.At(i))))
 		}
 		fn = fn.Types(tps...)
 	}
@@ -387,7 +467,7 @@ func (e *emitter) methodExpr(op *Op) *jen.Statement {
 	if op.TypeParams.Len() > 0 {
 		var tps []jen.Code
 		for i := 0; i < op.TypeParams.Len(); i++ {
-			tps = append(tps, jen.Id(op.TypeParams.At(i).Obj().Name()))
+			tps = append(tps, jen.Id(e.tpName(op.TypeParams.At(i))))
 		}
 		fn = fn.Types(tps...)
 	}
@@ -423,7 +503,7 @@ func (e *emitter) recvType(op *Op) *jen.Statement {
 	if n := op.Recv.TypeParams.Len(); n > 0 {
 		var tps []jen.Code
 		for i := 0; i < n; i++ {
-			tps = append(tps, jen.Id(op.Recv.TypeParams.At(i).Obj().Name()))
+			tps = append(tps, jen.Id(e.tpName(op.Recv.TypeParams.At(i))))
 		}
 		t = t.Types(tps...)
 	}
@@ -443,7 +523,7 @@ func (e *emitter) typeParams(op *Op) []jen.Code {
 	var out []jen.Code
 	for i := 0; i < list.Len(); i++ {
 		tp := list.At(i)
-		out = append(out, jen.Id(tp.Obj().Name()).Add(e.constraint(tp.Constraint())))
+		out = append(out, jen.Id(e.tpName(tp)).Add(e.constraint(tp.Constraint())))
 	}
 	return out
 }
@@ -497,7 +577,7 @@ func (e *emitter) typ(t types.Type) jen.Code {
 		}
 		return e.qual(obj).Types(e.typeArgs(t.TypeArgs())...)
 	case *types.TypeParam:
-		return jen.Id(t.Obj().Name())
+		return jen.Id(e.tpName(t))
 	case *types.Pointer:
 		return jen.Op("*").Add(e.typ(t.Elem()))
 	case *types.Slice:
@@ -591,7 +671,7 @@ func (e *emitter) qual(obj *types.TypeName) *jen.Statement {
 	if obj.Pkg().Path() == e.pkg.Path {
 		return jen.Id(obj.Name())
 	}
-	return jen.Qual(obj.Pkg().Path(), obj.Name())
+	return e.q(obj.Pkg().Path(), obj.Pkg().Name(), obj.Name())
 }
 
 // expr renders a directive expression; qualified references become
@@ -600,10 +680,55 @@ func (e *emitter) expr(x Expr) jen.Code {
 	out := jen.Empty()
 	for _, part := range x.Parts {
 		if part.Path != "" {
-			out.Qual(part.Path, part.Name)
+			out.Add(e.q(part.Path, part.Pkg, part.Name))
 		} else {
 			out.Op(part.Text)
 		}
 	}
 	return out
+}
+
+// needArgs reports whether a wrapper refers to its recorded arguments by
+// name: an identity or entity expression is one of them.
+func needArgs(op *Op, argIndex map[string]int) bool {
+	xs := append([]Expr(nil), op.Identity...)
+	if op.Entity != nil {
+		xs = append(xs, *op.Entity)
+	}
+	for _, x := range xs {
+		if _, ok := argIndex[x.Src]; ok {
+			return true
+		}
+	}
+	return false
+}
+
+// canPanic reports whether evaluating one of xs might panic: anything but
+// a name or a literal (a field of a nil pointer, an index out of range, a
+// call).
+func canPanic(xs []Expr) bool {
+	for _, x := range xs {
+		expr, err := parser.ParseExpr(x.Src)
+		if err != nil {
+			return true
+		}
+		switch ast.Unparen(expr).(type) {
+		case *ast.Ident, *ast.BasicLit:
+		default:
+			return true
+		}
+	}
+	return false
+}
+
+// srcList is the directive text of xs, comma-separated.
+func srcList(xs []Expr) string {
+	var b strings.Builder
+	for i, x := range xs {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(x.Src)
+	}
+	return b.String()
 }

@@ -73,6 +73,14 @@ var errorCases = []errorCase{
 	{"clash/clash.go", "cvv", `^redact=cvv: charge has no parameter cvv \(parameters: id, card\)`},
 	{"clash/clash.go", "ctx\nfunc withCtx", `^redact=ctx: a context\.Context is never recorded`},
 	{"clash/clash.go", "self name=self", `^after=self: an op cannot come after itself`},
+	// A wrapper named like a dot-imported name or an import (issue 12.2).
+	{"dotwrap/dotwrap.go", "func lower", `^wrapper name ToLower is dot-imported from package strings in dotwrap\.go, so declaring it in this package fails: set wrapper=\.\.\. to another name$`},
+	{"dotwrap/dotwrap.go", "func escape", `^wrapper name neturl is the name of the import of net/url in dotwrap\.go, so declaring it in this package fails: set wrapper=`},
+	// after= naming no op anywhere (issue 12.6).
+	{"after/after.go", "ghost", `^after=ghost: no op named "ghost" in this package or the packages it imports \(ops: attach, create\): fix the name, or annotate the tool it means with //agentidem:write name=ghost$`},
+	// A wrapper that clashes with a declaration of a _test.go file (issue 12.4).
+	{"testclash/tool.go", "func save", `^wrapper name saveTraced is already declared at .*tool_test\.go:3:6, a _test\.go file that go test compiles with agentidem_gen\.go: set wrapper=\.\.\. to another name$`},
+	{"testclash/tool.go", "func (s *Svc) Send", `^wrapper name SendTraced is already a method of Svc at .*tool_test\.go:5:15, a _test\.go file that go test compiles`},
 	// Several files of one package.
 	{"multi/a.go", "nope", `^identity=nope: undefined: nope`},
 	{"multi/b.go", "bogus=1", `^unknown key "bogus"`},

@@ -26,12 +26,12 @@ func ExampleGenerate() {
 	}
 	// Output:
 	// agentidem_gen.go
-	//   func createInvoiceTraced(ctx context.Context, customer string, amount int) (aiR0 string, aiErr error)
-	//   func AttachInvoice(ctx context.Context, invoice string, note string) (aiErr error)
-	//   func chargeTraced(ctx context.Context, customer string, card Card, amount int) (aiErr error)
-	//   func tokenizeTraced(ctx context.Context, card Card, pin string) (aiR0 string, aiErr error)
+	//   func createInvoiceTraced(ctx ai_context.Context, customer string, amount int) (aiR0 string, aiErr error)
+	//   func AttachInvoice(ctx ai_context.Context, invoice string, note string) (aiErr error)
+	//   func chargeTraced(ctx ai_context.Context, customer string, card Card, amount int) (aiErr error)
+	//   func tokenizeTraced(ctx ai_context.Context, card Card, pin string) (aiR0 string, aiErr error)
 	//   func lookupTraced(id string) (aiR0 string, aiErr error)
-	//   func upsertTraced(ctx context.Context, tenant string, id string, kind string, rows []string, meta map[string]any) (aiErr error)
+	//   func upsertTraced(ctx ai_context.Context, tenant string, id string, kind string, rows []string, meta map[string]any) (aiErr error)
 }
 
 // Every bad annotation is reported with its position, and nothing is

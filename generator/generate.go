@@ -33,10 +33,13 @@ type Output struct {
 // It returns an Errors listing every problem it found when any were found,
 // and then no Output.
 func Generate(cfg Config, patterns ...string) (*Output, error) {
-	pkgs, err := load(cfg, patterns)
+	pkgs, listed, err := load(cfg, patterns)
 	if err != nil {
 		return nil, err
 	}
+	ops := indexOps(listed)
+	listedByID := map[string]*packages.Package{}
+	packages.Visit(listed, nil, func(p *packages.Package) { listedByID[p.ID] = p })
 	var errs Errors
 	out := &Output{}
 	for _, pkg := range pkgs {
@@ -74,7 +77,14 @@ func Generate(cfg Config, patterns ...string) (*Output, error) {
 		if fatal || pkg.Types == nil || pkg.TypesInfo == nil {
 			continue
 		}
-		p, perrs, warns := buildPackage(pkg, typeErrs)
+		ctx := buildContext{knownOps: ops.known(pkg.ID)}
+		if variant == plainPackage {
+			ctx.testDecls = testDecls(pkg)
+			if lp := listedByID[pkg.ID]; lp != nil {
+				out.Warnings = append(out.Warnings, excludedWarnings(cfg, lp)...)
+			}
+		}
+		p, perrs, warns := buildPackage(pkg, typeErrs, ctx)
 		if variant == inPackageTest {
 			// The package's own files are reported and generated for by
 			// its plain variant; this one adds the ops of _test.go files.

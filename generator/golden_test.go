@@ -21,7 +21,7 @@ var update = flag.Bool("update", false, "rewrite the testdata/<case>/want.golden
 
 // goldenCases are the directories under the repository's testdata/ whose
 // package is generated and compared with want.golden.
-var goldenCases = []string{"generic", "imports", "methods", "options", "params", "plain"}
+var goldenCases = []string{"generic", "hostile", "imports", "methods", "options", "params", "plain"}
 
 // repoRoot is the module root, where the golden cases are loaded in place.
 func repoRoot(t testing.TB) string {

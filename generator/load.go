@@ -46,21 +46,21 @@ type Config struct {
 // written by agentidem-gen are replaced by an empty file of the same package
 // so that a wrapper made stale by a changed signature cannot break the type
 // check that is about to replace it.
-func load(cfg Config, patterns []string) ([]*packages.Package, error) {
+func load(cfg Config, patterns []string) (pkgs, listed []*packages.Package, err error) {
 	if len(patterns) == 0 {
 		patterns = []string{"."}
 	}
 	base := &packages.Config{
-		Mode:  packages.NeedName | packages.NeedFiles,
+		Mode:  packages.NeedName | packages.NeedFiles | packages.NeedImports | packages.NeedDeps | packages.NeedModule,
 		Dir:   cfg.Dir,
 		Tests: cfg.Tests,
 	}
 	if len(cfg.Tags) > 0 {
 		base.BuildFlags = []string{"-tags=" + strings.Join(cfg.Tags, ",")}
 	}
-	listed, err := packages.Load(base, patterns...)
+	listed, err = packages.Load(base, patterns...)
 	if err != nil {
-		return nil, fmt.Errorf("listing %s: %w", strings.Join(patterns, " "), err)
+		return nil, nil, fmt.Errorf("listing %s: %w", strings.Join(patterns, " "), err)
 	}
 	overlay := map[string][]byte{}
 	for _, p := range listed {
@@ -74,12 +74,12 @@ func load(cfg Config, patterns []string) ([]*packages.Package, error) {
 	full.Mode = packages.NeedName | packages.NeedFiles | packages.NeedSyntax |
 		packages.NeedTypes | packages.NeedTypesInfo | packages.NeedImports
 	full.Overlay = overlay
-	pkgs, err := packages.Load(&full, patterns...)
+	pkgs, err = packages.Load(&full, patterns...)
 	if err != nil {
-		return nil, fmt.Errorf("loading %s: %w", strings.Join(patterns, " "), err)
+		return nil, nil, fmt.Errorf("loading %s: %w", strings.Join(patterns, " "), err)
 	}
 	sort.Slice(pkgs, func(i, j int) bool { return pkgs[i].ID < pkgs[j].ID })
-	return pkgs, nil
+	return pkgs, listed, nil
 }
 
 // isGenerated reports whether the file at path was written by agentidem-gen:

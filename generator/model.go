@@ -74,7 +74,9 @@ type ExprPart struct {
 
 // Param is one parameter of an op's function.
 type Param struct {
-	Name     string // a usable name: the source name, or p<i> when blank
+	Name string // a usable name: the source name, or p<i> when blank, or a
+	// fresh name when the source name would hide what the wrapper needs
+	Label    string // the name in reports and messages: the source name, or Name when blank
 	Type     types.Type
 	Redacted bool
 }
@@ -119,18 +121,33 @@ type builder struct {
 	errs     Errors
 	warnings []string
 	typeErrs []packages.Error
+	ctx      buildContext
+}
+
+// buildContext is what buildPackage needs to know beyond the package.
+type buildContext struct {
+	// knownOps are the op names declared in the package, its _test.go
+	// files and its dependencies: what after= may name.
+	knownOps map[string]bool
+	// testDecls are the top-level declarations of the package's own
+	// _test.go files (Name, or Type.Method), which the type check of a
+	// plain build does not see but go test compiles with the wrappers.
+	testDecls map[string]token.Position
 }
 
 // buildPackage validates the directives of pkg and returns its IR.
-func buildPackage(pkg *packages.Package, typeErrs []packages.Error) (*Package, Errors, []string) {
-	b := &builder{pkg: pkg, fset: pkg.Fset, typeErrs: typeErrs}
+func buildPackage(pkg *packages.Package, typeErrs []packages.Error, ctx buildContext) (*Package, Errors, []string) {
+	b := &builder{pkg: pkg, fset: pkg.Fset, typeErrs: typeErrs, ctx: ctx}
 	out := &Package{Path: pkg.PkgPath, Name: pkg.Name, Types: pkg.Types}
 	if len(pkg.GoFiles) > 0 {
 		out.Dir = filepath.Dir(pkg.GoFiles[0])
 	}
 	for _, f := range pkg.Syntax {
 		docs := map[*ast.CommentGroup]bool{}
-		constrained := constrainedFile(b.fset.File(f.Pos()).Name())
+		// The file's own name, not the name of what the compiler read:
+		// a file with import "C" is type-checked from cgo's output in the
+		// build cache, whose //line comments point back at the source.
+		constrained := constrainedFile(b.fset.Position(f.Package).Filename)
 		for _, decl := range f.Decls {
 			fn, ok := decl.(*ast.FuncDecl)
 			if !ok || fn.Doc == nil {
@@ -304,9 +321,27 @@ func (b *builder) buildOp(fn *ast.FuncDecl) *Op {
 	}
 
 	// Blank and unnamed parameters (and an unnamed receiver) get names
-	// that no named parameter, receiver or type parameter already uses.
+	// that nothing the wrapper's body refers to already uses: no other
+	// parameter, receiver or type parameter, no package-level name (the
+	// body calls the function and may use package-level names through
+	// identity and entity), no identifier of those expressions, and not
+	// nil or any, which the body spells. A named parameter or receiver that
+	// would hide one of those from the body is renamed the same way; the
+	// expressions that mention it are rewritten (rename).
 	params := sig.Params()
-	used := map[string]bool{}
+	used := map[string]bool{"nil": true, "any": true}
+	for _, name := range b.pkg.Types.Scope().Names() {
+		used[name] = true
+	}
+	for _, v := range append(append([]directive.Value(nil), d.Identity...), optional(d.Entity)...) {
+		for name := range exprIdents(v.Text) {
+			used[name] = true
+		}
+	}
+	needed := map[string]bool{"nil": true, "any": true}
+	if op.Recv == nil {
+		needed[fn.Name.Name] = true
+	}
 	for i := 0; i < params.Len(); i++ {
 		used[params.At(i).Name()] = true
 	}
@@ -322,20 +357,28 @@ func (b *builder) buildOp(fn *ast.FuncDecl) *Op {
 		used[name] = true
 		return name
 	}
+	rename := map[types.Object]string{}
 	if op.Recv != nil {
-		if n := sig.Recv().Name(); n == "" || n == "_" {
+		switch n := sig.Recv().Name(); {
+		case n == "" || n == "_":
 			op.Recv.Name = fresh("recv")
-		} else {
-			used[n] = true
+		case needed[n]:
+			op.Recv.Name = fresh(n + "_")
+			rename[sig.Recv()] = op.Recv.Name
 		}
 	}
 	for i := 0; i < params.Len(); i++ {
 		v := params.At(i)
-		name := v.Name()
-		if name == "" || name == "_" {
+		name, label := v.Name(), v.Name()
+		switch {
+		case name == "" || name == "_":
 			name = fresh(fmt.Sprintf("p%d", i))
+			label = name
+		case needed[name]:
+			name = fresh(name + "_")
+			rename[v] = name
 		}
-		op.Params = append(op.Params, Param{Name: name, Type: v.Type()})
+		op.Params = append(op.Params, Param{Name: name, Label: label, Type: v.Type()})
 		if isContext(v.Type()) && op.CtxParam < 0 {
 			op.CtxParam = i
 		}
@@ -357,7 +400,7 @@ func (b *builder) buildOp(fn *ast.FuncDecl) *Op {
 	for _, r := range d.Redact {
 		idx := -1
 		for i, p := range op.Params {
-			if p.Name == r.Text {
+			if p.Label == r.Text {
 				idx = i
 			}
 		}
@@ -376,18 +419,22 @@ func (b *builder) buildOp(fn *ast.FuncDecl) *Op {
 		scope = fn.Body.Lbrace + 1
 	}
 	for _, v := range d.Identity {
-		if x, ok := b.checkExpr(op, "identity", v, scope, redacted); ok {
+		if x, ok := b.checkExpr(op, "identity", v, scope, redacted, rename); ok {
 			op.Identity = append(op.Identity, x)
 		}
 	}
 	if d.Entity != nil {
-		if x, ok := b.checkExpr(op, "entity", *d.Entity, scope, redacted); ok {
+		if x, ok := b.checkExpr(op, "entity", *d.Entity, scope, redacted, rename); ok {
 			op.Entity = &x
 		}
 	}
 	for _, a := range d.After {
 		if a.Text == op.Name {
 			b.errs = append(b.errs, errAt(a.Pos, "after=%s: an op cannot come after itself; remove it from after=", a.Text))
+			continue
+		}
+		if b.ctx.knownOps != nil && !b.ctx.knownOps[a.Text] {
+			b.errs = append(b.errs, errAt(a.Pos, "after=%s: no op named %q in this package or the packages it imports (ops: %s): fix the name, or annotate the tool it means with //agentidem:write name=%s", a.Text, a.Text, knownList(b.ctx.knownOps), a.Text))
 			continue
 		}
 		op.After = append(op.After, a.Text)
@@ -416,7 +463,7 @@ func (b *builder) recv(recv *types.Var, sig *types.Signature, pos token.Position
 // checkExpr type-checks one identity or entity expression in the scope of
 // the function's parameters, and rejects values that are not canonical:
 // non-deterministic calls and types that JSON cannot encode.
-func (b *builder) checkExpr(op *Op, key string, v directive.Value, scope token.Pos, redacted map[*types.Var]bool) (Expr, bool) {
+func (b *builder) checkExpr(op *Op, key string, v directive.Value, scope token.Pos, redacted map[*types.Var]bool, rename map[types.Object]string) (Expr, bool) {
 	expr, err := parser.ParseExpr(v.Text)
 	if err != nil {
 		b.errs = append(b.errs, errAt(v.Pos, "%s=%s: %v", key, v.Text, err))
@@ -473,7 +520,7 @@ func (b *builder) checkExpr(op *Op, key string, v directive.Value, scope token.P
 		b.errs = append(b.errs, errAt(v.Pos, "%s=%s has type %s, which cannot be canonicalized: %s; use values that name the effect instead (ids, keys, exported fields)", key, v.Text, types.TypeString(tv.Type, types.RelativeTo(b.pkg.Types)), why))
 		return Expr{}, false
 	}
-	return splitQuals(v.Text, expr, info, b.pkg.Types), true
+	return splitQuals(v.Text, expr, info, b.pkg.Types, rename), true
 }
 
 // crossCheck finds clashes between ops of one package: two ops with one
@@ -498,7 +545,19 @@ func (b *builder) crossCheck(p *Package) {
 		if op.Recv == nil {
 			if obj := p.Types.Scope().Lookup(op.Wrapper); obj != nil {
 				b.errs = append(b.errs, errAt(op.decl, "wrapper name %s is already declared at %s: set wrapper=... to another name", op.Wrapper, b.fset.Position(obj.Pos())))
+			} else if obj, file := b.fileScopeLookup(op.Wrapper); obj != nil {
+				how := "imported"
+				if pn, ok := obj.(*types.PkgName); !ok {
+					how = "dot-imported from package " + obj.Pkg().Path()
+				} else {
+					how = "the name of the import of " + pn.Imported().Path()
+				}
+				b.errs = append(b.errs, errAt(op.decl, "wrapper name %s is %s in %s, so declaring it in this package fails: set wrapper=... to another name", op.Wrapper, how, file))
+			} else if pos, ok := b.ctx.testDecls[op.Wrapper]; ok {
+				b.errs = append(b.errs, errAt(op.decl, "wrapper name %s is already declared at %s, a _test.go file that go test compiles with %s: set wrapper=... to another name", op.Wrapper, pos, FileName))
 			}
+		} else if pos, ok := b.ctx.testDecls[op.Recv.Named.Obj().Name()+"."+op.Wrapper]; ok {
+			b.errs = append(b.errs, errAt(op.decl, "wrapper name %s is already a method of %s at %s, a _test.go file that go test compiles with %s: set wrapper=... to another name", op.Wrapper, op.Recv.Named.Obj().Name(), pos, FileName))
 		} else if obj, _, _ := types.LookupFieldOrMethod(op.Recv.Named, true, p.Types, op.Wrapper); obj != nil {
 			b.errs = append(b.errs, errAt(op.decl, "wrapper name %s is already a field or method of %s at %s: set wrapper=... to another name", op.Wrapper, op.Recv.Named.Obj().Name(), b.fset.Position(obj.Pos())))
 		}
@@ -514,6 +573,38 @@ func (b *builder) crossCheck(p *Package) {
 
 var errorType = types.Universe.Lookup("error").Type()
 
+// fileScopeLookup finds name in the file scope of some file of the
+// package (an import name or a dot-imported name) and returns it with the
+// file's base name.
+func (b *builder) fileScopeLookup(name string) (types.Object, string) {
+	for _, f := range b.pkg.Syntax {
+		scope := b.pkg.TypesInfo.Scopes[f]
+		if scope == nil {
+			continue
+		}
+		if obj := scope.Lookup(name); obj != nil {
+			return obj, filepath.Base(b.fset.Position(f.Package).Filename)
+		}
+	}
+	return nil, ""
+}
+
+// knownList lists op names, sorted, at most ten.
+func knownList(ops map[string]bool) string {
+	var names []string
+	for n := range ops {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	if len(names) == 0 {
+		return "none"
+	}
+	if len(names) > 10 {
+		names = append(names[:10], "...")
+	}
+	return strings.Join(names, ", ")
+}
+
 func isContext(t types.Type) bool {
 	n, ok := types.Unalias(t).(*types.Named)
 	return ok && n.Obj().Pkg() != nil && n.Obj().Pkg().Path() == "context" && n.Obj().Name() == "Context"
@@ -525,7 +616,7 @@ func paramNames(op *Op) string {
 		names = append(names, op.Recv.Name)
 	}
 	for _, p := range op.Params {
-		names = append(names, p.Name)
+		names = append(names, p.Label)
 	}
 	if len(names) == 0 {
 		return "none"
@@ -660,18 +751,33 @@ func hasMethod(t types.Type, name string) bool {
 }
 
 // splitQuals prints expr with each selector on an imported package name
-// split out as a qualified part.
-func splitQuals(src string, expr ast.Expr, info *types.Info, pkg *types.Package) Expr {
+// split out as a qualified part, and each identifier of a renamed parameter
+// (see buildOp) replaced by its new name.
+func splitQuals(src string, expr ast.Expr, info *types.Info, pkg *types.Package, rename map[types.Object]string) Expr {
 	type qual struct{ path, name, pkg string }
 	var quals []qual
+	// The placeholder must not occur in the printed expression (a string
+	// literal may hold anything), or the text would be cut in the wrong
+	// place.
+	var orig bytes.Buffer
+	_ = printer.Fprint(&orig, token.NewFileSet(), expr)
+	marker := "agentidemQual"
+	for strings.Contains(orig.String(), marker) {
+		marker += "X"
+	}
+	placeholder := func(i int) string { return fmt.Sprintf("%s%d_", marker, i) }
 	marked := astutil.Apply(expr, func(c *astutil.Cursor) bool {
 		if id, ok := c.Node().(*ast.Ident); ok {
+			obj := info.Uses[id]
+			if name, ok := rename[obj]; ok && obj != nil {
+				c.Replace(ast.NewIdent(name))
+				return true
+			}
 			// A package-level name of another package used without a
 			// qualifier comes from a dot import, which the generated
 			// file does not have: qualify it.
-			obj := info.Uses[id]
 			if obj != nil && obj.Pkg() != nil && obj.Pkg() != pkg && obj.Parent() == obj.Pkg().Scope() {
-				c.Replace(ast.NewIdent(fmt.Sprintf("agentidemQual%d", len(quals))))
+				c.Replace(ast.NewIdent(placeholder(len(quals))))
 				quals = append(quals, qual{obj.Pkg().Path(), id.Name, obj.Pkg().Name()})
 			}
 			return true
@@ -685,7 +791,7 @@ func splitQuals(src string, expr ast.Expr, info *types.Info, pkg *types.Package)
 			return true
 		}
 		if pn, ok := info.Uses[id].(*types.PkgName); ok {
-			c.Replace(ast.NewIdent(fmt.Sprintf("agentidemQual%d", len(quals))))
+			c.Replace(ast.NewIdent(placeholder(len(quals))))
 			quals = append(quals, qual{pn.Imported().Path(), sel.Sel.Name, pn.Imported().Name()})
 			return false
 		}
@@ -696,7 +802,7 @@ func splitQuals(src string, expr ast.Expr, info *types.Info, pkg *types.Package)
 	text := buf.String()
 	x := Expr{Src: src}
 	for i, q := range quals {
-		before, after, _ := strings.Cut(text, fmt.Sprintf("agentidemQual%d", i))
+		before, after, _ := strings.Cut(text, placeholder(i))
 		if before != "" {
 			x.Parts = append(x.Parts, ExprPart{Text: before})
 		}
@@ -707,6 +813,29 @@ func splitQuals(src string, expr ast.Expr, info *types.Info, pkg *types.Package)
 		x.Parts = append(x.Parts, ExprPart{Text: text})
 	}
 	return x
+}
+
+// exprIdents returns the identifiers of a directive expression, or none when
+// it does not parse (checkExpr reports that).
+func exprIdents(src string) map[string]bool {
+	out := map[string]bool{}
+	if expr, err := parser.ParseExpr(src); err == nil {
+		ast.Inspect(expr, func(n ast.Node) bool {
+			if id, ok := n.(*ast.Ident); ok {
+				out[id.Name] = true
+			}
+			return true
+		})
+	}
+	return out
+}
+
+// optional returns the value v points at as a list of zero or one.
+func optional(v *directive.Value) []directive.Value {
+	if v == nil {
+		return nil
+	}
+	return []directive.Value{*v}
 }
 
 // invalid reports whether t mentions a type that did not type-check.

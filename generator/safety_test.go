@@ -67,7 +67,7 @@ func TestLifecycle(t *testing.T) {
 	require.NoError(t, out.Write())
 	data, err := os.ReadFile(gen)
 	require.NoError(t, err)
-	assert.Contains(t, string(data), "func putTraced(ctx context.Context, id any) (aiErr error)")
+	assert.Contains(t, string(data), "func putTraced(ctx ai_context.Context, id any) (aiErr error)")
 	msg, err = goTool(t, dir, "build", "./...")
 	require.NoError(t, err, msg)
 

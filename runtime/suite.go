@@ -584,6 +584,7 @@ func (s *Suite) analyze(res *Result, tr *Trace, sc Scenario, claimed bool) {
 	}
 
 	s.visibility(tr, add)
+	identityPanicked(tr, add)
 
 	if sc.Fault.Kind != FaultNone && !tr.Fired {
 		why := tr.FaultNote

@@ -41,6 +41,9 @@ type Operation struct {
 	Identity string `json:"identity,omitempty"`
 	// IdentityError says why the identity could not be computed.
 	IdentityError string `json:"identity_error,omitempty"`
+	// IdentityPanic lists the identity or entity expressions that
+	// panicked when the call began, each "identity=EXPR panicked: VALUE".
+	IdentityPanic []string `json:"identity_panic,omitempty"`
 	// After lists the ops this one must follow (its after= declaration).
 	After []string `json:"after,omitempty"`
 	// Entity is the canonical JSON of what the op touches.

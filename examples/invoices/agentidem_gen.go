@@ -3,22 +3,22 @@
 package invoices
 
 import (
-	"context"
+	ai_context "context"
 	agentidemrt "github.com/agentidem/agentidem-go/runtime"
 )
 
 // The guards below break the build when an annotated function's signature
 // changed and go generate was not run again.
 var (
-	_ func(*Billing, context.Context, string, string) (Invoice, error) = (*Billing).CreateInvoice
-	_ func(*Billing, context.Context, string, string) error            = (*Billing).AttachInvoice
-	_ func(*Billing, context.Context, string, int) error               = (*Billing).SetSeats
-	_ func(*Billing, context.Context, string) (int, error)             = (*Billing).MonthlyTotal
-	_ func(*Billing, context.Context, string, int) error               = (*Billing).ApplyDiscount
-	_ func(*Billing, context.Context, string, int) error               = (*Billing).ApplyCredit
-	_ func(*Billing, context.Context, string, string, string) error    = (*Billing).AddLineItem
-	_ func(*Billing, context.Context, string, string) error            = (*Billing).NotifyAccounting
-	_ func(*Billing, context.Context, string) (int, error)             = (*Billing).Quote
+	_ func(*Billing, ai_context.Context, string, string) (Invoice, error) = (*Billing).CreateInvoice
+	_ func(*Billing, ai_context.Context, string, string) error            = (*Billing).AttachInvoice
+	_ func(*Billing, ai_context.Context, string, int) error               = (*Billing).SetSeats
+	_ func(*Billing, ai_context.Context, string) (int, error)             = (*Billing).MonthlyTotal
+	_ func(*Billing, ai_context.Context, string, int) error               = (*Billing).ApplyDiscount
+	_ func(*Billing, ai_context.Context, string, int) error               = (*Billing).ApplyCredit
+	_ func(*Billing, ai_context.Context, string, string, string) error    = (*Billing).AddLineItem
+	_ func(*Billing, ai_context.Context, string, string) error            = (*Billing).NotifyAccounting
+	_ func(*Billing, ai_context.Context, string) (int, error)             = (*Billing).Quote
 )
 
 var agentidemOp_Billing_CreateInvoiceTraced = &agentidemrt.Op{
@@ -29,7 +29,7 @@ var agentidemOp_Billing_CreateInvoiceTraced = &agentidemrt.Op{
 }
 
 // CreateInvoiceTraced calls CreateInvoice and records the call for agentidem (//agentidem:write).
-func (b *Billing) CreateInvoiceTraced(ctx context.Context, id string, customer string) (aiR0 Invoice, aiErr error) {
+func (b *Billing) CreateInvoiceTraced(ctx ai_context.Context, id string, customer string) (aiR0 Invoice, aiErr error) {
 	if !agentidemrt.Enabled() {
 		return b.CreateInvoice(ctx, id, customer)
 	}
@@ -55,7 +55,7 @@ var agentidemOp_Billing_AttachInvoiceTraced = &agentidemrt.Op{
 }
 
 // AttachInvoiceTraced calls AttachInvoice and records the call for agentidem (//agentidem:write).
-func (b *Billing) AttachInvoiceTraced(ctx context.Context, id string, orderID string) (aiErr error) {
+func (b *Billing) AttachInvoiceTraced(ctx ai_context.Context, id string, orderID string) (aiErr error) {
 	if !agentidemrt.Enabled() {
 		return b.AttachInvoice(ctx, id, orderID)
 	}
@@ -80,7 +80,7 @@ var agentidemOp_Billing_SetSeatsTraced = &agentidemrt.Op{
 }
 
 // SetSeatsTraced calls SetSeats and records the call for agentidem (//agentidem:write).
-func (b *Billing) SetSeatsTraced(ctx context.Context, sub string, seats int) (aiErr error) {
+func (b *Billing) SetSeatsTraced(ctx ai_context.Context, sub string, seats int) (aiErr error) {
 	if !agentidemrt.Enabled() {
 		return b.SetSeats(ctx, sub, seats)
 	}
@@ -105,7 +105,7 @@ var agentidemOp_Billing_MonthlyTotalTraced = &agentidemrt.Op{
 }
 
 // MonthlyTotalTraced calls MonthlyTotal and records the call for agentidem (//agentidem:read).
-func (b *Billing) MonthlyTotalTraced(ctx context.Context, sub string) (aiR0 int, aiErr error) {
+func (b *Billing) MonthlyTotalTraced(ctx ai_context.Context, sub string) (aiR0 int, aiErr error) {
 	if !agentidemrt.Enabled() {
 		return b.MonthlyTotal(ctx, sub)
 	}
@@ -130,7 +130,7 @@ var agentidemOp_Billing_ApplyDiscountTraced = &agentidemrt.Op{
 }
 
 // ApplyDiscountTraced calls ApplyDiscount and records the call for agentidem (//agentidem:write).
-func (b *Billing) ApplyDiscountTraced(ctx context.Context, id string, percent int) (aiErr error) {
+func (b *Billing) ApplyDiscountTraced(ctx ai_context.Context, id string, percent int) (aiErr error) {
 	if !agentidemrt.Enabled() {
 		return b.ApplyDiscount(ctx, id, percent)
 	}
@@ -155,7 +155,7 @@ var agentidemOp_Billing_ApplyCreditTraced = &agentidemrt.Op{
 }
 
 // ApplyCreditTraced calls ApplyCredit and records the call for agentidem (//agentidem:write).
-func (b *Billing) ApplyCreditTraced(ctx context.Context, id string, amount int) (aiErr error) {
+func (b *Billing) ApplyCreditTraced(ctx ai_context.Context, id string, amount int) (aiErr error) {
 	if !agentidemrt.Enabled() {
 		return b.ApplyCredit(ctx, id, amount)
 	}
@@ -180,12 +180,16 @@ var agentidemOp_Billing_AddLineItemTraced = &agentidemrt.Op{
 }
 
 // AddLineItemTraced calls AddLineItem and records the call for agentidem (//agentidem:write).
-func (b *Billing) AddLineItemTraced(ctx context.Context, id string, sku string, key string) (aiErr error) {
+func (b *Billing) AddLineItemTraced(ctx ai_context.Context, id string, sku string, key string) (aiErr error) {
 	if !agentidemrt.Enabled() {
 		return b.AddLineItem(ctx, id, sku, key)
 	}
 	aiArgs := []any{id, sku, key}
-	aiCall, aiCtx := agentidemrt.Begin(ctx, agentidemOp_Billing_AddLineItemTraced, aiArgs, aiArgs[0:2:2], []any{id + "/" + sku})
+	aiEnt, aiEntPanic := agentidemrt.EvalIdentity(func() []any {
+		return []any{id + "/" + sku}
+	})
+	aiCall, aiCtx := agentidemrt.Begin(ctx, agentidemOp_Billing_AddLineItemTraced, aiArgs, aiArgs[0:2:2], aiEnt)
+	aiCall.IdentityPanicked("entity=id + \"/\" + sku", aiEntPanic)
 	if aiErr = aiCall.Start(); aiErr != nil {
 		return
 	}
@@ -205,12 +209,16 @@ var agentidemOp_Billing_NotifyAccountingTraced = &agentidemrt.Op{
 }
 
 // NotifyAccountingTraced calls NotifyAccounting and records the call for agentidem (//agentidem:write).
-func (b *Billing) NotifyAccountingTraced(ctx context.Context, id string, key string) (aiErr error) {
+func (b *Billing) NotifyAccountingTraced(ctx ai_context.Context, id string, key string) (aiErr error) {
 	if !agentidemrt.Enabled() {
 		return b.NotifyAccounting(ctx, id, key)
 	}
 	aiArgs := []any{id, key}
-	aiCall, aiCtx := agentidemrt.Begin(ctx, agentidemOp_Billing_NotifyAccountingTraced, aiArgs, aiArgs[0:1:1], []any{"accounting/" + id})
+	aiEnt, aiEntPanic := agentidemrt.EvalIdentity(func() []any {
+		return []any{"accounting/" + id}
+	})
+	aiCall, aiCtx := agentidemrt.Begin(ctx, agentidemOp_Billing_NotifyAccountingTraced, aiArgs, aiArgs[0:1:1], aiEnt)
+	aiCall.IdentityPanicked("entity=\"accounting/\" + id", aiEntPanic)
 	if aiErr = aiCall.Start(); aiErr != nil {
 		return
 	}
@@ -230,7 +238,7 @@ var agentidemOp_Billing_QuoteTraced = &agentidemrt.Op{
 }
 
 // QuoteTraced calls Quote and records the call for agentidem (//agentidem:read).
-func (b *Billing) QuoteTraced(ctx context.Context, provider string) (aiR0 int, aiErr error) {
+func (b *Billing) QuoteTraced(ctx ai_context.Context, provider string) (aiR0 int, aiErr error) {
 	if !agentidemrt.Enabled() {
 		return b.Quote(ctx, provider)
 	}

@@ -3,16 +3,16 @@
 package refund
 
 import (
-	"context"
+	ai_context "context"
 	agentidemrt "github.com/agentidem/agentidem-go/runtime"
 )
 
 // The guards below break the build when an annotated function's signature
 // changed and go generate was not run again.
 var (
-	_ func(*Bank, context.Context, string) (Payment, error)         = (*Bank).GetPayment
-	_ func(*Bank, context.Context, string) (Receipt, error)         = (*Bank).Refund
-	_ func(*Bank, context.Context, string, string) (Receipt, error) = (*Bank).RefundWithKey
+	_ func(*Bank, ai_context.Context, string) (Payment, error)         = (*Bank).GetPayment
+	_ func(*Bank, ai_context.Context, string) (Receipt, error)         = (*Bank).Refund
+	_ func(*Bank, ai_context.Context, string, string) (Receipt, error) = (*Bank).RefundWithKey
 )
 
 var agentidemOp_Bank_GetPaymentTraced = &agentidemrt.Op{
@@ -23,7 +23,7 @@ var agentidemOp_Bank_GetPaymentTraced = &agentidemrt.Op{
 }
 
 // GetPaymentTraced calls GetPayment and records the call for agentidem (//agentidem:read).
-func (b *Bank) GetPaymentTraced(ctx context.Context, id string) (aiR0 Payment, aiErr error) {
+func (b *Bank) GetPaymentTraced(ctx ai_context.Context, id string) (aiR0 Payment, aiErr error) {
 	if !agentidemrt.Enabled() {
 		return b.GetPayment(ctx, id)
 	}
@@ -48,7 +48,7 @@ var agentidemOp_Bank_RefundTraced = &agentidemrt.Op{
 }
 
 // RefundTraced calls Refund and records the call for agentidem (//agentidem:write).
-func (b *Bank) RefundTraced(ctx context.Context, id string) (aiR0 Receipt, aiErr error) {
+func (b *Bank) RefundTraced(ctx ai_context.Context, id string) (aiR0 Receipt, aiErr error) {
 	if !agentidemrt.Enabled() {
 		return b.Refund(ctx, id)
 	}
@@ -73,7 +73,7 @@ var agentidemOp_Bank_RefundWithKeyTraced = &agentidemrt.Op{
 }
 
 // RefundWithKeyTraced calls RefundWithKey and records the call for agentidem (//agentidem:write).
-func (b *Bank) RefundWithKeyTraced(ctx context.Context, id string, key string) (aiR0 Receipt, aiErr error) {
+func (b *Bank) RefundWithKeyTraced(ctx ai_context.Context, id string, key string) (aiR0 Receipt, aiErr error) {
 	if !agentidemrt.Enabled() {
 		return b.RefundWithKey(ctx, id, key)
 	}

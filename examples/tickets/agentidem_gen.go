@@ -3,16 +3,16 @@
 package tickets
 
 import (
-	"context"
+	ai_context "context"
 	agentidemrt "github.com/agentidem/agentidem-go/runtime"
 )
 
 // The guards below break the build when an annotated function's signature
 // changed and go generate was not run again.
 var (
-	_ func(*Helpdesk, context.Context, string) ([]Ticket, error)        = (*Helpdesk).Find
-	_ func(*Helpdesk, context.Context, string, Request) (Ticket, error) = (*Helpdesk).Create
-	_ func(*Helpdesk, context.Context, Request) (Ticket, error)         = (*Helpdesk).CreateUnkeyed
+	_ func(*Helpdesk, ai_context.Context, string) ([]Ticket, error)        = (*Helpdesk).Find
+	_ func(*Helpdesk, ai_context.Context, string, Request) (Ticket, error) = (*Helpdesk).Create
+	_ func(*Helpdesk, ai_context.Context, Request) (Ticket, error)         = (*Helpdesk).CreateUnkeyed
 )
 
 var agentidemOp_Helpdesk_FindTraced = &agentidemrt.Op{
@@ -23,7 +23,7 @@ var agentidemOp_Helpdesk_FindTraced = &agentidemrt.Op{
 }
 
 // FindTraced calls Find and records the call for agentidem (//agentidem:read).
-func (h *Helpdesk) FindTraced(ctx context.Context, disputeID string) (aiR0 []Ticket, aiErr error) {
+func (h *Helpdesk) FindTraced(ctx ai_context.Context, disputeID string) (aiR0 []Ticket, aiErr error) {
 	if !agentidemrt.Enabled() {
 		return h.Find(ctx, disputeID)
 	}
@@ -48,12 +48,16 @@ var agentidemOp_Helpdesk_CreateTraced = &agentidemrt.Op{
 }
 
 // CreateTraced calls Create and records the call for agentidem (//agentidem:write).
-func (h *Helpdesk) CreateTraced(ctx context.Context, key string, req Request) (aiR0 Ticket, aiErr error) {
+func (h *Helpdesk) CreateTraced(ctx ai_context.Context, key string, req Request) (aiR0 Ticket, aiErr error) {
 	if !agentidemrt.Enabled() {
 		return h.Create(ctx, key, req)
 	}
 	aiArgs := []any{key, req}
-	aiCall, aiCtx := agentidemrt.Begin(ctx, agentidemOp_Helpdesk_CreateTraced, aiArgs, aiArgs[0:1:1], []any{req.DisputeID})
+	aiEnt, aiEntPanic := agentidemrt.EvalIdentity(func() []any {
+		return []any{req.DisputeID}
+	})
+	aiCall, aiCtx := agentidemrt.Begin(ctx, agentidemOp_Helpdesk_CreateTraced, aiArgs, aiArgs[0:1:1], aiEnt)
+	aiCall.IdentityPanicked("entity=req.DisputeID", aiEntPanic)
 	if aiErr = aiCall.Start(); aiErr != nil {
 		return
 	}
@@ -73,11 +77,15 @@ var agentidemOp_Helpdesk_CreateUnkeyedTraced = &agentidemrt.Op{
 }
 
 // CreateUnkeyedTraced calls CreateUnkeyed and records the call for agentidem (//agentidem:write).
-func (h *Helpdesk) CreateUnkeyedTraced(ctx context.Context, req Request) (aiR0 Ticket, aiErr error) {
+func (h *Helpdesk) CreateUnkeyedTraced(ctx ai_context.Context, req Request) (aiR0 Ticket, aiErr error) {
 	if !agentidemrt.Enabled() {
 		return h.CreateUnkeyed(ctx, req)
 	}
-	aiCall, aiCtx := agentidemrt.Begin(ctx, agentidemOp_Helpdesk_CreateUnkeyedTraced, []any{req}, []any{req.DisputeID, req.Queue}, nil)
+	aiID, aiIDPanic := agentidemrt.EvalIdentity(func() []any {
+		return []any{req.DisputeID, req.Queue}
+	})
+	aiCall, aiCtx := agentidemrt.Begin(ctx, agentidemOp_Helpdesk_CreateUnkeyedTraced, []any{req}, aiID, nil)
+	aiCall.IdentityPanicked("identity=req.DisputeID,req.Queue", aiIDPanic)
 	if aiErr = aiCall.Start(); aiErr != nil {
 		return
 	}

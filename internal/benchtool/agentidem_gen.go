@@ -3,14 +3,14 @@
 package benchtool
 
 import (
-	"context"
+	ai_context "context"
 	agentidemrt "github.com/agentidem/agentidem-go/runtime"
 )
 
 // The guards below break the build when an annotated function's signature
 // changed and go generate was not run again.
 var (
-	_ func(*Store, context.Context, string, int) error = (*Store).Put
+	_ func(*Store, ai_context.Context, string, int) error = (*Store).Put
 )
 
 var agentidemOp_Store_PutTraced = &agentidemrt.Op{
@@ -21,7 +21,7 @@ var agentidemOp_Store_PutTraced = &agentidemrt.Op{
 }
 
 // PutTraced calls Put and records the call for agentidem (//agentidem:write).
-func (s *Store) PutTraced(ctx context.Context, key string, v int) (aiErr error) {
+func (s *Store) PutTraced(ctx ai_context.Context, key string, v int) (aiErr error) {
 	if !agentidemrt.Enabled() {
 		return s.Put(ctx, key, v)
 	}

@@ -3,16 +3,16 @@
 package tools
 
 import (
-	"context"
+	ai_context "context"
 	agentidemrt "github.com/agentidem/agentidem-go/runtime"
 )
 
 // The guards below break the build when an annotated function's signature
 // changed and go generate was not run again.
 var (
-	_ func(*Ledger, context.Context, string, string) error = (*Ledger).Post
-	_ func(*Ledger, context.Context) (int, error)          = (*Ledger).Count
-	_ func(*Ledger, context.Context, int) error            = (*Ledger).Boom
+	_ func(*Ledger, ai_context.Context, string, string) error = (*Ledger).Post
+	_ func(*Ledger, ai_context.Context) (int, error)          = (*Ledger).Count
+	_ func(*Ledger, ai_context.Context, int) error            = (*Ledger).Boom
 )
 
 var agentidemOp_Ledger_PostTraced = &agentidemrt.Op{
@@ -23,7 +23,7 @@ var agentidemOp_Ledger_PostTraced = &agentidemrt.Op{
 }
 
 // PostTraced calls Post and records the call for agentidem (//agentidem:write).
-func (l *Ledger) PostTraced(ctx context.Context, key string, entry string) (aiErr error) {
+func (l *Ledger) PostTraced(ctx ai_context.Context, key string, entry string) (aiErr error) {
 	if !agentidemrt.Enabled() {
 		return l.Post(ctx, key, entry)
 	}
@@ -47,7 +47,7 @@ var agentidemOp_Ledger_CountTraced = &agentidemrt.Op{
 }
 
 // CountTraced calls Count and records the call for agentidem (//agentidem:read).
-func (l *Ledger) CountTraced(ctx context.Context) (aiR0 int, aiErr error) {
+func (l *Ledger) CountTraced(ctx ai_context.Context) (aiR0 int, aiErr error) {
 	if !agentidemrt.Enabled() {
 		return l.Count(ctx)
 	}
@@ -71,7 +71,7 @@ var agentidemOp_Ledger_BoomTraced = &agentidemrt.Op{
 }
 
 // BoomTraced calls Boom and records the call for agentidem (//agentidem:write).
-func (l *Ledger) BoomTraced(ctx context.Context, n int) (aiErr error) {
+func (l *Ledger) BoomTraced(ctx ai_context.Context, n int) (aiErr error) {
 	if !agentidemrt.Enabled() {
 		return l.Boom(ctx, n)
 	}

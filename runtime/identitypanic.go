@@ -1,0 +1,68 @@
+package runtime
+
+import "fmt"
+
+// CodeIdentityPanicked (error): evaluating a call's identity or entity
+// expression panicked (identity=o.ID with a nil o). The tool ran as it
+// would in production, but the call's identity is unknown, so no duplicate
+// of it can be found.
+const CodeIdentityPanicked = "identity_panicked"
+
+// EvalIdentity evaluates the identity or entity expressions of a call for a
+// generated wrapper: f returns their values. A panic in f is recovered and
+// returned, with no values, so that the wrapper still calls the tool and the
+// program behaves as it does without agentidem; the wrapper then hands the
+// panic to Call.IdentityPanicked.
+//
+// EvalIdentity is called only by generated code, and only when Enabled is
+// true.
+func EvalIdentity(f func() []any) (vals []any, panicked any) {
+	defer func() {
+		if v := recover(); v != nil {
+			vals, panicked = nil, v
+		}
+	}()
+	return f(), nil
+}
+
+// IdentityPanicked records that the directive expression expr (as written,
+// e.g. "identity=o.ID") panicked with v when the call began: the call's
+// identity (or entity) is recorded as unknown, and the suite reports
+// identity_panicked. A nil v does nothing.
+func (c *Call) IdentityPanicked(expr string, v any) {
+	if v == nil || c.inv == nil {
+		return
+	}
+	msg := fmt.Sprintf("%s panicked: %v", expr, v)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.rec.IdentityPanic = append(c.rec.IdentityPanic, msg)
+	if len(expr) >= len("entity=") && expr[:len("entity=")] == "entity=" {
+		c.rec.Entity = ""
+		return
+	}
+	if c.rec.Entity == c.rec.Identity {
+		c.rec.Entity = "" // the default entity of a write is its identity
+	}
+	c.rec.Identity = ""
+	if c.rec.IdentityError == "" {
+		c.rec.IdentityError = msg
+	}
+}
+
+// identityPanicked reports each op whose identity or entity expression
+// panicked in a scenario, once per op and expression.
+func identityPanicked(tr *Trace, add func(Finding)) {
+	seen := map[string]bool{}
+	for _, o := range tr.Ops {
+		for _, msg := range o.IdentityPanic {
+			if seen[o.Name+"\x00"+msg] {
+				continue
+			}
+			seen[o.Name+"\x00"+msg] = true
+			add(Finding{Code: CodeIdentityPanicked, Severity: SeverityError, Ops: []string{o.Name}, Calls: []string{o.ID},
+				Message: fmt.Sprintf("%s: %s (call %s); the tool ran as in production, but the call's identity is unknown, so a duplicate of it cannot be found; make the expression safe for every argument the agent passes (check for nil, or use a method that does)",
+					o.Name, msg, o.ID)})
+		}
+	}
+}

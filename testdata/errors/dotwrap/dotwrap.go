@@ -1,0 +1,12 @@
+package dotwrap
+
+import (
+	. "strings"
+	neturl "net/url"
+)
+
+//agentidem:write identity=id wrapper=ToLower
+func lower(id string) error { _ = ToUpper(id); return nil }
+
+//agentidem:write identity=id wrapper=neturl
+func escape(id string) error { _ = neturl.PathEscape(id); return nil }
