@@ -51,15 +51,18 @@ func (c *Call) IdentityPanicked(expr string, v any) {
 }
 
 // identityPanicked reports each op whose identity or entity expression
-// panicked in a scenario, once per op and expression.
-func identityPanicked(tr *Trace, add func(Finding)) {
-	seen := map[string]bool{}
+// panicked, once per suite for each op and expression.
+func (s *Suite) identityPanicked(tr *Trace, add func(Finding)) {
 	for _, o := range tr.Ops {
 		for _, msg := range o.IdentityPanic {
-			if seen[o.Name+"\x00"+msg] {
+			key := "identity_panicked\x00" + o.Name + "\x00" + msg
+			if s.seenOnce[key] {
 				continue
 			}
-			seen[o.Name+"\x00"+msg] = true
+			if s.seenOnce == nil {
+				s.seenOnce = map[string]bool{}
+			}
+			s.seenOnce[key] = true
 			add(Finding{Code: CodeIdentityPanicked, Severity: SeverityError, Ops: []string{o.Name}, Calls: []string{o.ID},
 				Message: fmt.Sprintf("%s: %s (call %s); the tool ran as in production, but the call's identity is unknown, so a duplicate of it cannot be found; make the expression safe for every argument the agent passes (check for nil, or use a method that does)",
 					o.Name, msg, o.ID)})

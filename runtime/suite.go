@@ -584,7 +584,7 @@ func (s *Suite) analyze(res *Result, tr *Trace, sc Scenario, claimed bool) {
 	}
 
 	s.visibility(tr, add)
-	identityPanicked(tr, add)
+	s.identityPanicked(tr, add)
 
 	if sc.Fault.Kind != FaultNone && !tr.Fired {
 		why := tr.FaultNote
@@ -620,7 +620,7 @@ func (s *Suite) visibility(tr *Trace, add func(Finding)) {
 		return true
 	}
 	for _, o := range tr.Ops {
-		if o.IdentityError != "" && once("identity\x00"+o.Name) {
+		if o.IdentityError != "" && len(o.IdentityPanic) == 0 && once("identity\x00"+o.Name) {
 			add(Finding{Code: CodeIdentityUnencodable, Severity: SeverityError, Ops: []string{o.Name}, Calls: []string{o.ID},
 				Message: fmt.Sprintf("the identity of %s cannot be encoded (%s): its calls are invisible to duplicate detection, so retries of it cannot be judged; make the identity a string, number, bool or a struct of them", o.Name, o.IdentityError)})
 		}
