@@ -87,6 +87,20 @@
 // microseconds of wall time; outside one they poll in real time. The manual
 // is on Source; examples/tickets has the ticket worker.
 //
+// # Golden traces
+//
+// Golden keeps the agent's fault-free calls in a file under testdata, the
+// way Go projects keep golden files:
+//
+//	testkit.TestAgent(t, agent, setup, testkit.Golden("testdata/refund.trace.json"))
+//
+// go test -run TestRefund -update (or AGENTIDEM_UPDATE=1) records it; every
+// later run compares the baseline's calls with it, op, kind and identity in
+// order within each invocation (timings, results and ids are ignored), and
+// fails with a line diff when the agent's behaviour changed. An agent with
+// parallel calls is compared in the order of the listed schedule, which is
+// the same on every run.
+//
 // Run does the same without failing the test, for tests that prove a buggy
 // agent is caught. Both return the *runtime.Report; AGENTIDEM_REPORT_DIR=dir
 // (or the ReportDir option) writes it as dir/<Test>.json.

@@ -34,6 +34,7 @@ type settings struct {
 	reportDir string
 	quiet     bool
 	virtual   bool
+	golden    string // Golden's file
 }
 
 // Setup gives every scenario a fresh world; see runtime.Setup.
@@ -188,6 +189,9 @@ func suite(t TB, fn func(ctx context.Context) error, fail bool, opts []Option) *
 		}
 	}
 	parallel := s.Parallel(ctx) // runs the listed schedule once, when the baseline passed
+	if st.golden != "" {
+		checkGolden(t, s, st.golden, pkg, fail)
+	}
 	runPlan(s.Plan())
 	if parallel {
 		subtest(t, runtime.ScenarioInterleaving, func(it TB) {
