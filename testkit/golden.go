@@ -2,7 +2,6 @@ package testkit
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -148,7 +147,7 @@ func checkGolden(t TB, s *runtime.Suite, path, pkg string, fail bool) {
 		t.Logf("testkit: golden trace %s: not compared, the baseline failed", path)
 		return
 	}
-	tr, ordered := s.CanonicalTrace(context.Background())
+	tr, ordered := s.CanonicalTrace()
 	got := goldenOf(t.Name(), tr, ordered)
 	if updating() {
 		if err := writeFileAtomic(path, got.marshal()); err != nil {
