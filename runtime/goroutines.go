@@ -133,6 +133,20 @@ func (g *gInfo) atGate() bool {
 	return g.has("agentidem-go/runtime.(*scheduler).Wait") || g.has("agentidem-go/runtime.(*lockstep).Wait")
 }
 
+// harnessWait reports whether g is the harness waiting for the agent (a
+// delivery waiting for its invocation to return), which a stall report
+// leaves out.
+func (g *gInfo) harnessWait() bool {
+	for i, f := range g.funcs {
+		if strings.HasPrefix(g.files[i], goroot) {
+			continue
+		}
+		return strings.Contains(f, "agentidem-go/runtime.(*recorder).invokeNumbered") && !strings.Contains(f, "invokeNumbered.func") ||
+			strings.Contains(f, "agentidem-go/runtime.(*Suite).")
+	}
+	return false
+}
+
 // busy says whether g may still act without another goroutine acting
 // first, and why.
 func (g *gInfo) busy() (bool, string) {
@@ -231,6 +245,7 @@ type world struct {
 	visitor map[uint64]bool // older goroutines that reached a gate
 	parent  map[uint64]uint64
 	roots   map[uint64]int // invocation goroutine -> invocation number
+	network string         // the first sign of network I/O among ours
 }
 
 func newWorld() *world {
@@ -292,6 +307,7 @@ func (w *world) invocationOf(gid uint64) int {
 // still going.
 func (w *world) quiet(self uint64) (bool, string) {
 	for _, g := range w.ours(snapshotGoroutines(), self) {
+		w.noteNetwork(&g)
 		// A goroutine just released from a gate still has the gate on its
 		// stack, but is runnable: busy comes first.
 		if busy, why := g.busy(); busy {
@@ -301,12 +317,32 @@ func (w *world) quiet(self uint64) (bool, string) {
 	return true, ""
 }
 
+// noteNetwork keeps the first sign that the scenario does network I/O,
+// which a synctest bubble cannot host.
+func (w *world) noteNetwork(g *gInfo) {
+	if g.state != "IO wait" && !g.has("net/http.") && !g.has("net.(*") {
+		return
+	}
+	w.mu.Lock()
+	if w.network == "" {
+		w.network = fmt.Sprintf("goroutine %d does network I/O at %s", g.id, g.where())
+	}
+	w.mu.Unlock()
+}
+
+// networkSeen returns the first sign of network I/O, or "".
+func (w *world) networkSeen() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.network
+}
+
 // blocked describes the scenario's goroutines that are neither at a gate
 // nor finished: what a stall report names.
 func (w *world) blocked(self uint64) []string {
 	var out []string
 	for _, g := range w.ours(snapshotGoroutines(), self) {
-		if g.atGate() || g.has("agentidem-go/runtime.(*Suite)") || g.has("agentidem-go/runtime.(*recorder).invokeNumbered") && g.state == "chan receive" {
+		if g.atGate() || g.harnessWait() {
 			continue
 		}
 		who := fmt.Sprintf("goroutine %d", g.id)

@@ -341,16 +341,6 @@ func (r *recorder) refuse(msg string) {
 	r.mu.Unlock()
 }
 
-// noteImpure keeps the first sign that the agent does I/O a bubble cannot
-// host.
-func (r *recorder) noteImpure(why string) {
-	r.mu.Lock()
-	if r.impure == "" {
-		r.impure = why
-	}
-	r.mu.Unlock()
-}
-
 func (r *recorder) noteDetached(site string) {
 	r.mu.Lock()
 	if r.detached == nil {

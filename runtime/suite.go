@@ -372,7 +372,7 @@ func (s *Suite) run(ctx context.Context, sc Scenario) (*Result, *Trace, error) {
 	tr.ID, tr.StartedAt, tr.CompletedAt = sc.Name, began, time.Now()
 	s.runs += tr.Invocations
 	if sc.Kind == ScenarioBaseline {
-		s.impure = r.impure
+		s.impure = w.networkSeen()
 		if s.impure == "" {
 			s.impure = outlived(w, tr)
 		}
