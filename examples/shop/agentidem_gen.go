@@ -3,15 +3,15 @@
 package shop
 
 import (
-	"context"
+	ai_context "context"
 	agentidemrt "github.com/agentidem/agentidem-go/runtime"
 )
 
 // The guards below break the build when an annotated function's signature
 // changed and go generate was not run again.
 var (
-	_ func(*Client, context.Context, string) (Quote, error)               = (*Client).GetQuote
-	_ func(*Client, context.Context, OrderRequest, string) (Order, error) = (*Client).PlaceOrder
+	_ func(*Client, ai_context.Context, string) (Quote, error)               = (*Client).GetQuote
+	_ func(*Client, ai_context.Context, OrderRequest, string) (Order, error) = (*Client).PlaceOrder
 )
 
 var agentidemOp_Client_GetQuoteTraced = &agentidemrt.Op{
@@ -22,7 +22,7 @@ var agentidemOp_Client_GetQuoteTraced = &agentidemrt.Op{
 }
 
 // GetQuoteTraced calls GetQuote and records the call for agentidem (//agentidem:read).
-func (c *Client) GetQuoteTraced(ctx context.Context, sku string) (aiR0 Quote, aiErr error) {
+func (c *Client) GetQuoteTraced(ctx ai_context.Context, sku string) (aiR0 Quote, aiErr error) {
 	if !agentidemrt.Enabled() {
 		return c.GetQuote(ctx, sku)
 	}
@@ -47,11 +47,15 @@ var agentidemOp_Client_PlaceOrderTraced = &agentidemrt.Op{
 }
 
 // PlaceOrderTraced calls PlaceOrder and records the call for agentidem (//agentidem:write).
-func (c *Client) PlaceOrderTraced(ctx context.Context, order OrderRequest, key string) (aiR0 Order, aiErr error) {
+func (c *Client) PlaceOrderTraced(ctx ai_context.Context, order OrderRequest, key string) (aiR0 Order, aiErr error) {
 	if !agentidemrt.Enabled() {
 		return c.PlaceOrder(ctx, order, key)
 	}
-	aiCall, aiCtx := agentidemrt.Begin(ctx, agentidemOp_Client_PlaceOrderTraced, []any{order, key}, []any{order.Customer, order.Items}, nil)
+	aiID, aiIDPanic := agentidemrt.EvalIdentity(func() []any {
+		return []any{order.Customer, order.Items}
+	})
+	aiCall, aiCtx := agentidemrt.Begin(ctx, agentidemOp_Client_PlaceOrderTraced, []any{order, key}, aiID, nil)
+	aiCall.IdentityPanicked("identity=order.Customer,order.Items", aiIDPanic)
 	if aiErr = aiCall.Start(); aiErr != nil {
 		return
 	}

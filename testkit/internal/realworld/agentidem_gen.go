@@ -3,23 +3,23 @@
 package realworld
 
 import (
-	"context"
+	ai_context "context"
 	agentidemrt "github.com/agentidem/agentidem-go/runtime"
 )
 
 // The guards below break the build when an annotated function's signature
 // changed and go generate was not run again.
 var (
-	_ func(*Desk, context.Context, string) (bool, error)   = (*Desk).Find
-	_ func(*Desk, context.Context, string) (string, error) = (*Desk).Open
-	_ func(*Desk, string) (bool, error)                    = (*Desk).FindNoCtx
-	_ func(*Desk, string) (string, error)                  = (*Desk).OpenNoCtx
-	_ func(context.Context, string) (any, error)           = Weird
-	_ func(context.Context, string, <-chan struct{}) error = Wait
+	_ func(*Desk, ai_context.Context, string) (bool, error)   = (*Desk).Find
+	_ func(*Desk, ai_context.Context, string) (string, error) = (*Desk).Open
+	_ func(*Desk, string) (bool, error)                       = (*Desk).FindNoCtx
+	_ func(*Desk, string) (string, error)                     = (*Desk).OpenNoCtx
+	_ func(ai_context.Context, string) (any, error)           = Weird
+	_ func(ai_context.Context, string, <-chan struct{}) error = Wait
 )
 
 func _[T any]() {
-	var _ func(context.Context, T) error = Record[T]
+	var _ func(ai_context.Context, T) error = Record[T]
 }
 
 var agentidemOp_Desk_FindTraced = &agentidemrt.Op{
@@ -30,7 +30,7 @@ var agentidemOp_Desk_FindTraced = &agentidemrt.Op{
 }
 
 // FindTraced calls Find and records the call for agentidem (//agentidem:read).
-func (d *Desk) FindTraced(ctx context.Context, key string) (aiR0 bool, aiErr error) {
+func (d *Desk) FindTraced(ctx ai_context.Context, key string) (aiR0 bool, aiErr error) {
 	if !agentidemrt.Enabled() {
 		return d.Find(ctx, key)
 	}
@@ -55,7 +55,7 @@ var agentidemOp_Desk_OpenTraced = &agentidemrt.Op{
 }
 
 // OpenTraced calls Open and records the call for agentidem (//agentidem:write).
-func (d *Desk) OpenTraced(ctx context.Context, key string) (aiR0 string, aiErr error) {
+func (d *Desk) OpenTraced(ctx ai_context.Context, key string) (aiR0 string, aiErr error) {
 	if !agentidemrt.Enabled() {
 		return d.Open(ctx, key)
 	}
@@ -130,7 +130,7 @@ var agentidemOp_RecordTraced = &agentidemrt.Op{
 }
 
 // RecordTraced calls Record and records the call for agentidem (//agentidem:write).
-func RecordTraced[T any](ctx context.Context, v T) (aiErr error) {
+func RecordTraced[T any](ctx ai_context.Context, v T) (aiErr error) {
 	if !agentidemrt.Enabled() {
 		return Record[T](ctx, v)
 	}
@@ -155,7 +155,7 @@ var agentidemOp_WeirdTraced = &agentidemrt.Op{
 }
 
 // WeirdTraced calls Weird and records the call for agentidem (//agentidem:read).
-func WeirdTraced(ctx context.Context, kind string) (aiR0 any, aiErr error) {
+func WeirdTraced(ctx ai_context.Context, kind string) (aiR0 any, aiErr error) {
 	if !agentidemrt.Enabled() {
 		return Weird(ctx, kind)
 	}
@@ -179,7 +179,7 @@ var agentidemOp_WaitTraced = &agentidemrt.Op{
 }
 
 // WaitTraced calls Wait and records the call for agentidem (//agentidem:write).
-func WaitTraced(ctx context.Context, id string, release <-chan struct{}) (aiErr error) {
+func WaitTraced(ctx ai_context.Context, id string, release <-chan struct{}) (aiErr error) {
 	if !agentidemrt.Enabled() {
 		return Wait(ctx, id, release)
 	}
