@@ -30,7 +30,7 @@ type OpFact struct {
 	Recv       string   // receiver name; empty for functions
 	Variadic   bool     // the last parameter is variadic
 	Wrapper    string   // name of the generated wrapper
-	Idempotent bool     // the body makes the write idempotent at its sink
+	Idempotent bool     // declared idempotent, or the body makes the write idempotent at its sink
 }
 
 // AFact marks OpFact as an analysis fact.
@@ -140,7 +140,10 @@ func runDirectives(pass *analysis.Pass) (any, error) {
 			}
 			fact := newOpFact(fd, fn, d)
 			if fact.Kind == "write" {
-				fact.Idempotent = sinkIdempotent(pass, fd.Body)
+				// A declared idempotent write (an upsert, a create that
+				// skips what exists) is as safe to repeat as one behind
+				// an idempotency key.
+				fact.Idempotent = d.Idempotent || sinkIdempotent(pass, fd.Body)
 			}
 			pass.ExportObjectFact(fn, fact)
 			r.ops[fn] = fact

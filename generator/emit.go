@@ -203,6 +203,9 @@ func (e *emitter) op(f *jen.File, op *Op) {
 	if op.RedactIdentity {
 		fields[jen.Id("RedactIdentity")] = jen.True()
 	}
+	if op.Idempotent {
+		fields[jen.Id("Idempotent")] = jen.True()
+	}
 	f.Var().Id(e.opVars[op]).Op("=").Op("&").Add(e.rt("Op")).Values(fields)
 
 	names := e.localNames(op)

@@ -50,8 +50,10 @@ type Op struct {
 	// RedactIdentity says identity or entity mention a redacted parameter:
 	// the runtime then records a digest instead of the value.
 	RedactIdentity bool
-	Pos            token.Position // of the func keyword; Filename is the base name
-	Sig            *types.Signature
+	// Idempotent is the directive's idempotent flag.
+	Idempotent bool
+	Pos        token.Position // of the func keyword; Filename is the base name
+	Sig        *types.Signature
 
 	decl token.Position // Pos with the full file name, for errors
 }
@@ -439,6 +441,7 @@ func (b *builder) buildOp(fn *ast.FuncDecl) *Op {
 		}
 		op.After = append(op.After, a.Text)
 	}
+	op.Idempotent = d.Idempotent
 	return op
 }
 

@@ -63,6 +63,12 @@ type Op struct {
 	// parameter: the trace then holds a SHA-256 digest of the canonical
 	// identity, which still compares equal for equal values.
 	RedactIdentity bool
+	// Idempotent says a repeat of the write with equal arguments has no
+	// further effect (//agentidem:write ... idempotent, MCP's
+	// idempotentHint): the fault suite records such a repeat as absorbed,
+	// never as a duplicate. With a State snapshot the world decides
+	// instead, and a repeat that changed it is a not_idempotent finding.
+	Idempotent bool
 	// Pos is the source position of the annotated function, for reports.
 	Pos string
 }

@@ -8,6 +8,7 @@
 //	tools := toolspec.Tools{
 //		"get_payment": toolspec.Read(toolspec.Entity("payment_id")),
 //		"refund":      toolspec.Write(toolspec.Identity("payment_id"), toolspec.Redact("card")),
+//		"set_status":  toolspec.Write(toolspec.Identity("order_id"), toolspec.Idempotent()),
 //	}
 //	set := toolspec.Compile(tools, "mcp")
 //	t := set.Lookup("refund")
@@ -20,6 +21,7 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"sync"
 
 	"github.com/agentidem/agentidem-go/runtime"
 )
@@ -42,6 +44,7 @@ type Spec struct {
 	entityFn   func(args map[string]any) any
 	after      []string
 	redact     []string
+	idempotent bool
 }
 
 // Option refines a Spec.
@@ -105,6 +108,46 @@ func Redact(args ...string) Option {
 	return optionFunc(func(s *Spec) { s.redact = append(s.redact, args...) })
 }
 
+// Idempotent declares that a repeat of the write with equal arguments has
+// no further effect (an upsert, "set status to X", a create that skips
+// what exists), as //agentidem:write ... idempotent does for a Go function
+// and MCP's idempotentHint for an MCP tool: the fault suite records such a
+// repeat as absorbed, never as a duplicate. Declare it only when it is true
+// of the tool: given a State snapshot, the suite checks it, and a repeat
+// that changed the world is a not_idempotent finding.
+func Idempotent() Option {
+	return optionFunc(func(s *Spec) { s.idempotent = true })
+}
+
+// Hints are what a framework's own definition of a tool says about it: the
+// readOnlyHint and idempotentHint of an MCP tool's annotations. Adapters
+// read them from the server's tool definitions, so a tool that declares
+// them needs no Spec.
+type Hints struct {
+	// ReadOnly: the tool does not modify its environment (a read).
+	ReadOnly bool
+	// Idempotent: a repeat with equal arguments has no additional effect.
+	Idempotent bool
+}
+
+// Apply returns the Spec of a tool whose definition carries h. With a
+// Spec of its own (spec built with Read or Write), that Spec stands and
+// the hints only add Idempotent to a write; without one (the zero Spec),
+// the tool is a Read when h.ReadOnly and otherwise a Write whose identity
+// is the whole arguments object, Idempotent when h.Idempotent.
+func (h Hints) Apply(spec Spec) Spec {
+	if spec.kind == 0 {
+		if h.ReadOnly {
+			return Read()
+		}
+		spec = Write()
+	}
+	if spec.kind == runtime.KindWrite && h.Idempotent {
+		spec.idempotent = true
+	}
+	return spec
+}
+
 // Name sets the op name used in traces, fault targets and After; the
 // default is the tool name.
 func Name(name string) Option {
@@ -120,7 +163,16 @@ type Tool struct {
 
 // Set is a compiled Tools map.
 type Set struct {
-	tools map[string]*Tool
+	tools     map[string]*Tool
+	framework string
+
+	mu     sync.Mutex
+	hinted map[hintKey]*Tool
+}
+
+type hintKey struct {
+	tool  string
+	hints Hints
 }
 
 // Lookup returns the compiled tool of that name, or nil when the tool has
@@ -132,6 +184,39 @@ func (s *Set) Lookup(name string) *Tool {
 	return s.tools[name]
 }
 
+// LookupHinted returns the compiled tool of that name as its definition's
+// hints describe it (see Hints.Apply), or the plain Lookup when hints
+// returns false (the definition carries none). A tool with neither a Spec
+// nor hints is nil: not traced. The result is made once per tool and hints.
+func (s *Set) LookupHinted(name string, hints func() (Hints, bool)) *Tool {
+	if s == nil {
+		return nil
+	}
+	h, ok := Hints{}, false
+	if hints != nil {
+		h, ok = hints()
+	}
+	if !ok {
+		return s.tools[name]
+	}
+	k := hintKey{name, h}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if t := s.hinted[k]; t != nil {
+		return t
+	}
+	var spec Spec
+	if t := s.tools[name]; t != nil {
+		spec = t.spec
+	}
+	t := compile(name, h.Apply(spec), s.framework)
+	if s.hinted == nil {
+		s.hinted = map[hintKey]*Tool{}
+	}
+	s.hinted[k] = t
+	return t
+}
+
 // Compile turns the Tools into op descriptors, one per tool, once. framework
 // names the adapter in op positions ("mcp tool refund"). A zero Spec (not
 // built with Read or Write) is programmer misuse and panics.
@@ -141,35 +226,41 @@ func Compile(tools Tools, framework string) *Set {
 		names = append(names, n)
 	}
 	sort.Strings(names)
-	out := &Set{tools: make(map[string]*Tool, len(tools))}
+	out := &Set{tools: make(map[string]*Tool, len(tools)), framework: framework}
 	for _, tool := range names {
 		s := tools[tool]
 		if s.kind == 0 {
 			panic(fmt.Sprintf("toolspec: %s tool %q has a zero Spec: build it with Read or Write", framework, tool))
 		}
-		name := s.name
-		if name == "" {
-			name = tool
-		}
-		redactID := false
-		for _, a := range append(append([]string(nil), s.identity...), s.entity...) {
-			if slices.Contains(s.redact, a) {
-				redactID = true
-			}
-		}
-		if s.kind == runtime.KindWrite && len(s.identity) == 0 && s.identityFn == nil && len(s.redact) > 0 {
-			redactID = true // the identity is the whole arguments object
-		}
-		out.tools[tool] = &Tool{spec: s, Op: &runtime.Op{
-			Name:           name,
-			Kind:           s.kind,
-			Params:         []string{"arguments"},
-			After:          append([]string(nil), s.after...),
-			RedactIdentity: redactID,
-			Pos:            framework + " tool " + tool,
-		}}
+		out.tools[tool] = compile(tool, s, framework)
 	}
 	return out
+}
+
+// compile makes the op descriptor of one tool.
+func compile(tool string, s Spec, framework string) *Tool {
+	name := s.name
+	if name == "" {
+		name = tool
+	}
+	redactID := false
+	for _, a := range append(append([]string(nil), s.identity...), s.entity...) {
+		if slices.Contains(s.redact, a) {
+			redactID = true
+		}
+	}
+	if s.kind == runtime.KindWrite && len(s.identity) == 0 && s.identityFn == nil && len(s.redact) > 0 {
+		redactID = true // the identity is the whole arguments object
+	}
+	return &Tool{spec: s, Op: &runtime.Op{
+		Name:           name,
+		Kind:           s.kind,
+		Params:         []string{"arguments"},
+		After:          append([]string(nil), s.after...),
+		RedactIdentity: redactID,
+		Idempotent:     s.kind == runtime.KindWrite && s.idempotent,
+		Pos:            framework + " tool " + tool,
+	}}
 }
 
 // Values decodes the JSON arguments of a call and returns what

@@ -49,3 +49,45 @@ func TestZeroSpecPanics(t *testing.T) {
 		Compile(Tools{"x": {}}, "mcp")
 	})
 }
+
+func TestIdempotentAndHints(t *testing.T) {
+	set := Compile(Tools{
+		"set_status": Write(Identity("order_id"), Idempotent()),
+		"add_note":   Write(Identity("order_id")),
+		"get_order":  Read(Entity("order_id"), Idempotent()), // meaningless on a read
+	}, "mcp")
+	assert.True(t, set.Lookup("set_status").Op.Idempotent)
+	assert.False(t, set.Lookup("add_note").Op.Idempotent)
+	assert.False(t, set.Lookup("get_order").Op.Idempotent)
+
+	hints := func(h Hints) func() (Hints, bool) { return func() (Hints, bool) { return h, true } }
+	none := func() (Hints, bool) { return Hints{}, false }
+
+	// No Spec and no hints: not traced.
+	assert.Nil(t, set.LookupHinted("unknown", none))
+	// No Spec, hints: the hints decide.
+	ro := set.LookupHinted("list_todos", hints(Hints{ReadOnly: true}))
+	require.NotNil(t, ro)
+	assert.Equal(t, runtime.KindRead, ro.Op.Kind)
+	up := set.LookupHinted("update_todo", hints(Hints{Idempotent: true}))
+	require.NotNil(t, up)
+	assert.Equal(t, runtime.KindWrite, up.Op.Kind)
+	assert.True(t, up.Op.Idempotent)
+	assert.Equal(t, "update_todo", up.Op.Name)
+	assert.Same(t, up, set.LookupHinted("update_todo", hints(Hints{Idempotent: true})), "compiled once")
+	add := set.LookupHinted("add_todo", hints(Hints{}))
+	require.NotNil(t, add)
+	assert.Equal(t, runtime.KindWrite, add.Op.Kind)
+	assert.False(t, add.Op.Idempotent)
+	_, id, _ := add.Values([]byte(`{"b":1,"a":"x"}`))
+	assert.Equal(t, []any{map[string]any{"a": "x", "b": float64(1)}}, id, "the whole arguments are the identity")
+
+	// A Spec stands; the hints add Idempotent to a write.
+	note := set.LookupHinted("add_note", hints(Hints{Idempotent: true, ReadOnly: true}))
+	assert.Equal(t, runtime.KindWrite, note.Op.Kind)
+	assert.True(t, note.Op.Idempotent)
+	_, id, _ = note.Values([]byte(`{"order_id":"o1","text":"x"}`))
+	assert.Equal(t, []any{"o1"}, id)
+	// Without hints, the plain Spec.
+	assert.Same(t, set.Lookup("add_note"), set.LookupHinted("add_note", none))
+}

@@ -4,10 +4,12 @@
 // (cmd/agentidem-gen) and the analyzer (cmd/agentidem-vet):
 //
 //	//agentidem:read [name=NAME] [entity=EXPR]
-//	//agentidem:write identity=EXPRS [name=NAME] [entity=EXPR] [after=NAME,NAME] [redact=PARAM,PARAM] [wrapper=IDENT]
+//	//agentidem:write identity=EXPRS [name=NAME] [entity=EXPR] [after=NAME,NAME] [redact=PARAM,PARAM] [wrapper=IDENT] [idempotent]
 //	//agentidem:ignore REASON
 //
 // A value is a bare token (no spaces) or a double-quoted Go string literal.
+// idempotent is a flag: written bare it means idempotent=true, and
+// idempotent=true and idempotent=false are accepted too.
 // EXPRS is a comma-separated list of Go expressions; commas inside
 // parentheses, brackets, braces and string literals do not separate.
 //
@@ -78,6 +80,11 @@ type Directive struct {
 	Redact []Value
 	// Wrapper is the name of the generated wrapper; nil means the default.
 	Wrapper *Value
+	// Idempotent says a repeat of the write with equal arguments has no
+	// further effect (an upsert, "set status to X", a create that skips
+	// what exists): the fault suite records such a repeat as absorbed, not
+	// as a duplicate. Set by a bare idempotent or idempotent=true.
+	Idempotent bool
 	// Reason is the text after //agentidem:ignore.
 	Reason string
 }
@@ -160,8 +167,11 @@ func (p *parserState) errorf(off int, format string, args ...any) {
 
 var knownKeys = map[Kind][]string{
 	Read:  {"name", "entity"},
-	Write: {"identity", "name", "entity", "after", "redact", "wrapper"},
+	Write: {"identity", "name", "entity", "after", "redact", "wrapper", "idempotent"},
 }
+
+// flags are the keys that may be written bare, meaning key=true.
+var flags = map[string]bool{"idempotent": true}
 
 func (p *parserState) parse() *Directive {
 	d := &Directive{Pos: p.base}
@@ -205,6 +215,15 @@ func (p *parserState) parse() *Directive {
 			i++
 		}
 		key := p.text[keyStart:i]
+		if (i >= len(p.text) || p.text[i] != '=') && flags[key] && contains(knownKeys[d.Kind], key) {
+			if first, dup := seen[key]; dup {
+				p.errorf(keyStart, "duplicate key %q (first at column %d)", key, p.posAt(first).Column)
+				continue
+			}
+			seen[key] = keyStart
+			p.setKey(d, key, "true", keyStart, false)
+			continue
+		}
 		if i >= len(p.text) || p.text[i] != '=' {
 			p.errorf(keyStart, "%q is not key=value", key)
 			// Skip to the next space and go on.
@@ -316,6 +335,15 @@ func (p *parserState) setKey(d *Directive, key, val string, valOff int, quoted b
 		d.After = p.nameList(key, val, at, validOpName, "an op name")
 	case "redact":
 		d.Redact = p.nameList(key, val, at, token.IsIdentifier, "a parameter name")
+	case "idempotent":
+		switch val {
+		case "true":
+			d.Idempotent = true
+		case "false":
+			d.Idempotent = false
+		default:
+			p.errorf(valOff, "idempotent=%q: want idempotent, idempotent=true or idempotent=false", val)
+		}
 	}
 }
 

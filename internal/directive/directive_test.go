@@ -83,6 +83,9 @@ func TestParseErrors(t *testing.T) {
 		{`//agentidem:write identity=x after=a,a`, `"a" listed twice`},
 		{`//agentidem:write identity=x redact=a.b`, `"a.b" is not a parameter name`},
 		{`//agentidem:write identity=x plain`, `"plain" is not key=value`},
+		{`//agentidem:write identity=x idempotent=yes`, `want idempotent, idempotent=true or idempotent=false`},
+		{`//agentidem:write identity=x idempotent idempotent=false`, `duplicate key "idempotent"`},
+		{`//agentidem:read idempotent`, `"idempotent" is not key=value`},
 		{`//agentidem:write identity=x =y`, `missing key before '='`},
 		{`//agentidem:ignore`, "needs a reason"},
 	}
@@ -96,6 +99,21 @@ func TestParseErrors(t *testing.T) {
 			}
 			assert.Contains(t, strings.Join(all, "\n"), c.want)
 		})
+	}
+}
+
+func TestParseIdempotent(t *testing.T) {
+	for src, want := range map[string]bool{
+		`//agentidem:write identity=x`:                           false,
+		`//agentidem:write identity=x idempotent`:                true,
+		`//agentidem:write idempotent identity=x name=set`:       true,
+		`//agentidem:write identity=x idempotent=true`:           true,
+		`//agentidem:write identity=x idempotent=false`:          false,
+		`//agentidem:write identity=x idempotent="true" name=up`: true,
+	} {
+		d, errs := Parse(src, at)
+		require.Empty(t, errs, src)
+		assert.Equal(t, want, d.Idempotent, src)
 	}
 }
 
@@ -138,6 +156,8 @@ func FuzzParse(f *testing.F) {
 	for _, s := range []string{
 		`//agentidem:write identity=id`,
 		`//agentidem:write identity="a, b" name=x entity=e after=a,b redact=p wrapper=W`,
+		`//agentidem:write identity=x idempotent`,
+		`//agentidem:write identity=x idempotent=false`,
 		`//agentidem:read name="q\"x"`,
 		`//agentidem:write identity=f(a,[]int{1,2}[0]),"s"`,
 		`//agentidem:ignore why`,

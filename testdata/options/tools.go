@@ -1,4 +1,4 @@
-// Package options uses name=, wrapper=, after= and redact=.
+// Package options uses name=, wrapper=, after=, redact= and idempotent.
 package options
 
 import "context"
@@ -34,6 +34,11 @@ func charge(ctx context.Context, customer string, card Card, amount int) error {
 func tokenize(ctx context.Context, card Card, pin string) (string, error) {
 	return "tok", nil
 }
+
+// setStatus sets a status: a repeat with equal arguments changes nothing.
+//
+//agentidem:write identity=order idempotent
+func setStatus(ctx context.Context, order, status string) error { return nil }
 
 // lookup reads with a custom name.
 //

@@ -22,3 +22,6 @@ func ChargeWithTrace(ctx context.Context, account, key string) error {
 	return Charge(ctx, account, key)
 }
 func SubscribeTraced(ctx context.Context, email string) error { return Subscribe(ctx, email) }
+func EnsureTicketTraced(ctx context.Context, key, title string) (*Ticket, error) {
+	return EnsureTicket(ctx, key, title)
+}

@@ -73,3 +73,9 @@ func Parallel(calls ...func() error) []error {
 	}
 	return errs
 }
+
+// EnsureTicket opens the ticket unless one exists under the key: declared
+// idempotent, a repeat changes nothing.
+//
+//agentidem:write identity=key idempotent
+func EnsureTicket(ctx context.Context, key, title string) (*Ticket, error) { return nil, nil }
