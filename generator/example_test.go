@@ -30,6 +30,7 @@ func ExampleGenerate() {
 	//   func AttachInvoice(ctx ai_context.Context, invoice string, note string) (aiErr error)
 	//   func chargeTraced(ctx ai_context.Context, customer string, card Card, amount int) (aiErr error)
 	//   func tokenizeTraced(ctx ai_context.Context, card Card, pin string) (aiR0 string, aiErr error)
+	//   func setStatusTraced(ctx ai_context.Context, order string, status string) (aiErr error)
 	//   func lookupTraced(id string) (aiR0 string, aiErr error)
 	//   func upsertTraced(ctx ai_context.Context, tenant string, id string, kind string, rows []string, meta map[string]any) (aiErr error)
 }
@@ -46,5 +47,5 @@ func ExampleErrors() {
 	}
 	// Output:
 	// multi/a.go:4:28: identity=nope: undefined: nope (parameters of a: id)
-	// multi/b.go:3:31: unknown key "bogus" for //agentidem:write: want one of identity, name, entity, after, redact, wrapper
+	// multi/b.go:3:31: unknown key "bogus" for //agentidem:write: want one of identity, name, entity, after, redact, wrapper, idempotent
 }

@@ -31,7 +31,8 @@ type Call struct {
 	mu  sync.Mutex
 	rec Operation
 
-	obs *observed // a call outside any run, seen by the Observer (observer.go)
+	obs    *observed   // a call outside any run, seen by the Observer (observer.go)
+	effect *callEffect // what the State judge saw, if any
 }
 
 // passThrough is the Call returned when no run claims a call.
@@ -105,6 +106,7 @@ func Begin(ctx context.Context, op *Op, args, identity, entity []any) (*Call, co
 		After:       op.After,
 		Status:      StatusRunning,
 		Invocation:  inv.n,
+		Idempotent:  op.Idempotent && op.Kind == KindWrite,
 		StartedAt:   r.clock(),
 		Observation: "",
 	}
@@ -198,10 +200,12 @@ func (c *Call) Start() error {
 		c.stopIfCrashed()
 	}
 	if c.fault != FaultBefore && c.fault != FaultConflict && c.fault != FaultLostRequest {
+		c.executing()
 		return nil
 	}
 	if c.op.NoError {
 		r.noteUnfired(fmt.Sprintf("%s has no error result: a failure cannot be injected into it", c.op.Name))
+		c.executing()
 		return nil
 	}
 	err := &InjectedError{Fault: Fault{Kind: c.fault, Op: c.op.Name, Occurrence: c.rec.Occurrence}}
@@ -266,6 +270,7 @@ func (c *Call) Finish(err error, results ...any) error {
 	c.rec.CompletedAt = r.clock()
 	c.mu.Unlock()
 	r.progress.Add(1)
+	c.executed(err != nil)
 
 	if r.gate != nil {
 		r.gate.Wait(c, PointFinish)
@@ -321,6 +326,7 @@ func (c *Call) Recover(errp *error) {
 	c.rec.Panic = &p
 	c.rec.CompletedAt = r.clock()
 	c.mu.Unlock()
+	c.executed(true)
 	r.addPanic(p)
 	if errp != nil {
 		*errp = &PanicError{Op: c.op.Name, Value: v}

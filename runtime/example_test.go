@@ -46,11 +46,15 @@ func ExampleRun() {
 		return
 	}
 	fmt.Println("safe:", rep.Safe, "scenarios:", rep.FaultCount)
-	for _, f := range rep.Errors() {
-		fmt.Println(f.Scenario, f.Code)
+	for _, f := range rep.Problems { // one finding per problem
+		fmt.Println(f.Code, f.Ops, f.Identities)
+		for _, in := range f.SeenIn {
+			fmt.Println("  seen in", in.Scenario)
+		}
 	}
 	// Output:
 	// safe: false scenarios: 6
-	// lost_acknowledgement/refund#1 duplicate_write
-	// duplicate_delivery/concurrent duplicate_write
+	// duplicate_write [refund] ["payment-123"]
+	//   seen in lost_acknowledgement/refund#1
+	//   seen in duplicate_delivery/concurrent
 }

@@ -38,6 +38,9 @@ type config struct {
 	depth          int
 	replaySchedule string
 	outcome        func() any
+
+	state  func() any                  // State: the world's snapshot
+	settle func(context.Context) error // Settle: wait for late effects
 }
 
 func newConfig(opts []Option) config {

@@ -86,6 +86,13 @@ type Finding struct {
 	// report's details (for duplicate_write: operation_name, args, count,
 	// operation_ids). It is written as {} when nil.
 	Details map[string]any `json:"details"`
+	// Follows lists the duplicates that follow from this one: the later
+	// writes of an invocation that a crash or a second delivery repeated.
+	Follows []string `json:"follows,omitempty"`
+	// SeenIn lists every scenario that shows this finding, with its
+	// replay line, in the report's Problems (one finding per code, op and
+	// identity); empty in a scenario's own findings.
+	SeenIn []Occurrence `json:"seen_in,omitempty"`
 }
 
 // Duplicate is one effect that happened more than once.
@@ -181,6 +188,11 @@ type Report struct {
 	Results []*Result `json:"results"`
 	// Findings collects every finding of every scenario, baseline first.
 	Findings []Finding `json:"findings"`
+	// Problems holds one finding per problem (GroupFindings): the findings
+	// of several scenarios with one code, op and identity are one, whose
+	// SeenIn lists every scenario that shows it with its replay line. The
+	// text and HTML reports and the go test output show these.
+	Problems []Finding `json:"problems"`
 	// AgentRuns counts invocations of the agent over the whole suite.
 	AgentRuns int       `json:"agent_runs"`
 	Seed      int64     `json:"seed"`

@@ -63,6 +63,8 @@ type recorder struct {
 	impure    string          // why the agent cannot run in a bubble, if seen
 	detached  map[string]bool // call sites that passed a context without the run
 	refused   []string        // calls that could not be attributed to a run
+
+	judge *judge // the State judge, when State is given
 }
 
 // invocation is one delivery of the agent within a run.
@@ -210,6 +212,7 @@ func (r *recorder) trace() *Trace {
 		c.mu.Lock()
 		c.idLocked()
 		t.Ops[i] = c.rec
+		c.effect.record(&t.Ops[i])
 		c.mu.Unlock()
 		if c.pc != 0 {
 			t.Ops[i].Site = siteOf(c.pc)

@@ -351,6 +351,7 @@ func (s *Suite) run(ctx context.Context, sc Scenario) (*Result, *Trace, error) {
 	if lk, ok := gate.(*lockstep); ok {
 		lk.rec = r
 	}
+	r.judge = newJudge(ctx, &s.cfg)
 	if sc.Kind == ScenarioBaseline {
 		r.goroutines = map[uint64]bool{}
 	}
@@ -376,6 +377,10 @@ func (s *Suite) run(ctx context.Context, sc Scenario) (*Result, *Trace, error) {
 		if s.impure == "" {
 			s.impure = outlived(w, tr)
 		}
+	}
+	if r.judge != nil && stall == "" {
+		r.judge.finish()
+		tr.end = r.judge.end
 	}
 
 	res.Trace = tr
@@ -557,31 +562,9 @@ func (s *Suite) analyze(res *Result, tr *Trace, sc Scenario, claimed bool) {
 			Message: fmt.Sprintf("%s panicked: %s", where, p.Value)})
 	}
 
-	// Duplicate effects: one op, one identity, more than one effective execution.
-	type key struct{ op, id string }
-	groups := map[key][]string{}
-	var order []key
-	for _, o := range tr.Ops {
-		if !o.Effective() || o.IdentityError != "" {
-			continue
-		}
-		k := key{o.Name, o.Identity}
-		if _, seen := groups[k]; !seen {
-			order = append(order, k)
-		}
-		groups[k] = append(groups[k], o.ID)
-	}
-	for _, k := range order {
-		calls := groups[k]
-		if len(calls) < 2 {
-			continue
-		}
-		d := Duplicate{Op: k.op, Args: tr.argsOf(calls[0]), Identity: k.id, Count: len(calls), Calls: calls}
-		res.Duplicates = append(res.Duplicates, d)
-		add(Finding{Code: CodeDuplicateWrite, Severity: SeverityError, Ops: []string{k.op}, Identities: []string{k.id}, Calls: calls, Details: duplicateDetails(d),
-			Message: fmt.Sprintf("%s executed %d times for identity %s (%s): one effect done %d times; make the write idempotent at the sink (idem.Store) or re-read before retrying",
-				k.op, len(calls), k.id, strings.Join(calls, ", "), len(calls))})
-	}
+	// Duplicate effects: one op, one identity, more than one execution
+	// that had an effect (effects.go).
+	s.duplicates(res, tr, sc, add)
 
 	s.visibility(tr, add)
 	s.identityPanicked(tr, add)
@@ -751,6 +734,7 @@ func (s *Suite) Report() *Report {
 	}
 	r.FaultCount = len(r.Results)
 	r.Safe = r.BaselineSucceeded && len(r.Errors()) == 0
+	r.Problems = GroupFindings(r.Findings) // one finding per problem (group.go)
 	return r
 }
 

@@ -55,6 +55,21 @@ type Operation struct {
 	// Replayed says an idempotent sink answered from a stored result: not a
 	// second effect.
 	Replayed bool `json:"replayed,omitempty"`
+	// Idempotent says the op is declared idempotent (Op.Idempotent).
+	Idempotent bool `json:"idempotent,omitempty"`
+	// Repeat says how a write that repeated an earlier one of the same op
+	// and identity was judged: RepeatAbsorbed (no further effect, never a
+	// duplicate), RepeatUpdate or RepeatDuplicate; "" for a first
+	// execution. JudgedBy says what decided it (JudgedByState, ...).
+	Repeat   string `json:"repeat,omitempty"`
+	JudgedBy string `json:"judged_by,omitempty"`
+	// StateChange is, with State, the difference the call made to the
+	// world's snapshot, in words; StateError says why it could not be
+	// taken. Overlapped says another write was in flight with the call, so
+	// its own snapshots could not tell its effect apart.
+	StateChange string `json:"state_change,omitempty"`
+	StateError  string `json:"state_error,omitempty"`
+	Overlapped  bool   `json:"overlapped,omitempty"`
 	// Fault is the fault injected into this call, if any.
 	Fault FaultKind `json:"fault,omitempty"`
 	// Panic holds the panic value and stack when the tool panicked.
@@ -81,12 +96,16 @@ type Operation struct {
 	Site        string    `json:"site,omitempty"`
 	StartedAt   time.Time `json:"started_at"`
 	CompletedAt time.Time `json:"completed_at,omitzero"`
+
+	stateSeen    bool // snapshots before and after the call, no overlap
+	stateSettled bool // the world was let settle around it (Settle)
+	execOrder    int  // with State: the order in which writes began to run
 }
 
 // Effective reports whether the call is a write whose effect happened here
-// (not replayed by the sink).
+// (not replayed by the sink, not a repeat absorbed without effect).
 func (o *Operation) Effective() bool {
-	return o.Kind == KindWrite && o.Status == StatusSuccess && !o.Replayed
+	return o.Kind == KindWrite && o.Status == StatusSuccess && !o.Replayed && o.Repeat != RepeatAbsorbed
 }
 
 // Panic is a recovered panic with the goroutine's stack.
@@ -128,6 +147,8 @@ type Trace struct {
 	// attributed to a run at all.
 	Detached []string `json:"detached,omitempty"`
 	Refused  []string `json:"refused,omitempty"`
+
+	end string // the State snapshot at the end of the run, if any
 }
 
 // Calls returns the operations of the op named name.

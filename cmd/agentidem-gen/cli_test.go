@@ -139,7 +139,7 @@ func post(id string) error { return nil }
 		assert.Empty(t, out)
 		assert.Equal(t,
 			filepath.Join(dir, "agent", "tools.go")+":3:28: identity=nope: undefined: nope (parameters of put: id)\n"+
-				filepath.Join(dir, "agent", "tools.go")+":6:31: unknown key \"colour\" for //agentidem:write: want one of identity, name, entity, after, redact, wrapper\n"+
+				filepath.Join(dir, "agent", "tools.go")+":6:31: unknown key \"colour\" for //agentidem:write: want one of identity, name, entity, after, redact, wrapper, idempotent\n"+
 				filepath.Join(dir, "other", "other.go")+":3:1: //agentidem:write needs identity=EXPRS: the logical identity of the effect (e.g. identity=paymentID)\n"+
 				"agentidem-gen: 3 errors\n",
 			errOut, "%v", cmd)

@@ -30,6 +30,9 @@ func TestTrace(t *testing.T) {
 		if _, err = lookupTraced("c1"); err != nil {
 			return err
 		}
+		if err := setStatusTraced(ctx, "o1", "shipped"); err != nil {
+			return err
+		}
 		return upsertTraced(ctx, "t", "i", "k", []string{"r"}, map[string]any{"k": 5})
 	})
 	if err != nil {
@@ -43,9 +46,13 @@ func TestTrace(t *testing.T) {
 		`charge write args={"customer":"c1","card":"[redacted]","amount":10} identity=["c1",10] entity=["c1",10] success/received result=null`,
 		`tokenize write args={"card":"[redacted]","pin":"[redacted]"} identity=`+digest+` entity=`+digest+` success/received result="tok"`,
 		`lookup read args={"id":"c1"} identity= entity="c1" success/received result="c1"`,
+		`setStatus write args={"order":"o1","status":"shipped"} identity="o1" entity="o1" success/received result=null`,
 		`upsert write args={"tenant":"t","id":"i","kind":"k","rows":["r"],"meta":{"k":5}} identity=[{"Tenant":"t","Parts":["i","k"]},1,"r",5] entity="t/i" success/received result=null`,
 	)
 	for _, op := range tr.Ops {
+		if op.Idempotent != (op.Name == "setStatus") {
+			t.Errorf("%s: idempotent=%v; only setStatus is declared idempotent", op.Name, op.Idempotent)
+		}
 		if line := tracecheck.Line(op); strings.Contains(line, card.Number) || strings.Contains(line, card.CVV) || strings.Contains(line, "0000") {
 			t.Errorf("a redacted value leaked into the trace: %s", line)
 		}

@@ -1,0 +1,426 @@
+package runtime
+
+import (
+	"context"
+	"fmt"
+	"runtime/debug"
+	"sort"
+	"strings"
+	"sync"
+)
+
+// Effects, not executions. A write executed twice for one identity is a
+// duplicate only if the second execution had an effect. Three witnesses can
+// say it had none, strongest first:
+//
+//   - the world (State): a snapshot of its observable state is taken around
+//     every write execution; a repeat that left it as it was is absorbed,
+//     whatever the op declares, and a repeat of an op declared idempotent
+//     that changed it is a not_idempotent finding;
+//   - the declaration (Op.Idempotent): a repeat with the same arguments as an
+//     earlier execution is absorbed; a repeat with other arguments under the
+//     same identity is a change of the first effect (the identity names one
+//     thing, the last value set wins), an update, never a duplicate;
+//   - the sink (MarkReplayed, idem.Store): the call never executed again.
+//
+// Without any of them every execution counts as an effect.
+
+// Repeat values of Operation.Repeat.
+const (
+	// RepeatAbsorbed: the write repeated an earlier one and had no further effect.
+	RepeatAbsorbed = "absorbed"
+	// RepeatUpdate: an op declared idempotent was called again for the same
+	// identity with other arguments: it changed the first effect, it did
+	// not add a second one.
+	RepeatUpdate = "update"
+	// RepeatDuplicate: the write repeated an earlier one and had an effect
+	// of its own.
+	RepeatDuplicate = "duplicate"
+)
+
+// Judgement values of Operation.JudgedBy: what decided a repeat.
+const (
+	// JudgedByState: the State snapshots around the call.
+	JudgedByState = "state"
+	// JudgedByEndState: the calls overlapped in time, so the scenario's end
+	// state was compared with what one delivery left (the baseline's).
+	JudgedByEndState = "end_state"
+	// JudgedByDeclaration: the op's idempotent declaration.
+	JudgedByDeclaration = "declared"
+	// JudgedByCount: nothing says otherwise, so every execution is an effect.
+	JudgedByCount = "count"
+)
+
+// CodeNotIdempotent (error): an op declared idempotent changed the world
+// when it was repeated with the same arguments: the declaration is wrong.
+const CodeNotIdempotent = "not_idempotent"
+
+// State makes the world the judge of every write execution: fn returns a
+// snapshot of the world's observable state (the one Setup builds), which is
+// compared by value in a deterministic encoding (canonical JSON: maps with
+// sorted keys, structs by their exported fields). A repeat of a write that
+// left the snapshot as it was is absorbed, not a duplicate; a duplicate_write
+// finding says in words what the repeat changed ("notes: 1 → 2 entries,
+// added "o9:called customer""); an op declared idempotent whose repeat
+// changed the snapshot is a not_idempotent finding, so a wrong declaration
+// never hides a real duplicate. Where write calls overlap in time, the
+// scenario's end state is compared with the baseline's (what one delivery
+// left) instead.
+//
+// The snapshot must be deterministic for a given history: leave out clocks,
+// random ids and other values that differ between two equal runs. Without
+// State no snapshot is ever taken.
+func State(fn func() any) Option {
+	return optionFunc(func(c *config) { c.state = fn })
+}
+
+// Settle waits, for the State judge, until effects that land later (a
+// background worker that takes a submitted request up) have landed: fn
+// returns once the world went quiet, or an error if it did not. It runs
+// before and after a repeated write and at the end of every scenario, never
+// around a first execution, so that the agent's own timing is left alone
+// where it decides whether to repeat. testkit.SettleOn builds one from an
+// event stream.
+func Settle(fn func(ctx context.Context) error) Option {
+	return optionFunc(func(c *config) { c.settle = fn })
+}
+
+// judge takes the State snapshots of one run.
+type judge struct {
+	state  func() any
+	settle func(context.Context) error
+	ctx    context.Context
+
+	mu       sync.Mutex
+	inflight map[*Call]bool
+	started  map[string]bool // op and identity of writes started so far
+	execs    int             // writes started so far
+	end      string          // the snapshot at the end of the run
+	endErr   string
+}
+
+// callEffect is what the judge saw of one write call.
+type callEffect struct {
+	before, after string
+	err           string // a snapshot or settle problem: no judgement
+	repeat        bool   // an earlier call had the same op and identity
+	overlapped    bool   // another write was in flight with it
+	settled       bool
+	order         int // 1 for the first write the run executed, ...
+}
+
+func newJudge(ctx context.Context, c *config) *judge {
+	if c.state == nil {
+		return nil
+	}
+	return &judge{state: c.state, settle: c.settle, ctx: ctx, inflight: map[*Call]bool{}, started: map[string]bool{}}
+}
+
+// snapshot encodes the state, turning a panic into an error.
+func (j *judge) snapshot() (s string, err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			err = fmt.Errorf("State panicked: %v\n%s", v, debug.Stack())
+		}
+	}()
+	s, err = Canonical(j.state())
+	if err != nil {
+		err = fmt.Errorf("State cannot be encoded: %w", err)
+	}
+	return s, err
+}
+
+// quiet runs Settle, if any.
+func (j *judge) quiet() error {
+	if j.settle == nil {
+		return nil
+	}
+	if err := j.settle(j.ctx); err != nil {
+		return fmt.Errorf("the world did not go quiet: %w", err)
+	}
+	return nil
+}
+
+// before is called when a write is about to execute.
+func (j *judge) before(c *Call) {
+	key := c.rec.Name + "\x00" + c.rec.Identity
+	j.mu.Lock()
+	j.execs++
+	e := &callEffect{repeat: j.started[key], order: j.execs}
+	j.started[key] = true
+	if len(j.inflight) > 0 {
+		e.overlapped = true
+		for o := range j.inflight {
+			o.effect.overlapped = true
+		}
+	}
+	c.effect = e
+	j.inflight[c] = true
+	overlapped := e.overlapped
+	j.mu.Unlock()
+	if overlapped {
+		return
+	}
+	if e.repeat {
+		// The agent has decided to repeat: let what the first execution
+		// set in motion land before looking.
+		if err := j.quiet(); err != nil {
+			e.err = err.Error()
+			return
+		}
+		e.settled = j.settle != nil
+	}
+	var err error
+	if e.before, err = j.snapshot(); err != nil {
+		e.err = err.Error()
+	}
+}
+
+// after is called when a write returned; failed says it did not succeed.
+func (j *judge) after(c *Call, failed bool) {
+	e := c.effect
+	if e == nil {
+		return
+	}
+	j.mu.Lock()
+	delete(j.inflight, c)
+	overlapped := e.overlapped
+	j.mu.Unlock()
+	if overlapped || failed || e.err != "" {
+		return
+	}
+	if e.repeat {
+		if err := j.quiet(); err != nil {
+			e.err = err.Error()
+			return
+		}
+	}
+	var err error
+	if e.after, err = j.snapshot(); err != nil {
+		e.err = err.Error()
+	}
+}
+
+// finish takes the end-of-run snapshot, once the world went quiet.
+func (j *judge) finish() {
+	if err := j.quiet(); err != nil {
+		j.endErr = err.Error()
+		return
+	}
+	s, err := j.snapshot()
+	if err != nil {
+		j.endErr = err.Error()
+		return
+	}
+	j.end = s
+}
+
+// record copies what the judge saw into the call's trace record.
+func (e *callEffect) record(o *Operation) {
+	if e == nil {
+		return
+	}
+	o.Overlapped = e.overlapped
+	o.execOrder = e.order
+	if e.err != "" {
+		o.StateError = e.err
+		return
+	}
+	if !e.overlapped && e.before != "" && e.after != "" && e.before != e.after {
+		o.StateChange = DescribeChange(e.before, e.after)
+	}
+	o.stateSeen = !e.overlapped && e.before != "" && e.after != ""
+	o.stateSettled = e.settled
+}
+
+// judgeRepeats decides, for every op and identity executed more than once,
+// which repeats had an effect, marks the trace's operations (Repeat,
+// JudgedBy) and returns the findings: one duplicate_write per op and
+// identity whose repeats had effects, one not_idempotent per op declared
+// idempotent whose equal repeat changed the state.
+//
+// end and baseEnd are the end-of-run snapshots of this run and of the
+// baseline ("" when not taken); baseline says this run is the baseline.
+func judgeRepeats(tr *Trace, end, baseEnd string, baseline bool) []Finding {
+	type key struct{ op, id string }
+	groups := map[key][]int{}
+	var order []key
+	for i := range tr.Ops {
+		o := &tr.Ops[i]
+		if o.Kind != KindWrite || o.Status != StatusSuccess || o.Replayed || o.IdentityError != "" {
+			continue
+		}
+		k := key{o.Name, o.Identity}
+		if _, seen := groups[k]; !seen {
+			order = append(order, k)
+		}
+		groups[k] = append(groups[k], i)
+	}
+	// What one delivery left, for calls that overlapped.
+	endSame := !baseline && end != "" && baseEnd != "" && end == baseEnd
+	endChange := ""
+	if !baseline && end != "" && baseEnd != "" && end != baseEnd {
+		endChange = DescribeChange(baseEnd, end)
+	}
+
+	var out []Finding
+	for _, k := range order {
+		idx := groups[k]
+		if len(idx) < 2 {
+			continue
+		}
+		// The first execution is the first to run, which under a gate
+		// may not be the first to be called.
+		sort.SliceStable(idx, func(a, b int) bool {
+			x, y := tr.Ops[idx[a]].execOrder, tr.Ops[idx[b]].execOrder
+			return x != 0 && y != 0 && x < y
+		})
+		first := &tr.Ops[idx[0]]
+		args := map[string]bool{argsKey(first): true}
+		dups := []string{first.ID}
+		var change, note string
+		var notIdem []string
+		notIdemChange := ""
+		for _, i := range idx[1:] {
+			o := &tr.Ops[i]
+			same := args[argsKey(o)]
+			args[argsKey(o)] = true
+			switch {
+			case o.stateSeen && o.StateChange == "" && (o.stateSettled || first.StateChange != "" || o.Idempotent):
+				// The snapshots around the repeat are equal, and the
+				// first execution's effect was visible (or the world was
+				// let settle, or the op says repeats change nothing).
+				o.Repeat, o.JudgedBy = RepeatAbsorbed, JudgedByState
+			case o.stateSeen && o.StateChange != "":
+				o.JudgedBy = JudgedByState
+				switch {
+				case o.Idempotent && same:
+					o.Repeat = RepeatDuplicate
+					notIdem = append(notIdem, o.ID)
+					if notIdemChange == "" {
+						notIdemChange = o.StateChange
+					}
+				case o.Idempotent:
+					o.Repeat = RepeatUpdate
+				default:
+					o.Repeat = RepeatDuplicate
+					dups = append(dups, o.ID)
+					if change == "" {
+						change = o.StateChange
+					}
+				}
+			case o.Overlapped && endSame:
+				o.Repeat, o.JudgedBy = RepeatAbsorbed, JudgedByEndState
+			default:
+				switch {
+				case o.Idempotent && same:
+					o.Repeat, o.JudgedBy = RepeatAbsorbed, JudgedByDeclaration
+				case o.Idempotent:
+					o.Repeat, o.JudgedBy = RepeatUpdate, JudgedByDeclaration
+				default:
+					o.Repeat, o.JudgedBy = RepeatDuplicate, JudgedByCount
+					dups = append(dups, o.ID)
+					switch {
+					case o.Overlapped && endChange != "":
+						if change == "" {
+							change = endChange
+							note = "the calls overlapped in time, so this compares the end state with what one delivery left"
+						}
+					case o.stateSeen:
+						note = "the state changed in neither call: if the effect lands later (a background worker), give a Settle (testkit.SettleOn) so the suite waits for it"
+					case o.StateError != "":
+						note = o.StateError
+					}
+				}
+			}
+		}
+		if len(notIdem) > 0 {
+			calls := append([]string{first.ID}, notIdem...)
+			out = append(out, Finding{Code: CodeNotIdempotent, Severity: SeverityError, Ops: []string{k.op}, Identities: []string{k.id}, Calls: calls,
+				Message: fmt.Sprintf("%s is declared idempotent, but its repeat %s with the same arguments changed the state: %s; the declaration is wrong: remove idempotent and make the write idempotent at the sink (idem.Store)",
+					k.op, notIdem[0], notIdemChange)})
+		}
+		if len(dups) < 2 {
+			continue
+		}
+		var b strings.Builder
+		fmt.Fprintf(&b, "%s executed %d times for identity %s (%s): one effect done %d times", k.op, len(dups), k.id, strings.Join(dups, ", "), len(dups))
+		switch {
+		case change != "" && note != "":
+			fmt.Fprintf(&b, "; the repeat changed the state (%s): %s", note, change)
+		case change != "":
+			fmt.Fprintf(&b, "; the repeat changed the state: %s", change)
+		case note != "":
+			fmt.Fprintf(&b, " (%s)", note)
+		}
+		b.WriteString("; make the write idempotent at the sink (idem.Store) or re-read before retrying")
+		if change == "" && !first.stateSeen && first.StateError == "" && !first.Overlapped {
+			b.WriteString("; if a repeat of it truly changes nothing (an upsert, a set), declare it idempotent, or give testkit.State so the suite can see")
+		}
+		out = append(out, Finding{Code: CodeDuplicateWrite, Severity: SeverityError, Ops: []string{k.op}, Identities: []string{k.id}, Calls: dups,
+			Message: b.String()})
+	}
+	return out
+}
+
+// argsKey is the canonical encoding of a call's recorded arguments.
+func argsKey(o *Operation) string {
+	b, _ := o.Args.MarshalJSON()
+	return string(b)
+}
+
+// executing is called when a traced write is about to run its tool.
+func (c *Call) executing() {
+	if j := c.inv.rec.judge; j != nil && c.op.Kind == KindWrite {
+		j.before(c)
+	}
+}
+
+// executed is called when the tool of a traced call returned (or panicked).
+func (c *Call) executed(failed bool) {
+	if j := c.inv.rec.judge; j != nil && c.effect != nil {
+		j.after(c, failed)
+	}
+}
+
+// redelivers says the scenario delivers the whole invocation again, so
+// that every write before the fault repeats.
+func redelivers(kind string) bool {
+	return kind == ScenarioCrashRestart || kind == ScenarioDuplicateSeq || kind == ScenarioDuplicateConcurrent
+}
+
+// duplicates adds the duplicate_write and not_idempotent findings of a
+// scenario. Where the scenario redelivered the whole invocation, each later
+// duplicate follows from the first: one finding names the first and lists
+// the rest.
+func (s *Suite) duplicates(res *Result, tr *Trace, sc Scenario, add func(Finding)) {
+	baseEnd := ""
+	if s.base != nil {
+		baseEnd = s.base.end
+	}
+	found := judgeRepeats(tr, tr.end, baseEnd, sc.Kind == ScenarioBaseline)
+	lead := -1
+	for i := range found {
+		f := &found[i]
+		if f.Code != CodeDuplicateWrite {
+			continue
+		}
+		d := Duplicate{Op: f.Ops[0], Args: tr.argsOf(f.Calls[0]), Identity: f.Identities[0], Count: len(f.Calls), Calls: f.Calls}
+		res.Duplicates = append(res.Duplicates, d)
+		f.Details = duplicateDetails(d)
+		if lead < 0 {
+			lead = i
+		} else if redelivers(sc.Kind) {
+			found[lead].Follows = append(found[lead].Follows, fmt.Sprintf("%s for identity %s", f.Ops[0], f.Identities[0]))
+			f.Code = "" // folded into the lead
+		}
+	}
+	if lead >= 0 && len(found[lead].Follows) > 0 {
+		found[lead].Message += fmt.Sprintf("; the redelivery repeated the later writes too, and their duplicates follow from this one: %s", strings.Join(found[lead].Follows, "; "))
+	}
+	for _, f := range found {
+		if f.Code != "" {
+			add(f)
+		}
+	}
+}

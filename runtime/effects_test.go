@@ -1,0 +1,463 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// A to-do list: add appends (a repeat adds a second item), setDone sets a
+// flag (a repeat with equal arguments changes nothing).
+type todoItem struct {
+	ID    int    `json:"id"`
+	Title string `json:"title"`
+	Done  bool   `json:"done"`
+}
+
+type todoList struct {
+	mu    sync.Mutex
+	items []todoItem
+	// skip makes add skip a title that exists (a create that skips
+	// existing names).
+	skip bool
+	// meet, when set, holds each call until another call is in flight
+	// too (or a while passed), so that two deliveries overlap.
+	meet *rendezvous
+}
+
+type rendezvous struct {
+	mu   sync.Mutex
+	in   int
+	both chan struct{}
+}
+
+func (r *rendezvous) wait() {
+	if r == nil {
+		return
+	}
+	r.mu.Lock()
+	if r.both == nil {
+		r.both = make(chan struct{})
+	}
+	r.in++
+	ch := r.both
+	if r.in == 2 {
+		close(ch)
+		r.in, r.both = 0, nil
+	}
+	r.mu.Unlock()
+	select {
+	case <-ch:
+	case <-time.After(100 * time.Millisecond):
+		r.mu.Lock()
+		if r.both == ch {
+			r.in--
+		}
+		r.mu.Unlock()
+	}
+}
+
+func (l *todoList) add(title string) error {
+	l.meet.wait()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.skip {
+		for _, it := range l.items {
+			if it.Title == title {
+				return nil
+			}
+		}
+	}
+	l.items = append(l.items, todoItem{ID: len(l.items) + 1, Title: title})
+	return nil
+}
+
+func (l *todoList) setDone(id int, done bool) error {
+	l.meet.wait()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for i := range l.items {
+		if l.items[i].ID == id {
+			l.items[i].Done = done
+			return nil
+		}
+	}
+	return fmt.Errorf("no todo %d", id)
+}
+
+func (l *todoList) snapshot() any {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return map[string]any{"todos": append([]todoItem{}, l.items...)}
+}
+
+// traced runs fn as a traced call of op, with the shape of generated code.
+func traced(ctx context.Context, op *Op, args, identity []any, fn func(context.Context) error) (err error) {
+	if !Enabled() {
+		return fn(ctx)
+	}
+	c, cctx := Begin(ctx, op, args, identity, nil)
+	if err = c.Start(); err != nil {
+		return err
+	}
+	defer c.Recover(&err)
+	err = fn(cctx)
+	if lost := c.Finish(err); lost != nil {
+		return lost
+	}
+	return err
+}
+
+func addOp(idempotent bool) *Op {
+	return &Op{Name: "add_todo", Kind: KindWrite, Params: []string{"title"}, Idempotent: idempotent}
+}
+
+func setOp(idempotent bool) *Op {
+	return &Op{Name: "update_todo", Kind: KindWrite, Params: []string{"id", "done"}, Idempotent: idempotent}
+}
+
+// todoAgent adds a to-do and marks it done, retrying each call once on an
+// error, as agents do.
+type todoAgent struct {
+	list     *todoList
+	add, set *Op
+	done     []bool // the values update_todo sets, in turn (default true)
+}
+
+func (a *todoAgent) run(ctx context.Context) error {
+	retry := func(f func() error) error {
+		if err := f(); err != nil {
+			if errors.Is(err, context.Canceled) {
+				return err
+			}
+			return f()
+		}
+		return nil
+	}
+	if err := retry(func() error {
+		return traced(ctx, a.add, []any{"buy milk"}, []any{"buy milk"}, func(context.Context) error { return a.list.add("buy milk") })
+	}); err != nil {
+		return err
+	}
+	done := a.done
+	if len(done) == 0 {
+		done = []bool{true}
+	}
+	for _, d := range done {
+		if err := retry(func() error {
+			return traced(ctx, a.set, []any{1, d}, []any{1}, func(context.Context) error { return a.list.setDone(1, d) })
+		}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func runTodo(t *testing.T, a *todoAgent, opts ...Option) *Report {
+	t.Helper()
+	opts = append([]Option{Setup(func(context.Context) error {
+		old := a.list
+		a.list = &todoList{}
+		if old != nil {
+			a.list.skip, a.list.meet = old.skip, old.meet
+		}
+		return nil
+	})}, opts...)
+	rep, err := Run(context.Background(), t.Name(), a.run, opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rep
+}
+
+// findings returns the codes of the findings of a scenario ("" for all),
+// with their op.
+func findings(rep *Report, scenario string) []string {
+	var out []string
+	for _, f := range rep.Findings {
+		if scenario == "" || f.Scenario == scenario {
+			out = append(out, f.Code+" "+strings.Join(f.Ops, ","))
+		}
+	}
+	return out
+}
+
+func falseAlarms(rep *Report, op string) int {
+	n := 0
+	for _, f := range rep.Findings {
+		if f.Code == CodeDuplicateWrite && f.Ops[0] == op {
+			n++
+		}
+	}
+	return n
+}
+
+func opByID(t *testing.T, rep *Report, scenario, id string) Operation {
+	t.Helper()
+	for _, r := range append([]*Result{rep.Baseline}, rep.Results...) {
+		if r.Scenario != scenario {
+			continue
+		}
+		for _, o := range r.Trace.Ops {
+			if o.ID == id {
+				return o
+			}
+		}
+	}
+	t.Fatalf("no call %s in %s", id, scenario)
+	return Operation{}
+}
+
+func TestIdempotentDeclarationAbsorbsEqualRepeats(t *testing.T) {
+	// Undeclared: update_todo after a lost acknowledgement is retried, and
+	// the retry counts as a second effect although it set what was set.
+	buggy := runTodo(t, &todoAgent{add: addOp(false), set: setOp(false)})
+	if n := falseAlarms(buggy, "update_todo"); n == 0 {
+		t.Fatalf("without the declaration the retry of update_todo is counted as a duplicate; findings: %v", findings(buggy, ""))
+	}
+	// Declared idempotent: the retry is absorbed, visibly.
+	fixed := runTodo(t, &todoAgent{add: addOp(false), set: setOp(true)})
+	if n := falseAlarms(fixed, "update_todo"); n != 0 {
+		t.Fatalf("declared idempotent, update_todo must not be a duplicate: %v", findings(fixed, ""))
+	}
+	o := opByID(t, fixed, "lost_acknowledgement/update_todo#1", "1:update_todo#2")
+	if o.Repeat != RepeatAbsorbed || o.JudgedBy != JudgedByDeclaration || !o.Idempotent || o.Effective() {
+		t.Fatalf("retry: repeat=%q judged_by=%q idempotent=%v effective=%v", o.Repeat, o.JudgedBy, o.Idempotent, o.Effective())
+	}
+	// add_todo really appends: still caught wherever it repeats.
+	if got := findings(fixed, "crash_restart/add_todo#1"); len(got) != 1 || got[0] != "duplicate_write add_todo" {
+		t.Fatalf("crash_restart/add_todo#1: %v", got)
+	}
+}
+
+func TestIdempotentRepeatWithOtherArgumentsIsAnUpdate(t *testing.T) {
+	// One identity (todo 1), two values: done, then not done. Declared
+	// idempotent, the second call is a change of the first effect (the
+	// last value set wins), not a second effect.
+	rep := runTodo(t, &todoAgent{add: addOp(false), set: setOp(true), done: []bool{true, false}})
+	if !rep.BaselineSucceeded || len(findings(rep, "baseline")) != 0 {
+		t.Fatalf("baseline: %v", findings(rep, "baseline"))
+	}
+	o := opByID(t, rep, "baseline", "1:update_todo#2")
+	if o.Repeat != RepeatUpdate || !o.Effective() {
+		t.Fatalf("second update: repeat=%q effective=%v, want an effective update", o.Repeat, o.Effective())
+	}
+	// The other side: a repeat with the arguments of an earlier call is
+	// absorbed even after an update (the crash repeats done=true).
+	o = opByID(t, rep, "crash_restart/update_todo#2", "2:update_todo#3")
+	if o.Repeat != RepeatAbsorbed {
+		t.Fatalf("redelivered update_todo(1, true): repeat=%q, want absorbed", o.Repeat)
+	}
+	// Undeclared, the two values are a duplicate by count.
+	buggy := runTodo(t, &todoAgent{add: addOp(false), set: setOp(false), done: []bool{true, false}})
+	if got := findings(buggy, "baseline"); len(got) != 1 || got[0] != "duplicate_write update_todo" {
+		t.Fatalf("undeclared baseline: %v", got)
+	}
+}
+
+func TestStateAbsorbsRepeatsThatChangedNothing(t *testing.T) {
+	a := &todoAgent{add: addOp(false), set: setOp(false)}
+	rep := runTodo(t, a, State(func() any { return a.list.snapshot() }))
+	if n := falseAlarms(rep, "update_todo"); n != 0 {
+		t.Fatalf("with State, update_todo's repeats changed nothing: %v", findings(rep, ""))
+	}
+	o := opByID(t, rep, "lost_acknowledgement/update_todo#1", "1:update_todo#2")
+	if o.Repeat != RepeatAbsorbed || o.JudgedBy != JudgedByState {
+		t.Fatalf("retry: repeat=%q judged_by=%q", o.Repeat, o.JudgedBy)
+	}
+	// The real duplicate is caught, with what it changed in words.
+	var msg string
+	for _, f := range rep.Findings {
+		if f.Scenario == "crash_restart/add_todo#1" && f.Code == CodeDuplicateWrite {
+			msg = f.Message
+		}
+	}
+	want := `the repeat changed the state: todos: 1 → 2 entries, added {"done":false,"id":2,"title":"buy milk"}`
+	if !strings.Contains(msg, want) {
+		t.Fatalf("crash_restart/add_todo#1 message %q lacks %q", msg, want)
+	}
+}
+
+func TestStateCatchesAWrongIdempotentDeclaration(t *testing.T) {
+	// add_todo appends but is declared idempotent. Without State the
+	// declaration is trusted...
+	a := &todoAgent{add: addOp(true), set: setOp(true)}
+	trusted := runTodo(t, a)
+	if got := findings(trusted, "crash_restart/add_todo#1"); len(got) != 0 {
+		t.Fatalf("without State the declaration decides: %v", got)
+	}
+	// ...with State the world shows it wrong.
+	rep := runTodo(t, a, State(func() any { return a.list.snapshot() }))
+	got := findings(rep, "crash_restart/add_todo#1")
+	if len(got) != 1 || got[0] != "not_idempotent add_todo" {
+		t.Fatalf("crash_restart/add_todo#1: %v", got)
+	}
+	if rep.Safe {
+		t.Fatal("a wrong declaration must fail the suite")
+	}
+	// A create that skips what exists is idempotent: nothing to report.
+	ok := &todoAgent{list: &todoList{skip: true}, add: addOp(true), set: setOp(true)}
+	rep = runTodo(t, ok, State(func() any { return ok.list.snapshot() }))
+	if !rep.Safe {
+		t.Fatalf("a create that skips existing names: %v", findings(rep, ""))
+	}
+}
+
+func TestOverlappingRepeatsAreJudgedByTheEndState(t *testing.T) {
+	// Each call waits until the other delivery's is in flight too.
+	a := &todoAgent{list: &todoList{skip: true, meet: &rendezvous{}}, add: addOp(false), set: setOp(false)}
+	only := OnlyScenario(ScenarioDuplicateConcurrent)
+	rep := runTodo(t, a, State(func() any { return a.list.snapshot() }), only)
+	if got := findings(rep, ScenarioDuplicateConcurrent); len(got) != 0 {
+		t.Fatalf("two deliveries at once left what one leaves: %v", got)
+	}
+	var o Operation
+	for _, x := range rep.Results[0].Trace.Ops {
+		if x.Name == "update_todo" && x.Repeat != "" {
+			o = x
+		}
+	}
+	if !o.Overlapped || o.Repeat != RepeatAbsorbed || o.JudgedBy != JudgedByEndState {
+		t.Fatalf("concurrent repeat: overlapped=%v repeat=%q judged_by=%q", o.Overlapped, o.Repeat, o.JudgedBy)
+	}
+	// An appending add_todo under two deliveries at once: two items where
+	// one delivery leaves one.
+	b := &todoAgent{list: &todoList{meet: &rendezvous{}}, add: addOp(false), set: setOp(false)}
+	rep = runTodo(t, b, State(func() any { return b.list.snapshot() }), only)
+	var msg string
+	for _, f := range rep.Findings {
+		if f.Scenario == ScenarioDuplicateConcurrent && f.Code == CodeDuplicateWrite {
+			msg = f.Message
+		}
+	}
+	if !strings.Contains(msg, "compares the end state with what one delivery left") || !strings.Contains(msg, "todos: 1 → 2 entries") {
+		t.Fatalf("concurrent add_todo: %q", msg)
+	}
+}
+
+func TestRedeliveryReportsTheFirstDuplicate(t *testing.T) {
+	a := &todoAgent{add: addOp(false), set: setOp(false)}
+	rep := runTodo(t, a)
+	got := findings(rep, "crash_restart/update_todo#1")
+	if len(got) != 1 || got[0] != "duplicate_write add_todo" {
+		t.Fatalf("crash after update_todo repeats both writes; want one finding on the first: %v", got)
+	}
+	for _, f := range rep.Findings {
+		if f.Scenario == "crash_restart/update_todo#1" {
+			if len(f.Follows) != 1 || !strings.Contains(f.Message, "their duplicates follow from this one: update_todo for identity 1") {
+				t.Fatalf("follows=%v message=%q", f.Follows, f.Message)
+			}
+		}
+	}
+	// The scenario's duplicates list still has both.
+	for _, r := range rep.Results {
+		if r.Scenario == "crash_restart/update_todo#1" && len(r.Duplicates) != 2 {
+			t.Fatalf("duplicates: %+v", r.Duplicates)
+		}
+	}
+}
+
+func TestProblemsGroupFindingsAcrossScenarios(t *testing.T) {
+	a := &todoAgent{add: addOp(false), set: setOp(true)}
+	rep := runTodo(t, a)
+	var scenarios []string
+	n := 0
+	for _, p := range rep.Problems {
+		if p.Code == CodeDuplicateWrite && p.Ops[0] == "add_todo" {
+			n++
+			for _, in := range p.SeenIn {
+				if !strings.Contains(in.Replay, in.Scenario) {
+					t.Errorf("replay %q of %s", in.Replay, in.Scenario)
+				}
+				scenarios = append(scenarios, in.Scenario)
+			}
+		}
+	}
+	want := "lost_acknowledgement/add_todo#1 crash_restart/add_todo#1 crash_restart/update_todo#1 duplicate_delivery/sequential duplicate_delivery/concurrent"
+	if n != 1 || strings.Join(scenarios, " ") != want {
+		t.Fatalf("%d problems for add_todo, seen in %v; want one, seen in %s", n, scenarios, want)
+	}
+}
+
+// An asynchronous sink: submit queues the title and answers at once; a
+// worker appends it later, skipping a title it has (keyed) or not.
+type asyncList struct {
+	todoList
+	keyed   bool
+	mu2     sync.Mutex
+	pending int
+	wg      sync.WaitGroup
+}
+
+func (l *asyncList) submit(title string) error {
+	l.mu2.Lock()
+	l.pending++
+	l.mu2.Unlock()
+	l.wg.Add(1)
+	go func() {
+		defer l.wg.Done()
+		time.Sleep(2 * time.Millisecond)
+		l.skip = l.keyed
+		_ = l.add(title)
+		l.mu2.Lock()
+		l.pending--
+		l.mu2.Unlock()
+	}()
+	return nil
+}
+
+func TestSettleJudgesEffectsThatLandLater(t *testing.T) {
+	op := &Op{Name: "submit", Kind: KindWrite, Params: []string{"title"}}
+	for _, keyed := range []bool{false, true} {
+		var l *asyncList
+		agent := func(ctx context.Context) error {
+			// Submits twice, as an impatient agent does.
+			for range 2 {
+				if err := traced(ctx, op, []any{"x"}, []any{"x"}, func(context.Context) error { return l.submit("x") }); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+		rep, err := Run(context.Background(), "async", agent,
+			Setup(func(context.Context) error { l = &asyncList{keyed: keyed}; return nil }),
+			State(func() any { return l.snapshot() }),
+			Settle(func(context.Context) error { l.wg.Wait(); return nil }),
+			OnlyScenario(ScenarioDuplicateSeq))
+		if err != nil {
+			t.Fatal(err)
+		}
+		base := findings(rep, "baseline")
+		if keyed && len(base) != 0 {
+			t.Fatalf("keyed: the repeat opened nothing: %v", base)
+		}
+		if !keyed {
+			if len(base) != 1 || base[0] != "duplicate_write submit" {
+				t.Fatalf("unkeyed: %v", base)
+			}
+			if msg := rep.Findings[0].Message; !strings.Contains(msg, `todos: 1 → 2 entries, added {"done":false,"id":2,"title":"x"}`) {
+				t.Fatalf("unkeyed: %q", msg)
+			}
+		}
+	}
+}
+
+func TestDescribeChange(t *testing.T) {
+	for _, c := range []struct{ before, after, want string }{
+		{`{"notes":["a"]}`, `{"notes":["a","o9:called customer"]}`, `notes: 1 → 2 entries, added "o9:called customer"`},
+		{`{"todos":[{"done":false,"id":1}]}`, `{"todos":[{"done":true,"id":1}]}`, `todos[0].done: false → true`},
+		{`{"entities":{"alice":{}}}`, `{"entities":{"alice":{},"bob":{}}}`, `entities: added key "bob"`},
+		{`{"n":1,"m":{"a b":2}}`, `{"n":2,"m":{"a b":3}}`, `m["a b"]: 2 → 3; n: 1 → 2`},
+		{`[1,2,2]`, `[2]`, `state: 3 → 1 entry, removed 1, 2`},
+		{`{"a":1}`, `{"a":1}`, ``},
+		{`"x"`, `{"a":1}`, `state: "x" → {"a":1}`},
+	} {
+		if got := DescribeChange(c.before, c.after); got != c.want {
+			t.Errorf("DescribeChange(%s, %s) = %q, want %q", c.before, c.after, got, c.want)
+		}
+	}
+}

@@ -1,0 +1,62 @@
+package runtime
+
+import (
+	"regexp"
+	"strings"
+)
+
+// Occurrence is one scenario that shows a finding, with the line that
+// replays it.
+type Occurrence struct {
+	Scenario string `json:"scenario"`
+	Replay   string `json:"replay"`
+}
+
+// GroupKey identifies the problem a finding is about: its code, ops and
+// identities (for invariant_failed, the invariant's name). Findings of
+// several scenarios with one key are one problem, reported once.
+func (f Finding) GroupKey() string {
+	key := f.Code + "\x00" + strings.Join(f.Ops, ",") + "\x00" + strings.Join(f.Identities, ",")
+	if f.Code == CodeIdentityUnstable {
+		// Its identities are fresh per attempt: the op is the problem.
+		key = f.Code + "\x00" + strings.Join(f.Ops, ",")
+	}
+	if f.Code == CodeInvariantFailed {
+		if m := invariantName.FindStringSubmatch(f.Message); m != nil {
+			key += "\x00" + m[1]
+		}
+	}
+	if f.Code == CodeAgentPanic || f.Code == CodeBaselineFailed {
+		key += "\x00" + firstLine(f.Message)
+	}
+	return key
+}
+
+var invariantName = regexp.MustCompile(`^invariant ("(?:[^"\\]|\\.)*") failed`)
+
+func firstLine(s string) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i]
+	}
+	return s
+}
+
+// GroupFindings merges findings about one problem (same GroupKey) into one,
+// in order of first appearance: the first one's text, with SeenIn listing
+// every scenario that shows it and its replay line.
+func GroupFindings(fs []Finding) []Finding {
+	out := []Finding{}
+	at := map[string]int{}
+	for _, f := range fs {
+		k := f.GroupKey()
+		occ := Occurrence{Scenario: f.Scenario, Replay: f.Replay}
+		if i, ok := at[k]; ok {
+			out[i].SeenIn = append(out[i].SeenIn, occ)
+			continue
+		}
+		at[k] = len(out)
+		f.SeenIn = []Occurrence{occ}
+		out = append(out, f)
+	}
+	return out
+}

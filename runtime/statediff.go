@@ -1,0 +1,208 @@
+package runtime
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+	"unicode/utf8"
+)
+
+// maxChange bounds a described change; the rest is elided.
+const maxChange = 400
+
+// DescribeChange says in words how the canonical JSON snapshot after differs
+// from before, the way a person reads it:
+//
+//	notes: 1 → 2 entries, added "o9:called customer"
+//	todos[0].done: false → true
+//	entities: added key "bob"
+//
+// Lists that changed length are compared as collections (what was added,
+// what removed); lists of one length and objects are compared element by
+// element. It returns "" when the two are equal.
+func DescribeChange(before, after string) string {
+	if before == after {
+		return ""
+	}
+	a, errA := decodeState(before)
+	b, errB := decodeState(after)
+	if errA != nil || errB != nil {
+		return fmt.Sprintf("state: %s → %s", clip(before, 80), clip(after, 80))
+	}
+	var parts []string
+	diffValue("", a, b, &parts)
+	if len(parts) == 0 {
+		return "state: changed"
+	}
+	s := strings.Join(parts, "; ")
+	return clip(s, maxChange)
+}
+
+func decodeState(s string) (any, error) {
+	dec := json.NewDecoder(strings.NewReader(s))
+	dec.UseNumber()
+	var v any
+	err := dec.Decode(&v)
+	return v, err
+}
+
+func diffValue(path string, a, b any, out *[]string) {
+	name := path
+	if name == "" {
+		name = "state"
+	}
+	switch x := a.(type) {
+	case map[string]any:
+		y, ok := b.(map[string]any)
+		if !ok {
+			break
+		}
+		keys := map[string]bool{}
+		for k := range x {
+			keys[k] = true
+		}
+		for k := range y {
+			keys[k] = true
+		}
+		sorted := make([]string, 0, len(keys))
+		for k := range keys {
+			sorted = append(sorted, k)
+		}
+		sort.Strings(sorted)
+		var added, removed []string
+		for _, k := range sorted {
+			xv, inX := x[k]
+			yv, inY := y[k]
+			switch {
+			case !inX:
+				added = append(added, quote(k))
+			case !inY:
+				removed = append(removed, quote(k))
+			default:
+				diffValue(join(path, k), xv, yv, out)
+			}
+		}
+		if len(added) > 0 || len(removed) > 0 {
+			*out = append(*out, fmt.Sprintf("%s: %s", name, addedRemoved("key", added, removed)))
+		}
+		return
+	case []any:
+		y, ok := b.([]any)
+		if !ok {
+			break
+		}
+		if len(x) == len(y) {
+			for i := range x {
+				diffValue(fmt.Sprintf("%s[%d]", name, i), x[i], y[i], out)
+			}
+			return
+		}
+		// A collection that grew or shrank: what is in one and not the
+		// other, counted as a multiset.
+		count := map[string]int{}
+		for _, v := range x {
+			count[encode(v)]++
+		}
+		var added, removed []string
+		for _, v := range y {
+			k := encode(v)
+			if count[k] > 0 {
+				count[k]--
+				continue
+			}
+			added = append(added, clip(k, 80))
+		}
+		for _, v := range x {
+			k := encode(v)
+			if count[k] > 0 {
+				count[k]--
+				removed = append(removed, clip(k, 80))
+			}
+		}
+		desc := fmt.Sprintf("%s: %d → %d %s", name, len(x), len(y), plural(len(y), "entry", "entries"))
+		if s := addedRemoved("", added, removed); s != "" {
+			desc += ", " + s
+		}
+		*out = append(*out, desc)
+		return
+	default:
+		if encode(a) == encode(b) {
+			return
+		}
+	}
+	if encode(a) != encode(b) {
+		*out = append(*out, fmt.Sprintf("%s: %s → %s", name, clip(encode(a), 80), clip(encode(b), 80)))
+	}
+}
+
+func addedRemoved(what string, added, removed []string) string {
+	var parts []string
+	noun := func(n int) string {
+		if what == "" {
+			return ""
+		}
+		return plural(n, what, what+"s") + " "
+	}
+	if len(added) > 0 {
+		parts = append(parts, "added "+noun(len(added))+strings.Join(added, ", "))
+	}
+	if len(removed) > 0 {
+		parts = append(parts, "removed "+noun(len(removed))+strings.Join(removed, ", "))
+	}
+	return strings.Join(parts, ", ")
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
+// join extends a path with a key, in dotted form when the key is a plain
+// name.
+func join(path, key string) string {
+	plain := key != ""
+	for _, r := range key {
+		if !(r == '_' || r == '-' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z') {
+			plain = false
+		}
+	}
+	if !plain {
+		key = "[" + quote(key) + "]"
+		return path + key
+	}
+	if path == "" {
+		return key
+	}
+	return path + "." + key
+}
+
+func quote(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
+}
+
+// encode writes a decoded value back as compact JSON (keys sorted).
+func encode(v any) string {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return fmt.Sprint(v)
+	}
+	return strings.TrimSuffix(buf.String(), "\n")
+}
+
+// clip cuts s to about n bytes, at a rune boundary.
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "…"
+}
