@@ -25,7 +25,7 @@ var agentidemOp_Billing_CreateInvoiceTraced = &agentidemrt.Op{
 	Kind:   agentidemrt.KindWrite,
 	Name:   "createInvoice",
 	Params: []string{"id", "customer"},
-	Pos:    "billing.go:78",
+	Pos:    "billing.go:82",
 }
 
 // CreateInvoiceTraced calls CreateInvoice and records the call for agentidem (//agentidem:write).
@@ -51,7 +51,7 @@ var agentidemOp_Billing_AttachInvoiceTraced = &agentidemrt.Op{
 	Kind:   agentidemrt.KindWrite,
 	Name:   "attachInvoice",
 	Params: []string{"id", "orderID"},
-	Pos:    "billing.go:94",
+	Pos:    "billing.go:98",
 }
 
 // AttachInvoiceTraced calls AttachInvoice and records the call for agentidem (//agentidem:write).
@@ -76,7 +76,7 @@ var agentidemOp_Billing_SetSeatsTraced = &agentidemrt.Op{
 	Kind:   agentidemrt.KindWrite,
 	Name:   "setSeats",
 	Params: []string{"sub", "seats"},
-	Pos:    "billing.go:115",
+	Pos:    "billing.go:122",
 }
 
 // SetSeatsTraced calls SetSeats and records the call for agentidem (//agentidem:write).
@@ -101,7 +101,7 @@ var agentidemOp_Billing_MonthlyTotalTraced = &agentidemrt.Op{
 	Kind:   agentidemrt.KindRead,
 	Name:   "monthlyTotal",
 	Params: []string{"sub"},
-	Pos:    "billing.go:128",
+	Pos:    "billing.go:135",
 }
 
 // MonthlyTotalTraced calls MonthlyTotal and records the call for agentidem (//agentidem:read).
@@ -126,7 +126,7 @@ var agentidemOp_Billing_ApplyDiscountTraced = &agentidemrt.Op{
 	Kind:   agentidemrt.KindWrite,
 	Name:   "applyDiscount",
 	Params: []string{"id", "percent"},
-	Pos:    "billing.go:137",
+	Pos:    "billing.go:144",
 }
 
 // ApplyDiscountTraced calls ApplyDiscount and records the call for agentidem (//agentidem:write).
@@ -151,7 +151,7 @@ var agentidemOp_Billing_ApplyCreditTraced = &agentidemrt.Op{
 	Kind:   agentidemrt.KindWrite,
 	Name:   "applyCredit",
 	Params: []string{"id", "amount"},
-	Pos:    "billing.go:145",
+	Pos:    "billing.go:152",
 }
 
 // ApplyCreditTraced calls ApplyCredit and records the call for agentidem (//agentidem:write).
@@ -176,7 +176,7 @@ var agentidemOp_Billing_AddLineItemTraced = &agentidemrt.Op{
 	Kind:   agentidemrt.KindWrite,
 	Name:   "addLineItem",
 	Params: []string{"id", "sku", "key"},
-	Pos:    "billing.go:172",
+	Pos:    "billing.go:179",
 }
 
 // AddLineItemTraced calls AddLineItem and records the call for agentidem (//agentidem:write).
@@ -205,7 +205,7 @@ var agentidemOp_Billing_NotifyAccountingTraced = &agentidemrt.Op{
 	Kind:   agentidemrt.KindWrite,
 	Name:   "notifyAccounting",
 	Params: []string{"id", "key"},
-	Pos:    "billing.go:184",
+	Pos:    "billing.go:191",
 }
 
 // NotifyAccountingTraced calls NotifyAccounting and records the call for agentidem (//agentidem:write).
@@ -234,7 +234,7 @@ var agentidemOp_Billing_QuoteTraced = &agentidemrt.Op{
 	Kind:   agentidemrt.KindRead,
 	Name:   "quote",
 	Params: []string{"provider"},
-	Pos:    "billing.go:221",
+	Pos:    "billing.go:228",
 }
 
 // QuoteTraced calls Quote and records the call for agentidem (//agentidem:read).

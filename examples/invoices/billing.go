@@ -16,6 +16,10 @@ import (
 // Like many real APIs it is lax: it accepts an attachment to an invoice it
 // does not know yet, and records it as dangling.
 type Billing struct {
+	// Strict makes AttachInvoice refuse an unknown invoice ("no such
+	// invoice"), as most APIs do, instead of filing a dangling link.
+	Strict bool
+
 	mu        sync.Mutex
 	invoices  map[string]*Invoice
 	dangling  []string            // attachments made before their invoice existed
@@ -95,6 +99,9 @@ func (b *Billing) AttachInvoice(ctx context.Context, id, orderID string) error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	inv, ok := b.invoices[id]
+	if !ok && b.Strict {
+		return fmt.Errorf("attach %s to %s: no such invoice", orderID, id)
+	}
 	if !ok {
 		b.dangling = append(b.dangling, id+"<-"+orderID)
 		return nil

@@ -3,6 +3,8 @@ package invoices
 import (
 	"context"
 	"fmt"
+	"os"
+	"sort"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -68,6 +70,63 @@ func TestDependencyBugIsCaught(t *testing.T) {
 	// Not also reported as two writes to one entity: the after= pair says it.
 	assert.NotContains(t, errorsByCode(rep), runtime.CodeConcurrentWritesEntity)
 }
+
+// With an API that refuses to attach to an unknown invoice, the agent
+// fails in the orders where attach runs first. The baseline runs under the
+// listed schedule, so that is the same on every run, and the failure is
+// reported as what it is: the dependent call dispatched with its
+// prerequisite (with the failing order and attach's own error), not a
+// broken baseline. The reverse order passes and is the baseline the faults
+// are planned from.
+func TestStrictDependencyBugIsAnOrderFindingNotABrokenBaseline(t *testing.T) {
+	rep := strictDependency(t)
+	require.True(t, rep.BaselineSucceeded, "the reverse order is the baseline")
+	codes := errorsByCode(rep)
+	assert.NotContains(t, codes, runtime.CodeBaselineFailed)
+	f := first(t, rep, runtime.CodeDependentCallsConcurrent)
+	assert.Equal(t, runtime.ScenarioBaseline, f.Scenario)
+	assert.Contains(t, f.Message, "attachInvoice failed: attach ORD-9 to INV-1: no such invoice")
+	assert.Contains(t, f.Replay, "AGENTIDEM_SCHEDULE='s0s1f0f1'")
+	assert.NotEmpty(t, rep.Results, "the fault scenarios ran from the passing order")
+}
+
+func strictDependency(t testkit.TB) *runtime.Report {
+	var b *Billing
+	return testkit.Run(t, func(ctx context.Context) error {
+		return (&DependencyAgent{Billing: b}).Run(ctx)
+	}, testkit.Setup(func(context.Context) error { b = NewBilling(); b.Strict = true; return nil }), testkit.NoSummary())
+}
+
+// TestDependencyVerdictIsTheSameEveryRun runs the strict dependency bug's
+// whole suite repeatedly and counts the distinct finding sets: it must be
+// one. AGENTIDEM_RUNS sets the count (scripts/bench/determinism.sh runs
+// 100).
+func TestDependencyVerdictIsTheSameEveryRun(t *testing.T) {
+	runs := 5
+	if v := os.Getenv("AGENTIDEM_RUNS"); v != "" {
+		_, _ = fmt.Sscan(v, &runs)
+	}
+	sets := map[string]int{}
+	for i := 0; i < runs; i++ {
+		rep := strictDependency(silent{t})
+		var keys []string
+		for _, f := range rep.Findings {
+			keys = append(keys, f.Code+" "+f.Scenario+" "+strings.Join(f.Ops, ","))
+		}
+		sort.Strings(keys)
+		sets[strings.Join(keys, "\n")]++
+	}
+	t.Logf("invoices strict dependency bug: %d runs, %d distinct finding sets", runs, len(sets))
+	assert.Len(t, sets, 1, "%v", sets)
+}
+
+// silent is a TB without subtests or logs, for repeated suites.
+type silent struct{ t *testing.T }
+
+func (s silent) Helper()               {}
+func (s silent) Name() string          { return s.t.Name() }
+func (s silent) Errorf(string, ...any) {}
+func (s silent) Logf(string, ...any)   {}
 
 func TestDependencyFixedPasses(t *testing.T) {
 	var b *Billing
