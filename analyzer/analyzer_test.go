@@ -49,3 +49,11 @@ func TestDocTitles(t *testing.T) {
 		}
 	}
 }
+
+// The shapes real SQL code writes check-then-create in (issue 14): a
+// transaction from a helper closure, prepared statements, a found flag,
+// update-then-insert, a store split across methods and packages, queries
+// built from constants.
+func TestCheckBeforeCreateShapes(t *testing.T) {
+	analysistest.Run(t, analysistest.TestData(), analyzer.CheckBeforeCreate, "cbcshapes", "cbcstore", "cbcservice")
+}

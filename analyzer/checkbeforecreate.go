@@ -19,13 +19,15 @@ var CheckBeforeCreate = &analysis.Analyzer{
 	Name:     "checkbeforecreate",
 	Doc:      "report creates guarded by a read of the same key",
 	URL:      docURL + "#hdr-checkbeforecreate",
-	Requires: []*analysis.Analyzer{Directives},
+	Requires: []*analysis.Analyzer{Directives, sqlFacts},
 	Run:      runCheckBeforeCreate,
 }
 
 func runCheckBeforeCreate(pass *analysis.Pass) (any, error) {
 	r := pass.ResultOf[Directives].(*ops)
-	if r.quiet(true) {
+	p := pass.ResultOf[sqlFacts].(*sqlPkg)
+	sqlUse := p != nil
+	if len(r.ops)+len(r.wrappers) == 0 && !sqlUse {
 		return nil, nil
 	}
 	for _, f := range pass.Files {
@@ -37,21 +39,58 @@ func runCheckBeforeCreate(pass *analysis.Pass) (any, error) {
 			if !ok || fd.Body == nil || serialized(pass.TypesInfo, fd.Body) {
 				continue
 			}
-			// Each function literal is a function of its own.
+			// Each function literal is a function of its own. One passed to
+			// a helper that runs it in a transaction begun for it (withTx)
+			// gets its transaction parameter as begun here.
 			bodies := []*ast.BlockStmt{fd.Body}
+			litTxs := map[*ast.BlockStmt][]types.Object{}
 			ast.Inspect(fd.Body, func(n ast.Node) bool {
-				if lit, ok := n.(*ast.FuncLit); ok {
-					bodies = append(bodies, lit.Body)
+				switch n := n.(type) {
+				case *ast.FuncLit:
+					bodies = append(bodies, n.Body)
+				case *ast.CallExpr:
+					if !sqlUse {
+						return true
+					}
+					fn, ok := typeutil.Callee(pass.TypesInfo, n).(*types.Func)
+					if !ok {
+						return true
+					}
+					i, ok := p.txParam(fn)
+					if !ok || i >= len(n.Args) {
+						return true
+					}
+					lit, ok := ast.Unparen(n.Args[i]).(*ast.FuncLit)
+					if !ok {
+						return true
+					}
+					for _, field := range lit.Type.Params.List {
+						for _, name := range field.Names {
+							if obj := pass.TypesInfo.Defs[name]; obj != nil && handleOf(obj.Type()) == handleTx {
+								litTxs[lit.Body] = append(litTxs[lit.Body], obj)
+							}
+						}
+					}
 				}
 				return true
 			})
 			for _, body := range bodies {
-				w := &cbcWalker{pass: pass, r: r, info: pass.TypesInfo, body: body, derived: map[types.Object][]int{}, txs: map[types.Object]bool{}}
+				w := newWalker(pass, r, p, body)
+				for _, tx := range litTxs[body] {
+					w.txs[tx] = true
+				}
 				w.stmts(body.List, nil)
 			}
 		}
 	}
 	return nil, nil
+}
+
+func newWalker(pass *analysis.Pass, r *ops, p *sqlPkg, body *ast.BlockStmt) *cbcWalker {
+	w := &cbcWalker{pass: pass, r: r, sp: p, info: pass.TypesInfo, body: body,
+		derived: map[types.Object][]int{}, txs: map[types.Object]bool{}, stmtq: map[types.Object]stmtInfo{}}
+	w.countFlags()
+	return w
 }
 
 // A cbcAccess is a read or a write the walker found.
@@ -63,6 +102,11 @@ type cbcAccess struct {
 	vars  []types.Object // variables the key is built from (ops)
 	query *ast.BasicLit  // SQL literal, for a fix
 	pgsql bool           // PostgreSQL dialect: $n placeholders or pgx
+	// txParam is the parameter holding the transaction the access runs
+	// in, when summarizing a function; -1 when none.
+	txParam int
+	update  bool // an UPDATE: what tells presence is the affected-row count
+	summary bool // through a function's SQL summary
 }
 
 // state of a branch with respect to a read: the key is (maybe) absent, or
@@ -75,8 +119,11 @@ const (
 	notAbsent
 )
 
+// A guard says what the enclosing branch knows of some reads: their key
+// is absent, or not absent.
 type guard struct {
 	reads []int
+	st    state
 }
 
 type cbcWalker struct {
@@ -89,6 +136,36 @@ type cbcWalker struct {
 	txs     map[types.Object]bool   // transactions begun in this function
 	strs    map[types.Object]string // local variables holding a constant string
 	done    map[*ast.CallExpr]bool
+
+	sp     *sqlPkg
+	stmtq  map[types.Object]stmtInfo // local prepared statements
+	params map[types.Object]int      // set when summarizing a function
+	writes []*cbcAccess              // inserts seen (summaries)
+	// what the function returns, when summarizing: how many return
+	// statements, and whether one returns something not derived from a
+	// read (nor a constant).
+	returns   int
+	badReturn bool
+
+	// boolean flags: how many times each is assigned in the body, and the
+	// assignments seen so far with the guards around them.
+	flagCount map[types.Object]int
+	flagSets  map[types.Object][]flagSet
+}
+
+// stmtInfo is a prepared statement: its query, and the parameter holding
+// its transaction when summarizing (-1 when none).
+type stmtInfo struct {
+	query   string
+	txParam int
+}
+
+// flagSet is one assignment of a constant to a boolean flag.
+type flagSet struct {
+	val   bool
+	decl  bool
+	ctx   []guard
+	order int
 }
 
 func (w *cbcWalker) stmts(list []ast.Stmt, ctx []guard) {
@@ -98,7 +175,7 @@ func (w *cbcWalker) stmts(list []ast.Stmt, ctx []guard) {
 		// loop, nothing matched.
 		if rs, ok := s.(*ast.RangeStmt); ok {
 			if reads := w.readsIn(rs.X); len(reads) > 0 && returnsFound(w.info, rs) {
-				ctx = append(ctx[:len(ctx):len(ctx)], guard{reads})
+				ctx = append(ctx[:len(ctx):len(ctx)], guard{reads, absent})
 			}
 		}
 		if ifs, ok := s.(*ast.IfStmt); ok {
@@ -110,9 +187,7 @@ func (w *cbcWalker) stmts(list []ast.Stmt, ctx []guard) {
 			case ifs.Else != nil && terminates(ifs.Else):
 				next = t
 			}
-			if next == absent && len(reads) > 0 {
-				ctx = append(ctx[:len(ctx):len(ctx)], guard{reads})
-			}
+			ctx = with(ctx, reads, next)
 		}
 	}
 }
@@ -122,6 +197,7 @@ func (w *cbcWalker) stmt(s ast.Stmt, ctx []guard) {
 	case *ast.AssignStmt:
 		w.exprs(s.Rhs, ctx)
 		w.assign(s.Lhs, s.Rhs)
+		w.setFlag(s.Lhs, s.Rhs, s.Tok == token.DEFINE, ctx)
 	case *ast.DeclStmt:
 		if gd, ok := s.Decl.(*ast.GenDecl); ok {
 			for _, sp := range gd.Specs {
@@ -132,6 +208,12 @@ func (w *cbcWalker) stmt(s ast.Stmt, ctx []guard) {
 						lhs[i] = n
 					}
 					w.assign(lhs, vs.Values)
+					if len(vs.Values) == 0 && len(vs.Names) == 1 {
+						// var found bool: false
+						w.setFlag(lhs, []ast.Expr{ast.NewIdent("false")}, true, ctx)
+					} else {
+						w.setFlag(lhs, vs.Values, true, ctx)
+					}
 				}
 			}
 		}
@@ -139,6 +221,17 @@ func (w *cbcWalker) stmt(s ast.Stmt, ctx []guard) {
 		w.exprs([]ast.Expr{s.X}, ctx)
 	case *ast.ReturnStmt:
 		w.exprs(s.Results, ctx)
+		if w.params != nil {
+			w.returns++
+			if len(s.Results) == 0 {
+				w.badReturn = true
+			}
+			for _, res := range s.Results {
+				if tv := w.info.Types[res]; tv.Value == nil && !tv.IsNil() && len(w.readsIn(res)) == 0 {
+					w.badReturn = true
+				}
+			}
+		}
 	case *ast.DeferStmt:
 		w.exprs([]ast.Expr{s.Call}, ctx)
 	case *ast.GoStmt:
@@ -182,10 +275,13 @@ func (w *cbcWalker) stmt(s ast.Stmt, ctx []guard) {
 		if s.Init != nil {
 			w.stmt(s.Init, ctx)
 		}
+		inner := ctx
 		if s.Cond != nil {
 			w.exprs([]ast.Expr{s.Cond}, ctx)
+			reads, t, _ := w.cond(s.Cond)
+			inner = with(ctx, reads, t) // for rows.Next() { ... }
 		}
-		w.stmts(s.Body.List, ctx)
+		w.stmts(s.Body.List, inner)
 	case *ast.RangeStmt:
 		w.exprs([]ast.Expr{s.X}, ctx)
 		w.stmts(s.Body.List, ctx)
@@ -201,10 +297,10 @@ func (w *cbcWalker) stmt(s ast.Stmt, ctx []guard) {
 }
 
 func with(ctx []guard, reads []int, st state) []guard {
-	if st != absent || len(reads) == 0 {
+	if st == unknown || len(reads) == 0 {
 		return ctx
 	}
-	return append(ctx[:len(ctx):len(ctx)], guard{reads})
+	return append(ctx[:len(ctx):len(ctx)], guard{reads, st})
 }
 
 // exprs visits the calls in exprs, innermost first, outside function
@@ -262,6 +358,12 @@ func (w *cbcWalker) call(call *ast.CallExpr, ctx []guard) {
 		}
 		return
 	}
+	if w.sp == nil {
+		return
+	}
+	if w.summaryCall(call, ctx) {
+		return
+	}
 	a, isRead := w.sqlAccess(call)
 	if a == nil {
 		return
@@ -272,11 +374,161 @@ func (w *cbcWalker) call(call *ast.CallExpr, ctx []guard) {
 		w.deriveAddrs(call.Args, []int{len(w.reads) - 1})
 		return
 	}
+	w.writes = append(w.writes, a)
 	w.checkWrite(a, ctx)
 }
 
-// sqlAccess recognizes a SELECT (isRead) or an INSERT that does not
-// resolve conflicts, run with a constant query on a database handle.
+// summaryCall records the reads and checks the inserts of a call to a
+// function with a SQL summary.
+func (w *cbcWalker) summaryCall(call *ast.CallExpr, ctx []guard) bool {
+	fn, ok := typeutil.Callee(w.info, call).(*types.Func)
+	if !ok {
+		return false
+	}
+	sum := w.sp.summary(fn)
+	if sum == nil {
+		return false
+	}
+	k := &keyer{info: w.info, params: w.params}
+	access := func(s SQLAccess) *cbcAccess {
+		tx := -1
+		if s.Tx >= 0 {
+			if s.Tx >= len(call.Args) {
+				return nil
+			}
+			if !isNil(w.info, call.Args[s.Tx]) {
+				t, ok := w.handleOK(call.Args[s.Tx])
+				if !ok {
+					return nil
+				}
+				tx = t
+			}
+		}
+		keys := callKeys(k, call, s.Keys)
+		if len(keys) == 0 {
+			return nil
+		}
+		return &cbcAccess{call: call, table: s.Table, keys: keys, txParam: tx, update: s.Update, summary: true}
+	}
+	for _, s := range sum.Reads {
+		if a := access(s); a != nil {
+			w.reads = append(w.reads, a)
+		}
+	}
+	for _, s := range sum.Writes {
+		if a := access(s); a != nil {
+			w.writes = append(w.writes, a)
+			w.checkWrite(a, ctx)
+		}
+	}
+	return true
+}
+
+// handleOK reports whether a database handle or transaction may be judged
+// here: a database, or a transaction begun in this function (or for this
+// literal). When summarizing, a transaction parameter is passed on to the
+// caller (txParam).
+func (w *cbcWalker) handleOK(x ast.Expr) (txParam int, ok bool) {
+	switch handleOf(w.info.TypeOf(x)) {
+	case handleDB:
+		return -1, true
+	case handleTx:
+		id, isID := ast.Unparen(x).(*ast.Ident)
+		if !isID {
+			return 0, false
+		}
+		obj := w.info.Uses[id]
+		if w.txs[obj] {
+			return -1, true
+		}
+		if i, isParam := w.params[obj]; isParam {
+			return i, true
+		}
+	}
+	return 0, false
+}
+
+// stmtOf resolves a prepared statement: a local prepared from a constant
+// query, a field prepared with one, tx.Stmt(s), or a helper binding a
+// statement to a transaction (TxStmt(tx, s)).
+func (w *cbcWalker) stmtOf(e ast.Expr) (stmtInfo, bool) {
+	e = ast.Unparen(e)
+	switch e := e.(type) {
+	case *ast.Ident:
+		st, ok := w.stmtq[w.info.Uses[e]]
+		return st, ok
+	case *ast.SelectorExpr:
+		if v := fieldVar(w.info, e); v != nil {
+			if q, ok := w.sp.fields[v]; ok {
+				return stmtInfo{query: q, txParam: -1}, true
+			}
+		}
+	case *ast.CallExpr:
+		fn, ok := typeutil.Callee(w.info, e).(*types.Func)
+		if !ok {
+			return stmtInfo{}, false
+		}
+		if prepareMethods[fn.Name()] && fn.Pkg() != nil && sqlPackage(fn.Pkg().Path()) {
+			sel, ok := ast.Unparen(e.Fun).(*ast.SelectorExpr)
+			if !ok {
+				return stmtInfo{}, false
+			}
+			tx, ok := w.handleOK(sel.X)
+			if !ok {
+				return stmtInfo{}, false
+			}
+			for _, a := range e.Args {
+				if t := w.info.TypeOf(a); t != nil && isContext(t) {
+					continue
+				}
+				q, ok := w.sp.constString(w.strs, a)
+				return stmtInfo{query: q, txParam: tx}, ok
+			}
+			return stmtInfo{}, false
+		}
+		if strings.HasPrefix(fn.Name(), "Stmt") && fn.Pkg() != nil && sqlPackage(fn.Pkg().Path()) && len(e.Args) > 0 {
+			sel, ok := ast.Unparen(e.Fun).(*ast.SelectorExpr)
+			if !ok || handleOf(w.info.TypeOf(sel.X)) != handleTx {
+				return stmtInfo{}, false
+			}
+			tx, ok := w.handleOK(sel.X)
+			if !ok {
+				return stmtInfo{}, false
+			}
+			st, ok := w.stmtOf(e.Args[len(e.Args)-1])
+			if !ok || (st.txParam >= 0 && tx >= 0 && st.txParam != tx) {
+				return stmtInfo{}, false
+			}
+			if tx >= 0 {
+				st.txParam = tx
+			}
+			return st, true
+		}
+		if ix, ok := w.sp.stmtFunc(fn); ok && ix[0] < len(e.Args) && ix[1] < len(e.Args) {
+			st, ok := w.stmtOf(e.Args[ix[1]])
+			if !ok {
+				return stmtInfo{}, false
+			}
+			if isNil(w.info, e.Args[ix[0]]) {
+				return st, true
+			}
+			tx, ok := w.handleOK(e.Args[ix[0]])
+			if !ok || (st.txParam >= 0 && tx >= 0 && st.txParam != tx) {
+				return stmtInfo{}, false
+			}
+			if tx >= 0 {
+				st.txParam = tx
+			}
+			return st, true
+		}
+	}
+	return stmtInfo{}, false
+}
+
+// sqlAccess recognizes a SELECT (isRead), an UPDATE (isRead: its
+// affected-row count tells whether the row was there) or an INSERT that
+// does not resolve conflicts, run with a constant query on a database
+// handle, a transaction begun here or a prepared statement.
 func (w *cbcWalker) sqlAccess(call *ast.CallExpr) (a *cbcAccess, isRead bool) {
 	fn, ok := typeutil.Callee(w.info, call).(*types.Func)
 	if !ok || (!queryMethods[fn.Name()] && !execMethods[fn.Name()]) {
@@ -286,24 +538,52 @@ func (w *cbcWalker) sqlAccess(call *ast.CallExpr) (a *cbcAccess, isRead bool) {
 	if !ok {
 		return nil, false
 	}
-	switch handleOf(w.info.TypeOf(sel.X)) {
-	case handleDB:
-	case handleTx:
-		// A transaction begun elsewhere may be serializable: say nothing.
-		if id, ok := ast.Unparen(sel.X).(*ast.Ident); !ok || !w.txs[w.info.Uses[id]] {
+	var q string
+	var args []ast.Expr
+	tx := -1
+	a = &cbcAccess{call: call}
+	switch h := handleOf(w.info.TypeOf(sel.X)); {
+	case h == handleDB || h == handleTx:
+		t, ok := w.handleOK(sel.X)
+		if !ok {
+			// A transaction begun elsewhere may be serializable: say nothing.
 			return nil, false
+		}
+		tx = t
+		qi, query, ok := queryArg(w.info, call, func(e ast.Expr) (string, bool) { return w.sp.constString(w.strs, e) })
+		if !ok {
+			return nil, false
+		}
+		q, args = query, call.Args[qi+1:]
+		a.query, _ = ast.Unparen(call.Args[qi]).(*ast.BasicLit)
+	case isStmtType(w.info.TypeOf(sel.X)):
+		st, ok := w.stmtOf(sel.X)
+		if !ok {
+			return nil, false
+		}
+		q, tx = normSQL(st.query), st.txParam
+		for i, arg := range call.Args {
+			if t := w.info.TypeOf(arg); t != nil && isContext(t) {
+				continue
+			}
+			if i <= 1 && (fn.Name() == "Get" || fn.Name() == "GetContext" || fn.Name() == "Select" || fn.Name() == "SelectContext") {
+				if _, isAddr := ast.Unparen(arg).(*ast.UnaryExpr); isAddr && len(args) == 0 {
+					continue // sqlx Stmt.Get(&dest, args...)
+				}
+			}
+			args = append(args, arg)
 		}
 	default:
 		return nil, false
 	}
-	qi, q, ok := queryArg(w.info, call, w.strs)
-	if !ok {
-		return nil, false
-	}
-	a = &cbcAccess{call: call}
 	switch {
 	case isSelect(q) && queryMethods[fn.Name()]:
 		a.table, isRead = selectTable(q), true
+	case isUpdate(q) && (execMethods[fn.Name()] || (queryMethods[fn.Name()] && !hasWord(q, "RETURNING"))):
+		if !execMethods[fn.Name()] {
+			return nil, false
+		}
+		a.table, isRead, a.update = updateTable(q), true, true
 	case isInsert(q) && !insertResolvesConflict(q):
 		a.table = insertTable(q)
 	default:
@@ -312,8 +592,9 @@ func (w *cbcWalker) sqlAccess(call *ast.CallExpr) (a *cbcAccess, isRead bool) {
 	if a.table == "" {
 		return nil, false
 	}
-	k := &keyer{info: w.info}
-	for _, arg := range call.Args[qi+1:] {
+	a.txParam = tx
+	k := &keyer{info: w.info, params: w.params}
+	for _, arg := range args {
 		if s, ok := k.key(arg); ok {
 			a.keys = append(a.keys, s)
 		}
@@ -321,7 +602,6 @@ func (w *cbcWalker) sqlAccess(call *ast.CallExpr) (a *cbcAccess, isRead bool) {
 	if len(a.keys) == 0 {
 		return nil, false
 	}
-	a.query, _ = ast.Unparen(call.Args[qi]).(*ast.BasicLit)
 	a.pgsql = strings.Contains(q, "$1") || strings.HasPrefix(fn.Pkg().Path(), "github.com/jackc/pgx/")
 	return a, isRead
 }
@@ -350,14 +630,30 @@ func (w *cbcWalker) assign(lhs, rhs []ast.Expr) {
 		if begun && handleOf(obj.Type()) == handleTx {
 			w.txs[obj] = true
 		}
+		var str string
+		strOK := false
+		if len(lhs) == len(rhs) && w.sp != nil {
+			str, strOK = w.sp.constString(w.strs, rhs[i])
+		}
 		delete(w.strs, obj)
-		if len(lhs) == len(rhs) {
-			if tv := w.info.Types[rhs[i]]; tv.Value != nil && tv.Value.Kind() == constant.String {
-				if w.strs == nil {
-					w.strs = map[types.Object]string{}
-				}
-				w.strs[obj] = constant.StringVal(tv.Value)
+		if strOK {
+			if w.strs == nil {
+				w.strs = map[types.Object]string{}
 			}
+			w.strs[obj] = str
+		}
+		delete(w.stmtq, obj)
+		if len(lhs) == len(rhs) || (len(rhs) == 1 && i == 0) {
+			if w.sp != nil && isStmtType(obj.Type()) {
+				if st, ok := w.stmtOf(rhs[min(i, len(rhs)-1)]); ok {
+					w.stmtq[obj] = st
+				}
+			}
+		}
+		if len(reads) > 0 && isError(obj.Type()) && w.allUpdates(reads) {
+			// The error of an UPDATE says nothing of the row.
+			delete(w.derived, obj)
+			continue
 		}
 		if len(reads) > 0 {
 			w.derived[obj] = reads
@@ -365,6 +661,24 @@ func (w *cbcWalker) assign(lhs, rhs []ast.Expr) {
 			delete(w.derived, obj)
 		}
 	}
+}
+
+func (w *cbcWalker) anySummary(reads []int) bool {
+	for _, r := range reads {
+		if w.reads[r].summary {
+			return true
+		}
+	}
+	return false
+}
+
+func (w *cbcWalker) allUpdates(reads []int) bool {
+	for _, r := range reads {
+		if !w.reads[r].update {
+			return false
+		}
+	}
+	return true
 }
 
 func (w *cbcWalker) deriveAddrs(args []ast.Expr, reads []int) {
@@ -398,6 +712,9 @@ func (w *cbcWalker) readsIn(exprs ...ast.Expr) []int {
 			case *ast.Ident:
 				if obj := w.info.Uses[n]; obj != nil {
 					add(w.derived[obj]...)
+					if reads, _, _ := w.flag(obj); len(reads) > 0 {
+						add(reads...)
+					}
 				}
 			case *ast.CallExpr:
 				for i, r := range w.reads {
@@ -460,6 +777,10 @@ func (w *cbcWalker) branches(e ast.Expr) (t, f state) {
 			var eq state // what d == o says
 			switch {
 			case isNil(w.info, o) && isError(w.info.TypeOf(d)):
+				// A store function may return no error for no row.
+				if w.anySummary(w.readsIn(d)) {
+					return unknown, unknown
+				}
 				eq = notAbsent
 			case isNil(w.info, o), isZero(w.info, o), notFoundName(o):
 				eq = absent
@@ -504,6 +825,9 @@ func (w *cbcWalker) branches(e ast.Expr) (t, f state) {
 		t := w.info.TypeOf(e)
 		if t == nil {
 			return unknown, unknown
+		}
+		if reads, whenTrue, whenFalse := w.flag(w.info.Uses[e]); len(reads) > 0 {
+			return whenTrue, whenFalse
 		}
 		if b, ok := t.Underlying().(*types.Basic); ok && b.Kind() == types.Bool {
 			name := strings.ToLower(e.Name)
@@ -586,7 +910,13 @@ func notFoundText(s string) bool {
 }
 
 func (w *cbcWalker) checkWrite(a *cbcAccess, ctx []guard) {
+	if w.params != nil {
+		return // summarizing: no reports
+	}
 	for _, g := range ctx {
+		if g.st != absent {
+			continue
+		}
 		for _, ri := range g.reads {
 			rd := w.reads[ri]
 			if (rd.op == nil) != (a.op == nil) || (rd.op == nil && rd.table != a.table) {
@@ -791,4 +1121,149 @@ func terminates(s ast.Stmt) bool {
 		}
 	}
 	return false
+}
+
+// countFlags counts the assignments of each boolean variable of the body,
+// function literals included; a variable whose address is taken is never
+// a flag.
+func (w *cbcWalker) countFlags() {
+	w.flagCount = map[types.Object]int{}
+	w.flagSets = map[types.Object][]flagSet{}
+	count := func(e ast.Expr) {
+		if id, ok := ast.Unparen(e).(*ast.Ident); ok {
+			if obj := w.info.ObjectOf(id); obj != nil && isBool(obj.Type()) {
+				w.flagCount[obj]++
+			}
+		}
+	}
+	ast.Inspect(w.body, func(n ast.Node) bool {
+		switch n := n.(type) {
+		case *ast.AssignStmt:
+			for _, l := range n.Lhs {
+				count(l)
+			}
+		case *ast.ValueSpec:
+			for _, name := range n.Names {
+				count(name)
+			}
+		case *ast.IncDecStmt:
+			count(n.X)
+		case *ast.RangeStmt:
+			if n.Key != nil {
+				count(n.Key)
+			}
+			if n.Value != nil {
+				count(n.Value)
+			}
+		case *ast.UnaryExpr:
+			if n.Op == token.AND {
+				if id, ok := ast.Unparen(n.X).(*ast.Ident); ok {
+					if obj := w.info.ObjectOf(id); obj != nil {
+						w.flagCount[obj] = -1 << 20
+					}
+				}
+			}
+		}
+		return true
+	})
+}
+
+func isBool(t types.Type) bool {
+	b, ok := t.Underlying().(*types.Basic)
+	return ok && b.Kind() == types.Bool
+}
+
+// setFlag records found = false (a constant assigned to a boolean) with
+// the guards of the branch it is in.
+func (w *cbcWalker) setFlag(lhs, rhs []ast.Expr, decl bool, ctx []guard) {
+	if len(lhs) != 1 || len(rhs) != 1 {
+		return
+	}
+	id, ok := ast.Unparen(lhs[0]).(*ast.Ident)
+	if !ok {
+		return
+	}
+	obj := w.info.ObjectOf(id)
+	if obj == nil || w.flagCount[obj] <= 0 {
+		return
+	}
+	var val bool
+	switch c := ast.Unparen(rhs[0]).(type) {
+	case *ast.Ident:
+		if c.Name != "true" && c.Name != "false" {
+			w.flagCount[obj] = -1 << 20 // not a flag
+			return
+		}
+		if tv := w.info.Types[c]; tv.Value != nil {
+			val = constant.BoolVal(tv.Value)
+		} else {
+			val = c.Name == "true"
+		}
+	default:
+		w.flagCount[obj] = -1 << 20
+		return
+	}
+	w.flagSets[obj] = append(w.flagSets[obj], flagSet{val: val, decl: decl, ctx: ctx, order: len(w.flagSets[obj])})
+}
+
+// flag tells what a boolean flag says about some reads, once every
+// assignment of it has been seen: when every assignment of a value v is
+// on a branch where the reads found nothing, flag == v means absent; when
+// v is only its initial value and every other assignment, of !v, is on a
+// branch where they found something, flag == v means absent too (or the
+// read failed, which the SQL checks treat alike).
+func (w *cbcWalker) flag(obj types.Object) (reads []int, whenTrue, whenFalse state) {
+	sets := w.flagSets[obj]
+	if obj == nil || len(sets) == 0 || len(sets) != w.flagCount[obj] || obj.Pos() < w.body.Pos() || obj.Pos() >= w.body.End() {
+		return nil, unknown, unknown
+	}
+	// readsUnder returns the reads every assignment of sets is guarded on
+	// with state st.
+	readsUnder := func(sets []flagSet, st state) []int {
+		var common []int
+		for i, s := range sets {
+			var rs []int
+			for _, g := range s.ctx {
+				if g.st == st {
+					rs = append(rs, g.reads...)
+				}
+			}
+			if i == 0 {
+				common = rs
+				continue
+			}
+			var keep []int
+			for _, r := range common {
+				if containsInt(rs, r) {
+					keep = append(keep, r)
+				}
+			}
+			common = keep
+		}
+		return common
+	}
+	for _, v := range []bool{true, false} {
+		var same, other []flagSet
+		for _, s := range sets {
+			if s.val == v {
+				same = append(same, s)
+			} else {
+				other = append(other, s)
+			}
+		}
+		rs := []int(nil)
+		if len(same) > 0 {
+			rs = readsUnder(same, absent)
+		}
+		if len(rs) == 0 && len(same) == 1 && same[0].decl && same[0].order == 0 && len(other) > 0 {
+			rs = readsUnder(other, notAbsent)
+		}
+		if len(rs) > 0 {
+			if v {
+				return rs, absent, unknown
+			}
+			return rs, unknown, absent
+		}
+	}
+	return nil, unknown, unknown
 }

@@ -20,6 +20,8 @@ type keyer struct {
 	// expression: a variable declared there is a fresh one per run.
 	local [2]token.Pos
 	objs  []types.Object // variables the key depends on
+	// params, when set, renders parameters as p<index> (SQL summaries).
+	params map[types.Object]int
 }
 
 func (k *keyer) key(e ast.Expr) (string, bool) {
@@ -40,6 +42,9 @@ func (k *keyer) key(e ast.Expr) (string, bool) {
 				return "", false
 			}
 			k.objs = append(k.objs, obj)
+			if i, ok := k.params[obj]; ok {
+				return fmt.Sprintf("p%d", i), true
+			}
 			return fmt.Sprintf("%s@%d", obj.Name(), obj.Pos()), true
 		case *types.Nil:
 			return "nil", true

@@ -72,6 +72,21 @@ func isSelect(q string) bool {
 
 func isInsert(q string) bool { return strings.HasPrefix(q, "INSERT ") }
 
+func isUpdate(q string) bool { return strings.HasPrefix(q, "UPDATE ") }
+
+// updateTable returns the table an UPDATE writes.
+func updateTable(q string) string {
+	words := strings.Fields(q)
+	if len(words) < 2 {
+		return ""
+	}
+	t := words[1]
+	if t == "ONLY" && len(words) > 2 {
+		t = words[2]
+	}
+	return tableName(t)
+}
+
 // insertResolvesConflict reports whether an INSERT is idempotent by itself:
 // it resolves a unique-key conflict, or inserts only when the row is absent.
 func insertResolvesConflict(q string) bool {
@@ -185,9 +200,9 @@ var (
 )
 
 // queryArg finds the constant query string of a query or exec call. A
-// local variable holding a constant (query := `SELECT ...`) counts; locals
-// maps such variables to their values.
-func queryArg(info *types.Info, call *ast.CallExpr, locals map[types.Object]string) (idx int, q string, ok bool) {
+// query built at run time from constants (a local variable holding one,
+// fmt.Sprintf of constants, ...) counts when eval computes it.
+func queryArg(info *types.Info, call *ast.CallExpr, eval func(ast.Expr) (string, bool)) (idx int, q string, ok bool) {
 	for i, a := range call.Args {
 		tv, found := info.Types[a]
 		if !found {
@@ -197,10 +212,8 @@ func queryArg(info *types.Info, call *ast.CallExpr, locals map[types.Object]stri
 			continue
 		}
 		if tv.Value == nil {
-			if id, isIdent := ast.Unparen(a).(*ast.Ident); isIdent {
-				if v, known := locals[info.Uses[id]]; known {
-					return i, normSQL(v), true
-				}
+			if v, known := eval(a); known {
+				return i, normSQL(v), true
 			}
 			return 0, "", false
 		}

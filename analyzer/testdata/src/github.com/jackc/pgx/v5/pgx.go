@@ -10,7 +10,9 @@ var ErrNoRows = errors.New("no rows in result set")
 
 type Row interface{ Scan(dest ...any) error }
 
-type CommandTag struct{}
+type CommandTag struct{ n int64 }
+
+func (t CommandTag) RowsAffected() int64 { return t.n }
 
 type Conn struct{}
 
@@ -30,4 +32,11 @@ type Tx interface {
 	QueryRow(ctx context.Context, sql string, args ...any) Row
 	Exec(ctx context.Context, sql string, args ...any) (CommandTag, error)
 	Commit(ctx context.Context) error
+}
+
+// BeginFunc runs fn in a transaction begun on db.
+func BeginFunc(ctx context.Context, db interface {
+	BeginTx(ctx context.Context, opts TxOptions) (Tx, error)
+}, fn func(Tx) error) error {
+	return nil
 }

@@ -1,0 +1,768 @@
+package analyzer
+
+import (
+	"fmt"
+	"go/ast"
+	"go/constant"
+	"go/token"
+	"go/types"
+	"reflect"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+
+	"golang.org/x/tools/go/analysis"
+	"golang.org/x/tools/go/types/typeutil"
+)
+
+// TxFuncFact is exported for a function that begins a transaction at the
+// default isolation level and passes it to one of its function parameters,
+// such as withTx(ctx, db, func(tx *sql.Tx) error). A literal passed there
+// runs in a transaction begun for it.
+type TxFuncFact struct {
+	Param int // index of the function parameter that receives the transaction
+}
+
+// AFact marks TxFuncFact as an analysis fact.
+func (*TxFuncFact) AFact() {}
+
+func (f *TxFuncFact) String() string { return fmt.Sprintf("runs param %d in a transaction", f.Param) }
+
+// StmtFuncFact is exported for a function that returns a prepared
+// statement bound to a transaction argument, or the statement itself when
+// the transaction is nil: func TxStmt(tx *sql.Tx, s *sql.Stmt) *sql.Stmt.
+type StmtFuncFact struct {
+	Tx, Stmt int // parameter indices
+}
+
+// AFact marks StmtFuncFact as an analysis fact.
+func (*StmtFuncFact) AFact() {}
+
+func (f *StmtFuncFact) String() string {
+	return fmt.Sprintf("binds stmt param %d to tx param %d", f.Stmt, f.Tx)
+}
+
+// SQLAccess is one SELECT (or UPDATE) or INSERT a function runs, keyed by
+// its parameters: a key is "p<i>" or "p<i>.Field", the i-th parameter
+// (receiver excluded).
+type SQLAccess struct {
+	Table  string
+	Keys   []string
+	Tx     int  // parameter holding the transaction it runs in, or -1
+	Update bool // an UPDATE whose affected-row count tells presence
+}
+
+// SQLFuncFact summarizes what a function reads and inserts, so that a
+// caller that checks through one function and creates through another is
+// judged like the inline case. A read is summarized only when the function
+// runs one read, no insert, and returns only what the read produced (or
+// constants); an insert only when the function neither serializes nor
+// handles a unique violation.
+type SQLFuncFact struct {
+	Reads  []SQLAccess
+	Writes []SQLAccess
+}
+
+// AFact marks SQLFuncFact as an analysis fact.
+func (*SQLFuncFact) AFact() {}
+
+func (f *SQLFuncFact) String() string {
+	var parts []string
+	for _, r := range f.Reads {
+		parts = append(parts, "reads "+r.Table+"("+strings.Join(r.Keys, ",")+")")
+	}
+	for _, w := range f.Writes {
+		parts = append(parts, "inserts "+w.Table+"("+strings.Join(w.Keys, ",")+")")
+	}
+	return strings.Join(parts, "; ")
+}
+
+// SQLPkgFact marks a package that exports SQL facts: a package importing
+// it may check and create through its functions without importing a SQL
+// driver itself.
+type SQLPkgFact struct {
+	Funcs int // functions with SQL facts
+}
+
+// AFact marks SQLPkgFact as an analysis fact.
+func (*SQLPkgFact) AFact() {}
+
+func (*SQLPkgFact) String() string { return "sql facts" }
+
+// sqlFacts computes the SQL facts of a package (transaction helpers,
+// statement helpers, summaries of what functions read and insert) for
+// checkbeforecreate. Its result is the package's *sqlPkg, or nil when the
+// package uses no SQL.
+var sqlFacts = &analysis.Analyzer{
+	Name:       "sqlfacts",
+	Doc:        "summarize what functions read and insert in SQL",
+	URL:        docURL + "#hdr-checkbeforecreate",
+	Requires:   []*analysis.Analyzer{Directives},
+	Run:        runSQLFacts,
+	FactTypes:  []analysis.Fact{new(TxFuncFact), new(StmtFuncFact), new(SQLFuncFact), new(SQLPkgFact)},
+	ResultType: reflect.TypeFor[*sqlPkg](),
+}
+
+func runSQLFacts(pass *analysis.Pass) (any, error) {
+	if !usesSQL(pass) {
+		return (*sqlPkg)(nil), nil
+	}
+	p := newSQLPkg(pass)
+	p.prepare()
+	p.summarize(pass.ResultOf[Directives].(*ops))
+	return p, nil
+}
+
+// sqlPkg holds what the package knows about SQL beyond single calls.
+type sqlPkg struct {
+	pass      *analysis.Pass
+	txFuncs   map[*types.Func]int
+	stmtFuncs map[*types.Func][2]int
+	prefixers map[*types.Func]bool
+	summaries map[*types.Func]*SQLFuncFact
+	fields    map[*types.Var]string // statement fields prepared with a constant query
+	badFields map[*types.Var]bool
+	impls     map[*types.Func]*SQLFuncFact // interface methods resolved
+	implTypes []*types.Named               // concrete types visible to the package
+}
+
+func newSQLPkg(pass *analysis.Pass) *sqlPkg {
+	return &sqlPkg{
+		pass:      pass,
+		txFuncs:   map[*types.Func]int{},
+		stmtFuncs: map[*types.Func][2]int{},
+		prefixers: map[*types.Func]bool{},
+		summaries: map[*types.Func]*SQLFuncFact{},
+		fields:    map[*types.Var]string{},
+		badFields: map[*types.Var]bool{},
+		impls:     map[*types.Func]*SQLFuncFact{},
+	}
+}
+
+// usesSQL reports whether the package imports a SQL package or a package
+// with SQL facts.
+func usesSQL(pass *analysis.Pass) bool {
+	for _, imp := range pass.Pkg.Imports() {
+		if sqlPackage(imp.Path()) {
+			return true
+		}
+		if pass.ImportPackageFact(imp, new(SQLPkgFact)) {
+			return true
+		}
+	}
+	return false
+}
+
+func (p *sqlPkg) txParam(fn *types.Func) (int, bool) {
+	fn = fn.Origin()
+	if i, ok := p.txFuncs[fn]; ok {
+		return i, true
+	}
+	if fn.Pkg() != nil {
+		switch path := fn.Pkg().Path(); {
+		case strings.HasPrefix(path, "github.com/jackc/pgx/"):
+			// pgx.BeginFunc(ctx, db, fn), pgx.BeginTxFunc(ctx, db, opts, fn),
+			// (*pgxpool.Pool).BeginFunc(ctx, fn) in older versions.
+			sig := fn.Type().(*types.Signature)
+			if (fn.Name() == "BeginFunc" || fn.Name() == "BeginTxFunc") && sig.Params().Len() > 0 {
+				return sig.Params().Len() - 1, true
+			}
+		}
+	}
+	if fn.Pkg() == p.pass.Pkg || fn.Pkg() == nil {
+		return 0, false
+	}
+	var f TxFuncFact
+	if p.pass.ImportObjectFact(fn, &f) {
+		return f.Param, true
+	}
+	return 0, false
+}
+
+func (p *sqlPkg) stmtFunc(fn *types.Func) ([2]int, bool) {
+	fn = fn.Origin()
+	if s, ok := p.stmtFuncs[fn]; ok {
+		return s, true
+	}
+	if fn.Pkg() == p.pass.Pkg || fn.Pkg() == nil {
+		return [2]int{}, false
+	}
+	var f StmtFuncFact
+	if p.pass.ImportObjectFact(fn, &f) {
+		return [2]int{f.Tx, f.Stmt}, true
+	}
+	return [2]int{}, false
+}
+
+// summary returns what fn reads and inserts, if known. A method of an
+// interface resolves to the implementations visible to the package when
+// they all agree.
+func (p *sqlPkg) summary(fn *types.Func) *SQLFuncFact {
+	fn = fn.Origin()
+	if s, ok := p.summaries[fn]; ok {
+		return s
+	}
+	if fn.Pkg() == nil {
+		return nil
+	}
+	if fn.Pkg() != p.pass.Pkg {
+		var f SQLFuncFact
+		if p.pass.ImportObjectFact(fn, &f) {
+			return &f
+		}
+	}
+	if sig := fn.Type().(*types.Signature); sig.Recv() != nil && types.IsInterface(sig.Recv().Type()) {
+		return p.ifaceSummary(fn)
+	}
+	return nil
+}
+
+// ifaceSummary resolves an interface method to the summaries of the
+// concrete types visible to the package (declared in it or in a package it
+// imports, transitively) that implement the interface. When one of them
+// has no summary for the method, or two disagree, the call is unknown.
+func (p *sqlPkg) ifaceSummary(m *types.Func) *SQLFuncFact {
+	if s, ok := p.impls[m]; ok {
+		return s
+	}
+	p.impls[m] = nil
+	iface, ok := m.Type().(*types.Signature).Recv().Type().Underlying().(*types.Interface)
+	if !ok || iface.NumMethods() < 2 {
+		return nil // a one-method interface has too many implementations to guess
+	}
+	if p.implTypes == nil {
+		seen := map[*types.Package]bool{}
+		var visit func(pkg *types.Package)
+		visit = func(pkg *types.Package) {
+			if seen[pkg] {
+				return
+			}
+			seen[pkg] = true
+			names := pkg.Scope().Names()
+			if len(names) == 0 || inGOROOT(p.pass.Fset, pkg.Scope().Lookup(names[0]).Pos()) || strings.HasPrefix(pkg.Path(), "golang.org/x/") {
+				return
+			}
+			for _, name := range names {
+				if tn, ok := pkg.Scope().Lookup(name).(*types.TypeName); ok && !tn.IsAlias() {
+					if n, ok := tn.Type().(*types.Named); ok && !types.IsInterface(n) && n.NumMethods() > 0 {
+						p.implTypes = append(p.implTypes, n)
+					}
+				}
+			}
+			for _, imp := range pkg.Imports() {
+				visit(imp)
+			}
+		}
+		visit(p.pass.Pkg)
+		if p.implTypes == nil {
+			p.implTypes = []*types.Named{}
+		}
+	}
+	var got *SQLFuncFact
+	for _, n := range p.implTypes {
+		var t types.Type = n
+		if !types.Implements(t, iface) {
+			t = types.NewPointer(n)
+			if !types.Implements(t, iface) {
+				continue
+			}
+		}
+		obj, _, _ := types.LookupFieldOrMethod(t, true, m.Pkg(), m.Name())
+		impl, ok := obj.(*types.Func)
+		if !ok {
+			return nil
+		}
+		s := p.summary(impl)
+		if s == nil {
+			return nil
+		}
+		if got != nil && got.String() != s.String() {
+			return nil
+		}
+		got = s
+	}
+	p.impls[m] = got
+	return got
+}
+
+// prepare computes, for the package's own functions, the tx helpers,
+// statement helpers, prefixing helpers and prepared statement fields.
+func (p *sqlPkg) prepare() {
+	info := p.pass.TypesInfo
+	for _, f := range p.pass.Files {
+		for _, decl := range f.Decls {
+			fd, ok := decl.(*ast.FuncDecl)
+			if !ok || fd.Body == nil {
+				continue
+			}
+			fn, ok := info.Defs[fd.Name].(*types.Func)
+			if !ok {
+				continue
+			}
+			if i, ok := txFuncParam(info, fn, fd.Body); ok {
+				p.txFuncs[fn] = i
+				p.pass.ExportObjectFact(fn, &TxFuncFact{Param: i})
+			}
+			if s, ok := stmtFuncParams(info, fn, fd.Body); ok {
+				p.stmtFuncs[fn] = s
+				p.pass.ExportObjectFact(fn, &StmtFuncFact{Tx: s[0], Stmt: s[1]})
+			}
+			if prefixer(info, fn, fd.Body) {
+				p.prefixers[fn] = true
+			}
+		}
+	}
+	// Statement fields: s.insertStmt, err = db.Prepare(q), or a list of
+	// {&s.insertStmt, q} pairs prepared together.
+	for _, f := range p.pass.Files {
+		ast.Inspect(f, func(n ast.Node) bool {
+			switch n := n.(type) {
+			case *ast.AssignStmt:
+				for i, l := range n.Lhs {
+					v := fieldVar(info, l)
+					if v == nil || !isStmtType(v.Type()) {
+						continue
+					}
+					q := ""
+					if len(n.Rhs) == 1 {
+						q = p.prepareQuery(n.Rhs[0])
+					} else if i < len(n.Rhs) {
+						q = p.prepareQuery(n.Rhs[i])
+					}
+					p.setField(v, q)
+				}
+			case *ast.CompositeLit:
+				var v *types.Var
+				q, nq := "", 0
+				for _, e := range n.Elts {
+					if kv, ok := e.(*ast.KeyValueExpr); ok {
+						e = kv.Value
+					}
+					if u, ok := ast.Unparen(e).(*ast.UnaryExpr); ok && u.Op == token.AND {
+						if fv := fieldVar(info, u.X); fv != nil && isStmtType(fv.Type()) {
+							v = fv
+						}
+						continue
+					}
+					if s, ok := p.constString(nil, e); ok {
+						q = s
+						nq++
+					}
+				}
+				if v != nil {
+					if nq != 1 {
+						q = ""
+					}
+					p.setField(v, q)
+				}
+			}
+			return true
+		})
+	}
+}
+
+func (p *sqlPkg) setField(v *types.Var, q string) {
+	if q == "" || p.badFields[v] {
+		p.badFields[v] = true
+		delete(p.fields, v)
+		return
+	}
+	if old, ok := p.fields[v]; ok && old != q {
+		p.badFields[v] = true
+		delete(p.fields, v)
+		return
+	}
+	p.fields[v] = q
+}
+
+// prepareQuery returns the query of h.Prepare(q) (PrepareContext,
+// Preparex, ...) on a SQL handle, or "".
+func (p *sqlPkg) prepareQuery(e ast.Expr) string {
+	call, ok := ast.Unparen(e).(*ast.CallExpr)
+	if !ok {
+		return ""
+	}
+	fn, ok := typeutil.Callee(p.pass.TypesInfo, call).(*types.Func)
+	if !ok || !prepareMethods[fn.Name()] || fn.Pkg() == nil || !sqlPackage(fn.Pkg().Path()) {
+		return ""
+	}
+	for _, a := range call.Args {
+		if t := p.pass.TypesInfo.TypeOf(a); t != nil && isContext(t) {
+			continue
+		}
+		s, _ := p.constString(nil, a)
+		return s
+	}
+	return ""
+}
+
+var prepareMethods = map[string]bool{
+	"Prepare": true, "PrepareContext": true, "Preparex": true, "PreparexContext": true,
+}
+
+func fieldVar(info *types.Info, e ast.Expr) *types.Var {
+	sel, ok := ast.Unparen(e).(*ast.SelectorExpr)
+	if !ok {
+		return nil
+	}
+	v, ok := info.Uses[sel.Sel].(*types.Var)
+	if !ok || !v.IsField() {
+		return nil
+	}
+	return v
+}
+
+func isStmtType(t types.Type) bool {
+	if p, ok := t.(*types.Pointer); ok {
+		t = p.Elem()
+	}
+	n, ok := types.Unalias(t).(*types.Named)
+	return ok && n.Obj().Pkg() != nil && sqlPackage(n.Obj().Pkg().Path()) && n.Obj().Name() == "Stmt"
+}
+
+// txFuncParam reports whether fn begins a transaction at the default
+// isolation level and calls one of its function parameters with it.
+func txFuncParam(info *types.Info, fn *types.Func, body *ast.BlockStmt) (int, bool) {
+	sig := fn.Type().(*types.Signature)
+	params := map[types.Object]int{}
+	for i := 0; i < sig.Params().Len(); i++ {
+		if _, ok := sig.Params().At(i).Type().Underlying().(*types.Signature); ok {
+			params[sig.Params().At(i)] = i
+		}
+	}
+	if len(params) == 0 || serialized(info, body) {
+		return 0, false
+	}
+	txs := map[types.Object]bool{}
+	bad := false
+	ast.Inspect(body, func(n ast.Node) bool {
+		as, ok := n.(*ast.AssignStmt)
+		if !ok || len(as.Rhs) != 1 {
+			return true
+		}
+		call, ok := ast.Unparen(as.Rhs[0]).(*ast.CallExpr)
+		if !ok {
+			return true
+		}
+		f, ok := typeutil.Callee(info, call).(*types.Func)
+		if !ok || !strings.HasPrefix(f.Name(), "Begin") || f.Pkg() == nil || !sqlPackage(f.Pkg().Path()) {
+			return true
+		}
+		// Options must be written here: nil or a literal (a serializable
+		// level in it makes the body serialized, above).
+		for _, a := range call.Args {
+			t := info.TypeOf(a)
+			if t == nil || isContext(t) || isNil(info, a) {
+				continue
+			}
+			switch x := ast.Unparen(a).(type) {
+			case *ast.CompositeLit:
+				continue
+			case *ast.UnaryExpr:
+				if _, ok := ast.Unparen(x.X).(*ast.CompositeLit); ok && x.Op == token.AND {
+					continue
+				}
+			}
+			bad = true
+		}
+		if id, ok := ast.Unparen(as.Lhs[0]).(*ast.Ident); ok {
+			if obj := info.ObjectOf(id); obj != nil && handleOf(obj.Type()) == handleTx {
+				txs[obj] = true
+			}
+		}
+		return true
+	})
+	if bad || len(txs) == 0 {
+		return 0, false
+	}
+	found, other := -1, false
+	ast.Inspect(body, func(n ast.Node) bool {
+		call, ok := n.(*ast.CallExpr)
+		if !ok {
+			return true
+		}
+		id, ok := ast.Unparen(call.Fun).(*ast.Ident)
+		if !ok {
+			return true
+		}
+		i, ok := params[info.Uses[id]]
+		if !ok {
+			return true
+		}
+		withTx := false
+		for _, a := range call.Args {
+			if aid, ok := ast.Unparen(a).(*ast.Ident); ok && txs[info.Uses[aid]] {
+				withTx = true
+			}
+		}
+		if !withTx || (found >= 0 && found != i) {
+			other = true
+		}
+		found = i
+		return true
+	})
+	if found < 0 || other {
+		return 0, false
+	}
+	return found, true
+}
+
+// stmtFuncParams reports whether fn(tx, stmt) returns tx.Stmt(stmt) (or
+// StmtContext, Stmtx) or the statement itself.
+func stmtFuncParams(info *types.Info, fn *types.Func, body *ast.BlockStmt) ([2]int, bool) {
+	sig := fn.Type().(*types.Signature)
+	if sig.Results().Len() != 1 || !isStmtType(sig.Results().At(0).Type()) {
+		return [2]int{}, false
+	}
+	tx, st := -1, -1
+	for i := 0; i < sig.Params().Len(); i++ {
+		switch t := sig.Params().At(i).Type(); {
+		case handleOf(t) == handleTx:
+			tx = i
+		case isStmtType(t):
+			st = i
+		}
+	}
+	if tx < 0 || st < 0 {
+		return [2]int{}, false
+	}
+	ok := true
+	ast.Inspect(body, func(n ast.Node) bool {
+		r, isRet := n.(*ast.ReturnStmt)
+		if !isRet || len(r.Results) != 1 {
+			return true
+		}
+		e := ast.Unparen(r.Results[0])
+		if id, isID := e.(*ast.Ident); isID && info.Uses[id] == sig.Params().At(st) {
+			return true
+		}
+		if call, isCall := e.(*ast.CallExpr); isCall {
+			if sel, isSel := ast.Unparen(call.Fun).(*ast.SelectorExpr); isSel && strings.HasPrefix(sel.Sel.Name, "Stmt") {
+				if id, isID := ast.Unparen(sel.X).(*ast.Ident); isID && info.Uses[id] == sig.Params().At(tx) {
+					return true
+				}
+			}
+		}
+		ok = false
+		return true
+	})
+	return [2]int{tx, st}, ok
+}
+
+// prefixer reports whether fn(name string) string only decorates its
+// argument with something fixed: return prefix + name, or
+// fmt.Sprintf("%s%s", prefix, name). Its result names the same table at
+// every call with the same constant.
+func prefixer(info *types.Info, fn *types.Func, body *ast.BlockStmt) bool {
+	sig := fn.Type().(*types.Signature)
+	if sig.Params().Len() != 1 || sig.Results().Len() != 1 || len(body.List) != 1 {
+		return false
+	}
+	isStr := func(t types.Type) bool {
+		b, ok := t.Underlying().(*types.Basic)
+		return ok && b.Kind() == types.String
+	}
+	if !isStr(sig.Params().At(0).Type()) || !isStr(sig.Results().At(0).Type()) {
+		return false
+	}
+	r, ok := body.List[0].(*ast.ReturnStmt)
+	if !ok || len(r.Results) != 1 {
+		return false
+	}
+	param := sig.Params().At(0)
+	uses := 0
+	okShape := true
+	ast.Inspect(r.Results[0], func(n ast.Node) bool {
+		switch n := n.(type) {
+		case *ast.Ident:
+			if info.Uses[n] == param {
+				uses++
+			}
+		case *ast.CallExpr:
+			if f, ok := typeutil.Callee(info, n).(*types.Func); !ok || f.Pkg() == nil || f.Pkg().Path() != "fmt" || f.Name() != "Sprintf" {
+				if tv := info.Types[n.Fun]; !tv.IsType() {
+					okShape = false
+				}
+			}
+		case *ast.BinaryExpr:
+			if n.Op != token.ADD {
+				okShape = false
+			}
+		}
+		return true
+	})
+	return okShape && uses == 1
+}
+
+// constString evaluates a string built from constants at run time: a
+// constant, a local variable holding one, a concatenation, fmt.Sprintf of
+// constants, or a prefixing helper of the package called with a constant
+// (rendered as the constant: the table it names is the same at every
+// call).
+func (p *sqlPkg) constString(locals map[types.Object]string, e ast.Expr) (string, bool) {
+	info := p.pass.TypesInfo
+	if tv, ok := info.Types[e]; ok && tv.Value != nil {
+		if tv.Value.Kind() == constant.String {
+			return constant.StringVal(tv.Value), true
+		}
+		return "", false
+	}
+	switch e := ast.Unparen(e).(type) {
+	case *ast.Ident:
+		s, ok := locals[info.Uses[e]]
+		return s, ok
+	case *ast.BinaryExpr:
+		if e.Op != token.ADD {
+			return "", false
+		}
+		x, ok1 := p.constString(locals, e.X)
+		y, ok2 := p.constString(locals, e.Y)
+		return x + y, ok1 && ok2
+	case *ast.CallExpr:
+		fn, ok := typeutil.Callee(info, e).(*types.Func)
+		if !ok {
+			return "", false
+		}
+		if p.prefixers[fn.Origin()] && len(e.Args) == 1 {
+			return p.constString(locals, e.Args[0])
+		}
+		if fn.Pkg() == nil || fn.Pkg().Path() != "fmt" || fn.Name() != "Sprintf" || len(e.Args) == 0 || e.Ellipsis.IsValid() {
+			return "", false
+		}
+		format, ok := p.constString(locals, e.Args[0])
+		if !ok {
+			return "", false
+		}
+		var args []any
+		for _, a := range e.Args[1:] {
+			if tv := info.Types[a]; tv.Value != nil && tv.Value.Kind() == constant.Int {
+				n, _ := constant.Int64Val(tv.Value)
+				args = append(args, n)
+				continue
+			}
+			s, ok := p.constString(locals, a)
+			if !ok {
+				return "", false
+			}
+			args = append(args, s)
+		}
+		out := fmt.Sprintf(format, args...)
+		if strings.Contains(out, "%!") {
+			return "", false
+		}
+		return out, true
+	}
+	return "", false
+}
+
+// summarize computes the SQL summaries of the package's functions, to a
+// fixed point (a function summarized through another), and exports them.
+func (p *sqlPkg) summarize(r *ops) {
+	info := p.pass.TypesInfo
+	type fdecl struct {
+		fd *ast.FuncDecl
+		fn *types.Func
+	}
+	var decls []fdecl
+	for _, f := range p.pass.Files {
+		for _, decl := range f.Decls {
+			fd, ok := decl.(*ast.FuncDecl)
+			if !ok || fd.Body == nil {
+				continue
+			}
+			if fn, ok := info.Defs[fd.Name].(*types.Func); ok {
+				decls = append(decls, fdecl{fd, fn})
+			}
+		}
+	}
+	for round := 0; round < 3; round++ {
+		changed := false
+		for _, d := range decls {
+			s := p.summarizeFunc(r, d.fd, d.fn)
+			old := p.summaries[d.fn]
+			if (s == nil) != (old == nil) || (s != nil && s.String() != old.String()) {
+				changed = true
+				if s == nil {
+					delete(p.summaries, d.fn)
+				} else {
+					p.summaries[d.fn] = s
+				}
+			}
+		}
+		if !changed {
+			break
+		}
+	}
+	for _, d := range decls {
+		if s := p.summaries[d.fn]; s != nil {
+			p.pass.ExportObjectFact(d.fn, s)
+		}
+	}
+	if len(p.summaries) > 0 || len(p.txFuncs) > 0 || len(p.stmtFuncs) > 0 {
+		p.pass.ExportPackageFact(&SQLPkgFact{Funcs: len(p.summaries) + len(p.txFuncs) + len(p.stmtFuncs)})
+	}
+}
+
+func (p *sqlPkg) summarizeFunc(r *ops, fd *ast.FuncDecl, fn *types.Func) *SQLFuncFact {
+	if serialized(p.pass.TypesInfo, fd.Body) {
+		return nil
+	}
+	sig := fn.Type().(*types.Signature)
+	params := map[types.Object]int{}
+	for i := 0; i < sig.Params().Len(); i++ {
+		params[sig.Params().At(i)] = i
+	}
+	w := newWalker(p.pass, r, p, fd.Body)
+	w.params = params
+	w.stmts(fd.Body.List, nil)
+	out := &SQLFuncFact{}
+	paramKeys := func(keys []string) []string {
+		var ks []string
+		for _, k := range keys {
+			if paramKey.MatchString(k) {
+				ks = append(ks, k)
+			}
+		}
+		return ks
+	}
+	if len(w.reads) == 1 && len(w.writes) == 0 && !w.badReturn && w.returns > 0 && sig.Results().Len() > 0 {
+		rd := w.reads[0]
+		if ks := paramKeys(rd.keys); len(ks) > 0 && rd.txParam != -2 {
+			out.Reads = append(out.Reads, SQLAccess{Table: rd.table, Keys: ks, Tx: rd.txParam, Update: rd.update})
+		}
+	}
+	for _, wr := range w.writes {
+		if ks := paramKeys(wr.keys); len(ks) > 0 && wr.txParam != -2 && !w.checksUniqueError(wr.call.End()) {
+			out.Writes = append(out.Writes, SQLAccess{Table: wr.table, Keys: ks, Tx: wr.txParam})
+		}
+	}
+	if len(out.Reads)+len(out.Writes) == 0 {
+		return nil
+	}
+	slices.SortFunc(out.Writes, func(a, b SQLAccess) int { return strings.Compare(a.Table, b.Table) })
+	return out
+}
+
+// paramKey matches a key made of a parameter and its fields only.
+var paramKey = regexp.MustCompile(`^p[0-9]+(\.[A-Za-z_][A-Za-z0-9_]*)*$`)
+
+// callKeys renders a summary's parameter keys at a call site; nil when
+// none can be computed.
+func callKeys(k *keyer, call *ast.CallExpr, keys []string) []string {
+	var out []string
+	for _, key := range keys {
+		idx, rest := key[1:], ""
+		if i := strings.IndexByte(idx, '.'); i >= 0 {
+			idx, rest = idx[:i], idx[i:]
+		}
+		n, err := strconv.Atoi(idx)
+		if err != nil || n >= len(call.Args) {
+			continue
+		}
+		if s, ok := k.key(call.Args[n]); ok {
+			out = append(out, s+rest)
+		}
+	}
+	return out
+}
