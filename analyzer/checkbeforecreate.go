@@ -364,7 +364,15 @@ func (w *cbcWalker) call(call *ast.CallExpr, ctx []guard) {
 	if w.summaryCall(call, ctx) {
 		return
 	}
-	a, isRead := w.sqlAccess(call)
+	a, isRead, isBuilder := w.builderAccess(call)
+	if isBuilder {
+		if a != nil && !isRead {
+			w.writes = append(w.writes, a)
+			w.checkWrite(a, ctx)
+		}
+		return
+	}
+	a, isRead = w.sqlAccess(call)
 	if a == nil {
 		return
 	}
@@ -595,9 +603,7 @@ func (w *cbcWalker) sqlAccess(call *ast.CallExpr) (a *cbcAccess, isRead bool) {
 	a.txParam = tx
 	k := &keyer{info: w.info, params: w.params}
 	for _, arg := range args {
-		if s, ok := k.key(arg); ok {
-			a.keys = append(a.keys, s)
-		}
+		a.keys = append(a.keys, argKeys(k, arg)...)
 	}
 	if len(a.keys) == 0 {
 		return nil, false

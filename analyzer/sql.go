@@ -196,6 +196,7 @@ var (
 	}
 	execMethods = map[string]bool{
 		"Exec": true, "ExecContext": true, "MustExec": true, "MustExecContext": true,
+		"NamedExec": true, "NamedExecContext": true,
 	}
 )
 

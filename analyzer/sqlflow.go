@@ -760,9 +760,60 @@ func callKeys(k *keyer, call *ast.CallExpr, keys []string) []string {
 		if err != nil || n >= len(call.Args) {
 			continue
 		}
-		if s, ok := k.key(call.Args[n]); ok {
+		arg := call.Args[n]
+		if rest != "" {
+			// p0.Serial at a call with T{Serial: serial}: serial.
+			if lit := compositeOf(arg); lit != nil {
+				arg = nil
+				for _, e := range lit.Elts {
+					if kv, ok := e.(*ast.KeyValueExpr); ok {
+						if id, ok := kv.Key.(*ast.Ident); ok && "."+id.Name == rest {
+							arg, rest = kv.Value, ""
+						}
+					}
+				}
+				if arg == nil {
+					continue
+				}
+			}
+		}
+		if rest == "" {
+			out = append(out, argKeys(k, arg)...)
+		} else if s, ok := k.key(arg); ok {
 			out = append(out, s+rest)
 		}
 	}
 	return out
+}
+
+// compositeOf returns the literal of T{...} or &T{...}, or nil.
+func compositeOf(e ast.Expr) *ast.CompositeLit {
+	e = ast.Unparen(e)
+	if u, ok := e.(*ast.UnaryExpr); ok && u.Op == token.AND {
+		e = ast.Unparen(u.X)
+	}
+	lit, _ := e.(*ast.CompositeLit)
+	return lit
+}
+
+// argKeys returns the keys of a statement argument: its own key, or for a
+// struct literal passed to a named query (sqlx NamedExec), the keys of its
+// field values.
+func argKeys(k *keyer, e ast.Expr) []string {
+	if lit := compositeOf(e); lit != nil {
+		var out []string
+		for _, el := range lit.Elts {
+			if kv, ok := el.(*ast.KeyValueExpr); ok {
+				el = kv.Value
+			}
+			if s, ok := k.key(el); ok {
+				out = append(out, s)
+			}
+		}
+		return out
+	}
+	if s, ok := k.key(e); ok {
+		return []string{s}
+	}
+	return nil
 }

@@ -9,6 +9,10 @@ import (
 	"fmt"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jmoiron/sqlx"
+	"github.com/leporo/sqlf"
+
+	sq "github.com/Masterminds/squirrel"
 )
 
 // 1. A transaction from a helper closure.
@@ -378,6 +382,44 @@ func updateFailed(db *sql.DB, name string) error {
 	return nil
 }
 
+// A hand-rolled upsert split across methods, with sqlx named queries (the
+// shape of a CA's OCSP store).
+
+type ocspRecord struct{ Serial, AKI, Body string }
+
+type accessor struct{ db *sqlx.DB }
+
+func (d *accessor) insertOCSP(rr ocspRecord) error {
+	_, err := d.db.NamedExec(`INSERT INTO ocsp_responses (serial_number, authority_key_identifier, body)
+		VALUES (:serial_number, :authority_key_identifier, :body)`, &ocspRecord{Serial: rr.Serial, AKI: rr.AKI, Body: rr.Body})
+	return err
+}
+
+func (d *accessor) upsertOCSP(serial, aki, body string) error {
+	res, err := d.db.NamedExec(`UPDATE ocsp_responses SET body = :body
+		WHERE serial_number = :serial_number AND authority_key_identifier = :authority_key_identifier`, &ocspRecord{Serial: serial, AKI: aki, Body: body})
+	if err != nil {
+		return err
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return d.insertOCSP(ocspRecord{Serial: serial, AKI: aki, Body: body}) // want `INSERT INTO ocsp_responses runs when`
+	}
+	return nil
+}
+
+// Inserting a different record when nothing was updated.
+func (d *accessor) upsertOther(serial, aki, body, other string) error {
+	res, err := d.db.NamedExec(`UPDATE ocsp_responses SET body = :body
+		WHERE serial_number = :serial_number`, &ocspRecord{Serial: serial})
+	if err != nil {
+		return err
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return d.insertOCSP(ocspRecord{Serial: other, AKI: aki, Body: body})
+	}
+	return nil
+}
+
 // 6. Queries built at run time from constants.
 
 const usersTable = "users"
@@ -424,6 +466,78 @@ func sprintfVariable(db *sql.DB, table, email string) error {
 	err := db.QueryRow(fmt.Sprintf("SELECT id FROM %s WHERE email = $1", table), email).Scan(&id)
 	if errors.Is(err, sql.ErrNoRows) {
 		_, err = db.Exec(fmt.Sprintf("INSERT INTO %s (email) VALUES ($1)", table), email)
+	}
+	return err
+}
+
+// Builders with a constant table and key columns.
+
+func tenant(table string) string { return fmt.Sprintf("%s%s", tenantID, table) }
+
+var tenantID = ""
+
+func addMessageTag(db *sql.DB, id string, tagID int) error {
+	var exists int
+	if err := sqlf.From(tenant("message_tags")).
+		Select("COUNT(ID)").To(&exists).
+		Where("ID = ?", id).
+		Where("TagID = ?", tagID).
+		QueryRowAndClose(context.Background(), db); err != nil {
+		return err
+	}
+	if exists > 0 {
+		return nil
+	}
+	_, err := sqlf.InsertInto(tenant("message_tags")). // want `INSERT INTO message_tags runs when the SELECT from message_tags`
+								Set("ID", id).
+								Set("TagID", tagID).
+								ExecAndClose(context.Background(), db)
+	return err
+}
+
+func addMessageTagOnConflict(db *sql.DB, id string, tagID int) error {
+	var exists int
+	if err := sqlf.From(tenant("message_tags")).
+		Select("COUNT(ID)").To(&exists).
+		Where("ID = ? AND TagID = ?", id, tagID).
+		QueryRowAndClose(context.Background(), db); err != nil {
+		return err
+	}
+	if exists > 0 {
+		return nil
+	}
+	_, err := sqlf.InsertInto(tenant("message_tags")).
+		Set("ID", id).
+		Set("TagID", tagID).
+		Clause("ON CONFLICT DO NOTHING").
+		ExecAndClose(context.Background(), db)
+	return err
+}
+
+func squirrelEnsure(db *sql.DB, email string) error {
+	var id int64
+	err := sq.Select("id").From("users").Where(sq.Eq{"email": email}).RunWith(db).QueryRow().Scan(&id)
+	if errors.Is(err, sql.ErrNoRows) {
+		_, err = sq.Insert("users").Columns("email").Values(email).RunWith(db).Exec() // want `INSERT INTO users runs when`
+	}
+	return err
+}
+
+func squirrelEnsureSuffix(db *sql.DB, email string) error {
+	var id int64
+	err := sq.Select("id").From("users").Where(sq.Eq{"email": email}).RunWith(db).QueryRow().Scan(&id)
+	if errors.Is(err, sql.ErrNoRows) {
+		_, err = sq.Insert("users").Columns("email").Values(email).Suffix("ON CONFLICT DO NOTHING").RunWith(db).Exec()
+	}
+	return err
+}
+
+// The table of a builder comes from a variable: unknown.
+func squirrelVariableTable(db *sql.DB, table, email string) error {
+	var id int64
+	err := sq.Select("id").From(table).Where(sq.Eq{"email": email}).RunWith(db).QueryRow().Scan(&id)
+	if errors.Is(err, sql.ErrNoRows) {
+		_, err = sq.Insert(table).Columns("email").Values(email).RunWith(db).Exec()
 	}
 	return err
 }
