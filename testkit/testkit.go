@@ -54,7 +54,8 @@ func Invariant(name string, fn func(*runtime.Trace) error) Option {
 func ExactlyOnce() Option { return With(runtime.ExactlyOnce()) }
 
 // ReportDir writes the JSON report to dir/<Test>.json. The environment
-// variable AGENTIDEM_REPORT_DIR does the same for every test.
+// variable AGENTIDEM_REPORT_DIR does the same for every test. A relative
+// dir is taken from the module root, not the package's directory.
 func ReportDir(dir string) Option { return func(s *settings) { s.reportDir = dir } }
 
 // VirtualTime runs the interleaving scenarios of an agent with parallel
@@ -222,7 +223,7 @@ func suite(t TB, fn func(ctx context.Context) error, fail bool, opts []Option) *
 		dir = os.Getenv("AGENTIDEM_REPORT_DIR")
 	}
 	if dir != "" {
-		if err := writeReport(dir, testName, rep); err != nil {
+		if err := writeReport(reportDir(dir), testName, rep); err != nil {
 			t.Errorf("testkit: writing report: %v", err)
 		}
 	}

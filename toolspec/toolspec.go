@@ -2,8 +2,9 @@
 // arguments (MCP servers, Eino tool nodes, ...) to the agentidem runtime:
 // read or write, how the logical identity and entity come from the
 // arguments, which ops must come first, which arguments never enter a
-// trace. The framework adapters (adapters/mcp, adapters/eino) share it, so a
-// spec means the same thing whichever framework serves the tool.
+// trace. The framework adapters (adapters/mcp, adapters/eino,
+// adapters/anthropic) share it, so a spec means the same thing whichever
+// framework serves the tool.
 //
 //	tools := toolspec.Tools{
 //		"get_payment": toolspec.Read(toolspec.Entity("payment_id")),
