@@ -16,12 +16,14 @@ func (printT) Helper()             {}
 func (printT) Name() string        { return "TestRefund" }
 func (printT) Logf(string, ...any) {}
 func (printT) Errorf(f string, args ...any) {
-	msg, _, _ := strings.Cut(fmt.Sprintf(f, args...), " for identity")
+	msg, _, _ := strings.Cut(fmt.Sprintf(f, args...), " (")
 	fmt.Println("FAIL:", msg)
 }
 
 // TestAgent fails the test once per unsafe finding; here the naive refund
-// agent retries after a lost acknowledgement and refunds twice.
+// agent retries after a lost acknowledgement and refunds twice. The problem
+// is printed in full once, under the first scenario that shows it; a later
+// scenario with the same problem fails with a line that points back.
 func ExampleTestAgent() {
 	var bank *refund.Bank
 	rep := testkit.TestAgent(printT{}, func(ctx context.Context) error {
@@ -33,7 +35,7 @@ func ExampleTestAgent() {
 	}))
 	fmt.Println("safe:", rep.Safe)
 	// Output:
-	// FAIL: [duplicate_write] refund executed 2 times
-	// FAIL: [duplicate_write] refund executed 2 times
+	// FAIL: [duplicate_write] refund executed 2 times for identity "payment-123"
+	// FAIL: [duplicate_write] refund for identity "payment-123", as in lost_acknowledgement/refund#1
 	// safe: false
 }

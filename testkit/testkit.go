@@ -156,6 +156,7 @@ func suite(t TB, fn func(ctx context.Context) error, fail bool, opts []Option) *
 	}
 	s := runtime.NewSuite(testName, fn, rtOpts...)
 	ctx := context.Background()
+	printed := map[string]string{} // problems printed so far (findings.go)
 
 	// The baseline runs whatever -run selects: every scenario is planned
 	// from it. Its subtest only reports.
@@ -166,7 +167,7 @@ func suite(t TB, fn func(ctx context.Context) error, fail bool, opts []Option) *
 		if baseErr != nil {
 			harness(st, fail, baseErr)
 		}
-		reportResult(st, baseRes, fail)
+		reportResult(st, baseRes, fail, printed)
 	})
 	// runPlan runs planned scenarios, one subtest each, grouped by their
 	// first path element (lost_acknowledgement/refund#1).
@@ -183,7 +184,7 @@ func suite(t TB, fn func(ctx context.Context) error, fail bool, opts []Option) *
 						if err != nil {
 							harness(st, fail, err)
 						}
-						reportResult(st, res, fail)
+						reportResult(st, res, fail, printed)
 					})
 				}
 			})
@@ -201,7 +202,7 @@ func suite(t TB, fn func(ctx context.Context) error, fail bool, opts []Option) *
 			ex, err := s.Interleavings(ctx, func(res *runtime.Result) {
 				subtest(it, res.Schedule, func(st TB) {
 					st.Helper()
-					reportResult(st, res, fail)
+					reportResult(st, res, fail, printed)
 				})
 			})
 			if err != nil {
@@ -216,7 +217,7 @@ func suite(t TB, fn func(ctx context.Context) error, fail bool, opts []Option) *
 	runPlan(s.PartialBatchPlan())
 	rep := s.Report()
 	if !st.quiet {
-		t.Logf("%s", Summary(rep))
+		t.Logf("%s", testSummary(rep))
 	}
 	dir := st.reportDir
 	if dir == "" {
@@ -253,21 +254,6 @@ func harness(t TB, fail bool, err error) {
 		t.Errorf("testkit: %v", err)
 	} else {
 		t.Logf("testkit: %v", err)
-	}
-}
-
-func reportResult(t TB, res *runtime.Result, fail bool) {
-	t.Helper()
-	for _, f := range res.Findings {
-		line := fmt.Sprintf("[%s] %s\n    replay: %s", f.Code, f.Message, f.Replay)
-		if f.Stack != "" {
-			line += "\n" + indent(f.Stack, "    ")
-		}
-		if fail && f.Severity == runtime.SeverityError {
-			t.Errorf("%s", line)
-		} else {
-			t.Logf("%s: %s", f.Severity, line)
-		}
 	}
 }
 

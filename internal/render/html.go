@@ -432,6 +432,16 @@ func buildRow(o *runtime.Operation, clk clock, codes, warns []string, dup bool, 
 		classes = append(classes, "replayed")
 		row.Marks = append(row.Marks, "↺ replayed by the sink")
 	}
+	switch o.Repeat {
+	case runtime.RepeatAbsorbed:
+		classes = append(classes, "replayed", "absorbed")
+		row.Marks = append(row.Marks, "≡ absorbed: a repeat with no further effect ("+judgedWords(o.JudgedBy)+")")
+	case runtime.RepeatUpdate:
+		row.Marks = append(row.Marks, "✎ update of the first effect (other arguments, same identity)")
+	}
+	if o.StateChange != "" {
+		row.Marks = append(row.Marks, "Δ "+o.StateChange)
+	}
 	if o.Effective() {
 		classes = append(classes, "effect")
 	}

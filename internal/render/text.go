@@ -76,10 +76,15 @@ func Text(r *runtime.Report, opts ...Option) string {
 		}
 	}
 
-	if len(r.Findings) > 0 {
+	// One finding per problem, with every scenario that shows it.
+	problems := r.Problems
+	if len(problems) == 0 && len(r.Findings) > 0 {
+		problems = runtime.GroupFindings(r.Findings) // a report from before problems
+	}
+	if len(problems) > 0 {
 		b.WriteString("findings:\n")
 	}
-	for _, f := range r.Findings {
+	for _, f := range problems {
 		sev := string(f.Severity)
 		color := ansiDim
 		switch f.Severity {
@@ -103,7 +108,12 @@ func Text(r *runtime.Report, opts ...Option) string {
 		if len(facts) > 0 {
 			fmt.Fprintf(&b, "          %s\n", clean(strings.Join(facts, "  ")))
 		}
-		if f.Replay != "" {
+		if len(f.SeenIn) > 1 {
+			fmt.Fprintf(&b, "          seen in %d scenarios:\n", len(f.SeenIn))
+			for _, in := range f.SeenIn {
+				fmt.Fprintf(&b, "            %s\n              replay: %s\n", clean(in.Scenario), clean(in.Replay))
+			}
+		} else if f.Replay != "" {
 			fmt.Fprintf(&b, "          replay: %s\n", clean(f.Replay))
 		}
 	}
@@ -128,6 +138,22 @@ func scenarioFacts(res *runtime.Result) string {
 		calls = len(res.Trace.Ops)
 	}
 	facts = append(facts, plural(calls, "call"))
+	if res.Trace != nil {
+		// Repeats that had no further effect, and what said so.
+		by := map[string]int{}
+		var order []string
+		for _, o := range res.Trace.Ops {
+			if o.Repeat == runtime.RepeatAbsorbed {
+				if by[o.JudgedBy] == 0 {
+					order = append(order, o.JudgedBy)
+				}
+				by[o.JudgedBy]++
+			}
+		}
+		for _, j := range order {
+			facts = append(facts, fmt.Sprintf("%s absorbed (%s)", plural(by[j], "repeat"), judgedWords(j)))
+		}
+	}
 	if res.Failed {
 		facts = append(facts, "agent returned an error")
 	}
@@ -200,4 +226,17 @@ func clean(s string) string {
 
 func isControl(r rune) bool {
 	return (r < 0x20 && r != '\t') || r == 0x7f || (r >= 0x80 && r < 0xa0)
+}
+
+// judgedWords says what decided that a repeat had no further effect.
+func judgedWords(j string) string {
+	switch j {
+	case runtime.JudgedByDeclaration:
+		return "declared idempotent"
+	case runtime.JudgedByState:
+		return "state unchanged"
+	case runtime.JudgedByEndState:
+		return "end state as one delivery left it"
+	}
+	return j
 }

@@ -27,11 +27,16 @@ func TestTextNaiveAgent(t *testing.T) {
 		"\n  UNSAFE       duplicate_delivery/concurrent      4 calls, 2 error findings",
 		"\n  error   duplicate_write        lost_acknowledgement/refund#1\n",
 		"\n          op: refund  identity: \"payment-123\"  calls: 1:refund#1, 1:refund#2\n",
-		"\n          replay: go test -run '^TestNaiveAgent$/^lost_acknowledgement$/^refund#1$' ./examples/refund",
+		// One finding per problem, with each scenario that shows it.
+		"\n          seen in 2 scenarios:\n            lost_acknowledgement/refund#1\n              replay: go test -run '^TestNaiveAgent$/^lost_acknowledgement$/^refund#1$' ./examples/refund\n" +
+			"            duplicate_delivery/concurrent\n              replay: go test -run '^TestNaiveAgent$/^duplicate_delivery$/^concurrent$' ./examples/refund",
 	} {
 		if !strings.Contains(got, want) {
 			t.Errorf("summary lacks %q:\n%s", want, got)
 		}
+	}
+	if n := strings.Count(got, "error   duplicate_write"); n != 1 {
+		t.Errorf("the duplicate refund is printed %d times, want once:\n%s", n, got)
 	}
 	if strings.Contains(got, "\x1b[") {
 		t.Error("colors without the Color option")

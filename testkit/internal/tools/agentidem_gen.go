@@ -10,16 +10,42 @@ import (
 // The guards below break the build when an annotated function's signature
 // changed and go generate was not run again.
 var (
+	_ func(*Ledger, ai_context.Context, string, string) error = (*Ledger).Put
 	_ func(*Ledger, ai_context.Context, string, string) error = (*Ledger).Post
 	_ func(*Ledger, ai_context.Context) (int, error)          = (*Ledger).Count
 	_ func(*Ledger, ai_context.Context, int) error            = (*Ledger).Boom
 )
 
+var agentidemOp_Ledger_PutTraced = &agentidemrt.Op{
+	Kind:   agentidemrt.KindWrite,
+	Name:   "put",
+	Params: []string{"key", "entry"},
+	Pos:    "tools.go:23",
+}
+
+// PutTraced calls Put and records the call for agentidem (//agentidem:write).
+func (l *Ledger) PutTraced(ctx ai_context.Context, key string, entry string) (aiErr error) {
+	if !agentidemrt.Enabled() {
+		return l.Put(ctx, key, entry)
+	}
+	aiArgs := []any{key, entry}
+	aiCall, aiCtx := agentidemrt.Begin(ctx, agentidemOp_Ledger_PutTraced, aiArgs, aiArgs[0:1:1], nil)
+	if aiErr = aiCall.Start(); aiErr != nil {
+		return
+	}
+	defer aiCall.Recover(&aiErr)
+	aiErr = l.Put(aiCtx, key, entry)
+	if aiLost := aiCall.Finish(aiErr); aiLost != nil {
+		return aiLost
+	}
+	return
+}
+
 var agentidemOp_Ledger_PostTraced = &agentidemrt.Op{
 	Kind:   agentidemrt.KindWrite,
 	Name:   "post",
 	Params: []string{"key", "entry"},
-	Pos:    "tools.go:22",
+	Pos:    "tools.go:43",
 }
 
 // PostTraced calls Post and records the call for agentidem (//agentidem:write).
@@ -43,7 +69,7 @@ func (l *Ledger) PostTraced(ctx ai_context.Context, key string, entry string) (a
 var agentidemOp_Ledger_CountTraced = &agentidemrt.Op{
 	Kind: agentidemrt.KindRead,
 	Name: "count",
-	Pos:  "tools.go:35",
+	Pos:  "tools.go:56",
 }
 
 // CountTraced calls Count and records the call for agentidem (//agentidem:read).
@@ -67,7 +93,7 @@ var agentidemOp_Ledger_BoomTraced = &agentidemrt.Op{
 	Kind:   agentidemrt.KindWrite,
 	Name:   "boom",
 	Params: []string{"n"},
-	Pos:    "tools.go:44",
+	Pos:    "tools.go:65",
 }
 
 // BoomTraced calls Boom and records the call for agentidem (//agentidem:write).

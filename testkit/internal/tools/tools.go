@@ -13,7 +13,28 @@ import (
 type Ledger struct {
 	mu      sync.Mutex
 	Entries []string
+	Rows    map[string]string
 	Fail    bool // Post fails by itself
+}
+
+// Put writes entry under key: a repeat changes nothing (an upsert).
+//
+//agentidem:write identity=key name=put
+func (l *Ledger) Put(ctx context.Context, key, entry string) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.Rows == nil {
+		l.Rows = map[string]string{}
+	}
+	l.Rows[key] = entry
+	return nil
+}
+
+// Snapshot is the ledger's observable state, for testkit.State.
+func (l *Ledger) Snapshot() any {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return map[string]any{"entries": append([]string{}, l.Entries...), "rows": l.Rows}
 }
 
 // Post appends an entry.

@@ -1,0 +1,69 @@
+package testkit
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/agentidem/agentidem-go/runtime"
+)
+
+// State makes the world the judge of every write: fn returns a snapshot of
+// the world's observable state (the one Setup builds: rows, entries,
+// tickets), compared by value in a deterministic encoding. A repeat of a
+// write that left the snapshot as it was is absorbed, never a duplicate; a
+// duplicate_write finding says what the repeat changed
+// (`notes: 1 → 2 entries, added "o9:called customer"`); and an op
+// declared idempotent whose repeat with equal arguments changed the
+// snapshot is a not_idempotent finding, so a wrong declaration never hides
+// a real duplicate. See runtime.State.
+//
+// Give State when repeats of your writes are harmless by nature (an
+// upsert, "set status to X", a create that skips what exists) and the
+// world can be looked at. Return plain data (maps, slices, structs with
+// exported fields) and leave out what differs between two equal runs
+// (clocks, random ids). Without State no snapshot is ever taken.
+func State(fn func() any) Option { return With(runtime.State(fn)) }
+
+// SettleOn lets the State judge wait for effects that land later: before
+// and after a repeated write, and at the end of each scenario, it waits
+// until src has had no new event for quietFor (at most 20 times that), so
+// that a tool that answers "accepted" and commits through a background
+// worker is judged by what the worker did. The agent's own first calls
+// are never delayed. Record the worker's effects on a Stream, as for the
+// async assertions; examples/tickets has the ticket worker.
+func SettleOn(src Source, quietFor time.Duration) Option {
+	if src == nil || quietFor <= 0 {
+		panic(fmt.Sprintf("testkit: SettleOn(%v, %s): want a source and quietFor > 0", src, quietFor))
+	}
+	return With(runtime.Settle(func(context.Context) error {
+		var t errT
+		if Quiet(&t, src, quietFor, 20*quietFor) {
+			return nil
+		}
+		return errors.New(t.String())
+	}))
+}
+
+// errT is a TB that keeps what an assertion reported.
+type errT struct {
+	mu   sync.Mutex
+	msgs []string
+}
+
+func (t *errT) Helper()             {}
+func (t *errT) Name() string        { return "SettleOn" }
+func (t *errT) Logf(string, ...any) {}
+func (t *errT) Errorf(format string, args ...any) {
+	t.mu.Lock()
+	t.msgs = append(t.msgs, fmt.Sprintf(format, args...))
+	t.mu.Unlock()
+}
+func (t *errT) String() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return strings.Join(t.msgs, "; ")
+}
