@@ -218,6 +218,7 @@ func (s *Suite) Interleavings(ctx context.Context, each func(*Result)) (*Explora
 		}
 	}
 	s.outcomes()
+	s.explainOrderAcross()
 	if len(errs) > 0 {
 		return ex, errs[0]
 	}
@@ -294,12 +295,13 @@ func (s *Suite) scheduled(ctx context.Context, choose chooser, bubble Bubble) (*
 	res, sch, err := s.runGated(ctx, interleavingScenario("pending"), choose, bubble)
 	name := sch.schedule.String()
 	res.Scenario = ScenarioInterleaving + "/" + name
-	res.Schedule = name
+	res.Schedule, res.Legend = name, sch.legend()
 	res.Replay = s.cfg.replay(res.Scenario) + scheduleEnv(name)
 	for i := range res.Findings {
 		res.Findings[i].Scenario = res.Scenario
 		res.Findings[i].Replay = res.Replay
 	}
+	explainOrder(res, res.Legend)
 	if sch.err != nil {
 		res.Error = strings.TrimPrefix(res.Error+"; "+sch.err.Error(), "; ")
 		res.Inconclusive, res.Safe = true, false

@@ -150,6 +150,9 @@ type Result struct {
 	Replay string `json:"replay"`
 	// Schedule is the printable schedule of an interleaving scenario.
 	Schedule string `json:"schedule,omitempty"`
+	// Legend names the calls the schedule numbers: "s0 = createInvoice#1,
+	// s1 = attachInvoice#1" (rounds after the first as "; round 2: ...").
+	Legend string `json:"legend,omitempty"`
 	// Outcome is the canonical JSON of the Outcome option's value after
 	// the run, when set.
 	Outcome  string        `json:"outcome,omitempty"`

@@ -38,6 +38,9 @@ type scheduler struct {
 	shapes   []roundShape
 	err      error  // the schedule did not fit the agent
 	hazard   string // why scheduling stopped
+
+	// rounds are each round's calls, numbered as in schedule (legend.go).
+	rounds [][]*Call
 }
 
 type gateWait struct {
@@ -212,6 +215,7 @@ func (s *scheduler) drive(done <-chan struct{}) (stalled bool) {
 			}
 			s.schedule.Rounds = append(s.schedule.Rounds, order)
 			s.shapes = append(s.shapes, shape)
+			s.rounds = append(s.rounds, calls)
 			round++
 		}
 		for _, st := range order {

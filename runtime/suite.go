@@ -210,7 +210,7 @@ func (s *Suite) orderFindings(res *Result, sch *scheduler) []Finding {
 			}
 		}
 		if what != "" {
-			f.Message += fmt.Sprintf(". In the order %s the agent failed (%s), in the reverse order it did not", name, what)
+			f.Message += fmt.Sprintf(". In the order %s the agent failed (%s), in the reverse order it did not", withLegend(name, sch.legend()), what)
 		}
 		f.Scenario, f.Replay = ScenarioBaseline, replay
 		if s.orderSeen == nil {

@@ -26,6 +26,9 @@ func reportResult(t TB, res *runtime.Result, fail bool, printed map[string]strin
 				line += "\n" + indent(f.Stack, "    ")
 			}
 		}
+		if res.Legend != "" && !strings.Contains(f.Message, res.Legend) {
+			line += fmt.Sprintf("\n    schedule %s: %s (s = start, f = finish)", res.Schedule, res.Legend)
+		}
 		if fail && f.Severity == runtime.SeverityError {
 			t.Errorf("%s", line)
 		} else {

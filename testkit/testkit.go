@@ -209,8 +209,7 @@ func suite(t TB, fn func(ctx context.Context) error, fail bool, opts []Option) *
 				harness(it, fail, err)
 			}
 			if ex != nil && ex.Explored > 0 {
-				it.Logf("explored %d schedules (%s) of %d after reduction (%d without: calls on different entities commute), %d rounds of parallel calls",
-					ex.Explored, ex.Strategy, ex.Space, ex.Unreduced, ex.Rounds)
+				it.Logf("%s", ex)
 			}
 		})
 	}

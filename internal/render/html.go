@@ -124,6 +124,7 @@ type scenarioView struct {
 	FaultState  string
 	Error       string
 	Replay      string
+	Legend      string // the schedule's calls: s0 = op#k, ...
 	Axis        string
 	Ticks       []tick
 	Lanes       []laneView
@@ -239,14 +240,18 @@ func buildPage(r *runtime.Report) page {
 	if !r.BaselineSucceeded {
 		baseline = "failed"
 	}
+	kinds := countKinds(r)
 	p.Stats = []stat{
 		{"baseline", baseline, map[bool]string{true: "", false: "bad"}[r.BaselineSucceeded]},
-		{"fault scenarios", strconv.Itoa(len(r.Results)), ""},
-		{"faults fired", strconv.Itoa(firedCount(r)), ""},
+		{"fault scenarios", strconv.Itoa(kinds.faults), ""},
+		{"faults fired", strconv.Itoa(kinds.fired), ""},
 		{"unsafe", strconv.Itoa(r.UnsafeCount), map[bool]string{true: "bad", false: ""}[r.UnsafeCount > 0]},
 		{"inconclusive", strconv.Itoa(r.InconclusiveCount), map[bool]string{true: "warn", false: ""}[r.InconclusiveCount > 0]},
 		{"agent runs", strconv.Itoa(r.AgentRuns), ""},
 		{"duration", formatDuration(r.Duration), ""},
+	}
+	if kinds.schedules > 0 { // after the fault tiles: a run of schedules only shows 0 faults, not a missing tile
+		p.Stats = slices.Insert(p.Stats, 3, stat{"schedules", strconv.Itoa(kinds.schedules), ""})
 	}
 	return p
 }
@@ -299,6 +304,7 @@ func buildScenario(i int, res *runtime.Result, baseline bool) scenarioView {
 		Fault:  faultLabel(res),
 		Error:  res.Error,
 		Replay: res.Replay,
+		Legend: legendLine(res),
 	}
 	sv.StatusLabel, _ = statusWord(sv.Status)
 	sv.Open = sv.Status != statusSafe

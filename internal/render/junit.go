@@ -99,6 +99,9 @@ func junitSuiteOf(r *runtime.Report) junitSuite {
 		if res.Replay != "" {
 			out = append(out, "replay: "+res.Replay)
 		}
+		if l := legendLine(res); l != "" {
+			out = append(out, l)
+		}
 		if len(out) > 0 {
 			tc.SystemOut = &junitText{Text: strings.Join(out, "\n")}
 		}

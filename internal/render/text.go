@@ -55,8 +55,8 @@ func Text(r *runtime.Report, opts ...Option) string {
 	case VerdictInconclusive:
 		vcolor = ansiYellow
 	}
-	fmt.Fprintf(&b, "agentidem %s: %s — baseline %s, %s (%d of %d planned faults fired), %d unsafe, %d inconclusive, %d agent runs, %s\n",
-		clean(r.Name), paint(vcolor, verdict), okWord(r.BaselineSucceeded), plural(len(r.Results), "fault scenario"), firedCount(r), plannedCount(r),
+	fmt.Fprintf(&b, "agentidem %s: %s — baseline %s, %s, %d unsafe, %d inconclusive, %d agent runs, %s\n",
+		clean(r.Name), paint(vcolor, verdict), okWord(r.BaselineSucceeded), scenarioCounts(r),
 		r.UnsafeCount, r.InconclusiveCount, r.AgentRuns, formatDuration(r.Duration))
 	if r.BaselineFailure != "" {
 		fmt.Fprintf(&b, "  baseline failure: %s\n", oneLine(r.BaselineFailure))
@@ -84,6 +84,7 @@ func Text(r *runtime.Report, opts ...Option) string {
 	if len(problems) > 0 {
 		b.WriteString("findings:\n")
 	}
+	legends := scheduleLegends(r)
 	for _, f := range problems {
 		sev := string(f.Severity)
 		color := ansiDim
@@ -111,10 +112,19 @@ func Text(r *runtime.Report, opts ...Option) string {
 		if len(f.SeenIn) > 1 {
 			fmt.Fprintf(&b, "          seen in %d scenarios:\n", len(f.SeenIn))
 			for _, in := range f.SeenIn {
-				fmt.Fprintf(&b, "            %s\n              replay: %s\n", clean(in.Scenario), clean(in.Replay))
+				fmt.Fprintf(&b, "            %s\n", clean(in.Scenario))
+				if l := legends[in.Scenario]; l != "" {
+					fmt.Fprintf(&b, "              %s\n", clean(l))
+				}
+				fmt.Fprintf(&b, "              replay: %s\n", clean(in.Replay))
 			}
-		} else if f.Replay != "" {
-			fmt.Fprintf(&b, "          replay: %s\n", clean(f.Replay))
+		} else {
+			if l := legends[f.Scenario]; l != "" && !strings.Contains(f.Message, l) {
+				fmt.Fprintf(&b, "          %s\n", clean(l))
+			}
+			if f.Replay != "" {
+				fmt.Fprintf(&b, "          replay: %s\n", clean(f.Replay))
+			}
 		}
 	}
 	return strings.TrimRight(b.String(), "\n")
@@ -123,6 +133,9 @@ func Text(r *runtime.Report, opts ...Option) string {
 // scenarioFacts is the tail of a scenario line: fault, calls, findings.
 func scenarioFacts(res *runtime.Result) string {
 	var facts []string
+	if res.Legend != "" {
+		facts = append(facts, res.Legend)
+	}
 	if fl := faultLabel(res); fl != "" {
 		fired := "fired"
 		if !res.FaultFired {
