@@ -142,7 +142,7 @@ func (s *Suite) explainOrderAcross() {
 			if f.Code != CodeDependentCallsConcurrent || len(f.Ops) != 2 || len(f.Calls) != 2 || res.Trace == nil {
 				continue
 			}
-			if dep := opByID(res.Trace, f.Calls[1]); dep == nil || dep.Error != "" {
+			if dep := traceOp(res.Trace, f.Calls[1]); dep == nil || dep.Error != "" {
 				continue
 			}
 			for _, other := range s.scheduledResults {
@@ -158,7 +158,7 @@ func (s *Suite) explainOrderAcross() {
 	}
 }
 
-func opByID(tr *Trace, id string) *Operation {
+func traceOp(tr *Trace, id string) *Operation {
 	for i := range tr.Ops {
 		if tr.Ops[i].ID == id {
 			return &tr.Ops[i]
