@@ -51,6 +51,9 @@ type ObservedCall struct {
 	// Site is the call site, file:line of the code that called the
 	// wrapper.
 	Site string
+	// KeyID names the digest key without revealing it (16 hex digits):
+	// digests are comparable exactly when their KeyIDs are equal.
+	KeyID string
 
 	// Status is the outcome (StatusSuccess or StatusFailed) at EndCall.
 	Status Status
@@ -63,8 +66,9 @@ type ObservedCall struct {
 
 // observerState is the installed observer and its digest key.
 type observerState struct {
-	obs  Observer
-	pool sync.Pool // of hash.Hash (HMAC-SHA256 under the key)
+	obs   Observer
+	keyID string
+	pool  sync.Pool // of hash.Hash (HMAC-SHA256 under the key)
 }
 
 var observer atomic.Pointer[observerState]
@@ -96,6 +100,9 @@ func SetObserver(o Observer, key []byte) (remove func()) {
 	}
 	st := &observerState{obs: o}
 	st.pool.New = func() any { return hmac.New(sha256.New, key) }
+	h := hmac.New(sha256.New, key)
+	h.Write([]byte("agentidem key id"))
+	st.keyID = hex.EncodeToString(h.Sum(nil)[:8])
 	if prev := observer.Swap(st); prev == nil {
 		activeRuns.Add(1) // wrappers now take the traced path
 	}
@@ -116,7 +123,7 @@ func observe(ctx context.Context, op *Op, args, identity, entity []any) (*Call, 
 	if st == nil {
 		return passThrough, ctx
 	}
-	oc := &ObservedCall{Op: op}
+	oc := &ObservedCall{Op: op, KeyID: st.keyID}
 	var pcs [1]uintptr // skip Callers, observe, Begin and the wrapper
 	if goruntime.Callers(4, pcs[:]) == 1 {
 		oc.Site = siteOf(pcs[0])

@@ -63,7 +63,8 @@ func newRoot(stdout, stderr io.Writer) *cobra.Command {
 		Example: `  go generate ./...                      # runs agentidem-gen in each package with the go:generate line
   agentidem-gen ./agent/...              # the same, by hand
   agentidem-gen check ./...              # in CI: fail when generated code is stale
-  agentidem-gen report report.json       # print a saved fault-suite report`,
+  agentidem-gen report report.json       # print a saved fault-suite report
+  agentidem-gen audit spans.jsonl        # find duplicate effects in exported production traces`,
 		Args:          cobra.ArbitraryArgs,
 		SilenceUsage:  true,
 		SilenceErrors: true,
@@ -116,7 +117,7 @@ run go generate.`,
 		},
 	}
 	root.CompletionOptions.DisableDefaultCmd = true
-	root.AddCommand(gen, check, newReportCmd(stdout, stderr))
+	root.AddCommand(gen, check, newReportCmd(stdout, stderr), newAuditCmd(stdinReader, stdout, stderr))
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
