@@ -1,10 +1,11 @@
 // Package generator turns //agentidem: annotations into tracing wrappers.
 //
 // It is what the agentidem-gen command runs. Most users never import it:
-// they annotate their tool functions, put this line in one file of the
-// package and run go generate:
+// they add the command to their module (go get -tool
+// github.com/agentidem/agentidem-go/cmd/agentidem-gen), annotate their tool
+// functions, put this line in one file of the package and run go generate:
 //
-//	//go:generate go run github.com/agentidem/agentidem-go/cmd/agentidem-gen
+//	//go:generate go tool agentidem-gen
 //
 // # From annotation to wrapper
 //

@@ -10,7 +10,7 @@
 //
 // A typical tool file:
 //
-//	//go:generate go run github.com/agentidem/agentidem-go/cmd/agentidem-gen
+//	//go:generate go tool agentidem-gen
 //
 //	//agentidem:read
 //	func getPayment(ctx context.Context, id string) (Payment, error) { ... }

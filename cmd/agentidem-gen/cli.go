@@ -28,7 +28,10 @@ Annotate a tool function in its doc comment:
 
 and add to one file of the package:
 
-  //go:generate go run github.com/agentidem/agentidem-go/cmd/agentidem-gen
+  //go:generate go tool agentidem-gen
+
+after "go get -tool github.com/agentidem/agentidem-go/cmd/agentidem-gen" in your
+module (inside this repository: go run ./cmd/agentidem-gen).
 
 go generate then writes agentidem_gen.go with a wrapper per annotated function
 (refund -> refundTraced, (*Svc).Refund -> (*Svc).RefundTraced) that has the same

@@ -58,7 +58,8 @@ func TestHelp(t *testing.T) {
 		for _, want := range []string{
 			"agentidem-gen writes tracing wrappers",
 			"//agentidem:write identity=EXPRS",
-			"//go:generate go run github.com/agentidem/agentidem-go/cmd/agentidem-gen",
+			"//go:generate go tool agentidem-gen",
+			"go get -tool github.com/agentidem/agentidem-go/cmd/agentidem-gen",
 			"refund -> refundTraced",
 			"file:line:col: message",
 			"Exit status: 0 on success, 1 when the input has errors",

@@ -2,9 +2,12 @@
 // with //agentidem:read and //agentidem:write, checks that they are up to
 // date, and renders saved fault-suite reports.
 //
-// Put this line in a file of each package with annotated tools:
+// Add it to your module as a tool, then put the go:generate line in a file
+// of each package with annotated tools:
 //
-//	//go:generate go run github.com/agentidem/agentidem-go/cmd/agentidem-gen
+//	go get -tool github.com/agentidem/agentidem-go/cmd/agentidem-gen
+//
+//	//go:generate go tool agentidem-gen
 //
 // Usage:
 //
