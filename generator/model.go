@@ -397,6 +397,9 @@ func (b *builder) buildOp(fn *ast.FuncDecl) *Op {
 	if op.Kind == directive.Write && !op.HasError {
 		b.warnings = append(b.warnings, fmt.Sprintf("%s: warning: write %s has no error result: it is traced, but no failure or lost acknowledgement can be injected into it", pos, op.Name))
 	}
+	if op.Kind == directive.Write && op.CtxParam < 0 {
+		b.warnings = append(b.warnings, fmt.Sprintf("%s: warning: write %s has no context.Context parameter: its calls are attributed to a delivery by the goroutine that makes them, which weakens crash_restart (the crash's cancellation never reaches it), duplicate_delivery/concurrent and tests run with t.Parallel (a call from a goroutine that descends from no delivery cannot be attributed and is refused); take ctx context.Context as the first parameter", pos, op.Name))
+	}
 
 	redacted := map[*types.Var]bool{}
 	for _, r := range d.Redact {
