@@ -77,19 +77,39 @@ func BusyTimeout(d time.Duration) Option {
 // Open opens, creating it if needed, the SQLite database file at path, in
 // WAL mode with a busy timeout and immediate write transactions. Call
 // Migrate before the first use; Close when done.
+//
+// path is a file name, used as it is: "a?b.db" opens a file of that name
+// (characters that mean something in a SQLite URI, ? # %, are escaped).
+// ":memory:" opens a private in-memory database, shared by every use of the
+// returned Backend (it holds one connection, so each pooled connection does
+// not get a database of its own) and gone when it is closed.
 func Open(path string, opts ...Option) (*Backend, error) {
 	cfg := config{busy: 10 * time.Second}
 	for _, o := range opts {
 		o.apply(&cfg)
 	}
+	if path == "" {
+		return nil, errors.New(`opening sqlite database: empty path: give a file name, or ":memory:" for a database in memory`)
+	}
+	memory := path == ":memory:"
 	q := url.Values{}
 	q.Add("_pragma", fmt.Sprintf("busy_timeout(%d)", cfg.busy.Milliseconds()))
-	q.Add("_pragma", "journal_mode(WAL)")
-	q.Add("_pragma", "synchronous(NORMAL)")
+	if !memory {
+		q.Add("_pragma", "journal_mode(WAL)")
+		q.Add("_pragma", "synchronous(NORMAL)")
+	}
 	q.Set("_txlock", "immediate")
-	db, err := sql.Open("sqlite", "file:"+path+"?"+q.Encode())
+	db, err := sql.Open("sqlite", dsn(path)+"?"+q.Encode())
 	if err != nil {
 		return nil, fmt.Errorf("opening sqlite database %s: %w", path, err)
+	}
+	if memory {
+		// An in-memory database lives in its connection: one connection,
+		// never recycled, is the database.
+		db.SetMaxOpenConns(1)
+		db.SetMaxIdleConns(1)
+		db.SetConnMaxLifetime(0)
+		db.SetConnMaxIdleTime(0)
 	}
 	if err := db.Ping(); err != nil {
 		db.Close()
@@ -98,6 +118,36 @@ func Open(path string, opts ...Option) (*Backend, error) {
 	b := New(db)
 	b.owned = true
 	return b, nil
+}
+
+// dsn is the SQLite URI of the file at path (without parameters): the path
+// percent-encoded, so that no character of it is read as the start of a
+// query (?) or fragment (#), or as an escape (%).
+func dsn(path string) string {
+	if path == ":memory:" {
+		return "file::memory:"
+	}
+	if strings.HasPrefix(path, "//") {
+		// file://x would name a host; on a POSIX path extra leading
+		// slashes mean nothing.
+		path = "/" + strings.TrimLeft(path, "/")
+	}
+	const hex = "0123456789ABCDEF"
+	var b strings.Builder
+	b.WriteString("file:")
+	for i := 0; i < len(path); i++ {
+		c := path[i]
+		switch {
+		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9',
+			c == '-', c == '.', c == '_', c == '~', c == '/':
+			b.WriteByte(c)
+		default:
+			b.WriteByte('%')
+			b.WriteByte(hex[c>>4])
+			b.WriteByte(hex[c&15])
+		}
+	}
+	return b.String()
 }
 
 // New returns a Backend on db, a database/sql handle of the modernc.org/sqlite
