@@ -2,10 +2,12 @@ package idemtest
 
 import (
 	"context"
+	"errors"
 	"runtime"
 	"strconv"
 	"sync/atomic"
 	"testing"
+	"time"
 )
 
 // Impl does work once per key (or tries to): idem's Store.Do on a backend,
@@ -81,4 +83,51 @@ func Benchmarks(b *testing.B, prefix string, impls ...Impl) {
 			b.ReportMetric(float64(dups)/float64(b.N), "dups/op")
 		})
 	}
+}
+
+// WaitLatency measures how long a call waiting for a key that another call
+// holds takes to return once the holder's work ends: per iteration, a
+// holder runs work of a length spread over [50ms, 150ms) (so the waiter's
+// polling phase varies), a waiter asks for the same key meanwhile, and the
+// time from the end of the holder's work to the waiter's return is
+// reported as wake-ms/op (mean) and wake-max-ms. It includes the holder's
+// Complete and the waiter's final read. With polling alone it grows with
+// the poll interval; with a Watcher backend it is a round trip or two.
+func WaitLatency(b *testing.B, do func(ctx context.Context, key string, fn func(context.Context) ([]byte, error)) ([]byte, bool, error)) {
+	base := NewKey(b)
+	var total, worst time.Duration
+	n := 0
+	for i := 0; b.Loop(); i++ {
+		key := base + "/" + strconv.Itoa(i)
+		work := 50*time.Millisecond + time.Duration(i*37%100)*time.Millisecond
+		started := make(chan struct{})
+		var ended time.Time
+		holder := make(chan error, 1)
+		go func() {
+			_, _, err := do(context.Background(), key, func(context.Context) ([]byte, error) {
+				close(started)
+				time.Sleep(work)
+				ended = time.Now()
+				return []byte("done"), nil
+			})
+			holder <- err
+		}()
+		<-started
+		res, replayed, err := do(context.Background(), key, func(context.Context) ([]byte, error) {
+			return nil, errors.New("the waiter ran the work: the key was not held")
+		})
+		returned := time.Now()
+		if herr := <-holder; herr != nil {
+			b.Fatal(herr)
+		}
+		if err != nil || !replayed || string(res) != "done" {
+			b.Fatalf("waiter: %q, replayed=%v, %v; want the holder's result", res, replayed, err)
+		}
+		d := returned.Sub(ended)
+		total += d
+		worst = max(worst, d)
+		n++
+	}
+	b.ReportMetric(float64(total.Microseconds())/1e3/float64(n), "wake-ms/op")
+	b.ReportMetric(float64(worst.Microseconds())/1e3, "wake-max-ms")
 }

@@ -9,6 +9,13 @@
 // Leases are measured on the database's clock, so the hosts' clocks need
 // not agree. Replays are a plain read.
 //
+// A call that finds the key held waits for it: a trigger NOTIFYs channel
+// idem_keys when a holder completes or releases a key, and the Backend
+// LISTENs on one connection of its own (outside the pool), so a waiter
+// wakes a round trip after the holder finishes instead of at its next poll
+// (idem.WithPollInterval, 50ms by default). Waiters keep polling, for
+// holders that die and for the time no listening connection is up.
+//
 //	b, err := postgres.Open(ctx, os.Getenv("DATABASE_URL"))
 //	if err != nil { ... }
 //	defer b.Close()
@@ -37,8 +44,9 @@ var migrations embed.FS
 
 // Backend is an idem.Backend on a PostgreSQL database.
 type Backend struct {
-	pool  *pgxpool.Pool
-	owned bool
+	pool   *pgxpool.Pool
+	owned  bool
+	listen listener // LISTEN/NOTIFY for Watch
 }
 
 var _ idem.Backend = (*Backend)(nil)
@@ -65,8 +73,10 @@ func New(pool *pgxpool.Pool) *Backend { return &Backend{pool: pool} }
 // Pool returns the connection pool.
 func (b *Backend) Pool() *pgxpool.Pool { return b.pool }
 
-// Close closes the pool if Open opened it.
+// Close stops the connection that Watch listens on, and closes the pool if
+// Open opened it.
 func (b *Backend) Close() {
+	b.listen.close()
 	if b.owned {
 		b.pool.Close()
 	}
