@@ -30,6 +30,8 @@ var jsSource string
 var reportTemplate = template.Must(template.New("report").Funcs(template.FuncMap{
 	"style":  func() template.CSS { return template.CSS(cssSource) },
 	"script": func() template.JS { return template.JS(jsSource) },
+	// command: what a copy button copies (command.go).
+	"command": shellCommand,
 }).Parse(htmlSource))
 
 // csp forbids every network request (no connect, no images, no fonts, no
@@ -236,13 +238,10 @@ func buildPage(r *runtime.Report) page {
 	default:
 		p.Headline = fmt.Sprintf("all %s safe", plural(len(all), "scenario"))
 	}
-	baseline := "ok"
-	if !r.BaselineSucceeded {
-		baseline = "failed"
-	}
+	baseline := baselineWord(r)
 	kinds := countKinds(r)
 	p.Stats = []stat{
-		{"baseline", baseline, map[bool]string{true: "", false: "bad"}[r.BaselineSucceeded]},
+		{"baseline", baseline, map[bool]string{true: "", false: "bad"}[baseline == "ok"]},
 		{"fault scenarios", strconv.Itoa(kinds.faults), ""},
 		{"faults fired", strconv.Itoa(kinds.fired), ""},
 		{"unsafe", strconv.Itoa(r.UnsafeCount), map[bool]string{true: "bad", false: ""}[r.UnsafeCount > 0]},

@@ -56,7 +56,7 @@ func Text(r *runtime.Report, opts ...Option) string {
 		vcolor = ansiYellow
 	}
 	fmt.Fprintf(&b, "agentidem %s: %s — baseline %s, %s, %d unsafe, %d inconclusive, %d agent runs, %s\n",
-		clean(r.Name), paint(vcolor, verdict), okWord(r.BaselineSucceeded), scenarioCounts(r),
+		clean(r.Name), paint(vcolor, verdict), baselineWord(r), scenarioCounts(r),
 		r.UnsafeCount, r.InconclusiveCount, r.AgentRuns, formatDuration(r.Duration))
 	if r.BaselineFailure != "" {
 		fmt.Fprintf(&b, "  baseline failure: %s\n", oneLine(r.BaselineFailure))
@@ -204,13 +204,6 @@ func plural(n int, noun string) string {
 		return "1 " + noun
 	}
 	return fmt.Sprintf("%d %ss", n, noun)
-}
-
-func okWord(ok bool) string {
-	if ok {
-		return "ok"
-	}
-	return "failed"
 }
 
 // oneLine keeps a message on its line: newlines become " | " and other
