@@ -29,9 +29,22 @@
 // (redacted where the annotation says so), identity, result, error, status
 // and observation.
 //
-// A run travels in the context.Context. Tools without a context parameter
-// are attributed to the one active run of the process; when two runs are
-// active at once such a call is refused, and both runs report why.
+// A run travels in the context.Context. A call whose context carries no run
+// (a tool without a context parameter, or one given context.Background()
+// instead of the agent's context) is attributed by the goroutine that made
+// it: the delivery whose goroutine it descends from, read from the "created
+// by ... in goroutine N" links of a stack snapshot. A tool given a context
+// that is not the agent's is reported (context_detached); a call no run can
+// claim (two runs at once, from a goroutine that descends from neither) is
+// refused, and every active run reports it as an error.
+//
+// Scenarios run on real time. Where a scheduler gates calls, quiescence is
+// read off the goroutines of the process (goroutines.go): those created
+// since the scenario began are quiet when each is parked at a gate or
+// blocked on a channel, a lock or a condition, and none is running, asleep
+// or waiting for network I/O. A scenario that makes no progress for its
+// stall timeout (StallTimeout) fails alone, naming what is blocked and
+// where.
 //
 // The package imports only the standard library and knows nothing of
 // package testing.

@@ -26,8 +26,11 @@ const DefaultDepth = 3
 
 // Bubble runs fn in an isolated bubble whose quiescence function quiesce
 // returns once every other goroutine of the bubble is durably blocked.
-// testkit provides one built on testing/synctest; without one, schedules
-// run on real time with a quiet window standing in for quiescence.
+// testkit provides one built on testing/synctest (testkit.VirtualTime);
+// without one, schedules run on real time and quiescence is read off the
+// goroutines of the process (see goroutines.go). A bubble is used only when
+// the baseline, run on real time, showed no network I/O and no goroutine
+// that outlived it.
 type Bubble func(fn func(quiesce func()))
 
 // WithBubble makes interleaving scenarios run inside b (testkit sets it).

@@ -84,9 +84,8 @@ func NewSuite(name string, fn func(ctx context.Context) error, opts ...Option) *
 // Run runs the whole fault suite of fn outside go test, for CLIs and
 // services, and returns its report: the baseline, the fault scenarios, and,
 // for an agent with parallel calls, the interleavings and partial batch
-// failures. Outside a testing/synctest bubble schedules run on real time
-// (a quiet window stands in for quiescence), which is slower; pass a
-// smaller Schedules budget for large agents. The error is for problems of the harness
+// failures. Schedules run on real time, with quiescence read off the
+// goroutines of the process. The error is for problems of the harness
 // (a failing Setup), never for findings: those are in the report.
 func Run(ctx context.Context, name string, fn func(ctx context.Context) error, opts ...Option) (*Report, error) {
 	s := NewSuite(name, fn, opts...)

@@ -41,10 +41,12 @@
 // When the agent's calls come from more than one goroutine (a model turn's
 // tool calls dispatched in parallel), TestAgent also runs the agent under
 // chosen schedules. Every traced call stops at two gates, start and finish;
-// the scheduler waits until every goroutine of the agent is blocked (in a
-// testing/synctest bubble, so time is virtual and exact), then releases the
-// waiting calls one gate at a time in the schedule's order. Each schedule is
-// a subtest named by its printable form:
+// the scheduler waits until every goroutine of the agent is parked at a gate
+// or blocked, then releases the waiting calls one gate at a time in the
+// schedule's order (see "Real time and virtual time" below). The baseline
+// itself runs under the listed schedule, so an agent with parallel calls
+// gets the same baseline, and the same findings, on every run. Each schedule
+// is a subtest named by its printable form:
 //
 //	go test -run 'TestInvoices/interleaving/s0s1f0f1'
 //	AGENTIDEM_SCHEDULE='s1s0f1f0' go test -run TestInvoices
@@ -70,10 +72,62 @@
 // against everything. An agent whose logic depends on which answer arrives
 // first (take the fastest quote) should leave the entity off those reads.
 //
-// Holding a sync.Mutex across a tool call hides goroutines from the
-// scheduler; a real-time pre-flight sees the goroutine stuck on the lock and
-// the test fails with a message naming it and the calls involved, instead of
-// hanging.
+// A lock, a channel semaphore or a singleflight held across a tool call
+// serializes calls behind the scheduler's back. The scheduler sees the
+// waiting goroutine blocked and goes on; in duplicate_delivery/concurrent,
+// a delivery waiting at its gate for another delivery that is blocked
+// outside any gate goes on alone, and the scenario's trace notes say so.
+//
+// # Real time and virtual time
+//
+// Scenarios run on real time by default. Quiescence is read off the
+// goroutines themselves: a stack snapshot of the process, of which the
+// goroutines created since the scenario began are the scenario's; they are
+// quiet when each is parked at a gate or blocked on a channel, a select, a
+// lock or a condition, and none is running, asleep, in a system call or
+// waiting for an HTTP answer or other network I/O (an idle keep-alive
+// connection or a listening server counts as quiet). This hosts what real
+// agents use: net/http clients (http.DefaultClient, keep-alive transports),
+// httptest servers started per test or per package, database/sql, channel
+// semaphores, singleflight, sync.Cond, WaitGroup, errgroup, timers and
+// context.WithTimeout.
+//
+// VirtualTime runs the interleavings of an agent with parallel calls in a
+// testing/synctest bubble instead: time is virtual, so staggers and
+// timeouts cost no wall time. A bubble cannot host network I/O, goroutines
+// that outlive the run (keep-alive connections), or channels and locks
+// shared with goroutines started before the scenario (a worker started once
+// per test, a package-level semaphore): synctest ends the binary or hangs on
+// those. The baseline runs on real time first; when it shows network I/O or
+// a goroutine that outlived it, the suite stays on real time and the
+// baseline's trace notes say why. Use VirtualTime only for agents that keep
+// to themselves. Each Result's Clock says which clock its scenario ran on.
+//
+// # Stalls
+//
+// A scenario that makes no progress (no tool call begun or finished, no
+// gate reached or released, no delivery returned) for StallTimeout (default
+// 10s, AGENTIDEM_STALL_TIMEOUT) fails alone with a stalled finding that
+// names what is blocked and where ("delivery 2 (goroutine 41) is blocked on
+// a channel send at agent.go:41, while createTicket of delivery 1 waits at
+// its start gate"); its gates are opened and its invocations cancelled, and
+// the suite goes on with the next scenario. An agent that never returns is
+// bounded the same way. Inside a VirtualTime bubble a stall cannot be
+// interrupted: a watchdog ends the binary with every goroutine's stack.
+//
+// # What the harness could not see
+//
+// A verdict is never "safe" by default. A baseline that traced no call is
+// nothing_traced (the wrappers are not called, or the context passed to
+// them is not the agent's). A tool given a context that does not come from
+// the agent's (context.Background()) is attributed by the goroutine that
+// called it and reported as context_detached (a warning naming the call
+// site); a call no run can claim (two tests with t.Parallel and a goroutine
+// that descends from neither) is an error finding in every active run. An
+// identity JSON cannot encode is identity_unencodable. Results and errors
+// JSON cannot encode are recorded as a string naming their type, so the
+// report is always written. A panic in Setup, Teardown, an Invariant or
+// Outcome fails its scenario; the binary survives.
 //
 // # Asynchronous side effects
 //
