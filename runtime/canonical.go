@@ -15,3 +15,32 @@ func (s *Suite) CanonicalTrace() (tr *Trace, ordered bool) {
 	}
 	return s.base, s.pre.err == nil && s.pre.sch != nil && s.pre.sch.hazard == ""
 }
+
+// PlannedSchedules is how many schedules Interleavings will run (each
+// distinct one counted once), for progress displays: 0 for an agent without
+// parallel calls, 1 for a replay or when the pre-flight met a hazard, else
+// the distinct schedules after reduction, up to the Schedules budget. Call
+// it after Parallel.
+func (s *Suite) PlannedSchedules() int {
+	if !s.BaselineOK() {
+		return 0
+	}
+	s.cfg.defaults()
+	if s.cfg.replaySchedule != "" {
+		return 1
+	}
+	if s.pre == nil {
+		return 0
+	}
+	if s.pre.err != nil || s.pre.sch == nil || s.pre.sch.hazard != "" {
+		return 1
+	}
+	if len(s.pre.sch.shapes) == 0 {
+		return 0
+	}
+	space := 1
+	for _, sh := range s.pre.sch.shapes {
+		space = capMul(space, sh.space())
+	}
+	return min(space, s.cfg.budget)
+}

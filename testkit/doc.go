@@ -155,6 +155,16 @@
 // parallel calls is compared in the order of the listed schedule, which is
 // the same on every run.
 //
+// # Progress
+//
+// A suite that runs longer than a second shows one status line on the
+// terminal of the person running go test, redrawn per scenario:
+// "[7/19] TestRefund crash_restart/refund#1". go test pipes the test's own
+// output, so the line goes to the controlling terminal (/dev/tty) and never
+// into the test log; CI jobs have no terminal and get nothing, nor does
+// go test -v (its lines already name each scenario) or TERM=dumb, and
+// NO_COLOR drops its color.
+//
 // Run does the same without failing the test, for tests that prove a buggy
 // agent is caught. Both return the *runtime.Report; AGENTIDEM_REPORT_DIR=dir
 // (or the ReportDir option) writes it as dir/<Test>.json. A relative dir is

@@ -157,6 +157,7 @@ func suite(t TB, fn func(ctx context.Context) error, fail bool, opts []Option) *
 	s := runtime.NewSuite(testName, fn, rtOpts...)
 	ctx := context.Background()
 	printed := map[string]string{} // problems printed so far (findings.go)
+	var prog *progress             // the terminal's status line (progress.go)
 
 	// The baseline runs whatever -run selects: every scenario is planned
 	// from it. Its subtest only reports.
@@ -179,6 +180,8 @@ func suite(t TB, fn func(ctx context.Context) error, fail bool, opts []Option) *
 				for _, sc := range scs {
 					subtest(gt, strings.TrimPrefix(sc.Name, g+"/"), func(st TB) {
 						st.Helper()
+						prog.step(sc.Name)
+						defer prog.clear()
 						setCur(st)
 						res, err := s.RunScenario(ctx, sc)
 						if err != nil {
@@ -191,6 +194,8 @@ func suite(t TB, fn func(ctx context.Context) error, fail bool, opts []Option) *
 		}
 	}
 	parallel := s.Parallel(ctx) // runs the listed schedule once, when the baseline passed
+	prog = startProgress(testName, 1+len(s.Plan())+s.PlannedSchedules()+len(s.PartialBatchPlan()))
+	defer prog.done()
 	if st.golden != "" {
 		checkGolden(t, s, st.golden, pkg, fail)
 	}
@@ -200,10 +205,12 @@ func suite(t TB, fn func(ctx context.Context) error, fail bool, opts []Option) *
 			it.Helper()
 			setCur(it)
 			ex, err := s.Interleavings(ctx, func(res *runtime.Result) {
+				prog.clear()
 				subtest(it, res.Schedule, func(st TB) {
 					st.Helper()
 					reportResult(st, res, fail, printed)
 				})
+				prog.step(res.Scenario) // shown while the next schedule runs
 			})
 			if err != nil {
 				harness(it, fail, err)

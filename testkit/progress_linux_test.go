@@ -1,0 +1,128 @@
+package testkit
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/agentidem/agentidem-go/testkit/internal/tools"
+	"golang.org/x/sys/unix"
+)
+
+// openPTY opens a pseudo-terminal pair: what the terminal of a person
+// running go test looks like.
+func openPTY(t *testing.T) (master, slave *os.File) {
+	t.Helper()
+	m, err := os.OpenFile("/dev/ptmx", os.O_RDWR|unix.O_NOCTTY, 0)
+	if err != nil {
+		t.Skipf("no pseudo-terminals here: %v", err)
+	}
+	t.Cleanup(func() { m.Close() })
+	if err := unix.IoctlSetPointerInt(int(m.Fd()), unix.TIOCSPTLCK, 0); err != nil {
+		t.Fatalf("unlocking the pty: %v", err)
+	}
+	n, err := unix.IoctlGetInt(int(m.Fd()), unix.TIOCGPTN)
+	if err != nil {
+		t.Fatalf("naming the pty: %v", err)
+	}
+	s, err := os.OpenFile("/dev/pts/"+strconv.Itoa(n), os.O_RDWR|unix.O_NOCTTY, 0)
+	if err != nil {
+		t.Fatalf("opening the pty: %v", err)
+	}
+	return m, s
+}
+
+// quietT is a TB that keeps what it is told.
+type quietT struct {
+	mu   sync.Mutex
+	logs []string
+}
+
+func (q *quietT) Helper()      {}
+func (q *quietT) Name() string { return "TestProgress" }
+func (q *quietT) Errorf(f string, args ...any) {
+	q.mu.Lock()
+	q.logs = append(q.logs, fmt.Sprintf(f, args...))
+	q.mu.Unlock()
+}
+func (q *quietT) Logf(f string, args ...any) { q.Errorf(f, args...) }
+
+// suiteOnPTY runs a suite with progress drawn on a pseudo-terminal from
+// the start and returns what the terminal received and what the test got.
+func suiteOnPTY(t *testing.T, env map[string]string) (screen string, test []string) {
+	t.Helper()
+	master, slave := openPTY(t)
+	for k, v := range env {
+		t.Setenv(k, v)
+	}
+	restoreTTY, restoreDelay, restoreVerbose := openTTY, progressDelay, verbose
+	t.Cleanup(func() { openTTY, progressDelay, verbose = restoreTTY, restoreDelay, restoreVerbose })
+	openTTY = func() (io.WriteCloser, error) { return slave, nil }
+	progressDelay = 0
+	verbose = func() bool { return false }
+
+	var out bytes.Buffer
+	read := make(chan struct{})
+	go func() {
+		defer close(read)
+		buf := make([]byte, 4096)
+		for {
+			n, err := master.Read(buf)
+			out.Write(buf[:n])
+			if err != nil {
+				return
+			}
+		}
+	}()
+	var l *tools.Ledger
+	qt := &quietT{}
+	Run(qt, func(ctx context.Context) error {
+		for range 3 {
+			if err := l.PostTraced(ctx, "entry-1", "hello"); err == nil {
+				return nil
+			}
+		}
+		return nil
+	}, Setup(func(context.Context) error { l = &tools.Ledger{}; return nil }), NoSummary())
+	// The suite closed the slave side; closing the master ends the read.
+	master.Close()
+	<-read
+	return out.String(), qt.logs
+}
+
+func TestProgressOnATerminal(t *testing.T) {
+	screen, logs := suiteOnPTY(t, map[string]string{"TERM": "xterm", "NO_COLOR": ""})
+	for _, want := range []string{"\x1b[2m[2/", "TestProgress lost_acknowledgement/post#1", "TestProgress duplicate_delivery/concurrent"} {
+		if !strings.Contains(screen, want) {
+			t.Errorf("the terminal did not show %q: %q", want, screen)
+		}
+	}
+	if !strings.HasSuffix(screen, "\r\x1b[K") {
+		t.Errorf("the status line was left on the terminal: %q", screen)
+	}
+	for _, l := range logs {
+		if strings.Contains(l, "\x1b[") || strings.Contains(l, "[2/") {
+			t.Errorf("progress reached the test's output: %q", l)
+		}
+	}
+}
+
+func TestProgressNoColor(t *testing.T) {
+	screen, _ := suiteOnPTY(t, map[string]string{"TERM": "xterm", "NO_COLOR": "1"})
+	if !strings.Contains(screen, "[2/") || strings.Contains(screen, "\x1b[2m") {
+		t.Errorf("NO_COLOR: %q", screen)
+	}
+}
+
+func TestProgressDumbTerminal(t *testing.T) {
+	screen, _ := suiteOnPTY(t, map[string]string{"TERM": "dumb"})
+	if screen != "" {
+		t.Errorf("TERM=dumb got %q", screen)
+	}
+}
