@@ -38,6 +38,11 @@ func openPTY(t *testing.T) (master, slave *os.File) {
 	return m, s
 }
 
+// keepOpen is the terminal as the suite sees it: the test closes it.
+type keepOpen struct{ *os.File }
+
+func (keepOpen) Close() error { return nil }
+
 // quietT is a TB that keeps what it is told.
 type quietT struct {
 	mu   sync.Mutex
@@ -63,16 +68,19 @@ func suiteOnPTY(t *testing.T, env map[string]string) (screen string, test []stri
 	}
 	restoreTTY, restoreDelay, restoreVerbose := openTTY, progressDelay, verbose
 	t.Cleanup(func() { openTTY, progressDelay, verbose = restoreTTY, restoreDelay, restoreVerbose })
-	openTTY = func() (io.WriteCloser, error) { return slave, nil }
+	openTTY = func() (io.WriteCloser, error) { return keepOpen{slave}, nil }
 	progressDelay = 0
 	verbose = func() bool { return false }
 
+	// The master is read until an end mark written after the suite: a pty
+	// may drop what is unread when its slave side closes.
+	const end = "<end of test>"
 	var out bytes.Buffer
 	read := make(chan struct{})
 	go func() {
 		defer close(read)
 		buf := make([]byte, 4096)
-		for {
+		for !strings.Contains(out.String(), end) {
 			n, err := master.Read(buf)
 			out.Write(buf[:n])
 			if err != nil {
@@ -90,10 +98,12 @@ func suiteOnPTY(t *testing.T, env map[string]string) (screen string, test []stri
 		}
 		return nil
 	}, Setup(func(context.Context) error { l = &tools.Ledger{}; return nil }), NoSummary())
-	// The suite closed the slave side; closing the master ends the read.
-	master.Close()
+	if _, err := slave.WriteString(end); err != nil {
+		t.Fatal(err)
+	}
 	<-read
-	return out.String(), qt.logs
+	slave.Close()
+	return strings.TrimSuffix(out.String(), end), qt.logs
 }
 
 func TestProgressOnATerminal(t *testing.T) {
