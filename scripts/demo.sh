@@ -1,28 +1,58 @@
 #!/usr/bin/env bash
 # The main job on the bundled examples: generate the wrappers, run the fault
-# suite on every example agent (buggy and fixed), then print each report and
-# write its HTML next to the JSON in .agentidem/reports/.
+# suite on every example agent (buggy and fixed), render each report as HTML
+# next to its JSON in .agentidem/reports/<example>/, and end with one table:
+# example, agent, expected (buggy/fixed), verdict, findings, report file.
+#
+#   bash scripts/demo.sh      # short: one line per step, then the table
+#   bash scripts/demo.sh -v   # full detail: go test -v and every report's summary
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-echo "== 1. generate: agentidem-gen ./examples/..."
+verbose=0
+case "${1:-}" in
+-v) verbose=1 ;;
+"") ;;
+*)
+	echo "usage: bash scripts/demo.sh [-v]" >&2
+	exit 2
+	;;
+esac
+
+echo "== 1. generate the wrappers: agentidem-gen ./examples/..."
 go run ./cmd/agentidem-gen ./examples/...
 
-echo "== 2. fault suite: go test ./examples/..."
 out=.agentidem/reports
 rm -rf "$out"
 mkdir -p "$out"
-AGENTIDEM_REPORT_DIR="$PWD/$out" go test -count=1 ./examples/...
-
-echo "== 3. reports ($out)"
-go build -o .agentidem/agentidem-gen ./cmd/agentidem-gen
-for f in "$out"/*.json; do
-	echo
-	if .agentidem/agentidem-gen report --help 2>/dev/null | grep -q -- '--html'; then
-		.agentidem/agentidem-gen report --html "${f%.json}.html" "$f"
+echo "== 2. run the fault suite of each example (reports in $out/<example>/)"
+for pkg in $(go list ./examples/...); do
+	name=$(basename "$pkg")
+	# One report directory per example: two examples may name a test alike.
+	if [ "$verbose" = 1 ]; then
+		AGENTIDEM_REPORT_DIR="$PWD/$out/$name" go test -count=1 -v "./examples/$name"
+	elif ! log=$(AGENTIDEM_REPORT_DIR="$PWD/$out/$name" go test -count=1 "./examples/$name" 2>&1); then
+		echo "$log"
+		exit 1
 	else
-		.agentidem/agentidem-gen report "$f"
+		echo "   $log"
 	fi
 done
+
+echo "== 3. render the reports: agentidem-gen report --html"
+go build -o .agentidem/agentidem-gen ./cmd/agentidem-gen
+pages=0
+for f in "$out"/*/*.json; do
+	if [ "$verbose" = 1 ]; then
+		echo
+		.agentidem/agentidem-gen report --html "${f%.json}.html" "$f"
+	elif ! msg=$(.agentidem/agentidem-gen report -q --html "${f%.json}.html" "$f" 2>&1); then
+		echo "$msg"
+		exit 1
+	fi
+	pages=$((pages + 1))
+done
+echo "   $pages HTML pages, one per report"
+
 echo
-echo "reports: $out/*.json (and *.html)"
+go run ./internal/demotable "$out"
