@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/agentidem/agentidem-go/internal/render"
+	"github.com/agentidem/agentidem-go/internal/reportschema"
 	"github.com/agentidem/agentidem-go/runtime"
 	"github.com/spf13/cobra"
 )
@@ -108,12 +109,16 @@ func runReport(cfg reportConfig, args []string, stdout, stderr io.Writer) error 
 	reps := make([]*runtime.Report, 0, len(files))
 	for _, f := range files {
 		prog.Step("reading " + f)
-		rep, err := runtime.ReadReport(f)
+		rep, err := readValidReport(f)
 		if err != nil {
 			prog.Done("")
 			return err
 		}
 		reps = append(reps, rep)
+	}
+	if err := refuseOverwrite(cfg, files); err != nil {
+		prog.Done("")
+		return err
 	}
 	var wrote []string
 	if cfg.html != "" {
@@ -167,6 +172,54 @@ func runReport(cfg reportConfig, args []string, stdout, stderr io.Writer) error 
 	}
 	for _, s := range wrote {
 		fmt.Fprintf(stderr, "agentidem-gen: %s\n", s)
+	}
+	return nil
+}
+
+// readValidReport reads a saved report after checking it against the
+// schema of its version, so that a file that is not a whole report is
+// refused with what it lacks instead of being rendered as a failed suite.
+func readValidReport(path string) (*runtime.Report, error) {
+	rep, err := runtime.ReadReport(path) // names an unreadable file or version
+	if err != nil {
+		return nil, err
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("reading report %s: %w", path, err)
+	}
+	if err := reportschema.ValidateJSON(b); err != nil {
+		return nil, fmt.Errorf("reading report %s: not a whole report: %w; render a file that testkit.TestAgent or runtime.Run wrote (AGENTIDEM_REPORT_DIR)", path, err)
+	}
+	return rep, nil
+}
+
+// refuseOverwrite fails when an output (--html, --junit) is one of the
+// reports read: rendering would destroy its own input.
+func refuseOverwrite(cfg reportConfig, files []string) error {
+	outputs := map[string]string{}
+	if cfg.html != "" {
+		targets, err := htmlTargets(cfg.html, files)
+		if err != nil {
+			return err
+		}
+		for _, t := range targets {
+			outputs[t] = "--html"
+		}
+	}
+	if cfg.junit != "" {
+		outputs[cfg.junit] = "--junit"
+	}
+	for out, flag := range outputs {
+		oi, err := os.Stat(out)
+		if err != nil {
+			continue // not there yet: it cannot be an input
+		}
+		for _, in := range files {
+			if ii, err := os.Stat(in); err == nil && os.SameFile(oi, ii) {
+				return usageError{fmt.Errorf("%s %s would write over the report %s, which it reads: refusing; give %s another file name", flag, out, in, flag)}
+			}
+		}
 	}
 	return nil
 }

@@ -58,10 +58,12 @@ func HTML(w io.Writer, r *runtime.Report) error {
 	if r == nil {
 		return fmt.Errorf("render: nil report")
 	}
-	if err := reportTemplate.Execute(w, buildPage(r)); err != nil {
+	var buf strings.Builder
+	if err := reportTemplate.Execute(&buf, buildPage(r)); err != nil {
 		return fmt.Errorf("rendering html report %s: %w", r.Name, err)
 	}
-	return nil
+	_, err := io.WriteString(w, escapeBidi(buf.String()))
+	return err
 }
 
 type page struct {

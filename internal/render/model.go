@@ -154,15 +154,6 @@ func normalJSON(v any) string {
 	return strings.TrimRight(b.String(), "\n")
 }
 
-// indentJSON indents compact JSON by two spaces.
-func indentJSON(compact string) string {
-	var b bytes.Buffer
-	if err := json.Indent(&b, []byte(compact), "", "  "); err != nil {
-		return compact
-	}
-	return b.String()
-}
-
 // prettyJSON renders v as indented JSON with sorted keys, "" for nil.
 func prettyJSON(v any) string {
 	if v == nil {

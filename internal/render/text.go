@@ -127,7 +127,7 @@ func Text(r *runtime.Report, opts ...Option) string {
 			}
 		}
 	}
-	return strings.TrimRight(b.String(), "\n")
+	return escapeBidi(strings.TrimRight(b.String(), "\n"))
 }
 
 // scenarioFacts is the tail of a scenario line: fault, calls, findings.
