@@ -240,10 +240,17 @@ func ReadReport(path string) (*Report, error) {
 		return nil, err
 	}
 	var probe struct {
-		SchemaVersion string `json:"schema_version"`
+		SchemaVersion string  `json:"schema_version"`
+		Name          *string `json:"name"`
+		Baseline      struct {
+			Operations json.RawMessage `json:"operations"`
+		} `json:"baseline"`
 	}
 	if err := json.Unmarshal(b, &probe); err != nil {
 		return nil, fmt.Errorf("reading report %s: %w", path, err)
+	}
+	if probe.SchemaVersion == "1" && probe.Name == nil && probe.Baseline.Operations != nil {
+		return nil, fmt.Errorf("reading report %s: written by the AgentIdem Python SDK (no name, the baseline is a trace); this reads reports of agentidem-go, whose JSON is a superset of that one", path)
 	}
 	if probe.SchemaVersion != SchemaVersion && probe.SchemaVersion != "1" {
 		return nil, fmt.Errorf("reading report %s: schema_version %q is not one this version reads (%q or \"1\"); render it with the agentidem-gen of the agentidem-go that wrote it", path, probe.SchemaVersion, SchemaVersion)

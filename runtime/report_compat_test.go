@@ -399,6 +399,11 @@ func TestReportRoundTrip(t *testing.T) {
 		t.Errorf("version 1 result: %+v", r0)
 	}
 
+	python := filepath.Join("testdata", "compat", "agentidem-python-report-naive.json")
+	if _, err := runtime.ReadReport(python); err == nil || !strings.Contains(err.Error(), "written by the AgentIdem Python SDK") {
+		t.Errorf("a Python SDK report: %v", err)
+	}
+
 	future := filepath.Join(t.TempDir(), "future.json")
 	if err := os.WriteFile(future, []byte(`{"schema_version":"9"}`), 0o644); err != nil {
 		t.Fatal(err)
