@@ -41,26 +41,72 @@ type gInfo struct {
 	stack  string
 }
 
-// snapshotGoroutines parses a stack dump of every goroutine.
-func snapshotGoroutines() []gInfo {
-	n := 1 << 16
+// stackBufs recycles the buffers of stack dumps.
+var stackBufs = sync.Pool{New: func() any { b := make([]byte, 1<<16); return &b }}
+
+// snapshotGoroutines parses a stack dump of every goroutine; keep, when not
+// nil, chooses the goroutines worth parsing beyond their header.
+func snapshotGoroutines() []gInfo { return snapshotSome(nil) }
+
+func snapshotSome(keep func(id, parent uint64) bool) []gInfo {
+	bp := stackBufs.Get().(*[]byte)
+	defer stackBufs.Put(bp)
 	var buf []byte
 	for {
-		buf = make([]byte, n)
+		buf = *bp
 		m := goruntime.Stack(buf, true)
-		if m < n {
+		if m < len(buf) {
 			buf = buf[:m]
 			break
 		}
-		n *= 2
+		*bp = make([]byte, 2*len(buf))
 	}
 	var out []gInfo
-	for _, block := range bytes.Split(buf, []byte("\n\n")) {
+	for len(buf) > 0 {
+		block := buf
+		if i := bytes.Index(buf, []byte("\n\n")); i >= 0 {
+			block, buf = buf[:i], buf[i+2:]
+		} else {
+			buf = nil
+		}
+		if keep != nil {
+			id, parent := headerIDs(block)
+			if !keep(id, parent) {
+				if parent != 0 {
+					out = append(out, gInfo{id: id, parent: parent})
+				}
+				continue
+			}
+		}
 		if g, ok := parseGoroutine(string(block)); ok {
 			out = append(out, g)
 		}
 	}
 	return out
+}
+
+// headerIDs reads a goroutine's id and its parent's from a stack dump block
+// without parsing the frames.
+func headerIDs(block []byte) (id, parent uint64) {
+	rest, ok := bytes.CutPrefix(block, []byte("goroutine "))
+	if !ok {
+		return 0, 0
+	}
+	for _, c := range rest {
+		if c < '0' || c > '9' {
+			break
+		}
+		id = id*10 + uint64(c-'0')
+	}
+	if i := bytes.LastIndex(block, []byte(" in goroutine ")); i >= 0 {
+		for _, c := range block[i+len(" in goroutine "):] {
+			if c < '0' || c > '9' {
+				break
+			}
+			parent = parent*10 + uint64(c-'0')
+		}
+	}
+	return id, parent
 }
 
 // parseGoroutine reads one goroutine of a stack dump.
@@ -272,6 +318,19 @@ func (w *world) visit(gid uint64) {
 	w.mu.Unlock()
 }
 
+// snapshot parses the scenario's goroutines in full, and of the others
+// only what links parents.
+func (w *world) snapshot() []gInfo {
+	// before is never written after newWorld.
+	return snapshotSome(func(id, _ uint64) bool { return !w.before[id] || w.isVisitor(id) })
+}
+
+func (w *world) isVisitor(id uint64) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.visitor[id]
+}
+
 // ours filters a snapshot to the scenario's goroutines, learning parents.
 func (w *world) ours(all []gInfo, self uint64) []gInfo {
 	w.mu.Lock()
@@ -306,7 +365,7 @@ func (w *world) invocationOf(gid uint64) int {
 // are all parked at gates or durably blocked; if not, it says which is
 // still going.
 func (w *world) quiet(self uint64) (bool, string) {
-	for _, g := range w.ours(snapshotGoroutines(), self) {
+	for _, g := range w.ours(w.snapshot(), self) {
 		w.noteNetwork(&g)
 		// A goroutine just released from a gate still has the gate on its
 		// stack, but is runnable: busy comes first.
@@ -341,7 +400,7 @@ func (w *world) networkSeen() string {
 // nor finished: what a stall report names.
 func (w *world) blocked(self uint64) []string {
 	var out []string
-	for _, g := range w.ours(snapshotGoroutines(), self) {
+	for _, g := range w.ours(w.snapshot(), self) {
 		if g.atGate() || g.harnessWait() {
 			continue
 		}

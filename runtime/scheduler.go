@@ -2,6 +2,8 @@ package runtime
 
 import (
 	"fmt"
+	goruntime "runtime"
+	"runtime/metrics"
 	"sort"
 	"sync"
 	"time"
@@ -279,6 +281,28 @@ func (s *scheduler) held() []string {
 	return out
 }
 
+// schedSamples are the scheduler's goroutine counts of runtime/metrics.
+var schedSamples = sync.Pool{New: func() any {
+	return &[]metrics.Sample{{Name: "/sched/goroutines/runnable:goroutines"}, {Name: "/sched/goroutines/running:goroutines"}}
+}}
+
+// othersRunning reports whether any goroutine but the caller is running or
+// runnable in the process: a hint, read in ~100ns, that a snapshot would
+// find the agent busy.
+func othersRunning() bool {
+	sp := schedSamples.Get().(*[]metrics.Sample)
+	defer schedSamples.Put(sp)
+	s := *sp
+	metrics.Read(s)
+	n := uint64(0)
+	for _, x := range s {
+		if x.Value.Kind() == metrics.KindUint64 {
+			n += x.Value.Uint64()
+		}
+	}
+	return n > 1
+}
+
 // find0 is find with s.mu held, for a finish wait.
 func (s *scheduler) find0(c *Call) *gateWait {
 	for _, w := range s.waiting {
@@ -301,6 +325,11 @@ func (s *scheduler) realtimeQuiesce() bool {
 		s.mu.Unlock()
 		if stopped {
 			return false
+		}
+		// While goroutines are running or runnable (a cheap count), the
+		// agent is not quiet: yield to them before paying for a snapshot.
+		for i := 0; i < 64 && othersRunning(); i++ {
+			goruntime.Gosched()
 		}
 		quiet, _ := s.rec.world.quiet(0)
 		s.mu.Lock()

@@ -35,8 +35,9 @@ func TestMeasureSchedules(t *testing.T) {
 		name string
 		opts []testkit.Option
 	}{
-		{"4 dependent calls, exhaustive", nil},
-		{"4 dependent calls, PCT budget 100", []testkit.Option{testkit.Schedules(100)}},
+		{"4 dependent calls, exhaustive, real", nil},
+		{"4 dependent calls, exhaustive, virtual", []testkit.Option{testkit.VirtualTime()}},
+		{"4 dependent calls, PCT budget 100, real", []testkit.Option{testkit.Schedules(100)}},
 	} {
 		// Wall time of the whole suite (fault scenarios included: they
 		// are 18 runs next to thousands of schedules). Durations inside a

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The scheduler: time to explore every schedule of a batch of four dependent
-# calls (target < 1 s), schedules per second, and for each seeded order bug of
+# calls (target < 1 s), on real time (the default) and on virtual time
+# (testkit.VirtualTime), schedules per second, and for each seeded order bug of
 # examples/invoices the number of schedules run until its finding showed,
 # next to whether the listed/reversed/lexicographic heuristic (6 schedules)
 # finds it. Medians of 5 runs. The measurement lives in a test
