@@ -270,7 +270,7 @@ func (c *Call) Finish(err error, results ...any) error {
 	c.rec.CompletedAt = r.clock()
 	c.mu.Unlock()
 	r.progress.Add(1)
-	c.executed(err != nil)
+	c.executed()
 
 	if r.gate != nil {
 		r.gate.Wait(c, PointFinish)
@@ -326,7 +326,7 @@ func (c *Call) Recover(errp *error) {
 	c.rec.Panic = &p
 	c.rec.CompletedAt = r.clock()
 	c.mu.Unlock()
-	c.executed(true)
+	c.executed()
 	r.addPanic(p)
 	if errp != nil {
 		*errp = &PanicError{Op: c.op.Name, Value: v}

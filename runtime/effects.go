@@ -45,6 +45,10 @@ const (
 	// JudgedByEndState: the calls overlapped in time, so the scenario's end
 	// state was compared with what one delivery left (the baseline's).
 	JudgedByEndState = "end_state"
+	// JudgedByOneExecution: the calls overlapped in time, so what they
+	// left together was compared with what one execution of the call left
+	// in the baseline.
+	JudgedByOneExecution = "one_execution"
 	// JudgedByDeclaration: the op's idempotent declaration.
 	JudgedByDeclaration = "declared"
 	// JudgedByCount: nothing says otherwise, so every execution is an effect.
@@ -93,20 +97,32 @@ type judge struct {
 
 	mu       sync.Mutex
 	inflight map[*Call]bool
+	open     *cluster        // the calls in flight together now
 	started  map[string]bool // op and identity of writes started so far
 	execs    int             // writes started so far
 	end      string          // the snapshot at the end of the run
 	endErr   string
 }
 
+// cluster is a run of write calls that overlapped in time: from the moment
+// one started with none in flight to the moment none was in flight again.
+// A call alone is a cluster of one. Its snapshots, before its first call
+// and after its last, hold the effects of its calls and of nothing else
+// the harness traced.
+type cluster struct {
+	before, after string
+	err           string
+	keys          map[string]bool // op, identity and arguments of its calls
+}
+
 // callEffect is what the judge saw of one write call.
 type callEffect struct {
-	before, after string
-	err           string // a snapshot or settle problem: no judgement
-	repeat        bool   // an earlier call had the same op and identity
-	overlapped    bool   // another write was in flight with it
-	settled       bool
-	order         int // 1 for the first write the run executed, ...
+	cl         *cluster
+	err        string // a settle problem: no judgement
+	repeat     bool   // an earlier call had the same op and identity
+	overlapped bool   // another write was in flight with it
+	settled    bool
+	order      int // 1 for the first write the run executed, ...
 }
 
 func newJudge(ctx context.Context, c *config) *judge {
@@ -141,6 +157,11 @@ func (j *judge) quiet() error {
 	return nil
 }
 
+func callKeyOf(c *Call) string {
+	b, _ := c.rec.Args.MarshalJSON()
+	return c.rec.Name + "\x00" + c.rec.Identity + "\x00" + string(b)
+}
+
 // before is called when a write is about to execute.
 func (j *judge) before(c *Call) {
 	key := c.rec.Name + "\x00" + c.rec.Identity
@@ -148,57 +169,61 @@ func (j *judge) before(c *Call) {
 	j.execs++
 	e := &callEffect{repeat: j.started[key], order: j.execs}
 	j.started[key] = true
-	if len(j.inflight) > 0 {
+	j.mu.Unlock()
+	if e.repeat && j.settle != nil {
+		// The agent has decided to repeat: let what the first execution
+		// set in motion land before looking.
+		if err := j.quiet(); err != nil {
+			e.err = err.Error()
+		}
+		e.settled = e.err == ""
+	}
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if len(j.inflight) == 0 {
+		cl := &cluster{keys: map[string]bool{}}
+		// Taken with the lock held, so that no call of the cluster runs
+		// before it.
+		var err error
+		if cl.before, err = j.snapshot(); err != nil {
+			cl.err = err.Error()
+		}
+		j.open = cl
+	} else {
 		e.overlapped = true
 		for o := range j.inflight {
 			o.effect.overlapped = true
 		}
 	}
+	e.cl = j.open
+	e.cl.keys[callKeyOf(c)] = true
 	c.effect = e
 	j.inflight[c] = true
-	overlapped := e.overlapped
-	j.mu.Unlock()
-	if overlapped {
-		return
-	}
-	if e.repeat {
-		// The agent has decided to repeat: let what the first execution
-		// set in motion land before looking.
-		if err := j.quiet(); err != nil {
-			e.err = err.Error()
-			return
-		}
-		e.settled = j.settle != nil
-	}
-	var err error
-	if e.before, err = j.snapshot(); err != nil {
-		e.err = err.Error()
-	}
 }
 
-// after is called when a write returned; failed says it did not succeed.
-func (j *judge) after(c *Call, failed bool) {
+// after is called when a write returned (or panicked).
+func (j *judge) after(c *Call) {
 	e := c.effect
 	if e == nil {
 		return
 	}
-	j.mu.Lock()
-	delete(j.inflight, c)
-	overlapped := e.overlapped
-	j.mu.Unlock()
-	if overlapped || failed || e.err != "" {
-		return
-	}
-	if e.repeat {
+	if e.repeat && j.settle != nil && e.err == "" {
 		if err := j.quiet(); err != nil {
 			e.err = err.Error()
-			return
 		}
 	}
-	var err error
-	if e.after, err = j.snapshot(); err != nil {
-		e.err = err.Error()
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	delete(j.inflight, c)
+	if len(j.inflight) > 0 {
+		return
 	}
+	cl := e.cl
+	var err error
+	if cl.after, err = j.snapshot(); err != nil && cl.err == "" {
+		cl.err = err.Error()
+	}
+	j.open = nil
 }
 
 // finish takes the end-of-run snapshot, once the world went quiet.
@@ -222,15 +247,42 @@ func (e *callEffect) record(o *Operation) {
 	}
 	o.Overlapped = e.overlapped
 	o.execOrder = e.order
-	if e.err != "" {
+	o.cluster = e.cl
+	switch {
+	case e.err != "":
 		o.StateError = e.err
 		return
+	case e.cl.err != "":
+		o.StateError = e.cl.err
+		return
 	}
-	if !e.overlapped && e.before != "" && e.after != "" && e.before != e.after {
-		o.StateChange = DescribeChange(e.before, e.after)
+	if e.overlapped || e.cl.before == "" || e.cl.after == "" {
+		return
 	}
-	o.stateSeen = !e.overlapped && e.before != "" && e.after != ""
+	o.stateBefore, o.stateAfter = e.cl.before, e.cl.after
+	o.StateChange = DescribeChange(e.cl.before, e.cl.after)
+	o.stateSeen = true
 	o.stateSettled = e.settled
+}
+
+// windows indexes the calls of a trace whose snapshots were taken alone,
+// by op, identity and arguments: the first such call's before and after.
+func windows(tr *Trace) map[string][2]string {
+	out := map[string][2]string{}
+	if tr == nil {
+		return out
+	}
+	for i := range tr.Ops {
+		o := &tr.Ops[i]
+		if !o.stateSeen || o.Status != StatusSuccess {
+			continue
+		}
+		k := o.Name + "\x00" + o.Identity + "\x00" + argsKey(o)
+		if _, ok := out[k]; !ok {
+			out[k] = [2]string{o.stateBefore, o.stateAfter}
+		}
+	}
+	return out
 }
 
 // judgeRepeats decides, for every op and identity executed more than once,
@@ -241,7 +293,7 @@ func (e *callEffect) record(o *Operation) {
 //
 // end and baseEnd are the end-of-run snapshots of this run and of the
 // baseline ("" when not taken); baseline says this run is the baseline.
-func judgeRepeats(tr *Trace, end, baseEnd string, baseline bool) []Finding {
+func judgeRepeats(tr *Trace, end, baseEnd string, baseWin map[string][2]string, baseline bool) []Finding {
 	type key struct{ op, id string }
 	groups := map[key][]int{}
 	var order []key
@@ -285,7 +337,45 @@ func judgeRepeats(tr *Trace, end, baseEnd string, baseline bool) []Finding {
 			o := &tr.Ops[i]
 			same := args[argsKey(o)]
 			args[argsKey(o)] = true
+			// Calls that overlapped: did their cluster change the world
+			// the way one execution of the call changed it in the
+			// baseline?
+			oneKnown, oneChange := false, ""
+			if cl := o.cluster; o.Overlapped && !baseline && cl != nil && cl.err == "" && len(cl.keys) == 1 && cl.before != "" && cl.after != "" {
+				if w, ok := baseWin[o.Name+"\x00"+o.Identity+"\x00"+argsKey(o)]; ok {
+					switch {
+					case w[0] == cl.before:
+						oneKnown, oneChange = true, describeChange(w[1], cl.after, maxChange)
+					case describeChange(w[0], w[1], -1) == describeChange(cl.before, cl.after, -1):
+						oneKnown = true
+					default:
+						oneKnown = true
+						oneChange = fmt.Sprintf("%s, where one execution made %s", describeChange(cl.before, cl.after, maxChange/2), orNothing(describeChange(w[0], w[1], maxChange/2)))
+					}
+				}
+			}
 			switch {
+			case oneKnown && oneChange == "":
+				o.Repeat, o.JudgedBy = RepeatAbsorbed, JudgedByOneExecution
+			case oneKnown:
+				o.JudgedBy = JudgedByOneExecution
+				switch {
+				case o.Idempotent && same:
+					o.Repeat = RepeatDuplicate
+					notIdem = append(notIdem, o.ID)
+					if notIdemChange == "" {
+						notIdemChange = oneChange
+					}
+				case o.Idempotent:
+					o.Repeat = RepeatUpdate
+				default:
+					o.Repeat = RepeatDuplicate
+					dups = append(dups, o.ID)
+					if change == "" {
+						change = oneChange
+						note = "the calls overlapped in time, so this compares what they left with what one execution left in the baseline"
+					}
+				}
 			case o.stateSeen && o.StateChange == "" && (o.stateSettled || first.StateChange != "" || o.Idempotent):
 				// The snapshots around the repeat are equal, and the
 				// first execution's effect was visible (or the world was
@@ -376,10 +466,11 @@ func (c *Call) executing() {
 	}
 }
 
-// executed is called when the tool of a traced call returned (or panicked).
-func (c *Call) executed(failed bool) {
+// executed is called when the tool of a traced call returned (or
+// panicked).
+func (c *Call) executed() {
 	if j := c.inv.rec.judge; j != nil && c.effect != nil {
-		j.after(c, failed)
+		j.after(c)
 	}
 }
 
@@ -398,7 +489,11 @@ func (s *Suite) duplicates(res *Result, tr *Trace, sc Scenario, add func(Finding
 	if s.base != nil {
 		baseEnd = s.base.end
 	}
-	found := judgeRepeats(tr, tr.end, baseEnd, sc.Kind == ScenarioBaseline)
+	var baseTrace *Trace
+	if s.base != nil {
+		baseTrace = s.base
+	}
+	found := judgeRepeats(tr, tr.end, baseEnd, windows(baseTrace), sc.Kind == ScenarioBaseline)
 	lead := -1
 	for i := range found {
 		f := &found[i]

@@ -307,35 +307,44 @@ func TestStateCatchesAWrongIdempotentDeclaration(t *testing.T) {
 	}
 }
 
-func TestOverlappingRepeatsAreJudgedByTheEndState(t *testing.T) {
+func TestOverlappingRepeatsAreJudgedAgainstOneExecution(t *testing.T) {
 	// Each call waits until the other delivery's is in flight too.
 	a := &todoAgent{list: &todoList{skip: true, meet: &rendezvous{}}, add: addOp(false), set: setOp(false)}
 	only := OnlyScenario(ScenarioDuplicateConcurrent)
 	rep := runTodo(t, a, State(func() any { return a.list.snapshot() }), only)
 	if got := findings(rep, ScenarioDuplicateConcurrent); len(got) != 0 {
-		t.Fatalf("two deliveries at once left what one leaves: %v", got)
+		t.Fatalf("two deliveries at once did what one does: %v", got)
 	}
-	var o Operation
-	for _, x := range rep.Results[0].Trace.Ops {
-		if x.Name == "update_todo" && x.Repeat != "" {
-			o = x
+	repeatOf := func(rep *Report, op string) Operation {
+		for _, x := range rep.Results[0].Trace.Ops {
+			if x.Name == op && x.Repeat != "" {
+				return x
+			}
 		}
+		t.Fatalf("no repeat of %s", op)
+		return Operation{}
 	}
-	if !o.Overlapped || o.Repeat != RepeatAbsorbed || o.JudgedBy != JudgedByEndState {
-		t.Fatalf("concurrent repeat: overlapped=%v repeat=%q judged_by=%q", o.Overlapped, o.Repeat, o.JudgedBy)
+	for _, op := range []string{"add_todo", "update_todo"} {
+		o := repeatOf(rep, op)
+		if !o.Overlapped || o.Repeat != RepeatAbsorbed || o.JudgedBy != JudgedByOneExecution {
+			t.Fatalf("concurrent %s: overlapped=%v repeat=%q judged_by=%q", op, o.Overlapped, o.Repeat, o.JudgedBy)
+		}
 	}
 	// An appending add_todo under two deliveries at once: two items where
-	// one delivery leaves one.
+	// one execution adds one. update_todo after it still did what one
+	// execution does, though the list it worked on differs.
 	b := &todoAgent{list: &todoList{meet: &rendezvous{}}, add: addOp(false), set: setOp(false)}
 	rep = runTodo(t, b, State(func() any { return b.list.snapshot() }), only)
-	var msg string
-	for _, f := range rep.Findings {
-		if f.Scenario == ScenarioDuplicateConcurrent && f.Code == CodeDuplicateWrite {
-			msg = f.Message
-		}
+	got := findings(rep, ScenarioDuplicateConcurrent)
+	if len(got) != 1 || got[0] != "duplicate_write add_todo" {
+		t.Fatalf("concurrent appending add_todo: %v", got)
 	}
-	if !strings.Contains(msg, "compares the end state with what one delivery left") || !strings.Contains(msg, "todos: 1 → 2 entries") {
+	msg := rep.Findings[0].Message
+	if !strings.Contains(msg, "compares what they left with what one execution left in the baseline") || !strings.Contains(msg, `todos: 1 → 2 entries, added {"done":false,"id":2,"title":"buy milk"}`) {
 		t.Fatalf("concurrent add_todo: %q", msg)
+	}
+	if o := repeatOf(rep, "update_todo"); o.Repeat != RepeatAbsorbed {
+		t.Fatalf("update_todo after the duplicate add: %q by %q", o.Repeat, o.JudgedBy)
 	}
 }
 

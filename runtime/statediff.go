@@ -23,6 +23,11 @@ const maxChange = 400
 // what removed); lists of one length and objects are compared element by
 // element. It returns "" when the two are equal.
 func DescribeChange(before, after string) string {
+	return describeChange(before, after, maxChange)
+}
+
+// describeChange is DescribeChange cut at limit bytes (-1: whole).
+func describeChange(before, after string, limit int) string {
 	if before == after {
 		return ""
 	}
@@ -37,7 +42,10 @@ func DescribeChange(before, after string) string {
 		return "state: changed"
 	}
 	s := strings.Join(parts, "; ")
-	return clip(s, maxChange)
+	if limit < 0 {
+		return s
+	}
+	return clip(s, limit)
 }
 
 func decodeState(s string) (any, error) {
@@ -205,4 +213,11 @@ func clip(s string, n int) string {
 		n--
 	}
 	return s[:n] + "…"
+}
+
+func orNothing(s string) string {
+	if s == "" {
+		return "no change"
+	}
+	return s
 }

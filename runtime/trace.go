@@ -99,7 +99,11 @@ type Operation struct {
 
 	stateSeen    bool // snapshots before and after the call, no overlap
 	stateSettled bool // the world was let settle around it (Settle)
-	execOrder    int  // with State: the order in which writes began to run
+	// stateBefore and stateAfter are the snapshots around a call that ran
+	// alone; cluster is the calls it overlapped with, if any.
+	stateBefore, stateAfter string
+	cluster                 *cluster
+	execOrder               int // with State: the order in which writes began to run
 }
 
 // Effective reports whether the call is a write whose effect happened here

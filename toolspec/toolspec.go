@@ -133,15 +133,22 @@ type Hints struct {
 
 // Apply returns the Spec of a tool whose definition carries h. With a
 // Spec of its own (spec built with Read or Write), that Spec stands and
-// the hints only add Idempotent to a write; without one (the zero Spec),
-// the tool is a Read when h.ReadOnly and otherwise a Write whose identity
-// is the whole arguments object, Idempotent when h.Idempotent.
+// the hints only add Idempotent to a write. Without one (the zero Spec),
+// the tool is a Read when h.ReadOnly, an idempotent Write whose identity
+// is the whole arguments object when h.Idempotent, and otherwise stays
+// without a Spec (not traced): the hints' defaults (mcp-go gives every
+// tool readOnlyHint=false, idempotentHint=false) say nothing that tells a
+// write's identity, so list such a tool in Tools with its Identity.
 func (h Hints) Apply(spec Spec) Spec {
 	if spec.kind == 0 {
-		if h.ReadOnly {
+		switch {
+		case h.ReadOnly:
 			return Read()
+		case h.Idempotent:
+			spec = Write()
+		default:
+			return Spec{}
 		}
-		spec = Write()
 	}
 	if spec.kind == runtime.KindWrite && h.Idempotent {
 		spec.idempotent = true
@@ -210,7 +217,11 @@ func (s *Set) LookupHinted(name string, hints func() (Hints, bool)) *Tool {
 	if t := s.tools[name]; t != nil {
 		spec = t.spec
 	}
-	t := compile(name, h.Apply(spec), s.framework)
+	spec = h.Apply(spec)
+	if spec.kind == 0 {
+		return nil
+	}
+	t := compile(name, spec, s.framework)
 	if s.hinted == nil {
 		s.hinted = map[hintKey]*Tool{}
 	}

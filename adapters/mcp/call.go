@@ -3,6 +3,7 @@ package agentidemmcp
 import (
 	"context"
 	"encoding/json"
+	"sync"
 
 	"github.com/agentidem/agentidem-go/runtime"
 	"github.com/agentidem/agentidem-go/toolspec"
@@ -13,6 +14,9 @@ import (
 // directly to wrap the tool calls of another MCP server.
 type Registry struct {
 	tools *toolspec.Set
+
+	mu    sync.Mutex
+	hints map[string]toolspec.Hints // from the server's tool definitions
 }
 
 // New compiles tools. It panics on a Spec that was not built with Read or
@@ -22,10 +26,41 @@ func New(tools Tools) *Registry { return &Registry{tools: toolspec.Compile(tools
 // Op returns the op descriptor of a tool, or nil for a tool the registry
 // does not know.
 func (r *Registry) Op(tool string) *runtime.Op {
-	if e := r.tools.Lookup(tool); e != nil {
+	if e := r.lookup(tool); e != nil {
 		return e.Op
 	}
 	return nil
+}
+
+// SetHints records what the server's own definition of tool says about it:
+// MCP's readOnlyHint and idempotentHint (see toolspec.Hints.Apply for how
+// they combine with the tool's Spec). The SDK middlewares call it with the
+// annotations of the server's tools, so annotated tools need no Spec.
+func (r *Registry) SetHints(tool string, h toolspec.Hints) {
+	r.mu.Lock()
+	if r.hints == nil {
+		r.hints = map[string]toolspec.Hints{}
+	}
+	r.hints[tool] = h
+	r.mu.Unlock()
+}
+
+// HasHints reports whether SetHints was called for tool.
+func (r *Registry) HasHints(tool string) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	_, ok := r.hints[tool]
+	return ok
+}
+
+// lookup is the tool's compiled Spec, as its hints describe it.
+func (r *Registry) lookup(tool string) *toolspec.Tool {
+	return r.tools.LookupHinted(tool, func() (toolspec.Hints, bool) {
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		h, ok := r.hints[tool]
+		return h, ok
+	})
 }
 
 // Call runs one call of tool, with the JSON arguments args, through the
@@ -53,7 +88,7 @@ func Call[R any](ctx context.Context, r *Registry, tool string, args json.RawMes
 	if !runtime.Enabled() {
 		return next(ctx)
 	}
-	e := r.tools.Lookup(tool)
+	e := r.lookup(tool)
 	if e == nil {
 		return next(ctx)
 	}

@@ -26,29 +26,60 @@ import (
 	"context"
 	"errors"
 	"strings"
+	"sync"
 
 	agentidemmcp "github.com/agentidem/agentidem-go/adapters/mcp"
 	"github.com/agentidem/agentidem-go/runtime"
+	"github.com/agentidem/agentidem-go/toolspec"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-const methodCallTool = "tools/call"
+const (
+	methodCallTool  = "tools/call"
+	methodListTools = "tools/list"
+)
 
 // Middleware returns the server middleware that runs every tools/call of a
 // tool listed in tools through the agentidem runtime. Add it with
 // (*mcp.Server).AddReceivingMiddleware.
 //
+// The server's own tool annotations are read too, with no code from the
+// user: a tool whose Annotations say ReadOnlyHint is traced as a read, one
+// that says IdempotentHint as an idempotent write (a repeat with equal
+// arguments is absorbed, never a duplicate), even when tools does not list
+// it; a listed write becomes idempotent when its annotations say so. The
+// middleware asks the server for its tool list (tools/list, through the
+// rest of the chain) the first time it sees a tool's name, during a run.
+//
 // A call whose result has isError set is recorded as failed. A fault the
 // runtime injects reaches the client as the error of its CallTool.
 func Middleware(tools agentidemmcp.Tools) mcp.Middleware {
 	reg := agentidemmcp.New(tools)
+	var mu sync.Mutex
+	listed := map[string]bool{} // tool names seen in the server's list
 	return func(next mcp.MethodHandler) mcp.MethodHandler {
 		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 			if method != methodCallTool || !runtime.Enabled() {
 				return next(ctx, method, req)
 			}
 			ctr, ok := req.(*mcp.CallToolRequest)
-			if !ok || ctr.Params == nil || reg.Op(ctr.Params.Name) == nil {
+			if !ok || ctr.Params == nil {
+				return next(ctx, method, req)
+			}
+			mu.Lock()
+			known := listed[ctr.Params.Name]
+			mu.Unlock()
+			if !known {
+				for name, h := range annotations(ctx, next, ctr.Session) {
+					mu.Lock()
+					listed[name] = true
+					mu.Unlock()
+					if h != nil {
+						reg.SetHints(name, *h)
+					}
+				}
+			}
+			if reg.Op(ctr.Params.Name) == nil {
 				return next(ctx, method, req)
 			}
 			ctx, stop := agentidemmcp.Resolve(ctx, ctr.Params.Meta[agentidemmcp.MetaKey])
@@ -58,6 +89,36 @@ func Middleware(tools agentidemmcp.Tools) mcp.Middleware {
 				outcome)
 		}
 	}
+}
+
+// annotations lists the server's tools through the rest of the middleware
+// chain and returns the hints of each (nil for a tool without
+// annotations). A server that cannot list its tools gives none.
+func annotations(ctx context.Context, next mcp.MethodHandler, ss *mcp.ServerSession) map[string]*toolspec.Hints {
+	out := map[string]*toolspec.Hints{}
+	params := &mcp.ListToolsParams{}
+	for range 1000 { // pages; a server that never ends its list is cut short
+		res, err := next(ctx, methodListTools, &mcp.ListToolsRequest{Session: ss, Params: params})
+		lr, ok := res.(*mcp.ListToolsResult)
+		if err != nil || !ok || lr == nil {
+			return out
+		}
+		for _, t := range lr.Tools {
+			if t == nil {
+				continue
+			}
+			if a := t.Annotations; a != nil {
+				out[t.Name] = &toolspec.Hints{ReadOnly: a.ReadOnlyHint, Idempotent: a.IdempotentHint}
+			} else {
+				out[t.Name] = nil
+			}
+		}
+		if lr.NextCursor == "" {
+			return out
+		}
+		params = &mcp.ListToolsParams{Cursor: lr.NextCursor}
+	}
+	return out
 }
 
 // outcome is what a tools/call result means to the trace.

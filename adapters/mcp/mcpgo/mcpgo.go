@@ -26,6 +26,7 @@ import (
 
 	agentidemmcp "github.com/agentidem/agentidem-go/adapters/mcp"
 	"github.com/agentidem/agentidem-go/runtime"
+	"github.com/agentidem/agentidem-go/toolspec"
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 )
@@ -34,13 +35,30 @@ import (
 // in tools through the agentidem runtime. Install it with
 // server.WithToolHandlerMiddleware (or (*server.MCPServer).Use).
 //
+// The server's own tool annotations are read too, with no code from the
+// user: a tool whose annotation sets ReadOnlyHint is traced as a read, one
+// that sets IdempotentHint as an idempotent write (a repeat with equal
+// arguments is absorbed, never a duplicate), even when tools does not list
+// it; a listed write becomes idempotent when its annotation says so.
+// (mcp.NewTool gives every tool ReadOnlyHint and IdempotentHint false:
+// those say nothing of a write's identity, so such a tool is traced only
+// when tools lists it.)
+//
 // A result with isError set is recorded as a failed call. A fault the
 // runtime injects reaches the client as the error of its CallTool.
 func Middleware(tools agentidemmcp.Tools) server.ToolHandlerMiddleware {
 	reg := agentidemmcp.New(tools)
 	return func(next server.ToolHandlerFunc) server.ToolHandlerFunc {
 		return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-			if !runtime.Enabled() || reg.Op(req.Params.Name) == nil {
+			if !runtime.Enabled() {
+				return next(ctx, req)
+			}
+			if srv := server.ServerFromContext(ctx); srv != nil {
+				if st := srv.GetTool(req.Params.Name); st != nil {
+					reg.SetHints(req.Params.Name, hints(st.Tool.Annotations))
+				}
+			}
+			if reg.Op(req.Params.Name) == nil {
 				return next(ctx, req)
 			}
 			var tok any
@@ -57,6 +75,14 @@ func Middleware(tools agentidemmcp.Tools) server.ToolHandlerMiddleware {
 				func(ctx context.Context) (*mcp.CallToolResult, error) { return next(ctx, req) },
 				outcome)
 		}
+	}
+}
+
+// hints reads a tool's annotation.
+func hints(a mcp.ToolAnnotation) toolspec.Hints {
+	return toolspec.Hints{
+		ReadOnly:   a.ReadOnlyHint != nil && *a.ReadOnlyHint,
+		Idempotent: a.IdempotentHint != nil && *a.IdempotentHint,
 	}
 }
 
