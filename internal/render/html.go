@@ -89,6 +89,7 @@ type errorGroup struct {
 	Ops       string
 	Identity  string
 	Replay    string // of the first occurrence
+	Legend    string // the first occurrence's schedule legend, if any
 	Scenarios []scenarioLink
 }
 
@@ -276,7 +277,7 @@ func groupErrors(scs []scenarioView) []errorGroup {
 			if !ok {
 				i = len(groups)
 				index[key] = i
-				groups = append(groups, errorGroup{Code: f.Code, Message: f.Message, Ops: f.Ops, Identity: f.Identity, Replay: f.Replay})
+				groups = append(groups, errorGroup{Code: f.Code, Message: f.Message, Ops: f.Ops, Identity: f.Identity, Replay: f.Replay, Legend: s.Legend})
 			}
 			g := &groups[i]
 			if n := len(g.Scenarios); n == 0 || g.Scenarios[n-1].Name != s.Name {

@@ -44,8 +44,8 @@ func TestSchedulesOnlyReadPlainly(t *testing.T) {
 	if err := HTML(&page, rep); err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(page.String(), `<p class="legend">schedule s1s0f1f0: s0 = create_entities#1, s1 = add_observations#1 (s = start, f = finish)</p>`) {
-		t.Error("the HTML page has no legend under the schedule")
+	if n := strings.Count(page.String(), `<p class="schedlegend">schedule s1s0f1f0: s0 = create_entities#1, s1 = add_observations#1 (s = start, f = finish)</p>`); n != 2 {
+		t.Errorf("the HTML page shows the legend of the unsafe schedule %d times, want 2 (under the problem and under its timeline)", n)
 	}
 	var junit bytes.Buffer
 	if err := JUnit(&junit, rep); err != nil {
