@@ -73,6 +73,11 @@ func Text(r *runtime.Report, opts ...Option) string {
 			status := scenarioStatus(res, i == 0 && res == r.Baseline)
 			word, color := statusWord(status)
 			fmt.Fprintf(&b, "  %s %-*s  %s\n", paint(color, fmt.Sprintf("%-12s", word)), width, clean(res.Scenario), scenarioFacts(res))
+			if res.Trace != nil {
+				for _, n := range res.Trace.Notes {
+					fmt.Fprintf(&b, "               note: %s\n", oneLine(n))
+				}
+			}
 		}
 	}
 
@@ -151,6 +156,9 @@ func scenarioFacts(res *runtime.Result) string {
 		calls = len(res.Trace.Ops)
 	}
 	facts = append(facts, plural(calls, "call"))
+	if res.Clock == runtime.ClockVirtual {
+		facts = append(facts, "on virtual time")
+	}
 	if res.Trace != nil {
 		// Repeats that had no further effect, and what said so.
 		by := map[string]int{}
