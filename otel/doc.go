@@ -18,6 +18,7 @@
 //	agentidem.args.digest      keyed digest of a write's other arguments
 //	agentidem.key_id           names the digest key (not the key)
 //	agentidem.after            ops this one must follow (after=)
+//	agentidem.idempotent       true when the op is declared idempotent
 //	agentidem.site             file:line of the agent's call
 //	agentidem.status           success | failed (set when the call ends)
 //	agentidem.replayed         the sink answered from a stored result

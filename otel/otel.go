@@ -43,6 +43,9 @@ const (
 	AttrKeyID = attribute.Key("agentidem.key_id")
 	// AttrAfter lists the ops this one must follow (its after=).
 	AttrAfter = attribute.Key("agentidem.after")
+	// AttrIdempotent says the op is declared idempotent (a repeat with
+	// the same arguments has no further effect: absorbed, not a duplicate).
+	AttrIdempotent = attribute.Key("agentidem.idempotent")
 	// AttrSite is the call site, file:line of the agent's call.
 	AttrSite = attribute.Key("agentidem.site")
 	// AttrStatus is "success" or "failed".
@@ -127,14 +130,26 @@ type Observer struct {
 // NewObserver returns an observer whose spans come from tracer.
 func NewObserver(tracer trace.Tracer) *Observer { return &Observer{tracer: tracer} }
 
-// StartCall starts the call's span, child of the span in ctx, with the
-// call's op, kind, digests, site and declarations.
+// StartCall starts the call's span, child of the span in ctx. The
+// attributes are set when the call ends, in one step (the cheapest for the
+// SDK); samplers see the span's name, which is the op name.
 func (o *Observer) StartCall(ctx context.Context, c *runtime.ObservedCall) context.Context {
-	parent := ctx
-	if parent == nil {
-		parent = context.Background()
+	if ctx == nil {
+		ctx = context.Background()
 	}
-	attrs := make([]attribute.KeyValue, 0, 12)
+	ctx, _ = o.tracer.Start(ctx, c.Op.Name, spanKind)
+	return ctx
+}
+
+var spanKind = trace.WithSpanKind(trace.SpanKindInternal)
+
+// EndCall sets the call's attributes and outcome on its span and ends it.
+func (o *Observer) EndCall(ctx context.Context, c *runtime.ObservedCall) {
+	if ctx == nil {
+		return
+	}
+	span := trace.SpanFromContext(ctx)
+	attrs := make([]attribute.KeyValue, 0, 13)
 	attrs = append(attrs, AttrOp.String(c.Op.Name), AttrKind.String(c.Op.Kind.String()), AttrKeyID.String(c.KeyID))
 	if c.Identity != "" {
 		attrs = append(attrs, AttrIdentity.String(c.Identity))
@@ -148,23 +163,17 @@ func (o *Observer) StartCall(ctx context.Context, c *runtime.ObservedCall) conte
 	if c.Args != "" {
 		attrs = append(attrs, AttrArgs.String(c.Args))
 	}
+	if c.Op.Idempotent {
+		attrs = append(attrs, AttrIdempotent.Bool(true))
+	}
 	if len(c.Op.After) > 0 {
 		attrs = append(attrs, AttrAfter.StringSlice(c.Op.After))
 	}
 	if c.Site != "" {
 		attrs = append(attrs, AttrSite.String(c.Site))
 	}
-	ctx, _ = o.tracer.Start(parent, c.Op.Name, trace.WithSpanKind(trace.SpanKindInternal), trace.WithAttributes(attrs...))
-	return ctx
-}
-
-// EndCall sets the outcome on the call's span and ends it.
-func (o *Observer) EndCall(ctx context.Context, c *runtime.ObservedCall) {
-	if ctx == nil {
-		return
-	}
-	span := trace.SpanFromContext(ctx)
-	span.SetAttributes(AttrStatus.String(string(c.Status)), AttrReplayed.Bool(c.Replayed))
+	attrs = append(attrs, AttrStatus.String(string(c.Status)), AttrReplayed.Bool(c.Replayed))
+	span.SetAttributes(attrs...)
 	if c.Err != nil {
 		msg := c.Err.Error()
 		if c.Op.RedactIdentity {

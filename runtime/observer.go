@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	"bytes"
 	"context"
 	"crypto/hmac"
 	"crypto/rand"
@@ -68,7 +69,7 @@ type ObservedCall struct {
 type observerState struct {
 	obs   Observer
 	keyID string
-	pool  sync.Pool // of hash.Hash (HMAC-SHA256 under the key)
+	pool  sync.Pool // of *digester (HMAC-SHA256 under the key)
 }
 
 var observer atomic.Pointer[observerState]
@@ -99,7 +100,7 @@ func SetObserver(o Observer, key []byte) (remove func()) {
 		key = append([]byte(nil), key...)
 	}
 	st := &observerState{obs: o}
-	st.pool.New = func() any { return hmac.New(sha256.New, key) }
+	st.pool.New = func() any { return &digester{h: hmac.New(sha256.New, key)} }
 	h := hmac.New(sha256.New, key)
 	h.Write([]byte("agentidem key id"))
 	st.keyID = hex.EncodeToString(h.Sum(nil)[:8])
@@ -123,79 +124,142 @@ func observe(ctx context.Context, op *Op, args, identity, entity []any) (*Call, 
 	if st == nil {
 		return passThrough, ctx
 	}
-	oc := &ObservedCall{Op: op, KeyID: st.keyID}
+	// One allocation for the call and what the observer is told.
+	a := &struct {
+		c  Call
+		ob observed
+		oc ObservedCall
+	}{}
+	oc := &a.oc
+	oc.Op, oc.KeyID = op, st.keyID
 	var pcs [1]uintptr // skip Callers, observe, Begin and the wrapper
 	if goruntime.Callers(4, pcs[:]) == 1 {
 		oc.Site = siteOf(pcs[0])
 	}
-	st.digests(oc, args, identity, entity)
+	d := st.pool.Get().(*digester)
+	d.digests(oc, args, identity, entity)
+	st.pool.Put(d)
 	octx := st.obs.StartCall(ctx, oc)
 	parent := octx
 	if parent == nil {
 		parent = context.Background()
 	}
-	c := &Call{Context: parent, op: op, obs: &observed{call: oc, ctx: octx, o: st.obs}}
+	a.ob = observed{call: oc, ctx: octx, o: st.obs}
+	c := &a.c
+	c.Context, c.op, c.obs = parent, op, &a.ob
 	if ctx == nil {
 		return c, nil
 	}
 	return c, c
 }
 
+// digester computes keyed digests with reusable buffers.
+type digester struct {
+	h        hash.Hash
+	buf, ids []byte
+}
+
+const digestPrefix = "hmac-sha256:"
+
+// sum is the keyed digest of b: "hmac-sha256:<hex>".
+func (d *digester) sum(b []byte) string {
+	d.h.Reset()
+	d.h.Write(b)
+	var raw [sha256.Size]byte
+	var out [len(digestPrefix) + 2*sha256.Size]byte
+	copy(out[:], digestPrefix)
+	hex.Encode(out[len(digestPrefix):], d.h.Sum(raw[:0]))
+	return string(out[:])
+}
+
 // digests fills the keyed digests of identity, entity and arguments.
-func (st *observerState) digests(oc *ObservedCall, args, identity, entity []any) {
-	h := st.pool.Get().(hash.Hash)
-	defer st.pool.Put(h)
-	sum := func(s string) string {
-		h.Reset()
-		h.Write([]byte(s))
-		var b [sha256.Size]byte
-		return "hmac-sha256:" + hex.EncodeToString(h.Sum(b[:0]))
-	}
+func (d *digester) digests(oc *ObservedCall, args, identity, entity []any) {
 	if oc.Op.Kind == KindWrite {
-		id, err := Canonical(identity...)
+		var err error
+		d.buf, err = appendCanonicalList(d.buf[:0], identity)
 		if err != nil {
 			oc.IdentityError = err.Error()
 		}
-		oc.Identity = sum(id)
-		oc.Args = sum(restArgs(args, identity))
+		oc.Identity = d.sum(d.buf)
+		d.buf = d.restArgs(d.buf[:0], args, identity)
+		oc.Args = d.sum(d.buf)
 	}
 	switch {
 	case entity != nil:
-		if e, err := Canonical(entity...); err == nil {
-			oc.Entity = sum(e)
+		var err error
+		if d.buf, err = appendCanonicalList(d.buf[:0], entity); err == nil {
+			oc.Entity = d.sum(d.buf)
 		}
 	case oc.Op.Kind == KindWrite:
 		oc.Entity = oc.Identity
 	}
 }
 
-// restArgs is the canonical list of the arguments that are not equal to one
-// of the identity values (each identity value removes one argument).
-func restArgs(args, identity []any) string {
-	ids := make([]string, 0, len(identity))
-	for _, v := range identity {
-		if b, err := appendCanonical(nil, v); err == nil {
-			ids = append(ids, string(b))
+// appendCanonicalList appends what Canonical(vals...) returns.
+func appendCanonicalList(b []byte, vals []any) ([]byte, error) {
+	if len(vals) == 1 {
+		return appendCanonical(b, vals[0])
+	}
+	b = append(b, '[')
+	for i, v := range vals {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		var err error
+		if b, err = appendCanonical(b, v); err != nil {
+			return b, err
 		}
 	}
-	b := []byte{'['}
+	return append(b, ']'), nil
+}
+
+// restArgs appends the canonical list of the arguments that are not equal
+// to one of the identity values (each identity value removes one argument;
+// the first eight identity values are considered).
+func (d *digester) restArgs(b []byte, args, identity []any) []byte {
+	var seg [8][2]int
+	var used [8]bool
 	n := 0
+	d.ids = d.ids[:0]
+	for _, v := range identity {
+		if n == len(seg) {
+			break
+		}
+		start := len(d.ids)
+		var err error
+		if d.ids, err = appendCanonical(d.ids, v); err != nil {
+			d.ids = d.ids[:start]
+			continue
+		}
+		seg[n] = [2]int{start, len(d.ids)}
+		n++
+	}
+	b = append(b, '[')
+	kept := 0
 next:
 	for _, v := range args {
-		a := appendValue(nil, v)
-		for i, s := range ids {
-			if s == string(a) {
-				ids = append(ids[:i], ids[i+1:]...)
+		mark := len(b)
+		if kept > 0 {
+			b = append(b, ',')
+		}
+		at := len(b)
+		b = appendValue(b, v)
+		for i := 0; i < n; i++ {
+			if !used[i] && bytes.Equal(b[at:], d.ids[seg[i][0]:seg[i][1]]) {
+				used[i] = true
+				b = b[:mark]
 				continue next
 			}
 		}
-		if n > 0 {
-			b = append(b, ',')
-		}
-		b = append(b, a...)
-		n++
+		kept++
 	}
-	return string(append(b, ']'))
+	return append(b, ']')
+}
+
+// restArgs is digester.restArgs as a string, for tests.
+func restArgs(args, identity []any) string {
+	var d digester
+	return string(d.restArgs(nil, args, identity))
 }
 
 // observed is the observer's side of a Call outside a run.

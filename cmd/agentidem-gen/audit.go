@@ -28,7 +28,7 @@ var errUnsafe = errors.New("the audit found duplicate effects or ordering hazard
 func newAuditCmd(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
 	var cfg auditConfig
 	cmd := &cobra.Command{
-		Use:                   "audit [--json out.json] [--junit out.xml] [--window 1h] [-q] FILE...",
+		Use:                   "audit [--json out.json] [--junit out.xml] [--window 10m] [-q] FILE...",
 		DisableFlagsInUseLine: true,
 		Short:                 "Find duplicate effects and ordering hazards in exported OpenTelemetry traces",
 		Long: `audit reads the spans that github.com/agentidem/agentidem-go/otel makes of every
@@ -51,7 +51,8 @@ different keys ($AGENTIDEM_IDENTITY_KEY) never match, and the audit says so.
 Malformed or truncated input, JSON of other schemas and spans without agentidem
 attributes are skipped and counted; the first problems are listed with their
 file:line. The input is streamed: memory grows with the distinct successful
-write identities and the traces within --window, not with the file.
+write identities (remembered for 7 days of span time) and the traces active
+within --window, not with the file.
 
 --json writes the audit as a report (runtime/report.schema.json), which
 agentidem-gen report renders as text, HTML or JUnit; --junit writes JUnit XML.
@@ -72,7 +73,7 @@ agentidem span at all, or an input cannot be read, 2 for usage errors.`,
 	}
 	cmd.Flags().StringVar(&cfg.json, "json", "", "write the audit as a JSON report to `file`")
 	cmd.Flags().StringVar(&cfg.junit, "junit", "", "write the audit as JUnit XML to `file`")
-	cmd.Flags().DurationVar(&cfg.window, "window", time.Hour, "how long a trace is kept for the ordering and retry checks after its last span")
+	cmd.Flags().DurationVar(&cfg.window, "window", 10*time.Minute, "how long a trace is kept for the ordering and retry checks after its last span")
 	cmd.Flags().BoolVarP(&cfg.quiet, "quiet", "q", false, "do not print the summary")
 	return cmd
 }

@@ -7,14 +7,15 @@
 // stdouttrace exporter wrote them. agentidem-gen audit is its command line.
 //
 // The audit streams: it keeps one small record per distinct successful write
-// identity (about 100 bytes) and the spans of the traces that ended within
-// the window, never the whole input.
+// identity (about 100 bytes, for Config.DupWindow) and the spans of the
+// traces active within Config.Window, never the whole input.
 package audit
 
 import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -26,9 +27,14 @@ import (
 type Config struct {
 	// Window is how long after its last span ended a trace is still kept
 	// for the ordering and retry checks, measured in span time (default
-	// one hour). Spans of one trace further apart in the input than that
+	// ten minutes). Spans of one trace further apart in the input than that
 	// are not compared with each other.
 	Window time.Duration
+	// DupWindow is how long a successful write identity is remembered
+	// after its execution, in span time (default 7 days): a duplicate
+	// further apart than that is not seen. It bounds the audit's memory on
+	// an endless stream.
+	DupWindow time.Duration
 	// MaxTraceSpans bounds the spans kept per trace (default 10000); the
 	// ordering checks skip the rest of a longer trace and say so.
 	MaxTraceSpans int
@@ -41,8 +47,11 @@ type Auditor struct {
 	files   []string
 	fileIdx map[string]int32
 
-	writes map[writeKey]*writeRec
-	dups   []*writeRec
+	names   map[string]uint32 // op names and key ids, numbered
+	afters  map[string][]string
+	writes  map[writeKey]writeRec
+	dups    []*dupGroup
+	dupEvic int // write identities dropped from DupWindow
 
 	traces  map[[16]byte]*traceState
 	maxEnd  int64
@@ -57,6 +66,8 @@ type Auditor struct {
 	keyIDs   map[string]int
 	spans    int
 	repeated int
+	absorbed int
+	updates  int
 }
 
 // ref points at one span: enough to name it in a finding.
@@ -71,29 +82,51 @@ type ref struct {
 }
 
 type writeKey struct {
-	op, keyID string
+	op, keyID uint32
 	id        [16]byte
 }
 
+// writeRec is the first successful execution of one write identity: what
+// the audit keeps per identity (about 100 bytes with the map's share).
 type writeRec struct {
-	op, identity string // identity kept only once a duplicate is seen
+	first ref
+	args  [16]byte // the first execution's arguments
+	count int32
+	dup   int32 // 1 + the index in Auditor.dups once there is a duplicate
+}
+
+// dupGroup is an identity executed more than once.
+type dupGroup struct {
+	op, identity string
 	count        int
 	refs         []ref // the first occurrences (up to maxRefs)
-	first        ref
-	seen         map[[8]byte]struct{} // span ids, once there is a duplicate
+	seen         map[[8]byte]struct{}
 }
 
 const maxRefs = 10
 
+// tspan is what a trace keeps of each span (about 150 bytes).
 type tspan struct {
 	ref
-	op, site, keyID  string
-	parent           [8]byte
-	after            []string
-	identity, entity [16]byte
-	args             [16]byte
-	hasArgs          bool
-	idRaw            string // for the finding's message
+	op, site, keyID string   // interned
+	parent          [8]byte  // the parent span's id
+	after           []string // shared by the spans of one op
+	fw              *digests // a failed write's digests, for identity_unstable
+}
+
+// digests are a write's identity, entity and arguments.
+type digests struct {
+	identity, entity, args [16]byte
+	hasArgs                bool
+	raw                    string // the identity digest as read
+}
+
+func digestsOf(s *Span) *digests {
+	d := &digests{identity: digestKey(s.Identity), entity: digestKey(s.Entity), raw: s.Identity}
+	if s.Args != "" {
+		d.args, d.hasArgs = digestKey(s.Args), true
+	}
+	return d
 }
 
 type traceState struct {
@@ -112,13 +145,16 @@ type pairFinding struct {
 // New returns an auditor.
 func New(cfg Config) *Auditor {
 	if cfg.Window <= 0 {
-		cfg.Window = time.Hour
+		cfg.Window = 10 * time.Minute
+	}
+	if cfg.DupWindow <= 0 {
+		cfg.DupWindow = 7 * 24 * time.Hour
 	}
 	if cfg.MaxTraceSpans <= 0 {
 		cfg.MaxTraceSpans = 10000
 	}
 	return &Auditor{cfg: cfg, intern: map[string]string{}, fileIdx: map[string]int32{},
-		writes: map[writeKey]*writeRec{}, traces: map[[16]byte]*traceState{},
+		names: map[string]uint32{}, afters: map[string][]string{}, writes: map[writeKey]writeRec{}, traces: map[[16]byte]*traceState{},
 		pairs: map[string]*pairFinding{}, unstable: map[string]*pairFinding{}, keyIDs: map[string]int{}}
 }
 
@@ -186,48 +222,17 @@ func (a *Auditor) Add(s *Span) {
 		}
 	}
 
-	if write && success && !s.Replayed && !s.Absorbed && !s.Idempotent && s.Identity != "" {
-		k := writeKey{op: a.str(s.Op), keyID: a.str(s.KeyID), id: digestKey(s.Identity)}
-		w := a.writes[k]
-		switch {
-		case w == nil:
-			a.writes[k] = &writeRec{op: k.op, count: 1, first: r}
-		case w.first.span == r.span && w.first.trace == r.trace:
-			a.repeated++
+	if write && success && !s.Replayed && s.Identity != "" {
+		if a.addWrite(s, r) {
 			return
-		default:
-			if w.seen != nil {
-				if _, ok := w.seen[r.span]; ok {
-					a.repeated++
-					return
-				}
-			} else {
-				w.seen = map[[8]byte]struct{}{w.first.span: {}}
-			}
-			w.seen[r.span] = struct{}{}
-			w.count++
-			if w.count == 2 {
-				w.identity = s.Identity
-				w.refs = []ref{w.first}
-				a.dups = append(a.dups, w)
-			}
-			if len(w.refs) < maxRefs {
-				w.refs = append(w.refs, r)
-			}
 		}
 	}
 
-	ts := tspan{ref: r, op: a.str(s.Op), site: a.str(s.Site), keyID: a.str(s.KeyID), idRaw: s.Identity}
+	ts := tspan{ref: r, op: a.str(s.Op), site: a.str(s.Site), keyID: a.str(s.KeyID), after: a.afterOf(s.Op, s.After)}
+	if write && failed {
+		ts.fw = digestsOf(s)
+	}
 	hex.Decode(ts.parent[:], []byte(s.Parent))
-	for _, d := range s.After {
-		ts.after = append(ts.after, a.str(d))
-	}
-	if write {
-		ts.identity, ts.entity = digestKey(s.Identity), digestKey(s.Entity)
-		if s.Args != "" {
-			ts.args, ts.hasArgs = digestKey(s.Args), true
-		}
-	}
 	if t == nil {
 		t = &traceState{}
 		a.traces[r.trace] = t
@@ -238,7 +243,7 @@ func (a *Auditor) Add(s *Span) {
 			a.longTr++
 		}
 	} else {
-		a.checkTrace(t, &ts)
+		a.checkTrace(t, &ts, s)
 		t.spans = append(t.spans, ts)
 	}
 	t.lastEnd = max(t.lastEnd, r.end)
@@ -246,6 +251,86 @@ func (a *Auditor) Add(s *Span) {
 	if a.spans%4096 == 0 {
 		a.evict()
 	}
+}
+
+// unstableAfter reports whether attempt s, after the failed attempt p,
+// changed the identity while keeping the entity (declared apart from the
+// identity) and every other argument.
+func (a *Auditor) unstableAfter(p, s *digests) bool {
+	return p.identity != s.identity && p.entity == s.entity && p.entity != p.identity &&
+		p.hasArgs && s.hasArgs && p.args == s.args
+}
+
+// afterOf returns after, shared with the earlier spans of op that declared
+// the same list.
+func (a *Auditor) afterOf(op string, after []string) []string {
+	if len(after) == 0 {
+		return nil
+	}
+	if prev, ok := a.afters[op]; ok && slices.Equal(prev, after) {
+		return prev
+	}
+	list := make([]string, len(after))
+	for i, d := range after {
+		list[i] = a.str(d)
+	}
+	if len(a.afters) < 10000 {
+		a.afters[a.str(op)] = list
+	}
+	return list
+}
+
+// num numbers a name (op or key id).
+func (a *Auditor) num(s string) uint32 {
+	n, ok := a.names[s]
+	if !ok {
+		n = uint32(len(a.names))
+		a.names[s] = n
+	}
+	return n
+}
+
+// addWrite records a successful write execution; it reports whether the
+// span was one already seen (then it is ignored).
+func (a *Auditor) addWrite(s *Span, r ref) (repeated bool) {
+	k := writeKey{op: a.num(s.Op), keyID: a.num(s.KeyID), id: digestKey(s.Identity)}
+	w, ok := a.writes[k]
+	switch {
+	case !ok:
+		a.writes[k] = writeRec{first: r, args: digestKey(s.Args), count: 1}
+		return false
+	case w.first.span == r.span && w.first.trace == r.trace:
+		a.repeated++
+		return true
+	case s.Idempotent:
+		// Declared idempotent: a repeat with the same arguments is
+		// absorbed, with others it updates the first effect; never a
+		// second effect.
+		if digestKey(s.Args) == w.args {
+			a.absorbed++
+		} else {
+			a.updates++
+		}
+		return false
+	}
+	if w.dup == 0 {
+		a.dups = append(a.dups, &dupGroup{op: a.str(s.Op), identity: s.Identity, count: 1, refs: []ref{w.first},
+			seen: map[[8]byte]struct{}{w.first.span: {}}})
+		w.dup = int32(len(a.dups))
+	}
+	g := a.dups[w.dup-1]
+	if _, ok := g.seen[r.span]; ok {
+		a.repeated++
+		return true
+	}
+	g.seen[r.span] = struct{}{}
+	g.count++
+	w.count++
+	if len(g.refs) < maxRefs {
+		g.refs = append(g.refs, r)
+	}
+	a.writes[k] = w
+	return false
 }
 
 // evict drops the traces whose last span ended more than the window before
@@ -258,6 +343,22 @@ func (a *Auditor) evict() {
 			a.evicted++
 		}
 	}
+	if a.spans%(64*4096) == 0 {
+		limit := a.maxEnd - int64(a.cfg.DupWindow)
+		for k, w := range a.writes {
+			if w.dup == 0 && w.first.end < limit {
+				delete(a.writes, k)
+				a.dupEvic++
+			}
+		}
+	}
+}
+
+func (t *tspan) rawIdentity() string {
+	if t.fw != nil {
+		return t.fw.raw
+	}
+	return ""
 }
 
 func overlap(x, y *tspan) bool { return x.start < y.end && y.start < x.end }
@@ -272,7 +373,7 @@ func declares(x *tspan, op string) bool {
 }
 
 // checkTrace compares a new span with the spans of its trace.
-func (a *Auditor) checkTrace(t *traceState, s *tspan) {
+func (a *Auditor) checkTrace(t *traceState, s *tspan, span *Span) {
 	var prev *tspan // the latest earlier call of s's op from s's site
 	for i := range t.spans {
 		p := &t.spans[i]
@@ -307,12 +408,11 @@ func (a *Auditor) checkTrace(t *traceState, s *tspan) {
 	// identity_unstable: the attempt before this one at the same call
 	// site failed, and this one changed the identity while keeping the
 	// entity (declared apart from the identity) and every other argument.
-	if p := prev; p != nil && p.failed && p.keyID == s.keyID && p.identity != s.identity &&
-		p.entity == s.entity && p.entity != p.identity && p.hasArgs && s.hasArgs && p.args == s.args {
+	if p := prev; p != nil && p.failed && p.fw != nil && p.keyID == s.keyID && a.unstableAfter(p.fw, digestsOf(span)) {
 		key := s.op + "\x00" + s.site
 		f := a.unstable[key]
 		if f == nil {
-			f = &pairFinding{code: runtime.CodeIdentityUnstable, a: *p, b: *s, identities: []string{p.idRaw, s.idRaw}}
+			f = &pairFinding{code: runtime.CodeIdentityUnstable, a: *p, b: *s, identities: []string{p.fw.raw, span.Identity}}
 			a.unstable[key] = f
 			a.unstList = append(a.unstList, f)
 		}
@@ -332,6 +432,12 @@ type Result struct {
 	// Repeated counts spans read more than once (same trace and span
 	// id): each counts as one execution.
 	Repeated int
+	// Absorbed counts repeats of ops declared idempotent with the same
+	// arguments, Updates those with other arguments: neither is a
+	// duplicate.
+	Absorbed, Updates int
+	// Forgotten counts write identities dropped after DupWindow.
+	Forgotten int
 }
 
 // Finding is one problem found, with the spans that show it.
@@ -375,7 +481,7 @@ func (a *Auditor) spanRef(op, identity string, r ref) SpanRef {
 
 // Result returns the findings so far, in a stable order.
 func (a *Auditor) Result(st Stats) *Result {
-	res := &Result{Stats: st, Evicted: a.evicted, LongTraces: a.longTr, KeyIDs: a.keyIDs, Repeated: a.repeated}
+	res := &Result{Stats: st, Evicted: a.evicted, LongTraces: a.longTr, KeyIDs: a.keyIDs, Repeated: a.repeated, Absorbed: a.absorbed, Updates: a.updates, Forgotten: a.dupEvic}
 	for _, w := range a.dups {
 		f := Finding{Count: w.count}
 		for _, r := range w.refs {
@@ -389,14 +495,14 @@ func (a *Auditor) Result(st Stats) *Result {
 		res.Findings = append(res.Findings, f)
 	}
 	for _, p := range a.pairList {
-		f := Finding{Count: p.count, Spans: []SpanRef{a.spanRef(p.a.op, p.a.idRaw, p.a.ref), a.spanRef(p.b.op, p.b.idRaw, p.b.ref)}}
+		f := Finding{Count: p.count, Spans: []SpanRef{a.spanRef(p.a.op, p.a.rawIdentity(), p.a.ref), a.spanRef(p.b.op, p.b.rawIdentity(), p.b.ref)}}
 		f.Finding = runtime.Finding{Code: p.code, Severity: runtime.SeverityError, Ops: []string{p.a.op, p.b.op},
 			Message: fmt.Sprintf("%s declares after=%s but was in flight together with it (trace %s, %d time(s)): dispatch %s only once %s returned",
 				p.b.op, p.a.op, f.Spans[0].TraceID, p.count, p.b.op, p.a.op)}
 		res.Findings = append(res.Findings, f)
 	}
 	for _, p := range a.unstList {
-		f := Finding{Count: p.count, Spans: []SpanRef{a.spanRef(p.a.op, p.a.idRaw, p.a.ref), a.spanRef(p.b.op, p.b.idRaw, p.b.ref)}}
+		f := Finding{Count: p.count, Spans: []SpanRef{a.spanRef(p.a.op, p.a.rawIdentity(), p.a.ref), a.spanRef(p.b.op, p.b.rawIdentity(), p.b.ref)}}
 		f.Finding = runtime.Finding{Code: p.code, Severity: runtime.SeverityError, Ops: []string{p.a.op}, Identities: p.identities,
 			Message: fmt.Sprintf("%s was retried from the same call site (%s) on the same entity with the same arguments but identity %s after attempt with identity %s failed (trace %s): a fresh key per attempt lets the sink run the retry as new work; derive the key from the work",
 				p.a.op, shortSite(p.a.site), short(p.identities[1]), short(p.identities[0]), f.Spans[0].TraceID)}

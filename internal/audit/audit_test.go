@@ -166,3 +166,21 @@ func TestWindowEvictsOldTraces(t *testing.T) {
 	assert.Greater(t, a.evicted, 3000, "traces that ended more than a minute before the newest span are dropped")
 	assert.Less(t, len(a.traces), 2000)
 }
+
+func TestIdempotentRepeatsAreNotDuplicates(t *testing.T) {
+	set := func(span, args string) sp {
+		s := refund("t1", span, "x", "success", 0, 10)
+		s.op, s.idempotent, s.args = "setStatus", true, args
+		return s
+	}
+	r := both(t, set("s1", "a"), set("s2", "a"), set("s3", "b"))
+	assert.Empty(t, r.Findings)
+	assert.Equal(t, 1, r.Absorbed, "the same arguments again: absorbed")
+	assert.Equal(t, 1, r.Updates, "other arguments: an update of the first effect")
+	assert.Contains(t, strings.Join(r.Notes(), "\n"), "1 absorbed (same arguments), 1 updates")
+
+	// Without the declaration the same spans are duplicates.
+	plain := func(span, args string) sp { s := set(span, args); s.idempotent = false; return s }
+	r = both(t, plain("s1", "a"), plain("s2", "a"))
+	assert.Equal(t, "duplicate_write", codes(r))
+}

@@ -37,7 +37,6 @@ type Span struct {
 	Site       string
 	Status     string // "success", "failed", or "" when the span has none
 	Replayed   bool
-	Absorbed   bool
 	Idempotent bool
 	// StatusError is the span status Error; Message its description.
 	StatusError bool
@@ -451,7 +450,6 @@ const (
 	attrSite       = "agentidem.site"
 	attrStatus     = "agentidem.status"
 	attrReplayed   = "agentidem.replayed"
-	attrAbsorbed   = "agentidem.absorbed"
 	attrIdempotent = "agentidem.idempotent"
 )
 
@@ -480,8 +478,6 @@ func setBool(s *Span, key string, v bool) {
 	switch key {
 	case attrReplayed:
 		s.Replayed = v
-	case attrAbsorbed:
-		s.Absorbed = v
 	case attrIdempotent:
 		s.Idempotent = v
 	}

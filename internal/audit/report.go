@@ -83,6 +83,12 @@ func (r *Result) Notes() []string {
 		sort.Strings(ids)
 		out = append(out, fmt.Sprintf("the spans carry %d digest keys (%s): identities are matched only between spans of one key, so duplicates across processes or restarts with different keys are not seen; give every process the same $AGENTIDEM_IDENTITY_KEY", len(ids), strings.Join(ids, ", ")))
 	}
+	if r.Absorbed+r.Updates > 0 {
+		out = append(out, fmt.Sprintf("repeats of ops declared idempotent: %d absorbed (same arguments), %d updates (other arguments); not duplicates", r.Absorbed, r.Updates))
+	}
+	if r.Forgotten > 0 {
+		out = append(out, fmt.Sprintf("%d write identities older than the duplicate window were forgotten: a repeat of them later than that is not seen", r.Forgotten))
+	}
 	if r.Repeated > 0 {
 		out = append(out, fmt.Sprintf("%d spans were read more than once (same trace and span id) and counted once", r.Repeated))
 	}
