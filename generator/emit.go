@@ -321,6 +321,17 @@ func (e *emitter) op(f *jen.File, op *Op) {
 		ctxArg, jen.Id(e.opVars[op]), argList, identity, entity,
 	))
 	body = append(body, panics...)
+	// The values of redacted parameters go to the runtime, never to the
+	// trace, so it can blank them in results, errors and findings.
+	var secrets []jen.Code
+	for _, p := range op.Params {
+		if p.Redacted {
+			secrets = append(secrets, jen.Id(p.Name))
+		}
+	}
+	if len(secrets) > 0 {
+		body = append(body, jen.Id(names.call).Dot("Redact").Call(secrets...))
+	}
 	traced := e.call(op, names.ctx)
 	var results []jen.Code
 	for i := range op.Results {

@@ -2,8 +2,6 @@ package runtime
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	goruntime "runtime"
 	"runtime/debug"
@@ -179,8 +177,7 @@ func (c *Call) digest(s string) string {
 	if !c.op.RedactIdentity || s == "" {
 		return s
 	}
-	sum := sha256.Sum256([]byte(s))
-	return "sha256:" + hex.EncodeToString(sum[:])
+	return keyedDigest(s)
 }
 
 // Start is called before the tool runs. It waits at the scheduler's start

@@ -60,8 +60,10 @@ type Op struct {
 	// it but cannot make it fail or lose its acknowledgement.
 	NoError bool
 	// RedactIdentity says the identity or entity uses a redacted
-	// parameter: the trace then holds a SHA-256 digest of the canonical
-	// identity, which still compares equal for equal values.
+	// parameter: the trace then holds a keyed digest of the canonical
+	// identity (HMAC-SHA256 under a random per-process key), which compares
+	// equal for equal values within the process and reveals nothing outside
+	// it.
 	RedactIdentity bool
 	// Idempotent says a repeat of the write with equal arguments has no
 	// further effect (//agentidem:write ... idempotent, MCP's
@@ -74,7 +76,8 @@ type Op struct {
 }
 
 // Redacted stands in for the value of a parameter listed in redact=; the
-// real value never reaches the runtime.
+// real value is never recorded (Call.Redact hands it over only so that it
+// can be blanked wherever else it shows up).
 var Redacted = redacted{}
 
 type redacted struct{}

@@ -64,7 +64,7 @@ func TestRedaction(t *testing.T) {
 	op := tr.Ops[0]
 	b, _ := op.Args.MarshalJSON()
 	assert.JSONEq(t, `{"user":"ada","password":"[redacted]"}`, string(b))
-	assert.True(t, strings.HasPrefix(op.Identity, "sha256:"), op.Identity)
+	assert.True(t, strings.HasPrefix(op.Identity, "hmac-sha256:"), op.Identity)
 	assert.NotContains(t, op.Identity, "hunter2")
 
 	// Equal secrets still give equal identities, so duplicates are found.

@@ -446,6 +446,7 @@ func (s *Suite) run(ctx context.Context, sc Scenario) (*Result, *Trace, error) {
 			res.Safe = false
 		}
 	}
+	s.redactResult(res, r)
 	res.Duration = time.Since(start)
 	return res, tr, err
 }

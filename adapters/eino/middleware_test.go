@@ -66,7 +66,7 @@ func TestMiddlewareRecordsSpecs(t *testing.T) {
 		t.Errorf("IdentityFunc identity %s", o.Identity)
 	}
 	tr, _, _ = invoke(t, "secret", `{"card":"4242"}`, answer("ok"))
-	if o := tr.Ops[0]; !strings.HasPrefix(o.Identity, "sha256:") {
+	if o := tr.Ops[0]; !strings.HasPrefix(o.Identity, "hmac-sha256:") {
 		t.Errorf("identity over a redacted argument %q, want a digest", o.Identity)
 	}
 }

@@ -84,11 +84,11 @@ func TestSpecs(t *testing.T) {
 
 func TestRedactedIdentityIsADigest(t *testing.T) {
 	tr, _, _ := trace(t, "charge", `{"card":"4242","amount":3}`, ok, nil)
-	if id := tr.Ops[0].Identity; !strings.HasPrefix(id, "sha256:") || strings.Contains(id, "4242") {
+	if id := tr.Ops[0].Identity; !strings.HasPrefix(id, "hmac-sha256:") || strings.Contains(id, "4242") {
 		t.Errorf("identity over a redacted argument = %q, want a digest", id)
 	}
 	tr, _, _ = trace(t, "secret_read", `{"user":"alice"}`, ok, nil)
-	if e := tr.Ops[0].Entity; !strings.HasPrefix(e, "sha256:") {
+	if e := tr.Ops[0].Entity; !strings.HasPrefix(e, "hmac-sha256:") {
 		t.Errorf("entity over a redacted argument = %q, want a digest", e)
 	}
 }
