@@ -39,7 +39,7 @@ if [ -n "${AGENTIDEM_PG_DSN:-}" ]; then
 	echo "go test -run '^\$' -bench '^BenchmarkPostgresWait$' -benchtime $waitx -count $count ./idem/postgres" >&2
 	(cd "$root/idem/postgres" && go test -run '^$' -bench '^BenchmarkPostgresWait$' -benchtime "$waitx" -count "$count" .) |
 		grep '^Benchmark' >"$waitraw"
-	cat "$waitraw" >>"$raw"
+	awk '{ print "postgres-wait", $0 }' "$waitraw" >>"$raw"
 else
 	pg_note="postgres: skipped (AGENTIDEM_PG_DSN is not set; source .ci/postgres.sh)"
 fi
@@ -52,7 +52,7 @@ function median(list,   v, n, i, j, t) {
 	if (n == 0) return 0
 	return (n % 2) ? v[(n + 1) / 2] : (v[n / 2] + v[n / 2 + 1]) / 2
 }
-$2 ~ /^BenchmarkPostgresWait/ { next }
+$1 == "postgres-wait" { next }
 {
 	label = $1; split($2, parts, "/"); kind = parts[2]; impl = parts[3]; sub(/-[0-9]+$/, "", impl)
 	key = label "/" impl
