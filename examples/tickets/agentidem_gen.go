@@ -10,9 +10,10 @@ import (
 // The guards below break the build when an annotated function's signature
 // changed and go generate was not run again.
 var (
-	_ func(*Helpdesk, ai_context.Context, string) ([]Ticket, error)        = (*Helpdesk).Find
-	_ func(*Helpdesk, ai_context.Context, string, Request) (Ticket, error) = (*Helpdesk).Create
-	_ func(*Helpdesk, ai_context.Context, Request) (Ticket, error)         = (*Helpdesk).CreateUnkeyed
+	_ func(*Helpdesk, ai_context.Context, string) ([]Ticket, error)               = (*Helpdesk).Find
+	_ func(*Helpdesk, ai_context.Context, string, Request) (Ticket, error)        = (*Helpdesk).Create
+	_ func(*Helpdesk, ai_context.Context, Request) (Ticket, error)                = (*Helpdesk).CreateUnkeyed
+	_ func(*Worker, ai_context.Context, string, string, Request) (Receipt, error) = (*Worker).Submit
 )
 
 var agentidemOp_Helpdesk_FindTraced = &agentidemrt.Op{
@@ -91,6 +92,38 @@ func (h *Helpdesk) CreateUnkeyedTraced(ctx ai_context.Context, req Request) (aiR
 	}
 	defer aiCall.Recover(&aiErr)
 	aiV0, aiErr := h.CreateUnkeyed(aiCtx, req)
+	if aiLost := aiCall.Finish(aiErr, aiV0); aiLost != nil {
+		return aiR0, aiLost
+	}
+	return aiV0, aiErr
+}
+
+var agentidemOp_Worker_SubmitTraced = &agentidemrt.Op{
+	Kind:   agentidemrt.KindWrite,
+	Name:   "submitTicket",
+	Params: []string{"session", "key", "req"},
+	Pos:    "worker.go:95",
+}
+
+// SubmitTraced calls Submit and records the call for agentidem (//agentidem:write).
+func (w *Worker) SubmitTraced(ctx ai_context.Context, session string, key string, req Request) (aiR0 Receipt, aiErr error) {
+	if !agentidemrt.Enabled() {
+		return w.Submit(ctx, session, key, req)
+	}
+	aiID, aiIDPanic := agentidemrt.EvalIdentity(func() []any {
+		return []any{req.DisputeID, req.Queue}
+	})
+	aiEnt, aiEntPanic := agentidemrt.EvalIdentity(func() []any {
+		return []any{req.DisputeID}
+	})
+	aiCall, aiCtx := agentidemrt.Begin(ctx, agentidemOp_Worker_SubmitTraced, []any{session, key, req}, aiID, aiEnt)
+	aiCall.IdentityPanicked("identity=req.DisputeID,req.Queue", aiIDPanic)
+	aiCall.IdentityPanicked("entity=req.DisputeID", aiEntPanic)
+	if aiErr = aiCall.Start(); aiErr != nil {
+		return
+	}
+	defer aiCall.Recover(&aiErr)
+	aiV0, aiErr := w.Submit(aiCtx, session, key, req)
 	if aiLost := aiCall.Finish(aiErr, aiV0); aiLost != nil {
 		return aiR0, aiLost
 	}

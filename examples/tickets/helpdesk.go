@@ -90,6 +90,14 @@ func (h *Helpdesk) CreateUnkeyed(ctx context.Context, req Request) (Ticket, erro
 	return h.open(req), nil
 }
 
+// Snapshot is the helpdesk's observable state, for testkit.State: its
+// tickets in the order they opened.
+func (h *Helpdesk) Snapshot() any {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return map[string]any{"tickets": append([]Ticket{}, h.tickets...)}
+}
+
 func (h *Helpdesk) open(req Request) Ticket {
 	h.mu.Lock()
 	defer h.mu.Unlock()

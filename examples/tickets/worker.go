@@ -87,7 +87,11 @@ func NewWorker(desk *Helpdesk, delay time.Duration, notify func(Opened)) *Worker
 
 // Submit queues a ticket request for session and answers at once with an
 // accepted receipt. key is the idempotency key; "" uses the unkeyed
-// endpoint.
+// endpoint. Its effect, the ticket, lands later: the fault suite judges it
+// by the helpdesk's state once the worker went quiet (testkit.State with
+// testkit.SettleOn).
+//
+//agentidem:write identity=req.DisputeID,req.Queue entity=req.DisputeID name=submitTicket
 func (w *Worker) Submit(ctx context.Context, session, key string, req Request) (Receipt, error) {
 	if err := ctx.Err(); err != nil {
 		return Receipt{}, fmt.Errorf("submitting ticket for %s: %w", req.DisputeID, err)
@@ -198,7 +202,7 @@ type ResubmitAgent struct {
 
 // Run submits the dispute's ticket and resubmits it once on a timeout.
 func (a *ResubmitAgent) Run(ctx context.Context, disputeID string) (Receipt, error) {
-	r, err := a.Worker.Submit(ctx, a.Session, "", request(disputeID))
+	r, err := a.Worker.SubmitTraced(ctx, a.Session, "", request(disputeID))
 	if err != nil {
 		return Receipt{}, err
 	}
@@ -206,7 +210,7 @@ func (a *ResubmitAgent) Run(ctx context.Context, disputeID string) (Receipt, err
 	if err != nil || ok {
 		return r, err
 	}
-	return a.Worker.Submit(ctx, a.Session, "", request(disputeID))
+	return a.Worker.SubmitTraced(ctx, a.Session, "", request(disputeID))
 }
 
 // MisroutedAgent files the dispute on the general queue, where nobody
@@ -220,7 +224,7 @@ type MisroutedAgent struct {
 func (a *MisroutedAgent) Run(ctx context.Context, disputeID string) (Receipt, error) {
 	req := request(disputeID)
 	req.Queue = "general"
-	return a.Worker.Submit(ctx, a.Session, idem.Key("dispute-ticket", disputeID, req.Queue), req)
+	return a.Worker.SubmitTraced(ctx, a.Session, idem.Key("dispute-ticket", disputeID, req.Queue), req)
 }
 
 // AsyncAgent submits the dispute's ticket to the disputes queue under a
@@ -236,7 +240,7 @@ type AsyncAgent struct {
 // a timeout.
 func (a *AsyncAgent) Run(ctx context.Context, disputeID string) (Receipt, error) {
 	key := idem.Key("dispute-ticket", disputeID, Queue)
-	r, err := a.Worker.Submit(ctx, a.Session, key, request(disputeID))
+	r, err := a.Worker.SubmitTraced(ctx, a.Session, key, request(disputeID))
 	if err != nil {
 		return Receipt{}, err
 	}
@@ -244,5 +248,5 @@ func (a *AsyncAgent) Run(ctx context.Context, disputeID string) (Receipt, error)
 	if err != nil || ok {
 		return r, err
 	}
-	return a.Worker.Submit(ctx, a.Session, key, request(disputeID))
+	return a.Worker.SubmitTraced(ctx, a.Session, key, request(disputeID))
 }
