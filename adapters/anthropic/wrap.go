@@ -15,8 +15,8 @@ import (
 // identity, waits at the scheduler's gates, and may get an injected fault
 // instead of running (or instead of its answer). Name, Description and
 // InputSchema are the wrapped tool's. Tools not in specs are returned as
-// they are. Pass the result to NewToolRunner or NewToolRunnerStreaming; the
-// op descriptors are made once, here.
+// they are. Pass the result to NewToolRunner (NewToolRunnerStreaming calls
+// the same Execute); the op descriptors are made once, here.
 func Wrap(specs Tools, tools []anthropic.BetaTool) []anthropic.BetaTool {
 	set := toolspec.Compile(specs, "anthropic")
 	out := make([]anthropic.BetaTool, len(tools))
