@@ -6,6 +6,7 @@ import (
 	"go/constant"
 	"go/token"
 	"go/types"
+	"strconv"
 	"strings"
 
 	"golang.org/x/tools/go/analysis"
@@ -107,6 +108,10 @@ type cbcAccess struct {
 	txParam int
 	update  bool // an UPDATE: what tells presence is the affected-row count
 	summary bool // through a function's SQL summary
+	// A call through an interface not resolved here (summaries): what it
+	// calls and how each argument renders.
+	via  string
+	args []string
 }
 
 // state of a branch with respect to a read: the key is (maybe) absent, or
@@ -144,8 +149,10 @@ type cbcWalker struct {
 	// what the function returns, when summarizing: how many return
 	// statements, and whether one returns something not derived from a
 	// read (nor a constant).
-	returns   int
-	badReturn bool
+	returns     int
+	badReturn   bool
+	fn          *types.Func           // the function summarized
+	constResult map[types.Object]bool // named results last assigned a constant
 
 	// boolean flags: how many times each is assigned in the body, and the
 	// assignments seen so far with the guards around them.
@@ -224,7 +231,16 @@ func (w *cbcWalker) stmt(s ast.Stmt, ctx []guard) {
 		if w.params != nil {
 			w.returns++
 			if len(s.Results) == 0 {
-				w.badReturn = true
+				// A bare return gives the named results.
+				if sig, ok := w.sig(); ok && sig.Results().Len() > 0 && sig.Results().At(0).Name() != "" {
+					for i := 0; i < sig.Results().Len(); i++ {
+						if r := sig.Results().At(i); len(w.derived[r]) == 0 && !w.constResult[r] {
+							w.badReturn = true
+						}
+					}
+				} else {
+					w.badReturn = true
+				}
 			}
 			for _, res := range s.Results {
 				if tv := w.info.Types[res]; tv.Value == nil && !tv.IsNil() && len(w.readsIn(res)) == 0 {
@@ -395,7 +411,44 @@ func (w *cbcWalker) summaryCall(call *ast.CallExpr, ctx []guard) bool {
 	}
 	sum := w.sp.summary(fn)
 	if sum == nil {
+		// Summarizing: an interface method of the module whose
+		// implementations are not visible here is resolved by callers that
+		// see them.
+		if w.params != nil && types.IsInterface(recvType(fn)) && !w.sp.implFound[fn.Origin()] && fn.Pkg() != nil &&
+			modulePrefix(fn.Pkg().Path()) == modulePrefix(w.pass.Pkg.Path()) {
+			if via := viaOf(fn); via != "" {
+				w.reads = append(w.reads, &cbcAccess{call: call, via: via, args: w.renderArgs(call.Args), summary: true})
+				return true
+			}
+		}
 		return false
+	}
+	if w.params != nil {
+		for _, c := range sum.Calls {
+			args := w.renderArgs(call.Args)
+			composed := make([]string, len(c.Args))
+			for i, a := range c.Args {
+				if a == "nil" || a == "tx" {
+					composed[i] = a
+				} else if paramKey.MatchString(a) {
+					n, rest := a[1:], ""
+					if j := strings.IndexByte(n, '.'); j >= 0 {
+						n, rest = n[:j], n[j:]
+					}
+					if idx, err := strconv.Atoi(n); err == nil && idx < len(args) && paramKey.MatchString(args[idx]) {
+						composed[i] = args[idx] + rest
+					} else if err == nil && idx < len(args) && rest == "" {
+						composed[i] = args[idx] // nil, tx
+					}
+				}
+			}
+			pa := &cbcAccess{call: call, via: c.Via, args: composed, summary: true}
+			if c.Read {
+				w.reads = append(w.reads, pa)
+			} else {
+				w.writes = append(w.writes, pa)
+			}
+		}
 	}
 	k := &keyer{info: w.info, params: w.params}
 	access := func(s SQLAccess) *cbcAccess {
@@ -430,6 +483,41 @@ func (w *cbcWalker) summaryCall(call *ast.CallExpr, ctx []guard) bool {
 		}
 	}
 	return true
+}
+
+// renderArgs renders the arguments of a call for a pending interface
+// call: a parameter key, "nil", "tx" for a transaction of the function's
+// own, or "".
+func (w *cbcWalker) renderArgs(args []ast.Expr) []string {
+	out := make([]string, len(args))
+	k := &keyer{info: w.info, params: w.params}
+	for i, a := range args {
+		switch {
+		case isNil(w.info, a):
+			out[i] = "nil"
+		case handleOf(w.info.TypeOf(a)) == handleTx:
+			if t, ok := w.handleOK(a); ok {
+				if t < 0 {
+					out[i] = "tx"
+				} else {
+					out[i] = fmt.Sprintf("p%d", t)
+				}
+			}
+		default:
+			if s, ok := k.key(a); ok && paramKey.MatchString(s) {
+				out[i] = s
+			}
+		}
+	}
+	return out
+}
+
+func recvType(fn *types.Func) types.Type {
+	sig, ok := fn.Type().(*types.Signature)
+	if !ok || sig.Recv() == nil {
+		return types.Typ[types.Invalid]
+	}
+	return sig.Recv().Type()
 }
 
 // handleOK reports whether a database handle or transaction may be judged
@@ -655,6 +743,13 @@ func (w *cbcWalker) assign(lhs, rhs []ast.Expr) {
 					w.stmtq[obj] = st
 				}
 			}
+		}
+		if w.fn != nil && len(lhs) == len(rhs) {
+			if w.constResult == nil {
+				w.constResult = map[types.Object]bool{}
+			}
+			tv := w.info.Types[rhs[i]]
+			w.constResult[obj] = tv.Value != nil || tv.IsNil()
 		}
 		if len(reads) > 0 && isError(obj.Type()) && w.allUpdates(reads) {
 			// The error of an UPDATE says nothing of the row.
@@ -1272,4 +1367,12 @@ func (w *cbcWalker) flag(obj types.Object) (reads []int, whenTrue, whenFalse sta
 		}
 	}
 	return nil, unknown, unknown
+}
+
+func (w *cbcWalker) sig() (*types.Signature, bool) {
+	if w.fn == nil {
+		return nil, false
+	}
+	sig, ok := w.fn.Type().(*types.Signature)
+	return sig, ok
 }

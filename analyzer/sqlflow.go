@@ -51,6 +51,15 @@ type SQLAccess struct {
 	Keys   []string
 	Tx     int  // parameter holding the transaction it runs in, or -1
 	Update bool // an UPDATE whose affected-row count tells presence
+
+	// A call through an interface method whose implementations were not
+	// visible where the function was summarized (Via is
+	// "pkgpath.Interface.Method"): resolved where they are. Args renders
+	// each argument: a parameter key, "nil", "tx" (a transaction of the
+	// function's own), or "". Read says the call is the function's read.
+	Via  string
+	Args []string
+	Read bool
 }
 
 // SQLFuncFact summarizes what a function reads and inserts, so that a
@@ -62,6 +71,7 @@ type SQLAccess struct {
 type SQLFuncFact struct {
 	Reads  []SQLAccess
 	Writes []SQLAccess
+	Calls  []SQLAccess // through interfaces, resolved where implementations are known
 }
 
 // AFact marks SQLFuncFact as an analysis fact.
@@ -74,6 +84,13 @@ func (f *SQLFuncFact) String() string {
 	}
 	for _, w := range f.Writes {
 		parts = append(parts, "inserts "+w.Table+"("+strings.Join(w.Keys, ",")+")")
+	}
+	for _, c := range f.Calls {
+		role := "writes"
+		if c.Read {
+			role = "reads"
+		}
+		parts = append(parts, role+" via "+c.Via+"("+strings.Join(c.Args, ",")+")")
 	}
 	return strings.Join(parts, "; ")
 }
@@ -90,6 +107,33 @@ func (*SQLPkgFact) AFact() {}
 
 func (*SQLPkgFact) String() string { return "sql facts" }
 
+// SQLImplFact is exported for a package whose types implement interfaces
+// of their module with methods that have SQL summaries: where the
+// interface is called, the implementations may not be visible (a table
+// type that only a constructor returns as the interface).
+type SQLImplFact struct {
+	Impls []SQLImpl
+}
+
+// SQLImpl says that Type implements Iface; Methods holds the summaries of
+// its methods that have one.
+type SQLImpl struct {
+	Iface   string // "pkgpath.Name"
+	Type    string // "pkgpath.Name"
+	Methods map[string]SQLFuncFact
+}
+
+// AFact marks SQLImplFact as an analysis fact.
+func (*SQLImplFact) AFact() {}
+
+func (f *SQLImplFact) String() string {
+	var parts []string
+	for _, i := range f.Impls {
+		parts = append(parts, i.Type+" implements "+i.Iface)
+	}
+	return strings.Join(parts, "; ")
+}
+
 // sqlFacts computes the SQL facts of a package (transaction helpers,
 // statement helpers, summaries of what functions read and insert) for
 // checkbeforecreate. Its result is the package's *sqlPkg, or nil when the
@@ -100,17 +144,22 @@ var sqlFacts = &analysis.Analyzer{
 	URL:        docURL + "#hdr-checkbeforecreate",
 	Requires:   []*analysis.Analyzer{Directives},
 	Run:        runSQLFacts,
-	FactTypes:  []analysis.Fact{new(TxFuncFact), new(StmtFuncFact), new(SQLFuncFact), new(SQLPkgFact)},
+	FactTypes:  []analysis.Fact{new(TxFuncFact), new(StmtFuncFact), new(SQLFuncFact), new(SQLPkgFact), new(SQLImplFact)},
 	ResultType: reflect.TypeFor[*sqlPkg](),
 }
 
 func runSQLFacts(pass *analysis.Pass) (any, error) {
-	if !usesSQL(pass) {
+	direct, viaFacts := usesSQL(pass)
+	if !direct && !viaFacts {
 		return (*sqlPkg)(nil), nil
 	}
 	p := newSQLPkg(pass)
 	p.prepare()
 	p.summarize(pass.ResultOf[Directives].(*ops))
+	p.exportImpls()
+	if viaFacts || len(p.summaries)+len(p.txFuncs)+len(p.stmtFuncs) > 0 {
+		pass.ExportPackageFact(&SQLPkgFact{Funcs: len(p.summaries) + len(p.txFuncs) + len(p.stmtFuncs)})
+	}
 	return p, nil
 }
 
@@ -124,7 +173,10 @@ type sqlPkg struct {
 	fields    map[*types.Var]string // statement fields prepared with a constant query
 	badFields map[*types.Var]bool
 	impls     map[*types.Func]*SQLFuncFact // interface methods resolved
+	implFound map[*types.Func]bool         // some implementation of the method is known
 	implTypes []*types.Named               // concrete types visible to the package
+	pkgs      map[string]*types.Package    // packages visible, by path
+	implIndex map[string][]SQLImpl         // SQLImplFacts of dependencies, by interface
 }
 
 func newSQLPkg(pass *analysis.Pass) *sqlPkg {
@@ -137,21 +189,22 @@ func newSQLPkg(pass *analysis.Pass) *sqlPkg {
 		fields:    map[*types.Var]string{},
 		badFields: map[*types.Var]bool{},
 		impls:     map[*types.Func]*SQLFuncFact{},
+		implFound: map[*types.Func]bool{},
 	}
 }
 
 // usesSQL reports whether the package imports a SQL package or a package
-// with SQL facts.
-func usesSQL(pass *analysis.Pass) bool {
+// with SQL facts (itself, or through its imports: a layer over a store).
+func usesSQL(pass *analysis.Pass) (direct, viaFacts bool) {
 	for _, imp := range pass.Pkg.Imports() {
-		if sqlPackage(imp.Path()) {
-			return true
+		if sqlPackage(imp.Path()) || builderPackage(imp.Path()) {
+			direct = true
 		}
 		if pass.ImportPackageFact(imp, new(SQLPkgFact)) {
-			return true
+			viaFacts = true
 		}
 	}
-	return false
+	return direct, viaFacts
 }
 
 func (p *sqlPkg) txParam(fn *types.Func) (int, bool) {
@@ -199,9 +252,13 @@ func (p *sqlPkg) stmtFunc(fn *types.Func) ([2]int, bool) {
 // interface resolves to the implementations visible to the package when
 // they all agree.
 func (p *sqlPkg) summary(fn *types.Func) *SQLFuncFact {
+	return p.summaryDepth(fn, 0)
+}
+
+func (p *sqlPkg) summaryDepth(fn *types.Func, depth int) *SQLFuncFact {
 	fn = fn.Origin()
 	if s, ok := p.summaries[fn]; ok {
-		return s
+		return p.expand(s, depth)
 	}
 	if fn.Pkg() == nil {
 		return nil
@@ -209,20 +266,236 @@ func (p *sqlPkg) summary(fn *types.Func) *SQLFuncFact {
 	if fn.Pkg() != p.pass.Pkg {
 		var f SQLFuncFact
 		if p.pass.ImportObjectFact(fn, &f) {
-			return &f
+			return p.expand(&f, depth)
 		}
 	}
-	if sig := fn.Type().(*types.Signature); sig.Recv() != nil && types.IsInterface(sig.Recv().Type()) {
-		return p.ifaceSummary(fn)
+	if sig := fn.Type().(*types.Signature); sig.Recv() != nil && types.IsInterface(sig.Recv().Type()) && depth < 4 {
+		return p.ifaceSummary(fn, depth)
 	}
 	return nil
+}
+
+// expand resolves the calls through interfaces of a summary that can be
+// resolved here; the others stay pending.
+func (p *sqlPkg) expand(f *SQLFuncFact, depth int) *SQLFuncFact {
+	if len(f.Calls) == 0 || depth >= 4 {
+		return f
+	}
+	out := &SQLFuncFact{Reads: f.Reads, Writes: f.Writes}
+	for _, c := range f.Calls {
+		m := p.lookupMethod(c.Via)
+		var s *SQLFuncFact
+		if m != nil {
+			s = p.summaryDepth(m, depth+1)
+		}
+		if s == nil || len(s.Calls) > 0 {
+			out.Calls = append(out.Calls, c)
+			continue
+		}
+		src := s.Writes
+		if c.Read {
+			src = s.Reads
+		}
+		for _, a := range src {
+			if na, ok := composeAccess(a, c.Args); ok {
+				if c.Read {
+					out.Reads = append(out.Reads, na)
+				} else {
+					out.Writes = append(out.Writes, na)
+				}
+			}
+		}
+	}
+	return out
+}
+
+// composeAccess renders an access of a callee in terms of the caller's
+// parameters, given how the caller rendered each argument.
+func composeAccess(a SQLAccess, args []string) (SQLAccess, bool) {
+	arg := func(key string) (string, bool) {
+		idx, rest := key[1:], ""
+		if i := strings.IndexByte(idx, '.'); i >= 0 {
+			idx, rest = idx[:i], idx[i:]
+		}
+		n, err := strconv.Atoi(idx)
+		if err != nil || n >= len(args) || !paramKey.MatchString(args[n]) {
+			return "", false
+		}
+		return args[n] + rest, true
+	}
+	out := SQLAccess{Table: a.Table, Tx: -1, Update: a.Update}
+	for _, k := range a.Keys {
+		if s, ok := arg(k); ok {
+			out.Keys = append(out.Keys, s)
+		}
+	}
+	if len(out.Keys) == 0 {
+		return out, false
+	}
+	if a.Tx >= 0 {
+		if a.Tx >= len(args) {
+			return out, false
+		}
+		switch t := args[a.Tx]; {
+		case t == "nil" || t == "tx":
+		case paramKey.MatchString(t) && !strings.Contains(t, "."):
+			out.Tx, _ = strconv.Atoi(t[1:])
+		default:
+			return out, false
+		}
+	}
+	return out, true
+}
+
+// viaOf names an interface method: "pkgpath.Interface.Method".
+func viaOf(m *types.Func) string {
+	sig := m.Type().(*types.Signature)
+	if sig.Recv() == nil {
+		return ""
+	}
+	n, ok := types.Unalias(sig.Recv().Type()).(*types.Named)
+	if !ok || n.Obj().Pkg() == nil {
+		return ""
+	}
+	return n.Obj().Pkg().Path() + "." + n.Obj().Name() + "." + m.Name()
+}
+
+// visiblePkgs returns the packages the package imports, transitively, by
+// path.
+func (p *sqlPkg) visiblePkgs() map[string]*types.Package {
+	if p.pkgs != nil {
+		return p.pkgs
+	}
+	p.pkgs = map[string]*types.Package{}
+	var visit func(pkg *types.Package)
+	visit = func(pkg *types.Package) {
+		if _, seen := p.pkgs[pkg.Path()]; seen {
+			return
+		}
+		p.pkgs[pkg.Path()] = pkg
+		for _, imp := range pkg.Imports() {
+			visit(imp)
+		}
+	}
+	visit(p.pass.Pkg)
+	return p.pkgs
+}
+
+// lookupMethod finds the interface method named by via.
+func (p *sqlPkg) lookupMethod(via string) *types.Func {
+	i := strings.LastIndexByte(via, '.')
+	if i < 0 {
+		return nil
+	}
+	j := strings.LastIndexByte(via[:i], '.')
+	if j < 0 {
+		return nil
+	}
+	pkg := p.visiblePkgs()[via[:j]]
+	if pkg == nil {
+		return nil
+	}
+	tn, ok := pkg.Scope().Lookup(via[j+1 : i]).(*types.TypeName)
+	if !ok {
+		return nil
+	}
+	obj, _, _ := types.LookupFieldOrMethod(tn.Type(), false, pkg, via[i+1:])
+	m, _ := obj.(*types.Func)
+	return m
+}
+
+// modulePrefix approximates the module of a package path: its first
+// element when that has no dot, else its first three (host/org/repo) or
+// two elements.
+func modulePrefix(path string) string {
+	parts := strings.Split(path, "/")
+	n := 1
+	if strings.Contains(parts[0], ".") {
+		n = 2
+		if parts[0] == "github.com" || parts[0] == "gitlab.com" || parts[0] == "bitbucket.org" || parts[0] == "codeberg.org" {
+			n = 3
+		}
+	}
+	if n > len(parts) {
+		n = len(parts)
+	}
+	return strings.Join(parts[:n], "/")
+}
+
+// exportImpls exports, for the package's types with SQL summaries, the
+// interfaces of the module they implement.
+func (p *sqlPkg) exportImpls() {
+	if len(p.summaries) == 0 {
+		return
+	}
+	mod := modulePrefix(p.pass.Pkg.Path())
+	var ifaces []*types.TypeName
+	for path, pkg := range p.visiblePkgs() {
+		if modulePrefix(path) != mod {
+			continue
+		}
+		for _, name := range pkg.Scope().Names() {
+			if tn, ok := pkg.Scope().Lookup(name).(*types.TypeName); ok && types.IsInterface(tn.Type()) {
+				if it, ok := tn.Type().Underlying().(*types.Interface); ok && it.NumMethods() >= 2 {
+					ifaces = append(ifaces, tn)
+				}
+			}
+		}
+	}
+	slices.SortFunc(ifaces, func(a, b *types.TypeName) int {
+		return strings.Compare(a.Pkg().Path()+"."+a.Name(), b.Pkg().Path()+"."+b.Name())
+	})
+	var out []SQLImpl
+	scope := p.pass.Pkg.Scope()
+	for _, name := range scope.Names() {
+		tn, ok := scope.Lookup(name).(*types.TypeName)
+		if !ok || tn.IsAlias() || types.IsInterface(tn.Type()) {
+			continue
+		}
+		n, ok := tn.Type().(*types.Named)
+		if !ok {
+			continue
+		}
+		has := false
+		for i := 0; i < n.NumMethods(); i++ {
+			if p.summaries[n.Method(i)] != nil {
+				has = true
+			}
+		}
+		if !has {
+			continue
+		}
+		for _, itn := range ifaces {
+			it := itn.Type().Underlying().(*types.Interface)
+			var t types.Type = n
+			if !types.Implements(t, it) {
+				t = types.NewPointer(n)
+				if !types.Implements(t, it) {
+					continue
+				}
+			}
+			impl := SQLImpl{Iface: itn.Pkg().Path() + "." + itn.Name(), Type: p.pass.Pkg.Path() + "." + n.Obj().Name(), Methods: map[string]SQLFuncFact{}}
+			for i := 0; i < it.NumMethods(); i++ {
+				obj, _, _ := types.LookupFieldOrMethod(t, true, p.pass.Pkg, it.Method(i).Name())
+				if f, ok := obj.(*types.Func); ok {
+					if s := p.summaries[f.Origin()]; s != nil {
+						impl.Methods[it.Method(i).Name()] = *s
+					}
+				}
+			}
+			out = append(out, impl)
+		}
+	}
+	if len(out) > 0 {
+		p.pass.ExportPackageFact(&SQLImplFact{Impls: out})
+	}
 }
 
 // ifaceSummary resolves an interface method to the summaries of the
 // concrete types visible to the package (declared in it or in a package it
 // imports, transitively) that implement the interface. When one of them
 // has no summary for the method, or two disagree, the call is unknown.
-func (p *sqlPkg) ifaceSummary(m *types.Func) *SQLFuncFact {
+func (p *sqlPkg) ifaceSummary(m *types.Func, depth int) *SQLFuncFact {
 	if s, ok := p.impls[m]; ok {
 		return s
 	}
@@ -260,6 +533,14 @@ func (p *sqlPkg) ifaceSummary(m *types.Func) *SQLFuncFact {
 		}
 	}
 	var got *SQLFuncFact
+	seen := map[string]bool{}
+	agree := func(s *SQLFuncFact) bool {
+		if s == nil || (got != nil && got.String() != s.String()) {
+			return false
+		}
+		got = s
+		return true
+	}
 	for _, n := range p.implTypes {
 		var t types.Type = n
 		if !types.Implements(t, iface) {
@@ -268,19 +549,41 @@ func (p *sqlPkg) ifaceSummary(m *types.Func) *SQLFuncFact {
 				continue
 			}
 		}
+		p.implFound[m] = true
 		obj, _, _ := types.LookupFieldOrMethod(t, true, m.Pkg(), m.Name())
 		impl, ok := obj.(*types.Func)
 		if !ok {
 			return nil
 		}
-		s := p.summary(impl)
-		if s == nil {
+		if !agree(p.summaryDepth(impl, depth+1)) {
 			return nil
 		}
-		if got != nil && got.String() != s.String() {
+		if n.Obj().Pkg() != nil {
+			seen[n.Obj().Pkg().Path()+"."+n.Obj().Name()] = true
+		}
+	}
+	// Implementations the package cannot see, from their packages' facts.
+	if p.implIndex == nil {
+		p.implIndex = map[string][]SQLImpl{}
+		for _, pf := range p.pass.AllPackageFacts() {
+			if f, ok := pf.Fact.(*SQLImplFact); ok {
+				for _, i := range f.Impls {
+					p.implIndex[i.Iface] = append(p.implIndex[i.Iface], i)
+				}
+			}
+		}
+	}
+	via := viaOf(m)
+	iname := via[:strings.LastIndexByte(via, '.')]
+	for _, i := range p.implIndex[iname] {
+		if seen[i.Type] {
+			continue
+		}
+		p.implFound[m] = true
+		s, ok := i.Methods[m.Name()]
+		if !ok || !agree(p.expand(&s, depth+1)) {
 			return nil
 		}
-		got = s
 	}
 	p.impls[m] = got
 	return got
@@ -699,13 +1002,11 @@ func (p *sqlPkg) summarize(r *ops) {
 			p.pass.ExportObjectFact(d.fn, s)
 		}
 	}
-	if len(p.summaries) > 0 || len(p.txFuncs) > 0 || len(p.stmtFuncs) > 0 {
-		p.pass.ExportPackageFact(&SQLPkgFact{Funcs: len(p.summaries) + len(p.txFuncs) + len(p.stmtFuncs)})
-	}
 }
 
 func (p *sqlPkg) summarizeFunc(r *ops, fd *ast.FuncDecl, fn *types.Func) *SQLFuncFact {
-	if serialized(p.pass.TypesInfo, fd.Body) {
+	info := p.pass.TypesInfo
+	if serialized(info, fd.Body) {
 		return nil
 	}
 	sig := fn.Type().(*types.Signature)
@@ -715,7 +1016,68 @@ func (p *sqlPkg) summarizeFunc(r *ops, fd *ast.FuncDecl, fn *types.Func) *SQLFun
 	}
 	w := newWalker(p.pass, r, p, fd.Body)
 	w.params = params
+	w.fn = fn
 	w.stmts(fd.Body.List, nil)
+	// Inserts in a literal the function hands to a call (a writer or a
+	// transaction helper running it) are the function's too: they run in
+	// the helper's transaction, or in the one passed along.
+	ast.Inspect(fd.Body, func(n ast.Node) bool {
+		call, ok := n.(*ast.CallExpr)
+		if !ok {
+			return true
+		}
+		for _, arg := range call.Args {
+			lit, ok := ast.Unparen(arg).(*ast.FuncLit)
+			if !ok {
+				continue
+			}
+			tx := -1
+			for _, a := range call.Args {
+				if handleOf(info.TypeOf(a)) == handleTx && !isNil(info, a) {
+					t, ok := w.handleOK(a)
+					if !ok {
+						tx = -2
+					} else if t >= 0 {
+						tx = t
+					}
+				}
+			}
+			if tx == -2 {
+				continue
+			}
+			sub := newWalker(p.pass, r, p, lit.Body)
+			sub.params = params
+			for _, field := range lit.Type.Params.List {
+				for _, name := range field.Names {
+					if obj := info.Defs[name]; obj != nil && handleOf(obj.Type()) == handleTx {
+						sub.txs[obj] = true
+					}
+				}
+			}
+			sub.stmts(lit.Body.List, nil)
+			var subWrites []*cbcAccess
+			for _, rd := range sub.reads {
+				if rd.via != "" {
+					subWrites = append(subWrites, rd) // may write: resolved where known
+				}
+			}
+			for _, wr := range append(subWrites, sub.writes...) {
+				if wr.via != "" {
+					for i, a := range wr.args {
+						if a == "tx" && tx >= 0 {
+							wr.args[i] = fmt.Sprintf("p%d", tx)
+						}
+					}
+				} else if wr.txParam < 0 && tx >= 0 {
+					wr.txParam = tx
+				}
+				if !sub.checksUniqueError(wr.call.End()) && !w.checksUniqueError(call.End()) {
+					w.writes = append(w.writes, wr)
+				}
+			}
+		}
+		return true
+	})
 	out := &SQLFuncFact{}
 	paramKeys := func(keys []string) []string {
 		var ks []string
@@ -728,16 +1090,29 @@ func (p *sqlPkg) summarizeFunc(r *ops, fd *ast.FuncDecl, fn *types.Func) *SQLFun
 	}
 	if len(w.reads) == 1 && len(w.writes) == 0 && !w.badReturn && w.returns > 0 && sig.Results().Len() > 0 {
 		rd := w.reads[0]
-		if ks := paramKeys(rd.keys); len(ks) > 0 && rd.txParam != -2 {
+		if rd.via != "" {
+			out.Calls = append(out.Calls, SQLAccess{Via: rd.via, Args: rd.args, Read: true, Tx: -1})
+		} else if ks := paramKeys(rd.keys); len(ks) > 0 {
 			out.Reads = append(out.Reads, SQLAccess{Table: rd.table, Keys: ks, Tx: rd.txParam, Update: rd.update})
 		}
 	}
-	for _, wr := range w.writes {
-		if ks := paramKeys(wr.keys); len(ks) > 0 && wr.txParam != -2 && !w.checksUniqueError(wr.call.End()) {
+	var pending []*cbcAccess
+	for _, rd := range w.reads {
+		if rd.via != "" {
+			pending = append(pending, rd) // a call that may write
+		}
+	}
+	for _, wr := range append(pending, w.writes...) {
+		if w.checksUniqueError(wr.call.End()) {
+			continue
+		}
+		if wr.via != "" {
+			out.Calls = append(out.Calls, SQLAccess{Via: wr.via, Args: wr.args, Tx: -1})
+		} else if ks := paramKeys(wr.keys); len(ks) > 0 {
 			out.Writes = append(out.Writes, SQLAccess{Table: wr.table, Keys: ks, Tx: wr.txParam})
 		}
 	}
-	if len(out.Reads)+len(out.Writes) == 0 {
+	if len(out.Reads)+len(out.Writes)+len(out.Calls) == 0 {
 		return nil
 	}
 	slices.SortFunc(out.Writes, func(a, b SQLAccess) int { return strings.Compare(a.Table, b.Table) })
