@@ -417,8 +417,10 @@ func (w *cbcWalker) summaryCall(call *ast.CallExpr, ctx []guard) bool {
 		if w.params != nil && types.IsInterface(recvType(fn)) && !w.sp.implFound[fn.Origin()] && fn.Pkg() != nil &&
 			modulePrefix(fn.Pkg().Path()) == modulePrefix(w.pass.Pkg.Path()) {
 			if via := viaOf(fn); via != "" {
-				w.reads = append(w.reads, &cbcAccess{call: call, via: via, args: w.renderArgs(call.Args), summary: true})
-				return true
+				if args := w.renderArgs(call.Args); anyParamKey(args) {
+					w.reads = append(w.reads, &cbcAccess{call: call, via: via, args: args, summary: true})
+					return true
+				}
 			}
 		}
 		return false
@@ -441,6 +443,9 @@ func (w *cbcWalker) summaryCall(call *ast.CallExpr, ctx []guard) bool {
 						composed[i] = args[idx] // nil, tx
 					}
 				}
+			}
+			if !anyParamKey(composed) {
+				continue
 			}
 			pa := &cbcAccess{call: call, via: c.Via, args: composed, summary: true}
 			if c.Read {
@@ -492,7 +497,8 @@ func (w *cbcWalker) renderArgs(args []ast.Expr) []string {
 	out := make([]string, len(args))
 	k := &keyer{info: w.info, params: w.params}
 	for i, a := range args {
-		switch {
+		switch t := w.info.TypeOf(a); {
+		case t != nil && isContext(t):
 		case isNil(w.info, a):
 			out[i] = "nil"
 		case handleOf(w.info.TypeOf(a)) == handleTx:
@@ -1047,9 +1053,13 @@ func (w *cbcWalker) report(rd, a *cbcAccess) {
 			"enforce a unique idempotency key at the sink (idem.Store, or a unique constraint with INSERT ... ON CONFLICT DO NOTHING) and drop the check",
 			a.op.Name, rd.op.Name, line)
 	} else {
-		d.Message = fmt.Sprintf("INSERT INTO %s runs when the SELECT from %s (line %d) found no row for the same key: two concurrent or redelivered calls can both see no row and both insert; "+
+		check := fmt.Sprintf("the SELECT from %s (line %d) found no row", rd.table, line)
+		if rd.update {
+			check = fmt.Sprintf("the UPDATE of %s (line %d) changed no row", rd.table, line)
+		}
+		d.Message = fmt.Sprintf("INSERT INTO %s runs when %s for the same key: two concurrent or redelivered calls can both see no row and both insert; "+
 			"use INSERT ... ON CONFLICT DO NOTHING with a unique constraint on the key, or handle the unique-violation error",
-			a.table, rd.table, line)
+			a.table, check)
 		if a.query != nil && a.pgsql {
 			if nv := withOnConflict(a.query); nv != "" {
 				d.SuggestedFixes = []analysis.SuggestedFix{{
@@ -1375,4 +1385,13 @@ func (w *cbcWalker) sig() (*types.Signature, bool) {
 	}
 	sig, ok := w.fn.Type().(*types.Signature)
 	return sig, ok
+}
+
+func anyParamKey(args []string) bool {
+	for _, a := range args {
+		if paramKey.MatchString(a) {
+			return true
+		}
+	}
+	return false
 }

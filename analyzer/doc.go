@@ -58,17 +58,50 @@
 // SELECT (QueryRow, Query, Get, ...) and the write a constant INSERT (Exec,
 // or QueryRow with RETURNING) into the same table, sharing an argument with
 // the SELECT, on the branch where the SELECT found no row (sql.ErrNoRows,
-// pgx.ErrNoRows, a false EXISTS, a zero count). The query may be a literal,
-// a constant or a local variable holding one. It is reported on a *sql.DB,
-// *sql.Conn, *pgx.Conn or *pgxpool.Pool, and in a transaction begun in the
-// same function; never in a transaction that comes from elsewhere (it may
-// be serializable), nor in a function that mentions a serializable
-// isolation level, an advisory or table lock, FOR UPDATE, or takes a mutex.
-// An INSERT with ON CONFLICT, ON DUPLICATE KEY, INSERT IGNORE, INSERT OR
-// IGNORE, INSERT OR REPLACE or NOT EXISTS is idempotent, and so is one whose error is then
-// checked for a unique violation (an identifier or string after the INSERT
-// that mentions unique, duplicate, conflict, constraint, exists, 23505,
-// 1062, PgError or MySQLError).
+// pgx.ErrNoRows, a false EXISTS, a zero count, no rows.Next(), a "found"
+// flag that only the not-found branch clears or only the found branch
+// sets). An UPDATE counts as the read when its affected-row count is then
+// tested (RowsAffected() == 0: the hand-rolled upsert). The query may be a
+// literal, a constant, a local variable holding one, or a string built at
+// run time from constants only: concatenation, fmt.Sprintf, and a helper of
+// the package that decorates a constant table name (func table(name
+// string) string { return prefix + name }, read as the name itself). A
+// prepared statement counts as its query: a local prepared here (Prepare,
+// PrepareContext, Preparex), or a struct field prepared with one constant
+// query (s.insertStmt, err = db.Prepare(q), or a list of {&s.insertStmt,
+// q} pairs prepared together), also through tx.Stmt(s) and through helpers
+// that bind a statement to a transaction or return it as is
+// (TxStmt(txn, s)). Chains of the sqlf and squirrel builders count when
+// the table is a constant: sqlf.From(t)...QueryRowAndClose(ctx, db),
+// sq.Insert(t)...RunWith(db).Exec(), keyed by the values of Where, Set and
+// Values; an insert chain with Suffix, Options or Clause may resolve
+// conflicts and is not judged. Other builders (goqu, huandu's
+// sqlbuilder) and queries whose table comes from a variable are not read.
+//
+// The check and the create may be split across functions. Each function
+// is summarized as an analysis fact: the SELECT it runs when it runs one
+// read and returns only what that read produced (or constants), and the
+// INSERTs it runs, keyed by its parameters (an INSERT followed by a
+// unique-violation check is left out). A caller that checks through one
+// function and creates through another is judged like the inline case, in
+// the same package or another. A call through an interface method is
+// resolved to the implementations the caller can see (declared in its
+// imports, or recorded by the implementing package for the interfaces of
+// its module); when they disagree, when one has no summary, or when none
+// is known, the call is unknown.
+//
+// It is reported on a *sql.DB, *sql.Conn, *pgx.Conn or *pgxpool.Pool, and
+// in a transaction begun in the same function or handed to a literal by a
+// helper that begins it at the default isolation level
+// (withTx(ctx, db, func(tx *sql.Tx) error {...}), pgx.BeginFunc); never in
+// a transaction that comes from elsewhere (it may be serializable), nor in
+// a function that mentions a serializable isolation level, an advisory or
+// table lock, FOR UPDATE, or takes a mutex. An INSERT with ON CONFLICT, ON
+// DUPLICATE KEY, INSERT IGNORE, INSERT OR IGNORE, INSERT OR REPLACE or NOT
+// EXISTS is idempotent, and so is one whose error is then checked for a
+// unique violation (an identifier or string after the INSERT that mentions
+// unique, duplicate, conflict, constraint, exists, 23505, 1062, PgError or
+// MySQLError).
 //
 // Wrong:
 //

@@ -174,6 +174,7 @@ type sqlPkg struct {
 	badFields map[*types.Var]bool
 	impls     map[*types.Func]*SQLFuncFact // interface methods resolved
 	implFound map[*types.Func]bool         // some implementation of the method is known
+	implsOf   map[types.Type][]types.Type  // visible types implementing an interface
 	implTypes []*types.Named               // concrete types visible to the package
 	pkgs      map[string]*types.Package    // packages visible, by path
 	implIndex map[string][]SQLImpl         // SQLImplFacts of dependencies, by interface
@@ -190,6 +191,7 @@ func newSQLPkg(pass *analysis.Pass) *sqlPkg {
 		badFields: map[*types.Var]bool{},
 		impls:     map[*types.Func]*SQLFuncFact{},
 		implFound: map[*types.Func]bool{},
+		implsOf:   map[types.Type][]types.Type{},
 	}
 }
 
@@ -422,8 +424,9 @@ func modulePrefix(path string) string {
 	return strings.Join(parts[:n], "/")
 }
 
-// exportImpls exports, for the package's types with SQL summaries, the
-// interfaces of the module they implement.
+// exportImpls exports, for the package's types, the interfaces of the
+// module they implement, with the summaries of their methods: a type with
+// none makes a call through the interface unknown.
 func (p *sqlPkg) exportImpls() {
 	if len(p.summaries) == 0 {
 		return
@@ -456,13 +459,7 @@ func (p *sqlPkg) exportImpls() {
 		if !ok {
 			continue
 		}
-		has := false
-		for i := 0; i < n.NumMethods(); i++ {
-			if p.summaries[n.Method(i)] != nil {
-				has = true
-			}
-		}
-		if !has {
+		if n.NumMethods() == 0 {
 			continue
 		}
 		for _, itn := range ifaces {
@@ -475,15 +472,20 @@ func (p *sqlPkg) exportImpls() {
 				}
 			}
 			impl := SQLImpl{Iface: itn.Pkg().Path() + "." + itn.Name(), Type: p.pass.Pkg.Path() + "." + n.Obj().Name(), Methods: map[string]SQLFuncFact{}}
+			delegates := false
 			for i := 0; i < it.NumMethods(); i++ {
 				obj, _, _ := types.LookupFieldOrMethod(t, true, p.pass.Pkg, it.Method(i).Name())
-				if f, ok := obj.(*types.Func); ok {
+				if f, ok := obj.(*types.Func); ok && types.IsInterface(recvType(f)) {
+					delegates = true // embeds an interface: its implementations count
+				} else if ok {
 					if s := p.summaries[f.Origin()]; s != nil {
 						impl.Methods[it.Method(i).Name()] = *s
 					}
 				}
 			}
-			out = append(out, impl)
+			if !delegates {
+				out = append(out, impl)
+			}
 		}
 	}
 	if len(out) > 0 {
@@ -501,7 +503,7 @@ func (p *sqlPkg) ifaceSummary(m *types.Func, depth int) *SQLFuncFact {
 	}
 	p.impls[m] = nil
 	iface, ok := m.Type().(*types.Signature).Recv().Type().Underlying().(*types.Interface)
-	if !ok || iface.NumMethods() < 2 {
+	if !ok || iface.NumMethods() < 2 || m.Pkg() == nil || modulePrefix(m.Pkg().Path()) != modulePrefix(p.pass.Pkg.Path()) {
 		return nil // a one-method interface has too many implementations to guess
 	}
 	if p.implTypes == nil {
@@ -541,19 +543,34 @@ func (p *sqlPkg) ifaceSummary(m *types.Func, depth int) *SQLFuncFact {
 		got = s
 		return true
 	}
-	for _, n := range p.implTypes {
-		var t types.Type = n
-		if !types.Implements(t, iface) {
-			t = types.NewPointer(n)
+	itn := m.Type().(*types.Signature).Recv().Type()
+	impls, cached := p.implsOf[itn]
+	if !cached {
+		for _, n := range p.implTypes {
+			var t types.Type = n
 			if !types.Implements(t, iface) {
-				continue
+				t = types.NewPointer(n)
+				if !types.Implements(t, iface) {
+					continue
+				}
 			}
+			impls = append(impls, t)
+		}
+		p.implsOf[itn] = impls
+	}
+	for _, t := range impls {
+		n := types.Unalias(derefType(t)).(*types.Named)
+		if n.Obj().Pkg() != nil {
+			seen[n.Obj().Pkg().Path()+"."+n.Obj().Name()] = true
 		}
 		p.implFound[m] = true
 		obj, _, _ := types.LookupFieldOrMethod(t, true, m.Pkg(), m.Name())
 		impl, ok := obj.(*types.Func)
 		if !ok {
 			return nil
+		}
+		if types.IsInterface(recvType(impl)) {
+			continue // a struct embedding the interface: its implementations count
 		}
 		if !agree(p.summaryDepth(impl, depth+1)) {
 			return nil

@@ -329,7 +329,7 @@ func bumpCounter(db *sql.DB, name string) error {
 		return err
 	}
 	if n, _ := res.RowsAffected(); n == 0 {
-		_, err = db.Exec("INSERT INTO counters (name, n) VALUES ($1, 1)", name) // want `INSERT INTO counters runs when the SELECT from counters`
+		_, err = db.Exec("INSERT INTO counters (name, n) VALUES ($1, 1)", name) // want `INSERT INTO counters runs when the UPDATE of counters \(line \d+\) changed no row`
 	}
 	return err
 }
