@@ -133,8 +133,9 @@ func suite(t TB, fn func(ctx context.Context) error, fail bool, opts []Option) *
 	}
 	pkg := callerPackage()
 	testName := t.Name()
+	names := suiteNames(t) // a second suite in one test is baseline#01, ... (names.go)
 	rtOpts := append([]runtime.Option{runtime.ReplayCommand(func(scenario string) string {
-		return replayLine(pkg, testName, scenario)
+		return replayLine(pkg, testName, names.scenario(scenario))
 	})}, st.rt...)
 	// With VirtualTime, schedules run in a testing/synctest bubble of the
 	// subtest at hand, when t is a *testing.T and the baseline showed
@@ -265,6 +266,7 @@ func harness(t TB, fail bool, err error) {
 
 // subtest runs f as a subtest of t when t supports subtests.
 func subtest(t TB, name string, f func(TB)) {
+	noteSubtest(t, name)
 	switch tt := t.(type) {
 	case *testing.T:
 		tt.Run(name, func(st *testing.T) { f(st) })
@@ -315,7 +317,7 @@ func writeReport(dir, test string, rep *runtime.Report) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	name := unsafeFileChars.ReplaceAllString(test, "_") + ".json"
+	name := reportFileName(dir, test)
 	f, err := os.Create(filepath.Join(dir, name))
 	if err != nil {
 		return err

@@ -1,0 +1,111 @@
+package testkit
+
+import (
+	"fmt"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"sync"
+)
+
+// A test may call TestAgent more than once (a table of agents without
+// t.Run). go test then names the second suite's subtests baseline#01,
+// lost_acknowledgement#01, ...: a replay line must say so, or it reruns the
+// first suite's scenario. testNames follows the names go test gives the
+// top-level subtests that testkit creates under one test, as go test's own
+// matcher does: the k-th subtest named n under a test is n, then n#01,
+// n#02, ...
+
+// testNames counts the top-level subtests created under one test.
+type testNames struct {
+	mu   sync.Mutex
+	used map[string]int    // subtest name → subtests created with it so far
+	cur  map[string]string // the current suite's subtests: name → go test's name
+}
+
+// roots maps a test running a suite to its testNames.
+var roots sync.Map // TB → *testNames
+
+// suiteNames starts the names of a new suite under t.
+func suiteNames(t TB) *testNames {
+	n := &testNames{used: map[string]int{}}
+	if t != nil && reflect.TypeOf(t).Comparable() {
+		v, loaded := roots.LoadOrStore(t, n)
+		n = v.(*testNames)
+		if c, ok := t.(interface{ Cleanup(func()) }); ok && !loaded {
+			c.Cleanup(func() { roots.Delete(t) })
+		}
+	}
+	n.mu.Lock()
+	n.cur = map[string]string{}
+	n.mu.Unlock()
+	return n
+}
+
+// noteSubtest records that testkit creates the subtest name under parent,
+// when parent is a test running a suite.
+func noteSubtest(parent TB, name string) {
+	if parent == nil || !reflect.TypeOf(parent).Comparable() {
+		return
+	}
+	v, ok := roots.Load(parent)
+	if !ok {
+		return
+	}
+	n := v.(*testNames)
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.cur[name] = uniqueName(name, n.used[name])
+	n.used[name]++
+}
+
+// scenario returns the scenario's path with its first element as go test
+// names that subtest in this suite: as created, or as it will be when it
+// is created next.
+func (n *testNames) scenario(sc string) string {
+	first, rest, more := strings.Cut(sc, "/")
+	n.mu.Lock()
+	name, ok := n.cur[first]
+	if !ok {
+		name = uniqueName(first, n.used[first])
+	}
+	n.mu.Unlock()
+	if more {
+		return name + "/" + rest
+	}
+	return name
+}
+
+func uniqueName(name string, k int) string {
+	if k == 0 {
+		return name
+	}
+	return fmt.Sprintf("%s#%02d", name, k)
+}
+
+// written holds the report files this process wrote, so that a second
+// suite of one test gets a file of its own instead of overwriting the
+// first one's.
+var written struct {
+	sync.Mutex
+	paths map[string]bool
+}
+
+// reportFileName is the file name of a test's report in dir: <Test>.json,
+// or <Test>_02.json, <Test>_03.json, ... for the later suites of a test
+// that runs several (and for any name this process already wrote). A file
+// left by an earlier go test run is replaced, as before.
+func reportFileName(dir, test string) string {
+	base := unsafeFileChars.ReplaceAllString(test, "_")
+	written.Lock()
+	defer written.Unlock()
+	if written.paths == nil {
+		written.paths = map[string]bool{}
+	}
+	name := base + ".json"
+	for k := 2; written.paths[filepath.Join(dir, name)]; k++ {
+		name = fmt.Sprintf("%s_%02d.json", base, k)
+	}
+	written.paths[filepath.Join(dir, name)] = true
+	return name
+}

@@ -1,0 +1,106 @@
+package testkit_test
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/agentidem/agentidem-go/testkit"
+	"github.com/agentidem/agentidem-go/testkit/internal/tools"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestTwoSuitesInOneTest is run by TestTwoSuitesReplayAndReports in a child
+// process: a table of two buggy agents without t.Run, each a TestAgent call
+// in the same test. The second one posts under another key, so the two
+// suites' findings can be told apart.
+func TestTwoSuitesInOneTest(t *testing.T) {
+	if os.Getenv("AGENTIDEM_TWO_SUITES_CHILD") != "1" {
+		t.Skip("run by TestTwoSuitesReplayAndReports")
+	}
+	for _, key := range []string{"first-key", "second-key"} {
+		var l *tools.Ledger
+		testkit.TestAgent(t, func(ctx context.Context) error {
+			var err error
+			for i := 0; i < 3; i++ {
+				if err = l.PostTraced(ctx, key, "hello"); err == nil {
+					return nil
+				}
+			}
+			return err
+		}, testkit.Setup(func(context.Context) error { l = &tools.Ledger{}; return nil }))
+	}
+}
+
+var replayRE = regexp.MustCompile(`replay: go test -run '([^']+)'`)
+
+// TestTwoSuitesReplayAndReports: with two TestAgent calls in one test, go
+// test names the second suite's subtests lost_acknowledgement#01, ...; the
+// replay line of each finding reruns exactly the scenario that failed (in
+// the suite that failed), and each suite writes a report file of its own
+// (issue 12.10).
+func TestTwoSuitesReplayAndReports(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the test binary twice")
+	}
+	dir := t.TempDir()
+	run := func(pattern string) string {
+		cmd := exec.Command(os.Args[0], "-test.run="+pattern, "-test.v", "-test.count=1")
+		cmd.Env = append(os.Environ(), "AGENTIDEM_TWO_SUITES_CHILD=1", "AGENTIDEM_REPORT_DIR="+dir)
+		out, _ := cmd.CombinedOutput() // the buggy agents fail
+		return string(out)
+	}
+	out := run("^TestTwoSuitesInOneTest$")
+
+	// Two reports, one per suite, neither overwritten.
+	entries, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	var files []string
+	for _, e := range entries {
+		files = append(files, e.Name())
+	}
+	sort.Strings(files)
+	require.Equal(t, []string{"TestTwoSuitesInOneTest.json", "TestTwoSuitesInOneTest_02.json"}, files)
+	first, err := os.ReadFile(filepath.Join(dir, files[0]))
+	require.NoError(t, err)
+	secondReport, err := os.ReadFile(filepath.Join(dir, files[1]))
+	require.NoError(t, err)
+	assert.Contains(t, string(first), "first-key")
+	assert.NotContains(t, string(first), "second-key")
+	assert.Contains(t, string(secondReport), "second-key")
+
+	// Each finding's replay line names its own suite's subtest.
+	var second string
+	for _, line := range strings.Split(out, "\n") {
+		m := replayRE.FindStringSubmatch(line)
+		if m == nil {
+			continue
+		}
+		if strings.Contains(line, "second-key") || strings.Contains(m[1], "#01") {
+			if strings.Contains(m[1], "/^lost_acknowledgement#01$/") {
+				second = m[1]
+			}
+		}
+	}
+	require.NotEmpty(t, second, "no replay line of the second suite names lost_acknowledgement#01:\n%s", out)
+
+	// Rerunning it runs that scenario of the second suite, and no scenario
+	// of the first.
+	rerun := run(second)
+	var ran []string
+	for _, line := range strings.Split(rerun, "\n") {
+		if name, ok := strings.CutPrefix(strings.TrimSpace(line), "=== RUN   "); ok && strings.Count(name, "/") == 2 {
+			ran = append(ran, name)
+		}
+	}
+	assert.Equal(t, []string{"TestTwoSuitesInOneTest/lost_acknowledgement#01/post#1"}, ran, "the replay line %q ran:\n%s", second, rerun)
+	assert.Contains(t, rerun, `identity "second-key"`)
+	assert.NotContains(t, rerun, `identity "first-key"`, "the replay reran the first suite's scenario")
+
+}
