@@ -7,6 +7,7 @@ import (
 	"runtime/debug"
 	"strconv"
 	"sync"
+	"unsafe"
 )
 
 // Call is one traced call in progress. Generated wrappers get it from Begin
@@ -25,6 +26,9 @@ type Call struct {
 	// buf holds the arguments of small calls, so the caller's slice never
 	// escapes and costs no allocation.
 	buf [4]any
+	// canon holds the canonical identity and entity of small calls: their
+	// strings share its bytes, which are never written again.
+	canon [64]byte
 
 	mu  sync.Mutex
 	rec Operation
@@ -87,20 +91,21 @@ func Begin(ctx context.Context, op *Op, args, identity, entity []any) (*Call, co
 	if parent == nil {
 		parent = context.Background()
 	}
-	c := &Call{Context: parent, op: op, inv: inv}
+	c := r.newCall()
+	c.Context, c.op, c.inv = parent, op, inv
+	// vals, not args, is kept: the caller's slice does not escape, so the
+	// wrapper's []any{...} stays on its stack.
+	var vals []any
 	if len(args) <= len(c.buf) {
-		args = c.buf[:copy(c.buf[:], args):len(args)]
+		vals = c.buf[:copy(c.buf[:], args):len(args)]
 	} else {
-		args = append([]any(nil), args...)
+		vals = append([]any(nil), args...)
 	}
-	var pcs [1]uintptr
-	if goruntime.Callers(3, pcs[:]) == 1 {
-		c.pc = pcs[0]
-	}
+	c.pc = callSite(framePCs())
 	c.rec = Operation{
 		Name:        op.Name,
 		Kind:        op.Kind,
-		Args:        Args{Names: op.Params, Values: args},
+		Args:        Args{Names: op.Params, Values: vals},
 		After:       op.After,
 		Status:      StatusRunning,
 		Invocation:  inv.n,
@@ -138,8 +143,11 @@ func Begin(ctx context.Context, op *Op, args, identity, entity []any) (*Call, co
 }
 
 func (c *Call) computeIdentity(identity, entity []any) {
+	b := c.canon[:0:len(c.canon)]
 	if c.op.Kind == KindWrite {
-		id, err := Canonical(identity...)
+		var id string
+		var err error
+		id, b, err = canonicalInto(b, identity)
 		if err != nil {
 			c.rec.IdentityError = unencodable(identity, err, c.op.RedactIdentity)
 		}
@@ -147,12 +155,28 @@ func (c *Call) computeIdentity(identity, entity []any) {
 	}
 	switch {
 	case entity != nil:
-		if e, err := Canonical(entity...); err == nil {
+		if e, _, err := canonicalInto(b, entity); err == nil {
 			c.rec.Entity = c.digest(e)
 		}
 	case c.op.Kind == KindWrite:
 		c.rec.Entity = c.rec.Identity
 	}
+}
+
+// canonicalInto is Canonical appending to b, which the caller never writes
+// again below its returned length: the string shares b's bytes, so a small
+// identity costs no allocation. It returns the rest of b for the next value.
+func canonicalInto(b []byte, vals []any) (string, []byte, error) {
+	out, err := appendCanonicalList(b, vals)
+	if err != nil && len(vals) != 1 {
+		return "", b, err
+	}
+	s := unsafe.String(unsafe.SliceData(out), len(out))
+	if cap(out) == cap(b) && len(out) > 0 {
+		// Still in b: the next value goes after this one.
+		return s, out[len(out):], err
+	}
+	return s, b, err
 }
 
 // unencodable says which identity value could not be encoded, and why.

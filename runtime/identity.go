@@ -22,20 +22,32 @@ func Canonical(vals ...any) (string, error) {
 		if s, ok := vals[0].(string); ok && plainString(s) {
 			return `"` + s + `"`, nil // the common case, in one allocation
 		}
-		b, err := appendCanonical(make([]byte, 0, 32), vals[0])
-		return string(b), err
 	}
-	b := []byte{'['}
+	b, err := appendCanonicalList(make([]byte, 0, 32), vals)
+	if err != nil && len(vals) != 1 {
+		return "", err
+	}
+	return string(b), err
+}
+
+// appendCanonicalList appends what Canonical returns for vals. On an error
+// for one value it appends what was written before the error; for several
+// values the result is then to be discarded.
+func appendCanonicalList(b []byte, vals []any) ([]byte, error) {
+	if len(vals) == 1 {
+		return appendCanonical(b, vals[0])
+	}
+	b = append(b, '[')
 	for i, v := range vals {
 		if i > 0 {
 			b = append(b, ',')
 		}
 		var err error
 		if b, err = appendCanonical(b, v); err != nil {
-			return "", err
+			return b, err
 		}
 	}
-	return string(append(b, ']')), nil
+	return append(b, ']'), nil
 }
 
 // appendCanonical appends the canonical JSON of v. Common scalar types take a

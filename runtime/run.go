@@ -6,7 +6,6 @@ import (
 	goruntime "runtime"
 	"runtime/debug"
 	"sort"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -65,6 +64,10 @@ type recorder struct {
 	refused   []string        // calls that could not be attributed to a run
 
 	judge *judge // the State judge, when State is given
+
+	// block holds the Calls not yet handed out (newCall).
+	block   []Call
+	blocked int // the size of the last block
 }
 
 // invocation is one delivery of the agent within a run.
@@ -96,6 +99,25 @@ func newRecorder(name string, f Fault, g Gate) *recorder {
 		s.rec = r
 	}
 	return r
+}
+
+// maxCallBlock is the most Calls one allocation of newCall holds.
+const maxCallBlock = 32
+
+// newCall returns a zero Call from the recorder's current block, so that
+// most calls cost no allocation of their own. Blocks grow from 2 to
+// maxCallBlock Calls: a short run keeps little memory alive (a trace's
+// strings may share a Call's bytes, see canonicalInto).
+func (r *recorder) newCall() *Call {
+	r.mu.Lock()
+	if len(r.block) == 0 {
+		r.block = make([]Call, min(max(2*r.blocked, 2), maxCallBlock))
+		r.blocked = len(r.block)
+	}
+	c := &r.block[0]
+	r.block = r.block[1:]
+	r.mu.Unlock()
+	return c
 }
 
 // start makes the recorder active in the process.
@@ -468,17 +490,4 @@ func stillAlive(ids map[uint64]bool, grace time.Duration) string {
 		}
 		time.Sleep(time.Millisecond)
 	}
-}
-
-// sites caches the file:line of call-site program counters.
-var sites sync.Map // uintptr -> string
-
-func siteOf(pc uintptr) string {
-	if s, ok := sites.Load(pc); ok {
-		return s.(string)
-	}
-	frame, _ := goruntime.CallersFrames([]uintptr{pc}).Next()
-	s := frame.File + ":" + strconv.Itoa(frame.Line)
-	sites.Store(pc, s)
-	return s
 }
