@@ -46,6 +46,11 @@
 // stall timeout (StallTimeout) fails alone, naming what is blocked and
 // where.
 //
+// In production, an [Observer] installed with [SetObserver] sees every call
+// that no run claims, with keyed digests of its identity, entity and
+// arguments; package github.com/agentidem/agentidem-go/otel turns them into
+// OpenTelemetry spans. Without an observer the inactive path is unchanged.
+//
 // The package imports only the standard library and knows nothing of
 // package testing.
 package runtime
