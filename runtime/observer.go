@@ -262,6 +262,11 @@ func restArgs(args, identity []any) string {
 	return string(d.restArgs(nil, args, identity))
 }
 
+// Observed reports whether an Observer sees the call: a call outside any run
+// while an observer is installed. Its methods then report to the observer
+// and inject nothing.
+func (c *Call) Observed() bool { return c.obs != nil }
+
 // observed is the observer's side of a Call outside a run.
 type observed struct {
 	call *ObservedCall

@@ -164,3 +164,18 @@ func TestRestArgs(t *testing.T) {
 	assert.Equal(t, `["a"]`, restArgs([]any{"a", "a"}, []any{"a"}), "one identity value removes one argument")
 	assert.Equal(t, `["[redacted]"]`, restArgs([]any{"u", Redacted}, []any{"u", "secret"}))
 }
+
+func TestObservedCall(t *testing.T) {
+	c, _ := Begin(context.Background(), opGet, []any{"x"}, nil, []any{"x"})
+	assert.False(t, c.Observed(), "no observer: the call passes through")
+	o := &recordingObserver{}
+	remove := SetObserver(o, nil)
+	c, _ = Begin(context.Background(), opGet, []any{"x"}, nil, []any{"x"})
+	assert.True(t, c.Observed())
+	assert.False(t, c.Active(), "an observed call belongs to no run")
+	require.NoError(t, c.Start())
+	require.NoError(t, c.Finish(nil, 1))
+	require.NoError(t, c.Finish(nil, 1))
+	remove()
+	assert.Len(t, o.ended, 1, "a second Finish reports nothing more")
+}

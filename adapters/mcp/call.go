@@ -94,7 +94,7 @@ func Call[R any](ctx context.Context, r *Registry, tool string, args json.RawMes
 	}
 	vals, identity, entity := e.Values(args)
 	call, cctx := runtime.Begin(ctx, e.Op, vals, identity, entity)
-	if !call.Active() {
+	if !call.Active() && !call.Observed() {
 		// ctx carries no run: the transport dropped the caller's context
 		// and no token came with the call. Attribute it the way the
 		// runtime attributes a tool without a context: to the one active
