@@ -14,14 +14,14 @@
 //	agentidem.kind             read | write
 //	agentidem.identity.digest  keyed digest of a write's logical identity
 //	agentidem.identity.error   why the identity could not be computed
-//	agentidem.entity.digest    keyed digest of what the op touches
-//	agentidem.args.digest      keyed digest of a write's other arguments
+//	agentidem.entity.digest    keyed digest of what the op touches (when not the identity)
+//	agentidem.args.digest      keyed digest of a write's other arguments (entity= or idempotent)
 //	agentidem.key_id           names the digest key (not the key)
 //	agentidem.after            ops this one must follow (after=)
 //	agentidem.idempotent       true when the op is declared idempotent
 //	agentidem.site             file:line of the agent's call
 //	agentidem.status           success | failed (set when the call ends)
-//	agentidem.replayed         the sink answered from a stored result
+//	agentidem.replayed         true: the sink answered from a stored result
 //
 // A failed call also gets the span status Error with the error's text.
 // Values never leave the process: identities, entities and arguments are

@@ -34,10 +34,12 @@ const (
 	AttrIdentity = attribute.Key("agentidem.identity.digest")
 	// AttrIdentityError says why the identity could not be computed.
 	AttrIdentityError = attribute.Key("agentidem.identity.error")
-	// AttrEntity is the keyed digest of what the op touches.
+	// AttrEntity is the keyed digest of what the op touches, when it is
+	// not the identity (a write without entity=).
 	AttrEntity = attribute.Key("agentidem.entity.digest")
 	// AttrArgs is the keyed digest of a write's arguments other than its
-	// identity: equal for two attempts of the same work.
+	// identity: equal for two attempts of the same work. Written for
+	// writes with an entity= of their own or declared idempotent.
 	AttrArgs = attribute.Key("agentidem.args.digest")
 	// AttrKeyID names the digest key (digests compare only under one key).
 	AttrKeyID = attribute.Key("agentidem.key_id")
@@ -50,8 +52,8 @@ const (
 	AttrSite = attribute.Key("agentidem.site")
 	// AttrStatus is "success" or "failed".
 	AttrStatus = attribute.Key("agentidem.status")
-	// AttrReplayed says the sink answered from a stored result
-	// (runtime.MarkReplayed): not a second effect.
+	// AttrReplayed is true when the sink answered from a stored result
+	// (runtime.MarkReplayed): not a second effect. Absent otherwise.
 	AttrReplayed = attribute.Key("agentidem.replayed")
 )
 
@@ -157,7 +159,7 @@ func (o *Observer) EndCall(ctx context.Context, c *runtime.ObservedCall) {
 	if c.IdentityError != "" {
 		attrs = append(attrs, AttrIdentityError.String(c.IdentityError))
 	}
-	if c.Entity != "" {
+	if c.Entity != "" && c.Entity != c.Identity {
 		attrs = append(attrs, AttrEntity.String(c.Entity))
 	}
 	if c.Args != "" {
@@ -172,7 +174,10 @@ func (o *Observer) EndCall(ctx context.Context, c *runtime.ObservedCall) {
 	if c.Site != "" {
 		attrs = append(attrs, AttrSite.String(c.Site))
 	}
-	attrs = append(attrs, AttrStatus.String(string(c.Status)), AttrReplayed.Bool(c.Replayed))
+	attrs = append(attrs, AttrStatus.String(string(c.Status)))
+	if c.Replayed {
+		attrs = append(attrs, AttrReplayed.Bool(true))
+	}
 	span.SetAttributes(attrs...)
 	if c.Err != nil {
 		msg := c.Err.Error()

@@ -47,7 +47,8 @@ type ObservedCall struct {
 	// Args is the keyed digest of the recorded arguments of a write other
 	// than those equal to an identity value (redacted ones count as the
 	// same placeholder), so that two attempts of one piece of work can be
-	// told from two pieces of work. "" for reads.
+	// told from two pieces of work. It is computed for writes with an
+	// entity= of their own or declared idempotent, "" otherwise.
 	Args string
 	// Site is the call site, file:line of the code that called the
 	// wrapper.
@@ -181,8 +182,12 @@ func (d *digester) digests(oc *ObservedCall, args, identity, entity []any) {
 			oc.IdentityError = err.Error()
 		}
 		oc.Identity = d.sum(d.buf)
-		d.buf = d.restArgs(d.buf[:0], args, identity)
-		oc.Args = d.sum(d.buf)
+		if entity != nil || oc.Op.Idempotent {
+			// Only an explicit entity or the idempotent declaration
+			// makes the other arguments tell attempts from work.
+			d.buf = d.restArgs(d.buf[:0], args, identity)
+			oc.Args = d.sum(d.buf)
+		}
 	}
 	switch {
 	case entity != nil:

@@ -38,7 +38,7 @@ func (o *recordingObserver) EndCall(ctx context.Context, c *ObservedCall) {
 	o.ctxs = append(o.ctxs, ctx)
 }
 
-var opPay = &Op{Name: "pay", Kind: KindWrite, Params: []string{"key", "amount"}}
+var opPay = &Op{Name: "pay", Kind: KindWrite, Params: []string{"key", "amount"}, Idempotent: true}
 
 // payTraced is a write whose sink says "replayed" when asked to.
 func payTraced(ctx context.Context, key string, amount int, replay bool) (aiErr error) {
@@ -96,7 +96,7 @@ func TestObserverSeesCallsOutsideRuns(t *testing.T) {
 	assert.Len(t, put.Identity, len("hmac-sha256:")+64)
 	assert.Equal(t, put.Identity, put.Entity, "a write's entity defaults to its identity")
 	assert.Contains(t, put.Site, "observer_test.go:", "the site is the agent's call, not the wrapper")
-	assert.NotEmpty(t, put.Args)
+	assert.Empty(t, put.Args, "no entity= and not idempotent: no argument digest")
 	assert.False(t, put.Replayed)
 
 	assert.Equal(t, StatusFailed, get.Status)

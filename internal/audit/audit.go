@@ -504,7 +504,7 @@ func (a *Auditor) Result(st Stats) *Result {
 	for _, p := range a.unstList {
 		f := Finding{Count: p.count, Spans: []SpanRef{a.spanRef(p.a.op, p.a.rawIdentity(), p.a.ref), a.spanRef(p.b.op, p.b.rawIdentity(), p.b.ref)}}
 		f.Finding = runtime.Finding{Code: p.code, Severity: runtime.SeverityError, Ops: []string{p.a.op}, Identities: p.identities,
-			Message: fmt.Sprintf("%s was retried from the same call site (%s) on the same entity with the same arguments but identity %s after attempt with identity %s failed (trace %s): a fresh key per attempt lets the sink run the retry as new work; derive the key from the work",
+			Message: fmt.Sprintf("%s was retried from the same call site (%s) on the same entity with the same other arguments but identity %s after attempt with identity %s failed (trace %s): a fresh key per attempt lets the sink run the retry as new work; derive the key from the work",
 				p.a.op, shortSite(p.a.site), short(p.identities[1]), short(p.identities[0]), f.Spans[0].TraceID)}
 		res.Findings = append(res.Findings, f)
 	}

@@ -301,6 +301,9 @@ func emit(st *Stats, pos string, s spanOrErr, fn func(*Span) error) error {
 		st.Foreign++
 		return nil
 	}
+	if s.span.Entity == "" && s.span.Kind == "write" {
+		s.span.Entity = s.span.Identity // a write's entity defaults to its identity
+	}
 	if !isHex(s.span.TraceID, 32) || !isHex(s.span.SpanID, 16) {
 		st.problem("%s: span of %s has no valid trace id and span id (%q, %q) (skipped)", pos, s.span.Op, s.span.TraceID, s.span.SpanID)
 		return nil

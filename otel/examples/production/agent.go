@@ -11,6 +11,12 @@
 //     retry from its stored receipt (runtime.MarkReplayed), and the export
 //     audits clean.
 //
+// The same export shows the other production findings: RunKeyed with
+// FreshKey (a new idempotency key per attempt) is identity_unstable, with
+// WorkKey it is clean; Bill with parallel dispatch puts invoice.attach in
+// flight with the invoice.create it declares after= (dependent_calls_concurrent),
+// in order it is clean.
+//
 // The program installs the observer with one line at start-up
 // (agentidemotel.Install); nothing else in the agent or its tools changes.
 package production

@@ -3,16 +3,95 @@
 package production
 
 import (
-	"context"
+	ai_context "context"
 	agentidemrt "github.com/agentidem/agentidem-go/runtime"
 )
 
 // The guards below break the build when an annotated function's signature
 // changed and go generate was not run again.
 var (
-	_ func(*Ledger, context.Context, string, int, string) (Receipt, error)   = (*Ledger).Apply
-	_ func(*Payments, context.Context, string, int, string) (Receipt, error) = (*Payments).Refund
+	_ func(*Payments, ai_context.Context, string, string, int) (Receipt, error) = (*Payments).RefundKeyed
+	_ func(*Invoices, ai_context.Context, string) error                         = (*Invoices).Create
+	_ func(*Invoices, ai_context.Context, string) error                         = (*Invoices).Attach
+	_ func(*Ledger, ai_context.Context, string, int, string) (Receipt, error)   = (*Ledger).Apply
+	_ func(*Payments, ai_context.Context, string, int, string) (Receipt, error) = (*Payments).Refund
 )
+
+var agentidemOp_Payments_RefundKeyedTraced = &agentidemrt.Op{
+	Kind:   agentidemrt.KindWrite,
+	Name:   "refund.keyed",
+	Params: []string{"key", "order", "cents"},
+	Pos:    "more.go:16",
+}
+
+// RefundKeyedTraced calls RefundKeyed and records the call for agentidem (//agentidem:write).
+func (p *Payments) RefundKeyedTraced(ctx ai_context.Context, key string, order string, cents int) (aiR0 Receipt, aiErr error) {
+	if !agentidemrt.Enabled() {
+		return p.RefundKeyed(ctx, key, order, cents)
+	}
+	aiArgs := []any{key, order, cents}
+	aiCall, aiCtx := agentidemrt.Begin(ctx, agentidemOp_Payments_RefundKeyedTraced, aiArgs, aiArgs[0:1:1], aiArgs[1:2:2])
+	if aiErr = aiCall.Start(); aiErr != nil {
+		return
+	}
+	defer aiCall.Recover(&aiErr)
+	aiV0, aiErr := p.RefundKeyed(aiCtx, key, order, cents)
+	if aiLost := aiCall.Finish(aiErr, aiV0); aiLost != nil {
+		return aiR0, aiLost
+	}
+	return aiV0, aiErr
+}
+
+var agentidemOp_Invoices_CreateTraced = &agentidemrt.Op{
+	Kind:   agentidemrt.KindWrite,
+	Name:   "invoice.create",
+	Params: []string{"order"},
+	Pos:    "more.go:63",
+}
+
+// CreateTraced calls Create and records the call for agentidem (//agentidem:write).
+func (v *Invoices) CreateTraced(ctx ai_context.Context, order string) (aiErr error) {
+	if !agentidemrt.Enabled() {
+		return v.Create(ctx, order)
+	}
+	aiArgs := []any{order}
+	aiCall, aiCtx := agentidemrt.Begin(ctx, agentidemOp_Invoices_CreateTraced, aiArgs, aiArgs[0:1:1], nil)
+	if aiErr = aiCall.Start(); aiErr != nil {
+		return
+	}
+	defer aiCall.Recover(&aiErr)
+	aiErr = v.Create(aiCtx, order)
+	if aiLost := aiCall.Finish(aiErr); aiLost != nil {
+		return aiLost
+	}
+	return
+}
+
+var agentidemOp_Invoices_AttachTraced = &agentidemrt.Op{
+	After:  []string{"invoice.create"},
+	Kind:   agentidemrt.KindWrite,
+	Name:   "invoice.attach",
+	Params: []string{"order"},
+	Pos:    "more.go:75",
+}
+
+// AttachTraced calls Attach and records the call for agentidem (//agentidem:write).
+func (v *Invoices) AttachTraced(ctx ai_context.Context, order string) (aiErr error) {
+	if !agentidemrt.Enabled() {
+		return v.Attach(ctx, order)
+	}
+	aiArgs := []any{order}
+	aiCall, aiCtx := agentidemrt.Begin(ctx, agentidemOp_Invoices_AttachTraced, aiArgs, aiArgs[0:1:1], nil)
+	if aiErr = aiCall.Start(); aiErr != nil {
+		return
+	}
+	defer aiCall.Recover(&aiErr)
+	aiErr = v.Attach(aiCtx, order)
+	if aiLost := aiCall.Finish(aiErr); aiLost != nil {
+		return aiLost
+	}
+	return
+}
 
 var agentidemOp_Ledger_ApplyTraced = &agentidemrt.Op{
 	Kind:   agentidemrt.KindWrite,
@@ -22,7 +101,7 @@ var agentidemOp_Ledger_ApplyTraced = &agentidemrt.Op{
 }
 
 // ApplyTraced calls Apply and records the call for agentidem (//agentidem:write).
-func (l *Ledger) ApplyTraced(ctx context.Context, order string, cents int, key string) (aiR0 Receipt, aiErr error) {
+func (l *Ledger) ApplyTraced(ctx ai_context.Context, order string, cents int, key string) (aiR0 Receipt, aiErr error) {
 	if !agentidemrt.Enabled() {
 		return l.Apply(ctx, order, cents, key)
 	}
@@ -47,7 +126,7 @@ var agentidemOp_Payments_RefundTraced = &agentidemrt.Op{
 }
 
 // RefundTraced calls Refund and records the call for agentidem (//agentidem:write).
-func (p *Payments) RefundTraced(ctx context.Context, order string, cents int, key string) (aiR0 Receipt, aiErr error) {
+func (p *Payments) RefundTraced(ctx ai_context.Context, order string, cents int, key string) (aiR0 Receipt, aiErr error) {
 	if !agentidemrt.Enabled() {
 		return p.Refund(ctx, order, cents, key)
 	}

@@ -153,3 +153,60 @@ func TestAuditOfNothingIsNotClean(t *testing.T) {
 	assert.False(t, res.Safe())
 	assert.Equal(t, 1, res.Stats.Foreign)
 }
+
+func auditOf(t *testing.T, path string) *audit.Result {
+	t.Helper()
+	res, err := audit.Files(audit.Config{}, []string{path}, nil)
+	require.NoError(t, err)
+	assert.Zero(t, res.Stats.Bad, "%v", res.Stats.Problems)
+	return res
+}
+
+func TestFreshKeyPerAttemptIsIdentityUnstable(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		key  KeyPerAttempt
+		want string
+	}{
+		{"fresh key per attempt", FreshKey, runtime.CodeIdentityUnstable},
+		{"key from the work", WorkKey, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ledger := NewLedger()
+			p := start(t, key)
+			require.NoError(t, RunKeyed(context.Background(), provider(t, ledger, 10*time.Second), attemptTimeout, tc.key, "order-7", 500))
+			res := auditOf(t, p.exit(t))
+			var got []string
+			for _, f := range res.Findings {
+				if f.Code == runtime.CodeIdentityUnstable {
+					assert.Equal(t, []string{"refund.keyed"}, f.Ops)
+					assert.Contains(t, f.Message, "(more.go:", "names the call site")
+				}
+				got = append(got, f.Code+" "+strings.Join(f.Ops, ","))
+			}
+			if tc.want == "" {
+				assert.Empty(t, got)
+			} else {
+				// The provider booked two refunds too, seen on its side.
+				assert.ElementsMatch(t, []string{tc.want + " refund.keyed", "duplicate_write ledger.refund"}, got)
+			}
+		})
+	}
+}
+
+func TestParallelDependentCallsAreFound(t *testing.T) {
+	for _, parallel := range []bool{true, false} {
+		t.Run(map[bool]string{true: "parallel", false: "in order"}[parallel], func(t *testing.T) {
+			p := start(t, key)
+			_ = Bill(context.Background(), NewInvoices(20*time.Millisecond), "order-7", parallel)
+			res := auditOf(t, p.exit(t))
+			if !parallel {
+				assert.Empty(t, res.Findings)
+				return
+			}
+			require.Len(t, res.Findings, 1, "%+v", res.Findings)
+			assert.Equal(t, runtime.CodeDependentCallsConcurrent, res.Findings[0].Code)
+			assert.Equal(t, []string{"invoice.create", "invoice.attach"}, res.Findings[0].Ops)
+		})
+	}
+}
