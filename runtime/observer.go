@@ -200,24 +200,6 @@ func (d *digester) digests(oc *ObservedCall, args, identity, entity []any) {
 	}
 }
 
-// appendCanonicalList appends what Canonical(vals...) returns.
-func appendCanonicalList(b []byte, vals []any) ([]byte, error) {
-	if len(vals) == 1 {
-		return appendCanonical(b, vals[0])
-	}
-	b = append(b, '[')
-	for i, v := range vals {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		var err error
-		if b, err = appendCanonical(b, v); err != nil {
-			return b, err
-		}
-	}
-	return append(b, ']'), nil
-}
-
 // restArgs appends the canonical list of the arguments that are not equal
 // to one of the identity values (each identity value removes one argument;
 // the first eight identity values are considered).
