@@ -116,11 +116,26 @@ type SQLImplFact struct {
 }
 
 // SQLImpl says that Type implements Iface; Methods holds the summaries of
-// its methods that have one.
+// its methods that have one, sorted by name.
 type SQLImpl struct {
 	Iface   string // "pkgpath.Name"
 	Type    string // "pkgpath.Name"
-	Methods map[string]SQLFuncFact
+	Methods []SQLMethod
+}
+
+// SQLMethod is the summary of one method of an implementation.
+type SQLMethod struct {
+	Name string
+	Sum  SQLFuncFact
+}
+
+func (i *SQLImpl) method(name string) (SQLFuncFact, bool) {
+	for _, m := range i.Methods {
+		if m.Name == name {
+			return m.Sum, true
+		}
+	}
+	return SQLFuncFact{}, false
 }
 
 // AFact marks SQLImplFact as an analysis fact.
@@ -471,7 +486,7 @@ func (p *sqlPkg) exportImpls() {
 					continue
 				}
 			}
-			impl := SQLImpl{Iface: itn.Pkg().Path() + "." + itn.Name(), Type: p.pass.Pkg.Path() + "." + n.Obj().Name(), Methods: map[string]SQLFuncFact{}}
+			impl := SQLImpl{Iface: itn.Pkg().Path() + "." + itn.Name(), Type: p.pass.Pkg.Path() + "." + n.Obj().Name()}
 			delegates := false
 			for i := 0; i < it.NumMethods(); i++ {
 				obj, _, _ := types.LookupFieldOrMethod(t, true, p.pass.Pkg, it.Method(i).Name())
@@ -479,7 +494,7 @@ func (p *sqlPkg) exportImpls() {
 					delegates = true // embeds an interface: its implementations count
 				} else if ok {
 					if s := p.summaries[f.Origin()]; s != nil {
-						impl.Methods[it.Method(i).Name()] = *s
+						impl.Methods = append(impl.Methods, SQLMethod{Name: it.Method(i).Name(), Sum: *s})
 					}
 				}
 			}
@@ -597,7 +612,7 @@ func (p *sqlPkg) ifaceSummary(m *types.Func, depth int) *SQLFuncFact {
 			continue
 		}
 		p.implFound[m] = true
-		s, ok := i.Methods[m.Name()]
+		s, ok := i.method(m.Name())
 		if !ok || !agree(p.expand(&s, depth+1)) {
 			return nil
 		}
