@@ -147,8 +147,13 @@ func (s *Suite) Interleavings(ctx context.Context, each func(*Result)) (*Explora
 			return ex, err
 		}
 		ex.Strategy = "replay"
-		res, _, err := s.scheduled(ctx, fixedChooser(sched), s.bubble())
+		res, sch, err := s.scheduled(ctx, fixedChooser(sched), s.bubble())
 		ex.Explored = 1
+		if msg := replayMismatch(sched, sch.shapes); err == nil && msg != "" {
+			err = fmt.Errorf("%s", msg)
+			res.Error = strings.TrimPrefix(res.Error+"; "+msg, "; ")
+			res.Inconclusive, res.Safe = true, false
+		}
 		s.record(res, each)
 		return ex, err
 	}
@@ -181,11 +186,11 @@ func (s *Suite) Interleavings(ctx context.Context, each func(*Result)) (*Explora
 	seen := map[string]bool{}
 	run := func(choose chooser) (*Result, *scheduler, error) {
 		res, sch, err := s.scheduled(ctx, choose, s.bubble())
-		ex.Explored++
 		if seen[res.Scenario] {
-			return res, sch, err
+			return res, sch, err // the reverse is often one of the orders: counted once
 		}
 		seen[res.Scenario] = true
+		ex.Explored = len(seen)
 		s.record(res, each)
 		return res, sch, err
 	}
@@ -282,11 +287,11 @@ func pctChooser(rng *rand.Rand, depth int) chooser {
 func fixedChooser(sched Schedule) chooser {
 	return func(round int, shape roundShape) ([]Step, error) {
 		if round >= len(sched.Rounds) {
-			return nil, fmt.Errorf("schedule %s has %d rounds, but the agent made round %d of %d parallel calls: the agent changed since the schedule was printed", sched, len(sched.Rounds), round+1, len(shape.labels))
+			return nil, fmt.Errorf("schedule %s does not fit this agent: it has %s, but the agent made round %d of %d parallel calls: the agent changed since the schedule was printed: run without AGENTIDEM_SCHEDULE (or testkit.Replay) to explore its schedules again", sched, scheduleShape(sched), round+1, len(shape.labels))
 		}
 		order := sched.Rounds[round]
 		if len(order) != 2*len(shape.labels) {
-			return nil, fmt.Errorf("schedule %s: round %d has %d calls, the agent made %d: the agent changed since the schedule was printed", sched, round+1, len(order)/2, len(shape.labels))
+			return nil, fmt.Errorf("schedule %s does not fit this agent: it has %s, but round %d of the agent has %d calls: the agent changed since the schedule was printed: run without AGENTIDEM_SCHEDULE (or testkit.Replay) to explore its schedules again", sched, scheduleShape(sched), round+1, len(shape.labels))
 		}
 		return order, nil
 	}

@@ -153,7 +153,7 @@ func TestExploreAndReplay(t *testing.T) {
 
 	// A schedule that does not fit the agent is an error, not a guess.
 	_, err = Run(context.Background(), "pair", func(ctx context.Context) error { return w.agent(ctx) }, append(opts, Replay("s0s1s2f0f1f2"))...)
-	assert.ErrorContains(t, err, "round 1 has 3 calls, the agent made 2")
+	assert.ErrorContains(t, err, "schedule s0s1s2f0f1f2 does not fit this agent: it has 1 round of 3 calls, but round 1 of the agent has 2 calls")
 }
 
 // A lock held across a tool call serializes the calls behind the
