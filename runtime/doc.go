@@ -38,6 +38,21 @@
 // claim (two runs at once, from a goroutine that descends from neither) is
 // refused, and every active run reports it as an error.
 //
+// # Effects, not executions
+//
+// A write executed twice for one identity is a duplicate only if the second
+// execution had an effect. An op declared idempotent (//agentidem:write ...
+// idempotent, Op.Idempotent) has its repeats with equal arguments recorded
+// as absorbed (Operation.Repeat, JudgedBy); a repeat with other arguments
+// under the same identity is an update of the first effect, never a
+// duplicate. With State (a snapshot of the world) every write is judged by
+// what it changed instead: unchanged, absorbed; changed, a duplicate_write
+// that says how (DescribeChange), or not_idempotent for an op that was
+// declared idempotent. Calls that overlap in time are judged together
+// against what one execution left in the baseline; Settle waits for effects
+// that land later. Report.Problems holds one finding per problem, with
+// every scenario that shows it (GroupFindings).
+//
 // Scenarios run on real time. Where a scheduler gates calls, quiescence is
 // read off the goroutines of the process (goroutines.go): those created
 // since the scenario began are quiet when each is parked at a gate or

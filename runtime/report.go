@@ -195,7 +195,7 @@ type Report struct {
 	// of several scenarios with one code, op and identity are one, whose
 	// SeenIn lists every scenario that shows it with its replay line. The
 	// text and HTML reports and the go test output show these.
-	Problems []Finding `json:"problems"`
+	Problems []Finding `json:"problems,omitempty"`
 	// AgentRuns counts invocations of the agent over the whole suite.
 	AgentRuns int       `json:"agent_runs"`
 	Seed      int64     `json:"seed"`

@@ -34,7 +34,39 @@
 // fault_not_triggered (a planned fault that never fired makes its scenario
 // inconclusive, never silently safe), baseline_failed, agent_panic and
 // identity_unstable. Whether the agent returned an error (execution outcome)
-// is kept apart from the findings (safety outcome).
+// is kept apart from the findings (safety outcome). Each problem is printed
+// once: in full under the first scenario that shows it, as a line that
+// points back (with its own replay line) under the others, and as one line
+// in the summary, which names every scenario that shows it.
+//
+// # Effects, not executions
+//
+// A write executed twice is a duplicate only if the second execution had an
+// effect. Three ways to tell the suite it had none, and when to use each:
+//
+//   - Declare it (//agentidem:write identity=id idempotent, or
+//     toolspec.Idempotent, or an MCP tool's idempotentHint) when a repeat
+//     with the same arguments changes nothing by the tool's nature: an
+//     upsert, "set status to X", a create that skips what exists. Such a
+//     repeat is absorbed; one with other arguments under the same identity
+//     is an update of the first effect. The declaration is trusted unless
+//     State is given.
+//
+//   - Give State when the world can be looked at: every write is judged by
+//     the snapshots around it, a duplicate_write says what the repeat
+//     changed, and a declared op whose equal repeat changed the world is
+//     not_idempotent. For a tool whose effect lands later through a
+//     background worker, add SettleOn with the worker's event stream.
+//
+//   - Fix the sink (package idem) when a repeat really adds something: a
+//     refund, a ticket, an appended line.
+//
+// State goes with the other options:
+//
+//	testkit.TestAgent(t, agent,
+//		testkit.Setup(func(context.Context) error { desk = NewHelpdesk(); return nil }),
+//		testkit.State(func() any { return desk.Snapshot() }),
+//	)
 //
 // # Parallel tool calls
 //
@@ -139,7 +171,10 @@
 // OnQueue fails a match routed elsewhere; Quiet succeeds after quietFor with
 // no new event. Inside a synctest bubble they run on virtual time and cost
 // microseconds of wall time; outside one they poll in real time. The manual
-// is on Source; examples/tickets has the ticket worker.
+// is on Source; examples/tickets has the ticket worker. The fault suite
+// covers such a tool too: with State and SettleOn on the worker's stream,
+// a resubmission that opened a second ticket is a duplicate_write and one
+// the helpdesk recognised is absorbed (examples/tickets/worker_suite_test.go).
 //
 // # Golden traces
 //

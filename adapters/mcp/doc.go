@@ -22,4 +22,9 @@
 // gates, lets the runtime inject a fault instead of running the tool or
 // instead of its answer, and records the outcome. A result with isError set
 // is a failed call. When no run is active, the tool is called directly.
+//
+// The middlewares also read the server's own tool annotations: readOnlyHint
+// makes a tool a read and idempotentHint an idempotent write (a repeat with
+// equal arguments is absorbed, never a duplicate), whether or not Tools
+// lists it; see Registry.SetHints and toolspec.Hints.
 package agentidemmcp

@@ -24,7 +24,7 @@ const long = `agentidem-gen writes tracing wrappers for agent tool functions.
 Annotate a tool function in its doc comment:
 
   //agentidem:read [name=NAME] [entity=EXPR]
-  //agentidem:write identity=EXPRS [name=NAME] [entity=EXPR] [after=NAME,NAME] [redact=PARAM,PARAM] [wrapper=IDENT]
+  //agentidem:write identity=EXPRS [name=NAME] [entity=EXPR] [after=NAME,NAME] [redact=PARAM,PARAM] [wrapper=IDENT] [idempotent]
 
 and add to one file of the package:
 

@@ -9,6 +9,7 @@ import (
 
 	agentidemeino "github.com/agentidem/agentidem-go/adapters/eino"
 	"github.com/agentidem/agentidem-go/adapters/eino/examples/todo"
+	"github.com/agentidem/agentidem-go/internal/reportschema"
 	"github.com/agentidem/agentidem-go/runtime"
 	"github.com/agentidem/agentidem-go/testkit"
 )
@@ -36,6 +37,10 @@ func run(t *testing.T, tools agentidemeino.Tools, state bool) *runtime.Report {
 	rep := testkit.Run(t, w.agent(tools), w.options(state)...)
 	if !rep.BaselineSucceeded {
 		t.Fatalf("baseline failed: %s", rep.BaselineFailure)
+	}
+	// Absorbed repeats, state changes and problems are in the schema.
+	if err := reportschema.Validate(rep); err != nil {
+		t.Fatalf("report does not match the schema: %v", err)
 	}
 	return rep
 }

@@ -9,6 +9,7 @@ import (
 
 	agentidemmcp "github.com/agentidem/agentidem-go/adapters/mcp"
 	"github.com/agentidem/agentidem-go/adapters/mcp/examples/memory"
+	"github.com/agentidem/agentidem-go/internal/reportschema"
 	"github.com/agentidem/agentidem-go/runtime"
 	"github.com/agentidem/agentidem-go/testkit"
 )
@@ -64,6 +65,10 @@ func run(t *testing.T, w *world, state bool) *runtime.Report {
 	rep := testkit.Run(t, w.agent.Run, append(w.options(state), testkit.NoSummary())...)
 	if !rep.BaselineSucceeded {
 		t.Fatalf("baseline failed: %s", rep.BaselineFailure)
+	}
+	// Absorbed repeats, state changes and problems are in the schema.
+	if err := reportschema.Validate(rep); err != nil {
+		t.Fatalf("report does not match the schema: %v", err)
 	}
 	return rep
 }
