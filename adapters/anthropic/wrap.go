@@ -47,6 +47,7 @@ func (t *traced) Execute(ctx context.Context, input json.RawMessage) (out []anth
 	}
 	vals, identity, entity := t.spec.Values(input)
 	c, cctx := runtime.Begin(ctx, t.spec.Op, vals, identity, entity)
+	c.Redact(t.spec.Secrets(input)...)
 	if err = c.Start(); err != nil {
 		return nil, err
 	}

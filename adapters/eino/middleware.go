@@ -99,6 +99,7 @@ func call[O any](ctx context.Context, e *toolspec.Tool, in *compose.ToolInput,
 	next func(context.Context, *compose.ToolInput) (O, error), record func(O) any, drop func(O)) (out O, err error) {
 	vals, identity, entity := e.Values(json.RawMessage(in.Arguments))
 	c, cctx := runtime.Begin(ctx, e.Op, vals, identity, entity)
+	c.Redact(e.Secrets(json.RawMessage(in.Arguments))...)
 	if err = c.Start(); err != nil {
 		return out, err
 	}

@@ -104,6 +104,7 @@ func Call[R any](ctx context.Context, r *Registry, tool string, args json.RawMes
 		call, _ = runtime.Begin(nil, e.Op, vals, identity, entity)
 		cctx = joined{Context: ctx, client: call}
 	}
+	call.Redact(e.Secrets(args)...)
 	if err = call.Start(); err != nil {
 		return res, err
 	}
