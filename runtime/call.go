@@ -21,6 +21,7 @@ type Call struct {
 	inv   *invocation
 	fault FaultKind
 	pc    uintptr
+	gid   uint64 // the calling goroutine, under a real-time scheduler
 	label string // canonical name under a scheduler: op, args, invocation
 
 	// buf holds the arguments of small calls, so the caller's slice never
@@ -238,6 +239,9 @@ func (c *Call) Start() error {
 	c.rec.CompletedAt = r.clock()
 	c.mu.Unlock()
 	r.markFired()
+	if r.world != nil {
+		r.world.body(c.gid, false) // the tool does not run
+	}
 	return err
 }
 
@@ -349,6 +353,9 @@ func (c *Call) Recover(errp *error) {
 	c.mu.Unlock()
 	c.executed()
 	r.addPanic(p)
+	if r.world != nil {
+		r.world.body(c.gid, false)
+	}
 	if errp != nil {
 		*errp = &PanicError{Op: c.op.Name, Value: v}
 		return

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 )
 
 // This file is the real-time stand-in for testing/synctest's quiescence.
@@ -193,20 +194,33 @@ func (g *gInfo) harnessWait() bool {
 	return false
 }
 
+// bodyGrace is how long a tool body blocked on a channel, lock or
+// condition still counts as busy: long enough for a worker to answer it,
+// short enough that a body waiting on a call held at a gate (which only
+// the scheduler can release) does not hold the schedule up for long.
+const bodyGrace = 100 * time.Millisecond
+
 // busy says whether g may still act without another goroutine acting
-// first, and why.
-func (g *gInfo) busy() (bool, string) {
+// first, and why. since is when g's tool body began, if g is running one
+// (a call released at its start gate and not yet at its finish gate).
+func (g *gInfo) busy(since time.Time) (bool, string) {
 	switch g.state {
 	case "running", "runnable", "syscall", "sleep", "preempted", "copystack", "GC assist wait", "GC assist marking", "GC worker (active)":
 		return true, g.state
 	case "IO wait":
-		if g.idleConnection() {
+		switch {
+		case !since.IsZero():
+			return true, "network I/O in a tool"
+		case g.idleConnection():
 			return false, ""
 		}
-		return true, "network I/O"
+		// A loop of some client library waiting for its next message
+		// (a gRPC transport, a pub/sub reader): nobody waits for it here.
+		return false, ""
 	}
 	// Blocked on a channel, select, lock or condition: quiet, unless it is
-	// a client waiting for an answer that network I/O will bring.
+	// a client waiting for an answer that network I/O will bring, or a
+	// tool body that began a moment ago (a worker may answer it).
 	for _, f := range g.funcs {
 		switch {
 		case strings.HasPrefix(f, "net/http.(*persistConn).roundTrip"),
@@ -216,6 +230,9 @@ func (g *gInfo) busy() (bool, string) {
 			strings.HasPrefix(f, "net.(*Resolver)."):
 			return true, "waiting for an HTTP response"
 		}
+	}
+	if !since.IsZero() && time.Since(since) < bodyGrace {
+		return true, "in a tool body"
 	}
 	return false, ""
 }
@@ -292,10 +309,11 @@ type world struct {
 	parent  map[uint64]uint64
 	roots   map[uint64]int // invocation goroutine -> invocation number
 	network string         // the first sign of network I/O among ours
+	inBody  map[uint64]time.Time
 }
 
 func newWorld() *world {
-	w := &world{before: map[uint64]bool{}, visitor: map[uint64]bool{}, parent: map[uint64]uint64{}, roots: map[uint64]int{}}
+	w := &world{before: map[uint64]bool{}, visitor: map[uint64]bool{}, parent: map[uint64]uint64{}, roots: map[uint64]int{}, inBody: map[uint64]time.Time{}}
 	for _, g := range snapshotGoroutines() {
 		w.before[g.id] = true
 	}
@@ -307,6 +325,27 @@ func (w *world) root(gid uint64, n int) {
 	w.mu.Lock()
 	w.roots[gid] = n
 	w.mu.Unlock()
+}
+
+// body records that goroutine gid runs a tool body from now (start true)
+// or no longer (start false).
+func (w *world) body(gid uint64, start bool) {
+	if gid == 0 {
+		return
+	}
+	w.mu.Lock()
+	if start {
+		w.inBody[gid] = time.Now()
+	} else {
+		delete(w.inBody, gid)
+	}
+	w.mu.Unlock()
+}
+
+func (w *world) bodySince(gid uint64) time.Time {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.inBody[gid]
 }
 
 // visit records that goroutine gid reached a gate.
@@ -369,7 +408,7 @@ func (w *world) quiet(self uint64) (bool, string) {
 		w.noteNetwork(&g)
 		// A goroutine just released from a gate still has the gate on its
 		// stack, but is runnable: busy comes first.
-		if busy, why := g.busy(); busy {
+		if busy, why := g.busy(w.bodySince(g.id)); busy {
 			return false, fmt.Sprintf("goroutine %d (%s) at %s", g.id, why, g.where())
 		}
 	}

@@ -82,7 +82,13 @@ func (s *scheduler) Wait(c *Call, p Point) {
 	s.mu.Unlock()
 	s.rec.progress.Add(1)
 	if s.realtime && s.rec.world != nil {
-		s.rec.world.visit(goroutineID())
+		gid := goroutineID()
+		s.rec.world.visit(gid)
+		if p == PointStart {
+			c.gid = gid
+		} else {
+			s.rec.world.body(gid, false)
+		}
 	}
 	s.notify()
 	<-w.ch
@@ -103,6 +109,9 @@ func (s *scheduler) release(w *gateWait) {
 		w.c.mu.Lock()
 		w.c.rec.StartTick = s.tick
 		w.c.mu.Unlock()
+		if s.realtime && s.rec.world != nil {
+			s.rec.world.body(w.c.gid, true)
+		}
 	} else {
 		w.c.mu.Lock()
 		w.c.rec.EndTick = s.tick

@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"io"
 	"math"
+	"net"
 	"sort"
 	"strings"
 	"sync"
@@ -481,5 +483,52 @@ func TestNothingTracedIsAnError(t *testing.T) {
 		_, err = w.desk.OpenTraced(ctx, "D-1")
 		return err
 	}, w.options(testkit.NoSummary())...)
+	assert.True(t, rep.Safe)
+}
+
+// A client library's background reader (a gRPC transport, a pub/sub
+// subscription) sits in network I/O for as long as its connection lives,
+// waiting for messages nobody here waits for. It must not hold the
+// schedule up: only a tool body's or an HTTP client's network wait does.
+func TestBackgroundNetworkReaderDoesNotStall(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer ln.Close()
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() { _, _ = io.Copy(io.Discard, c) }()
+		}
+	}()
+	var conns []net.Conn
+	defer func() {
+		for _, c := range conns {
+			c.Close()
+		}
+	}()
+	w := &deskWorld{}
+	agent := func(ctx context.Context) error {
+		var g errgroup.Group
+		g.Go(func() error { _, err := w.desk.FindTraced(ctx, "D-1"); return err })
+		g.Go(func() error { _, err := w.desk.FindTraced(ctx, "D-2"); return err })
+		return g.Wait()
+	}
+	rep := testkit.TestAgent(t, agent, w.options(
+		testkit.StallTimeout(2*time.Second),
+		testkit.NoSummary(),
+		testkit.Setup(func(context.Context) error {
+			w.desk = realworld.NewDesk()
+			c, err := net.Dial("tcp", ln.Addr().String())
+			if err != nil {
+				return err
+			}
+			conns = append(conns, c)
+			go func() { _, _ = io.Copy(io.Discard, c) }() // the library's reader loop
+			return nil
+		}))...)
+	noStall(t, rep)
 	assert.True(t, rep.Safe)
 }
