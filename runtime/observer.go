@@ -35,7 +35,7 @@ type ObservedCall struct {
 	// Op describes the annotated function.
 	Op *Op
 	// Identity is the keyed digest of the canonical identity of a write
-	// ("hmac-sha256:<hex>"), "" for reads. Two calls have equal digests
+	// ("hmac-sha256:<hex>"), "" for reads and when IdentityError is set. Two calls have equal digests
 	// exactly when their identities are equal and their processes used
 	// the same key (see SetObserver).
 	Identity string
@@ -179,7 +179,10 @@ func (d *digester) digests(oc *ObservedCall, args, identity, entity []any) {
 		var err error
 		d.buf, err = appendCanonicalList(d.buf[:0], identity)
 		if err != nil {
+			// No digest: calls whose identity cannot be encoded must
+			// not all look like one identity.
 			oc.IdentityError = err.Error()
+			return
 		}
 		oc.Identity = d.sum(d.buf)
 		if entity != nil || oc.Op.Idempotent {

@@ -179,3 +179,20 @@ func TestObservedCall(t *testing.T) {
 	remove()
 	assert.Len(t, o.ended, 1, "a second Finish reports nothing more")
 }
+
+func TestObserverUnencodableIdentityHasNoDigest(t *testing.T) {
+	o := &recordingObserver{}
+	remove := SetObserver(o, nil)
+	defer remove()
+	op := &Op{Name: "send", Kind: KindWrite, Params: []string{"f"}}
+	for range 2 {
+		c, _ := Begin(context.Background(), op, []any{"x"}, []any{func() {}}, nil)
+		require.NoError(t, c.Finish(nil))
+	}
+	require.Len(t, o.ended, 2)
+	for _, c := range o.ended {
+		assert.Empty(t, c.Identity, "no digest that would make every such call one identity")
+		assert.Empty(t, c.Entity)
+		assert.Contains(t, c.IdentityError, "cannot be canonicalized")
+	}
+}
