@@ -64,6 +64,14 @@ func (s *scheduler) notify() {
 
 // Wait implements Gate.
 func (s *scheduler) Wait(c *Call, p Point) {
+	var gid uint64
+	if s.realtime && s.rec.world != nil {
+		gid = goroutineID()
+		s.rec.world.visit(gid)
+		if p == PointFinish {
+			s.rec.world.body(gid, false)
+		}
+	}
 	s.mu.Lock()
 	if s.bypass {
 		if p == PointStart {
@@ -76,20 +84,14 @@ func (s *scheduler) Wait(c *Call, p Point) {
 		args, _ := c.rec.Args.MarshalJSON()
 		c.label = fmt.Sprintf("%s %s %d", c.op.Name, args, c.inv.n)
 	}
+	if gid != 0 && p == PointStart {
+		c.gid = gid // read by release, under s.mu
+	}
 	w := &gateWait{c: c, p: p, ch: make(chan struct{})}
 	s.waiting = append(s.waiting, w)
 	s.arrivals++
 	s.mu.Unlock()
 	s.rec.progress.Add(1)
-	if s.realtime && s.rec.world != nil {
-		gid := goroutineID()
-		s.rec.world.visit(gid)
-		if p == PointStart {
-			c.gid = gid
-		} else {
-			s.rec.world.body(gid, false)
-		}
-	}
 	s.notify()
 	<-w.ch
 }
