@@ -72,8 +72,10 @@ const CodeNotIdempotent = "not_idempotent"
 // left) instead.
 //
 // The snapshot must be deterministic for a given history: leave out clocks,
-// random ids and other values that differ between two equal runs. Without
-// State no snapshot is ever taken.
+// random ids and other values that differ between two equal runs. fn runs
+// on the goroutine of the call being judged, before and after the tool:
+// it must not wait for a lock that the caller of a traced tool holds
+// across the call. Without State no snapshot is ever taken.
 func State(fn func() any) Option {
 	return optionFunc(func(c *config) { c.state = fn })
 }
