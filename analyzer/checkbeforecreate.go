@@ -24,7 +24,14 @@ var CheckBeforeCreate = &analysis.Analyzer{
 	Run:      runCheckBeforeCreate,
 }
 
-func runCheckBeforeCreate(pass *analysis.Pass) (any, error) {
+func runCheckBeforeCreate(pass *analysis.Pass) (res any, err error) {
+	// An unforeseen shape of code ends the package's check quietly (what
+	// was reported stays) rather than stopping go vet.
+	defer func() {
+		if recover() != nil {
+			res, err = nil, nil
+		}
+	}()
 	r := pass.ResultOf[Directives].(*ops)
 	p := pass.ResultOf[sqlFacts].(*sqlPkg)
 	sqlUse := p != nil

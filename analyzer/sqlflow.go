@@ -163,7 +163,14 @@ var sqlFacts = &analysis.Analyzer{
 	ResultType: reflect.TypeFor[*sqlPkg](),
 }
 
-func runSQLFacts(pass *analysis.Pass) (any, error) {
+func runSQLFacts(pass *analysis.Pass) (res any, err error) {
+	// When in doubt, say nothing: an unforeseen shape of code leaves the
+	// package without SQL facts rather than stopping go vet.
+	defer func() {
+		if recover() != nil {
+			res, err = (*sqlPkg)(nil), nil
+		}
+	}()
 	direct, viaFacts := usesSQL(pass)
 	if !direct && !viaFacts {
 		return (*sqlPkg)(nil), nil
@@ -330,6 +337,9 @@ func (p *sqlPkg) expand(f *SQLFuncFact, depth int) *SQLFuncFact {
 // parameters, given how the caller rendered each argument.
 func composeAccess(a SQLAccess, args []string) (SQLAccess, bool) {
 	arg := func(key string) (string, bool) {
+		if !paramKey.MatchString(key) {
+			return "", false
+		}
 		idx, rest := key[1:], ""
 		if i := strings.IndexByte(idx, '.'); i >= 0 {
 			idx, rest = idx[:i], idx[i:]
@@ -606,6 +616,9 @@ func (p *sqlPkg) ifaceSummary(m *types.Func, depth int) *SQLFuncFact {
 		}
 	}
 	via := viaOf(m)
+	if via == "" {
+		return nil // a method of an unnamed interface
+	}
 	iname := via[:strings.LastIndexByte(via, '.')]
 	for _, i := range p.implIndex[iname] {
 		if seen[i.Type] {
@@ -1159,6 +1172,9 @@ var paramKey = regexp.MustCompile(`^p[0-9]+(\.[A-Za-z_][A-Za-z0-9_]*)*$`)
 func callKeys(k *keyer, call *ast.CallExpr, keys []string) []string {
 	var out []string
 	for _, key := range keys {
+		if !paramKey.MatchString(key) {
+			continue
+		}
 		idx, rest := key[1:], ""
 		if i := strings.IndexByte(idx, '.'); i >= 0 {
 			idx, rest = idx[:i], idx[i:]

@@ -97,3 +97,14 @@ func (s *Store) SetAliasCached(ctx context.Context, alias, room string, cache ma
 	}
 	return s.InsertAlias(ctx, alias, room)
 }
+
+// Through an unnamed interface: its implementations are not looked up.
+func viaUnnamed(ctx context.Context, s interface {
+	RoomFor(ctx context.Context, alias string) (string, error)
+	InsertAlias(ctx context.Context, alias, room string) error
+}, alias, room string) error {
+	if got, _ := s.RoomFor(ctx, alias); got != "" {
+		return errInUse
+	}
+	return s.InsertAlias(ctx, alias, room)
+}
