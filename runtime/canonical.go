@@ -42,5 +42,9 @@ func (s *Suite) PlannedSchedules() int {
 	for _, sh := range s.pre.sch.shapes {
 		space = capMul(space, sh.space())
 	}
-	return min(space, s.cfg.budget)
+	n := min(space, s.cfg.budget)
+	if sh := s.cfg.shard; s.cfg.sharded() {
+		n = max(0, (n-(sh.Index-1)+sh.Total-1)/sh.Total) // every Total-th (shard.go)
+	}
+	return n
 }

@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -81,6 +82,7 @@ func (c *config) defaults() {
 	if c.replaySchedule == "" {
 		c.replaySchedule = os.Getenv("AGENTIDEM_SCHEDULE")
 	}
+	c.shardDefaults()
 }
 
 // Exploration summarizes what the scheduler explored.
@@ -98,6 +100,9 @@ type Exploration struct {
 	Strategy   string `json:"strategy"` // "exhaustive", "pct" or "replay"
 	// Hazard says why scheduling stopped, if it did.
 	Hazard string `json:"hazard,omitempty"`
+	// Shard says which part of a sharded exploration ran (shard.go);
+	// Explored then counts this shard's schedules.
+	Shard *Shard `json:"shard,omitempty"`
 }
 
 func interleavingScenario(name string) Scenario {
@@ -182,6 +187,15 @@ func (s *Suite) Interleavings(ctx context.Context, each func(*Result)) (*Explora
 	}
 	exhaustive = exhaustive && ex.Space <= s.cfg.budget
 	ex.Exhaustive = exhaustive
+	if s.cfg.shardErr != nil {
+		return ex, s.cfg.shardErr
+	}
+	if s.cfg.sharded() {
+		errs := s.exploreShard(ctx, ex, preSched.shapes, exhaustive, each)
+		s.outcomes()
+		s.explainOrderAcross()
+		return ex, errors.Join(errs...)
+	}
 
 	seen := map[string]bool{}
 	run := func(choose chooser) (*Result, *scheduler, error) {
@@ -398,13 +412,22 @@ func orderKey(f Finding) string {
 // order_variant_outcome finding to the first schedule that disagrees with
 // the first one.
 func (s *Suite) outcomes() {
-	if s.cfg.outcome == nil || len(s.scheduledResults) < 2 {
+	if s.cfg.outcome == nil {
 		return
 	}
-	first := s.scheduledResults[0]
+	variantOutcome(s.scheduledResults)
+}
+
+// variantOutcome adds the order_variant_outcome finding to the first of the
+// scheduled results whose outcome differs from the first one's.
+func variantOutcome(scheduled []*Result) {
+	if len(scheduled) < 2 {
+		return
+	}
+	first := scheduled[0]
 	differ := 0
 	var witness *Result
-	for _, r := range s.scheduledResults[1:] {
+	for _, r := range scheduled[1:] {
 		if r.Outcome != first.Outcome {
 			differ++
 			if witness == nil {
@@ -418,7 +441,7 @@ func (s *Suite) outcomes() {
 	witness.Findings = append(witness.Findings, Finding{
 		Code: CodeOrderVariantOutcome, Severity: SeverityError, Scenario: witness.Scenario, Replay: witness.Replay,
 		Message: fmt.Sprintf("the outcome depends on the order of parallel calls: %d of %d schedules end differently from the listed one.\n    %s gives %s\n    %s gives %s\n    replay them: %s | %s",
-			differ, len(s.scheduledResults), first.Scenario, first.Outcome, witness.Scenario, witness.Outcome, first.Replay, witness.Replay),
+			differ, len(scheduled), first.Scenario, first.Outcome, witness.Scenario, witness.Outcome, first.Replay, witness.Replay),
 	})
 	witness.Safe = false
 }

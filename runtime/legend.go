@@ -94,6 +94,11 @@ func (e *Exploration) String() string {
 		return "no schedule explored"
 	}
 	rounds := countNoun(e.Rounds, "round")
+	if e.Shard != nil && e.Hazard == "" && e.Explored > 0 {
+		whole := *e
+		whole.Shard, whole.Explored = nil, e.Shard.Planned
+		return "Sharded, " + e.Shard.String() + ". All shards together: " + whole.String()
+	}
 	switch {
 	case e.Hazard != "":
 		return fmt.Sprintf("Scheduling stopped after %s: %s", countNoun(e.Explored, "schedule"), e.Hazard)

@@ -39,6 +39,9 @@ type config struct {
 	replaySchedule string
 	outcome        func() any
 
+	shard    *Shard // ShardOf, AGENTIDEM_SHARD, Bazel's shard variables (shard.go)
+	shardErr error
+
 	state  func() any                  // State: the world's snapshot
 	settle func(context.Context) error // Settle: wait for late effects
 }

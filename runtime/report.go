@@ -202,6 +202,10 @@ type Report struct {
 	StartedAt time.Time `json:"started_at"`
 	// Duration is the wall time of the suite.
 	Duration time.Duration `json:"duration_ns"`
+	// Shard says which part of a sharded schedule exploration the report
+	// holds (nil: not sharded); a merged report says which shards it joins
+	// (MergeShards).
+	Shard *Shard `json:"shard,omitempty"`
 }
 
 // Errors returns the findings of severity error.

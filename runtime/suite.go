@@ -68,6 +68,7 @@ type Suite struct {
 	nothingTraced    bool
 	seenOnce         map[string]bool // findings reported once per suite
 	orderSeen        map[string]bool
+	shardRan         *Shard // this shard's part, once explored (shard.go)
 	pre              *preflightRun
 	callGoroutines   int // goroutines that made calls in the baseline
 }
@@ -735,6 +736,7 @@ func (s *Suite) Report() *Report {
 	r.FaultCount = len(r.Results)
 	r.Safe = r.BaselineSucceeded && len(r.Errors()) == 0
 	r.Problems = GroupFindings(r.Findings) // one finding per problem (group.go)
+	r.Shard = s.shardPart()
 	return r
 }
 

@@ -20,13 +20,14 @@ import (
 type reportConfig struct {
 	html  string
 	junit string
+	merge string
 	quiet bool
 }
 
 func newReportCmd(stdout, stderr io.Writer) *cobra.Command {
 	var cfg reportConfig
 	cmd := &cobra.Command{
-		Use:                   "report [--html out.html] [--junit out.xml] [-q] FILE.json|DIR...",
+		Use:                   "report [--html out.html] [--junit out.xml] [--merge out.json] [-q] FILE.json|DIR...",
 		DisableFlagsInUseLine: true,
 		Short:                 "Print saved fault-suite reports; write them as HTML or JUnit XML",
 		Long: `report reads fault-suite reports saved as JSON (testkit writes one per test
@@ -42,6 +43,11 @@ With several reports, --html names a directory that gets one page per report.
 --junit writes JUnit XML, one testsuite per report and one testcase per
 scenario, for CI systems.
 
+--merge joins the reports of the shards of one test (AGENTIDEM_SHARD=i/n or
+Bazel's test sharding split its schedule exploration) into the one report an
+unsharded run would have written, saves it as JSON and renders only it. Every
+shard of the split must be given.
+
 On a terminal the steps are shown as they run and the summary is colored,
 unless NO_COLOR is set; pipes and files get plain text. Exit status: 0 when
 the reports were rendered (whatever their verdict), 1 when a report cannot be
@@ -49,7 +55,8 @@ read or an output cannot be written, 2 for usage errors.`,
 		Example: `  AGENTIDEM_REPORT_DIR=reports go test ./agent/
   agentidem-gen report reports/TestRefundAgent.json
   agentidem-gen report --html report.html reports/TestRefundAgent.json
-  agentidem-gen report --junit junit.xml --html pages/ reports/`,
+  agentidem-gen report --junit junit.xml --html pages/ reports/
+  agentidem-gen report --merge TestAgent.json shard1/TestAgent.json shard2/TestAgent.json`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 0 {
 				return usageError{errors.New("report needs a FILE.json or a directory of them")}
@@ -62,6 +69,7 @@ read or an output cannot be written, 2 for usage errors.`,
 	}
 	cmd.Flags().StringVar(&cfg.html, "html", "", "write the report as one self-contained HTML `file` (a directory for several reports)")
 	cmd.Flags().StringVar(&cfg.junit, "junit", "", "write the reports as JUnit XML to `file`")
+	cmd.Flags().StringVar(&cfg.merge, "merge", "", "merge the given shard reports of one test into one report, written as JSON to `file`")
 	cmd.Flags().BoolVarP(&cfg.quiet, "quiet", "q", false, "do not print the summaries")
 	return cmd
 }
@@ -103,6 +111,9 @@ func runReport(cfg reportConfig, args []string, stdout, stderr io.Writer) error 
 	if cfg.junit != "" {
 		steps++
 	}
+	if cfg.merge != "" {
+		steps++
+	}
 	// Progress goes to stderr, and only when stdout is a live terminal:
 	// piped output and CI logs stay plain.
 	prog := render.NewProgress(stderr, render.Style{Live: out.Live && render.IsTerminal(stderr), Color: out.Color}, steps)
@@ -121,6 +132,21 @@ func runReport(cfg reportConfig, args []string, stdout, stderr io.Writer) error 
 		return err
 	}
 	var wrote []string
+	if cfg.merge != "" {
+		prog.Step("merging shards into " + cfg.merge)
+		merged, err := runtime.MergeShards(reps...)
+		if err != nil {
+			prog.Done("")
+			return err
+		}
+		n, err := writeAtomic(cfg.merge, merged.WriteJSON)
+		if err != nil {
+			prog.Done("")
+			return err
+		}
+		wrote = append(wrote, fmt.Sprintf("wrote %s (%s, %d shards)", cfg.merge, size(n), len(reps)))
+		reps, files = []*runtime.Report{merged}, []string{cfg.merge}
+	}
 	if cfg.html != "" {
 		targets, err := htmlTargets(cfg.html, files)
 		if err != nil {
@@ -199,7 +225,11 @@ func readValidReport(path string) (*runtime.Report, error) {
 func refuseOverwrite(cfg reportConfig, files []string) error {
 	outputs := map[string]string{}
 	if cfg.html != "" {
-		targets, err := htmlTargets(cfg.html, files)
+		pages := files
+		if cfg.merge != "" {
+			pages = []string{cfg.merge} // one page, of the merged report
+		}
+		targets, err := htmlTargets(cfg.html, pages)
 		if err != nil {
 			return err
 		}
@@ -209,6 +239,9 @@ func refuseOverwrite(cfg reportConfig, files []string) error {
 	}
 	if cfg.junit != "" {
 		outputs[cfg.junit] = "--junit"
+	}
+	if cfg.merge != "" {
+		outputs[cfg.merge] = "--merge"
 	}
 	for out, flag := range outputs {
 		oi, err := os.Stat(out)

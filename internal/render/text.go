@@ -61,6 +61,9 @@ func Text(r *runtime.Report, opts ...Option) string {
 	if r.BaselineFailure != "" {
 		fmt.Fprintf(&b, "  baseline failure: %s\n", oneLine(r.BaselineFailure))
 	}
+	if r.Shard != nil {
+		fmt.Fprintf(&b, "  %s\n", clean(r.Shard.String()))
+	}
 
 	all := scenarios(r)
 	if len(all) > 0 {

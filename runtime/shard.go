@@ -1,0 +1,414 @@
+package runtime
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// Sharding splits the schedule exploration of one suite across processes
+// (machines of a CI matrix, Bazel test shards). Every shard runs the
+// baseline, the fault scenarios and the listed schedule's pre-flight; the
+// schedules are then planned from the shapes of the listed schedule's
+// rounds, exactly as one unsharded exploration would choose them (the same
+// depth-first order or the same seeded PCT draws, the same budget), and the
+// k-th distinct planned schedule (from 0) runs on shard k mod n. The union
+// of the shards' schedules is the unsharded exploration's whenever the
+// agent's rounds do not change with the order of its calls (the common
+// case); a shard that sees them change says so (Shard.Diverged).
+//
+// A shard is chosen by the Shard option, by AGENTIDEM_SHARD=i/n (1 <= i <=
+// n, as in a CI matrix), or by Bazel's TEST_TOTAL_SHARDS and
+// TEST_SHARD_INDEX (from 0), in that order; under Bazel the file named by
+// TEST_SHARD_STATUS_FILE is touched, telling Bazel the test shards.
+// agentidem-gen report --merge joins the shards' reports into one.
+
+// Shard says which part of a sharded exploration a report holds.
+type Shard struct {
+	// Index is the shard, from 1; 0 in a merged report.
+	Index int `json:"index"`
+	// Total is the number of shards.
+	Total int `json:"total"`
+	// Source names what chose the shard: "option", "AGENTIDEM_SHARD" or
+	// "TEST_TOTAL_SHARDS" (Bazel).
+	Source string `json:"source,omitempty"`
+	// Planned is the number of distinct schedules of the whole
+	// exploration; Ran how many of them this shard ran (in a merged
+	// report, all shards).
+	Planned int `json:"planned"`
+	Ran     int `json:"ran"`
+	// Diverged counts the schedules whose rounds differed from the plan
+	// (the agent's parallel calls changed with their order): the union
+	// of the shards may then differ from one unsharded exploration.
+	Diverged int `json:"diverged,omitempty"`
+	// Merged lists the shards a merged report joins.
+	Merged []int `json:"merged,omitempty"`
+}
+
+// String says which part the shard ran.
+func (s *Shard) String() string {
+	if s == nil {
+		return ""
+	}
+	if s.Index == 0 {
+		return fmt.Sprintf("merged from shards %s of %d: %d of the %s ran", joinInts(s.Merged), s.Total, s.Ran, countNoun(s.Planned, "planned schedule"))
+	}
+	msg := fmt.Sprintf("shard %d of %d: ran %d of the %s (planned schedule k, from 0, runs on shard k mod %d + 1)", s.Index, s.Total, s.Ran, countNoun(s.Planned, "planned schedule"), s.Total)
+	if s.Diverged > 0 {
+		msg += fmt.Sprintf("; %s did not follow the plan (the agent's parallel calls changed with their order), so the shards together may differ from one unsharded exploration", countNoun(s.Diverged, "schedule"))
+	}
+	return msg
+}
+
+func joinInts(xs []int) string {
+	parts := make([]string, len(xs))
+	for i, x := range xs {
+		parts[i] = strconv.Itoa(x)
+	}
+	return strings.Join(parts, ",")
+}
+
+// ShardOf makes the suite run shard index (from 1) of total shards of its
+// schedule exploration; it overrides AGENTIDEM_SHARD and Bazel's variables.
+func ShardOf(index, total int) Option {
+	return optionFunc(func(c *config) {
+		c.shard, c.shardErr = &Shard{Index: index, Total: total, Source: "option"}, nil
+		if total < 1 || index < 1 || index > total {
+			c.shardErr = fmt.Errorf("ShardOf(%d, %d): want 1 <= index <= total", index, total)
+		}
+	})
+}
+
+// shardDefaults reads the shard from the environment when no option chose
+// one. A malformed setting is an error of the exploration, never a silent
+// whole run.
+func (c *config) shardDefaults() {
+	if c.shard != nil || c.shardErr != nil {
+		return
+	}
+	if v := os.Getenv("AGENTIDEM_SHARD"); v != "" {
+		i, n, ok := parseShard(v)
+		if !ok {
+			c.shardErr = fmt.Errorf("AGENTIDEM_SHARD=%q: want i/n with 1 <= i <= n (AGENTIDEM_SHARD=2/4 runs the second of four shards)", v)
+			return
+		}
+		c.shard = &Shard{Index: i, Total: n, Source: "AGENTIDEM_SHARD"}
+		return
+	}
+	total, index := os.Getenv("TEST_TOTAL_SHARDS"), os.Getenv("TEST_SHARD_INDEX")
+	if total == "" {
+		return
+	}
+	n, err1 := strconv.Atoi(total)
+	i, err2 := strconv.Atoi(index)
+	if err1 != nil || err2 != nil || n < 1 || i < 0 || i >= n {
+		c.shardErr = fmt.Errorf("TEST_TOTAL_SHARDS=%q, TEST_SHARD_INDEX=%q: want 0 <= index < total", total, index)
+		return
+	}
+	if f := os.Getenv("TEST_SHARD_STATUS_FILE"); f != "" {
+		// Bazel asks the test to touch the file to say it shards.
+		if fh, err := os.OpenFile(f, os.O_CREATE|os.O_WRONLY, 0o666); err == nil {
+			fh.Close()
+		} else {
+			c.shardErr = fmt.Errorf("touching TEST_SHARD_STATUS_FILE: %w", err)
+			return
+		}
+	}
+	c.shard = &Shard{Index: i + 1, Total: n, Source: "TEST_TOTAL_SHARDS"}
+}
+
+func parseShard(v string) (i, n int, ok bool) {
+	a, b, found := strings.Cut(strings.TrimSpace(v), "/")
+	if !found {
+		return 0, 0, false
+	}
+	i, err1 := strconv.Atoi(a)
+	n, err2 := strconv.Atoi(b)
+	if err1 != nil || err2 != nil || n < 1 || i < 1 || i > n {
+		return 0, 0, false
+	}
+	return i, n, true
+}
+
+// sharded reports whether the exploration is split (more than one shard).
+func (c *config) sharded() bool { return c.shard != nil && c.shard.Total > 1 }
+
+// planSchedules lists, each once and in the order it would run them, the
+// schedules an unsharded exploration runs, predicted from the shapes of the
+// listed schedule's rounds: the listed order, its reverse, then depth-first
+// (exhaustive) or seeded PCT until the budget of distinct schedules.
+func planSchedules(shapes []roundShape, exhaustive bool, budget, depth int, seed int64) []Schedule {
+	var plan []Schedule
+	seen := map[string]bool{}
+	tries := 0
+	add := func(choose chooser) bool {
+		var sc Schedule
+		for r, sh := range shapes {
+			order, err := choose(r, sh)
+			if err != nil {
+				return false
+			}
+			sc.Rounds = append(sc.Rounds, order)
+		}
+		tries++
+		if name := sc.String(); !seen[name] {
+			seen[name] = true
+			plan = append(plan, sc)
+		}
+		return true
+	}
+	add(prefixChooser(nil))
+	if tries < budget {
+		add(reverseChooser())
+	}
+	if exhaustive {
+		for choices := next(nil, shapes); choices != nil && len(seen) < budget; choices = next(choices, shapes) {
+			if !add(prefixChooser(choices)) {
+				break
+			}
+		}
+		return plan
+	}
+	rng := rand.New(rand.NewPCG(uint64(seed), 0x61676e74))
+	for t := 0; len(seen) < budget && t < 4*budget; t++ {
+		add(pctChooser(rng, depth))
+	}
+	return plan
+}
+
+// plannedChooser follows a planned schedule while the agent's rounds are
+// the predicted ones; a round that differs is run in its listed order and
+// counted in *diverged.
+func plannedChooser(plan Schedule, shapes []roundShape, diverged *bool) chooser {
+	return func(round int, shape roundShape) ([]Step, error) {
+		if round < len(plan.Rounds) && round < len(shapes) && slices.Equal(shapes[round].labels, shape.labels) {
+			return plan.Rounds[round], nil
+		}
+		*diverged = true
+		return shape.order(0), nil
+	}
+}
+
+// exploreShard runs this shard's part of the planned exploration.
+func (s *Suite) exploreShard(ctx context.Context, ex *Exploration, shapes []roundShape, exhaustive bool, each func(*Result)) []error {
+	plan := planSchedules(shapes, exhaustive, s.cfg.budget, s.cfg.depth, s.cfg.seed)
+	sh := *s.cfg.shard
+	sh.Planned = len(plan)
+	ex.Shard = &sh
+	ex.Strategy = "pct"
+	if exhaustive {
+		ex.Strategy = "exhaustive"
+	}
+	var errs []error
+	seen := map[string]bool{}
+	for k := sh.Index - 1; k < len(plan); k += sh.Total {
+		diverged := false
+		res, _, err := s.scheduled(ctx, plannedChooser(plan[k], shapes, &diverged), s.bubble())
+		ex.Explored++
+		sh.Ran++
+		if diverged || res.Schedule != plan[k].String() {
+			sh.Diverged++
+		}
+		if !seen[res.Scenario] {
+			seen[res.Scenario] = true
+			s.record(res, each)
+		}
+		if err != nil {
+			errs = append(errs, err)
+			break
+		}
+	}
+	ex.Shard = &sh
+	s.shardRan = &sh
+	return errs
+}
+
+// shardPart is the Shard of the suite's report: what this shard explored,
+// or only which shard it is when nothing was explored.
+func (s *Suite) shardPart() *Shard {
+	if s.shardRan != nil {
+		sh := *s.shardRan
+		return &sh
+	}
+	s.cfg.defaults()
+	if !s.cfg.sharded() {
+		return nil
+	}
+	sh := *s.cfg.shard
+	return &sh
+}
+
+// MergeShards joins the reports of the shards of one suite into the report
+// one unsharded run would have written: the baseline and the fault
+// scenarios once (every shard runs them; the first shard's are kept), the
+// schedules of all shards in the order the exploration planned them, order
+// findings once per problem, order_variant_outcome judged across all
+// schedules, and the counts and verdict recomputed. Duration is the
+// slowest shard's (shards run side by side); AgentRuns sums the shards.
+// The reports must be of one suite (name and seed), with one report for
+// each shard of the same total.
+func MergeShards(reps ...*Report) (*Report, error) {
+	if len(reps) == 0 {
+		return nil, fmt.Errorf("merging shards: no report")
+	}
+	byIndex := make([]*Report, 0, len(reps))
+	total := 0
+	for _, r := range reps {
+		if r.Shard == nil || r.Shard.Index == 0 {
+			return nil, fmt.Errorf("merging shards: report %s is not a shard's (no shard field, or already merged)", r.Name)
+		}
+		if total == 0 {
+			total = r.Shard.Total
+		}
+		switch {
+		case r.Name != reps[0].Name:
+			return nil, fmt.Errorf("merging shards: reports of two suites, %s and %s", reps[0].Name, r.Name)
+		case r.Seed != reps[0].Seed:
+			return nil, fmt.Errorf("merging shards: %s was explored with seed %d and %d; shards must share the seed", r.Name, reps[0].Seed, r.Seed)
+		case r.Shard.Total != total:
+			return nil, fmt.Errorf("merging shards: %s was split in %d and in %d shards", r.Name, total, r.Shard.Total)
+		}
+		byIndex = append(byIndex, r)
+	}
+	slices.SortFunc(byIndex, func(a, b *Report) int { return a.Shard.Index - b.Shard.Index })
+	var missing []int
+	for i, want := 0, 1; want <= total; want++ {
+		if i < len(byIndex) && byIndex[i].Shard.Index == want {
+			i++
+			if i < len(byIndex) && byIndex[i].Shard.Index == want {
+				return nil, fmt.Errorf("merging shards: two reports of shard %d/%d of %s", want, total, byIndex[0].Name)
+			}
+			continue
+		}
+		missing = append(missing, want)
+	}
+	if len(missing) > 0 {
+		return nil, fmt.Errorf("merging shards: shard %s of %d of %s missing", joinInts(missing), total, byIndex[0].Name)
+	}
+
+	first := byIndex[0]
+	out := &Report{
+		SchemaVersion: first.SchemaVersion, Name: first.Name, Seed: first.Seed,
+		BaselineSucceeded: first.BaselineSucceeded, BaselineFailure: first.BaselineFailure,
+		Baseline: first.Baseline, StartedAt: first.StartedAt, Findings: []Finding{},
+		Shard: &Shard{Total: total, Planned: first.Shard.Planned},
+	}
+	// The schedules, dealt round-robin by the plan, are dealt back.
+	scheduled := make([][]*Result, len(byIndex))
+	for i, r := range byIndex {
+		out.Shard.Merged = append(out.Shard.Merged, r.Shard.Index)
+		out.Shard.Ran += r.Shard.Ran
+		out.Shard.Diverged += r.Shard.Diverged
+		out.AgentRuns += r.AgentRuns
+		out.Duration = max(out.Duration, r.Duration)
+		if r.StartedAt.Before(out.StartedAt) {
+			out.StartedAt = r.StartedAt
+		}
+		for _, res := range r.Results {
+			if res.Kind == ScenarioInterleaving {
+				scheduled[i] = append(scheduled[i], cloneResult(res))
+			}
+		}
+	}
+	var merged []*Result
+	for k := 0; ; k++ {
+		more := false
+		for i := range scheduled {
+			if k < len(scheduled[i]) {
+				merged = append(merged, scheduled[i][k])
+				more = true
+			}
+		}
+		if !more {
+			break
+		}
+	}
+	// Order findings are kept at their first schedule, and the outcomes
+	// compared across all of them, as one exploration does.
+	seenOrder := map[string]bool{}
+	for _, res := range merged {
+		kept := res.Findings[:0]
+		for _, f := range res.Findings {
+			switch f.Code {
+			case CodeOrderVariantOutcome:
+				continue
+			case CodeDependentCallsConcurrent, CodeConcurrentWritesEntity:
+				if seenOrder[orderKey(f)] {
+					continue
+				}
+				seenOrder[orderKey(f)] = true
+			}
+			kept = append(kept, f)
+		}
+		res.Findings = kept
+	}
+	hasOutcome := false
+	for _, res := range merged {
+		hasOutcome = hasOutcome || res.Outcome != ""
+	}
+	if hasOutcome {
+		variantOutcome(merged)
+	}
+	for _, res := range merged {
+		res.Safe = !res.Inconclusive
+		for _, f := range res.Findings {
+			if f.Severity == SeverityError {
+				res.Safe = false
+			}
+		}
+	}
+	// Fault scenarios before the schedules, partial batches after, as one
+	// run orders them; each once.
+	seen := map[string]bool{}
+	placed := false
+	for _, r := range byIndex {
+		for _, res := range r.Results {
+			if res.Kind == ScenarioInterleaving {
+				if !placed {
+					out.Results = append(out.Results, merged...)
+					placed = true
+				}
+				continue
+			}
+			if seen[res.Scenario] {
+				continue
+			}
+			seen[res.Scenario] = true
+			out.Results = append(out.Results, res)
+		}
+	}
+	if !placed {
+		out.Results = append(out.Results, merged...)
+	}
+	if out.Baseline != nil {
+		out.Findings = append(out.Findings, out.Baseline.Findings...)
+	}
+	for _, res := range out.Results {
+		out.Findings = append(out.Findings, res.Findings...)
+		if res.Inconclusive {
+			out.InconclusiveCount++
+		}
+		for _, f := range res.Findings {
+			if f.Severity == SeverityError {
+				out.UnsafeCount++
+				break
+			}
+		}
+	}
+	out.FaultCount = len(out.Results)
+	out.Safe = out.BaselineSucceeded && len(out.Errors()) == 0
+	out.Problems = GroupFindings(out.Findings)
+	return out, nil
+}
+
+// cloneResult copies a result and its findings, so that merging never
+// changes the shards' reports.
+func cloneResult(r *Result) *Result {
+	c := *r
+	c.Findings = append([]Finding(nil), r.Findings...)
+	return &c
+}

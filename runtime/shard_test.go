@@ -1,0 +1,203 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// fanWorld is n parallel writes to one entity; the outcome is the order
+// they landed in, so it differs between schedules.
+type fanWorld struct {
+	mu    sync.Mutex
+	order []string
+}
+
+var fanOps = []*Op{
+	{Name: "w1", Kind: KindWrite, Params: []string{"v"}},
+	{Name: "w2", Kind: KindWrite, Params: []string{"v"}},
+	{Name: "w3", Kind: KindWrite, Params: []string{"v"}},
+	{Name: "w4", Kind: KindWrite, Params: []string{"v"}},
+	{Name: "w5", Kind: KindWrite, Params: []string{"v"}},
+}
+
+func (w *fanWorld) write(ctx context.Context, op *Op) (aiErr error) {
+	aiCall, _ := Begin(ctx, op, []any{op.Name}, []any{op.Name}, []any{"entity"})
+	if aiErr = aiCall.Start(); aiErr != nil {
+		return
+	}
+	w.mu.Lock()
+	w.order = append(w.order, op.Name)
+	w.mu.Unlock()
+	return aiCall.Finish(nil)
+}
+
+func (w *fanWorld) agent(ctx context.Context, n int) error {
+	var wg sync.WaitGroup
+	errs := make([]error, n)
+	for i, op := range fanOps[:n] {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = w.write(ctx, op)
+		}()
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+// fanRun runs the fan-out agent's suite with opts.
+func fanRun(t *testing.T, n int, opts ...Option) *Report {
+	t.Helper()
+	var w *fanWorld
+	opts = append([]Option{
+		Setup(func(context.Context) error { w = &fanWorld{}; return nil }),
+		Outcome(func() any { return w.order }),
+	}, opts...)
+	rep, err := Run(context.Background(), "fan", func(ctx context.Context) error { return w.agent(ctx, n) }, opts...)
+	require.NoError(t, err)
+	return rep
+}
+
+func schedulesOf(rep *Report) []string {
+	var out []string
+	for _, r := range rep.Results {
+		if r.Kind == ScenarioInterleaving {
+			out = append(out, r.Schedule)
+		}
+	}
+	return out
+}
+
+// TestShardsUnionIsTheExploration runs one exploration unsharded and split
+// in 2 and 3 shards, depth-first (three writes: 90 orders) and by PCT (five
+// writes, a budget of 40): the shards' schedules are disjoint, their union
+// is the unsharded exploration's, and the merged report lists them in the
+// same order with the same verdict and findings.
+func TestShardsUnionIsTheExploration(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the exploration six times")
+	}
+	for _, tc := range []struct {
+		name   string
+		writes int
+		opts   []Option
+	}{
+		{"exhaustive", 3, nil},
+		{"pct", 5, []Option{Schedules(40), Seed(7)}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			whole := fanRun(t, tc.writes, tc.opts...)
+			want := schedulesOf(whole)
+			require.NotEmpty(t, want)
+			assert.Nil(t, whole.Shard, "an unsharded report has no shard field")
+			for _, n := range []int{2, 3} {
+				var reps []*Report
+				union := map[string]int{}
+				for i := 1; i <= n; i++ {
+					rep := fanRun(t, tc.writes, append(tc.opts, ShardOf(i, n))...)
+					require.NotNil(t, rep.Shard)
+					assert.Equal(t, i, rep.Shard.Index)
+					assert.Equal(t, n, rep.Shard.Total)
+					assert.Equal(t, len(want), rep.Shard.Planned, "every shard plans the whole exploration")
+					assert.Zero(t, rep.Shard.Diverged)
+					got := schedulesOf(rep)
+					assert.Equal(t, len(got), rep.Shard.Ran)
+					for _, s := range got {
+						union[s]++
+					}
+					reps = append(reps, rep)
+				}
+				assert.Len(t, union, len(want), "%d shards", n)
+				for _, s := range want {
+					assert.Equal(t, 1, union[s], "schedule %s in %d of %d shards", s, union[s], n)
+				}
+				merged, err := MergeShards(reps[1:]...)
+				assert.ErrorContains(t, err, "shard 1 of")
+				assert.Nil(t, merged)
+				merged, err = MergeShards(reps...)
+				require.NoError(t, err)
+				assert.Equal(t, want, schedulesOf(merged), "merged in the planned order")
+				assert.Equal(t, whole.Safe, merged.Safe)
+				assert.Equal(t, whole.FaultCount, merged.FaultCount)
+				assert.Equal(t, whole.UnsafeCount, merged.UnsafeCount)
+				// The schedules' findings; the fault scenarios' are runs of
+				// their own (a concurrent duplicate delivery may land either
+				// way on real time).
+				assert.Equal(t, orderFindings(whole), orderFindings(merged))
+				assert.Equal(t, len(want), merged.Shard.Ran)
+			}
+		})
+	}
+}
+
+// orderFindings lists the findings of the interleaving scenarios, by
+// scenario, code, ops and identities.
+func orderFindings(r *Report) []string {
+	var out []string
+	for _, res := range r.Results {
+		if res.Kind != ScenarioInterleaving {
+			continue
+		}
+		for _, f := range res.Findings {
+			out = append(out, res.Schedule+" "+f.Code+" "+strings.Join(f.Ops, ",")+" "+strings.Join(f.Identities, ","))
+		}
+	}
+	return out
+}
+
+func TestShardFromEnvironment(t *testing.T) {
+	t.Setenv("AGENTIDEM_SHARD", "2/3")
+	c := newConfig(nil)
+	c.defaults()
+	require.NoError(t, c.shardErr)
+	assert.Equal(t, &Shard{Index: 2, Total: 3, Source: "AGENTIDEM_SHARD"}, c.shard)
+
+	for _, bad := range []string{"0/3", "4/3", "2", "a/b", "1/0"} {
+		t.Setenv("AGENTIDEM_SHARD", bad)
+		c := newConfig(nil)
+		c.defaults()
+		assert.ErrorContains(t, c.shardErr, "AGENTIDEM_SHARD", bad)
+		assert.Nil(t, c.shard)
+	}
+
+	t.Setenv("AGENTIDEM_SHARD", "")
+	status := filepath.Join(t.TempDir(), "status")
+	t.Setenv("TEST_TOTAL_SHARDS", "4")
+	t.Setenv("TEST_SHARD_INDEX", "0")
+	t.Setenv("TEST_SHARD_STATUS_FILE", status)
+	c = newConfig(nil)
+	c.defaults()
+	require.NoError(t, c.shardErr)
+	assert.Equal(t, &Shard{Index: 1, Total: 4, Source: "TEST_TOTAL_SHARDS"}, c.shard)
+	_, err := os.Stat(status)
+	assert.NoError(t, err, "Bazel's shard status file is touched")
+
+	c = newConfig([]Option{ShardOf(3, 4)})
+	c.defaults()
+	assert.Equal(t, "option", c.shard.Source, "the option wins over the environment")
+
+	t.Setenv("TEST_SHARD_INDEX", "4")
+	c = newConfig(nil)
+	c.defaults()
+	assert.ErrorContains(t, c.shardErr, "TEST_SHARD_INDEX")
+}
+
+// TestBadShardIsAnError checks that a malformed shard stops the
+// exploration with an error naming the variable, rather than running
+// everything or nothing quietly.
+func TestBadShardIsAnError(t *testing.T) {
+	t.Setenv("AGENTIDEM_SHARD", "5/4")
+	var w *fanWorld
+	_, err := Run(context.Background(), "fan", func(ctx context.Context) error { return w.agent(ctx, 2) },
+		Setup(func(context.Context) error { w = &fanWorld{}; return nil }))
+	require.Error(t, err)
+	assert.True(t, strings.Contains(err.Error(), "AGENTIDEM_SHARD"), err.Error())
+}
