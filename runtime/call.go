@@ -84,7 +84,7 @@ func (c *Call) idLocked() string {
 func Begin(ctx context.Context, op *Op, args, identity, entity []any) (*Call, context.Context) {
 	inv, detached := lookup(ctx, op)
 	if inv == nil {
-		return observe(ctx, op, args, identity, entity)
+		return observe(ctx, op, args, identity, entity, callSite(framePCs()))
 	}
 	r := inv.rec
 	r.progress.Add(1)

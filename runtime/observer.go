@@ -8,7 +8,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"hash"
-	goruntime "runtime"
 	"sync"
 	"sync/atomic"
 )
@@ -119,8 +118,9 @@ func SetObserver(o Observer, key []byte) (remove func()) {
 }
 
 // observe is Begin for a call that no run claims: it opens an observed call
-// when an observer is installed, else passes the call through.
-func observe(ctx context.Context, op *Op, args, identity, entity []any) (*Call, context.Context) {
+// when an observer is installed, else passes the call through. site is the
+// call site's program counter, as Begin reads it.
+func observe(ctx context.Context, op *Op, args, identity, entity []any, site uintptr) (*Call, context.Context) {
 	st := observer.Load()
 	if st == nil {
 		return passThrough, ctx
@@ -133,9 +133,8 @@ func observe(ctx context.Context, op *Op, args, identity, entity []any) (*Call, 
 	}{}
 	oc := &a.oc
 	oc.Op, oc.KeyID = op, st.keyID
-	var pcs [1]uintptr // skip Callers, observe, Begin and the wrapper
-	if goruntime.Callers(4, pcs[:]) == 1 {
-		oc.Site = siteOf(pcs[0])
+	if site != 0 {
+		oc.Site = siteOf(site)
 	}
 	d := st.pool.Get().(*digester)
 	d.digests(oc, args, identity, entity)
