@@ -312,8 +312,18 @@ type world struct {
 	inBody  map[uint64]time.Time
 }
 
-func newWorld() *world {
-	w := &world{before: map[uint64]bool{}, visitor: map[uint64]bool{}, parent: map[uint64]uint64{}, roots: map[uint64]int{}, inBody: map[uint64]time.Time{}}
+// newWorld takes the world of a scenario. Only a scenario with gates reads
+// quiescence, which needs every goroutine that existed before it (a stack
+// snapshot of the process, the costliest step of a short scenario); a
+// scenario without gates (gated false) skips the snapshot and counts as its
+// own the goroutines that descend from its invocations, which is what a
+// stall report of it names.
+func newWorld(gated bool) *world {
+	w := &world{visitor: map[uint64]bool{}, parent: map[uint64]uint64{}, roots: map[uint64]int{}, inBody: map[uint64]time.Time{}}
+	if !gated {
+		return w
+	}
+	w.before = map[uint64]bool{}
 	for _, g := range snapshotGoroutines() {
 		w.before[g.id] = true
 	}
@@ -361,6 +371,9 @@ func (w *world) visit(gid uint64) {
 // only what links parents.
 func (w *world) snapshot() []gInfo {
 	// before is never written after newWorld.
+	if w.before == nil {
+		return snapshotGoroutines() // ours are found by descent (ours)
+	}
 	return snapshotSome(func(id, _ uint64) bool { return !w.before[id] || w.isVisitor(id) })
 }
 
@@ -379,12 +392,31 @@ func (w *world) ours(all []gInfo, self uint64) []gInfo {
 		if g.parent != 0 {
 			w.parent[g.id] = g.parent
 		}
-		if g.id == self || (w.before[g.id] && !w.visitor[g.id]) {
+	}
+	for _, g := range all {
+		if g.id == self || !w.oursLocked(g.id) {
 			continue
 		}
 		out = append(out, g)
 	}
 	return out
+}
+
+// oursLocked reports whether goroutine id is the scenario's: created since
+// it began, or an older one that reached a gate; without the snapshot at
+// the start (a scenario without gates), one that descends from an
+// invocation. w.mu is held.
+func (w *world) oursLocked(id uint64) bool {
+	if w.before != nil {
+		return !w.before[id] || w.visitor[id]
+	}
+	for i := 0; i < 64 && id != 0; i++ {
+		if _, ok := w.roots[id]; ok {
+			return true
+		}
+		id = w.parent[id]
+	}
+	return false
 }
 
 // invocationOf returns the invocation goroutine gid descends from, or 0.

@@ -331,16 +331,18 @@ func (s *scheduler) find0(c *Call) *gateWait {
 func (s *scheduler) realtimeQuiesce() bool {
 	sleep := 2 * time.Microsecond
 	for {
+		// While goroutines are running or runnable (a cheap count), the
+		// agent is not quiet: yield to them before paying for a snapshot.
+		for i := 0; i < 64 && othersRunning(); i++ {
+			goruntime.Gosched()
+		}
+		// The count is read after yielding: a call that reached its gate
+		// meanwhile is seen by the snapshot, not by a second one.
 		s.mu.Lock()
 		before, stopped := s.arrivals+s.tick, s.bypass
 		s.mu.Unlock()
 		if stopped {
 			return false
-		}
-		// While goroutines are running or runnable (a cheap count), the
-		// agent is not quiet: yield to them before paying for a snapshot.
-		for i := 0; i < 64 && othersRunning(); i++ {
-			goruntime.Gosched()
 		}
 		quiet, _ := s.rec.world.quiet(0)
 		s.mu.Lock()

@@ -322,7 +322,7 @@ func (s *Suite) run(ctx context.Context, sc Scenario) (*Result, *Trace, error) {
 	}
 	// The world is taken before Setup, so that what Setup starts (a
 	// server, a worker) counts as the scenario's when quiescence is read.
-	w := newWorld()
+	w := newWorld(sc.Concurrent || sc.sched != nil)
 	if s.cfg.setup != nil {
 		if err := callHook("Setup", s.cfg.setup, ctx); err != nil {
 			res.Error = "setup: " + err.Error()

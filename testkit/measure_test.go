@@ -1,0 +1,120 @@
+package testkit_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"sort"
+	"testing"
+	"time"
+
+	"github.com/agentidem/agentidem-go/examples/refund"
+	"github.com/agentidem/agentidem-go/runtime"
+	"github.com/agentidem/agentidem-go/testkit"
+	"github.com/agentidem/agentidem-go/testkit/internal/tools"
+)
+
+// measureAgents are the three agents of the comparison with the AgentIdem
+// Python SDK: a naive refund with retries, a keyed refund, ten distinct
+// writes. Each returns the agent and the option that gives it a fresh
+// world per scenario.
+func measureAgents() []struct {
+	name  string
+	agent func() (func(context.Context) error, runtime.Option)
+} {
+	return []struct {
+		name  string
+		agent func() (func(context.Context) error, runtime.Option)
+	}{
+		{"naive refund", func() (func(context.Context) error, runtime.Option) {
+			var bank *refund.Bank
+			return func(ctx context.Context) error {
+					_, err := (&refund.NaiveAgent{Bank: bank}).Run(ctx, "p1")
+					return err
+				}, runtime.Setup(func(context.Context) error {
+					bank = refund.NewBank(100, "p1")
+					return nil
+				})
+		}},
+		{"keyed refund", func() (func(context.Context) error, runtime.Option) {
+			var bank *refund.Bank
+			return func(ctx context.Context) error {
+					_, err := (&refund.KeyedAgent{Bank: bank}).Run(ctx, "p1")
+					return err
+				}, runtime.Setup(func(context.Context) error {
+					bank = refund.NewBank(100, "p1")
+					return nil
+				})
+		}},
+		{"ten writes", func() (func(context.Context) error, runtime.Option) {
+			var l *tools.Ledger
+			return func(ctx context.Context) error {
+					if _, err := l.CountTraced(ctx); err != nil {
+						return err
+					}
+					for i := range 10 {
+						if err := l.PostTraced(ctx, fmt.Sprintf("entry-%d", i), "x"); err != nil {
+							return err
+						}
+					}
+					return nil
+				}, runtime.Setup(func(context.Context) error {
+					l = &tools.Ledger{}
+					return nil
+				})
+		}},
+	}
+}
+
+// TestMeasureSuite measures the whole suite per agent for
+// scripts/bench/suite.sh: testkit.Run under go test (a subtest per
+// scenario, the summary, the findings, the report file) and runtime.Run
+// alone, each suite timed by itself, AGENTIDEM_MEASURE_SUITES times (default
+// 200). It lives in a test because subtests need a *testing.T; it asserts
+// nothing about time and is skipped unless AGENTIDEM_MEASURE_SUITE=1. Each
+// line it logs starts with "measure:": the agent, the harness, the
+// scenarios per suite, the median and the fastest suite in microseconds.
+func TestMeasureSuite(t *testing.T) {
+	if os.Getenv("AGENTIDEM_MEASURE_SUITE") == "" {
+		t.Skip("set AGENTIDEM_MEASURE_SUITE=1 (scripts/bench/suite.sh does) to measure the suite")
+	}
+	n := 200
+	if v := os.Getenv("AGENTIDEM_MEASURE_SUITES"); v != "" {
+		fmt.Sscan(v, &n)
+	}
+	dir := t.TempDir()
+	for _, a := range measureAgents() {
+		agent, setup := a.agent()
+		var tk, tkNoFile, rt []time.Duration
+		scenarios := 0
+		for i := range n {
+			// testkit under go test: its own subtest per suite, as a
+			// TestAgent function would be; with the report file
+			// (AGENTIDEM_REPORT_DIR) and without.
+			t.Run(fmt.Sprintf("testkit-%d", i), func(t *testing.T) {
+				start := time.Now()
+				rep := testkit.Run(t, agent, testkit.With(setup), testkit.ReportDir(dir))
+				tk = append(tk, time.Since(start))
+				scenarios = rep.FaultCount + 1
+			})
+			t.Run(fmt.Sprintf("testkit-nofile-%d", i), func(t *testing.T) {
+				start := time.Now()
+				testkit.Run(t, agent, testkit.With(setup))
+				tkNoFile = append(tkNoFile, time.Since(start))
+			})
+			start := time.Now()
+			if _, err := runtime.Run(context.Background(), "measure", agent, setup); err != nil && a.name == "ten writes" {
+				t.Fatal(err)
+			}
+			rt = append(rt, time.Since(start))
+		}
+		for _, m := range []struct {
+			harness string
+			d       []time.Duration
+		}{{"testkit", tk}, {"testkit, no report file", tkNoFile}, {"runtime.Run", rt}} {
+			sort.Slice(m.d, func(i, j int) bool { return m.d[i] < m.d[j] })
+			t.Logf("measure: %s|%s|%d|%.1f|%.1f", a.name, m.harness, scenarios,
+				float64(m.d[len(m.d)/2].Nanoseconds())/1e3, float64(m.d[0].Nanoseconds())/1e3)
+		}
+	}
+}
