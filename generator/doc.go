@@ -16,15 +16,17 @@
 //
 // the generator writes, in agentidem_gen.go of the same package,
 //
-//	func refundTraced(ctx context.Context, id string) (aiR0 Receipt, aiErr error) {
+//	func refundTraced(ctx ai_context.Context, id string) (aiR0 Receipt, aiErr error) {
 //		if !agentidemrt.Enabled() {
 //			return refund(ctx, id) // production: one atomic load and a branch
 //		}
 //		... // record args, identity and outcome in the active run
 //	}
 //
-// with the same parameters and results, plus a compile-time guard
-// (var _ func(context.Context, string) (Receipt, error) = refund) that breaks
+// with the same parameters and results (every package the file imports gets
+// an alias of its own, ai_context here, so that no name of the package can
+// collide with it), plus a compile-time guard
+// (var _ func(ai_context.Context, string) (Receipt, error) = refund) that breaks
 // the build when refund's signature changes and go generate was not run
 // again. The agent calls refundTraced; package runtime records the call when a
 // run is active (runtime.RunTraced, testkit) and does nothing else otherwise.
@@ -48,13 +50,25 @@
 //   - placement: a directive that is not in the doc comment of a function
 //     declaration, a second one on one function, one on init or _;
 //   - names: two ops with one name, two wrappers with one name, a wrapper
-//     name already declared, redact= of an unknown parameter, after= naming
-//     the op itself.
+//     name already declared (in the package, as a field or method of the
+//     receiver, as an import or dot-imported name of one of its files, or in
+//     one of its _test.go files), redact= of an unknown parameter, after=
+//     naming the op itself or a name no op has in the package or the
+//     packages it imports.
 //
 // Warnings do not stop generation: a write without an error result (it is
-// traced, but no fault can be injected into it), an annotated function in a
-// file with a build constraint (the generated file has none), and
-// "// agentidem:write" typed with a space, which Go reads as prose.
+// traced, but no fault can be injected into it) or without a context, an
+// annotated function in a file with a build constraint (the generated file
+// has none), one in a file this build leaves out (the warning names the
+// --tags, GOOS or --tests that would include it), and "// agentidem:write"
+// typed with a space, which Go reads as prose.
+//
+// Names in the wrappers never shadow what their bodies use: a parameter
+// named any, nil or like the function, a blank type parameter and unnamed
+// parameters get fresh names. An identity or entity expression is
+// evaluated under a recover (runtime.EvalIdentity) when it can panic, so
+// that the tool runs as it would in production; the suite reports
+// identity_panicked naming the expression.
 //
 // # Files
 //
