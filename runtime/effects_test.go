@@ -470,3 +470,15 @@ func TestDescribeChange(t *testing.T) {
 		}
 	}
 }
+
+func TestDescribeChangeWholeForComparison(t *testing.T) {
+	long := strings.Repeat("x", 100)
+	a := describeChange(`{"l":[]}`, `{"l":["`+long+`1"]}`, -1)
+	b := describeChange(`{"l":[]}`, `{"l":["`+long+`2"]}`, -1)
+	if a == b {
+		t.Fatal("two different long entries compare equal: the comparison of changes must see them whole")
+	}
+	if short := DescribeChange(`{"l":[]}`, `{"l":["`+long+`1"]}`); !strings.HasSuffix(short, "…") {
+		t.Fatalf("for reading, long values are cut: %q", short)
+	}
+}

@@ -34,10 +34,10 @@ func describeChange(before, after string, limit int) string {
 	a, errA := decodeState(before)
 	b, errB := decodeState(after)
 	if errA != nil || errB != nil {
-		return fmt.Sprintf("state: %s → %s", clip(before, 80), clip(after, 80))
+		return fmt.Sprintf("state: %s → %s", clipIf(before, 80, limit), clipIf(after, 80, limit))
 	}
 	var parts []string
-	diffValue("", a, b, &parts)
+	diffValue("", a, b, &parts, limit >= 0)
 	if len(parts) == 0 {
 		return "state: changed"
 	}
@@ -56,7 +56,15 @@ func decodeState(s string) (any, error) {
 	return v, err
 }
 
-func diffValue(path string, a, b any, out *[]string) {
+// diffValue appends the differences between a and b under path; short
+// cuts long values, for reading (a comparison of changes wants them whole).
+func diffValue(path string, a, b any, out *[]string, short bool) {
+	cut := func(s string) string {
+		if short {
+			return clip(s, 80)
+		}
+		return s
+	}
 	name := path
 	if name == "" {
 		name = "state"
@@ -89,7 +97,7 @@ func diffValue(path string, a, b any, out *[]string) {
 			case !inY:
 				removed = append(removed, quote(k))
 			default:
-				diffValue(join(path, k), xv, yv, out)
+				diffValue(join(path, k), xv, yv, out, short)
 			}
 		}
 		if len(added) > 0 || len(removed) > 0 {
@@ -103,7 +111,7 @@ func diffValue(path string, a, b any, out *[]string) {
 		}
 		if len(x) == len(y) {
 			for i := range x {
-				diffValue(fmt.Sprintf("%s[%d]", name, i), x[i], y[i], out)
+				diffValue(fmt.Sprintf("%s[%d]", name, i), x[i], y[i], out, short)
 			}
 			return
 		}
@@ -120,13 +128,13 @@ func diffValue(path string, a, b any, out *[]string) {
 				count[k]--
 				continue
 			}
-			added = append(added, clip(k, 80))
+			added = append(added, cut(k))
 		}
 		for _, v := range x {
 			k := encode(v)
 			if count[k] > 0 {
 				count[k]--
-				removed = append(removed, clip(k, 80))
+				removed = append(removed, cut(k))
 			}
 		}
 		desc := fmt.Sprintf("%s: %d → %d %s", name, len(x), len(y), plural(len(y), "entry", "entries"))
@@ -141,7 +149,7 @@ func diffValue(path string, a, b any, out *[]string) {
 		}
 	}
 	if encode(a) != encode(b) {
-		*out = append(*out, fmt.Sprintf("%s: %s → %s", name, clip(encode(a), 80), clip(encode(b), 80)))
+		*out = append(*out, fmt.Sprintf("%s: %s → %s", name, cut(encode(a)), cut(encode(b))))
 	}
 }
 
@@ -202,6 +210,14 @@ func encode(v any) string {
 		return fmt.Sprint(v)
 	}
 	return strings.TrimSuffix(buf.String(), "\n")
+}
+
+// clipIf clips s to n bytes unless limit says whole (negative).
+func clipIf(s string, n, limit int) string {
+	if limit < 0 {
+		return s
+	}
+	return clip(s, n)
 }
 
 // clip cuts s to about n bytes, at a rune boundary.
