@@ -94,18 +94,27 @@ func str(p *string) string {
 	return *p
 }
 
-// MarshalJSON writes the operation with the AgentIdem trace's fields.
-func (o Operation) MarshalJSON() ([]byte, error) {
-	type plain Operation
-	w := struct {
-		plain
-		Args        positional `json:"args"`
-		NamedArgs   Args       `json:"named_args"`
-		Identity    *string    `json:"identity"`
-		Result      any        `json:"result"`
-		Error       *string    `json:"error"`
-		CompletedAt *time.Time `json:"completed_at"`
-	}{plain: plain(o), Args: positional(o.Args), NamedArgs: o.Args, Result: o.Result, Error: nullable(o.Error)}
+// The types below are the JSON shapes of reports, traces, results,
+// operations and findings, without MarshalJSON methods of their own: a
+// report is encoded in one pass. (encoding/json compacts again whatever a
+// MarshalJSON method returns, so nested methods would encode an operation
+// once per level above it.)
+
+// operationJSON is an operation with the AgentIdem trace's fields.
+type operationJSON struct {
+	plainOperation
+	Args        positional `json:"args"`
+	NamedArgs   Args       `json:"named_args"`
+	Identity    *string    `json:"identity"`
+	Result      any        `json:"result"`
+	Error       *string    `json:"error"`
+	CompletedAt *time.Time `json:"completed_at"`
+}
+
+type plainOperation Operation
+
+func (o *Operation) wire() operationJSON {
+	w := operationJSON{plainOperation: plainOperation(*o), Args: positional(o.Args), NamedArgs: o.Args, Result: o.Result, Error: nullable(o.Error)}
 	if o.Kind == KindWrite {
 		id := o.Identity
 		w.Identity = &id
@@ -113,8 +122,11 @@ func (o Operation) MarshalJSON() ([]byte, error) {
 	if !o.CompletedAt.IsZero() {
 		w.CompletedAt = &o.CompletedAt
 	}
-	return json.Marshal(w)
+	return w
 }
+
+// MarshalJSON writes the operation with the AgentIdem trace's fields.
+func (o Operation) MarshalJSON() ([]byte, error) { return json.Marshal(o.wire()) }
 
 // UnmarshalJSON reads an operation of either schema version.
 func (o *Operation) UnmarshalJSON(b []byte) error {
@@ -143,12 +155,34 @@ func (o *Operation) UnmarshalJSON(b []byte) error {
 
 // MarshalJSON writes the trace; a trace without times takes them from its
 // calls.
-func (t Trace) MarshalJSON() ([]byte, error) {
-	type plain Trace
-	p := plain(t)
-	if p.Ops == nil {
-		p.Ops = []Operation{}
+func (t Trace) MarshalJSON() ([]byte, error) { return json.Marshal(t.wire()) }
+
+// traceJSON is a trace whose operations are encoded in the same pass. Its
+// fields are Trace's, in the same order (TestTraceJSONHasTraceFields).
+type traceJSON struct {
+	ID          string          `json:"id"`
+	Name        string          `json:"target"`
+	StartedAt   time.Time       `json:"started_at"`
+	CompletedAt time.Time       `json:"completed_at"`
+	Ops         []operationJSON `json:"operations"`
+	Panics      []Panic         `json:"panics,omitempty"`
+	Errors      []string        `json:"errors,omitempty"`
+	Fault       *Fault          `json:"fault,omitempty"`
+	Fired       bool            `json:"fired,omitempty"`
+	FaultNote   string          `json:"fault_note,omitempty"`
+	Invocations int             `json:"invocations"`
+	Notes       []string        `json:"notes,omitempty"`
+	Detached    []string        `json:"detached,omitempty"`
+	Refused     []string        `json:"refused,omitempty"`
+}
+
+type plainTrace Trace
+
+func (t *Trace) wire() *traceJSON {
+	if t == nil {
+		return nil
 	}
+	p := plainTrace(*t)
 	if t.StartedAt.IsZero() {
 		for _, o := range t.Ops {
 			if !o.StartedAt.IsZero() && (p.StartedAt.IsZero() || o.StartedAt.Before(p.StartedAt)) {
@@ -166,7 +200,15 @@ func (t Trace) MarshalJSON() ([]byte, error) {
 			p.CompletedAt = p.StartedAt
 		}
 	}
-	return json.Marshal(p)
+	w := &traceJSON{
+		ID: p.ID, Name: p.Name, StartedAt: p.StartedAt, CompletedAt: p.CompletedAt, Ops: make([]operationJSON, len(t.Ops)),
+		Panics: p.Panics, Errors: p.Errors, Fault: p.Fault, Fired: p.Fired, FaultNote: p.FaultNote,
+		Invocations: p.Invocations, Notes: p.Notes, Detached: p.Detached, Refused: p.Refused,
+	}
+	for i := range t.Ops {
+		w.Ops[i] = t.Ops[i].wire()
+	}
+	return w
 }
 
 // UnmarshalJSON reads a trace of either schema version.
@@ -290,13 +332,27 @@ func (ir *InvariantResult) UnmarshalJSON(b []byte) error {
 }
 
 // MarshalJSON writes the finding with details ({} when it has none).
-func (f Finding) MarshalJSON() ([]byte, error) {
-	type plain Finding
-	p := plain(f)
+func (f Finding) MarshalJSON() ([]byte, error) { return json.Marshal(f.wire()) }
+
+// findingJSON is a finding whose details are {} when it has none.
+type findingJSON plainFinding
+
+type plainFinding Finding
+
+func (f *Finding) wire() findingJSON {
+	p := findingJSON(*f)
 	if p.Details == nil {
 		p.Details = map[string]any{}
 	}
-	return json.Marshal(p)
+	return p
+}
+
+func findingsWire(fs []Finding) []findingJSON {
+	out := make([]findingJSON, len(fs))
+	for i := range fs {
+		out[i] = fs[i].wire()
+	}
+	return out
 }
 
 // Family returns the AgentIdem scenario name of a scenario kind: the kind
@@ -309,29 +365,38 @@ func Family(kind string) string {
 }
 
 // MarshalJSON writes the result with the AgentIdem fields first.
-func (r Result) MarshalJSON() ([]byte, error) {
-	type plain Result
+func (r Result) MarshalJSON() ([]byte, error) { return json.Marshal(r.wire()) }
+
+// resultJSON is a result with the AgentIdem fields first.
+type resultJSON struct {
+	Scenario       string            `json:"scenario"`
+	OperationIndex *int              `json:"operation_index"`
+	OperationName  *string           `json:"operation_name"`
+	Phase          *string           `json:"phase"`
+	Safe           bool              `json:"safe"`
+	Failed         bool              `json:"failed"`
+	Error          *string           `json:"error"`
+	Trace          *traceJSON        `json:"trace"`
+	Invariants     []InvariantResult `json:"invariants"`
+	Duplicates     []Duplicate       `json:"duplicates"`
+	Findings       []findingJSON     `json:"findings"`
+	plainResult
+}
+
+type plainResult Result
+
+func (r *Result) wire() *resultJSON {
+	if r == nil {
+		return nil
+	}
 	kind := r.Kind
 	if kind == "" {
 		kind = r.Scenario
 	}
-	w := struct {
-		Scenario       string            `json:"scenario"`
-		OperationIndex *int              `json:"operation_index"`
-		OperationName  *string           `json:"operation_name"`
-		Phase          *string           `json:"phase"`
-		Safe           bool              `json:"safe"`
-		Failed         bool              `json:"failed"`
-		Error          *string           `json:"error"`
-		Trace          *Trace            `json:"trace"`
-		Invariants     []InvariantResult `json:"invariants"`
-		Duplicates     []Duplicate       `json:"duplicates"`
-		Findings       []Finding         `json:"findings"`
-		plain
-	}{
+	w := &resultJSON{
 		Scenario: Family(kind), OperationName: nullable(r.OperationName), Phase: nullable(r.Phase),
-		Safe: r.Safe, Failed: r.Failed, Error: nullable(r.Error), Trace: r.Trace.withID(r.Scenario),
-		Invariants: r.Invariants, Duplicates: r.Duplicates, Findings: r.Findings, plain: plain(r),
+		Safe: r.Safe, Failed: r.Failed, Error: nullable(r.Error), Trace: r.Trace.withID(r.Scenario).wire(),
+		Invariants: r.Invariants, Duplicates: r.Duplicates, Findings: findingsWire(r.Findings), plainResult: plainResult(*r),
 	}
 	if r.OperationIndex >= 0 {
 		i := r.OperationIndex
@@ -343,10 +408,7 @@ func (r Result) MarshalJSON() ([]byte, error) {
 	if w.Duplicates == nil {
 		w.Duplicates = []Duplicate{}
 	}
-	if w.Findings == nil {
-		w.Findings = []Finding{}
-	}
-	return json.Marshal(w)
+	return w
 }
 
 // UnmarshalJSON reads a result of either schema version.
@@ -401,13 +463,17 @@ func (r Report) MarshalJSON() ([]byte, error) {
 		UnsafeCount       int              `json:"unsafe_count"`
 		BaselineSucceeded bool             `json:"baseline_succeeded"`
 		BaselineFailure   *baselineFailure `json:"baseline_failure"`
-		Baseline          *Trace           `json:"baseline"`
-		Results           []*Result        `json:"results"`
+		Baseline          *traceJSON       `json:"baseline"`
+		Results           []*resultJSON    `json:"results"`
 		plain
-		Findings []Finding `json:"findings"`
+		Findings []findingJSON `json:"findings"`
 	}{
 		SchemaVersion: r.SchemaVersion, Safe: r.Safe, FaultCount: r.FaultCount, UnsafeCount: r.UnsafeCount,
-		BaselineSucceeded: r.BaselineSucceeded, Results: r.Results, Findings: r.Findings, plain: plain(r),
+		BaselineSucceeded: r.BaselineSucceeded, Results: make([]*resultJSON, len(r.Results)),
+		Findings: findingsWire(r.Findings), plain: plain(r),
+	}
+	for i, res := range r.Results {
+		w.Results[i] = res.wire()
 	}
 	if r.BaselineFailure != "" || (r.Baseline != nil && !r.BaselineSucceeded) {
 		bf := &baselineFailure{ErrorType: "error", Message: r.BaselineFailure}
@@ -420,13 +486,7 @@ func (r Report) MarshalJSON() ([]byte, error) {
 		w.BaselineFailure = bf
 	}
 	if r.Baseline != nil {
-		w.Baseline = r.Baseline.Trace.withID(r.Baseline.Scenario)
-	}
-	if w.Results == nil {
-		w.Results = []*Result{}
-	}
-	if w.Findings == nil {
-		w.Findings = []Finding{}
+		w.Baseline = r.Baseline.Trace.withID(r.Baseline.Scenario).wire()
 	}
 	return json.Marshal(w)
 }
