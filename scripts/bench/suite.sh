@@ -1,9 +1,33 @@
 #!/usr/bin/env bash
-# Whole fault suite for an agent with W writes: wall time per suite (median of
-# 5 runs), scenarios per second, and agent runs per suite next to the
-# AgentIdem Python SDK's 2W+3.
+# suite.sh: the whole fault suite per agent, per suite and per scenario.
+#
+# 1. runtime.Run alone (BenchmarkSuite, W = 1 and 10 writes): wall time per
+#    suite (median of 5 runs of 200 suites), scenarios/s, agent runs next to
+#    the AgentIdem Python SDK's 2W+3.
+# 2. The three agents of the comparison with the Python SDK (naive refund
+#    with retries, keyed refund, ten distinct writes) under go test
+#    (TestMeasureSuite, each suite timed by itself, SUITES times): testkit
+#    with its report file (AGENTIDEM_REPORT_DIR), testkit without it, and
+#    runtime.Run; median and fastest suite, median per scenario. With
+#    BEFORE=<git revision>, the same measurement of that revision runs
+#    alternately with this one (same machine, same load) and is printed
+#    beside it.
+#
+#   bash scripts/bench/suite.sh
+#   BEFORE=e0e3c29 ROUNDS=5 bash scripts/bench/suite.sh
 set -euo pipefail
 cd "$(dirname "$0")/../.."
+root=$(pwd)
+rounds=${ROUNDS:-3}
+suites=${SUITES:-100}
+tmp=$(mktemp -d)
+cleanup() {
+	if [ -n "${BEFORE:-}" ]; then git -C "$root" worktree remove --force "$tmp/before" >/dev/null 2>&1 || true; fi
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+echo "load average: $(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo unknown) on $(nproc 2>/dev/null || echo '?') CPUs"
+
 raw=$(go test -run '^$' -bench '^BenchmarkSuite$' -benchtime 200x -count 5 ./testkit/)
 echo "$raw" | awk '
 /^BenchmarkSuite\// {
@@ -23,14 +47,45 @@ function median(list,   a, k, i, j, t) {
 	return (k % 2) ? a[(k + 1) / 2] : (a[k / 2] + a[k / 2 + 1]) / 2
 }
 END {
-	printf "%-10s %10s %12s %14s %12s %16s %10s\n", "agent", "scenarios", "suite (ms)", "scenarios/s", "agent runs", "python 2W+3 runs", "allocs"
+	print "runtime.Run alone (BenchmarkSuite):"
+	printf "%-10s %10s %12s %14s %14s %12s %16s %10s\n", "agent", "scenarios", "suite (ms)", "us/scenario", "scenarios/s", "agent runs", "python 2W+3 runs", "allocs"
 	for (i = 1; i <= n; i++) {
 		m = median(ns[order[i]]) / 1e6
-		printf "%-10s %10d %12.3f %14.0f %12d %16d %10d\n", order[i], sc[order[i]], m, sc[order[i]] / (m / 1000), runs[order[i]], py[order[i]], al[order[i]]
+		printf "%-10s %10d %12.3f %14.1f %14.0f %12d %16d %10d\n", order[i], sc[order[i]], m, m * 1000 / sc[order[i]], sc[order[i]] / (m / 1000), runs[order[i]], py[order[i]], al[order[i]]
 	}
-	print ""
-	print "suite (ms) is the median of 5 runs of 200 suites each; target for writes=10: < 20 ms."
-	print "Extra agent runs over 2W+3: a crash_restart per write (the write runs, the worker dies,"
-	print "the invocation is delivered again: 2 runs each) and concurrent duplicate delivery in lockstep,"
-	print "which is what catches check-then-act across deliveries."
+	print "(median of 5 runs of 200 suites. Extra agent runs over 2W+3: a crash_restart per write delivers"
+	print "the invocation again, and concurrent duplicate delivery runs in lockstep.)"
 }'
+
+go test -c -o "$tmp/now.test" ./testkit
+bins="now"
+if [ -n "${BEFORE:-}" ]; then
+	git -C "$root" worktree add --detach "$tmp/before" "$BEFORE" >/dev/null 2>&1
+	cp testkit/measure_test.go "$tmp/before/testkit/"
+	(cd "$tmp/before" && go test -c -o "$tmp/before.test" ./testkit)
+	bins="before now"
+fi
+: >"$tmp/lines"
+for r in $(seq "$rounds"); do
+	for b in $bins; do
+		(cd testkit && AGENTIDEM_MEASURE_SUITE=1 AGENTIDEM_MEASURE_SUITES="$suites" "$tmp/$b.test" \
+			-test.run '^TestMeasureSuite$' -test.v -test.count 1) | grep -o 'measure:.*' | sed "s/^measure: /$b|/" >>"$tmp/lines"
+	done
+done
+echo
+echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo unknown)"
+awk -F'|' -v rounds="$rounds" -v suites="$suites" '
+function median(list,   a, k, i, j, t) {
+	k = split(list, a, " ")
+	for (i = 1; i <= k; i++) for (j = i + 1; j <= k; j++) if (a[j] + 0 < a[i] + 0) { t = a[i]; a[i] = a[j]; a[j] = t }
+	return (k % 2) ? a[(k + 1) / 2] : (a[k / 2] + a[k / 2 + 1]) / 2
+}
+{ key = $1 "|" $2 "|" $3; if (!(key in sc)) order[++n] = key; sc[key] = $4; med[key] = med[key] " " $5; fast[key] = fast[key] " " $6 }
+END {
+	printf "%-8s %-13s %-24s %9s %15s %15s %15s\n", "build", "agent", "harness", "scenarios", "suite us (med)", "suite us (min)", "us/scenario"
+	for (i = 1; i <= n; i++) {
+		k = order[i]; split(k, p, "|"); m = median(med[k])
+		printf "%-8s %-13s %-24s %9d %15.0f %15.0f %15.1f\n", p[1], p[2], p[3], sc[k], m, median(fast[k]), m / sc[k]
+	}
+	printf "(each suite timed by itself; the median over %d suites, then the median of %d rounds; testkit runs under go test with a subtest per scenario, the summary and the findings)\n", suites, rounds
+}' "$tmp/lines"
