@@ -453,10 +453,24 @@ func modulePrefix(path string) string {
 // module they implement, with the summaries of their methods: a type with
 // none makes a call through the interface unknown.
 func (p *sqlPkg) exportImpls() {
-	if len(p.summaries) == 0 {
-		return
-	}
 	mod := modulePrefix(p.pass.Pkg.Path())
+	// What the direct imports recorded, for the module: package facts are
+	// read from direct imports only, so each package passes them on.
+	var out []SQLImpl
+	have := map[[2]string]bool{}
+	for _, imp := range p.pass.Pkg.Imports() {
+		var f SQLImplFact
+		if !p.pass.ImportPackageFact(imp, &f) {
+			continue
+		}
+		for _, i := range f.Impls {
+			k := [2]string{i.Iface, i.Type}
+			if !have[k] && modulePrefix(i.Iface) == mod {
+				have[k] = true
+				out = append(out, i)
+			}
+		}
+	}
 	var ifaces []*types.TypeName
 	for path, pkg := range p.visiblePkgs() {
 		if modulePrefix(path) != mod {
@@ -473,20 +487,42 @@ func (p *sqlPkg) exportImpls() {
 	slices.SortFunc(ifaces, func(a, b *types.TypeName) int {
 		return strings.Compare(a.Pkg().Path()+"."+a.Name(), b.Pkg().Path()+"."+b.Name())
 	})
-	var out []SQLImpl
-	scope := p.pass.Pkg.Scope()
-	for _, name := range scope.Names() {
-		tn, ok := scope.Lookup(name).(*types.TypeName)
-		if !ok || tn.IsAlias() || types.IsInterface(tn.Type()) {
-			continue
+	// The package's own types, all of them (one without summaries makes
+	// the interface unknown), and the exported types of its direct imports
+	// in the module that have summaries: an importer that only sees the
+	// interface in export data learns of them here.
+	var types_ []*types.Named
+	addScope := func(pkg *types.Package, own bool) {
+		for _, name := range pkg.Scope().Names() {
+			tn, ok := pkg.Scope().Lookup(name).(*types.TypeName)
+			if !ok || tn.IsAlias() || types.IsInterface(tn.Type()) || (!own && !tn.Exported()) {
+				continue
+			}
+			n, ok := tn.Type().(*types.Named)
+			if !ok || n.NumMethods() == 0 {
+				continue
+			}
+			if !own {
+				has := false
+				for i := 0; i < n.NumMethods(); i++ {
+					if p.summary(n.Method(i)) != nil {
+						has = true
+					}
+				}
+				if !has {
+					continue
+				}
+			}
+			types_ = append(types_, n)
 		}
-		n, ok := tn.Type().(*types.Named)
-		if !ok {
-			continue
+	}
+	addScope(p.pass.Pkg, true)
+	for _, imp := range p.pass.Pkg.Imports() {
+		if modulePrefix(imp.Path()) == mod {
+			addScope(imp, false)
 		}
-		if n.NumMethods() == 0 {
-			continue
-		}
+	}
+	for _, n := range types_ {
 		for _, itn := range ifaces {
 			it := itn.Type().Underlying().(*types.Interface)
 			var t types.Type = n
@@ -496,24 +532,32 @@ func (p *sqlPkg) exportImpls() {
 					continue
 				}
 			}
-			impl := SQLImpl{Iface: itn.Pkg().Path() + "." + itn.Name(), Type: p.pass.Pkg.Path() + "." + n.Obj().Name()}
+			impl := SQLImpl{Iface: itn.Pkg().Path() + "." + itn.Name(), Type: n.Obj().Pkg().Path() + "." + n.Obj().Name()}
+			k := [2]string{impl.Iface, impl.Type}
+			if have[k] {
+				continue
+			}
 			delegates := false
 			for i := 0; i < it.NumMethods(); i++ {
-				obj, _, _ := types.LookupFieldOrMethod(t, true, p.pass.Pkg, it.Method(i).Name())
+				obj, _, _ := types.LookupFieldOrMethod(t, true, n.Obj().Pkg(), it.Method(i).Name())
 				if f, ok := obj.(*types.Func); ok && types.IsInterface(recvType(f)) {
 					delegates = true // embeds an interface: its implementations count
 				} else if ok {
-					if s := p.summaries[f.Origin()]; s != nil {
+					if s := p.summary(f); s != nil {
 						impl.Methods = append(impl.Methods, SQLMethod{Name: it.Method(i).Name(), Sum: *s})
 					}
 				}
 			}
 			if !delegates {
+				have[k] = true
 				out = append(out, impl)
 			}
 		}
 	}
 	if len(out) > 0 {
+		slices.SortFunc(out, func(a, b SQLImpl) int {
+			return strings.Compare(a.Iface+" "+a.Type, b.Iface+" "+b.Type)
+		})
 		p.pass.ExportPackageFact(&SQLImplFact{Impls: out})
 	}
 }
