@@ -103,17 +103,15 @@ func Begin(ctx context.Context, op *Op, args, identity, entity []any) (*Call, co
 		vals = append([]any(nil), args...)
 	}
 	c.pc = callSite(framePCs())
-	c.rec = Operation{
-		Name:        op.Name,
-		Kind:        op.Kind,
-		Args:        Args{Names: op.Params, Values: vals},
-		After:       op.After,
-		Status:      StatusRunning,
-		Invocation:  inv.n,
-		Idempotent:  op.Idempotent && op.Kind == KindWrite,
-		StartedAt:   r.clock(),
-		Observation: "",
-	}
+	// c is zero (newCall): set only what is not, field by field, rather
+	// than copying a whole Operation.
+	c.rec.Name, c.rec.Kind = op.Name, op.Kind
+	c.rec.Args = Args{Names: op.Params, Values: vals}
+	c.rec.After = op.After
+	c.rec.Status = StatusRunning
+	c.rec.Invocation = inv.n
+	c.rec.Idempotent = op.Idempotent && op.Kind == KindWrite
+	c.rec.StartedAt = r.clock()
 	c.computeIdentity(identity, entity)
 	c.rec.Seq = -1
 	if detached {
@@ -395,8 +393,13 @@ func (r *recorder) numberLocked(c *Call) {
 		return
 	}
 	name := c.op.Name
-	r.occ[name]++
-	k := r.occ[name]
+	n := r.occ[name]
+	if n == nil {
+		n = new(int)
+		r.occ[name] = n
+	}
+	*n++
+	k := *n
 	c.mu.Lock()
 	c.rec.Occurrence = k
 	c.rec.Seq = r.seq

@@ -49,7 +49,7 @@ type recorder struct {
 	mu        sync.Mutex
 	seq       int
 	calls     []*Call
-	occ       map[string]int
+	occ       map[string]*int // calls so far per op name
 	fired     bool
 	faultNote string
 	panics    []Panic
@@ -93,7 +93,7 @@ var global struct {
 }
 
 func newRecorder(name string, f Fault, g Gate) *recorder {
-	r := &recorder{name: name, fault: f, gate: g, clock: time.Now, occ: map[string]int{}}
+	r := &recorder{name: name, fault: f, gate: g, clock: time.Now, occ: map[string]*int{}}
 	if s, ok := g.(*scheduler); ok {
 		r.sched = s
 		s.rec = r
