@@ -40,7 +40,7 @@ for r in $(seq "$rounds"); do
 		t1=$(date +%s.%N)
 		for i in $(seq "$n"); do
 			line=$(grep -o 'measure: shard|.*' "$tmp/out.$n.$i" || { cat "$tmp/out.$n.$i" >&2; exit 1; })
-			echo "$n|$(echo "$line" | cut -d'|' -f3,4)|$(echo "$t1 - $t0" | bc)" >>"$tmp/lines"
+			echo "$n|$(echo "$line" | cut -d'|' -f3,4)|$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f", b - a }')" >>"$tmp/lines"
 		done
 	done
 done
