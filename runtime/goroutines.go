@@ -310,6 +310,11 @@ type world struct {
 	roots   map[uint64]int // invocation goroutine -> invocation number
 	network string         // the first sign of network I/O among ours
 	inBody  map[uint64]time.Time
+
+	// quietSet and quietCreated are what the last quiet snapshot saw
+	// (quietgates.go); quietSet is nil when it cannot be relied on.
+	quietSet     []uint64
+	quietCreated uint64
 }
 
 // newWorld takes the world of a scenario. Only a scenario with gates reads
@@ -436,14 +441,18 @@ func (w *world) invocationOf(gid uint64) int {
 // are all parked at gates or durably blocked; if not, it says which is
 // still going.
 func (w *world) quiet(self uint64) (bool, string) {
-	for _, g := range w.ours(w.snapshot(), self) {
+	created, known := goroutinesCreated() // before the snapshot (quietgates.go)
+	ours := w.ours(w.snapshot(), self)
+	for _, g := range ours {
 		w.noteNetwork(&g)
 		// A goroutine just released from a gate still has the gate on its
 		// stack, but is runnable: busy comes first.
 		if busy, why := g.busy(w.bodySince(g.id)); busy {
+			w.noteQuiet(nil, 0, false)
 			return false, fmt.Sprintf("goroutine %d (%s) at %s", g.id, why, g.where())
 		}
 	}
+	w.noteQuiet(ours, created, known && self == 0)
 	return true, ""
 }
 

@@ -46,9 +46,10 @@ type scheduler struct {
 }
 
 type gateWait struct {
-	c  *Call
-	p  Point
-	ch chan struct{}
+	c   *Call
+	p   Point
+	ch  chan struct{}
+	gid uint64 // the waiting goroutine, on real time
 }
 
 func newScheduler(quiesce func() bool, realtime bool, choose func(int, roundShape) ([]Step, error)) *scheduler {
@@ -87,7 +88,7 @@ func (s *scheduler) Wait(c *Call, p Point) {
 	if gid != 0 && p == PointStart {
 		c.gid = gid // read by release, under s.mu
 	}
-	w := &gateWait{c: c, p: p, ch: make(chan struct{})}
+	w := &gateWait{c: c, p: p, ch: make(chan struct{}), gid: gid}
 	s.waiting = append(s.waiting, w)
 	s.arrivals++
 	s.mu.Unlock()
@@ -344,7 +345,10 @@ func (s *scheduler) realtimeQuiesce() bool {
 		if stopped {
 			return false
 		}
-		quiet, _ := s.rec.world.quiet(0)
+		quiet := s.rec.world.quietAtGates(s.parked())
+		if !quiet {
+			quiet, _ = s.rec.world.quiet(0)
+		}
 		s.mu.Lock()
 		after := s.arrivals + s.tick
 		s.mu.Unlock()
