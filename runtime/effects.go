@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"runtime/debug"
 	"sort"
@@ -313,8 +314,26 @@ func judgeRepeats(tr *Trace, end, baseEnd string, baseWin map[string][2]string, 
 	// What one delivery left, for calls that overlapped.
 	endSame := !baseline && end != "" && baseEnd != "" && end == baseEnd
 	endChange := ""
+	var endKeys map[string]bool // the parts of the state the run left otherwise than the baseline
 	if !baseline && end != "" && baseEnd != "" && end != baseEnd {
 		endChange = DescribeChange(baseEnd, end)
+		endKeys = changedParts(baseEnd, end)
+	}
+	// The parts of the state each op and identity changed in the baseline
+	// (its first window there).
+	touched := map[key]map[string]bool{}
+	for wk, w := range baseWin {
+		parts := strings.SplitN(wk, "\x00", 3)
+		if len(parts) < 2 {
+			continue
+		}
+		k := key{parts[0], parts[1]}
+		if touched[k] == nil {
+			touched[k] = map[string]bool{}
+		}
+		for p := range changedParts(w[0], w[1]) {
+			touched[k][p] = true
+		}
 	}
 
 	var out []Finding
@@ -403,6 +422,11 @@ func judgeRepeats(tr *Trace, end, baseEnd string, baseWin map[string][2]string, 
 				}
 			case o.Overlapped && endSame:
 				o.Repeat, o.JudgedBy = RepeatAbsorbed, JudgedByEndState
+			case o.Overlapped && endKeys != nil && disjoint(touched[k], endKeys):
+				// The run ended otherwise than the baseline, but not in any
+				// part of the state this op changed there: the repeats of
+				// this op left what one delivery left.
+				o.Repeat, o.JudgedBy = RepeatAbsorbed, JudgedByEndState
 			default:
 				switch {
 				case o.Idempotent && same:
@@ -453,6 +477,46 @@ func judgeRepeats(tr *Trace, end, baseEnd string, baseWin map[string][2]string, 
 			Message: b.String()})
 	}
 	return out
+}
+
+// changedParts names the top-level parts of two snapshots that differ: the
+// keys of a JSON object whose values differ, or "" for any other value.
+func changedParts(a, b string) map[string]bool {
+	out := map[string]bool{}
+	if a == b {
+		return out
+	}
+	var ma, mb map[string]json.RawMessage
+	if json.Unmarshal([]byte(a), &ma) != nil || json.Unmarshal([]byte(b), &mb) != nil {
+		out[""] = true
+		return out
+	}
+	for k, v := range ma {
+		if w, ok := mb[k]; !ok || string(v) != string(w) {
+			out[k] = true
+		}
+	}
+	for k := range mb {
+		if _, ok := ma[k]; !ok {
+			out[k] = true
+		}
+	}
+	return out
+}
+
+// disjoint reports whether the op changed some part of the state in the
+// baseline and none of those parts is among changed. An op that changed
+// nothing there, or a whole-value snapshot, is never disjoint.
+func disjoint(op, changed map[string]bool) bool {
+	if len(op) == 0 || op[""] || changed[""] {
+		return false
+	}
+	for p := range op {
+		if changed[p] {
+			return false
+		}
+	}
+	return true
 }
 
 // argsKey is the canonical encoding of a call's recorded arguments.

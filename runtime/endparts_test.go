@@ -1,0 +1,50 @@
+package runtime
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// Repeats that overlapped with calls of other ops cannot be judged by
+// their own snapshots. When the run's end state differs from the
+// baseline's only in parts of the state an op never changed in the
+// baseline, that op's repeats are absorbed; a part it did change makes them
+// duplicates. (A concurrent delivery of the memory server: entities
+// created twice change nothing, the journal appended twice does.)
+func TestOverlappedRepeatsJudgedByThePartsTheEndChanged(t *testing.T) {
+	op := func(id, name string, inv int) Operation {
+		return Operation{ID: id, Name: name, Kind: KindWrite, Status: StatusSuccess, Identity: `"k"`, Invocation: inv, Overlapped: true,
+			Args: Args{Names: []string{"v"}, Values: []any{"k"}}}
+	}
+	trace := func() *Trace {
+		return &Trace{Ops: []Operation{op("1:create#1", "create", 1), op("2:append#1", "append", 2), op("2:create#2", "create", 2), op("1:append#2", "append", 1)}}
+	}
+	args := "\x00\"k\"\x00{\"v\":\"k\"}"
+	baseWin := map[string][2]string{
+		"create" + args: {`{"entities":[],"journal":[]}`, `{"entities":["a"],"journal":[]}`},
+		"append" + args: {`{"entities":["a"],"journal":[]}`, `{"entities":["a"],"journal":["x"]}`},
+	}
+	baseEnd := `{"entities":["a"],"journal":["x"]}`
+
+	tr := trace()
+	fs := judgeRepeats(tr, `{"entities":["a"],"journal":["x","x"]}`, baseEnd, baseWin, false)
+	require.Len(t, fs, 1, "%v", fs)
+	assert.Equal(t, []string{"append"}, fs[0].Ops)
+	assert.Equal(t, RepeatAbsorbed, tr.Ops[2].Repeat)
+	assert.Equal(t, JudgedByEndState, tr.Ops[2].JudgedBy)
+
+	// The entities doubled too: the create's repeat is a duplicate.
+	tr = trace()
+	fs = judgeRepeats(tr, `{"entities":["a","a"],"journal":["x","x"]}`, baseEnd, baseWin, false)
+	require.Len(t, fs, 2, "%v", fs)
+	assert.Equal(t, RepeatDuplicate, tr.Ops[2].Repeat)
+
+	// A snapshot that is not an object says nothing about parts.
+	tr = trace()
+	fs = judgeRepeats(tr, `["a","x","x"]`, `["a","x"]`, map[string][2]string{
+		"create" + args: {`[]`, `["a"]`}, "append" + args: {`["a"]`, `["a","x"]`},
+	}, false)
+	assert.Len(t, fs, 2, "%v", fs)
+}
