@@ -27,4 +27,5 @@ var (
 	After        = toolspec.After
 	Redact       = toolspec.Redact
 	Name         = toolspec.Name
+	Idempotent   = toolspec.Idempotent
 )
