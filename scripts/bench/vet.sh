@@ -34,13 +34,14 @@ GOCACHE="$work/base" go build "${pkgs[@]}" >/dev/null
 # Compile the test variants too (go vet checks them); run nothing.
 GOCACHE="$work/base" go test -vet=off -exec=true -run='^$' "${pkgs[@]}" >/dev/null
 
-# run LABEL ARGS...: time one go vet from a fresh copy of the warm cache.
+# run ARGS...: time one go vet from a fresh copy of the warm cache; its
+# output is kept in $work/out.txt (VET_BENCH_OUT=file keeps agentidem-vet's).
 run() {
 	rm -rf "$work/run"
 	cp -a "$work/base" "$work/run"
 	local start end
 	start=$(date +%s.%N)
-	GOCACHE="$work/run" go vet "$@" "${pkgs[@]}" >/dev/null 2>&1 || true
+	GOCACHE="$work/run" go vet "$@" "${pkgs[@]}" >"$work/out.txt" 2>&1 || true
 	end=$(date +%s.%N)
 	echo "$end - $start" | bc
 }
@@ -52,6 +53,7 @@ ours=()
 for _ in $(seq "$runs"); do
 	default+=("$(run)")
 	ours+=("$(run -vettool="$work/agentidem-vet")")
+	if [ -n "${VET_BENCH_OUT:-}" ]; then cp "$work/out.txt" "$VET_BENCH_OUT"; fi
 done
 d=$(printf '%s\n' "${default[@]}" | median)
 o=$(printf '%s\n' "${ours[@]}" | median)
