@@ -27,6 +27,7 @@ type TxFuncFact struct {
 // AFact marks TxFuncFact as an analysis fact.
 func (*TxFuncFact) AFact() {}
 
+// String describes the fact for tests and debugging.
 func (f *TxFuncFact) String() string { return fmt.Sprintf("runs param %d in a transaction", f.Param) }
 
 // StmtFuncFact is exported for a function that returns a prepared
@@ -39,6 +40,7 @@ type StmtFuncFact struct {
 // AFact marks StmtFuncFact as an analysis fact.
 func (*StmtFuncFact) AFact() {}
 
+// String describes the fact for tests and debugging.
 func (f *StmtFuncFact) String() string {
 	return fmt.Sprintf("binds stmt param %d to tx param %d", f.Stmt, f.Tx)
 }
@@ -77,13 +79,25 @@ type SQLFuncFact struct {
 // AFact marks SQLFuncFact as an analysis fact.
 func (*SQLFuncFact) AFact() {}
 
+// String lists the reads, inserts and pending calls; two summaries agree
+// when their strings are equal.
 func (f *SQLFuncFact) String() string {
 	var parts []string
+	access := func(verb string, a SQLAccess) string {
+		s := verb + " " + a.Table + "(" + strings.Join(a.Keys, ",") + ")"
+		if a.Tx >= 0 {
+			s += fmt.Sprintf(" in tx p%d", a.Tx)
+		}
+		if a.Update {
+			s += " by update"
+		}
+		return s
+	}
 	for _, r := range f.Reads {
-		parts = append(parts, "reads "+r.Table+"("+strings.Join(r.Keys, ",")+")")
+		parts = append(parts, access("reads", r))
 	}
 	for _, w := range f.Writes {
-		parts = append(parts, "inserts "+w.Table+"("+strings.Join(w.Keys, ",")+")")
+		parts = append(parts, access("inserts", w))
 	}
 	for _, c := range f.Calls {
 		role := "writes"
@@ -105,6 +119,7 @@ type SQLPkgFact struct {
 // AFact marks SQLPkgFact as an analysis fact.
 func (*SQLPkgFact) AFact() {}
 
+// String describes the fact for tests and debugging.
 func (*SQLPkgFact) String() string { return "sql facts" }
 
 // SQLImplFact is exported for a package whose types implement interfaces
@@ -141,6 +156,7 @@ func (i *SQLImpl) method(name string) (SQLFuncFact, bool) {
 // AFact marks SQLImplFact as an analysis fact.
 func (*SQLImplFact) AFact() {}
 
+// String lists the implementations recorded.
 func (f *SQLImplFact) String() string {
 	var parts []string
 	for _, i := range f.Impls {
