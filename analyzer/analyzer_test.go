@@ -55,5 +55,5 @@ func TestDocTitles(t *testing.T) {
 // update-then-insert, a store split across methods and packages, queries
 // built from constants.
 func TestCheckBeforeCreateShapes(t *testing.T) {
-	analysistest.Run(t, analysistest.TestData(), analyzer.CheckBeforeCreate, "cbcshapes", "cbcstore", "cbcservice", "cbcmod/...")
+	analysistest.Run(t, analysistest.TestData(), analyzer.CheckBeforeCreate, "cbcshapes", "cbcsplit/...", "cbcmod/...")
 }

@@ -213,6 +213,7 @@ type sqlPkg struct {
 	impls     map[*types.Func]*SQLFuncFact // interface methods resolved
 	implFound map[*types.Func]bool         // some implementation of the method is known
 	implsOf   map[types.Type][]types.Type  // visible types implementing an interface
+	ext       map[*types.Func]*SQLFuncFact // imported summaries, expanded here
 	implTypes []*types.Named               // concrete types visible to the package
 	pkgs      map[string]*types.Package    // packages visible, by path
 	implIndex map[string][]SQLImpl         // SQLImplFacts of dependencies, by interface
@@ -230,6 +231,7 @@ func newSQLPkg(pass *analysis.Pass) *sqlPkg {
 		impls:     map[*types.Func]*SQLFuncFact{},
 		implFound: map[*types.Func]bool{},
 		implsOf:   map[types.Type][]types.Type{},
+		ext:       map[*types.Func]*SQLFuncFact{},
 	}
 }
 
@@ -304,9 +306,18 @@ func (p *sqlPkg) summaryDepth(fn *types.Func, depth int) *SQLFuncFact {
 		return nil
 	}
 	if fn.Pkg() != p.pass.Pkg {
-		var f SQLFuncFact
-		if p.pass.ImportObjectFact(fn, &f) {
-			return p.expand(&f, depth)
+		if s, ok := p.ext[fn]; ok {
+			if s != nil {
+				return s
+			}
+		} else {
+			var f SQLFuncFact
+			if p.pass.ImportObjectFact(fn, &f) {
+				s := p.expand(&f, depth)
+				p.ext[fn] = s
+				return s
+			}
+			p.ext[fn] = nil
 		}
 	}
 	if sig := fn.Type().(*types.Signature); sig.Recv() != nil && types.IsInterface(sig.Recv().Type()) && depth < 4 {
@@ -520,10 +531,8 @@ func (p *sqlPkg) exportImpls() {
 			}
 			if !own {
 				has := false
-				for i := 0; i < n.NumMethods(); i++ {
-					if p.summary(n.Method(i)) != nil {
-						has = true
-					}
+				for i := 0; i < n.NumMethods() && !has; i++ {
+					has = p.pass.ImportObjectFact(n.Method(i), new(SQLFuncFact))
 				}
 				if !has {
 					continue
@@ -593,9 +602,12 @@ func (p *sqlPkg) ifaceSummary(m *types.Func, depth int) *SQLFuncFact {
 	}
 	if p.implTypes == nil {
 		seen := map[*types.Package]bool{}
+		mod := modulePrefix(p.pass.Pkg.Path())
 		var visit func(pkg *types.Package)
 		visit = func(pkg *types.Package) {
-			if seen[pkg] {
+			// Implementations in the module: its packages, reached
+			// through its packages.
+			if seen[pkg] || modulePrefix(pkg.Path()) != mod {
 				return
 			}
 			seen[pkg] = true

@@ -1,17 +1,17 @@
-// Package cbcservice checks and creates through another package's store,
+// Package service checks and creates through another package's store,
 // directly and through interfaces (shape 5 across packages).
-package cbcservice
+package service
 
 import (
 	"context"
 	"errors"
 
-	"cbcstore"
+	"cbcsplit/store"
 )
 
 var errInUse = errors.New("alias in use")
 
-func SetAlias(ctx context.Context, s *cbcstore.Store, alias, room string) error {
+func SetAlias(ctx context.Context, s *store.Store, alias, room string) error {
 	got, err := s.RoomFor(ctx, alias)
 	if err != nil {
 		return err
@@ -22,7 +22,7 @@ func SetAlias(ctx context.Context, s *cbcstore.Store, alias, room string) error 
 	return errInUse
 }
 
-func SetAliasChecked(ctx context.Context, s *cbcstore.Store, alias, room string) error {
+func SetAliasChecked(ctx context.Context, s *store.Store, alias, room string) error {
 	got, err := s.RoomFor(ctx, alias)
 	if err != nil {
 		return err
@@ -33,7 +33,7 @@ func SetAliasChecked(ctx context.Context, s *cbcstore.Store, alias, room string)
 	return errInUse
 }
 
-// Database is implemented by *cbcstore.Store only (memAliases has no
+// Database is implemented by *store.Store only (memAliases has no
 // Close).
 type Database interface {
 	RoomFor(ctx context.Context, alias string) (string, error)

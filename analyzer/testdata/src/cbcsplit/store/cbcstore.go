@@ -1,6 +1,6 @@
-// Package cbcstore is a store whose methods each run one statement; the
+// Package store is a store whose methods each run one statement; the
 // check and the create are split across them (shape 5).
-package cbcstore
+package store
 
 import (
 	"context"
