@@ -84,11 +84,12 @@
 // INSERTs it runs, keyed by its parameters (an INSERT followed by a
 // unique-violation check is left out). A caller that checks through one
 // function and creates through another is judged like the inline case, in
-// the same package or another. A call through an interface method is
-// resolved to the implementations the caller can see (declared in its
-// imports, or recorded by the implementing package for the interfaces of
-// its module); when they disagree, when one has no summary, or when none
-// is known, the call is unknown.
+// the same package or another. A call through an interface method of the
+// caller's module is resolved to the implementations in the module the
+// caller can see (declared in the module's packages it imports, or
+// recorded as facts by the packages that implement it); when they
+// disagree, when one has no summary, or when none is known, the call is
+// unknown.
 //
 // It is reported on a *sql.DB, *sql.Conn, *pgx.Conn or *pgxpool.Pool, and
 // in a transaction begun in the same function or handed to a literal by a
