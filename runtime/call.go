@@ -120,9 +120,12 @@ func Begin(ctx context.Context, op *Op, args, identity, entity []any) (*Call, co
 			r.noteDetached(siteOf(c.pc))
 		}
 	}
+	// The calling goroutine is read once: for the baseline's count, and
+	// for the real-time scheduler's gates (Wait).
 	var gid uint64
-	if r.goroutines != nil {
+	if r.goroutines != nil || r.sched != nil && r.sched.realtime && r.world != nil {
 		gid = goroutineID()
+		c.gid = gid
 	}
 	r.mu.Lock()
 	if r.goroutines != nil {

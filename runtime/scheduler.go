@@ -67,7 +67,11 @@ func (s *scheduler) notify() {
 func (s *scheduler) Wait(c *Call, p Point) {
 	var gid uint64
 	if s.realtime && s.rec.world != nil {
-		gid = goroutineID()
+		// Begin read the goroutine when the run keeps it; the wrapper
+		// calls Start and Finish from the goroutine that called Begin.
+		if gid = c.gid; gid == 0 {
+			gid = goroutineID()
+		}
 		s.rec.world.visit(gid)
 		if p == PointFinish {
 			s.rec.world.body(gid, false)

@@ -372,7 +372,8 @@ func (s *Suite) run(ctx context.Context, sc Scenario) (*Result, *Trace, error) {
 	tr := r.trace()
 	tr.ID, tr.StartedAt, tr.CompletedAt = sc.Name, began, time.Now()
 	s.runs += tr.Invocations
-	if sc.Kind == ScenarioBaseline {
+	if sc.Kind == ScenarioBaseline && s.cfg.bubble != nil {
+		// Only a bubble cares (Suite.bubble); outlived takes a snapshot.
 		s.impure = w.networkSeen()
 		if s.impure == "" {
 			s.impure = outlived(w, tr)
@@ -394,6 +395,9 @@ func (s *Suite) run(ctx context.Context, sc Scenario) (*Result, *Trace, error) {
 	}
 	if r.goroutines != nil && stall == "" {
 		s.callGoroutines = len(r.goroutines)
+		for _, g := range r.roots {
+			delete(r.goroutines, g)
+		}
 		if leaked := stillAlive(r.goroutines, 20*time.Millisecond); leaked != "" {
 			res.Findings = append(res.Findings, Finding{
 				Code: CodeGoroutineLeak, Severity: SeverityWarning, Scenario: sc.Name, Replay: res.Replay,
