@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	goruntime "runtime"
 	"runtime/debug"
@@ -15,6 +16,9 @@ import (
 // errCrashed ends an invocation that kept calling tools after its injected
 // crash.
 var errCrashed = fmt.Errorf("invocation crashed: %w", context.Canceled)
+
+// errAbandoned is the outcome of an invocation left running after a stall.
+var errAbandoned = errors.New("abandoned after a stall: the agent did not return")
 
 // recorder is the state of one active run: the trace being written, the
 // planned fault, the gate.
@@ -46,6 +50,12 @@ type recorder struct {
 	stallAfter   time.Duration
 	seenProgress int64
 	seenAt       time.Time
+	// abandoned, when not nil, is closed when a stalled scenario gives up
+	// on its agent: invocations waited for inline return at once.
+	abandoned chan struct{}
+	// aborted is set when the harness gave up on the scenario (abort): an
+	// invocation that begins after it begins cancelled.
+	aborted atomic.Bool
 
 	mu        sync.Mutex
 	seq       int
@@ -154,7 +164,7 @@ func (r *recorder) invoke(ctx context.Context, fn func(context.Context) error) (
 
 // invokeNumbered is invoke with the invocation number chosen by the caller;
 // the caller has counted it in r.invs.
-func (r *recorder) invokeNumbered(ctx context.Context, fn func(context.Context) error, n int) (err error, panicked bool) {
+func (r *recorder) invokeNumbered(ctx context.Context, fn func(context.Context) error, n int) (error, bool) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	inv := &invocation{rec: r, n: n, cancel: cancel}
@@ -165,8 +175,19 @@ func (r *recorder) invokeNumbered(ctx context.Context, fn func(context.Context) 
 	r.current = inv
 	r.all = append(r.all, inv)
 	r.mu.Unlock()
+	if r.aborted.Load() {
+		cancel() // abort ran before this invocation was listed
+	}
 	ctx = context.WithValue(ctx, invKey{}, inv)
 
+	// The agent runs in a goroutine of its own, so that runtime.Goexit
+	// (a crashed invocation's next call, a tool without an error result
+	// that panicked) ends it and not the harness. Its results are read
+	// only after done is closed.
+	var (
+		err      error
+		panicked bool
+	)
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
@@ -209,8 +230,14 @@ func (r *recorder) invokeNumbered(ctx context.Context, fn func(context.Context) 
 		err = fn(ctx)
 		returned = true
 	}()
-	<-done
-	return err, panicked
+	select {
+	case <-done:
+		return err, panicked
+	case <-r.abandoned:
+		// The scenario stalled and the agent did not return after its
+		// context was cancelled: it is left running (stallWatch).
+		return errAbandoned, false
+	}
 }
 
 func (r *recorder) addPanic(p Panic) {
@@ -428,6 +455,7 @@ func (r *recorder) describeStall() string {
 // abort unblocks what the harness holds: gates open, invocations are
 // cancelled.
 func (r *recorder) abort() {
+	r.aborted.Store(true)
 	if r.sched != nil {
 		r.sched.stop()
 	}

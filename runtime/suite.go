@@ -357,17 +357,38 @@ func (s *Suite) run(ctx context.Context, sc Scenario) (*Result, *Trace, error) {
 	}
 	began := time.Now()
 	r.start()
-	resCh := make(chan []error, 1)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		resCh <- s.deliver(ctx, r, sc)
-	}()
-	stalled := false
-	if sc.sched != nil {
-		stalled = sc.sched.drive(done)
+	var (
+		errs  []error
+		stall string
+	)
+	if sc.sched == nil && !sc.Concurrent {
+		// One delivery at a time and no gates to drive: the deliveries
+		// run from here, watched by a timer, and cost no goroutine of
+		// their own.
+		var w *stallWatch
+		if r.stallAfter > 0 {
+			w = watchStalls(r)
+		}
+		errs = s.deliver(ctx, r, sc)
+		if w != nil {
+			var gaveUp bool
+			if stall, gaveUp = w.stop(); gaveUp {
+				errs = nil // as await: the agent's outcome is unknown
+			}
+		}
+	} else {
+		resCh := make(chan []error, 1)
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			resCh <- s.deliver(ctx, r, sc)
+		}()
+		stalled := false
+		if sc.sched != nil {
+			stalled = sc.sched.drive(done)
+		}
+		errs, stall = s.await(r, resCh, stalled)
 	}
-	errs, stall := s.await(r, resCh, stalled)
 	r.stop()
 	tr := r.trace()
 	tr.ID, tr.StartedAt, tr.CompletedAt = sc.Name, began, time.Now()
@@ -492,6 +513,68 @@ func (s *Suite) await(r *recorder, resCh <-chan []error, stalled bool) (errs []e
 	}
 }
 
+// stallWatch watches a scenario whose deliveries run in the suite's own
+// goroutine (Suite.run): a timer reads the progress count every
+// stallAfter/50; once the scenario stalled it names what is blocked and
+// cancels the invocations, and if the agent has not returned after a grace
+// period it closes the recorder's abandoned channel, so that the delivery
+// waiting for it returns and the agent is left running, as await does.
+type stallWatch struct {
+	r     *recorder
+	every time.Duration
+
+	mu     sync.Mutex // serializes the timer's callbacks and stop
+	t      *time.Timer
+	stall  string
+	gaveUp bool
+	done   bool
+}
+
+func watchStalls(r *recorder) *stallWatch {
+	w := &stallWatch{r: r, every: max(r.stallAfter/50, time.Millisecond)}
+	r.abandoned = make(chan struct{})
+	w.mu.Lock()
+	w.t = time.AfterFunc(w.every, w.check)
+	w.mu.Unlock()
+	return w
+}
+
+func (w *stallWatch) check() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.done {
+		return
+	}
+	if !w.r.stalled() {
+		w.t.Reset(w.every)
+		return
+	}
+	w.stall = w.r.describeStall()
+	w.r.abort()
+	w.t = time.AfterFunc(min(w.r.stallAfter, 2*time.Second), w.giveUp)
+}
+
+func (w *stallWatch) giveUp() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.done {
+		return
+	}
+	w.stall += "; the agent did not return after its context was cancelled, and its goroutines were left running"
+	w.gaveUp = true
+	close(w.r.abandoned)
+}
+
+// stop ends the watch: the stall message, if the scenario stalled, and
+// whether the agent was left running.
+func (w *stallWatch) stop() (string, bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.done = true
+	w.t.Stop()
+	return w.stall, w.gaveUp
+}
+
 // callHook runs Setup or Teardown, turning a panic into an error.
 func callHook(name string, fn func(context.Context) error, ctx context.Context) (err error) {
 	defer func() {
@@ -538,9 +621,14 @@ func (s *Suite) deliver(ctx context.Context, r *recorder, sc Scenario) []error {
 		return errs
 	}
 	for i := 0; i < n; i++ {
+		if r.aborted.Load() {
+			// The scenario stalled: no later delivery begins.
+			errs[i] = context.Canceled
+			continue
+		}
 		errs[i], _ = r.invoke(ctx, s.fn)
 	}
-	if r.crashed {
+	if r.crashed && !r.aborted.Load() {
 		// The worker died after the effect: the invocation is delivered
 		// again, as a queue would.
 		err, _ := r.invoke(ctx, s.fn)
