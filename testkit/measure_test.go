@@ -72,7 +72,7 @@ func measureAgents() []struct {
 // alone, each suite timed by itself, AGENTIDEM_MEASURE_SUITES times (default
 // 200). It lives in a test because subtests need a *testing.T; it asserts
 // nothing about time and is skipped unless AGENTIDEM_MEASURE_SUITE=1. Each
-// line it logs starts with "measure:": the agent, the harness, the
+// line it prints starts with "measure:": the agent, the harness, the
 // scenarios per suite, the median and the fastest suite in microseconds.
 func TestMeasureSuite(t *testing.T) {
 	if os.Getenv("AGENTIDEM_MEASURE_SUITE") == "" {
@@ -113,7 +113,7 @@ func TestMeasureSuite(t *testing.T) {
 			d       []time.Duration
 		}{{"testkit", tk}, {"testkit, no report file", tkNoFile}, {"runtime.Run", rt}} {
 			sort.Slice(m.d, func(i, j int) bool { return m.d[i] < m.d[j] })
-			t.Logf("measure: %s|%s|%d|%.1f|%.1f", a.name, m.harness, scenarios,
+			fmt.Printf("measure: %s|%s|%d|%.1f|%.1f\n", a.name, m.harness, scenarios,
 				float64(m.d[len(m.d)/2].Nanoseconds())/1e3, float64(m.d[0].Nanoseconds())/1e3)
 		}
 	}

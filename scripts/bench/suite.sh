@@ -13,13 +13,19 @@
 #    alternately with this one (same machine, same load) and is printed
 #    beside it.
 #
+# go test runs without -v, as a user's go test does; VERBOSE=1 adds -v
+# (every subtest's name and log lines printed).
+#
 #   bash scripts/bench/suite.sh
 #   BEFORE=e0e3c29 ROUNDS=5 bash scripts/bench/suite.sh
+#   VERBOSE=1 bash scripts/bench/suite.sh
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 root=$(pwd)
 rounds=${ROUNDS:-3}
 suites=${SUITES:-100}
+verbose=
+if [ -n "${VERBOSE:-}" ]; then verbose=-test.v; fi
 tmp=$(mktemp -d)
 cleanup() {
 	if [ -n "${BEFORE:-}" ]; then git -C "$root" worktree remove --force "$tmp/before" >/dev/null 2>&1 || true; fi
@@ -61,7 +67,7 @@ go test -c -o "$tmp/now.test" ./testkit
 bins="now"
 if [ -n "${BEFORE:-}" ]; then
 	git -C "$root" worktree add --detach "$tmp/before" "$BEFORE" >/dev/null 2>&1
-	cp testkit/measure_test.go "$tmp/before/testkit/"
+	cp testkit/measure_test.go "$tmp/before/testkit/" # the same measurement on both sides
 	(cd "$tmp/before" && go test -c -o "$tmp/before.test" ./testkit)
 	bins="before now"
 fi
@@ -69,12 +75,12 @@ fi
 for r in $(seq "$rounds"); do
 	for b in $bins; do
 		(cd testkit && AGENTIDEM_MEASURE_SUITE=1 AGENTIDEM_MEASURE_SUITES="$suites" "$tmp/$b.test" \
-			-test.run '^TestMeasureSuite$' -test.v -test.count 1) | grep -o 'measure:.*' | sed "s/^measure: /$b|/" >>"$tmp/lines"
+			-test.run '^TestMeasureSuite$' $verbose -test.count 1) | grep -o 'measure:.*' | sed "s/^measure: /$b|/" >>"$tmp/lines"
 	done
 done
 echo
 echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo unknown)"
-awk -F'|' -v rounds="$rounds" -v suites="$suites" '
+awk -F'|' -v rounds="$rounds" -v suites="$suites" -v vflag="${verbose:+ -v}" '
 function median(list,   a, k, i, j, t) {
 	k = split(list, a, " ")
 	for (i = 1; i <= k; i++) for (j = i + 1; j <= k; j++) if (a[j] + 0 < a[i] + 0) { t = a[i]; a[i] = a[j]; a[j] = t }
@@ -87,5 +93,5 @@ END {
 		k = order[i]; split(k, p, "|"); m = median(med[k])
 		printf "%-8s %-13s %-24s %9d %15.0f %15.0f %15.1f\n", p[1], p[2], p[3], sc[k], m, median(fast[k]), m / sc[k]
 	}
-	printf "(each suite timed by itself; the median over %d suites, then the median of %d rounds; testkit runs under go test with a subtest per scenario, the summary and the findings)\n", suites, rounds
+	printf "(each suite timed by itself; the median over %d suites, then the median of %d rounds; testkit runs under go test%s with a subtest per scenario, the summary and the findings)\n", suites, rounds, vflag
 }' "$tmp/lines"
