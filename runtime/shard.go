@@ -384,24 +384,7 @@ func MergeShards(reps ...*Report) (*Report, error) {
 	if !placed {
 		out.Results = append(out.Results, merged...)
 	}
-	if out.Baseline != nil {
-		out.Findings = append(out.Findings, out.Baseline.Findings...)
-	}
-	for _, res := range out.Results {
-		out.Findings = append(out.Findings, res.Findings...)
-		if res.Inconclusive {
-			out.InconclusiveCount++
-		}
-		for _, f := range res.Findings {
-			if f.Severity == SeverityError {
-				out.UnsafeCount++
-				break
-			}
-		}
-	}
-	out.FaultCount = len(out.Results)
-	out.Safe = out.BaselineSucceeded && len(out.Errors()) == 0
-	out.Problems = GroupFindings(out.Findings)
+	out.tally()
 	return out, nil
 }
 

@@ -811,8 +811,21 @@ func (s *Suite) Report() *Report {
 				r.BaselineFailure = "panic: " + s.base.Panics[0].Value
 			}
 		}
-		r.Findings = append(r.Findings, s.baseline.Findings...)
 	}
+	r.tally()
+	r.Shard = s.shardPart()
+	return r
+}
+
+// tally derives what a report counts from its baseline and results: the
+// findings of all of them, the scenarios that are inconclusive or unsafe,
+// the verdict and the problems. BaselineSucceeded must be set.
+func (r *Report) tally() {
+	r.Findings = []Finding{}
+	if r.Baseline != nil {
+		r.Findings = append(r.Findings, r.Baseline.Findings...)
+	}
+	r.InconclusiveCount, r.UnsafeCount = 0, 0
 	for _, res := range r.Results {
 		r.Findings = append(r.Findings, res.Findings...)
 		if res.Inconclusive {
@@ -828,8 +841,6 @@ func (s *Suite) Report() *Report {
 	r.FaultCount = len(r.Results)
 	r.Safe = r.BaselineSucceeded && len(r.Errors()) == 0
 	r.Problems = GroupFindings(r.Findings) // one finding per problem (group.go)
-	r.Shard = s.shardPart()
-	return r
 }
 
 func shortSite(site string) string {
