@@ -1,7 +1,6 @@
 package runtime
 
 import (
-	"bytes"
 	_ "embed"
 	"encoding/json"
 	"fmt"
@@ -230,21 +229,16 @@ func (r *Report) Has(code string) bool {
 	return false
 }
 
-// WriteJSON writes the report as indented JSON.
+// WriteJSON writes the report as indented JSON (two spaces, a final
+// newline): what a json.Encoder with SetIndent("", "  ") writes.
 func (r *Report) WriteJSON(w io.Writer) error {
-	// What json.Encoder with SetIndent writes, with one validating pass
-	// fewer: MarshalJSON's output is indented directly.
-	b, err := r.MarshalJSON()
-	if err != nil {
-		return err
+	rw := reportWriter{indent: true, b: make([]byte, 0, 64<<10)}
+	rw.report(r)
+	if rw.err != nil {
+		return rw.err
 	}
-	var out bytes.Buffer
-	out.Grow(len(b) + len(b)/2)
-	if err := json.Indent(&out, b, "", "  "); err != nil {
-		return err
-	}
-	out.WriteByte('\n')
-	_, err = w.Write(out.Bytes())
+	rw.b = append(rw.b, '\n')
+	_, err := w.Write(rw.b)
 	return err
 }
 

@@ -94,11 +94,13 @@ func str(p *string) string {
 	return *p
 }
 
-// The types below are the JSON shapes of reports, traces, results,
-// operations and findings, without MarshalJSON methods of their own: a
-// report is encoded in one pass. (encoding/json compacts again whatever a
-// MarshalJSON method returns, so nested methods would encode an operation
-// once per level above it.)
+// The types below are the JSON shapes of traces, results, operations and
+// findings, without MarshalJSON methods of their own: each part is encoded
+// in one pass. (encoding/json compacts again whatever a MarshalJSON method
+// returns, so nested methods would encode an operation once per level above
+// it.) A whole report is written by reportWriter (report_encode.go), by
+// hand, to the bytes encoding/json writes for these shapes: a change here
+// goes there too, and TestReportEncoderMatchesReflection says where.
 
 // operationJSON is an operation with the AgentIdem trace's fields.
 type operationJSON struct {
@@ -183,23 +185,7 @@ func (t *Trace) wire() *traceJSON {
 		return nil
 	}
 	p := plainTrace(*t)
-	if t.StartedAt.IsZero() {
-		for _, o := range t.Ops {
-			if !o.StartedAt.IsZero() && (p.StartedAt.IsZero() || o.StartedAt.Before(p.StartedAt)) {
-				p.StartedAt = o.StartedAt
-			}
-		}
-	}
-	if t.CompletedAt.IsZero() {
-		for _, o := range t.Ops {
-			if o.CompletedAt.After(p.CompletedAt) {
-				p.CompletedAt = o.CompletedAt
-			}
-		}
-		if p.CompletedAt.Before(p.StartedAt) {
-			p.CompletedAt = p.StartedAt
-		}
-	}
+	p.StartedAt, p.CompletedAt = t.times()
 	w := &traceJSON{
 		ID: p.ID, Name: p.Name, StartedAt: p.StartedAt, CompletedAt: p.CompletedAt, Ops: make([]operationJSON, len(t.Ops)),
 		Panics: p.Panics, Errors: p.Errors, Fault: p.Fault, Fired: p.Fired, FaultNote: p.FaultNote,
@@ -209,6 +195,31 @@ func (t *Trace) wire() *traceJSON {
 		w.Ops[i] = t.Ops[i].wire()
 	}
 	return w
+}
+
+// times returns the trace's start and end; a trace without them takes them
+// from its calls.
+func (t *Trace) times() (start, end time.Time) {
+	start, end = t.StartedAt, t.CompletedAt
+	if t.StartedAt.IsZero() {
+		for i := range t.Ops {
+			o := &t.Ops[i]
+			if !o.StartedAt.IsZero() && (start.IsZero() || o.StartedAt.Before(start)) {
+				start = o.StartedAt
+			}
+		}
+	}
+	if t.CompletedAt.IsZero() {
+		for i := range t.Ops {
+			if o := &t.Ops[i]; o.CompletedAt.After(end) {
+				end = o.CompletedAt
+			}
+		}
+		if end.Before(start) {
+			end = start
+		}
+	}
+	return start, end
 }
 
 // UnmarshalJSON reads a trace of either schema version.
@@ -453,42 +464,31 @@ type baselineFailure struct {
 	Message   string `json:"message"`
 }
 
-// MarshalJSON writes the report with the AgentIdem fields first.
+// failureJSON returns the report's baseline_failure, nil when the
+// baseline did not fail.
+func (r *Report) failureJSON() *baselineFailure {
+	if r.BaselineFailure == "" && (r.Baseline == nil || r.BaselineSucceeded) {
+		return nil
+	}
+	bf := &baselineFailure{ErrorType: "error", Message: r.BaselineFailure}
+	switch {
+	case strings.HasPrefix(r.BaselineFailure, "panic: "):
+		bf.ErrorType = "panic"
+	case strings.HasPrefix(r.BaselineFailure, "setup: "):
+		bf.ErrorType = "setup"
+	}
+	return bf
+}
+
+// MarshalJSON writes the report with the AgentIdem fields first, in the
+// shape of the wire types above (see reportWriter).
 func (r Report) MarshalJSON() ([]byte, error) {
-	type plain Report
-	w := struct {
-		SchemaVersion     string           `json:"schema_version"`
-		Safe              bool             `json:"safe"`
-		FaultCount        int              `json:"fault_count"`
-		UnsafeCount       int              `json:"unsafe_count"`
-		BaselineSucceeded bool             `json:"baseline_succeeded"`
-		BaselineFailure   *baselineFailure `json:"baseline_failure"`
-		Baseline          *traceJSON       `json:"baseline"`
-		Results           []*resultJSON    `json:"results"`
-		plain
-		Findings []findingJSON `json:"findings"`
-	}{
-		SchemaVersion: r.SchemaVersion, Safe: r.Safe, FaultCount: r.FaultCount, UnsafeCount: r.UnsafeCount,
-		BaselineSucceeded: r.BaselineSucceeded, Results: make([]*resultJSON, len(r.Results)),
-		Findings: findingsWire(r.Findings), plain: plain(r),
+	w := reportWriter{b: make([]byte, 0, 64<<10)}
+	w.report(&r)
+	if w.err != nil {
+		return nil, w.err
 	}
-	for i, res := range r.Results {
-		w.Results[i] = res.wire()
-	}
-	if r.BaselineFailure != "" || (r.Baseline != nil && !r.BaselineSucceeded) {
-		bf := &baselineFailure{ErrorType: "error", Message: r.BaselineFailure}
-		switch {
-		case strings.HasPrefix(r.BaselineFailure, "panic: "):
-			bf.ErrorType = "panic"
-		case strings.HasPrefix(r.BaselineFailure, "setup: "):
-			bf.ErrorType = "setup"
-		}
-		w.BaselineFailure = bf
-	}
-	if r.Baseline != nil {
-		w.Baseline = r.Baseline.Trace.withID(r.Baseline.Scenario).wire()
-	}
-	return json.Marshal(w)
+	return w.b, nil
 }
 
 // UnmarshalJSON reads a report of either schema version.

@@ -1,0 +1,705 @@
+package runtime
+
+import (
+	"bytes"
+	"encoding/json"
+	"math"
+	"reflect"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// reportWriter appends a report's JSON by hand: the bytes that encoding/json
+// writes for the wire shapes of report_compat.go (compact, for
+// Report.MarshalJSON) or those bytes after json.Indent with two spaces (for
+// WriteJSON), written directly at their depth. Through reflection and an
+// indenting pass, writing the report file was the largest single cost of a
+// ten-write suite under testkit. The wire shapes stay the reference:
+// TestReportEncoderMatchesReflection (and ...OnFilledReports, which fails
+// on a field added to a report type and not here) and FuzzReportEncoder
+// hold the two to the same bytes.
+//
+// The rules copied from encoding/json: field order and omitempty as it
+// resolves the embedded wire shapes; strings escaped by appendJSONString
+// (HTML-safe, invalid UTF-8 as U+FFFD); times as time.Time.MarshalJSON
+// writes them; an empty array or object is [] or {} in both forms. A value
+// of type any (a call's result, an argument, a finding's details) that is
+// not a scalar, []any, []string, map[string]any (keys sorted) or positional
+// is written by encoding/json alone, then indented at its depth. An error is
+// the first one encoding/json would have returned, wrapped as it would have
+// been.
+type reportWriter struct {
+	b      []byte
+	indent bool
+	depth  int
+	// first: nothing written yet in the innermost array or object.
+	first bool
+	err   error
+	// scratch holds a composite value while it is indented; keys the keys
+	// of the maps being written.
+	scratch []byte
+	keys    []string
+}
+
+// newlineSpaces starts a line at depth d up to 64: newlineSpaces[:1+2*d].
+const newlineSpaces = "\n                                                                                                                                "
+
+func (w *reportWriter) newline() {
+	if !w.indent {
+		return
+	}
+	if n := 1 + 2*w.depth; n <= len(newlineSpaces) {
+		w.b = append(w.b, newlineSpaces[:n]...)
+		return
+	}
+	w.b = append(w.b, '\n')
+	for range w.depth {
+		w.b = append(w.b, ' ', ' ')
+	}
+}
+
+func (w *reportWriter) open(c byte) {
+	w.b = append(w.b, c)
+	w.depth++
+	w.first = true
+}
+
+func (w *reportWriter) close(c byte) {
+	w.depth--
+	if !w.first {
+		w.newline()
+	}
+	w.b = append(w.b, c)
+	w.first = false
+}
+
+// elem starts an array element.
+func (w *reportWriter) elem() {
+	if !w.first {
+		w.b = append(w.b, ',')
+	}
+	w.first = false
+	w.newline()
+}
+
+// key starts an object member; name needs no escaping.
+func (w *reportWriter) key(name string) {
+	w.elem()
+	w.b = append(w.b, '"')
+	w.b = append(w.b, name...)
+	w.b = append(w.b, '"', ':')
+	if w.indent {
+		w.b = append(w.b, ' ')
+	}
+}
+
+func (w *reportWriter) null() { w.b = append(w.b, "null"...) }
+
+func (w *reportWriter) fail(err error) {
+	if w.err == nil {
+		w.err = err
+	}
+}
+
+// wrap wraps an error raised since the error state before was taken as
+// encoding/json wraps the error of a MarshalJSON method of type t.
+func (w *reportWriter) wrap(before error, t reflect.Type) {
+	if before == nil && w.err != nil {
+		w.err = &json.MarshalerError{Type: t, Err: w.err}
+	}
+}
+
+func (w *reportWriter) str(k, v string) {
+	w.key(k)
+	w.b = appendJSONString(w.b, v)
+}
+
+func (w *reportWriter) strOmit(k, v string) {
+	if v != "" {
+		w.str(k, v)
+	}
+}
+
+// strNull writes v, or null when it is empty (a *string from nullable).
+func (w *reportWriter) strNull(k, v string) {
+	w.key(k)
+	if v == "" {
+		w.null()
+		return
+	}
+	w.b = appendJSONString(w.b, v)
+}
+
+func (w *reportWriter) boolean(k string, v bool) {
+	w.key(k)
+	w.b = strconv.AppendBool(w.b, v)
+}
+
+func (w *reportWriter) boolOmit(k string, v bool) {
+	if v {
+		w.boolean(k, v)
+	}
+}
+
+func (w *reportWriter) integer(k string, v int64) {
+	w.key(k)
+	w.b = strconv.AppendInt(w.b, v, 10)
+}
+
+func (w *reportWriter) intOmit(k string, v int) {
+	if v != 0 {
+		w.integer(k, int64(v))
+	}
+}
+
+// stringsOmit writes a []string field with omitempty.
+func (w *reportWriter) stringsOmit(k string, v []string) {
+	if len(v) > 0 {
+		w.key(k)
+		w.stringList(v)
+	}
+}
+
+func (w *reportWriter) stringList(v []string) {
+	w.open('[')
+	for _, s := range v {
+		w.elem()
+		w.b = appendJSONString(w.b, s)
+	}
+	w.close(']')
+}
+
+var (
+	timeType    = reflect.TypeFor[time.Time]()
+	timePtrType = reflect.TypeFor[*time.Time]()
+)
+
+// time writes t as time.Time.MarshalJSON does; typ is the field's type,
+// which encoding/json names in the error.
+func (w *reportWriter) time(k string, t time.Time, typ reflect.Type) {
+	w.key(k)
+	n := len(w.b)
+	w.b = append(w.b, '"')
+	b, err := t.AppendText(w.b)
+	if err != nil {
+		_, err = t.MarshalJSON()
+		w.fail(&json.MarshalerError{Type: typ, Err: err})
+		w.b = append(w.b[:n], "null"...)
+		return
+	}
+	w.b = append(b, '"')
+}
+
+// raw appends compact JSON written by encoding/json, indented at the
+// current depth.
+func (w *reportWriter) raw(v []byte) {
+	if !w.indent || len(v) <= 2 || (v[0] != '{' && v[0] != '[') {
+		w.b = append(w.b, v...)
+		return
+	}
+	prefix := newlineSpaces[1:]
+	if 2*w.depth <= len(prefix) {
+		prefix = prefix[:2*w.depth]
+	} else {
+		prefix = strings.Repeat("  ", w.depth)
+	}
+	buf := bytes.NewBuffer(w.b)
+	if err := json.Indent(buf, v, prefix, "  "); err != nil {
+		w.fail(err)
+	}
+	w.b = buf.Bytes()
+}
+
+// reindent indents the composite value appended from start on.
+func (w *reportWriter) reindent(start int) {
+	if !w.indent || len(w.b)-start <= 2 || (w.b[start] != '{' && w.b[start] != '[') {
+		return
+	}
+	w.scratch = append(w.scratch[:0], w.b[start:]...)
+	w.b = w.b[:start]
+	w.raw(w.scratch)
+}
+
+// value writes a value of type any as encoding/json does.
+func (w *reportWriter) value(v any) {
+	switch x := v.(type) {
+	case nil:
+		w.null()
+		return
+	case string:
+		w.b = appendJSONString(w.b, x)
+		return
+	case bool:
+		w.b = strconv.AppendBool(w.b, x)
+		return
+	case int:
+		w.b = strconv.AppendInt(w.b, int64(x), 10)
+		return
+	case int64:
+		w.b = strconv.AppendInt(w.b, x, 10)
+		return
+	case float64:
+		if !math.IsInf(x, 0) && !math.IsNaN(x) {
+			w.b = appendFloat64(w.b, x)
+			return
+		}
+	case []string:
+		if x != nil {
+			w.stringList(x)
+			return
+		}
+	case []any:
+		if x != nil {
+			w.open('[')
+			for _, e := range x {
+				w.elem()
+				w.value(e)
+			}
+			w.close(']')
+			return
+		}
+	case map[string]any:
+		if x != nil {
+			w.object(x)
+			return
+		}
+	case positional:
+		w.positional(Args(x))
+		return
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		w.fail(err)
+		w.null()
+		return
+	}
+	w.raw(b)
+}
+
+// object writes a map as encoding/json does: keys in sorted order.
+func (w *reportWriter) object(m map[string]any) {
+	lo := len(w.keys)
+	for k := range m {
+		w.keys = append(w.keys, k)
+	}
+	slices.Sort(w.keys[lo:])
+	hi := len(w.keys)
+	w.open('{')
+	for i := lo; i < hi; i++ {
+		k := w.keys[i]
+		w.elem()
+		w.b = appendJSONString(w.b, k)
+		w.b = append(w.b, ':')
+		if w.indent {
+			w.b = append(w.b, ' ')
+		}
+		w.value(m[k])
+	}
+	w.close('}')
+	clear(w.keys[lo:hi])
+	w.keys = w.keys[:lo]
+}
+
+// appendFloat64 writes a finite f as encoding/json's float encoder does.
+func appendFloat64(b []byte, f float64) []byte {
+	abs := math.Abs(f)
+	format := byte('f')
+	if abs != 0 && (abs < 1e-6 || abs >= 1e21) {
+		format = 'e'
+	}
+	b = strconv.AppendFloat(b, f, format, -1, 64)
+	if format == 'e' {
+		// clean up e-09 to e-9
+		n := len(b)
+		if n >= 4 && b[n-4] == 'e' && b[n-3] == '-' && b[n-2] == '0' {
+			b[n-2] = b[n-1]
+			b = b[:n-1]
+		}
+	}
+	return b
+}
+
+// positional writes arguments as positional.MarshalJSON does.
+func (w *reportWriter) positional(a Args) {
+	w.open('{')
+	w.key("args")
+	w.open('[')
+	for _, v := range a.Values {
+		w.elem()
+		start := len(w.b)
+		w.b = appendValue(w.b, v)
+		w.reindent(start)
+	}
+	w.close(']')
+	w.key("kwargs")
+	w.b = append(w.b, '{', '}')
+	w.close('}')
+}
+
+// namedArgs writes arguments as Args.MarshalJSON does.
+func (w *reportWriter) namedArgs(a Args) {
+	w.open('{')
+	for i, v := range a.Values {
+		w.elem()
+		if i < len(a.Names) {
+			w.b = appendJSONString(w.b, a.Names[i])
+		} else {
+			w.b = append(w.b, `"arg`...)
+			w.b = strconv.AppendInt(w.b, int64(i), 10)
+			w.b = append(w.b, '"')
+		}
+		w.b = append(w.b, ':')
+		if w.indent {
+			w.b = append(w.b, ' ')
+		}
+		start := len(w.b)
+		w.b = appendValue(w.b, v)
+		w.reindent(start)
+	}
+	w.close('}')
+}
+
+// operation writes operationJSON: the plain operation's fields that the
+// AgentIdem ones do not shadow, in order, then those.
+func (w *reportWriter) operation(o *Operation) {
+	w.open('{')
+	w.str("id", o.ID)
+	w.str("name", o.Name)
+	w.key("kind")
+	switch o.Kind {
+	case KindRead:
+		w.b = append(w.b, `"read"`...)
+	case KindWrite:
+		w.b = append(w.b, `"write"`...)
+	default:
+		w.b = appendJSONString(w.b, o.Kind.String())
+	}
+	w.strOmit("identity_error", o.IdentityError)
+	w.stringsOmit("identity_panic", o.IdentityPanic)
+	w.stringsOmit("after", o.After)
+	w.strOmit("entity", o.Entity)
+	w.str("status", string(o.Status))
+	w.str("observation", string(o.Observation))
+	w.boolOmit("replayed", o.Replayed)
+	w.boolOmit("idempotent", o.Idempotent)
+	w.strOmit("repeat", o.Repeat)
+	w.strOmit("judged_by", o.JudgedBy)
+	w.strOmit("state_change", o.StateChange)
+	w.strOmit("state_error", o.StateError)
+	w.boolOmit("overlapped", o.Overlapped)
+	w.strOmit("fault", string(o.Fault))
+	if o.Panic != nil {
+		w.key("panic")
+		w.panicValue(o.Panic)
+	}
+	w.integer("invocation", int64(o.Invocation))
+	w.integer("occurrence", int64(o.Occurrence))
+	w.integer("seq", int64(o.Seq))
+	w.intOmit("start_tick", o.StartTick)
+	w.intOmit("end_tick", o.EndTick)
+	w.intOmit("batch", o.Batch)
+	w.boolOmit("detached", o.Detached)
+	w.strOmit("site", o.Site)
+	w.time("started_at", o.StartedAt, timeType)
+	w.key("args")
+	w.positional(o.Args)
+	w.key("named_args")
+	w.namedArgs(o.Args)
+	w.key("identity")
+	if o.Kind == KindWrite {
+		w.b = appendJSONString(w.b, o.Identity)
+	} else {
+		w.null()
+	}
+	w.key("result")
+	w.value(o.Result)
+	w.strNull("error", o.Error)
+	if o.CompletedAt.IsZero() {
+		w.key("completed_at")
+		w.null()
+	} else {
+		w.time("completed_at", o.CompletedAt, timePtrType)
+	}
+	w.close('}')
+}
+
+func (w *reportWriter) panicValue(p *Panic) {
+	w.open('{')
+	w.strOmit("op", p.Op)
+	w.str("value", p.Value)
+	w.str("stack", p.Stack)
+	w.close('}')
+}
+
+func (w *reportWriter) fault(f *Fault) {
+	w.open('{')
+	w.str("kind", string(f.Kind))
+	w.str("op", f.Op)
+	w.integer("occurrence", int64(f.Occurrence))
+	w.close('}')
+}
+
+// trace writes traceJSON for t under the id id.
+func (w *reportWriter) trace(t *Trace, id string) {
+	start, end := t.times()
+	w.open('{')
+	w.str("id", id)
+	w.str("target", t.Name)
+	w.time("started_at", start, timeType)
+	w.time("completed_at", end, timeType)
+	w.key("operations")
+	w.open('[')
+	for i := range t.Ops {
+		w.elem()
+		w.operation(&t.Ops[i])
+	}
+	w.close(']')
+	if len(t.Panics) > 0 {
+		w.key("panics")
+		w.open('[')
+		for i := range t.Panics {
+			w.elem()
+			w.panicValue(&t.Panics[i])
+		}
+		w.close(']')
+	}
+	w.stringsOmit("errors", t.Errors)
+	if t.Fault != nil {
+		w.key("fault")
+		w.fault(t.Fault)
+	}
+	w.boolOmit("fired", t.Fired)
+	w.strOmit("fault_note", t.FaultNote)
+	w.integer("invocations", int64(t.Invocations))
+	w.stringsOmit("notes", t.Notes)
+	w.stringsOmit("detached", t.Detached)
+	w.stringsOmit("refused", t.Refused)
+	w.close('}')
+}
+
+// traceOf writes the trace of a result as withID(scenario).wire() does.
+func (w *reportWriter) traceOf(t *Trace, scenario string) {
+	if t == nil {
+		w.null()
+		return
+	}
+	id := t.ID
+	if scenario != "" {
+		id = scenario
+	}
+	w.trace(t, id)
+}
+
+func (w *reportWriter) invariant(ir *InvariantResult) {
+	w.open('{')
+	w.str("name", ir.Name)
+	w.boolean("passed", ir.OK)
+	w.strNull("message", ir.Error)
+	w.close('}')
+}
+
+// duplicate writes what Duplicate.MarshalJSON does.
+func (w *reportWriter) duplicate(d *Duplicate) {
+	w.open('{')
+	w.str("operation_name", d.Op)
+	w.str("identity", d.Identity)
+	w.integer("count", int64(d.Count))
+	w.key("args")
+	w.positional(d.Args)
+	w.key("named_args")
+	w.namedArgs(d.Args)
+	w.key("operation_ids")
+	w.stringList(d.Calls)
+	w.close('}')
+}
+
+// finding writes findingJSON.
+func (w *reportWriter) finding(f *Finding) {
+	w.open('{')
+	w.str("code", f.Code)
+	w.str("severity", string(f.Severity))
+	w.str("message", f.Message)
+	w.str("scenario", f.Scenario)
+	w.stringsOmit("ops", f.Ops)
+	w.stringsOmit("identities", f.Identities)
+	w.stringsOmit("calls", f.Calls)
+	w.str("replay", f.Replay)
+	w.strOmit("stack", f.Stack)
+	w.key("details")
+	if len(f.Details) == 0 {
+		w.b = append(w.b, '{', '}')
+	} else {
+		w.value(f.Details)
+	}
+	w.stringsOmit("follows", f.Follows)
+	if len(f.SeenIn) > 0 {
+		w.key("seen_in")
+		w.open('[')
+		for _, o := range f.SeenIn {
+			w.elem()
+			w.open('{')
+			w.str("scenario", o.Scenario)
+			w.str("replay", o.Replay)
+			w.close('}')
+		}
+		w.close(']')
+	}
+	w.close('}')
+}
+
+func (w *reportWriter) findings(fs []Finding) {
+	w.open('[')
+	for i := range fs {
+		w.elem()
+		w.finding(&fs[i])
+	}
+	w.close(']')
+}
+
+// result writes resultJSON: the AgentIdem fields, then the plain result's
+// fields that they do not shadow.
+func (w *reportWriter) result(r *Result) {
+	kind := r.Kind
+	if kind == "" {
+		kind = r.Scenario
+	}
+	w.open('{')
+	w.str("scenario", Family(kind))
+	w.key("operation_index")
+	if r.OperationIndex >= 0 {
+		w.b = strconv.AppendInt(w.b, int64(r.OperationIndex), 10)
+	} else {
+		w.null()
+	}
+	w.strNull("operation_name", r.OperationName)
+	w.strNull("phase", r.Phase)
+	w.boolean("safe", r.Safe)
+	w.boolean("failed", r.Failed)
+	w.strNull("error", r.Error)
+	w.key("trace")
+	w.traceOf(r.Trace, r.Scenario)
+	w.key("invariants")
+	w.open('[')
+	for i := range r.Invariants {
+		w.elem()
+		w.invariant(&r.Invariants[i])
+	}
+	w.close(']')
+	w.key("duplicates")
+	w.open('[')
+	for i := range r.Duplicates {
+		w.elem()
+		w.duplicate(&r.Duplicates[i])
+	}
+	w.close(']')
+	w.key("findings")
+	w.findings(r.Findings)
+	w.str("scenario_id", r.Scenario)
+	w.str("kind", r.Kind)
+	w.boolOmit("inconclusive", r.Inconclusive)
+	if r.Fault != nil {
+		w.key("fault")
+		w.fault(r.Fault)
+	}
+	w.boolean("fault_fired", r.FaultFired)
+	w.str("replay", r.Replay)
+	w.strOmit("schedule", r.Schedule)
+	w.strOmit("legend", r.Legend)
+	w.strOmit("outcome", r.Outcome)
+	w.integer("duration_ns", int64(r.Duration))
+	w.strOmit("clock", r.Clock)
+	w.close('}')
+}
+
+var (
+	resultPtrType = reflect.TypeFor[*Result]()
+	findingType   = reflect.TypeFor[Finding]()
+)
+
+// report writes what Report.MarshalJSON's wire struct encodes to: the
+// AgentIdem fields, the plain report's fields they do not shadow, then the
+// findings.
+func (w *reportWriter) report(r *Report) {
+	w.open('{')
+	w.str("schema_version", r.SchemaVersion)
+	w.boolean("safe", r.Safe)
+	w.integer("fault_count", int64(r.FaultCount))
+	w.integer("unsafe_count", int64(r.UnsafeCount))
+	w.boolean("baseline_succeeded", r.BaselineSucceeded)
+	w.key("baseline_failure")
+	if bf := r.failureJSON(); bf != nil {
+		w.open('{')
+		w.str("error_type", bf.ErrorType)
+		w.str("message", bf.Message)
+		w.close('}')
+	} else {
+		w.null()
+	}
+	w.key("baseline")
+	if r.Baseline != nil {
+		w.traceOf(r.Baseline.Trace, r.Baseline.Scenario)
+	} else {
+		w.null()
+	}
+	w.key("results")
+	w.open('[')
+	for _, res := range r.Results {
+		w.elem()
+		if res == nil {
+			w.null()
+			continue
+		}
+		w.result(res)
+	}
+	w.close(']')
+	w.str("name", r.Name)
+	w.integer("inconclusive_count", int64(r.InconclusiveCount))
+	w.key("baseline_result")
+	if r.Baseline == nil {
+		w.null()
+	} else {
+		before := w.err
+		w.result(r.Baseline)
+		w.wrap(before, resultPtrType)
+	}
+	if len(r.Problems) > 0 {
+		w.key("problems")
+		w.open('[')
+		for i := range r.Problems {
+			w.elem()
+			before := w.err
+			w.finding(&r.Problems[i])
+			w.wrap(before, findingType)
+		}
+		w.close(']')
+	}
+	w.integer("agent_runs", int64(r.AgentRuns))
+	w.integer("seed", r.Seed)
+	w.time("started_at", r.StartedAt, timeType)
+	w.integer("duration_ns", int64(r.Duration))
+	if s := r.Shard; s != nil {
+		w.key("shard")
+		w.open('{')
+		w.integer("index", int64(s.Index))
+		w.integer("total", int64(s.Total))
+		w.strOmit("source", s.Source)
+		w.integer("planned", int64(s.Planned))
+		w.integer("ran", int64(s.Ran))
+		w.intOmit("diverged", s.Diverged)
+		if len(s.Merged) > 0 {
+			w.key("merged")
+			w.open('[')
+			for _, m := range s.Merged {
+				w.elem()
+				w.b = strconv.AppendInt(w.b, int64(m), 10)
+			}
+			w.close(']')
+		}
+		w.close('}')
+	}
+	w.key("findings")
+	w.findings(r.Findings)
+	w.close('}')
+}

@@ -1,0 +1,412 @@
+package runtime
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+)
+
+// reflectReportJSON is Report.MarshalJSON as it was before reportWriter:
+// the wire shapes of report_compat.go encoded by encoding/json. It is the
+// oracle reportWriter is held to.
+func reflectReportJSON(r Report) ([]byte, error) {
+	type plain Report
+	w := struct {
+		SchemaVersion     string           `json:"schema_version"`
+		Safe              bool             `json:"safe"`
+		FaultCount        int              `json:"fault_count"`
+		UnsafeCount       int              `json:"unsafe_count"`
+		BaselineSucceeded bool             `json:"baseline_succeeded"`
+		BaselineFailure   *baselineFailure `json:"baseline_failure"`
+		Baseline          *traceJSON       `json:"baseline"`
+		Results           []*resultJSON    `json:"results"`
+		plain
+		Findings []findingJSON `json:"findings"`
+	}{
+		SchemaVersion: r.SchemaVersion, Safe: r.Safe, FaultCount: r.FaultCount, UnsafeCount: r.UnsafeCount,
+		BaselineSucceeded: r.BaselineSucceeded, Results: make([]*resultJSON, len(r.Results)),
+		Findings: findingsWire(r.Findings), plain: plain(r),
+	}
+	for i, res := range r.Results {
+		w.Results[i] = res.wire()
+	}
+	if r.BaselineFailure != "" || (r.Baseline != nil && !r.BaselineSucceeded) {
+		bf := &baselineFailure{ErrorType: "error", Message: r.BaselineFailure}
+		switch {
+		case strings.HasPrefix(r.BaselineFailure, "panic: "):
+			bf.ErrorType = "panic"
+		case strings.HasPrefix(r.BaselineFailure, "setup: "):
+			bf.ErrorType = "setup"
+		}
+		w.BaselineFailure = bf
+	}
+	if r.Baseline != nil {
+		w.Baseline = r.Baseline.Trace.withID(r.Baseline.Scenario).wire()
+	}
+	return json.Marshal(w)
+}
+
+// reflectWriteJSON is WriteJSON as it was: the oracle's JSON through
+// json.Indent.
+func reflectWriteJSON(r *Report) ([]byte, error) {
+	b, err := reflectReportJSON(*r)
+	if err != nil {
+		return nil, err
+	}
+	var out bytes.Buffer
+	if err := json.Indent(&out, b, "", "  "); err != nil {
+		return nil, err
+	}
+	out.WriteByte('\n')
+	return out.Bytes(), nil
+}
+
+// checkEncoding fails unless MarshalJSON and WriteJSON write what the
+// reflection path writes, or return the error it returns.
+func checkEncoding(tb testing.TB, name string, r *Report) {
+	tb.Helper()
+	want, wantErr := reflectReportJSON(*r)
+	got, gotErr := r.MarshalJSON()
+	sameBytes(tb, name+": MarshalJSON", got, gotErr, want, wantErr)
+	want, wantErr = reflectWriteJSON(r)
+	var buf bytes.Buffer
+	gotErr = r.WriteJSON(&buf)
+	sameBytes(tb, name+": WriteJSON", buf.Bytes(), gotErr, want, wantErr)
+}
+
+func sameBytes(tb testing.TB, what string, got []byte, gotErr error, want []byte, wantErr error) {
+	tb.Helper()
+	if (gotErr != nil) != (wantErr != nil) || (gotErr != nil && gotErr.Error() != wantErr.Error()) {
+		tb.Fatalf("%s: error %v, the reflection path's %v", what, gotErr, wantErr)
+	}
+	if wantErr != nil || bytes.Equal(got, want) {
+		return
+	}
+	i := 0
+	for i < len(got) && i < len(want) && got[i] == want[i] {
+		i++
+	}
+	from := max(0, i-200)
+	tb.Fatalf("%s: %d bytes, the reflection path %d; they differ at byte %d:\nwritten:    %q\nreflection: %q",
+		what, len(got), len(want), i, got[from:min(len(got), i+80)], want[from:min(len(want), i+80)])
+}
+
+// TestReportEncoderMatchesReflection runs agents that produce every part
+// of a report (findings of each kind, panics, redaction, faults, schedules,
+// shards, state changes, absorbed repeats, invariants, odd strings) and
+// checks that reportWriter writes what encoding/json writes for the wire
+// shapes.
+func TestReportEncoderMatchesReflection(t *testing.T) {
+	reports := map[string]*Report{"ten writes": tenWriteReport(t)}
+
+	reports["todo"] = runTodo(t, &todoAgent{add: addOp(false), set: setOp(false)})
+	reports["todo idempotent"] = runTodo(t, &todoAgent{add: addOp(false), set: setOp(true)})
+	state := &todoAgent{add: addOp(false), set: setOp(false), done: []bool{true, false}}
+	reports["todo state"] = runTodo(t, state, State(func() any { return state.list.snapshot() }), Invariant("one item", func(*Trace) error {
+		if n := len(state.list.items); n > 1 {
+			return fmt.Errorf("%d items <&>\u2028", n)
+		}
+		return nil
+	}))
+
+	reports["fan"] = fanRun(t, 3)
+	reports["fan shard"] = fanRun(t, 3, ShardOf(2, 3))
+	merged, err := MergeShards(fanRun(t, 2, ShardOf(1, 2)), fanRun(t, 2, ShardOf(2, 2)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	reports["fan merged"] = merged
+
+	var s *store
+	reports["odd strings"] = mustRun(t, "odd \xff <b>&\u2029", func(ctx context.Context) error {
+		for _, k := range []string{"", "é日本😀", "<script>&amp;", "\xff\xfe", "quote\"back\\slash", "\x00\x1f\t\n\r\b\f\x7f", "\u2028\u2029"} {
+			if err := s.putTraced(ctx, k, len(k)); err != nil {
+				return fmt.Errorf("put %q: %w", k, err)
+			}
+			if _, err := s.getTraced(ctx, k+"\xc3"); err != nil && k == "" {
+				return errors.New("get <failed> & \xe2\x80")
+			}
+		}
+		return nil
+	}, Setup(func(context.Context) error { s = newStore(); return nil }))
+
+	reports["panics"] = mustRun(t, "panics", func(ctx context.Context) error {
+		notifyTraced("hello")
+		notifyTraced("boom")
+		return explodeTraced(ctx, 3)
+	})
+	reports["agent panic"] = mustRun(t, "agent panic", func(ctx context.Context) error {
+		if err := s.putTraced(ctx, "k", 1); err != nil {
+			return err
+		}
+		panic(fmt.Sprintf("agent <panicked> \xff %v", map[string]int{"a": 1}))
+	}, Setup(func(context.Context) error { s = newStore(); return nil }))
+	reports["redaction"] = mustRun(t, "login", func(ctx context.Context) error {
+		if err := loginTraced(ctx, "ann", "hunter2"); err != nil {
+			return err
+		}
+		return loginTraced(ctx, "ann", "hunter2")
+	})
+	reports["setup fails"], _ = Run(context.Background(), "setup", func(context.Context) error { return nil },
+		Setup(func(context.Context) error { return errors.New("no database") }))
+	reports["baseline fails"] = mustRun(t, "failing", func(ctx context.Context) error {
+		if err := s.putTraced(ctx, "k", 1); err != nil {
+			return err
+		}
+		return errors.New("always <fails>")
+	}, Setup(func(context.Context) error { s = newStore(); return nil }))
+	reports["nothing traced"] = mustRun(t, "nothing", func(context.Context) error { return nil })
+
+	for name, rep := range reports {
+		if rep == nil {
+			t.Fatalf("%s: no report", name)
+		}
+		checkEncoding(t, name, rep)
+		grouped := *rep
+		grouped.Problems = GroupFindings(rep.Findings)
+		checkEncoding(t, name+" (problems)", &grouped)
+		// What ReadReport gives back: every value decoded as generic JSON.
+		var back Report
+		b, err := rep.MarshalJSON()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := json.Unmarshal(b, &back); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		checkEncoding(t, name+" (read back)", &back)
+	}
+}
+
+func mustRun(t *testing.T, name string, fn func(context.Context) error, opts ...Option) *Report {
+	t.Helper()
+	rep, err := Run(context.Background(), name, fn, opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rep
+}
+
+// TestReportEncoderMatchesReflectionOnFilledReports fills every exported
+// field of a report, recursively, with values chosen at random (zero
+// values, empty and nil slices and maps, odd strings, times in several
+// zones), so that a field added to a report type and not to reportWriter
+// fails here.
+func TestReportEncoderMatchesReflectionOnFilledReports(t *testing.T) {
+	n := 3000
+	if testing.Short() {
+		n = 300
+	}
+	for seed := range n {
+		rnd := rand.New(rand.NewPCG(uint64(seed), 15))
+		var r Report
+		fill(reflect.ValueOf(&r).Elem(), rnd, 0)
+		checkEncoding(t, fmt.Sprintf("seed %d", seed), &r)
+	}
+}
+
+var (
+	oddStrings = []string{"", "", "plain", "<a href=\"x\">&amp;</a>", "\u2028\u2029", "é日本😀", "\xff\xfe\xc3",
+		"quote\"back\\slash/", "\x00\x01\x1f\t\n\r\b\f\x7f", "panic: boom", "setup: no db", "lost_acknowledgement/refund#1"}
+	oddValues = []any{nil, "s<>&\u2028", "\xff", 0, -7, int64(math.MaxInt64), 1.5, -0.0, 1e-7, 1e21, 123456789.125, 3e-300,
+		float32(0.1), true, false, uint8(200), []byte("bytes"), []any{}, []any{1.0, "x", nil, []any{map[string]any{}}},
+		map[string]any{}, map[string]any{"b": 1, "a": []any{"<", map[string]any{"z": nil}}},
+		struct {
+			X string
+			Y []int `json:"y,omitempty"`
+		}{X: "<x>"}, Redacted, json.Number("12.50"), json.RawMessage(`{"raw": [1, 2 ]}`), KindWrite,
+		positional(Args{Names: []string{"a"}, Values: []any{"<"}}), &Fault{Kind: FaultCrash, Op: "w"}}
+	zones = []*time.Location{time.UTC, time.Local, time.FixedZone("", 5*3600+30*60), time.FixedZone("X", -8*3600)}
+)
+
+// fill sets v to a random value of its type.
+func fill(v reflect.Value, rnd *rand.Rand, depth int) {
+	if rnd.IntN(4) == 0 || depth > 20 {
+		return // the zero value
+	}
+	switch v.Type() {
+	case reflect.TypeFor[time.Time]():
+		t := time.Date(1+rnd.IntN(9998), time.Month(1+rnd.IntN(12)), 1+rnd.IntN(28), rnd.IntN(24), rnd.IntN(60), rnd.IntN(60), 0, zones[rnd.IntN(len(zones))])
+		switch rnd.IntN(4) {
+		case 1:
+			t = t.Add(time.Duration(rnd.IntN(1e9)))
+		case 2:
+			t = t.Add(time.Duration(rnd.IntN(1000)) * time.Millisecond)
+		case 3:
+			t = time.Now()
+		}
+		v.Set(reflect.ValueOf(t))
+		return
+	case reflect.TypeFor[Kind]():
+		v.SetUint(uint64(rnd.IntN(4)))
+		return
+	}
+	switch v.Kind() {
+	case reflect.String:
+		v.SetString(oddStrings[rnd.IntN(len(oddStrings))])
+	case reflect.Bool:
+		v.SetBool(true)
+	case reflect.Int, reflect.Int64:
+		v.SetInt([]int64{-1, 1, 2, 42, math.MaxInt32, math.MinInt64}[rnd.IntN(6)])
+	case reflect.Uint8:
+		v.SetUint(uint64(rnd.IntN(256)))
+	case reflect.Interface:
+		v.Set(reflect.ValueOf(&oddValues[rnd.IntN(len(oddValues))]).Elem())
+	case reflect.Pointer:
+		p := reflect.New(v.Type().Elem())
+		fill(p.Elem(), rnd, depth+1)
+		v.Set(p)
+	case reflect.Slice:
+		n := rnd.IntN(4)
+		s := reflect.MakeSlice(v.Type(), n, n)
+		for i := range n {
+			fill(s.Index(i), rnd, depth+1)
+		}
+		v.Set(s)
+	case reflect.Map:
+		m := reflect.MakeMap(v.Type())
+		for range rnd.IntN(4) {
+			k := reflect.New(v.Type().Key()).Elem()
+			k.SetString(oddStrings[rnd.IntN(len(oddStrings))])
+			e := reflect.New(v.Type().Elem()).Elem()
+			fill(e, rnd, depth+1)
+			m.SetMapIndex(k, e)
+		}
+		v.Set(m)
+	case reflect.Struct:
+		for i := range v.NumField() {
+			if v.Type().Field(i).IsExported() {
+				fill(v.Field(i), rnd, depth+1)
+			}
+		}
+	default:
+		panic(fmt.Sprintf("fill: no rule for %s", v.Type()))
+	}
+}
+
+type failingMarshaler struct{}
+
+func (failingMarshaler) MarshalJSON() ([]byte, error) { return nil, errors.New("cannot <marshal>") }
+
+// TestReportEncoderErrors: a report the reflection path cannot encode
+// gets the same error from reportWriter (NaN and unencodable values that
+// did not go through Run's encodable, times outside RFC 3339's range).
+func TestReportEncoderErrors(t *testing.T) {
+	base := func() *Report {
+		r := tenWriteReport(t)
+		c := *r
+		b := *r.Baseline
+		c.Baseline = &b
+		tr := *b.Trace
+		tr.Ops = append([]Operation(nil), tr.Ops...)
+		b.Trace = &tr
+		c.Results = append([]*Result(nil), r.Results...)
+		return &c
+	}
+	farFuture := time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC)
+	cases := map[string]func(r *Report){
+		"NaN result":       func(r *Report) { r.Baseline.Trace.Ops[3].Result = math.NaN() },
+		"Inf result":       func(r *Report) { r.Baseline.Trace.Ops[0].Result = []any{math.Inf(-1)} },
+		"channel result":   func(r *Report) { r.Baseline.Trace.Ops[0].Result = make(chan int) },
+		"failing result":   func(r *Report) { r.Baseline.Trace.Ops[1].Result = failingMarshaler{} },
+		"year 10000 start": func(r *Report) { r.Baseline.Trace.Ops[2].StartedAt = farFuture },
+		"year 10000 end":   func(r *Report) { r.Baseline.Trace.Ops[2].CompletedAt = farFuture },
+		"zone +25h":        func(r *Report) { r.Baseline.Trace.Ops[2].CompletedAt = time.Now().In(time.FixedZone("", 25*3600)) },
+		"report start":     func(r *Report) { r.StartedAt = farFuture },
+		"trace start":      func(r *Report) { r.Baseline.Trace.StartedAt = farFuture },
+		"NaN details": func(r *Report) {
+			r.Findings = []Finding{{Code: "x", Details: map[string]any{"n": math.NaN()}}}
+		},
+		"NaN details in baseline result": func(r *Report) {
+			r.Baseline.Findings = []Finding{{Code: "x", Details: map[string]any{"n": math.NaN()}}}
+		},
+		"year 10000 in baseline result only": func(r *Report) {
+			r.Baseline.Findings = []Finding{{Code: "x", Details: map[string]any{"t": farFuture}}}
+		},
+		"NaN details in problems": func(r *Report) {
+			r.Problems = []Finding{{Code: "x"}, {Code: "y", Details: map[string]any{"n": math.Inf(1)}}}
+		},
+		"two errors": func(r *Report) {
+			r.Problems = []Finding{{Code: "y", Details: map[string]any{"n": math.Inf(1)}}}
+			r.Baseline.Trace.Ops[2].CompletedAt = farFuture
+		},
+	}
+	for name, spoil := range cases {
+		r := base()
+		spoil(r)
+		if _, err := reflectReportJSON(*r); err == nil {
+			t.Fatalf("%s: the reflection path encodes it", name)
+		}
+		checkEncoding(t, name, r)
+	}
+}
+
+// FuzzReportEncoder decodes arbitrary JSON as a report and checks that
+// reportWriter writes what the reflection path writes for it:
+//
+//	go test ./runtime -run '^$' -fuzz FuzzReportEncoder$ -fuzzminimizetime 0s
+func FuzzReportEncoder(f *testing.F) {
+	for _, name := range []string{"report-v1.json", "compat/agentidem-python-report-naive.json", "compat/agentidem-python-report-keyed.json"} {
+		b, err := os.ReadFile(filepath.Join("testdata", name))
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b)
+	}
+	a := &todoAgent{add: addOp(false), set: setOp(true)}
+	todo, err := Run(context.Background(), "todo", a.run, Setup(func(context.Context) error { a.list = &todoList{}; return nil }))
+	if err != nil {
+		f.Fatal(err)
+	}
+	todo.Problems = GroupFindings(todo.Findings)
+	b, err := todo.MarshalJSON()
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(b)
+	f.Add([]byte(`{"schema_version":"2","baseline_result":{"trace":{"operations":[{"kind":"write","args":{"a":[1e-7,{"x":[]}]},"result":{"b":[1,{}],"a":"\u2028<"},"completed_at":"2024-01-02T03:04:05.1+05:30"}]}},"shard":{"merged":[1,2]},"problems":[{"details":{"k":[{}]},"seen_in":[{}]}]}`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		var r Report
+		if err := json.Unmarshal(b, &r); err != nil {
+			return
+		}
+		checkEncoding(t, "decoded", &r)
+	})
+}
+
+// FuzzReportEncoderValues puts a fuzzed string, number and time in every
+// kind of place a report has: names, arguments, results, errors, details.
+//
+//	go test ./runtime -run '^$' -fuzz FuzzReportEncoderValues
+func FuzzReportEncoderValues(f *testing.F) {
+	f.Add("plain", 1.5, int64(1700000000123456789), uint8(2))
+	f.Add("<&>\u2028\xff\"\\\x00", 1e-7, int64(-62135596800000000), uint8(3))
+	f.Add("", 1e21, int64(0), uint8(0))
+	f.Fuzz(func(t *testing.T, s string, x float64, n int64, k uint8) {
+		at := time.Unix(0, n).In(zones[int(k)%len(zones)])
+		op := Operation{
+			ID: s, Name: s, Kind: Kind(k % 4), Args: Args{Names: []string{s}, Values: []any{s, x, n, []any{s, x}, map[string]any{s: x}}},
+			Identity: s, Entity: s, Result: map[string]any{s: []any{x, s}}, Error: s, Status: Status(s),
+			StartedAt: at, CompletedAt: at.Add(time.Duration(k)), After: []string{s}, Panic: &Panic{Value: s},
+		}
+		read := op
+		read.Kind, read.Result = KindRead, x
+		tr := &Trace{ID: s, Name: s, Ops: []Operation{op, read}, Errors: []string{s}, Fault: &Fault{Op: s}}
+		find := Finding{Code: s, Message: s, Details: map[string]any{s: x, "t": at}, SeenIn: []Occurrence{{Scenario: s}}}
+		res := &Result{Scenario: s, Kind: s, OperationIndex: int(n % 3), Error: s, Trace: tr, Findings: []Finding{find},
+			Invariants: []InvariantResult{{Name: s, Error: s}}, Duplicates: []Duplicate{{Op: s, Args: op.Args, Calls: []string{s}}}}
+		r := &Report{Name: s, BaselineFailure: s, Baseline: res, Results: []*Result{res, nil}, Findings: []Finding{find},
+			Problems: []Finding{find}, StartedAt: at, Shard: &Shard{Source: s}}
+		checkEncoding(t, "values", r)
+	})
+}
