@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -232,15 +234,31 @@ func (r *Report) Has(code string) bool {
 // WriteJSON writes the report as indented JSON (two spaces, a final
 // newline): what a json.Encoder with SetIndent("", "  ") writes.
 func (r *Report) WriteJSON(w io.Writer) error {
-	rw := reportWriter{indent: true, b: make([]byte, 0, 64<<10)}
+	buf, _ := reportBuffers.Get().(*[]byte)
+	if buf == nil {
+		b := make([]byte, 0, reportSize.Load()+4<<10)
+		buf = &b
+	}
+	defer reportBuffers.Put(buf)
+	rw := reportWriter{indent: true, b: (*buf)[:0]}
 	rw.report(r)
+	rw.b = append(rw.b, '\n')
+	*buf = rw.b[:0]
 	if rw.err != nil {
 		return rw.err
 	}
-	rw.b = append(rw.b, '\n')
+	reportSize.Store(int64(len(rw.b)))
 	_, err := w.Write(rw.b)
 	return err
 }
+
+// reportBuffers holds WriteJSON's buffers, and reportSize is the length
+// of the last report written, the size of a new one: a suite's report file
+// is hundreds of kilobytes, and testkit writes one per test.
+var (
+	reportBuffers sync.Pool // *[]byte
+	reportSize    atomic.Int64
+)
 
 // ReadReport reads a report written by WriteJSON, of this schema version or
 // of version 1 (written before the AgentIdem-compatible shape).

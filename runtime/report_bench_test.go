@@ -7,6 +7,7 @@ import (
 	"io"
 	"reflect"
 	"slices"
+	"sync"
 	"testing"
 )
 
@@ -40,6 +41,20 @@ func BenchmarkReportWriteJSON(b *testing.B) {
 	b.SetBytes(int64(buf.Len()))
 	b.ReportAllocs()
 	for b.Loop() {
+		if err := rep.WriteJSON(io.Discard); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkReportWriteJSONCold is BenchmarkReportWriteJSON without a
+// pooled buffer: each write allocates one, as the first write of a process
+// (or the first after the pool was collected) does.
+func BenchmarkReportWriteJSONCold(b *testing.B) {
+	rep := tenWriteReport(b)
+	b.ReportAllocs()
+	for b.Loop() {
+		reportBuffers = sync.Pool{}
 		if err := rep.WriteJSON(io.Discard); err != nil {
 			b.Fatal(err)
 		}
