@@ -32,7 +32,7 @@ type Call struct {
 	canon [64]byte
 
 	mu  sync.Mutex
-	rec Operation
+	rec callRecord // expanded into an Operation when the trace is read
 
 	obs    *observed   // a call outside any run, seen by the Observer (observer.go)
 	effect *callEffect // what the State judge saw, if any
@@ -68,10 +68,15 @@ func (c *Call) ID() string {
 // idLocked builds the id from the invocation and occurrence; it is made on
 // demand so that recording a call costs no string building.
 func (c *Call) idLocked() string {
-	if c.rec.ID == "" && c.rec.Occurrence > 0 {
-		c.rec.ID = strconv.Itoa(c.rec.Invocation) + ":" + c.rec.Name + "#" + strconv.Itoa(c.rec.Occurrence)
+	if c.rec.Occurrence <= 0 || c.inv == nil {
+		return ""
 	}
-	return c.rec.ID
+	return strconv.Itoa(c.inv.n) + ":" + c.op.Name + "#" + strconv.Itoa(int(c.rec.Occurrence))
+}
+
+// args returns the call's recorded arguments.
+func (c *Call) args() Args {
+	return Args{Names: c.op.Params, Values: c.rec.Values}
 }
 
 // Begin opens a traced call of op with the recorded argument values args
@@ -103,15 +108,10 @@ func Begin(ctx context.Context, op *Op, args, identity, entity []any) (*Call, co
 		vals = append([]any(nil), args...)
 	}
 	c.pc = callSite(framePCs())
-	// c is zero (newCall): set only what is not, field by field, rather
-	// than copying a whole Operation.
-	c.rec.Name, c.rec.Kind = op.Name, op.Kind
-	c.rec.Args = Args{Names: op.Params, Values: vals}
-	c.rec.After = op.After
-	c.rec.Status = StatusRunning
-	c.rec.Invocation = inv.n
-	c.rec.Idempotent = op.Idempotent && op.Kind == KindWrite
-	c.rec.StartedAt = r.clock()
+	// c is zero (newCall): set only what is not. What the op says (name,
+	// kind, parameter names, after=) is read from it when the trace is.
+	c.rec.Values = vals
+	c.rec.start = r.now()
 	c.computeIdentity(identity, entity)
 	c.rec.Seq = -1
 	if detached {
@@ -151,7 +151,7 @@ func (c *Call) computeIdentity(identity, entity []any) {
 		var err error
 		id, b, err = canonicalInto(b, identity)
 		if err != nil {
-			c.rec.IdentityError = unencodable(identity, err, c.op.RedactIdentity)
+			c.rare().identityError = unencodable(identity, err, c.op.RedactIdentity)
 		}
 		c.rec.Identity = c.digest(id)
 	}
@@ -231,13 +231,13 @@ func (c *Call) Start() error {
 		c.executing()
 		return nil
 	}
-	err := &InjectedError{Fault: Fault{Kind: c.fault, Op: c.op.Name, Occurrence: c.rec.Occurrence}}
+	err := &InjectedError{Fault: Fault{Kind: c.fault, Op: c.op.Name, Occurrence: int(c.rec.Occurrence)}}
 	c.mu.Lock()
-	c.rec.Status = StatusFailed
-	c.rec.Observation = ObservationFailed
-	c.rec.Fault = c.fault
+	c.rec.status = statusFailed
+	c.rec.observation = observationFailed
+	c.rec.faulted = true
 	c.rec.Error = err.Error()
-	c.rec.CompletedAt = r.clock()
+	c.rec.end, c.rec.ended = r.now(), true
 	c.mu.Unlock()
 	r.markFired()
 	if r.world != nil {
@@ -254,10 +254,10 @@ func (c *Call) stopIfCrashed() {
 		return
 	}
 	c.mu.Lock()
-	c.rec.Status = StatusFailed
-	c.rec.Observation = ObservationFailed
+	c.rec.status = statusFailed
+	c.rec.observation = observationFailed
 	c.rec.Error = "not executed: the invocation had crashed"
-	c.rec.CompletedAt = c.inv.rec.clock()
+	c.rec.end, c.rec.ended = c.inv.rec.now(), true
 	c.mu.Unlock()
 	goruntime.Goexit()
 }
@@ -273,8 +273,9 @@ func (c *Call) Finish(err error, results ...any) error {
 		return nil
 	}
 	r := c.inv.rec
+	end := r.now()
 	c.mu.Lock()
-	if c.rec.Status == StatusFailed && c.rec.Panic != nil {
+	if c.rec.status == statusFailed && c.rec.rare != nil && c.rec.rare.panic != nil {
 		c.mu.Unlock()
 		return nil
 	}
@@ -286,14 +287,14 @@ func (c *Call) Finish(err error, results ...any) error {
 		c.rec.Result = results
 	}
 	if err != nil {
-		c.rec.Status = StatusFailed
-		c.rec.Observation = ObservationFailed
+		c.rec.status = statusFailed
+		c.rec.observation = observationFailed
 		c.rec.Error = err.Error()
 	} else {
-		c.rec.Status = StatusSuccess
-		c.rec.Observation = ObservationReceived
+		c.rec.status = statusSuccess
+		c.rec.observation = observationReceived
 	}
-	c.rec.CompletedAt = r.clock()
+	c.rec.end, c.rec.ended = end, true
 	c.mu.Unlock()
 	r.progress.Add(1)
 	c.executed()
@@ -314,10 +315,10 @@ func (c *Call) Finish(err error, results ...any) error {
 		r.noteUnfired(fmt.Sprintf("%s has no error result: its acknowledgement cannot be lost", c.op.Name))
 		return nil
 	}
-	ierr := &InjectedError{Fault: Fault{Kind: c.fault, Op: c.op.Name, Occurrence: c.rec.Occurrence}}
+	ierr := &InjectedError{Fault: Fault{Kind: c.fault, Op: c.op.Name, Occurrence: int(c.rec.Occurrence)}}
 	c.mu.Lock()
-	c.rec.Observation = ObservationLost
-	c.rec.Fault = c.fault
+	c.rec.observation = observationLost
+	c.rec.faulted = true
 	c.mu.Unlock()
 	r.markFired()
 	if c.fault == FaultCrash {
@@ -346,11 +347,11 @@ func (c *Call) Recover(errp *error) {
 	r := c.inv.rec
 	p := Panic{Op: c.op.Name, Value: fmt.Sprint(v), Stack: string(debug.Stack())}
 	c.mu.Lock()
-	c.rec.Status = StatusFailed
-	c.rec.Observation = ObservationFailed
+	c.rec.status = statusFailed
+	c.rec.observation = observationFailed
 	c.rec.Error = "panic: " + p.Value
-	c.rec.Panic = &p
-	c.rec.CompletedAt = r.clock()
+	c.rare().panic = &p
+	c.rec.end, c.rec.ended = r.now(), true
 	c.mu.Unlock()
 	c.executed()
 	r.addPanic(p)
@@ -404,8 +405,8 @@ func (r *recorder) numberLocked(c *Call) {
 	*n++
 	k := *n
 	c.mu.Lock()
-	c.rec.Occurrence = k
-	c.rec.Seq = r.seq
+	c.rec.Occurrence = int32(k)
+	c.rec.Seq = int32(r.seq)
 	c.mu.Unlock()
 	r.seq++
 	if r.fault.Kind != FaultNone && r.fault.Op == name && r.fault.Occurrence == k {

@@ -161,13 +161,13 @@ func (j *judge) quiet() error {
 }
 
 func callKeyOf(c *Call) string {
-	b, _ := c.rec.Args.MarshalJSON()
-	return c.rec.Name + "\x00" + c.rec.Identity + "\x00" + string(b)
+	b, _ := c.args().MarshalJSON()
+	return c.op.Name + "\x00" + c.rec.Identity + "\x00" + string(b)
 }
 
 // before is called when a write is about to execute.
 func (j *judge) before(c *Call) {
-	key := c.rec.Name + "\x00" + c.rec.Identity
+	key := c.op.Name + "\x00" + c.rec.Identity
 	j.mu.Lock()
 	j.execs++
 	e := &callEffect{repeat: j.started[key], order: j.execs}

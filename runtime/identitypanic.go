@@ -36,7 +36,8 @@ func (c *Call) IdentityPanicked(expr string, v any) {
 	msg := fmt.Sprintf("%s panicked: %v", expr, v)
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.rec.IdentityPanic = append(c.rec.IdentityPanic, msg)
+	x := c.rare()
+	x.identityPanic = append(x.identityPanic, msg)
 	if len(expr) >= len("entity=") && expr[:len("entity=")] == "entity=" {
 		c.rec.Entity = ""
 		return
@@ -45,8 +46,8 @@ func (c *Call) IdentityPanicked(expr string, v any) {
 		c.rec.Entity = "" // the default entity of a write is its identity
 	}
 	c.rec.Identity = ""
-	if c.rec.IdentityError == "" {
-		c.rec.IdentityError = msg
+	if x.identityError == "" {
+		x.identityError = msg
 	}
 }
 

@@ -38,9 +38,9 @@ func (s *scheduler) legend() string {
 func (c *Call) legendName() string {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	name := c.rec.Name + "#" + strconv.Itoa(c.rec.Occurrence)
-	if c.rec.Invocation > 1 {
-		name = strconv.Itoa(c.rec.Invocation) + ":" + name
+	name := c.op.Name + "#" + strconv.Itoa(int(c.rec.Occurrence))
+	if c.inv.n > 1 {
+		name = strconv.Itoa(c.inv.n) + ":" + name
 	}
 	return name
 }

@@ -108,7 +108,7 @@ func TestOrderFindingSaysWhatTheDependentCallDid(t *testing.T) {
 
 func TestLegendNamesRoundsAndDeliveries(t *testing.T) {
 	call := func(name string, inv, occ int) *Call {
-		return &Call{rec: Operation{Name: name, Invocation: inv, Occurrence: occ}}
+		return &Call{op: &Op{Name: name}, inv: &invocation{n: inv}, rec: callRecord{Occurrence: int32(occ)}}
 	}
 	s := &scheduler{rounds: [][]*Call{
 		{call("a", 1, 1), call("b", 1, 1)},

@@ -26,7 +26,8 @@ type recorder struct {
 	name  string
 	fault Fault
 	gate  Gate
-	clock func() time.Time
+	// base is the clock reading the times of calls are offsets from (now).
+	base time.Time
 
 	// sched is the gate when it is a scheduler; calls are then numbered
 	// at their start gate.
@@ -104,12 +105,33 @@ var global struct {
 }
 
 func newRecorder(name string, f Fault, g Gate) *recorder {
-	r := &recorder{name: name, fault: f, gate: g, clock: time.Now, occ: map[string]*int{}}
+	r := &recorder{name: name, fault: f, gate: g, base: time.Now(), occ: map[string]*int{}}
 	if s, ok := g.(*scheduler); ok {
 		r.sched = s
 		s.rec = r
 	}
 	return r
+}
+
+// now returns the time of an event of the run as an offset from r.base,
+// which at turns back into a time.Time when the trace is read: one read of
+// the monotonic clock, where time.Now reads the wall clock too. Inside a
+// testing/synctest bubble the offset is taken on the bubble's clock (a
+// goroutine's bubble cannot change between its calls), as time.Now would.
+func (r *recorder) now() int64 {
+	return int64(time.Since(r.base))
+}
+
+// at returns the time now returned d for: the wall-clock time, with the
+// monotonic reading time.Now would have given it. A negative offset from
+// a base with a monotonic reading was taken in a synctest bubble, whose
+// times have none (time.Since fell back to the wall clocks).
+func (r *recorder) at(d int64) time.Time {
+	t := r.base.Add(time.Duration(d))
+	if d < 0 {
+		t = t.Round(0)
+	}
+	return t
 }
 
 // maxCallBlock is the most Calls one allocation of newCall holds.
@@ -267,13 +289,9 @@ func (r *recorder) trace() *Trace {
 	t.Ops = make([]Operation, len(r.calls))
 	for i, c := range r.calls {
 		c.mu.Lock()
-		c.idLocked()
-		t.Ops[i] = c.rec
+		c.expand(r, &t.Ops[i])
 		c.effect.record(&t.Ops[i])
 		c.mu.Unlock()
-		if c.pc != 0 {
-			t.Ops[i].Site = siteOf(c.pc)
-		}
 	}
 	t.Panics = append([]Panic(nil), r.panics...)
 	t.Errors = append([]string(nil), r.errs...)

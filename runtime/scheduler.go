@@ -86,7 +86,7 @@ func (s *scheduler) Wait(c *Call, p Point) {
 		return
 	}
 	if p == PointStart && c.label == "" {
-		args, _ := c.rec.Args.MarshalJSON()
+		args, _ := c.args().MarshalJSON()
 		c.label = fmt.Sprintf("%s %s %d", c.op.Name, args, c.inv.n)
 	}
 	if gid != 0 && p == PointStart {
@@ -291,7 +291,7 @@ func (s *scheduler) held() []string {
 		if w.p == PointFinish {
 			where = "finish"
 		}
-		out = append(out, fmt.Sprintf("%s of delivery %d waits at its %s gate", w.c.rec.Name, w.c.inv.n, where))
+		out = append(out, fmt.Sprintf("%s of delivery %d waits at its %s gate", w.c.op.Name, w.c.inv.n, where))
 	}
 	sort.Strings(out)
 	return out

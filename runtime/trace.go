@@ -189,3 +189,105 @@ func (t *Trace) EffectsFor(name, identity string) int {
 	}
 	return n
 }
+
+// callRecord is what a Call records while it runs: only what the call
+// itself learns. What its Op says (name, kind, parameter names, after=), its
+// invocation's number, its id and site are read when the trace is, and
+// expand turns the record into an Operation then. Fields named as in
+// Operation hold the same values.
+type callRecord struct {
+	// Values are the recorded argument values (Operation.Args.Values).
+	Values           []any
+	Identity, Entity string
+	Result           any
+	Error            string
+	// start and end are the call's start and completion times as offsets
+	// from the run's clock base (recorder.now); end is set when ended is.
+	start, end         int64
+	Occurrence, Seq    int32
+	StartTick, EndTick int
+	status             callStatus
+	observation        callObservation
+	ended              bool
+	faulted            bool // the planned fault (Call.fault) was injected here
+	Replayed, Detached bool
+	rare               *callRare
+}
+
+// callRare holds what few calls record, allocated on first use (Call.rare).
+type callRare struct {
+	identityError string
+	identityPanic []string
+	panic         *Panic
+}
+
+// rare returns the call's rare part, making it; the caller holds c.mu or
+// owns c alone.
+func (c *Call) rare() *callRare {
+	if c.rec.rare == nil {
+		c.rec.rare = new(callRare)
+	}
+	return c.rec.rare
+}
+
+// callStatus is a Status in a byte; the zero value is StatusRunning.
+type callStatus uint8
+
+const (
+	statusRunning callStatus = iota
+	statusSuccess
+	statusFailed
+)
+
+var statuses = [...]Status{statusRunning: StatusRunning, statusSuccess: StatusSuccess, statusFailed: StatusFailed}
+
+// callObservation is an Observation in a byte; the zero value is "".
+type callObservation uint8
+
+const (
+	observationNone callObservation = iota
+	observationReceived
+	observationLost
+	observationFailed
+)
+
+var observations = [...]Observation{observationReceived: ObservationReceived, observationLost: ObservationLost, observationFailed: ObservationFailed}
+
+// expand writes the Operation c recorded into o; the caller holds c.mu.
+func (c *Call) expand(r *recorder, o *Operation) {
+	op, rec := c.op, &c.rec
+	*o = Operation{
+		ID:          c.idLocked(),
+		Name:        op.Name,
+		Kind:        op.Kind,
+		Args:        c.args(),
+		Identity:    rec.Identity,
+		After:       op.After,
+		Entity:      rec.Entity,
+		Result:      rec.Result,
+		Error:       rec.Error,
+		Status:      statuses[rec.status],
+		Observation: observations[rec.observation],
+		Replayed:    rec.Replayed,
+		Idempotent:  op.Idempotent && op.Kind == KindWrite,
+		Invocation:  c.inv.n,
+		Occurrence:  int(rec.Occurrence),
+		Seq:         int(rec.Seq),
+		StartTick:   rec.StartTick,
+		EndTick:     rec.EndTick,
+		Detached:    rec.Detached,
+		StartedAt:   r.at(rec.start),
+	}
+	if rec.ended {
+		o.CompletedAt = r.at(rec.end)
+	}
+	if rec.faulted {
+		o.Fault = c.fault
+	}
+	if x := rec.rare; x != nil {
+		o.IdentityError, o.IdentityPanic, o.Panic = x.identityError, x.identityPanic, x.panic
+	}
+	if c.pc != 0 {
+		o.Site = siteOf(c.pc)
+	}
+}
