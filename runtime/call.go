@@ -19,7 +19,6 @@ type Call struct {
 	context.Context
 	op    *Op
 	inv   *invocation
-	fault FaultKind
 	pc    uintptr
 	gid   uint64 // the calling goroutine, under a real-time scheduler
 	label string // canonical name under a scheduler: op, args, invocation
@@ -36,6 +35,15 @@ type Call struct {
 
 	obs    *observed   // a call outside any run, seen by the Observer (observer.go)
 	effect *callEffect // what the State judge saw, if any
+}
+
+// fault returns the fault planned for this call, if any: the run's, which
+// targets one call (numberLocked).
+func (c *Call) fault() FaultKind {
+	if !c.rec.planned {
+		return FaultNone
+	}
+	return c.inv.rec.fault.Kind
 }
 
 // passThrough is the Call returned when no run claims a call.
@@ -135,7 +143,8 @@ func Begin(ctx context.Context, op *Op, args, identity, entity []any) (*Call, co
 	if r.sched == nil {
 		// Under a scheduler, calls are numbered when their start gate
 		// opens, so numbers follow the schedule, not goroutine luck.
-		r.numberLocked(c)
+		// Here no one else has c yet: c.mu is not needed.
+		r.numberNew(c)
 	}
 	r.mu.Unlock()
 	if ctx == nil {
@@ -222,7 +231,8 @@ func (c *Call) Start() error {
 		// sent: a dead worker does not send it later.
 		c.stopIfCrashed()
 	}
-	if c.fault != FaultBefore && c.fault != FaultConflict && c.fault != FaultLostRequest {
+	f := c.fault()
+	if f != FaultBefore && f != FaultConflict && f != FaultLostRequest {
 		c.executing()
 		return nil
 	}
@@ -231,7 +241,7 @@ func (c *Call) Start() error {
 		c.executing()
 		return nil
 	}
-	err := &InjectedError{Fault: Fault{Kind: c.fault, Op: c.op.Name, Occurrence: int(c.rec.Occurrence)}}
+	err := &InjectedError{Fault: Fault{Kind: f, Op: c.op.Name, Occurrence: int(c.rec.Occurrence)}}
 	c.mu.Lock()
 	c.rec.status = statusFailed
 	c.rec.observation = observationFailed
@@ -302,7 +312,8 @@ func (c *Call) Finish(err error, results ...any) error {
 	if r.gate != nil {
 		r.gate.Wait(c, PointFinish)
 	}
-	switch c.fault {
+	f := c.fault()
+	switch f {
 	case FaultLostAck, FaultCrash:
 	default:
 		return nil
@@ -311,17 +322,17 @@ func (c *Call) Finish(err error, results ...any) error {
 		r.noteUnfired(fmt.Sprintf("%s failed by itself (%v), so its acknowledgement could not be lost", c.op.Name, err))
 		return nil
 	}
-	if c.fault == FaultLostAck && c.op.NoError {
+	if f == FaultLostAck && c.op.NoError {
 		r.noteUnfired(fmt.Sprintf("%s has no error result: its acknowledgement cannot be lost", c.op.Name))
 		return nil
 	}
-	ierr := &InjectedError{Fault: Fault{Kind: c.fault, Op: c.op.Name, Occurrence: int(c.rec.Occurrence)}}
+	ierr := &InjectedError{Fault: Fault{Kind: f, Op: c.op.Name, Occurrence: int(c.rec.Occurrence)}}
 	c.mu.Lock()
 	c.rec.observation = observationLost
 	c.rec.faulted = true
 	c.mu.Unlock()
 	r.markFired()
-	if c.fault == FaultCrash {
+	if f == FaultCrash {
 		r.mu.Lock()
 		r.crashed = true
 		r.mu.Unlock()
@@ -396,20 +407,27 @@ func (r *recorder) numberLocked(c *Call) {
 	if c.rec.Seq >= 0 {
 		return
 	}
-	name := c.op.Name
+	k, seq, planned := r.nextNumber(c.op.Name)
+	c.mu.Lock()
+	c.rec.Occurrence, c.rec.Seq, c.rec.planned = k, seq, planned
+	c.mu.Unlock()
+}
+
+// numberNew is numberLocked for a call that Begin has not returned yet.
+func (r *recorder) numberNew(c *Call) {
+	c.rec.Occurrence, c.rec.Seq, c.rec.planned = r.nextNumber(c.op.Name)
+}
+
+// nextNumber counts a call of the op named name: its occurrence, its
+// sequence number, and whether the run's fault targets it. r.mu is held.
+func (r *recorder) nextNumber(name string) (k, seq int32, planned bool) {
 	n := r.occ[name]
 	if n == nil {
 		n = new(int)
 		r.occ[name] = n
 	}
 	*n++
-	k := *n
-	c.mu.Lock()
-	c.rec.Occurrence = int32(k)
-	c.rec.Seq = int32(r.seq)
-	c.mu.Unlock()
+	seq = int32(r.seq)
 	r.seq++
-	if r.fault.Kind != FaultNone && r.fault.Op == name && r.fault.Occurrence == k {
-		c.fault = r.fault.Kind
-	}
+	return int32(*n), seq, r.fault.Kind != FaultNone && r.fault.Op == name && r.fault.Occurrence == *n
 }

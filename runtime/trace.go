@@ -209,7 +209,8 @@ type callRecord struct {
 	status             callStatus
 	observation        callObservation
 	ended              bool
-	faulted            bool // the planned fault (Call.fault) was injected here
+	planned            bool // the run's fault targets this call (Call.fault)
+	faulted            bool // and it was injected
 	Replayed, Detached bool
 	rare               *callRare
 }
@@ -253,36 +254,44 @@ const (
 
 var observations = [...]Observation{observationReceived: ObservationReceived, observationLost: ObservationLost, observationFailed: ObservationFailed}
 
-// expand writes the Operation c recorded into o; the caller holds c.mu.
+// expand writes the Operation c recorded into o, which is zero; the caller
+// holds c.mu. Fields are set one by one, only where they are not zero: o
+// is in a fresh trace, and a whole-struct copy would pay a write barrier
+// over all of it while the GC runs.
 func (c *Call) expand(r *recorder, o *Operation) {
 	op, rec := c.op, &c.rec
-	*o = Operation{
-		ID:          c.idLocked(),
-		Name:        op.Name,
-		Kind:        op.Kind,
-		Args:        c.args(),
-		Identity:    rec.Identity,
-		After:       op.After,
-		Entity:      rec.Entity,
-		Result:      rec.Result,
-		Error:       rec.Error,
-		Status:      statuses[rec.status],
-		Observation: observations[rec.observation],
-		Replayed:    rec.Replayed,
-		Idempotent:  op.Idempotent && op.Kind == KindWrite,
-		Invocation:  c.inv.n,
-		Occurrence:  int(rec.Occurrence),
-		Seq:         int(rec.Seq),
-		StartTick:   rec.StartTick,
-		EndTick:     rec.EndTick,
-		Detached:    rec.Detached,
-		StartedAt:   r.at(rec.start),
+	o.ID = c.idLocked()
+	o.Name, o.Kind = op.Name, op.Kind
+	o.Args = c.args()
+	if rec.Identity != "" {
+		o.Identity = rec.Identity
 	}
+	if op.After != nil {
+		o.After = op.After
+	}
+	if rec.Entity != "" {
+		o.Entity = rec.Entity
+	}
+	if rec.Result != nil {
+		o.Result = rec.Result
+	}
+	if rec.Error != "" {
+		o.Error = rec.Error
+	}
+	o.Status = statuses[rec.status]
+	o.Observation = observations[rec.observation]
+	o.Replayed = rec.Replayed
+	o.Idempotent = op.Idempotent && op.Kind == KindWrite
+	o.Invocation = c.inv.n
+	o.Occurrence, o.Seq = int(rec.Occurrence), int(rec.Seq)
+	o.StartTick, o.EndTick = rec.StartTick, rec.EndTick
+	o.Detached = rec.Detached
+	o.StartedAt = r.at(rec.start)
 	if rec.ended {
 		o.CompletedAt = r.at(rec.end)
 	}
 	if rec.faulted {
-		o.Fault = c.fault
+		o.Fault = c.fault()
 	}
 	if x := rec.rare; x != nil {
 		o.IdentityError, o.IdentityPanic, o.Panic = x.identityError, x.identityPanic, x.panic
