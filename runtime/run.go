@@ -11,6 +11,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unsafe"
 )
 
 // errCrashed ends an invocation that kept calling tools after its injected
@@ -134,8 +135,10 @@ func (r *recorder) at(d int64) time.Time {
 	return t
 }
 
-// maxCallBlock is the most Calls one allocation of newCall holds.
-const maxCallBlock = 32
+// maxCallBlock is the most Calls one allocation of newCall holds: as many
+// as fill 12 KiB, one of the allocator's size classes, so that the largest
+// blocks waste no room (34 Calls of 360 bytes).
+const maxCallBlock = 12 << 10 / int(unsafe.Sizeof(Call{}))
 
 // newCall returns a zero Call from the recorder's current block, so that
 // most calls cost no allocation of their own. Blocks grow from 2 to
