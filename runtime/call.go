@@ -84,7 +84,17 @@ func (c *Call) idLocked() string {
 
 // args returns the call's recorded arguments.
 func (c *Call) args() Args {
-	return Args{Names: c.op.Params, Values: c.rec.Values}
+	return Args{Names: c.op.Params, Values: c.values()}
+}
+
+// values returns the recorded argument values: in c.buf, or in the rare
+// part for a call with more than it holds. It is read under c.mu or by the
+// call's own goroutine (the rare part is made only by it).
+func (c *Call) values() []any {
+	if x := c.rec.rare; x != nil && x.values != nil {
+		return x.values
+	}
+	return c.buf[:c.rec.nvals:c.rec.nvals]
 }
 
 // Begin opens a traced call of op with the recorded argument values args
@@ -107,18 +117,16 @@ func Begin(ctx context.Context, op *Op, args, identity, entity []any) (*Call, co
 	}
 	c := r.newCall()
 	c.Context, c.op, c.inv = parent, op, inv
-	// vals, not args, is kept: the caller's slice does not escape, so the
-	// wrapper's []any{...} stays on its stack.
-	var vals []any
+	// The values are copied, not args kept: the caller's slice does not
+	// escape, so the wrapper's []any{...} stays on its stack.
 	if len(args) <= len(c.buf) {
-		vals = c.buf[:copy(c.buf[:], args):len(args)]
+		c.rec.nvals = uint8(copy(c.buf[:], args))
 	} else {
-		vals = append([]any(nil), args...)
+		c.rare().values = append([]any(nil), args...)
 	}
 	c.pc = callSite(framePCs())
 	// c is zero (newCall): set only what is not. What the op says (name,
 	// kind, parameter names, after=) is read from it when the trace is.
-	c.rec.Values = vals
 	c.rec.start = r.now()
 	c.computeIdentity(identity, entity)
 	c.rec.Seq = -1
@@ -139,7 +147,7 @@ func Begin(ctx context.Context, op *Op, args, identity, entity []any) (*Call, co
 	if r.goroutines != nil {
 		r.goroutines[gid] = true
 	}
-	r.calls = append(r.calls, c)
+	r.addCall(c)
 	if r.sched == nil {
 		// Under a scheduler, calls are numbered when their start gate
 		// opens, so numbers follow the schedule, not goroutine luck.

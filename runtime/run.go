@@ -61,7 +61,8 @@ type recorder struct {
 
 	mu        sync.Mutex
 	seq       int
-	calls     []*Call
+	calls     [][]*Call // in the order they began, in chunks (addCall)
+	ncalls    int
 	occ       map[string]*int // calls so far per op name
 	fired     bool
 	faultNote string
@@ -154,6 +155,18 @@ func (r *recorder) newCall() *Call {
 	r.block = r.block[1:]
 	r.mu.Unlock()
 	return c
+}
+
+// addCall appends c to r.calls; r.mu is held. The chunks double up to
+// 1024 calls and are never copied.
+func (r *recorder) addCall(c *Call) {
+	n := len(r.calls)
+	if n == 0 || len(r.calls[n-1]) == cap(r.calls[n-1]) {
+		r.calls = append(r.calls, make([]*Call, 0, min(max(r.ncalls, 8), 1024)))
+		n++
+	}
+	r.calls[n-1] = append(r.calls[n-1], c)
+	r.ncalls++
 }
 
 // start makes the recorder active in the process.
@@ -286,15 +299,21 @@ func (r *recorder) trace() *Trace {
 		f := r.fault
 		t.Fault = &f
 	}
-	for _, c := range r.calls {
-		r.numberLocked(c) // calls that never passed their start gate
+	for _, chunk := range r.calls {
+		for _, c := range chunk {
+			r.numberLocked(c) // calls that never passed their start gate
+		}
 	}
-	t.Ops = make([]Operation, len(r.calls))
-	for i, c := range r.calls {
-		c.mu.Lock()
-		c.expand(r, &t.Ops[i])
-		c.effect.record(&t.Ops[i])
-		c.mu.Unlock()
+	t.Ops = make([]Operation, r.ncalls)
+	i := 0
+	for _, chunk := range r.calls {
+		for _, c := range chunk {
+			c.mu.Lock()
+			c.expand(r, &t.Ops[i])
+			c.effect.record(&t.Ops[i])
+			c.mu.Unlock()
+			i++
+		}
 	}
 	t.Panics = append([]Panic(nil), r.panics...)
 	t.Errors = append([]string(nil), r.errs...)

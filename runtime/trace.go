@@ -196,8 +196,6 @@ func (t *Trace) EffectsFor(name, identity string) int {
 // expand turns the record into an Operation then. Fields named as in
 // Operation hold the same values.
 type callRecord struct {
-	// Values are the recorded argument values (Operation.Args.Values).
-	Values           []any
 	Identity, Entity string
 	Result           any
 	Error            string
@@ -212,11 +210,14 @@ type callRecord struct {
 	planned            bool // the run's fault targets this call (Call.fault)
 	faulted            bool // and it was injected
 	Replayed, Detached bool
-	rare               *callRare
+	// nvals counts the argument values in Call.buf (Call.values).
+	nvals uint8
+	rare  *callRare
 }
 
 // callRare holds what few calls record, allocated on first use (Call.rare).
 type callRare struct {
+	values        []any // the arguments of a call with more than Call.buf holds
 	identityError string
 	identityPanic []string
 	panic         *Panic
