@@ -415,7 +415,7 @@ func (r *recorder) numberLocked(c *Call) {
 	if c.rec.Seq >= 0 {
 		return
 	}
-	k, seq, planned := r.nextNumber(c.op.Name)
+	k, seq, planned := r.nextNumber(c.op)
 	c.mu.Lock()
 	c.rec.Occurrence, c.rec.Seq, c.rec.planned = k, seq, planned
 	c.mu.Unlock()
@@ -423,16 +423,24 @@ func (r *recorder) numberLocked(c *Call) {
 
 // numberNew is numberLocked for a call that Begin has not returned yet.
 func (r *recorder) numberNew(c *Call) {
-	c.rec.Occurrence, c.rec.Seq, c.rec.planned = r.nextNumber(c.op.Name)
+	c.rec.Occurrence, c.rec.Seq, c.rec.planned = r.nextNumber(c.op)
 }
 
-// nextNumber counts a call of the op named name: its occurrence, its
-// sequence number, and whether the run's fault targets it. r.mu is held.
-func (r *recorder) nextNumber(name string) (k, seq int32, planned bool) {
-	n := r.occ[name]
+// nextNumber counts a call of op: its occurrence (among the calls of ops
+// of its name), its sequence number, and whether the run's fault targets
+// it. r.mu is held.
+func (r *recorder) nextNumber(op *Op) (k, seq int32, planned bool) {
+	name := op.Name
+	n := r.occOp[op]
 	if n == nil {
-		n = new(int)
-		r.occ[name] = n
+		if n = r.occ[name]; n == nil {
+			n = new(int)
+			r.occ[name] = n
+		}
+		if r.occOp == nil {
+			r.occOp = map[*Op]*int{}
+		}
+		r.occOp[op] = n
 	}
 	*n++
 	seq = int32(r.seq)

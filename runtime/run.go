@@ -64,6 +64,7 @@ type recorder struct {
 	calls     [][]*Call // in the order they began, in chunks (addCall)
 	ncalls    int
 	occ       map[string]*int // calls so far per op name
+	occOp     map[*Op]*int    // the same counters by op, read first
 	fired     bool
 	faultNote string
 	panics    []Panic
