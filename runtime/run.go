@@ -139,7 +139,7 @@ func (r *recorder) at(d int64) time.Time {
 
 // maxCallBlock is the most Calls one allocation of newCall holds: as many
 // as fill 12 KiB, one of the allocator's size classes, so that the largest
-// blocks waste no room (34 Calls of 360 bytes).
+// blocks waste little room.
 const maxCallBlock = 12 << 10 / int(unsafe.Sizeof(Call{}))
 
 // newCall returns a zero Call from the recorder's current block, so that
