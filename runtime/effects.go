@@ -323,6 +323,9 @@ func judgeRepeats(tr *Trace, end, baseEnd string, baseWin map[string][2]string, 
 	// (its first window there).
 	touched := map[key]map[string]bool{}
 	for wk, w := range baseWin {
+		if endKeys == nil {
+			break // only the end-state judgement reads it
+		}
 		parts := strings.SplitN(wk, "\x00", 3)
 		if len(parts) < 2 {
 			continue
@@ -356,14 +359,15 @@ func judgeRepeats(tr *Trace, end, baseEnd string, baseWin map[string][2]string, 
 		notIdemChange := ""
 		for _, i := range idx[1:] {
 			o := &tr.Ops[i]
-			same := args[argsKey(o)]
-			args[argsKey(o)] = true
+			ak := argsKey(o)
+			same := args[ak]
+			args[ak] = true
 			// Calls that overlapped: did their cluster change the world
 			// the way one execution of the call changed it in the
 			// baseline?
 			oneKnown, oneChange := false, ""
 			if cl := o.cluster; o.Overlapped && !baseline && cl != nil && cl.err == "" && len(cl.keys) == 1 && cl.before != "" && cl.after != "" {
-				if w, ok := baseWin[o.Name+"\x00"+o.Identity+"\x00"+argsKey(o)]; ok {
+				if w, ok := baseWin[o.Name+"\x00"+o.Identity+"\x00"+ak]; ok {
 					switch {
 					case w[0] == cl.before:
 						oneKnown, oneChange = true, describeChange(w[1], cl.after, maxChange)
