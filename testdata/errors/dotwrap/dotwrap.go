@@ -1,8 +1,8 @@
 package dotwrap
 
 import (
-	. "strings"
 	neturl "net/url"
+	. "strings"
 )
 
 //agentidem:write identity=id wrapper=ToLower
