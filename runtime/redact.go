@@ -32,15 +32,13 @@ func (c *Call) Redact(vals ...any) {
 	if c.inv == nil || len(vals) == 0 {
 		return
 	}
-	v, _ := scenarioSecrets.LoadOrStore(c.inv.rec, &secretSet{})
-	v.(*secretSet).add(vals...)
+	c.inv.rec.secrets.add(vals...)
 }
 
-// scenarioSecrets holds the redacted values seen by each recorder (one per
-// scenario) until the scenario's result is scrubbed; suiteSecrets keeps
-// those of every scenario of a suite, since a value seen once may show up
-// in a later scenario's text.
-var scenarioSecrets, suiteSecrets sync.Map // *recorder or *Suite → *secretSet
+// A secretSet holds redacted values: a recorder's, seen by its scenario's
+// calls, until the scenario's result is scrubbed; a suite's, those of every
+// scenario, since a value seen once may show up in a later scenario's text.
+// They live with their recorder and suite, and go when those do.
 
 type secretSet struct {
 	mu    sync.Mutex
@@ -125,10 +123,9 @@ func secretTexts(v any) []string {
 // redactResult blanks the redacted values of the scenario recorded by r,
 // and of the suite's earlier scenarios, everywhere in res.
 func (s *Suite) redactResult(res *Result, r *recorder) {
-	sv, _ := suiteSecrets.LoadOrStore(s, &secretSet{})
-	suite := sv.(*secretSet)
-	if v, ok := scenarioSecrets.LoadAndDelete(r); ok {
-		suite.add(anyList(v.(*secretSet).list())...)
+	suite := &s.secrets
+	if r != nil {
+		suite.add(anyList(r.secrets.list())...)
 	}
 	secrets := suite.list()
 	if len(secrets) == 0 || res == nil {

@@ -82,7 +82,8 @@ type recorder struct {
 
 	// block holds the Calls not yet handed out (newCall).
 	block   []Call
-	blocked int // the size of the last block
+	blocked int       // the size of the last block
+	secrets secretSet // the values of redacted parameters (Call.Redact)
 }
 
 // invocation is one delivery of the agent within a run.

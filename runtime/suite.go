@@ -70,7 +70,8 @@ type Suite struct {
 	orderSeen        map[string]bool
 	shardRan         *Shard // this shard's part, once explored (shard.go)
 	pre              *preflightRun
-	callGoroutines   int // goroutines that made calls in the baseline
+	callGoroutines   int       // goroutines that made calls in the baseline
+	secrets          secretSet // the redacted values of every scenario (redact.go)
 }
 
 // NewSuite prepares the suite of agent fn, named name. fn is one invocation
