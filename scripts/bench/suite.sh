@@ -14,11 +14,15 @@
 #    beside it.
 #
 # go test runs without -v, as a user's go test does; VERBOSE=1 adds -v
-# (every subtest's name and log lines printed).
+# (every subtest's name and log lines printed). PROCS="1 2" runs each
+# measurement under each GOMAXPROCS (labelled p=1, p=2): on a small
+# machine, most of the difference between them is the Go scheduler waking
+# idle processors for the harness's short-lived goroutines, not the work.
 #
 #   bash scripts/bench/suite.sh
 #   BEFORE=e0e3c29 ROUNDS=5 bash scripts/bench/suite.sh
 #   VERBOSE=1 bash scripts/bench/suite.sh
+#   PROCS="1 2" BEFORE=994f5a8 bash scripts/bench/suite.sh
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 root=$(pwd)
@@ -74,8 +78,16 @@ fi
 : >"$tmp/lines"
 for r in $(seq "$rounds"); do
 	for b in $bins; do
-		(cd testkit && AGENTIDEM_MEASURE_SUITE=1 AGENTIDEM_MEASURE_SUITES="$suites" "$tmp/$b.test" \
-			-test.run '^TestMeasureSuite$' $verbose -test.count 1) | grep -o 'measure:.*' | sed "s/^measure: /$b|/" >>"$tmp/lines"
+		for p in ${PROCS:-default}; do
+			label=$b
+			procs=()
+			if [ "$p" != default ]; then
+				label="$b p=$p"
+				procs=(GOMAXPROCS="$p")
+			fi
+			(cd testkit && env "${procs[@]}" AGENTIDEM_MEASURE_SUITE=1 AGENTIDEM_MEASURE_SUITES="$suites" "$tmp/$b.test" \
+				-test.run '^TestMeasureSuite$' $verbose -test.count 1) | grep -o 'measure:.*' | sed "s/^measure: /$label|/" >>"$tmp/lines"
+		done
 	done
 done
 echo
@@ -88,10 +100,10 @@ function median(list,   a, k, i, j, t) {
 }
 { key = $1 "|" $2 "|" $3; if (!(key in sc)) order[++n] = key; sc[key] = $4; med[key] = med[key] " " $5; fast[key] = fast[key] " " $6 }
 END {
-	printf "%-8s %-13s %-24s %9s %15s %15s %15s\n", "build", "agent", "harness", "scenarios", "suite us (med)", "suite us (min)", "us/scenario"
+	printf "%-14s %-13s %-24s %9s %15s %15s %15s\n", "build", "agent", "harness", "scenarios", "suite us (med)", "suite us (min)", "us/scenario"
 	for (i = 1; i <= n; i++) {
 		k = order[i]; split(k, p, "|"); m = median(med[k])
-		printf "%-8s %-13s %-24s %9d %15.0f %15.0f %15.1f\n", p[1], p[2], p[3], sc[k], m, median(fast[k]), m / sc[k]
+		printf "%-14s %-13s %-24s %9d %15.0f %15.0f %15.1f\n", p[1], p[2], p[3], sc[k], m, median(fast[k]), m / sc[k]
 	}
 	printf "(each suite timed by itself; the median over %d suites, then the median of %d rounds; testkit runs under go test%s with a subtest per scenario, the summary and the findings)\n", suites, rounds, vflag
 }' "$tmp/lines"
