@@ -357,6 +357,32 @@ func judgeRepeats(tr *Trace, end, baseEnd string, baseWin map[string][2]string, 
 		var change, note string
 		var notIdem []string
 		notIdemChange := ""
+		// changed judges repeat o, seen (judged by) to change the state
+		// (what): an equal repeat of an op declared idempotent shows the
+		// declaration wrong, another repeat of it is an update, a repeat
+		// of any other op a duplicate; why, if any, says how it was seen.
+		changed := func(o *Operation, same bool, by, what, why string) {
+			o.JudgedBy = by
+			switch {
+			case o.Idempotent && same:
+				o.Repeat = RepeatDuplicate
+				notIdem = append(notIdem, o.ID)
+				if notIdemChange == "" {
+					notIdemChange = what
+				}
+			case o.Idempotent:
+				o.Repeat = RepeatUpdate
+			default:
+				o.Repeat = RepeatDuplicate
+				dups = append(dups, o.ID)
+				if change == "" {
+					change = what
+					if why != "" {
+						note = why
+					}
+				}
+			}
+		}
 		for _, i := range idx[1:] {
 			o := &tr.Ops[i]
 			ak := argsKey(o)
@@ -383,47 +409,14 @@ func judgeRepeats(tr *Trace, end, baseEnd string, baseWin map[string][2]string, 
 			case oneKnown && oneChange == "":
 				o.Repeat, o.JudgedBy = RepeatAbsorbed, JudgedByOneExecution
 			case oneKnown:
-				o.JudgedBy = JudgedByOneExecution
-				switch {
-				case o.Idempotent && same:
-					o.Repeat = RepeatDuplicate
-					notIdem = append(notIdem, o.ID)
-					if notIdemChange == "" {
-						notIdemChange = oneChange
-					}
-				case o.Idempotent:
-					o.Repeat = RepeatUpdate
-				default:
-					o.Repeat = RepeatDuplicate
-					dups = append(dups, o.ID)
-					if change == "" {
-						change = oneChange
-						note = "the calls overlapped in time, so this compares what they left with what one execution left in the baseline"
-					}
-				}
+				changed(o, same, JudgedByOneExecution, oneChange, "the calls overlapped in time, so this compares what they left with what one execution left in the baseline")
 			case o.stateSeen && o.StateChange == "" && (o.stateSettled || first.StateChange != "" || o.Idempotent):
 				// The snapshots around the repeat are equal, and the
 				// first execution's effect was visible (or the world was
 				// let settle, or the op says repeats change nothing).
 				o.Repeat, o.JudgedBy = RepeatAbsorbed, JudgedByState
 			case o.stateSeen && o.StateChange != "":
-				o.JudgedBy = JudgedByState
-				switch {
-				case o.Idempotent && same:
-					o.Repeat = RepeatDuplicate
-					notIdem = append(notIdem, o.ID)
-					if notIdemChange == "" {
-						notIdemChange = o.StateChange
-					}
-				case o.Idempotent:
-					o.Repeat = RepeatUpdate
-				default:
-					o.Repeat = RepeatDuplicate
-					dups = append(dups, o.ID)
-					if change == "" {
-						change = o.StateChange
-					}
-				}
+				changed(o, same, JudgedByState, o.StateChange, "")
 			case o.Overlapped && endSame:
 				o.Repeat, o.JudgedBy = RepeatAbsorbed, JudgedByEndState
 			case o.Overlapped && endKeys != nil && disjoint(touched[k], endKeys):
