@@ -6,37 +6,13 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
 
+	"github.com/agentidem/agentidem-go/internal/ptytest"
 	"github.com/agentidem/agentidem-go/testkit/internal/tools"
-	"golang.org/x/sys/unix"
 )
-
-// openPTY opens a pseudo-terminal pair: what the terminal of a person
-// running go test looks like.
-func openPTY(t *testing.T) (master, slave *os.File) {
-	t.Helper()
-	m, err := os.OpenFile("/dev/ptmx", os.O_RDWR|unix.O_NOCTTY, 0)
-	if err != nil {
-		t.Skipf("no pseudo-terminals here: %v", err)
-	}
-	t.Cleanup(func() { m.Close() })
-	if err := unix.IoctlSetPointerInt(int(m.Fd()), unix.TIOCSPTLCK, 0); err != nil {
-		t.Fatalf("unlocking the pty: %v", err)
-	}
-	n, err := unix.IoctlGetInt(int(m.Fd()), unix.TIOCGPTN)
-	if err != nil {
-		t.Fatalf("naming the pty: %v", err)
-	}
-	s, err := os.OpenFile("/dev/pts/"+strconv.Itoa(n), os.O_RDWR|unix.O_NOCTTY, 0)
-	if err != nil {
-		t.Fatalf("opening the pty: %v", err)
-	}
-	return m, s
-}
 
 // keepOpen is the terminal as the suite sees it: the test closes it.
 type keepOpen struct{ *os.File }
@@ -62,7 +38,7 @@ func (q *quietT) Logf(f string, args ...any) { q.Errorf(f, args...) }
 // the start and returns what the terminal received and what the test got.
 func suiteOnPTY(t *testing.T, env map[string]string) (screen string, test []string) {
 	t.Helper()
-	master, slave := openPTY(t)
+	master, slave := ptytest.Open(t)
 	for k, v := range env {
 		t.Setenv(k, v)
 	}
