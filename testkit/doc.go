@@ -29,7 +29,12 @@
 //
 //	go test -run 'TestRefund/lost_acknowledgement/refund#1'
 //
-// reruns exactly one; every finding prints that line. Findings are
+// reruns exactly one; every finding prints that line. Under plain go test
+// (no -v, no -run pattern below the test, no -failfast) a scenario that
+// passes runs without its subtest, which would print nothing, and a failing
+// one gets its subtest after the run, under the same name: go test -v lists
+// every scenario, and a replay line's -run pattern runs only its own.
+// Findings are
 // duplicate_write, missing_write (with ExactlyOnce), invariant_failed,
 // fault_not_triggered (a planned fault that never fired makes its scenario
 // inconclusive, never silently safe), baseline_failed, agent_panic and

@@ -42,21 +42,28 @@ func suiteNames(t TB) *testNames {
 	return n
 }
 
-// noteSubtest records that testkit creates the subtest name under parent,
-// when parent is a test running a suite.
-func noteSubtest(parent TB, name string) {
+// noteSubtest records that testkit creates, or would have created, the
+// subtest name under parent, when parent is a test running a suite, and
+// returns the name go test gives it: name, name#01, ... A suite whose
+// passing scenarios run without subtests (subtests.go) still notes every
+// name, so that names are the same whether or not the subtests were made;
+// the subtest that is made is created under the returned name, which go
+// test keeps as it is.
+func noteSubtest(parent TB, name string) string {
 	if parent == nil || !reflect.TypeOf(parent).Comparable() {
-		return
+		return name
 	}
 	v, ok := roots.Load(parent)
 	if !ok {
-		return
+		return name
 	}
 	n := v.(*testNames)
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	n.cur[name] = uniqueName(name, n.used[name])
+	u := uniqueName(name, n.used[name])
+	n.cur[name] = u
 	n.used[name]++
+	return u
 }
 
 // scenario returns the scenario's path with its first element as go test

@@ -18,7 +18,9 @@ import (
 
 // TB is what testkit needs of a test: *testing.T satisfies it. A TB that
 // also has a Run(name string, f func(TB)) bool method gets one subtest per
-// scenario, as *testing.T does; any other runs scenarios inline.
+// scenario; any other runs scenarios inline. A *testing.T gets the
+// subtests of failing scenarios only, unless -v or a -run pattern can show
+// or select the others (subtests.go).
 type TB interface {
 	Helper()
 	Name() string
@@ -160,38 +162,68 @@ func suite(t TB, fn func(ctx context.Context) error, fail bool, opts []Option) *
 	printed := map[string]string{} // problems printed so far (findings.go)
 	var prog *progress             // the terminal's status line (progress.go)
 
+	// Without eager subtests, scenarios run in this goroutine and only a
+	// failing report gets its subtest, after the run (subtests.go).
+	eager := eagerSubtests(t, st.virtual)
+
 	// The baseline runs whatever -run selects: every scenario is planned
 	// from it. Its subtest only reports.
 	setCur(t)
 	baseRes, baseErr := s.Baseline(ctx)
-	subtest(t, runtime.ScenarioBaseline, func(st TB) {
+	reportBase := func(st TB) {
 		st.Helper()
 		if baseErr != nil {
 			harness(st, fail, baseErr)
 		}
 		reportResult(st, baseRes, fail, printed)
-	})
-	// runPlan runs planned scenarios, one subtest each, grouped by their
-	// first path element (lost_acknowledgement/refund#1).
+	}
+	if eager {
+		subtest(t, runtime.ScenarioBaseline, reportBase)
+	} else {
+		record(noteSubtest(t, runtime.ScenarioBaseline), reportBase).flush(t)
+	}
+	// scenario runs one planned scenario and returns its report.
+	scenario := func(sc runtime.Scenario) func(TB) {
+		prog.step(sc.Name)
+		defer prog.clear()
+		res, err := s.RunScenario(ctx, sc)
+		return func(st TB) {
+			st.Helper()
+			if err != nil {
+				harness(st, fail, err)
+			}
+			reportResult(st, res, fail, printed)
+		}
+	}
+	// runPlan runs planned scenarios, one subtest each (eager) or one for
+	// each failing one, grouped by their first path element
+	// (lost_acknowledgement/refund#1).
 	runPlan := func(plan []runtime.Scenario) {
 		groups, order := group(plan)
 		for _, g := range order {
 			scs := groups[g]
-			subtest(t, g, func(gt TB) {
-				for _, sc := range scs {
-					subtest(gt, strings.TrimPrefix(sc.Name, g+"/"), func(st TB) {
-						st.Helper()
-						prog.step(sc.Name)
-						defer prog.clear()
-						setCur(st)
-						res, err := s.RunScenario(ctx, sc)
-						if err != nil {
-							harness(st, fail, err)
-						}
-						reportResult(st, res, fail, printed)
-					})
+			if eager {
+				subtest(t, g, func(gt TB) {
+					for _, sc := range scs {
+						subtest(gt, strings.TrimPrefix(sc.Name, g+"/"), func(st TB) {
+							st.Helper()
+							setCur(st)
+							scenario(sc)(st)
+						})
+					}
+				})
+				continue
+			}
+			name := noteSubtest(t, g) // before the runs: replay lines name it
+			reports := make([]func(TB), len(scs))
+			for i, sc := range scs {
+				reports[i] = scenario(sc)
+			}
+			record(name, func(gt TB) {
+				for i, sc := range scs {
+					runSubtest(gt, strings.TrimPrefix(sc.Name, g+"/"), reports[i])
 				}
-			})
+			}).flush(t)
 		}
 	}
 	parallel := s.Parallel(ctx) // runs the listed schedule once, when the baseline passed
@@ -201,7 +233,7 @@ func suite(t TB, fn func(ctx context.Context) error, fail bool, opts []Option) *
 		checkGolden(t, s, st.golden, pkg, fail)
 	}
 	runPlan(s.Plan())
-	if parallel {
+	if parallel && eager {
 		subtest(t, runtime.ScenarioInterleaving, func(it TB) {
 			it.Helper()
 			setCur(it)
@@ -220,11 +252,34 @@ func suite(t TB, fn func(ctx context.Context) error, fail bool, opts []Option) *
 				it.Logf("%s", ex)
 			}
 		})
+	} else if parallel {
+		name := noteSubtest(t, runtime.ScenarioInterleaving)
+		var results []*runtime.Result
+		ex, err := s.Interleavings(ctx, func(res *runtime.Result) {
+			prog.clear()
+			results = append(results, res)
+			prog.step(res.Scenario)
+		})
+		record(name, func(it TB) {
+			it.Helper()
+			for _, res := range results {
+				runSubtest(it, res.Schedule, func(st TB) {
+					st.Helper()
+					reportResult(st, res, fail, printed)
+				})
+			}
+			if err != nil {
+				harness(it, fail, err)
+			}
+			if ex != nil && ex.Explored > 0 {
+				it.Logf("%s", ex)
+			}
+		}).flush(t)
 	}
 	runPlan(s.PartialBatchPlan())
 	rep := s.Report()
 	if !st.quiet {
-		t.Logf("%s", testSummary(rep))
+		logSummary(t, rep, eager)
 	}
 	dir := st.reportDir
 	if dir == "" {
@@ -266,7 +321,12 @@ func harness(t TB, fail bool, err error) {
 
 // subtest runs f as a subtest of t when t supports subtests.
 func subtest(t TB, name string, f func(TB)) {
-	noteSubtest(t, name)
+	runSubtest(t, noteSubtest(t, name), f)
+}
+
+// runSubtest runs f as the subtest name of t, a name noteSubtest already
+// returned, when t supports subtests, and inline otherwise.
+func runSubtest(t TB, name string, f func(TB)) {
 	switch tt := t.(type) {
 	case *testing.T:
 		tt.Run(name, func(st *testing.T) { f(st) })

@@ -2,6 +2,7 @@ package testkit_test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -49,14 +50,27 @@ func TestTwoSuitesReplayAndReports(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the test binary twice")
 	}
+	// With -v every scenario has its subtest from the start; without it,
+	// only the failing ones get theirs, after the run (subtests.go): the
+	// names, and so the replay lines, are the same.
+	for _, verbose := range []bool{true, false} {
+		t.Run(fmt.Sprintf("verbose=%v", verbose), func(t *testing.T) { twoSuites(t, verbose) })
+	}
+}
+
+func twoSuites(t *testing.T, verbose bool) {
 	dir := t.TempDir()
-	run := func(pattern string) string {
-		cmd := exec.Command(os.Args[0], "-test.run="+pattern, "-test.v", "-test.count=1")
+	run := func(pattern string, verbose bool) string {
+		args := []string{"-test.run=" + pattern, "-test.count=1"}
+		if verbose {
+			args = append(args, "-test.v")
+		}
+		cmd := exec.Command(os.Args[0], args...)
 		cmd.Env = append(os.Environ(), "AGENTIDEM_TWO_SUITES_CHILD=1", "AGENTIDEM_REPORT_DIR="+dir)
 		out, _ := cmd.CombinedOutput() // the buggy agents fail
 		return string(out)
 	}
-	out := run("^TestTwoSuitesInOneTest$")
+	out := run("^TestTwoSuitesInOneTest$", verbose)
 
 	// Two reports, one per suite, neither overwritten.
 	entries, err := os.ReadDir(dir)
@@ -92,7 +106,7 @@ func TestTwoSuitesReplayAndReports(t *testing.T) {
 
 	// Rerunning it runs that scenario of the second suite, and no scenario
 	// of the first.
-	rerun := run(second)
+	rerun := run(second, true)
 	var ran []string
 	for _, line := range strings.Split(rerun, "\n") {
 		if name, ok := strings.CutPrefix(strings.TrimSpace(line), "=== RUN   "); ok && strings.Count(name, "/") == 2 {

@@ -1,0 +1,100 @@
+package testkit
+
+import (
+	"flag"
+	"strings"
+	"testing"
+
+	"github.com/agentidem/agentidem-go/runtime"
+)
+
+// A subtest per scenario is what go test -v lists and what a replay line's
+// -run pattern selects, but under plain go test a passing subtest prints
+// nothing: its log lines are dropped with it. Creating it costs a goroutine,
+// two hand-offs and the name matching of go test, a large share of a short
+// scenario, and on a machine with more than one processor each hand-off
+// wakes an idle one. So when nothing can show a passing subtest, scenarios
+// run in the test's own goroutine, what a subtest would have printed goes to
+// a recorder, and only a scenario whose report fails the test gets its
+// subtest, made after the run under the name it would have had, where the
+// report is printed again as it was recorded.
+//
+// Subtests are made for every scenario, as before, when any of these can
+// show a passing one or needs it: -test.v (and go test -json), a -run or
+// -skip pattern with more than one level (a replay line), -failfast,
+// VirtualTime (the bubble runs in the scenario's subtest), and a TB that
+// is not a *testing.T.
+
+// eagerSubtests reports whether every scenario gets its subtest before it
+// runs, as opposed to only the failing ones, after.
+func eagerSubtests(t TB, virtual bool) bool {
+	if _, ok := t.(*testing.T); !ok || virtual || testing.Verbose() {
+		return true
+	}
+	for _, name := range []string{"test.run", "test.skip"} {
+		if f := flag.Lookup(name); f != nil && strings.Contains(f.Value.String(), "/") {
+			return true
+		}
+	}
+	f := flag.Lookup("test.failfast")
+	return f != nil && f.Value.String() == "true"
+}
+
+// deferred is the report of scenarios that ran without subtests: the
+// subtest it would have been (a scenario, or a group of them with a
+// subtest each), and whether it fails the test.
+type deferred struct {
+	name   string // as noteSubtest returned it
+	failed bool
+	report func(TB)
+}
+
+// record writes report, which may make subtests of its own, to a recorder
+// and returns what it did.
+func record(name string, report func(TB)) deferred {
+	r := &recorder{}
+	report(r)
+	return deferred{name: name, failed: r.failed, report: report}
+}
+
+// flush makes the subtest of a failing report under parent, and writes the
+// report again in it; a passing report printed nothing and is done.
+func (d deferred) flush(parent TB) {
+	if d.failed {
+		runSubtest(parent, d.name, d.report)
+	}
+}
+
+// recorder is the TB of reports written without a subtest: subtests under
+// it run inline (it has no Run method), and only whether an error was
+// reported is kept, as a passing subtest prints nothing under plain go
+// test.
+type recorder struct{ failed bool }
+
+func (r *recorder) Helper()               {}
+func (r *recorder) Name() string          { return "" }
+func (r *recorder) Errorf(string, ...any) { r.failed = true }
+func (r *recorder) Logf(string, ...any)   {}
+
+// logSummary logs the suite's summary. Under plain go test the log of a
+// passing test is not printed, and rendering the summary costs as much as
+// a tenth of a short suite: when t has not failed by now, the summary is
+// logged by a cleanup of t, and only if t failed by then (an assertion
+// after the suite, another suite of the test). With eager subtests (go
+// test -v) it is logged at once, as it is printed.
+func logSummary(t TB, rep *runtime.Report, eager bool) {
+	t.Helper()
+	c, ok := t.(interface {
+		Cleanup(func())
+		Failed() bool
+	})
+	if eager || !ok || c.Failed() {
+		t.Logf("%s", testSummary(rep))
+		return
+	}
+	c.Cleanup(func() {
+		if c.Failed() {
+			t.Logf("%s", testSummary(rep))
+		}
+	})
+}
