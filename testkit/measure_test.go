@@ -67,12 +67,14 @@ func measureAgents() []struct {
 }
 
 // TestMeasureSuite measures the whole suite per agent for
-// scripts/bench/suite.sh: testkit.Run under go test (a subtest per
-// scenario, the summary, the findings, the report file) and runtime.Run
-// alone, each suite timed by itself, AGENTIDEM_MEASURE_SUITES times (default
-// 200). It lives in a test because subtests need a *testing.T; it asserts
-// nothing about time and is skipped unless AGENTIDEM_MEASURE_SUITE=1. Each
-// line it prints starts with "measure:": the agent, the harness, the
+// scripts/bench/suite.sh: testkit.Run under go test (the findings logged,
+// the report file), the same without the file, TestAgent (which fails on
+// the agents with findings: their scenarios' subtests, the summary) and
+// runtime.Run alone, each suite timed by itself, AGENTIDEM_MEASURE_SUITES
+// times (default 200). It lives in a test because subtests need a
+// *testing.T; it asserts nothing about time, is skipped unless
+// AGENTIDEM_MEASURE_SUITE=1, and fails when it runs (TestAgent's findings).
+// Each line it prints starts with "measure:": the agent, the harness, the
 // scenarios per suite, the median and the fastest suite in microseconds.
 func TestMeasureSuite(t *testing.T) {
 	if os.Getenv("AGENTIDEM_MEASURE_SUITE") == "" {
@@ -85,7 +87,7 @@ func TestMeasureSuite(t *testing.T) {
 	dir := t.TempDir()
 	for _, a := range measureAgents() {
 		agent, setup := a.agent()
-		var tk, tkNoFile, rt []time.Duration
+		var tk, tkNoFile, ta, rt []time.Duration
 		scenarios := 0
 		for i := range n {
 			// testkit under go test: its own subtest per suite, as a
@@ -102,6 +104,15 @@ func TestMeasureSuite(t *testing.T) {
 				testkit.Run(t, agent, testkit.With(setup))
 				tkNoFile = append(tkNoFile, time.Since(start))
 			})
+			// TestAgent fails the subtest when the agent has findings
+			// (naive refund, ten writes): its failing scenarios get their
+			// subtests and the summary is printed, as in a user's failing
+			// test. TestMeasureSuite then fails too.
+			t.Run(fmt.Sprintf("testagent-%d", i), func(t *testing.T) {
+				start := time.Now()
+				testkit.TestAgent(t, agent, testkit.With(setup), testkit.ReportDir(dir))
+				ta = append(ta, time.Since(start))
+			})
 			start := time.Now()
 			if _, err := runtime.Run(context.Background(), "measure", agent, setup); err != nil && a.name == "ten writes" {
 				t.Fatal(err)
@@ -111,7 +122,7 @@ func TestMeasureSuite(t *testing.T) {
 		for _, m := range []struct {
 			harness string
 			d       []time.Duration
-		}{{"testkit", tk}, {"testkit, no report file", tkNoFile}, {"runtime.Run", rt}} {
+		}{{"testkit", tk}, {"testkit, no report file", tkNoFile}, {"TestAgent", ta}, {"runtime.Run", rt}} {
 			sort.Slice(m.d, func(i, j int) bool { return m.d[i] < m.d[j] })
 			fmt.Printf("measure: %s|%s|%d|%.1f|%.1f\n", a.name, m.harness, scenarios,
 				float64(m.d[len(m.d)/2].Nanoseconds())/1e3, float64(m.d[0].Nanoseconds())/1e3)

@@ -6,9 +6,11 @@
 #    the AgentIdem Python SDK's 2W+3.
 # 2. The three agents of the comparison with the Python SDK (naive refund
 #    with retries, keyed refund, ten distinct writes) under go test
-#    (TestMeasureSuite, each suite timed by itself, SUITES times): testkit
-#    with its report file (AGENTIDEM_REPORT_DIR), testkit without it, and
-#    runtime.Run; median and fastest suite, median per scenario. With
+#    (TestMeasureSuite, each suite timed by itself, SUITES times):
+#    testkit.Run with its report file (AGENTIDEM_REPORT_DIR), testkit.Run
+#    without it, TestAgent with the file (failing on the agents with
+#    findings, as a user's test does) and runtime.Run; median and fastest
+#    suite, median per scenario. With
 #    BEFORE=<git revision>, the same measurement of that revision runs
 #    alternately with this one (same machine, same load) and is printed
 #    beside it.
@@ -85,8 +87,15 @@ for r in $(seq "$rounds"); do
 				label="$b p=$p"
 				procs=(GOMAXPROCS="$p")
 			fi
+			# TestAgent fails on the agents with findings, so does the
+			# test: its exit status says nothing; its lines are counted.
 			(cd testkit && env "${procs[@]}" AGENTIDEM_MEASURE_SUITE=1 AGENTIDEM_MEASURE_SUITES="$suites" "$tmp/$b.test" \
-				-test.run '^TestMeasureSuite$' $verbose -test.count 1) | grep -o 'measure:.*' | sed "s/^measure: /$label|/" >>"$tmp/lines"
+				-test.run '^TestMeasureSuite$' $verbose -test.count 1 || true) | grep -o 'measure:.*' | sed "s/^measure: /$label|/" >"$tmp/run"
+			if [ "$(wc -l <"$tmp/run")" -ne 12 ]; then
+				echo "suite.sh: TestMeasureSuite of $label printed $(wc -l <"$tmp/run") measure lines, want 12" >&2
+				exit 1
+			fi
+			cat "$tmp/run" >>"$tmp/lines"
 		done
 	done
 done
@@ -105,5 +114,5 @@ END {
 		k = order[i]; split(k, p, "|"); m = median(med[k])
 		printf "%-14s %-13s %-24s %9d %15.0f %15.0f %15.1f\n", p[1], p[2], p[3], sc[k], m, median(fast[k]), m / sc[k]
 	}
-	printf "(each suite timed by itself; the median over %d suites, then the median of %d rounds; testkit runs under go test%s with a subtest per scenario, the summary and the findings)\n", suites, rounds, vflag
+	printf "(each suite timed by itself; the median over %d suites, then the median of %d rounds; under go test%s, testkit is testkit.Run (findings logged, no scenario fails) and TestAgent fails the scenarios with findings (naive refund, ten writes))\n", suites, rounds, vflag
 }' "$tmp/lines"
