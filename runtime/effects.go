@@ -352,7 +352,15 @@ func judgeRepeats(tr *Trace, end, baseEnd string, baseWin map[string][2]string, 
 			return x != 0 && y != 0 && x < y
 		})
 		first := &tr.Ops[idx[0]]
-		args := map[string]bool{argsKey(first): true}
+		// The arguments seen so far, when the judgement of a repeat reads
+		// them (readsArgs): encoding them is most of the cost otherwise.
+		var args map[string]bool
+		for _, i := range idx[1:] {
+			if readsArgs(&tr.Ops[i], baseline) {
+				args = map[string]bool{argsKey(first): true}
+				break
+			}
+		}
 		dups := []string{first.ID}
 		var change, note string
 		var notIdem []string
@@ -385,14 +393,17 @@ func judgeRepeats(tr *Trace, end, baseEnd string, baseWin map[string][2]string, 
 		}
 		for _, i := range idx[1:] {
 			o := &tr.Ops[i]
-			ak := argsKey(o)
-			same := args[ak]
-			args[ak] = true
+			ak, same := "", false
+			if args != nil {
+				ak = argsKey(o)
+				same = args[ak]
+				args[ak] = true
+			}
 			// Calls that overlapped: did their cluster change the world
 			// the way one execution of the call changed it in the
 			// baseline?
 			oneKnown, oneChange := false, ""
-			if cl := o.cluster; o.Overlapped && !baseline && cl != nil && cl.err == "" && len(cl.keys) == 1 && cl.before != "" && cl.after != "" {
+			if cl := o.cluster; comparesOne(o, baseline) {
 				if w, ok := baseWin[o.Name+"\x00"+o.Identity+"\x00"+ak]; ok {
 					switch {
 					case w[0] == cl.before:
@@ -514,6 +525,23 @@ func disjoint(op, changed map[string]bool) bool {
 		}
 	}
 	return true
+}
+
+// readsArgs reports whether judging repeat o reads its arguments: an op
+// declared idempotent tells an equal repeat from an update by them, and
+// the calls that overlapped in a cluster are compared with one execution
+// of the same arguments in the baseline (comparesOne). Repeats of other
+// ops are judged without them.
+func readsArgs(o *Operation, baseline bool) bool {
+	return o.Idempotent || comparesOne(o, baseline)
+}
+
+// comparesOne reports whether repeat o overlapped other writes in a cluster
+// whose snapshots can be compared with what one execution of it did in the
+// baseline.
+func comparesOne(o *Operation, baseline bool) bool {
+	cl := o.cluster
+	return o.Overlapped && !baseline && cl != nil && cl.err == "" && len(cl.keys) == 1 && cl.before != "" && cl.after != ""
 }
 
 // argsKey is the canonical encoding of a call's recorded arguments.
