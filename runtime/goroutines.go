@@ -313,8 +313,18 @@ type world struct {
 
 	// quietSet and quietCreated are what the last quiet snapshot saw
 	// (quietgates.go); quietSet is nil when it cannot be relied on.
+	// quietMade is made then.
 	quietSet     []uint64
 	quietCreated uint64
+	quietMade    int
+
+	// The goroutines the harness starts for a scheduled run, accounted
+	// for when counted is set (quietgates.go): made counts them (each is
+	// started under mu), waiting those blocked until an invocation that
+	// has not returned returns, exits those that ended, rootsDone the
+	// invocations' own goroutines that returned.
+	counted                         bool
+	made, waiting, exits, rootsDone int
 }
 
 // newWorld takes the world of a scenario. Only a scenario with gates reads
@@ -329,8 +339,13 @@ func newWorld(gated bool) *world {
 		return w
 	}
 	w.before = map[uint64]bool{}
+	created, known := goroutinesCreated() // before the snapshot
 	for _, g := range snapshotGoroutines() {
 		w.before[g.id] = true
+	}
+	if known {
+		// The scenario has no goroutine yet: it is quiet (quietgates.go).
+		w.quietSet, w.quietCreated = []uint64{}, created
 	}
 	return w
 }
@@ -441,18 +456,22 @@ func (w *world) invocationOf(gid uint64) int {
 // are all parked at gates or durably blocked; if not, it says which is
 // still going.
 func (w *world) quiet(self uint64) (bool, string) {
-	created, known := goroutinesCreated() // before the snapshot (quietgates.go)
+	// The counts are read before the snapshot (quietgates.go).
+	w.mu.Lock()
+	made := w.made
+	created, known := goroutinesCreated()
+	w.mu.Unlock()
 	ours := w.ours(w.snapshot(), self)
 	for _, g := range ours {
 		w.noteNetwork(&g)
 		// A goroutine just released from a gate still has the gate on its
 		// stack, but is runnable: busy comes first.
 		if busy, why := g.busy(w.bodySince(g.id)); busy {
-			w.noteQuiet(nil, 0, false)
+			w.noteQuiet(nil, 0, 0, false)
 			return false, fmt.Sprintf("goroutine %d (%s) at %s", g.id, why, g.where())
 		}
 	}
-	w.noteQuiet(ours, created, known && self == 0)
+	w.noteQuiet(ours, created, made, known && self == 0)
 	return true, ""
 }
 

@@ -14,6 +14,23 @@ import (
 // that reached a gate, is parked at a gate now. Nothing that could act is
 // then unseen: a new goroutine changes the count, and a goroutine at a gate
 // only moves when the scheduler releases it.
+//
+// The goroutines the harness itself starts for a scheduled run (the one
+// that delivers the invocations, and each invocation's own) need no
+// snapshot either: each is started under the world's lock and counted
+// (made), and each says when it can no longer act by itself: blocked until
+// an invocation that has not returned returns (waiting), ended (exits),
+// or an invocation's goroutine that returned (rootsDone); an invocation's
+// goroutine parked at a gate is seen in the scheduler's list. When the
+// process created exactly as many goroutines since the last quiet
+// snapshot as the harness did, no other goroutine was created, so that the
+// scenario's goroutines are those of the snapshot and the harness's; the
+// scenario is quiet when those of the snapshot are parked at gates and
+// every one of the harness's is parked or can no longer act. The world is
+// quiet with no goroutine of its own when it is taken (newWorld), so the
+// first check of a scheduled run and the one after its last delivery
+// returned take no snapshot either, unless something else started a
+// goroutine meanwhile (Setup, the agent, another test).
 
 // createdSamples read the process's count of goroutines created.
 var createdSamples = sync.Pool{New: func() any {
@@ -33,9 +50,9 @@ func goroutinesCreated() (uint64, bool) {
 }
 
 // noteQuiet records what a snapshot that found the scenario quiet saw: its
-// goroutines, and the count of created goroutines read before the
-// snapshot was taken.
-func (w *world) noteQuiet(ours []gInfo, created uint64, known bool) {
+// goroutines, and the count of created goroutines and of those the
+// harness made, read together before the snapshot was taken.
+func (w *world) noteQuiet(ours []gInfo, created uint64, made int, known bool) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if !known {
@@ -55,33 +72,114 @@ func (w *world) noteQuiet(ours []gInfo, created uint64, known bool) {
 	if w.quietSet == nil {
 		w.quietSet = []uint64{}
 	}
-	w.quietCreated = created
+	w.quietCreated, w.quietMade = created, made
 }
 
 // quietAtGates reports whether the scenario is known quiet without a
 // snapshot: see the comment at the top of this file. parked holds the
 // goroutines registered at a gate, read before the count.
 func (w *world) quietAtGates(parked map[uint64]bool) bool {
-	created, ok := goroutinesCreated()
-	if !ok {
-		return false
-	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if w.quietSet == nil || created != w.quietCreated {
+	// Under w.mu no goroutine of the harness is being started: made and
+	// the count agree.
+	created, ok := goroutinesCreated()
+	if !ok || w.quietSet == nil {
 		return false
-	}
-	for _, id := range w.quietSet {
-		if !parked[id] {
-			return false
-		}
 	}
 	for id := range w.visitor {
 		if !parked[id] {
 			return false
 		}
 	}
+	if created == w.quietCreated && allParked(w.quietSet, parked) {
+		return true
+	}
+	if !w.counted || created-w.quietCreated != uint64(w.made-w.quietMade) {
+		return false // a goroutine the harness did not start
+	}
+	for _, id := range w.quietSet {
+		if _, root := w.roots[id]; !root && !parked[id] {
+			return false
+		}
+	}
+	settled := w.waiting + w.exits + w.rootsDone
+	for id := range w.roots {
+		if parked[id] {
+			settled++
+		}
+	}
+	return settled == w.made
+}
+
+func allParked(ids []uint64, parked map[uint64]bool) bool {
+	for _, id := range ids {
+		if !parked[id] {
+			return false
+		}
+	}
 	return true
+}
+
+// start runs fn in a goroutine of the harness, counted in made, which
+// counts as ended once fn returned, and then closes done.
+func (w *world) start(fn func(), done chan struct{}) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	go func() {
+		defer close(done)
+		defer w.exited()
+		fn()
+	}()
+	w.made++
+}
+
+// exited counts a goroutine of the harness that ended.
+func (w *world) exited() {
+	w.mu.Lock()
+	w.exits++
+	w.mu.Unlock()
+}
+
+// startRoot runs fn, an invocation's own goroutine, counted in made.
+func (w *world) startRoot(fn func()) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	go fn()
+	w.made++
+}
+
+// await says the calling goroutine (of the harness) blocks until inv
+// returns; awoken that it no longer does.
+func (w *world) await(inv *invocation) {
+	w.mu.Lock()
+	if !inv.finished {
+		inv.awaited = true
+		w.waiting++
+	}
+	w.mu.Unlock()
+}
+
+func (w *world) awoken(inv *invocation) {
+	w.mu.Lock()
+	if inv.awaited {
+		inv.awaited = false
+		w.waiting--
+	}
+	w.mu.Unlock()
+}
+
+// returned says inv's own goroutine returned: it can no longer act, and
+// the goroutine waiting for it wakes.
+func (w *world) returned(inv *invocation) {
+	w.mu.Lock()
+	inv.finished = true
+	w.rootsDone++
+	if inv.awaited {
+		inv.awaited = false
+		w.waiting--
+	}
+	w.mu.Unlock()
 }
 
 // parked returns the goroutines registered at the scheduler's gates.

@@ -96,6 +96,10 @@ type invocation struct {
 	dead atomic.Bool
 	// returned is set when the agent func returned.
 	returned atomic.Bool
+	// awaited and finished belong to the world's accounting of the
+	// harness's goroutines, under its lock (quietgates.go): a goroutine
+	// blocks until the invocation returns, and its goroutine returned.
+	awaited, finished bool
 }
 
 type invKey struct{}
@@ -229,8 +233,12 @@ func (r *recorder) invokeNumbered(ctx context.Context, fn func(context.Context) 
 		panicked bool
 	)
 	done := make(chan struct{})
-	go func() {
+	w := r.world
+	root := func() {
 		defer close(done)
+		if w != nil {
+			defer w.returned(inv)
+		}
 		defer r.progress.Add(1)
 		gid := goroutineID()
 		r.mu.Lock()
@@ -269,7 +277,14 @@ func (r *recorder) invokeNumbered(ctx context.Context, fn func(context.Context) 
 		defer inv.returned.Store(true)
 		err = fn(ctx)
 		returned = true
-	}()
+	}
+	if w == nil {
+		go root()
+	} else {
+		w.startRoot(root)
+		w.await(inv)
+		defer w.awoken(inv)
+	}
 	select {
 	case <-done:
 		return err, panicked
