@@ -5,7 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"runtime/debug"
-	"sort"
+	"slices"
 	"strings"
 	"sync"
 )
@@ -299,7 +299,7 @@ func windows(tr *Trace) map[string][2]string {
 func judgeRepeats(tr *Trace, end, baseEnd string, baseWin map[string][2]string, baseline bool) []Finding {
 	type key struct{ op, id string }
 	groups := map[key][]int{}
-	var order []key
+	order := make([]key, 0, len(tr.Ops))
 	for i := range tr.Ops {
 		o := &tr.Ops[i]
 		if o.Kind != KindWrite || o.Status != StatusSuccess || o.Replayed || o.IdentityError != "" {
@@ -339,17 +339,29 @@ func judgeRepeats(tr *Trace, end, baseEnd string, baseWin map[string][2]string, 
 		}
 	}
 
+	repeated := 0 // groups with repeats: most have one finding
+	for _, k := range order {
+		if len(groups[k]) > 1 {
+			repeated++
+		}
+	}
 	var out []Finding
+	if repeated > 0 {
+		out = make([]Finding, 0, repeated)
+	}
 	for _, k := range order {
 		idx := groups[k]
 		if len(idx) < 2 {
 			continue
 		}
 		// The first execution is the first to run, which under a gate
-		// may not be the first to be called.
-		sort.SliceStable(idx, func(a, b int) bool {
-			x, y := tr.Ops[idx[a]].execOrder, tr.Ops[idx[b]].execOrder
-			return x != 0 && y != 0 && x < y
+		// may not be the first to be called. (The same stable sort as
+		// sort.SliceStable, without its reflection.)
+		slices.SortStableFunc(idx, func(a, b int) int {
+			if x, y := tr.Ops[a].execOrder, tr.Ops[b].execOrder; x != 0 && y != 0 && x < y {
+				return -1
+			}
+			return 0
 		})
 		first := &tr.Ops[idx[0]]
 		// The arguments seen so far, when the judgement of a repeat reads
@@ -585,6 +597,9 @@ func (s *Suite) duplicates(res *Result, tr *Trace, sc Scenario, add func(Finding
 		baseTrace = s.base
 	}
 	found := judgeRepeats(tr, tr.end, baseEnd, windows(baseTrace), sc.Kind == ScenarioBaseline)
+	if n := countCode(found, CodeDuplicateWrite); n > 0 {
+		res.Duplicates = slices.Grow(res.Duplicates, n)
+	}
 	lead := -1
 	for i := range found {
 		f := &found[i]
@@ -609,4 +624,14 @@ func (s *Suite) duplicates(res *Result, tr *Trace, sc Scenario, add func(Finding
 			add(f)
 		}
 	}
+}
+
+func countCode(fs []Finding, code string) int {
+	n := 0
+	for _, f := range fs {
+		if f.Code == code {
+			n++
+		}
+	}
+	return n
 }

@@ -48,3 +48,24 @@ func TestOverlappedRepeatsJudgedByThePartsTheEndChanged(t *testing.T) {
 	}, false)
 	assert.Len(t, fs, 2, "%v", fs)
 }
+
+// Under a gate the first call of an op and identity is not always the first
+// to run: the execution that began first (execOrder, where the State judge
+// numbered them) is the first execution, and the others are its repeats. A
+// call it did not number (0) compares with none, as sort.SliceStable had it.
+func TestFirstExecutionIsTheFirstToRun(t *testing.T) {
+	op := func(id string, order int) Operation {
+		return Operation{ID: id, Name: "put", Kind: KindWrite, Status: StatusSuccess, Identity: `"k"`, execOrder: order,
+			Args: Args{Names: []string{"v"}, Values: []any{"k"}}}
+	}
+	tr := &Trace{Ops: []Operation{op("1:put#1", 3), op("1:put#2", 4), op("2:put#1", 2), op("2:put#2", 1)}}
+	fs := judgeRepeats(tr, "", "", nil, false)
+	require.Len(t, fs, 1, "%v", fs)
+	assert.Equal(t, []string{"2:put#2", "2:put#1", "1:put#1", "1:put#2"}, fs[0].Calls)
+	assert.Empty(t, tr.Ops[3].Repeat, "the first to run is the first execution")
+
+	tr = &Trace{Ops: []Operation{op("1:put#1", 3), op("1:put#2", 0), op("2:put#1", 2), op("2:put#2", 1)}}
+	fs = judgeRepeats(tr, "", "", nil, false)
+	require.Len(t, fs, 1, "%v", fs)
+	assert.Equal(t, []string{"1:put#1", "1:put#2", "2:put#2", "2:put#1"}, fs[0].Calls)
+}
