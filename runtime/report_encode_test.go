@@ -410,3 +410,17 @@ func FuzzReportEncoderValues(f *testing.F) {
 		checkEncoding(t, "values", r)
 	})
 }
+
+// TestWriteJSONKeptBuffer: WriteJSON keeps its buffer between calls; a
+// smaller report after a larger one, and the larger one again, are written
+// as the reflection path writes them, with nothing left of the other.
+func TestWriteJSONKeptBuffer(t *testing.T) {
+	large := tenWriteReport(t)
+	small := &Report{Name: "small", Safe: true}
+	for i, r := range []*Report{large, small, large, small} {
+		checkEncoding(t, fmt.Sprintf("write %d", i), r)
+	}
+	if b := reportBuffer.Load(); b == nil || cap(*b) == 0 {
+		t.Fatal("WriteJSON kept no buffer")
+	}
+}
