@@ -337,8 +337,23 @@ func (s *scheduler) realtimeQuiesce() bool {
 	sleep := 2 * time.Microsecond
 	for {
 		// While goroutines are running or runnable (a cheap count), the
-		// agent is not quiet: yield to them before paying for a snapshot.
-		for i := 0; i < 64 && othersRunning(); i++ {
+		// agent may not be quiet: yield to them before paying for a
+		// snapshot, and stop as soon as the quiet is known without one
+		// (quietgates.go). The count sees every goroutine of the process,
+		// the GC's workers too, so it can stay up long after the agent
+		// parked: with GOMAXPROCS=2, the 64 yields were a seventh of a
+		// serial agent's suite.
+		for i := 0; ; i++ {
+			quiet, stopped := s.knownQuiet()
+			if stopped {
+				return false
+			}
+			if quiet {
+				return true
+			}
+			if i == 64 || !othersRunning() {
+				break
+			}
 			goruntime.Gosched()
 		}
 		// The count is read after yielding: a call that reached its gate
@@ -365,6 +380,22 @@ func (s *scheduler) realtimeQuiesce() bool {
 		time.Sleep(sleep)
 		sleep = min(2*sleep, time.Millisecond)
 	}
+}
+
+// knownQuiet reports whether the scenario is quiet by what is known
+// without a snapshot (world.quietAtGates), with no gate reached or
+// released while it looked; stopped when the scheduler was.
+func (s *scheduler) knownQuiet() (quiet, stopped bool) {
+	s.mu.Lock()
+	before, stopped := s.arrivals+s.tick, s.bypass
+	s.mu.Unlock()
+	if stopped || !s.rec.world.quietAtGates(s.parked()) {
+		return false, stopped
+	}
+	s.mu.Lock()
+	after := s.arrivals + s.tick
+	s.mu.Unlock()
+	return before == after, false
 }
 
 // batches assigns batch numbers: connected components of calls whose
