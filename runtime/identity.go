@@ -85,6 +85,15 @@ func appendCanonical(b []byte, v any) ([]byte, error) {
 	return append(b, buf.Bytes()...), nil
 }
 
+// jsonPlain says which ASCII bytes encoding/json writes as they are in a
+// string: printable, and not '"', '\\', '<', '>' or '&'.
+var jsonPlain = func() (t [utf8.RuneSelf]bool) {
+	for c := 0x20; c < utf8.RuneSelf; c++ {
+		t[c] = c != '"' && c != '\\' && c != '<' && c != '>' && c != '&'
+	}
+	return t
+}()
+
 // appendJSONString writes s as encoding/json would (HTML-safe escaping
 // included), so the fast path and the reflective path agree byte for byte.
 func appendJSONString(b []byte, s string) []byte {
@@ -94,7 +103,7 @@ func appendJSONString(b []byte, s string) []byte {
 	for i := 0; i < len(s); {
 		c := s[i]
 		if c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' && c != '<' && c != '>' && c != '&' {
+			if jsonPlain[c] {
 				i++
 				continue
 			}
