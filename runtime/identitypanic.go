@@ -54,7 +54,8 @@ func (c *Call) IdentityPanicked(expr string, v any) {
 // identityPanicked reports each op whose identity or entity expression
 // panicked, once per suite for each op and expression.
 func (s *Suite) identityPanicked(tr *Trace, add func(Finding)) {
-	for _, o := range tr.Ops {
+	for i := range tr.Ops {
+		o := &tr.Ops[i]
 		for _, msg := range o.IdentityPanic {
 			key := "identity_panicked\x00" + o.Name + "\x00" + msg
 			if s.seenOnce[key] {

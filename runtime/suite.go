@@ -701,7 +701,8 @@ func (s *Suite) visibility(tr *Trace, add func(Finding)) {
 		s.seenOnce[key] = true
 		return true
 	}
-	for _, o := range tr.Ops {
+	for i := range tr.Ops {
+		o := &tr.Ops[i]
 		if o.IdentityError != "" && len(o.IdentityPanic) == 0 && once("identity\x00"+o.Name) {
 			add(Finding{Code: CodeIdentityUnencodable, Severity: SeverityError, Ops: []string{o.Name}, Calls: []string{o.ID},
 				Message: fmt.Sprintf("the identity of %s cannot be encoded (%s): its calls are invisible to duplicate detection, so retries of it cannot be judged; make the identity a string, number, bool or a struct of them", o.Name, o.IdentityError)})
@@ -726,25 +727,36 @@ func (s *Suite) visibility(tr *Trace, add func(Finding)) {
 // identity, where the two identities are not both among the baseline's (so
 // it is not a loop over distinct work items).
 func (s *Suite) identityUnstable(tr *Trace, add func(Finding)) {
-	baseIDs := map[string]map[string]bool{}
-	for _, o := range s.base.Ops {
-		if o.Kind == KindWrite {
-			if baseIDs[o.Name] == nil {
-				baseIDs[o.Name] = map[string]bool{}
+	var baseIDs map[string]map[string]bool // built when a retry changed identity
+	inBase := func(op, id string) bool {
+		if baseIDs == nil {
+			baseIDs = map[string]map[string]bool{}
+			for i := range s.base.Ops {
+				if o := &s.base.Ops[i]; o.Kind == KindWrite {
+					if baseIDs[o.Name] == nil {
+						baseIDs[o.Name] = map[string]bool{}
+					}
+					baseIDs[o.Name][o.Identity] = true
+				}
 			}
-			baseIDs[o.Name][o.Identity] = true
 		}
+		return baseIDs[op][id]
 	}
-	reported := map[string]bool{}
-	for i, a := range tr.Ops {
+	var reported map[string]bool
+	for i := range tr.Ops {
+		a := &tr.Ops[i]
 		if a.Kind != KindWrite || a.Observation == ObservationReceived || a.Site == "" {
 			continue
 		}
-		for _, b := range tr.Ops[i+1:] {
+		for j := i + 1; j < len(tr.Ops); j++ {
+			b := &tr.Ops[j]
 			if b.Name != a.Name || b.Invocation != a.Invocation || b.Site != a.Site {
 				continue
 			}
-			if b.Identity != a.Identity && !(baseIDs[a.Name][a.Identity] && baseIDs[a.Name][b.Identity]) && !reported[a.Name] {
+			if b.Identity != a.Identity && !(inBase(a.Name, a.Identity) && inBase(a.Name, b.Identity)) && !reported[a.Name] {
+				if reported == nil {
+					reported = map[string]bool{}
+				}
 				reported[a.Name] = true
 				add(Finding{Code: CodeIdentityUnstable, Severity: SeverityError, Ops: []string{a.Name},
 					Identities: []string{a.Identity, b.Identity}, Calls: []string{a.ID, b.ID},
