@@ -8,9 +8,11 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agentidem/agentidem-go/examples/invoices"
 	"github.com/agentidem/agentidem-go/testkit"
 	"github.com/agentidem/agentidem-go/testkit/internal/tools"
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // TestSubtestsChild is run by TestPassingScenariosWithoutSubtests and
@@ -86,4 +88,51 @@ func TestSummaryWhenTestFails(t *testing.T) {
 	out = runSubtestsChild(t, "AGENTIDEM_SUBTESTS_FAIL_AFTER=0")
 	assert.NotContains(t, out, summary, "passed:\n%s", out)
 	assert.True(t, strings.HasSuffix(out, "PASS\n"), "passed:\n%s", out)
+}
+
+// TestInterleavingChild is run by TestFailingScheduleGetsItsSubtest in a
+// child process: an agent that attaches an invoice while creating it, whose
+// listed schedule fails.
+func TestInterleavingChild(t *testing.T) {
+	if os.Getenv("AGENTIDEM_SUBTESTS_CHILD") != "1" {
+		t.Skip("run by TestFailingScheduleGetsItsSubtest")
+	}
+	var b *invoices.Billing
+	testkit.TestAgent(t, func(ctx context.Context) error {
+		return (&invoices.DependencyAgent{Billing: b}).Run(ctx)
+	}, testkit.Setup(func(context.Context) error { b = invoices.NewBilling(); return nil }))
+}
+
+// TestFailingScheduleGetsItsSubtest: without -v, a failing schedule gets
+// its subtest under interleaving after the exploration, and its replay
+// line reruns that schedule alone.
+func TestFailingScheduleGetsItsSubtest(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the test binary twice")
+	}
+	run := func(args ...string) string {
+		cmd := exec.Command(os.Args[0], append([]string{"-test.count=1"}, args...)...)
+		cmd.Env = append(os.Environ(), "AGENTIDEM_SUBTESTS_CHILD=1")
+		out, _ := cmd.CombinedOutput() // the agent fails
+		return string(out)
+	}
+	out := run("-test.run=^TestInterleavingChild$")
+	require.Contains(t, out, "--- FAIL: TestInterleavingChild/interleaving/s0s1f0f1 ", "output:\n%s", out)
+	replay := ""
+	for _, m := range replayRE.FindAllStringSubmatch(out, -1) {
+		if strings.HasSuffix(m[1], "/^interleaving$/^s0s1f0f1$") {
+			replay = m[1]
+		}
+	}
+	require.NotEmpty(t, replay, "no replay line of interleaving/s0s1f0f1:\n%s", out)
+
+	rerun := run("-test.run="+replay, "-test.v")
+	var ran []string
+	for _, line := range strings.Split(rerun, "\n") {
+		if name, ok := strings.CutPrefix(strings.TrimSpace(line), "=== RUN   "); ok && strings.Count(name, "/") == 2 {
+			ran = append(ran, name)
+		}
+	}
+	assert.Equal(t, []string{"TestInterleavingChild/interleaving/s0s1f0f1"}, ran, "the replay line %q ran:\n%s", replay, rerun)
+	assert.Contains(t, rerun, "--- FAIL: TestInterleavingChild/interleaving/s0s1f0f1 ")
 }

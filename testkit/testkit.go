@@ -233,24 +233,33 @@ func suite(t TB, fn func(ctx context.Context) error, fail bool, opts []Option) *
 		checkGolden(t, s, st.golden, pkg, fail)
 	}
 	runPlan(s.Plan())
+	// The interleavings: a subtest per schedule, and the exploration's
+	// problems and figures under interleaving.
+	schedule := func(res *runtime.Result) func(TB) {
+		return func(st TB) {
+			st.Helper()
+			reportResult(st, res, fail, printed)
+		}
+	}
+	explored := func(it TB, ex *runtime.Exploration, err error) {
+		it.Helper()
+		if err != nil {
+			harness(it, fail, err)
+		}
+		if ex != nil && ex.Explored > 0 {
+			it.Logf("%s", ex)
+		}
+	}
 	if parallel && eager {
 		subtest(t, runtime.ScenarioInterleaving, func(it TB) {
 			it.Helper()
 			setCur(it)
 			ex, err := s.Interleavings(ctx, func(res *runtime.Result) {
 				prog.clear()
-				subtest(it, res.Schedule, func(st TB) {
-					st.Helper()
-					reportResult(st, res, fail, printed)
-				})
+				subtest(it, res.Schedule, schedule(res))
 				prog.step(res.Scenario) // shown while the next schedule runs
 			})
-			if err != nil {
-				harness(it, fail, err)
-			}
-			if ex != nil && ex.Explored > 0 {
-				it.Logf("%s", ex)
-			}
+			explored(it, ex, err)
 		})
 	} else if parallel {
 		name := noteSubtest(t, runtime.ScenarioInterleaving)
@@ -263,17 +272,9 @@ func suite(t TB, fn func(ctx context.Context) error, fail bool, opts []Option) *
 		record(name, func(it TB) {
 			it.Helper()
 			for _, res := range results {
-				runSubtest(it, res.Schedule, func(st TB) {
-					st.Helper()
-					reportResult(st, res, fail, printed)
-				})
+				runSubtest(it, res.Schedule, schedule(res))
 			}
-			if err != nil {
-				harness(it, fail, err)
-			}
-			if ex != nil && ex.Explored > 0 {
-				it.Logf("%s", ex)
-			}
+			explored(it, ex, err)
 		}).flush(t)
 	}
 	runPlan(s.PartialBatchPlan())
