@@ -42,7 +42,9 @@
 // is kept apart from the findings (safety outcome). Each problem is printed
 // once: in full under the first scenario that shows it, as a line that
 // points back (with its own replay line) under the others, and as one line
-// in the summary, which names every scenario that shows it.
+// in the summary, which names every scenario that shows it. The summary is
+// in the test's log, which go test prints when the test fails (by the suite
+// or by anything after it) or with -v.
 //
 // # Effects, not executions
 //
