@@ -298,7 +298,11 @@ func windows(tr *Trace) map[string][2]string {
 // baseline ("" when not taken); baseline says this run is the baseline.
 func judgeRepeats(tr *Trace, end, baseEnd string, baseWin map[string][2]string, baseline bool) []Finding {
 	type key struct{ op, id string }
-	groups := map[key][]int{}
+	// The effective writes by op and identity, in order of first
+	// execution; groups holds the calls of those executed more than once
+	// (most are not, and get no slice).
+	first := map[key]int{}
+	var groups map[key][]int
 	order := make([]key, 0, len(tr.Ops))
 	for i := range tr.Ops {
 		o := &tr.Ops[i]
@@ -306,8 +310,17 @@ func judgeRepeats(tr *Trace, end, baseEnd string, baseWin map[string][2]string, 
 			continue
 		}
 		k := key{o.Name, o.Identity}
-		if _, seen := groups[k]; !seen {
+		f, seen := first[k]
+		if !seen {
+			first[k] = i
 			order = append(order, k)
+			continue
+		}
+		if groups == nil {
+			groups = map[key][]int{}
+		}
+		if groups[k] == nil {
+			groups[k] = []int{f}
 		}
 		groups[k] = append(groups[k], i)
 	}
@@ -339,12 +352,7 @@ func judgeRepeats(tr *Trace, end, baseEnd string, baseWin map[string][2]string, 
 		}
 	}
 
-	repeated := 0 // groups with repeats: most have one finding
-	for _, k := range order {
-		if len(groups[k]) > 1 {
-			repeated++
-		}
-	}
+	repeated := len(groups) // groups with repeats: most have one finding
 	var out []Finding
 	if repeated > 0 {
 		out = make([]Finding, 0, repeated)

@@ -334,7 +334,9 @@ type world struct {
 // own the goroutines that descend from its invocations, which is what a
 // stall report of it names.
 func newWorld(gated bool) *world {
-	w := &world{visitor: map[uint64]bool{}, parent: map[uint64]uint64{}, roots: map[uint64]int{}, inBody: map[uint64]time.Time{}}
+	// The maps are made when first written: most scenarios write only
+	// roots, and read the others empty.
+	w := &world{}
 	if !gated {
 		return w
 	}
@@ -353,6 +355,9 @@ func newWorld(gated bool) *world {
 // root records gid as the goroutine of invocation n.
 func (w *world) root(gid uint64, n int) {
 	w.mu.Lock()
+	if w.roots == nil {
+		w.roots = map[uint64]int{}
+	}
 	w.roots[gid] = n
 	w.mu.Unlock()
 }
@@ -365,6 +370,9 @@ func (w *world) body(gid uint64, start bool) {
 	}
 	w.mu.Lock()
 	if start {
+		if w.inBody == nil {
+			w.inBody = map[uint64]time.Time{}
+		}
 		w.inBody[gid] = time.Now()
 	} else {
 		delete(w.inBody, gid)
@@ -382,6 +390,9 @@ func (w *world) bodySince(gid uint64) time.Time {
 func (w *world) visit(gid uint64) {
 	w.mu.Lock()
 	if w.before[gid] {
+		if w.visitor == nil {
+			w.visitor = map[uint64]bool{}
+		}
 		w.visitor[gid] = true
 	}
 	w.mu.Unlock()
@@ -410,6 +421,9 @@ func (w *world) ours(all []gInfo, self uint64) []gInfo {
 	var out []gInfo
 	for _, g := range all {
 		if g.parent != 0 {
+			if w.parent == nil {
+				w.parent = map[uint64]uint64{}
+			}
 			w.parent[g.id] = g.parent
 		}
 	}

@@ -28,7 +28,7 @@ func TestQuietAtGates(t *testing.T) {
 	if w.quietAtGates(map[uint64]bool{1: true}) {
 		t.Error("quiet while goroutine 2 is not at a gate")
 	}
-	w.visitor[7] = true
+	w.visitor = map[uint64]bool{7: true} // an older goroutine that reached a gate
 	if w.quietAtGates(map[uint64]bool{1: true, 2: true}) {
 		t.Error("quiet while an older goroutine that reached a gate is not at one")
 	}
