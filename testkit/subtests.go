@@ -2,7 +2,9 @@ package testkit
 
 import (
 	"flag"
+	"reflect"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/agentidem/agentidem-go/runtime"
@@ -78,23 +80,55 @@ func (r *recorder) Logf(string, ...any)   {}
 
 // logSummary logs the suite's summary. Under plain go test the log of a
 // passing test is not printed, and rendering the summary costs as much as
-// a tenth of a short suite: when t has not failed by now, the summary is
-// logged by a cleanup of t, and only if t failed by then (an assertion
-// after the suite, another suite of the test). With eager subtests (go
-// test -v) it is logged at once, as it is printed.
+// a tenth of a short suite: while t has not failed, the summary waits, and
+// it is logged once t fails (by a later suite of the test, or by the end
+// of the test, after an assertion that followed the suite), after those of
+// the test's earlier suites. With eager subtests (go test -v) it is logged
+// at once, as it is printed.
 func logSummary(t TB, rep *runtime.Report, eager bool) {
 	t.Helper()
 	c, ok := t.(interface {
 		Cleanup(func())
 		Failed() bool
 	})
-	if eager || !ok || c.Failed() {
+	if eager || !ok || !reflect.TypeOf(t).Comparable() {
 		t.Logf("%s", testSummary(rep))
 		return
 	}
-	c.Cleanup(func() {
-		if c.Failed() {
-			t.Logf("%s", testSummary(rep))
-		}
-	})
+	v, loaded := waitingSummaries.LoadOrStore(t, &summaries{})
+	w := v.(*summaries)
+	if !loaded {
+		c.Cleanup(func() {
+			waitingSummaries.Delete(t)
+			if c.Failed() {
+				w.log(t)
+			}
+		})
+	}
+	w.mu.Lock()
+	w.reps = append(w.reps, rep)
+	w.mu.Unlock()
+	if c.Failed() {
+		w.log(t)
+	}
+}
+
+// waitingSummaries holds, per test, the summaries not logged yet.
+var waitingSummaries sync.Map // TB → *summaries
+
+type summaries struct {
+	mu   sync.Mutex
+	reps []*runtime.Report
+}
+
+// log logs the waiting summaries in the order of their suites.
+func (w *summaries) log(t TB) {
+	t.Helper()
+	w.mu.Lock()
+	reps := w.reps
+	w.reps = nil
+	w.mu.Unlock()
+	for _, rep := range reps {
+		t.Logf("%s", testSummary(rep))
+	}
 }

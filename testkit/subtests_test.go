@@ -73,9 +73,26 @@ func TestPassingScenariosWithoutSubtests(t *testing.T) {
 	}
 }
 
+// TestSummaryOrderChild is run by TestSummaryWhenTestFails in a child
+// process: a suite that passes, then one that fails, in one test.
+func TestSummaryOrderChild(t *testing.T) {
+	if os.Getenv("AGENTIDEM_SUBTESTS_CHILD") != "1" {
+		t.Skip("run by TestSummaryWhenTestFails")
+	}
+	var l *tools.Ledger
+	setup := testkit.Setup(func(context.Context) error { l = &tools.Ledger{}; return nil })
+	testkit.TestAgent(t, func(ctx context.Context) error {
+		return l.PutTraced(ctx, "k", "v") // an upsert: every scenario passes
+	}, setup, testkit.State(func() any { return l.Snapshot() }))
+	testkit.TestAgent(t, func(ctx context.Context) error {
+		return l.PostTraced(ctx, "k", "v") // retried by the crash: a duplicate
+	}, setup)
+}
+
 // TestSummaryWhenTestFails: the summary of a suite is printed when the test
 // fails, even by an assertion after the suite, and under -v; a test that
-// passes without -v prints nothing.
+// passes without -v prints nothing. Summaries come in the order of their
+// suites.
 func TestSummaryWhenTestFails(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the test binary")
@@ -88,6 +105,15 @@ func TestSummaryWhenTestFails(t *testing.T) {
 	out = runSubtestsChild(t, "AGENTIDEM_SUBTESTS_FAIL_AFTER=0")
 	assert.NotContains(t, out, summary, "passed:\n%s", out)
 	assert.True(t, strings.HasSuffix(out, "PASS\n"), "passed:\n%s", out)
+
+	cmd := exec.Command(os.Args[0], "-test.run=^TestSummaryOrderChild$", "-test.count=1")
+	cmd.Env = append(os.Environ(), "AGENTIDEM_SUBTESTS_CHILD=1")
+	b, _ := cmd.CombinedOutput()
+	out = string(b)
+	safe := strings.Index(out, "agentidem TestSummaryOrderChild: SAFE")
+	unsafe := strings.Index(out, "agentidem TestSummaryOrderChild: UNSAFE")
+	require.True(t, safe >= 0 && unsafe >= 0, "both summaries:\n%s", out)
+	assert.Less(t, safe, unsafe, "the first suite's summary first:\n%s", out)
 }
 
 // TestInterleavingChild is run by TestFailingScheduleGetsItsSubtest in a
