@@ -15,8 +15,9 @@
 #    alternately with this one (same machine, same load) and is printed
 #    beside it.
 #
-# go test runs without -v, as a user's go test does; VERBOSE=1 adds -v
-# (every subtest's name and log lines printed). PROCS="1 2" runs each
+# go test runs without -v, as a user's go test does: only failing
+# scenarios get a subtest. VERBOSE=1 adds -v (every scenario gets its
+# subtest before it runs, and every name and log line is printed). PROCS="1 2" runs each
 # measurement under each GOMAXPROCS (labelled p=1, p=2): on a small
 # machine, most of the difference between them is the Go scheduler waking
 # idle processors for the harness's short-lived goroutines, not the work.
