@@ -11,7 +11,6 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
-	"strings"
 	"testing"
 	"time"
 )
@@ -35,20 +34,10 @@ func reflectReportJSON(r Report) ([]byte, error) {
 	}{
 		SchemaVersion: r.SchemaVersion, Safe: r.Safe, FaultCount: r.FaultCount, UnsafeCount: r.UnsafeCount,
 		BaselineSucceeded: r.BaselineSucceeded, Results: make([]*resultJSON, len(r.Results)),
-		Findings: findingsWire(r.Findings), plain: plain(r),
+		BaselineFailure: r.failureJSON(), Findings: findingsWire(r.Findings), plain: plain(r),
 	}
 	for i, res := range r.Results {
 		w.Results[i] = res.wire()
-	}
-	if r.BaselineFailure != "" || (r.Baseline != nil && !r.BaselineSucceeded) {
-		bf := &baselineFailure{ErrorType: "error", Message: r.BaselineFailure}
-		switch {
-		case strings.HasPrefix(r.BaselineFailure, "panic: "):
-			bf.ErrorType = "panic"
-		case strings.HasPrefix(r.BaselineFailure, "setup: "):
-			bf.ErrorType = "setup"
-		}
-		w.BaselineFailure = bf
 	}
 	if r.Baseline != nil {
 		w.Baseline = r.Baseline.Trace.withID(r.Baseline.Scenario).wire()
@@ -422,5 +411,29 @@ func TestWriteJSONKeptBuffer(t *testing.T) {
 	}
 	if b := reportBuffer.Load(); b == nil || cap(*b) == 0 {
 		t.Fatal("WriteJSON kept no buffer")
+	}
+}
+
+// TestBaselineFailureType: baseline_failure is null for a baseline that
+// passed, and says whether the failure was a panic, a failing Setup or an
+// error.
+func TestBaselineFailureType(t *testing.T) {
+	for _, c := range []struct {
+		r    Report
+		want string // "" for null
+	}{
+		{Report{BaselineSucceeded: true, Baseline: &Result{}}, ""},
+		{Report{BaselineFailure: "panic: boom"}, "panic"},
+		{Report{BaselineFailure: "setup: no database"}, "setup"},
+		{Report{BaselineFailure: "refund failed"}, "error"},
+		{Report{Baseline: &Result{}}, "error"},
+	} {
+		bf := c.r.failureJSON()
+		switch {
+		case c.want == "" && bf != nil:
+			t.Errorf("%q: baseline_failure %+v, want null", c.r.BaselineFailure, bf)
+		case c.want != "" && (bf == nil || bf.ErrorType != c.want || bf.Message != c.r.BaselineFailure):
+			t.Errorf("%q: baseline_failure %+v, want error_type %q", c.r.BaselineFailure, bf, c.want)
+		}
 	}
 }
