@@ -30,7 +30,7 @@ import (
 // eagerSubtests reports whether every scenario gets its subtest before it
 // runs, as opposed to only the failing ones, after.
 func eagerSubtests(t TB, virtual bool) bool {
-	if _, ok := t.(*testing.T); !ok || virtual || testing.Verbose() {
+	if _, ok := t.(*testing.T); !ok || virtual || verbose() {
 		return true
 	}
 	for _, name := range []string{"test.run", "test.skip"} {
