@@ -50,6 +50,37 @@ var stackBufs = sync.Pool{New: func() any { b := make([]byte, 1<<16); return &b 
 func snapshotGoroutines() []gInfo { return snapshotSome(nil) }
 
 func snapshotSome(keep func(id, parent uint64) bool) []gInfo {
+	var out []gInfo
+	eachGoroutine(func(block []byte) {
+		if keep != nil {
+			id, parent := headerIDs(block)
+			if !keep(id, parent) {
+				if parent != 0 {
+					out = append(out, gInfo{id: id, parent: parent})
+				}
+				return
+			}
+		}
+		if g, ok := parseGoroutine(string(block)); ok {
+			out = append(out, g)
+		}
+	})
+	return out
+}
+
+// goroutineIDs adds the id of every goroutine to ids, from a stack dump
+// whose frames it does not parse.
+func goroutineIDs(ids map[uint64]bool) {
+	eachGoroutine(func(block []byte) {
+		if id, _ := headerIDs(block); id != 0 {
+			ids[id] = true
+		}
+	})
+}
+
+// eachGoroutine calls fn with the block of each goroutine in a stack dump
+// of every goroutine; the block is valid only during the call.
+func eachGoroutine(fn func(block []byte)) {
 	bp := stackBufs.Get().(*[]byte)
 	defer stackBufs.Put(bp)
 	var buf []byte
@@ -62,7 +93,6 @@ func snapshotSome(keep func(id, parent uint64) bool) []gInfo {
 		}
 		*bp = make([]byte, 2*len(buf))
 	}
-	var out []gInfo
 	for len(buf) > 0 {
 		block := buf
 		if i := bytes.Index(buf, []byte("\n\n")); i >= 0 {
@@ -70,20 +100,8 @@ func snapshotSome(keep func(id, parent uint64) bool) []gInfo {
 		} else {
 			buf = nil
 		}
-		if keep != nil {
-			id, parent := headerIDs(block)
-			if !keep(id, parent) {
-				if parent != 0 {
-					out = append(out, gInfo{id: id, parent: parent})
-				}
-				continue
-			}
-		}
-		if g, ok := parseGoroutine(string(block)); ok {
-			out = append(out, g)
-		}
+		fn(block)
 	}
-	return out
 }
 
 // headerIDs reads a goroutine's id and its parent's from a stack dump block
@@ -342,9 +360,7 @@ func newWorld(gated bool) *world {
 	}
 	w.before = map[uint64]bool{}
 	created, known := goroutinesCreated() // before the snapshot
-	for _, g := range snapshotGoroutines() {
-		w.before[g.id] = true
-	}
+	goroutineIDs(w.before)
 	if known {
 		// The scenario has no goroutine yet: it is quiet (quietgates.go).
 		w.quietSet, w.quietCreated = []uint64{}, created
