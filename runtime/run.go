@@ -163,6 +163,37 @@ func (r *recorder) newCall() *Call {
 	return c
 }
 
+// spareCalls is what was left of a finished recorder's block of Calls, for
+// the suite's next recorder: a scenario makes few calls, and each one
+// starting from a block of 2 that doubles left most of its last block
+// unused.
+type spareCalls struct {
+	block   []Call
+	blocked int
+}
+
+// takeSpare hands r's unused Calls to the next recorder (useSpare). r
+// makes new blocks for any call it still records (a goroutine the agent
+// left behind), so that no Call is handed out twice.
+func (r *recorder) takeSpare() spareCalls {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	sp := spareCalls{block: r.block, blocked: r.blocked}
+	r.block = nil
+	return sp
+}
+
+// useSpare makes r hand out the Calls sp holds before it makes a block;
+// r has recorded nothing yet.
+func (r *recorder) useSpare(sp spareCalls) {
+	if len(sp.block) == 0 {
+		return
+	}
+	r.mu.Lock()
+	r.block, r.blocked = sp.block, sp.blocked
+	r.mu.Unlock()
+}
+
 // addCall appends c to r.calls; r.mu is held. The chunks double up to
 // 1024 calls and are never copied.
 func (r *recorder) addCall(c *Call) {

@@ -62,6 +62,10 @@ type Suite struct {
 	baseErr  error // the baseline's Setup failed
 	results  []*Result
 	runs     int
+	// spare is what the last scenario's recorder left of its block of
+	// Calls, for the next one (recorder.takeSpare). Scenarios run one at
+	// a time.
+	spare spareCalls
 
 	scheduledResults []*Result
 	impure           string // why the agent cannot run in a bubble
@@ -342,6 +346,8 @@ func (s *Suite) run(ctx context.Context, sc Scenario) (*Result, *Trace, error) {
 		gate = sc.sched
 	}
 	r := newRecorder(s.name, sc.Fault, gate)
+	r.useSpare(s.spare)
+	s.spare = spareCalls{}
 	r.world = w
 	res.Clock = ClockReal
 	if sc.sched != nil && !sc.sched.realtime {
@@ -396,6 +402,7 @@ func (s *Suite) run(ctx context.Context, sc Scenario) (*Result, *Trace, error) {
 		errs, stall = s.await(r, resCh, stalled)
 	}
 	r.stop()
+	s.spare = r.takeSpare()
 	tr := r.trace()
 	tr.ID, tr.StartedAt, tr.CompletedAt = sc.Name, began, time.Now()
 	s.runs += tr.Invocations
