@@ -3,6 +3,7 @@ package testkit
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -374,20 +375,41 @@ func callerPackage() string {
 
 var unsafeFileChars = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
 
+// writeReport writes the report of test to its file in dir. A file left by
+// an earlier run is written over in place and then cut to the new length,
+// not truncated first: truncating gives the file's blocks back to the file
+// system only for the write to take them again, which costs more than the
+// rest of the write together (BenchmarkRewriteReport).
 func writeReport(dir, test string, rep *runtime.Report) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
 	name := reportFileName(dir, test)
-	f, err := os.Create(filepath.Join(dir, name))
+	f, err := os.OpenFile(filepath.Join(dir, name), os.O_WRONLY|os.O_CREATE, 0o666)
 	if err != nil {
 		return err
 	}
-	if err := rep.WriteJSON(f); err != nil {
-		f.Close()
-		return err
+	w := &countingWriter{w: f}
+	err = rep.WriteJSON(w)
+	if err == nil {
+		err = f.Truncate(w.n)
 	}
-	return f.Close()
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// countingWriter counts the bytes written through it.
+type countingWriter struct {
+	w io.Writer
+	n int64
+}
+
+func (c *countingWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n += int64(n)
+	return n, err
 }
 
 func indent(s, prefix string) string {
