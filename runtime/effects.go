@@ -299,21 +299,51 @@ func windows(tr *Trace) map[string][2]string {
 func judgeRepeats(tr *Trace, end, baseEnd string, baseWin map[string][2]string, baseline bool) []Finding {
 	type key struct{ op, id string }
 	// The effective writes by op and identity, in order of first
-	// execution; groups holds the calls of those executed more than once
-	// (most are not, and get no slice).
-	first := map[key]int{}
-	var groups map[key][]int
-	order := make([]key, 0, len(tr.Ops))
+	// execution, with the index of the first; groups holds the calls of
+	// those executed more than once (most are not, and get no slice).
+	// Keys are looked up by a scan while they are few, as in most runs,
+	// and in a map beyond.
+	type firstWrite struct {
+		k key
+		i int
+	}
+	var (
+		order  []firstWrite
+		index  map[key]int
+		groups map[key][]int
+	)
+	firstOf := func(k key) (int, bool) {
+		if index != nil {
+			f, ok := index[k]
+			return f, ok
+		}
+		for _, w := range order {
+			if w.k == k {
+				return w.i, true
+			}
+		}
+		return 0, false
+	}
 	for i := range tr.Ops {
 		o := &tr.Ops[i]
 		if o.Kind != KindWrite || o.Status != StatusSuccess || o.Replayed || o.IdentityError != "" {
 			continue
 		}
 		k := key{o.Name, o.Identity}
-		f, seen := first[k]
+		f, seen := firstOf(k)
 		if !seen {
-			first[k] = i
-			order = append(order, k)
+			if order == nil {
+				order = make([]firstWrite, 0, len(tr.Ops)-i)
+			}
+			order = append(order, firstWrite{k, i})
+			if index != nil {
+				index[k] = i
+			} else if len(order) > 16 {
+				index = make(map[key]int, len(order))
+				for _, w := range order {
+					index[w.k] = w.i
+				}
+			}
 			continue
 		}
 		if groups == nil {
@@ -357,7 +387,8 @@ func judgeRepeats(tr *Trace, end, baseEnd string, baseWin map[string][2]string, 
 	if repeated > 0 {
 		out = make([]Finding, 0, repeated)
 	}
-	for _, k := range order {
+	for _, w := range order {
+		k := w.k
 		idx := groups[k]
 		if len(idx) < 2 {
 			continue

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -480,5 +481,37 @@ func TestDescribeChangeWholeForComparison(t *testing.T) {
 	}
 	if short := DescribeChange(`{"l":[]}`, `{"l":["`+long+`1"]}`); !strings.HasSuffix(short, "…") {
 		t.Fatalf("for reading, long values are cut: %q", short)
+	}
+}
+
+// judgeRepeats finds the repeats of a run with more distinct writes than it
+// scans for (it then looks them up in a map) as of one with few.
+func TestJudgeRepeatsManyIdentities(t *testing.T) {
+	for _, distinct := range []int{3, 16, 17, 40} {
+		tr := &Trace{}
+		add := func(k int) {
+			tr.Ops = append(tr.Ops, Operation{
+				ID: fmt.Sprintf("1:post#%d", len(tr.Ops)+1), Name: "post", Kind: KindWrite,
+				Status: StatusSuccess, Identity: strconv.Quote(fmt.Sprint("entry-", k)),
+			})
+		}
+		for k := range distinct {
+			add(k)
+		}
+		add(1)            // a repeat of the second write
+		add(distinct - 1) // and of the last
+		add(1)            // and the second again
+		fs := judgeRepeats(tr, "", "", nil, false)
+		var got []string
+		for _, f := range fs {
+			got = append(got, fmt.Sprintf("%s %v %v", f.Code, f.Identities, f.Calls))
+		}
+		want := []string{
+			fmt.Sprintf(`duplicate_write ["entry-1"] [1:post#2 1:post#%d 1:post#%d]`, distinct+1, distinct+3),
+			fmt.Sprintf(`duplicate_write ["entry-%d"] [1:post#%d 1:post#%d]`, distinct-1, distinct, distinct+2),
+		}
+		if strings.Join(got, "\n") != strings.Join(want, "\n") {
+			t.Errorf("%d distinct writes: findings\n%s\nwant\n%s", distinct, strings.Join(got, "\n"), strings.Join(want, "\n"))
+		}
 	}
 }
