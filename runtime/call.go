@@ -431,19 +431,37 @@ func (r *recorder) numberNew(c *Call) {
 // it. r.mu is held.
 func (r *recorder) nextNumber(op *Op) (k, seq int32, planned bool) {
 	name := op.Name
-	n := r.occOp[op]
-	if n == nil {
-		if n = r.occ[name]; n == nil {
-			n = new(int)
-			r.occ[name] = n
-		}
-		if r.occOp == nil {
-			r.occOp = map[*Op]*int{}
-		}
-		r.occOp[op] = n
-	}
+	n := r.occurrences(name)
 	*n++
 	seq = int32(r.seq)
 	r.seq++
 	return int32(*n), seq, r.fault.Kind != FaultNone && r.fault.Op == name && r.fault.Occurrence == *n
+}
+
+// occurrences returns the count of calls of ops named name so far. A run
+// calls few ops: their counts are found by a scan, and by a map once there
+// are more than 16. r.mu is held.
+func (r *recorder) occurrences(name string) *int {
+	if r.occIndex != nil {
+		if i, ok := r.occIndex[name]; ok {
+			return &r.occ[i].n
+		}
+	} else {
+		for i := range r.occ {
+			if r.occ[i].name == name {
+				return &r.occ[i].n
+			}
+		}
+	}
+	if r.occIndex == nil && len(r.occ) >= 16 {
+		r.occIndex = make(map[string]int, 2*len(r.occ))
+		for i, c := range r.occ {
+			r.occIndex[c.name] = i
+		}
+	}
+	r.occ = append(r.occ, opCount{name: name})
+	if r.occIndex != nil {
+		r.occIndex[name] = len(r.occ) - 1
+	}
+	return &r.occ[len(r.occ)-1].n
 }

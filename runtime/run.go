@@ -63,8 +63,8 @@ type recorder struct {
 	seq       int
 	calls     [][]*Call // in the order they began, in chunks (addCall)
 	ncalls    int
-	occ       map[string]*int // calls so far per op name
-	occOp     map[*Op]*int    // the same counters by op, read first
+	occ       []opCount      // calls so far per op name (occurrences)
+	occIndex  map[string]int // the index of each name in occ, past 16 names
 	fired     bool
 	faultNote string
 	panics    []Panic
@@ -113,7 +113,7 @@ var global struct {
 }
 
 func newRecorder(name string, f Fault, g Gate) *recorder {
-	r := &recorder{name: name, fault: f, gate: g, base: time.Now(), occ: map[string]*int{}}
+	r := &recorder{name: name, fault: f, gate: g, base: time.Now()}
 	if s, ok := g.(*scheduler); ok {
 		r.sched = s
 		s.rec = r
@@ -161,6 +161,12 @@ func (r *recorder) newCall() *Call {
 	r.block = r.block[1:]
 	r.mu.Unlock()
 	return c
+}
+
+// opCount counts the calls of the ops of one name in a run.
+type opCount struct {
+	name string
+	n    int
 }
 
 // spareCalls is what was left of a finished recorder's block of Calls, for
