@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime/debug"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -246,12 +247,18 @@ func (s *Suite) Plan() []Scenario {
 	// listed schedule: which call is "the second addLineItem" is then the
 	// same on every run, so each scenario replays exactly.
 	base, listed := s.base, s.pre != nil && s.pre.err == nil && s.pre.sch.hazard == "" && len(s.pre.sch.shapes) > 0
-	var plan []Scenario
+	writes := 0
+	for i := range base.Ops {
+		if base.Ops[i].Kind == KindWrite {
+			writes++
+		}
+	}
+	plan := make([]Scenario, 0, 4*writes+2)
 	for i, op := range base.Ops {
 		if op.Kind != KindWrite {
 			continue
 		}
-		target := fmt.Sprintf("%s#%d", op.Name, op.Occurrence)
+		target := op.Name + "#" + strconv.Itoa(op.Occurrence)
 		for _, k := range []FaultKind{FaultLostAck, FaultLostRequest, FaultBefore, FaultCrash} {
 			plan = append(plan, Scenario{
 				Name:           string(k) + "/" + target,
