@@ -125,7 +125,8 @@ type callEffect struct {
 	repeat     bool   // an earlier call had the same op and identity
 	overlapped bool   // another write was in flight with it
 	settled    bool
-	order      int // 1 for the first write the run executed, ...
+	order      int  // 1 for the first write the run executed, ...
+	seen       bool // it ran alone between snapshots (Operation.stateSeen)
 }
 
 func newJudge(ctx context.Context, c *config) *judge {
@@ -249,8 +250,7 @@ func (e *callEffect) record(o *Operation) {
 		return
 	}
 	o.Overlapped = e.overlapped
-	o.execOrder = e.order
-	o.cluster = e.cl
+	o.effect = e
 	switch {
 	case e.err != "":
 		o.StateError = e.err
@@ -262,10 +262,8 @@ func (e *callEffect) record(o *Operation) {
 	if e.overlapped || e.cl.before == "" || e.cl.after == "" {
 		return
 	}
-	o.stateBefore, o.stateAfter = e.cl.before, e.cl.after
 	o.StateChange = DescribeChange(e.cl.before, e.cl.after)
-	o.stateSeen = true
-	o.stateSettled = e.settled
+	e.seen = true
 }
 
 // windows indexes the calls of a trace whose snapshots were taken alone,
@@ -277,12 +275,13 @@ func windows(tr *Trace) map[string][2]string {
 	}
 	for i := range tr.Ops {
 		o := &tr.Ops[i]
-		if !o.stateSeen || o.Status != StatusSuccess {
+		if !o.stateSeen() || o.Status != StatusSuccess {
 			continue
 		}
 		k := o.Name + "\x00" + o.Identity + "\x00" + argsKey(o)
 		if _, ok := out[k]; !ok {
-			out[k] = [2]string{o.stateBefore, o.stateAfter}
+			before, after := o.stateWindow()
+			out[k] = [2]string{before, after}
 		}
 	}
 	return out
@@ -397,7 +396,7 @@ func judgeRepeats(tr *Trace, end, baseEnd string, baseWin map[string][2]string, 
 		// may not be the first to be called. (The same stable sort as
 		// sort.SliceStable, without its reflection.)
 		slices.SortStableFunc(idx, func(a, b int) int {
-			if x, y := tr.Ops[a].execOrder, tr.Ops[b].execOrder; x != 0 && y != 0 && x < y {
+			if x, y := tr.Ops[a].execOrder(), tr.Ops[b].execOrder(); x != 0 && y != 0 && x < y {
 				return -1
 			}
 			return 0
@@ -454,7 +453,7 @@ func judgeRepeats(tr *Trace, end, baseEnd string, baseWin map[string][2]string, 
 			// the way one execution of the call changed it in the
 			// baseline?
 			oneKnown, oneChange := false, ""
-			if cl := o.cluster; comparesOne(o, baseline) {
+			if cl := o.cluster(); comparesOne(o, baseline) {
 				if w, ok := baseWin[o.Name+"\x00"+o.Identity+"\x00"+ak]; ok {
 					switch {
 					case w[0] == cl.before:
@@ -472,12 +471,12 @@ func judgeRepeats(tr *Trace, end, baseEnd string, baseWin map[string][2]string, 
 				o.Repeat, o.JudgedBy = RepeatAbsorbed, JudgedByOneExecution
 			case oneKnown:
 				changed(o, same, JudgedByOneExecution, oneChange, "the calls overlapped in time, so this compares what they left with what one execution left in the baseline")
-			case o.stateSeen && o.StateChange == "" && (o.stateSettled || first.StateChange != "" || o.Idempotent):
+			case o.stateSeen() && o.StateChange == "" && (o.stateSettled() || first.StateChange != "" || o.Idempotent):
 				// The snapshots around the repeat are equal, and the
 				// first execution's effect was visible (or the world was
 				// let settle, or the op says repeats change nothing).
 				o.Repeat, o.JudgedBy = RepeatAbsorbed, JudgedByState
-			case o.stateSeen && o.StateChange != "":
+			case o.stateSeen() && o.StateChange != "":
 				changed(o, same, JudgedByState, o.StateChange, "")
 			case o.Overlapped && endSame:
 				o.Repeat, o.JudgedBy = RepeatAbsorbed, JudgedByEndState
@@ -501,7 +500,7 @@ func judgeRepeats(tr *Trace, end, baseEnd string, baseWin map[string][2]string, 
 							change = endChange
 							note = "the calls overlapped in time, so this compares the end state with what one delivery left"
 						}
-					case o.stateSeen:
+					case o.stateSeen():
 						note = "the state changed in neither call: if the effect lands later (a background worker), give a Settle (testkit.SettleOn) so the suite waits for it"
 					case o.StateError != "":
 						note = o.StateError
@@ -529,7 +528,7 @@ func judgeRepeats(tr *Trace, end, baseEnd string, baseWin map[string][2]string, 
 			fmt.Fprintf(&b, " (%s)", note)
 		}
 		b.WriteString("; make the write idempotent at the sink (idem.Store) or re-read before retrying")
-		if change == "" && !first.stateSeen && first.StateError == "" && !first.Overlapped {
+		if change == "" && !first.stateSeen() && first.StateError == "" && !first.Overlapped {
 			b.WriteString("; if a repeat of it truly changes nothing (an upsert, a set), declare it idempotent, or give testkit.State so the suite can see")
 		}
 		out = append(out, Finding{Code: CodeDuplicateWrite, Severity: SeverityError, Ops: []string{k.op}, Identities: []string{k.id}, Calls: dups,
@@ -591,7 +590,7 @@ func readsArgs(o *Operation, baseline bool) bool {
 // whose snapshots can be compared with what one execution of it did in the
 // baseline.
 func comparesOne(o *Operation, baseline bool) bool {
-	cl := o.cluster
+	cl := o.cluster()
 	return o.Overlapped && !baseline && cl != nil && cl.err == "" && len(cl.keys) == 1 && cl.before != "" && cl.after != ""
 }
 

@@ -97,13 +97,40 @@ type Operation struct {
 	StartedAt   time.Time `json:"started_at"`
 	CompletedAt time.Time `json:"completed_at,omitzero"`
 
-	stateSeen    bool // snapshots before and after the call, no overlap
-	stateSettled bool // the world was let settle around it (Settle)
-	// stateBefore and stateAfter are the snapshots around a call that ran
-	// alone; cluster is the calls it overlapped with, if any.
-	stateBefore, stateAfter string
-	cluster                 *cluster
-	execOrder               int // with State: the order in which writes began to run
+	// effect is what the State judge saw of the call (callEffect.record),
+	// nil without State.
+	effect *callEffect
+}
+
+// stateSeen reports whether the call ran alone between snapshots of the
+// world: its effect is the difference between them (stateWindow).
+func (o *Operation) stateSeen() bool { return o.effect != nil && o.effect.seen }
+
+// stateSettled reports whether the world was let settle around the call
+// (Settle).
+func (o *Operation) stateSettled() bool { return o.effect != nil && o.effect.settled }
+
+// stateWindow returns the snapshots before and after a call that ran
+// alone (stateSeen).
+func (o *Operation) stateWindow() (before, after string) {
+	return o.effect.cl.before, o.effect.cl.after
+}
+
+// cluster returns the calls the call overlapped with, if any, with State.
+func (o *Operation) cluster() *cluster {
+	if o.effect == nil {
+		return nil
+	}
+	return o.effect.cl
+}
+
+// execOrder is, with State, the order in which the call began to run among
+// the run's writes (1 for the first); 0 without State.
+func (o *Operation) execOrder() int {
+	if o.effect == nil {
+		return 0
+	}
+	return o.effect.order
 }
 
 // Effective reports whether the call is a write whose effect happened here
