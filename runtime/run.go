@@ -380,7 +380,14 @@ func (r *recorder) trace() *Trace {
 	for i := range t.Ops {
 		t.Ops[i].Result = encodable(t.Ops[i].Result)
 	}
-	sort.SliceStable(t.Ops, func(i, j int) bool { return t.Ops[i].Seq < t.Ops[j].Seq })
+	// Calls are recorded in start order unless a scheduler numbered them
+	// as it released them: most traces need no sort.
+	for i := 1; i < len(t.Ops); i++ {
+		if t.Ops[i].Seq < t.Ops[i-1].Seq {
+			sort.SliceStable(t.Ops, func(i, j int) bool { return t.Ops[i].Seq < t.Ops[j].Seq })
+			break
+		}
+	}
 	batches(t.Ops)
 	return t
 }
