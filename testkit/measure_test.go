@@ -84,7 +84,13 @@ func TestMeasureSuite(t *testing.T) {
 	if v := os.Getenv("AGENTIDEM_MEASURE_SUITES"); v != "" {
 		fmt.Sscan(v, &n)
 	}
-	dir := t.TempDir()
+	// The reports go to AGENTIDEM_MEASURE_REPORTS when it is set: a
+	// directory the run before wrote to holds the files of the same suites,
+	// as a user's second go test finds those of the first.
+	dir := os.Getenv("AGENTIDEM_MEASURE_REPORTS")
+	if dir == "" {
+		dir = t.TempDir()
+	}
 	for _, a := range measureAgents() {
 		agent, setup := a.agent()
 		var tk, tkNoFile, ta, rt []time.Duration

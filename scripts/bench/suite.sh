@@ -10,7 +10,10 @@
 #    testkit.Run with its report file (AGENTIDEM_REPORT_DIR), testkit.Run
 #    without it, TestAgent with the file (failing on the agents with
 #    findings, as a user's test does) and runtime.Run; median and fastest
-#    suite, median per scenario. With
+#    suite, median per scenario. The report files of each build and
+#    GOMAXPROCS stay from one round to the next: the first round writes new
+#    files, the later ones write over them, as a test run again does (the
+#    median of three or more rounds is the second case). With
 #    BEFORE=<git revision>, the same measurement of that revision runs
 #    alternately with this one (same machine, same load) and is printed
 #    beside it.
@@ -90,7 +93,9 @@ for r in $(seq "$rounds"); do
 			fi
 			# TestAgent fails on the agents with findings, so does the
 			# test: its exit status says nothing; its lines are counted.
-			(cd testkit && env "${procs[@]}" AGENTIDEM_MEASURE_SUITE=1 AGENTIDEM_MEASURE_SUITES="$suites" "$tmp/$b.test" \
+			reports="$tmp/reports-$b-$p"
+			mkdir -p "$reports"
+			(cd testkit && env "${procs[@]}" AGENTIDEM_MEASURE_SUITE=1 AGENTIDEM_MEASURE_SUITES="$suites" AGENTIDEM_MEASURE_REPORTS="$reports" "$tmp/$b.test" \
 				-test.run '^TestMeasureSuite$' $verbose -test.count 1 || true) | grep -o 'measure:.*' | sed "s/^measure: /$label|/" >"$tmp/run"
 			if [ "$(wc -l <"$tmp/run")" -ne 12 ]; then
 				echo "suite.sh: TestMeasureSuite of $label printed $(wc -l <"$tmp/run") measure lines, want 12" >&2
@@ -115,5 +120,5 @@ END {
 		k = order[i]; split(k, p, "|"); m = median(med[k])
 		printf "%-14s %-13s %-24s %9d %15.0f %15.0f %15.1f\n", p[1], p[2], p[3], sc[k], m, median(fast[k]), m / sc[k]
 	}
-	printf "(each suite timed by itself; the median over %d suites, then the median of %d rounds; under go test%s, testkit is testkit.Run (findings logged, no scenario fails) and TestAgent fails the scenarios with findings (naive refund, ten writes))\n", suites, rounds, vflag
+	printf "(each suite timed by itself; the median over %d suites, then the median of %d rounds; under go test%s, testkit is testkit.Run (findings logged, no scenario fails) and TestAgent fails the scenarios with findings (naive refund, ten writes); from round 2 on, each report file is written over the one of the round before)\n", suites, rounds, vflag
 }' "$tmp/lines"
