@@ -391,7 +391,10 @@ func writeReport(dir, test string, rep *runtime.Report) error {
 	}
 	w := &countingWriter{w: f}
 	err = rep.WriteJSON(w)
-	if err == nil {
+	if err != nil {
+		// Nothing of the earlier run's report may pass for this one's.
+		f.Truncate(0)
+	} else {
 		err = f.Truncate(w.n)
 	}
 	if cerr := f.Close(); err == nil {

@@ -62,6 +62,29 @@ func TestWriteReportOverAnEarlierFile(t *testing.T) {
 	}
 }
 
+// A report that cannot be written leaves no earlier report behind to be
+// read as this run's.
+func TestWriteReportFailingLeavesNoEarlierReport(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "TestFailing.json")
+	if err := os.WriteFile(path, []byte(`{"safe": true}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	rep := &runtime.Report{Results: []*runtime.Result{{Scenario: "x", Trace: &runtime.Trace{
+		Ops: []runtime.Operation{{Name: "op", Result: make(chan int)}}, // JSON cannot encode it
+	}}}}
+	if err := writeReport(dir, "TestFailing", rep); err == nil {
+		t.Fatal("writeReport of a report JSON cannot encode returned no error")
+	}
+	got, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 0 {
+		t.Errorf("the earlier report is still there: %q", got)
+	}
+}
+
 // BenchmarkRewriteReport writes the ten-write agent's report where a run
 // before left one (the file of a test that is run again), in place as
 // writeReport does, and truncated first, as os.Create would.
