@@ -125,8 +125,7 @@ type callEffect struct {
 	repeat     bool   // an earlier call had the same op and identity
 	overlapped bool   // another write was in flight with it
 	settled    bool
-	order      int  // 1 for the first write the run executed, ...
-	seen       bool // it ran alone between snapshots (Operation.stateSeen)
+	order      int // 1 for the first write the run executed, ...
 }
 
 func newJudge(ctx context.Context, c *config) *judge {
@@ -211,13 +210,15 @@ func (j *judge) after(c *Call) {
 	if e == nil {
 		return
 	}
+	var settleErr error
 	if e.repeat && j.settle != nil && e.err == "" {
-		if err := j.quiet(); err != nil {
-			e.err = err.Error()
-		}
+		settleErr = j.quiet()
 	}
 	j.mu.Lock()
 	defer j.mu.Unlock()
+	if settleErr != nil {
+		e.err = settleErr.Error() // under the lock: the trace may be read (record)
+	}
 	delete(j.inflight, c)
 	if len(j.inflight) > 0 {
 		return
@@ -244,13 +245,19 @@ func (j *judge) finish() {
 	j.end = s
 }
 
-// record copies what the judge saw into the call's trace record.
+// record copies what the judge saw into the call's trace record; j.mu is
+// held (judge.record).
 func (e *callEffect) record(o *Operation) {
 	if e == nil {
 		return
 	}
 	o.Overlapped = e.overlapped
-	o.effect = e
+	v := &effectView{order: e.order, settled: e.settled}
+	o.effect = v
+	if cl := e.cl; cl != nil {
+		v.inCluster = true
+		v.before, v.after, v.clErr, v.clusterKeys = cl.before, cl.after, cl.err, len(cl.keys)
+	}
 	switch {
 	case e.err != "":
 		o.StateError = e.err
@@ -263,7 +270,18 @@ func (e *callEffect) record(o *Operation) {
 		return
 	}
 	o.StateChange = DescribeChange(e.cl.before, e.cl.after)
-	e.seen = true
+	v.seen = true
+}
+
+// record copies what the judge saw of calls into ops, calls[i] into
+// ops[i], under the judge's lock: a goroutine the agent left behind may
+// still be running writes the judge watches.
+func (j *judge) record(calls []*Call, ops []Operation) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	for i, c := range calls {
+		c.effect.record(&ops[i])
+	}
 }
 
 // windows indexes the calls of a trace whose snapshots were taken alone,
@@ -453,16 +471,17 @@ func judgeRepeats(tr *Trace, end, baseEnd string, baseWin map[string][2]string, 
 			// the way one execution of the call changed it in the
 			// baseline?
 			oneKnown, oneChange := false, ""
-			if cl := o.cluster(); comparesOne(o, baseline) {
+			if comparesOne(o, baseline) {
+				before, after := o.stateWindow()
 				if w, ok := baseWin[o.Name+"\x00"+o.Identity+"\x00"+ak]; ok {
 					switch {
-					case w[0] == cl.before:
-						oneKnown, oneChange = true, describeChange(w[1], cl.after, maxChange)
-					case describeChange(w[0], w[1], -1) == describeChange(cl.before, cl.after, -1):
+					case w[0] == before:
+						oneKnown, oneChange = true, describeChange(w[1], after, maxChange)
+					case describeChange(w[0], w[1], -1) == describeChange(before, after, -1):
 						oneKnown = true
 					default:
 						oneKnown = true
-						oneChange = fmt.Sprintf("%s, where one execution made %s", describeChange(cl.before, cl.after, maxChange/2), orNothing(describeChange(w[0], w[1], maxChange/2)))
+						oneChange = fmt.Sprintf("%s, where one execution made %s", describeChange(before, after, maxChange/2), orNothing(describeChange(w[0], w[1], maxChange/2)))
 					}
 				}
 			}
@@ -591,8 +610,8 @@ func readsArgs(o *Operation, baseline bool) bool {
 // whose snapshots can be compared with what one execution of it did in the
 // baseline.
 func comparesOne(o *Operation, baseline bool) bool {
-	cl := o.cluster()
-	return o.Overlapped && !baseline && cl != nil && cl.err == "" && len(cl.keys) == 1 && cl.before != "" && cl.after != ""
+	v := o.effect
+	return o.Overlapped && !baseline && v != nil && v.inCluster && v.clErr == "" && v.clusterKeys == 1 && v.before != "" && v.after != ""
 }
 
 // argsKey is the canonical encoding of a call's recorded arguments.

@@ -338,6 +338,13 @@ func (r *recorder) addPanic(p Panic) {
 	r.mu.Unlock()
 }
 
+// didCrash reports whether a crash fault fired in the run.
+func (r *recorder) didCrash() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.crashed
+}
+
 func (r *recorder) addError(msg string) {
 	r.mu.Lock()
 	r.errs = append(r.errs, msg)
@@ -346,6 +353,28 @@ func (r *recorder) addError(msg string) {
 
 // trace returns a snapshot of what was recorded.
 func (r *recorder) trace() *Trace {
+	t, calls := r.expand()
+	if r.judge != nil {
+		// After r.mu is let go: the judge's lock is held while State
+		// runs, and nothing stops State from calling a traced tool.
+		r.judge.record(calls, t.Ops)
+	}
+	// Calls are recorded in start order unless a scheduler numbered them
+	// as it released them: most traces need no sort.
+	for i := 1; i < len(t.Ops); i++ {
+		if t.Ops[i].Seq < t.Ops[i-1].Seq {
+			sort.SliceStable(t.Ops, func(i, j int) bool { return t.Ops[i].Seq < t.Ops[j].Seq })
+			break
+		}
+	}
+	batches(t.Ops)
+	return t
+}
+
+// expand copies what was recorded into a trace, its ops in the order the
+// calls were recorded in, and returns with it the calls, with State (for
+// judge.record).
+func (r *recorder) expand() (*Trace, []*Call) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	t := &Trace{Name: r.name, Invocations: r.invs, Fired: r.fired, FaultNote: r.faultNote}
@@ -359,13 +388,19 @@ func (r *recorder) trace() *Trace {
 		}
 	}
 	t.Ops = make([]Operation, r.ncalls)
+	var calls []*Call
+	if r.judge != nil {
+		calls = make([]*Call, 0, r.ncalls)
+	}
 	i := 0
 	for _, chunk := range r.calls {
 		for _, c := range chunk {
 			c.mu.Lock()
 			c.expand(r, &t.Ops[i])
-			c.effect.record(&t.Ops[i])
 			c.mu.Unlock()
+			if r.judge != nil {
+				calls = append(calls, c)
+			}
 			i++
 		}
 	}
@@ -380,16 +415,7 @@ func (r *recorder) trace() *Trace {
 	for i := range t.Ops {
 		t.Ops[i].Result = encodable(t.Ops[i].Result)
 	}
-	// Calls are recorded in start order unless a scheduler numbered them
-	// as it released them: most traces need no sort.
-	for i := 1; i < len(t.Ops); i++ {
-		if t.Ops[i].Seq < t.Ops[i-1].Seq {
-			sort.SliceStable(t.Ops, func(i, j int) bool { return t.Ops[i].Seq < t.Ops[j].Seq })
-			break
-		}
-	}
-	batches(t.Ops)
-	return t
+	return t, calls
 }
 
 // roots maps the goroutine of every running invocation to it, for calls

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"runtime/debug"
 	"strconv"
 	"strings"
@@ -435,11 +436,16 @@ func (s *Suite) run(ctx context.Context, sc Scenario) (*Result, *Trace, error) {
 		})
 	}
 	if r.goroutines != nil && stall == "" {
-		s.callGoroutines = len(r.goroutines)
+		// A copy, taken under the recorder's lock: a goroutine the agent
+		// left behind may still be making calls.
+		r.mu.Lock()
+		callers := maps.Clone(r.goroutines)
 		for _, g := range r.roots {
-			delete(r.goroutines, g)
+			delete(callers, g)
 		}
-		if leaked := stillAlive(r.goroutines, 20*time.Millisecond); leaked != "" {
+		s.callGoroutines = len(r.goroutines)
+		r.mu.Unlock()
+		if leaked := stillAlive(callers, 20*time.Millisecond); leaked != "" {
 			res.Findings = append(res.Findings, Finding{
 				Code: CodeGoroutineLeak, Severity: SeverityWarning, Scenario: sc.Name, Replay: res.Replay,
 				Message: fmt.Sprintf("a goroutine that made tool calls was still running after the agent returned: it can act after the invocation ended (and after a retry began); wait for the goroutines you start:\n%s", leaked),
@@ -457,7 +463,7 @@ func (s *Suite) run(ctx context.Context, sc Scenario) (*Result, *Trace, error) {
 	}
 	// The execution outcome is the last delivery's for a crash (the first
 	// was cancelled on purpose), and any delivery's otherwise.
-	if r.crashed && len(errs) > 1 {
+	if r.didCrash() && len(errs) > 1 {
 		res.Failed = errs[len(errs)-1] != nil
 		claimed = errs[len(errs)-1] == nil
 	} else {
@@ -648,7 +654,7 @@ func (s *Suite) deliver(ctx context.Context, r *recorder, sc Scenario) []error {
 		}
 		errs[i], _ = r.invoke(ctx, s.fn)
 	}
-	if r.crashed && !r.aborted.Load() {
+	if r.didCrash() && !r.aborted.Load() {
 		// The worker died after the effect: the invocation is delivered
 		// again, as a queue would.
 		err, _ := r.invoke(ctx, s.fn)

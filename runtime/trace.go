@@ -97,9 +97,23 @@ type Operation struct {
 	StartedAt   time.Time `json:"started_at"`
 	CompletedAt time.Time `json:"completed_at,omitzero"`
 
-	// effect is what the State judge saw of the call (callEffect.record),
-	// nil without State.
-	effect *callEffect
+	// effect is what the State judge had seen of the call when the trace
+	// was read (callEffect.record), nil without State.
+	effect *effectView
+}
+
+// effectView is a copy of what the State judge saw of a call and of the
+// cluster of calls it overlapped with, taken under the judge's lock when
+// the trace is read: a goroutine the agent left behind may still be
+// calling tools, and closing clusters, while the trace is judged.
+type effectView struct {
+	order         int  // 1 for the first write the run executed, ...
+	seen, settled bool // see stateSeen, stateSettled
+	// The cluster's snapshots before and after it, its error, and how
+	// many distinct calls it held; inCluster is false without one.
+	inCluster            bool
+	before, after, clErr string
+	clusterKeys          int
 }
 
 // stateSeen reports whether the call ran alone between snapshots of the
@@ -110,18 +124,10 @@ func (o *Operation) stateSeen() bool { return o.effect != nil && o.effect.seen }
 // (Settle).
 func (o *Operation) stateSettled() bool { return o.effect != nil && o.effect.settled }
 
-// stateWindow returns the snapshots before and after a call that ran
-// alone (stateSeen).
+// stateWindow returns the snapshots before and after the cluster of the
+// call: for a call that ran alone (stateSeen), before and after it.
 func (o *Operation) stateWindow() (before, after string) {
-	return o.effect.cl.before, o.effect.cl.after
-}
-
-// cluster returns the calls the call overlapped with, if any, with State.
-func (o *Operation) cluster() *cluster {
-	if o.effect == nil {
-		return nil
-	}
-	return o.effect.cl
+	return o.effect.before, o.effect.after
 }
 
 // execOrder is, with State, the order in which the call began to run among
