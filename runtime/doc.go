@@ -35,8 +35,10 @@
 // it: the delivery whose goroutine it descends from, read from the "created
 // by ... in goroutine N" links of a stack snapshot. A tool given a context
 // that is not the agent's is reported (context_detached); a call no run can
-// claim (two runs at once, from a goroutine that descends from neither) is
-// refused, and every active run reports it as an error.
+// claim (two runs at once, from a goroutine that descends from neither, or
+// from a goroutine an invocation of an ended run left running) is refused,
+// and every active run reports it as an error. A goroutine a delivery left
+// running stays that delivery's while its run lasts.
 //
 // # Effects, not executions
 //

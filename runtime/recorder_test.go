@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -138,5 +139,94 @@ func TestWriterLeftBehindWithState(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
+	}
+}
+
+// A goroutine the baseline's invocation left running calls a tool with a
+// context that carries no run while a later scenario runs: it is no call
+// of that scenario (taking it for one would count a write the scenario did
+// not make), so it is refused there, and said so.
+func TestCallOfAGoroutineLeftBehindByAnEndedRun(t *testing.T) {
+	put := func(string) {}
+	wake, made := make(chan struct{}), make(chan struct{})
+	var invocations int
+	agent := func(ctx context.Context) error {
+		invocations++
+		switch invocations {
+		case 1: // the baseline: leaves a goroutine waiting
+			go func() {
+				<-wake
+				tracedPut(context.Background(), put, "late")
+				close(made)
+			}()
+		case 2: // the first scenario: wakes it, and waits for its call
+			close(wake)
+			<-made
+		}
+		return tracedPut(ctx, put, "a")
+	}
+	s := NewSuite("left-behind", agent)
+	if _, err := s.Baseline(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	sc := s.Plan()[0]
+	res, err := s.RunScenario(context.Background(), sc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range res.Trace.Ops {
+		if o.Identity == `"late"` {
+			t.Errorf("%s: the left-behind goroutine's call was taken for the scenario's: %s", sc.Name, o.ID)
+		}
+	}
+	if len(res.Trace.Refused) != 1 || !strings.Contains(res.Trace.Refused[0], "started by an invocation of a run that has ended") {
+		t.Errorf("%s: refused %q, want the left-behind call said", sc.Name, res.Trace.Refused)
+	}
+}
+
+// A goroutine the first delivery of a scenario left running, calling while
+// the second runs, is the scenario's, of the first delivery.
+func TestCallOfAGoroutineLeftBehindByAnEarlierDelivery(t *testing.T) {
+	put := func(string) {}
+	wake, made := make(chan struct{}), make(chan struct{})
+	var invocations int
+	agent := func(ctx context.Context) error {
+		invocations++
+		switch invocations {
+		case 2: // the sequential duplicate delivery's first: leaves a goroutine waiting
+			go func() {
+				<-wake
+				tracedPut(context.Background(), put, "late")
+				close(made)
+			}()
+		case 3: // its second: wakes it, and waits for its call
+			close(wake)
+			<-made
+		}
+		return tracedPut(ctx, put, "a")
+	}
+	s := NewSuite("left-behind", agent, OnlyScenario(ScenarioDuplicateSeq))
+	if _, err := s.Baseline(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	plan := s.Plan()
+	if len(plan) != 1 || plan[0].Name != ScenarioDuplicateSeq {
+		t.Fatalf("plan %v, want %s alone", plan, ScenarioDuplicateSeq)
+	}
+	res, err := s.RunScenario(context.Background(), plan[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	var late []Operation
+	for _, o := range res.Trace.Ops {
+		if o.Identity == `"late"` {
+			late = append(late, o)
+		}
+	}
+	if len(late) != 1 || late[0].Invocation != 1 || !late[0].Detached {
+		t.Errorf("the call of the goroutine delivery 1 left behind: %+v, want one, of invocation 1, detached", late)
+	}
+	if len(res.Trace.Refused) != 0 {
+		t.Errorf("refused %q", res.Trace.Refused)
 	}
 }

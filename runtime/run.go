@@ -79,6 +79,7 @@ type recorder struct {
 	refused   []string        // calls that could not be attributed to a run
 
 	judge *judge // the State judge, when State is given
+	id    uint64 // the run's number in the process (runs)
 
 	// block holds the Calls not yet handed out (newCall).
 	block   []Call
@@ -113,7 +114,7 @@ var global struct {
 }
 
 func newRecorder(name string, f Fault, g Gate) *recorder {
-	r := &recorder{name: name, fault: f, gate: g, base: time.Now()}
+	r := &recorder{id: runs.Add(1), name: name, fault: f, gate: g, base: time.Now()}
 	if s, ok := g.(*scheduler); ok {
 		r.sched = s
 		s.rec = r
@@ -289,7 +290,10 @@ func (r *recorder) invokeNumbered(ctx context.Context, fn func(context.Context) 
 			r.world.root(gid, n)
 		}
 		roots.Store(gid, inv)
-		defer roots.Delete(gid)
+		defer func() {
+			roots.Delete(gid)
+			ended.add(gid, r.id, n)
+		}()
 		returned := false
 		defer func() {
 			if returned {
@@ -422,6 +426,47 @@ func (r *recorder) expand() (*Trace, []*Call) {
 // whose context carries no run.
 var roots sync.Map // uint64 -> *invocation
 
+// ended holds the goroutines of the invocations that returned most
+// recently, with their run and number: a goroutine one of them left behind
+// may call a tool after it returned, and belongs to that invocation, not to
+// another of the run or of another run active then. Goroutine ids are
+// never reused; the oldest are forgotten.
+var ended endedRoots
+
+type endedRoots struct {
+	mu   sync.Mutex
+	invs map[uint64]endedInvocation
+	ring [4096]uint64
+	next int
+}
+
+type endedInvocation struct {
+	run uint64 // recorder.id
+	n   int
+}
+
+func (e *endedRoots) add(gid, run uint64, n int) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.invs == nil {
+		e.invs = make(map[uint64]endedInvocation, len(e.ring))
+	}
+	delete(e.invs, e.ring[e.next])
+	e.ring[e.next] = gid
+	e.invs[gid] = endedInvocation{run, n}
+	e.next = (e.next + 1) % len(e.ring)
+}
+
+func (e *endedRoots) get(gid uint64) (endedInvocation, bool) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	inv, ok := e.invs[gid]
+	return inv, ok
+}
+
+// runs numbers recorders (recorder.id).
+var runs atomic.Uint64
+
 // encodable returns v, or a string naming its type when JSON cannot encode
 // it (a channel, NaN, an *http.Response): the report is always written.
 func encodable(v any) any {
@@ -450,7 +495,17 @@ func lookup(ctx context.Context, op *Op) (inv *invocation, detached bool) {
 	if len(recs) == 0 {
 		return nil, false
 	}
-	inv = attribute(recs)
+	why := "it has no context.Context parameter"
+	if ctx != nil {
+		why = "its context.Context does not come from the agent's"
+	}
+	inv, leftBy := attribute(recs)
+	if leftBy != 0 {
+		for _, r := range recs {
+			r.refuse(fmt.Sprintf("call of %s refused: %s, and the goroutine that made it was started by an invocation of a run that has ended (its goroutine %d) and left running: it is no call of this run; wait for the goroutines the agent starts before it returns", op.Name, why, leftBy))
+		}
+		return nil, false
+	}
 	if inv == nil && len(recs) == 1 {
 		r := recs[0]
 		r.mu.Lock()
@@ -467,10 +522,6 @@ func lookup(ctx context.Context, op *Op) (inv *invocation, detached bool) {
 		}
 	}
 	if inv == nil {
-		why := "it has no context.Context parameter"
-		if ctx != nil {
-			why = "its context.Context does not come from the agent's"
-		}
 		for _, r := range recs {
 			r.refuse(fmt.Sprintf("call of %s refused: %s, and the goroutine that made it does not descend from one invocation of one run (%d runs active in this process); pass the agent's ctx to the tool, or do not run agents whose tools lack a context in parallel (t.Parallel)", op.Name, why, len(recs)))
 		}
@@ -481,11 +532,12 @@ func lookup(ctx context.Context, op *Op) (inv *invocation, detached bool) {
 
 // attribute finds the invocation whose goroutine tree the calling
 // goroutine belongs to, from the "created by ... in goroutine N" links of a
-// stack snapshot.
-func attribute(recs []*recorder) *invocation {
+// stack snapshot. If the tree is that of an invocation that has returned,
+// it returns that invocation's goroutine as leftBy instead.
+func attribute(recs []*recorder) (inv *invocation, leftBy uint64) {
 	gid := goroutineID()
 	if inv, ok := roots.Load(gid); ok {
-		return inv.(*invocation)
+		return inv.(*invocation), 0
 	}
 	all := snapshotGoroutines()
 	parent := make(map[uint64]uint64, len(all))
@@ -501,7 +553,19 @@ func attribute(recs []*recorder) *invocation {
 	}
 	for id, i := parent[gid], 0; id != 0 && i < 64; id, i = parent[id], i+1 {
 		if inv, ok := roots.Load(id); ok {
-			return inv.(*invocation)
+			return inv.(*invocation), 0
+		}
+		if e, ok := ended.get(id); ok {
+			// Left behind by an invocation that returned: its own if its
+			// run is still active, nobody's otherwise.
+			for _, r := range recs {
+				if r.id == e.run {
+					if inv := r.invocation(e.n); inv != nil {
+						return inv, 0
+					}
+				}
+			}
+			return nil, id
 		}
 	}
 	for _, r := range recs {
@@ -511,11 +575,21 @@ func attribute(recs []*recorder) *invocation {
 		if n := r.world.invocationOf(gid); n > 0 {
 			r.mu.Lock()
 			defer r.mu.Unlock()
-			for _, inv := range r.all {
-				if inv.n == n {
-					return inv
-				}
+			if inv := r.invocation(n); inv != nil {
+				return inv, 0
 			}
+		}
+	}
+	return nil, 0
+}
+
+// invocation returns the run's invocation numbered n, or nil.
+func (r *recorder) invocation(n int) *invocation {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, inv := range r.all {
+		if inv.n == n {
+			return inv
 		}
 	}
 	return nil
