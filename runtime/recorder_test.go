@@ -142,29 +142,38 @@ func TestWriterLeftBehindWithState(t *testing.T) {
 	}
 }
 
-// A goroutine the baseline's invocation left running calls a tool with a
-// context that carries no run while a later scenario runs: it is no call
-// of that scenario (taking it for one would count a write the scenario did
-// not make), so it is refused there, and said so.
-func TestCallOfAGoroutineLeftBehindByAnEndedRun(t *testing.T) {
+// leavingAgent is an agent whose invocation number leave starts a goroutine
+// that waits, and whose invocation number call wakes it and waits for it to
+// call put with a context that carries no run; every invocation then puts
+// "a" with its own context.
+func leavingAgent(leave, call int) func(context.Context) error {
 	put := func(string) {}
 	wake, made := make(chan struct{}), make(chan struct{})
 	var invocations int
-	agent := func(ctx context.Context) error {
+	return func(ctx context.Context) error {
 		invocations++
 		switch invocations {
-		case 1: // the baseline: leaves a goroutine waiting
+		case leave:
 			go func() {
 				<-wake
 				tracedPut(context.Background(), put, "late")
 				close(made)
 			}()
-		case 2: // the first scenario: wakes it, and waits for its call
+		case call:
 			close(wake)
 			<-made
 		}
 		return tracedPut(ctx, put, "a")
 	}
+}
+
+// A goroutine the baseline's invocation left running calls a tool with a
+// context that carries no run while a later scenario runs: it is no call
+// of that scenario (taking it for one would count a write the scenario did
+// not make), so it is refused there, and said so.
+func TestCallOfAGoroutineLeftBehindByAnEndedRun(t *testing.T) {
+	// The baseline leaves the goroutine; the first scenario wakes it.
+	agent := leavingAgent(1, 2)
 	s := NewSuite("left-behind", agent)
 	if _, err := s.Baseline(context.Background()); err != nil {
 		t.Fatal(err)
@@ -187,24 +196,9 @@ func TestCallOfAGoroutineLeftBehindByAnEndedRun(t *testing.T) {
 // A goroutine the first delivery of a scenario left running, calling while
 // the second runs, is the scenario's, of the first delivery.
 func TestCallOfAGoroutineLeftBehindByAnEarlierDelivery(t *testing.T) {
-	put := func(string) {}
-	wake, made := make(chan struct{}), make(chan struct{})
-	var invocations int
-	agent := func(ctx context.Context) error {
-		invocations++
-		switch invocations {
-		case 2: // the sequential duplicate delivery's first: leaves a goroutine waiting
-			go func() {
-				<-wake
-				tracedPut(context.Background(), put, "late")
-				close(made)
-			}()
-		case 3: // its second: wakes it, and waits for its call
-			close(wake)
-			<-made
-		}
-		return tracedPut(ctx, put, "a")
-	}
+	// The sequential duplicate delivery's first delivery (after the
+	// baseline) leaves the goroutine; its second wakes it.
+	agent := leavingAgent(2, 3)
 	s := NewSuite("left-behind", agent, OnlyScenario(ScenarioDuplicateSeq))
 	if _, err := s.Baseline(context.Background()); err != nil {
 		t.Fatal(err)
