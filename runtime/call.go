@@ -106,7 +106,9 @@ func (c *Call) values() []any {
 // Begin is called only by generated code, and only when Enabled is true.
 func Begin(ctx context.Context, op *Op, args, identity, entity []any) (*Call, context.Context) {
 	inv, detached := lookup(ctx, op)
-	if inv == nil {
+	if inv == nil || inv.rec.stopped.Load() {
+		// No run, or one that has ended (the call comes from a goroutine
+		// its agent left running): the tool runs as in production.
 		return observe(ctx, op, args, identity, entity, callSite(framePCs()))
 	}
 	r := inv.rec

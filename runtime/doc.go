@@ -38,7 +38,9 @@
 // claim (two runs at once, from a goroutine that descends from neither, or
 // from a goroutine an invocation of an ended run left running) is refused,
 // and every active run reports it as an error. A goroutine a delivery left
-// running stays that delivery's while its run lasts.
+// running stays that delivery's while its run lasts; once the run has
+// ended, a call it makes, with the run's context or none, is not the run's
+// and runs the tool as in production.
 //
 // # Effects, not executions
 //

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -222,5 +223,38 @@ func TestCallOfAGoroutineLeftBehindByAnEarlierDelivery(t *testing.T) {
 	}
 	if len(res.Trace.Refused) != 0 {
 		t.Errorf("refused %q", res.Trace.Refused)
+	}
+}
+
+// A goroutine the agent left running that calls a tool with the run's
+// context after the run ended runs the tool as in production: the ended
+// run's State is not asked again (it would run beside the next scenario's),
+// no fault of it applies, and nothing more is recorded in it.
+func TestCallAfterTheRunEndedRunsAsInProduction(t *testing.T) {
+	put := func(string) {}
+	wake, made := make(chan struct{}), make(chan error)
+	agent := func(ctx context.Context) error {
+		go func() {
+			<-wake
+			made <- tracedPut(ctx, put, "late")
+		}()
+		return tracedPut(ctx, put, "a")
+	}
+	var states atomic.Int32
+	s := NewSuite("after-the-run", agent, State(func() any { states.Add(1); return 1 }))
+	base, err := s.Baseline(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := states.Load()
+	close(wake)
+	if err := <-made; err != nil {
+		t.Errorf("the late call returned %v", err)
+	}
+	if n := states.Load() - before; n != 0 {
+		t.Errorf("State was asked %d more times for a call made after the run ended", n)
+	}
+	if len(base.Trace.Ops) != 1 {
+		t.Errorf("the baseline's trace has %d calls, want 1", len(base.Trace.Ops))
 	}
 }

@@ -80,6 +80,9 @@ type recorder struct {
 
 	judge *judge // the State judge, when State is given
 	id    uint64 // the run's number in the process (runs)
+	// stopped is set when the run ends (stop): its trace is read, and it
+	// records no further call.
+	stopped atomic.Bool
 
 	// block holds the Calls not yet handed out (newCall).
 	block   []Call
@@ -221,8 +224,11 @@ func (r *recorder) start() {
 	activeRuns.Add(1)
 }
 
-// stop makes the recorder inactive.
+// stop makes the recorder inactive: a goroutine the agent left behind that
+// calls a tool with the run's context from now on runs it as in
+// production (Begin).
 func (r *recorder) stop() {
+	r.stopped.Store(true)
 	global.mu.Lock()
 	for i, x := range global.recs {
 		if x == r {
