@@ -258,3 +258,54 @@ func TestCallAfterTheRunEndedRunsAsInProduction(t *testing.T) {
 		t.Errorf("the baseline's trace has %d calls, want 1", len(base.Trace.Ops))
 	}
 }
+
+// A tool without a context, called from a goroutine whose parent (a
+// dispatcher the invocation started, which has returned) is gone from the
+// stack snapshot: the run's world still knows the chain, and the call is
+// the invocation's. (45c6702 made this path take the recorder's lock twice
+// and hang.)
+func TestCallFromAWorkerWhoseDispatcherReturned(t *testing.T) {
+	put := func(string) {}
+	agent := func(ctx context.Context) error {
+		var wg sync.WaitGroup
+		release, dispatched := make(chan struct{}), make(chan struct{})
+		wg.Add(1)
+		go func() { // the dispatcher
+			tracedPut(nil, put, "a") // the world learns the dispatcher's parent
+			go func() {              // the worker
+				defer wg.Done()
+				<-release
+				tracedPut(nil, put, "b")
+			}()
+			close(dispatched)
+		}()
+		<-dispatched
+		time.Sleep(5 * time.Millisecond) // the dispatcher returns
+		close(release)
+		wg.Wait()
+		return nil
+	}
+	done := make(chan *Result, 1)
+	go func() {
+		res, err := NewSuite("dispatcher", agent, StallTimeout(time.Second)).Baseline(context.Background())
+		if err != nil {
+			t.Error(err)
+		}
+		done <- res
+	}()
+	select {
+	case res := <-done:
+		if res == nil {
+			return
+		}
+		var ids []string
+		for _, o := range res.Trace.Ops {
+			ids = append(ids, o.ID+" "+o.Identity)
+		}
+		if want := []string{`1:put#1 "a"`, `1:put#2 "b"`}; !slices.Equal(ids, want) {
+			t.Errorf("calls %q, want %q (refused %q)", ids, want, res.Trace.Refused)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("the baseline did not end: attributing the worker's call hung")
+	}
+}

@@ -579,8 +579,6 @@ func attribute(recs []*recorder) (inv *invocation, leftBy uint64) {
 			continue
 		}
 		if n := r.world.invocationOf(gid); n > 0 {
-			r.mu.Lock()
-			defer r.mu.Unlock()
 			if inv := r.invocation(n); inv != nil {
 				return inv, 0
 			}
