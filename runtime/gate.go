@@ -45,12 +45,12 @@ type lockstep struct {
 	arrived map[int]int
 	passed  map[int]int // delivery -> the call number it was let through alone
 	done    map[int]bool
-	waiting map[int]*Call
+	waiting map[*Call]int // the calls at the gate, with their delivery
 	bypass  bool
 }
 
 func newLockstep(n int) *lockstep {
-	return &lockstep{n: n, arrived: map[int]int{}, passed: map[int]int{}, done: map[int]bool{}, waiting: map[int]*Call{}, changed: make(chan struct{})}
+	return &lockstep{n: n, arrived: map[int]int{}, passed: map[int]int{}, done: map[int]bool{}, waiting: map[*Call]int{}, changed: make(chan struct{})}
 }
 
 // changedLocked wakes every waiter.
@@ -68,8 +68,8 @@ func (l *lockstep) Wait(c *Call, p Point) {
 	defer l.mu.Unlock()
 	l.arrived[inv]++
 	k := l.arrived[inv]
-	l.waiting[inv] = c
-	defer delete(l.waiting, inv)
+	l.waiting[c] = inv // a delivery may have several calls waiting (parallel calls)
+	defer delete(l.waiting, c)
 	l.changedLocked()
 	poll := 100 * time.Microsecond
 	for !l.bypass && !l.ready(inv, k) {
@@ -108,7 +108,7 @@ func (l *lockstep) Wait(c *Call, p Point) {
 // lowestWaiting is the lowest delivery waiting at a gate.
 func (l *lockstep) lowestWaiting() int {
 	low := 0
-	for inv := range l.waiting {
+	for _, inv := range l.waiting {
 		if low == 0 || inv < low {
 			low = inv
 		}
@@ -150,7 +150,7 @@ func (l *lockstep) held() []string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	var out []string
-	for inv, c := range l.waiting {
+	for c, inv := range l.waiting {
 		out = append(out, fmt.Sprintf("%s of delivery %d waits at its start gate for the other delivery", c.op.Name, inv))
 	}
 	sort.Strings(out)
