@@ -105,6 +105,10 @@ func (c *Call) values() []any {
 //
 // Begin is called only by generated code, and only when Enabled is true.
 func Begin(ctx context.Context, op *Op, args, identity, entity []any) (*Call, context.Context) {
+	if inHook() {
+		// State or Settle reading the world: not the agent's call.
+		return observe(ctx, op, args, identity, entity, callSite(framePCs()))
+	}
 	inv, detached := lookup(ctx, op)
 	if inv == nil || inv.rec.stopped.Load() {
 		// No run, or one that has ended (the call comes from a goroutine

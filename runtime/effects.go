@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 )
 
 // Effects, not executions. A write executed twice for one identity is a
@@ -76,7 +77,10 @@ const CodeNotIdempotent = "not_idempotent"
 // random ids and other values that differ between two equal runs. fn runs
 // on the goroutine of the call being judged, before and after the tool:
 // it must not wait for a lock that the caller of a traced tool holds
-// across the call. Without State no snapshot is ever taken.
+// across the call. fn may read the world through the agent's own traced
+// tools: calls made while fn (or Settle) runs are the harness looking, not
+// the agent calling, and are not recorded. Without State no snapshot is
+// ever taken.
 func State(fn func() any) Option {
 	return optionFunc(func(c *config) { c.state = fn })
 }
@@ -135,6 +139,46 @@ func newJudge(ctx context.Context, c *config) *judge {
 	return &judge{state: c.state, settle: c.settle, ctx: ctx, inflight: map[*Call]bool{}, started: map[string]bool{}}
 }
 
+// hooks are the goroutines running State or Settle now: a tool they call
+// (State reading the world through the agent's own client) is the
+// harness's, not the agent's, and runs as in production (Begin).
+var hooks struct {
+	n    atomic.Int32 // how many are running, read first
+	mu   sync.Mutex
+	gids map[uint64]int
+}
+
+// enterHook marks the calling goroutine as running a hook until leave.
+func enterHook() (leave func()) {
+	gid := goroutineID()
+	hooks.mu.Lock()
+	if hooks.gids == nil {
+		hooks.gids = map[uint64]int{}
+	}
+	hooks.gids[gid]++
+	hooks.mu.Unlock()
+	hooks.n.Add(1)
+	return func() {
+		hooks.n.Add(-1)
+		hooks.mu.Lock()
+		if hooks.gids[gid]--; hooks.gids[gid] == 0 {
+			delete(hooks.gids, gid)
+		}
+		hooks.mu.Unlock()
+	}
+}
+
+// inHook reports whether the calling goroutine runs State or Settle.
+func inHook() bool {
+	if hooks.n.Load() == 0 {
+		return false
+	}
+	gid := goroutineID()
+	hooks.mu.Lock()
+	defer hooks.mu.Unlock()
+	return hooks.gids[gid] > 0
+}
+
 // snapshot encodes the state, turning a panic into an error.
 func (j *judge) snapshot() (s string, err error) {
 	defer func() {
@@ -142,6 +186,7 @@ func (j *judge) snapshot() (s string, err error) {
 			err = fmt.Errorf("State panicked: %v\n%s", v, debug.Stack())
 		}
 	}()
+	defer enterHook()()
 	s, err = Canonical(j.state())
 	if err != nil {
 		err = fmt.Errorf("State cannot be encoded: %w", err)
@@ -154,7 +199,11 @@ func (j *judge) quiet() error {
 	if j.settle == nil {
 		return nil
 	}
-	if err := j.settle(j.ctx); err != nil {
+	err := func() error {
+		defer enterHook()()
+		return j.settle(j.ctx)
+	}()
+	if err != nil {
 		return fmt.Errorf("the world did not go quiet: %w", err)
 	}
 	return nil

@@ -309,3 +309,65 @@ func TestCallFromAWorkerWhoseDispatcherReturned(t *testing.T) {
 		t.Fatal("the baseline did not end: attributing the worker's call hung")
 	}
 }
+
+var stateGet = &Op{Kind: KindRead, Name: "get", Params: []string{"k"}, Pos: "recorder_test.go:2"}
+
+func tracedGet(ctx context.Context, get func(string) bool, k string) (bool, error) {
+	args := []any{k}
+	c, ctx := Begin(ctx, stateGet, args, nil, nil)
+	if err := c.Start(); err != nil {
+		return false, err
+	}
+	v := get(k)
+	return v, c.Finish(nil, v)
+}
+
+// State that reads the world through the agent's own traced tool (with no
+// context, or context.Background()) is the harness looking, not the agent
+// calling: its reads are not in the trace, move no occurrence number, and
+// are no context_detached.
+func TestStateReadingThroughATracedTool(t *testing.T) {
+	for _, withCtx := range []bool{false, true} {
+		var mu sync.Mutex
+		set := map[string]bool{}
+		put := func(k string) { mu.Lock(); set[k] = true; mu.Unlock() }
+		get := func(k string) bool { mu.Lock(); defer mu.Unlock(); return set[k] }
+		agent := func(ctx context.Context) error {
+			if ok, err := tracedGet(ctx, get, "a"); err != nil || ok {
+				return err
+			}
+			return tracedPut(ctx, put, "a")
+		}
+		state := func() any {
+			var ctx context.Context
+			if withCtx {
+				ctx = context.Background()
+			}
+			v, _ := tracedGet(ctx, get, "a")
+			return v
+		}
+		rep, err := Run(context.Background(), "state-reads", agent, State(state), Setup(func(context.Context) error {
+			mu.Lock()
+			clear(set)
+			mu.Unlock()
+			return nil
+		}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ids []string
+		for _, o := range rep.Baseline.Trace.Ops {
+			ids = append(ids, o.ID)
+		}
+		if want := []string{"1:get#1", "1:put#1"}; !slices.Equal(ids, want) {
+			t.Errorf("context %v: the baseline's calls are %q, want the agent's %q", withCtx, ids, want)
+		}
+		for _, r := range append([]*Result{rep.Baseline}, rep.Results...) {
+			for _, f := range r.Findings {
+				if f.Code == CodeContextDetached {
+					t.Errorf("context %v, %s: %s", withCtx, r.Scenario, f.Message)
+				}
+			}
+		}
+	}
+}

@@ -25,7 +25,9 @@ import (
 // upsert, "set status to X", a create that skips what exists) and the
 // world can be looked at. Return plain data (maps, slices, structs with
 // exported fields) and leave out what differs between two equal runs
-// (clocks, random ids). Without State no snapshot is ever taken.
+// (clocks, random ids). State may read through the agent's own traced
+// tools; those reads are not recorded as the agent's. Without State no
+// snapshot is ever taken.
 func State(fn func() any) Option { return With(runtime.State(fn)) }
 
 // SettleOn lets the State judge wait for effects that land later: before
