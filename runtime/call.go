@@ -109,11 +109,16 @@ func Begin(ctx context.Context, op *Op, args, identity, entity []any) (*Call, co
 		// State or Settle reading the world: not the agent's call.
 		return observe(ctx, op, args, identity, entity, callSite(framePCs()))
 	}
-	inv, detached := lookup(ctx, op)
-	if inv == nil || inv.rec.stopped.Load() {
+	inv, detached, late := lookup(ctx, op)
+	if inv == nil {
 		// No run, or one that has ended (the call comes from a goroutine
-		// its agent left running): the tool runs as in production.
-		return observe(ctx, op, args, identity, entity, callSite(framePCs()))
+		// its agent left running, which its suite reports: late.go): the
+		// tool runs as in production.
+		site := callSite(framePCs())
+		if late != nil {
+			late.note(op, site)
+		}
+		return observe(ctx, op, args, identity, entity, site)
 	}
 	r := inv.rec
 	r.progress.Add(1)

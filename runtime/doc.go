@@ -35,12 +35,15 @@
 // it: the delivery whose goroutine it descends from, read from the "created
 // by ... in goroutine N" links of a stack snapshot. A tool given a context
 // that is not the agent's is reported (context_detached); a call no run can
-// claim (two runs at once, from a goroutine that descends from neither, or
-// from a goroutine an invocation of an ended run left running) is refused,
-// and every active run reports it as an error. A goroutine a delivery left
-// running stays that delivery's while its run lasts; once the run has
-// ended, a call it makes, with the run's context or none, is not the run's
-// and runs the tool as in production.
+// claim (two runs at once, from a goroutine that descends from neither) is
+// refused, and every active run reports it as an error. A goroutine a
+// delivery left running stays that delivery's while its run lasts; once the
+// run has ended, a call it makes, with the run's context or none, is not
+// the run's, nor that of any run active then: it runs the tool as in
+// production, and Suite.Report makes the scenario that left the goroutine
+// inconclusive, with a goroutine_leak warning naming the tools and call
+// sites. From a suite's first scenario to its Report, Enabled is true, so
+// that a late call between two scenarios is seen too.
 //
 // # Effects, not executions
 //

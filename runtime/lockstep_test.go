@@ -39,6 +39,7 @@ func TestLockstepWithParallelCallsBehindASemaphore(t *testing.T) {
 			return nil
 		}
 		s := NewSuite("semaphore-parallel", agent, OnlyScenario(ScenarioDuplicateConcurrent), StallTimeout(2*time.Second))
+		endSuite(t, s)
 		if _, err := s.Baseline(context.Background()); err != nil {
 			t.Fatal(err)
 		}

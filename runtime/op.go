@@ -84,12 +84,15 @@ type redacted struct{}
 
 func (redacted) MarshalJSON() ([]byte, error) { return []byte(`"[redacted]"`), nil }
 
-// activeRuns counts the runs in progress in this process. The inactive path of
-// every wrapper is one load of it.
+// activeRuns counts the runs in progress in this process, the observer and
+// the suites watching for late calls (late.go). The inactive path of every
+// wrapper is one load of it.
 var activeRuns atomic.Int32
 
-// Enabled reports whether any run is active in this process. Generated
-// wrappers call the original function directly when it is false.
+// Enabled reports whether any run, observer or unfinished suite (from its
+// first scenario to its Report, or until it is garbage collected) is
+// active in this process. Generated wrappers call the original function
+// directly when it is false.
 func Enabled() bool { return activeRuns.Load() != 0 }
 
 // Args is the recorded arguments of a call, encoded as a JSON object in

@@ -157,6 +157,7 @@ func TestGoroutineStartedDuringAGatedRunIsWaitedFor(t *testing.T) {
 		return <-errc
 	}
 	s := NewSuite("late", agent, Setup(func(context.Context) error { st = newStore(); return nil }), StallTimeout(5*time.Second))
+	endSuite(t, s)
 	res, err := s.Baseline(context.Background())
 	require.NoError(t, err)
 	require.False(t, res.Failed, res.Error)

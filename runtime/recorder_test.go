@@ -126,6 +126,7 @@ func TestWriterLeftBehindWithState(t *testing.T) {
 			mu.Unlock()
 			return nil
 		}))
+		endSuite(t, s)
 		base, err := s.Baseline(context.Background())
 		if err != nil {
 			t.Fatal(err)
@@ -171,12 +172,14 @@ func leavingAgent(leave, call int) func(context.Context) error {
 // A goroutine the baseline's invocation left running calls a tool with a
 // context that carries no run while a later scenario runs: it is no call
 // of that scenario (taking it for one would count a write the scenario did
-// not make), so it is refused there, and said so.
+// not make), nor does that scenario answer for it. The baseline does: the
+// report makes it inconclusive, with a goroutine_leak warning.
 func TestCallOfAGoroutineLeftBehindByAnEndedRun(t *testing.T) {
 	// The baseline leaves the goroutine; the first scenario wakes it.
 	agent := leavingAgent(1, 2)
 	s := NewSuite("left-behind", agent)
-	if _, err := s.Baseline(context.Background()); err != nil {
+	base, err := s.Baseline(context.Background())
+	if err != nil {
 		t.Fatal(err)
 	}
 	sc := s.Plan()[0]
@@ -189,8 +192,49 @@ func TestCallOfAGoroutineLeftBehindByAnEndedRun(t *testing.T) {
 			t.Errorf("%s: the left-behind goroutine's call was taken for the scenario's: %s", sc.Name, o.ID)
 		}
 	}
-	if len(res.Trace.Refused) != 1 || !strings.Contains(res.Trace.Refused[0], "started by an invocation of a run that has ended") {
-		t.Errorf("%s: refused %q, want the left-behind call said", sc.Name, res.Trace.Refused)
+	if len(res.Trace.Refused) != 0 || len(res.Findings) != 0 {
+		t.Errorf("%s answers for the baseline's goroutine: refused %q, findings %v", sc.Name, res.Trace.Refused, res.Findings)
+	}
+	rep := s.Report()
+	assertLate(t, rep, base, 1)
+	if !res.Safe || res.Inconclusive {
+		t.Errorf("%s: safe %v, inconclusive %v; want safe", sc.Name, res.Safe, res.Inconclusive)
+	}
+}
+
+// assertLate checks that res, and only res, carries the goroutine_leak
+// warning of n late calls of put, and is inconclusive.
+func assertLate(t *testing.T, rep *Report, res *Result, n int) {
+	t.Helper()
+	var late []Finding
+	for _, f := range rep.Findings {
+		if f.Code == CodeGoroutineLeak {
+			late = append(late, f)
+		}
+	}
+	if len(late) != 1 {
+		t.Fatalf("goroutine_leak findings %+v, want one", late)
+	}
+	f := late[0]
+	calls := "a tool call (put, at recorder_test.go:"
+	if n > 1 {
+		calls = fmt.Sprintf("%d tool calls (put, at recorder_test.go:", n)
+	}
+	if f.Scenario != res.Scenario || f.Severity != SeverityWarning || !slices.Equal(f.Ops, []string{"put"}) ||
+		!strings.HasPrefix(f.Message, calls) || !strings.Contains(f.Message, "after the scenario's run had ended") {
+		t.Errorf("finding %+v, want %s's warning of %s ...)", f, res.Scenario, calls)
+	}
+	if !res.Inconclusive || res.Safe {
+		t.Errorf("%s: inconclusive %v, safe %v; want inconclusive", res.Scenario, res.Inconclusive, res.Safe)
+	}
+	problems := 0
+	for _, p := range rep.Problems {
+		if p.Code == CodeGoroutineLeak {
+			problems++
+		}
+	}
+	if problems != 1 {
+		t.Errorf("the warning is %d problems of the report, want 1", problems)
 	}
 }
 
@@ -201,6 +245,7 @@ func TestCallOfAGoroutineLeftBehindByAnEarlierDelivery(t *testing.T) {
 	// baseline) leaves the goroutine; its second wakes it.
 	agent := leavingAgent(2, 3)
 	s := NewSuite("left-behind", agent, OnlyScenario(ScenarioDuplicateSeq))
+	endSuite(t, s)
 	if _, err := s.Baseline(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -257,6 +302,79 @@ func TestCallAfterTheRunEndedRunsAsInProduction(t *testing.T) {
 	if len(base.Trace.Ops) != 1 {
 		t.Errorf("the baseline's trace has %d calls, want 1", len(base.Trace.Ops))
 	}
+	// The call ran untested: the baseline that left its goroutine says so.
+	assertLate(t, s.Report(), base, 1)
+}
+
+// The same agent, waiting for the goroutine it starts, leaves nothing
+// behind: no warning, and the baseline is safe.
+func TestCallOfAGoroutineWaitedForIsNoLateCall(t *testing.T) {
+	put := func(string) {}
+	agent := func(ctx context.Context) error {
+		var wg sync.WaitGroup
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			tracedPut(ctx, put, "notified")
+		}()
+		defer wg.Wait()
+		return tracedPut(ctx, put, "a")
+	}
+	s := NewSuite("waits", agent)
+	base, err := s.Baseline(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep := s.Report()
+	if rep.Has(CodeGoroutineLeak) || base.Inconclusive || !base.Safe || len(base.Trace.Ops) != 2 {
+		t.Errorf("findings %v, inconclusive %v, safe %v, %d calls; want no warning, safe, 2 calls", rep.Findings, base.Inconclusive, base.Safe, len(base.Trace.Ops))
+	}
+}
+
+// Late calls are counted until the suite's report is assembled: one made
+// after it (the suite is over, another runs) is reported nowhere, neither
+// in the ended suite's report nor, as a refusal, in the run active then.
+func TestLateCallAfterTheReportBlamesNoOtherRun(t *testing.T) {
+	for _, withCtx := range []bool{true, false} {
+		t.Run(fmt.Sprintf("ctx=%v", withCtx), func(t *testing.T) {
+			put := func(string) {}
+			wake, made := make(chan struct{}), make(chan struct{})
+			agent := func(ctx context.Context) error {
+				callCtx := ctx
+				if !withCtx {
+					callCtx = context.Background()
+				}
+				go func() {
+					<-wake
+					tracedPut(callCtx, put, "late")
+					close(made)
+				}()
+				return tracedPut(ctx, put, "a")
+			}
+			s := NewSuite("over", agent, OnlyScenario("none"))
+			if _, err := s.Baseline(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			rep := s.Report()
+			other := func(ctx context.Context) error {
+				close(wake)
+				<-made
+				return tracedPut(ctx, put, "b")
+			}
+			busy := NewSuite("other", other)
+			endSuite(t, busy)
+			res, err := busy.Baseline(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(res.Trace.Refused) != 0 || len(res.Findings) != 0 || len(res.Trace.Ops) != 1 {
+				t.Errorf("the other suite answers for the ended one: refused %q, findings %v, %d calls", res.Trace.Refused, res.Findings, len(res.Trace.Ops))
+			}
+			if again := s.Report(); again.Has(CodeGoroutineLeak) || rep.Has(CodeGoroutineLeak) {
+				t.Errorf("a call made after the report was reported: %v", again.Findings)
+			}
+		})
+	}
 }
 
 // A tool without a context, called from a goroutine whose parent (a
@@ -287,7 +405,9 @@ func TestCallFromAWorkerWhoseDispatcherReturned(t *testing.T) {
 	}
 	done := make(chan *Result, 1)
 	go func() {
-		res, err := NewSuite("dispatcher", agent, StallTimeout(time.Second)).Baseline(context.Background())
+		s := NewSuite("dispatcher", agent, StallTimeout(time.Second))
+		defer s.Report()
+		res, err := s.Baseline(context.Background())
 		if err != nil {
 			t.Error(err)
 		}
@@ -369,5 +489,57 @@ func TestStateReadingThroughATracedTool(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// A goroutine the baseline left running that calls a tool between two
+// scenarios, while no run is active (here: from the next scenario's
+// Setup's time), with the run's context or none, is counted for the
+// baseline all the same.
+func TestLateCallBetweenScenarios(t *testing.T) {
+	for _, withCtx := range []bool{true, false} {
+		t.Run(fmt.Sprintf("ctx=%v", withCtx), func(t *testing.T) {
+			put := func(string) {}
+			wake, made := make(chan struct{}), make(chan struct{})
+			invocations := 0
+			agent := func(ctx context.Context) error {
+				invocations++
+				if invocations == 1 {
+					callCtx := ctx
+					if !withCtx {
+						callCtx = nil
+					}
+					go func() {
+						<-wake
+						tracedPut(callCtx, put, "late")
+						close(made)
+					}()
+				}
+				return tracedPut(ctx, put, "a")
+			}
+			setups := 0
+			s := NewSuite("between", agent, Setup(func(context.Context) error {
+				if setups++; setups == 2 { // the first scenario's
+					if !Enabled() {
+						t.Error("no run active and the suite not watching: the late call would take the inactive path")
+					}
+					close(wake)
+					<-made
+				}
+				return nil
+			}))
+			base, err := s.Baseline(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			res, err := s.RunScenario(context.Background(), s.Plan()[0])
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(res.Findings) != 0 || len(res.Trace.Refused) != 0 || len(res.Trace.Ops) != 1 {
+				t.Errorf("%s answers for the baseline's goroutine: findings %v, refused %q, %d calls", res.Scenario, res.Findings, res.Trace.Refused, len(res.Trace.Ops))
+			}
+			assertLate(t, s.Report(), base, 1)
+		})
 	}
 }

@@ -15,6 +15,7 @@ func TestExploredCountsDistinctSchedules(t *testing.T) {
 	var w *pairWorld
 	s := NewSuite("pair", func(ctx context.Context) error { return w.agent(ctx) },
 		Setup(func(context.Context) error { w = &pairWorld{}; return nil }))
+	endSuite(t, s)
 	ctx := context.Background()
 	_, err := s.Baseline(ctx)
 	require.NoError(t, err)

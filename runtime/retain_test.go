@@ -4,6 +4,7 @@ import (
 	"context"
 	goruntime "runtime"
 	"testing"
+	"time"
 	"weak"
 )
 
@@ -34,5 +35,37 @@ func TestSuiteIsCollected(t *testing.T) {
 	}
 	if wp.Value() != nil {
 		t.Fatal("the suite is still reachable after its last use: something in the process keeps it (and its traces)")
+	}
+}
+
+// endSuite assembles s's report when the test ends, which ends the suite's
+// watch for late calls (late.go): the wrappers of later tests then take
+// their inactive path again.
+func endSuite(t *testing.T, s *Suite) {
+	t.Cleanup(func() { s.Report() })
+}
+
+// A suite dropped without its report stops watching for late calls when it
+// is collected: the wrappers go back to their inactive path.
+func TestUnreportedSuiteStopsWatching(t *testing.T) {
+	before := activeRuns.Load()
+	func() {
+		s := NewSuite("unreported", func(ctx context.Context) error {
+			return loginTraced(ctx, "ada", "hunter22")
+		})
+		if _, err := s.Baseline(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		if activeRuns.Load() != before+1 {
+			t.Fatalf("active %d after the baseline, want %d: the suite watches until its report", activeRuns.Load(), before+1)
+		}
+	}()
+	deadline := time.Now().Add(5 * time.Second)
+	for activeRuns.Load() != before && time.Now().Before(deadline) {
+		goruntime.GC()
+		time.Sleep(time.Millisecond) // cleanups run in a goroutine of their own
+	}
+	if n := activeRuns.Load(); n != before {
+		t.Errorf("active %d after the suite was collected, want %d", n, before)
 	}
 }

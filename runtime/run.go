@@ -80,6 +80,9 @@ type recorder struct {
 
 	judge *judge // the State judge, when State is given
 	id    uint64 // the run's number in the process (runs)
+	// late counts the calls made after the run ended by goroutines its
+	// agent left running (late.go); nil outside a suite.
+	late *lateCalls
 	// stopped is set when the run ends (stop): its trace is read, and it
 	// records no further call.
 	stopped atomic.Bool
@@ -298,7 +301,7 @@ func (r *recorder) invokeNumbered(ctx context.Context, fn func(context.Context) 
 		roots.Store(gid, inv)
 		defer func() {
 			roots.Delete(gid)
-			ended.add(gid, r.id, n)
+			ended.add(gid, endedInvocation{r.id, n, r.late})
 		}()
 		returned := false
 		defer func() {
@@ -447,11 +450,12 @@ type endedRoots struct {
 }
 
 type endedInvocation struct {
-	run uint64 // recorder.id
-	n   int
+	run  uint64 // recorder.id
+	n    int
+	late *lateCalls
 }
 
-func (e *endedRoots) add(gid, run uint64, n int) {
+func (e *endedRoots) add(gid uint64, inv endedInvocation) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.invs == nil {
@@ -459,7 +463,7 @@ func (e *endedRoots) add(gid, run uint64, n int) {
 	}
 	delete(e.invs, e.ring[e.next])
 	e.ring[e.next] = gid
-	e.invs[gid] = endedInvocation{run, n}
+	e.invs[gid] = inv
 	e.next = (e.next + 1) % len(e.ring)
 }
 
@@ -488,29 +492,46 @@ func encodable(v any) any {
 // lookup finds the invocation a call belongs to. detached is true when the
 // tool takes a context but the one it got does not come from the agent's
 // (context.Background(), a context kept from elsewhere): the call is then
-// attributed by the goroutine that made it.
-func lookup(ctx context.Context, op *Op) (inv *invocation, detached bool) {
+// attributed by the goroutine that made it. late is set, with inv nil,
+// when the call comes from a goroutine a run that has ended left running
+// (late.go): the run's own context, or none and a goroutine descending from
+// one of the run's invocations.
+func lookup(ctx context.Context, op *Op) (inv *invocation, detached bool, late *lateCalls) {
 	if ctx != nil {
 		if inv, ok := ctx.Value(invKey{}).(*invocation); ok {
-			return inv, false
+			if inv.rec.stopped.Load() {
+				return nil, false, inv.rec.late
+			}
+			return inv, false, nil
 		}
 	}
 	global.mu.Lock()
 	recs := append([]*recorder(nil), global.recs...)
 	global.mu.Unlock()
 	if len(recs) == 0 {
-		return nil, false
+		if watching.Load() == 0 {
+			return nil, false, nil
+		}
+		// Between two scenarios of a suite: no run to claim the call,
+		// but it may come from a goroutine an ended one left behind.
+		_, late, _ = attribute(nil)
+		return nil, false, late
 	}
 	why := "it has no context.Context parameter"
 	if ctx != nil {
 		why = "its context.Context does not come from the agent's"
 	}
-	inv, leftBy := attribute(recs)
+	inv, left, leftBy := attribute(recs)
+	if left != nil {
+		return nil, false, left
+	}
 	if leftBy != 0 {
+		// Left by a run outside any suite (RunTraced), which no report
+		// will tell: the active runs say it.
 		for _, r := range recs {
 			r.refuse(fmt.Sprintf("call of %s refused: %s, and the goroutine that made it was started by an invocation of a run that has ended (its goroutine %d) and left running: it is no call of this run; wait for the goroutines the agent starts before it returns", op.Name, why, leftBy))
 		}
-		return nil, false
+		return nil, false, nil
 	}
 	if inv == nil && len(recs) == 1 {
 		r := recs[0]
@@ -531,19 +552,20 @@ func lookup(ctx context.Context, op *Op) (inv *invocation, detached bool) {
 		for _, r := range recs {
 			r.refuse(fmt.Sprintf("call of %s refused: %s, and the goroutine that made it does not descend from one invocation of one run (%d runs active in this process); pass the agent's ctx to the tool, or do not run agents whose tools lack a context in parallel (t.Parallel)", op.Name, why, len(recs)))
 		}
-		return nil, false
+		return nil, false, nil
 	}
-	return inv, ctx != nil
+	return inv, ctx != nil, nil
 }
 
 // attribute finds the invocation whose goroutine tree the calling
 // goroutine belongs to, from the "created by ... in goroutine N" links of a
-// stack snapshot. If the tree is that of an invocation that has returned,
-// it returns that invocation's goroutine as leftBy instead.
-func attribute(recs []*recorder) (inv *invocation, leftBy uint64) {
+// stack snapshot. If the tree is that of an invocation of a run that has
+// ended, it returns that run's late calls instead, or, for a run outside any
+// suite, the invocation's goroutine as leftBy.
+func attribute(recs []*recorder) (inv *invocation, late *lateCalls, leftBy uint64) {
 	gid := goroutineID()
 	if inv, ok := roots.Load(gid); ok {
-		return inv.(*invocation), 0
+		return inv.(*invocation), nil, 0
 	}
 	all := snapshotGoroutines()
 	parent := make(map[uint64]uint64, len(all))
@@ -559,7 +581,7 @@ func attribute(recs []*recorder) (inv *invocation, leftBy uint64) {
 	}
 	for id, i := parent[gid], 0; id != 0 && i < 64; id, i = parent[id], i+1 {
 		if inv, ok := roots.Load(id); ok {
-			return inv.(*invocation), 0
+			return inv.(*invocation), nil, 0
 		}
 		if e, ok := ended.get(id); ok {
 			// Left behind by an invocation that returned: its own if its
@@ -567,11 +589,14 @@ func attribute(recs []*recorder) (inv *invocation, leftBy uint64) {
 			for _, r := range recs {
 				if r.id == e.run {
 					if inv := r.invocation(e.n); inv != nil {
-						return inv, 0
+						return inv, nil, 0
 					}
 				}
 			}
-			return nil, id
+			if e.late != nil {
+				return nil, e.late, 0
+			}
+			return nil, nil, id
 		}
 	}
 	for _, r := range recs {
@@ -580,11 +605,11 @@ func attribute(recs []*recorder) (inv *invocation, leftBy uint64) {
 		}
 		if n := r.world.invocationOf(gid); n > 0 {
 			if inv := r.invocation(n); inv != nil {
-				return inv, 0
+				return inv, nil, 0
 			}
 		}
 	}
-	return nil, 0
+	return nil, nil, 0
 }
 
 // invocation returns the run's invocation numbered n, or nil.

@@ -205,6 +205,7 @@ func TestCrashStopsHeldCallsOfTheBatch(t *testing.T) {
 	var w *pairWorld
 	s := NewSuite("pair", func(ctx context.Context) error { return w.agent(ctx) },
 		Setup(func(context.Context) error { w = &pairWorld{}; return nil }))
+	endSuite(t, s)
 	_, err := s.Baseline(context.Background())
 	require.NoError(t, err)
 	first, _ := ParseSchedule("s0f0s1f1")

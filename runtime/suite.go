@@ -78,6 +78,10 @@ type Suite struct {
 	pre              *preflightRun
 	callGoroutines   int       // goroutines that made calls in the baseline
 	secrets          secretSet // the redacted values of every scenario (redact.go)
+	// lates are the late-call counts of the scenarios run since the last
+	// Report (late.go).
+	lates []lateRef
+	watch *lateWatch
 }
 
 // NewSuite prepares the suite of agent fn, named name. fn is one invocation
@@ -354,6 +358,9 @@ func (s *Suite) run(ctx context.Context, sc Scenario) (*Result, *Trace, error) {
 		gate = sc.sched
 	}
 	r := newRecorder(s.name, sc.Fault, gate)
+	r.late = &lateCalls{}
+	s.lates = append(s.lates, lateRef{res, r.late})
+	s.watchLate()
 	r.useSpare(s.spare)
 	s.spare = spareCalls{}
 	r.world = w
@@ -834,8 +841,12 @@ func callInvariant(fn func(*Trace) error, tr *Trace) (err error) {
 	return fn(tr)
 }
 
-// Report assembles the report of what ran so far.
+// Report assembles the report of what ran so far. A tool call that a
+// goroutine the agent left running made after its scenario's run ended is
+// reported here, as a goroutine_leak warning that makes that scenario
+// inconclusive; one made after Report is not reported.
 func (s *Suite) Report() *Report {
+	s.reportLate()
 	r := &Report{
 		SchemaVersion: SchemaVersion, Name: s.name, Baseline: s.baseline,
 		Results: append([]*Result{}, s.results...), Findings: []Finding{},

@@ -162,8 +162,11 @@
 // the agent's (context.Background()) is attributed by the goroutine that
 // called it and reported as context_detached (a warning naming the call
 // site); a call no run can claim (two tests with t.Parallel and a goroutine
-// that descends from neither, or a goroutine an earlier scenario's agent
-// left running) is an error finding in every active run. An
+// that descends from neither) is an error finding in every active run. A
+// call from a goroutine the agent started and did not wait for, made after
+// its scenario ended (fire and forget: a notification, an audit write),
+// ran untraced: that scenario is inconclusive, and the test's log names
+// the tools and call sites (goroutine_leak, a warning). An
 // identity JSON cannot encode is identity_unencodable. Results and errors
 // JSON cannot encode are recorded as a string naming their type, so the
 // report is always written. A panic in Setup, Teardown, an Invariant or

@@ -7,6 +7,8 @@ import (
 	"io"
 	"math"
 	"net"
+	"net/http"
+	"net/http/httptest"
 	"sort"
 	"strings"
 	"sync"
@@ -531,4 +533,100 @@ func TestBackgroundNetworkReaderDoesNotStall(t *testing.T) {
 		}))...)
 	noStall(t, rep)
 	assert.True(t, rep.Safe)
+}
+
+// An agent that notifies a webhook from a goroutine it does not wait for
+// (fire and forget) makes the notification after its invocation returned:
+// no scenario traced it, so no fault or redelivery of it was tested. The
+// scenario whose goroutine made it is inconclusive, and the test's log
+// says why, with the call site; the agent that waits for its goroutine is
+// tested whole and safe.
+//
+// Each scenario's goroutine is held until the next scenario's Setup, so
+// that its call lands after its own run ended on every run of this test.
+func TestFireAndForgetNotificationIsReported(t *testing.T) {
+	var posts atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		posts.Add(1)
+		w.WriteHeader(http.StatusNoContent)
+	}))
+	defer srv.Close()
+	for _, waits := range []bool{false, true} {
+		t.Run(map[bool]string{false: "forgets", true: "waits"}[waits], func(t *testing.T) {
+			w := &deskWorld{}
+			var (
+				mu       sync.Mutex
+				release  = make(chan struct{})
+				notified sync.WaitGroup
+			)
+			agent := func(ctx context.Context) error {
+				found, err := w.desk.FindTraced(ctx, "D-1")
+				if err != nil || found {
+					return err
+				}
+				mu.Lock()
+				held := release
+				mu.Unlock()
+				notified.Add(1)
+				go func() {
+					defer notified.Done()
+					if !waits {
+						<-held
+					}
+					realworld.NotifyTraced(ctx, srv.URL, "D-1") //nolint:errcheck // fire and forget
+				}()
+				if waits {
+					notified.Wait()
+				}
+				return nil
+			}
+			ft := &fakeT{name: "TestNotify"}
+			rep := testkit.TestAgent(ft, agent, w.options(testkit.Setup(func(context.Context) error {
+				w.desk = realworld.NewDesk()
+				mu.Lock()
+				close(release) // the scenario before this one has ended
+				release = make(chan struct{})
+				mu.Unlock()
+				notified.Wait()
+				return nil
+			}))...)
+			mu.Lock()
+			close(release) // the last scenario's goroutines, after the report
+			mu.Unlock()
+			notified.Wait()
+			assert.False(t, ft.failed(), "a warning fails nothing: %v", ft.errors)
+			var late []string
+			for _, r := range append([]*runtime.Result{rep.Baseline}, rep.Results...) {
+				for _, f := range r.Findings {
+					if f.Code == runtime.CodeGoroutineLeak {
+						late = append(late, r.Scenario)
+						assert.True(t, r.Inconclusive, r.Scenario)
+						assert.Equal(t, []string{"notify"}, f.Ops)
+						assert.Contains(t, f.Message, "realworld_test.go:")
+						if r.Scenario == runtime.ScenarioDuplicateSeq {
+							// Both deliveries left theirs.
+							assert.True(t, strings.HasPrefix(f.Message, "2 tool calls (notify, at realworld_test.go:"), f.Message)
+						}
+					}
+				}
+			}
+			logs := strings.Join(ft.logs, "\n")
+			if waits {
+				assert.Empty(t, late)
+				assert.Zero(t, rep.InconclusiveCount)
+				assert.True(t, rep.Safe, "%v", rep.Findings)
+				return
+			}
+			// Every scenario but the last left a notification behind; the
+			// last one's came after the report and is in no scenario's.
+			assert.Equal(t, []string{runtime.ScenarioBaseline, runtime.ScenarioDuplicateSeq}, late)
+			// Logged in full once, as every problem is; the summary names
+			// both scenarios.
+			assert.Contains(t, logs, "warning: baseline: [goroutine_leak] a tool call (notify, at realworld_test.go:")
+			assert.Contains(t, logs, "it ran as in production, untraced")
+			assert.Contains(t, logs, "warning goroutine_leak notify: baseline, duplicate_delivery/sequential")
+			assert.Contains(t, logs, "INCONCLUSIVE")
+		})
+	}
+	assert.NotZero(t, posts.Load())
 }

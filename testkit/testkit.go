@@ -280,6 +280,15 @@ func suite(t TB, fn func(ctx context.Context) error, fail bool, opts []Option) *
 	}
 	runPlan(s.PartialBatchPlan())
 	rep := s.Report()
+	// Report adds what no scenario could show when it ran: the calls a
+	// goroutine the agent left running made after its scenario ended
+	// (runtime/late.go). Those are logged here, in full.
+	for _, f := range rep.Findings {
+		if _, ok := printed[f.GroupKey()]; !ok {
+			printed[f.GroupKey()] = f.Scenario
+			t.Logf("%s: %s: [%s] %s\n    replay: %s", f.Severity, f.Scenario, f.Code, f.Message, f.Replay)
+		}
+	}
 	if !st.quiet {
 		logSummary(t, rep, eager)
 	}

@@ -14,6 +14,7 @@ var (
 	_ func(*Desk, ai_context.Context, string) (string, error) = (*Desk).Open
 	_ func(*Desk, string) (bool, error)                       = (*Desk).FindNoCtx
 	_ func(*Desk, string) (string, error)                     = (*Desk).OpenNoCtx
+	_ func(ai_context.Context, string, string) error          = Notify
 	_ func(ai_context.Context, string) (any, error)           = Weird
 	_ func(ai_context.Context, string, <-chan struct{}) error = Wait
 )
@@ -122,11 +123,37 @@ func (d *Desk) OpenNoCtxTraced(key string) (aiR0 string, aiErr error) {
 	return aiV0, aiErr
 }
 
+var agentidemOp_NotifyTraced = &agentidemrt.Op{
+	Idempotent: true,
+	Kind:       agentidemrt.KindWrite,
+	Name:       "notify",
+	Params:     []string{"url", "key"},
+	Pos:        "realworld.go:62",
+}
+
+// NotifyTraced calls Notify and records the call for agentidem (//agentidem:write).
+func NotifyTraced(ctx ai_context.Context, url string, key string) (aiErr error) {
+	if !agentidemrt.Enabled() {
+		return Notify(ctx, url, key)
+	}
+	aiArgs := []any{url, key}
+	aiCall, aiCtx := agentidemrt.Begin(ctx, agentidemOp_NotifyTraced, aiArgs, aiArgs[1:2:2], nil)
+	if aiErr = aiCall.Start(); aiErr != nil {
+		return
+	}
+	defer aiCall.Recover(&aiErr)
+	aiErr = Notify(aiCtx, url, key)
+	if aiLost := aiCall.Finish(aiErr); aiLost != nil {
+		return aiLost
+	}
+	return
+}
+
 var agentidemOp_RecordTraced = &agentidemrt.Op{
 	Kind:   agentidemrt.KindWrite,
 	Name:   "record",
 	Params: []string{"v"},
-	Pos:    "realworld.go:75",
+	Pos:    "realworld.go:95",
 }
 
 // RecordTraced calls Record and records the call for agentidem (//agentidem:write).
@@ -151,7 +178,7 @@ var agentidemOp_WeirdTraced = &agentidemrt.Op{
 	Kind:   agentidemrt.KindRead,
 	Name:   "weird",
 	Params: []string{"kind"},
-	Pos:    "realworld.go:80",
+	Pos:    "realworld.go:100",
 }
 
 // WeirdTraced calls Weird and records the call for agentidem (//agentidem:read).
@@ -175,7 +202,7 @@ var agentidemOp_WaitTraced = &agentidemrt.Op{
 	Kind:   agentidemrt.KindWrite,
 	Name:   "hold",
 	Params: []string{"id", "release"},
-	Pos:    "realworld.go:100",
+	Pos:    "realworld.go:120",
 }
 
 // WaitTraced calls Wait and records the call for agentidem (//agentidem:write).

@@ -55,6 +55,26 @@ func (d *Desk) FindNoCtx(key string) (bool, error) { return d.find(key), nil }
 //agentidem:write name=openTicketNoCtx identity=key
 func (d *Desk) OpenNoCtx(key string) (string, error) { return d.open(key), nil }
 
+// Notify posts key to a webhook at url, whose receiver keeps one
+// notification per key: a repeat changes nothing.
+//
+//agentidem:write name=notify identity=key idempotent
+func Notify(ctx context.Context, url, key string) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, strings.NewReader(key))
+	if err != nil {
+		return err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return err
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusNoContent {
+		return fmt.Errorf("notify %s: %s", key, resp.Status)
+	}
+	return nil
+}
+
 func (d *Desk) find(key string) bool {
 	d.mu.Lock()
 	defer d.mu.Unlock()
