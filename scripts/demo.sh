@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The main job on the bundled examples: generate the wrappers, run the fault
 # suite on every example agent (buggy and fixed), render each report as HTML
-# next to its JSON in .agentidem/reports/<example>/, and end with one table:
+# next to its JSON in .agentidem/reports/examples/<example>/, and end with one table:
 # example, agent, expected (buggy/fixed), verdict, findings, report file.
 #
 #   bash scripts/demo.sh      # short: one line per step, then the table
@@ -25,13 +25,14 @@ go run ./cmd/agentidem-gen ./examples/...
 out=.agentidem/reports
 rm -rf "$out"
 mkdir -p "$out"
-echo "== 2. run the fault suite of each example (reports in $out/<example>/)"
+echo "== 2. run the fault suite of each example (reports in $out/examples/<example>/)"
 for pkg in $(go list ./examples/...); do
 	name=$(basename "$pkg")
-	# One report directory per example: two examples may name a test alike.
+	# Each example's reports land in $out/examples/<example>/: testkit
+	# keeps every package's reports in its own directory.
 	if [ "$verbose" = 1 ]; then
-		AGENTIDEM_REPORT_DIR="$PWD/$out/$name" go test -count=1 -v "./examples/$name"
-	elif ! log=$(AGENTIDEM_REPORT_DIR="$PWD/$out/$name" go test -count=1 "./examples/$name" 2>&1); then
+		AGENTIDEM_REPORT_DIR="$PWD/$out" go test -count=1 -v "./examples/$name"
+	elif ! log=$(AGENTIDEM_REPORT_DIR="$PWD/$out" go test -count=1 "./examples/$name" 2>&1); then
 		echo "$log"
 		exit 1
 	else
@@ -42,7 +43,7 @@ done
 echo "== 3. render the reports: agentidem-gen report --html"
 go build -o .agentidem/agentidem-gen ./cmd/agentidem-gen
 pages=0
-for f in "$out"/*/*.json; do
+for f in $(find "$out" -name '*.json' | sort); do
 	if [ "$verbose" = 1 ]; then
 		echo
 		.agentidem/agentidem-gen report --html "${f%.json}.html" "$f"

@@ -213,10 +213,13 @@
 //
 // Run does the same without failing the test, for tests that prove a buggy
 // agent is caught. Both return the *runtime.Report; AGENTIDEM_REPORT_DIR=dir
-// (or the ReportDir option) writes it as dir/<Test>.json. A relative dir is
+// (or the ReportDir option) writes it as dir/<package>/<Test>.json, where
+// <package> is the package's directory within its module (none for the
+// root package): two packages may name a test alike. A relative dir is
 // taken from the root of the module (the directory of its go.mod), so
 // `AGENTIDEM_REPORT_DIR=reports go test ./...` puts the reports of every
-// package in one ./reports rather than in each package's folder.
+// package in one ./reports tree rather than in each package's folder, and
+// `agentidem-gen report reports/` reads them all.
 //
 // testkit takes a small TB interface, so it can be driven by a fake in its
 // own tests; *testing.T and *testing.B satisfy it.

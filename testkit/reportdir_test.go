@@ -16,18 +16,22 @@ func TestReportDirIsTakenFromTheModuleRoot(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Chdir(pkg) // where go test runs the package's test binary
-	if got, want := reportDir("reports"), filepath.Join(root, "reports"); got != want {
+	if got, want := reportDir("reports"), filepath.Join(root, "reports", "agents", "refund"); got != want {
 		t.Errorf("reportDir(reports) = %s, want %s", got, want)
 	}
-	if got, want := reportDir("out/reports"), filepath.Join(root, "out", "reports"); got != want {
+	if got, want := reportDir("out/reports"), filepath.Join(root, "out", "reports", "agents", "refund"); got != want {
 		t.Errorf("reportDir(out/reports) = %s, want %s", got, want)
 	}
 	abs := filepath.Join(t.TempDir(), "elsewhere")
-	if got := reportDir(abs); got != abs {
-		t.Errorf("absolute dir changed to %s", got)
+	if got, want := reportDir(abs), filepath.Join(abs, "agents", "refund"); got != want {
+		t.Errorf("reportDir(%s) = %s, want %s", abs, got, want)
 	}
 	if got := reportDir(""); got != "" {
 		t.Errorf("empty dir became %q", got)
+	}
+	t.Chdir(root) // the module's root package
+	if got, want := reportDir("reports"), filepath.Join(root, "reports"); got != want {
+		t.Errorf("at the module root, reportDir(reports) = %s, want %s", got, want)
 	}
 }
 
@@ -42,9 +46,11 @@ func TestReportDirOutsideAModuleStaysRelative(t *testing.T) {
 	}
 }
 
-// Two packages of one module, each writing through the env var, end up in
-// the same directory.
-func TestReportsOfTwoPackagesMeet(t *testing.T) {
+// Two packages of one module, each writing through the env var, write into
+// one tree, each in its own directory: a test name they share (TestRefund)
+// gives two reports, not one that the other overwrote (or, written at
+// once, a file of both).
+func TestReportsOfTwoPackagesMeetApart(t *testing.T) {
 	root := t.TempDir()
 	if err := os.WriteFile(filepath.Join(root, "go.mod"), []byte("module example.com/m\n"), 0o644); err != nil {
 		t.Fatal(err)
@@ -58,7 +64,7 @@ func TestReportsOfTwoPackagesMeet(t *testing.T) {
 	da := reportDir("reports")
 	t.Chdir(filepath.Join(root, "b", "c"))
 	db := reportDir("reports")
-	if da != db {
-		t.Errorf("package a writes to %s, package b/c to %s", da, db)
+	if da != filepath.Join(root, "reports", "a") || db != filepath.Join(root, "reports", "b", "c") {
+		t.Errorf("package a writes to %s, package b/c to %s; want reports/a and reports/b/c under %s", da, db, root)
 	}
 }

@@ -56,9 +56,11 @@ func Invariant(name string, fn func(*runtime.Trace) error) Option {
 // see runtime.ExactlyOnce.
 func ExactlyOnce() Option { return With(runtime.ExactlyOnce()) }
 
-// ReportDir writes the JSON report to dir/<Test>.json. The environment
-// variable AGENTIDEM_REPORT_DIR does the same for every test. A relative
-// dir is taken from the module root, not the package's directory.
+// ReportDir writes the JSON report to dir/<package>/<Test>.json, where
+// <package> is the package's directory within its module (none for the
+// module's root package). The environment variable AGENTIDEM_REPORT_DIR
+// does the same for every test. A relative dir is taken from the module
+// root, not the package's directory.
 func ReportDir(dir string) Option { return func(s *settings) { s.reportDir = dir } }
 
 // VirtualTime runs the interleaving scenarios of an agent with parallel

@@ -242,13 +242,15 @@ func TestReportDir(t *testing.T) {
 	var l *tools.Ledger
 	ft := &fakeT{name: "TestDir/sub case"}
 	testkit.Run(ft, retrier(&l), ledgerSetup(&l), testkit.ReportDir(dir))
-	b, err := os.ReadFile(filepath.Join(dir, "TestDir_sub_case.json"))
+	// Below dir, in the package's directory within the module.
+	path := filepath.Join(dir, "testkit", "TestDir_sub_case.json")
+	b, err := os.ReadFile(path)
 	require.NoError(t, err)
 	var rep runtime.Report
 	require.NoError(t, json.Unmarshal(b, &rep))
 	assert.Equal(t, runtime.SchemaVersion, rep.SchemaVersion)
 	assert.False(t, rep.Safe)
-	_, err = runtime.ReadReport(filepath.Join(dir, "TestDir_sub_case.json"))
+	_, err = runtime.ReadReport(path)
 	require.NoError(t, err)
 }
 

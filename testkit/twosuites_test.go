@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agentidem/agentidem-go/runtime"
 	"github.com/agentidem/agentidem-go/testkit"
 	"github.com/agentidem/agentidem-go/testkit/internal/tools"
 	"github.com/stretchr/testify/assert"
@@ -72,8 +73,10 @@ func twoSuites(t *testing.T, verbose bool) {
 	}
 	out := run("^TestTwoSuitesInOneTest$", verbose)
 
-	// Two reports, one per suite, neither overwritten.
-	entries, err := os.ReadDir(dir)
+	// Two reports, one per suite, neither overwritten, in the package's
+	// directory below dir.
+	pkgDir := filepath.Join(dir, "testkit")
+	entries, err := os.ReadDir(pkgDir)
 	require.NoError(t, err)
 	var files []string
 	for _, e := range entries {
@@ -81,9 +84,9 @@ func twoSuites(t *testing.T, verbose bool) {
 	}
 	sort.Strings(files)
 	require.Equal(t, []string{"TestTwoSuitesInOneTest.json", "TestTwoSuitesInOneTest_02.json"}, files)
-	first, err := os.ReadFile(filepath.Join(dir, files[0]))
+	first, err := os.ReadFile(filepath.Join(pkgDir, files[0]))
 	require.NoError(t, err)
-	secondReport, err := os.ReadFile(filepath.Join(dir, files[1]))
+	secondReport, err := os.ReadFile(filepath.Join(pkgDir, files[1]))
 	require.NoError(t, err)
 	assert.Contains(t, string(first), "first-key")
 	assert.NotContains(t, string(first), "second-key")
@@ -117,4 +120,49 @@ func twoSuites(t *testing.T, verbose bool) {
 	assert.Contains(t, rerun, `identity "second-key"`)
 	assert.NotContains(t, rerun, `identity "first-key"`, "the replay reran the first suite's scenario")
 
+}
+
+// TestSameTestNameInTwoPackages: `AGENTIDEM_REPORT_DIR=reports go test
+// ./...` runs each package's test binary in its own directory, at once.
+// Two packages that name a test alike each keep their report, below
+// reports/ in the package's directory; before, both wrote
+// reports/<Test>.json, and one report was lost (or, written at the same
+// time in place, the file held parts of both).
+func TestSameTestNameInTwoPackages(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the test binary twice")
+	}
+	root := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(root, "go.mod"), []byte("module example.com/m\n"), 0o644))
+	pkgs := []string{"billing", filepath.Join("payments", "refund")}
+	errs := make(chan error, len(pkgs))
+	for _, p := range pkgs {
+		require.NoError(t, os.MkdirAll(filepath.Join(root, p), 0o755))
+		cmd := exec.Command(os.Args[0], "-test.run=^TestTwoSuitesInOneTest$", "-test.count=1")
+		cmd.Dir = filepath.Join(root, p) // as go test runs each package
+		cmd.Env = append(os.Environ(), "AGENTIDEM_TWO_SUITES_CHILD=1", "AGENTIDEM_REPORT_DIR=reports")
+		go func() {
+			out, err := cmd.CombinedOutput()
+			if err != nil && !strings.Contains(string(out), "--- FAIL: TestTwoSuitesInOneTest") {
+				err = fmt.Errorf("%v\n%s", err, out) // not the buggy agents' failure
+			} else {
+				err = nil
+			}
+			errs <- err
+		}()
+	}
+	for range pkgs {
+		require.NoError(t, <-errs)
+	}
+	for _, p := range pkgs {
+		for _, name := range []string{"TestTwoSuitesInOneTest.json", "TestTwoSuitesInOneTest_02.json"} {
+			path := filepath.Join(root, "reports", p, name)
+			rep, err := runtime.ReadReport(path)
+			if assert.NoError(t, err, "%s's report", p) {
+				assert.Equal(t, "TestTwoSuitesInOneTest", rep.Name, path)
+			}
+		}
+	}
+	_, err := os.Stat(filepath.Join(root, "reports", "TestTwoSuitesInOneTest.json"))
+	assert.True(t, os.IsNotExist(err), "a report at the top of reports/, shared by both packages")
 }

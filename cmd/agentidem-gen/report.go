@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
@@ -31,15 +32,16 @@ func newReportCmd(stdout, stderr io.Writer) *cobra.Command {
 		DisableFlagsInUseLine: true,
 		Short:                 "Print saved fault-suite reports; write them as HTML or JUnit XML",
 		Long: `report reads fault-suite reports saved as JSON (testkit writes one per test
-to $AGENTIDEM_REPORT_DIR/<Test>.json; a directory stands for the .json files
-in it) and prints each one's readable summary: the verdict, every scenario
+to $AGENTIDEM_REPORT_DIR/<package>/<Test>.json; a directory stands for the
+.json files in it and below it) and prints each one's readable summary: the verdict, every scenario
 with its fault, and every finding with its op, identity, calls and replay
 line.
 
 --html writes one self-contained HTML page (no network, no external file):
 per scenario a timeline of the calls of each invocation, parallel batches
 shaded, injected faults and findings marked, details of every call on click.
-With several reports, --html names a directory that gets one page per report.
+With several reports, --html names a directory that gets one page per report,
+at the path of its JSON file below the directory it was found in.
 --junit writes JUnit XML, one testsuite per report and one testcase per
 scenario, for CI systems.
 
@@ -53,8 +55,8 @@ unless NO_COLOR is set; pipes and files get plain text. Exit status: 0 when
 the reports were rendered (whatever their verdict), 1 when a report cannot be
 read or an output cannot be written, 2 for usage errors.`,
 		Example: `  AGENTIDEM_REPORT_DIR=reports go test ./agent/
-  agentidem-gen report reports/TestRefundAgent.json
-  agentidem-gen report --html report.html reports/TestRefundAgent.json
+  agentidem-gen report reports/agent/TestRefundAgent.json
+  agentidem-gen report --html report.html reports/agent/TestRefundAgent.json
   agentidem-gen report --junit junit.xml --html pages/ reports/
   agentidem-gen report --merge TestAgent.json shard1/TestAgent.json shard2/TestAgent.json`,
 		Args: func(cmd *cobra.Command, args []string) error {
@@ -74,24 +76,54 @@ read or an output cannot be written, 2 for usage errors.`,
 	return cmd
 }
 
-// reportFiles expands directories to the .json files in them, sorted.
-func reportFiles(args []string) ([]string, error) {
-	var files []string
+// reportFile is a report to read: its path, and the name of its HTML page
+// among several (its path below the directory argument it was found in,
+// or its file name when given by itself), without the extension.
+type reportFile struct {
+	path, page string
+}
+
+// reportFiles expands directories to the .json files in them and in their
+// subdirectories (AGENTIDEM_REPORT_DIR keeps each package's reports in the
+// package's directory below it), sorted; hidden directories are skipped.
+func reportFiles(args []string) ([]reportFile, error) {
+	var files []reportFile
 	for _, a := range args {
 		fi, err := os.Stat(a)
 		if err != nil || !fi.IsDir() {
-			files = append(files, a) // ReadReport says what is wrong
+			// ReadReport says what is wrong
+			files = append(files, reportFile{a, strings.TrimSuffix(filepath.Base(a), ".json")})
 			continue
 		}
-		matches, err := filepath.Glob(filepath.Join(a, "*.json"))
+		var found []reportFile
+		err = filepath.WalkDir(a, func(path string, d fs.DirEntry, err error) error {
+			if err != nil {
+				return err
+			}
+			if d.IsDir() {
+				if path != a && strings.HasPrefix(d.Name(), ".") {
+					return filepath.SkipDir
+				}
+				return nil
+			}
+			if filepath.Ext(path) != ".json" || strings.HasPrefix(d.Name(), ".") {
+				return nil
+			}
+			rel, err := filepath.Rel(a, path)
+			if err != nil {
+				return err
+			}
+			found = append(found, reportFile{path, strings.TrimSuffix(rel, ".json")})
+			return nil
+		})
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("reading reports: %w", err)
 		}
-		if len(matches) == 0 {
+		if len(found) == 0 {
 			return nil, fmt.Errorf("reading reports: no .json file in %s", a)
 		}
-		sort.Strings(matches)
-		files = append(files, matches...)
+		sort.Slice(found, func(i, j int) bool { return found[i].path < found[j].path })
+		files = append(files, found...)
 	}
 	return files, nil
 }
@@ -119,8 +151,8 @@ func runReport(cfg reportConfig, args []string, stdout, stderr io.Writer) error 
 	prog := render.NewProgress(stderr, render.Style{Live: out.Live && render.IsTerminal(stderr), Color: out.Color}, steps)
 	reps := make([]*runtime.Report, 0, len(files))
 	for _, f := range files {
-		prog.Step("reading " + f)
-		rep, err := readValidReport(f)
+		prog.Step("reading " + f.path)
+		rep, err := readValidReport(f.path)
 		if err != nil {
 			prog.Done("")
 			return err
@@ -145,7 +177,7 @@ func runReport(cfg reportConfig, args []string, stdout, stderr io.Writer) error 
 			return err
 		}
 		wrote = append(wrote, fmt.Sprintf("wrote %s (%s, %d shards)", cfg.merge, size(n), len(reps)))
-		reps, files = []*runtime.Report{merged}, []string{cfg.merge}
+		reps, files = []*runtime.Report{merged}, []reportFile{{cfg.merge, strings.TrimSuffix(filepath.Base(cfg.merge), ".json")}}
 	}
 	if cfg.html != "" {
 		targets, err := htmlTargets(cfg.html, files)
@@ -222,12 +254,13 @@ func readValidReport(path string) (*runtime.Report, error) {
 
 // refuseOverwrite fails when an output (--html, --junit) is one of the
 // reports read: rendering would destroy its own input.
-func refuseOverwrite(cfg reportConfig, files []string) error {
+func refuseOverwrite(cfg reportConfig, files []reportFile) error {
 	outputs := map[string]string{}
 	if cfg.html != "" {
 		pages := files
 		if cfg.merge != "" {
-			pages = []string{cfg.merge} // one page, of the merged report
+			// one page, of the merged report
+			pages = []reportFile{{cfg.merge, strings.TrimSuffix(filepath.Base(cfg.merge), ".json")}}
 		}
 		targets, err := htmlTargets(cfg.html, pages)
 		if err != nil {
@@ -249,8 +282,8 @@ func refuseOverwrite(cfg reportConfig, files []string) error {
 			continue // not there yet: it cannot be an input
 		}
 		for _, in := range files {
-			if ii, err := os.Stat(in); err == nil && os.SameFile(oi, ii) {
-				return usageError{fmt.Errorf("%s %s would write over the report %s, which it reads: refusing; give %s another file name", flag, out, in, flag)}
+			if ii, err := os.Stat(in.path); err == nil && os.SameFile(oi, ii) {
+				return usageError{fmt.Errorf("%s %s would write over the report %s, which it reads: refusing; give %s another file name", flag, out, in.path, flag)}
 			}
 		}
 	}
@@ -258,27 +291,30 @@ func refuseOverwrite(cfg reportConfig, files []string) error {
 }
 
 // htmlTargets names the HTML file of each report: the --html file for one
-// report; for several, a page per report in the --html directory, named
-// after its JSON file.
-func htmlTargets(html string, files []string) ([]string, error) {
+// report; for several, a page per report in the --html directory, at the
+// path its JSON file has below the directory it was found in
+// (reports/billing/TestRefund.json gives pages/billing/TestRefund.html).
+func htmlTargets(html string, files []reportFile) ([]string, error) {
 	if len(files) == 1 {
 		if fi, err := os.Stat(html); err == nil && fi.IsDir() {
-			return []string{filepath.Join(html, strings.TrimSuffix(filepath.Base(files[0]), ".json")+".html")}, nil
+			return []string{filepath.Join(html, filepath.Base(files[0].page)+".html")}, nil
 		}
 		return []string{html}, nil
-	}
-	if err := os.MkdirAll(html, 0o755); err != nil {
-		return nil, fmt.Errorf("writing HTML reports: %w", err)
 	}
 	seen := map[string]string{}
 	targets := make([]string, len(files))
 	for i, f := range files {
-		name := strings.TrimSuffix(filepath.Base(f), ".json") + ".html"
-		if prev, ok := seen[name]; ok {
-			return nil, usageError{fmt.Errorf("%s and %s would both be written to %s", prev, f, filepath.Join(html, name))}
+		target := filepath.Join(html, f.page+".html")
+		if prev, ok := seen[target]; ok {
+			return nil, usageError{fmt.Errorf("%s and %s would both be written to %s", prev, f.path, target)}
 		}
-		seen[name] = f
-		targets[i] = filepath.Join(html, name)
+		seen[target] = f.path
+		targets[i] = target
+	}
+	for _, target := range targets {
+		if err := os.MkdirAll(filepath.Dir(target), 0o755); err != nil {
+			return nil, fmt.Errorf("writing HTML reports: %w", err)
+		}
 	}
 	return targets, nil
 }

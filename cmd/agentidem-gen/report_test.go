@@ -165,6 +165,37 @@ func TestReportSeveralReports(t *testing.T) {
 	assert.Contains(t, errOut, "no .json file in")
 }
 
+// A directory of reports as AGENTIDEM_REPORT_DIR leaves it after go test
+// ./...: each package's reports in the package's directory below it, where
+// two packages may name a test alike. Every report is read, and each gets
+// its page at its own path; hidden directories (a renderer's temporary
+// files) are skipped.
+func TestReportDirectoryTree(t *testing.T) {
+	saved, err := os.ReadFile(savedReport(t))
+	require.NoError(t, err)
+	dir := t.TempDir()
+	for _, p := range []string{"TestNaiveAgent.json", "billing/TestNaiveAgent.json", "payments/refund/TestNaiveAgent.json", ".cache/TestNaiveAgent.json"} {
+		path := filepath.Join(dir, filepath.FromSlash(p))
+		require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o755))
+		require.NoError(t, os.WriteFile(path, saved, 0o644))
+	}
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "billing", "notes.txt"), []byte("not a report"), 0o644))
+
+	pages := filepath.Join(t.TempDir(), "pages")
+	code, out, errOut := runCLI("report", "-q", "--html", pages, dir)
+	require.Equal(t, 0, code, errOut)
+	assert.Empty(t, out)
+	for _, page := range []string{"TestNaiveAgent.html", "billing/TestNaiveAgent.html", "payments/refund/TestNaiveAgent.html"} {
+		assert.FileExists(t, filepath.Join(pages, filepath.FromSlash(page)))
+	}
+	assert.NoDirExists(t, filepath.Join(pages, ".cache"))
+	assert.Equal(t, 3, strings.Count(errOut, "agentidem-gen: wrote "), errOut)
+
+	code, out, errOut = runCLI("report", dir)
+	require.Equal(t, 0, code, errOut)
+	assert.Contains(t, out, "agentidem: 3 reports, 3 not safe")
+}
+
 func TestReportInvalidInput(t *testing.T) {
 	dir := t.TempDir()
 	notJSON := filepath.Join(dir, "bad.json")

@@ -5,9 +5,9 @@
 //
 //	go run ./internal/demotable .agentidem/reports
 //
-// The directory holds one subdirectory per example, each with the
-// <Test>.json reports that AGENTIDEM_REPORT_DIR made and, when rendered,
-// <Test>.html beside them. It exits 1 when a report cannot be read, or when
+// The directory is the AGENTIDEM_REPORT_DIR of go test ./examples/...: the
+// <Test>.json reports of each example in examples/<example>/ below it, and,
+// when rendered, <Test>.html beside them. It exits 1 when a report cannot be read, or when
 // an agent's verdict is not what its test name promises (a "buggy" agent
 // reported SAFE, a "fixed" one reported anything but SAFE).
 package main
@@ -15,6 +15,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
@@ -44,14 +45,22 @@ type row struct {
 	example, agent, expected, verdict, findings, report string
 }
 
-// load reads every dir/<example>/<Test>.json, sorted by example and test.
+// load reads every <Test>.json below dir (AGENTIDEM_REPORT_DIR=dir puts
+// an example's reports in dir/examples/<example>/), sorted by path: by
+// example, then test.
 func load(dir string) ([]row, error) {
-	files, err := filepath.Glob(filepath.Join(dir, "*", "*.json"))
+	var files []string
+	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && filepath.Ext(path) == ".json" {
+			files = append(files, path)
+		}
+		return err
+	})
 	if err != nil {
 		return nil, err
 	}
 	if len(files) == 0 {
-		return nil, fmt.Errorf("no reports in %s/<example>/", dir)
+		return nil, fmt.Errorf("no reports below %s", dir)
 	}
 	sort.Strings(files)
 	var rows []row

@@ -164,8 +164,8 @@ func TestREADMEFromAModuleOfOnesOwn(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dir, "bank", "agentidem_gen.go")); err != nil {
 		t.Errorf("go generate wrote no wrappers: %v", err)
 	}
-	if _, err := os.Stat(filepath.Join(dir, "reports", "TestRefund.json")); err != nil {
-		t.Errorf("no report at the module root: %v", err)
+	if _, err := os.Stat(filepath.Join(dir, "reports", "bank", "TestRefund.json")); err != nil {
+		t.Errorf("no report in reports/bank/ at the module root: %v", err)
 	}
 	if _, err := os.Stat(filepath.Join(dir, "bank", "reports")); err == nil {
 		t.Error("reports written into the package's folder")

@@ -65,7 +65,7 @@ END {
 
 for n in $shards; do
 	[ "$n" -gt 1 ] || continue
-	"$tmp/agentidem-gen" report -q --merge "$tmp/merged.$n.json" "$tmp"/rep."$n"/*/*.json 2>/dev/null
+	"$tmp/agentidem-gen" report -q --merge "$tmp/merged.$n.json" "$tmp"/rep."$n"/*/examples/invoices/*.json 2>/dev/null
 	got=$(grep -c '"kind": "interleaving"' "$tmp/merged.$n.json" || true)
 	echo "merged $n shards' reports: $got interleaving scenarios (agentidem-gen report --merge)"
 done
