@@ -87,14 +87,105 @@ func (s *Suite) watchLate() {
 func (w *lateWatch) stop() {
 	if w.on.CompareAndSwap(true, false) {
 		activeRuns.Add(-1)
-		watching.Add(-1)
+		if watching.Add(-1) == 0 {
+			callers.mu.Lock()
+			callers.m = nil
+			callers.mu.Unlock()
+		}
 	}
+}
+
+// callers caches, per goroutine, what lateCaller found: the late calls of
+// the ended invocation it descends from, or nil. A goroutine's ancestry
+// never changes, and its ancestors that were invocations were known as
+// such before it was created; so the stack snapshot that tells it is
+// taken once per goroutine, not once per call (a Setup that seeds the
+// world through traced tools calls between every two scenarios). The
+// cache is dropped when no suite watches any more, and when it grows
+// past lateCallersMax.
+var callers struct {
+	mu sync.Mutex
+	m  map[uint64]*lateCalls
+}
+
+const lateCallersMax = 4096
+
+// lateCaller returns the late calls of the ended invocation the calling
+// goroutine descends from, or nil; for a call made while no run is active.
+func lateCaller() *lateCalls {
+	gid := goroutineID()
+	callers.mu.Lock()
+	l, ok := callers.m[gid]
+	callers.mu.Unlock()
+	if ok {
+		return l
+	}
+	_, l, _ = attribute(nil, gid)
+	callers.mu.Lock()
+	if callers.m == nil || len(callers.m) >= lateCallersMax {
+		callers.m = map[uint64]*lateCalls{}
+	}
+	callers.m[gid] = l
+	callers.mu.Unlock()
+	return l
+}
+
+// newLate returns a zero count for a scenario's run, taken from a block
+// of them: one allocation per 32 scenarios instead of one each.
+func (s *Suite) newLate() *lateCalls {
+	if len(s.lateBlock) == 0 {
+		s.lateBlock = make([]lateCalls, 32)
+	}
+	l := &s.lateBlock[0]
+	s.lateBlock = s.lateBlock[1:]
+	return l
 }
 
 // lateRef ties a scenario's result to the late calls of its run.
 type lateRef struct {
 	res  *Result
+	run  uint64 // recorder.id
 	late *lateCalls
+}
+
+// lateRuns finds the late calls of a suite's run by the run's id, from its
+// first scenario to its report: a call without a context is told by the
+// goroutine of the ended invocation it descends from (endedRoots), which
+// keeps the run's id only.
+var lateRuns = lateRegistry{m: map[uint64]*lateCalls{}}
+
+type lateRegistry struct {
+	mu sync.Mutex
+	m  map[uint64]*lateCalls
+}
+
+func (g *lateRegistry) add(run uint64, l *lateCalls) {
+	g.mu.Lock()
+	g.m[run] = l
+	g.mu.Unlock()
+}
+
+// get returns the run's late calls; once its suite's report was taken,
+// reported, which counts nothing (the call is still nobody else's).
+func (g *lateRegistry) get(run uint64) *lateCalls {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if l, ok := g.m[run]; ok {
+		return l
+	}
+	return reported
+}
+
+// reported stands for the late calls of a run whose suite's report was
+// taken: closed from the start.
+var reported = &lateCalls{closed: true}
+
+func (g *lateRegistry) remove(refs []lateRef) {
+	g.mu.Lock()
+	for _, ref := range refs {
+		delete(g.m, ref.run)
+	}
+	g.mu.Unlock()
 }
 
 // reportLate closes the late-call counts of every scenario that ran and
@@ -131,6 +222,7 @@ func (s *Suite) reportLate() {
 		})
 		res.Inconclusive, res.Safe = true, false
 	}
+	lateRuns.remove(s.lates)
 	s.lates = nil
 	if s.watch != nil {
 		s.watch.stop()

@@ -301,7 +301,7 @@ func (r *recorder) invokeNumbered(ctx context.Context, fn func(context.Context) 
 		roots.Store(gid, inv)
 		defer func() {
 			roots.Delete(gid)
-			ended.add(gid, endedInvocation{r.id, n, r.late})
+			ended.add(gid, endedInvocation{r.id, int32(n), r.late != nil})
 		}()
 		returned := false
 		defer func() {
@@ -449,10 +449,14 @@ type endedRoots struct {
 	next int
 }
 
+// endedInvocation holds no pointer: the ring is 4,096 of them, which the
+// GC would otherwise scan, with what they point to, at every cycle (a
+// suite's own work is a few MB, so the cycles are many). A suite's run is
+// told by its id (lateRuns).
 type endedInvocation struct {
-	run  uint64 // recorder.id
-	n    int
-	late *lateCalls
+	run   uint64 // recorder.id
+	n     int32
+	suite bool // the run was a suite's: its late calls are counted (late.go)
 }
 
 func (e *endedRoots) add(gid uint64, inv endedInvocation) {
@@ -509,19 +513,18 @@ func lookup(ctx context.Context, op *Op) (inv *invocation, detached bool, late *
 	recs := append([]*recorder(nil), global.recs...)
 	global.mu.Unlock()
 	if len(recs) == 0 {
-		if watching.Load() == 0 {
+		if watching.Load() == 0 || ctx != nil && ctx.Value(hookKey{}) != nil {
 			return nil, false, nil
 		}
 		// Between two scenarios of a suite: no run to claim the call,
 		// but it may come from a goroutine an ended one left behind.
-		_, late, _ = attribute(nil)
-		return nil, false, late
+		return nil, false, lateCaller()
 	}
 	why := "it has no context.Context parameter"
 	if ctx != nil {
 		why = "its context.Context does not come from the agent's"
 	}
-	inv, left, leftBy := attribute(recs)
+	inv, left, leftBy := attribute(recs, goroutineID())
 	if left != nil {
 		return nil, false, left
 	}
@@ -558,12 +561,12 @@ func lookup(ctx context.Context, op *Op) (inv *invocation, detached bool, late *
 }
 
 // attribute finds the invocation whose goroutine tree the calling
-// goroutine belongs to, from the "created by ... in goroutine N" links of a
+// goroutine (gid) belongs to, from the "created by ... in goroutine N" links of a
 // stack snapshot. If the tree is that of an invocation of a run that has
-// ended, it returns that run's late calls instead, or, for a run outside any
+// ended, it returns that run's late calls instead (reported, counting
+// nothing, once its suite's report was taken), or, for a run outside any
 // suite, the invocation's goroutine as leftBy.
-func attribute(recs []*recorder) (inv *invocation, late *lateCalls, leftBy uint64) {
-	gid := goroutineID()
+func attribute(recs []*recorder, gid uint64) (inv *invocation, late *lateCalls, leftBy uint64) {
 	if inv, ok := roots.Load(gid); ok {
 		return inv.(*invocation), nil, 0
 	}
@@ -588,13 +591,14 @@ func attribute(recs []*recorder) (inv *invocation, late *lateCalls, leftBy uint6
 			// run is still active, nobody's otherwise.
 			for _, r := range recs {
 				if r.id == e.run {
-					if inv := r.invocation(e.n); inv != nil {
+					if inv := r.invocation(int(e.n)); inv != nil {
 						return inv, nil, 0
 					}
 				}
 			}
-			if e.late != nil {
-				return nil, e.late, 0
+			if e.suite {
+				// Counted until its suite's report, and nobody's after.
+				return nil, lateRuns.get(e.run), 0
 			}
 			return nil, nil, id
 		}

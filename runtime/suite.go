@@ -80,8 +80,11 @@ type Suite struct {
 	secrets          secretSet // the redacted values of every scenario (redact.go)
 	// lates are the late-call counts of the scenarios run since the last
 	// Report (late.go).
-	lates []lateRef
-	watch *lateWatch
+	lates     []lateRef
+	lateBlock []lateCalls // late counts not handed out yet (newLate)
+	watch     *lateWatch
+	// hookCtx is hookParent marked for Setup and Teardown (hookContext).
+	hookParent, hookCtx context.Context
 }
 
 // NewSuite prepares the suite of agent fn, named name. fn is one invocation
@@ -341,7 +344,7 @@ func (s *Suite) run(ctx context.Context, sc Scenario) (*Result, *Trace, error) {
 	// server, a worker) counts as the scenario's when quiescence is read.
 	w := newWorld(sc.Concurrent || sc.sched != nil)
 	if s.cfg.setup != nil {
-		if err := callHook("Setup", s.cfg.setup, ctx); err != nil {
+		if err := callHook("Setup", s.cfg.setup, s.hookContext(ctx)); err != nil {
 			res.Error = "setup: " + err.Error()
 			res.Inconclusive = true
 			res.Trace = &Trace{Name: s.name, Ops: []Operation{}}
@@ -358,8 +361,9 @@ func (s *Suite) run(ctx context.Context, sc Scenario) (*Result, *Trace, error) {
 		gate = sc.sched
 	}
 	r := newRecorder(s.name, sc.Fault, gate)
-	r.late = &lateCalls{}
-	s.lates = append(s.lates, lateRef{res, r.late})
+	r.late = s.newLate()
+	s.lates = append(s.lates, lateRef{res, r.id, r.late})
+	lateRuns.add(r.id, r.late)
 	s.watchLate()
 	r.useSpare(s.spare)
 	s.spare = spareCalls{}
@@ -495,7 +499,7 @@ func (s *Suite) run(ctx context.Context, sc Scenario) (*Result, *Trace, error) {
 	s.checkInvariants(res, tr)
 	var err error
 	if s.cfg.teardown != nil {
-		if terr := callHook("Teardown", s.cfg.teardown, ctx); terr != nil {
+		if terr := callHook("Teardown", s.cfg.teardown, s.hookContext(ctx)); terr != nil {
 			err = fmt.Errorf("%s: teardown: %w", sc.Name, terr)
 		}
 	}
@@ -616,6 +620,20 @@ func callHook(name string, fn func(context.Context) error, ctx context.Context) 
 		}
 	}()
 	return fn(ctx)
+}
+
+// hookKey marks the context given to Setup and Teardown: a tool they call
+// with it is the harness preparing or clearing the world, between two
+// runs, and lookup need not ask whether an ended run's goroutine made it.
+type hookKey struct{}
+
+// hookContext returns ctx marked as the hooks' (hookKey), made once per
+// context the scenarios are run with.
+func (s *Suite) hookContext(ctx context.Context) context.Context {
+	if s.hookParent != ctx || s.hookCtx == nil {
+		s.hookParent, s.hookCtx = ctx, context.WithValue(ctx, hookKey{}, true)
+	}
+	return s.hookCtx
 }
 
 // outlived names goroutines the baseline started that were still there
