@@ -37,13 +37,20 @@
 // that is not the agent's is reported (context_detached); a call no run can
 // claim (two runs at once, from a goroutine that descends from neither) is
 // refused, and every active run reports it as an error. A goroutine a
-// delivery left running stays that delivery's while its run lasts; once the
-// run has ended, a call it makes, with the run's context or none, is not
-// the run's, nor that of any run active then: it runs the tool as in
-// production, and Suite.Report makes the scenario that left the goroutine
-// inconclusive, with a goroutine_leak warning naming the tools and call
-// sites. From a suite's first scenario to its Report, Enabled is true, so
-// that a late call between two scenarios is seen too.
+// delivery left running stays that delivery's while its run lasts. Once the
+// run has ended, a call it makes is not the run's, and runs the tool as in
+// production. Made with the run's context, or while no run is active, it
+// is plainly no other run's either: Suite.Report makes the scenario that
+// left the goroutine inconclusive, with a goroutine_leak warning naming the
+// tools and call sites. Made without the run's context while another run
+// is active, it may serve that run (a worker an earlier invocation started
+// and the agent reuses), and nothing tells: it is refused in the active
+// runs, as an error naming the scenario that started the goroutine. From a
+// suite's first scenario to its Report, Enabled is true, so that a late
+// call between two scenarios is seen too. When an invocation returns, its
+// context is cancelled, as a server cancels a request's, and what the
+// agent registered with context.AfterFunc runs before the run goes on: the
+// tools those callbacks call are the invocation's.
 //
 // # Effects, not executions
 //

@@ -30,6 +30,8 @@ import (
 // ended. It is small and kept apart from the recorder, so that the
 // goroutines ended remembers (endedRoots) hold no trace alive.
 type lateCalls struct {
+	scenario string // its name, for the refusals of calls made during other runs
+
 	mu     sync.Mutex
 	n      int
 	ops    []string  // the op names, as first seen
@@ -120,7 +122,10 @@ func lateCaller() *lateCalls {
 	if ok {
 		return l
 	}
-	_, l, _ = attribute(nil, gid)
+	inv, l, _ := attribute(nil, gid)
+	if inv != nil && inv.rec.stopped.Load() {
+		l = inv.rec.late // an invocation its run abandoned, or its goroutine
+	}
 	callers.mu.Lock()
 	if callers.m == nil || len(callers.m) >= lateCallersMax {
 		callers.m = map[uint64]*lateCalls{}
@@ -132,20 +137,14 @@ func lateCaller() *lateCalls {
 
 // newLate returns a zero count for a scenario's run, taken from a block
 // of them: one allocation per 32 scenarios instead of one each.
-func (s *Suite) newLate() *lateCalls {
+func (s *Suite) newLate(scenario string) *lateCalls {
 	if len(s.lateBlock) == 0 {
 		s.lateBlock = make([]lateCalls, 32)
 	}
 	l := &s.lateBlock[0]
 	s.lateBlock = s.lateBlock[1:]
+	l.scenario = scenario
 	return l
-}
-
-// lateRef ties a scenario's result to the late calls of its run.
-type lateRef struct {
-	res  *Result
-	run  uint64 // recorder.id
-	late *lateCalls
 }
 
 // lateRuns finds the late calls of a suite's run by the run's id, from its
@@ -180,31 +179,40 @@ func (g *lateRegistry) get(run uint64) *lateCalls {
 // taken: closed from the start.
 var reported = &lateCalls{closed: true}
 
-func (g *lateRegistry) remove(refs []lateRef) {
+func (g *lateRegistry) remove(runs []uint64) {
 	g.mu.Lock()
-	for _, ref := range refs {
-		delete(g.m, ref.run)
+	for _, run := range runs {
+		delete(g.m, run)
 	}
 	g.mu.Unlock()
 }
 
-// reportLate closes the late-call counts of every scenario that ran and
-// turns each that is not zero into a goroutine_leak warning on its
-// scenario, which it makes inconclusive.
+// reportLate closes the late-call counts of the scenarios the report
+// holds (a result a run dropped, such as a schedule explored twice, is
+// neither kept nor told) and turns each that is not zero into a
+// goroutine_leak warning on its scenario, which it makes inconclusive.
 func (s *Suite) reportLate() {
-	for _, ref := range s.lates {
-		l := ref.late
-		l.mu.Lock()
-		l.closed = true
-		n, ops, sites := l.n, l.ops, l.sites
-		l.mu.Unlock()
-		if n == 0 {
+	for _, res := range append([]*Result{s.baseline}, s.results...) {
+		if res == nil || res.late == nil {
 			continue
 		}
+		l := res.late
+		l.mu.Lock()
+		done := l.closed // told by an earlier Report
+		l.closed = true
+		n, ops, sites := l.n, slices.Clone(l.ops), l.sites
+		l.mu.Unlock()
+		if done || n == 0 {
+			continue
+		}
+		// Sorted: the order goroutines happened to call in must not
+		// split one problem in two (GroupKey joins the ops).
+		slices.Sort(ops)
 		where := make([]string, len(sites))
 		for i, pc := range sites {
 			where[i] = shortSite(siteOf(pc))
 		}
+		slices.Sort(where)
 		calls, they, them := strconv.Itoa(n)+" tool calls", "they", "them"
 		if n == 1 {
 			calls, they, them = "a tool call", "it", "it"
@@ -213,17 +221,16 @@ func (s *Suite) reportLate() {
 		if len(where) > 0 {
 			at = ", at " + strings.Join(where, ", ")
 		}
-		res := ref.res
 		res.Findings = append(res.Findings, Finding{
 			Code: CodeGoroutineLeak, Severity: SeverityWarning, Scenario: res.Scenario, Replay: res.Replay,
-			Ops: append([]string(nil), ops...),
+			Ops: ops,
 			Message: fmt.Sprintf("%s (%s%s) came from a goroutine the agent left running, after the scenario's run had ended: %s ran as in production, untraced, and no fault, retry or redelivery of %s was tested; wait for the goroutines the agent starts before it returns",
 				calls, strings.Join(ops, ", "), at, they, them),
 		})
 		res.Inconclusive, res.Safe = true, false
 	}
-	lateRuns.remove(s.lates)
-	s.lates = nil
+	lateRuns.remove(s.lateRuns)
+	s.lateRuns = nil
 	if s.watch != nil {
 		s.watch.stop()
 	}

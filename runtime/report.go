@@ -134,8 +134,14 @@ type Result struct {
 	Phase string `json:"phase,omitempty"`
 	// Safe: no error finding and the scenario was conclusive.
 	Safe bool `json:"safe"`
-	// Inconclusive: the planned fault never fired.
+	// Inconclusive: the scenario could not decide: its planned fault never
+	// fired (fault_not_triggered), it stalled, or a goroutine its agent
+	// left running made calls after it ended (goroutine_leak).
 	Inconclusive bool `json:"inconclusive,omitempty"`
+
+	// late counts the calls its run's goroutines made after it ended
+	// (late.go), until the suite's report.
+	late *lateCalls
 	// Failed is the execution outcome: the agent returned an error (in any
 	// invocation). It is not a safety verdict.
 	Failed bool `json:"failed"`

@@ -281,6 +281,10 @@ func (r *recorder) invokeNumbered(ctx context.Context, fn func(context.Context) 
 	)
 	done := make(chan struct{})
 	w := r.world
+	// The goroutines alive before the invocation starts: more after it
+	// returned and its context is cancelled means something may still run
+	// on its behalf (cancelAndSettle).
+	running := goruntime.NumGoroutine()
 	root := func() {
 		defer close(done)
 		if w != nil {
@@ -337,6 +341,12 @@ func (r *recorder) invokeNumbered(ctx context.Context, fn func(context.Context) 
 	}
 	select {
 	case <-done:
+		if r.sched == nil {
+			// Under a scheduler, the callbacks' calls wait at its gates,
+			// which it opens only once this goroutine waits too: the
+			// wait would hold the run up to afterFuncGrace.
+			cancelAndSettle(cancel, running)
+		}
 		return err, panicked
 	case <-r.abandoned:
 		// The scenario stalled and the agent did not return after its
@@ -344,6 +354,38 @@ func (r *recorder) invokeNumbered(ctx context.Context, fn func(context.Context) 
 		return errAbandoned, false
 	}
 }
+
+// cancelAndSettle cancels a returned invocation's context, as a server
+// cancels a request's when its handler returns, and waits for what that
+// starts to finish: a callback the agent registered with context.AfterFunc
+// (releasing a lock, closing a session) runs in a goroutine of its own,
+// started by this one, and the tools it calls, with
+// context.WithoutCancel(ctx), are the invocation's. Without the wait,
+// whether they landed before the run ended (traced) or after (late.go)
+// was a race. running is the goroutine count before the invocation
+// started: when no more are alive now (most agents), nothing was started
+// and this costs a read of the count. Otherwise the goroutines this one
+// created (the invocation's own, exiting, and the callbacks) are read off
+// a stack snapshot and waited for, up to afterFuncGrace; a callback that
+// runs longer is left to late.go. The count is the process's, so other
+// goroutines coming and going only cost the snapshot.
+func cancelAndSettle(cancel context.CancelFunc, running int) {
+	cancel()
+	if goruntime.NumGoroutine() <= running {
+		return
+	}
+	self := goroutineID()
+	started := map[uint64]bool{}
+	for _, g := range snapshotSome(func(_, parent uint64) bool { return parent == self }) {
+		if g.parent == self {
+			started[g.id] = true
+		}
+	}
+	stillAlive(started, afterFuncGrace)
+}
+
+// afterFuncGrace bounds cancelAndSettle's wait.
+const afterFuncGrace = 100 * time.Millisecond
 
 func (r *recorder) addPanic(p Panic) {
 	r.mu.Lock()
@@ -498,8 +540,11 @@ func encodable(v any) any {
 // (context.Background(), a context kept from elsewhere): the call is then
 // attributed by the goroutine that made it. late is set, with inv nil,
 // when the call comes from a goroutine a run that has ended left running
-// (late.go): the run's own context, or none and a goroutine descending from
-// one of the run's invocations.
+// (late.go), and the harness can tell: the call carries the ended run's
+// own context, or it is made while no run is active. A call without the
+// run's context, from such a goroutine, made while a run is active, is
+// refused in the active runs: it may serve one of them (a worker an
+// earlier invocation started and the agent reuses), and no run can tell.
 func lookup(ctx context.Context, op *Op) (inv *invocation, detached bool, late *lateCalls) {
 	if ctx != nil {
 		if inv, ok := ctx.Value(invKey{}).(*invocation); ok {
@@ -525,14 +570,18 @@ func lookup(ctx context.Context, op *Op) (inv *invocation, detached bool, late *
 		why = "its context.Context does not come from the agent's"
 	}
 	inv, left, leftBy := attribute(recs, goroutineID())
-	if left != nil {
-		return nil, false, left
+	if inv != nil && inv.rec.stopped.Load() {
+		// An invocation its run abandoned (a stall), or a goroutine it
+		// started: that run has ended.
+		inv, left = nil, inv.rec.late
 	}
-	if leftBy != 0 {
-		// Left by a run outside any suite (RunTraced), which no report
-		// will tell: the active runs say it.
+	if left != nil || leftBy != 0 {
+		origin := "a run that has ended"
+		if left != nil && left.scenario != "" {
+			origin = "scenario " + left.scenario + ", whose run has ended,"
+		}
 		for _, r := range recs {
-			r.refuse(fmt.Sprintf("call of %s refused: %s, and the goroutine that made it was started by an invocation of a run that has ended (its goroutine %d) and left running: it is no call of this run; wait for the goroutines the agent starts before it returns", op.Name, why, leftBy))
+			r.refuse(fmt.Sprintf("call of %s refused: %s, and the goroutine that made it was started by an invocation of %s and left running (a worker the agent started once and reuses, or a goroutine it did not wait for): no run can tell which invocation the call serves, so it is none of them; pass the agent's ctx to the tool, and wait for the goroutines the agent starts before it returns", op.Name, why, origin))
 		}
 		return nil, false, nil
 	}
@@ -563,9 +612,9 @@ func lookup(ctx context.Context, op *Op) (inv *invocation, detached bool, late *
 // attribute finds the invocation whose goroutine tree the calling
 // goroutine (gid) belongs to, from the "created by ... in goroutine N" links of a
 // stack snapshot. If the tree is that of an invocation of a run that has
-// ended, it returns that run's late calls instead (reported, counting
-// nothing, once its suite's report was taken), or, for a run outside any
-// suite, the invocation's goroutine as leftBy.
+// ended, it returns that invocation's goroutine as leftBy instead, with, for
+// a suite's run, the run's late calls (reported, counting nothing, once its
+// suite's report was taken).
 func attribute(recs []*recorder, gid uint64) (inv *invocation, late *lateCalls, leftBy uint64) {
 	if inv, ok := roots.Load(gid); ok {
 		return inv.(*invocation), nil, 0
@@ -598,7 +647,7 @@ func attribute(recs []*recorder, gid uint64) (inv *invocation, late *lateCalls, 
 			}
 			if e.suite {
 				// Counted until its suite's report, and nobody's after.
-				return nil, lateRuns.get(e.run), 0
+				return nil, lateRuns.get(e.run), id
 			}
 			return nil, nil, id
 		}

@@ -78,9 +78,9 @@ type Suite struct {
 	pre              *preflightRun
 	callGoroutines   int       // goroutines that made calls in the baseline
 	secrets          secretSet // the redacted values of every scenario (redact.go)
-	// lates are the late-call counts of the scenarios run since the last
-	// Report (late.go).
-	lates     []lateRef
+	// lateRuns are the ids of the runs since the last Report, whose late
+	// calls lateRuns (the registry) finds until then (late.go).
+	lateRuns  []uint64
 	lateBlock []lateCalls // late counts not handed out yet (newLate)
 	watch     *lateWatch
 	// hookCtx is hookParent marked for Setup and Teardown (hookContext).
@@ -361,8 +361,9 @@ func (s *Suite) run(ctx context.Context, sc Scenario) (*Result, *Trace, error) {
 		gate = sc.sched
 	}
 	r := newRecorder(s.name, sc.Fault, gate)
-	r.late = s.newLate()
-	s.lates = append(s.lates, lateRef{res, r.id, r.late})
+	r.late = s.newLate(sc.Name)
+	res.late = r.late
+	s.lateRuns = append(s.lateRuns, r.id)
 	lateRuns.add(r.id, r.late)
 	s.watchLate()
 	r.useSpare(s.spare)
@@ -734,7 +735,8 @@ func (s *Suite) analyze(res *Result, tr *Trace, sc Scenario, claimed bool) {
 // visibility reports what the harness could not see: calls whose identity
 // could not be encoded (invisible to duplicate detection), tools given a
 // context that is not the agent's, calls refused because no run could be
-// told. Each is reported once per suite.
+// told. The first two are reported once per suite, a refusal in every
+// scenario it happened in.
 func (s *Suite) visibility(tr *Trace, add func(Finding)) {
 	once := func(key string) bool {
 		if s.seenOnce[key] {
@@ -759,8 +761,13 @@ func (s *Suite) visibility(tr *Trace, add func(Finding)) {
 				Message: fmt.Sprintf("a tool was called at %s with a context that does not come from the agent's (context.Background(), or one kept from elsewhere): the call was attributed by its goroutine, but the agent's cancellation (a crash, a deadline) never reaches it; pass the agent's ctx", shortSite(site))})
 		}
 	}
+	// A refused call is every scenario's that it happened in: the
+	// scenario did not see all of its calls, and may not pass as safe
+	// (printing a problem once is testkit's, by GroupKey).
+	refused := map[string]bool{}
 	for _, msg := range tr.Refused {
-		if once("refused\x00" + msg) {
+		if !refused[msg] {
+			refused[msg] = true
 			add(Finding{Code: CodeContextDetached, Severity: SeverityError, Message: msg})
 		}
 	}

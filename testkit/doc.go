@@ -166,7 +166,10 @@
 // call from a goroutine the agent started and did not wait for, made after
 // its scenario ended (fire and forget: a notification, an audit write),
 // ran untraced: that scenario is inconclusive, and the test's log names
-// the tools and call sites (goroutine_leak, a warning). An
+// the tools and call sites (goroutine_leak, a warning). Such a goroutine
+// calling a tool without the agent's ctx while a later scenario runs (a
+// worker the agent started once and reuses) fails that scenario
+// (context_detached): no run can tell whose call it is. An
 // identity JSON cannot encode is identity_unencodable. Results and errors
 // JSON cannot encode are recorded as a string naming their type, so the
 // report is always written. A panic in Setup, Teardown, an Invariant or

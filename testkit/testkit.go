@@ -161,6 +161,16 @@ func suite(t TB, fn func(ctx context.Context) error, fail bool, opts []Option) *
 		}
 	}
 	s := runtime.NewSuite(testName, fn, rtOpts...)
+	// The report ends the suite's watch for late calls (runtime's
+	// Enabled stays true until then): a t.Fatal in Setup, an Invariant or
+	// a tool ends this goroutine before the report below, and the watch
+	// must end all the same.
+	reported := false
+	defer func() {
+		if !reported {
+			s.Report()
+		}
+	}()
 	ctx := context.Background()
 	printed := map[string]string{} // problems printed so far (findings.go)
 	var prog *progress             // the terminal's status line (progress.go)
@@ -282,13 +292,20 @@ func suite(t TB, fn func(ctx context.Context) error, fail bool, opts []Option) *
 	}
 	runPlan(s.PartialBatchPlan())
 	rep := s.Report()
+	reported = true
 	// Report adds what no scenario could show when it ran: the calls a
 	// goroutine the agent left running made after its scenario ended
-	// (runtime/late.go). Those are logged here, in full.
+	// (runtime/late.go). Those are printed here, in full, as is anything
+	// else no subtest printed.
 	for _, f := range rep.Findings {
 		if _, ok := printed[f.GroupKey()]; !ok {
 			printed[f.GroupKey()] = f.Scenario
-			t.Logf("%s: %s: [%s] %s\n    replay: %s", f.Severity, f.Scenario, f.Code, f.Message, f.Replay)
+			line := fmt.Sprintf("%s: [%s] %s\n    replay: %s", f.Scenario, f.Code, f.Message, f.Replay)
+			if fail && f.Severity == runtime.SeverityError {
+				t.Errorf("%s", line)
+			} else {
+				t.Logf("%s: %s", f.Severity, line)
+			}
 		}
 	}
 	if !st.quiet {

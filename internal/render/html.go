@@ -237,7 +237,11 @@ func buildPage(r *runtime.Report) page {
 			p.Headline += ", the baseline among them: the bug shows without any fault"
 		}
 	case VerdictInconclusive:
-		p.Headline = fmt.Sprintf("no unsafe scenario, but %s never fired its fault", plural(r.InconclusiveCount, "scenario"))
+		n := r.InconclusiveCount
+		if r.Baseline != nil && r.Baseline.Inconclusive {
+			n++
+		}
+		p.Headline = fmt.Sprintf("no unsafe scenario, but %s inconclusive", plural(n, "scenario"))
 	default:
 		p.Headline = fmt.Sprintf("all %s safe", plural(len(all), "scenario"))
 	}

@@ -32,7 +32,9 @@ func Verdict(r *runtime.Report) string {
 		return VerdictBaselineFailed
 	case !r.Safe:
 		return VerdictUnsafe
-	case r.InconclusiveCount > 0:
+	case r.InconclusiveCount > 0 || r.Baseline != nil && r.Baseline.Inconclusive:
+		// The baseline is inconclusive when a goroutine it left made
+		// calls after it ended (runtime's late calls).
 		return VerdictInconclusive
 	}
 	return VerdictSafe
