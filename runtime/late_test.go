@@ -169,3 +169,40 @@ func TestWorkerTheAgentStartsOnceAndReuses(t *testing.T) {
 		})
 	}
 }
+
+var lateAudit = &Op{Kind: KindWrite, Name: "audit", Params: []string{"k"}, Pos: "late_test.go:1"}
+
+// The late warning lists its ops and sites sorted, not in the order the
+// goroutines happened to call: one leak is one problem (GroupKey joins
+// the ops) on every run.
+func TestLateOpsAreSorted(t *testing.T) {
+	put := func(string) {}
+	wake, made := make(chan struct{}), make(chan struct{})
+	agent := func(ctx context.Context) error {
+		go func() {
+			<-wake
+			tracedPut(ctx, put, "late") // put first, then audit
+			args := []any{"late"}
+			c, _ := Begin(ctx, lateAudit, args, args, nil)
+			c.Start()
+			c.Finish(nil)
+			close(made)
+		}()
+		return tracedPut(ctx, put, "a")
+	}
+	s := NewSuite("sorted", agent, OnlyScenario("none"))
+	if _, err := s.Baseline(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	close(wake)
+	<-made
+	for _, f := range s.Report().Findings {
+		if f.Code == CodeGoroutineLeak {
+			if strings.Join(f.Ops, ",") != "audit,put" || !strings.HasPrefix(f.Message, "2 tool calls (audit, put, at ") {
+				t.Errorf("ops %v, message %q; want audit, put", f.Ops, f.Message)
+			}
+			return
+		}
+	}
+	t.Error("no late warning")
+}
