@@ -341,10 +341,12 @@ func (r *recorder) invokeNumbered(ctx context.Context, fn func(context.Context) 
 	}
 	select {
 	case <-done:
-		if r.sched == nil {
+		if _, lockstep := r.gate.(*lockstep); r.sched == nil && !lockstep {
 			// Under a scheduler, the callbacks' calls wait at its gates,
 			// which it opens only once this goroutine waits too: the
-			// wait would hold the run up to afterFuncGrace.
+			// wait would hold the run up to afterFuncGrace. In lockstep,
+			// the other delivery's goroutines are alive too, and the
+			// count would send every delivery to the snapshot.
 			cancelAndSettle(cancel, running)
 		}
 		return err, panicked
@@ -368,7 +370,8 @@ func (r *recorder) invokeNumbered(ctx context.Context, fn func(context.Context) 
 // created (the invocation's own, exiting, and the callbacks) are read off
 // a stack snapshot and waited for, up to afterFuncGrace; a callback that
 // runs longer is left to late.go. The count is the process's, so other
-// goroutines coming and going only cost the snapshot.
+// goroutines coming and going only cost the snapshot; the deliveries of
+// duplicate_delivery/concurrent, alive together, are not waited for.
 func cancelAndSettle(cancel context.CancelFunc, running int) {
 	cancel()
 	if goruntime.NumGoroutine() <= running {
