@@ -380,7 +380,7 @@ func cancelAndSettle(cancel context.CancelFunc, running int) {
 	self := goroutineID()
 	started := map[uint64]bool{}
 	for _, g := range snapshotSome(func(_, parent uint64) bool { return parent == self }) {
-		if g.parent == self {
+		if g.parent == self && len(g.funcs) > 0 && strings.HasPrefix(g.funcs[len(g.funcs)-1], "created by context.(*afterFuncCtx).cancel") {
 			started[g.id] = true
 		}
 	}
