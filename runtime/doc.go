@@ -42,15 +42,21 @@
 // production. Made with the run's context, or while no run is active, it
 // is plainly no other run's either: Suite.Report makes the scenario that
 // left the goroutine inconclusive, with a goroutine_leak warning naming the
-// tools and call sites. Made without the run's context while another run
-// is active, it may serve that run (a worker an earlier invocation started
-// and the agent reuses), and nothing tells: it is refused in the active
-// runs, as an error naming the scenario that started the goroutine. From a
-// suite's first scenario to its Report, Enabled is true, so that a late
-// call between two scenarios is seen too. When an invocation returns, its
-// context is cancelled, as a server cancels a request's, and what the
-// agent registered with context.AfterFunc runs before the run goes on: the
-// tools those callbacks call are the invocation's.
+// tools and call sites. Made without the run's context while a later run
+// of the same suite is active, it may serve that run (a worker an earlier
+// invocation started and the agent reuses), and nothing tells: it is
+// refused in that suite's active runs, as an error naming the scenario
+// that started the goroutine. Other suites' runs (another test's agent)
+// are not blamed. Once the suite's Report was taken, such a call is
+// reported nowhere. From a suite's first scenario to its Report, Enabled
+// is true, so that a late call between two scenarios is seen too. When an
+// invocation returns, its context is cancelled, as a server cancels a
+// request's, and what the agent registered with context.AfterFunc runs
+// before the run goes on (for duplicate_delivery/concurrent, once both
+// deliveries returned): the tools those callbacks call are the
+// invocation's. Under a scheduler (interleavings) the callbacks' goroutines
+// are the scenario's like any other, and the run does not end before they
+// are quiet: their calls are the invocation's too.
 //
 // # Effects, not executions
 //

@@ -13,8 +13,11 @@ type Occurrence struct {
 }
 
 // GroupKey identifies the problem a finding is about: its code, ops and
-// identities (for invariant_failed, the invariant's name). Findings of
-// several scenarios with one key are one problem, reported once.
+// identities (for invariant_failed, the invariant's name; for
+// context_detached, which names no op, its severity and message: a tool
+// given a context not the agent's at one site is a warning, a call refused
+// is an error, and neither is the other). Findings of several scenarios
+// with one key are one problem, reported once.
 func (f Finding) GroupKey() string {
 	key := f.Code + "\x00" + strings.Join(f.Ops, ",") + "\x00" + strings.Join(f.Identities, ",")
 	if f.Code == CodeIdentityUnstable {
@@ -25,6 +28,9 @@ func (f Finding) GroupKey() string {
 		if m := invariantName.FindStringSubmatch(f.Message); m != nil {
 			key += "\x00" + m[1]
 		}
+	}
+	if f.Code == CodeContextDetached {
+		key += "\x00" + string(f.Severity) + "\x00" + firstLine(f.Message)
 	}
 	if f.Code == CodeAgentPanic || f.Code == CodeBaselineFailed {
 		key += "\x00" + firstLine(f.Message)

@@ -21,6 +21,16 @@ import (
 // goroutine_leak warning naming the tools and call sites, since whatever
 // those calls did was never traced, faulted or judged.
 //
+// A call that carries the ended run's context is told by it. One without
+// it (a tool without a context parameter, or given context.Background())
+// is told by the goroutine that made it (attribute): a goroutine an ended
+// invocation started. Made while a later run of the same suite is active,
+// such a call may serve that run (a worker the agent started once and
+// reuses), and nothing tells: it is refused in those runs, as an error
+// naming the scenario that left the goroutine (leftCall). Runs of other
+// suites are other agents' and are not blamed; with no run of its own
+// suite active, the call is counted late like any other.
+//
 // The suite takes the counts when its report is assembled (Suite.Report).
 // A late call after that has no report left to go to, and is not
 // reported: blaming whichever run is active then (another test's) would
@@ -30,7 +40,8 @@ import (
 // ended. It is small and kept apart from the recorder, so that the
 // goroutines ended remembers (endedRoots) hold no trace alive.
 type lateCalls struct {
-	scenario string // its name, for the refusals of calls made during other runs
+	scenario string     // its name, for the refusals of calls made during other runs
+	suite    *lateWatch // its suite's watch: the runs a goroutine it left may serve
 
 	mu     sync.Mutex
 	n      int
@@ -63,30 +74,49 @@ func (l *lateCalls) note(op *Op, site uintptr) {
 
 // lateWatch keeps the wrappers on their traced path from a suite's first
 // scenario to its report, so that a late call made between two scenarios,
-// while no run is active, is counted too. A suite dropped without a report
-// lets go when it is collected.
-type lateWatch struct{ on atomic.Bool }
+// while no run is active, is counted too. It lists the suite's runs since
+// then, whose late calls lateRuns finds until the report. A suite dropped
+// without a report lets go when it is collected: the watch ends, and its
+// runs leave lateRuns.
+type lateWatch struct {
+	name string // the suite's
+	on   atomic.Bool
+	mu   sync.Mutex
+	runs []uint64
+}
 
 // watching counts the suites whose watch is on: while one is, a call whose
 // context carries no run is looked up among the goroutines ended runs left
 // behind even when no run is active (lookup).
 var watching atomic.Int32
 
-// watchLate starts the suite's watch, once.
-func (s *Suite) watchLate() {
-	if s.watch != nil && s.watch.on.Load() {
-		return
-	}
+// watchLate starts the suite's watch, once, and lists run id, whose late
+// calls are l.
+func (s *Suite) watchLate(id uint64, l *lateCalls) {
 	if s.watch == nil {
-		s.watch = &lateWatch{}
+		s.watch = &lateWatch{name: s.name}
 		goruntime.AddCleanup(s, (*lateWatch).stop, s.watch)
 	}
-	s.watch.on.Store(true)
-	watching.Add(1)
-	activeRuns.Add(1)
+	w := s.watch
+	l.suite = w
+	w.mu.Lock()
+	w.runs = append(w.runs, id)
+	w.mu.Unlock()
+	lateRuns.add(id, l)
+	if w.on.CompareAndSwap(false, true) {
+		watching.Add(1)
+		activeRuns.Add(1)
+	}
 }
 
+// stop ends the watch: the runs it lists leave lateRuns, and the
+// wrappers may take their inactive path again.
 func (w *lateWatch) stop() {
+	w.mu.Lock()
+	runs := w.runs
+	w.runs = nil
+	w.mu.Unlock()
+	lateRuns.remove(runs)
 	if w.on.CompareAndSwap(true, false) {
 		activeRuns.Add(-1)
 		if watching.Add(-1) == 0 {
@@ -229,8 +259,6 @@ func (s *Suite) reportLate() {
 		})
 		res.Inconclusive, res.Safe = true, false
 	}
-	lateRuns.remove(s.lateRuns)
-	s.lateRuns = nil
 	if s.watch != nil {
 		s.watch.stop()
 	}

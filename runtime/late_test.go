@@ -75,7 +75,7 @@ func TestCallOfAnAbandonedInvocationIsNotItsStoppedRuns(t *testing.T) {
 	if e := gotErr.Load(); e != nil {
 		t.Errorf("a fault of the stopped run %s was injected into the abandoned call: %v", plan[0].Name, e)
 	}
-	if len(second.Trace.Refused) != 1 || !strings.Contains(second.Trace.Refused[0], "scenario "+plan[0].Name+", whose run has ended") {
+	if len(second.Trace.Refused) != 1 || !strings.Contains(second.Trace.Refused[0], "scenario "+plan[0].Name+" of abandoned, whose run has ended") {
 		t.Errorf("%s: refused %q, want the abandoned invocation's call said", plan[1].Name, second.Trace.Refused)
 	}
 }
@@ -205,4 +205,80 @@ func TestLateOpsAreSorted(t *testing.T) {
 		}
 	}
 	t.Error("no late warning")
+}
+
+// Setup seeds the world through a traced tool while another suite's run is
+// active (tests of a package in parallel). The call carries the hooks'
+// context, and is no run's: before, with one run active, the call was
+// claimed by that run's invocation as one given a context not the agent's,
+// a call that suite's agent never made.
+func TestSetupCallIsNotAnotherSuitesRunsCall(t *testing.T) {
+	put := func(string) {}
+	inside, release := make(chan struct{}), make(chan struct{})
+	busyAgent := func(ctx context.Context) error {
+		if err := tracedPut(ctx, put, "busy"); err != nil {
+			return err
+		}
+		close(inside)
+		<-release
+		return nil
+	}
+	busy := NewSuite("busy", busyAgent, OnlyScenario("none"))
+	endSuite(t, busy)
+	done := make(chan *Result)
+	go func() {
+		res, _ := busy.Baseline(context.Background())
+		done <- res
+	}()
+	<-inside
+	seeding := NewSuite("seeding", func(ctx context.Context) error { return tracedPut(ctx, put, "own") },
+		OnlyScenario("none"),
+		Setup(func(ctx context.Context) error { return tracedPut(ctx, put, "seed") }))
+	endSuite(t, seeding)
+	own, err := seeding.Baseline(context.Background())
+	close(release)
+	res := <-done
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range append(res.Trace.Ops, own.Trace.Ops...) {
+		if o.Identity == `"seed"` {
+			t.Errorf("Setup's call was recorded as an agent's: %s", o.ID)
+		}
+	}
+	if len(res.Findings) != 0 || len(res.Trace.Ops) != 1 {
+		t.Errorf("the busy suite's baseline: %d calls, findings %v; want its own call only", len(res.Trace.Ops), res.Findings)
+	}
+}
+
+// uncomparableCtx is a context whose dynamic type cannot be compared with
+// ==: a struct holding a map.
+type uncomparableCtx struct {
+	context.Context
+	tags map[string]string
+}
+
+// A suite run with such a context gives Setup a marked one made from it.
+// Before, telling whether the context had changed since the last scenario
+// compared the two with ==, which panics for this type.
+func TestSetupWithAnUncomparableContext(t *testing.T) {
+	put := func(string) {}
+	seeded := 0
+	s := NewSuite("uncomparable", func(ctx context.Context) error { return tracedPut(ctx, put, "a") },
+		Setup(func(ctx context.Context) error { seeded++; return nil }))
+	endSuite(t, s)
+	ctx := uncomparableCtx{context.Background(), map[string]string{"tenant": "acme"}}
+	if _, err := s.Baseline(ctx); err != nil {
+		t.Fatal(err)
+	}
+	plan := s.Plan()
+	if len(plan) == 0 {
+		t.Fatal("no scenario planned")
+	}
+	if _, err := s.RunScenario(ctx, plan[0]); err != nil {
+		t.Fatal(err)
+	}
+	if seeded != 2 {
+		t.Errorf("Setup ran %d times, want 2", seeded)
+	}
 }

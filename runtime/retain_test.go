@@ -49,6 +49,7 @@ func endSuite(t *testing.T, s *Suite) {
 // is collected: the wrappers go back to their inactive path.
 func TestUnreportedSuiteStopsWatching(t *testing.T) {
 	before := activeRuns.Load()
+	var run uint64
 	func() {
 		s := NewSuite("unreported", func(ctx context.Context) error {
 			return loginTraced(ctx, "ada", "hunter22")
@@ -59,6 +60,7 @@ func TestUnreportedSuiteStopsWatching(t *testing.T) {
 		if activeRuns.Load() != before+1 {
 			t.Fatalf("active %d after the baseline, want %d: the suite watches until its report", activeRuns.Load(), before+1)
 		}
+		run = s.watch.runs[0]
 	}()
 	deadline := time.Now().Add(5 * time.Second)
 	for activeRuns.Load() != before && time.Now().Before(deadline) {
@@ -67,5 +69,10 @@ func TestUnreportedSuiteStopsWatching(t *testing.T) {
 	}
 	if n := activeRuns.Load(); n != before {
 		t.Errorf("active %d after the suite was collected, want %d", n, before)
+	}
+	// Its runs left the registry of late counts with it: a process that
+	// drops suites unreported (a benchmark's loop) does not grow it.
+	if l := lateRuns.get(run); l != reported {
+		t.Errorf("the collected suite's baseline still has its late count registered")
 	}
 }

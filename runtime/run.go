@@ -6,6 +6,7 @@ import (
 	"fmt"
 	goruntime "runtime"
 	"runtime/debug"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -283,7 +284,7 @@ func (r *recorder) invokeNumbered(ctx context.Context, fn func(context.Context) 
 	w := r.world
 	// The goroutines alive before the invocation starts: more after it
 	// returned and its context is cancelled means something may still run
-	// on its behalf (cancelAndSettle).
+	// on its behalf (settleAfterFuncs).
 	running := goruntime.NumGoroutine()
 	root := func() {
 		defer close(done)
@@ -304,8 +305,11 @@ func (r *recorder) invokeNumbered(ctx context.Context, fn func(context.Context) 
 		}
 		roots.Store(gid, inv)
 		defer func() {
-			roots.Delete(gid)
+			// Listed as ended before it stops being a root: a goroutine
+			// it started, calling in between, must find it as one or
+			// the other (lateCaller caches what it found).
 			ended.add(gid, endedInvocation{r.id, int32(n), r.late != nil})
+			roots.Delete(gid)
 		}()
 		returned := false
 		defer func() {
@@ -346,8 +350,12 @@ func (r *recorder) invokeNumbered(ctx context.Context, fn func(context.Context) 
 			// which it opens only once this goroutine waits too: the
 			// wait would hold the run up to afterFuncGrace. In lockstep,
 			// the other delivery's goroutines are alive too, and the
-			// count would send every delivery to the snapshot.
-			cancelAndSettle(cancel, running)
+			// count would send every delivery to the snapshot: deliver
+			// waits once both have returned.
+			cancel()
+			if goruntime.NumGoroutine() > running {
+				settleAfterFuncs([]uint64{goroutineID()})
+			}
 		}
 		return err, panicked
 	case <-r.abandoned:
@@ -357,37 +365,29 @@ func (r *recorder) invokeNumbered(ctx context.Context, fn func(context.Context) 
 	}
 }
 
-// cancelAndSettle cancels a returned invocation's context, as a server
-// cancels a request's when its handler returns, and waits for what that
-// starts to finish: a callback the agent registered with context.AfterFunc
-// (releasing a lock, closing a session) runs in a goroutine of its own,
-// started by this one, and the tools it calls, with
-// context.WithoutCancel(ctx), are the invocation's. Without the wait,
-// whether they landed before the run ended (traced) or after (late.go)
-// was a race. running is the goroutine count before the invocation
-// started: when no more are alive now (most agents), nothing was started
-// and this costs a read of the count. Otherwise the goroutines this one
-// created (the invocation's own, exiting, and the callbacks) are read off
-// a stack snapshot and waited for, up to afterFuncGrace; a callback that
-// runs longer is left to late.go. The count is the process's, so other
-// goroutines coming and going only cost the snapshot; the deliveries of
-// duplicate_delivery/concurrent, alive together, are not waited for.
-func cancelAndSettle(cancel context.CancelFunc, running int) {
-	cancel()
-	if goruntime.NumGoroutine() <= running {
-		return
-	}
-	self := goroutineID()
+// settleAfterFuncs waits for what cancelling a returned invocation's
+// context started: the harness cancels it as a server cancels a request's
+// when its handler returns, and a callback the agent registered with
+// context.AfterFunc (releasing a lock, closing a session) then runs in a
+// goroutine of its own, created by the goroutine that cancelled (one of
+// parents). The tools it calls, with context.WithoutCancel(ctx), are the
+// invocation's; without the wait, whether they landed before the run
+// ended (traced) or after (late.go) was a race. The callers read the
+// goroutine count first: when it is no higher than before the invocation
+// started (most agents), nothing was started, and the snapshot is not
+// taken. A callback that runs longer than afterFuncGrace is left to
+// late.go.
+func settleAfterFuncs(parents []uint64) {
 	started := map[uint64]bool{}
-	for _, g := range snapshotSome(func(_, parent uint64) bool { return parent == self }) {
-		if g.parent == self && len(g.funcs) > 0 && strings.HasPrefix(g.funcs[len(g.funcs)-1], "created by context.(*afterFuncCtx).cancel") {
+	for _, g := range snapshotSome(func(_, parent uint64) bool { return slices.Contains(parents, parent) }) {
+		if slices.Contains(parents, g.parent) && len(g.funcs) > 0 && strings.HasPrefix(g.funcs[len(g.funcs)-1], "created by context.(*afterFuncCtx).cancel") {
 			started[g.id] = true
 		}
 	}
 	stillAlive(started, afterFuncGrace)
 }
 
-// afterFuncGrace bounds cancelAndSettle's wait.
+// afterFuncGrace bounds settleAfterFuncs's wait.
 const afterFuncGrace = 100 * time.Millisecond
 
 func (r *recorder) addPanic(p Panic) {
@@ -557,11 +557,16 @@ func lookup(ctx context.Context, op *Op) (inv *invocation, detached bool, late *
 			return inv, false, nil
 		}
 	}
+	if ctx != nil && ctx.Value(hookKey{}) != nil {
+		// Setup or Teardown preparing the world: no run's call, even
+		// while another suite's run is active.
+		return nil, false, nil
+	}
 	global.mu.Lock()
 	recs := append([]*recorder(nil), global.recs...)
 	global.mu.Unlock()
 	if len(recs) == 0 {
-		if watching.Load() == 0 || ctx != nil && ctx.Value(hookKey{}) != nil {
+		if watching.Load() == 0 {
 			return nil, false, nil
 		}
 		// Between two scenarios of a suite: no run to claim the call,
@@ -576,17 +581,10 @@ func lookup(ctx context.Context, op *Op) (inv *invocation, detached bool, late *
 	if inv != nil && inv.rec.stopped.Load() {
 		// An invocation its run abandoned (a stall), or a goroutine it
 		// started: that run has ended.
-		inv, left = nil, inv.rec.late
+		inv, left, leftBy = nil, inv.rec.late, 1 // 1: known to be left, by whom does not matter here
 	}
 	if left != nil || leftBy != 0 {
-		origin := "a run that has ended"
-		if left != nil && left.scenario != "" {
-			origin = "scenario " + left.scenario + ", whose run has ended,"
-		}
-		for _, r := range recs {
-			r.refuse(fmt.Sprintf("call of %s refused: %s, and the goroutine that made it was started by an invocation of %s and left running (a worker the agent started once and reuses, or a goroutine it did not wait for): no run can tell which invocation the call serves, so it is none of them; pass the agent's ctx to the tool, and wait for the goroutines the agent starts before it returns", op.Name, why, origin))
-		}
-		return nil, false, nil
+		return nil, false, leftCall(recs, left, op, why)
 	}
 	if inv == nil && len(recs) == 1 {
 		r := recs[0]
@@ -610,6 +608,53 @@ func lookup(ctx context.Context, op *Op) (inv *invocation, detached bool, late *
 		return nil, false, nil
 	}
 	return inv, ctx != nil, nil
+}
+
+// leftCall handles a call without the run's context from a goroutine an
+// ended run left running, made while runs are active (recs), and returns
+// the late calls to count it in, or nil. left are the ended run's late
+// calls: nil for a run outside any suite, reported once its suite's
+// report was taken. The call may serve an active run of the same agent (a
+// worker an earlier invocation started and the agent reuses), and nothing
+// tells: it is refused in those runs, as an error naming the scenario that
+// left the goroutine. Runs of the same agent are the same suite's; for a
+// run outside any suite (RunTraced), every other run outside one. The
+// runs of other suites are not the ended run's agent's, and are not
+// blamed: with none of its own active, the call is the ended run's late
+// call, as between two scenarios, or nobody's once its report was taken.
+func leftCall(recs []*recorder, left *lateCalls, op *Op, why string) *lateCalls {
+	origin := "a run that has ended"
+	var suite *lateWatch
+	if left != nil {
+		suite = left.suite
+		if left.scenario != "" {
+			origin = "scenario " + left.scenario
+			if suite != nil {
+				origin += " of " + suite.name
+			}
+			origin += ", whose run has ended,"
+		}
+	}
+	var msg string
+	for _, r := range recs {
+		var same bool
+		if left == nil {
+			same = r.late == nil
+		} else {
+			same = r.late != nil && suite != nil && r.late.suite == suite
+		}
+		if !same {
+			continue
+		}
+		if msg == "" {
+			msg = fmt.Sprintf("call of %s refused: %s, and the goroutine that made it was started by an invocation of %s and left running (a worker the agent started once and reuses, or a goroutine it did not wait for): no run can tell which invocation the call serves, so it is none of them; pass the agent's ctx to the tool, and wait for the goroutines the agent starts before it returns", op.Name, why, origin)
+		}
+		r.refuse(msg)
+	}
+	if msg != "" {
+		return nil
+	}
+	return left
 }
 
 // attribute finds the invocation whose goroutine tree the calling

@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	goruntime "runtime"
 	"runtime/debug"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -76,13 +78,10 @@ type Suite struct {
 	orderSeen        map[string]bool
 	shardRan         *Shard // this shard's part, once explored (shard.go)
 	pre              *preflightRun
-	callGoroutines   int       // goroutines that made calls in the baseline
-	secrets          secretSet // the redacted values of every scenario (redact.go)
-	// lateRuns are the ids of the runs since the last Report, whose late
-	// calls lateRuns (the registry) finds until then (late.go).
-	lateRuns  []uint64
-	lateBlock []lateCalls // late counts not handed out yet (newLate)
-	watch     *lateWatch
+	callGoroutines   int         // goroutines that made calls in the baseline
+	secrets          secretSet   // the redacted values of every scenario (redact.go)
+	lateBlock        []lateCalls // late counts not handed out yet (newLate)
+	watch            *lateWatch
 	// hookCtx is hookParent marked for Setup and Teardown (hookContext).
 	hookParent, hookCtx context.Context
 }
@@ -363,9 +362,7 @@ func (s *Suite) run(ctx context.Context, sc Scenario) (*Result, *Trace, error) {
 	r := newRecorder(s.name, sc.Fault, gate)
 	r.late = s.newLate(sc.Name)
 	res.late = r.late
-	s.lateRuns = append(s.lateRuns, r.id)
-	lateRuns.add(r.id, r.late)
-	s.watchLate()
+	s.watchLate(r.id, r.late)
 	r.useSpare(s.spare)
 	s.spare = spareCalls{}
 	r.world = w
@@ -631,10 +628,23 @@ type hookKey struct{}
 // hookContext returns ctx marked as the hooks' (hookKey), made once per
 // context the scenarios are run with.
 func (s *Suite) hookContext(ctx context.Context) context.Context {
-	if s.hookParent != ctx || s.hookCtx == nil {
+	if s.hookCtx == nil || !sameContext(s.hookParent, ctx) {
 		s.hookParent, s.hookCtx = ctx, context.WithValue(ctx, hookKey{}, true)
 	}
 	return s.hookCtx
+}
+
+// sameContext reports whether a and b are the same context. Comparing
+// two interfaces panics when their dynamic type is not comparable (a
+// context type that is a struct holding a map, say), and such a context
+// is nobody's error: it is then not the same.
+func sameContext(a, b context.Context) (same bool) {
+	defer func() {
+		if recover() != nil {
+			same = false
+		}
+	}()
+	return a == b
 }
 
 // outlived names goroutines the baseline started that were still there
@@ -659,17 +669,29 @@ func (s *Suite) deliver(ctx context.Context, r *recorder, sc Scenario) []error {
 	if sc.Concurrent {
 		lk, _ := r.gate.(*lockstep)
 		var wg sync.WaitGroup
+		running := goruntime.NumGoroutine()
+		// Each delivery's goroutine cancels its invocation's context
+		// when it returns (invokeNumbered), which starts the agent's
+		// context.AfterFunc callbacks; their calls are the delivery's,
+		// and are waited for once both deliveries have returned.
+		cancelled := make([]uint64, n)
 		for i := 0; i < n; i++ {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
 				errs[i], _ = r.invokeNumbered(ctx, s.fn, i+1)
+				if goruntime.NumGoroutine() > running+1 { // more than this one
+					cancelled[i] = goroutineID()
+				}
 				if lk != nil {
 					lk.finish(i + 1)
 				}
 			}()
 		}
 		wg.Wait()
+		if r.sched == nil && goruntime.NumGoroutine() > running {
+			settleAfterFuncs(slices.DeleteFunc(cancelled, func(id uint64) bool { return id == 0 }))
+		}
 		return errs
 	}
 	for i := 0; i < n; i++ {
