@@ -185,7 +185,10 @@ type Report struct {
 	// FaultCount is the number of fault scenarios run (baseline excluded).
 	FaultCount int `json:"fault_count"`
 	// UnsafeCount is the number of scenarios with an error finding.
-	UnsafeCount       int  `json:"unsafe_count"`
+	UnsafeCount int `json:"unsafe_count"`
+	// InconclusiveCount is the number of fault scenarios that are
+	// inconclusive (baseline excluded, as in fault_count and the
+	// AgentIdem report); Baseline.Inconclusive says the baseline's.
 	InconclusiveCount int  `json:"inconclusive_count"`
 	BaselineSucceeded bool `json:"baseline_succeeded"`
 	// BaselineFailure says why the baseline failed. In JSON it is

@@ -248,7 +248,7 @@ func buildPage(r *runtime.Report) page {
 	baseline := baselineWord(r)
 	kinds := countKinds(r)
 	p.Stats = []stat{
-		{"baseline", baseline, map[bool]string{true: "", false: "bad"}[baseline == "ok"]},
+		{"baseline", baseline, map[string]string{"ok": "", "inconclusive": "warn", "unsafe": "bad", "failed": "bad"}[baseline]},
 		{"fault scenarios", strconv.Itoa(kinds.faults), ""},
 		{"faults fired", strconv.Itoa(kinds.fired), ""},
 		{"unsafe", strconv.Itoa(r.UnsafeCount), map[bool]string{true: "bad", false: ""}[r.UnsafeCount > 0]},

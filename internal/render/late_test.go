@@ -49,4 +49,22 @@ func TestLateCallOfTheBaselineMakesTheVerdictInconclusive(t *testing.T) {
 	if !strings.Contains(page.String(), "no unsafe scenario, but 1 scenario inconclusive") {
 		t.Error("the page's headline does not say the baseline is inconclusive")
 	}
+	// The text header and the HTML baseline tile say it too: before, they
+	// said "baseline ok" beside "0 inconclusive".
+	header, _, _ := strings.Cut(Text(rep), "\n")
+	if !strings.Contains(header, "baseline inconclusive") {
+		t.Errorf("header %q does not say the baseline is inconclusive", header)
+	}
+	found := false
+	for _, tile := range find(parseHTML(t, page.Bytes()), "div", "stat") {
+		if strings.HasPrefix(textOf(tile), "baseline") {
+			found = true
+			if !strings.Contains(textOf(tile), "inconclusive") || !hasClass(tile, "warn") {
+				t.Errorf("baseline tile %q (warn class %v), want inconclusive in amber", textOf(tile), hasClass(tile, "warn"))
+			}
+		}
+	}
+	if !found {
+		t.Error("no baseline tile")
+	}
 }
