@@ -165,15 +165,20 @@ func suite(t TB, fn func(ctx context.Context) error, fail bool, opts []Option) *
 	// Enabled stays true until then): a t.Fatal in Setup, an Invariant or
 	// a tool ends this goroutine before the report below, and the watch
 	// must end all the same.
-	reported := false
+	reportTaken := false
 	defer func() {
-		if !reported {
+		if !reportTaken {
 			s.Report()
 		}
 	}()
 	ctx := context.Background()
 	printed := map[string]string{} // problems printed so far (findings.go)
-	var prog *progress             // the terminal's status line (progress.go)
+	// reported counts, per result, the findings its subtest was given to
+	// print. A subtest -run filtered out prints none, and that is the
+	// user's choice; what a result gained after (Report's late calls, an
+	// exploration's order_variant_outcome) no subtest printed.
+	reported := map[*runtime.Result]int{}
+	var prog *progress // the terminal's status line (progress.go)
 
 	// Without eager subtests, scenarios run in this goroutine and only a
 	// failing report gets its subtest, after the run (subtests.go).
@@ -183,6 +188,9 @@ func suite(t TB, fn func(ctx context.Context) error, fail bool, opts []Option) *
 	// from it. Its subtest only reports.
 	setCur(t)
 	baseRes, baseErr := s.Baseline(ctx)
+	if baseRes != nil {
+		reported[baseRes] = len(baseRes.Findings)
+	}
 	reportBase := func(st TB) {
 		st.Helper()
 		if baseErr != nil {
@@ -200,6 +208,9 @@ func suite(t TB, fn func(ctx context.Context) error, fail bool, opts []Option) *
 		prog.step(sc.Name)
 		defer prog.clear()
 		res, err := s.RunScenario(ctx, sc)
+		if res != nil {
+			reported[res] = len(res.Findings)
+		}
 		return func(st TB) {
 			st.Helper()
 			if err != nil {
@@ -249,6 +260,7 @@ func suite(t TB, fn func(ctx context.Context) error, fail bool, opts []Option) *
 	// The interleavings: a subtest per schedule, and the exploration's
 	// problems and figures under interleaving.
 	schedule := func(res *runtime.Result) func(TB) {
+		reported[res] = len(res.Findings)
 		return func(st TB) {
 			st.Helper()
 			reportResult(st, res, fail, printed)
@@ -292,13 +304,22 @@ func suite(t TB, fn func(ctx context.Context) error, fail bool, opts []Option) *
 	}
 	runPlan(s.PartialBatchPlan())
 	rep := s.Report()
-	reported = true
+	reportTaken = true
 	// Report adds what no scenario could show when it ran: the calls a
 	// goroutine the agent left running made after its scenario ended
-	// (runtime/late.go). Those are printed here, in full, as is anything
-	// else no subtest printed.
-	for _, f := range rep.Findings {
-		if _, ok := printed[f.GroupKey()]; !ok {
+	// (runtime/late.go); the exploration adds order_variant_outcome to a
+	// schedule already reported. Those are printed here, in full, once
+	// per problem. The findings a subtest was given are its own, printed
+	// there or filtered out by -run: a replay line's -run selects one
+	// scenario, and another's finding must not fail it here.
+	for _, res := range append([]*runtime.Result{rep.Baseline}, rep.Results...) {
+		if res == nil {
+			continue
+		}
+		for _, f := range res.Findings[min(reported[res], len(res.Findings)):] {
+			if _, ok := printed[f.GroupKey()]; ok {
+				continue
+			}
 			printed[f.GroupKey()] = f.Scenario
 			line := fmt.Sprintf("%s: [%s] %s\n    replay: %s", f.Scenario, f.Code, f.Message, f.Replay)
 			if fail && f.Severity == runtime.SeverityError {
