@@ -1,0 +1,7 @@
+//go:build !amd64 && !arm64
+
+package runtime
+
+func goidAt(uintptr) uint64 { return 0 }
+
+const haveGoidAt = false
