@@ -247,11 +247,12 @@ func (s *Suite) Interleavings(ctx context.Context, each func(*Result)) (*Explora
 	return ex, nil
 }
 
+// capMul is a*b for counts (not negative), capped at countCap.
 func capMul(a, b int) int {
-	if a > (1<<40)/max(b, 1) {
-		return 1 << 40
+	if a > countCap/max(b, 1) {
+		return countCap
 	}
-	return a * b
+	return min(a*b, countCap)
 }
 
 // next is the choice vector after choices in depth-first order, given the

@@ -129,8 +129,11 @@ func countNoun(n int, noun string) string {
 // bigCount prints a count, saying "more than a trillion" for the capped
 // products of large rounds.
 func bigCount(n int) string {
-	if n >= 1<<40 {
-		return "more than a trillion"
+	if n >= countCap {
+		if countCap == 1<<40 {
+			return "more than a trillion"
+		}
+		return "more than " + strconv.Itoa(countCap) // int has 32 bits
 	}
 	return strconv.Itoa(n)
 }

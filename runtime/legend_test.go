@@ -132,8 +132,8 @@ func TestExplorationSentence(t *testing.T) {
 			"Ran every order of the agent's parallel calls that can change the outcome: 6 orders (1 round of calls in flight together)."},
 		{Exploration{Rounds: 2, Space: 36, Unreduced: 400, Explored: 37, Exhaustive: true, Strategy: "exhaustive"},
 			"Ran every order of the agent's parallel calls that can change the outcome: 36 orders (2 rounds of calls in flight together). The other 364 of the 400 possible only swap calls on different entities, which commute, so they were not run."},
-		{Exploration{Rounds: 1, Space: 1 << 40, Unreduced: 1 << 40, Explored: 3000, Strategy: "pct"},
-			"Ran 3000 schedules of the more than a trillion orders of the agent's parallel calls that can change the outcome (1 round of calls in flight together), sampled by PCT: not every order."},
+		{Exploration{Rounds: 1, Space: countCap, Unreduced: countCap, Explored: 3000, Strategy: "pct"},
+			"Ran 3000 schedules of the " + bigCount(countCap) + " orders of the agent's parallel calls that can change the outcome (1 round of calls in flight together), sampled by PCT: not every order."},
 		{Exploration{Explored: 1, Strategy: "replay"}, "Ran the one schedule asked for"},
 		{Exploration{}, "No two calls were ever in flight together"},
 	} {

@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"sort"
 	"strconv"
@@ -155,16 +156,25 @@ func interleavings(m int) [][]Step {
 	return out
 }
 
-// countInterleavings is (2m)!/2^m without building the list.
+// countCap caps the counts of orders and schedules: past it, "more than a
+// trillion" (legend.go) says enough. Where int has 32 bits, it is the
+// largest int.
+const countCap = min(1<<40, math.MaxInt)
+
+// countInterleavings is (2m)!/2^m without building the list, capped at
+// countCap.
 func countInterleavings(m int) int {
 	n := 1
 	for i := 1; i <= 2*m; i++ {
+		if n > math.MaxInt/i {
+			return countCap
+		}
 		n *= i
 		if i%2 == 0 {
 			n /= 2
 		}
-		if n > 1<<40 {
-			return 1 << 40
+		if n > countCap {
+			return countCap
 		}
 	}
 	return n
@@ -182,10 +192,7 @@ type roundShape struct {
 func (r roundShape) space() int {
 	n := 1
 	for _, c := range r.classes {
-		n *= countInterleavings(len(c))
-		if n > 1<<40 {
-			return 1 << 40
-		}
+		n = capMul(n, countInterleavings(len(c)))
 	}
 	return n
 }

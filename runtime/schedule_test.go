@@ -231,3 +231,14 @@ func TestCrashStopsHeldCallsOfTheBatch(t *testing.T) {
 	}
 	assert.Equal(t, 1, stopped)
 }
+
+// Counts are capped, never wrapped: two classes of ten calls each have
+// more orders than int holds. Before, space multiplied the two capped
+// counts into 2^80, which wrapped to 0.
+func TestSpaceIsCappedNotWrapped(t *testing.T) {
+	ten := make([]int, 10)
+	sh := roundShape{classes: [][]int{ten, ten}}
+	assert.Equal(t, countCap, countInterleavings(10))
+	assert.Equal(t, countCap, sh.space())
+	assert.Equal(t, countCap, capMul(countCap, countCap))
+}
