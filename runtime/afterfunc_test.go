@@ -24,11 +24,7 @@ func TestAfterFuncCallsAreTheInvocations(t *testing.T) {
 			if err := tracedPut(ctx, put, "lock"); err != nil {
 				return err
 			}
-			wg.Add(1)
-			context.AfterFunc(ctx, func() {
-				defer wg.Done()
-				tracedPut(context.WithoutCancel(ctx), put, "unlock")
-			})
+			unlockWhenDone(ctx, &wg, put)
 			return nil
 		}
 		s := NewSuite("afterfunc", agent)
@@ -84,11 +80,7 @@ func TestAfterFuncCallsUnderSchedules(t *testing.T) {
 				go func() { defer calls.Done(); tracedPut(ctx, put, k) }()
 			}
 			calls.Wait()
-			wg.Add(1)
-			context.AfterFunc(ctx, func() {
-				defer wg.Done()
-				tracedPut(context.WithoutCancel(ctx), put, "unlock")
-			})
+			unlockWhenDone(ctx, &wg, put)
 			return nil
 		}
 		s := NewSuite("afterfunc-schedules", agent)
@@ -126,4 +118,14 @@ func TestAfterFuncCallsUnderSchedules(t *testing.T) {
 			t.Fatal("no schedule ran")
 		}
 	}
+}
+
+// unlockWhenDone registers the cleanup idiom: when the invocation's
+// context ends, a callback unlocks, with a context that outlives it.
+func unlockWhenDone(ctx context.Context, wg *sync.WaitGroup, put func(string)) {
+	wg.Add(1)
+	context.AfterFunc(ctx, func() {
+		defer wg.Done()
+		tracedPut(context.WithoutCancel(ctx), put, "unlock")
+	})
 }

@@ -332,56 +332,63 @@ func TestCallOfAGoroutineWaitedForIsNoLateCall(t *testing.T) {
 	}
 }
 
-// Late calls are counted until the suite's report is assembled. One made
-// after it, while another suite runs, is reported nowhere, with the ended
-// run's context or without one: it is plainly not the other suite's agent's,
-// and blaming that suite would make its verdict hang on timing it has no
-// part in.
-func TestLateCallAfterTheReport(t *testing.T) {
-	for _, withCtx := range []bool{true, false} {
-		t.Run(fmt.Sprintf("ctx=%v", withCtx), func(t *testing.T) {
-			put := func(string) {}
-			wake, made := make(chan struct{}), make(chan struct{})
-			agent := func(ctx context.Context) error {
-				callCtx := ctx
-				if !withCtx {
-					callCtx = context.Background()
+// A goroutine one suite's scenario left running calls a tool while another
+// suite's run is active (two tests of a package, one after the other, or
+// in parallel): with the ended run's context, with context.Background(),
+// or without a context. The goroutine serves the first suite's agent, not
+// the other's, so the other suite is never blamed (before, a call without
+// the run's context was refused in its run as an error naming the first
+// suite's scenario). Until its report, the first suite counts the late
+// call; after it, the call has no report left to go to, and blaming the
+// active run would make its verdict hang on timing it has no part in.
+func TestLeftGoroutineCallsDuringAnotherSuite(t *testing.T) {
+	for _, how := range []string{"ctx", "background", "none"} {
+		for _, reportFirst := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/reported=%v", how, reportFirst), func(t *testing.T) {
+				put := func(string) {}
+				wake, made := make(chan struct{}), make(chan struct{})
+				agent := func(ctx context.Context) error {
+					callCtx := map[string]context.Context{"ctx": ctx, "background": context.Background(), "none": nil}[how]
+					go func() {
+						<-wake
+						tracedPut(callCtx, put, "late")
+						close(made)
+					}()
+					return tracedPut(ctx, put, "a")
 				}
-				go func() {
-					<-wake
-					tracedPut(callCtx, put, "late")
-					close(made)
-				}()
-				return tracedPut(ctx, put, "a")
-			}
-			s := NewSuite("over", agent, OnlyScenario("none"))
-			if _, err := s.Baseline(context.Background()); err != nil {
-				t.Fatal(err)
-			}
-			rep := s.Report()
-			other := func(ctx context.Context) error {
-				close(wake)
-				<-made
-				return tracedPut(ctx, put, "b")
-			}
-			busy := NewSuite("other", other)
-			endSuite(t, busy)
-			res, err := busy.Baseline(context.Background())
-			if err != nil {
-				t.Fatal(err)
-			}
-			if len(res.Trace.Ops) != 1 {
-				t.Errorf("the other suite traced %d calls, want its own 1", len(res.Trace.Ops))
-			}
-			// Without a context too: the goroutine is another suite's,
-			// whose agent is not this one's.
-			if len(res.Trace.Refused) != 0 || len(res.Findings) != 0 {
-				t.Errorf("the other suite answers for the ended one: refused %q, findings %v", res.Trace.Refused, res.Findings)
-			}
-			if again := s.Report(); again.Has(CodeGoroutineLeak) || rep.Has(CodeGoroutineLeak) {
-				t.Errorf("a call made after the report was reported: %v", again.Findings)
-			}
-		})
+				s := NewSuite("left", agent, OnlyScenario("none"))
+				endSuite(t, s)
+				if _, err := s.Baseline(context.Background()); err != nil {
+					t.Fatal(err)
+				}
+				var first *Report
+				if reportFirst {
+					first = s.Report()
+				}
+				other := func(ctx context.Context) error {
+					close(wake)
+					<-made
+					return tracedPut(ctx, put, "b")
+				}
+				busy := NewSuite("other", other)
+				endSuite(t, busy)
+				res, err := busy.Baseline(context.Background())
+				if err != nil {
+					t.Fatal(err)
+				}
+				if len(res.Trace.Refused) != 0 || len(res.Findings) != 0 || len(res.Trace.Ops) != 1 {
+					t.Errorf("the other suite answers for the first one's goroutine: refused %q, findings %v, %d calls", res.Trace.Refused, res.Findings, len(res.Trace.Ops))
+				}
+				again := s.Report()
+				if reportFirst {
+					if again.Has(CodeGoroutineLeak) || first.Has(CodeGoroutineLeak) {
+						t.Errorf("a call made after the report was reported: %v", again.Findings)
+					}
+				} else if !again.Has(CodeGoroutineLeak) || !again.Baseline.Inconclusive {
+					t.Errorf("the first suite does not report its goroutine's late call: %v", again.Findings)
+				}
+			})
+		}
 	}
 }
 
@@ -550,47 +557,5 @@ func TestLateCallBetweenScenarios(t *testing.T) {
 			}
 			assertLate(t, s.Report(), base, 2)
 		})
-	}
-}
-
-// A goroutine one suite's scenario left running calls a tool without a
-// context while another suite's run is active (two tests of a package, one
-// after the other, or in parallel). The goroutine serves the first suite's
-// agent, not the other's: the other suite is not blamed (before, its run
-// refused the call as an error naming the first suite's scenario as if it
-// were its own), and the first suite counts the late call.
-func TestLeftGoroutineOfAnotherSuiteIsNotBlamed(t *testing.T) {
-	put := func(string) {}
-	wake, made := make(chan struct{}), make(chan struct{})
-	left := func(ctx context.Context) error {
-		go func() {
-			<-wake
-			tracedPut(nil, put, "late") // no context: told by its goroutine
-			close(made)
-		}()
-		return tracedPut(ctx, put, "a")
-	}
-	s := NewSuite("left", left, OnlyScenario("none"))
-	endSuite(t, s)
-	if _, err := s.Baseline(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	other := func(ctx context.Context) error {
-		close(wake)
-		<-made
-		return tracedPut(ctx, put, "b")
-	}
-	busy := NewSuite("other", other)
-	endSuite(t, busy)
-	res, err := busy.Baseline(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(res.Trace.Refused) != 0 || len(res.Findings) != 0 || len(res.Trace.Ops) != 1 {
-		t.Errorf("the other suite answers for the first one's goroutine: refused %q, findings %v, %d calls", res.Trace.Refused, res.Findings, len(res.Trace.Ops))
-	}
-	rep := s.Report()
-	if !rep.Has(CodeGoroutineLeak) || !rep.Baseline.Inconclusive {
-		t.Errorf("the first suite does not report its goroutine's late call: %v", rep.Findings)
 	}
 }

@@ -36,23 +36,29 @@ func TestBaselineWordAgreesWithItsRow(t *testing.T) {
 		t.Errorf("baseline row not UNSAFE:\n%s", text)
 	}
 
-	doc := parseHTML(t, renderHTML(t, rep))
-	found := false
-	for _, s := range find(doc, "div", "stat") {
-		if strings.HasPrefix(textOf(s), "baseline") {
-			found = true
-			if !strings.Contains(textOf(s), "unsafe") || !hasClass(s, "bad") {
-				t.Errorf("baseline tile %q (bad class %v), want unsafe in red", textOf(s), hasClass(s, "bad"))
-			}
-		}
-	}
-	if !found {
-		t.Error("no baseline tile")
-	}
+	checkBaselineTile(t, renderHTML(t, rep), "unsafe", "bad")
 
 	// A fixed agent's baseline is ok everywhere.
 	ok := keyedReport(t)
 	if got := baselineWord(ok); got != "ok" {
 		t.Errorf("keyed agent: baselineWord = %q, want ok", got)
+	}
+}
+
+// checkBaselineTile checks that the page's baseline tile says word, with
+// class (bad: red, warn: amber).
+func checkBaselineTile(t *testing.T, page []byte, word, class string) {
+	t.Helper()
+	found := false
+	for _, tile := range find(parseHTML(t, page), "div", "stat") {
+		if strings.HasPrefix(textOf(tile), "baseline") {
+			found = true
+			if !strings.Contains(textOf(tile), word) || !hasClass(tile, class) {
+				t.Errorf("baseline tile %q (class %s: %v), want %s", textOf(tile), class, hasClass(tile, class), word)
+			}
+		}
+	}
+	if !found {
+		t.Error("no baseline tile")
 	}
 }
