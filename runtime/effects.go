@@ -139,9 +139,10 @@ func newJudge(ctx context.Context, c *config) *judge {
 	return &judge{state: c.state, settle: c.settle, ctx: ctx, inflight: map[*Call]bool{}, started: map[string]bool{}}
 }
 
-// hooks are the goroutines running State or Settle now: a tool they call
-// (State reading the world through the agent's own client) is the
-// harness's, not the agent's, and runs as in production (Begin).
+// hooks are the goroutines running State, Settle, Setup or Teardown now:
+// a tool they call (State reading the world through the agent's own
+// client, Setup seeding it) is the harness's, not the agent's, and runs
+// as in production (Begin).
 var hooks struct {
 	n    atomic.Int32 // how many are running, read first
 	mu   sync.Mutex
@@ -168,7 +169,8 @@ func enterHook() (leave func()) {
 	}
 }
 
-// inHook reports whether the calling goroutine runs State or Settle.
+// inHook reports whether the calling goroutine runs State, Settle, Setup
+// or Teardown.
 func inHook() bool {
 	if hooks.n.Load() == 0 {
 		return false

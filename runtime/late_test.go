@@ -208,46 +208,81 @@ func TestLateOpsAreSorted(t *testing.T) {
 }
 
 // Setup seeds the world through a traced tool while another suite's run is
-// active (tests of a package in parallel). The call carries the hooks'
-// context, and is no run's: before, with one run active, the call was
-// claimed by that run's invocation as one given a context not the agent's,
-// a call that suite's agent never made.
+// active (tests of a package in parallel), with its context and without
+// one. The call is no run's: before, with one run active, it was claimed
+// by that run's invocation, a call that suite's agent never made (as a
+// context_detached warning, or a duplicate_write when Setup seeds the same
+// key before every scenario).
 func TestSetupCallIsNotAnotherSuitesRunsCall(t *testing.T) {
+	for _, withCtx := range []bool{true, false} {
+		t.Run(fmt.Sprintf("ctx=%v", withCtx), func(t *testing.T) {
+			put := func(string) {}
+			inside, release := make(chan struct{}), make(chan struct{})
+			busyAgent := func(ctx context.Context) error {
+				if err := tracedPut(ctx, put, "busy"); err != nil {
+					return err
+				}
+				close(inside)
+				<-release
+				return nil
+			}
+			busy := NewSuite("busy", busyAgent, OnlyScenario("none"))
+			endSuite(t, busy)
+			done := make(chan *Result)
+			go func() {
+				res, _ := busy.Baseline(context.Background())
+				done <- res
+			}()
+			<-inside
+			seed := func(ctx context.Context) error {
+				if !withCtx {
+					ctx = nil
+				}
+				return tracedPut(ctx, put, "seed")
+			}
+			seeding := NewSuite("seeding", func(ctx context.Context) error { return tracedPut(ctx, put, "own") },
+				OnlyScenario("none"), Setup(seed))
+			endSuite(t, seeding)
+			own, err := seeding.Baseline(context.Background())
+			close(release)
+			res := <-done
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, o := range append(res.Trace.Ops, own.Trace.Ops...) {
+				if o.Identity == `"seed"` {
+					t.Errorf("Setup's call was recorded as an agent's: %s", o.ID)
+				}
+			}
+			if len(res.Findings) != 0 || len(res.Trace.Ops) != 1 {
+				t.Errorf("the busy suite's baseline: %d calls, findings %v; want its own call only", len(res.Trace.Ops), res.Findings)
+			}
+		})
+	}
+}
+
+// An agent whose client was built in Setup calls a tool with the context
+// Setup was given: a context kept from elsewhere. The call is the agent's,
+// told by its goroutine, with a context_detached warning. While Setup's
+// context was marked as the hooks', such a call ran untraced and the
+// suite passed as safe with a write it never saw.
+func TestAgentCallWithSetupsContextIsTraced(t *testing.T) {
 	put := func(string) {}
-	inside, release := make(chan struct{}), make(chan struct{})
-	busyAgent := func(ctx context.Context) error {
-		if err := tracedPut(ctx, put, "busy"); err != nil {
+	var clientCtx context.Context
+	agent := func(ctx context.Context) error {
+		if err := tracedPut(ctx, put, "own"); err != nil {
 			return err
 		}
-		close(inside)
-		<-release
-		return nil
+		return tracedPut(clientCtx, put, "via-client")
 	}
-	busy := NewSuite("busy", busyAgent, OnlyScenario("none"))
-	endSuite(t, busy)
-	done := make(chan *Result)
-	go func() {
-		res, _ := busy.Baseline(context.Background())
-		done <- res
-	}()
-	<-inside
-	seeding := NewSuite("seeding", func(ctx context.Context) error { return tracedPut(ctx, put, "own") },
-		OnlyScenario("none"),
-		Setup(func(ctx context.Context) error { return tracedPut(ctx, put, "seed") }))
-	endSuite(t, seeding)
-	own, err := seeding.Baseline(context.Background())
-	close(release)
-	res := <-done
+	s := NewSuite("kept", agent, Setup(func(ctx context.Context) error { clientCtx = ctx; return nil }))
+	endSuite(t, s)
+	res, err := s.Baseline(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, o := range append(res.Trace.Ops, own.Trace.Ops...) {
-		if o.Identity == `"seed"` {
-			t.Errorf("Setup's call was recorded as an agent's: %s", o.ID)
-		}
-	}
-	if len(res.Findings) != 0 || len(res.Trace.Ops) != 1 {
-		t.Errorf("the busy suite's baseline: %d calls, findings %v; want its own call only", len(res.Trace.Ops), res.Findings)
+	if len(res.Trace.Ops) != 2 || len(res.Trace.Detached) != 1 {
+		t.Errorf("%d calls traced, detached at %v; want both calls, one detached", len(res.Trace.Ops), res.Trace.Detached)
 	}
 }
 

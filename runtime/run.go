@@ -557,11 +557,6 @@ func lookup(ctx context.Context, op *Op) (inv *invocation, detached bool, late *
 			return inv, false, nil
 		}
 	}
-	if ctx != nil && ctx.Value(hookKey{}) != nil {
-		// Setup or Teardown preparing the world: no run's call, even
-		// while another suite's run is active.
-		return nil, false, nil
-	}
 	global.mu.Lock()
 	recs := append([]*recorder(nil), global.recs...)
 	global.mu.Unlock()

@@ -82,8 +82,6 @@ type Suite struct {
 	secrets          secretSet   // the redacted values of every scenario (redact.go)
 	lateBlock        []lateCalls // late counts not handed out yet (newLate)
 	watch            *lateWatch
-	// hookCtx is hookParent marked for Setup and Teardown (hookContext).
-	hookParent, hookCtx context.Context
 }
 
 // NewSuite prepares the suite of agent fn, named name. fn is one invocation
@@ -343,7 +341,7 @@ func (s *Suite) run(ctx context.Context, sc Scenario) (*Result, *Trace, error) {
 	// server, a worker) counts as the scenario's when quiescence is read.
 	w := newWorld(sc.Concurrent || sc.sched != nil)
 	if s.cfg.setup != nil {
-		if err := callHook("Setup", s.cfg.setup, s.hookContext(ctx)); err != nil {
+		if err := callHook("Setup", s.cfg.setup, ctx); err != nil {
 			res.Error = "setup: " + err.Error()
 			res.Inconclusive = true
 			res.Trace = &Trace{Name: s.name, Ops: []Operation{}}
@@ -497,7 +495,7 @@ func (s *Suite) run(ctx context.Context, sc Scenario) (*Result, *Trace, error) {
 	s.checkInvariants(res, tr)
 	var err error
 	if s.cfg.teardown != nil {
-		if terr := callHook("Teardown", s.cfg.teardown, s.hookContext(ctx)); terr != nil {
+		if terr := callHook("Teardown", s.cfg.teardown, ctx); terr != nil {
 			err = fmt.Errorf("%s: teardown: %w", sc.Name, terr)
 		}
 	}
@@ -610,41 +608,21 @@ func (w *stallWatch) stop() (string, bool) {
 	return w.stall, w.gaveUp
 }
 
-// callHook runs Setup or Teardown, turning a panic into an error.
+// callHook runs Setup or Teardown, turning a panic into an error. Its
+// goroutine is marked as a hook's while it runs (enterHook), as State's
+// and Settle's are: a tool it calls, with any context or none, is the
+// harness preparing or clearing the world, no run's call (not even
+// another suite's, active meanwhile). The mark is the goroutine's, not
+// the context's: an agent that keeps Setup's context (a client built
+// there) and calls a tool with it is still told by its goroutine.
 func callHook(name string, fn func(context.Context) error, ctx context.Context) (err error) {
 	defer func() {
 		if v := recover(); v != nil {
 			err = fmt.Errorf("%s panicked: %v\n%s", name, v, debug.Stack())
 		}
 	}()
+	defer enterHook()()
 	return fn(ctx)
-}
-
-// hookKey marks the context given to Setup and Teardown: a tool they call
-// with it is the harness preparing or clearing the world, between two
-// runs, and lookup need not ask whether an ended run's goroutine made it.
-type hookKey struct{}
-
-// hookContext returns ctx marked as the hooks' (hookKey), made once per
-// context the scenarios are run with.
-func (s *Suite) hookContext(ctx context.Context) context.Context {
-	if s.hookCtx == nil || !sameContext(s.hookParent, ctx) {
-		s.hookParent, s.hookCtx = ctx, context.WithValue(ctx, hookKey{}, true)
-	}
-	return s.hookCtx
-}
-
-// sameContext reports whether a and b are the same context. Comparing
-// two interfaces panics when their dynamic type is not comparable (a
-// context type that is a struct holding a map, say), and such a context
-// is nobody's error: it is then not the same.
-func sameContext(a, b context.Context) (same bool) {
-	defer func() {
-		if recover() != nil {
-			same = false
-		}
-	}()
-	return a == b
 }
 
 // outlived names goroutines the baseline started that were still there
