@@ -47,8 +47,12 @@
 // invocation started and the agent reuses), and nothing tells: it is
 // refused in that suite's active runs, as an error naming the scenario
 // that started the goroutine. Other suites' runs (another test's agent)
-// are not blamed. Once the suite's Report was taken, such a call is
-// reported nowhere. From a suite's first scenario to its Report, Enabled
+// are not blamed, but such a goroutine may serve them too (a worker pool
+// two tests share, started by whichever used it first): each says it saw
+// a call it could not tell was its own, a context_detached warning, and
+// is inconclusive. Ancestry cannot tell which agent a shared goroutine
+// serves while the invocation that started it is still running either:
+// tools that such goroutines call need the agent's ctx. From a suite's first scenario to its Report, Enabled
 // is true, so that a late call between two scenarios is seen too. When an
 // invocation returns, its context is cancelled, as a server cancels a
 // request's, and what the agent registered with context.AfterFunc runs

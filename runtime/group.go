@@ -14,10 +14,11 @@ type Occurrence struct {
 
 // GroupKey identifies the problem a finding is about: its code, ops and
 // identities (for invariant_failed, the invariant's name; for
-// context_detached, which names no op, its severity and message: a tool
-// given a context not the agent's at one site is a warning, a call refused
-// is an error, and neither is the other). Findings of several scenarios
-// with one key are one problem, reported once.
+// context_detached, its severity too, and, when it names no op, its
+// message: a tool given a context not the agent's at one site is a
+// warning, a call of an op refused is an error, one the run could not
+// tell was its own a warning, and none is another). Findings of several
+// scenarios with one key are one problem, reported once.
 func (f Finding) GroupKey() string {
 	key := f.Code + "\x00" + strings.Join(f.Ops, ",") + "\x00" + strings.Join(f.Identities, ",")
 	if f.Code == CodeIdentityUnstable {
@@ -30,7 +31,12 @@ func (f Finding) GroupKey() string {
 		}
 	}
 	if f.Code == CodeContextDetached {
-		key += "\x00" + string(f.Severity) + "\x00" + firstLine(f.Message)
+		// A refused or unattributed call names its op; a tool given a
+		// context not the agent's names its site, in its message.
+		key += "\x00" + string(f.Severity)
+		if len(f.Ops) == 0 {
+			key += "\x00" + firstLine(f.Message)
+		}
 	}
 	if f.Code == CodeAgentPanic || f.Code == CodeBaselineFailed {
 		key += "\x00" + firstLine(f.Message)

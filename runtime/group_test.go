@@ -7,21 +7,30 @@ import "testing"
 // because no run could claim it (an error, in every scenario it happens in)
 // are two problems: before, they shared a key, and testkit printed a
 // scenario's refusal as "as in baseline (printed there)" when the baseline
-// had only the warning. One refusal seen in two scenarios is one problem.
+// had only the warning. One op's refusal seen in two scenarios is one
+// problem, whatever scenario left the goroutine that made it.
 func TestContextDetachedProblemsAreApart(t *testing.T) {
 	warning := Finding{Code: CodeContextDetached, Severity: SeverityWarning, Scenario: ScenarioBaseline,
 		Message: "a tool was called at agent.go:12 with a context that does not come from the agent's"}
-	refusal := Finding{Code: CodeContextDetached, Severity: SeverityError, Scenario: "lost_acknowledgement/put#1",
-		Message: "call of put refused: it has no context.Context parameter, and ..."}
+	refusal := Finding{Code: CodeContextDetached, Severity: SeverityError, Scenario: "lost_acknowledgement/put#1", Ops: []string{"put"},
+		Message: "call of put refused: ..., started by an invocation of scenario baseline of TestPut, ..."}
+	// The same call refused in another scenario names another origin, or
+	// another count of active runs: it is the same problem.
 	again := refusal
 	again.Scenario = "crash_restart/put#1"
+	again.Message = "call of put refused: ..., started by an invocation of scenario lost_acknowledgement/put#1 of TestPut, ..."
+	unsure := Finding{Code: CodeContextDetached, Severity: SeverityWarning, Scenario: "crash_restart/put#1", Ops: []string{"put"},
+		Message: "a call of put was made during this run by a goroutine another agent's run started ..."}
 	if warning.GroupKey() == refusal.GroupKey() {
 		t.Errorf("the warning and the refusal are one problem: %q", warning.GroupKey())
 	}
 	if refusal.GroupKey() != again.GroupKey() {
 		t.Errorf("one refusal in two scenarios is two problems")
 	}
-	if got := len(GroupFindings([]Finding{warning, refusal, again})); got != 2 {
-		t.Errorf("%d problems, want 2", got)
+	if unsure.GroupKey() == refusal.GroupKey() || unsure.GroupKey() == warning.GroupKey() {
+		t.Errorf("an unattributed call is one problem with a refusal or a detached context")
+	}
+	if got := len(GroupFindings([]Finding{warning, refusal, again, unsure})); got != 3 {
+		t.Errorf("%d problems, want 3", got)
 	}
 }

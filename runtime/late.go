@@ -28,7 +28,9 @@ import (
 // such a call may serve that run (a worker the agent started once and
 // reuses), and nothing tells: it is refused in those runs, as an error
 // naming the scenario that left the goroutine (leftCall). Runs of other
-// suites are other agents' and are not blamed; with no run of its own
+// suites are other agents', but a goroutine one agent started may serve
+// another (a worker pool two tests share): those runs are not blamed, but
+// say they could not tell, and are inconclusive. With no run of its own
 // suite active, the call is counted late like any other.
 //
 // The suite takes the counts when its report is assembled (Suite.Report).

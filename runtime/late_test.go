@@ -3,6 +3,7 @@ package runtime
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -315,5 +316,82 @@ func TestSetupWithAnUncomparableContext(t *testing.T) {
 	}
 	if seeded != 2 {
 		t.Errorf("Setup ran %d times, want 2", seeded)
+	}
+}
+
+// A package-level worker pool, started on first use (sync.Once) and shared
+// by two tests' agents; its workers call a tool without a context. The
+// pool's goroutines descend from the first suite's invocation, so
+// ancestry says nothing about which agent a job serves. The second suite's
+// runs cannot see their own write through the pool: each says so and is
+// inconclusive. Before (a0f9905), the second suite passed as safe with its
+// write untraced.
+func TestSharedPoolOfTwoSuites(t *testing.T) {
+	var (
+		once sync.Once
+		jobs chan func()
+	)
+	submit := func(f func()) {
+		once.Do(func() {
+			jobs = make(chan func())
+			go func() {
+				for j := range jobs {
+					j()
+				}
+			}()
+		})
+		done := make(chan struct{})
+		jobs <- func() { f(); close(done) }
+		<-done
+	}
+	defer func() {
+		if jobs != nil {
+			close(jobs)
+		}
+	}()
+	put := func(string) {}
+	agent := func(name string) func(context.Context) error {
+		return func(ctx context.Context) error {
+			if err := tracedPut(ctx, put, name+"-lookup"); err != nil {
+				return err
+			}
+			var err error
+			submit(func() { err = tracedPut(nil, put, name+"-charge") })
+			return err
+		}
+	}
+	first := NewSuite("first", agent("first"), OnlyScenario("none"))
+	endSuite(t, first)
+	if _, err := first.Baseline(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	second := NewSuite("second", agent("second"))
+	endSuite(t, second)
+	base, err := second.Baseline(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	results := []*Result{base}
+	checked := 0
+	for _, sc := range second.Plan() {
+		res, _ := second.RunScenario(context.Background(), sc)
+		results = append(results, res)
+	}
+	for _, res := range results {
+		// A scenario whose lookup failed never reached the pool.
+		if !slices.ContainsFunc(res.Trace.Ops, func(o Operation) bool {
+			return o.Identity == `"second-lookup"` && o.Error == "" && o.Observation == ObservationReceived
+		}) {
+			continue
+		}
+		checked++
+		if res.Safe || !res.Inconclusive || !slices.ContainsFunc(res.Findings, func(f Finding) bool {
+			return f.Code == CodeContextDetached && slices.Equal(f.Ops, []string{"put"})
+		}) {
+			t.Errorf("%s: safe %v, inconclusive %v, findings %v; want it to say a call through the shared pool could not be told", res.Scenario, res.Safe, res.Inconclusive, res.Findings)
+		}
+	}
+	if checked < 3 {
+		t.Errorf("%d scenarios reached the pool, want the baseline and at least two more", checked)
 	}
 }

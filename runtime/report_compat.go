@@ -162,20 +162,21 @@ func (t Trace) MarshalJSON() ([]byte, error) { return json.Marshal(t.wire()) }
 // traceJSON is a trace whose operations are encoded in the same pass. Its
 // fields are Trace's, in the same order (TestTraceJSONHasTraceFields).
 type traceJSON struct {
-	ID          string          `json:"id"`
-	Name        string          `json:"target"`
-	StartedAt   time.Time       `json:"started_at"`
-	CompletedAt time.Time       `json:"completed_at"`
-	Ops         []operationJSON `json:"operations"`
-	Panics      []Panic         `json:"panics,omitempty"`
-	Errors      []string        `json:"errors,omitempty"`
-	Fault       *Fault          `json:"fault,omitempty"`
-	Fired       bool            `json:"fired,omitempty"`
-	FaultNote   string          `json:"fault_note,omitempty"`
-	Invocations int             `json:"invocations"`
-	Notes       []string        `json:"notes,omitempty"`
-	Detached    []string        `json:"detached,omitempty"`
-	Refused     []string        `json:"refused,omitempty"`
+	ID           string          `json:"id"`
+	Name         string          `json:"target"`
+	StartedAt    time.Time       `json:"started_at"`
+	CompletedAt  time.Time       `json:"completed_at"`
+	Ops          []operationJSON `json:"operations"`
+	Panics       []Panic         `json:"panics,omitempty"`
+	Errors       []string        `json:"errors,omitempty"`
+	Fault        *Fault          `json:"fault,omitempty"`
+	Fired        bool            `json:"fired,omitempty"`
+	FaultNote    string          `json:"fault_note,omitempty"`
+	Invocations  int             `json:"invocations"`
+	Notes        []string        `json:"notes,omitempty"`
+	Detached     []string        `json:"detached,omitempty"`
+	Refused      []string        `json:"refused,omitempty"`
+	Unattributed []string        `json:"unattributed,omitempty"`
 }
 
 type plainTrace Trace
@@ -190,6 +191,7 @@ func (t *Trace) wire() *traceJSON {
 		ID: p.ID, Name: p.Name, StartedAt: p.StartedAt, CompletedAt: p.CompletedAt, Ops: make([]operationJSON, len(t.Ops)),
 		Panics: p.Panics, Errors: p.Errors, Fault: p.Fault, Fired: p.Fired, FaultNote: p.FaultNote,
 		Invocations: p.Invocations, Notes: p.Notes, Detached: p.Detached, Refused: p.Refused,
+		Unattributed: p.Unattributed,
 	}
 	for i := range t.Ops {
 		w.Ops[i] = t.Ops[i].wire()

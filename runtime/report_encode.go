@@ -476,6 +476,7 @@ func (w *reportWriter) trace(t *Trace, id string) {
 	w.stringsOmit("notes", t.Notes)
 	w.stringsOmit("detached", t.Detached)
 	w.stringsOmit("refused", t.Refused)
+	w.stringsOmit("unattributed", t.Unattributed)
 	w.close('}')
 }
 

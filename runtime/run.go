@@ -60,24 +60,26 @@ type recorder struct {
 	// invocation that begins after it begins cancelled.
 	aborted atomic.Bool
 
-	mu        sync.Mutex
-	seq       int
-	calls     [][]*Call // in the order they began, in chunks (addCall)
-	ncalls    int
-	occ       []opCount      // calls so far per op name (occurrences)
-	occIndex  map[string]int // the index of each name in occ, past 16 names
-	fired     bool
-	faultNote string
-	panics    []Panic
-	errs      []string
-	invs      int
-	current   *invocation // the newest invocation, for calls without a context
-	all       []*invocation
-	crashed   bool
-	notes     []string
-	impure    string          // why the agent cannot run in a bubble, if seen
-	detached  map[string]bool // call sites that passed a context without the run
-	refused   []string        // calls that could not be attributed to a run
+	mu                        sync.Mutex
+	seq                       int
+	calls                     [][]*Call // in the order they began, in chunks (addCall)
+	ncalls                    int
+	occ                       []opCount      // calls so far per op name (occurrences)
+	occIndex                  map[string]int // the index of each name in occ, past 16 names
+	fired                     bool
+	faultNote                 string
+	panics                    []Panic
+	errs                      []string
+	invs                      int
+	current                   *invocation // the newest invocation, for calls without a context
+	all                       []*invocation
+	crashed                   bool
+	notes                     []string
+	impure                    string          // why the agent cannot run in a bubble, if seen
+	detached                  map[string]bool // call sites that passed a context without the run
+	refused                   []string        // calls that could not be attributed to a run
+	refusedOps                []string        // their ops
+	unattributed, unattribOps []string        // Trace.Unattributed, and their ops
 
 	judge *judge // the State judge, when State is given
 	id    uint64 // the run's number in the process (runs)
@@ -466,6 +468,9 @@ func (r *recorder) expand() (*Trace, []*Call) {
 	t.Errors = append([]string(nil), r.errs...)
 	t.Notes = append([]string(nil), r.notes...)
 	t.Refused = append([]string(nil), r.refused...)
+	t.refusedOps = append([]string(nil), r.refusedOps...)
+	t.Unattributed = append([]string(nil), r.unattributed...)
+	t.unattributedOps = append([]string(nil), r.unattribOps...)
 	for site := range r.detached {
 		t.Detached = append(t.Detached, site)
 	}
@@ -598,7 +603,7 @@ func lookup(ctx context.Context, op *Op) (inv *invocation, detached bool, late *
 	}
 	if inv == nil {
 		for _, r := range recs {
-			r.refuse(fmt.Sprintf("call of %s refused: %s, and the goroutine that made it does not descend from one invocation of one run (%d runs active in this process); pass the agent's ctx to the tool, or do not run agents whose tools lack a context in parallel (t.Parallel)", op.Name, why, len(recs)))
+			r.refuse(op.Name, fmt.Sprintf("call of %s refused: %s, and the goroutine that made it does not descend from one invocation of one run (%d runs active in this process); pass the agent's ctx to the tool, or do not run agents whose tools lack a context in parallel (t.Parallel)", op.Name, why, len(recs)))
 		}
 		return nil, false, nil
 	}
@@ -609,14 +614,19 @@ func lookup(ctx context.Context, op *Op) (inv *invocation, detached bool, late *
 // ended run left running, made while runs are active (recs), and returns
 // the late calls to count it in, or nil. left are the ended run's late
 // calls: nil for a run outside any suite, reported once its suite's
-// report was taken. The call may serve an active run of the same agent (a
-// worker an earlier invocation started and the agent reuses), and nothing
-// tells: it is refused in those runs, as an error naming the scenario that
-// left the goroutine. Runs of the same agent are the same suite's; for a
-// run outside any suite (RunTraced), every other run outside one. The
-// runs of other suites are not the ended run's agent's, and are not
-// blamed: with none of its own active, the call is the ended run's late
-// call, as between two scenarios, or nobody's once its report was taken.
+// report was taken.
+//
+// The call may serve an active run of the same agent (a worker an earlier
+// invocation started and the agent reuses), and nothing tells: it is
+// refused in those runs, as an error naming the scenario that left the
+// goroutine. Runs of the same agent are the same suite's; for a run
+// outside any suite (RunTraced), every other run outside one. The runs of
+// other suites are other agents', but a goroutine one agent started may
+// serve another all the same (a worker pool two tests share, started by
+// whichever used it first): in those runs the call is unattributed, a
+// warning that makes the scenario inconclusive. With no run of its own
+// agent active, the call is also the ended run's late call, as between
+// two scenarios (nobody's once its report was taken).
 func leftCall(recs []*recorder, left *lateCalls, op *Op, why string) *lateCalls {
 	origin := "a run that has ended"
 	var suite *lateWatch
@@ -630,7 +640,7 @@ func leftCall(recs []*recorder, left *lateCalls, op *Op, why string) *lateCalls 
 			origin += ", whose run has ended,"
 		}
 	}
-	var msg string
+	refused := false
 	for _, r := range recs {
 		var same bool
 		if left == nil {
@@ -638,15 +648,14 @@ func leftCall(recs []*recorder, left *lateCalls, op *Op, why string) *lateCalls 
 		} else {
 			same = r.late != nil && suite != nil && r.late.suite == suite
 		}
-		if !same {
+		if same {
+			refused = true
+			r.refuse(op.Name, fmt.Sprintf("call of %s refused: %s, and the goroutine that made it was started by an invocation of %s and left running (a worker the agent started once and reuses, or a goroutine it did not wait for): no run can tell which invocation the call serves, so it is none of them; pass the agent's ctx to the tool, and wait for the goroutines the agent starts before it returns", op.Name, why, origin))
 			continue
 		}
-		if msg == "" {
-			msg = fmt.Sprintf("call of %s refused: %s, and the goroutine that made it was started by an invocation of %s and left running (a worker the agent started once and reuses, or a goroutine it did not wait for): no run can tell which invocation the call serves, so it is none of them; pass the agent's ctx to the tool, and wait for the goroutines the agent starts before it returns", op.Name, why, origin)
-		}
-		r.refuse(msg)
+		r.unattributable(op.Name, fmt.Sprintf("a call of %s was made during this run by a goroutine another agent's run started (%s), and %s: if it served this agent (a worker pool both use), this run did not see it, and its verdict is incomplete; pass the agent's ctx to the tool", op.Name, strings.TrimSuffix(origin, ","), why))
 	}
-	if msg != "" {
+	if refused {
 		return nil
 	}
 	return left
@@ -720,10 +729,20 @@ func (r *recorder) invocation(n int) *invocation {
 	return nil
 }
 
-func (r *recorder) refuse(msg string) {
+func (r *recorder) refuse(op, msg string) {
 	r.mu.Lock()
 	r.refused = append(r.refused, msg)
+	r.refusedOps = append(r.refusedOps, op)
 	r.errs = append(r.errs, msg)
+	r.mu.Unlock()
+}
+
+// unattributable notes a call of op the run could not tell was its own
+// (Trace.Unattributed).
+func (r *recorder) unattributable(op, msg string) {
+	r.mu.Lock()
+	r.unattributed = append(r.unattributed, msg)
+	r.unattribOps = append(r.unattribOps, op)
 	r.mu.Unlock()
 }
 

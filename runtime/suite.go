@@ -712,6 +712,9 @@ func (s *Suite) analyze(res *Result, tr *Trace, sc Scenario, claimed bool) {
 	s.duplicates(res, tr, sc, add)
 
 	s.visibility(tr, add)
+	if len(tr.Unattributed) > 0 {
+		res.Inconclusive = true
+	}
 	s.identityPanicked(tr, add)
 
 	if sc.Fault.Kind != FaultNone && !tr.Fired {
@@ -765,12 +768,29 @@ func (s *Suite) visibility(tr *Trace, add func(Finding)) {
 	// scenario did not see all of its calls, and may not pass as safe
 	// (printing a problem once is testkit's, by GroupKey).
 	refused := map[string]bool{}
-	for _, msg := range tr.Refused {
+	for i, msg := range tr.Refused {
 		if !refused[msg] {
 			refused[msg] = true
-			add(Finding{Code: CodeContextDetached, Severity: SeverityError, Message: msg})
+			add(Finding{Code: CodeContextDetached, Severity: SeverityError, Ops: opOf(tr.refusedOps, i), Message: msg})
 		}
 	}
+	// So is a call the run could not tell was its own: a warning, and the
+	// scenario is inconclusive (analyze).
+	for i, msg := range tr.Unattributed {
+		if !refused[msg] {
+			refused[msg] = true
+			add(Finding{Code: CodeContextDetached, Severity: SeverityWarning, Ops: opOf(tr.unattributedOps, i), Message: msg})
+		}
+	}
+}
+
+// opOf returns ops[i] as a finding's Ops, or nil past the end (a trace
+// read back from JSON has no ops for its refusals).
+func opOf(ops []string, i int) []string {
+	if i < len(ops) {
+		return []string{ops[i]}
+	}
+	return nil
 }
 
 // identityUnstable finds retries that changed identity: a write call whose

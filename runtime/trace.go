@@ -181,11 +181,18 @@ type Trace struct {
 	Notes []string `json:"notes,omitempty"`
 	// Detached lists the call sites that passed the tool a context that
 	// does not come from the agent's; Refused the calls that could not be
-	// attributed to a run at all.
-	Detached []string `json:"detached,omitempty"`
-	Refused  []string `json:"refused,omitempty"`
+	// attributed to a run at all. Unattributed lists the calls made
+	// during the run, without its context, by a goroutine another agent's
+	// ended run started (a worker pool two tests share): they may have
+	// served this run, which could not tell, and did not trace them.
+	Detached     []string `json:"detached,omitempty"`
+	Refused      []string `json:"refused,omitempty"`
+	Unattributed []string `json:"unattributed,omitempty"`
 
 	end string // the State snapshot at the end of the run, if any
+	// refusedOps and unattributedOps name the op of each entry of Refused
+	// and Unattributed: a finding's Ops, which group them (GroupKey).
+	refusedOps, unattributedOps []string
 }
 
 // Calls returns the operations of the op named name.
