@@ -4,6 +4,7 @@ import (
 	"context"
 	"sync"
 	"testing"
+	"time"
 )
 
 // An agent that releases what it holds when its request's context ends
@@ -128,4 +129,147 @@ func unlockWhenDone(ctx context.Context, wg *sync.WaitGroup, put func(string)) {
 		defer wg.Done()
 		tracedPut(context.WithoutCancel(ctx), put, "unlock")
 	})
+}
+
+// afterFuncSuite runs every scenario of agent's suite and returns the
+// report, once the callbacks counted by wg have all run.
+func afterFuncSuite(t *testing.T, name string, agent func(context.Context) error, wg *sync.WaitGroup, opts ...Option) *Report {
+	t.Helper()
+	s := NewSuite(name, agent, opts...)
+	if _, err := s.Baseline(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	for _, sc := range s.Plan() {
+		if _, err := s.RunScenario(context.Background(), sc); err != nil {
+			t.Fatal(err)
+		}
+	}
+	wg.Wait()
+	return s.Report()
+}
+
+// noLateCalls fails on a goroutine_leak warning: the callbacks' calls
+// landed after the run ended.
+func noLateCalls(t *testing.T, rep *Report) {
+	t.Helper()
+	for _, f := range rep.Findings {
+		if f.Code == CodeGoroutineLeak {
+			t.Fatalf("%s: [%s] %s", f.Scenario, f.Code, f.Message)
+		}
+	}
+}
+
+// Goroutines of another test, running in parallel, end while the agent
+// runs: the process's goroutine count does not grow across the invocation.
+// Whether a callback may run is read across the cancel alone, so the wait
+// still happens. Before, the harness compared the count with the one
+// before the invocation, skipped the wait, and every scenario reported
+// the unlock as a late call.
+func TestAfterFuncWhileOtherGoroutinesEnd(t *testing.T) {
+	for range 5 {
+		var wg sync.WaitGroup
+		put := func(string) {}
+		var (
+			quit   chan struct{}
+			end    *sync.Once
+			others sync.WaitGroup
+		)
+		otherTest := func(context.Context) error { // alive before each invocation
+			quit, end = make(chan struct{}), new(sync.Once)
+			for range 3 {
+				others.Add(1)
+				go func(q chan struct{}) { defer others.Done(); <-q }(quit)
+			}
+			return nil
+		}
+		agent := func(ctx context.Context) error {
+			defer func() { end.Do(func() { close(quit) }); others.Wait() }() // they end meanwhile
+			if err := tracedPut(ctx, put, "lock"); err != nil {
+				return err
+			}
+			wg.Add(1)
+			context.AfterFunc(ctx, func() {
+				defer wg.Done()
+				time.Sleep(time.Millisecond) // a release over the network
+				tracedPut(context.WithoutCancel(ctx), put, "unlock")
+			})
+			return nil
+		}
+		noLateCalls(t, afterFuncSuite(t, "afterfunc-churn", agent, &wg, Setup(otherTest)))
+	}
+}
+
+// The agent registers the callback on a context of its own, which it
+// cancels itself when it returns (context.WithTimeout with a deferred
+// cancel, the common idiom). The callback's goroutine is then created by
+// the invocation's goroutine, and is waited for too. Before, only
+// callbacks started by the harness's cancel were, and most suites
+// reported the release as a late call.
+func TestAfterFuncOnTheAgentsOwnContext(t *testing.T) {
+	for range 10 {
+		var wg sync.WaitGroup
+		put := func(string) {}
+		agent := func(ctx context.Context) error {
+			ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+			defer cancel()
+			if err := tracedPut(ctx, put, "lock"); err != nil {
+				return err
+			}
+			wg.Add(1)
+			context.AfterFunc(ctx, func() {
+				defer wg.Done()
+				tracedPut(context.WithoutCancel(ctx), put, "unlock")
+			})
+			return nil
+		}
+		noLateCalls(t, afterFuncSuite(t, "afterfunc-own", agent, &wg))
+	}
+}
+
+// In duplicate_delivery/concurrent, each delivery's callback calls a tool
+// without a context: it is told by its goroutine, which descends from the
+// delivery's own. Before, the callbacks descended from the harness's
+// delivery goroutines, and both calls were charged to one delivery (a
+// false duplicate_write of the unlock).
+func TestContextlessAfterFuncInConcurrentDelivery(t *testing.T) {
+	for range 10 {
+		var wg sync.WaitGroup
+		put := func(string) {}
+		agent := func(ctx context.Context) error {
+			if err := tracedPut(ctx, put, "lock"); err != nil {
+				return err
+			}
+			wg.Add(1)
+			context.AfterFunc(ctx, func() {
+				defer wg.Done()
+				tracedPut(nil, put, "unlock")
+			})
+			return nil
+		}
+		s := NewSuite("afterfunc-ctxless", agent)
+		if _, err := s.Baseline(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		var conc Scenario
+		for _, sc := range s.Plan() {
+			if sc.Name == ScenarioDuplicateConcurrent {
+				conc = sc
+			}
+		}
+		res, err := s.RunScenario(context.Background(), conc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		wg.Wait()
+		s.Report()
+		byDelivery := map[int]int{}
+		for _, o := range res.Trace.Ops {
+			if o.Identity == `"unlock"` {
+				byDelivery[o.Invocation]++
+			}
+		}
+		if byDelivery[1] != 1 || byDelivery[2] != 1 {
+			t.Fatalf("unlocks by delivery %v, want one each", byDelivery)
+		}
+	}
 }

@@ -55,10 +55,11 @@
 // tools that such goroutines call need the agent's ctx. From a suite's first scenario to its Report, Enabled
 // is true, so that a late call between two scenarios is seen too. When an
 // invocation returns, its context is cancelled, as a server cancels a
-// request's, and what the agent registered with context.AfterFunc runs
-// before the run goes on (for duplicate_delivery/concurrent, once both
-// deliveries returned): the tools those callbacks call are the
-// invocation's. Under a scheduler (interleavings) the callbacks' goroutines
+// request's, and what the agent registered with context.AfterFunc, on that
+// context or on one of its own that it cancels as it returns, runs before
+// the run goes on, for up to 100 ms (for duplicate_delivery/concurrent,
+// once both deliveries returned): the tools those callbacks call are the
+// invocation's. A callback still running after that is reported as late. Under a scheduler (interleavings) the callbacks' goroutines
 // are the scenario's like any other, and the run does not end before they
 // are quiet: their calls are the invocation's too.
 //

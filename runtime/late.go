@@ -256,8 +256,8 @@ func (s *Suite) reportLate() {
 		res.Findings = append(res.Findings, Finding{
 			Code: CodeGoroutineLeak, Severity: SeverityWarning, Scenario: res.Scenario, Replay: res.Replay,
 			Ops: ops,
-			Message: fmt.Sprintf("%s (%s%s) came from a goroutine the agent left running, after the scenario's run had ended: %s ran as in production, untraced, and no fault, retry or redelivery of %s was tested; wait for the goroutines the agent starts before it returns",
-				calls, strings.Join(ops, ", "), at, they, them),
+			Message: fmt.Sprintf("%s (%s%s) came from a goroutine the agent left running, after the scenario's run had ended (one it started and did not wait for, or a context.AfterFunc callback still running %v after the invocation returned): %s ran as in production, untraced, and no fault, retry or redelivery of %s was tested; wait for the goroutines the agent starts before it returns, and keep cleanup callbacks short",
+				calls, strings.Join(ops, ", "), at, afterFuncGrace, they, them),
 		})
 		res.Inconclusive, res.Safe = true, false
 	}

@@ -110,6 +110,33 @@ type invocation struct {
 	// harness's goroutines, under its lock (quietgates.go): a goroutine
 	// blocks until the invocation returns, and its goroutine returned.
 	awaited, finished bool
+	// gid is the invocation's goroutine; callbacks says context.AfterFunc
+	// callbacks may run for it (cancelled). Both are written under the
+	// recorder's lock before the goroutine ends.
+	gid       uint64
+	callbacks bool
+}
+
+// cancelled cancels the invocation's context once the agent returned, in
+// the invocation's goroutine (gid), as a server cancels a request's when
+// its handler returns. A callback the agent registered with
+// context.AfterFunc (releasing a lock, closing a session) then runs in a
+// goroutine that this one creates, as it does for a context the agent
+// cancels itself (a deferred cancel of context.WithTimeout): so the
+// callbacks descend from the invocation, and a tool they call without its
+// context is still its call. callbacks is set when one may run: the
+// goroutine count rose across the cancel, or is above running, the count
+// before the invocation started, plus this goroutine. The harness then
+// waits for them (settleAfterFuncs). The first count is the process's, but
+// nothing but the cancel runs between its two reads.
+func (inv *invocation) cancelled(gid uint64, running int) {
+	before := goruntime.NumGoroutine()
+	inv.cancel()
+	after := goruntime.NumGoroutine()
+	inv.rec.mu.Lock() // an abandoned invocation returns while deliver reads r.all
+	inv.gid = gid
+	inv.callbacks = after > before || after > running+1
+	inv.rec.mu.Unlock()
 }
 
 type invKey struct{}
@@ -285,8 +312,8 @@ func (r *recorder) invokeNumbered(ctx context.Context, fn func(context.Context) 
 	done := make(chan struct{})
 	w := r.world
 	// The goroutines alive before the invocation starts: more after it
-	// returned and its context is cancelled means something may still run
-	// on its behalf (settleAfterFuncs).
+	// returned means something may still run on its behalf
+	// (invocation.cancelled).
 	running := goruntime.NumGoroutine()
 	root := func() {
 		defer close(done)
@@ -335,6 +362,7 @@ func (r *recorder) invokeNumbered(ctx context.Context, fn func(context.Context) 
 			err = fmt.Errorf("agent goroutine exited (runtime.Goexit)")
 		}()
 		defer inv.returned.Store(true)
+		defer inv.cancelled(gid, running)
 		err = fn(ctx)
 		returned = true
 	}
@@ -347,17 +375,13 @@ func (r *recorder) invokeNumbered(ctx context.Context, fn func(context.Context) 
 	}
 	select {
 	case <-done:
-		if _, lockstep := r.gate.(*lockstep); r.sched == nil && !lockstep {
+		if _, lockstep := r.gate.(*lockstep); r.sched == nil && !lockstep && inv.callbacks {
 			// Under a scheduler, the callbacks' calls wait at its gates,
 			// which it opens only once this goroutine waits too: the
-			// wait would hold the run up to afterFuncGrace. In lockstep,
-			// the other delivery's goroutines are alive too, and the
-			// count would send every delivery to the snapshot: deliver
-			// waits once both have returned.
-			cancel()
-			if goruntime.NumGoroutine() > running {
-				settleAfterFuncs([]uint64{goroutineID()})
-			}
+			// wait would hold the run up to afterFuncGrace, and the
+			// scheduler does not end the run before they are quiet. In
+			// lockstep, deliver waits once both deliveries returned.
+			settleAfterFuncs([]uint64{inv.gid})
 		}
 		return err, panicked
 	case <-r.abandoned:
@@ -372,13 +396,12 @@ func (r *recorder) invokeNumbered(ctx context.Context, fn func(context.Context) 
 // when its handler returns, and a callback the agent registered with
 // context.AfterFunc (releasing a lock, closing a session) then runs in a
 // goroutine of its own, created by the goroutine that cancelled (one of
-// parents). The tools it calls, with context.WithoutCancel(ctx), are the
+// parents: the invocations' own goroutines, invocation.cancelled). The tools it calls, with context.WithoutCancel(ctx), are the
 // invocation's; without the wait, whether they landed before the run
-// ended (traced) or after (late.go) was a race. The callers read the
-// goroutine count first: when it is no higher than before the invocation
-// started (most agents), nothing was started, and the snapshot is not
-// taken. A callback that runs longer than afterFuncGrace is left to
-// late.go.
+// ended (traced) or after (late.go) was a race. The callers take the
+// snapshot only where one may run (invocation.cancelled): for most agents
+// it is not taken. A callback that runs longer than afterFuncGrace is
+// left to late.go, which reports its calls as late.
 func settleAfterFuncs(parents []uint64) {
 	started := map[uint64]bool{}
 	for _, g := range snapshotSome(func(_, parent uint64) bool { return slices.Contains(parents, parent) }) {

@@ -5,9 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	goruntime "runtime"
 	"runtime/debug"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -647,28 +645,31 @@ func (s *Suite) deliver(ctx context.Context, r *recorder, sc Scenario) []error {
 	if sc.Concurrent {
 		lk, _ := r.gate.(*lockstep)
 		var wg sync.WaitGroup
-		running := goruntime.NumGoroutine()
-		// Each delivery's goroutine cancels its invocation's context
-		// when it returns (invokeNumbered), which starts the agent's
-		// context.AfterFunc callbacks; their calls are the delivery's,
-		// and are waited for once both deliveries have returned.
-		cancelled := make([]uint64, n)
 		for i := 0; i < n; i++ {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
 				errs[i], _ = r.invokeNumbered(ctx, s.fn, i+1)
-				if goruntime.NumGoroutine() > running+1 { // more than this one
-					cancelled[i] = goroutineID()
-				}
 				if lk != nil {
 					lk.finish(i + 1)
 				}
 			}()
 		}
 		wg.Wait()
-		if r.sched == nil && goruntime.NumGoroutine() > running {
-			settleAfterFuncs(slices.DeleteFunc(cancelled, func(id uint64) bool { return id == 0 }))
+		// The agent's context.AfterFunc callbacks are waited for once
+		// both deliveries have returned (invocation.cancelled).
+		if r.sched == nil {
+			var parents []uint64
+			r.mu.Lock()
+			for _, inv := range r.all {
+				if inv.callbacks {
+					parents = append(parents, inv.gid)
+				}
+			}
+			r.mu.Unlock()
+			if len(parents) > 0 {
+				settleAfterFuncs(parents)
+			}
 		}
 		return errs
 	}
