@@ -110,8 +110,13 @@ func (e *Exploration) String() string {
 		s := fmt.Sprintf("Ran every order of the agent's parallel calls that can change the outcome: %s (%s of calls in flight together).",
 			countNoun(e.Space, "order"), rounds)
 		if e.Unreduced > e.Space {
-			s += fmt.Sprintf(" The other %s of the %s possible only swap calls on different entities, which commute, so they were not run.",
-				bigCount(e.Unreduced-e.Space), bigCount(e.Unreduced))
+			others := "The other " + bigCount(e.Unreduced-e.Space)
+			if e.Unreduced >= countCap {
+				// Capped: the difference of a cap and a count is no count.
+				others = "The others"
+			}
+			s += fmt.Sprintf(" %s of the %s possible only swap calls on different entities, which commute, so they were not run.",
+				others, bigCount(e.Unreduced))
 		}
 		return s
 	}
