@@ -169,6 +169,55 @@ func enterHook() (leave func()) {
 	}
 }
 
+// hookRoots remembers the goroutines that ran Setup and Teardown
+// (Suite.callHook), with their suite, and whether the hook is still
+// running: a goroutine that descends from one was started by the hook. The
+// oldest are forgotten; goroutine ids are never reused.
+var hookRoots hookRegistry
+
+type hookRegistry struct {
+	mu   sync.Mutex
+	m    map[uint64]hookRoot
+	ring [256]uint64
+	next int
+}
+
+type hookRoot struct {
+	suite   uint64 // Suite.id
+	running bool
+}
+
+// enter marks the calling goroutine as suite's hook's until leave: as a
+// hook's (enterHook), and as the root of the goroutines the hook starts.
+func (h *hookRegistry) enter(suite uint64) (leave func()) {
+	gid := goroutineID()
+	h.mu.Lock()
+	if h.m == nil {
+		h.m = make(map[uint64]hookRoot, len(h.ring))
+	}
+	delete(h.m, h.ring[h.next])
+	h.ring[h.next] = gid
+	h.next = (h.next + 1) % len(h.ring)
+	h.m[gid] = hookRoot{suite: suite, running: true}
+	h.mu.Unlock()
+	leaveHook := enterHook()
+	return func() {
+		leaveHook()
+		h.mu.Lock()
+		if _, ok := h.m[gid]; ok {
+			h.m[gid] = hookRoot{suite: suite}
+		}
+		h.mu.Unlock()
+	}
+}
+
+func (h *hookRegistry) get(gid uint64) (hookRoot, bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	root, ok := h.m[gid]
+	return root, ok
+}
+
 // inHook reports whether the calling goroutine runs State, Settle, Setup
 // or Teardown.
 func inHook() bool {

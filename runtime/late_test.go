@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -208,15 +209,54 @@ func TestLateOpsAreSorted(t *testing.T) {
 	t.Error("no late warning")
 }
 
-// Setup seeds the world through a traced tool while another suite's run is
-// active (tests of a package in parallel), with its context and without
-// one. The call is no run's: before, with one run active, it was claimed
-// by that run's invocation, a call that suite's agent never made (as a
-// context_detached warning, or a duplicate_write when Setup seeds the same
-// key before every scenario).
+// Suite "seeding"'s Setup calls a traced tool while suite "busy"'s run is
+// active: from its own goroutine, with its context or none; from goroutines
+// it starts and waits for (seeding in parallel); from one it starts and
+// leaves running (a token refresher), which calls after Setup returned. Each
+// call is the harness's or seeding's, never busy's: before Setup ran in a
+// goroutine of its own, the goroutines it started were charged to busy's
+// one live invocation.
 func TestSetupCallIsNotAnotherSuitesRunsCall(t *testing.T) {
-	for _, withCtx := range []bool{true, false} {
-		t.Run(fmt.Sprintf("ctx=%v", withCtx), func(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		// setup seeds through put; it returns a func that makes the
+		// refresher's call, after Setup returned, and waits for it.
+		setup func(ctx context.Context, put func(string)) (later func(), err error)
+	}{
+		{"ctx", func(ctx context.Context, put func(string)) (func(), error) {
+			return nil, tracedPut(ctx, put, "seed")
+		}},
+		{"no ctx", func(_ context.Context, put func(string)) (func(), error) {
+			return nil, tracedPut(nil, put, "seed")
+		}},
+		{"fan-out", func(ctx context.Context, put func(string)) (func(), error) {
+			var wg sync.WaitGroup
+			errs := make([]error, 4)
+			for i := range 4 {
+				wg.Go(func() {
+					c := ctx
+					if i%2 == 1 {
+						c = nil
+					}
+					errs[i] = tracedPut(c, put, "seed")
+				})
+			}
+			wg.Wait()
+			return nil, errors.Join(errs...)
+		}},
+		{"refresher", func(ctx context.Context, put func(string)) (func(), error) {
+			tick, done := make(chan struct{}), make(chan struct{})
+			go func() {
+				defer close(done)
+				for range tick {
+					_ = tracedPut(ctx, put, "seed")
+					_ = tracedPut(nil, put, "seed")
+				}
+			}()
+			return func() { tick <- struct{}{}; close(tick); <-done }, nil
+		}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
 			put := func(string) {}
 			inside, release := make(chan struct{}), make(chan struct{})
 			busyAgent := func(ctx context.Context) error {
@@ -235,16 +275,18 @@ func TestSetupCallIsNotAnotherSuitesRunsCall(t *testing.T) {
 				done <- res
 			}()
 			<-inside
-			seed := func(ctx context.Context) error {
-				if !withCtx {
-					ctx = nil
-				}
-				return tracedPut(ctx, put, "seed")
+			var later func()
+			seed := func(ctx context.Context) (err error) {
+				later, err = c.setup(ctx, put)
+				return err
 			}
 			seeding := NewSuite("seeding", func(ctx context.Context) error { return tracedPut(ctx, put, "own") },
 				OnlyScenario("none"), Setup(seed))
 			endSuite(t, seeding)
 			own, err := seeding.Baseline(context.Background())
+			if later != nil {
+				later() // Setup returned; busy's run is still active
+			}
 			close(release)
 			res := <-done
 			if err != nil {
@@ -255,8 +297,60 @@ func TestSetupCallIsNotAnotherSuitesRunsCall(t *testing.T) {
 					t.Errorf("Setup's call was recorded as an agent's: %s", o.ID)
 				}
 			}
-			if len(res.Findings) != 0 || len(res.Trace.Ops) != 1 {
-				t.Errorf("the busy suite's baseline: %d calls, findings %v; want its own call only", len(res.Trace.Ops), res.Findings)
+			if len(res.Findings) != 0 || len(res.Trace.Ops) != 1 || len(res.Trace.Unattributed) != 0 {
+				t.Errorf("the busy suite's baseline: %d calls, findings %v, unattributed %v; want its own call only", len(res.Trace.Ops), res.Findings, res.Trace.Unattributed)
+			}
+			if len(own.Findings) != 0 || len(own.Trace.Ops) != 1 {
+				t.Errorf("the seeding suite's baseline: %d calls, findings %v; want its own call only", len(own.Trace.Ops), own.Findings)
+			}
+		})
+	}
+}
+
+// Setup starts a server the agent calls, whose handler calls a tool with
+// the server's context (Setup's), or none: the handler's goroutine descends
+// from Setup's, not from the invocation, and still serves the agent. Its
+// call is the agent's (with a context_detached warning): a goroutine Setup
+// left running is told among its own suite's runs like any other.
+func TestServerSetupStartedServesTheAgent(t *testing.T) {
+	for _, withCtx := range []bool{true, false} {
+		t.Run(fmt.Sprintf("ctx=%v", withCtx), func(t *testing.T) {
+			put := func(string) {}
+			type request struct {
+				k    string
+				done chan error
+			}
+			var reqs chan request
+			setup := func(ctx context.Context) error {
+				reqs = make(chan request)
+				c := ctx
+				if !withCtx {
+					c = nil
+				}
+				go func() {
+					for r := range reqs {
+						r.done <- tracedPut(c, put, r.k)
+					}
+				}()
+				return nil
+			}
+			agent := func(ctx context.Context) error {
+				r := request{"served", make(chan error)}
+				reqs <- r
+				return <-r.done
+			}
+			s := NewSuite("served", agent, OnlyScenario("none"), Setup(setup),
+				Teardown(func(context.Context) error { close(reqs); return nil }))
+			endSuite(t, s)
+			res, err := s.Baseline(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(res.Trace.Ops) != 1 || res.Trace.Ops[0].Identity != `"served"` {
+				t.Errorf("traced %d calls; want the handler's call, as the agent's", len(res.Trace.Ops))
+			}
+			if len(res.Trace.Refused) != 0 || len(res.Trace.Unattributed) != 0 {
+				t.Errorf("refused %v, unattributed %v", res.Trace.Refused, res.Trace.Unattributed)
 			}
 		})
 	}

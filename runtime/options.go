@@ -61,12 +61,24 @@ func newConfig(opts []Option) config {
 
 // Setup gives every scenario a fresh world: fn runs before the baseline and
 // before each scenario. A failing Setup stops that scenario and is reported.
+//
+// fn runs in a goroutine of its own, which the harness waits for; t.Fatal
+// and t.Skip in it end the test as they would in the test's goroutine. The
+// tools fn calls, and those the goroutines it starts call before it
+// returns (seeding in parallel), are not the agent's: they run as in
+// production, in no run's trace, even while another test's suite runs.
+// A goroutine fn starts and leaves running (a server the agent calls, a
+// token refresher) may serve the agent: a tool it calls during a scenario,
+// without the agent's ctx, is told as any call without it (the one
+// invocation running, or refused when several are), but only ever among
+// this suite's runs, never another test's.
 func Setup(fn func(ctx context.Context) error) Option {
 	return optionFunc(func(c *config) { c.setup = fn })
 }
 
 // Teardown runs after the baseline and after each scenario, after the
-// invariants.
+// invariants, in a goroutine of its own as Setup does, and its calls are
+// the harness's as Setup's are.
 func Teardown(fn func(ctx context.Context) error) Option {
 	return optionFunc(func(c *config) { c.teardown = fn })
 }

@@ -5,10 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	goruntime "runtime"
 	"runtime/debug"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -80,7 +82,11 @@ type Suite struct {
 	secrets          secretSet   // the redacted values of every scenario (redact.go)
 	lateBlock        []lateCalls // late counts not handed out yet (newLate)
 	watch            *lateWatch
+	id               uint64 // the suite's number in the process (suites), which its runs and hooks carry
 }
+
+// suites numbers the suites of the process (Suite.id).
+var suites atomic.Uint64
 
 // NewSuite prepares the suite of agent fn, named name. fn is one invocation
 // of the agent: it must use ctx for its tool calls.
@@ -88,7 +94,7 @@ func NewSuite(name string, fn func(ctx context.Context) error, opts ...Option) *
 	if fn == nil {
 		panic("runtime: NewSuite with a nil agent func")
 	}
-	return &Suite{name: name, fn: fn, cfg: newConfig(opts), started: time.Now()}
+	return &Suite{name: name, fn: fn, cfg: newConfig(opts), started: time.Now(), id: suites.Add(1)}
 }
 
 // Run runs the whole fault suite of fn outside go test, for CLIs and
@@ -339,7 +345,7 @@ func (s *Suite) run(ctx context.Context, sc Scenario) (*Result, *Trace, error) {
 	// server, a worker) counts as the scenario's when quiescence is read.
 	w := newWorld(sc.Concurrent || sc.sched != nil)
 	if s.cfg.setup != nil {
-		if err := callHook("Setup", s.cfg.setup, ctx); err != nil {
+		if err := s.callHook("Setup", s.cfg.setup, ctx); err != nil {
 			res.Error = "setup: " + err.Error()
 			res.Inconclusive = true
 			res.Trace = &Trace{Name: s.name, Ops: []Operation{}}
@@ -356,6 +362,7 @@ func (s *Suite) run(ctx context.Context, sc Scenario) (*Result, *Trace, error) {
 		gate = sc.sched
 	}
 	r := newRecorder(s.name, sc.Fault, gate)
+	r.suite = s.id
 	r.late = s.newLate(sc.Name)
 	res.late = r.late
 	s.watchLate(r.id, r.late)
@@ -493,7 +500,7 @@ func (s *Suite) run(ctx context.Context, sc Scenario) (*Result, *Trace, error) {
 	s.checkInvariants(res, tr)
 	var err error
 	if s.cfg.teardown != nil {
-		if terr := callHook("Teardown", s.cfg.teardown, ctx); terr != nil {
+		if terr := s.callHook("Teardown", s.cfg.teardown, ctx); terr != nil {
 			err = fmt.Errorf("%s: teardown: %w", sc.Name, terr)
 		}
 	}
@@ -606,21 +613,45 @@ func (w *stallWatch) stop() (string, bool) {
 	return w.stall, w.gaveUp
 }
 
-// callHook runs Setup or Teardown, turning a panic into an error. Its
-// goroutine is marked as a hook's while it runs (enterHook), as State's
-// and Settle's are: a tool it calls, with any context or none, is the
-// harness preparing or clearing the world, no run's call (not even
-// another suite's, active meanwhile). The mark is the goroutine's, not
-// the context's: an agent that keeps Setup's context (a client built
-// there) and calls a tool with it is still told by its goroutine.
-func callHook(name string, fn func(context.Context) error, ctx context.Context) (err error) {
-	defer func() {
-		if v := recover(); v != nil {
-			err = fmt.Errorf("%s panicked: %v\n%s", name, v, debug.Stack())
-		}
+// callHook runs Setup or Teardown, turning a panic into an error, in a
+// goroutine of its own, marked as a hook's while it runs (enterHook), as
+// State's and Settle's are: a tool it calls, with any context or none, is
+// the harness preparing or clearing the world, no run's call (not even
+// another suite's, active meanwhile). The mark is the goroutine's, not the
+// context's: an agent that keeps Setup's context (a client built there)
+// and calls a tool with it is still told by its goroutine.
+//
+// The goroutine of its own is what tells the goroutines the hook starts
+// (seeding in parallel, a server, a token refresher) from the test's:
+// they descend from it (hookRoots). Until the hook returns, their calls
+// are the hook's too. After, they may serve the agent (a server Setup
+// started, whose handlers call a tool) or not (a refresher), and nothing
+// tells: they are told as any goroutine of no invocation is (lookup), but
+// only ever among the runs of this suite, never another's.
+//
+// t.FailNow or t.SkipNow in the hook (runtime.Goexit) ends its goroutine;
+// callHook then ends the caller's the same way, as if the hook had run in
+// it.
+func (s *Suite) callHook(name string, fn func(context.Context) error, ctx context.Context) (err error) {
+	done := make(chan struct{})
+	exited := true
+	go func() {
+		defer close(done)
+		defer hookRoots.enter(s.id)()
+		defer func() {
+			if v := recover(); v != nil {
+				err = fmt.Errorf("%s panicked: %v\n%s", name, v, debug.Stack())
+				exited = false
+			}
+		}()
+		err = fn(ctx)
+		exited = false
 	}()
-	defer enterHook()()
-	return fn(ctx)
+	<-done
+	if exited {
+		goruntime.Goexit()
+	}
+	return err
 }
 
 // outlived names goroutines the baseline started that were still there
