@@ -155,6 +155,13 @@ func Begin(ctx context.Context, op *Op, args, identity, entity []any) (*Call, co
 		c.gid = gid
 	}
 	r.mu.Lock()
+	if r.stopped.Load() {
+		// The run ended since lookup found it (stop takes r.mu): its
+		// trace was read, and the call is late, as one made after.
+		r.mu.Unlock()
+		r.late.note(op, c.pc)
+		return observe(ctx, op, args, identity, entity, c.pc)
+	}
 	if r.goroutines != nil {
 		r.goroutines[gid] = true
 	}

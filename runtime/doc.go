@@ -63,6 +63,13 @@
 // are the scenario's like any other, and the run does not end before they
 // are quiet: their calls are the invocation's too.
 //
+// Setup and Teardown run in goroutines of their own. The tools they call,
+// and those the goroutines they start call before they return (seeding in
+// parallel), are the harness's: no run's, even another test's. A goroutine
+// Setup starts and leaves running (a server the agent calls, a token
+// refresher) may serve the agent: its calls without the agent's context
+// are told as any, but only among the runs of Setup's own suite.
+//
 // # Effects, not executions
 //
 // A write executed twice for one identity is a duplicate only if the second

@@ -489,3 +489,31 @@ func TestSharedPoolOfTwoSuites(t *testing.T) {
 		t.Errorf("%d scenarios reached the pool, want the baseline and at least two more", checked)
 	}
 }
+
+// A goroutine an ended run left calls without a context while another run
+// of its suite is active, and its own run, still listed among the active
+// ones, ends meanwhile: the ended run refuses nothing (its trace was read),
+// so the call is not refused at all and is counted late. Before, the
+// refusal went to the ended run, and the call was neither in a trace nor
+// counted.
+func TestLeftCallWhoseRunEndedMeanwhileIsLate(t *testing.T) {
+	w := &lateWatch{name: "suite"}
+	left := &lateCalls{scenario: "baseline", suite: w}
+	own := newRecorder("suite", Fault{}, nil)
+	own.late = left
+	own.stopped.Store(true)
+	if got := leftCall([]*recorder{own}, left, leftBehindPut, "it has no context.Context parameter"); got != left {
+		t.Errorf("leftCall returned %p, want the ended run's late calls %p", got, left)
+	}
+	if len(own.refused) != 0 || len(own.errs) != 0 {
+		t.Errorf("the ended run recorded a refusal: %v", own.refused)
+	}
+	active := newRecorder("suite", Fault{}, nil)
+	active.late = &lateCalls{scenario: "retry", suite: w}
+	if got := leftCall([]*recorder{own, active}, left, leftBehindPut, "it has no context.Context parameter"); got != nil {
+		t.Errorf("leftCall returned %p, want nil: the active run of the suite refuses the call", got)
+	}
+	if len(active.refused) != 1 {
+		t.Errorf("the active run recorded %d refusals, want 1", len(active.refused))
+	}
+}

@@ -126,17 +126,27 @@ type invocation struct {
 // cancels itself (a deferred cancel of context.WithTimeout): so the
 // callbacks descend from the invocation, and a tool they call without its
 // context is still its call. callbacks is set when one may run: the
-// goroutine count rose across the cancel, or is above running, the count
-// before the invocation started, plus this goroutine. The harness then
-// waits for them (settleAfterFuncs). The first count is the process's, but
-// nothing but the cancel runs between its two reads.
+// process created a goroutine across the cancel (the runtime's count of
+// created goroutines, which never misses one, and counts other goroutines'
+// creations too: a wait for nothing costs one snapshot), or the number of
+// goroutines rose across it, or is above running, the number before the
+// invocation started, plus this goroutine (a callback on a context the
+// agent cancelled itself as it returned, still running). The number alone
+// misses a callback when another goroutine exits meanwhile (the other
+// delivery of a concurrent pair). The harness then waits for them
+// (settleAfterFuncs).
 func (inv *invocation) cancelled(gid uint64, running int) {
+	created, known := goroutinesCreated()
 	before := goruntime.NumGoroutine()
 	inv.cancel()
 	after := goruntime.NumGoroutine()
+	callbacks := after > before || after > running+1
+	if now, ok := goroutinesCreated(); known && ok && now > created {
+		callbacks = true
+	}
 	inv.rec.mu.Lock() // an abandoned invocation returns while deliver reads r.all
 	inv.gid = gid
-	inv.callbacks = after > before || after > running+1
+	inv.callbacks = callbacks
 	inv.rec.mu.Unlock()
 }
 
@@ -262,7 +272,12 @@ func (r *recorder) start() {
 // calls a tool with the run's context from now on runs it as in
 // production (Begin).
 func (r *recorder) stop() {
+	// Under r.mu: a call that found the run active and records under it
+	// (Begin, refuse) either lands before the trace is read or sees the
+	// run stopped.
+	r.mu.Lock()
 	r.stopped.Store(true)
+	r.mu.Unlock()
 	global.mu.Lock()
 	for i, x := range global.recs {
 		if x == r {
@@ -638,8 +653,15 @@ func lookup(ctx context.Context, op *Op) (inv *invocation, detached bool, late *
 		}
 	}
 	if inv == nil {
+		refused := false
 		for _, r := range recs {
-			r.refuse(op.Name, fmt.Sprintf("call of %s refused: %s, and the goroutine that made it does not descend from one invocation of one run (%d runs active in this process); pass the agent's ctx to the tool, or do not run agents whose tools lack a context in parallel (t.Parallel)", op.Name, why, len(recs)))
+			if r.refuse(op.Name, fmt.Sprintf("call of %s refused: %s, and the goroutine that made it does not descend from one invocation of one run (%d runs active in this process); pass the agent's ctx to the tool, or do not run agents whose tools lack a context in parallel (t.Parallel)", op.Name, why, len(recs))) {
+				refused = true
+			}
+		}
+		if !refused && watching.Load() > 0 {
+			// Every run ended meanwhile: as between two scenarios.
+			return nil, false, lateCaller()
 		}
 		return nil, false, nil
 	}
@@ -685,8 +707,11 @@ func leftCall(recs []*recorder, left *lateCalls, op *Op, why string) *lateCalls 
 			same = r.late != nil && suite != nil && r.late.suite == suite
 		}
 		if same {
-			refused = true
-			r.refuse(op.Name, fmt.Sprintf("call of %s refused: %s, and the goroutine that made it was started by an invocation of %s and left running (a worker the agent started once and reuses, or a goroutine it did not wait for): no run can tell which invocation the call serves, so it is none of them; pass the agent's ctx to the tool, and wait for the goroutines the agent starts before it returns", op.Name, why, origin))
+			// A run that ended meanwhile (the left goroutine's own,
+			// among them) refuses nothing: the call is then late.
+			if r.refuse(op.Name, fmt.Sprintf("call of %s refused: %s, and the goroutine that made it was started by an invocation of %s and left running (a worker the agent started once and reuses, or a goroutine it did not wait for): no run can tell which invocation the call serves, so it is none of them; pass the agent's ctx to the tool, and wait for the goroutines the agent starts before it returns", op.Name, why, origin)) {
+				refused = true
+			}
 			continue
 		}
 		r.unattributable(op.Name, fmt.Sprintf("a call of %s was made during this run by a goroutine another agent's run started (%s), and %s: if it served this agent (a worker pool both use), this run did not see it, and its verdict is incomplete; pass the agent's ctx to the tool", op.Name, strings.TrimSuffix(origin, ","), why))
@@ -778,21 +803,31 @@ func (r *recorder) invocation(n int) *invocation {
 	return nil
 }
 
-func (r *recorder) refuse(op, msg string) {
+// refuse records the refusal of a call of op in the run, and reports
+// whether it did: a run that has ended records nothing, and the call is
+// not refused in it.
+func (r *recorder) refuse(op, msg string) bool {
 	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.stopped.Load() {
+		return false
+	}
 	r.refused = append(r.refused, msg)
 	r.refusedOps = append(r.refusedOps, op)
 	r.errs = append(r.errs, msg)
-	r.mu.Unlock()
+	return true
 }
 
 // unattributable notes a call of op the run could not tell was its own
-// (Trace.Unattributed).
+// (Trace.Unattributed), unless the run has ended.
 func (r *recorder) unattributable(op, msg string) {
 	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.stopped.Load() {
+		return
+	}
 	r.unattributed = append(r.unattributed, msg)
 	r.unattribOps = append(r.unattribOps, op)
-	r.mu.Unlock()
 }
 
 func (r *recorder) noteDetached(site string) {
