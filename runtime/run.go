@@ -126,23 +126,27 @@ type invocation struct {
 // cancels itself (a deferred cancel of context.WithTimeout): so the
 // callbacks descend from the invocation, and a tool they call without its
 // context is still its call. callbacks is set when one may run: the
-// process created a goroutine across the cancel (the runtime's count of
-// created goroutines, which never misses one, and counts other goroutines'
-// creations too: a wait for nothing costs one snapshot), or the number of
-// goroutines rose across it, or is above running, the number before the
-// invocation started, plus this goroutine (a callback on a context the
-// agent cancelled itself as it returned, still running). The number alone
-// misses a callback when another goroutine exits meanwhile (the other
-// delivery of a concurrent pair). The harness then waits for them
+// process created a goroutine since the invocation's goroutine began
+// (created: the runtime's count of created goroutines, which never misses
+// one, a callback on a context the agent cancelled itself as it returned
+// included, and counts other goroutines' too: an agent that starts
+// goroutines, or a busy process, pays a snapshot for nothing). Where the
+// runtime does not count them, the number of goroutines rose across the
+// cancel, or is above running, the number before the invocation started,
+// plus this goroutine; another goroutine that exits meanwhile (the other
+// delivery of a concurrent pair, the crashed delivery before its
+// restart) hides a callback from it. The harness then waits for them
 // (settleAfterFuncs).
-func (inv *invocation) cancelled(gid uint64, running int) {
-	created, known := goroutinesCreated()
+func (inv *invocation) cancelled(gid uint64, running int, created uint64) {
+	known := created != 0
 	before := goruntime.NumGoroutine()
 	inv.cancel()
-	after := goruntime.NumGoroutine()
-	callbacks := after > before || after > running+1
-	if now, ok := goroutinesCreated(); known && ok && now > created {
-		callbacks = true
+	var callbacks bool
+	if now, ok := goroutinesCreated(); known && ok {
+		callbacks = now > created
+	} else {
+		after := goruntime.NumGoroutine()
+		callbacks = after > before || after > running+1
 	}
 	inv.rec.mu.Lock() // an abandoned invocation returns while deliver reads r.all
 	inv.gid = gid
@@ -338,6 +342,7 @@ func (r *recorder) invokeNumbered(ctx context.Context, fn func(context.Context) 
 		}
 		defer r.progress.Add(1)
 		gid := goroutineID()
+		created, _ := goroutinesCreated()
 		r.mu.Lock()
 		if r.goroutines != nil {
 			// The invocation's own goroutine has returned once done is
@@ -378,7 +383,7 @@ func (r *recorder) invokeNumbered(ctx context.Context, fn func(context.Context) 
 			err = fmt.Errorf("agent goroutine exited (runtime.Goexit)")
 		}()
 		defer inv.returned.Store(true)
-		defer inv.cancelled(gid, running)
+		defer inv.cancelled(gid, running, created)
 		err = fn(ctx)
 		returned = true
 	}
