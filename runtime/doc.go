@@ -66,9 +66,9 @@
 // Setup and Teardown run in goroutines of their own. The tools they call,
 // and those the goroutines they start call before they return (seeding in
 // parallel), are the harness's: no run's, even another test's. A goroutine
-// Setup starts and leaves running (a server the agent calls, a token
-// refresher) may serve the agent: its calls without the agent's context
-// are told as any, but only among the runs of Setup's own suite.
+// Setup starts and leaves running may serve an agent (a server the agent
+// calls) or not (a token refresher), and nothing tells: its calls without
+// the agent's context are told as any.
 //
 // # Effects, not executions
 //

@@ -169,53 +169,40 @@ func enterHook() (leave func()) {
 	}
 }
 
-// hookRoots remembers the goroutines that ran Setup and Teardown
-// (Suite.callHook), with their suite, and whether the hook is still
-// running: a goroutine that descends from one was started by the hook. The
-// oldest are forgotten; goroutine ids are never reused.
-var hookRoots hookRegistry
-
-type hookRegistry struct {
-	mu   sync.Mutex
-	m    map[uint64]hookRoot
-	ring [256]uint64
-	next int
+// hookRoots holds the goroutines running Setup or Teardown now
+// (Suite.callHook): a goroutine that descends from one was started by the
+// hook, and its calls are the hook's too. Once the hook returned, the
+// goroutines it left running are told as any other (lookup): a server
+// Setup started may serve an agent, this suite's or another's.
+var hookRoots struct {
+	mu sync.Mutex
+	m  map[uint64]bool
 }
 
-type hookRoot struct {
-	suite   uint64 // Suite.id
-	running bool
-}
-
-// enter marks the calling goroutine as suite's hook's until leave: as a
-// hook's (enterHook), and as the root of the goroutines the hook starts.
-func (h *hookRegistry) enter(suite uint64) (leave func()) {
+// enterHookRoot marks the calling goroutine as running Setup or Teardown
+// until leave: as a hook's (enterHook), and as the root of the goroutines
+// the hook starts.
+func enterHookRoot() (leave func()) {
 	gid := goroutineID()
-	h.mu.Lock()
-	if h.m == nil {
-		h.m = make(map[uint64]hookRoot, len(h.ring))
+	hookRoots.mu.Lock()
+	if hookRoots.m == nil {
+		hookRoots.m = map[uint64]bool{}
 	}
-	delete(h.m, h.ring[h.next])
-	h.ring[h.next] = gid
-	h.next = (h.next + 1) % len(h.ring)
-	h.m[gid] = hookRoot{suite: suite, running: true}
-	h.mu.Unlock()
+	hookRoots.m[gid] = true
+	hookRoots.mu.Unlock()
 	leaveHook := enterHook()
 	return func() {
 		leaveHook()
-		h.mu.Lock()
-		if _, ok := h.m[gid]; ok {
-			h.m[gid] = hookRoot{suite: suite}
-		}
-		h.mu.Unlock()
+		hookRoots.mu.Lock()
+		delete(hookRoots.m, gid)
+		hookRoots.mu.Unlock()
 	}
 }
 
-func (h *hookRegistry) get(gid uint64) (hookRoot, bool) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	root, ok := h.m[gid]
-	return root, ok
+func isHookRoot(gid uint64) bool {
+	hookRoots.mu.Lock()
+	defer hookRoots.mu.Unlock()
+	return hookRoots.m[gid]
 }
 
 // inHook reports whether the calling goroutine runs State, Settle, Setup

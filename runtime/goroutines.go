@@ -246,13 +246,26 @@ func (g *gInfo) busy(since time.Time) (bool, string) {
 			strings.HasPrefix(f, "net/http.(*http2ClientConn).RoundTrip"),
 			strings.HasPrefix(f, "golang.org/x/net/http2.(*ClientConn).RoundTrip"),
 			strings.HasPrefix(f, "net.(*Resolver)."):
-			return true, "waiting for an HTTP response"
+			return true, whyHTTPResponse
 		}
 	}
 	if !since.IsZero() && time.Since(since) < bodyGrace {
 		return true, "in a tool body"
 	}
 	return false, ""
+}
+
+const whyHTTPResponse = "waiting for an HTTP response"
+
+// idleServerConn reports whether g is an HTTP server's connection waiting
+// for its next request.
+func idleServerConn(g *gInfo) bool {
+	return g.state == "IO wait" && g.has("net/http.(*conn).serve") && g.idleConnection()
+}
+
+// httpHandler reports whether g runs an HTTP handler of this process.
+func (g *gInfo) httpHandler() bool {
+	return g.has("net/http.serverHandler.ServeHTTP") || g.has("net/http.(*http2serverConn).runHandler") || g.has("golang.org/x/net/http2.(*serverConn).runHandler")
 }
 
 // idleConnection reports whether g, in IO wait, is a connection or listener
@@ -416,12 +429,15 @@ func (w *world) visit(gid uint64) {
 
 // snapshot parses the scenario's goroutines in full, and of the others
 // only what links parents.
-func (w *world) snapshot() []gInfo {
+func (w *world) snapshot() []gInfo { return w.snapshotWith(0) }
+
+// snapshotWith is snapshot that parses goroutine self in full too.
+func (w *world) snapshotWith(self uint64) []gInfo {
 	// before is never written after newWorld.
 	if w.before == nil {
 		return snapshotGoroutines() // ours are found by descent (ours)
 	}
-	return snapshotSome(func(id, _ uint64) bool { return !w.before[id] || w.isVisitor(id) })
+	return snapshotSome(func(id, _ uint64) bool { return !w.before[id] || id == self || w.isVisitor(id) })
 }
 
 func (w *world) isVisitor(id uint64) bool {
@@ -491,12 +507,37 @@ func (w *world) quiet(self uint64) (bool, string) {
 	made := w.made
 	created, known := goroutinesCreated()
 	w.mu.Unlock()
-	ours := w.ours(w.snapshot(), self)
+	all := w.snapshotWith(self)
+	ours := w.ours(all, self)
+	// An HTTP handler of this process held at a gate (a server the agent
+	// calls, whose handler calls a tool: self, when it waits at a gate of
+	// its own, is one), or blocked behind one (on the server's lock),
+	// answers only once some gate opens: a client waiting for an HTTP
+	// response may be waiting for it, and is then no busier than the
+	// handler. Each such handler excuses one waiting client.
+	handlers := 0
+	for i := range all {
+		if all[i].id == self && all[i].httpHandler() {
+			handlers++
+		}
+	}
+	for i := range ours {
+		if g := &ours[i]; g.httpHandler() {
+			if busy, _ := g.busy(w.bodySince(g.id)); !busy {
+				handlers++
+			}
+		}
+	}
 	for _, g := range ours {
 		w.noteNetwork(&g)
 		// A goroutine just released from a gate still has the gate on its
 		// stack, but is runnable: busy comes first.
-		if busy, why := g.busy(w.bodySince(g.id)); busy {
+		busy, why := g.busy(w.bodySince(g.id))
+		if busy && why == whyHTTPResponse && handlers > 0 {
+			handlers--
+			busy = false
+		}
+		if busy {
 			w.noteQuiet(nil, 0, 0, false)
 			return false, fmt.Sprintf("goroutine %d (%s) at %s", g.id, why, g.where())
 		}

@@ -210,12 +210,12 @@ func TestLateOpsAreSorted(t *testing.T) {
 }
 
 // Suite "seeding"'s Setup calls a traced tool while suite "busy"'s run is
-// active: from its own goroutine, with its context or none; from goroutines
-// it starts and waits for (seeding in parallel); from one it starts and
-// leaves running (a token refresher), which calls after Setup returned. Each
-// call is the harness's or seeding's, never busy's: before Setup ran in a
-// goroutine of its own, the goroutines it started were charged to busy's
-// one live invocation.
+// active: from its own goroutine, with its context or none, and from
+// goroutines it starts and waits for (seeding in parallel). Each call is
+// the harness's, never busy's: before Setup ran in a goroutine of its own,
+// the goroutines it started were charged to busy's one live invocation (a
+// duplicate_write of the seeded key). A goroutine Setup leaves running is
+// another matter (TestServerStartedOnceByASetup).
 func TestSetupCallIsNotAnotherSuitesRunsCall(t *testing.T) {
 	for _, c := range []struct {
 		name string
@@ -243,17 +243,6 @@ func TestSetupCallIsNotAnotherSuitesRunsCall(t *testing.T) {
 			}
 			wg.Wait()
 			return nil, errors.Join(errs...)
-		}},
-		{"refresher", func(ctx context.Context, put func(string)) (func(), error) {
-			tick, done := make(chan struct{}), make(chan struct{})
-			go func() {
-				defer close(done)
-				for range tick {
-					_ = tracedPut(ctx, put, "seed")
-					_ = tracedPut(nil, put, "seed")
-				}
-			}()
-			return func() { tick <- struct{}{}; close(tick); <-done }, nil
 		}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -354,6 +343,100 @@ func TestServerSetupStartedServesTheAgent(t *testing.T) {
 			}
 		})
 	}
+}
+
+// onceServer is an in-process fake API that a package's tests share,
+// started by the first Setup that needs it (sync.Once): its handler
+// writes through a traced tool with Setup's context, not the agent's.
+type onceServer struct {
+	once sync.Once
+	reqs chan onceRequest
+}
+
+type onceRequest struct {
+	k    string
+	done chan error
+}
+
+func (o *onceServer) setup(t *testing.T) func(context.Context) error {
+	return func(ctx context.Context) error {
+		o.once.Do(func() {
+			o.reqs = make(chan onceRequest)
+			stopped := make(chan struct{})
+			go func() {
+				defer close(stopped)
+				for r := range o.reqs {
+					r.done <- tracedPut(ctx, func(string) {}, r.k)
+				}
+			}()
+			t.Cleanup(func() { close(o.reqs); <-stopped })
+		})
+		return nil
+	}
+}
+
+func (o *onceServer) call(k string) error {
+	r := onceRequest{k, make(chan error)}
+	o.reqs <- r
+	return <-r.done
+}
+
+// A server the first suite's Setup started serves the agents of later
+// suites too: its handler's call, made once Setup returned, is told as any
+// call from a goroutine of no invocation. One suite after the other, each
+// traces its own write (a filter to the suite whose Setup started the
+// server lost the second's). Two at once, neither gains the other's write
+// (the same filter gave the first a duplicate_write of the second's key):
+// the second's is traced or refused.
+func TestServerStartedOnceByASetup(t *testing.T) {
+	t.Run("one after the other", func(t *testing.T) {
+		srv := &onceServer{}
+		for _, name := range []string{"first", "second"} {
+			s := NewSuite(name, func(context.Context) error { return srv.call(name) }, OnlyScenario("none"), Setup(srv.setup(t)))
+			res, err := s.Baseline(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			s.Report()
+			if len(res.Trace.Ops) != 1 {
+				t.Errorf("suite %s traced %d calls, want its one write through the server", name, len(res.Trace.Ops))
+			}
+		}
+	})
+	t.Run("at once", func(t *testing.T) {
+		srv := &onceServer{}
+		inside, release := make(chan struct{}), make(chan struct{})
+		var once sync.Once
+		a := NewSuite("a", func(context.Context) error {
+			if err := srv.call("k"); err != nil {
+				return err
+			}
+			once.Do(func() { close(inside) })
+			<-release
+			return nil
+		}, OnlyScenario("none"), Setup(srv.setup(t)))
+		endSuite(t, a)
+		done := make(chan *Result, 1)
+		go func() {
+			res, _ := a.Baseline(context.Background())
+			done <- res
+		}()
+		<-inside
+		b := NewSuite("b", func(context.Context) error { return srv.call("k") }, OnlyScenario("none"), Setup(srv.setup(t)))
+		endSuite(t, b)
+		bres, err := b.Baseline(context.Background())
+		close(release)
+		ares := <-done
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(ares.Trace.Ops) != 1 || slices.ContainsFunc(ares.Findings, func(f Finding) bool { return f.Code == CodeDuplicateWrite }) {
+			t.Errorf("suite a traced %d calls, findings %v; want its own write only", len(ares.Trace.Ops), ares.Findings)
+		}
+		if len(bres.Trace.Ops) != 1 && len(bres.Trace.Refused) == 0 {
+			t.Errorf("suite b's write through the server is neither traced nor refused")
+		}
+	})
 }
 
 // An agent whose client was built in Setup calls a tool with the context

@@ -67,11 +67,12 @@ func newConfig(opts []Option) config {
 // tools fn calls, and those the goroutines it starts call before it
 // returns (seeding in parallel), are not the agent's: they run as in
 // production, in no run's trace, even while another test's suite runs.
-// A goroutine fn starts and leaves running (a server the agent calls, a
-// token refresher) may serve the agent: a tool it calls during a scenario,
+// A goroutine fn starts and leaves running may serve an agent (a server
+// the agent calls, started once for the package's tests) or not (a token
+// refresher), and nothing tells: a tool it calls during a scenario,
 // without the agent's ctx, is told as any call without it (the one
-// invocation running, or refused when several are), but only ever among
-// this suite's runs, never another test's.
+// invocation running, refused when several are). A goroutine that does
+// not serve the agent should not call its traced tools.
 func Setup(fn func(ctx context.Context) error) Option {
 	return optionFunc(func(c *config) { c.setup = fn })
 }

@@ -83,7 +83,6 @@ type recorder struct {
 
 	judge *judge // the State judge, when State is given
 	id    uint64 // the run's number in the process (runs)
-	suite uint64 // its suite's number (Suite.id); 0 outside a suite
 	// late counts the calls made after the run ended by goroutines its
 	// agent left running (late.go); nil outside a suite.
 	late *lateCalls
@@ -430,7 +429,7 @@ func settleAfterFuncs(parents []uint64) {
 			started[g.id] = true
 		}
 	}
-	stillAlive(started, afterFuncGrace)
+	stillAlive(started, afterFuncGrace, nil)
 }
 
 // afterFuncGrace bounds settleAfterFuncs's wait.
@@ -621,18 +620,9 @@ func lookup(ctx context.Context, op *Op) (inv *invocation, detached bool, late *
 	if ctx != nil {
 		why = "its context.Context does not come from the agent's"
 	}
-	inv, left, leftBy, setup := attribute(recs, goroutineID())
+	inv, left, leftBy := attribute(recs, goroutineID())
 	if left == hookCalls {
 		return nil, false, nil // seeding the world in Setup's goroutines
-	}
-	if setup != 0 {
-		// A goroutine Setup or Teardown started and left running (a
-		// server, a refresher): if it serves an agent, it is its
-		// suite's, and no other's.
-		recs = slices.DeleteFunc(recs, func(r *recorder) bool { return r.suite != setup })
-		if len(recs) == 0 {
-			return nil, false, nil
-		}
 	}
 	if inv != nil && inv.rec.stopped.Load() {
 		// An invocation its run abandoned (a stall), or a goroutine it
@@ -733,11 +723,10 @@ func leftCall(recs []*recorder, left *lateCalls, op *Op, why string) *lateCalls 
 // ended, it returns that invocation's goroutine as leftBy instead, with, for
 // a suite's run, the run's late calls (reported, counting nothing, once its
 // suite's report was taken). If the tree is that of a Setup or Teardown
-// still running, late is hookCalls; of one that returned, setup is its
-// suite's number (Suite.callHook).
-func attribute(recs []*recorder, gid uint64) (inv *invocation, late *lateCalls, leftBy, setup uint64) {
+// still running, late is hookCalls (Suite.callHook).
+func attribute(recs []*recorder, gid uint64) (inv *invocation, late *lateCalls, leftBy uint64) {
 	if inv, ok := roots.Load(gid); ok {
-		return inv.(*invocation), nil, 0, 0
+		return inv.(*invocation), nil, 0
 	}
 	all := snapshotGoroutines()
 	parent := make(map[uint64]uint64, len(all))
@@ -753,14 +742,10 @@ func attribute(recs []*recorder, gid uint64) (inv *invocation, late *lateCalls, 
 	}
 	for id, i := parent[gid], 0; id != 0 && i < 64; id, i = parent[id], i+1 {
 		if inv, ok := roots.Load(id); ok {
-			return inv.(*invocation), nil, 0, 0
+			return inv.(*invocation), nil, 0
 		}
-		if h, ok := hookRoots.get(id); ok {
-			if h.running {
-				return nil, hookCalls, 0, 0
-			}
-			setup = h.suite
-			break
+		if isHookRoot(id) {
+			return nil, hookCalls, 0
 		}
 		if e, ok := ended.get(id); ok {
 			// Left behind by an invocation that returned: its own if its
@@ -768,28 +753,28 @@ func attribute(recs []*recorder, gid uint64) (inv *invocation, late *lateCalls, 
 			for _, r := range recs {
 				if r.id == e.run {
 					if inv := r.invocation(int(e.n)); inv != nil {
-						return inv, nil, 0, 0
+						return inv, nil, 0
 					}
 				}
 			}
 			if e.suite {
 				// Counted until its suite's report, and nobody's after.
-				return nil, lateRuns.get(e.run), id, 0
+				return nil, lateRuns.get(e.run), id
 			}
-			return nil, nil, id, 0
+			return nil, nil, id
 		}
 	}
 	for _, r := range recs {
-		if r.world == nil || setup != 0 && r.suite != setup {
+		if r.world == nil {
 			continue
 		}
 		if n := r.world.invocationOf(gid); n > 0 {
 			if inv := r.invocation(n); inv != nil {
-				return inv, nil, 0, 0
+				return inv, nil, 0
 			}
 		}
 	}
-	return nil, nil, 0, setup
+	return nil, nil, 0
 }
 
 // hookCalls stands for the calls of a goroutine a running Setup or
@@ -941,8 +926,9 @@ func stackGoroutineID() uint64 {
 
 // stillAlive returns the stacks of the goroutines in ids that are still
 // running after grace, or "". It looks at once, then after growing pauses
-// (50µs up to 1ms): most goroutines are gone at the first look.
-func stillAlive(ids map[uint64]bool, grace time.Duration) string {
+// (50µs up to 1ms): most goroutines are gone at the first look. A
+// goroutine that idle says may stay counts as gone.
+func stillAlive(ids map[uint64]bool, grace time.Duration, idle func(*gInfo) bool) string {
 	if len(ids) == 0 {
 		return ""
 	}
@@ -951,7 +937,7 @@ func stillAlive(ids map[uint64]bool, grace time.Duration) string {
 	for {
 		var alive []string
 		for _, g := range snapshotSome(func(id, _ uint64) bool { return ids[id] }) {
-			if ids[g.id] && g.stack != "" {
+			if ids[g.id] && g.stack != "" && (idle == nil || !idle(&g)) {
 				alive = append(alive, g.stack)
 			}
 		}

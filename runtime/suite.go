@@ -10,7 +10,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 )
 
@@ -82,11 +81,7 @@ type Suite struct {
 	secrets          secretSet   // the redacted values of every scenario (redact.go)
 	lateBlock        []lateCalls // late counts not handed out yet (newLate)
 	watch            *lateWatch
-	id               uint64 // the suite's number in the process (suites), which its runs and hooks carry
 }
-
-// suites numbers the suites of the process (Suite.id).
-var suites atomic.Uint64
 
 // NewSuite prepares the suite of agent fn, named name. fn is one invocation
 // of the agent: it must use ctx for its tool calls.
@@ -94,7 +89,7 @@ func NewSuite(name string, fn func(ctx context.Context) error, opts ...Option) *
 	if fn == nil {
 		panic("runtime: NewSuite with a nil agent func")
 	}
-	return &Suite{name: name, fn: fn, cfg: newConfig(opts), started: time.Now(), id: suites.Add(1)}
+	return &Suite{name: name, fn: fn, cfg: newConfig(opts), started: time.Now()}
 }
 
 // Run runs the whole fault suite of fn outside go test, for CLIs and
@@ -345,7 +340,7 @@ func (s *Suite) run(ctx context.Context, sc Scenario) (*Result, *Trace, error) {
 	// server, a worker) counts as the scenario's when quiescence is read.
 	w := newWorld(sc.Concurrent || sc.sched != nil)
 	if s.cfg.setup != nil {
-		if err := s.callHook("Setup", s.cfg.setup, ctx); err != nil {
+		if err := callHook(w, "Setup", s.cfg.setup, ctx); err != nil {
 			res.Error = "setup: " + err.Error()
 			res.Inconclusive = true
 			res.Trace = &Trace{Name: s.name, Ops: []Operation{}}
@@ -362,7 +357,6 @@ func (s *Suite) run(ctx context.Context, sc Scenario) (*Result, *Trace, error) {
 		gate = sc.sched
 	}
 	r := newRecorder(s.name, sc.Fault, gate)
-	r.suite = s.id
 	r.late = s.newLate(sc.Name)
 	res.late = r.late
 	s.watchLate(r.id, r.late)
@@ -457,7 +451,9 @@ func (s *Suite) run(ctx context.Context, sc Scenario) (*Result, *Trace, error) {
 		}
 		s.callGoroutines = len(r.goroutines)
 		r.mu.Unlock()
-		if leaked := stillAlive(callers, 20*time.Millisecond); leaked != "" {
+		// An HTTP server's connection that served a call and waits for
+		// the next request (keep-alive) acts only when asked: no leak.
+		if leaked := stillAlive(callers, 20*time.Millisecond, idleServerConn); leaked != "" {
 			res.Findings = append(res.Findings, Finding{
 				Code: CodeGoroutineLeak, Severity: SeverityWarning, Scenario: sc.Name, Replay: res.Replay,
 				Message: fmt.Sprintf("a goroutine that made tool calls was still running after the agent returned: it can act after the invocation ended (and after a retry began); wait for the goroutines you start:\n%s", leaked),
@@ -500,7 +496,7 @@ func (s *Suite) run(ctx context.Context, sc Scenario) (*Result, *Trace, error) {
 	s.checkInvariants(res, tr)
 	var err error
 	if s.cfg.teardown != nil {
-		if terr := s.callHook("Teardown", s.cfg.teardown, ctx); terr != nil {
+		if terr := callHook(nil, "Teardown", s.cfg.teardown, ctx); terr != nil {
 			err = fmt.Errorf("%s: teardown: %w", sc.Name, terr)
 		}
 	}
@@ -622,22 +618,22 @@ func (w *stallWatch) stop() (string, bool) {
 // and calls a tool with it is still told by its goroutine.
 //
 // The goroutine of its own is what tells the goroutines the hook starts
-// (seeding in parallel, a server, a token refresher) from the test's:
-// they descend from it (hookRoots). Until the hook returns, their calls
-// are the hook's too. After, they may serve the agent (a server Setup
-// started, whose handlers call a tool) or not (a refresher), and nothing
-// tells: they are told as any goroutine of no invocation is (lookup), but
-// only ever among the runs of this suite, never another's.
+// (seeding in parallel) from the test's: they descend from it
+// (hookRoots), and until the hook returns their calls are the hook's too.
+// After, the goroutines it left running may serve an agent (a server
+// Setup started, whose handlers call a tool, for this suite or, started
+// once, for the package's tests) or not (a token refresher), and nothing
+// tells: they are told as any goroutine of no invocation (lookup).
 //
 // t.FailNow or t.SkipNow in the hook (runtime.Goexit) ends its goroutine;
 // callHook then ends the caller's the same way, as if the hook had run in
-// it.
-func (s *Suite) callHook(name string, fn func(context.Context) error, ctx context.Context) (err error) {
+// it. w, when not nil, is the scenario's world, which counts the goroutine
+// as the harness's (quietgates.go).
+func callHook(w *world, name string, fn func(context.Context) error, ctx context.Context) (err error) {
 	done := make(chan struct{})
 	exited := true
-	go func() {
-		defer close(done)
-		defer hookRoots.enter(s.id)()
+	hook := func() {
+		defer enterHookRoot()()
 		defer func() {
 			if v := recover(); v != nil {
 				err = fmt.Errorf("%s panicked: %v\n%s", name, v, debug.Stack())
@@ -646,7 +642,15 @@ func (s *Suite) callHook(name string, fn func(context.Context) error, ctx contex
 		}()
 		err = fn(ctx)
 		exited = false
-	}()
+	}
+	if w != nil {
+		w.start(hook, done)
+	} else {
+		go func() {
+			defer close(done)
+			hook()
+		}()
+	}
 	<-done
 	if exited {
 		goruntime.Goexit()

@@ -630,3 +630,100 @@ func TestFireAndForgetNotificationIsReported(t *testing.T) {
 	}
 	assert.NotZero(t, posts.Load())
 }
+
+// The tool lives behind an HTTP server of the test (a fake of the service
+// the agent calls, as a real agent's test has): the handler calls the
+// traced tool with its request's context, and the agent waits for the HTTP
+// answer. Under the baseline's gates, the handler's call waits at its gate
+// while the agent waits for the answer; before, a client waiting for an
+// HTTP response was never quiet, and the baseline stalled (a false
+// "stalled" and "baseline_failed" after StallTimeout), with the server
+// started before the test or in Setup alike. The keep-alive connection
+// that served the call, waiting for the next request, is no leak either.
+// The retrying agent's duplicate is caught; the server that opens a ticket
+// once per key has none.
+func TestToolBehindTheTestsHTTPServer(t *testing.T) {
+	type server struct {
+		w    *deskWorld
+		once bool // open a ticket once per key (the fixed sink)
+		mu   sync.Mutex
+	}
+	handler := func(s *server) http.Handler {
+		return http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+			key := r.URL.Query().Get("key")
+			if s.once {
+				// The sink keeps one ticket per key: check and open
+				// under its lock.
+				s.mu.Lock()
+				defer s.mu.Unlock()
+			}
+			if s.once && s.w.desk.Opened() > 0 {
+				rw.WriteHeader(http.StatusOK)
+				return
+			}
+			if _, err := s.w.desk.OpenTraced(r.Context(), key); err != nil {
+				http.Error(rw, err.Error(), http.StatusBadGateway)
+			}
+		})
+	}
+	for _, c := range []struct {
+		name    string
+		inSetup bool
+		once    bool
+	}{
+		{"before the test", false, false},
+		{"in Setup", true, false},
+		{"in Setup, once per key", true, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			w := &deskWorld{}
+			s := &server{w: w, once: c.once}
+			var srv *httptest.Server
+			opts := w.options(testkit.StallTimeout(2 * time.Second))
+			if c.inSetup {
+				opts = append(opts, testkit.Setup(func(context.Context) error {
+					w.desk = realworld.NewDesk()
+					if srv != nil {
+						srv.Close()
+					}
+					srv = httptest.NewServer(handler(s))
+					return nil
+				}))
+			} else {
+				srv = httptest.NewServer(handler(s))
+			}
+			defer func() { srv.Close() }()
+			agent := func(ctx context.Context) error {
+				var err error
+				for range 3 {
+					req, _ := http.NewRequestWithContext(ctx, http.MethodPost, srv.URL+"/open?key=D-1", nil)
+					var resp *http.Response
+					if resp, err = http.DefaultClient.Do(req); err == nil {
+						resp.Body.Close()
+						if resp.StatusCode == http.StatusOK {
+							return nil
+						}
+						err = errors.New(resp.Status)
+					}
+				}
+				return err
+			}
+			ft := &fakeT{name: "TestBehindHTTP"}
+			start := time.Now()
+			rep := testkit.TestAgent(ft, agent, opts...)
+			assert.Less(t, time.Since(start), 2*time.Second, "no scenario waited for its stall timeout")
+			noStall(t, rep)
+			require.Len(t, rep.Baseline.Trace.Ops, 1, "the baseline traced the handler's call")
+			for _, f := range rep.Baseline.Findings {
+				assert.NotEqual(t, runtime.CodeBaselineFailed, f.Code, f.Message)
+				assert.NotEqual(t, runtime.CodeGoroutineLeak, f.Code, f.Message)
+			}
+			dup := codes(rep)["lost_acknowledgement/openTicket#1"]
+			if c.once {
+				assert.NotContains(t, dup, runtime.CodeDuplicateWrite)
+			} else {
+				assert.Contains(t, dup, runtime.CodeDuplicateWrite)
+			}
+		})
+	}
+}
