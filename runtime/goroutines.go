@@ -28,7 +28,9 @@ import (
 // gate) are the scenario's. They are quiet when each of them is parked at a
 // gate or blocked on a channel, a select, a lock or a condition, and none is
 // running, runnable, in a system call, asleep, or waiting for the answer of
-// an HTTP request or for network I/O that is not an idle connection's. A
+// an HTTP request (unless an HTTP handler of this process, held at a gate
+// or blocked behind one, may owe it) or for network I/O that is not an idle
+// connection's. A
 // goroutine blocked on a lock or channel only wakes when another goroutine
 // acts, and every goroutine that could act is seen in the same snapshot.
 
