@@ -142,21 +142,30 @@ func newJudge(ctx context.Context, c *config) *judge {
 // hooks are the goroutines running State, Settle, Setup or Teardown now:
 // a tool they call (State reading the world through the agent's own
 // client, Setup seeding it) is the harness's, not the agent's, and runs
-// as in production (Begin).
+// as in production (Begin). roots are those running Setup or Teardown, in
+// a goroutine of their own (callHook): a goroutine that descends from one
+// was started by the hook, and its calls are the hook's too. Once the hook
+// returned, the goroutines it left running are told as any other (lookup):
+// a server Setup started may serve an agent, this suite's or another's.
 var hooks struct {
-	n    atomic.Int32 // how many are running, read first
-	mu   sync.Mutex
-	gids map[uint64]int
+	n     atomic.Int32 // how many are running, read first
+	mu    sync.Mutex
+	gids  map[uint64]int
+	roots map[uint64]bool
 }
 
-// enterHook marks the calling goroutine as running a hook until leave.
-func enterHook() (leave func()) {
+// enterHook marks the calling goroutine as running a hook until leave, and
+// with root, as the root of the goroutines the hook starts.
+func enterHook(root bool) (leave func()) {
 	gid := goroutineID()
 	hooks.mu.Lock()
 	if hooks.gids == nil {
-		hooks.gids = map[uint64]int{}
+		hooks.gids, hooks.roots = map[uint64]int{}, map[uint64]bool{}
 	}
 	hooks.gids[gid]++
+	if root {
+		hooks.roots[gid] = true
+	}
 	hooks.mu.Unlock()
 	hooks.n.Add(1)
 	return func() {
@@ -165,44 +174,18 @@ func enterHook() (leave func()) {
 		if hooks.gids[gid]--; hooks.gids[gid] == 0 {
 			delete(hooks.gids, gid)
 		}
+		if root {
+			delete(hooks.roots, gid)
+		}
 		hooks.mu.Unlock()
 	}
 }
 
-// hookRoots holds the goroutines running Setup or Teardown now
-// (Suite.callHook): a goroutine that descends from one was started by the
-// hook, and its calls are the hook's too. Once the hook returned, the
-// goroutines it left running are told as any other (lookup): a server
-// Setup started may serve an agent, this suite's or another's.
-var hookRoots struct {
-	mu sync.Mutex
-	m  map[uint64]bool
-}
-
-// enterHookRoot marks the calling goroutine as running Setup or Teardown
-// until leave: as a hook's (enterHook), and as the root of the goroutines
-// the hook starts.
-func enterHookRoot() (leave func()) {
-	gid := goroutineID()
-	hookRoots.mu.Lock()
-	if hookRoots.m == nil {
-		hookRoots.m = map[uint64]bool{}
-	}
-	hookRoots.m[gid] = true
-	hookRoots.mu.Unlock()
-	leaveHook := enterHook()
-	return func() {
-		leaveHook()
-		hookRoots.mu.Lock()
-		delete(hookRoots.m, gid)
-		hookRoots.mu.Unlock()
-	}
-}
-
+// isHookRoot reports whether goroutine gid runs Setup or Teardown now.
 func isHookRoot(gid uint64) bool {
-	hookRoots.mu.Lock()
-	defer hookRoots.mu.Unlock()
-	return hookRoots.m[gid]
+	hooks.mu.Lock()
+	defer hooks.mu.Unlock()
+	return hooks.roots[gid]
 }
 
 // inHook reports whether the calling goroutine runs State, Settle, Setup
@@ -224,7 +207,7 @@ func (j *judge) snapshot() (s string, err error) {
 			err = fmt.Errorf("State panicked: %v\n%s", v, debug.Stack())
 		}
 	}()
-	defer enterHook()()
+	defer enterHook(false)()
 	s, err = Canonical(j.state())
 	if err != nil {
 		err = fmt.Errorf("State cannot be encoded: %w", err)
@@ -238,7 +221,7 @@ func (j *judge) quiet() error {
 		return nil
 	}
 	err := func() error {
-		defer enterHook()()
+		defer enterHook(false)()
 		return j.settle(j.ctx)
 	}()
 	if err != nil {

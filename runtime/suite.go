@@ -619,7 +619,7 @@ func (w *stallWatch) stop() (string, bool) {
 //
 // The goroutine of its own is what tells the goroutines the hook starts
 // (seeding in parallel) from the test's: they descend from it
-// (hookRoots), and until the hook returns their calls are the hook's too.
+// (hooks.roots), and until the hook returns their calls are the hook's too.
 // After, the goroutines it left running may serve an agent (a server
 // Setup started, whose handlers call a tool, for this suite or, started
 // once, for the package's tests) or not (a token refresher), and nothing
@@ -633,7 +633,7 @@ func callHook(w *world, name string, fn func(context.Context) error, ctx context
 	done := make(chan struct{})
 	exited := true
 	hook := func() {
-		defer enterHookRoot()()
+		defer enterHook(true)()
 		defer func() {
 			if v := recover(); v != nil {
 				err = fmt.Errorf("%s panicked: %v\n%s", name, v, debug.Stack())
