@@ -235,24 +235,34 @@ func callKeyOf(c *Call) string {
 	return c.op.Name + "\x00" + c.rec.Identity + "\x00" + string(b)
 }
 
-// before is called when a write is about to execute.
+// before is called when a write is about to execute. Whether it repeats
+// an earlier write is decided in the critical section that opens or joins
+// its cluster, so that the first of two writes of one identity to reach
+// it is the first execution: with two deliveries at once, the one that
+// counted itself first could be preempted and execute second, and its
+// rival, taken for the repeat, was judged by a cluster of its own as the
+// one that changed the world (a false duplicate_write of an upsert). A
+// repeat found there lets what earlier executions set in motion land
+// (Settle) with the lock released, and looks again.
 func (j *judge) before(c *Call) {
 	key := c.op.Name + "\x00" + c.rec.Identity
+	quieted, quietErr := false, ""
 	j.mu.Lock()
+	defer j.mu.Unlock()
+	for j.started[key] && j.settle != nil && !quieted {
+		j.mu.Unlock()
+		if err := j.quiet(); err != nil {
+			quietErr = err.Error()
+		}
+		quieted = true
+		j.mu.Lock()
+	}
 	j.execs++
 	e := &callEffect{repeat: j.started[key], order: j.execs}
 	j.started[key] = true
-	j.mu.Unlock()
-	if e.repeat && j.settle != nil {
-		// The agent has decided to repeat: let what the first execution
-		// set in motion land before looking.
-		if err := j.quiet(); err != nil {
-			e.err = err.Error()
-		}
-		e.settled = e.err == ""
+	if e.repeat && quieted {
+		e.err, e.settled = quietErr, quietErr == ""
 	}
-	j.mu.Lock()
-	defer j.mu.Unlock()
 	if len(j.inflight) == 0 {
 		cl := &cluster{keys: map[string]bool{}}
 		// Taken with the lock held, so that no call of the cluster runs
