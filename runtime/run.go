@@ -124,28 +124,34 @@ type invocation struct {
 // goroutine that this one creates, as it does for a context the agent
 // cancels itself (a deferred cancel of context.WithTimeout): so the
 // callbacks descend from the invocation, and a tool they call without its
-// context is still its call. callbacks is set when one may run: the
-// process created a goroutine since the invocation's goroutine began
-// (created: the runtime's count of created goroutines, which never misses
-// one, a callback on a context the agent cancelled itself as it returned
-// included, and counts other goroutines' too: an agent that starts
-// goroutines, or a busy process, pays a snapshot for nothing). Where the
-// runtime does not count them, the number of goroutines rose across the
-// cancel, or is above running, the number before the invocation started,
-// plus this goroutine; another goroutine that exits meanwhile (the other
-// delivery of a concurrent pair, the crashed delivery before its
-// restart) hides a callback from it. The harness then waits for them
-// (settleAfterFuncs).
+// context is still its call. callbacks is set when one may run, and the
+// harness then waits for them (settleAfterFuncs), at the cost of a stack
+// snapshot:
+//   - the process created a goroutine across the cancel (runtime/metrics'
+//     count of created goroutines never misses one);
+//   - the number of goroutines rose across it, or is above running, the
+//     number before the invocation started, plus this goroutine (a
+//     callback of the agent's own cancel, still running);
+//   - in a later delivery of the scenario (a redelivery, the restart after
+//     a crash), the process created a goroutine since the invocation began
+//     (created): the goroutine of the delivery before it may exit
+//     meanwhile and hide a callback from the number.
+//
+// Another test's goroutines exiting during the invocation can still hide a
+// callback of the agent's own cancel from the number: its calls are then
+// reported late (a goroutine_leak warning), never as another run's. The
+// count of created goroutines since the invocation began would not miss
+// it, but agents that start goroutines in every invocation (an idempotency
+// store's heartbeat, an HTTP client's connections) would pay a snapshot per
+// invocation for it.
 func (inv *invocation) cancelled(gid uint64, running int, created uint64) {
-	known := created != 0
+	across, known := goroutinesCreated()
 	before := goruntime.NumGoroutine()
 	inv.cancel()
-	var callbacks bool
-	if now, ok := goroutinesCreated(); known && ok {
-		callbacks = now > created
-	} else {
-		after := goruntime.NumGoroutine()
-		callbacks = after > before || after > running+1
+	after := goruntime.NumGoroutine()
+	callbacks := after > before || after > running+1
+	if now, ok := goroutinesCreated(); ok && known && (now > across || inv.n > 1 && created != 0 && now > created) {
+		callbacks = true
 	}
 	inv.rec.mu.Lock() // an abandoned invocation returns while deliver reads r.all
 	inv.gid = gid
