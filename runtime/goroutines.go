@@ -28,9 +28,7 @@ import (
 // gate) are the scenario's. They are quiet when each of them is parked at a
 // gate or blocked on a channel, a select, a lock or a condition, and none is
 // running, runnable, in a system call, asleep, or waiting for the answer of
-// an HTTP request (unless an HTTP handler of this process, held at a gate
-// or blocked behind one, may owe it) or for network I/O that is not an idle
-// connection's. A
+// an HTTP request or for network I/O that is not an idle connection's. A
 // goroutine blocked on a lock or channel only wakes when another goroutine
 // acts, and every goroutine that could act is seen in the same snapshot.
 
@@ -248,7 +246,7 @@ func (g *gInfo) busy(since time.Time) (bool, string) {
 			strings.HasPrefix(f, "net/http.(*http2ClientConn).RoundTrip"),
 			strings.HasPrefix(f, "golang.org/x/net/http2.(*ClientConn).RoundTrip"),
 			strings.HasPrefix(f, "net.(*Resolver)."):
-			return true, whyHTTPResponse
+			return true, "waiting for an HTTP response"
 		}
 	}
 	if !since.IsZero() && time.Since(since) < bodyGrace {
@@ -256,8 +254,6 @@ func (g *gInfo) busy(since time.Time) (bool, string) {
 	}
 	return false, ""
 }
-
-const whyHTTPResponse = "waiting for an HTTP response"
 
 // idleServerConn reports whether g is an HTTP server's connection waiting
 // for its next request.
@@ -431,15 +427,12 @@ func (w *world) visit(gid uint64) {
 
 // snapshot parses the scenario's goroutines in full, and of the others
 // only what links parents.
-func (w *world) snapshot() []gInfo { return w.snapshotWith(0) }
-
-// snapshotWith is snapshot that parses goroutine self in full too.
-func (w *world) snapshotWith(self uint64) []gInfo {
+func (w *world) snapshot() []gInfo {
 	// before is never written after newWorld.
 	if w.before == nil {
 		return snapshotGoroutines() // ours are found by descent (ours)
 	}
-	return snapshotSome(func(id, _ uint64) bool { return !w.before[id] || id == self || w.isVisitor(id) })
+	return snapshotSome(func(id, _ uint64) bool { return !w.before[id] || w.isVisitor(id) })
 }
 
 func (w *world) isVisitor(id uint64) bool {
@@ -509,37 +502,12 @@ func (w *world) quiet(self uint64) (bool, string) {
 	made := w.made
 	created, known := goroutinesCreated()
 	w.mu.Unlock()
-	all := w.snapshotWith(self)
-	ours := w.ours(all, self)
-	// An HTTP handler of this process held at a gate (a server the agent
-	// calls, whose handler calls a tool: self, when it waits at a gate of
-	// its own, is one), or blocked behind one (on the server's lock),
-	// answers only once some gate opens: a client waiting for an HTTP
-	// response may be waiting for it, and is then no busier than the
-	// handler. Each such handler excuses one waiting client.
-	handlers := 0
-	for i := range all {
-		if all[i].id == self && all[i].httpHandler() {
-			handlers++
-		}
-	}
-	for i := range ours {
-		if g := &ours[i]; g.httpHandler() {
-			if busy, _ := g.busy(w.bodySince(g.id)); !busy {
-				handlers++
-			}
-		}
-	}
+	ours := w.ours(w.snapshot(), self)
 	for _, g := range ours {
 		w.noteNetwork(&g)
 		// A goroutine just released from a gate still has the gate on its
 		// stack, but is runnable: busy comes first.
-		busy, why := g.busy(w.bodySince(g.id))
-		if busy && why == whyHTTPResponse && handlers > 0 {
-			handlers--
-			busy = false
-		}
-		if busy {
+		if busy, why := g.busy(w.bodySince(g.id)); busy {
 			w.noteQuiet(nil, 0, 0, false)
 			return false, fmt.Sprintf("goroutine %d (%s) at %s", g.id, why, g.where())
 		}

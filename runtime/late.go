@@ -154,7 +154,7 @@ func lateCaller() *lateCalls {
 	if ok {
 		return l
 	}
-	inv, l, _ := attribute(nil, gid)
+	inv, l, _, _ := attribute(nil, gid)
 	if inv != nil && inv.rec.stopped.Load() {
 		l = inv.rec.late // an invocation its run abandoned, or its goroutine
 	}

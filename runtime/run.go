@@ -602,13 +602,13 @@ func encodable(v any) any {
 // run's context, from such a goroutine, made while a run is active, is
 // refused in the active runs: it may serve one of them (a worker an
 // earlier invocation started and the agent reuses), and no run can tell.
-func lookup(ctx context.Context, op *Op) (inv *invocation, detached bool, late *lateCalls) {
+func lookup(ctx context.Context, op *Op) (inv *invocation, detached, ungated bool, late *lateCalls) {
 	if ctx != nil {
 		if inv, ok := ctx.Value(invKey{}).(*invocation); ok {
 			if inv.rec.stopped.Load() {
-				return nil, false, inv.rec.late
+				return nil, false, false, inv.rec.late
 			}
-			return inv, false, nil
+			return inv, false, false, nil
 		}
 	}
 	global.mu.Lock()
@@ -616,19 +616,19 @@ func lookup(ctx context.Context, op *Op) (inv *invocation, detached bool, late *
 	global.mu.Unlock()
 	if len(recs) == 0 {
 		if watching.Load() == 0 {
-			return nil, false, nil
+			return nil, false, false, nil
 		}
 		// Between two scenarios of a suite: no run to claim the call,
 		// but it may come from a goroutine an ended one left behind.
-		return nil, false, lateCaller()
+		return nil, false, false, lateCaller()
 	}
 	why := "it has no context.Context parameter"
 	if ctx != nil {
 		why = "its context.Context does not come from the agent's"
 	}
-	inv, left, leftBy := attribute(recs, goroutineID())
+	inv, left, leftBy, handler := attribute(recs, goroutineID())
 	if left == hookCalls {
-		return nil, false, nil // seeding the world in Setup's goroutines
+		return nil, false, false, nil // seeding the world in Setup's goroutines
 	}
 	if inv != nil && inv.rec.stopped.Load() {
 		// An invocation its run abandoned (a stall), or a goroutine it
@@ -636,9 +636,16 @@ func lookup(ctx context.Context, op *Op) (inv *invocation, detached bool, late *
 		inv, left, leftBy = nil, inv.rec.late, 1 // 1: known to be left, by whom does not matter here
 	}
 	if left != nil || leftBy != 0 {
-		return nil, false, leftCall(recs, left, op, why)
+		return nil, false, false, leftCall(recs, left, op, why)
 	}
 	if inv == nil && len(recs) == 1 {
+		// No invocation's goroutine: the one invocation running is taken
+		// to be the one the call serves. A call an HTTP handler of this
+		// process makes for it (a fake of the service the agent calls)
+		// is not held at a schedule's gates: the agent waits for the
+		// handler's answer, never quiet (goroutines.go), and the handler
+		// would wait at its gate for the agent to be (ungated).
+		ungated = handler
 		r := recs[0]
 		r.mu.Lock()
 		inv = r.current
@@ -662,11 +669,11 @@ func lookup(ctx context.Context, op *Op) (inv *invocation, detached bool, late *
 		}
 		if !refused && watching.Load() > 0 {
 			// Every run ended meanwhile: as between two scenarios.
-			return nil, false, lateCaller()
+			return nil, false, false, lateCaller()
 		}
-		return nil, false, nil
+		return nil, false, false, nil
 	}
-	return inv, ctx != nil, nil
+	return inv, ctx != nil, ungated, nil
 }
 
 // leftCall handles a call without the run's context from a goroutine an
@@ -729,16 +736,21 @@ func leftCall(recs []*recorder, left *lateCalls, op *Op, why string) *lateCalls 
 // ended, it returns that invocation's goroutine as leftBy instead, with, for
 // a suite's run, the run's late calls (reported, counting nothing, once its
 // suite's report was taken). If the tree is that of a Setup or Teardown
-// still running, late is hookCalls (Suite.callHook).
-func attribute(recs []*recorder, gid uint64) (inv *invocation, late *lateCalls, leftBy uint64) {
+// still running, late is hookCalls (Suite.callHook). handler says the
+// calling goroutine runs an HTTP handler of this process.
+func attribute(recs []*recorder, gid uint64) (inv *invocation, late *lateCalls, leftBy uint64, handler bool) {
 	if inv, ok := roots.Load(gid); ok {
-		return inv.(*invocation), nil, 0
+		return inv.(*invocation), nil, 0, false
 	}
 	all := snapshotGoroutines()
 	parent := make(map[uint64]uint64, len(all))
-	for _, g := range all {
+	for i := range all {
+		g := &all[i]
 		if g.parent != 0 {
 			parent[g.id] = g.parent
+		}
+		if g.id == gid {
+			handler = g.httpHandler()
 		}
 	}
 	for _, r := range recs {
@@ -748,10 +760,10 @@ func attribute(recs []*recorder, gid uint64) (inv *invocation, late *lateCalls, 
 	}
 	for id, i := parent[gid], 0; id != 0 && i < 64; id, i = parent[id], i+1 {
 		if inv, ok := roots.Load(id); ok {
-			return inv.(*invocation), nil, 0
+			return inv.(*invocation), nil, 0, false
 		}
 		if isHookRoot(id) {
-			return nil, hookCalls, 0
+			return nil, hookCalls, 0, handler
 		}
 		if e, ok := ended.get(id); ok {
 			// Left behind by an invocation that returned: its own if its
@@ -759,15 +771,15 @@ func attribute(recs []*recorder, gid uint64) (inv *invocation, late *lateCalls, 
 			for _, r := range recs {
 				if r.id == e.run {
 					if inv := r.invocation(int(e.n)); inv != nil {
-						return inv, nil, 0
+						return inv, nil, 0, false
 					}
 				}
 			}
 			if e.suite {
 				// Counted until its suite's report, and nobody's after.
-				return nil, lateRuns.get(e.run), id
+				return nil, lateRuns.get(e.run), id, handler
 			}
-			return nil, nil, id
+			return nil, nil, id, handler
 		}
 	}
 	for _, r := range recs {
@@ -776,11 +788,11 @@ func attribute(recs []*recorder, gid uint64) (inv *invocation, late *lateCalls, 
 		}
 		if n := r.world.invocationOf(gid); n > 0 {
 			if inv := r.invocation(n); inv != nil {
-				return inv, nil, 0
+				return inv, nil, 0, false
 			}
 		}
 	}
-	return nil, nil, 0
+	return nil, nil, 0, handler
 }
 
 // hookCalls stands for the calls of a goroutine a running Setup or
@@ -833,6 +845,16 @@ func (r *recorder) noteDetached(site string) {
 	}
 	r.detached[site] = true
 	r.mu.Unlock()
+}
+
+// noteUngatedLocked says, once per op, that a call of op an HTTP handler
+// of this process made was not held at the run's gates (lookup); r.mu is
+// held.
+func (r *recorder) noteUngatedLocked(op string) {
+	msg := "calls of " + op + " made by an HTTP handler of this process (a fake of the service the agent calls) were not held at the gates: the agent waits for the handler's answer, so they ran when they came, in no chosen order; pass the agent's ctx to the tool to schedule them"
+	if !slices.Contains(r.notes, msg) {
+		r.notes = append(r.notes, msg)
+	}
 }
 
 func (r *recorder) addNote(msg string) {
