@@ -500,6 +500,7 @@ func judgeRepeats(tr *Trace, end, baseEnd string, baseWin map[string][2]string, 
 			return 0
 		})
 		first := &tr.Ops[idx[0]]
+		firstSeen := firstVisible(first, k.op, k.id, baseWin)
 		// The arguments seen so far, when the judgement of a repeat reads
 		// them (readsArgs): encoding them is most of the cost otherwise.
 		var args map[string]bool
@@ -570,7 +571,7 @@ func judgeRepeats(tr *Trace, end, baseEnd string, baseWin map[string][2]string, 
 				o.Repeat, o.JudgedBy = RepeatAbsorbed, JudgedByOneExecution
 			case oneKnown:
 				changed(o, same, JudgedByOneExecution, oneChange, "the calls overlapped in time, so this compares what they left with what one execution left in the baseline")
-			case o.stateSeen() && o.StateChange == "" && (o.stateSettled() || first.StateChange != "" || o.Idempotent):
+			case o.stateSeen() && o.StateChange == "" && (o.stateSettled() || firstSeen || o.Idempotent):
 				// The snapshots around the repeat are equal, and the
 				// first execution's effect was visible (or the world was
 				// let settle, or the op says repeats change nothing).
@@ -675,6 +676,36 @@ func disjoint(op, changed map[string]bool) bool {
 		}
 	}
 	return true
+}
+
+// firstVisible reports whether the effect of first, the first execution of
+// op for identity id, was visible by the time a repeat ran: its own
+// snapshots changed; or it overlapped other writes (parallel calls of one
+// delivery), and their cluster changed the parts of the state that op
+// for id changed in the baseline (baseWin). A change of other parts only
+// (a sibling's) says nothing of first's: its effect may land later.
+func firstVisible(first *Operation, op, id string, baseWin map[string][2]string) bool {
+	if first.StateChange != "" {
+		return true
+	}
+	if !first.Overlapped || first.effect == nil {
+		return false
+	}
+	before, after := first.stateWindow()
+	if before == "" || after == "" || before == after {
+		return false
+	}
+	changed := changedParts(before, after)
+	prefix := op + "\x00" + id + "\x00"
+	for wk, w := range baseWin {
+		if !strings.HasPrefix(wk, prefix) {
+			continue
+		}
+		if parts := changedParts(w[0], w[1]); len(parts) > 0 && !disjoint(parts, changed) {
+			return true
+		}
+	}
+	return false
 }
 
 // readsArgs reports whether judging repeat o reads its arguments: an op

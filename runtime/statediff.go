@@ -92,10 +92,16 @@ func diffValue(path string, a, b any, out *[]string, short bool) {
 			xv, inX := x[k]
 			yv, inY := y[k]
 			switch {
-			case !inX:
+			case !inX && short:
 				added = append(added, quote(k))
-			case !inY:
+			case !inX:
+				// Whole, for comparing changes: a key added with 1
+				// (one increment) is not a key added with 2 (two).
+				added = append(added, quote(k)+" = "+encode(yv))
+			case !inY && short:
 				removed = append(removed, quote(k))
+			case !inY:
+				removed = append(removed, quote(k)+" = "+encode(xv))
 			default:
 				diffValue(join(path, k), xv, yv, out, short)
 			}
