@@ -600,3 +600,46 @@ func TestLeftCallWhoseRunEndedMeanwhileIsLate(t *testing.T) {
 		t.Errorf("the active run recorded %d refusals, want 1", len(active.refused))
 	}
 }
+
+// A Setup that waits for something only the agent does never returns: the
+// scenario fails, in bounded time, naming where Setup is blocked, and the
+// later scenarios fail at once with the same error instead of each
+// waiting again. Before, the test hung until go test's -timeout.
+func TestSetupThatNeverReturnsFailsItsScenario(t *testing.T) {
+	agentRan := make(chan struct{})
+	var stuck atomic.Int32
+	setup := func(ctx context.Context) error {
+		if stuck.Add(1) < 2 {
+			return nil // the baseline's
+		}
+		<-agentRan // never closed: the agent runs after Setup
+		return nil
+	}
+	s := NewSuite("stuck-setup", func(ctx context.Context) error { return tracedPut(ctx, func(string) {}, "k") },
+		Setup(setup), StallTimeout(20*time.Millisecond))
+	endSuite(t, s)
+	if _, err := s.Baseline(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	var errs []error
+	for _, sc := range s.Plan() {
+		_, err := s.RunScenario(context.Background(), sc)
+		errs = append(errs, err)
+	}
+	if len(errs) < 2 {
+		t.Fatalf("%d scenarios planned", len(errs))
+	}
+	for _, err := range errs {
+		if err == nil || !strings.Contains(err.Error(), "Setup did not return within 120ms") || !strings.Contains(err.Error(), "late_test.go:") {
+			t.Errorf("scenario error %v; want Setup's stall, naming where it waits", err)
+		}
+	}
+	if d := time.Since(start); d > time.Second {
+		t.Errorf("the scenarios took %v: each later one waited for Setup again", d)
+	}
+	if n := stuck.Load(); n != 2 {
+		t.Errorf("Setup ran %d times; want the baseline's and one stuck", n)
+	}
+	close(agentRan) // let the stuck Setup go, for the leak check
+}

@@ -63,7 +63,10 @@ func newConfig(opts []Option) config {
 // before each scenario. A failing Setup stops that scenario and is reported.
 //
 // fn runs in a goroutine of its own, which the harness waits for; t.Fatal
-// and t.Skip in it end the test as they would in the test's goroutine. The
+// and t.Skip in it end the test as they would in the test's goroutine. An
+// fn that has not returned after six times the stall bound (StallTimeout)
+// is left running: its scenario fails naming where it waits, and the
+// suite's later scenarios fail at once with the same error. The
 // tools fn calls, and those the goroutines it starts call before it
 // returns (seeding in parallel), are not the agent's: they run as in
 // production, in no run's trace, even while another test's suite runs.
@@ -116,6 +119,7 @@ const DefaultStallTimeout = 10 * time.Second
 // StallTimeout sets the stall bound of every scenario (default
 // DefaultStallTimeout). AGENTIDEM_STALL_TIMEOUT (a time.Duration such as
 // "30s") does the same. Raise it for agents whose tools are slow, not stuck.
+// Setup and Teardown may run six times as long.
 func StallTimeout(d time.Duration) Option {
 	return optionFunc(func(c *config) { c.stall = d })
 }

@@ -81,6 +81,7 @@ type Suite struct {
 	secrets          secretSet   // the redacted values of every scenario (redact.go)
 	lateBlock        []lateCalls // late counts not handed out yet (newLate)
 	watch            *lateWatch
+	hookStall        string // why a Setup or Teardown was left running (callHook)
 }
 
 // NewSuite prepares the suite of agent fn, named name. fn is one invocation
@@ -340,7 +341,7 @@ func (s *Suite) run(ctx context.Context, sc Scenario) (*Result, *Trace, error) {
 	// server, a worker) counts as the scenario's when quiescence is read.
 	w := newWorld(sc.Concurrent || sc.sched != nil)
 	if s.cfg.setup != nil {
-		if err := callHook(w, "Setup", s.cfg.setup, ctx); err != nil {
+		if err := s.callHook(w, "Setup", s.cfg.setup, ctx); err != nil {
 			res.Error = "setup: " + err.Error()
 			res.Inconclusive = true
 			res.Trace = &Trace{Name: s.name, Ops: []Operation{}}
@@ -496,7 +497,7 @@ func (s *Suite) run(ctx context.Context, sc Scenario) (*Result, *Trace, error) {
 	s.checkInvariants(res, tr)
 	var err error
 	if s.cfg.teardown != nil {
-		if terr := callHook(nil, "Teardown", s.cfg.teardown, ctx); terr != nil {
+		if terr := s.callHook(nil, "Teardown", s.cfg.teardown, ctx); terr != nil {
 			err = fmt.Errorf("%s: teardown: %w", sc.Name, terr)
 		}
 	}
@@ -629,20 +630,36 @@ func (w *stallWatch) stop() (string, bool) {
 // callHook then ends the caller's the same way, as if the hook had run in
 // it. w, when not nil, is the scenario's world, which counts the goroutine
 // as the harness's (quietgates.go).
-func callHook(w *world, name string, fn func(context.Context) error, ctx context.Context) (err error) {
-	done := make(chan struct{})
-	exited := true
+//
+// A hook that has not returned after hookBound (one waiting for something
+// only the agent would do) is left running, and its scenario fails with
+// where it is blocked; the suite's later hooks fail at once (s.hookStall),
+// so that a stuck Setup costs the bound once, not once per scenario.
+func (s *Suite) callHook(w *world, name string, fn func(context.Context) error, ctx context.Context) error {
+	if s.hookStall != "" {
+		return errors.New(s.hookStall)
+	}
+	type result struct {
+		err    error
+		exited bool // runtime.Goexit: t.FailNow, t.SkipNow
+	}
+	res := make(chan result, 1)
+	gid := make(chan uint64, 1)
 	hook := func() {
+		gid <- goroutineID()
+		r := result{exited: true}
+		defer func() { res <- r }()
 		defer enterHook(true)()
 		defer func() {
 			if v := recover(); v != nil {
-				err = fmt.Errorf("%s panicked: %v\n%s", name, v, debug.Stack())
-				exited = false
+				r.err = fmt.Errorf("%s panicked: %v\n%s", name, v, debug.Stack())
+				r.exited = false
 			}
 		}()
-		err = fn(ctx)
-		exited = false
+		r.err = fn(ctx)
+		r.exited = false
 	}
+	done := make(chan struct{})
 	if w != nil {
 		w.start(hook, done)
 	} else {
@@ -651,12 +668,30 @@ func callHook(w *world, name string, fn func(context.Context) error, ctx context
 			hook()
 		}()
 	}
-	<-done
-	if exited {
-		goruntime.Goexit()
+	bound := hookBound(s.cfg.stallTimeout())
+	t := time.NewTimer(bound)
+	defer t.Stop()
+	select {
+	case r := <-res:
+		if r.exited {
+			goruntime.Goexit()
+		}
+		return r.err
+	case <-t.C:
+		id, where := <-gid, "unknown"
+		for _, g := range snapshotSome(func(x, _ uint64) bool { return x == id }) {
+			if g.id == id && g.stack != "" {
+				where = fmt.Sprintf("%s at %s", g.state, g.where())
+			}
+		}
+		s.hookStall = fmt.Sprintf("%s did not return within %v (goroutine %d, %s): it is left running, and every later scenario of the suite fails with this error; a hook must not wait for what only the agent does (if it is only slow, raise StallTimeout: hooks may run six times as long)", name, bound, id, where)
+		return errors.New(s.hookStall)
 	}
-	return err
 }
+
+// hookBound is how long Setup or Teardown may run: six times the stall
+// bound (a minute by default: a Setup may start a database).
+func hookBound(stall time.Duration) time.Duration { return 6 * stall }
 
 // outlived names goroutines the baseline started that were still there
 // after it (keep-alive connections, workers): a bubble could not end.
