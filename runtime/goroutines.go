@@ -4,7 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	goruntime "runtime"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -538,21 +538,68 @@ func (w *world) networkSeen() string {
 
 // blocked describes the scenario's goroutines that are neither at a gate
 // nor finished: what a stall report names.
+//
+// Connections waiting for their peer's next move (an idle keep-alive
+// connection, an HTTP client's read and write loops) are left out: they
+// wait on whoever uses them. Goroutines of one delivery (or of none) that
+// wait alike are told once, counted, and the list stops at maxBlocked
+// entries: a stall of sixteen parallel requests reads as one line per kind
+// of wait, and the one odd goroutine (the handler blocked on a lock) is
+// not lost among them.
 func (w *world) blocked(self uint64) []string {
-	var out []string
+	type kind struct {
+		delivery int
+		what     string
+	}
+	groups := map[kind][]uint64{}
 	for _, g := range w.ours(w.snapshot(), self) {
-		if g.atGate() || g.harnessWait() {
+		if g.atGate() || g.harnessWait() || g.state == "IO wait" && g.idleConnection() || g.has("(*persistConn).writeLoop") || g.has("(*connReader).backgroundRead") {
 			continue
 		}
-		who := fmt.Sprintf("goroutine %d", g.id)
-		if n := w.invocationOf(g.id); n > 0 {
-			who = fmt.Sprintf("delivery %d (goroutine %d)", n, g.id)
+		what := describeState(g.state)
+		if busy, why := g.busy(time.Time{}); busy && why == "waiting for an HTTP response" {
+			what = why
 		}
-		out = append(out, fmt.Sprintf("%s is %s at %s", who, describeState(g.state), g.where()))
+		k := kind{w.invocationOf(g.id), what + " at " + g.where()}
+		groups[k] = append(groups[k], g.id)
 	}
-	sort.Strings(out)
+	kinds := make([]kind, 0, len(groups))
+	for k := range groups {
+		kinds = append(kinds, k)
+	}
+	slices.SortFunc(kinds, func(a, b kind) int {
+		if a.delivery != b.delivery {
+			if a.delivery == 0 || b.delivery != 0 && b.delivery < a.delivery {
+				return 1
+			}
+			return -1
+		}
+		return strings.Compare(a.what, b.what)
+	})
+	var out []string
+	for _, k := range kinds {
+		ids := groups[k]
+		slices.Sort(ids)
+		who := fmt.Sprintf("goroutine %d is", ids[0])
+		if len(ids) > 1 {
+			who = fmt.Sprintf("%d goroutines (%d, ...) are", len(ids), ids[0])
+		}
+		if k.delivery > 0 {
+			if len(ids) == 1 {
+				who = fmt.Sprintf("delivery %d (goroutine %d) is", k.delivery, ids[0])
+			} else {
+				who = fmt.Sprintf("delivery %d (%d goroutines: %d, ...) are", k.delivery, len(ids), ids[0])
+			}
+		}
+		out = append(out, who+" "+k.what)
+	}
+	if len(out) > maxBlocked {
+		out = append(out[:maxBlocked:maxBlocked], fmt.Sprintf("and %d more", len(out)-maxBlocked))
+	}
 	return out
 }
+
+const maxBlocked = 12
 
 func describeState(state string) string {
 	switch state {
