@@ -627,6 +627,7 @@ func lookup(ctx context.Context, op *Op) (inv *invocation, detached, ungated boo
 		why = "its context.Context does not come from the agent's"
 	}
 	inv, left, leftBy, handler := attribute(recs, goroutineID())
+	live := 0 // the deliveries of the one active run in flight
 	if left == hookCalls {
 		return nil, false, false, nil // seeding the world in Setup's goroutines
 	}
@@ -649,7 +650,7 @@ func lookup(ctx context.Context, op *Op) (inv *invocation, detached, ungated boo
 		r := recs[0]
 		r.mu.Lock()
 		inv = r.current
-		live := 0
+		live = 0
 		for _, x := range r.all {
 			if !x.returned.Load() {
 				live++
@@ -662,8 +663,17 @@ func lookup(ctx context.Context, op *Op) (inv *invocation, detached, ungated boo
 	}
 	if inv == nil {
 		refused := false
+		whose := fmt.Sprintf("one invocation of one run (%d runs active in this process); pass the agent's ctx to the tool, or do not run agents whose tools lack a context in parallel (t.Parallel)", len(recs))
+		if live > 1 {
+			whose = fmt.Sprintf("either of the %d deliveries of this run in flight together", live)
+			if handler {
+				whose += " (it runs an HTTP handler of this process: the agent's ctx cannot cross HTTP, so the handler's calls cannot be told apart; the duplicate checks do not see them here; invariants on the world still do)"
+			} else {
+				whose += "; pass the agent's ctx to the tool"
+			}
+		}
 		for _, r := range recs {
-			if r.refuse(op.Name, fmt.Sprintf("call of %s refused: %s, and the goroutine that made it does not descend from one invocation of one run (%d runs active in this process); pass the agent's ctx to the tool, or do not run agents whose tools lack a context in parallel (t.Parallel)", op.Name, why, len(recs))) {
+			if r.refuse(op.Name, fmt.Sprintf("call of %s refused: %s, and the goroutine that made it does not descend from %s", op.Name, why, whose)) {
 				refused = true
 			}
 		}

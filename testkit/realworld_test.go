@@ -718,6 +718,14 @@ func TestToolBehindTheTestsHTTPServer(t *testing.T) {
 				assert.NotEqual(t, runtime.CodeBaselineFailed, f.Code, f.Message)
 				assert.NotEqual(t, runtime.CodeGoroutineLeak, f.Code, f.Message)
 			}
+			// Two deliveries at once: the handler's calls cannot be told
+			// apart, and the refusal says why.
+			for _, r := range rep.Results {
+				if r.Scenario == runtime.ScenarioDuplicateConcurrent {
+					require.NotEmpty(t, r.Trace.Refused)
+					assert.Contains(t, r.Trace.Refused[0], "either of the 2 deliveries of this run in flight together (it runs an HTTP handler of this process")
+				}
+			}
 			dup := codes(rep)["lost_acknowledgement/openTicket#1"]
 			if c.once {
 				assert.NotContains(t, dup, runtime.CodeDuplicateWrite)
