@@ -109,7 +109,7 @@ func Begin(ctx context.Context, op *Op, args, identity, entity []any) (*Call, co
 		// State or Settle reading the world: not the agent's call.
 		return observe(ctx, op, args, identity, entity, callSite(framePCs()))
 	}
-	inv, detached, ungated, late := lookup(ctx, op)
+	inv, detached, viaHTTP, late := lookup(ctx, op)
 	if inv == nil {
 		// No run, or one that has ended (the call comes from a goroutine
 		// its agent left running, which its suite reports: late.go): the
@@ -141,7 +141,7 @@ func Begin(ctx context.Context, op *Op, args, identity, entity []any) (*Call, co
 	c.rec.start = r.now()
 	c.computeIdentity(identity, entity)
 	c.rec.Seq = -1
-	c.rec.ungated = ungated
+	c.rec.viaHTTP = viaHTTP
 	if detached {
 		c.rec.Detached = true
 		if c.pc != 0 {
@@ -166,11 +166,8 @@ func Begin(ctx context.Context, op *Op, args, identity, entity []any) (*Call, co
 	if r.goroutines != nil {
 		r.goroutines[gid] = true
 	}
-	if ungated && r.gate != nil {
-		r.noteUngatedLocked(op.Name)
-	}
 	r.addCall(c)
-	if r.sched == nil || ungated {
+	if r.sched == nil {
 		// Under a scheduler, calls are numbered when their start gate
 		// opens, so numbers follow the schedule, not goroutine luck.
 		// Here no one else has c yet: c.mu is not needed.
@@ -255,7 +252,7 @@ func (c *Call) Start() error {
 	}
 	r := c.inv.rec
 	c.stopIfCrashed()
-	if r.gate != nil && !c.rec.ungated {
+	if r.gate != nil {
 		r.gate.Wait(c, PointStart)
 		// A call held at its gate when a sibling's crash fired was never
 		// sent: a dead worker does not send it later.
@@ -339,7 +336,7 @@ func (c *Call) Finish(err error, results ...any) error {
 	r.progress.Add(1)
 	c.executed()
 
-	if r.gate != nil && !c.rec.ungated {
+	if r.gate != nil {
 		r.gate.Wait(c, PointFinish)
 	}
 	f := c.fault()

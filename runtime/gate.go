@@ -74,6 +74,12 @@ func (l *lockstep) Wait(c *Call, p Point) {
 	poll := 100 * time.Microsecond
 	for !l.bypass && !l.ready(inv, k) {
 		ch := l.changed
+		held := 0
+		for w := range l.waiting {
+			if w.rec.viaHTTP {
+				held++
+			}
+		}
 		l.mu.Unlock()
 		select {
 		case <-ch:
@@ -86,7 +92,7 @@ func (l *lockstep) Wait(c *Call, p Point) {
 		self := uint64(0)
 		if quiet {
 			self = goroutineID()
-			quiet, _ = l.rec.world.quiet(self)
+			quiet, _ = l.rec.world.quiet(self, held)
 		}
 		var blocked []string
 		if quiet {

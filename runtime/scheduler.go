@@ -360,13 +360,19 @@ func (s *scheduler) realtimeQuiesce() bool {
 		// meanwhile is seen by the snapshot, not by a second one.
 		s.mu.Lock()
 		before, stopped := s.arrivals+s.tick, s.bypass
+		held := 0
+		for _, w := range s.waiting {
+			if w.c.rec.viaHTTP {
+				held++
+			}
+		}
 		s.mu.Unlock()
 		if stopped {
 			return false
 		}
 		quiet := s.rec.world.quietAtGates(s.parked())
 		if !quiet {
-			quiet, _ = s.rec.world.quiet(0)
+			quiet, _ = s.rec.world.quiet(0, held)
 		}
 		s.mu.Lock()
 		after := s.arrivals + s.tick

@@ -250,7 +250,7 @@ type callRecord struct {
 	planned            bool // the run's fault targets this call (Call.fault)
 	faulted            bool // and it was injected
 	Replayed, Detached bool
-	ungated            bool // not held at the gates (lookup)
+	viaHTTP            bool // made for an HTTP request to this process (lookup)
 	// nvals counts the argument values in Call.buf (Call.values).
 	nvals uint8
 	rare  *callRare

@@ -638,10 +638,12 @@ func TestFireAndForgetNotificationIsReported(t *testing.T) {
 // while the agent waits for the answer; before, a client waiting for an
 // HTTP response was never quiet, and the baseline stalled (a false
 // "stalled" and "baseline_failed" after StallTimeout), with the server
-// started before the test or in Setup alike. The keep-alive connection
-// that served the call, waiting for the next request, is no leak either.
-// The retrying agent's duplicate is caught; the server that opens a ticket
-// once per key has none.
+// started before the test or in Setup alike. Now a call made for an HTTP
+// request to this process (by the handler, or by a goroutine it started,
+// as http.TimeoutHandler does) and held at a gate excuses one waiting
+// client. The keep-alive connection that served the call, waiting for the
+// next request, is no leak either. The retrying agent's duplicate is
+// caught; the server that opens a ticket once per key has none.
 func TestToolBehindTheTestsHTTPServer(t *testing.T) {
 	type server struct {
 		w    *deskWorld
@@ -670,10 +672,12 @@ func TestToolBehindTheTestsHTTPServer(t *testing.T) {
 		name    string
 		inSetup bool
 		once    bool
+		timeout bool // the handler runs in a goroutine of http.TimeoutHandler's
 	}{
-		{"before the test", false, false},
-		{"in Setup", true, false},
-		{"in Setup, once per key", true, true},
+		{"before the test", false, false, false},
+		{"in Setup", true, false, false},
+		{"in Setup, once per key", true, true, false},
+		{"behind http.TimeoutHandler", true, false, true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			w := &deskWorld{}
@@ -686,7 +690,11 @@ func TestToolBehindTheTestsHTTPServer(t *testing.T) {
 					if srv != nil {
 						srv.Close()
 					}
-					srv = httptest.NewServer(handler(s))
+					h := handler(s)
+					if c.timeout {
+						h = http.TimeoutHandler(h, 5*time.Second, "timeout")
+					}
+					srv = httptest.NewServer(h)
 					return nil
 				}))
 			} else {
