@@ -74,12 +74,13 @@ func (l *lockstep) Wait(c *Call, p Point) {
 	poll := 100 * time.Microsecond
 	for !l.bypass && !l.ready(inv, k) {
 		ch := l.changed
-		held := 0
-		for w := range l.waiting {
-			if w.rec.viaHTTP {
-				held++
+		held := heldRequests(func(yield func(*Call) bool) {
+			for c := range l.waiting {
+				if !yield(c) {
+					return
+				}
 			}
-		}
+		})
 		l.mu.Unlock()
 		select {
 		case <-ch:

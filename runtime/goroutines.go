@@ -3,6 +3,7 @@ package runtime
 import (
 	"bytes"
 	"fmt"
+	"iter"
 	goruntime "runtime"
 	"slices"
 	"strconv"
@@ -243,11 +244,13 @@ func (g *gInfo) busy(since time.Time) (bool, string) {
 	// tool body that began a moment ago (a worker may answer it).
 	for _, f := range g.funcs {
 		switch {
-		case strings.HasPrefix(f, "net/http.(*persistConn).roundTrip"),
-			strings.HasPrefix(f, "net/http.(*Transport).getConn"),
-			strings.HasPrefix(f, "net/http.(*http2ClientConn).RoundTrip"),
-			strings.HasPrefix(f, "golang.org/x/net/http2.(*ClientConn).RoundTrip"),
+		case strings.HasPrefix(f, "net/http.(*Transport).getConn"),
 			strings.HasPrefix(f, "net.(*Resolver)."):
+			// Not sent yet: no handler can owe it an answer.
+			return true, "connecting for an HTTP request"
+		case strings.HasPrefix(f, "net/http.(*persistConn).roundTrip"),
+			strings.HasPrefix(f, "net/http.(*http2ClientConn).RoundTrip"),
+			strings.HasPrefix(f, "golang.org/x/net/http2.(*ClientConn).RoundTrip"):
 			return true, "waiting for an HTTP response"
 		}
 	}
@@ -255,6 +258,19 @@ func (g *gInfo) busy(since time.Time) (bool, string) {
 		return true, "in a tool body"
 	}
 	return false, ""
+}
+
+// heldRequests counts the HTTP requests to this process whose calls are
+// among calls, parked at gates: one per handler goroutine, however many
+// calls it made (a handler that fans out to two stores owes one answer).
+func heldRequests(calls iter.Seq[*Call]) int {
+	var handlers []uint64
+	for c := range calls {
+		if h := c.rec.viaHTTP; h != 0 && !slices.Contains(handlers, h) {
+			handlers = append(handlers, h)
+		}
+	}
+	return len(handlers)
 }
 
 // idleServerConn reports whether g is an HTTP server's connection waiting
@@ -499,11 +515,13 @@ func (w *world) invocationOf(gid uint64) int {
 // are all parked at gates or durably blocked; if not, it says which is
 // still going.
 //
-// held counts the calls parked at a gate that were made for an HTTP
-// request to this process (Call.rec.viaHTTP: a fake of the service the
-// agent calls, whose handler calls a tool): the request's answer waits for
-// the gate, so each excuses one client waiting for an HTTP response, which
-// would otherwise be busy, and the scenario, never quiet, would stall.
+// held counts the HTTP requests to this process with a call parked at a
+// gate (Call.rec.viaHTTP: a fake of the service the agent calls, whose
+// handler calls a tool; heldRequests): each request's answer waits for the
+// gate, so each excuses one client waiting for an HTTP response (sent, not
+// still connecting), which would otherwise be busy, and the scenario,
+// never quiet, would stall. Known limit: a handler that answered before
+// it called the tool still excuses a client, one it does not owe.
 func (w *world) quiet(self uint64, held int) (bool, string) {
 	// The counts are read before the snapshot (quietgates.go).
 	w.mu.Lock()

@@ -595,13 +595,13 @@ func encodable(v any) any {
 // run's context, from such a goroutine, made while a run is active, is
 // refused in the active runs: it may serve one of them (a worker an
 // earlier invocation started and the agent reuses), and no run can tell.
-func lookup(ctx context.Context, op *Op) (inv *invocation, detached, viaHTTP bool, late *lateCalls) {
+func lookup(ctx context.Context, op *Op) (inv *invocation, detached bool, viaHTTP uint64, late *lateCalls) {
 	if ctx != nil {
 		if inv, ok := ctx.Value(invKey{}).(*invocation); ok {
 			if inv.rec.stopped.Load() {
-				return nil, false, false, inv.rec.late
+				return nil, false, 0, inv.rec.late
 			}
-			return inv, false, false, nil
+			return inv, false, 0, nil
 		}
 	}
 	global.mu.Lock()
@@ -609,11 +609,11 @@ func lookup(ctx context.Context, op *Op) (inv *invocation, detached, viaHTTP boo
 	global.mu.Unlock()
 	if len(recs) == 0 {
 		if watching.Load() == 0 {
-			return nil, false, false, nil
+			return nil, false, 0, nil
 		}
 		// Between two scenarios of a suite: no run to claim the call,
 		// but it may come from a goroutine an ended one left behind.
-		return nil, false, false, lateCaller()
+		return nil, false, 0, lateCaller()
 	}
 	why := "it has no context.Context parameter"
 	if ctx != nil {
@@ -622,7 +622,7 @@ func lookup(ctx context.Context, op *Op) (inv *invocation, detached, viaHTTP boo
 	inv, left, leftBy, handler := attribute(recs, goroutineID())
 	live := 0 // the deliveries of the one active run in flight
 	if left == hookCalls {
-		return nil, false, false, nil // seeding the world in Setup's goroutines
+		return nil, false, 0, nil // seeding the world in Setup's goroutines
 	}
 	if inv != nil && inv.rec.stopped.Load() {
 		// An invocation its run abandoned (a stall), or a goroutine it
@@ -630,7 +630,7 @@ func lookup(ctx context.Context, op *Op) (inv *invocation, detached, viaHTTP boo
 		inv, left, leftBy = nil, inv.rec.late, 1 // 1: known to be left, by whom does not matter here
 	}
 	if left != nil || leftBy != 0 {
-		return nil, false, false, leftCall(recs, left, op, why)
+		return nil, false, 0, leftCall(recs, left, op, why)
 	}
 	if inv == nil && len(recs) == 1 {
 		// No invocation's goroutine: the one invocation running is taken
@@ -658,7 +658,7 @@ func lookup(ctx context.Context, op *Op) (inv *invocation, detached, viaHTTP boo
 		whose := fmt.Sprintf("one invocation of one run (%d runs active in this process); pass the agent's ctx to the tool, or do not run agents whose tools lack a context in parallel (t.Parallel)", len(recs))
 		if live > 1 {
 			whose = fmt.Sprintf("either of the %d deliveries of this run in flight together", live)
-			if handler {
+			if handler != 0 {
 				whose += " (it runs an HTTP handler of this process: the agent's ctx cannot cross HTTP, so the handler's calls cannot be told apart; the duplicate checks do not see them here; invariants on the world still do)"
 			} else {
 				whose += "; pass the agent's ctx to the tool"
@@ -671,9 +671,9 @@ func lookup(ctx context.Context, op *Op) (inv *invocation, detached, viaHTTP boo
 		}
 		if !refused && watching.Load() > 0 {
 			// Every run ended meanwhile: as between two scenarios.
-			return nil, false, false, lateCaller()
+			return nil, false, 0, lateCaller()
 		}
-		return nil, false, false, nil
+		return nil, false, 0, nil
 	}
 	return inv, ctx != nil, viaHTTP, nil
 }
@@ -738,13 +738,13 @@ func leftCall(recs []*recorder, left *lateCalls, op *Op, why string) *lateCalls 
 // ended, it returns that invocation's goroutine as leftBy instead, with, for
 // a suite's run, the run's late calls (reported, counting nothing, once its
 // suite's report was taken). If the tree is that of a Setup or Teardown
-// still running, late is hookCalls (Suite.callHook). handler says the
-// calling goroutine serves an HTTP request to this process: it runs an
-// HTTP handler, or descends from one that does (http.TimeoutHandler, a
+// still running, late is hookCalls (Suite.callHook). handler, when not 0,
+// is the goroutine running the HTTP handler of this process that the
+// calling goroutine serves: itself, or an ancestor (http.TimeoutHandler, a
 // handler handing the work to a goroutine).
-func attribute(recs []*recorder, gid uint64) (inv *invocation, late *lateCalls, leftBy uint64, handler bool) {
+func attribute(recs []*recorder, gid uint64) (inv *invocation, late *lateCalls, leftBy uint64, handler uint64) {
 	if inv, ok := roots.Load(gid); ok {
-		return inv.(*invocation), nil, 0, false
+		return inv.(*invocation), nil, 0, 0
 	}
 	all := snapshotGoroutines()
 	parent := make(map[uint64]uint64, len(all))
@@ -763,7 +763,7 @@ func attribute(recs []*recorder, gid uint64) (inv *invocation, late *lateCalls, 
 	}
 	for id, i := gid, 0; id != 0 && i < 64 && handlers != nil; id, i = parent[id], i+1 {
 		if handlers[id] {
-			handler = true
+			handler = id
 			break
 		}
 	}
@@ -774,7 +774,7 @@ func attribute(recs []*recorder, gid uint64) (inv *invocation, late *lateCalls, 
 	}
 	for id, i := parent[gid], 0; id != 0 && i < 64; id, i = parent[id], i+1 {
 		if inv, ok := roots.Load(id); ok {
-			return inv.(*invocation), nil, 0, false
+			return inv.(*invocation), nil, 0, 0
 		}
 		if isHookRoot(id) {
 			return nil, hookCalls, 0, handler
@@ -785,7 +785,7 @@ func attribute(recs []*recorder, gid uint64) (inv *invocation, late *lateCalls, 
 			for _, r := range recs {
 				if r.id == e.run {
 					if inv := r.invocation(int(e.n)); inv != nil {
-						return inv, nil, 0, false
+						return inv, nil, 0, 0
 					}
 				}
 			}
@@ -802,7 +802,7 @@ func attribute(recs []*recorder, gid uint64) (inv *invocation, late *lateCalls, 
 		}
 		if n := r.world.invocationOf(gid); n > 0 {
 			if inv := r.invocation(n); inv != nil {
-				return inv, nil, 0, false
+				return inv, nil, 0, 0
 			}
 		}
 	}

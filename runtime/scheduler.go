@@ -360,12 +360,13 @@ func (s *scheduler) realtimeQuiesce() bool {
 		// meanwhile is seen by the snapshot, not by a second one.
 		s.mu.Lock()
 		before, stopped := s.arrivals+s.tick, s.bypass
-		held := 0
-		for _, w := range s.waiting {
-			if w.c.rec.viaHTTP {
-				held++
+		held := heldRequests(func(yield func(*Call) bool) {
+			for _, w := range s.waiting {
+				if !yield(w.c) {
+					return
+				}
 			}
-		}
+		})
 		s.mu.Unlock()
 		if stopped {
 			return false

@@ -250,7 +250,7 @@ type callRecord struct {
 	planned            bool // the run's fault targets this call (Call.fault)
 	faulted            bool // and it was injected
 	Replayed, Detached bool
-	viaHTTP            bool // made for an HTTP request to this process (lookup)
+	viaHTTP            uint64 // the HTTP handler of this process it was made for (lookup), or 0
 	// nvals counts the argument values in Call.buf (Call.values).
 	nvals uint8
 	rare  *callRare
