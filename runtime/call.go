@@ -141,7 +141,9 @@ func Begin(ctx context.Context, op *Op, args, identity, entity []any) (*Call, co
 	c.rec.start = r.now()
 	c.computeIdentity(identity, entity)
 	c.rec.Seq = -1
-	c.rec.viaHTTP = viaHTTP
+	if viaHTTP != 0 {
+		c.rare().viaHTTP = viaHTTP // before any other goroutine has c
+	}
 	if detached {
 		c.rec.Detached = true
 		if c.pc != 0 {

@@ -266,7 +266,13 @@ func (g *gInfo) busy(since time.Time) (bool, string) {
 func heldRequests(calls iter.Seq[*Call]) int {
 	var handlers []uint64
 	for c := range calls {
-		if h := c.rec.viaHTTP; h != 0 && !slices.Contains(handlers, h) {
+		var h uint64
+		c.mu.Lock()
+		if c.rec.rare != nil {
+			h = c.rec.rare.viaHTTP
+		}
+		c.mu.Unlock()
+		if h != 0 && !slices.Contains(handlers, h) {
 			handlers = append(handlers, h)
 		}
 	}
@@ -516,7 +522,7 @@ func (w *world) invocationOf(gid uint64) int {
 // still going.
 //
 // held counts the HTTP requests to this process with a call parked at a
-// gate (Call.rec.viaHTTP: a fake of the service the agent calls, whose
+// gate (callRare.viaHTTP: a fake of the service the agent calls, whose
 // handler calls a tool; heldRequests): each request's answer waits for the
 // gate, so each excuses one client waiting for an HTTP response (sent, not
 // still connecting), which would otherwise be busy, and the scenario,

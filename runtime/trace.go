@@ -250,7 +250,6 @@ type callRecord struct {
 	planned            bool // the run's fault targets this call (Call.fault)
 	faulted            bool // and it was injected
 	Replayed, Detached bool
-	viaHTTP            uint64 // the HTTP handler of this process it was made for (lookup), or 0
 	// nvals counts the argument values in Call.buf (Call.values).
 	nvals uint8
 	rare  *callRare
@@ -262,6 +261,7 @@ type callRare struct {
 	identityError string
 	identityPanic []string
 	panic         *Panic
+	viaHTTP       uint64 // the HTTP handler of this process the call was made for (lookup)
 }
 
 // rare returns the call's rare part, making it; the caller holds c.mu or
