@@ -727,15 +727,14 @@ func (s *Suite) deliver(ctx context.Context, r *recorder, sc Scenario) []error {
 		}
 		wg.Wait()
 		// The agent's context.AfterFunc callbacks are waited for once
-		// both deliveries have returned (invocation.cancelled), whether
-		// or not the counts saw one: one delivery's goroutines exiting
-		// while the other's callback starts can hide it from them, and
-		// this is one snapshot per concurrent scenario.
+		// both deliveries have returned, where one may run
+		// (invocation.cancelled: by the count of created goroutines,
+		// which one delivery's goroutines exiting cannot hide).
 		if r.sched == nil {
 			var parents []uint64
 			r.mu.Lock()
 			for _, inv := range r.all {
-				if inv.gid != 0 {
+				if inv.callbacks {
 					parents = append(parents, inv.gid)
 				}
 			}
