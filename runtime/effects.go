@@ -249,7 +249,8 @@ func (j *judge) before(c *Call) {
 	quieted, quietErr := false, ""
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	for j.started[key] && j.settle != nil && !quieted {
+	if j.started[key] && j.settle != nil {
+		// A write of this identity started before, and stays started.
 		j.mu.Unlock()
 		if err := j.quiet(); err != nil {
 			quietErr = err.Error()

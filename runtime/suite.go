@@ -659,14 +659,10 @@ func (s *Suite) callHook(w *world, name string, fn func(context.Context) error, 
 		r.err = fn(ctx)
 		r.exited = false
 	}
-	done := make(chan struct{})
 	if w != nil {
-		w.start(hook, done)
+		w.start(hook, make(chan struct{}))
 	} else {
-		go func() {
-			defer close(done)
-			hook()
-		}()
+		go hook()
 	}
 	bound := hookBound(s.cfg.stallTimeout())
 	t := time.NewTimer(bound)

@@ -743,3 +743,70 @@ func TestToolBehindTheTestsHTTPServer(t *testing.T) {
 		})
 	}
 }
+
+// The test's fake opens two tickets in parallel for request A (a handler
+// that fans out to two stores) and one, after a short wait on a timer, for
+// request B; the agent sends A and B at once. A's two held calls owe one
+// answer, not two: when each excused a waiting client, B's client was
+// taken for quiet while B's handler was still waiting on its timer, and
+// which scenarios were planned changed from run to run (2-3 verdicts in
+// 20 runs on 2c6feea). Every run plans the same scenarios and finds the
+// same things.
+func TestFakeThatFansOutGetsOneVerdict(t *testing.T) {
+	w := &deskWorld{}
+	srv := httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+		var err error
+		if r.URL.Query().Get("key") == "A" {
+			g, ctx := errgroup.WithContext(r.Context())
+			g.Go(func() error { _, err := w.desk.OpenTraced(ctx, "A1"); return err })
+			g.Go(func() error { _, err := w.desk.OpenTraced(ctx, "A2"); return err })
+			err = g.Wait()
+		} else {
+			select {
+			case <-time.After(2 * time.Millisecond):
+			case <-r.Context().Done():
+			}
+			_, err = w.desk.OpenTraced(r.Context(), "B")
+		}
+		if err != nil {
+			http.Error(rw, err.Error(), http.StatusBadGateway)
+		}
+	}))
+	defer srv.Close()
+	post := func(ctx context.Context, key string) error {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, srv.URL+"/open?key="+key, nil)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			return err
+		}
+		resp.Body.Close()
+		return nil
+	}
+	agent := func(ctx context.Context) error {
+		var g errgroup.Group
+		g.Go(func() error { return post(ctx, "A") })
+		g.Go(func() error { return post(ctx, "B") })
+		return g.Wait()
+	}
+	verdicts := map[string]int{}
+	for range 15 {
+		rep := testkit.Run(&fakeT{name: "TestFanOut"}, agent, w.options(testkit.NoSummary())...)
+		noStall(t, rep)
+		var lines []string
+		for scenario, cs := range codes(rep) {
+			sort.Strings(cs)
+			lines = append(lines, scenario+" "+strings.Join(cs, ","))
+		}
+		for _, r := range rep.Results {
+			lines = append(lines, "planned "+r.Scenario)
+		}
+		sort.Strings(lines)
+		verdicts[strings.Join(lines, "\n")]++
+	}
+	if len(verdicts) != 1 {
+		for v, n := range verdicts {
+			t.Logf("%d runs:\n%s", n, v)
+		}
+		t.Errorf("%d different verdicts in 15 runs of one agent", len(verdicts))
+	}
+}
