@@ -13,8 +13,9 @@ import (
 
 // reportWriter appends a report's JSON by hand: the bytes that encoding/json
 // writes for the wire shapes of report_compat.go (compact, for
-// Report.MarshalJSON) or those bytes after json.Indent with two spaces (for
-// WriteJSON), written directly at their depth. Through reflection and an
+// Report.MarshalJSON) or those bytes after json.Indent with two spaces,
+// except that each operation of a trace stays compact on a line of its own
+// (for WriteJSON), written directly at their depth. Through reflection and an
 // indenting pass, writing the report file was the largest single cost of a
 // ten-write suite under testkit. The wire shapes stay the reference:
 // TestReportEncoderMatchesReflection (and ...OnFilledReports, which fails
@@ -41,6 +42,7 @@ type reportWriter struct {
 	// of the maps being written.
 	scratch []byte
 	keys    []string
+	clock   clock
 }
 
 // newlineSpaces starts a line at depth d up to 64: newlineSpaces[:1+2*d].
@@ -180,16 +182,78 @@ var (
 // which encoding/json names in the error.
 func (w *reportWriter) time(k string, t time.Time, typ reflect.Type) {
 	w.key(k)
-	n := len(w.b)
 	w.b = append(w.b, '"')
+	sec, loc := t.Unix(), t.Location()
+	if c := &w.clock; c.loc == loc && c.sec == sec && loc != nil {
+		// The same second as the time before, in the same place: its
+		// date, clock and zone, and this time's fraction.
+		w.b = append(w.b, c.date...)
+		w.b = appendFraction(w.b, t.Nanosecond())
+		w.b = append(w.b, c.zone...)
+		w.b = append(w.b, '"')
+		return
+	}
+	n := len(w.b)
 	b, err := t.AppendText(w.b)
 	if err != nil {
 		_, err = t.MarshalJSON()
 		w.fail(&json.MarshalerError{Type: typ, Err: err})
-		w.b = append(w.b[:n], "null"...)
+		w.b = append(w.b[:n-1], "null"...)
 		return
 	}
 	w.b = append(b, '"')
+	w.clock.remember(b[n:], sec, loc)
+}
+
+// clock is the text of the last time written: RFC 3339 splits into the
+// date and clock to the second (19 bytes for years 0 to 9999), a fraction
+// of the second without its trailing zeros, and the zone. A report's times
+// come by the hundred within one second, and the text of the date is the
+// costliest part of writing one.
+type clock struct {
+	loc        *time.Location
+	sec        int64
+	date, zone []byte
+}
+
+// remember keeps text, the RFC 3339 text of a time at second sec in loc.
+func (c *clock) remember(text []byte, sec int64, loc *time.Location) {
+	const dateLen = len("2006-01-02T15:04:05")
+	c.loc = nil
+	if len(text) <= dateLen || text[dateLen-3] != ':' {
+		return // a year of more than four digits, or before year 0
+	}
+	zone := text[dateLen:]
+	if zone[0] == '.' {
+		i := 1
+		for i < len(zone) && zone[i] >= '0' && zone[i] <= '9' {
+			i++
+		}
+		zone = zone[i:]
+	}
+	c.loc, c.sec = loc, sec
+	c.date = append(c.date[:0], text[:dateLen]...)
+	c.zone = append(c.zone[:0], zone...)
+}
+
+// appendFraction appends ns as RFC 3339 with nanoseconds writes a
+// fraction of a second: a dot and up to nine digits without trailing
+// zeros, nothing for zero.
+func appendFraction(b []byte, ns int) []byte {
+	if ns == 0 {
+		return b
+	}
+	var d [10]byte
+	d[0] = '.'
+	for i := 9; i >= 1; i-- {
+		d[i] = byte('0' + ns%10)
+		ns /= 10
+	}
+	n := 10
+	for d[n-1] == '0' {
+		n--
+	}
+	return append(b, d[:n]...)
 }
 
 // raw appends compact JSON written by encoding/json, indented at the
@@ -451,9 +515,15 @@ func (w *reportWriter) trace(t *Trace, id string) {
 	w.time("completed_at", end, timeType)
 	w.key("operations")
 	w.open('[')
+	// Each operation on a line of its own, compact: a trace's operations
+	// are nine tenths of a report, and indented they were twice the bytes
+	// to write and to page through.
+	indent := w.indent
 	for i := range t.Ops {
 		w.elem()
+		w.indent = false
 		w.operation(&t.Ops[i])
+		w.indent = indent
 	}
 	w.close(']')
 	if len(t.Panics) > 0 {

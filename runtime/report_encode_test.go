@@ -45,8 +45,9 @@ func reflectReportJSON(r Report) ([]byte, error) {
 	return json.Marshal(w)
 }
 
-// reflectWriteJSON is WriteJSON as it was: the oracle's JSON through
-// json.Indent.
+// reflectWriteJSON is WriteJSON written the slow way: the oracle's JSON
+// through json.Indent, each operation of a trace then put back compact on
+// its line (compactOperations).
 func reflectWriteJSON(r *Report) ([]byte, error) {
 	b, err := reflectReportJSON(*r)
 	if err != nil {
@@ -57,7 +58,79 @@ func reflectWriteJSON(r *Report) ([]byte, error) {
 		return nil, err
 	}
 	out.WriteByte('\n')
-	return out.Bytes(), nil
+	return compactOperations(out.Bytes())
+}
+
+// compactOperations rewrites indented report JSON so that each element of
+// a trace's "operations" array (an array under that key in an object that
+// has a "target" key before it) is compact on the line it starts on.
+func compactOperations(indented []byte) ([]byte, error) {
+	dec := json.NewDecoder(bytes.NewReader(indented))
+	dec.UseNumber()
+	var out []byte
+	last := 0
+	// Each element of an operations array starts after a newline and its
+	// indentation; it is found by its offset in the input.
+	var walk func(depth int, inTrace bool, key string) error
+	walk = func(depth int, inTrace bool, key string) error {
+		tok, err := dec.Token()
+		if err != nil {
+			return err
+		}
+		d, ok := tok.(json.Delim)
+		if !ok {
+			return nil
+		}
+		switch d {
+		case '{':
+			sawTarget := false
+			for dec.More() {
+				k, err := dec.Token()
+				if err != nil {
+					return err
+				}
+				name := k.(string)
+				if name == "target" {
+					sawTarget = true
+				}
+				if err := walk(depth+1, sawTarget, name); err != nil {
+					return err
+				}
+			}
+		case '[':
+			for dec.More() {
+				if inTrace && key == "operations" {
+					// The element starts at the next non-space byte.
+					start := int(dec.InputOffset())
+					for indented[start] == ',' || indented[start] == ' ' || indented[start] == '\n' {
+						start++
+					}
+					var raw json.RawMessage
+					if err := dec.Decode(&raw); err != nil {
+						return err
+					}
+					end := int(dec.InputOffset())
+					var c bytes.Buffer
+					if err := json.Compact(&c, indented[start:end]); err != nil {
+						return err
+					}
+					out = append(out, indented[last:start]...)
+					out = append(out, c.Bytes()...)
+					last = end
+					continue
+				}
+				if err := walk(depth+1, false, ""); err != nil {
+					return err
+				}
+			}
+		}
+		_, err = dec.Token() // the closing delimiter
+		return err
+	}
+	if err := walk(0, false, ""); err != nil {
+		return nil, err
+	}
+	return append(out, indented[last:]...), nil
 }
 
 // checkEncoding fails unless MarshalJSON and WriteJSON write what the
@@ -434,6 +507,47 @@ func TestBaselineFailureType(t *testing.T) {
 			t.Errorf("%q: baseline_failure %+v, want null", c.r.BaselineFailure, bf)
 		case c.want != "" && (bf == nil || bf.ErrorType != c.want || bf.Message != c.r.BaselineFailure):
 			t.Errorf("%q: baseline_failure %+v, want error_type %q", c.r.BaselineFailure, bf, c.want)
+		}
+	}
+}
+
+// TestTimesWrittenAsMarshalJSON checks the times reportWriter writes from
+// the text of the second before (clock) against time.Time.MarshalJSON:
+// fractions with and without trailing zeros, none, zones east and west,
+// a zone at offset zero that is not UTC, seconds and zones that change.
+func TestTimesWrittenAsMarshalJSON(t *testing.T) {
+	india := time.FixedZone("IST", 5*3600+1800)
+	west := time.FixedZone("W", -7*3600)
+	zero := time.FixedZone("GMT0", 0)
+	nyc, err := time.LoadLocation("America/New_York")
+	if err != nil {
+		nyc = west
+	}
+	base := time.Date(2026, 12, 1, 23, 59, 59, 0, time.UTC)
+	var times []time.Time
+	for _, loc := range []*time.Location{time.UTC, time.Local, india, west, zero, nyc} {
+		for _, ns := range []int{0, 1, 10, 120, 999999999, 500000000, 123456789, 100} {
+			times = append(times, base.In(loc).Add(time.Duration(ns)))
+		}
+		times = append(times, base.Add(time.Second).In(loc), base.Add(time.Second+7).In(loc))
+	}
+	// The spring-forward second in New York, on either side.
+	gap := time.Date(2026, 3, 8, 7, 0, 0, 0, time.UTC)
+	times = append(times, gap.Add(-time.Nanosecond).In(nyc), gap.In(nyc), gap.Add(time.Nanosecond).In(nyc), time.Date(9999, 12, 31, 23, 59, 59, 5, time.UTC),
+		time.Date(10000, 1, 1, 0, 0, 0, 5, time.UTC), time.Date(10000, 1, 1, 0, 0, 0, 6, time.UTC), time.Date(0, 1, 1, 0, 0, 0, 7, time.UTC))
+	w := reportWriter{}
+	for i, tm := range times {
+		w.b, w.first, w.err = w.b[:0], true, nil
+		w.time("t", tm, timeType)
+		want, err := tm.MarshalJSON()
+		if err != nil {
+			if w.err == nil {
+				t.Errorf("time %d (%v): no error, MarshalJSON's is %v", i, tm, err)
+			}
+			continue
+		}
+		if got := string(w.b[len(`"t":`):]); got != string(want) {
+			t.Errorf("time %d (%v): wrote %s, MarshalJSON %s", i, tm, got, want)
 		}
 	}
 }

@@ -44,7 +44,10 @@
 // points back (with its own replay line) under the others, and as one line
 // in the summary, which names every scenario that shows it. The summary is
 // in the test's log, which go test prints when the test fails (by the suite
-// or by anything after it) or with -v.
+// or by anything after it) or with -v. It lists the baseline and every
+// scenario with something to say (a finding, inconclusive, a fault that did
+// not fire, a note, a schedule, an absorbed repeat) and counts the others
+// by kind on one line; the report file and agentidem-gen report list all.
 //
 // # Effects, not executions
 //

@@ -64,7 +64,7 @@ func testSummary(rep *runtime.Report) string {
 	brief := *rep
 	brief.Findings, brief.Problems = nil, nil
 	var b strings.Builder
-	b.WriteString(strings.TrimRight(render.Text(&brief), "\n"))
+	b.WriteString(strings.TrimRight(render.Text(&brief, render.FoldPlainOK()), "\n"))
 	if len(rep.Problems) > 0 {
 		fmt.Fprintf(&b, "\nproblems (each printed in full under the first scenario that shows it):")
 		for _, p := range rep.Problems {

@@ -3,6 +3,7 @@ package testkit
 import (
 	"os"
 	"path/filepath"
+	"sync"
 )
 
 // reportDir resolves where a test's reports go: below dir, in the
@@ -26,7 +27,7 @@ func reportDir(dir string) string {
 	if err != nil {
 		return dir
 	}
-	root := moduleRoot(wd)
+	root := cachedModuleRoot(wd)
 	if root == "" {
 		return dir
 	}
@@ -37,6 +38,19 @@ func reportDir(dir string) string {
 		dir = filepath.Join(dir, rel)
 	}
 	return dir
+}
+
+// moduleRoots caches moduleRoot by directory: each test that writes a
+// report asks, and a test binary runs in one directory (t.Chdir aside).
+var moduleRoots sync.Map // string → string
+
+func cachedModuleRoot(dir string) string {
+	if root, ok := moduleRoots.Load(dir); ok {
+		return root.(string)
+	}
+	root := moduleRoot(dir)
+	moduleRoots.Store(dir, root)
+	return root
 }
 
 // moduleRoot returns the nearest directory from dir up that holds a

@@ -139,8 +139,9 @@ func suite(t TB, fn func(ctx context.Context) error, fail bool, opts []Option) *
 	pkg := callerPackage()
 	testName := t.Name()
 	names := suiteNames(t) // a second suite in one test is baseline#01, ... (names.go)
+	replay := newReplayLines(pkg, testName)
 	rtOpts := append([]runtime.Option{runtime.ReplayCommand(func(scenario string) string {
-		return replayLine(pkg, testName, names.scenario(scenario))
+		return replay.line(names.scenario(scenario))
 	})}, st.rt...)
 	// With VirtualTime, schedules run in a testing/synctest bubble of the
 	// subtest at hand, when t is a *testing.T and the baseline showed
@@ -390,15 +391,38 @@ func runSubtest(t TB, name string, f func(TB)) {
 
 // replayLine is the go test command that reruns one scenario.
 func replayLine(pkg, test, scenario string) string {
-	var parts []string
-	for _, p := range append(strings.Split(test, "/"), strings.Split(scenario, "/")...) {
-		parts = append(parts, "^"+regexp.QuoteMeta(p)+"$")
+	return newReplayLines(pkg, test).line(scenario)
+}
+
+// replayLines writes the replay lines of one test's scenarios: the part
+// of the pattern that names the test is written once.
+type replayLines struct{ head, tail string }
+
+func newReplayLines(pkg, test string) replayLines {
+	var b strings.Builder
+	b.WriteString("go test -run '")
+	for _, p := range strings.Split(test, "/") {
+		b.WriteString("^" + regexp.QuoteMeta(p) + "$/")
 	}
-	line := fmt.Sprintf("go test -run '%s'", strings.Join(parts, "/"))
+	tail := "'"
 	if pkg != "" {
-		line += " " + pkg
+		tail += " " + pkg
 	}
-	return line
+	return replayLines{head: b.String(), tail: tail}
+}
+
+func (r replayLines) line(scenario string) string {
+	var b strings.Builder
+	b.Grow(len(r.head) + len(scenario) + 16 + len(r.tail))
+	b.WriteString(r.head)
+	for i, p := range strings.Split(scenario, "/") {
+		if i > 0 {
+			b.WriteByte('/')
+		}
+		b.WriteString("^" + regexp.QuoteMeta(p) + "$")
+	}
+	b.WriteString(r.tail)
+	return b.String()
 }
 
 // callerPackage finds the import path of the test that called testkit.

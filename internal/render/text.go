@@ -10,7 +10,7 @@ import (
 // Option configures Text.
 type Option interface{ apply(*textConfig) }
 
-type textConfig struct{ color bool }
+type textConfig struct{ color, fold bool }
 
 type optionFunc func(*textConfig)
 
@@ -19,6 +19,12 @@ func (f optionFunc) apply(c *textConfig) { f(c) }
 // Color marks the verdict and scenario statuses with ANSI colors. Use it
 // only when the output is a terminal and NO_COLOR is unset: see Decide.
 func Color() Option { return optionFunc(func(c *textConfig) { c.color = true }) }
+
+// FoldPlainOK lists the scenarios that passed with nothing to note (no
+// note, schedule, absorbed repeat, and the fault, if any, fired) in one
+// line that counts them by kind, after the others: the summary go test
+// prints for a failing test, where the lines to read are the others.
+func FoldPlainOK() Option { return optionFunc(func(c *textConfig) { c.fold = true }) }
 
 const (
 	ansiReset  = "\x1b[0m"
@@ -66,7 +72,19 @@ func Text(r *runtime.Report, opts ...Option) string {
 	}
 
 	all := scenarios(r)
-	if len(all) > 0 {
+	var folded []*runtime.Result
+	if cfg.fold {
+		shown := all[:0:0]
+		for i, res := range all {
+			if i == 0 && res == r.Baseline || !plainOK(res) {
+				shown = append(shown, res)
+			} else {
+				folded = append(folded, res)
+			}
+		}
+		all = shown
+	}
+	if len(all)+len(folded) > 0 {
 		b.WriteString("scenarios:\n")
 		width := 0
 		for _, res := range all {
@@ -81,6 +99,10 @@ func Text(r *runtime.Report, opts ...Option) string {
 					fmt.Fprintf(&b, "               note: %s\n", oneLine(n))
 				}
 			}
+		}
+		if len(folded) > 0 {
+			word, color := statusWord(statusSafe)
+			fmt.Fprintf(&b, "  %s %s\n", paint(color, fmt.Sprintf("%-12s", word)), foldedLine(folded, len(all) > 0))
 		}
 	}
 
@@ -136,6 +158,49 @@ func Text(r *runtime.Report, opts ...Option) string {
 		}
 	}
 	return escapeBidi(strings.TrimRight(b.String(), "\n"))
+}
+
+// plainOK reports whether a scenario passed with nothing to note: no
+// finding, not inconclusive, its fault (if any) fired, no note, schedule
+// legend or absorbed repeat.
+func plainOK(res *runtime.Result) bool {
+	if len(res.Findings) > 0 || res.Inconclusive || res.Legend != "" || res.Fault != nil && !res.FaultFired {
+		return false
+	}
+	if res.Trace != nil {
+		if len(res.Trace.Notes) > 0 {
+			return false
+		}
+		for i := range res.Trace.Ops {
+			if res.Trace.Ops[i].Repeat == runtime.RepeatAbsorbed {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// foldedLine counts folded scenarios by their first path element, in the
+// order they ran: "30 more with nothing to note: lost_request (10), ...".
+func foldedLine(folded []*runtime.Result, more bool) string {
+	counts := map[string]int{}
+	var order []string
+	for _, res := range folded {
+		kind, _, _ := strings.Cut(res.Scenario, "/")
+		if counts[kind] == 0 {
+			order = append(order, kind)
+		}
+		counts[kind]++
+	}
+	parts := make([]string, len(order))
+	for i, k := range order {
+		parts[i] = fmt.Sprintf("%s (%d)", clean(k), counts[k])
+	}
+	what := plural(len(folded), "scenario")
+	if more {
+		what = fmt.Sprintf("%d more", len(folded))
+	}
+	return fmt.Sprintf("%s with nothing to note: %s", what, strings.Join(parts, ", "))
 }
 
 // scenarioFacts is the tail of a scenario line: fault, calls, findings.

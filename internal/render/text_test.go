@@ -98,3 +98,61 @@ func stripANSI(s string) string {
 	}
 	return s
 }
+
+// TestFoldPlainOK folds the scenarios that passed with nothing to note into
+// one counting line and lists every other one: a finding, an inconclusive
+// scenario, a fault that did not fire, a note, a schedule legend, an
+// absorbed repeat, and the baseline always.
+func TestFoldPlainOK(t *testing.T) {
+	fired := &runtime.Fault{Kind: runtime.FaultLostAck, Op: "post", Occurrence: 1}
+	plain := func(name string) *runtime.Result {
+		return &runtime.Result{Scenario: name, Safe: true, Fault: fired, FaultFired: true, Trace: &runtime.Trace{}}
+	}
+	absorbed := plain("crash_restart/post#1")
+	absorbed.Trace.Ops = []runtime.Operation{{Name: "post"}, {Name: "post", Repeat: runtime.RepeatAbsorbed, JudgedBy: runtime.JudgedByState}}
+	noted := plain("crash_restart/post#2")
+	noted.Trace.Notes = []string{"a note"}
+	unfired := plain("lost_request/post#3")
+	unfired.FaultFired, unfired.Inconclusive = false, true
+	unfiredSafe := plain("lost_request/post#4")
+	unfiredSafe.FaultFired = false
+	legend := &runtime.Result{Scenario: "interleaving/s0s1f0f1", Safe: true, Legend: "s0 = post a, s1 = post b", Trace: &runtime.Trace{}}
+	unsafe := plain("crash_restart/post#3")
+	unsafe.Safe = false
+	unsafe.Findings = []runtime.Finding{{Code: runtime.CodeDuplicateWrite, Severity: runtime.SeverityError}}
+	rep := &runtime.Report{
+		Name: "T", BaselineSucceeded: true, UnsafeCount: 1, InconclusiveCount: 1,
+		Baseline: &runtime.Result{Scenario: "baseline", Safe: true, Trace: &runtime.Trace{}},
+		Results: []*runtime.Result{
+			plain("lost_acknowledgement/post#1"), plain("lost_acknowledgement/post#2"), absorbed, noted,
+			unfired, unfiredSafe, legend, unsafe, plain("lost_request/post#1"), {Scenario: "duplicate_delivery/sequential", Safe: true, Trace: &runtime.Trace{}},
+		},
+	}
+	full := Text(rep)
+	got := Text(rep, FoldPlainOK())
+	for _, listed := range []string{"baseline", "crash_restart/post#1", "crash_restart/post#2", "lost_request/post#3", "lost_request/post#4", "interleaving/s0s1f0f1", "crash_restart/post#3"} {
+		if !strings.Contains(got, " "+listed+" ") {
+			t.Errorf("folded summary does not list %s:\n%s", listed, got)
+		}
+	}
+	for _, folded := range []string{"lost_acknowledgement/post#1", "lost_acknowledgement/post#2", "lost_request/post#1", "duplicate_delivery/sequential"} {
+		if strings.Contains(got, folded) {
+			t.Errorf("folded summary lists %s:\n%s", folded, got)
+		}
+		if !strings.Contains(full, folded) {
+			t.Errorf("full summary does not list %s:\n%s", folded, full)
+		}
+	}
+	want := "\n  ok           4 more with nothing to note: lost_acknowledgement (2), lost_request (1), duplicate_delivery (1)"
+	if !strings.Contains(got, want) {
+		t.Errorf("folded summary lacks %q:\n%s", want, got)
+	}
+	if strings.Contains(full, "nothing to note") {
+		t.Errorf("full summary folds:\n%s", full)
+	}
+	// Nothing to list but the baseline: the count stands alone after it.
+	safe := &runtime.Report{Name: "T", Safe: true, BaselineSucceeded: true, Baseline: rep.Baseline, Results: []*runtime.Result{plain("lost_request/post#1")}}
+	if got := Text(safe, FoldPlainOK()); !strings.HasSuffix(got, "\n  ok           1 more with nothing to note: lost_request (1)") {
+		t.Errorf("folded safe summary:\n%s", got)
+	}
+}
