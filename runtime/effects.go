@@ -639,8 +639,16 @@ func judgeRepeats(tr *Trace, end, baseEnd string, baseWin map[string][2]string, 
 	return out
 }
 
+// addedPart stands, among the parts changedParts names, for "a top-level
+// key b has that a has not". A write that inserts a row keyed by an id the
+// sink hands out (T-1, then T-2; acme/api#1, then #2) adds a new key on
+// every execution: what its repeat added is never a part it changed in the
+// baseline, so it is compared as "some key added", not by name.
+const addedPart = "\x00added"
+
 // changedParts names the top-level parts of two snapshots that differ: the
-// keys of a JSON object whose values differ, or "" for any other value.
+// keys of a JSON object whose values differ, or "" for any other value;
+// with addedPart when b has keys a has not.
 func changedParts(a, b string) map[string]bool {
 	out := map[string]bool{}
 	if a == b {
@@ -659,6 +667,7 @@ func changedParts(a, b string) map[string]bool {
 	for k := range mb {
 		if _, ok := ma[k]; !ok {
 			out[k] = true
+			out[addedPart] = true
 		}
 	}
 	return out

@@ -69,3 +69,25 @@ func TestFirstExecutionIsTheFirstToRun(t *testing.T) {
 	require.Len(t, fs, 1, "%v", fs)
 	assert.Equal(t, []string{"1:put#1", "1:put#2", "2:put#2", "2:put#1"}, fs[0].Calls)
 }
+
+// A write that inserts rows keyed by ids the sink hands out adds a new
+// top-level key on every execution: repeated when the calls overlapped, its
+// second row is under a key it never changed in the baseline. Such added
+// keys are its doing as much as another op's: never disjoint from it.
+// (Two issues opened in parallel, each numbered per repository, delivered
+// twice at once: four issues, which passed as SAFE on every run.)
+func TestOverlappedInsertsUnderNewIDsAreDuplicates(t *testing.T) {
+	op := func(id, name, key string, inv int) Operation {
+		return Operation{ID: id, Name: name, Kind: KindWrite, Status: StatusSuccess, Identity: `"` + key + `"`, Invocation: inv, Overlapped: true,
+			Args: Args{Names: []string{"repo"}, Values: []any{key}}}
+	}
+	tr := &Trace{Ops: []Operation{op("1:open#1", "open", "api", 1), op("2:open#2", "open", "web", 2), op("2:open#3", "open", "api", 2), op("1:open#4", "open", "web", 1)}}
+	baseWin := map[string][2]string{
+		"open\x00\"api\"\x00{\"repo\":\"api\"}": {`{}`, `{"api#1":"x"}`},
+		"open\x00\"web\"\x00{\"repo\":\"web\"}": {`{"api#1":"x"}`, `{"api#1":"x","web#1":"x"}`},
+	}
+	fs := judgeRepeats(tr, `{"api#1":"x","api#2":"x","web#1":"x","web#2":"x"}`, `{"api#1":"x","web#1":"x"}`, baseWin, false)
+	require.Len(t, fs, 2, "%v", fs)
+	assert.Equal(t, RepeatDuplicate, tr.Ops[2].Repeat)
+	assert.Equal(t, RepeatDuplicate, tr.Ops[3].Repeat)
+}
