@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -865,7 +866,7 @@ func opOf(ops []string, i int) []string {
 // identityUnstable finds retries that changed identity: a write call whose
 // answer the agent did not get (failed or lost), followed in the same
 // delivery by a call of the same op from the same call site with another
-// identity, where the two identities are not both among the baseline's (so
+// identity that sends some of the same arguments again (sameWork), where the two identities are not both among the baseline's (so
 // it is not a loop over distinct work items).
 func (s *Suite) identityUnstable(tr *Trace, add func(Finding)) {
 	var baseIDs map[string]map[string]bool // built when a retry changed identity
@@ -894,7 +895,7 @@ func (s *Suite) identityUnstable(tr *Trace, add func(Finding)) {
 			if b.Name != a.Name || b.Invocation != a.Invocation || b.Site != a.Site {
 				continue
 			}
-			if b.Identity != a.Identity && !(inBase(a.Name, a.Identity) && inBase(a.Name, b.Identity)) && !reported[a.Name] {
+			if b.Identity != a.Identity && !(inBase(a.Name, a.Identity) && inBase(a.Name, b.Identity)) && !reported[a.Name] && sameWork(a, b) {
 				if reported == nil {
 					reported = map[string]bool{}
 				}
@@ -907,6 +908,58 @@ func (s *Suite) identityUnstable(tr *Trace, add func(Finding)) {
 			break
 		}
 	}
+}
+
+// sameWork reports whether call b may re-send the work of call a: a retry
+// under a fresh key sends the rest of the request again (the subject, the
+// amount, the order), so some argument value, at any depth, is the same in
+// both. Calls that share none (a message to another channel with another
+// text, which an LLM agent's tool dispatcher sends from the one call site
+// it has per tool) are other work. Calls whose arguments cannot be told
+// apart (none recorded) may be a retry.
+func sameWork(a, b *Operation) bool {
+	la, lb := argLeaves(a), argLeaves(b)
+	if len(la) == 0 || len(lb) == 0 {
+		return true
+	}
+	for p, v := range la {
+		if w, ok := lb[p]; ok && w == v {
+			return true
+		}
+	}
+	return false
+}
+
+// argLeaves flattens a call's recorded arguments into their scalar values
+// by path ("req.subject", "items.0"), encoded as JSON.
+func argLeaves(o *Operation) map[string]string {
+	raw, err := o.Args.MarshalJSON()
+	if err != nil {
+		return nil
+	}
+	var v any
+	if json.Unmarshal(raw, &v) != nil {
+		return nil
+	}
+	out := map[string]string{}
+	var walk func(path string, v any)
+	walk = func(path string, v any) {
+		switch x := v.(type) {
+		case map[string]any:
+			for k, e := range x {
+				walk(path+"."+k, e)
+			}
+		case []any:
+			for i, e := range x {
+				walk(path+"."+strconv.Itoa(i), e)
+			}
+		default:
+			b, _ := json.Marshal(x)
+			out[path] = string(b)
+		}
+	}
+	walk("", v)
+	return out
 }
 
 // missingWrites finds baseline write identities that never took effect in a

@@ -222,6 +222,42 @@ func TestDistinctWorkInALoopIsNotIdentityUnstable(t *testing.T) {
 	assert.True(t, rep.Has(runtime.CodeDuplicateWrite))
 }
 
+func TestFallbackFromTheDispatcherIsNotIdentityUnstable(t *testing.T) {
+	// An LLM agent's loop runs every tool call from one dispatcher, so
+	// every call of a tool has the same call site. Told that the notice
+	// failed, the scripted model does not retry it: it posts something
+	// else (an alert to another channel), once. That is other work, not
+	// a retry under a fresh key: no identity_unstable.
+	var l *tools.Ledger
+	type call struct{ key, entry string }
+	dispatch := func(ctx context.Context, c call) string {
+		if err := l.PostTraced(ctx, c.key, c.entry); err != nil {
+			return "error: " + err.Error()
+		}
+		return "ok"
+	}
+	model := func(history []string) *call {
+		switch {
+		case len(history) == 0:
+			return &call{"billing", "refund issued for order 42"}
+		case len(history) == 1 && strings.HasPrefix(history[0], "error"):
+			return &call{"oncall", "could not post the refund notice"}
+		}
+		return nil
+	}
+	ft := &fakeT{name: "TestDispatcher"}
+	rep := testkit.Run(ft, func(ctx context.Context) error {
+		var history []string
+		for c := model(history); c != nil; c = model(history) {
+			history = append(history, dispatch(ctx, *c))
+		}
+		return nil
+	}, ledgerSetup(&l))
+	for _, f := range rep.Findings {
+		assert.NotEqual(t, runtime.CodeIdentityUnstable, f.Code, "%s: %s", f.Scenario, f.Message)
+	}
+}
+
 func TestInvariantPanicIsAFailedInvariant(t *testing.T) {
 	var l *tools.Ledger
 	ft := &fakeT{name: "TestInv"}
