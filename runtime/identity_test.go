@@ -54,3 +54,30 @@ func FuzzCanonicalString(f *testing.F) {
 		}
 	})
 }
+
+// TestSameWork: a retry under a fresh key re-sends some of the request;
+// other work shares at most the values every request has by default.
+func TestSameWork(t *testing.T) {
+	op := func(names []string, values ...any) *Operation {
+		return &Operation{Args: Args{Names: names, Values: values}}
+	}
+	post := []string{"channel", "text", "opts"}
+	cases := []struct {
+		name string
+		a, b *Operation
+		want bool
+	}{
+		{"fresh key, same amount", op([]string{"key", "amount"}, "k-1", 42), op([]string{"key", "amount"}, "k-2", 42), true},
+		{"fresh key inside a struct", op([]string{"req"}, map[string]any{"key": "k-1", "order": "o-9"}), op([]string{"req"}, map[string]any{"key": "k-2", "order": "o-9"}), true},
+		{"other channel, other text", op(post, "#billing", "refund issued", map[string]any{"unfurl": false, "thread": "", "retries": 0, "tag": nil}),
+			op(post, "#oncall", "could not post", map[string]any{"unfurl": false, "thread": "", "retries": 0, "tag": nil}), false},
+		{"other channel, same text", op(post, "#billing", "refund issued", nil), op(post, "#oncall", "refund issued", nil), true},
+		{"same value under another name", op([]string{"from"}, "acct-1"), op([]string{"to"}, "acct-1"), false},
+		{"no arguments recorded", op(nil), op(nil), true},
+	}
+	for _, c := range cases {
+		if got := sameWork(c.a, c.b); got != c.want {
+			t.Errorf("%s: sameWork = %v, want %v", c.name, got, c.want)
+		}
+	}
+}

@@ -866,8 +866,9 @@ func opOf(ops []string, i int) []string {
 // identityUnstable finds retries that changed identity: a write call whose
 // answer the agent did not get (failed or lost), followed in the same
 // delivery by a call of the same op from the same call site with another
-// identity that sends some of the same arguments again (sameWork), where the two identities are not both among the baseline's (so
-// it is not a loop over distinct work items).
+// identity that sends some of the same arguments again (sameWork), where
+// the two identities are not both among the baseline's (so it is not a
+// loop over distinct work items).
 func (s *Suite) identityUnstable(tr *Trace, add func(Finding)) {
 	var baseIDs map[string]map[string]bool // built when a retry changed identity
 	inBase := func(op, id string) bool {
@@ -915,17 +916,28 @@ func (s *Suite) identityUnstable(tr *Trace, add func(Finding)) {
 // amount, the order), so some argument value, at any depth, is the same in
 // both. Calls that share none (a message to another channel with another
 // text, which an LLM agent's tool dispatcher sends from the one call site
-// it has per tool) are other work. Calls whose arguments cannot be told
-// apart (none recorded) may be a retry.
+// it has per tool) are other work. Values any two requests share by
+// default (booleans, null, 0, "") say nothing of the work. Calls whose
+// arguments cannot be told apart (none recorded) may be a retry.
 func sameWork(a, b *Operation) bool {
 	la, lb := argLeaves(a), argLeaves(b)
 	if len(la) == 0 || len(lb) == 0 {
 		return true
 	}
 	for p, v := range la {
-		if w, ok := lb[p]; ok && w == v {
+		if w, ok := lb[p]; ok && w == v && !defaultValue(v) {
 			return true
 		}
+	}
+	return false
+}
+
+// defaultValue reports whether v, a scalar's JSON, is one that requests
+// share without sharing work: true, false, null, 0 or "".
+func defaultValue(v string) bool {
+	switch v {
+	case "true", "false", "null", "0", `""`:
+		return true
 	}
 	return false
 }
