@@ -65,8 +65,13 @@ const CodeNotIdempotent = "not_idempotent"
 // snapshot of the world's observable state (the one Setup builds), which is
 // compared by value in a deterministic encoding (canonical JSON: maps with
 // sorted keys, structs by their exported fields). A repeat of a write that
-// left the snapshot as it was is absorbed, not a duplicate; a duplicate_write
-// finding says in words what the repeat changed ("notes: 1 → 2 entries,
+// left the snapshot as it was is absorbed, not a duplicate, when the suite
+// can tell that it changed nothing: the write's first execution was seen
+// to change the snapshot, a Settle let the world settle around it, or the
+// op is declared idempotent. (When State saw no execution change anything
+// and no Settle was given, a write that changes nothing looks like one
+// whose effect lands later: each execution counts, and the finding says
+// so.) A duplicate_write finding says in words what the repeat changed ("notes: 1 → 2 entries,
 // added "o9:called customer""); an op declared idempotent whose repeat
 // changed the snapshot is a not_idempotent finding, so a wrong declaration
 // never hides a real duplicate. Where write calls overlap in time, the
@@ -386,6 +391,10 @@ func windows(tr *Trace) map[string][2]string {
 	return out
 }
 
+// unseenNote is why a repeat counts when State saw no execution of it
+// change anything and no Settle let the world settle.
+const unseenNote = "the state changed in neither call"
+
 // judgeRepeats decides, for every op and identity executed more than once,
 // which repeats had an effect, marks the trace's operations (Repeat,
 // JudgedBy) and returns the findings: one duplicate_write per op and
@@ -602,7 +611,7 @@ func judgeRepeats(tr *Trace, end, baseEnd string, baseWin map[string][2]string, 
 							note = "the calls overlapped in time, so this compares the end state with what one delivery left"
 						}
 					case o.stateSeen():
-						note = "the state changed in neither call: if the effect lands later (a background worker), give a Settle (testkit.SettleOn) so the suite waits for it"
+						note = unseenNote
 					case o.StateError != "":
 						note = o.StateError
 					}
@@ -620,6 +629,14 @@ func judgeRepeats(tr *Trace, end, baseEnd string, baseWin map[string][2]string, 
 		}
 		var b strings.Builder
 		b.Grow(400 + len(k.op) + len(k.id) + 16*len(dups) + len(change) + len(note)) // the whole message, most of it the advice below
+		if change == "" && note == unseenNote {
+			// No effect was seen: the finding says why it still counts.
+			fmt.Fprintf(&b, "%s executed %d times for identity %s (%s), and State saw no execution change the world: without a Settle the suite cannot tell a write that changes nothing from one whose effect lands later (a background worker), so each execution counts as an effect; if the effect lands later, give a Settle (testkit.SettleOn) so the suite waits for it; if a repeat changes nothing (a set to the value it has), declare the op idempotent: State then checks the declaration",
+				k.op, len(dups), k.id, strings.Join(dups, ", "))
+			out = append(out, Finding{Code: CodeDuplicateWrite, Severity: SeverityError, Ops: []string{k.op}, Identities: []string{k.id}, Calls: dups,
+				Message: b.String()})
+			continue
+		}
 		fmt.Fprintf(&b, "%s executed %d times for identity %s (%s): one effect done %d times", k.op, len(dups), k.id, strings.Join(dups, ", "), len(dups))
 		switch {
 		case change != "" && note != "":

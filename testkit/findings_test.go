@@ -68,3 +68,47 @@ func TestStateAbsorbsAnUpsertAndCatchesAnAppend(t *testing.T) {
 	require.True(t, ft.failed())
 	assert.Contains(t, rep.Problems[0].Message, `the repeat changed the state: entries: 1 → 2 entries, added "hello"`)
 }
+
+// TestUnseenRepeatSaysNothingWasSeen: a set to the value a row already has
+// changes nothing, first time or repeated, and State sees both. Without a
+// Settle the suite cannot tell it from a write whose effect lands later,
+// so the repeat still counts, but the finding says that no effect was
+// seen and how to tell the suite which it is; it does not claim "one
+// effect done 2 times". With a Settle, or the op declared idempotent, the
+// repeat is absorbed.
+func TestUnseenRepeatSaysNothingWasSeen(t *testing.T) {
+	var l *tools.Ledger
+	agent := func(ctx context.Context) error {
+		var err error
+		for range 3 { // retries on a timeout
+			if err = l.PutTraced(ctx, "ticket-7", "closed"); err == nil {
+				return nil
+			}
+		}
+		return err
+	}
+	opts := []testkit.Option{
+		testkit.Setup(func(context.Context) error {
+			l = &tools.Ledger{Rows: map[string]string{"ticket-7": "closed"}}
+			return nil
+		}),
+		testkit.State(func() any { return l.Snapshot() }),
+		testkit.With(runtime.OnlyScenario("lost_acknowledgement/put#1")),
+		testkit.NoSummary(),
+	}
+	rep := testkit.Run(&fakeT{name: "TestSetToCurrent"}, agent, opts...)
+	var msg string
+	for _, f := range rep.Findings {
+		if f.Code == runtime.CodeDuplicateWrite {
+			msg = f.Message
+		}
+	}
+	require.NotEmpty(t, msg, "no duplicate_write: %v", rep.Findings)
+	assert.Contains(t, msg, "State saw no execution change the world")
+	assert.Contains(t, msg, "give a Settle (testkit.SettleOn)")
+	assert.Contains(t, msg, "declare the op idempotent")
+	assert.NotContains(t, msg, "one effect done")
+
+	rep = testkit.Run(&fakeT{name: "TestSetToCurrentSettled"}, agent, append(opts, testkit.With(runtime.Settle(func(context.Context) error { return nil })))...)
+	assert.True(t, rep.Safe, "with a Settle: %v", rep.Findings)
+}

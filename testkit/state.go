@@ -14,8 +14,13 @@ import (
 // State makes the world the judge of every write: fn returns a snapshot of
 // the world's observable state (the one Setup builds: rows, entries,
 // tickets), compared by value in a deterministic encoding. A repeat of a
-// write that left the snapshot as it was is absorbed, never a duplicate; a
-// duplicate_write finding says what the repeat changed
+// write that left the snapshot as it was is absorbed, never a duplicate,
+// once the suite can tell it changed nothing: the first execution was seen
+// to change the snapshot, a Settle (SettleOn) let the world settle, or the
+// op is declared idempotent (a set to the value a row already has changes
+// nothing either time, and looks like a write whose effect lands later
+// until one of these says otherwise); a duplicate_write finding says what
+// the repeat changed
 // (`notes: 1 → 2 entries, added "o9:called customer"`); and an op
 // declared idempotent whose repeat with equal arguments changed the
 // snapshot is a not_idempotent finding, so a wrong declaration never hides
