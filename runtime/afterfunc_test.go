@@ -273,3 +273,40 @@ func TestContextlessAfterFuncInConcurrentDelivery(t *testing.T) {
 		}
 	}
 }
+
+// A callback that made its call and works on before it returns (here 60ms
+// of CPU; on a loaded machine, a goroutine about to return that waits that
+// long for a CPU) is no goroutine left running: it waits for nothing but
+// to be run. The baseline reported it as a goroutine_leak (its grace is
+// 20ms), about once in 15 runs of TestAfterFuncCallsAreTheInvocations
+// under -race with two test processes at once.
+func TestAfterFuncThatWorksOnIsNoLeak(t *testing.T) {
+	var wg sync.WaitGroup
+	put := func(string) {}
+	agent := func(ctx context.Context) error {
+		if err := tracedPut(ctx, put, "lock"); err != nil {
+			return err
+		}
+		wg.Add(1)
+		context.AfterFunc(ctx, func() {
+			defer wg.Done()
+			tracedPut(context.WithoutCancel(ctx), put, "unlock")
+			for start := time.Now(); time.Since(start) < 60*time.Millisecond; {
+				// what is left of the cleanup, on the CPU
+			}
+		})
+		return nil
+	}
+	s := NewSuite("afterfunc-works-on", agent)
+	base, err := s.Baseline(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	wg.Wait()
+	for _, f := range base.Findings {
+		t.Errorf("baseline: [%s] %s", f.Code, f.Message)
+	}
+	if n := len(base.Trace.Ops); n != 2 {
+		t.Errorf("the baseline traced %d calls, want lock and unlock", n)
+	}
+}

@@ -959,28 +959,49 @@ func stackGoroutineID() uint64 {
 // stillAlive returns the stacks of the goroutines in ids that are still
 // running after grace, or "". It looks at once, then after growing pauses
 // (50µs up to 1ms): most goroutines are gone at the first look. A
-// goroutine that idle says may stay counts as gone.
+// goroutine that idle says may stay counts as gone. One that is on its way
+// (running, runnable, in a system call: waiting for nothing but a CPU) is
+// waited for up to progressGrace: on a loaded machine a goroutine that
+// made its last call and is about to return can wait longer than grace to
+// be run, and was reported as left running.
 func stillAlive(ids map[uint64]bool, grace time.Duration, idle func(*gInfo) bool) string {
 	if len(ids) == 0 {
 		return ""
 	}
-	deadline := time.Now().Add(grace)
+	start := time.Now()
+	deadline := start.Add(grace)
 	pause := 50 * time.Microsecond
 	for {
 		var alive []string
+		onItsWay := true
 		for _, g := range snapshotSome(func(id, _ uint64) bool { return ids[id] }) {
 			if ids[g.id] && g.stack != "" && (idle == nil || !idle(&g)) {
 				alive = append(alive, g.stack)
+				onItsWay = onItsWay && progressing(g.state)
 			}
 		}
 		if len(alive) == 0 {
 			return ""
 		}
-		if time.Now().After(deadline) {
+		if now := time.Now(); now.After(deadline) && (!onItsWay || now.Sub(start) > progressGrace) {
 			sort.Strings(alive)
 			return strings.Join(alive, "\n\n")
 		}
 		time.Sleep(pause)
 		pause = min(2*pause, time.Millisecond)
 	}
+}
+
+// progressGrace bounds stillAlive's wait for goroutines that wait for
+// nothing but a CPU.
+const progressGrace = 2 * time.Second
+
+// progressing says whether a goroutine in state waits for nothing but to
+// be run (or for the kernel).
+func progressing(state string) bool {
+	switch state {
+	case "running", "runnable", "syscall", "preempted", "copystack", "GC assist wait", "GC assist marking":
+		return true
+	}
+	return false
 }
