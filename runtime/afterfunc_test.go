@@ -235,17 +235,7 @@ func TestContextlessAfterFuncInConcurrentDelivery(t *testing.T) {
 	for range 10 {
 		var wg sync.WaitGroup
 		put := func(string) {}
-		agent := func(ctx context.Context) error {
-			if err := tracedPut(ctx, put, "lock"); err != nil {
-				return err
-			}
-			wg.Add(1)
-			context.AfterFunc(ctx, func() {
-				defer wg.Done()
-				tracedPut(nil, put, "unlock")
-			})
-			return nil
-		}
+		agent := lockThenAfter(&wg, put, func(context.Context) { tracedPut(nil, put, "unlock") })
 		s := NewSuite("afterfunc-ctxless", agent)
 		if _, err := s.Baseline(context.Background()); err != nil {
 			t.Fatal(err)
@@ -283,20 +273,12 @@ func TestContextlessAfterFuncInConcurrentDelivery(t *testing.T) {
 func TestAfterFuncThatWorksOnIsNoLeak(t *testing.T) {
 	var wg sync.WaitGroup
 	put := func(string) {}
-	agent := func(ctx context.Context) error {
-		if err := tracedPut(ctx, put, "lock"); err != nil {
-			return err
+	agent := lockThenAfter(&wg, put, func(ctx context.Context) {
+		tracedPut(context.WithoutCancel(ctx), put, "unlock")
+		for start := time.Now(); time.Since(start) < 60*time.Millisecond; {
+			// what is left of the cleanup, on the CPU
 		}
-		wg.Add(1)
-		context.AfterFunc(ctx, func() {
-			defer wg.Done()
-			tracedPut(context.WithoutCancel(ctx), put, "unlock")
-			for start := time.Now(); time.Since(start) < 60*time.Millisecond; {
-				// what is left of the cleanup, on the CPU
-			}
-		})
-		return nil
-	}
+	})
 	s := NewSuite("afterfunc-works-on", agent)
 	base, err := s.Baseline(context.Background())
 	if err != nil {
@@ -308,5 +290,21 @@ func TestAfterFuncThatWorksOnIsNoLeak(t *testing.T) {
 	}
 	if n := len(base.Trace.Ops); n != 2 {
 		t.Errorf("the baseline traced %d calls, want lock and unlock", n)
+	}
+}
+
+// lockThenAfter is an agent that takes a lock and registers callback to
+// run, counted by wg, when the invocation's context ends.
+func lockThenAfter(wg *sync.WaitGroup, put func(string), callback func(ctx context.Context)) func(context.Context) error {
+	return func(ctx context.Context) error {
+		if err := tracedPut(ctx, put, "lock"); err != nil {
+			return err
+		}
+		wg.Add(1)
+		context.AfterFunc(ctx, func() {
+			defer wg.Done()
+			callback(ctx)
+		})
+		return nil
 	}
 }
