@@ -465,9 +465,13 @@ func judgeRepeats(tr *Trace, end, baseEnd string, baseWin map[string][2]string, 
 	endSame := !baseline && end != "" && baseEnd != "" && end == baseEnd
 	endChange := ""
 	var endKeys map[string]bool // the parts of the state the run left otherwise than the baseline
+	var endAdded []string       // the top-level keys the run's end has and the baseline's has not
 	if !baseline && end != "" && baseEnd != "" && end != baseEnd {
 		endChange = DescribeChange(baseEnd, end)
 		endKeys = changedParts(baseEnd, end)
+		if endKeys[addedPart] {
+			endAdded = addedKeys(baseEnd, end)
+		}
 	}
 	// The parts of the state each op and identity changed in the baseline
 	// (its first window there).
@@ -590,7 +594,8 @@ func judgeRepeats(tr *Trace, end, baseEnd string, baseWin map[string][2]string, 
 				changed(o, same, JudgedByState, o.StateChange, "")
 			case o.Overlapped && endSame:
 				o.Repeat, o.JudgedBy = RepeatAbsorbed, JudgedByEndState
-			case o.Overlapped && endKeys != nil && disjoint(touched[k], endKeys):
+			case o.Overlapped && endKeys != nil && disjoint(touched[k], endKeys) ||
+				o.Overlapped && endKeys[addedPart] && !addedInWindow(o, endAdded) && disjoint(touched[k], withoutAdded(endKeys)):
 				// The run ended otherwise than the baseline, but not in any
 				// part of the state this op changed there: the repeats of
 				// this op left what one delivery left.
@@ -685,6 +690,57 @@ func changedParts(a, b string) map[string]bool {
 		if _, ok := ma[k]; !ok {
 			out[k] = true
 			out[addedPart] = true
+		}
+	}
+	return out
+}
+
+// addedKeys returns the top-level keys of object b that object a has not.
+func addedKeys(a, b string) []string {
+	var ma, mb map[string]json.RawMessage
+	if json.Unmarshal([]byte(a), &ma) != nil || json.Unmarshal([]byte(b), &mb) != nil {
+		return nil
+	}
+	var out []string
+	for k := range mb {
+		if _, ok := ma[k]; !ok {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+// addedInWindow reports whether one of the keys the run's end added (keys)
+// may be the doing of overlapped repeat o: it appeared in the snapshots
+// around o's cluster. A key already there before the cluster began, or
+// added after it ended, is another call's (another op's, or what the
+// delivery recorded untraced, a session row). Without both snapshots of
+// the cluster it may be o's.
+func addedInWindow(o *Operation, keys []string) bool {
+	v := o.effect
+	if v == nil || !v.inCluster || v.clErr != "" || v.before == "" || v.after == "" {
+		return true
+	}
+	var before, after map[string]json.RawMessage
+	if json.Unmarshal([]byte(v.before), &before) != nil || json.Unmarshal([]byte(v.after), &after) != nil {
+		return true
+	}
+	for _, k := range keys {
+		_, was := before[k]
+		_, is := after[k]
+		if is && !was {
+			return true
+		}
+	}
+	return false
+}
+
+// withoutAdded returns parts without addedPart.
+func withoutAdded(parts map[string]bool) map[string]bool {
+	out := make(map[string]bool, len(parts))
+	for p := range parts {
+		if p != addedPart {
+			out[p] = true
 		}
 	}
 	return out
