@@ -62,6 +62,7 @@ func TestSameWork(t *testing.T) {
 		return &Operation{Args: Args{Names: names, Values: values}}
 	}
 	post := []string{"channel", "text", "opts"}
+	keyed := func(id string, o *Operation) *Operation { o.Identity = id; return o }
 	cases := []struct {
 		name string
 		a, b *Operation
@@ -74,6 +75,10 @@ func TestSameWork(t *testing.T) {
 		{"other channel, same text", op(post, "#billing", "refund issued", nil), op(post, "#oncall", "refund issued", nil), true},
 		{"same value under another name", op([]string{"from"}, "acct-1"), op([]string{"to"}, "acct-1"), false},
 		{"no arguments recorded", op(nil), op(nil), true},
+		{"the key is all that is recorded", keyed(`"ck-1"`, op([]string{"key"}, "ck-1")), keyed(`"ck-2"`, op([]string{"key"}, "ck-2")), true},
+		{"the key and a default", keyed(`"ck-1"`, op([]string{"key", "dry"}, "ck-1", false)), keyed(`"ck-2"`, op([]string{"key", "dry"}, "ck-2", false)), true},
+		{"the key and other text", keyed(`"billing"`, op(post[:2], "billing", "refund issued")), keyed(`"oncall"`, op(post[:2], "oncall", "could not post")), false},
+		{"a whole-object identity", keyed(`{"channel":"billing"}`, op(post[:1], "billing")), keyed(`{"channel":"oncall"}`, op(post[:1], "oncall")), false},
 	}
 	for _, c := range cases {
 		if got := sameWork(c.a, c.b); got != c.want {

@@ -918,10 +918,12 @@ func (s *Suite) identityUnstable(tr *Trace, add func(Finding)) {
 // text, which an LLM agent's tool dispatcher sends from the one call site
 // it has per tool) are other work. Values any two requests share by
 // default (booleans, null, 0, "") say nothing of the work. Calls whose
-// arguments cannot be told apart (none recorded) may be a retry.
+// arguments cannot be told apart (none recorded, or nothing recorded but
+// the key: the rest of the request rides in the receiver or a closure) may
+// be a retry.
 func sameWork(a, b *Operation) bool {
 	la, lb := argLeaves(a), argLeaves(b)
-	if len(la) == 0 || len(lb) == 0 {
+	if len(la) == 0 || len(lb) == 0 || keyOnly(a, la) && keyOnly(b, lb) {
 		return true
 	}
 	for p, v := range la {
@@ -930,6 +932,35 @@ func sameWork(a, b *Operation) bool {
 		}
 	}
 	return false
+}
+
+// keyOnly reports whether the only argument value of o that says
+// anything of the work (not a default value) is its identity, a single
+// scalar: a call that records its key and nothing else, like
+// checkout(ctx, key) on a cart that holds the amount.
+func keyOnly(o *Operation, leaves map[string]string) bool {
+	var id any
+	if json.Unmarshal([]byte(o.Identity), &id) != nil {
+		return false
+	}
+	switch id.(type) {
+	case map[string]any, []any:
+		return false
+	}
+	key, _ := json.Marshal(id)
+	if defaultValue(string(key)) {
+		return false
+	}
+	found := false
+	for _, v := range leaves {
+		switch {
+		case v == string(key):
+			found = true
+		case !defaultValue(v):
+			return false
+		}
+	}
+	return found
 }
 
 // defaultValue reports whether v, a scalar's JSON, is one that requests
