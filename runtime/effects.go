@@ -778,13 +778,15 @@ func firstVisible(first *Operation, op, id string, baseWin map[string][2]string)
 	if before == "" || after == "" || before == after {
 		return false
 	}
-	changed := changedParts(before, after)
+	// By name only: that some key was added around first (a sibling's
+	// row) says nothing of first's effect (addedPart is for the end state).
+	changed := withoutAdded(changedParts(before, after))
 	prefix := op + "\x00" + id + "\x00"
 	for wk, w := range baseWin {
 		if !strings.HasPrefix(wk, prefix) {
 			continue
 		}
-		if parts := changedParts(w[0], w[1]); len(parts) > 0 && !disjoint(parts, changed) {
+		if parts := withoutAdded(changedParts(w[0], w[1])); len(parts) > 0 && !disjoint(parts, changed) {
 			return true
 		}
 	}
