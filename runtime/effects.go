@@ -616,7 +616,9 @@ func judgeRepeats(tr *Trace, end, baseEnd string, baseWin map[string][2]string, 
 							note = "the calls overlapped in time, so this compares the end state with what one delivery left"
 						}
 					case o.stateSeen():
-						note = unseenNote
+						if change == "" && note == "" { // what another repeat showed says more
+							note = unseenNote
+						}
 					case o.StateError != "":
 						note = o.StateError
 					}

@@ -91,3 +91,18 @@ func TestOverlappedInsertsUnderNewIDsAreDuplicates(t *testing.T) {
 	assert.Equal(t, RepeatDuplicate, tr.Ops[2].Repeat)
 	assert.Equal(t, RepeatDuplicate, tr.Ops[3].Repeat)
 }
+
+// A repeat State saw change the world and a later one it saw change
+// nothing: the finding tells the change, without "the state changed in
+// neither call" beside it.
+func TestSeenChangeIsNotContradictedByAnUnseenRepeat(t *testing.T) {
+	op := func(id string, change string) Operation {
+		return Operation{ID: id, Name: "put", Kind: KindWrite, Status: StatusSuccess, Identity: `"k"`, Invocation: 1,
+			StateChange: change, effect: &effectView{seen: true}}
+	}
+	tr := &Trace{Ops: []Operation{op("1:put#1", ""), op("1:put#2", `k: 1 → 2`), op("1:put#3", "")}}
+	fs := judgeRepeats(tr, "", "", nil, false)
+	require.Len(t, fs, 1, "%v", fs)
+	assert.Contains(t, fs[0].Message, "the repeat changed the state: k: 1 → 2")
+	assert.NotContains(t, fs[0].Message, unseenNote)
+}

@@ -181,16 +181,22 @@ func plainOK(res *runtime.Result) bool {
 }
 
 // foldedLine counts folded scenarios by their first path element, in the
-// order they ran: "30 more with nothing to note: lost_request (10), ...".
+// order they ran, and those where the agent returned an error (under a
+// fault, most agents give up): "30 more with nothing to note:
+// lost_request (10), ...; the agent returned an error in 20".
 func foldedLine(folded []*runtime.Result, more bool) string {
 	counts := map[string]int{}
 	var order []string
+	failed := 0
 	for _, res := range folded {
 		kind, _, _ := strings.Cut(res.Scenario, "/")
 		if counts[kind] == 0 {
 			order = append(order, kind)
 		}
 		counts[kind]++
+		if res.Failed {
+			failed++
+		}
 	}
 	parts := make([]string, len(order))
 	for i, k := range order {
@@ -200,7 +206,14 @@ func foldedLine(folded []*runtime.Result, more bool) string {
 	if more {
 		what = fmt.Sprintf("%d more", len(folded))
 	}
-	return fmt.Sprintf("%s with nothing to note: %s", what, strings.Join(parts, ", "))
+	line := fmt.Sprintf("%s with nothing to note: %s", what, strings.Join(parts, ", "))
+	switch {
+	case failed == len(folded) && failed > 1:
+		line += "; the agent returned an error in each"
+	case failed > 0:
+		line += fmt.Sprintf("; the agent returned an error in %d", failed)
+	}
+	return line
 }
 
 // scenarioFacts is the tail of a scenario line: fault, calls, findings.

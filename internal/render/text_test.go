@@ -117,6 +117,8 @@ func TestFoldPlainOK(t *testing.T) {
 	unfiredSafe := plain("lost_request/post#4")
 	unfiredSafe.FaultFired = false
 	legend := &runtime.Result{Scenario: "interleaving/s0s1f0f1", Safe: true, Legend: "s0 = post a, s1 = post b", Trace: &runtime.Trace{}}
+	gaveUp := plain("lost_acknowledgement/post#2")
+	gaveUp.Failed = true
 	unsafe := plain("crash_restart/post#3")
 	unsafe.Safe = false
 	unsafe.Findings = []runtime.Finding{{Code: runtime.CodeDuplicateWrite, Severity: runtime.SeverityError}}
@@ -124,7 +126,7 @@ func TestFoldPlainOK(t *testing.T) {
 		Name: "T", BaselineSucceeded: true, UnsafeCount: 1, InconclusiveCount: 1,
 		Baseline: &runtime.Result{Scenario: "baseline", Safe: true, Trace: &runtime.Trace{}},
 		Results: []*runtime.Result{
-			plain("lost_acknowledgement/post#1"), plain("lost_acknowledgement/post#2"), absorbed, noted,
+			plain("lost_acknowledgement/post#1"), gaveUp, absorbed, noted,
 			unfired, unfiredSafe, legend, unsafe, plain("lost_request/post#1"), {Scenario: "duplicate_delivery/sequential", Safe: true, Trace: &runtime.Trace{}},
 		},
 	}
@@ -143,7 +145,7 @@ func TestFoldPlainOK(t *testing.T) {
 			t.Errorf("full summary does not list %s:\n%s", folded, full)
 		}
 	}
-	want := "\n  ok           4 more with nothing to note: lost_acknowledgement (2), lost_request (1), duplicate_delivery (1)"
+	want := "\n  ok           4 more with nothing to note: lost_acknowledgement (2), lost_request (1), duplicate_delivery (1); the agent returned an error in 1"
 	if !strings.Contains(got, want) {
 		t.Errorf("folded summary lacks %q:\n%s", want, got)
 	}
