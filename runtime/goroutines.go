@@ -28,7 +28,9 @@ import (
 // created since the scenario began (plus any older goroutine that reached a
 // gate) are the scenario's. They are quiet when each of them is parked at a
 // gate or blocked on a channel, a select, a lock or a condition, and none is
-// running, runnable, in a system call, asleep, or waiting for the answer of
+// running, runnable, in a system call, asleep, waiting on the Go runtime
+// (a stop of the world, the snapshot's own included, or a garbage
+// collection: see busy), or waiting for the answer of
 // an HTTP request (unless a call made for an HTTP request to this process
 // waits at a gate, and may owe it) or for network I/O that is not an idle
 // connection's. A
@@ -226,8 +228,15 @@ const bodyGrace = 100 * time.Millisecond
 // (a call released at its start gate and not yet at its finish gate).
 func (g *gInfo) busy(since time.Time) (bool, string) {
 	switch g.state {
-	case "running", "runnable", "syscall", "sleep", "preempted", "copystack", "GC assist wait", "GC assist marking", "GC worker (active)":
+	case "running", "runnable", "syscall", "sleep", "preempted", "copystack", "GC assist wait", "GC assist marking", "GC worker (active)",
+		// Waits that the Go runtime ends by itself: for a collection,
+		// or while g does the runtime's work of stopping the world.
+		"wait for GC cycle", "GC weak to strong wait", "stopping the world", "garbage collection", "garbage collection scan", "GC mark termination", "flushing proc caches", "trace goroutine status", "dumping heap", "debug call":
 		return true, g.state
+	case "semacquire":
+		if !g.peerSemaphore() {
+			return true, "waiting for the Go runtime"
+		}
 	case "IO wait":
 		switch {
 		case !since.IsZero():
@@ -258,6 +267,26 @@ func (g *gInfo) busy(since time.Time) (bool, string) {
 		return true, "in a tool body"
 	}
 	return false, ""
+}
+
+// peerSemaphore reports whether g, in state "semacquire", waits on a
+// semaphore that another goroutine releases: a file descriptor's lock
+// (internal/poll), or package sync's. Any other is the Go runtime's own
+// (a stop of the world, such as the stack dump that reads quiescence; the
+// start of a garbage collection, which an allocation may wait for;
+// runtime/metrics), released by the runtime whatever the agent does:
+// quiet as it looks, g then goes on by itself. The runtime's frames are
+// not in the dump, so g's first frame is the call that waits: the
+// package's semaphore function, or the allocation or call into the
+// runtime.
+func (g *gInfo) peerSemaphore() bool {
+	for _, f := range g.funcs {
+		if strings.HasPrefix(f, "runtime.") {
+			continue
+		}
+		return f == "internal/poll.runtime_Semacquire" || f == "sync.runtime_Semacquire"
+	}
+	return false
 }
 
 // heldRequests counts the HTTP requests to this process whose calls are

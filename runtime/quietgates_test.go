@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"context"
+	goruntime "runtime"
 	"testing"
 	"time"
 
@@ -164,5 +165,75 @@ func TestGoroutineStartedDuringAGatedRunIsWaitedFor(t *testing.T) {
 	assert.True(t, s.Parallel(context.Background()), "the two calls were not one round")
 	for _, o := range res.Trace.Ops {
 		assert.Equal(t, 1, o.Batch, "%s was not in flight with the other call", o.ID)
+	}
+}
+
+// An agent whose second call's goroutine asks the Go runtime to stop the
+// world (runtime.ReadMemStats, as a metrics exporter does) on its way to
+// the gate, while the first call already waits at its own. When the
+// stack snapshot that reads quiescence stops the world too, or a garbage
+// collection starts, the goroutine waits on a semaphore of the runtime:
+// its state reads "semacquire", but only the runtime ends that wait, not
+// another goroutine of the agent. Taken for blocked, it let the first call
+// be released alone, and the agent looked serial. A goroutine that
+// allocates into the start of a collection waits the same way (the MCP
+// SDK's JSON decoders did, in TestDependentPairOverMCPIsCaught). The wait
+// needs two Ps: with GOMAXPROCS=1 it never overlaps a snapshot.
+func TestGoroutineWaitingOnTheGoRuntimeIsWaitedFor(t *testing.T) {
+	var st *store
+	agent := func(ctx context.Context) error {
+		errc := make(chan error, 1)
+		go func() {
+			var ms goruntime.MemStats
+			for end := time.Now().Add(20 * time.Millisecond); time.Now().Before(end); {
+				goruntime.ReadMemStats(&ms)
+			}
+			errc <- st.putTraced(ctx, "b", 2)
+		}()
+		if err := st.putTraced(ctx, "a", 1); err != nil {
+			return err
+		}
+		return <-errc
+	}
+	for i := range 5 {
+		s := NewSuite("runtime-wait", agent, Setup(func(context.Context) error { st = newStore(); return nil }), StallTimeout(5*time.Second))
+		endSuite(t, s)
+		res, err := s.Baseline(context.Background())
+		require.NoError(t, err)
+		require.False(t, res.Failed, res.Error)
+		require.True(t, s.Parallel(context.Background()), "run %d: the two calls were not one round", i)
+		for _, o := range res.Trace.Ops {
+			assert.Equal(t, 1, o.Batch, "run %d: %s was not in flight with the other call", i, o.ID)
+		}
+	}
+}
+
+// TestRuntimeWaitsAreBusy checks the states of a stack dump that look
+// blocked but that the Go runtime ends by itself: a goroutine in them goes
+// on without any other goroutine acting, so it is busy. A semaphore of
+// package sync or of a file descriptor's lock waits for another goroutine,
+// as a channel does.
+func TestRuntimeWaitsAreBusy(t *testing.T) {
+	for _, tc := range []struct {
+		block string
+		busy  bool
+		why   string
+	}{
+		{"goroutine 7 [semacquire]:\nexample.com/agent.decode(0xc000010000)\n\t/src/agent/decode.go:12 +0x2d\ncreated by example.com/agent.run in goroutine 6\n\t/src/agent/run.go:30 +0x42",
+			true, "waiting for the Go runtime"},
+		{"goroutine 8 [semacquire]:\ninternal/runtime/maps.newarray(0x20?, 0xcaba60?)\n\t/usr/local/go/src/runtime/malloc.go:2231 +0x13\nexample.com/agent.index(...)\n\t/src/agent/index.go:9",
+			true, "waiting for the Go runtime"},
+		{"goroutine 9 [wait for GC cycle]:\nexample.com/agent.flush()\n\t/src/agent/flush.go:5 +0x1a",
+			true, "wait for GC cycle"},
+		{"goroutine 10 [semacquire]:\ninternal/poll.runtime_Semacquire(0xc0000a4038?)\n\t/usr/local/go/src/runtime/sema.go:76 +0x25\ninternal/poll.(*fdMutex).rwlock(0xc0000a4020, 0x1)\n\t/usr/local/go/src/internal/poll/fd_mutex.go:154 +0xc5",
+			false, ""},
+		{"goroutine 11 [sync.Mutex.Lock]:\nsync.runtime_SemacquireMutex(0xc000012345?, 0x0?, 0x1?)\n\t/usr/local/go/src/runtime/sema.go:95 +0x25\nsync.(*Mutex).lockSlow(0xc000012340)\n\t/usr/local/go/src/sync/mutex.go:149 +0x15d",
+			false, ""},
+	} {
+		g, ok := parseGoroutine(tc.block)
+		require.True(t, ok, tc.block)
+		busy, why := g.busy(time.Time{})
+		assert.Equal(t, tc.busy, busy, "goroutine %d [%s]", g.id, g.state)
+		assert.Equal(t, tc.why, why, "goroutine %d [%s]", g.id, g.state)
 	}
 }
