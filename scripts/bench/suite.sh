@@ -10,7 +10,8 @@
 #    testkit.Run with its report file (AGENTIDEM_REPORT_DIR), testkit.Run
 #    without it, TestAgent with the file (failing on the agents with
 #    findings, as a user's test does) and runtime.Run; median and fastest
-#    suite, median per scenario. The report files of each build and
+#    suite, median per scenario, and the median CPU time of the process
+#    per suite (a loaded machine inflates it less than wall time). The report files of each build and
 #    GOMAXPROCS stay from one round to the next: the first round writes new
 #    files, the later ones write over them, as a test run again does (the
 #    median of three or more rounds is the second case). With
@@ -77,7 +78,7 @@ go test -c -o "$tmp/now.test" ./testkit
 bins="now"
 if [ -n "${BEFORE:-}" ]; then
 	git -C "$root" worktree add --detach "$tmp/before" "$BEFORE" >/dev/null 2>&1
-	cp testkit/measure_test.go "$tmp/before/testkit/" # the same measurement on both sides
+	cp testkit/measure_test.go testkit/cputime_*_test.go "$tmp/before/testkit/" # the same measurement on both sides
 	(cd "$tmp/before" && go test -c -o "$tmp/before.test" ./testkit)
 	bins="before now"
 fi
@@ -113,12 +114,12 @@ function median(list,   a, k, i, j, t) {
 	for (i = 1; i <= k; i++) for (j = i + 1; j <= k; j++) if (a[j] + 0 < a[i] + 0) { t = a[i]; a[i] = a[j]; a[j] = t }
 	return (k % 2) ? a[(k + 1) / 2] : (a[k / 2] + a[k / 2 + 1]) / 2
 }
-{ key = $1 "|" $2 "|" $3; if (!(key in sc)) order[++n] = key; sc[key] = $4; med[key] = med[key] " " $5; fast[key] = fast[key] " " $6 }
+{ key = $1 "|" $2 "|" $3; if (!(key in sc)) order[++n] = key; sc[key] = $4; med[key] = med[key] " " $5; fast[key] = fast[key] " " $6; cpu[key] = cpu[key] " " ($7 == "" ? 0 : $7) }
 END {
-	printf "%-14s %-13s %-24s %9s %15s %15s %15s\n", "build", "agent", "harness", "scenarios", "suite us (med)", "suite us (min)", "us/scenario"
+	printf "%-14s %-13s %-24s %9s %15s %15s %15s %13s %15s\n", "build", "agent", "harness", "scenarios", "suite us (med)", "suite us (min)", "us/scenario", "cpu us (med)", "cpu us/scenario"
 	for (i = 1; i <= n; i++) {
-		k = order[i]; split(k, p, "|"); m = median(med[k])
-		printf "%-14s %-13s %-24s %9d %15.0f %15.0f %15.1f\n", p[1], p[2], p[3], sc[k], m, median(fast[k]), m / sc[k]
+		k = order[i]; split(k, p, "|"); m = median(med[k]); c = median(cpu[k])
+		printf "%-14s %-13s %-24s %9d %15.0f %15.0f %15.1f %13.0f %15.1f\n", p[1], p[2], p[3], sc[k], m, median(fast[k]), m / sc[k], c, c / sc[k]
 	}
-	printf "(each suite timed by itself; the median over %d suites, then the median of %d rounds; under go test%s, testkit is testkit.Run (findings logged, no scenario fails) and TestAgent fails the scenarios with findings (naive refund, ten writes); from round 2 on, each report file is written over the one of the round before)\n", suites, rounds, vflag
+	printf "(each suite timed by itself; the median over %d suites, then the median of %d rounds; cpu is the process CPU time (all threads, the garbage collector too) meanwhile, which waiting for a CPU on a loaded machine does not inflate, 0 where not measured; under go test%s, testkit is testkit.Run (findings logged, no scenario fails) and TestAgent fails the scenarios with findings (naive refund, ten writes); from round 2 on, each report file is written over the one of the round before)\n", suites, rounds, vflag
 }' "$tmp/lines"
