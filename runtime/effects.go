@@ -71,12 +71,12 @@ const CodeNotIdempotent = "not_idempotent"
 // op is declared idempotent. (When State saw no execution change anything
 // and no Settle was given, a write that changes nothing looks like one
 // whose effect lands later: each execution counts, and the finding says
-// so.) A duplicate_write finding says in words what the repeat changed ("notes: 1 → 2 entries,
-// added "o9:called customer""); an op declared idempotent whose repeat
-// changed the snapshot is a not_idempotent finding, so a wrong declaration
-// never hides a real duplicate. Where write calls overlap in time, the
-// scenario's end state is compared with the baseline's (what one delivery
-// left) instead.
+// so.) A duplicate_write finding says in words what the repeat changed
+// ("notes: 1 → 2 entries, added "o9:called customer""); an op declared
+// idempotent whose repeat changed the snapshot is a not_idempotent
+// finding, so a wrong declaration never hides a real duplicate. Where
+// write calls overlap in time, the scenario's end state is compared with
+// the baseline's (what one delivery left) instead.
 //
 // The snapshot must be deterministic for a given history: leave out clocks,
 // random ids and other values that differ between two equal runs. fn runs
