@@ -18,10 +18,15 @@
 package toolspec
 
 import (
+	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"slices"
 	"sort"
+	"strconv"
+	"strings"
 	"sync"
 
 	"github.com/agentidem/agentidem-go/runtime"
@@ -281,14 +286,15 @@ func compile(tool string, s Spec, framework string) *Tool {
 func (e *Tool) Values(raw json.RawMessage) (args, identity, entity []any) {
 	var m map[string]any
 	if len(raw) > 0 {
-		if err := json.Unmarshal(raw, &m); err != nil {
-			m = nil
+		var v any
+		if decode(raw, &v) == nil {
+			m, _ = v.(map[string]any)
 		}
 	}
 	if m == nil && len(raw) > 0 && string(raw) != "null" {
 		// Not an object: record it as it came, under its own name.
 		var v any
-		if json.Unmarshal(raw, &v) == nil {
+		if decode(raw, &v) == nil {
 			return []any{v}, []any{v}, nil
 		}
 		return []any{string(raw)}, []any{string(raw)}, nil
@@ -317,6 +323,51 @@ func (e *Tool) Values(raw json.RawMessage) (args, identity, entity []any) {
 		entity = pick(m, s.entity)
 	}
 	return args, identity, entity
+}
+
+// decode unmarshals JSON arguments into v the way encoding/json does, but
+// keeps an integer that a float64 cannot hold exactly (a 64-bit id such as
+// 1234567890123456789) as the json.Number of its literal: decoded as a
+// float64, two different ids would round to one value and share an
+// identity. Every other number is a float64, as encoding/json gives it.
+func decode(raw []byte, v *any) error {
+	d := json.NewDecoder(bytes.NewReader(raw))
+	d.UseNumber()
+	if err := d.Decode(v); err != nil {
+		return err
+	}
+	if _, err := d.Token(); err != io.EOF {
+		return errors.New("toolspec: trailing data after JSON arguments")
+	}
+	*v = numbers(*v)
+	return nil
+}
+
+// numbers replaces each json.Number in v by its float64, unless it is an
+// integer that the float64 would not hold exactly.
+func numbers(v any) any {
+	switch x := v.(type) {
+	case json.Number:
+		f, err := x.Float64()
+		if !strings.ContainsAny(string(x), ".eE") {
+			if i, ierr := strconv.ParseInt(string(x), 10, 64); ierr != nil || float64(i) != f || int64(f) != i {
+				return x // beyond float64's exact integers
+			}
+		}
+		if err != nil {
+			return x
+		}
+		return f
+	case map[string]any:
+		for k, e := range x {
+			x[k] = numbers(e)
+		}
+	case []any:
+		for i, e := range x {
+			x[i] = numbers(e)
+		}
+	}
+	return v
 }
 
 func pick(m map[string]any, names []string) []any {

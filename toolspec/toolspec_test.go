@@ -90,3 +90,23 @@ func TestIdempotentAndHints(t *testing.T) {
 	// Without hints, the plain Spec.
 	assert.Same(t, set.Lookup("add_note"), set.LookupHinted("add_note", none))
 }
+
+// Two 64-bit ids that differ beyond float64 precision are two identities.
+func TestBigIntegerIdentities(t *testing.T) {
+	tool := Compile(Tools{"refund": Write(Identity("order_id"))}, "test").Lookup("refund")
+	_, a, _ := tool.Values(json.RawMessage(`{"order_id":1234567890123456788}`))
+	_, b, _ := tool.Values(json.RawMessage(`{"order_id":1234567890123456789}`))
+	ja, _ := json.Marshal(a)
+	jb, _ := json.Marshal(b)
+	if string(ja) == string(jb) {
+		t.Fatalf("two ids share the identity %s", ja)
+	}
+	if string(jb) != "[1234567890123456789]" {
+		t.Errorf("identity = %s, want [1234567890123456789]", jb)
+	}
+	// Ordinary numbers still decode as encoding/json decodes them.
+	_, c, _ := tool.Values(json.RawMessage(`{"order_id":42}`))
+	if _, ok := c[0].(float64); !ok {
+		t.Errorf("order_id 42 decoded as %T, want float64", c[0])
+	}
+}
