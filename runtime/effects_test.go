@@ -515,3 +515,33 @@ func TestJudgeRepeatsManyIdentities(t *testing.T) {
 		}
 	}
 }
+
+// What one execution changes is compared without what other calls left
+// beside it: adding a row to an empty table (a snapshot of null or [])
+// and adding the same row beside a sibling's row are one change, while
+// adding it twice, or adding another row, is not.
+func TestChangeComparisonIgnoresTheRest(t *testing.T) {
+	row := `["t1","open",0]`
+	one := describeChange(`{"Tickets":null}`, `{"Tickets":[`+row+`]}`, -1)
+	for _, c := range []struct {
+		before, after string
+		same          bool
+	}{
+		{`{"Tickets":[]}`, `{"Tickets":[` + row + `]}`, true},
+		{`{"Tickets":[["t2","open",0]]}`, `{"Tickets":[` + row + `,["t2","open",0]]}`, true},
+		{`{"Tickets":[["t2","open",0]]}`, `{"Tickets":[` + row + `,` + row + `,["t2","open",0]]}`, false},
+		{`{"Tickets":[["t2","open",0]]}`, `{"Tickets":[["t2","open",0],["t3","open",0]]}`, false},
+	} {
+		if got := describeChange(c.before, c.after, -1) == one; got != c.same {
+			t.Errorf("%s → %s compared with %s: same=%v, want %v", c.before, c.after, one, got, c.same)
+		}
+	}
+	// Maps too: a key added to an absent map or beside another key.
+	if describeChange(`{"m":null}`, `{"m":{"a":1}}`, -1) != describeChange(`{"m":{"b":2}}`, `{"m":{"a":1,"b":2}}`, -1) {
+		t.Errorf("adding key a to null and beside b compare differently")
+	}
+	// What the reader sees keeps the sizes.
+	if s := DescribeChange(`{"Tickets":[["t2","open",0]]}`, `{"Tickets":[`+row+`,["t2","open",0]]}`); !strings.Contains(s, "1 → 2 entries") {
+		t.Errorf("DescribeChange = %q, want the sizes", s)
+	}
+}

@@ -69,6 +69,12 @@ func diffValue(path string, a, b any, out *[]string, short bool) {
 	if name == "" {
 		name = "state"
 	}
+	if !short {
+		// For comparing changes: a collection that is absent (null) is
+		// an empty one, so that adding an entry to an empty table reads
+		// the same whether the snapshot held null or [].
+		a, b = emptyFor(a, b), emptyFor(b, a)
+	}
 	switch x := a.(type) {
 	case map[string]any:
 		y, ok := b.(map[string]any)
@@ -144,6 +150,13 @@ func diffValue(path string, a, b any, out *[]string, short bool) {
 			}
 		}
 		desc := fmt.Sprintf("%s: %d → %d %s", name, len(x), len(y), plural(len(y), "entry", "entries"))
+		if !short {
+			// For comparing changes: what was added and removed, not
+			// the sizes, which count what other calls left there too
+			// (one row added to an empty table or beside a sibling's
+			// row is the same change).
+			desc = name + ":"
+		}
 		if s := addedRemoved("", added, removed); s != "" {
 			desc += ", " + s
 		}
@@ -157,6 +170,21 @@ func diffValue(path string, a, b any, out *[]string, short bool) {
 	if encode(a) != encode(b) {
 		*out = append(*out, fmt.Sprintf("%s: %s → %s", name, cut(encode(a)), cut(encode(b))))
 	}
+}
+
+// emptyFor returns v, or, when v is null and other a collection, an empty
+// collection of other's kind.
+func emptyFor(v, other any) any {
+	if v != nil {
+		return v
+	}
+	switch other.(type) {
+	case []any:
+		return []any{}
+	case map[string]any:
+		return map[string]any{}
+	}
+	return v
 }
 
 func addedRemoved(what string, added, removed []string) string {

@@ -1,0 +1,28 @@
+package sqlite_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/agentidem/agentidem-go/testkit"
+)
+
+// Two tickets opened in one turn, in parallel: read, and if missing,
+// INSERT ... ON CONFLICT (id) DO UPDATE SET status = excluded.status
+// (declared idempotent: a repeat with the same status changes nothing).
+// State reads the tables ORDER BY.
+func TestRev32ConcurrentUpsert(t *testing.T) {
+	d := openDesk(t)
+	agent := func(ctx context.Context) error {
+		return parallel(
+			func() error { return openIfMissing(ctx, d, "t1") },
+			func() error { return openIfMissing(ctx, d, "t2") },
+		)
+	}
+	testkit.TestAgent(t, agent,
+		testkit.Setup(func(ctx context.Context) error {
+			_, err := d.DB.ExecContext(ctx, `DELETE FROM notes; DELETE FROM tickets; DELETE FROM refunds`)
+			return err
+		}),
+		testkit.State(deskState(d.DB, true)))
+}
