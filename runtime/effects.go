@@ -462,11 +462,11 @@ func judgeRepeats(tr *Trace, end, baseEnd string, baseWin map[string][2]string, 
 		groups[k] = append(groups[k], i)
 	}
 	// What one delivery left, for calls that overlapped.
-	endSame := !baseline && end != "" && baseEnd != "" && end == baseEnd
+	endSame := !baseline && end != "" && baseEnd != "" && sameUpToOrder(end, baseEnd)
 	endChange := ""
 	var endKeys map[string]bool // the parts of the state the run left otherwise than the baseline
 	var endAdded []string       // the top-level keys the run's end has and the baseline's has not
-	if !baseline && end != "" && baseEnd != "" && end != baseEnd {
+	if !baseline && end != "" && baseEnd != "" && !endSame {
 		endChange = DescribeChange(baseEnd, end)
 		endKeys = changedParts(baseEnd, end)
 		if endKeys[addedPart] {

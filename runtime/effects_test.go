@@ -545,3 +545,22 @@ func TestChangeComparisonIgnoresTheRest(t *testing.T) {
 		t.Errorf("DescribeChange = %q, want the sizes", s)
 	}
 }
+
+// Two deliveries at once may leave a table's rows in another order than
+// one delivery did: the end states are the same, no repeat's doing.
+func TestEndStatesSameUpToOrder(t *testing.T) {
+	for _, c := range []struct {
+		a, b string
+		same bool
+	}{
+		{`{"T":[["t1","open"],["t2","open"]],"R":null}`, `{"R":null,"T":[["t2","open"],["t1","open"]]}`, true},
+		{`{"T":[{"id":"a","n":[2,1]},{"id":"b"}]}`, `{"T":[{"id":"b"},{"id":"a","n":[1,2]}]}`, true},
+		{`{"T":[["t1","open"],["t2","open"]]}`, `{"T":[["t2","open"],["t1","open"],["t1","open"]]}`, false},
+		{`{"T":[["t1","open"],["t2","open"]]}`, `{"T":[["t2","open"],["t1","closed"]]}`, false},
+		{`{"n":1}`, `{"n":2}`, false},
+	} {
+		if got := sameUpToOrder(c.a, c.b); got != c.same {
+			t.Errorf("sameUpToOrder(%s, %s) = %v, want %v", c.a, c.b, got, c.same)
+		}
+	}
+}

@@ -15,6 +15,7 @@ var (
 	_ func(*Desk, ai_context.Context, string) error                  = (*Desk).Close
 	_ func(*Desk, ai_context.Context, string, string) error          = (*Desk).Note
 	_ func(*Desk, ai_context.Context, string, int64) (string, error) = (*Desk).Refund
+	_ func(*Desk, ai_context.Context, string) error                  = (*Desk).Open
 )
 
 var agentidemOp_Desk_GetTraced = &agentidemrt.Op{
@@ -141,4 +142,29 @@ func (d *Desk) RefundTraced(ctx ai_context.Context, payment string, amount int64
 		return aiR0, aiLost
 	}
 	return aiV0, aiErr
+}
+
+var agentidemOp_Desk_OpenTraced = &agentidemrt.Op{
+	Kind:   agentidemrt.KindWrite,
+	Name:   "openTicket",
+	Params: []string{"id"},
+	Pos:    "desk.go:77",
+}
+
+// OpenTraced calls Open and records the call for agentidem (//agentidem:write).
+func (d *Desk) OpenTraced(ctx ai_context.Context, id string) (aiErr error) {
+	if !agentidemrt.Enabled() {
+		return d.Open(ctx, id)
+	}
+	aiArgs := []any{id}
+	aiCall, aiCtx := agentidemrt.Begin(ctx, agentidemOp_Desk_OpenTraced, aiArgs, aiArgs[0:1:1], nil)
+	if aiErr = aiCall.Start(); aiErr != nil {
+		return
+	}
+	defer aiCall.Recover(&aiErr)
+	aiErr = d.Open(aiCtx, id)
+	if aiLost := aiCall.Finish(aiErr); aiLost != nil {
+		return aiLost
+	}
+	return
 }

@@ -72,3 +72,9 @@ func (d *Desk) Refund(ctx context.Context, payment string, amount int64) (string
 	})
 	return out, err
 }
+
+//agentidem:write name=openTicket identity=id
+func (d *Desk) Open(ctx context.Context, id string) error {
+	_, err := d.DB.ExecContext(ctx, `INSERT INTO tickets (id, status) VALUES (?, 'open') ON CONFLICT (id) DO NOTHING`, id)
+	return err
+}

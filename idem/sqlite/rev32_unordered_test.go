@@ -1,0 +1,28 @@
+package sqlite_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/agentidem/agentidem-go/testkit"
+)
+
+// Two tickets opened in one turn, in parallel, with INSERT ... ON CONFLICT
+// DO NOTHING (a repeat changes nothing). State reads the tables without
+// ORDER BY: rows in the order they were inserted, which two deliveries at
+// once may make another than one delivery's.
+func TestRev32UnorderedStateEndOrder(t *testing.T) {
+	d := openDesk(t)
+	agent := func(ctx context.Context) error {
+		return parallel(
+			func() error { return d.OpenTraced(ctx, "t1") },
+			func() error { return d.OpenTraced(ctx, "t2") },
+		)
+	}
+	testkit.TestAgent(t, agent,
+		testkit.Setup(func(ctx context.Context) error {
+			_, err := d.DB.ExecContext(ctx, `DELETE FROM notes; DELETE FROM tickets; DELETE FROM refunds`)
+			return err
+		}),
+		testkit.State(deskState(d.DB, false)))
+}
