@@ -85,8 +85,10 @@ func Identity(args ...string) Option {
 }
 
 // IdentityFunc computes the logical identity of a write from the decoded
-// arguments. It must be deterministic: a fresh value per call defeats the
-// point.
+// arguments, decoded as encoding/json decodes into map[string]any, except
+// that an integer a float64 cannot hold exactly (a 64-bit id) is the
+// json.Number of its digits, so that two ids never round to one. It must
+// be deterministic: a fresh value per call defeats the point.
 func IdentityFunc(fn func(args map[string]any) any) Option {
 	return optionFunc(func(s *Spec) { s.identityFn = fn })
 }

@@ -1,4 +1,6 @@
-// Package desk is a reviewer's agent tools over SQLite.
+// Package desk holds a help desk agent's tools over SQLite (tickets,
+// notes, refunds) for the tests of package sqlite: upserts, inserts that
+// skip what exists, and a refund made idempotent with idem.
 package desk
 
 import (

@@ -11,7 +11,7 @@ import (
 // INSERT ... ON CONFLICT (id) DO UPDATE SET status = excluded.status
 // (declared idempotent: a repeat with the same status changes nothing).
 // State reads the tables ORDER BY.
-func TestRev32ConcurrentUpsert(t *testing.T) {
+func TestParallelUpsertsDeliveredTwiceAreSafe(t *testing.T) {
 	d := openDesk(t)
 	agent := func(ctx context.Context) error {
 		return parallel(

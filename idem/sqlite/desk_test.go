@@ -102,4 +102,3 @@ func deskState(db *sql.DB, ordered bool) func() any {
 		return s
 	}
 }
-

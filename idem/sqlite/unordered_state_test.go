@@ -11,7 +11,7 @@ import (
 // DO NOTHING (a repeat changes nothing). State reads the tables without
 // ORDER BY: rows in the order they were inserted, which two deliveries at
 // once may make another than one delivery's.
-func TestRev32UnorderedStateEndOrder(t *testing.T) {
+func TestStateWithoutOrderByAfterTwoDeliveriesAtOnceIsSafe(t *testing.T) {
 	d := openDesk(t)
 	agent := func(ctx context.Context) error {
 		return parallel(

@@ -43,7 +43,7 @@ func (m twoOrders) Stream(ctx context.Context, in []*schema.Message, opts ...mod
 
 func (m twoOrders) WithTools([]*schema.ToolInfo) (model.ToolCallingChatModel, error) { return m, nil }
 
-func TestRev32BigIntIdentity(t *testing.T) {
+func TestBigIntegerIDsAreDistinctIdentities(t *testing.T) {
 	var mu sync.Mutex
 	var refunds map[int64]int
 	refund := func(ctx context.Context, in orderIn) (string, error) {
