@@ -22,7 +22,7 @@ var agentidemOp_Desk_GetTraced = &agentidemrt.Op{
 	Kind:   agentidemrt.KindRead,
 	Name:   "getTicket",
 	Params: []string{"id"},
-	Pos:    "desk.go:24",
+	Pos:    "desk.go:26",
 }
 
 // GetTraced calls Get and records the call for agentidem (//agentidem:read).
@@ -48,7 +48,7 @@ var agentidemOp_Desk_UpsertTraced = &agentidemrt.Op{
 	Kind:       agentidemrt.KindWrite,
 	Name:       "upsertTicket",
 	Params:     []string{"id", "status"},
-	Pos:        "desk.go:34",
+	Pos:        "desk.go:36",
 }
 
 // UpsertTraced calls Upsert and records the call for agentidem (//agentidem:write).
@@ -73,7 +73,7 @@ var agentidemOp_Desk_CloseTraced = &agentidemrt.Op{
 	Kind:   agentidemrt.KindWrite,
 	Name:   "closeTicket",
 	Params: []string{"id"},
-	Pos:    "desk.go:40",
+	Pos:    "desk.go:42",
 }
 
 // CloseTraced calls Close and records the call for agentidem (//agentidem:write).
@@ -98,7 +98,7 @@ var agentidemOp_Desk_NoteTraced = &agentidemrt.Op{
 	Kind:   agentidemrt.KindWrite,
 	Name:   "addNote",
 	Params: []string{"id", "body"},
-	Pos:    "desk.go:46",
+	Pos:    "desk.go:48",
 }
 
 // NoteTraced calls Note and records the call for agentidem (//agentidem:write).
@@ -123,7 +123,7 @@ var agentidemOp_Desk_RefundTraced = &agentidemrt.Op{
 	Kind:   agentidemrt.KindWrite,
 	Name:   "refund",
 	Params: []string{"payment", "amount"},
-	Pos:    "desk.go:58",
+	Pos:    "desk.go:60",
 }
 
 // RefundTraced calls Refund and records the call for agentidem (//agentidem:write).
@@ -148,7 +148,7 @@ var agentidemOp_Desk_OpenTraced = &agentidemrt.Op{
 	Kind:   agentidemrt.KindWrite,
 	Name:   "openTicket",
 	Params: []string{"id"},
-	Pos:    "desk.go:77",
+	Pos:    "desk.go:79",
 }
 
 // OpenTraced calls Open and records the call for agentidem (//agentidem:write).
