@@ -23,6 +23,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
+	"math/big"
 	"slices"
 	"sort"
 	"strconv"
@@ -86,8 +88,9 @@ func Identity(args ...string) Option {
 
 // IdentityFunc computes the logical identity of a write from the decoded
 // arguments, decoded as encoding/json decodes into map[string]any, except
-// that an integer a float64 cannot hold exactly (a 64-bit id) is the
-// json.Number of its digits, so that two ids never round to one. It must
+// that an integer of magnitude 2^53 or more (a 64-bit id) is the
+// json.Number of its decimal digits, however it was written, so that two
+// ids never round to one. It must
 // be deterministic: a fresh value per call defeats the point.
 func IdentityFunc(fn func(args map[string]any) any) Option {
 	return optionFunc(func(s *Spec) { s.identityFn = fn })
@@ -328,9 +331,9 @@ func (e *Tool) Values(raw json.RawMessage) (args, identity, entity []any) {
 }
 
 // decode unmarshals JSON arguments into v the way encoding/json does, but
-// keeps an integer that a float64 cannot hold exactly (a 64-bit id such as
-// 1234567890123456789) as the json.Number of its literal: decoded as a
-// float64, two different ids would round to one value and share an
+// keeps an integer of magnitude 2^53 or more (a 64-bit id such as
+// 1234567890123456789) as the json.Number of its decimal digits: decoded
+// as a float64, two different ids would round to one value and share an
 // identity. Every other number is a float64, as encoding/json gives it.
 func decode(raw []byte, v *any) error {
 	d := json.NewDecoder(bytes.NewReader(raw))
@@ -346,18 +349,23 @@ func decode(raw []byte, v *any) error {
 }
 
 // numbers replaces each json.Number in v by its float64, unless it is an
-// integer that the float64 would not hold exactly.
+// integer of magnitude 2^53 or more, beyond which float64 no longer holds
+// every integer: that is the json.Number of its decimal digits, however it
+// was written (1234567890123456789, 1234567890123456789.0 and
+// 1.234567890123456789e18 are one id; 1152921504606846976, which a float64
+// holds but encodes as 1152921504606847000, is not that other id).
 func numbers(v any) any {
 	switch x := v.(type) {
 	case json.Number:
 		f, err := x.Float64()
-		if !strings.ContainsAny(string(x), ".eE") {
-			if i, ierr := strconv.ParseInt(string(x), 10, 64); ierr != nil || float64(i) != f || int64(f) != i {
-				return x // beyond float64's exact integers
-			}
-		}
 		if err != nil {
 			return x
+		}
+		if math.Abs(f) < 1<<53 || math.Trunc(f) != f {
+			return f
+		}
+		if n, ok := exactInteger(string(x)); ok {
+			return n
 		}
 		return f
 	case map[string]any:
@@ -370,6 +378,23 @@ func numbers(v any) any {
 		}
 	}
 	return v
+}
+
+// exactInteger returns the decimal digits of the JSON number literal s when
+// its exact value is an integer (the exponent bounded, so that the exact
+// value stays small to compute).
+func exactInteger(s string) (json.Number, bool) {
+	if i := strings.IndexAny(s, "eE"); i >= 0 {
+		e, err := strconv.Atoi(strings.TrimPrefix(s[i+1:], "+"))
+		if err != nil || e > 400 || e < -400 {
+			return "", false
+		}
+	}
+	r, ok := new(big.Rat).SetString(s)
+	if !ok || !r.IsInt() {
+		return "", false
+	}
+	return json.Number(r.Num().String()), true
 }
 
 func pick(m map[string]any, names []string) []any {
