@@ -462,11 +462,25 @@ func judgeRepeats(tr *Trace, end, baseEnd string, baseWin map[string][2]string, 
 		groups[k] = append(groups[k], i)
 	}
 	// What one delivery left, for calls that overlapped.
-	endSame := !baseline && end != "" && baseEnd != "" && sameUpToOrder(end, baseEnd)
+	// endSame holds the end states the same when their lists hold the same
+	// entries in another order (rows inserted in another order); for an op
+	// whose one execution in the baseline reordered a list, order is its
+	// effect, and only the end state byte for byte is the same (reorders).
+	endExact := !baseline && end != "" && baseEnd != "" && end == baseEnd
+	endSame := endExact || !baseline && end != "" && baseEnd != "" && sameUpToOrder(end, baseEnd)
+	var reorders map[key]bool // the ops and identities whose baseline window reordered a list
+	if endSame && !endExact {
+		reorders = map[key]bool{}
+		for wk, w := range baseWin {
+			if parts := strings.SplitN(wk, "\x00", 3); len(parts) >= 2 && reordersList(w[0], w[1]) {
+				reorders[key{parts[0], parts[1]}] = true
+			}
+		}
+	}
 	endChange := ""
 	var endKeys map[string]bool // the parts of the state the run left otherwise than the baseline
 	var endAdded []string       // the top-level keys the run's end has and the baseline's has not
-	if !baseline && end != "" && baseEnd != "" && !endSame {
+	if !baseline && end != "" && baseEnd != "" && !endExact {
 		endChange = DescribeChange(baseEnd, end)
 		endKeys = changedParts(baseEnd, end)
 		if endKeys[addedPart] {
@@ -592,7 +606,7 @@ func judgeRepeats(tr *Trace, end, baseEnd string, baseWin map[string][2]string, 
 				o.Repeat, o.JudgedBy = RepeatAbsorbed, JudgedByState
 			case o.stateSeen() && o.StateChange != "":
 				changed(o, same, JudgedByState, o.StateChange, "")
-			case o.Overlapped && endSame:
+			case o.Overlapped && endSame && !reorders[k]:
 				o.Repeat, o.JudgedBy = RepeatAbsorbed, JudgedByEndState
 			case o.Overlapped && endKeys != nil && disjoint(touched[k], endKeys) ||
 				o.Overlapped && endKeys[addedPart] && !addedInWindow(o, endAdded) && disjoint(touched[k], withoutAdded(endKeys)):

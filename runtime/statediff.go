@@ -189,6 +189,47 @@ func sameUpToOrder(a, b string) bool {
 	return encode(sortLists(x)) == encode(sortLists(y))
 }
 
+// reordersList reports whether snapshot b holds a list of snapshot a with
+// the same entries in another order: a change that sameUpToOrder does not
+// see, made by an op whose effect is an order (a job moved up a queue).
+func reordersList(a, b string) bool {
+	if a == b {
+		return false
+	}
+	x, errA := decodeState(a)
+	y, errB := decodeState(b)
+	return errA == nil && errB == nil && reordered(x, y)
+}
+
+func reordered(a, b any) bool {
+	switch x := a.(type) {
+	case map[string]any:
+		y, ok := b.(map[string]any)
+		if !ok {
+			return false
+		}
+		for k, xv := range x {
+			if yv, ok := y[k]; ok && reordered(xv, yv) {
+				return true
+			}
+		}
+	case []any:
+		y, ok := b.([]any)
+		if !ok || len(x) != len(y) {
+			return false
+		}
+		if encode(x) != encode(y) && encode(sortLists(x)) == encode(sortLists(y)) {
+			return true
+		}
+		for i := range x {
+			if reordered(x[i], y[i]) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // sortLists returns v with the entries of every list sorted by their
 // encoding.
 func sortLists(v any) any {
