@@ -588,6 +588,14 @@ func judgeRepeats(tr *Trace, end, baseEnd string, baseWin map[string][2]string, 
 						oneKnown, oneChange = true, describeChange(w[1], after, maxChange)
 					case describeChange(w[0], w[1], -1) == describeChange(before, after, -1):
 						oneKnown = true
+						if fe := first.effect; firstSeen && before != after && (fe == nil || !fe.inCluster || fe.before != before || fe.after != after) {
+							// The first execution ran before this
+							// cluster and its effect was seen: the
+							// cluster made one execution's change
+							// again (an idempotency key made anew
+							// for the retry, its deliveries one).
+							oneChange = fmt.Sprintf("%s, one execution's change again after %s", describeChange(before, after, maxChange/2), first.ID)
+						}
 					default:
 						oneKnown = true
 						oneChange = fmt.Sprintf("%s, where one execution made %s", describeChange(before, after, maxChange/2), orNothing(describeChange(w[0], w[1], maxChange/2)))
