@@ -468,14 +468,27 @@ func judgeRepeats(tr *Trace, end, baseEnd string, baseWin map[string][2]string, 
 	// effect, and only the end state byte for byte is the same (reorders).
 	endExact := !baseline && end != "" && baseEnd != "" && end == baseEnd
 	endSame := endExact || !baseline && end != "" && baseEnd != "" && sameUpToOrder(end, baseEnd)
-	var reorders map[key]bool // the ops and identities whose baseline window reordered a list
-	if endSame && !endExact {
-		reorders = map[key]bool{}
+	var reorderCache map[key]bool
+	reorders := func(k key) bool { // whether k's baseline window reordered a list (read only when the end differs in order)
+		if endExact {
+			return false
+		}
+		if r, ok := reorderCache[k]; ok {
+			return r
+		}
+		r := false
+		prefix := k.op + "\x00" + k.id + "\x00"
 		for wk, w := range baseWin {
-			if parts := strings.SplitN(wk, "\x00", 3); len(parts) >= 2 && reordersList(w[0], w[1]) {
-				reorders[key{parts[0], parts[1]}] = true
+			if strings.HasPrefix(wk, prefix) && reordersList(w[0], w[1]) {
+				r = true
+				break
 			}
 		}
+		if reorderCache == nil {
+			reorderCache = map[key]bool{}
+		}
+		reorderCache[k] = r
+		return r
 	}
 	endChange := ""
 	var endKeys map[string]bool // the parts of the state the run left otherwise than the baseline
@@ -614,7 +627,7 @@ func judgeRepeats(tr *Trace, end, baseEnd string, baseWin map[string][2]string, 
 				o.Repeat, o.JudgedBy = RepeatAbsorbed, JudgedByState
 			case o.stateSeen() && o.StateChange != "":
 				changed(o, same, JudgedByState, o.StateChange, "")
-			case o.Overlapped && endSame && !reorders[k]:
+			case o.Overlapped && endSame && !reorders(k):
 				o.Repeat, o.JudgedBy = RepeatAbsorbed, JudgedByEndState
 			case o.Overlapped && endKeys != nil && disjoint(touched[k], endKeys) ||
 				o.Overlapped && endKeys[addedPart] && !addedInWindow(o, endAdded) && disjoint(touched[k], withoutAdded(endKeys)):

@@ -218,7 +218,9 @@ func reordered(a, b any) bool {
 		if !ok || len(x) != len(y) {
 			return false
 		}
-		if encode(x) != encode(y) && encode(sortLists(x)) == encode(sortLists(y)) {
+		if ex, ey := encode(x), encode(y); ex == ey {
+			return false
+		} else if encode(sortLists(x)) == encode(sortLists(y)) {
 			return true
 		}
 		for i := range x {
