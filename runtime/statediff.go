@@ -100,6 +100,10 @@ func diffValue(path string, a, b any, out *[]string, short bool) {
 			switch {
 			case !inX && short:
 				added = append(added, quote(k))
+			case !short && (!inX && isCollection(yv) || !inY && isCollection(xv)):
+				// For comparing changes: an absent collection (a
+				// field left out when empty) is an empty one, as null.
+				diffValue(join(path, k), xv, yv, out, short)
 			case !inX:
 				// Whole, for comparing changes: a key added with 1
 				// (one increment) is not a key added with 2 (two).
@@ -255,6 +259,14 @@ func sortLists(v any) any {
 		return out
 	}
 	return v
+}
+
+func isCollection(v any) bool {
+	switch v.(type) {
+	case []any, map[string]any:
+		return true
+	}
+	return false
 }
 
 // emptyFor returns v, or, when v is null and other a collection, an empty
