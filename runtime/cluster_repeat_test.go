@@ -12,7 +12,7 @@ import (
 // through (it coalesces calls in flight, nothing more): the cluster added
 // the line again, exactly what one execution adds. The ledger ends with
 // two equal lines: one effect done twice, whichever delivery made it.
-func TestRev33ClusterAfterAVisibleFirstExecutionIsARepeat(t *testing.T) {
+func TestClusterAfterAVisibleFirstExecutionIsARepeat(t *testing.T) {
 	row := `["k",10]`
 	op := func(id string, order int, ev effectView) Operation {
 		ev.order = order

@@ -12,7 +12,7 @@ import (
 // two keys, judged by the end state), it moved the job two places: the end
 // state differs from the baseline's only in order, and that order is the
 // bug.
-func TestRev33OrderOnlyRepeatIsADuplicate(t *testing.T) {
+func TestOrderOnlyRepeatIsADuplicate(t *testing.T) {
 	op := func(id, name, key string, inv int) Operation {
 		return Operation{ID: id, Name: name, Kind: KindWrite, Status: StatusSuccess, Identity: `"` + key + `"`, Invocation: inv, Overlapped: true,
 			Args: Args{Names: []string{"job"}, Values: []any{key}}}
@@ -30,7 +30,7 @@ func TestRev33OrderOnlyRepeatIsADuplicate(t *testing.T) {
 // Columns are a list too: swap_roles swaps a ticket's assignee and
 // reviewer and marks it; delivered twice at once it swapped them back,
 // which is no order of rows that concurrency explains.
-func TestRev33ColumnsSwappedBackIsADuplicate(t *testing.T) {
+func TestColumnsSwappedBackIsADuplicate(t *testing.T) {
 	op := func(id, name, key string, inv int) Operation {
 		return Operation{ID: id, Name: name, Kind: KindWrite, Status: StatusSuccess, Identity: `"` + key + `"`, Invocation: inv, Overlapped: true,
 			Args: Args{Names: []string{"t"}, Values: []any{key}}}

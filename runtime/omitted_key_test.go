@@ -2,7 +2,7 @@ package runtime
 
 import "testing"
 
-func TestRev33MissingKeyIsAnEmptyTable(t *testing.T) {
+func TestMissingKeyIsAnEmptyTable(t *testing.T) {
 	r, s := `["t1","open",0]`, `["t2","open",0]`
 	one := describeChange(`{}`, `{"T":[`+r+`]}`, -1)
 	cl := describeChange(`{"T":[`+s+`]}`, `{"T":[`+s+`,`+r+`]}`, -1)
@@ -12,7 +12,7 @@ func TestRev33MissingKeyIsAnEmptyTable(t *testing.T) {
 }
 
 // But a key added with a scalar is still a key added, whole.
-func TestRev33MissingScalarKeyStaysAdded(t *testing.T) {
+func TestMissingScalarKeyStaysAdded(t *testing.T) {
 	if a, b := describeChange(`{}`, `{"n":1}`, -1), describeChange(`{}`, `{"n":2}`, -1); a == b {
 		t.Errorf("adding n=1 and n=2 compare equal: %q", a)
 	}
