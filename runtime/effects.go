@@ -467,7 +467,13 @@ func judgeRepeats(tr *Trace, end, baseEnd string, baseWin map[string][2]string, 
 	// whose one execution in the baseline reordered a list, order is its
 	// effect, and only the end state byte for byte is the same (reorders).
 	endExact := !baseline && end != "" && baseEnd != "" && end == baseEnd
-	endSame := endExact || !baseline && end != "" && baseEnd != "" && sameUpToOrder(end, baseEnd)
+	sameKnown, sameInOrder := endExact, endExact
+	endSame := func() bool { // read only for overlapped repeats: it decodes both snapshots
+		if !sameKnown {
+			sameKnown, sameInOrder = true, !baseline && end != "" && baseEnd != "" && sameUpToOrder(end, baseEnd)
+		}
+		return sameInOrder
+	}
 	var reorderCache map[key]bool
 	reorders := func(k key) bool { // whether k's baseline window reordered a list (read only when the end differs in order)
 		if endExact {
@@ -627,7 +633,7 @@ func judgeRepeats(tr *Trace, end, baseEnd string, baseWin map[string][2]string, 
 				o.Repeat, o.JudgedBy = RepeatAbsorbed, JudgedByState
 			case o.stateSeen() && o.StateChange != "":
 				changed(o, same, JudgedByState, o.StateChange, "")
-			case o.Overlapped && endSame && !reorders(k):
+			case o.Overlapped && endSame() && !reorders(k):
 				o.Repeat, o.JudgedBy = RepeatAbsorbed, JudgedByEndState
 			case o.Overlapped && endKeys != nil && disjoint(touched[k], endKeys) ||
 				o.Overlapped && endKeys[addedPart] && !addedInWindow(o, endAdded) && disjoint(touched[k], withoutAdded(endKeys)):

@@ -8,10 +8,12 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
+
+	"golang.org/x/sync/errgroup"
 
 	"github.com/agentidem/agentidem-go/runtime"
 	"github.com/agentidem/agentidem-go/testkit"
-	"time"
 )
 
 // rowStore is a flat table keyed by row id, with a network-like latency.
@@ -69,22 +71,11 @@ func TestSessionRowPerDeliveryIsSafe(t *testing.T) {
 		s.mu.Lock()
 		s.rows[fmt.Sprintf("session-%d", n)] = "received order 1" // the framework's own record, untraced
 		s.mu.Unlock()
-		var wg sync.WaitGroup
-		errs := make([]error, 2)
-		for i, k := range []string{"order-1", "invoice-1"} {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				errs[i] = s.putTraced(ctx, k, "v")
-			}()
+		var g errgroup.Group
+		for _, k := range []string{"order-1", "invoice-1"} {
+			g.Go(func() error { return s.putTraced(ctx, k, "v") })
 		}
-		wg.Wait()
-		for _, err := range errs {
-			if err != nil {
-				return err
-			}
-		}
-		return nil
+		return g.Wait()
 	}
 	opts := []testkit.Option{
 		testkit.Setup(func(context.Context) error {
@@ -169,19 +160,11 @@ func TestParallelOpensDeliveredTwiceAreDuplicates(t *testing.T) {
 				s.rows[fmt.Sprintf("session-%d", n)] = "deploy failed"
 				s.mu.Unlock()
 			}
-			var wg sync.WaitGroup
-			errs := make([]error, 2)
-			for i, repo := range []string{"api", "web"} {
-				wg.Add(1)
-				go func() { defer wg.Done(); errs[i] = s.openTraced(ctx, repo) }()
+			var g errgroup.Group
+			for _, repo := range []string{"api", "web"} {
+				g.Go(func() error { return s.openTraced(ctx, repo) })
 			}
-			wg.Wait()
-			for _, err := range errs {
-				if err != nil {
-					return err
-				}
-			}
-			return nil
+			return g.Wait()
 		}
 		opts := []testkit.Option{
 			testkit.Setup(func(context.Context) error {

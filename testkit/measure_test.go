@@ -75,7 +75,8 @@ func measureAgents() []struct {
 // *testing.T; it asserts nothing about time, is skipped unless
 // AGENTIDEM_MEASURE_SUITE=1, and fails when it runs (TestAgent's findings).
 // Each line it prints starts with "measure:": the agent, the harness, the
-// scenarios per suite, the median and the fastest suite in microseconds.
+// scenarios per suite, the median and the fastest suite in microseconds,
+// and the median CPU time of the process per suite (suiteClock).
 func TestMeasureSuite(t *testing.T) {
 	if os.Getenv("AGENTIDEM_MEASURE_SUITE") == "" {
 		t.Skip("set AGENTIDEM_MEASURE_SUITE=1 (scripts/bench/suite.sh does) to measure the suite")

@@ -3,8 +3,6 @@ package sqlite_test
 import (
 	"context"
 	"testing"
-
-	"github.com/agentidem/agentidem-go/testkit"
 )
 
 // Two tickets opened in one turn, in parallel: read, and if missing,
@@ -19,10 +17,5 @@ func TestParallelUpsertsDeliveredTwiceAreSafe(t *testing.T) {
 			func() error { return openIfMissing(ctx, d, "t2") },
 		)
 	}
-	testkit.TestAgent(t, agent,
-		testkit.Setup(func(ctx context.Context) error {
-			_, err := d.DB.ExecContext(ctx, `DELETE FROM notes; DELETE FROM tickets; DELETE FROM refunds`)
-			return err
-		}),
-		testkit.State(deskState(d.DB, true)))
+	deskSuite(t, d, agent, true)
 }

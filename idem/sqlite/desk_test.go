@@ -11,6 +11,7 @@ import (
 	"github.com/agentidem/agentidem-go/idem"
 	"github.com/agentidem/agentidem-go/idem/sqlite"
 	"github.com/agentidem/agentidem-go/idem/sqlite/internal/desk"
+	"github.com/agentidem/agentidem-go/testkit"
 )
 
 func openDesk(t *testing.T) *desk.Desk {
@@ -84,14 +85,18 @@ func deskState(db *sql.DB, ordered bool) func() any {
 			s.Tickets = append(s.Tickets, [3]any{id, st, n})
 		}
 		rows.Close()
-		rows, _ = db.Query(`SELECT ticket, body FROM notes` + by("ticket, body"))
+		if rows, err = db.Query(`SELECT ticket, body FROM notes` + by("ticket, body")); err != nil {
+			return err.Error()
+		}
 		for rows.Next() {
 			var a, b string
 			rows.Scan(&a, &b)
 			s.Notes = append(s.Notes, [2]string{a, b})
 		}
 		rows.Close()
-		rows, _ = db.Query(`SELECT payment, amount FROM refunds` + by("payment"))
+		if rows, err = db.Query(`SELECT payment, amount FROM refunds` + by("payment")); err != nil {
+			return err.Error()
+		}
 		for rows.Next() {
 			var a string
 			var n int64
@@ -101,4 +106,16 @@ func deskState(db *sql.DB, ordered bool) func() any {
 		rows.Close()
 		return s
 	}
+}
+
+// deskSuite runs agent's fault suite on a desk emptied before each
+// scenario, with State reading its tables (ORDER BY when ordered).
+func deskSuite(t *testing.T, d *desk.Desk, agent func(context.Context) error, ordered bool) {
+	t.Helper()
+	testkit.TestAgent(t, agent,
+		testkit.Setup(func(ctx context.Context) error {
+			_, err := d.DB.ExecContext(ctx, `DELETE FROM notes; DELETE FROM tickets; DELETE FROM refunds`)
+			return err
+		}),
+		testkit.State(deskState(d.DB, ordered)))
 }

@@ -3,8 +3,6 @@ package sqlite_test
 import (
 	"context"
 	"testing"
-
-	"github.com/agentidem/agentidem-go/testkit"
 )
 
 // Two tickets opened in one turn, in parallel, with INSERT ... ON CONFLICT
@@ -19,10 +17,5 @@ func TestStateWithoutOrderByAfterTwoDeliveriesAtOnceIsSafe(t *testing.T) {
 			func() error { return d.OpenTraced(ctx, "t2") },
 		)
 	}
-	testkit.TestAgent(t, agent,
-		testkit.Setup(func(ctx context.Context) error {
-			_, err := d.DB.ExecContext(ctx, `DELETE FROM notes; DELETE FROM tickets; DELETE FROM refunds`)
-			return err
-		}),
-		testkit.State(deskState(d.DB, false)))
+	deskSuite(t, d, agent, false)
 }
