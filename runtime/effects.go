@@ -18,7 +18,9 @@ import (
 //   - the world (State): a snapshot of its observable state is taken around
 //     every write execution; a repeat that left it as it was is absorbed,
 //     whatever the op declares, and a repeat of an op declared idempotent
-//     that changed it is a not_idempotent finding;
+//     that changed it is a not_idempotent finding; a repeat that changed it
+//     only by setting back what an earlier equal execution left, after a
+//     later write changed it, is judged by the run's end (setsBack);
 //   - the declaration (Op.Idempotent): a repeat with the same arguments as an
 //     earlier execution is absorbed; a repeat with other arguments under the
 //     same identity is a change of the first effect (the identity names one
@@ -587,8 +589,14 @@ func judgeRepeats(tr *Trace, end, baseEnd string, baseWin map[string][2]string, 
 				}
 			}
 		}
-		for _, i := range idx[1:] {
+		for n, i := range idx[1:] {
 			o := &tr.Ops[i]
+			backTo := "" // the earlier execution whose effect o set back (setBack)
+			setBack := func(n int) bool {
+				var ok bool
+				backTo, ok = setsBack(tr, o, idx[:n+1])
+				return ok
+			}
 			ak, same := "", false
 			if args != nil {
 				ak = argsKey(o)
@@ -631,6 +639,25 @@ func judgeRepeats(tr *Trace, end, baseEnd string, baseWin map[string][2]string, 
 				// first execution's effect was visible (or the world was
 				// let settle, or the op says repeats change nothing).
 				o.Repeat, o.JudgedBy = RepeatAbsorbed, JudgedByState
+			case o.stateSeen() && o.StateChange != "" && !baseline && end != "" && baseEnd != "" && setBack(n):
+				// The repeat changed the state only by setting back what
+				// its first execution had left where a later write had
+				// changed it (a redelivered "set open" after "close"):
+				// no second effect of the op, and no sign that a
+				// declared idempotent op is not. Its effect is then
+				// whether the later write was undone for good: what the
+				// run left there, against what one delivery left.
+				places, _ := changedPlaces(o.stateWindow())
+				if samePlaces(places, end, baseEnd) {
+					o.Repeat, o.JudgedBy = RepeatAbsorbed, JudgedByEndState
+					break
+				}
+				o.Repeat, o.JudgedBy = RepeatDuplicate, JudgedByEndState
+				dups = append(dups, o.ID)
+				if change == "" {
+					change = fmt.Sprintf("%s, setting back what %s had left after a later write changed it, and the run ended otherwise than one delivery there: %s",
+						o.StateChange, backTo, orNothing(endChange))
+				}
 			case o.stateSeen() && o.StateChange != "":
 				changed(o, same, JudgedByState, o.StateChange, "")
 			case o.Overlapped && endSame() && !reorders(k):
@@ -834,6 +861,40 @@ func firstVisible(first *Operation, op, id string, baseWin map[string][2]string)
 		}
 	}
 	return false
+}
+
+// setsBack reports whether repeat o, seen alone between snapshots that
+// differ, left in every place it changed what an earlier execution with
+// the same arguments (among earlier, in the order they ran), seen alone
+// too, had left there (that execution's ID is returned): it set back what a later write changed, and did
+// nothing that execution had not done. A second append leaves two entries
+// where the first left one: it does not set back. (A second increment
+// after a decrement does: whether the later write stayed undone is then
+// for the end state to say.)
+func setsBack(tr *Trace, o *Operation, earlier []int) (string, bool) {
+	before, after := o.stateWindow()
+	var places []place
+	ak := ""
+	for _, e := range slices.Backward(earlier) {
+		p := &tr.Ops[e]
+		if !p.stateSeen() || p.StateChange == "" {
+			continue
+		}
+		if places == nil {
+			var ok bool
+			if places, ok = changedPlaces(before, after); !ok || len(places) == 0 {
+				return "", false
+			}
+			ak = argsKey(o)
+		}
+		if argsKey(p) != ak {
+			continue
+		}
+		if _, pAfter := p.stateWindow(); samePlaces(places, after, pAfter) {
+			return p.ID, true
+		}
+	}
+	return "", false
 }
 
 // readsArgs reports whether judging repeat o reads its arguments: an op

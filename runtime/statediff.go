@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 )
@@ -367,4 +369,122 @@ func orNothing(s string) string {
 		return "no change"
 	}
 	return s
+}
+
+// A place is one thing a change to a snapshot touched: the value at a path
+// of object keys, or, in a list at that path, how many times one entry
+// occurs (entries are counted, not indexed: a row inserted anywhere is the
+// same row).
+type place struct {
+	path  []string
+	entry string // the entry's encoding, when elem
+	elem  bool
+}
+
+// changedPlaces returns the places where snapshot b differs from snapshot
+// a, nil when either does not decode. A list whose entries only moved is
+// one place, the whole list.
+func changedPlaces(a, b string) ([]place, bool) {
+	x, errA := decodeState(a)
+	y, errB := decodeState(b)
+	if errA != nil || errB != nil {
+		return nil, false
+	}
+	var out []place
+	collectPlaces(nil, x, y, &out)
+	return out, true
+}
+
+func collectPlaces(path []string, a, b any, out *[]place) {
+	a, b = emptyFor(a, b), emptyFor(b, a)
+	ea, eb := encode(a), encode(b)
+	if ea == eb {
+		return
+	}
+	switch x := a.(type) {
+	case map[string]any:
+		if y, ok := b.(map[string]any); ok {
+			for k, xv := range x {
+				collectPlaces(append(slices.Clip(path), k), xv, y[k], out)
+			}
+			for k, yv := range y {
+				if _, ok := x[k]; !ok {
+					collectPlaces(append(slices.Clip(path), k), nil, yv, out)
+				}
+			}
+			return
+		}
+	case []any:
+		if y, ok := b.([]any); ok {
+			cx, cy := entryCounts(x), entryCounts(y)
+			n := len(*out)
+			for e, c := range cx {
+				if cy[e] != c {
+					*out = append(*out, place{path: path, entry: e, elem: true})
+				}
+			}
+			for e := range cy {
+				if _, ok := cx[e]; !ok {
+					*out = append(*out, place{path: path, entry: e, elem: true})
+				}
+			}
+			if len(*out) == n { // the same entries in another order
+				*out = append(*out, place{path: path})
+			}
+			return
+		}
+	}
+	*out = append(*out, place{path: path})
+}
+
+func entryCounts(l []any) map[string]int {
+	m := make(map[string]int, len(l))
+	for _, e := range l {
+		m[encode(e)]++
+	}
+	return m
+}
+
+// at returns what decoded snapshot v holds at place p: the encoding of the
+// value at its path ("null" where the path is missing), or how many times
+// its entry occurs in the list there.
+func (p place) at(v any) string {
+	for _, k := range p.path {
+		m, ok := v.(map[string]any)
+		if !ok {
+			v = nil
+			break
+		}
+		v = m[k]
+	}
+	if !p.elem {
+		if v == nil {
+			return "null"
+		}
+		return encode(v)
+	}
+	l, _ := v.([]any)
+	n := 0
+	for _, e := range l {
+		if encode(e) == p.entry {
+			n++
+		}
+	}
+	return strconv.Itoa(n)
+}
+
+// samePlaces reports whether snapshots a and b hold the same at every one
+// of places; false when either does not decode.
+func samePlaces(places []place, a, b string) bool {
+	x, errA := decodeState(a)
+	y, errB := decodeState(b)
+	if errA != nil || errB != nil {
+		return false
+	}
+	for _, p := range places {
+		if p.at(x) != p.at(y) {
+			return false
+		}
+	}
+	return true
 }

@@ -3,6 +3,8 @@ package mcpgo_test
 import (
 	"context"
 	"errors"
+	"maps"
+	"slices"
 	"sync"
 	"testing"
 
@@ -115,5 +117,77 @@ func TestAnnotationsAreRead(t *testing.T) {
 	}
 	if kinds["get_status"] != runtime.KindRead || kinds["set_status"] != runtime.KindWrite || absorbed == 0 {
 		t.Fatalf("annotations alone: kinds %v, %d absorbed repeats", kinds, absorbed)
+	}
+}
+
+// An order is paid, then shipped, through set_status (idempotentHint). A
+// redelivery sets it paid again after it was shipped, then shipped again:
+// the repeat set back what its first execution left, and the run ends as
+// one delivery leaves it. State sees the status change on the repeat, but
+// that is no sign that set_status is not idempotent: a set, not a second
+// effect. A redelivery that stops after "paid" (the shipping tool refuses
+// a second shipment) leaves the order paid where one delivery shipped it:
+// a duplicate.
+func TestRepeatedSetAfterALaterSetIsJudgedByTheEnd(t *testing.T) {
+	var st *statuses
+	setup := testkit.Setup(func(context.Context) error { st = &statuses{m: map[string]string{}}; return nil })
+	state := testkit.State(func() any {
+		st.mu.Lock()
+		defer st.mu.Unlock()
+		return maps.Clone(st.m)
+	})
+	c := annotatedClient(t, &st, true, agentidemmcp.Tools{"set_status": agentidemmcp.Write(agentidemmcp.Identity("order_id"))})
+	agent := func(shipOnce bool) func(context.Context) error {
+		return func(ctx context.Context) error {
+			set := func(status string) error {
+				req := mcp.CallToolRequest{}
+				req.Params.Name, req.Params.Arguments = "set_status", map[string]any{"order_id": "o-1", "status": status}
+				_, err := c.CallTool(ctx, req)
+				return err
+			}
+			if err := set("paid"); err != nil {
+				return err
+			}
+			if shipOnce {
+				st.mu.Lock()
+				shipped := st.m["shipped-once"] != ""
+				st.mu.Unlock()
+				if shipped {
+					return nil
+				}
+			}
+			if err := set("shipped"); err != nil {
+				return err
+			}
+			if shipOnce {
+				st.mu.Lock()
+				st.m["shipped-once"] = "yes"
+				st.mu.Unlock()
+			}
+			return nil
+		}
+	}
+	rep := testkit.Run(t, agent(false), setup, state, testkit.NoSummary())
+	if !rep.Safe {
+		t.Fatalf("paid, shipped, delivered twice: %v", rep.Findings)
+	}
+	redone := 0
+	for _, r := range rep.Results {
+		for _, o := range r.Trace.Ops {
+			if o.Repeat == runtime.RepeatAbsorbed && o.JudgedBy == runtime.JudgedByEndState && o.StateChange != "" {
+				redone++
+			}
+		}
+	}
+	if redone == 0 {
+		t.Fatal("no repeat of set_status set back a later status")
+	}
+	rep = testkit.Run(t, agent(true), setup, state, testkit.NoSummary())
+	var codes []string
+	for _, f := range rep.Problems {
+		codes = append(codes, f.Code)
+	}
+	if !slices.Equal(codes, []string{runtime.CodeDuplicateWrite}) {
+		t.Fatalf("a redelivery that leaves the order paid: problems %v, want one duplicate_write", codes)
 	}
 }

@@ -1,0 +1,162 @@
+package runtime
+
+import (
+	"context"
+	"maps"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// A help desk whose tickets have a status. set_status sets it (a repeat
+// with equal arguments changes nothing by itself); archive is idempotent
+// at the sink: archiving an archived ticket does nothing.
+type desk struct {
+	mu     sync.Mutex
+	status map[string]string
+}
+
+func (d *desk) set(id, status string) error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.status[id] = status
+	return nil
+}
+
+func (d *desk) archive(id string) error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.status[id] != "archived" && d.status[id] != "" {
+		// once archived, a ticket stays so on the books of this sink
+		if _, done := d.status[id+"#archived"]; !done {
+			d.status[id] = "archived"
+			d.status[id+"#archived"] = "yes"
+		}
+	}
+	return nil
+}
+
+func (d *desk) snapshot() any {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return maps.Clone(d.status)
+}
+
+// deskAgent opens ticket t1 and then closes it (close_ticket) or archives
+// it (archive_ticket), each call retried once on an error.
+type deskAgent struct {
+	d          *desk
+	archive    bool
+	idempotent bool
+}
+
+func (a *deskAgent) run(ctx context.Context) error {
+	set := &Op{Name: "set_status", Kind: KindWrite, Params: []string{"id", "status"}, Idempotent: a.idempotent}
+	end := &Op{Name: "close_ticket", Kind: KindWrite, Params: []string{"id"}, Idempotent: true}
+	if a.archive {
+		end = &Op{Name: "archive_ticket", Kind: KindWrite, Params: []string{"id"}, Idempotent: true}
+	}
+	once := func(op *Op, args []any, fn func() error) error {
+		call := func() error {
+			return traced(ctx, op, args, args, func(context.Context) error { return fn() })
+		}
+		if err := call(); err != nil && ctx.Err() == nil {
+			return call()
+		}
+		return nil
+	}
+	if err := once(set, []any{"t1", "open"}, func() error { return a.d.set("t1", "open") }); err != nil {
+		return err
+	}
+	if a.archive {
+		return once(end, []any{"t1"}, func() error { return a.d.archive("t1") })
+	}
+	return once(end, []any{"t1"}, func() error { return a.d.set("t1", "closed") })
+}
+
+func runDesk(t *testing.T, a *deskAgent) *Report {
+	t.Helper()
+	rep, err := Run(context.Background(), t.Name(), a.run,
+		Setup(func(context.Context) error { a.d = &desk{status: map[string]string{}}; return nil }),
+		State(func() any { return a.d.snapshot() }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rep
+}
+
+// A redelivered "open t1" after "close t1" opens the ticket again, and the
+// redelivery closes it again: the repeat set back what its first execution
+// had left, and the run ends as one delivery leaves it. That is neither a
+// second effect nor a sign that set_status is not idempotent.
+func TestRepeatThatSetsBackALaterWriteRedoneIsAbsorbed(t *testing.T) {
+	for _, idempotent := range []bool{true, false} {
+		rep := runDesk(t, &deskAgent{idempotent: idempotent})
+		if !rep.Safe {
+			t.Fatalf("idempotent=%v: %v", idempotent, findings(rep, ""))
+		}
+		o := opByID(t, rep, "duplicate_delivery/sequential", "2:set_status#2")
+		if o.Repeat != RepeatAbsorbed || o.JudgedBy != JudgedByEndState || o.StateChange == "" {
+			t.Fatalf("idempotent=%v: redelivered set_status: repeat=%q judged_by=%q change=%q, want absorbed by the end state after a change",
+				idempotent, o.Repeat, o.JudgedBy, o.StateChange)
+		}
+	}
+}
+
+// archive_ticket does nothing the second time, so the redelivery's "open
+// t1" stays: the ticket ends open where one delivery archives it. The
+// repeat of set_status is a duplicate (whether or not it is declared
+// idempotent: the declaration is not what is wrong), and the finding says
+// what it set back and how the run ended.
+func TestRepeatThatSetsBackALaterWriteForGoodIsADuplicate(t *testing.T) {
+	for _, idempotent := range []bool{true, false} {
+		rep := runDesk(t, &deskAgent{archive: true, idempotent: idempotent})
+		got := findings(rep, "duplicate_delivery/sequential")
+		if len(got) != 1 || got[0] != "duplicate_write set_status" {
+			t.Fatalf("idempotent=%v: duplicate_delivery/sequential: %v", idempotent, got)
+		}
+		for _, f := range rep.Findings {
+			if f.Code == CodeNotIdempotent {
+				t.Fatalf("idempotent=%v: set_status is idempotent: %s", idempotent, f.Message)
+			}
+			if f.Scenario == "duplicate_delivery/sequential" {
+				for _, want := range []string{`t1: "archived" → "open"`, "setting back what 1:set_status#1 had left"} {
+					if !strings.Contains(f.Message, want) {
+						t.Fatalf("idempotent=%v: message %q lacks %q", idempotent, f.Message, want)
+					}
+				}
+			}
+		}
+	}
+}
+
+// A repeat that changed the state the first execution had left is not
+// setting back: a second append, and an equal repeat of a set whose
+// first execution changed nothing but a later write did.
+func TestSetsBack(t *testing.T) {
+	cases := []struct {
+		name                      string
+		before, after, firstAfter string
+		want                      bool
+	}{
+		{"set back a scalar", `{"t1":"closed"}`, `{"t1":"open"}`, `{"t1":"open"}`, true},
+		{"set back among others", `{"t1":"closed","t2":"x"}`, `{"t1":"open","t2":"x"}`, `{"t1":"open"}`, true},
+		{"a second append", `{"notes":["a"]}`, `{"notes":["a","a"]}`, `{"notes":["a"]}`, false},
+		{"an entry back in a list", `{"open":["t2"]}`, `{"open":["t2","t1"]}`, `{"open":["t1"]}`, true},
+		{"a key removed again", `{"t1":"x"}`, `{}`, `{}`, true},
+		{"a key removed the first left", `{"t1":"x"}`, `{}`, `{"t1":"x"}`, false},
+		{"another value", `{"t1":"closed"}`, `{"t1":"reopened"}`, `{"t1":"open"}`, false},
+		{"a whole list reordered back", `{"q":[2,1]}`, `{"q":[1,2]}`, `{"q":[1,2]}`, true},
+		{"a list reordered elsewhere", `{"q":[2,1]}`, `{"q":[1,2]}`, `{"q":[2,1,3]}`, false},
+		{"null as an empty list", `{"q":null}`, `{"q":[1]}`, `{"q":[1]}`, true},
+	}
+	for _, c := range cases {
+		places, ok := changedPlaces(c.before, c.after)
+		if !ok || len(places) == 0 {
+			t.Fatalf("%s: no change found", c.name)
+		}
+		if got := samePlaces(places, c.after, c.firstAfter); got != c.want {
+			t.Errorf("%s: sets back = %v, want %v", c.name, got, c.want)
+		}
+	}
+}
