@@ -24,7 +24,7 @@ func TestClusterAfterAVisibleFirstExecutionIsARepeat(t *testing.T) {
 	first.StateChange = DescribeChange(`{"L":null}`, `{"L":[`+row+`]}`)
 	tr := &Trace{Ops: []Operation{first, op("1:add_line#2", 2, cluster), op("1:add_line#3", 3, cluster)}}
 	baseWin := map[string][2]string{"add_line\x00\"k\"\x00{\"k\":\"k\"}": {`{"L":null}`, `{"L":[` + row + `]}`}}
-	fs := judgeRepeats(tr, `{"L":[`+row+`,`+row+`]}`, `{"L":[`+row+`]}`, baseWin, false)
+	fs := judgeRepeats(tr, `{"L":[`+row+`,`+row+`]}`, `{"L":[`+row+`]}`, baseWin, false, false)
 	require.Len(t, fs, 1, "two equal ledger lines: %v", fs)
 	assert.Equal(t, CodeDuplicateWrite, fs[0].Code)
 }

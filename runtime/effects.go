@@ -405,7 +405,9 @@ const unseenNote = "the state changed in neither call"
 //
 // end and baseEnd are the end-of-run snapshots of this run and of the
 // baseline ("" when not taken); baseline says this run is the baseline.
-func judgeRepeats(tr *Trace, end, baseEnd string, baseWin map[string][2]string, baseline bool) []Finding {
+// fold says the duplicate_write findings after the first are folded into
+// it (a redelivery): they are returned without a message.
+func judgeRepeats(tr *Trace, end, baseEnd string, baseWin map[string][2]string, baseline, fold bool) []Finding {
 	type key struct{ op, id string }
 	// The effective writes by op and identity, in order of first
 	// execution, with the index of the first; groups holds the calls of
@@ -459,7 +461,7 @@ func judgeRepeats(tr *Trace, end, baseEnd string, baseWin map[string][2]string, 
 			groups = map[key][]int{}
 		}
 		if groups[k] == nil {
-			groups[k] = []int{f}
+			groups[k] = append(make([]int, 0, 2), f) // most repeat once
 		}
 		groups[k] = append(groups[k], i)
 	}
@@ -529,6 +531,7 @@ func judgeRepeats(tr *Trace, end, baseEnd string, baseWin map[string][2]string, 
 	}
 
 	repeated := len(groups) // groups with repeats: most have one finding
+	dupFound := false       // a duplicate_write finding was made
 	var out []Finding
 	if repeated > 0 {
 		out = make([]Finding, 0, repeated)
@@ -549,6 +552,7 @@ func judgeRepeats(tr *Trace, end, baseEnd string, baseWin map[string][2]string, 
 			return 0
 		})
 		first := &tr.Ops[idx[0]]
+		opID := []string{k.op, k.id} // a finding's Ops and Identities, one allocation
 		firstSeen := firstVisible(first, k.op, k.id, baseWin)
 		// The arguments seen so far, when the judgement of a repeat reads
 		// them (readsArgs): encoding them is most of the cost otherwise.
@@ -559,7 +563,7 @@ func judgeRepeats(tr *Trace, end, baseEnd string, baseWin map[string][2]string, 
 				break
 			}
 		}
-		dups := []string{first.ID}
+		dups := append(make([]string, 0, len(idx)), first.ID)
 		var change, note string
 		var notIdem []string
 		notIdemChange := ""
@@ -695,20 +699,25 @@ func judgeRepeats(tr *Trace, end, baseEnd string, baseWin map[string][2]string, 
 		}
 		if len(notIdem) > 0 {
 			calls := append([]string{first.ID}, notIdem...)
-			out = append(out, Finding{Code: CodeNotIdempotent, Severity: SeverityError, Ops: []string{k.op}, Identities: []string{k.id}, Calls: calls,
+			out = append(out, Finding{Code: CodeNotIdempotent, Severity: SeverityError, Ops: opID[:1:1], Identities: opID[1:2:2], Calls: calls,
 				Message: fmt.Sprintf("%s is declared idempotent, but its repeat %s with the same arguments changed the state: %s; the declaration is wrong: remove idempotent and make the write idempotent at the sink (idem.Store)",
 					k.op, notIdem[0], notIdemChange)})
 		}
 		if len(dups) < 2 {
 			continue
 		}
+		if fold && dupFound {
+			out = append(out, Finding{Code: CodeDuplicateWrite, Severity: SeverityError, Ops: opID[:1:1], Identities: opID[1:2:2], Calls: dups})
+			continue
+		}
+		dupFound = true
 		var b strings.Builder
 		b.Grow(400 + len(k.op) + len(k.id) + 16*len(dups) + len(change) + len(note)) // the whole message, most of it the advice below
 		if change == "" && note == unseenNote {
 			// No effect was seen: the finding says why it still counts.
 			fmt.Fprintf(&b, "%s executed %d times for identity %s (%s), and State saw no execution change the world: without a Settle the suite cannot tell a write that changes nothing from one whose effect lands later (a background worker), so each execution counts as an effect; if the effect lands later, give a Settle (testkit.SettleOn) so the suite waits for it; if a repeat changes nothing (a set to the value it has), declare the op idempotent: State then checks the declaration",
 				k.op, len(dups), k.id, strings.Join(dups, ", "))
-			out = append(out, Finding{Code: CodeDuplicateWrite, Severity: SeverityError, Ops: []string{k.op}, Identities: []string{k.id}, Calls: dups,
+			out = append(out, Finding{Code: CodeDuplicateWrite, Severity: SeverityError, Ops: opID[:1:1], Identities: opID[1:2:2], Calls: dups,
 				Message: b.String()})
 			continue
 		}
@@ -725,7 +734,7 @@ func judgeRepeats(tr *Trace, end, baseEnd string, baseWin map[string][2]string, 
 		if change == "" && !first.stateSeen() && first.StateError == "" && !first.Overlapped {
 			b.WriteString("; if a repeat of it truly changes nothing (an upsert, a set), declare it idempotent, or give testkit.State so the suite can see")
 		}
-		out = append(out, Finding{Code: CodeDuplicateWrite, Severity: SeverityError, Ops: []string{k.op}, Identities: []string{k.id}, Calls: dups,
+		out = append(out, Finding{Code: CodeDuplicateWrite, Severity: SeverityError, Ops: opID[:1:1], Identities: opID[1:2:2], Calls: dups,
 			Message: b.String()})
 	}
 	return out
@@ -954,7 +963,8 @@ func (s *Suite) duplicates(res *Result, tr *Trace, sc Scenario, add func(Finding
 	if s.base != nil {
 		baseTrace = s.base
 	}
-	found := judgeRepeats(tr, tr.end, baseEnd, windows(baseTrace), sc.Kind == ScenarioBaseline)
+	fold := redelivers(sc.Kind)
+	found := judgeRepeats(tr, tr.end, baseEnd, windows(baseTrace), sc.Kind == ScenarioBaseline, fold)
 	if n := countCode(found, CodeDuplicateWrite); n > 0 {
 		res.Duplicates = slices.Grow(res.Duplicates, n)
 	}
@@ -966,12 +976,14 @@ func (s *Suite) duplicates(res *Result, tr *Trace, sc Scenario, add func(Finding
 		}
 		d := Duplicate{Op: f.Ops[0], Args: tr.argsOf(f.Calls[0]), Identity: f.Identities[0], Count: len(f.Calls), Calls: f.Calls}
 		res.Duplicates = append(res.Duplicates, d)
+		if lead >= 0 && fold {
+			found[lead].Follows = append(found[lead].Follows, f.Ops[0]+" for identity "+f.Identities[0])
+			f.Code = "" // folded into the lead
+			continue
+		}
 		f.Details = duplicateDetails(d)
 		if lead < 0 {
 			lead = i
-		} else if redelivers(sc.Kind) {
-			found[lead].Follows = append(found[lead].Follows, fmt.Sprintf("%s for identity %s", f.Ops[0], f.Identities[0]))
-			f.Code = "" // folded into the lead
 		}
 	}
 	if lead >= 0 && len(found[lead].Follows) > 0 {

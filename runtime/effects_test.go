@@ -501,7 +501,7 @@ func TestJudgeRepeatsManyIdentities(t *testing.T) {
 		add(1)            // a repeat of the second write
 		add(distinct - 1) // and of the last
 		add(1)            // and the second again
-		fs := judgeRepeats(tr, "", "", nil, false)
+		fs := judgeRepeats(tr, "", "", nil, false, false)
 		var got []string
 		for _, f := range fs {
 			got = append(got, fmt.Sprintf("%s %v %v", f.Code, f.Identities, f.Calls))

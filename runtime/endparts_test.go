@@ -29,7 +29,7 @@ func TestOverlappedRepeatsJudgedByThePartsTheEndChanged(t *testing.T) {
 	baseEnd := `{"entities":["a"],"journal":["x"]}`
 
 	tr := trace()
-	fs := judgeRepeats(tr, `{"entities":["a"],"journal":["x","x"]}`, baseEnd, baseWin, false)
+	fs := judgeRepeats(tr, `{"entities":["a"],"journal":["x","x"]}`, baseEnd, baseWin, false, false)
 	require.Len(t, fs, 1, "%v", fs)
 	assert.Equal(t, []string{"append"}, fs[0].Ops)
 	assert.Equal(t, RepeatAbsorbed, tr.Ops[2].Repeat)
@@ -37,7 +37,7 @@ func TestOverlappedRepeatsJudgedByThePartsTheEndChanged(t *testing.T) {
 
 	// The entities doubled too: the create's repeat is a duplicate.
 	tr = trace()
-	fs = judgeRepeats(tr, `{"entities":["a","a"],"journal":["x","x"]}`, baseEnd, baseWin, false)
+	fs = judgeRepeats(tr, `{"entities":["a","a"],"journal":["x","x"]}`, baseEnd, baseWin, false, false)
 	require.Len(t, fs, 2, "%v", fs)
 	assert.Equal(t, RepeatDuplicate, tr.Ops[2].Repeat)
 
@@ -45,7 +45,7 @@ func TestOverlappedRepeatsJudgedByThePartsTheEndChanged(t *testing.T) {
 	tr = trace()
 	fs = judgeRepeats(tr, `["a","x","x"]`, `["a","x"]`, map[string][2]string{
 		"create" + args: {`[]`, `["a"]`}, "append" + args: {`["a"]`, `["a","x"]`},
-	}, false)
+	}, false, false)
 	assert.Len(t, fs, 2, "%v", fs)
 }
 
@@ -59,13 +59,13 @@ func TestFirstExecutionIsTheFirstToRun(t *testing.T) {
 			Args: Args{Names: []string{"v"}, Values: []any{"k"}}}
 	}
 	tr := &Trace{Ops: []Operation{op("1:put#1", 3), op("1:put#2", 4), op("2:put#1", 2), op("2:put#2", 1)}}
-	fs := judgeRepeats(tr, "", "", nil, false)
+	fs := judgeRepeats(tr, "", "", nil, false, false)
 	require.Len(t, fs, 1, "%v", fs)
 	assert.Equal(t, []string{"2:put#2", "2:put#1", "1:put#1", "1:put#2"}, fs[0].Calls)
 	assert.Empty(t, tr.Ops[3].Repeat, "the first to run is the first execution")
 
 	tr = &Trace{Ops: []Operation{op("1:put#1", 3), op("1:put#2", 0), op("2:put#1", 2), op("2:put#2", 1)}}
-	fs = judgeRepeats(tr, "", "", nil, false)
+	fs = judgeRepeats(tr, "", "", nil, false, false)
 	require.Len(t, fs, 1, "%v", fs)
 	assert.Equal(t, []string{"1:put#1", "1:put#2", "2:put#2", "2:put#1"}, fs[0].Calls)
 }
@@ -86,7 +86,7 @@ func TestOverlappedInsertsUnderNewIDsAreDuplicates(t *testing.T) {
 		"open\x00\"api\"\x00{\"repo\":\"api\"}": {`{}`, `{"api#1":"x"}`},
 		"open\x00\"web\"\x00{\"repo\":\"web\"}": {`{"api#1":"x"}`, `{"api#1":"x","web#1":"x"}`},
 	}
-	fs := judgeRepeats(tr, `{"api#1":"x","api#2":"x","web#1":"x","web#2":"x"}`, `{"api#1":"x","web#1":"x"}`, baseWin, false)
+	fs := judgeRepeats(tr, `{"api#1":"x","api#2":"x","web#1":"x","web#2":"x"}`, `{"api#1":"x","web#1":"x"}`, baseWin, false, false)
 	require.Len(t, fs, 2, "%v", fs)
 	assert.Equal(t, RepeatDuplicate, tr.Ops[2].Repeat)
 	assert.Equal(t, RepeatDuplicate, tr.Ops[3].Repeat)
@@ -101,7 +101,7 @@ func TestSeenChangeIsNotContradictedByAnUnseenRepeat(t *testing.T) {
 			StateChange: change, effect: &effectView{seen: true}}
 	}
 	tr := &Trace{Ops: []Operation{op("1:put#1", ""), op("1:put#2", `k: 1 → 2`), op("1:put#3", "")}}
-	fs := judgeRepeats(tr, "", "", nil, false)
+	fs := judgeRepeats(tr, "", "", nil, false, false)
 	require.Len(t, fs, 1, "%v", fs)
 	assert.Contains(t, fs[0].Message, "the repeat changed the state: k: 1 → 2")
 	assert.NotContains(t, fs[0].Message, unseenNote)

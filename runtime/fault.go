@@ -61,17 +61,17 @@ type InjectedError struct {
 func (e *InjectedError) Error() string {
 	switch e.Fault.Kind {
 	case FaultLostAck:
-		return fmt.Sprintf("%s: timeout waiting for the result (injected lost acknowledgement)", e.Fault.Op)
+		return e.Fault.Op + ": timeout waiting for the result (injected lost acknowledgement)"
 	case FaultBefore:
-		return fmt.Sprintf("%s: unavailable (injected failure before the operation)", e.Fault.Op)
+		return e.Fault.Op + ": unavailable (injected failure before the operation)"
 	case FaultLostRequest:
-		return fmt.Sprintf("%s: timeout waiting for the result (injected lost request: the operation did not run)", e.Fault.Op)
+		return e.Fault.Op + ": timeout waiting for the result (injected lost request: the operation did not run)"
 	case FaultCrash:
-		return fmt.Sprintf("%s: invocation cancelled after the operation (injected crash)", e.Fault.Op)
+		return e.Fault.Op + ": invocation cancelled after the operation (injected crash)"
 	case FaultConflict:
-		return fmt.Sprintf("%s: conflict (injected failure of one call of a parallel batch)", e.Fault.Op)
+		return e.Fault.Op + ": conflict (injected failure of one call of a parallel batch)"
 	}
-	return fmt.Sprintf("%s: injected fault", e.Fault.Op)
+	return e.Fault.Op + ": injected fault"
 }
 
 // Is matches ErrInjected, and context.DeadlineExceeded for a lost

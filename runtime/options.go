@@ -2,7 +2,6 @@ package runtime
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"time"
 )
@@ -54,7 +53,7 @@ func newConfig(opts []Option) config {
 		}
 	}
 	if c.replay == nil {
-		c.replay = func(s string) string { return fmt.Sprintf("AGENTIDEM_SCENARIO='%s'", s) }
+		c.replay = func(s string) string { return "AGENTIDEM_SCENARIO='" + s + "'" }
 	}
 	return c
 }

@@ -22,7 +22,7 @@ func TestOrderOnlyRepeatIsADuplicate(t *testing.T) {
 		"bump\x00\"c\"\x00{\"job\":\"c\"}": {`{"notes":[],"queue":["a","b","c"]}`, `{"notes":[],"queue":["a","c","b"]}`},
 		"note\x00\"n\"\x00{\"job\":\"n\"}": {`{"notes":[],"queue":["a","c","b"]}`, `{"notes":["n"],"queue":["a","c","b"]}`},
 	}
-	fs := judgeRepeats(tr, `{"notes":["n"],"queue":["c","a","b"]}`, `{"notes":["n"],"queue":["a","c","b"]}`, baseWin, false)
+	fs := judgeRepeats(tr, `{"notes":["n"],"queue":["c","a","b"]}`, `{"notes":["n"],"queue":["a","c","b"]}`, baseWin, false, false)
 	require.Len(t, fs, 1, "c was bumped twice: %v", fs)
 	assert.Equal(t, RepeatDuplicate, tr.Ops[2].Repeat)
 }
@@ -40,7 +40,7 @@ func TestColumnsSwappedBackIsADuplicate(t *testing.T) {
 		"swap_roles\x00\"t1\"\x00{\"t\":\"t1\"}": {`{"notes":[],"T":[["t1","alice","bob"]],"swapped":0}`, `{"notes":[],"T":[["t1","bob","alice"]],"swapped":1}`},
 		"note\x00\"n\"\x00{\"t\":\"n\"}":         {`{"notes":[],"T":[["t1","bob","alice"]],"swapped":1}`, `{"notes":["n"],"T":[["t1","bob","alice"]],"swapped":1}`},
 	}
-	fs := judgeRepeats(tr, `{"notes":["n"],"T":[["t1","alice","bob"]],"swapped":1}`, `{"notes":["n"],"T":[["t1","bob","alice"]],"swapped":1}`, baseWin, false)
+	fs := judgeRepeats(tr, `{"notes":["n"],"T":[["t1","alice","bob"]],"swapped":1}`, `{"notes":["n"],"T":[["t1","bob","alice"]],"swapped":1}`, baseWin, false, false)
 	require.Len(t, fs, 1, "the roles were swapped twice: %v", fs)
 	assert.Equal(t, RepeatDuplicate, tr.Ops[2].Repeat)
 
@@ -51,7 +51,7 @@ func TestColumnsSwappedBackIsADuplicate(t *testing.T) {
 		"add\x00\"t2\"\x00{\"t\":\"t2\"}": {`{"notes":[],"T":[["t1","a","b"]]}`, `{"notes":[],"T":[["t1","a","b"],["t2","a","b"]]}`},
 		"note\x00\"n\"\x00{\"t\":\"n\"}":  {`{"notes":[],"T":[["t1","a","b"],["t2","a","b"]]}`, `{"notes":["n"],"T":[["t1","a","b"],["t2","a","b"]]}`},
 	}
-	fs = judgeRepeats(tr, `{"notes":["n"],"T":[["t2","a","b"],["t1","a","b"]]}`, `{"notes":["n"],"T":[["t1","a","b"],["t2","a","b"]]}`, baseWin, false)
+	fs = judgeRepeats(tr, `{"notes":["n"],"T":[["t2","a","b"],["t1","a","b"]]}`, `{"notes":["n"],"T":[["t1","a","b"],["t2","a","b"]]}`, baseWin, false, false)
 	assert.Empty(t, fs)
 	assert.Equal(t, RepeatAbsorbed, tr.Ops[2].Repeat)
 }

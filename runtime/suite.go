@@ -466,7 +466,7 @@ func (s *Suite) run(ctx context.Context, sc Scenario) (*Result, *Trace, error) {
 	claimed := false
 	for i, err := range errs {
 		if err != nil {
-			msgs = append(msgs, fmt.Sprintf("delivery %d: %v", i+1, err))
+			msgs = append(msgs, "delivery "+strconv.Itoa(i+1)+": "+errorText(err))
 		} else {
 			claimed = true
 		}
@@ -684,6 +684,17 @@ func (s *Suite) callHook(w *world, name string, fn func(context.Context) error, 
 		s.hookStall = fmt.Sprintf("%s did not return within %v (goroutine %d, %s): it is left running, and every later scenario of the suite fails with this error; a hook must not wait for what only the agent does (if it is only slow, raise StallTimeout: hooks may run six times as long)", name, bound, id, where)
 		return errors.New(s.hookStall)
 	}
+}
+
+// errorText is err.Error(), or what fmt prints for err when its Error
+// method panics (a nil pointer of an error type returned as an error).
+func errorText(err error) (s string) {
+	defer func() {
+		if recover() != nil {
+			s = fmt.Sprint(err)
+		}
+	}()
+	return err.Error()
 }
 
 // hookBound is how long Setup or Teardown may run: six times the stall
