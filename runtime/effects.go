@@ -643,14 +643,20 @@ func judgeRepeats(tr *Trace, end, baseEnd string, baseWin map[string][2]string, 
 				// first execution's effect was visible (or the world was
 				// let settle, or the op says repeats change nothing).
 				o.Repeat, o.JudgedBy = RepeatAbsorbed, JudgedByState
-			case o.stateSeen() && o.StateChange != "" && !baseline && end != "" && baseEnd != "" && setBack(n):
+			case o.stateSeen() && o.StateChange != "" && (baseline || end != "" && baseEnd != "") && setBack(n):
 				// The repeat changed the state only by setting back what
-				// its first execution had left where a later write had
-				// changed it (a redelivered "set open" after "close"):
-				// no second effect of the op, and no sign that a
-				// declared idempotent op is not. Its effect is then
-				// whether the later write was undone for good: what the
-				// run left there, against what one delivery left.
+				// an earlier equal execution had left where a later
+				// write had changed it (a redelivered "set open" after
+				// "close"): no second effect of the op, and no sign that
+				// a declared idempotent op is not. In the baseline that
+				// is the agent's own doing (it reopened what it closed).
+				// Elsewhere its effect is whether the later write was
+				// undone for good: what the run left there, against
+				// what one delivery left.
+				if baseline {
+					o.Repeat, o.JudgedBy = RepeatAbsorbed, JudgedByState
+					break
+				}
 				places, _ := changedPlaces(o.stateWindow())
 				if samePlaces(places, end, baseEnd) {
 					o.Repeat, o.JudgedBy = RepeatAbsorbed, JudgedByEndState

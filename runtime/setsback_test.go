@@ -160,3 +160,36 @@ func TestSetsBack(t *testing.T) {
 		}
 	}
 }
+
+// An agent that opens t1, closes it and opens it again (it reopens what it
+// closed) sets back, in its own run, what its first call left: the
+// baseline has no finding, and set_status is not shown wrongly declared.
+func TestBaselineThatReopensIsItsOwnDoing(t *testing.T) {
+	var d *desk
+	set := &Op{Name: "set_status", Kind: KindWrite, Params: []string{"id", "status"}, Idempotent: true}
+	agent := func(ctx context.Context) error {
+		for _, status := range []string{"open", "closed", "open"} {
+			args := []any{"t1", status}
+			if err := traced(ctx, set, args, args, func(context.Context) error { return d.set("t1", status) }); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	rep, err := Run(context.Background(), t.Name(), agent,
+		Setup(func(context.Context) error { d = &desk{status: map[string]string{}}; return nil }),
+		State(func() any { return d.snapshot() }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := findings(rep, "baseline"); len(got) != 0 {
+		t.Fatalf("baseline: %v", got)
+	}
+	o := opByID(t, rep, "baseline", "1:set_status#3")
+	if o.Repeat != RepeatAbsorbed || o.JudgedBy != JudgedByState {
+		t.Fatalf("the reopen: repeat=%q judged_by=%q", o.Repeat, o.JudgedBy)
+	}
+	if !rep.Safe {
+		t.Fatalf("findings: %v", findings(rep, ""))
+	}
+}
