@@ -567,8 +567,15 @@ func (w *world) quiet(self uint64, held int) (bool, string) {
 	for _, g := range ours {
 		w.noteNetwork(&g)
 		// A goroutine just released from a gate still has the gate on its
-		// stack, but is runnable: busy comes first.
-		busy, why := g.busy(w.bodySince(g.id))
+		// stack, but is runnable: busy comes first. One blocked at a gate
+		// inside a tool body (the tool called another tool on its own
+		// goroutine: an in-process MCP client) waits for the scheduler
+		// alone: the grace of a tool body is not for it.
+		since := w.bodySince(g.id)
+		if !since.IsZero() && g.atGate() {
+			since = time.Time{}
+		}
+		busy, why := g.busy(since)
 		if busy && why == "waiting for an HTTP response" && held > 0 {
 			held--
 			busy = false

@@ -1,0 +1,49 @@
+package runtime
+
+import (
+	"testing"
+	"time"
+)
+
+// A tool that calls another tool on its own goroutine (an in-process MCP
+// client: close_all calls set_status for each ticket) waits, inside its
+// body, for the nested call held at its gate. Only the scheduler moves it:
+// the scenario is quiet. Before, the grace a tool body gets to be answered
+// by a worker (bodyGrace) counted it busy, and each release of such an
+// agent waited 100 ms for it (an mcp-go help desk's suite took 9.6 s
+// instead of 1.0 s).
+func TestToolBodyParkedAtANestedGateIsQuiet(t *testing.T) {
+	w := newWorld(true)
+	s := newScheduler(nil, false, nil)
+	s.rec = newRecorder("nested", Fault{}, nil)
+	nested := &Call{op: &Op{Name: "set_status"}, inv: &invocation{n: 1}, label: "set_status 1"}
+	gid := make(chan uint64)
+	go func() {
+		id := goroutineID()
+		w.body(id, true) // the outer call's body runs on this goroutine
+		gid <- id
+		s.Wait(nested, PointStart)
+	}()
+	id := <-gid
+	waitFor(t, func() bool {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		return len(s.waiting) == 1
+	})
+	defer close(s.waiting[0].ch) // let it go
+	// Blocked at the gate, not merely on the way to it.
+	waitFor(t, func() bool {
+		for _, g := range snapshotGoroutines() {
+			if g.id == id {
+				return g.state != "running" && g.state != "runnable"
+			}
+		}
+		return false
+	})
+	if since := w.bodySince(id); time.Since(since) > bodyGrace/2 {
+		t.Skip("the machine is too slow to look within the grace of the tool body")
+	}
+	if quiet, why := w.quiet(0, 0); !quiet {
+		t.Fatalf("a tool body parked at a nested call's gate is not quiet: %s", why)
+	}
+}
