@@ -80,11 +80,12 @@
 // duplicate. With State (a snapshot of the world) every write is judged by
 // what it changed instead: unchanged, absorbed; changed, a duplicate_write
 // that says how (DescribeChange), or not_idempotent for an op that was
-// declared idempotent. A repeat that only set back what an earlier equal
-// call left, after a later write changed it, is judged by the end state:
-// absorbed when the run ends there as one delivery left it. Calls that overlap in time are judged together
-// against what one execution left in the baseline; Settle waits for effects
-// that land later. Report.Problems holds one finding per problem, with
+// declared idempotent and started from what its earlier call left. A
+// repeat that only set back what an earlier equal call left, from
+// something else, after a later write changed it, is judged by the end
+// state: absorbed when the run ends there as one delivery left it. Calls
+// that overlap in time are judged together against what one execution left
+// in the baseline; Settle waits for effects that land later. Report.Problems holds one finding per problem, with
 // every scenario that shows it (GroupFindings).
 //
 // Scenarios run on real time. Where a scheduler gates calls, quiescence is

@@ -18,9 +18,10 @@ import (
 //   - the world (State): a snapshot of its observable state is taken around
 //     every write execution; a repeat that left it as it was is absorbed,
 //     whatever the op declares, and a repeat of an op declared idempotent
-//     that changed it is a not_idempotent finding; a repeat that changed it
-//     only by setting back what an earlier equal execution left, after a
-//     later write changed it, is judged by the run's end (setsBack);
+//     that changed it, starting from what an earlier equal execution left,
+//     is a not_idempotent finding; a repeat that changed it only by setting
+//     back what an earlier equal execution left, after a later write
+//     changed it, is judged by the run's end (redone);
 //   - the declaration (Op.Idempotent): a repeat with the same arguments as an
 //     earlier execution is absorbed; a repeat with other arguments under the
 //     same identity is a change of the first effect (the identity names one
@@ -75,8 +76,11 @@ const CodeNotIdempotent = "not_idempotent"
 // whose effect lands later: each execution counts, and the finding says
 // so.) A duplicate_write finding says in words what the repeat changed
 // ("notes: 1 → 2 entries, added "o9:called customer""); an op declared
-// idempotent whose repeat changed the snapshot is a not_idempotent
-// finding, so a wrong declaration never hides a real duplicate. Where
+// idempotent whose repeat changed the snapshot, starting from what its
+// earlier equal call left, is a not_idempotent finding, so a wrong
+// declaration never hides a real duplicate. A repeat that set back what
+// its earlier call left after a later write changed it is judged by the
+// run's end. Where
 // write calls overlap in time, the scenario's end state is compared with
 // the baseline's (what one delivery left) instead.
 //
@@ -530,6 +534,7 @@ func judgeRepeats(tr *Trace, end, baseEnd string, baseWin map[string][2]string, 
 		}
 	}
 
+	var views stateViews    // the snapshots decoded, for repeats that changed the state (redone)
 	repeated := len(groups) // groups with repeats: most have one finding
 	dupFound := false       // a duplicate_write finding was made
 	var out []Finding
@@ -595,12 +600,6 @@ func judgeRepeats(tr *Trace, end, baseEnd string, baseWin map[string][2]string, 
 		}
 		for n, i := range idx[1:] {
 			o := &tr.Ops[i]
-			backTo := "" // the earlier execution whose effect o set back (setBack)
-			setBack := func(n int) bool {
-				var ok bool
-				backTo, ok = setsBack(tr, o, idx[:n+1])
-				return ok
-			}
 			ak, same := "", false
 			if args != nil {
 				ak = argsKey(o)
@@ -643,33 +642,41 @@ func judgeRepeats(tr *Trace, end, baseEnd string, baseWin map[string][2]string, 
 				// first execution's effect was visible (or the world was
 				// let settle, or the op says repeats change nothing).
 				o.Repeat, o.JudgedBy = RepeatAbsorbed, JudgedByState
-			case o.stateSeen() && o.StateChange != "" && (baseline || end != "" && baseEnd != "") && setBack(n):
-				// The repeat changed the state only by setting back what
-				// an earlier equal execution had left where a later
-				// write had changed it (a redelivered "set open" after
-				// "close"): no second effect of the op, and no sign that
-				// a declared idempotent op is not. In the baseline that
-				// is the agent's own doing (it reopened what it closed).
-				// Elsewhere its effect is whether the later write was
-				// undone for good: what the run left there, against
-				// what one delivery left.
-				if baseline {
-					o.Repeat, o.JudgedBy = RepeatAbsorbed, JudgedByState
-					break
-				}
-				places, _ := changedPlaces(o.stateWindow())
-				if samePlaces(places, end, baseEnd) {
-					o.Repeat, o.JudgedBy = RepeatAbsorbed, JudgedByEndState
-					break
-				}
-				o.Repeat, o.JudgedBy = RepeatDuplicate, JudgedByEndState
-				dups = append(dups, o.ID)
-				if change == "" {
-					change = fmt.Sprintf("%s, setting back what %s had left after a later write changed it, and the run ended otherwise than one delivery there: %s",
-						o.StateChange, backTo, orNothing(endChange))
-				}
 			case o.stateSeen() && o.StateChange != "":
-				changed(o, same, JudgedByState, o.StateChange, "")
+				switch r := redone(tr, o, idx[:n+1], &views); {
+				case r.setBack != "" && baseline:
+					// In the baseline, setting back what a later write of
+					// the agent's changed is its own doing (it reopened
+					// what it closed).
+					o.Repeat, o.JudgedBy = RepeatAbsorbed, JudgedByState
+				case r.setBack != "" && end != "" && baseEnd != "":
+					// Elsewhere its effect is whether the later write
+					// stayed undone: what the run left there, against what
+					// one delivery left.
+					endV, baseV := views.of(end), views.of(baseEnd)
+					if endV != nil && baseV != nil && samePlaces(r.places, endV, baseV) {
+						o.Repeat, o.JudgedBy = RepeatAbsorbed, JudgedByEndState
+						break
+					}
+					o.Repeat, o.JudgedBy = RepeatDuplicate, JudgedByEndState
+					dups = append(dups, o.ID)
+					if change == "" {
+						diff := endChange
+						if endV != nil && baseV != nil {
+							diff = describePlaces(r.places, baseV, endV, maxChange/2)
+						}
+						change = fmt.Sprintf("%s, setting back what %s had left after a later write changed it, and the run ended otherwise than one delivery there: %s",
+							o.StateChange, r.setBack, orNothing(diff))
+					}
+				case o.Idempotent && same && r.midway:
+					// Another write changed what the op acts on since its
+					// earlier execution (a job queued again before a
+					// drain): the change is no sign that the op is not
+					// idempotent, and the declaration stands.
+					o.Repeat, o.JudgedBy = RepeatAbsorbed, JudgedByDeclaration
+				default:
+					changed(o, same, JudgedByState, o.StateChange, "")
+				}
 			case o.Overlapped && endSame() && !reorders(k):
 				o.Repeat, o.JudgedBy = RepeatAbsorbed, JudgedByEndState
 			case o.Overlapped && endKeys != nil && disjoint(touched[k], endKeys) ||
@@ -878,38 +885,76 @@ func firstVisible(first *Operation, op, id string, baseWin map[string][2]string)
 	return false
 }
 
-// setsBack reports whether repeat o, seen alone between snapshots that
-// differ, left in every place it changed what an earlier execution with
-// the same arguments (among earlier, in the order they ran), seen alone
-// too, had left there (that execution's ID is returned): it set back what a later write changed, and did
-// nothing that execution had not done. A second append leaves two entries
-// where the first left one: it does not set back. (A second increment
-// after a decrement does: whether the later write stayed undone is then
-// for the end state to say.)
-func setsBack(tr *Trace, o *Operation, earlier []int) (string, bool) {
+// redo is what the snapshots around an earlier execution of the same op,
+// identity and arguments say of a repeat that changed the state (redone).
+type redo struct {
+	// setBack is the earlier execution whose effect the repeat set back:
+	// at every place it changed, the repeat left what that execution
+	// left, starting from something other than what that execution
+	// started from. A later write changed what it had left (a ticket
+	// closed after it was opened), and the repeat did nothing that
+	// execution had not done. A second append, or an email queued again
+	// after the outbox was sent and cleared, starts where the first did:
+	// no set back.
+	setBack string
+	places  []place // the places the repeat changed, with setBack
+	// midway says that the repeat did not start, at the places it
+	// changed, from what any earlier execution (seen alone) left there:
+	// another write changed them in between (a job queued again before a
+	// second drain), so the change it made says nothing against an
+	// idempotent declaration. A second append starts from what the first
+	// left, and changes it: not midway.
+	midway bool
+}
+
+// redone compares repeat o, seen alone between snapshots that differ,
+// with the earlier executions of its group (earlier, in the order they
+// ran) that were seen alone and had the same arguments.
+func redone(tr *Trace, o *Operation, earlier []int, views *stateViews) redo {
 	before, after := o.stateWindow()
-	var places []place
-	ak := ""
+	bv, av := views.of(before), views.of(after)
+	places, ok := changedPlaces(bv, av)
+	if !ok || len(places) == 0 {
+		return redo{}
+	}
+	var r redo
+	ak := argsKey(o)
+	compared, contradicts := false, false
 	for _, e := range slices.Backward(earlier) {
 		p := &tr.Ops[e]
-		if !p.stateSeen() || p.StateChange == "" {
+		if !p.stateSeen() || argsKey(p) != ak {
 			continue
 		}
-		if places == nil {
-			var ok bool
-			if places, ok = changedPlaces(before, after); !ok || len(places) == 0 {
-				return "", false
-			}
-			ak = argsKey(o)
-		}
-		if argsKey(p) != ak {
+		pBefore, pAfter := p.stateWindow()
+		pbv, pav := views.of(pBefore), views.of(pAfter)
+		if pbv == nil || pav == nil {
 			continue
 		}
-		if _, pAfter := p.stateWindow(); samePlaces(places, after, pAfter) {
-			return p.ID, true
+		compared = true
+		if r.setBack == "" && samePlaces(places, av, pav) && otherAtEvery(places, bv, pbv) {
+			r.setBack, r.places = p.ID, places
+		}
+		if samePlaces(places, bv, pav) {
+			contradicts = true
 		}
 	}
-	return "", false
+	r.midway = compared && !contradicts
+	return r
+}
+
+// stateViews decodes each snapshot of a judgement once.
+type stateViews map[string]*stateView
+
+func (m *stateViews) of(s string) *stateView {
+	if v, ok := (*m)[s]; ok {
+		return v
+	}
+	if *m == nil {
+		*m = stateViews{}
+	}
+	v := viewOf(s)
+	(*m)[s] = v
+	return v
 }
 
 // readsArgs reports whether judging repeat o reads its arguments: an op

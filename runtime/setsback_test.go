@@ -130,33 +130,47 @@ func TestRepeatThatSetsBackALaterWriteForGoodIsADuplicate(t *testing.T) {
 	}
 }
 
-// A repeat that changed the state the first execution had left is not
-// setting back: a second append, and an equal repeat of a set whose
-// first execution changed nothing but a later write did.
-func TestSetsBack(t *testing.T) {
+// What the snapshots around a repeat and an earlier execution say: the
+// repeat sets back (it left what the earlier one left, starting from
+// something else at every place it changed), or it redid a change midway
+// (it did not start from what the earlier one left), or neither: it
+// changed what the earlier execution left (a second append).
+func TestRedoneByPlaces(t *testing.T) {
 	cases := []struct {
-		name                      string
-		before, after, firstAfter string
-		want                      bool
+		name                    string
+		before, after           string // around the repeat
+		firstBefore, firstAfter string // around the earlier execution
+		setBack, midway         bool
 	}{
-		{"set back a scalar", `{"t1":"closed"}`, `{"t1":"open"}`, `{"t1":"open"}`, true},
-		{"set back among others", `{"t1":"closed","t2":"x"}`, `{"t1":"open","t2":"x"}`, `{"t1":"open"}`, true},
-		{"a second append", `{"notes":["a"]}`, `{"notes":["a","a"]}`, `{"notes":["a"]}`, false},
-		{"an entry back in a list", `{"open":["t2"]}`, `{"open":["t2","t1"]}`, `{"open":["t1"]}`, true},
-		{"a key removed again", `{"t1":"x"}`, `{}`, `{}`, true},
-		{"a key removed the first left", `{"t1":"x"}`, `{}`, `{"t1":"x"}`, false},
-		{"another value", `{"t1":"closed"}`, `{"t1":"reopened"}`, `{"t1":"open"}`, false},
-		{"a whole list reordered back", `{"q":[2,1]}`, `{"q":[1,2]}`, `{"q":[1,2]}`, true},
-		{"a list reordered elsewhere", `{"q":[2,1]}`, `{"q":[1,2]}`, `{"q":[2,1,3]}`, false},
-		{"null as an empty list", `{"q":null}`, `{"q":[1]}`, `{"q":[1]}`, true},
+		{"set back a scalar", `{"t1":"closed"}`, `{"t1":"open"}`, `{}`, `{"t1":"open"}`, true, true},
+		{"set back among others", `{"t1":"closed","t2":"x"}`, `{"t1":"open","t2":"x"}`, `{}`, `{"t1":"open"}`, true, true},
+		{"set back after a no-op first", `{"t1":"closed"}`, `{"t1":"open"}`, `{"t1":"open"}`, `{"t1":"open"}`, true, true},
+		{"a second append", `{"notes":["a"]}`, `{"notes":["a","a"]}`, `{"notes":[]}`, `{"notes":["a"]}`, false, false},
+		{"an append after a drain", `{"outbox":[]}`, `{"outbox":["m1"]}`, `{"outbox":[]}`, `{"outbox":["m1"]}`, false, true},
+		{"a keyed mail queued after a send", `{"outbox":{}}`, `{"outbox":{"m1":"bob"}}`, `{}`, `{"outbox":{"m1":"bob"}}`, false, true},
+		{"an entry added again after it was removed", `{"open":["t2"]}`, `{"open":["t2","t1"]}`, `{"open":[]}`, `{"open":["t1"]}`, false, true},
+		{"a key removed again", `{"t1":"x"}`, `{}`, `{"t1":"y"}`, `{}`, true, true},
+		{"a key removed that the first left", `{"t1":"x"}`, `{}`, `{}`, `{"t1":"x"}`, false, false},
+		{"another value", `{"t1":"closed"}`, `{"t1":"reopened"}`, `{}`, `{"t1":"open"}`, false, true},
+		{"a whole list reordered back", `{"q":[2,1]}`, `{"q":[1,2]}`, `{"q":[1]}`, `{"q":[1,2]}`, true, true},
+		{"an increment after a decrement", `{"n":0}`, `{"n":1}`, `{"n":0}`, `{"n":1}`, false, true},
+		{"a deposit after a payout to zero", `{"a1":0}`, `{"a1":100}`, `{}`, `{"a1":100}`, false, true},
+		{"a second increment", `{"n":1}`, `{"n":2}`, `{"n":0}`, `{"n":1}`, false, false},
+		{"null as an empty list", `{"q":null}`, `{"q":[1]}`, `{"q":[]}`, `{"q":[1]}`, false, true},
+		{"a list set back", `{"q":[2]}`, `{"q":[1]}`, `{"q":[]}`, `{"q":[1]}`, false, true},
+		{"a list set back from another one", `{"q":{"a":[2]}}`, `{"q":{"a":1}}`, `{"q":{"a":0}}`, `{"q":{"a":1}}`, true, true},
 	}
 	for _, c := range cases {
-		places, ok := changedPlaces(c.before, c.after)
+		var views stateViews
+		b, a, fb, fa := views.of(c.before), views.of(c.after), views.of(c.firstBefore), views.of(c.firstAfter)
+		places, ok := changedPlaces(b, a)
 		if !ok || len(places) == 0 {
 			t.Fatalf("%s: no change found", c.name)
 		}
-		if got := samePlaces(places, c.after, c.firstAfter); got != c.want {
-			t.Errorf("%s: sets back = %v, want %v", c.name, got, c.want)
+		setBack := samePlaces(places, a, fa) && otherAtEvery(places, b, fb)
+		midway := !samePlaces(places, b, fa)
+		if setBack != c.setBack || midway != c.midway {
+			t.Errorf("%s: set back %v, midway %v; want %v, %v", c.name, setBack, midway, c.setBack, c.midway)
 		}
 	}
 }

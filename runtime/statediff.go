@@ -381,24 +381,36 @@ type place struct {
 	elem  bool
 }
 
+// name is the place in words: its path, and its entry.
+func (p place) name() string {
+	path := ""
+	for _, k := range p.path {
+		path = join(path, k)
+	}
+	if path == "" {
+		path = "state"
+	}
+	if p.elem {
+		return path + " entry " + clip(p.entry, 80)
+	}
+	return path
+}
+
 // changedPlaces returns the places where snapshot b differs from snapshot
-// a, nil when either does not decode. A list whose entries only moved is
+// a; false when either does not decode. A list whose entries only moved is
 // one place, the whole list.
-func changedPlaces(a, b string) ([]place, bool) {
-	x, errA := decodeState(a)
-	y, errB := decodeState(b)
-	if errA != nil || errB != nil {
+func changedPlaces(a, b *stateView) ([]place, bool) {
+	if a == nil || b == nil {
 		return nil, false
 	}
 	var out []place
-	collectPlaces(nil, x, y, &out)
+	collectPlaces(nil, a.v, b.v, &out)
 	return out, true
 }
 
 func collectPlaces(path []string, a, b any, out *[]place) {
 	a, b = emptyFor(a, b), emptyFor(b, a)
-	ea, eb := encode(a), encode(b)
-	if ea == eb {
+	if encode(a) == encode(b) {
 		return
 	}
 	switch x := a.(type) {
@@ -445,10 +457,27 @@ func entryCounts(l []any) map[string]int {
 	return m
 }
 
-// at returns what decoded snapshot v holds at place p: the encoding of the
-// value at its path ("null" where the path is missing), or how many times
-// its entry occurs in the list there.
-func (p place) at(v any) string {
+// stateView is a decoded snapshot, read place by place: the entries of
+// each list it was asked about are counted once.
+type stateView struct {
+	v      any
+	counts map[string]map[string]int // by the path of a list
+}
+
+// viewOf decodes snapshot s; nil when it does not decode.
+func viewOf(s string) *stateView {
+	v, err := decodeState(s)
+	if err != nil {
+		return nil
+	}
+	return &stateView{v: v}
+}
+
+// at returns what the snapshot holds at place p: the encoding of the value
+// at its path ("null" where the path is missing), or how many times its
+// entry occurs in the list there.
+func (sv *stateView) at(p place) string {
+	v := sv.v
 	for _, k := range p.path {
 		m, ok := v.(map[string]any)
 		if !ok {
@@ -463,28 +492,84 @@ func (p place) at(v any) string {
 		}
 		return encode(v)
 	}
-	l, _ := v.([]any)
-	n := 0
-	for _, e := range l {
-		if encode(e) == p.entry {
-			n++
+	key := strings.Join(p.path, "\x00")
+	c, ok := sv.counts[key]
+	if !ok {
+		l, _ := v.([]any)
+		c = entryCounts(l)
+		if sv.counts == nil {
+			sv.counts = map[string]map[string]int{}
 		}
+		sv.counts[key] = c
 	}
-	return strconv.Itoa(n)
+	return strconv.Itoa(c[p.entry])
 }
 
 // samePlaces reports whether snapshots a and b hold the same at every one
-// of places; false when either does not decode.
-func samePlaces(places []place, a, b string) bool {
-	x, errA := decodeState(a)
-	y, errB := decodeState(b)
-	if errA != nil || errB != nil {
-		return false
-	}
+// of places (sameValue).
+func samePlaces(places []place, a, b *stateView) bool {
 	for _, p := range places {
-		if p.at(x) != p.at(y) {
+		if !sameValue(a.at(p), b.at(p)) {
 			return false
 		}
 	}
 	return true
+}
+
+// otherAtEvery reports whether snapshots a and b differ at every one of
+// places (sameValue).
+func otherAtEvery(places []place, a, b *stateView) bool {
+	for _, p := range places {
+		if sameValue(a.at(p), b.at(p)) {
+			return false
+		}
+	}
+	return true
+}
+
+// sameValue reports whether two encoded values are the same, a missing one
+// (null) being the zero value of the other's kind: a balance not yet in
+// the snapshot is a balance of 0, a status not yet set is "". A deposit
+// made again after a payout brought the balance back to 0 starts where
+// the first deposit started.
+func sameValue(x, y string) bool {
+	switch {
+	case x == y:
+		return true
+	case x == "null":
+		return isZeroValue(y)
+	case y == "null":
+		return isZeroValue(x)
+	}
+	return false
+}
+
+func isZeroValue(s string) bool {
+	switch s {
+	case `""`, "false", "[]", "{}", "0":
+		return true
+	}
+	if f, err := strconv.ParseFloat(s, 64); err == nil {
+		return f == 0
+	}
+	return false
+}
+
+// describePlaces says how snapshot b differs from snapshot a at places,
+// cut to about limit bytes.
+func describePlaces(places []place, a, b *stateView, limit int) string {
+	var parts []string
+	for _, p := range places {
+		x, y := a.at(p), b.at(p)
+		if x == y {
+			continue
+		}
+		if p.elem {
+			parts = append(parts, fmt.Sprintf("%s: %s → %s times", p.name(), x, y))
+		} else {
+			parts = append(parts, fmt.Sprintf("%s: %s → %s", p.name(), clip(x, 80), clip(y, 80)))
+		}
+	}
+	sort.Strings(parts)
+	return clip(strings.Join(parts, "; "), limit)
 }

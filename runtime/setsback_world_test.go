@@ -1,0 +1,236 @@
+package runtime
+
+import (
+	"context"
+	"encoding/json"
+	"slices"
+	"strconv"
+	"sync"
+	"testing"
+)
+
+// kvWorld is a key/value world; its snapshot is a deep copy through JSON.
+type kvWorld struct {
+	mu sync.Mutex
+	m  map[string]any
+}
+
+func (w *kvWorld) do(f func(m map[string]any)) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	f(w.m)
+	return nil
+}
+
+func (w *kvWorld) snapshot() any {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	b, _ := json.Marshal(w.m)
+	var v any
+	_ = json.Unmarshal(b, &v)
+	return v
+}
+
+// step is one traced call of an agent that calls its steps in turn.
+type step struct {
+	op   *Op
+	args []any
+	id   []any
+	fn   func(m map[string]any)
+}
+
+// runKV runs an agent that calls steps in turn, each retried once on an
+// error, with the world (seeded) as its State.
+func runKV(t *testing.T, seed func(m map[string]any), steps func(w *kvWorld) []step, opts ...Option) *Report {
+	t.Helper()
+	w := &kvWorld{}
+	agent := func(ctx context.Context) error {
+		for _, s := range steps(w) {
+			call := func() error {
+				return traced(ctx, s.op, s.args, s.id, func(context.Context) error { return w.do(s.fn) })
+			}
+			if err := call(); err != nil {
+				if ctx.Err() != nil {
+					return err
+				}
+				if err := call(); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	}
+	opts = append([]Option{
+		Setup(func(context.Context) error {
+			w.mu.Lock()
+			w.m = map[string]any{}
+			if seed != nil {
+				seed(w.m)
+			}
+			w.mu.Unlock()
+			return nil
+		}),
+		State(func() any { return w.snapshot() }),
+	}, opts...)
+	rep, err := Run(context.Background(), t.Name(), agent, opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rep
+}
+
+func num(v any) float64 {
+	switch x := v.(type) {
+	case float64:
+		return x
+	case int:
+		return float64(x)
+	}
+	return 0
+}
+
+// A mail is put in the outbox; resolving the ticket sends what is pending
+// (over SMTP, outside the snapshot) and clears the outbox. A redelivery
+// queues the mail again and sends it a second time: queue_email's repeat
+// starts where its first execution started, and is a duplicate, not a
+// set back.
+func TestMailQueuedAgainAfterTheOutboxWasSentIsADuplicate(t *testing.T) {
+	for _, keyed := range []bool{false, true} {
+		queue := &Op{Name: "queue_email", Kind: KindWrite, Params: []string{"msg_id", "to", "body"}}
+		resolve := &Op{Name: "resolve_ticket", Kind: KindWrite, Params: []string{"id"}}
+		rep := runKV(t, nil, func(w *kvWorld) []step {
+			return []step{
+				{queue, []any{"m1", "bob", "your refund"}, []any{"m1"}, func(m map[string]any) {
+					if keyed { // a pending mail queued twice is one mail
+						ob, _ := m["outbox"].(map[string]any)
+						if ob == nil {
+							ob = map[string]any{}
+						}
+						ob["m1"] = "bob:your refund"
+						m["outbox"] = ob
+						return
+					}
+					ob, _ := m["outbox"].([]any)
+					m["outbox"] = append(ob, "bob:your refund")
+				}},
+				{resolve, []any{"t1"}, []any{"t1"}, func(m map[string]any) {
+					m["outbox"] = nil // sent
+					m["t1"] = "resolved"
+				}},
+			}
+		})
+		got := findings(rep, ScenarioDuplicateSeq)
+		if len(got) == 0 || got[0] != "duplicate_write queue_email" {
+			t.Fatalf("keyed=%v: the redelivery mailed m1 again: %v", keyed, got)
+		}
+	}
+}
+
+// A deposit then a payout: a redelivery deposits and pays out again, and
+// the balance ends as one delivery leaves it. The payout went out twice.
+func TestDepositAndPayoutRedeliveredAreDuplicates(t *testing.T) {
+	dep := &Op{Name: "deposit", Kind: KindWrite, Params: []string{"acct", "amount"}}
+	pay := &Op{Name: "payout", Kind: KindWrite, Params: []string{"acct", "amount"}}
+	rep := runKV(t, nil, func(w *kvWorld) []step {
+		return []step{
+			{dep, []any{"a1", 100}, []any{"a1"}, func(m map[string]any) { m["a1"] = num(m["a1"]) + 100 }},
+			{pay, []any{"a1", 100}, []any{"a1"}, func(m map[string]any) { m["a1"] = num(m["a1"]) - 100 }},
+		}
+	})
+	var ops []string
+	for _, r := range rep.Results {
+		if r.Scenario == ScenarioDuplicateSeq {
+			for _, d := range r.Duplicates {
+				ops = append(ops, d.Op)
+			}
+		}
+	}
+	if !slices.Equal(ops, []string{"deposit", "payout"}) {
+		t.Fatalf("the redelivery deposited and paid out again: duplicates %v", ops)
+	}
+}
+
+// A job is queued, then a drain (declared idempotent) runs the queue. A
+// redelivery queues the job again and the drain runs it again: the
+// duplicate is queue_job's. The drain's repeat changed the state only
+// because the job was queued again in between (midway): no sign that its
+// declaration is wrong.
+func TestQueueAgainBeforeADrainBlamesTheQueue(t *testing.T) {
+	q := &Op{Name: "queue_job", Kind: KindWrite, Params: []string{"job"}}
+	drain := &Op{Name: "drain_queue", Kind: KindWrite, Params: []string{"queue"}, Idempotent: true}
+	rep := runKV(t, nil, func(w *kvWorld) []step {
+		return []step{
+			{q, []any{"reindex"}, []any{"reindex"}, func(m map[string]any) {
+				l, _ := m["queue"].([]any)
+				m["queue"] = append(l, "reindex")
+			}},
+			{drain, []any{"q"}, []any{"q"}, func(m map[string]any) {
+				l, _ := m["queue"].([]any)
+				d, _ := m["done"].([]any)
+				m["done"] = append(d, l...)
+				m["queue"] = []any{}
+			}},
+		}
+	})
+	got := findings(rep, ScenarioDuplicateSeq)
+	if len(got) != 1 || got[0] != "duplicate_write queue_job" {
+		t.Fatalf("duplicate_delivery/sequential: %v, want queue_job's duplicate alone", got)
+	}
+	o := opByID(t, rep, ScenarioDuplicateSeq, "2:drain_queue#2")
+	if o.Repeat != RepeatAbsorbed || o.JudgedBy != JudgedByDeclaration {
+		t.Fatalf("the drain's repeat: repeat=%q judged_by=%q", o.Repeat, o.JudgedBy)
+	}
+}
+
+// The ticket is open already; the agent sets it open (no change) and
+// closes it. A redelivery opens it again (set back, from what the first
+// call left) and closes it: the world ends as one delivery leaves it.
+// (Undeclared, set_status's lost acknowledgement still counts: State saw
+// no execution of it change anything, see unseenNote.)
+func TestSetBackToWhatANoOpFirstCallLeft(t *testing.T) {
+	for _, idempotent := range []bool{true} {
+		set := &Op{Name: "set_status", Kind: KindWrite, Params: []string{"id", "status"}, Idempotent: idempotent}
+		cl := &Op{Name: "close_ticket", Kind: KindWrite, Params: []string{"id"}, Idempotent: true}
+		rep := runKV(t, func(m map[string]any) { m["t1"] = "open" }, func(w *kvWorld) []step {
+			return []step{
+				{set, []any{"t1", "open"}, []any{"t1"}, func(m map[string]any) { m["t1"] = "open" }},
+				{cl, []any{"t1"}, []any{"t1"}, func(m map[string]any) { m["t1"] = "closed" }},
+			}
+		})
+		if !rep.Safe {
+			t.Errorf("idempotent=%v: %v", idempotent, findings(rep, ""))
+		}
+	}
+}
+
+// A whole inbox of 1,500 messages marked read, then unread; a redelivery
+// does both again. Both ops are sets (declared idempotent) whose repeats
+// start midway: absorbed, with thousands of places compared.
+func TestLargeInboxMarkedAgainIsAbsorbed(t *testing.T) {
+	const n = 1500
+	mark := func(read bool) func(m map[string]any) {
+		return func(m map[string]any) {
+			l, _ := m["inbox"].([]any)
+			for _, e := range l {
+				e.(map[string]any)["read"] = read
+			}
+		}
+	}
+	read := &Op{Name: "mark_all_read", Kind: KindWrite, Params: []string{"box"}, Idempotent: true}
+	unread := &Op{Name: "mark_all_unread", Kind: KindWrite, Params: []string{"box"}, Idempotent: true}
+	rep := runKV(t, func(m map[string]any) {
+		l := make([]any, n)
+		for i := range l {
+			l[i] = map[string]any{"id": i, "subject": "message " + strconv.Itoa(i), "read": false}
+		}
+		m["inbox"] = l
+	}, func(w *kvWorld) []step {
+		return []step{
+			{read, []any{"in"}, []any{"in"}, mark(true)},
+			{unread, []any{"in"}, []any{"in"}, mark(false)},
+		}
+	})
+	if !rep.Safe {
+		t.Fatalf("findings: %v", findings(rep, ""))
+	}
+}
