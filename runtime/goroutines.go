@@ -217,6 +217,35 @@ func (g *gInfo) harnessWait() bool {
 	return false
 }
 
+// bodyWait is why a tool body blocked on a channel, lock or condition
+// counts as busy (within bodyGrace).
+const bodyWait = "in a tool body"
+
+// heldCalls is what the calls parked at gates excuse in a snapshot
+// (world.quiet).
+type heldCalls struct {
+	// requests counts the HTTP requests to this process with a call
+	// parked at a gate (heldRequests).
+	requests int
+	// arrivals are the times the calls parked at gates reached them,
+	// earliest first, on real time (scheduler.Wait).
+	arrivals []time.Time
+}
+
+// arrivedSince reports whether a call parked at a gate reached it after
+// since, one that excused no body yet (*n of them did, the latest ones):
+// each excuses one tool body. Bodies are not matched with arrivals
+// optimally (an early body may take the arrival a later one needed, which
+// then waits out its grace): that only slows a schedule down.
+func (h heldCalls) arrivedSince(since time.Time, n *int) bool {
+	i := len(h.arrivals) - 1 - *n // the latest arrival not counted yet
+	if i < 0 || !h.arrivals[i].After(since) {
+		return false
+	}
+	*n++
+	return true
+}
+
 // bodyGrace is how long a tool body blocked on a channel, lock or
 // condition still counts as busy: long enough for a worker to answer it,
 // short enough that a body waiting on a call held at a gate (which only
@@ -264,7 +293,7 @@ func (g *gInfo) busy(since time.Time) (bool, string) {
 		}
 	}
 	if !since.IsZero() && time.Since(since) < bodyGrace {
-		return true, "in a tool body"
+		return true, bodyWait
 	}
 	return false, ""
 }
@@ -550,20 +579,23 @@ func (w *world) invocationOf(gid uint64) int {
 // are all parked at gates or durably blocked; if not, it says which is
 // still going.
 //
-// held counts the HTTP requests to this process with a call parked at a
-// gate (callRare.viaHTTP: a fake of the service the agent calls, whose
-// handler calls a tool; heldRequests): each request's answer waits for the
-// gate, so each excuses one client waiting for an HTTP response (sent, not
-// still connecting), which would otherwise be busy, and the scenario,
-// never quiet, would stall. Known limit: a handler that answered before
-// it called the tool still excuses a client, one it does not owe.
-func (w *world) quiet(self uint64, held int) (bool, string) {
+// held.requests counts the HTTP requests to this process with a call
+// parked at a gate (callRare.viaHTTP: a fake of the service the agent
+// calls, whose handler calls a tool; heldRequests): each request's answer
+// waits for the gate, so each excuses one client waiting for an HTTP
+// response (sent, not still connecting), which would otherwise be busy,
+// and the scenario, never quiet, would stall. Known limit: a handler that
+// answered before it called the tool still excuses a client, one it does
+// not owe. Likewise each call that reached its gate after a tool body
+// began excuses one body blocked within its grace (held.arrivals).
+func (w *world) quiet(self uint64, held heldCalls) (bool, string) {
 	// The counts are read before the snapshot (quietgates.go).
 	w.mu.Lock()
 	made := w.made
 	created, known := goroutinesCreated()
 	w.mu.Unlock()
 	ours := w.ours(w.snapshot(), self)
+	excused := 0 // arrivals that excused a tool body
 	for _, g := range ours {
 		w.noteNetwork(&g)
 		// A goroutine just released from a gate still has the gate on its
@@ -576,8 +608,16 @@ func (w *world) quiet(self uint64, held int) (bool, string) {
 			since = time.Time{}
 		}
 		busy, why := g.busy(since)
-		if busy && why == "waiting for an HTTP response" && held > 0 {
-			held--
+		switch {
+		case busy && why == "waiting for an HTTP response" && held.requests > 0:
+			held.requests--
+			busy = false
+		case busy && why == bodyWait && held.arrivedSince(since, &excused):
+			// A call reached its gate after this body began and waits
+			// there: the tool called another tool through a client
+			// whose server runs it on another goroutine (an MCP
+			// session in the process), and waits for its answer,
+			// which only the scheduler lets come.
 			busy = false
 		}
 		if busy {

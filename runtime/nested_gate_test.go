@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	"strings"
 	"testing"
 	"time"
 )
@@ -43,7 +44,46 @@ func TestToolBodyParkedAtANestedGateIsQuiet(t *testing.T) {
 	if since := w.bodySince(id); time.Since(since) > bodyGrace/2 {
 		t.Skip("the machine is too slow to look within the grace of the tool body")
 	}
-	if quiet, why := w.quiet(0, 0); !quiet {
+	if quiet, why := w.quiet(0, heldCalls{}); !quiet {
 		t.Fatalf("a tool body parked at a nested call's gate is not quiet: %s", why)
+	}
+}
+
+// A tool that calls another tool through a client whose server runs it on
+// a goroutine of its own (a go-sdk MCP session in the process) waits for
+// the answer inside its body, blocked on a channel, while the nested call
+// is parked at its gate. The nested call reached the gate after the body
+// began: it excuses the body, which is otherwise busy within its grace.
+// A call that was at a gate before the body began (its sibling in the
+// round) excuses nothing.
+func TestToolBodyWaitingForANestedCallElsewhereIsQuiet(t *testing.T) {
+	w := newWorld(true)
+	answer := make(chan struct{})
+	gid := make(chan uint64)
+	go func() {
+		id := goroutineID()
+		w.body(id, true)
+		gid <- id
+		<-answer // the client waits for the server's answer
+	}()
+	id := <-gid
+	defer close(answer)
+	waitFor(t, func() bool {
+		for _, g := range snapshotGoroutines() {
+			if g.id == id {
+				return g.state == "chan receive"
+			}
+		}
+		return false
+	})
+	since := w.bodySince(id)
+	if time.Since(since) > bodyGrace/2 {
+		t.Skip("the machine is too slow to look within the grace of the tool body")
+	}
+	if quiet, why := w.quiet(0, heldCalls{arrivals: []time.Time{since.Add(-time.Millisecond)}}); quiet || !strings.Contains(why, bodyWait) {
+		t.Fatalf("a call at a gate since before the body began excused it: quiet=%v %s", quiet, why)
+	}
+	if quiet, why := w.quiet(0, heldCalls{arrivals: []time.Time{since.Add(-time.Millisecond), since.Add(time.Microsecond)}}); !quiet {
+		t.Fatalf("a body waiting for the nested call that reached its gate after it began is not quiet: %s", why)
 	}
 }

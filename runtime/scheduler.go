@@ -4,6 +4,7 @@ import (
 	"fmt"
 	goruntime "runtime"
 	"runtime/metrics"
+	"slices"
 	"sort"
 	"sync"
 	"time"
@@ -49,7 +50,8 @@ type gateWait struct {
 	c   *Call
 	p   Point
 	ch  chan struct{}
-	gid uint64 // the waiting goroutine, on real time
+	gid uint64    // the waiting goroutine, on real time
+	at  time.Time // when it reached the gate, on real time
 }
 
 func newScheduler(quiesce func() bool, realtime bool, choose func(int, roundShape) ([]Step, error)) *scheduler {
@@ -93,6 +95,9 @@ func (s *scheduler) Wait(c *Call, p Point) {
 		c.gid = gid // read by release, under s.mu
 	}
 	w := &gateWait{c: c, p: p, ch: make(chan struct{}), gid: gid}
+	if s.realtime {
+		w.at = time.Now()
+	}
 	s.waiting = append(s.waiting, w)
 	s.arrivals++
 	s.mu.Unlock()
@@ -360,14 +365,18 @@ func (s *scheduler) realtimeQuiesce() bool {
 		// meanwhile is seen by the snapshot, not by a second one.
 		s.mu.Lock()
 		before, stopped := s.arrivals+s.tick, s.bypass
-		held := heldRequests(func(yield func(*Call) bool) {
+		held := heldCalls{requests: heldRequests(func(yield func(*Call) bool) {
 			for _, w := range s.waiting {
 				if !yield(w.c) {
 					return
 				}
 			}
-		})
+		})}
+		for _, w := range s.waiting {
+			held.arrivals = append(held.arrivals, w.at)
+		}
 		s.mu.Unlock()
+		slices.SortFunc(held.arrivals, time.Time.Compare)
 		if stopped {
 			return false
 		}
