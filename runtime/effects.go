@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"runtime/debug"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -377,7 +378,8 @@ func (j *judge) record(calls []*Call, ops []Operation) {
 }
 
 // windows indexes the calls of a trace whose snapshots were taken alone,
-// by op, identity and arguments: the first such call's before and after.
+// by op, identity and arguments: each such call's before and after, the
+// first under the key, the n-th under windowKey(key, n).
 func windows(tr *Trace) map[string][2]string {
 	out := map[string][2]string{}
 	if tr == nil {
@@ -389,12 +391,25 @@ func windows(tr *Trace) map[string][2]string {
 			continue
 		}
 		k := o.Name + "\x00" + o.Identity + "\x00" + argsKey(o)
-		if _, ok := out[k]; !ok {
-			before, after := o.stateWindow()
-			out[k] = [2]string{before, after}
+		for n := 1; ; n++ {
+			if _, ok := out[windowKey(k, n)]; !ok {
+				before, after := o.stateWindow()
+				out[windowKey(k, n)] = [2]string{before, after}
+				break
+			}
 		}
 	}
 	return out
+}
+
+// windowKey is the key of the n-th window of op, identity and arguments k
+// (from 1): k itself for the first, then k, NUL, #n. Keys read by op and
+// identity (their prefix) see every window.
+func windowKey(k string, n int) string {
+	if n == 1 {
+		return k
+	}
+	return k + "\x00#" + strconv.Itoa(n)
 }
 
 // unseenNote is why a repeat counts when State saw no execution of it
@@ -612,23 +627,39 @@ func judgeRepeats(tr *Trace, end, baseEnd string, baseWin map[string][2]string, 
 			oneKnown, oneChange := false, ""
 			if comparesOne(o, baseline) {
 				before, after := o.stateWindow()
-				if w, ok := baseWin[o.Name+"\x00"+o.Identity+"\x00"+ak]; ok {
+				one := func(w [2]string) string { // what the cluster did otherwise than one execution (w)
 					switch {
 					case w[0] == before:
-						oneKnown, oneChange = true, describeChange(w[1], after, maxChange)
+						return describeChange(w[1], after, maxChange)
 					case describeChange(w[0], w[1], -1) == describeChange(before, after, -1):
-						oneKnown = true
 						if fe := first.effect; firstSeen && before != after && (fe == nil || !fe.inCluster || fe.before != before || fe.after != after) {
 							// The first execution ran before this
 							// cluster and its effect was seen: the
 							// cluster made one execution's change
 							// again (an idempotency key made anew
 							// for the retry, its deliveries one).
-							oneChange = fmt.Sprintf("%s, one execution's change again after %s", describeChange(before, after, maxChange/2), first.ID)
+							return fmt.Sprintf("%s, one execution's change again after %s", describeChange(before, after, maxChange/2), first.ID)
 						}
-					default:
-						oneKnown = true
-						oneChange = fmt.Sprintf("%s, where one execution made %s", describeChange(before, after, maxChange/2), orNothing(describeChange(w[0], w[1], maxChange/2)))
+						return ""
+					}
+					return fmt.Sprintf("%s, where one execution made %s", describeChange(before, after, maxChange/2), orNothing(describeChange(w[0], w[1], maxChange/2)))
+				}
+				// Each execution of the call in the baseline is one
+				// execution's change (open, hold, open again): the
+				// first that the cluster matches, else the first.
+				key := o.Name + "\x00" + o.Identity + "\x00" + ak
+				for n := 1; ; n++ {
+					w, ok := baseWin[windowKey(key, n)]
+					if !ok {
+						break
+					}
+					c := one(w)
+					if !oneKnown || c == "" {
+						oneChange = c
+					}
+					oneKnown = true
+					if c == "" {
+						break
 					}
 				}
 			}
@@ -668,11 +699,12 @@ func judgeRepeats(tr *Trace, end, baseEnd string, baseWin map[string][2]string, 
 						change = fmt.Sprintf("%s, setting back what %s had left after a later write changed it, and the run ended otherwise than one delivery there: %s",
 							o.StateChange, r.setBack, orNothing(diff))
 					}
-				case o.Idempotent && same && r.midway:
-					// Another write changed what the op acts on since its
-					// earlier execution (a job queued again before a
-					// drain): the change is no sign that the op is not
-					// idempotent, and the declaration stands.
+				case o.Idempotent && same && r.against == "":
+					// The repeat did not start from what an earlier
+					// equal execution left (another write changed it in
+					// between, or none was seen alone): the change is no
+					// sign that the op is not idempotent, and the
+					// declaration stands.
 					o.Repeat, o.JudgedBy = RepeatAbsorbed, JudgedByDeclaration
 				default:
 					changed(o, same, JudgedByState, o.StateChange, "")
@@ -898,13 +930,15 @@ type redo struct {
 	// no set back.
 	setBack string
 	places  []place // the places the repeat changed, with setBack
-	// midway says that the repeat did not start, at the places it
-	// changed, from what any earlier execution (seen alone) left there:
-	// another write changed them in between (a job queued again before a
-	// second drain), so the change it made says nothing against an
-	// idempotent declaration. A second append starts from what the first
-	// left, and changes it: not midway.
-	midway bool
+	// against is an earlier execution (seen alone) from whose end the
+	// repeat started, at the places either changed, and which it changed
+	// anyway: a second append starts from what the first left. Only that
+	// shows an op declared idempotent is not. Without it another write
+	// changed what the op acts on in between (a job queued again before a
+	// drain, a row deleted and inserted again under a new id), or no
+	// earlier execution was seen alone (they overlapped other writes): the
+	// declaration stands.
+	against string
 }
 
 // redone compares repeat o, seen alone between snapshots that differ,
@@ -919,7 +953,6 @@ func redone(tr *Trace, o *Operation, earlier []int, views *stateViews) redo {
 	}
 	var r redo
 	ak := argsKey(o)
-	compared, contradicts := false, false
 	for _, e := range slices.Backward(earlier) {
 		p := &tr.Ops[e]
 		if !p.stateSeen() || argsKey(p) != ak {
@@ -930,15 +963,16 @@ func redone(tr *Trace, o *Operation, earlier []int, views *stateViews) redo {
 		if pbv == nil || pav == nil {
 			continue
 		}
-		compared = true
 		if r.setBack == "" && samePlaces(places, av, pav) && otherAtEvery(places, bv, pbv) {
 			r.setBack, r.places = p.ID, places
 		}
-		if samePlaces(places, bv, pav) {
-			contradicts = true
+		// At the places either changed: a row the first inserted that a
+		// later write deleted, and the repeat inserted again with another
+		// id, is a place the repeat did not change but did not start from.
+		if pPlaces, ok := changedPlaces(pbv, pav); ok && r.against == "" && samePlaces(places, bv, pav) && samePlaces(pPlaces, bv, pav) {
+			r.against = p.ID
 		}
 	}
-	r.midway = compared && !contradicts
 	return r
 }
 

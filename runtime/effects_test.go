@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -31,9 +32,10 @@ type todoList struct {
 }
 
 type rendezvous struct {
-	mu   sync.Mutex
-	in   int
-	both chan struct{}
+	mu      sync.Mutex
+	in      int
+	both    chan struct{}
+	timeout time.Duration // how long a call waits for another (100 ms by default)
 }
 
 func (r *rendezvous) wait() {
@@ -53,7 +55,7 @@ func (r *rendezvous) wait() {
 	r.mu.Unlock()
 	select {
 	case <-ch:
-	case <-time.After(100 * time.Millisecond):
+	case <-time.After(cmp.Or(r.timeout, 100*time.Millisecond)):
 		r.mu.Lock()
 		if r.both == ch {
 			r.in--

@@ -130,47 +130,48 @@ func TestRepeatThatSetsBackALaterWriteForGoodIsADuplicate(t *testing.T) {
 	}
 }
 
-// What the snapshots around a repeat and an earlier execution say: the
-// repeat sets back (it left what the earlier one left, starting from
-// something else at every place it changed), or it redid a change midway
-// (it did not start from what the earlier one left), or neither: it
-// changed what the earlier execution left (a second append).
+// What the snapshots around a repeat and an earlier equal execution say
+// (redone): the repeat sets back (it left what the earlier one left,
+// starting from something else at every place it changed), or it started
+// from what the earlier one left and changed it anyway (against: a second
+// append), or neither (another write changed things in between).
 func TestRedoneByPlaces(t *testing.T) {
 	cases := []struct {
 		name                    string
 		before, after           string // around the repeat
 		firstBefore, firstAfter string // around the earlier execution
-		setBack, midway         bool
+		setBack, against        bool
 	}{
-		{"set back a scalar", `{"t1":"closed"}`, `{"t1":"open"}`, `{}`, `{"t1":"open"}`, true, true},
-		{"set back among others", `{"t1":"closed","t2":"x"}`, `{"t1":"open","t2":"x"}`, `{}`, `{"t1":"open"}`, true, true},
-		{"set back after a no-op first", `{"t1":"closed"}`, `{"t1":"open"}`, `{"t1":"open"}`, `{"t1":"open"}`, true, true},
-		{"a second append", `{"notes":["a"]}`, `{"notes":["a","a"]}`, `{"notes":[]}`, `{"notes":["a"]}`, false, false},
-		{"an append after a drain", `{"outbox":[]}`, `{"outbox":["m1"]}`, `{"outbox":[]}`, `{"outbox":["m1"]}`, false, true},
-		{"a keyed mail queued after a send", `{"outbox":{}}`, `{"outbox":{"m1":"bob"}}`, `{}`, `{"outbox":{"m1":"bob"}}`, false, true},
-		{"an entry added again after it was removed", `{"open":["t2"]}`, `{"open":["t2","t1"]}`, `{"open":[]}`, `{"open":["t1"]}`, false, true},
-		{"a key removed again", `{"t1":"x"}`, `{}`, `{"t1":"y"}`, `{}`, true, true},
-		{"a key removed that the first left", `{"t1":"x"}`, `{}`, `{}`, `{"t1":"x"}`, false, false},
-		{"another value", `{"t1":"closed"}`, `{"t1":"reopened"}`, `{}`, `{"t1":"open"}`, false, true},
-		{"a whole list reordered back", `{"q":[2,1]}`, `{"q":[1,2]}`, `{"q":[1]}`, `{"q":[1,2]}`, true, true},
-		{"an increment after a decrement", `{"n":0}`, `{"n":1}`, `{"n":0}`, `{"n":1}`, false, true},
-		{"a deposit after a payout to zero", `{"a1":0}`, `{"a1":100}`, `{}`, `{"a1":100}`, false, true},
-		{"a second increment", `{"n":1}`, `{"n":2}`, `{"n":0}`, `{"n":1}`, false, false},
-		{"null as an empty list", `{"q":null}`, `{"q":[1]}`, `{"q":[]}`, `{"q":[1]}`, false, true},
-		{"a list set back", `{"q":[2]}`, `{"q":[1]}`, `{"q":[]}`, `{"q":[1]}`, false, true},
-		{"a list set back from another one", `{"q":{"a":[2]}}`, `{"q":{"a":1}}`, `{"q":{"a":0}}`, `{"q":{"a":1}}`, true, true},
+		{"set back a scalar", `{"t1":"closed"}`, `{"t1":"open"}`, `{}`, `{"t1":"open"}`, true, false},
+		{"set back among others", `{"t1":"closed","t2":"x"}`, `{"t1":"open","t2":"x"}`, `{}`, `{"t1":"open"}`, true, false},
+		{"set back after a no-op first", `{"t1":"closed"}`, `{"t1":"open"}`, `{"t1":"open"}`, `{"t1":"open"}`, true, false},
+		{"a second append", `{"notes":["a"]}`, `{"notes":["a","a"]}`, `{"notes":[]}`, `{"notes":["a"]}`, false, true},
+		{"an append after a drain", `{"outbox":[]}`, `{"outbox":["m1"]}`, `{"outbox":[]}`, `{"outbox":["m1"]}`, false, false},
+		{"a keyed mail queued after a send", `{"outbox":{}}`, `{"outbox":{"m1":"bob"}}`, `{}`, `{"outbox":{"m1":"bob"}}`, false, false},
+		{"an entry added again after it was removed", `{"open":["t2"]}`, `{"open":["t2","t1"]}`, `{"open":[]}`, `{"open":["t1"]}`, false, false},
+		{"a row added again under a new id", `{"cart":[]}`, `{"cart":[[2,"sku"]]}`, `{"cart":[]}`, `{"cart":[[1,"sku"]]}`, false, false},
+		{"a row added next to the first's", `{"cart":[[1,"sku"]]}`, `{"cart":[[1,"sku"],[2,"sku"]]}`, `{"cart":[]}`, `{"cart":[[1,"sku"]]}`, false, true},
+		{"a key removed again", `{"t1":"x"}`, `{}`, `{"t1":"y"}`, `{}`, true, false},
+		{"a key removed that the first left", `{"t1":"x"}`, `{}`, `{}`, `{"t1":"x"}`, false, true},
+		{"another value", `{"t1":"closed"}`, `{"t1":"reopened"}`, `{}`, `{"t1":"open"}`, false, false},
+		{"another value from the first's", `{"t1":"open"}`, `{"t1":"reopened"}`, `{}`, `{"t1":"open"}`, false, true},
+		{"a whole list reordered back", `{"q":[2,1]}`, `{"q":[1,2]}`, `{"q":[1]}`, `{"q":[1,2]}`, true, false},
+		{"an increment after a decrement", `{"n":0}`, `{"n":1}`, `{"n":0}`, `{"n":1}`, false, false},
+		{"a deposit after a payout to zero", `{"a1":0}`, `{"a1":100}`, `{}`, `{"a1":100}`, false, false},
+		{"a second increment", `{"n":1}`, `{"n":2}`, `{"n":0}`, `{"n":1}`, false, true},
+		{"null as an empty list", `{"q":null}`, `{"q":[1]}`, `{"q":[]}`, `{"q":[1]}`, false, false},
+		{"a list set back", `{"q":[2]}`, `{"q":[1]}`, `{"q":[]}`, `{"q":[1]}`, false, false},
+		{"a count set back from another one", `{"q":{"a":[2]}}`, `{"q":{"a":1}}`, `{"q":{"a":0}}`, `{"q":{"a":1}}`, true, false},
+	}
+	seen := func(id, before, after string) Operation {
+		return Operation{ID: id, StateChange: describeChange(before, after, maxChange), effect: &effectView{seen: true, before: before, after: after}}
 	}
 	for _, c := range cases {
+		tr := &Trace{Ops: []Operation{seen("1:op#1", c.firstBefore, c.firstAfter), seen("2:op#2", c.before, c.after)}}
 		var views stateViews
-		b, a, fb, fa := views.of(c.before), views.of(c.after), views.of(c.firstBefore), views.of(c.firstAfter)
-		places, ok := changedPlaces(b, a)
-		if !ok || len(places) == 0 {
-			t.Fatalf("%s: no change found", c.name)
-		}
-		setBack := samePlaces(places, a, fa) && otherAtEvery(places, b, fb)
-		midway := !samePlaces(places, b, fa)
-		if setBack != c.setBack || midway != c.midway {
-			t.Errorf("%s: set back %v, midway %v; want %v, %v", c.name, setBack, midway, c.setBack, c.midway)
+		r := redone(tr, &tr.Ops[1], []int{0}, &views)
+		if (r.setBack != "") != c.setBack || (r.against != "") != c.against {
+			t.Errorf("%s: set back %q, against %q; want %v, %v", c.name, r.setBack, r.against, c.setBack, c.against)
 		}
 	}
 }

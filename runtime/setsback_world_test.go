@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"sync"
 	"testing"
+	"time"
 )
 
 // kvWorld is a key/value world; its snapshot is a deep copy through JSON.
@@ -153,7 +154,7 @@ func TestDepositAndPayoutRedeliveredAreDuplicates(t *testing.T) {
 // A job is queued, then a drain (declared idempotent) runs the queue. A
 // redelivery queues the job again and the drain runs it again: the
 // duplicate is queue_job's. The drain's repeat changed the state only
-// because the job was queued again in between (midway): no sign that its
+// because the job was queued again in between: no sign that its
 // declaration is wrong.
 func TestQueueAgainBeforeADrainBlamesTheQueue(t *testing.T) {
 	q := &Op{Name: "queue_job", Kind: KindWrite, Params: []string{"job"}}
@@ -205,7 +206,7 @@ func TestSetBackToWhatANoOpFirstCallLeft(t *testing.T) {
 
 // A whole inbox of 1,500 messages marked read, then unread; a redelivery
 // does both again. Both ops are sets (declared idempotent) whose repeats
-// start midway: absorbed, with thousands of places compared.
+// start from what the other left: absorbed, with thousands of places compared.
 func TestLargeInboxMarkedAgainIsAbsorbed(t *testing.T) {
 	const n = 1500
 	mark := func(read bool) func(m map[string]any) {
@@ -232,5 +233,73 @@ func TestLargeInboxMarkedAgainIsAbsorbed(t *testing.T) {
 	})
 	if !rep.Safe {
 		t.Fatalf("findings: %v", findings(rep, ""))
+	}
+}
+
+// Adding to a cart inserts a row with a new id unless the item is in the
+// cart (declared idempotent, as it is); checkout records the purchase once
+// per cart and empties the cart. A redelivery adds the item again, under
+// another id, after checkout emptied the cart, and checks out again: no
+// second purchase. The repeat did not start from what the first add left
+// (its row, id 1, was gone): no sign against the declaration.
+func TestCartRowAddedAgainUnderANewIDIsNoSignAgainstIdempotent(t *testing.T) {
+	add := &Op{Name: "add_to_cart", Kind: KindWrite, Params: []string{"cart", "sku"}, Idempotent: true}
+	checkout := &Op{Name: "checkout", Kind: KindWrite, Params: []string{"cart"}, Idempotent: true}
+	rep := runKV(t, nil, func(w *kvWorld) []step {
+		return []step{
+			{add, []any{"c1", "sku-1"}, []any{"c1", "sku-1"}, func(m map[string]any) {
+				rows, _ := m["cart"].([]any)
+				for _, r := range rows {
+					if r.([]any)[2] == "sku-1" {
+						return
+					}
+				}
+				m["next"] = num(m["next"]) + 1
+				m["cart"] = append(rows, []any{m["next"], "c1", "sku-1"})
+			}},
+			{checkout, []any{"c1"}, []any{"c1"}, func(m map[string]any) {
+				if m["purchase"] == nil {
+					m["purchase"] = "c1: sku-1"
+				}
+				m["cart"] = []any{}
+			}},
+		}
+	})
+	if !rep.Safe {
+		t.Fatalf("findings: %v", findings(rep, ""))
+	}
+}
+
+// An order's status set open, on hold, then open again through an upsert
+// declared idempotent, delivered twice, at once too (the calls of the two
+// deliveries meet in the tool, so that they overlap): what each repeat
+// did is what one execution of it does somewhere in the baseline (open
+// after hold, as the agent's own third call), and the end is as one
+// delivery leaves it.
+func TestStatusRoundTripDeliveredTwice(t *testing.T) {
+	set := &Op{Name: "set_status", Kind: KindWrite, Params: []string{"order", "status"}, Idempotent: true}
+	w := &kvWorld{}
+	meet := &rendezvous{timeout: 10 * time.Millisecond}
+	agent := func(ctx context.Context) error {
+		for _, st := range []string{"open", "hold", "open"} {
+			if err := traced(ctx, set, []any{"o1", st}, []any{"o1"}, func(context.Context) error {
+				meet.wait()
+				return w.do(func(m map[string]any) { m["o1"] = st })
+			}); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	for range 2 { // the concurrent delivery's interleaving varies
+		rep, err := Run(context.Background(), t.Name(), agent,
+			Setup(func(context.Context) error { w.mu.Lock(); w.m = map[string]any{}; w.mu.Unlock(); return nil }),
+			State(func() any { return w.snapshot() }))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !rep.Safe {
+			t.Fatalf("findings: %v", findings(rep, ""))
+		}
 	}
 }
