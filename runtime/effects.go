@@ -549,16 +549,15 @@ func judgeRepeats(tr *Trace, end, baseEnd string, baseWin map[string][2]string, 
 		}
 	}
 
-	var views stateViews    // the snapshots decoded, for repeats that changed the state (redone)
-	repeated := len(groups) // groups with repeats: most have one finding
-	dupFound := false       // a duplicate_write finding was made
-	var out []Finding
-	if repeated > 0 {
-		out = make([]Finding, 0, repeated)
-	}
+	var views stateViews // the snapshots decoded, for repeats that changed the state (redone)
+	// The repeats seen alone that changed the state, compared with the
+	// earlier executions of their group (redone), and the set-backs among
+	// them: a repeat that does again what its earlier execution did, where
+	// a set-back undid it, is judged as the set-back is.
+	var redos map[int]redo
+	var setBacks []setBackAt
 	for _, w := range order {
-		k := w.k
-		idx := groups[k]
+		idx := groups[w.k]
 		if len(idx) < 2 {
 			continue
 		}
@@ -571,6 +570,31 @@ func judgeRepeats(tr *Trace, end, baseEnd string, baseWin map[string][2]string, 
 			}
 			return 0
 		})
+		for n, i := range idx[1:] {
+			if o := &tr.Ops[i]; o.stateSeen() && o.StateChange != "" {
+				r := redone(tr, o, idx[:n+1], &views)
+				if redos == nil {
+					redos = map[int]redo{}
+				}
+				redos[i] = r
+				if r.setBack != "" {
+					setBacks = append(setBacks, setBackAt{order: o.execOrder(), places: r.places})
+				}
+			}
+		}
+	}
+	repeated := len(groups) // groups with repeats: most have one finding
+	dupFound := false       // a duplicate_write finding was made
+	var out []Finding
+	if repeated > 0 {
+		out = make([]Finding, 0, repeated)
+	}
+	for _, w := range order {
+		k := w.k
+		idx := groups[k]
+		if len(idx) < 2 {
+			continue
+		}
 		first := &tr.Ops[idx[0]]
 		opID := []string{k.op, k.id} // a finding's Ops and Identities, one allocation
 		firstSeen := firstVisible(first, k.op, k.id, baseWin)
@@ -584,6 +608,30 @@ func judgeRepeats(tr *Trace, end, baseEnd string, baseWin map[string][2]string, 
 			}
 		}
 		dups := append(make([]string, 0, len(idx)), first.ID)
+		// effectSeen says whether an effect of the op for this identity
+		// was ever seen, so that a repeat that overlapped others can be
+		// judged by comparing snapshots: its first execution's, one of its
+		// executions in the baseline, or the world let settle around the
+		// repeat, or a declaration that repeats change nothing. Without
+		// any, equal snapshots say nothing (the effect lands later: a
+		// worker takes a queued job up) and every execution counts.
+		baseSeen := -1
+		effectSeen := func(o *Operation) bool {
+			if o.stateSettled() || o.Idempotent || firstSeen {
+				return true
+			}
+			if baseSeen < 0 {
+				baseSeen = 0
+				prefix := k.op + "\x00" + k.id + "\x00"
+				for wk, w := range baseWin {
+					if strings.HasPrefix(wk, prefix) && w[0] != w[1] {
+						baseSeen = 1
+						break
+					}
+				}
+			}
+			return baseSeen == 1
+		}
 		var change, note string
 		var notIdem []string
 		notIdemChange := ""
@@ -613,7 +661,7 @@ func judgeRepeats(tr *Trace, end, baseEnd string, baseWin map[string][2]string, 
 				}
 			}
 		}
-		for n, i := range idx[1:] {
+		for _, i := range idx[1:] {
 			o := &tr.Ops[i]
 			ak, same := "", false
 			if args != nil {
@@ -664,9 +712,9 @@ func judgeRepeats(tr *Trace, end, baseEnd string, baseWin map[string][2]string, 
 				}
 			}
 			switch {
-			case oneKnown && oneChange == "":
+			case oneKnown && oneChange == "" && effectSeen(o):
 				o.Repeat, o.JudgedBy = RepeatAbsorbed, JudgedByOneExecution
-			case oneKnown:
+			case oneKnown && oneChange != "":
 				changed(o, same, JudgedByOneExecution, oneChange, "the calls overlapped in time, so this compares what they left with what one execution left in the baseline")
 			case o.stateSeen() && o.StateChange == "" && (o.stateSettled() || firstSeen || o.Idempotent):
 				// The snapshots around the repeat are equal, and the
@@ -674,20 +722,16 @@ func judgeRepeats(tr *Trace, end, baseEnd string, baseWin map[string][2]string, 
 				// let settle, or the op says repeats change nothing).
 				o.Repeat, o.JudgedBy = RepeatAbsorbed, JudgedByState
 			case o.stateSeen() && o.StateChange != "":
-				switch r := redone(tr, o, idx[:n+1], &views); {
-				case r.setBack != "" && baseline:
-					// In the baseline, setting back what a later write of
-					// the agent's changed is its own doing (it reopened
-					// what it closed).
-					o.Repeat, o.JudgedBy = RepeatAbsorbed, JudgedByState
-				case r.setBack != "" && end != "" && baseEnd != "":
-					// Elsewhere its effect is whether the later write
-					// stayed undone: what the run left there, against what
-					// one delivery left.
+				r := redos[i]
+				// byEnd judges the repeat by what the run left at the
+				// places it changed, against what one delivery left
+				// there: absorbed when the same, else a duplicate that
+				// says what stayed (how is why it changed the state).
+				byEnd := func(how string) {
 					endV, baseV := views.of(end), views.of(baseEnd)
 					if endV != nil && baseV != nil && samePlaces(r.places, endV, baseV) {
 						o.Repeat, o.JudgedBy = RepeatAbsorbed, JudgedByEndState
-						break
+						return
 					}
 					o.Repeat, o.JudgedBy = RepeatDuplicate, JudgedByEndState
 					dups = append(dups, o.ID)
@@ -696,23 +740,51 @@ func judgeRepeats(tr *Trace, end, baseEnd string, baseWin map[string][2]string, 
 						if endV != nil && baseV != nil {
 							diff = describePlaces(r.places, baseV, endV, maxChange/2)
 						}
-						change = fmt.Sprintf("%s, setting back what %s had left after a later write changed it, and the run ended otherwise than one delivery there: %s",
-							o.StateChange, r.setBack, orNothing(diff))
+						change = fmt.Sprintf("%s, %s, and the run ended otherwise than one delivery there: %s", o.StateChange, how, orNothing(diff))
 					}
-				case o.Idempotent && same && r.against == "":
+				}
+				switch ends := end != "" && baseEnd != ""; {
+				case r.setBack != "" && baseline:
+					// In the baseline, setting back what a later write of
+					// the agent's changed is its own doing (it reopened
+					// what it closed).
+					o.Repeat, o.JudgedBy = RepeatAbsorbed, JudgedByState
+				case r.setBack != "" && ends:
+					// Elsewhere its effect is whether the later write
+					// stayed undone.
+					byEnd("setting back what " + r.setBack + " had left after a later write changed it")
+				case r.redo != "" && ends && !baseline && setBackBetween(setBacks, r.places, r.redoOrder, o.execOrder()):
+					// It did again what an earlier execution did, from
+					// where that one started, because a repeat set it
+					// back meanwhile (a shipment's status flipped back
+					// to paid by a redelivered upsert): judged as that
+					// set-back is, by the end.
+					byEnd("doing again what " + r.redo + " did after a repeat set it back")
+				case r.again != "" && o.Idempotent && same && r.against == "":
+					// A set adds nothing twice: a second effect of an op
+					// whose declaration may hold (a flush sends what was
+					// queued again meanwhile).
+					o.Repeat, o.JudgedBy = RepeatDuplicate, JudgedByState
+					dups = append(dups, o.ID)
+					if change == "" {
+						change = fmt.Sprintf("%s: it added %s again", o.StateChange, r.again)
+					}
+				case o.Idempotent && same && r.against == "" && baseline:
 					// The repeat did not start from what an earlier
-					// equal execution left (another write changed it in
-					// between, or none was seen alone): the change is no
-					// sign that the op is not idempotent, and the
-					// declaration stands.
+					// equal execution left (the agent's own writes
+					// changed the world in between, or none was seen
+					// alone): no sign that the op is not idempotent, and
+					// the declaration stands.
 					o.Repeat, o.JudgedBy = RepeatAbsorbed, JudgedByDeclaration
+				case o.Idempotent && same && r.against == "" && ends:
+					byEnd("after another write changed what it acts on")
 				default:
 					changed(o, same, JudgedByState, o.StateChange, "")
 				}
-			case o.Overlapped && endSame() && !reorders(k):
+			case o.Overlapped && effectSeen(o) && endSame() && !reorders(k):
 				o.Repeat, o.JudgedBy = RepeatAbsorbed, JudgedByEndState
-			case o.Overlapped && endKeys != nil && disjoint(touched[k], endKeys) ||
-				o.Overlapped && endKeys[addedPart] && !addedInWindow(o, endAdded) && disjoint(touched[k], withoutAdded(endKeys)):
+			case o.Overlapped && effectSeen(o) && endKeys != nil && disjoint(touched[k], endKeys) ||
+				o.Overlapped && effectSeen(o) && endKeys[addedPart] && !addedInWindow(o, endAdded) && disjoint(touched[k], withoutAdded(endKeys)):
 				// The run ended otherwise than the baseline, but not in any
 				// part of the state this op changed there: the repeats of
 				// this op left what one delivery left.
@@ -732,7 +804,7 @@ func judgeRepeats(tr *Trace, end, baseEnd string, baseWin map[string][2]string, 
 							change = endChange
 							note = "the calls overlapped in time, so this compares the end state with what one delivery left"
 						}
-					case o.stateSeen():
+					case o.stateSeen() || o.Overlapped && o.effect != nil && !effectSeen(o):
 						if change == "" && note == "" { // what another repeat showed says more
 							note = unseenNote
 						}
@@ -917,9 +989,10 @@ func firstVisible(first *Operation, op, id string, baseWin map[string][2]string)
 	return false
 }
 
-// redo is what the snapshots around an earlier execution of the same op,
+// redo is what the snapshots around earlier executions of the same op,
 // identity and arguments say of a repeat that changed the state (redone).
 type redo struct {
+	places []place // the places the repeat changed
 	// setBack is the earlier execution whose effect the repeat set back:
 	// at every place it changed, the repeat left what that execution
 	// left, starting from something other than what that execution
@@ -929,16 +1002,55 @@ type redo struct {
 	// after the outbox was sent and cleared, starts where the first did:
 	// no set back.
 	setBack string
-	places  []place // the places the repeat changed, with setBack
-	// against is an earlier execution (seen alone) from whose end the
-	// repeat started, at the places either changed, and which it changed
-	// anyway: a second append starts from what the first left. Only that
-	// shows an op declared idempotent is not. Without it another write
-	// changed what the op acts on in between (a job queued again before a
-	// drain, a row deleted and inserted again under a new id), or no
-	// earlier execution was seen alone (they overlapped other writes): the
-	// declaration stands.
+	// against is an earlier execution from whose end the repeat started,
+	// nothing changed in between, and which it changed anyway (a retry
+	// that appended a second entry). Only that shows an op declared
+	// idempotent is not: once other writes came in between, a change may
+	// be theirs (a total recomputed after a line was added, a row
+	// inserted again under a new id after it was deleted, a job drained
+	// again after it was queued again).
 	against string
+	// again is an entry of a list that the repeat added once more, as an
+	// earlier execution had added it, to a list that held it as often as
+	// that execution left it: a mail logged as sent a second time. A set
+	// adds nothing that is there already: whatever came in between, that
+	// is a second effect.
+	again string
+	// redo is an earlier execution whose change the repeat made again, at
+	// every place it changed: from what that one started from, to what
+	// it left (a deposit again after a payout; a shipment's status set
+	// again after something set it back). redoOrder is its execOrder.
+	redo      string
+	redoOrder int
+}
+
+// setBackAt is a repeat that set back what an earlier execution of its op
+// left (redo.setBack): the order it ran in and the places it changed.
+type setBackAt struct {
+	order  int
+	places []place
+}
+
+// setBackBetween reports whether every one of places was changed by a
+// set-back that ran after the execution of order from and before the one
+// of order to.
+func setBackBetween(setBacks []setBackAt, places []place, from, to int) bool {
+	if from == 0 || to == 0 {
+		return false
+	}
+	for _, p := range places {
+		found := false
+		for _, sb := range setBacks {
+			if sb.order > from && sb.order < to && slices.ContainsFunc(sb.places, p.same) {
+				found = true
+				break
+			}
+		}
+		if !found {
+			return false
+		}
+	}
+	return true
 }
 
 // redone compares repeat o, seen alone between snapshots that differ,
@@ -951,7 +1063,7 @@ func redone(tr *Trace, o *Operation, earlier []int, views *stateViews) redo {
 	if !ok || len(places) == 0 {
 		return redo{}
 	}
-	var r redo
+	r := redo{places: places}
 	ak := argsKey(o)
 	for _, e := range slices.Backward(earlier) {
 		p := &tr.Ops[e]
@@ -964,13 +1076,19 @@ func redone(tr *Trace, o *Operation, earlier []int, views *stateViews) redo {
 			continue
 		}
 		if r.setBack == "" && samePlaces(places, av, pav) && otherAtEvery(places, bv, pbv) {
-			r.setBack, r.places = p.ID, places
+			r.setBack = p.ID
 		}
-		// At the places either changed: a row the first inserted that a
-		// later write deleted, and the repeat inserted again with another
-		// id, is a place the repeat did not change but did not start from.
-		if pPlaces, ok := changedPlaces(pbv, pav); ok && r.against == "" && samePlaces(places, bv, pav) && samePlaces(pPlaces, bv, pav) {
+		if r.against == "" && before == pAfter {
 			r.against = p.ID
+		}
+		if r.again == "" {
+			r.again = addedAgain(places, bv, av, pbv, pav)
+		}
+		if r.redo == "" && samePlaces(places, av, pav) && samePlaces(places, bv, pbv) {
+			r.redo, r.redoOrder = p.ID, p.execOrder()
+		}
+		if r.setBack != "" || r.against != "" {
+			break
 		}
 	}
 	return r

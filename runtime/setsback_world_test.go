@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -152,10 +153,10 @@ func TestDepositAndPayoutRedeliveredAreDuplicates(t *testing.T) {
 }
 
 // A job is queued, then a drain (declared idempotent) runs the queue. A
-// redelivery queues the job again and the drain runs it again: the
-// duplicate is queue_job's. The drain's repeat changed the state only
-// because the job was queued again in between: no sign that its
-// declaration is wrong.
+// redelivery queues the job again and the drain runs it again: both
+// repeats are duplicates (the job is done twice), and neither says the
+// drain's declaration is wrong: its repeat did not start from what its
+// first execution left (the job was queued again in between).
 func TestQueueAgainBeforeADrainBlamesTheQueue(t *testing.T) {
 	q := &Op{Name: "queue_job", Kind: KindWrite, Params: []string{"job"}}
 	drain := &Op{Name: "drain_queue", Kind: KindWrite, Params: []string{"queue"}, Idempotent: true}
@@ -175,11 +176,16 @@ func TestQueueAgainBeforeADrainBlamesTheQueue(t *testing.T) {
 	})
 	got := findings(rep, ScenarioDuplicateSeq)
 	if len(got) != 1 || got[0] != "duplicate_write queue_job" {
-		t.Fatalf("duplicate_delivery/sequential: %v, want queue_job's duplicate alone", got)
+		t.Fatalf("duplicate_delivery/sequential: %v, want queue_job's duplicate, the drain's folded into it", got)
 	}
 	o := opByID(t, rep, ScenarioDuplicateSeq, "2:drain_queue#2")
-	if o.Repeat != RepeatAbsorbed || o.JudgedBy != JudgedByDeclaration {
-		t.Fatalf("the drain's repeat: repeat=%q judged_by=%q", o.Repeat, o.JudgedBy)
+	if o.Repeat != RepeatDuplicate || o.JudgedBy != JudgedByState {
+		t.Fatalf("the drain's repeat ran the job again: repeat=%q judged_by=%q", o.Repeat, o.JudgedBy)
+	}
+	for _, f := range rep.Findings {
+		if f.Code == CodeNotIdempotent {
+			t.Fatalf("the drain is idempotent: %s", f.Message)
+		}
 	}
 }
 
@@ -236,15 +242,18 @@ func TestLargeInboxMarkedAgainIsAbsorbed(t *testing.T) {
 	}
 }
 
-// Adding to a cart inserts a row with a new id unless the item is in the
-// cart (declared idempotent, as it is); checkout records the purchase once
-// per cart and empties the cart. A redelivery adds the item again, under
-// another id, after checkout emptied the cart, and checks out again: no
-// second purchase. The repeat did not start from what the first add left
-// (its row, id 1, was gone): no sign against the declaration.
+// Adding to a cart inserts a row with a new id (from a sequence outside
+// the snapshot, as SQLite's AUTOINCREMENT keeps it) unless the item is in
+// the cart (declared idempotent, as it is); checkout records the purchase
+// once per cart and empties the cart. A redelivery adds the item again,
+// under another id, after checkout emptied the cart, and checks out
+// again: no second purchase. The repeat did not start from what the first
+// add left (its row, id 1, was gone): no sign against the declaration,
+// and the run ends as one delivery leaves it.
 func TestCartRowAddedAgainUnderANewIDIsNoSignAgainstIdempotent(t *testing.T) {
 	add := &Op{Name: "add_to_cart", Kind: KindWrite, Params: []string{"cart", "sku"}, Idempotent: true}
 	checkout := &Op{Name: "checkout", Kind: KindWrite, Params: []string{"cart"}, Idempotent: true}
+	var seq atomic.Int64
 	rep := runKV(t, nil, func(w *kvWorld) []step {
 		return []step{
 			{add, []any{"c1", "sku-1"}, []any{"c1", "sku-1"}, func(m map[string]any) {
@@ -254,8 +263,7 @@ func TestCartRowAddedAgainUnderANewIDIsNoSignAgainstIdempotent(t *testing.T) {
 						return
 					}
 				}
-				m["next"] = num(m["next"]) + 1
-				m["cart"] = append(rows, []any{m["next"], "c1", "sku-1"})
+				m["cart"] = append(rows, []any{seq.Add(1), "c1", "sku-1"})
 			}},
 			{checkout, []any{"c1"}, []any{"c1"}, func(m map[string]any) {
 				if m["purchase"] == nil {
@@ -301,5 +309,100 @@ func TestStatusRoundTripDeliveredTwice(t *testing.T) {
 		if !rep.Safe {
 			t.Fatalf("findings: %v", findings(rep, ""))
 		}
+	}
+}
+
+// export queues a job that a worker started once for the test takes up a
+// while later, appending the file without looking for it: each execution
+// exports once more. State shows a change only once the worker got to it,
+// and no Settle waits for it. Delivered twice at once (the calls meet in
+// the tool, so that they overlap), the two calls changed nothing visible
+// together, as one execution did in the baseline: that says nothing, and
+// both count.
+func TestOverlappedWritesWhoseEffectLandsLaterCount(t *testing.T) {
+	export := &Op{Name: "export", Kind: KindWrite, Params: []string{"report"}}
+	w := &kvWorld{m: map[string]any{}}
+	jobs := make(chan string, 16)
+	done := make(chan struct{})
+	var worker sync.WaitGroup
+	worker.Go(func() {
+		for {
+			select {
+			case j := <-jobs:
+				time.Sleep(20 * time.Millisecond)
+				w.do(func(m map[string]any) {
+					files, _ := m["files"].([]any)
+					m["files"] = append(files, j)
+				})
+			case <-done:
+				return
+			}
+		}
+	})
+	defer worker.Wait()
+	defer close(done)
+	meet := &rendezvous{timeout: 10 * time.Millisecond}
+	agent := func(ctx context.Context) error {
+		return traced(ctx, export, []any{"revenue"}, []any{"revenue"}, func(context.Context) error {
+			meet.wait()
+			jobs <- "revenue.csv"
+			return nil
+		})
+	}
+	rep, err := Run(context.Background(), t.Name(), agent,
+		Setup(func(context.Context) error {
+			time.Sleep(30 * time.Millisecond) // the jobs of the scenario before are done
+			w.mu.Lock()
+			w.m = map[string]any{}
+			w.mu.Unlock()
+			return nil
+		}),
+		State(func() any { return w.snapshot() }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := findings(rep, ScenarioDuplicateConcurrent)
+	if len(got) != 1 || got[0] != "duplicate_write export" {
+		for _, r := range rep.Results {
+			if r.Scenario == ScenarioDuplicateConcurrent {
+				for _, o := range r.Trace.Ops {
+					t.Logf("%s repeat=%q judged_by=%q overlapped=%v", o.ID, o.Repeat, o.JudgedBy, o.Overlapped)
+				}
+			}
+		}
+		t.Fatalf("duplicate_delivery/concurrent exported twice: %v", got)
+	}
+}
+
+// Orders read as rows (SELECT id, status FROM orders): set_status (an
+// upsert declared idempotent) sets paid, ship (undeclared) sets shipped
+// and inserts a shipment only if there is none. A redelivery sets paid
+// again (a set back of the row) and ships again: ship's repeat flips the
+// status back to shipped, as its first execution did, because the
+// set-back flipped it to paid, and adds no shipment. The run ends as one
+// delivery leaves it. A row is one place, keyed by its first column.
+func TestShipAgainAfterASetBackOfTheRowIsAbsorbed(t *testing.T) {
+	set := &Op{Name: "set_status", Kind: KindWrite, Params: []string{"order", "status"}, Idempotent: true}
+	ship := &Op{Name: "ship", Kind: KindWrite, Params: []string{"order"}}
+	row := func(m map[string]any, status string) {
+		m["orders"] = []any{[]any{"o1", status}}
+	}
+	rep := runKV(t, nil, func(w *kvWorld) []step {
+		return []step{
+			{set, []any{"o1", "paid"}, []any{"o1"}, func(m map[string]any) { row(m, "paid") }},
+			{ship, []any{"o1"}, []any{"o1"}, func(m map[string]any) {
+				row(m, "shipped")
+				if m["shipments"] == nil {
+					m["shipments"] = []any{"o1"}
+				}
+			}},
+		}
+	})
+	if !rep.Safe {
+		t.Fatalf("findings: %v", findings(rep, ""))
+	}
+	o := opByID(t, rep, ScenarioDuplicateSeq, "2:ship#2")
+	if o.Repeat != RepeatAbsorbed || o.JudgedBy != JudgedByEndState {
+		t.Fatalf("ship's repeat: repeat=%q judged_by=%q", o.Repeat, o.JudgedBy)
 	}
 }

@@ -381,10 +381,19 @@ type place struct {
 	elem  bool
 }
 
+// same reports whether p and q are one place.
+func (p place) same(q place) bool {
+	return p.elem == q.elem && p.entry == q.entry && slices.Equal(p.path, q.path)
+}
+
 // name is the place in words: its path, and its entry.
 func (p place) name() string {
 	path := ""
 	for _, k := range p.path {
+		if key, ok := strings.CutPrefix(k, rowSegment); ok {
+			path += "[" + key + "]"
+			continue
+		}
 		path = join(path, k)
 	}
 	if path == "" {
@@ -410,7 +419,7 @@ func changedPlaces(a, b *stateView) ([]place, bool) {
 
 func collectPlaces(path []string, a, b any, out *[]place) {
 	a, b = emptyFor(a, b), emptyFor(b, a)
-	if encode(a) == encode(b) {
+	if equalValues(a, b) {
 		return
 	}
 	switch x := a.(type) {
@@ -428,8 +437,27 @@ func collectPlaces(path []string, a, b any, out *[]place) {
 		}
 	case []any:
 		if y, ok := b.([]any); ok {
-			cx, cy := entryCounts(x), entryCounts(y)
 			n := len(*out)
+			if rx, ok := keyedRows(x); ok {
+				if ry, ok := keyedRows(y); ok {
+					// Rows keyed by their first column (or id): a row
+					// whose other columns changed is one place, as the
+					// value of a key is.
+					for k, xv := range rx {
+						collectRow(append(slices.Clip(path), rowSegment+k), xv, ry[k], out)
+					}
+					for k, yv := range ry {
+						if _, ok := rx[k]; !ok {
+							collectRow(append(slices.Clip(path), rowSegment+k), nil, yv, out)
+						}
+					}
+					if len(*out) == n { // the same rows in another order
+						*out = append(*out, place{path: path})
+					}
+					return
+				}
+			}
+			cx, cy := entryCounts(x), entryCounts(y)
 			for e, c := range cx {
 				if cy[e] != c {
 					*out = append(*out, place{path: path, entry: e, elem: true})
@@ -449,6 +477,99 @@ func collectPlaces(path []string, a, b any, out *[]place) {
 	*out = append(*out, place{path: path})
 }
 
+// collectRow adds the places where row a differs from row b: an object's
+// fields one by one, a list (a tuple of columns) as a whole.
+func collectRow(path []string, a, b any, out *[]place) {
+	_, x := a.(map[string]any)
+	_, y := b.(map[string]any)
+	if x || y {
+		collectPlaces(path, a, b, out)
+		return
+	}
+	if !equalValues(a, b) {
+		*out = append(*out, place{path: path})
+	}
+}
+
+// rowSegment starts a path segment that names a row of a list by its key
+// (keyedRows).
+const rowSegment = "\x00row\x00"
+
+// keyedRows returns the entries of list l by their key, when every entry
+// has one and no two share it: a row (a list) by its first column, an
+// object by its "id", when a string, number or bool. Rows read from a
+// table (SELECT id, status ...) are keyed so; a list of anything else is
+// a multiset of entries.
+func keyedRows(l []any) (map[string]any, bool) {
+	rows := make(map[string]any, len(l))
+	for _, e := range l {
+		var k any
+		switch r := e.(type) {
+		case []any:
+			if len(r) < 2 {
+				return nil, false
+			}
+			k = r[0]
+		case map[string]any:
+			k = r["id"]
+		}
+		switch k.(type) {
+		case string, json.Number, bool:
+		default:
+			return nil, false
+		}
+		key := encode(k)
+		if _, dup := rows[key]; dup {
+			return nil, false
+		}
+		rows[key] = e
+	}
+	return rows, true
+}
+
+// equalValues reports whether two decoded values are equal, null being an
+// empty list or object where the other is one.
+func equalValues(a, b any) bool {
+	a, b = emptyFor(a, b), emptyFor(b, a)
+	switch x := a.(type) {
+	case map[string]any:
+		y, ok := b.(map[string]any)
+		if !ok || len(x) != len(y) {
+			return false
+		}
+		for k, xv := range x {
+			yv, ok := y[k]
+			if !ok || !equalValues(xv, yv) {
+				return false
+			}
+		}
+		return true
+	case []any:
+		y, ok := b.([]any)
+		if !ok || len(x) != len(y) {
+			return false
+		}
+		for i := range x {
+			if !equalValues(x[i], y[i]) {
+				return false
+			}
+		}
+		return true
+	case nil:
+		return b == nil
+	case string:
+		y, ok := b.(string)
+		return ok && x == y
+	case json.Number:
+		y, ok := b.(json.Number)
+		return ok && x == y
+	case bool:
+		y, ok := b.(bool)
+		return ok && x == y
+	}
+	return encode(a) == encode(b)
+}
+
 func entryCounts(l []any) map[string]int {
 	m := make(map[string]int, len(l))
 	for _, e := range l {
@@ -462,6 +583,7 @@ func entryCounts(l []any) map[string]int {
 type stateView struct {
 	v      any
 	counts map[string]map[string]int // by the path of a list
+	rows   map[string]map[string]any // by the path of a list of rows (keyedRows)
 }
 
 // viewOf decodes snapshot s; nil when it does not decode.
@@ -478,7 +600,21 @@ func viewOf(s string) *stateView {
 // entry occurs in the list there.
 func (sv *stateView) at(p place) string {
 	v := sv.v
-	for _, k := range p.path {
+	for i, k := range p.path {
+		if key, ok := strings.CutPrefix(k, rowSegment); ok {
+			at := strings.Join(p.path[:i], "\x00")
+			rows, ok := sv.rows[at]
+			if !ok {
+				l, _ := v.([]any)
+				rows, _ = keyedRows(l)
+				if sv.rows == nil {
+					sv.rows = map[string]map[string]any{}
+				}
+				sv.rows[at] = rows
+			}
+			v = rows[key]
+			continue
+		}
 		m, ok := v.(map[string]any)
 		if !ok {
 			v = nil
@@ -572,4 +708,23 @@ func describePlaces(places []place, a, b *stateView, limit int) string {
 	}
 	sort.Strings(parts)
 	return clip(strings.Join(parts, "; "), limit)
+}
+
+// addedAgain returns, among places (changed from b to a), a list entry
+// that a added once more to a list that held it, in b, as often as pa
+// left it, and that pb to pa added too: the entry, in words, or "".
+func addedAgain(places []place, b, a, pb, pa *stateView) string {
+	for _, p := range places {
+		if !p.elem {
+			continue
+		}
+		nb, _ := strconv.Atoi(b.at(p))
+		na, _ := strconv.Atoi(a.at(p))
+		npb, _ := strconv.Atoi(pb.at(p))
+		npa, _ := strconv.Atoi(pa.at(p))
+		if na > nb && npa > npb && nb >= npa {
+			return p.name()
+		}
+	}
+	return ""
 }
