@@ -1,6 +1,9 @@
 package runtime
 
-import "fmt"
+import (
+	"fmt"
+	"strings"
+)
 
 // CodeIdentityPanicked (error): evaluating a call's identity or entity
 // expression panicked (identity=o.ID with a nil o). The tool ran as it
@@ -70,4 +73,28 @@ func (s *Suite) identityPanicked(tr *Trace, add func(Finding)) {
 					o.Name, msg, o.ID)})
 		}
 	}
+}
+
+// identityMissingText ends the IdentityError of a call whose identity
+// arguments were missing (IdentityMissing).
+const identityMissingText = " missing from the call's arguments"
+
+// IdentityMissing records that the arguments named, from which the call's
+// identity is taken, were missing from it (or null): a framework tool
+// whose identity is an optional argument the model left out. The identity
+// is recorded as unknown rather than as null, so that two such calls with
+// other arguments are not taken for one write done twice, and the suite
+// reports identity_missing. No names does nothing. Framework adapters call
+// it (toolspec.Tool.ValuesOf says which are missing).
+func (c *Call) IdentityMissing(names ...string) {
+	if len(names) == 0 || c.inv == nil {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.rec.Entity == c.rec.Identity {
+		c.rec.Entity = "" // the default entity of a write is its identity
+	}
+	c.rec.Identity = ""
+	c.rare().identityError = "identity argument " + strings.Join(names, ", ") + identityMissingText
 }

@@ -66,6 +66,10 @@ const (
 	// CodeIdentityUnencodable: a write's identity could not be encoded, so
 	// the call is invisible to duplicate detection.
 	CodeIdentityUnencodable = "identity_unencodable"
+	// CodeIdentityMissing: a write's identity names arguments that a call
+	// did not have (an optional field the model left out), so that call is
+	// invisible to duplicate detection (Call.IdentityMissing).
+	CodeIdentityMissing = "identity_missing"
 )
 
 // Finding is one thing the suite found wrong (or could not decide).

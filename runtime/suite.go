@@ -834,6 +834,13 @@ func (s *Suite) visibility(tr *Trace, add func(Finding)) {
 	}
 	for i := range tr.Ops {
 		o := &tr.Ops[i]
+		if o.IdentityError != "" && strings.HasSuffix(o.IdentityError, identityMissingText) {
+			if once("identity missing\x00" + o.Name) {
+				add(Finding{Code: CodeIdentityMissing, Severity: SeverityError, Ops: []string{o.Name}, Calls: []string{o.ID},
+					Message: fmt.Sprintf("%s: the %s (call %s): its identity is unknown, so a repeat of it cannot be told from another write, and its calls are left out of duplicate detection; take the identity from arguments every call has, or give an IdentityFunc that handles their absence", o.Name, o.IdentityError, o.ID)})
+			}
+			continue
+		}
 		if o.IdentityError != "" && len(o.IdentityPanic) == 0 && once("identity\x00"+o.Name) {
 			add(Finding{Code: CodeIdentityUnencodable, Severity: SeverityError, Ops: []string{o.Name}, Calls: []string{o.ID},
 				Message: fmt.Sprintf("the identity of %s cannot be encoded (%s): its calls are invisible to duplicate detection, so retries of it cannot be judged; make the identity a string, number, bool or a struct of them", o.Name, o.IdentityError)})

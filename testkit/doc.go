@@ -173,9 +173,10 @@
 // calling a tool without the agent's ctx while a later scenario runs (a
 // worker the agent started once and reuses) fails that scenario
 // (context_detached): no run can tell whose call it is. An
-// identity JSON cannot encode is identity_unencodable. Results and errors
-// JSON cannot encode are recorded as a string naming their type, so the
-// report is always written. A panic in Setup, Teardown, an Invariant or
+// identity JSON cannot encode is identity_unencodable; a framework tool
+// whose identity argument a call left out, identity_missing. Results and
+// errors JSON cannot encode are recorded as a string naming their type, so
+// the report is always written. A panic in Setup, Teardown, an Invariant or
 // Outcome fails its scenario; the binary survives.
 //
 // # Asynchronous side effects

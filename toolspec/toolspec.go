@@ -13,8 +13,9 @@
 //	}
 //	set := toolspec.Compile(tools, "mcp")
 //	t := set.Lookup("refund")
-//	args, identity, entity := t.Values(rawJSON)
+//	args, identity, entity, missing := t.ValuesOf(rawJSON)
 //	call, ctx := runtime.Begin(ctx, t.Op, args, identity, entity)
+//	call.IdentityMissing(missing...)
 package toolspec
 
 import (
@@ -82,6 +83,9 @@ func build(k runtime.Kind, opts []Option) Spec {
 
 // Identity takes the logical identity of a write from the named arguments,
 // in order: Identity("order_id") makes two calls for one order one effect.
+// A call without one of them (or with null) has no known identity: it is
+// left out of duplicate detection and reported as identity_missing, never
+// taken for the repeat of another call that lacks it too.
 func Identity(args ...string) Option {
 	return optionFunc(func(s *Spec) { s.identity = append([]string(nil), args...) })
 }
@@ -289,6 +293,16 @@ func compile(tool string, s Spec, framework string) *Tool {
 // runtime.Begin records: the arguments (redacted), the identity values and
 // the entity values.
 func (e *Tool) Values(raw json.RawMessage) (args, identity, entity []any) {
+	args, identity, entity, _ = e.ValuesOf(raw)
+	return args, identity, entity
+}
+
+// ValuesOf is Values, and says which of the arguments named by Identity
+// were missing from raw (or null): the call's identity is then unknown,
+// and the adapter reports it with Call.IdentityMissing, so that two calls
+// without the argument (an optional field the model left out) are not
+// taken for one write done twice.
+func (e *Tool) ValuesOf(raw json.RawMessage) (args, identity, entity []any, missing []string) {
 	var m map[string]any
 	if len(raw) > 0 {
 		var v any
@@ -300,9 +314,9 @@ func (e *Tool) Values(raw json.RawMessage) (args, identity, entity []any) {
 		// Not an object: record it as it came, under its own name.
 		var v any
 		if decode(raw, &v) == nil {
-			return []any{v}, []any{v}, nil
+			return []any{v}, []any{v}, nil, nil
 		}
-		return []any{string(raw)}, []any{string(raw)}, nil
+		return []any{string(raw)}, []any{string(raw)}, nil, nil
 	}
 	shown := make(map[string]any, len(m))
 	for k, v := range m {
@@ -318,6 +332,11 @@ func (e *Tool) Values(raw json.RawMessage) (args, identity, entity []any) {
 		identity = []any{s.identityFn(m)}
 	case len(s.identity) > 0:
 		identity = pick(m, s.identity)
+		for i, v := range identity {
+			if v == nil {
+				missing = append(missing, s.identity[i])
+			}
+		}
 	case s.kind == runtime.KindWrite:
 		identity = []any{m}
 	}
@@ -327,7 +346,7 @@ func (e *Tool) Values(raw json.RawMessage) (args, identity, entity []any) {
 	case len(s.entity) > 0:
 		entity = pick(m, s.entity)
 	}
-	return args, identity, entity
+	return args, identity, entity, missing
 }
 
 // decode unmarshals JSON arguments into v the way encoding/json does, but

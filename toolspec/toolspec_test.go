@@ -2,6 +2,7 @@ package toolspec
 
 import (
 	"encoding/json"
+	"slices"
 	"testing"
 
 	"github.com/agentidem/agentidem-go/runtime"
@@ -108,5 +109,23 @@ func TestBigIntegerIdentities(t *testing.T) {
 	_, c, _ := tool.Values(json.RawMessage(`{"order_id":42}`))
 	if _, ok := c[0].(float64); !ok {
 		t.Errorf("order_id 42 decoded as %T, want float64", c[0])
+	}
+}
+
+func TestValuesOfNamesMissingIdentityArguments(t *testing.T) {
+	set := Compile(Tools{"send": Write(Identity("message_id", "to"))}, "test")
+	tool := set.Lookup("send")
+	for _, c := range []struct {
+		raw     string
+		missing []string
+	}{
+		{`{"message_id":"m1","to":"+49"}`, nil},
+		{`{"to":"+49","body":"hi"}`, []string{"message_id"}},
+		{`{"message_id":null}`, []string{"message_id", "to"}},
+	} {
+		_, _, _, missing := tool.ValuesOf(json.RawMessage(c.raw))
+		if !slices.Equal(missing, c.missing) {
+			t.Errorf("%s: missing %v, want %v", c.raw, missing, c.missing)
+		}
 	}
 }

@@ -45,8 +45,9 @@ func (t *traced) Execute(ctx context.Context, input json.RawMessage) (out []anth
 	if !runtime.Enabled() {
 		return t.BetaTool.Execute(ctx, input)
 	}
-	vals, identity, entity := t.spec.Values(input)
+	vals, identity, entity, missing := t.spec.ValuesOf(input)
 	c, cctx := runtime.Begin(ctx, t.spec.Op, vals, identity, entity)
+	c.IdentityMissing(missing...)
 	c.Redact(t.spec.Secrets(input)...)
 	if err = c.Start(); err != nil {
 		return nil, err

@@ -97,8 +97,9 @@ func lookup(reg *toolspec.Set, in *compose.ToolInput) *toolspec.Tool {
 // value to trace; drop, if set, releases an answer the runtime lost.
 func call[O any](ctx context.Context, e *toolspec.Tool, in *compose.ToolInput,
 	next func(context.Context, *compose.ToolInput) (O, error), record func(O) any, drop func(O)) (out O, err error) {
-	vals, identity, entity := e.Values(json.RawMessage(in.Arguments))
+	vals, identity, entity, missing := e.ValuesOf(json.RawMessage(in.Arguments))
 	c, cctx := runtime.Begin(ctx, e.Op, vals, identity, entity)
+	c.IdentityMissing(missing...)
 	c.Redact(e.Secrets(json.RawMessage(in.Arguments))...)
 	if err = c.Start(); err != nil {
 		return out, err

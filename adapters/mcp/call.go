@@ -92,7 +92,7 @@ func Call[R any](ctx context.Context, r *Registry, tool string, args json.RawMes
 	if e == nil {
 		return next(ctx)
 	}
-	vals, identity, entity := e.Values(args)
+	vals, identity, entity, missing := e.ValuesOf(args)
 	call, cctx := runtime.Begin(ctx, e.Op, vals, identity, entity)
 	if !call.Active() && !call.Observed() {
 		// ctx carries no run: the transport dropped the caller's context
@@ -104,6 +104,7 @@ func Call[R any](ctx context.Context, r *Registry, tool string, args json.RawMes
 		call, _ = runtime.Begin(nil, e.Op, vals, identity, entity)
 		cctx = joined{Context: ctx, client: call}
 	}
+	call.IdentityMissing(missing...)
 	call.Redact(e.Secrets(args)...)
 	if err = call.Start(); err != nil {
 		return res, err
