@@ -456,7 +456,10 @@ func judgeRepeats(tr *Trace, end, baseEnd string, baseWin map[string][2]string, 
 	}
 	for i := range tr.Ops {
 		o := &tr.Ops[i]
-		if o.Kind != KindWrite || o.Status != StatusSuccess || o.Replayed || o.IdentityError != "" {
+		if o.Kind != KindWrite || o.Replayed || o.IdentityError != "" {
+			continue
+		}
+		if o.Status != StatusSuccess && !landed(o) {
 			continue
 		}
 		k := key{o.Name, o.Identity}
@@ -839,6 +842,9 @@ func judgeRepeats(tr *Trace, end, baseEnd string, baseWin map[string][2]string, 
 			continue
 		}
 		fmt.Fprintf(&b, "%s executed %d times for identity %s (%s): one effect done %d times", k.op, len(dups), k.id, strings.Join(dups, ", "), len(dups))
+		if landed(first) {
+			fmt.Fprintf(&b, " (%s failed with %q, yet it changed the state: %s; it landed, and the retry did it again)", first.ID, clip(first.Error, 120), clip(first.StateChange, maxChange/2))
+		}
 		switch {
 		case change != "" && note != "":
 			fmt.Fprintf(&b, "; the repeat changed the state (%s): %s", note, change)
@@ -1107,6 +1113,13 @@ func (m *stateViews) of(s string) *stateView {
 	v := viewOf(s)
 	(*m)[s] = v
 	return v
+}
+
+// landed reports whether write o failed (its own error: a client's
+// timeout, a dropped connection) yet State saw it change the world while it
+// ran alone: it executed, and a retry of it is a repeat.
+func landed(o *Operation) bool {
+	return o.Status == StatusFailed && o.Fault == FaultNone && o.stateSeen() && o.StateChange != ""
 }
 
 // readsArgs reports whether judging repeat o reads its arguments: an op

@@ -3,8 +3,10 @@ package runtime
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -404,5 +406,54 @@ func TestShipAgainAfterASetBackOfTheRowIsAbsorbed(t *testing.T) {
 	o := opByID(t, rep, ScenarioDuplicateSeq, "2:ship#2")
 	if o.Repeat != RepeatAbsorbed || o.JudgedBy != JudgedByEndState {
 		t.Fatalf("ship's repeat: repeat=%q judged_by=%q", o.Repeat, o.JudgedBy)
+	}
+}
+
+// charge books a charge, and then its client gives up waiting (a timeout
+// shorter than the service's latency): the call fails, yet the charge
+// landed. The agent retries, and books a second one. With State the
+// failed call is seen to have changed the world: it executed, and the
+// retry is its repeat, a duplicate already in the baseline.
+func TestWriteThatFailedAfterLandingIsAnExecution(t *testing.T) {
+	charge := &Op{Name: "charge", Kind: KindWrite, Params: []string{"order", "amount"}}
+	w := &kvWorld{}
+	timeouts := 0
+	agent := func(ctx context.Context) error {
+		call := func() error {
+			return traced(ctx, charge, []any{"o1", 30}, []any{"o1"}, func(context.Context) error {
+				w.do(func(m map[string]any) {
+					l, _ := m["charges"].([]any)
+					m["charges"] = append(l, "o1:30")
+				})
+				if timeouts == 0 {
+					timeouts++
+					return errors.New("charge: context deadline exceeded (Client.Timeout exceeded while awaiting headers)")
+				}
+				return nil
+			})
+		}
+		if err := call(); err != nil {
+			return call()
+		}
+		return nil
+	}
+	rep, err := Run(context.Background(), t.Name(), agent,
+		Setup(func(context.Context) error {
+			w.mu.Lock()
+			w.m = map[string]any{}
+			w.mu.Unlock()
+			timeouts = 0
+			return nil
+		}),
+		State(func() any { return w.snapshot() }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := findings(rep, ScenarioBaseline)
+	if len(got) != 1 || got[0] != "duplicate_write charge" {
+		t.Fatalf("baseline: %v", got)
+	}
+	if msg := rep.Baseline.Findings[0].Message; !strings.Contains(msg, "1:charge#1 failed with") || !strings.Contains(msg, "it landed") {
+		t.Fatalf("message %q does not say the first call landed", msg)
 	}
 }
