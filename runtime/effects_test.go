@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -563,6 +564,34 @@ func TestEndStatesSameUpToOrder(t *testing.T) {
 	} {
 		if got := sameUpToOrder(c.a, c.b); got != c.same {
 			t.Errorf("sameUpToOrder(%s, %s) = %v, want %v", c.a, c.b, got, c.same)
+		}
+	}
+}
+
+// Setup and Teardown given twice (from two helpers) both run: Setups in
+// order, Teardowns in reverse, each once per scenario.
+func TestHooksGivenTwiceBothRun(t *testing.T) {
+	var log []string
+	hook := func(name string) func(context.Context) error {
+		return func(context.Context) error { log = append(log, name); return nil }
+	}
+	op := &Op{Name: "note", Kind: KindWrite, Params: []string{"n"}}
+	agent := func(ctx context.Context) error {
+		return traced(ctx, op, []any{1}, []any{1}, func(context.Context) error { return nil })
+	}
+	rep, err := Run(context.Background(), t.Name(), agent,
+		Setup(hook("reset db")), Setup(hook("start worker")),
+		Teardown(hook("close db")), Teardown(hook("stop worker")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"reset db", "start worker", "stop worker", "close db"}
+	if len(log) != 4*(len(rep.Results)+1) {
+		t.Fatalf("%d hook calls for %d scenarios: %v", len(log), len(rep.Results)+1, log)
+	}
+	for i := 0; i < len(log); i += 4 {
+		if !slices.Equal(log[i:i+4], want) {
+			t.Fatalf("hooks ran %v, want %v each scenario", log[i:i+4], want)
 		}
 	}
 }

@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"context"
+	"errors"
 	"os"
 	"time"
 )
@@ -75,15 +76,46 @@ func newConfig(opts []Option) config {
 // without the agent's ctx, is told as any call without it (the one
 // invocation running, refused when several are). A goroutine that does
 // not serve the agent should not call its traced tools.
+//
+// Setup may be given more than once (a database reset and a worker's
+// start, from two helpers): the functions run in the order given, in one
+// hook, and the first error stops the rest.
 func Setup(fn func(ctx context.Context) error) Option {
-	return optionFunc(func(c *config) { c.setup = fn })
+	return optionFunc(func(c *config) { c.setup = chainHooks(c.setup, fn) })
 }
 
 // Teardown runs after the baseline and after each scenario, after the
 // invariants, in a goroutine of its own as Setup does, and its calls are
-// the harness's as Setup's are.
+// the harness's as Setup's are. Given more than once, the functions all
+// run, in the reverse order (as deferred calls do: a worker stopped before
+// its database is closed), and their errors are joined.
 func Teardown(fn func(ctx context.Context) error) Option {
-	return optionFunc(func(c *config) { c.teardown = fn })
+	return optionFunc(func(c *config) {
+		if prev := c.teardown; prev != nil && fn != nil {
+			c.teardown = func(ctx context.Context) error { return errors.Join(fn(ctx), prev(ctx)) }
+			return
+		}
+		if fn != nil {
+			c.teardown = fn
+		}
+	})
+}
+
+// chainHooks returns a Setup that runs first, then next, and stops at the
+// first error; either may be nil.
+func chainHooks(first, next func(context.Context) error) func(context.Context) error {
+	switch {
+	case next == nil:
+		return first
+	case first == nil:
+		return next
+	}
+	return func(ctx context.Context) error {
+		if err := first(ctx); err != nil {
+			return err
+		}
+		return next(ctx)
+	}
 }
 
 // Invariant adds a check that runs after the baseline and after every
