@@ -78,6 +78,11 @@ func TestUngatedScenarioStalls(t *testing.T) {
 				if got := strings.Contains(msg, "left running"); got != tc.leftRun {
 					t.Errorf("%s: left running said %v, want %v: %s", res.Scenario, got, tc.leftRun, msg)
 				}
+				// The stall is the scenario's, not a delivery's: the
+				// error names no delivery the scenario did not make.
+				if !strings.HasSuffix(res.Error, "stalled") || strings.Contains(res.Error, "delivery 2") && res.Trace.Invocations < 2 {
+					t.Errorf("%s: error %q, with %d deliveries", res.Scenario, res.Error, res.Trace.Invocations)
+				}
 			}
 			// The scenarios after the stalled ones ran: every planned
 			// scenario has its result.

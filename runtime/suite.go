@@ -437,7 +437,6 @@ func (s *Suite) run(ctx context.Context, sc Scenario) (*Result, *Trace, error) {
 	res.Trace = tr
 	res.FaultFired = tr.Fired
 	if stall != "" {
-		errs = append(errs, errors.New("stalled"))
 		res.Inconclusive = true
 		res.Findings = append(res.Findings, Finding{
 			Code: CodeStalled, Severity: SeverityError, Scenario: sc.Name, Replay: res.Replay, Message: stall,
@@ -478,6 +477,11 @@ func (s *Suite) run(ctx context.Context, sc Scenario) (*Result, *Trace, error) {
 		claimed = errs[len(errs)-1] == nil
 	} else {
 		res.Failed = len(msgs) > 0
+	}
+	if stall != "" {
+		// The scenario's, not one more delivery's.
+		msgs = append(msgs, "stalled")
+		res.Failed = true
 	}
 	if res.Failed {
 		res.Error = strings.Join(msgs, "; ")
