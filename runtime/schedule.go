@@ -18,6 +18,14 @@ type Step struct {
 	Finish bool
 }
 
+// String returns the step as a schedule writes it: s<i> or f<i>.
+func (st Step) String() string {
+	if st.Finish {
+		return "f" + strconv.Itoa(st.Call)
+	}
+	return "s" + strconv.Itoa(st.Call)
+}
+
 // Schedule is a printable interleaving of an agent's parallel tool calls.
 // A round is the set of calls that were waiting at their start gates
 // together; Rounds holds, for each round of two or more calls, in order, the
@@ -42,12 +50,7 @@ func (s Schedule) String() string {
 			b.WriteByte('.')
 		}
 		for _, st := range r {
-			if st.Finish {
-				b.WriteByte('f')
-			} else {
-				b.WriteByte('s')
-			}
-			b.WriteString(strconv.Itoa(st.Call))
+			b.WriteString(st.String())
 		}
 	}
 	return b.String()

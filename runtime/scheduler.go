@@ -6,6 +6,7 @@ import (
 	"runtime/metrics"
 	"slices"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 )
@@ -241,6 +242,7 @@ func (s *scheduler) drive(done <-chan struct{}) (stalled bool) {
 			s.rounds = append(s.rounds, calls)
 			round++
 		}
+		var missed []string // steps whose call had not reached its gate
 		for _, st := range order {
 			c := calls[st.Call]
 			p := PointStart
@@ -251,12 +253,25 @@ func (s *scheduler) drive(done <-chan struct{}) (stalled bool) {
 			if w == nil {
 				// The call never reached this gate (it panicked, or
 				// it still runs): it is released when it arrives.
+				c.mu.Lock()
+				ended := c.rec.ended // it failed at its start gate, or panicked
+				c.mu.Unlock()
+				if len(calls) > 1 && !ended {
+					missed = append(missed, st.String()+" ("+c.op.Name+")")
+				}
 				continue
 			}
 			s.release(w)
 			if !s.quiesce() {
 				return s.stall()
 			}
+		}
+		if len(missed) > 0 {
+			// The tool of a call waited for something only a later step
+			// lets happen (a reservation that waits for the charge of
+			// the same turn): the calls ran in another order than the
+			// schedule's, which the trace's ticks show.
+			s.rec.addNote(fmt.Sprintf("interleaving: the schedule %s could not be followed: at step %s the call was still running, not at its gate (its tool waits for another call of the round), so that step came later than the schedule says", Schedule{Rounds: [][]Step{order}}.String(), strings.Join(missed, ", ")))
 		}
 		// A call that failed at its start gate never reaches its finish
 		// gate; it belonged to the batch the agent dispatched, so it is in
