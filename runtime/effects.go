@@ -675,10 +675,16 @@ func judgeRepeats(tr *Trace, end, baseEnd string, baseWin map[string][2]string, 
 			// Calls that overlapped: did their cluster change the world
 			// the way one execution of the call changed it in the
 			// baseline?
-			oneKnown, oneChange := false, ""
+			// oneFrom says the comparison is from where one execution
+			// started, or of the same change: otherwise the cluster began
+			// elsewhere and did something else, which says nothing of an
+			// idempotent declaration (a drain that drained what two
+			// deliveries queued).
+			oneKnown, oneChange, oneFrom := false, "", false
 			if comparesOne(o, baseline) {
 				before, after := o.stateWindow()
 				one := func(w [2]string) string { // what the cluster did otherwise than one execution (w)
+					oneFrom = true
 					switch {
 					case w[0] == before:
 						return describeChange(w[1], after, maxChange)
@@ -693,6 +699,7 @@ func judgeRepeats(tr *Trace, end, baseEnd string, baseWin map[string][2]string, 
 						}
 						return ""
 					}
+					oneFrom = false
 					return fmt.Sprintf("%s, where one execution made %s", describeChange(before, after, maxChange/2), orNothing(describeChange(w[0], w[1], maxChange/2)))
 				}
 				// Each execution of the call in the baseline is one
@@ -717,7 +724,7 @@ func judgeRepeats(tr *Trace, end, baseEnd string, baseWin map[string][2]string, 
 			switch {
 			case oneKnown && oneChange == "" && effectSeen(o):
 				o.Repeat, o.JudgedBy = RepeatAbsorbed, JudgedByOneExecution
-			case oneKnown && oneChange != "":
+			case oneKnown && oneChange != "" && (oneFrom || !(o.Idempotent && same)):
 				changed(o, same, JudgedByOneExecution, oneChange, "the calls overlapped in time, so this compares what they left with what one execution left in the baseline")
 			case o.stateSeen() && o.StateChange == "" && (o.stateSettled() || firstSeen || o.Idempotent):
 				// The snapshots around the repeat are equal, and the
@@ -794,6 +801,17 @@ func judgeRepeats(tr *Trace, end, baseEnd string, baseWin map[string][2]string, 
 				o.Repeat, o.JudgedBy = RepeatAbsorbed, JudgedByEndState
 			default:
 				switch {
+				case o.Idempotent && same && o.Overlapped && endKeys != nil && !disjoint(touched[k], endKeys):
+					// Overlapped, the run ended otherwise than one
+					// delivery in a part of the state the op changes:
+					// whatever the declaration, more than one effect
+					// stayed there (a drain that ran a job queued twice).
+					o.Repeat, o.JudgedBy = RepeatDuplicate, JudgedByEndState
+					dups = append(dups, o.ID)
+					if change == "" {
+						change = endChange
+						note = "the calls overlapped in time, so this compares the end state with what one delivery left"
+					}
 				case o.Idempotent && same:
 					o.Repeat, o.JudgedBy = RepeatAbsorbed, JudgedByDeclaration
 				case o.Idempotent:

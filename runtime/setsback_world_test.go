@@ -457,3 +457,52 @@ func TestWriteThatFailedAfterLandingIsAnExecution(t *testing.T) {
 		t.Fatalf("message %q does not say the first call landed", msg)
 	}
 }
+
+// The same job queue and drain, the two deliveries at once with their calls
+// meeting in the tools (so that they overlap): both queue the job, and the
+// drains, together, run it twice where one delivery runs it once. The
+// cluster of drains began from a queue of two, not one: that says nothing
+// against the drain's declaration (no not_idempotent), but the run ended
+// with the job done twice: a duplicate.
+func TestOverlappedDrainsAfterTwoQueuesAreNoSignAgainstTheDeclaration(t *testing.T) {
+	q := &Op{Name: "queue_job", Kind: KindWrite, Params: []string{"job"}}
+	drain := &Op{Name: "drain_queue", Kind: KindWrite, Params: []string{"queue"}, Idempotent: true}
+	w := &kvWorld{}
+	meet := &rendezvous{timeout: 10 * time.Millisecond}
+	agent := func(ctx context.Context) error {
+		if err := traced(ctx, q, []any{"reindex"}, []any{"reindex"}, func(context.Context) error {
+			meet.wait()
+			return w.do(func(m map[string]any) {
+				l, _ := m["queue"].([]any)
+				m["queue"] = append(l, "reindex")
+			})
+		}); err != nil {
+			return err
+		}
+		return traced(ctx, drain, []any{"q"}, []any{"q"}, func(context.Context) error {
+			meet.wait()
+			return w.do(func(m map[string]any) {
+				l, _ := m["queue"].([]any)
+				d, _ := m["done"].([]any)
+				m["done"] = append(d, l...)
+				m["queue"] = []any{}
+			})
+		})
+	}
+	for range 3 {
+		rep, err := Run(context.Background(), t.Name(), agent,
+			Setup(func(context.Context) error { w.mu.Lock(); w.m = map[string]any{}; w.mu.Unlock(); return nil }),
+			State(func() any { return w.snapshot() }))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range rep.Findings {
+			if f.Code == CodeNotIdempotent {
+				t.Fatalf("%s: the drain is idempotent: %s", f.Scenario, f.Message)
+			}
+		}
+		if got := findings(rep, ScenarioDuplicateConcurrent); len(got) == 0 {
+			t.Fatalf("duplicate_delivery/concurrent ran the job twice: no finding")
+		}
+	}
+}
