@@ -217,6 +217,30 @@ func (g *gInfo) harnessWait() bool {
 	return false
 }
 
+// timedWaits are functions of libraries that wait in a select on a timer
+// (and a context) before they try again: a goroutine blocked there wakes by
+// itself, as one in time.Sleep does. SQLite's busy handler (a locked
+// database), rate limiters and retry loops.
+var timedWaits = []string{
+	"modernc.org/sqlite.busyHandler",
+	"golang.org/x/time/rate.(*Limiter).wait",
+	"github.com/cenkalti/backoff/",
+	"github.com/hashicorp/go-retryablehttp.(*Client).Do",
+	"github.com/avast/retry-go/",
+	"github.com/sethvargo/go-retry.",
+}
+
+// timedWait reports whether f, the function a goroutine is blocked in, is
+// one of timedWaits.
+func timedWait(f string) bool {
+	for _, w := range timedWaits {
+		if strings.HasPrefix(f, w) {
+			return true
+		}
+	}
+	return false
+}
+
 // bodyWait is why a tool body blocked on a channel, lock or condition
 // counts as busy (within bodyGrace).
 const bodyWait = "in a tool body"
@@ -278,8 +302,12 @@ func (g *gInfo) busy(since time.Time) (bool, string) {
 		return false, ""
 	}
 	// Blocked on a channel, select, lock or condition: quiet, unless it is
-	// a client waiting for an answer that network I/O will bring, or a
-	// tool body that began a moment ago (a worker may answer it).
+	// a timed wait of a library that retries (asleep, as in time.Sleep), a
+	// client waiting for an answer that network I/O will bring, or a tool
+	// body that began a moment ago (a worker may answer it).
+	if (g.state == "select" || g.state == "chan receive") && len(g.funcs) > 0 && timedWait(g.funcs[0]) {
+		return true, "asleep"
+	}
 	for _, f := range g.funcs {
 		switch {
 		case strings.HasPrefix(f, "net/http.(*Transport).getConn"),
