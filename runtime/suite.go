@@ -160,7 +160,10 @@ func (s *Suite) Baseline(ctx context.Context) (*Result, error) {
 	}
 	switch {
 	case len(tr.Ops) == 0 && len(tr.Panics) == 0:
-		why := "the agent does not call the generated wrappers (call refundTraced, not refund; run go generate), or the context it passes them does not come from the agent's ctx"
+		why := "the agent does not call the generated wrappers (call refundTraced, not refund; run go generate), or, through a framework, its tools do not pass the adapter's middleware or are not in its Tools, or the context it passes them does not come from the agent's ctx"
+		if res.Error != "" {
+			why += "; the agent returned an error before any call: " + res.Error
+		}
 		if len(tr.Refused) > 0 {
 			why = strings.Join(tr.Refused, "; ")
 		}

@@ -474,6 +474,16 @@ func TestNothingTracedIsAnError(t *testing.T) {
 	assert.Equal(t, []string{runtime.CodeNothingTraced}, codes(rep)[runtime.ScenarioBaseline])
 	assert.Empty(t, rep.Results, "nothing to plan from")
 
+	// An agent that failed before its first call (its service was
+	// down): the finding says so, next to what else may be wrong.
+	ft = &fakeT{name: "TestNothingTraced"}
+	rep = testkit.TestAgent(ft, func(ctx context.Context) error {
+		return errors.New("dial tcp 127.0.0.1:8080: connect: connection refused")
+	}, w.options()...)
+	require.Len(t, rep.Baseline.Findings, 1)
+	assert.Contains(t, rep.Baseline.Findings[0].Message, "the agent returned an error before any call: delivery 1: dial tcp 127.0.0.1:8080: connect: connection refused")
+	assert.Contains(t, rep.Baseline.Findings[0].Message, "adapter's middleware")
+
 	var mu sync.Mutex
 	rep = testkit.TestAgent(t, func(ctx context.Context) error {
 		mu.Lock()
