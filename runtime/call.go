@@ -120,6 +120,9 @@ func Begin(ctx context.Context, op *Op, args, identity, entity []any) (*Call, co
 		}
 		return observe(ctx, op, args, identity, entity, site)
 	}
+	if !detached && ctx != nil {
+		inv.noteCaller()
+	}
 	r := inv.rec
 	r.progress.Add(1)
 	parent := ctx

@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -8,6 +9,7 @@ import (
 	"runtime/debug"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -115,6 +117,65 @@ type invocation struct {
 	// recorder's lock before the goroutine ends.
 	gid       uint64
 	callbacks bool
+	// callers are the other goroutines that made its calls and descend
+	// from its goroutine (noteCaller), listed as roots while it runs and
+	// as ended after; strangers made its calls without descending from it
+	// (a worker pool started in Setup). Under the recorder's lock; closed
+	// once its goroutine returned and callers moved to ended.
+	callers, strangers []uint64
+	closed             bool
+}
+
+// noteCaller is called for each call the invocation's context attributes
+// to it. A goroutine the invocation's goroutine started (a framework's
+// goroutine per tool call, as the Anthropic SDK's tool runner has) is
+// listed as the invocation's, as a root is: a goroutine it starts and
+// leaves (a fire-and-forget audit write, calling without the agent's
+// context) is then told by it even after it exited, whose link to the
+// invocation no later stack dump shows. Its parent is read from its own
+// stack, once per goroutine and invocation.
+func (inv *invocation) noteCaller() {
+	gid := goroutineID()
+	if _, ok := roots.Load(gid); ok {
+		return // the invocation's goroutine, or one noted already
+	}
+	r := inv.rec
+	r.mu.Lock()
+	seen := inv.closed || slices.Contains(inv.callers, gid) || slices.Contains(inv.strangers, gid)
+	r.mu.Unlock()
+	if seen {
+		return
+	}
+	p, ok := roots.Load(ownParent())
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	switch {
+	case inv.closed:
+	case ok && p.(*invocation) == inv:
+		inv.callers = append(inv.callers, gid)
+		roots.Store(gid, inv)
+	default:
+		inv.strangers = append(inv.strangers, gid)
+	}
+}
+
+// ownParent returns the goroutine that created the calling one, from its
+// own stack (cheaper than a dump of every goroutine), or 0.
+func ownParent() uint64 {
+	bp := stackBufs.Get().(*[]byte)
+	defer stackBufs.Put(bp)
+	b := (*bp)[:goruntime.Stack(*bp, false)]
+	i := bytes.LastIndex(b, []byte(" in goroutine "))
+	if i < 0 {
+		return 0
+	}
+	rest := b[i+len(" in goroutine "):]
+	j := 0
+	for j < len(rest) && rest[j] >= '0' && rest[j] <= '9' {
+		j++
+	}
+	id, _ := strconv.ParseUint(string(rest[:j]), 10, 64)
+	return id
 }
 
 // cancelled cancels the invocation's context once the agent returned, in
@@ -355,9 +416,21 @@ func (r *recorder) invokeNumbered(ctx context.Context, fn func(context.Context) 
 		defer func() {
 			// Listed as ended before it stops being a root: a goroutine
 			// it started, calling in between, must find it as one or
-			// the other (lateCaller caches what it found).
-			ended.add(gid, endedInvocation{r.id, int32(n), r.late != nil})
+			// the other (lateCaller caches what it found). So are the
+			// goroutines it started that made its calls (noteCaller).
+			r.mu.Lock()
+			inv.closed = true
+			callers := inv.callers
+			r.mu.Unlock()
+			e := endedInvocation{r.id, int32(n), r.late != nil}
+			ended.add(gid, e)
+			for _, c := range callers {
+				ended.add(c, e)
+			}
 			roots.Delete(gid)
+			for _, c := range callers {
+				roots.Delete(c)
+			}
 		}()
 		returned := false
 		defer func() {

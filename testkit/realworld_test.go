@@ -820,3 +820,69 @@ func TestFakeThatFansOutGetsOneVerdict(t *testing.T) {
 		t.Errorf("%d different verdicts in 15 runs of one agent", len(verdicts))
 	}
 }
+
+// The same notification, from an agent whose framework runs each tool
+// call in a goroutine of its own (the Anthropic SDK's tool runner): the
+// tool's goroutine starts the notifier, without the agent's ctx, and
+// exits. When the notification comes, nothing alive links the notifier to
+// the invocation; the tool's goroutine, which made the invocation's call,
+// does, and its scenario is inconclusive, not silently safe.
+func TestFireAndForgetFromAToolsGoroutineIsReported(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(http.StatusNoContent)
+	}))
+	defer srv.Close()
+	w := &deskWorld{}
+	var (
+		mu       sync.Mutex
+		release  = make(chan struct{})
+		notified sync.WaitGroup
+	)
+	agent := func(ctx context.Context) error {
+		var err error
+		tool := make(chan struct{})
+		go func() { // the framework's goroutine for this tool call
+			defer close(tool)
+			var found bool
+			if found, err = w.desk.FindTraced(ctx, "D-1"); err != nil || found {
+				return
+			}
+			mu.Lock()
+			held := release
+			mu.Unlock()
+			notified.Add(1)
+			go func() {
+				defer notified.Done()
+				<-held
+				realworld.NotifyTraced(context.Background(), srv.URL, "D-1") //nolint:errcheck // fire and forget
+			}()
+		}()
+		<-tool
+		return err
+	}
+	ft := &fakeT{name: "TestNotifyFromTool"}
+	rep := testkit.TestAgent(ft, agent, w.options(testkit.Setup(func(context.Context) error {
+		w.desk = realworld.NewDesk()
+		mu.Lock()
+		close(release) // the scenario before this one has ended
+		release = make(chan struct{})
+		mu.Unlock()
+		notified.Wait()
+		return nil
+	}))...)
+	mu.Lock()
+	close(release)
+	mu.Unlock()
+	notified.Wait()
+	var late []string
+	for _, r := range append([]*runtime.Result{rep.Baseline}, rep.Results...) {
+		for _, f := range r.Findings {
+			if f.Code == runtime.CodeGoroutineLeak {
+				late = append(late, r.Scenario)
+				assert.True(t, r.Inconclusive, r.Scenario)
+				assert.Equal(t, []string{"notify"}, f.Ops)
+			}
+		}
+	}
+	assert.Equal(t, []string{runtime.ScenarioBaseline, runtime.ScenarioDuplicateSeq}, late)
+}

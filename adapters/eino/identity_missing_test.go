@@ -16,11 +16,9 @@ import (
 // identity is unknown, not null: they are not one write done twice, and
 // the suite says that their duplicates cannot be judged.
 func TestMissingIdentityArgumentIsNotADuplicate(t *testing.T) {
-	var sent []string
 	send := agentidemeino.Middleware(agentidemeino.Tools{
 		"send_sms": agentidemeino.Write(agentidemeino.Identity("message_id")),
-	}).Invokable(func(_ context.Context, in *compose.ToolInput) (*compose.ToolOutput, error) {
-		sent = append(sent, in.Arguments)
+	}).Invokable(func(context.Context, *compose.ToolInput) (*compose.ToolOutput, error) {
 		return &compose.ToolOutput{Result: "sent"}, nil
 	})
 	agent := func(ctx context.Context) error {
@@ -31,7 +29,7 @@ func TestMissingIdentityArgumentIsNotADuplicate(t *testing.T) {
 		}
 		return nil
 	}
-	rep := testkit.Run(t, agent, testkit.NoSummary(), testkit.Setup(func(context.Context) error { sent = nil; return nil }))
+	rep := testkit.Run(t, agent, testkit.NoSummary())
 	var baseline []string
 	for _, f := range rep.Baseline.Findings {
 		baseline = append(baseline, f.Code)
