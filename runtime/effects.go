@@ -558,7 +558,17 @@ func judgeRepeats(tr *Trace, end, baseEnd string, baseWin map[string][2]string, 
 	// them: a repeat that does again what its earlier execution did, where
 	// a set-back undid it, is judged as the set-back is.
 	var redos map[int]redo
-	var setBacks []setBackAt
+	var setBacks setBackIndex
+	// firsts are the orders in which the first execution of each op and
+	// identity ran (State): an entry a repeat adds again is a second
+	// effect only if no first execution came in between (a new sale before
+	// the second restock makes its log line its own).
+	var firsts []int
+	for _, w := range order {
+		if x := tr.Ops[w.i].execOrder(); x != 0 {
+			firsts = append(firsts, x)
+		}
+	}
 	for _, w := range order {
 		idx := groups[w.k]
 		if len(idx) < 2 {
@@ -576,12 +586,15 @@ func judgeRepeats(tr *Trace, end, baseEnd string, baseWin map[string][2]string, 
 		for n, i := range idx[1:] {
 			if o := &tr.Ops[i]; o.stateSeen() && o.StateChange != "" {
 				r := redone(tr, o, idx[:n+1], &views)
+				if r.again != "" && slices.ContainsFunc(firsts, func(x int) bool { return x > r.againAfter && x < o.execOrder() }) {
+					r.again = ""
+				}
 				if redos == nil {
 					redos = map[int]redo{}
 				}
 				redos[i] = r
 				if r.setBack != "" {
-					setBacks = append(setBacks, setBackAt{order: o.execOrder(), places: r.places})
+					setBacks.add(o.execOrder(), r.places)
 				}
 			}
 		}
@@ -763,7 +776,7 @@ func judgeRepeats(tr *Trace, end, baseEnd string, baseWin map[string][2]string, 
 					// Elsewhere its effect is whether the later write
 					// stayed undone.
 					byEnd("setting back what " + r.setBack + " had left after a later write changed it")
-				case r.redo != "" && ends && !baseline && setBackBetween(setBacks, r.places, r.redoOrder, o.execOrder()):
+				case r.redo != "" && ends && !baseline && setBacks.between(r.places, r.redoOrder, o.execOrder()):
 					// It did again what an earlier execution did, from
 					// where that one started, because a repeat set it
 					// back meanwhile (a shipment's status flipped back
@@ -1039,7 +1052,8 @@ type redo struct {
 	// that execution left it: a mail logged as sent a second time. A set
 	// adds nothing that is there already: whatever came in between, that
 	// is a second effect.
-	again string
+	again      string
+	againAfter int // the execOrder of the execution it added the entry again after
 	// redo is an earlier execution whose change the repeat made again, at
 	// every place it changed: from what that one started from, to what
 	// it left (a deposit again after a payout; a shipment's status set
@@ -1048,29 +1062,29 @@ type redo struct {
 	redoOrder int
 }
 
-// setBackAt is a repeat that set back what an earlier execution of its op
-// left (redo.setBack): the order it ran in and the places it changed.
-type setBackAt struct {
-	order  int
-	places []place
+// setBackIndex lists, by place, the orders in which repeats that set
+// back what an earlier execution of their op left (redo.setBack) ran.
+type setBackIndex map[string][]int
+
+func (x *setBackIndex) add(order int, places []place) {
+	if *x == nil {
+		*x = setBackIndex{}
+	}
+	for _, p := range places {
+		k := p.key()
+		(*x)[k] = append((*x)[k], order)
+	}
 }
 
-// setBackBetween reports whether every one of places was changed by a
-// set-back that ran after the execution of order from and before the one
-// of order to.
-func setBackBetween(setBacks []setBackAt, places []place, from, to int) bool {
-	if from == 0 || to == 0 {
+// between reports whether every one of places was changed by a set-back
+// that ran after the execution of order from and before the one of order
+// to.
+func (x setBackIndex) between(places []place, from, to int) bool {
+	if from == 0 || to == 0 || len(x) == 0 {
 		return false
 	}
 	for _, p := range places {
-		found := false
-		for _, sb := range setBacks {
-			if sb.order > from && sb.order < to && slices.ContainsFunc(sb.places, p.same) {
-				found = true
-				break
-			}
-		}
-		if !found {
+		if !slices.ContainsFunc(x[p.key()], func(o int) bool { return o > from && o < to }) {
 			return false
 		}
 	}
@@ -1106,7 +1120,9 @@ func redone(tr *Trace, o *Operation, earlier []int, views *stateViews) redo {
 			r.against = p.ID
 		}
 		if r.again == "" {
-			r.again = addedAgain(places, bv, av, pbv, pav)
+			if r.again = addedAgain(places, bv, av, pbv, pav); r.again != "" {
+				r.againAfter = p.execOrder()
+			}
 		}
 		if r.redo == "" && samePlaces(places, av, pav) && samePlaces(places, bv, pbv) {
 			r.redo, r.redoOrder = p.ID, p.execOrder()

@@ -381,16 +381,21 @@ type place struct {
 	elem  bool
 }
 
-// same reports whether p and q are one place.
-func (p place) same(q place) bool {
-	return p.elem == q.elem && p.entry == q.entry && slices.Equal(p.path, q.path)
+// key identifies the place: equal for one place, different otherwise.
+func (p place) key() string {
+	k := strings.Join(p.path, "\x01")
+	if p.elem {
+		k += "\x02" + p.entry
+	}
+	return k
 }
 
 // name is the place in words: its path, and its entry.
 func (p place) name() string {
 	path := ""
 	for _, k := range p.path {
-		if key, ok := strings.CutPrefix(k, rowSegment); ok {
+		if seg, ok := strings.CutPrefix(k, rowSegment); ok {
+			_, key, _ := strings.Cut(seg, "\x00")
 			path += "[" + key + "]"
 			continue
 		}
@@ -414,6 +419,9 @@ func changedPlaces(a, b *stateView) ([]place, bool) {
 	}
 	var out []place
 	collectPlaces(nil, a.v, b.v, &out)
+	// In a fixed order (maps are walked in any): what is said of the
+	// first of them is the same on every run.
+	slices.SortFunc(out, func(p, q place) int { return strings.Compare(p.key(), q.key()) })
 	return out, true
 }
 
@@ -438,24 +446,29 @@ func collectPlaces(path []string, a, b any, out *[]place) {
 	case []any:
 		if y, ok := b.([]any); ok {
 			n := len(*out)
-			if rx, ok := keyedRows(x); ok {
-				if ry, ok := keyedRows(y); ok {
-					// Rows keyed by their first column (or id): a row
-					// whose other columns changed is one place, as the
-					// value of a key is.
-					for k, xv := range rx {
-						collectRow(append(slices.Clip(path), rowSegment+k), xv, ry[k], out)
-					}
-					for k, yv := range ry {
-						if _, ok := rx[k]; !ok {
-							collectRow(append(slices.Clip(path), rowSegment+k), nil, yv, out)
-						}
-					}
-					if len(*out) == n { // the same rows in another order
-						*out = append(*out, place{path: path})
-					}
-					return
+			if len(x) <= 1 && len(y) <= 1 {
+				// A list of one row (SELECT status ... WHERE id = ?)
+				// is one value: its row changed, or came, or went.
+				*out = append(*out, place{path: path})
+				return
+			}
+			if col, rx, ry, ok := keyedRows(x, y); ok {
+				// Rows keyed by a column (or id): a row whose other
+				// columns changed is one place, as the value of a key
+				// is.
+				seg := rowSegment + strconv.Itoa(col) + "\x00"
+				for k, xv := range rx {
+					collectRow(append(slices.Clip(path), seg+k), xv, ry[k], out)
 				}
+				for k, yv := range ry {
+					if _, ok := rx[k]; !ok {
+						collectRow(append(slices.Clip(path), seg+k), nil, yv, out)
+					}
+				}
+				if len(*out) == n { // the same rows in another order
+					*out = append(*out, place{path: path})
+				}
+				return
 			}
 			cx, cy := entryCounts(x), entryCounts(y)
 			for e, c := range cx {
@@ -491,40 +504,134 @@ func collectRow(path []string, a, b any, out *[]place) {
 	}
 }
 
-// rowSegment starts a path segment that names a row of a list by its key
-// (keyedRows).
+// rowSegment starts a path segment that names a row of a list by the
+// column that keys it and its value there (keyedRows): rowSegment, the
+// column (-1 for an object's "id"), NUL, the value's encoding.
 const rowSegment = "\x00row\x00"
 
-// keyedRows returns the entries of list l by their key, when every entry
-// has one and no two share it: a row (a list) by its first column, an
-// object by its "id", when a string, number or bool. Rows read from a
-// table (SELECT id, status ...) are keyed so; a list of anything else is
-// a multiset of entries.
-func keyedRows(l []any) (map[string]any, bool) {
+// keyedRows returns, for two versions of a list whose entries are rows
+// (lists of columns, or objects with an "id"), the column that keys them
+// and the rows of each by their key: a column whose values are strings,
+// numbers or bools, unique within each list, and, among those, the one
+// whose values the two lists share most (the id of a row whose status
+// changed, not its status). Rows read from a table (SELECT id, status ...,
+// or SELECT status, id ...) are keyed so; a list of anything else is a
+// multiset of entries.
+func keyedRows(x, y []any) (col int, rx, ry map[string]any, ok bool) {
+	objects, width := true, -1
+	for _, l := range [][]any{x, y} {
+		for _, e := range l {
+			switch r := e.(type) {
+			case []any:
+				objects = false
+				if width < 0 || len(r) < width {
+					width = len(r)
+				}
+			case map[string]any:
+				if width >= 0 {
+					return 0, nil, nil, false // lists and objects mixed
+				}
+			default:
+				return 0, nil, nil, false
+			}
+		}
+	}
+	if objects {
+		rx, okx := rowsBy(x, -1)
+		ry, oky := rowsBy(y, -1)
+		return -1, rx, ry, okx && oky
+	}
+	best, shared := -1, -1
+	for c := 0; c < width; c++ {
+		kx, okx := rowsBy(x, c)
+		ky, oky := rowsBy(y, c)
+		if !okx || !oky {
+			continue
+		}
+		n := 0
+		for k := range kx {
+			if _, ok := ky[k]; ok {
+				n++
+			}
+		}
+		if n > shared {
+			best, shared, rx, ry = c, n, kx, ky
+		}
+	}
+	return best, rx, ry, best >= 0
+}
+
+// rowsBy returns the rows of l by their value in column col (-1: an
+// object's "id"), when each has one, a string, number or bool, and no two
+// share it.
+func rowsBy(l []any, col int) (map[string]any, bool) {
 	rows := make(map[string]any, len(l))
 	for _, e := range l {
-		var k any
-		switch r := e.(type) {
-		case []any:
-			if len(r) < 2 {
-				return nil, false
-			}
-			k = r[0]
-		case map[string]any:
-			k = r["id"]
-		}
-		switch k.(type) {
-		case string, json.Number, bool:
-		default:
+		k, ok := rowKey(e, col)
+		if !ok {
 			return nil, false
 		}
-		key := encode(k)
-		if _, dup := rows[key]; dup {
+		if _, dup := rows[k]; dup {
 			return nil, false
 		}
-		rows[key] = e
+		rows[k] = e
 	}
 	return rows, true
+}
+
+// rowKey returns the encoding of row e's value in column col (-1: an
+// object's "id"), when it has one of a kind that can key a row.
+func rowKey(e any, col int) (string, bool) {
+	var k any
+	switch r := e.(type) {
+	case []any:
+		if col < 0 || col >= len(r) {
+			return "", false
+		}
+		k = r[col]
+	case map[string]any:
+		if col >= 0 {
+			return "", false
+		}
+		k = r["id"]
+	}
+	switch k.(type) {
+	case string, json.Number, bool:
+		return encode(k), true
+	}
+	return "", false
+}
+
+// rowIndex returns the rows of list l by their value in column col: a
+// row, or, where several share it (in a snapshot other than the two the
+// column was chosen on), all of them in the order of their encoding, so
+// that a row that changed is still told.
+func rowIndex(l []any, col int) map[string]any {
+	idx := make(map[string]any, len(l))
+	var shared map[string]bool
+	for _, e := range l {
+		k, ok := rowKey(e, col)
+		if !ok {
+			continue
+		}
+		switch prev, dup := idx[k]; {
+		case !dup:
+			idx[k] = e
+		case shared[k]:
+			idx[k] = append(prev.([]any), e)
+		default:
+			if shared == nil {
+				shared = map[string]bool{}
+			}
+			shared[k] = true
+			idx[k] = []any{prev, e}
+		}
+	}
+	for k := range shared {
+		rows := idx[k].([]any)
+		slices.SortFunc(rows, func(a, b any) int { return strings.Compare(encode(a), encode(b)) })
+	}
+	return idx
 }
 
 // equalValues reports whether two decoded values are equal, null being an
@@ -583,7 +690,7 @@ func entryCounts(l []any) map[string]int {
 type stateView struct {
 	v      any
 	counts map[string]map[string]int // by the path of a list
-	rows   map[string]map[string]any // by the path of a list of rows (keyedRows)
+	rows   map[string]map[string]any // by the path of a list of rows and its key column (rowIndex)
 }
 
 // viewOf decodes snapshot s; nil when it does not decode.
@@ -601,18 +708,20 @@ func viewOf(s string) *stateView {
 func (sv *stateView) at(p place) string {
 	v := sv.v
 	for i, k := range p.path {
-		if key, ok := strings.CutPrefix(k, rowSegment); ok {
-			at := strings.Join(p.path[:i], "\x00")
-			rows, ok := sv.rows[at]
+		if seg, ok := strings.CutPrefix(k, rowSegment); ok {
+			c, key, _ := strings.Cut(seg, "\x00")
+			at := strings.Join(p.path[:i], "\x00") + "\x00" + c
+			idx, ok := sv.rows[at]
 			if !ok {
+				col, _ := strconv.Atoi(c)
 				l, _ := v.([]any)
-				rows, _ = keyedRows(l)
+				idx = rowIndex(l, col)
 				if sv.rows == nil {
 					sv.rows = map[string]map[string]any{}
 				}
-				sv.rows[at] = rows
+				sv.rows[at] = idx
 			}
-			v = rows[key]
+			v = idx[key]
 			continue
 		}
 		m, ok := v.(map[string]any)
