@@ -161,7 +161,7 @@ func (s *Suite) Baseline(ctx context.Context) (*Result, error) {
 	switch {
 	case len(tr.Ops) == 0 && len(tr.Panics) == 0:
 		why := "the agent does not call the generated wrappers (call refundTraced, not refund; run go generate), or, through a framework, its tools do not pass the adapter's middleware or are not in its Tools, or the context it passes them does not come from the agent's ctx"
-		if res.Error != "" {
+		if res.Error != "" && !res.Inconclusive {
 			why += "; the agent returned an error before any call: " + res.Error
 		}
 		if len(tr.Refused) > 0 {
@@ -482,9 +482,11 @@ func (s *Suite) run(ctx context.Context, sc Scenario) (*Result, *Trace, error) {
 		res.Failed = len(msgs) > 0
 	}
 	if stall != "" {
-		// The scenario's, not one more delivery's.
+		// The scenario's, not one more delivery's; and no delivery's
+		// success can be claimed for a run that never ended.
 		msgs = append(msgs, "stalled")
 		res.Failed = true
+		claimed = false
 	}
 	if res.Failed {
 		res.Error = strings.Join(msgs, "; ")
