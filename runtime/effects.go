@@ -487,6 +487,23 @@ func judgeRepeats(tr *Trace, end, baseEnd string, baseWin map[string][2]string, 
 		}
 		groups[k] = append(groups[k], i)
 	}
+	// A write that failed by itself yet changed the state (landed) is an
+	// execution of its group only if a later execution changed a place it
+	// changed too: a declined charge that recorded the attempt, retried
+	// with another card, is one charge.
+	var views stateViews // the snapshots decoded, for repeats that changed the state (redone)
+	for k, idx := range groups {
+		kept := idx[:0:0]
+		for n, i := range idx {
+			if o := &tr.Ops[i]; landed(o) && !redoneLater(tr, o, idx[n+1:], &views) {
+				continue
+			}
+			kept = append(kept, i)
+		}
+		if len(kept) < len(idx) {
+			groups[k] = kept
+		}
+	}
 	// What one delivery left, for calls that overlapped.
 	// endSame holds the end states the same when their lists hold the same
 	// entries in another order (rows inserted in another order); for an op
@@ -552,7 +569,6 @@ func judgeRepeats(tr *Trace, end, baseEnd string, baseWin map[string][2]string, 
 		}
 	}
 
-	var views stateViews // the snapshots decoded, for repeats that changed the state (redone)
 	// The repeats seen alone that changed the state, compared with the
 	// earlier executions of their group (redone), and the set-backs among
 	// them: a repeat that does again what its earlier execution did, where
@@ -1154,6 +1170,39 @@ func (m *stateViews) of(s string) *stateView {
 // ran alone: it executed, and a retry of it is a repeat.
 func landed(o *Operation) bool {
 	return o.Status == StatusFailed && o.Fault == FaultNone && o.stateSeen() && o.StateChange != ""
+}
+
+// redoneLater reports whether one of the executions later (seen alone)
+// changed the state where landed call o changed it.
+func redoneLater(tr *Trace, o *Operation, later []int, views *stateViews) bool {
+	ob, oa := o.stateWindow()
+	mine, ok := changedPlaces(views.of(ob), views.of(oa))
+	if !ok {
+		return false
+	}
+	// By path, whatever the entries: the same list, the same row or key
+	// (a first entry, which is the list's one value, then a second).
+	overlaps := func(p place) bool {
+		return slices.ContainsFunc(mine, func(q place) bool {
+			n := min(len(p.path), len(q.path))
+			return slices.Equal(p.path[:n], q.path[:n])
+		})
+	}
+	for _, i := range later {
+		l := &tr.Ops[i]
+		if !l.stateSeen() || l.StateChange == "" {
+			continue
+		}
+		lb, la := l.stateWindow()
+		theirs, ok := changedPlaces(views.of(lb), views.of(la))
+		if !ok {
+			continue
+		}
+		if slices.ContainsFunc(theirs, overlaps) {
+			return true
+		}
+	}
+	return false
 }
 
 // readsArgs reports whether judging repeat o reads its arguments: an op
