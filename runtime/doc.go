@@ -92,8 +92,9 @@
 // read off the goroutines of the process (goroutines.go): those created
 // since the scenario began are quiet when each is parked at a gate or
 // blocked on a channel, a lock or a condition, and none is running, asleep
-// (time.Sleep, or the timed wait of a library that retries: SQLite's busy
-// handler, a rate limiter) or waiting for network I/O. A tool body blocked on a channel counts as
+// (time.Sleep, or, for a moment, the timed wait of a library that
+// retries: SQLite's busy handler, a rate limiter) or waiting for network
+// I/O. A tool body blocked on a channel counts as
 // busy for a moment (a worker may answer it), unless it waits for a tool it
 // called itself: on its own goroutine (parked at that call's gate), or on a
 // server's (a call reached a gate after the body began). A scenario that

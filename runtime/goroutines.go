@@ -230,6 +230,17 @@ var timedWaits = []string{
 	"github.com/sethvargo/go-retry.",
 }
 
+// timedWaitWhy is why a goroutine in one of timedWaits is busy; world.quiet
+// lets it count so for timedGrace only: the wait may be for a lock that a
+// call parked at a gate holds (a transaction open across a traced call),
+// which no sleep ends.
+const timedWaitWhy = "asleep in a timed wait"
+
+// timedGrace is how long a goroutine seen in one of timedWaits counts as
+// busy: longer than the sleeps of SQLite's busy handler between tries
+// (up to 25 ms before 100 ms have passed).
+const timedGrace = 50 * time.Millisecond
+
 // timedWait reports whether f, the function a goroutine is blocked in, is
 // one of timedWaits.
 func timedWait(f string) bool {
@@ -306,7 +317,7 @@ func (g *gInfo) busy(since time.Time) (bool, string) {
 	// client waiting for an answer that network I/O will bring, or a tool
 	// body that began a moment ago (a worker may answer it).
 	if (g.state == "select" || g.state == "chan receive") && len(g.funcs) > 0 && timedWait(g.funcs[0]) {
-		return true, "asleep"
+		return true, timedWaitWhy
 	}
 	for _, f := range g.funcs {
 		switch {
@@ -449,6 +460,7 @@ type world struct {
 	roots   map[uint64]int // invocation goroutine -> invocation number
 	network string         // the first sign of network I/O among ours
 	inBody  map[uint64]time.Time
+	inTimed map[uint64]time.Time // goroutines seen in a timed wait, since when (timedSince)
 
 	// quietSet and quietCreated are what the last quiet snapshot saw
 	// (quietgates.go); quietSet is nil when it cannot be relied on.
@@ -515,6 +527,34 @@ func (w *world) body(gid uint64, start bool) {
 		delete(w.inBody, gid)
 	}
 	w.mu.Unlock()
+}
+
+// timedSince returns when goroutine gid was first seen in a timed wait
+// (timedWaits), noting now if it was not.
+func (w *world) timedSince(gid uint64) time.Time {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	t, ok := w.inTimed[gid]
+	if !ok {
+		t = time.Now()
+		if w.inTimed == nil {
+			w.inTimed = map[uint64]time.Time{}
+		}
+		w.inTimed[gid] = t
+	}
+	return t
+}
+
+// keepTimed forgets when the goroutines not in *timed were first seen in
+// a timed wait: a later wait of theirs has its grace again.
+func (w *world) keepTimed(timed *[]uint64) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for id := range w.inTimed {
+		if !slices.Contains(*timed, id) {
+			delete(w.inTimed, id)
+		}
+	}
 }
 
 func (w *world) bodySince(gid uint64) time.Time {
@@ -623,7 +663,9 @@ func (w *world) quiet(self uint64, held heldCalls) (bool, string) {
 	created, known := goroutinesCreated()
 	w.mu.Unlock()
 	ours := w.ours(w.snapshot(), self)
-	excused := 0 // arrivals that excused a tool body
+	excused := 0       // arrivals that excused a tool body
+	var timed []uint64 // the goroutines in a timed wait now
+	defer w.keepTimed(&timed)
 	for _, g := range ours {
 		w.noteNetwork(&g)
 		// A goroutine just released from a gate still has the gate on its
@@ -636,6 +678,12 @@ func (w *world) quiet(self uint64, held heldCalls) (bool, string) {
 			since = time.Time{}
 		}
 		busy, why := g.busy(since)
+		if busy && why == timedWaitWhy {
+			timed = append(timed, g.id)
+			if time.Since(w.timedSince(g.id)) > timedGrace {
+				busy = false // waiting for what no sleep ends, by now
+			}
+		}
 		switch {
 		case busy && why == "waiting for an HTTP response" && held.requests > 0:
 			held.requests--

@@ -232,9 +232,9 @@ func TestRuntimeWaitsAreBusy(t *testing.T) {
 		// SQLite's busy handler (the database is locked by another
 		// connection) sleeps in a select on a timer: it wakes by itself.
 		{"goroutine 12 [select]:\nmodernc.org/sqlite.busyHandler(0xc000100000?, 0x7f0000001000, 0x3)\n\t/go/pkg/mod/modernc.org/sqlite@v1.62.0/busy.go:86 +0x1c5\nmodernc.org/sqlite/lib.Xsqlite3_step(0xc000100000, 0x7f0000002000)",
-			true, "asleep"},
+			true, "asleep in a timed wait"},
 		{"goroutine 13 [select]:\ngolang.org/x/time/rate.(*Limiter).wait(0xc000200000, {0xa1a950, 0xc000300000}, 0x1, {0x0?, 0x0?, 0x0?}, 0xb2c180)\n\t/go/pkg/mod/golang.org/x/time@v0.12.0/rate/rate.go:286 +0x3a5",
-			true, "asleep"},
+			true, "asleep in a timed wait"},
 		// A select of the agent's own (on a channel a worker sends to)
 		// is quiet.
 		{"goroutine 14 [select]:\nexample.com/agent.collect(0xc000010000)\n\t/src/agent/collect.go:20 +0x9d",
