@@ -268,18 +268,30 @@ type heldCalls struct {
 }
 
 // arrivedSince reports whether a call parked at a gate reached it after
-// since, one that excused no body yet (*n of them did, the latest ones):
-// each excuses one tool body. Bodies are not matched with arrivals
-// optimally (an early body may take the arrival a later one needed, which
-// then waits out its grace): that only slows a schedule down.
+// since, at least arrivalSettle ago, one that excused no body yet (*n of
+// them did, the latest ones): each excuses one tool body. The settle lets
+// a body that hands its work to goroutines that are not the scenario's (a
+// pool started before the suite) see all of them reach their gates before
+// it counts as waiting, so that their calls form one round. Bodies are not
+// matched with arrivals optimally (an early body may take the arrival a
+// later one needed, which then waits out its grace): that only slows a
+// schedule down.
 func (h heldCalls) arrivedSince(since time.Time, n *int) bool {
-	i := len(h.arrivals) - 1 - *n // the latest arrival not counted yet
-	if i < 0 || !h.arrivals[i].After(since) {
-		return false
+	for i := len(h.arrivals) - 1 - *n; i >= 0; i-- { // from the latest arrival not counted yet
+		if !h.arrivals[i].After(since) {
+			return false
+		}
+		if time.Since(h.arrivals[i]) >= arrivalSettle {
+			*n = len(h.arrivals) - i
+			return true
+		}
 	}
-	*n++
-	return true
+	return false
 }
+
+// arrivalSettle is how long a call must have been parked at its gate to
+// excuse a tool body waiting for it (arrivedSince).
+const arrivalSettle = 10 * time.Millisecond
 
 // bodyGrace is how long a tool body blocked on a channel, lock or
 // condition still counts as busy: long enough for a worker to answer it,
