@@ -203,6 +203,14 @@ func (g *gInfo) atGate() bool {
 	return g.has("agentidem-go/runtime.(*scheduler).Wait") || g.has("agentidem-go/runtime.(*lockstep).Wait")
 }
 
+// runtimeWorker reports whether g is one of the Go runtime's own goroutines
+// that run user code (cleanups, finalizers): hidden from stack dumps until
+// they do, it is missing from the snapshot a scenario starts with, yet it
+// is no goroutine of the scenario.
+func (g *gInfo) runtimeWorker() bool {
+	return g.has("runtime.runCleanups") || g.has("runtime.runfinq")
+}
+
 // harnessWait reports whether g is the harness waiting for the agent (a
 // delivery waiting for its invocation to return), which a stall report
 // leaves out.
@@ -617,7 +625,7 @@ func (w *world) ours(all []gInfo, self uint64) []gInfo {
 		}
 	}
 	for _, g := range all {
-		if g.id == self || !w.oursLocked(g.id) {
+		if g.id == self || !w.oursLocked(g.id) || g.runtimeWorker() {
 			continue
 		}
 		out = append(out, g)

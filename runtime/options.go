@@ -3,7 +3,9 @@ package runtime
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
+	"runtime/debug"
 	"time"
 )
 
@@ -88,17 +90,29 @@ func Setup(fn func(ctx context.Context) error) Option {
 // invariants, in a goroutine of its own as Setup does, and its calls are
 // the harness's as Setup's are. Given more than once, the functions all
 // run, in the reverse order (as deferred calls do: a worker stopped before
-// its database is closed), and their errors are joined.
+// its database is closed), a panic in one stopping none of the others,
+// and their errors are joined. When a Setup fails, no Teardown runs.
 func Teardown(fn func(ctx context.Context) error) Option {
 	return optionFunc(func(c *config) {
 		if prev := c.teardown; prev != nil && fn != nil {
-			c.teardown = func(ctx context.Context) error { return errors.Join(fn(ctx), prev(ctx)) }
+			c.teardown = func(ctx context.Context) error { return errors.Join(unpanicked(fn, ctx), unpanicked(prev, ctx)) }
 			return
 		}
 		if fn != nil {
 			c.teardown = fn
 		}
 	})
+}
+
+// unpanicked runs hook fn, and returns a panic in it as an error, so that
+// the Teardowns given after it still run.
+func unpanicked(fn func(context.Context) error, ctx context.Context) (err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			err = fmt.Errorf("Teardown panicked: %v\n%s", v, debug.Stack())
+		}
+	}()
+	return fn(ctx)
 }
 
 // chainHooks returns a Setup that runs first, then next, and stops at the
