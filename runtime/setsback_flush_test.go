@@ -1,41 +1,6 @@
 package runtime
 
-import (
-	"context"
-	"testing"
-)
-
-// runKVNoRetry runs an agent that calls steps in turn and never retries:
-// a failed call ends the run.
-func runKVNoRetry(t *testing.T, seed func(m map[string]any), steps func(w *kvWorld) []step, opts ...Option) *Report {
-	t.Helper()
-	w := &kvWorld{}
-	agent := func(ctx context.Context) error {
-		for _, s := range steps(w) {
-			if err := traced(ctx, s.op, s.args, s.id, func(context.Context) error { return w.do(s.fn) }); err != nil {
-				return err
-			}
-		}
-		return nil
-	}
-	opts = append([]Option{
-		Setup(func(context.Context) error {
-			w.mu.Lock()
-			w.m = map[string]any{}
-			if seed != nil {
-				seed(w.m)
-			}
-			w.mu.Unlock()
-			return nil
-		}),
-		State(func() any { return w.snapshot() }),
-	}, opts...)
-	rep, err := Run(context.Background(), t.Name(), agent, opts...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return rep
-}
+import "testing"
 
 // queue_email upserts a mail by its id (a retry changes nothing: correctly
 // declared idempotent); flush_outbox sends what is pending and logs it in

@@ -47,6 +47,18 @@ type step struct {
 // error, with the world (seeded) as its State.
 func runKV(t *testing.T, seed func(m map[string]any), steps func(w *kvWorld) []step, opts ...Option) *Report {
 	t.Helper()
+	return runSteps(t, true, seed, steps, opts...)
+}
+
+// runKVNoRetry runs an agent that calls steps in turn and never retries:
+// a failed call ends the run.
+func runKVNoRetry(t *testing.T, seed func(m map[string]any), steps func(w *kvWorld) []step, opts ...Option) *Report {
+	t.Helper()
+	return runSteps(t, false, seed, steps, opts...)
+}
+
+func runSteps(t *testing.T, retry bool, seed func(m map[string]any), steps func(w *kvWorld) []step, opts ...Option) *Report {
+	t.Helper()
 	w := &kvWorld{}
 	agent := func(ctx context.Context) error {
 		for _, s := range steps(w) {
@@ -54,7 +66,7 @@ func runKV(t *testing.T, seed func(m map[string]any), steps func(w *kvWorld) []s
 				return traced(ctx, s.op, s.args, s.id, func(context.Context) error { return w.do(s.fn) })
 			}
 			if err := call(); err != nil {
-				if ctx.Err() != nil {
+				if !retry || ctx.Err() != nil {
 					return err
 				}
 				if err := call(); err != nil {
