@@ -494,8 +494,8 @@ func judgeRepeats(tr *Trace, end, baseEnd string, baseWin map[string][2]string, 
 	var views stateViews // the snapshots decoded, for repeats that changed the state (redone)
 	for k, idx := range groups {
 		kept := idx[:0:0]
-		for n, i := range idx {
-			if o := &tr.Ops[i]; landed(o) && !redoneLater(tr, o, idx[n+1:], &views) {
+		for _, i := range idx {
+			if o := &tr.Ops[i]; landed(o) && !redoneLater(tr, o, idx, &views) {
 				continue
 			}
 			kept = append(kept, i)
@@ -1172,37 +1172,61 @@ func landed(o *Operation) bool {
 	return o.Status == StatusFailed && o.Fault == FaultNone && o.stateSeen() && o.StateChange != ""
 }
 
-// redoneLater reports whether one of the executions later (seen alone)
-// changed the state where landed call o changed it.
-func redoneLater(tr *Trace, o *Operation, later []int, views *stateViews) bool {
+// redoneLater reports whether an execution of o's group that ran after it
+// (group lists them all) changed the state where landed call o changed it,
+// or may have: one that overlapped other writes, whose own change is not
+// known.
+func redoneLater(tr *Trace, o *Operation, group []int, views *stateViews) bool {
 	ob, oa := o.stateWindow()
 	mine, ok := changedPlaces(views.of(ob), views.of(oa))
 	if !ok {
-		return false
+		return true
 	}
-	// By path, whatever the entries: the same list, the same row or key
-	// (a first entry, which is the list's one value, then a second).
+	// The same place: a key or a row by its path; a list's entry only if
+	// the same entry, also where o's list held one and was one value (a
+	// first entry, then the same again).
+	oav := views.of(oa)
 	overlaps := func(p place) bool {
 		return slices.ContainsFunc(mine, func(q place) bool {
+			switch {
+			case p.elem && q.elem:
+				return p.entry == q.entry && slices.Equal(p.path, q.path)
+			case p.elem && slices.Equal(p.path, q.path):
+				return holds(oav, q, p.entry)
+			}
 			n := min(len(p.path), len(q.path))
 			return slices.Equal(p.path[:n], q.path[:n])
 		})
 	}
-	for _, i := range later {
+	for _, i := range group {
 		l := &tr.Ops[i]
+		if l == o || l.execOrder() <= o.execOrder() {
+			continue
+		}
+		if l.Overlapped {
+			return true
+		}
 		if !l.stateSeen() || l.StateChange == "" {
 			continue
 		}
 		lb, la := l.stateWindow()
 		theirs, ok := changedPlaces(views.of(lb), views.of(la))
-		if !ok {
-			continue
-		}
-		if slices.ContainsFunc(theirs, overlaps) {
+		if !ok || slices.ContainsFunc(theirs, overlaps) {
 			return true
 		}
 	}
 	return false
+}
+
+// holds reports whether the list at place q of snapshot v holds entry (an
+// encoding).
+func holds(v *stateView, q place, entry string) bool {
+	if v == nil {
+		return false
+	}
+	x, err := decodeState(v.at(q))
+	l, _ := x.([]any)
+	return err == nil && slices.ContainsFunc(l, func(e any) bool { return encode(e) == entry })
 }
 
 // readsArgs reports whether judging repeat o reads its arguments: an op

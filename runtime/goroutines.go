@@ -208,7 +208,7 @@ func (g *gInfo) atGate() bool {
 // they do, it is missing from the snapshot a scenario starts with, yet it
 // is no goroutine of the scenario.
 func (g *gInfo) runtimeWorker() bool {
-	return g.has("runtime.runCleanups") || g.has("runtime.runfinq")
+	return slices.ContainsFunc(g.funcs, func(f string) bool { return f == "runtime.runCleanups" || f == "runtime.runfinq" })
 }
 
 // harnessWait reports whether g is the harness waiting for the agent (a
@@ -565,13 +565,13 @@ func (w *world) timedSince(gid uint64) time.Time {
 	return t
 }
 
-// keepTimed forgets when the goroutines not in *timed were first seen in
+// keepTimed forgets when the goroutines not in timed were first seen in
 // a timed wait: a later wait of theirs has its grace again.
-func (w *world) keepTimed(timed *[]uint64) {
+func (w *world) keepTimed(timed []uint64) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	for id := range w.inTimed {
-		if !slices.Contains(*timed, id) {
+		if !slices.Contains(timed, id) {
 			delete(w.inTimed, id)
 		}
 	}
@@ -685,7 +685,6 @@ func (w *world) quiet(self uint64, held heldCalls) (bool, string) {
 	ours := w.ours(w.snapshot(), self)
 	excused := 0       // arrivals that excused a tool body
 	var timed []uint64 // the goroutines in a timed wait now
-	defer w.keepTimed(&timed)
 	for _, g := range ours {
 		w.noteNetwork(&g)
 		// A goroutine just released from a gate still has the gate on its
@@ -721,6 +720,7 @@ func (w *world) quiet(self uint64, held heldCalls) (bool, string) {
 			return false, fmt.Sprintf("goroutine %d (%s) at %s", g.id, why, g.where())
 		}
 	}
+	w.keepTimed(timed) // after a whole pass: none was left unseen
 	w.noteQuiet(ours, created, made, known && self == 0)
 	return true, ""
 }

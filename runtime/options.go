@@ -95,7 +95,14 @@ func Setup(fn func(ctx context.Context) error) Option {
 func Teardown(fn func(ctx context.Context) error) Option {
 	return optionFunc(func(c *config) {
 		if prev := c.teardown; prev != nil && fn != nil {
-			c.teardown = func(ctx context.Context) error { return errors.Join(unpanicked(fn, ctx), unpanicked(prev, ctx)) }
+			c.teardown = func(ctx context.Context) (err error) {
+				// prev runs even if fn ends its goroutine (t.FailNow:
+				// runtime.Goexit runs deferred calls, recovers nothing).
+				var ferr error
+				defer func() { err = errors.Join(ferr, unpanicked(prev, ctx)) }()
+				ferr = unpanicked(fn, ctx)
+				return nil
+			}
 			return
 		}
 		if fn != nil {
