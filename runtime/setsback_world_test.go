@@ -431,7 +431,7 @@ func TestShipAgainAfterASetBackOfTheRowIsAbsorbed(t *testing.T) {
 func TestWriteThatFailedAfterLandingIsAnExecution(t *testing.T) {
 	charge := &Op{Name: "charge", Kind: KindWrite, Params: []string{"order", "amount"}}
 	w := &kvWorld{}
-	timeouts := 0
+	var timeouts atomic.Int32 // the deliveries of duplicate_delivery/concurrent share it
 	agent := func(ctx context.Context) error {
 		call := func() error {
 			return traced(ctx, charge, []any{"o1", 30}, []any{"o1"}, func(context.Context) error {
@@ -439,8 +439,7 @@ func TestWriteThatFailedAfterLandingIsAnExecution(t *testing.T) {
 					l, _ := m["charges"].([]any)
 					m["charges"] = append(l, "o1:30")
 				})
-				if timeouts == 0 {
-					timeouts++
+				if timeouts.Add(1) == 1 {
 					return errors.New("charge: context deadline exceeded (Client.Timeout exceeded while awaiting headers)")
 				}
 				return nil
@@ -456,7 +455,7 @@ func TestWriteThatFailedAfterLandingIsAnExecution(t *testing.T) {
 			w.mu.Lock()
 			w.m = map[string]any{}
 			w.mu.Unlock()
-			timeouts = 0
+			timeouts.Store(0)
 			return nil
 		}),
 		State(func() any { return w.snapshot() }))
