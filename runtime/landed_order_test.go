@@ -73,12 +73,7 @@ func TestDeclinedChargeRetriedWithBothAttemptsAudited(t *testing.T) {
 		}
 		return nil
 	}
-	rep, err := Run(context.Background(), t.Name(), agent,
-		Setup(func(context.Context) error { w.mu.Lock(); w.m = map[string]any{}; w.mu.Unlock(); return nil }),
-		State(func() any { return w.snapshot() }))
-	if err != nil {
-		t.Fatal(err)
-	}
+	rep := runOn(t, w, nil, agent)
 	if got := findings(rep, ScenarioBaseline); len(got) != 0 {
 		t.Errorf("baseline findings %v: %s", got, rep.Baseline.Findings[0].Message)
 	}

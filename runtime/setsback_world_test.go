@@ -76,6 +76,13 @@ func runSteps(t *testing.T, retry bool, seed func(m map[string]any), steps func(
 		}
 		return nil
 	}
+	return runOn(t, w, seed, agent, opts...)
+}
+
+// runOn runs agent on world w, made afresh (and seeded) by Setup, with w as
+// its State.
+func runOn(t *testing.T, w *kvWorld, seed func(m map[string]any), agent func(context.Context) error, opts ...Option) *Report {
+	t.Helper()
 	opts = append([]Option{
 		Setup(func(context.Context) error {
 			w.mu.Lock()
@@ -316,12 +323,7 @@ func TestStatusRoundTripDeliveredTwice(t *testing.T) {
 		return nil
 	}
 	for range 2 { // the concurrent delivery's interleaving varies
-		rep, err := Run(context.Background(), t.Name(), agent,
-			Setup(func(context.Context) error { w.mu.Lock(); w.m = map[string]any{}; w.mu.Unlock(); return nil }),
-			State(func() any { return w.snapshot() }))
-		if err != nil {
-			t.Fatal(err)
-		}
+		rep := runOn(t, w, nil, agent)
 		if !rep.Safe {
 			t.Fatalf("findings: %v", findings(rep, ""))
 		}
@@ -450,18 +452,7 @@ func TestWriteThatFailedAfterLandingIsAnExecution(t *testing.T) {
 		}
 		return nil
 	}
-	rep, err := Run(context.Background(), t.Name(), agent,
-		Setup(func(context.Context) error {
-			w.mu.Lock()
-			w.m = map[string]any{}
-			w.mu.Unlock()
-			timeouts.Store(0)
-			return nil
-		}),
-		State(func() any { return w.snapshot() }))
-	if err != nil {
-		t.Fatal(err)
-	}
+	rep := runOn(t, w, func(map[string]any) { timeouts.Store(0) }, agent)
 	got := findings(rep, ScenarioBaseline)
 	if len(got) != 1 || got[0] != "duplicate_write charge" {
 		t.Fatalf("baseline: %v", got)
@@ -503,12 +494,7 @@ func TestOverlappedDrainsAfterTwoQueuesAreNoSignAgainstTheDeclaration(t *testing
 		})
 	}
 	for range 3 {
-		rep, err := Run(context.Background(), t.Name(), agent,
-			Setup(func(context.Context) error { w.mu.Lock(); w.m = map[string]any{}; w.mu.Unlock(); return nil }),
-			State(func() any { return w.snapshot() }))
-		if err != nil {
-			t.Fatal(err)
-		}
+		rep := runOn(t, w, nil, agent)
 		for _, f := range rep.Findings {
 			if f.Code == CodeNotIdempotent {
 				t.Fatalf("%s: the drain is idempotent: %s", f.Scenario, f.Message)
