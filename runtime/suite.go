@@ -930,12 +930,22 @@ func (s *Suite) identityUnstable(tr *Trace, add func(Finding)) {
 				reported[a.Name] = true
 				add(Finding{Code: CodeIdentityUnstable, Severity: SeverityError, Ops: []string{a.Name},
 					Identities: []string{a.Identity, b.Identity}, Calls: []string{a.ID, b.ID},
-					Message: fmt.Sprintf("%s was retried from the same call site (%s) with identity %s after attempt %s with identity %s went unanswered: a fresh key per attempt lets the sink run the retry as new work; derive the key from the work (session, intent, ids)",
-						a.Name, shortSite(a.Site), b.Identity, a.ID, a.Identity)})
+					Message: fmt.Sprintf("%s was retried from the same call site (%s) with identity %s after attempt %s with identity %s %s: a fresh key per attempt lets the sink run the retry as new work; derive the key from the work (session, intent, ids)",
+						a.Name, shortSite(a.Site), b.Identity, a.ID, a.Identity, unanswered(a))})
 			}
 			break
 		}
 	}
+}
+
+// unanswered says how the agent was left without the answer of call a:
+// an error came back (which, for all the agent knows, may have followed
+// the effect), or nothing did.
+func unanswered(a *Operation) string {
+	if a.Observation == ObservationFailed {
+		return "failed with an error"
+	}
+	return "got no answer"
 }
 
 // sameWork reports whether call b may re-send the work of call a: a retry

@@ -339,3 +339,38 @@ func TestLeakedGoroutineIsReported(t *testing.T) {
 	}, ledgerSetup(&l), testkit.With(runtime.OnlyScenario("none")))
 	assert.False(t, rep.Has(runtime.CodeGoroutineLeak))
 }
+
+// TestIdentityUnstableSaysWhatTheAgentSaw: the finding tells an attempt
+// that failed with an error from one whose answer never came, as the
+// agent saw them.
+func TestIdentityUnstableSaysWhatTheAgentSaw(t *testing.T) {
+	var l *tools.Ledger
+	ft := &fakeT{name: "TestFreshKeys"}
+	rep := testkit.Run(ft, func(ctx context.Context) error {
+		var err error
+		for i := 0; i < 3; i++ {
+			key := fmt.Sprintf("k-%d", rand.Int())
+			//agentidem:ignore seeded bug: the test proves identity_unstable catches it
+			if err = l.PostTraced(ctx, key, "hello"); err == nil {
+				return nil
+			}
+		}
+		return err
+	}, ledgerSetup(&l))
+	want := map[string]string{
+		"lost_acknowledgement/post#1":     "got no answer",
+		"before_operation_failure/post#1": "failed with an error",
+	}
+	seen := 0
+	for _, f := range rep.Findings {
+		if f.Code != runtime.CodeIdentityUnstable {
+			continue
+		}
+		if w, ok := want[f.Scenario]; ok {
+			seen++
+			assert.Contains(t, f.Message, w, f.Scenario)
+			assert.NotContains(t, f.Message, "unanswered", f.Scenario)
+		}
+	}
+	assert.Equal(t, len(want), seen, "identity_unstable in both scenarios")
+}
