@@ -150,7 +150,7 @@ func Begin(ctx context.Context, op *Op, args, identity, entity []any) (*Call, co
 	if detached {
 		c.rec.Detached = true
 		if c.pc != 0 {
-			r.noteDetached(siteOf(c.pc))
+			r.noteDetached(agentSite(c.pc))
 		}
 	}
 	// The calling goroutine is read once: for the baseline's count, and

@@ -2,7 +2,9 @@ package runtime
 
 import (
 	goruntime "runtime"
+	"runtime/debug"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 )
@@ -68,4 +70,75 @@ func siteOf(pc uintptr) string {
 	s := frame.File + ":" + strconv.Itoa(frame.Line)
 	sites.Store(pc, s)
 	return s
+}
+
+// agentSite returns the file:line a context_detached warning names: the
+// line of the user's code the call came from. That is the call site when
+// the user's code called the traced function itself (a generated wrapper).
+// When it did not (an adapter's middleware, called by a framework's tool
+// dispatch), it is the innermost frame of the main module's code outside
+// agentidem's own packages: the line that called the framework, often the
+// one that dropped the agent's context (agent.Generate(context.Background(),
+// ...)). Without such a frame on the goroutine (a server's goroutine), or
+// without a main module, it is the call site. Begin calls it, on the rare
+// path of a detached context only: it unwinds the whole stack.
+func agentSite(site uintptr) string {
+	main := mainModule()
+	if main == "" {
+		return siteOf(site)
+	}
+	var pcs [64]uintptr
+	n := goruntime.Callers(3, pcs[:]) // from Begin's caller
+	frames := goruntime.CallersFrames(pcs[:n])
+	first := true
+	for {
+		f, more := frames.Next()
+		if !first && userFrame(f, main) {
+			return f.File + ":" + strconv.Itoa(f.Line)
+		}
+		first = false // the traced function itself, which called Begin
+		if !more {
+			return siteOf(site)
+		}
+	}
+}
+
+// mainModule is the path of the main module of the binary ("" when it is
+// unknown), whose code is the user's (for a test binary, the module of the
+// package under test).
+var mainModule = sync.OnceValue(func() string {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok || bi.Main.Path == "command-line-arguments" {
+		return ""
+	}
+	return bi.Main.Path
+})
+
+// userFrame reports whether f runs code of the main module that is not
+// agentidem's own: not the runtime, and not an adapter's package (its tests
+// and examples are the user's code in this repository's own modules).
+func userFrame(f goruntime.Frame, main string) bool {
+	pkg := strings.TrimSuffix(funcPackage(f.Function), "_test")
+	if pkg != main && !strings.HasPrefix(pkg, main+"/") {
+		return false
+	}
+	const self = "github.com/agentidem/agentidem-go/"
+	if pkg == self+"runtime" {
+		return false
+	}
+	if strings.HasPrefix(pkg, self+"adapters/") && !strings.Contains(pkg, "/examples") && !strings.HasSuffix(f.File, "_test.go") {
+		return false
+	}
+	return true
+}
+
+// funcPackage returns the import path of the package of a function's full
+// name ("example.com/a/b.(*T).M" is "example.com/a/b"). A dot in the last
+// element of the path is written %2e there ("gopkg.in/yaml%2ev3.Unmarshal").
+func funcPackage(fn string) string {
+	slash := strings.LastIndexByte(fn, '/')
+	if dot := strings.IndexByte(fn[slash+1:], '.'); dot >= 0 {
+		fn = fn[:slash+1+dot]
+	}
+	return strings.ReplaceAll(fn, "%2e", ".")
 }

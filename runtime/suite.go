@@ -858,7 +858,7 @@ func (s *Suite) visibility(tr *Trace, add func(Finding)) {
 	for _, site := range tr.Detached {
 		if once("detached\x00" + site) {
 			add(Finding{Code: CodeContextDetached, Severity: SeverityWarning,
-				Message: fmt.Sprintf("a tool was called at %s with a context that does not come from the agent's (context.Background(), or one kept from elsewhere): the call was attributed by its goroutine, but the agent's cancellation (a crash, a deadline) never reaches it; pass the agent's ctx", shortSite(site))})
+				Message: fmt.Sprintf("a tool was called from %s with a context that does not come from the agent's (context.Background(), or one kept from elsewhere): the call was attributed by its goroutine, but the agent's cancellation (a crash, a deadline) never reaches it; pass the agent's ctx", shortSite(site))})
 		}
 	}
 	// A refused call is every scenario's that it happened in: the

@@ -163,8 +163,9 @@
 // nothing_traced (the wrappers are not called, or the context passed to
 // them is not the agent's). A tool given a context that does not come from
 // the agent's (context.Background()) is attributed by the goroutine that
-// called it and reported as context_detached (a warning naming the call
-// site); a call no run can claim (two tests with t.Parallel and a goroutine
+// called it and reported as context_detached (a warning naming the line
+// of the agent's code the call came from: the call of a traced function,
+// or, through an adapter, the call into the framework); a call no run can claim (two tests with t.Parallel and a goroutine
 // that descends from neither) is an error finding in every active run. A
 // call from a goroutine the agent started and did not wait for, made after
 // its scenario ended (fire and forget: a notification, an audit write),
