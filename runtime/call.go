@@ -35,6 +35,7 @@ type Call struct {
 
 	obs    *observed   // a call outside any run, seen by the Observer (observer.go)
 	effect *callEffect // what the State judge saw, if any
+	parent *Call       // the call of the same run this one was made inside of (Operation.Parent)
 }
 
 // fault returns the fault planned for this call, if any: the run's, which
@@ -125,12 +126,20 @@ func Begin(ctx context.Context, op *Op, args, identity, entity []any) (*Call, co
 	}
 	r := inv.rec
 	r.progress.Add(1)
+	var outer *Call
+	if ctx != nil && !detached {
+		// A tool calling a tool with the context it was given. The walk
+		// ends at the invocation's context (invContext).
+		if p, _ := ctx.Value(callKey{}).(*Call); p != nil && p.inv != nil && p.inv.rec == r {
+			outer = p
+		}
+	}
 	parent := ctx
 	if parent == nil {
 		parent = context.Background()
 	}
 	c := r.newCall()
-	c.Context, c.op, c.inv = parent, op, inv
+	c.Context, c.op, c.inv, c.parent = parent, op, inv, outer
 	// The values are copied, not args kept: the caller's slice does not
 	// escape, so the wrapper's []any{...} stays on its stack.
 	if len(args) <= len(c.buf) {

@@ -183,13 +183,14 @@ func traceOp(tr *Trace, id string) *Operation {
 // concurrentFailure finds a call of dep that failed while in flight
 // together with a call of pre.
 func concurrentFailure(tr *Trace, pre, dep string) *Operation {
+	nest := nestingOf(tr.Ops)
 	for i := range tr.Ops {
 		d := &tr.Ops[i]
 		if d.Name != dep || d.Error == "" || d.Batch == 0 || d.Fault != FaultNone {
 			continue
 		}
-		for _, p := range tr.Ops {
-			if p.Name == pre && p.Batch == d.Batch {
+		for j := range tr.Ops {
+			if p := &tr.Ops[j]; p.Name == pre && nest.together(p, d) {
 				return d
 			}
 		}

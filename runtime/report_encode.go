@@ -461,6 +461,7 @@ func (w *reportWriter) operation(o *Operation) {
 	w.integer("invocation", int64(o.Invocation))
 	w.integer("occurrence", int64(o.Occurrence))
 	w.integer("seq", int64(o.Seq))
+	w.strOmit("parent", o.Parent)
 	w.intOmit("start_tick", o.StartTick)
 	w.intOmit("end_tick", o.EndTick)
 	w.intOmit("batch", o.Batch)

@@ -216,6 +216,25 @@ func (inv *invocation) cancelled(gid uint64, running int, created uint64) {
 type invKey struct{}
 type callKey struct{}
 
+// invContext is the context an invocation runs with: it carries the
+// invocation (invKey), and it ends the search for an enclosing call
+// (callKey) at the invocation, so that a call the agent makes itself finds
+// no outer call without walking the contexts the agent was given.
+type invContext struct {
+	context.Context
+	inv *invocation
+}
+
+func (c invContext) Value(key any) any {
+	switch key.(type) {
+	case invKey:
+		return c.inv
+	case callKey:
+		return (*Call)(nil)
+	}
+	return c.Context.Value(key)
+}
+
 // global holds the active recorders, for calls of tools that take no
 // context.Context.
 var global struct {
@@ -378,7 +397,7 @@ func (r *recorder) invokeNumbered(ctx context.Context, fn func(context.Context) 
 	if r.aborted.Load() {
 		cancel() // abort ran before this invocation was listed
 	}
-	ctx = context.WithValue(ctx, invKey{}, inv)
+	ctx = invContext{ctx, inv}
 
 	// The agent runs in a goroutine of its own, so that runtime.Goexit
 	// (a crashed invocation's next call, a tool without an error result

@@ -429,9 +429,11 @@ func (s *scheduler) knownQuiet() (quiet, stopped bool) {
 	return before == after, false
 }
 
-// batches assigns batch numbers: connected components of calls whose
-// in-flight intervals [StartTick, EndTick] overlap, numbered from 1 in tick
-// order; a call alone in flight has batch 0.
+// batches assigns batch numbers: connected components of calls in flight
+// together, numbered from 1 in tick order; a call alone in flight has
+// batch 0. Two calls are in flight together when their intervals
+// [StartTick, EndTick] overlap and neither was made inside the other
+// (Operation.Parent): a tool that calls a tool is not a batch of two.
 func batches(ops []Operation) {
 	idx := make([]int, 0, len(ops))
 	for i := range ops {
@@ -448,20 +450,98 @@ func batches(ops []Operation) {
 		return ops[i].EndTick
 	}
 	sort.Slice(idx, func(a, b int) bool { return ops[idx[a]].StartTick < ops[idx[b]].StartTick })
-	batch := 0
-	for i := 0; i < len(idx); {
-		last := end(idx[i])
-		j := i + 1
-		for j < len(idx) && ops[idx[j]].StartTick < last {
-			last = max(last, end(idx[j]))
-			j++
+	nest := nestingOf(ops)
+	if nest == nil {
+		batch := 0
+		for i := 0; i < len(idx); {
+			last := end(idx[i])
+			j := i + 1
+			for j < len(idx) && ops[idx[j]].StartTick < last {
+				last = max(last, end(idx[j]))
+				j++
+			}
+			if j-i > 1 {
+				batch++
+				for k := i; k < j; k++ {
+					ops[idx[k]].Batch = batch
+				}
+			}
+			i = j
 		}
-		if j-i > 1 {
-			batch++
-			for k := i; k < j; k++ {
-				ops[idx[k]].Batch = batch
+		return
+	}
+	// With nested calls, the components of the pairs in flight together
+	// (union-find over positions in idx).
+	root := make([]int, len(idx))
+	for i := range root {
+		root[i] = i
+	}
+	find := func(i int) int {
+		for root[i] != i {
+			root[i] = root[root[i]]
+			i = root[i]
+		}
+		return i
+	}
+	size := make([]int, len(idx))
+	for i := range idx {
+		for j := i + 1; j < len(idx) && ops[idx[j]].StartTick < end(idx[i]); j++ {
+			if !nest.related(&ops[idx[i]], &ops[idx[j]]) {
+				root[find(j)] = find(i)
 			}
 		}
-		i = j
 	}
+	for i := range idx {
+		size[find(i)]++
+	}
+	number := map[int]int{}
+	for i := range idx {
+		r := find(i)
+		if size[r] < 2 {
+			continue
+		}
+		if number[r] == 0 {
+			number[r] = len(number) + 1
+		}
+		ops[idx[i]].Batch = number[r]
+	}
+}
+
+// nesting maps the ID of each call made inside another to that call's ID
+// (Operation.Parent); nil when no call of the trace was.
+type nesting map[string]string
+
+func nestingOf(ops []Operation) nesting {
+	var n nesting
+	for i := range ops {
+		if p := ops[i].Parent; p != "" {
+			if n == nil {
+				n = nesting{}
+			}
+			n[ops[i].ID] = p
+		}
+	}
+	return n
+}
+
+// related reports whether one of a and b was made inside the other, at any
+// depth: they were never in flight together, however their intervals lie.
+func (n nesting) related(a, b *Operation) bool {
+	return n.inside(a.ID, b.ID) || n.inside(b.ID, a.ID)
+}
+
+// inside reports whether call id was made inside call outer, at any depth.
+func (n nesting) inside(id, outer string) bool {
+	for p, depth := n[id], 0; p != "" && depth < len(n); p, depth = n[p], depth+1 {
+		if p == outer {
+			return true
+		}
+	}
+	return false
+}
+
+// together reports whether a and b were in flight together: in one batch,
+// and neither made inside the other.
+func (n nesting) together(a, b *Operation) bool {
+	return a.Batch != 0 && a.Batch == b.Batch && !n.related(a, b)
 }

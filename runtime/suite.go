@@ -1160,10 +1160,11 @@ func (s *Suite) orderChecks(res *Result, tr *Trace, sc Scenario) {
 		return
 	}
 	ops := tr.Ops
+	nest := nestingOf(ops)
 	for i := range ops {
 		for j := range ops {
 			a, b := &ops[i], &ops[j]
-			if i == j || a.Batch == 0 || a.Batch != b.Batch {
+			if i == j || !nest.together(a, b) {
 				continue
 			}
 			for _, dep := range b.After {

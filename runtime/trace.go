@@ -80,6 +80,11 @@ type Operation struct {
 	Occurrence int `json:"occurrence"`
 	// Seq is the call's start order in the run (0-based).
 	Seq int `json:"seq"`
+	// Parent is the ID of the call this one was made inside of: a tool
+	// that calls another tool with the context it was given (directly, or
+	// handing it to a goroutine). "" for a call the agent made itself.
+	// A call and its parent are never in flight together as a batch is.
+	Parent string `json:"parent,omitempty"`
 	// StartTick and EndTick are the scheduler's logical clock at the
 	// release of the call's start and finish gates (interleaving scenarios
 	// only): the call is in flight between them.
@@ -340,5 +345,8 @@ func (c *Call) expand(r *recorder, o *Operation) {
 	}
 	if c.pc != 0 {
 		o.Site = siteOf(c.pc)
+	}
+	if p := c.parent; p != nil {
+		o.Parent = p.idLocked() // numbered: expand holds r.mu, and numbered every call first
 	}
 }

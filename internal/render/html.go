@@ -440,6 +440,9 @@ func buildRow(o *runtime.Operation, clk clock, codes, warns []string, dup bool, 
 			row.Marks = append(row.Marks, "answer lost")
 		}
 	}
+	if o.Parent != "" {
+		row.Marks = append(row.Marks, "↳ made inside "+o.Parent)
+	}
 	if o.Replayed {
 		classes = append(classes, "replayed")
 		row.Marks = append(row.Marks, "↺ replayed by the sink")

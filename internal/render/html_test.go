@@ -510,3 +510,26 @@ func TestBatchesAreShaded(t *testing.T) {
 		t.Errorf("%d batch bands, want 3", n)
 	}
 }
+
+// A call made inside another (a tool calling a tool) says so in its marks.
+func TestNestedCallNamesItsParent(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	op := func(seq int, id, name, parent string) runtime.Operation {
+		return runtime.Operation{ID: id, Name: name, Kind: runtime.KindWrite, Seq: seq, Invocation: 1, Parent: parent,
+			Status: runtime.StatusSuccess, Observation: runtime.ObservationReceived, StartedAt: t0, CompletedAt: t0}
+	}
+	rep := &runtime.Report{SchemaVersion: "1", Name: "T", Safe: true, BaselineSucceeded: true,
+		Baseline: &runtime.Result{Scenario: "baseline", Kind: "baseline", OperationIndex: -1, Safe: true,
+			Trace: &runtime.Trace{Invocations: 1, Ops: []runtime.Operation{op(0, "1:close_all#1", "close_all", ""), op(1, "1:set_status#1", "set_status", "1:close_all#1")}}}}
+	doc := parseHTML(t, renderHTML(t, rep))
+	rows := find(doc, "details", "call")
+	if len(rows) != 2 {
+		t.Fatalf("%d rows", len(rows))
+	}
+	if outer := textOf(rows[0]); strings.Contains(outer, "made inside") {
+		t.Errorf("the outer call says it was made inside another: %q", outer)
+	}
+	if inner := textOf(rows[1]); !strings.Contains(inner, "↳ made inside 1:close_all#1") {
+		t.Errorf("the nested call does not name its parent: %q", inner)
+	}
+}

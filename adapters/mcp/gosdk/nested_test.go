@@ -104,6 +104,33 @@ func TestToolCallingAToolOverASession(t *testing.T) {
 	if want := []string{"close_all", "set_status", "set_status", "set_status", "set_status"}; !slices.Equal(names, want) {
 		t.Fatalf("baseline calls %v, want %v", names, want)
 	}
+	// close_all's set_status calls, over a session of its own, are made
+	// inside it: they name it as their parent and are no batch with it.
+	// The agent's two parallel set_status calls are a batch.
+	var closeID string
+	for _, o := range rep.Baseline.Trace.Ops {
+		if o.Name == "close_all" {
+			closeID = o.ID
+		}
+	}
+	nested, parallel := 0, 0
+	for _, o := range rep.Baseline.Trace.Ops {
+		switch {
+		case o.Parent == closeID:
+			nested++
+			if o.Batch != 0 {
+				t.Errorf("%s, made inside %s, is in batch %d", o.ID, closeID, o.Batch)
+			}
+		case o.Name == "set_status":
+			parallel++
+			if o.Parent != "" || o.Batch == 0 {
+				t.Errorf("%s, the agent's own parallel call: parent %q, batch %d", o.ID, o.Parent, o.Batch)
+			}
+		}
+	}
+	if nested != 2 || parallel != 2 {
+		t.Errorf("%d calls made inside close_all and %d of the agent's own, want 2 and 2", nested, parallel)
+	}
 	if !rep.Safe {
 		for _, f := range rep.Problems {
 			t.Errorf("%s: %s", f.Code, f.Message)

@@ -1,0 +1,127 @@
+package testkit_test
+
+import (
+	"context"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/agentidem/agentidem-go/runtime"
+	"github.com/agentidem/agentidem-go/testkit"
+)
+
+// desk is a help desk whose close_all tool closes tickets by calling the
+// set_status tool with the context it was given, as a tool that calls
+// another tool does. set_status declares after=close_all: it must start
+// only once close_all has returned, unless close_all makes it itself.
+type desk struct {
+	mu     sync.Mutex
+	status map[string]string
+}
+
+var (
+	deskSetOp   = &runtime.Op{Name: "set_status", Kind: runtime.KindWrite, Params: []string{"id", "status"}, Idempotent: true, After: []string{"close_all"}}
+	deskCloseOp = &runtime.Op{Name: "close_all", Kind: runtime.KindWrite, Params: []string{"ids"}, Idempotent: true}
+)
+
+func (d *desk) set(ctx context.Context, id, st string) error {
+	return tracedOp(ctx, deskSetOp, []any{id, st}, func(context.Context) error {
+		d.mu.Lock()
+		d.status[id] = st
+		d.mu.Unlock()
+		return nil
+	})
+}
+
+func (d *desk) closeAll(ctx context.Context) error {
+	return tracedOp(ctx, deskCloseOp, []any{"t1,t2"}, func(ctx context.Context) error {
+		for _, id := range []string{"t1", "t2"} {
+			if err := d.set(ctx, id, "closed"); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+func (d *desk) options() []testkit.Option {
+	return []testkit.Option{
+		testkit.Setup(func(context.Context) error {
+			d.mu.Lock()
+			d.status = map[string]string{}
+			d.mu.Unlock()
+			return nil
+		}),
+		testkit.NoSummary(),
+	}
+}
+
+// A tool that calls a tool is not a batch of two: the nested calls name
+// their parent, no call is in a batch, and no partial batch failure is
+// planned for them. Before, close_all and its set_status calls were one
+// batch of three, with three partial_batch_failure scenarios.
+func TestToolCallingAToolIsNotABatch(t *testing.T) {
+	d := &desk{}
+	rep := testkit.Run(t, d.closeAll, d.options()...)
+	ops := rep.Baseline.Trace.Ops
+	require.Len(t, ops, 3)
+	assert.Equal(t, "", ops[0].Parent)
+	for _, o := range ops {
+		assert.Zero(t, o.Batch, o.ID)
+		if o.Name == "set_status" {
+			assert.Equal(t, "1:close_all#1", o.Parent, o.ID)
+		}
+	}
+	for _, r := range rep.Results {
+		assert.NotEqual(t, runtime.ScenarioPartialBatch, r.Kind, r.Scenario)
+	}
+}
+
+// The same agent dispatching close_all and a set_status of its own in
+// parallel (one model turn): those two are in flight together, and so is
+// close_all's nested call with the agent's. set_status after=close_all is
+// caught, and only for the agent's own set_status.
+func TestParallelCallsNextToANestedCallAreABatch(t *testing.T) {
+	d := &desk{}
+	agent := func(ctx context.Context) error {
+		var wg sync.WaitGroup
+		errs := make([]error, 2)
+		wg.Go(func() { errs[0] = d.closeAll(ctx) })
+		wg.Go(func() { errs[1] = d.set(ctx, "t9", "open") })
+		wg.Wait()
+		for _, err := range errs {
+			if err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	rep := testkit.Run(t, agent, d.options()...)
+	require.True(t, rep.Has(runtime.CodeDependentCallsConcurrent), "the agent's own set_status ran with close_all")
+	for _, f := range rep.Findings {
+		if f.Code == runtime.CodeDependentCallsConcurrent {
+			require.Len(t, f.Calls, 2, f.Message)
+			var dep *runtime.Operation
+			for _, r := range append([]*runtime.Result{rep.Baseline}, rep.Results...) {
+				if r.Scenario == f.Scenario {
+					for i := range r.Trace.Ops {
+						if r.Trace.Ops[i].ID == f.Calls[1] {
+							dep = &r.Trace.Ops[i]
+						}
+					}
+				}
+			}
+			require.NotNil(t, dep, "call %s of %s", f.Calls[1], f.Scenario)
+			assert.Equal(t, "", dep.Parent, "the dependent call is the agent's own: %s", f.Message)
+		}
+	}
+	planned := 0
+	for _, r := range rep.Results {
+		if r.Kind == runtime.ScenarioPartialBatch {
+			planned++
+		}
+	}
+	assert.NotZero(t, planned, "partial batch failures of the parallel pair")
+}
