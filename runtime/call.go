@@ -53,8 +53,13 @@ var passThrough = &Call{}
 // Value returns the call itself for the runtime's key and otherwise asks the
 // parent context.
 func (c *Call) Value(key any) any {
-	if _, ok := key.(callKey); ok {
+	switch key.(type) {
+	case callKey:
 		return c
+	case enclosingKey:
+		if c.inv != nil { // a call of a run, not one observed outside any
+			return c
+		}
 	}
 	return c.Context.Value(key)
 }
@@ -110,7 +115,7 @@ func Begin(ctx context.Context, op *Op, args, identity, entity []any) (*Call, co
 		// State or Settle reading the world: not the agent's call.
 		return observe(ctx, op, args, identity, entity, callSite(framePCs()))
 	}
-	inv, detached, viaHTTP, late := lookup(ctx, op)
+	inv, outer, detached, viaHTTP, late := lookup(ctx, op)
 	if inv == nil {
 		// No run, or one that has ended (the call comes from a goroutine
 		// its agent left running, which its suite reports: late.go): the
@@ -126,14 +131,6 @@ func Begin(ctx context.Context, op *Op, args, identity, entity []any) (*Call, co
 	}
 	r := inv.rec
 	r.progress.Add(1)
-	var outer *Call
-	if ctx != nil && !detached {
-		// A tool calling a tool with the context it was given. The walk
-		// ends at the invocation's context (invContext).
-		if p, _ := ctx.Value(callKey{}).(*Call); p != nil && p.inv != nil && p.inv.rec == r {
-			outer = p
-		}
-	}
 	parent := ctx
 	if parent == nil {
 		parent = context.Background()

@@ -213,24 +213,24 @@ func (inv *invocation) cancelled(gid uint64, running int, created uint64) {
 	inv.rec.mu.Unlock()
 }
 
-type invKey struct{}
+// callKey finds the call a context belongs to (MarkReplayed).
 type callKey struct{}
 
-// invContext is the context an invocation runs with: it carries the
-// invocation (invKey), and it ends the search for an enclosing call
-// (callKey) at the invocation, so that a call the agent makes itself finds
-// no outer call without walking the contexts the agent was given.
+// enclosingKey finds, in one walk up a call's context, what it was made
+// in: the call of a run it was made inside of (a *Call: a tool calling a
+// tool with its context), or else the invocation that made it (an
+// *invocation, from the invocation's context, invContext).
+type enclosingKey struct{}
+
+// invContext is the context an invocation runs with.
 type invContext struct {
 	context.Context
 	inv *invocation
 }
 
 func (c invContext) Value(key any) any {
-	switch key.(type) {
-	case invKey:
+	if _, ok := key.(enclosingKey); ok {
 		return c.inv
-	case callKey:
-		return (*Call)(nil)
 	}
 	return c.Context.Value(key)
 }
@@ -677,7 +677,8 @@ func encodable(v any) any {
 	return v
 }
 
-// lookup finds the invocation a call belongs to. detached is true when the
+// lookup finds the invocation a call belongs to, and the call of it that
+// it was made inside of (outer: its context comes from that call's). detached is true when the
 // tool takes a context but the one it got does not come from the agent's
 // (context.Background(), a context kept from elsewhere): the call is then
 // attributed by the goroutine that made it. late is set, with inv nil,
@@ -687,13 +688,19 @@ func encodable(v any) any {
 // run's context, from such a goroutine, made while a run is active, is
 // refused in the active runs: it may serve one of them (a worker an
 // earlier invocation started and the agent reuses), and no run can tell.
-func lookup(ctx context.Context, op *Op) (inv *invocation, detached bool, viaHTTP uint64, late *lateCalls) {
+func lookup(ctx context.Context, op *Op) (inv *invocation, outer *Call, detached bool, viaHTTP uint64, late *lateCalls) {
 	if ctx != nil {
-		if inv, ok := ctx.Value(invKey{}).(*invocation); ok {
+		switch v := ctx.Value(enclosingKey{}).(type) {
+		case *Call:
+			inv, outer = v.inv, v
+		case *invocation:
+			inv = v
+		}
+		if inv != nil {
 			if inv.rec.stopped.Load() {
-				return nil, false, 0, inv.rec.late
+				return nil, nil, false, 0, inv.rec.late
 			}
-			return inv, false, 0, nil
+			return inv, outer, false, 0, nil
 		}
 	}
 	global.mu.Lock()
@@ -701,11 +708,11 @@ func lookup(ctx context.Context, op *Op) (inv *invocation, detached bool, viaHTT
 	global.mu.Unlock()
 	if len(recs) == 0 {
 		if watching.Load() == 0 {
-			return nil, false, 0, nil
+			return nil, nil, false, 0, nil
 		}
 		// Between two scenarios of a suite: no run to claim the call,
 		// but it may come from a goroutine an ended one left behind.
-		return nil, false, 0, lateCaller()
+		return nil, nil, false, 0, lateCaller()
 	}
 	why := "it has no context.Context parameter"
 	if ctx != nil {
@@ -714,7 +721,7 @@ func lookup(ctx context.Context, op *Op) (inv *invocation, detached bool, viaHTT
 	inv, left, leftBy, handler := attribute(recs, goroutineID())
 	live := 0 // the deliveries of the one active run in flight
 	if left == hookCalls {
-		return nil, false, 0, nil // seeding the world in Setup's goroutines
+		return nil, nil, false, 0, nil // seeding the world in Setup's goroutines
 	}
 	if inv != nil && inv.rec.stopped.Load() {
 		// An invocation its run abandoned (a stall), or a goroutine it
@@ -722,7 +729,7 @@ func lookup(ctx context.Context, op *Op) (inv *invocation, detached bool, viaHTT
 		inv, left, leftBy = nil, inv.rec.late, 1 // 1: known to be left, by whom does not matter here
 	}
 	if left != nil || leftBy != 0 {
-		return nil, false, 0, leftCall(recs, left, op, why)
+		return nil, nil, false, 0, leftCall(recs, left, op, why)
 	}
 	if inv == nil && len(recs) == 1 {
 		// No invocation's goroutine: the one invocation running is taken
@@ -763,11 +770,11 @@ func lookup(ctx context.Context, op *Op) (inv *invocation, detached bool, viaHTT
 		}
 		if !refused && watching.Load() > 0 {
 			// Every run ended meanwhile: as between two scenarios.
-			return nil, false, 0, lateCaller()
+			return nil, nil, false, 0, lateCaller()
 		}
-		return nil, false, 0, nil
+		return nil, nil, false, 0, nil
 	}
-	return inv, ctx != nil, viaHTTP, nil
+	return inv, nil, ctx != nil, viaHTTP, nil
 }
 
 // leftCall handles a call without the run's context from a goroutine an
