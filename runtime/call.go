@@ -262,12 +262,16 @@ func (c *Call) Start() error {
 		return nil
 	}
 	r := c.inv.rec
-	c.stopIfCrashed()
+	if err := c.stopIfCrashed(); err != nil {
+		return err
+	}
 	if r.gate != nil {
 		r.gate.Wait(c, PointStart)
 		// A call held at its gate when a sibling's crash fired was never
 		// sent: a dead worker does not send it later.
-		c.stopIfCrashed()
+		if err := c.stopIfCrashed(); err != nil {
+			return err
+		}
 	}
 	f := c.fault()
 	if f != FaultBefore && f != FaultConflict && f != FaultLostRequest {
@@ -294,21 +298,55 @@ func (c *Call) Start() error {
 	return err
 }
 
-// stopIfCrashed ends the calling goroutine, as the crash of its worker
-// would, when the call's invocation crashed: the call is recorded as never
-// executed.
-func (c *Call) stopIfCrashed() {
+// stopIfCrashed stops a call of an invocation that crashed: the call is
+// recorded as never executed and the calling goroutine ends, as the crash
+// of its worker would end it, when the goroutine is the invocation's (its
+// own, or one that descends from it).
+//
+// A goroutine the invocation did not start (a worker of a pool that Setup
+// or the test started, fed the agent's context over a channel) is not the
+// invocation's to end: ending it would take the worker from every later
+// scenario, and from the restart. Its call is refused instead, with an
+// error that matches context.Canceled and ErrInjected (errCrashedCall),
+// which stopIfCrashed returns for Start to give the wrapper; the goroutine
+// goes on, and the trace notes it. A tool without an error result cannot
+// be refused: its call runs, the trace notes why, and the scenario is
+// inconclusive (recorder.unstopped).
+func (c *Call) stopIfCrashed() error {
 	if !c.inv.dead.Load() {
-		return
+		return nil
+	}
+	r := c.inv.rec
+	gid := goroutineID()
+	owned := c.inv.owns(gid)
+	if !owned && c.op.NoError {
+		r.mu.Lock()
+		r.unstopped = true
+		r.mu.Unlock()
+		r.addNoteOnce(fmt.Sprintf("the crash of delivery %d could not stop its later call of %s at %s: the goroutine that made it (goroutine %d) was not started by the invocation (a worker started by Setup or by the test), so it was not ended, and %s has no error result to refuse the call with; the call ran after the crash, which a crashed worker would not have made, so the scenario is inconclusive",
+			c.inv.n, c.op.Name, shortSite(siteOf(c.pc)), gid, c.op.Name))
+		return nil
 	}
 	c.mu.Lock()
 	c.rec.status = statusFailed
 	c.rec.observation = observationFailed
 	c.rec.Error = "not executed: the invocation had crashed"
-	c.rec.end, c.rec.ended = c.inv.rec.now(), true
+	c.rec.end, c.rec.ended = r.now(), true
 	c.mu.Unlock()
-	goruntime.Goexit()
+	if owned {
+		goruntime.Goexit()
+	}
+	if r.world != nil {
+		r.world.body(c.gid, false) // the tool does not run
+	}
+	r.addNoteOnce(fmt.Sprintf("the crash of delivery %d stopped its later call of %s at %s, made by goroutine %d, which the invocation did not start (a worker started by Setup or by the test): that goroutine was not ended, as the invocation's own goroutines are, since later scenarios and the restart need it; the call was not executed and returned an error matching context.Canceled, and the goroutine went on",
+		c.inv.n, c.op.Name, shortSite(siteOf(c.pc)), gid))
+	return errCrashedCall
 }
+
+// errCrashedCall is what a call of a crashed invocation returns when the
+// goroutine that made it is not the invocation's (stopIfCrashed).
+var errCrashedCall = fmt.Errorf("not executed: the invocation had crashed (%w: %w)", ErrInjected, context.Canceled)
 
 // Finish is called after the tool returned err and results (error excluded).
 // It records the outcome, waits at the scheduler's finish gate, and applies a

@@ -76,6 +76,7 @@ type recorder struct {
 	current                   *invocation // the newest invocation, for calls without a context
 	all                       []*invocation
 	crashed                   bool
+	unstopped                 bool // a call after the crash could not be stopped (Call.stopIfCrashed)
 	notes                     []string
 	impure                    string          // why the agent cannot run in a bubble, if seen
 	detached                  map[string]bool // call sites that passed a context without the run
@@ -157,6 +158,20 @@ func (inv *invocation) noteCaller() {
 	default:
 		inv.strangers = append(inv.strangers, gid)
 	}
+}
+
+// owns reports whether goroutine gid is the invocation's: its own, or one
+// that descends from it, even through goroutines that have exited (a
+// stack snapshot's links, those the world learned, and the goroutines of
+// ended invocations: attribute). A goroutine started before the invocation
+// began (a pool's worker that Setup or the test started) is not, whatever
+// context it calls with.
+func (inv *invocation) owns(gid uint64) bool {
+	if x, ok := roots.Load(gid); ok {
+		return x.(*invocation) == inv
+	}
+	got, _, _, _ := attribute([]*recorder{inv.rec}, gid)
+	return got == inv
 }
 
 // ownParent returns the goroutine that created the calling one, from its
@@ -957,6 +972,15 @@ func (r *recorder) noteDetached(site string) {
 		r.detached = map[string]bool{}
 	}
 	r.detached[site] = true
+	r.mu.Unlock()
+}
+
+// addNoteOnce adds msg to the trace's notes unless it is there.
+func (r *recorder) addNoteOnce(msg string) {
+	r.mu.Lock()
+	if !slices.Contains(r.notes, msg) {
+		r.notes = append(r.notes, msg)
+	}
 	r.mu.Unlock()
 }
 

@@ -439,6 +439,12 @@ func (s *Suite) run(ctx context.Context, sc Scenario) (*Result, *Trace, error) {
 
 	res.Trace = tr
 	res.FaultFired = tr.Fired
+	r.mu.Lock()
+	if r.unstopped {
+		// A call the crash should have stopped ran (its note says why).
+		res.Inconclusive = true
+	}
+	r.mu.Unlock()
 	if stall != "" {
 		res.Inconclusive = true
 		res.Findings = append(res.Findings, Finding{

@@ -1,0 +1,127 @@
+package testkit_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/agentidem/agentidem-go/runtime"
+	"github.com/agentidem/agentidem-go/testkit"
+	"github.com/agentidem/agentidem-go/testkit/internal/tools"
+)
+
+// setupPool is a worker pool of the shape many agents' tools run on: its
+// workers are started by a Setup hook (once for the test, or once per
+// scenario and stopped in Teardown), not by the agent, and fed over a
+// channel; each job carries the agent's context, which the worker passes
+// to the traced tool it calls.
+type setupPool struct {
+	jobs chan poolJob
+	stop chan struct{}
+	wg   sync.WaitGroup
+	live atomic.Int32 // workers running
+}
+
+type poolJob struct {
+	ctx  context.Context
+	l    *tools.Ledger
+	key  string
+	done chan error
+}
+
+func startSetupPool(workers int) *setupPool {
+	p := &setupPool{jobs: make(chan poolJob), stop: make(chan struct{})}
+	for range workers {
+		p.live.Add(1)
+		p.wg.Go(p.work)
+	}
+	return p
+}
+
+func (p *setupPool) work() {
+	defer p.live.Add(-1) // runs on runtime.Goexit too
+	for {
+		select {
+		case <-p.stop:
+			return
+		case j := <-p.jobs:
+			j.done <- j.l.PutTraced(j.ctx, j.key, "closed")
+		}
+	}
+}
+
+func (p *setupPool) close() {
+	close(p.stop)
+	p.wg.Wait()
+}
+
+// closeAll hands one put per key to the pool and waits for each answer,
+// going on after an error as a batch job does, and returns them joined. It
+// trusts the pool to answer (plain channel operations, no select on ctx),
+// as code written against a pool that never loses a worker does.
+func closeAll(ctx context.Context, p *setupPool, l *tools.Ledger, keys ...string) error {
+	var errs []error
+	for _, k := range keys {
+		done := make(chan error, 1)
+		p.jobs <- poolJob{ctx, l, k, done}
+		errs = append(errs, <-done)
+	}
+	return errors.Join(errs...)
+}
+
+// A crash ends the invocation: a later call of it is not executed. When
+// that call comes from a worker of a pool a Setup hook started once for
+// the whole test, the worker is not the invocation's to end: the call is
+// refused with the crash's error instead, the worker answers its job and
+// lives on for the later scenarios, and the crash scenario says so. Before,
+// the worker was ended (runtime.Goexit): the crashed delivery waited
+// forever for its answer, and every later scenario found no worker.
+func TestCrashDoesNotEndAWorkerSetupStarted(t *testing.T) {
+	var (
+		l    *tools.Ledger
+		pool *setupPool
+		once sync.Once
+	)
+	defer func() {
+		if pool != nil {
+			pool.close()
+		}
+	}()
+	agent := func(ctx context.Context) error { return closeAll(ctx, pool, l, "a", "b") }
+	ft := &fakeT{name: "TestPoolCrash"}
+	rep := testkit.Run(ft, agent, testkit.NoSummary(), testkit.StallTimeout(2*time.Second),
+		testkit.With(runtime.Setup(func(context.Context) error {
+			once.Do(func() { pool = startSetupPool(1) }) // one worker, for the whole test
+			l = &tools.Ledger{}
+			return nil
+		})))
+	require.NotNil(t, rep.Baseline)
+	assert.False(t, rep.Has(runtime.CodeStalled), "no scenario stalled")
+	assert.Equal(t, int32(1), pool.live.Load(), "the pool kept its worker")
+
+	var crash *runtime.Result
+	for _, r := range rep.Results {
+		if r.Scenario == runtime.ScenarioCrashRestart+"/put#1" {
+			crash = r
+		}
+	}
+	require.NotNil(t, crash, "the crash scenario ran")
+	assert.True(t, crash.FaultFired)
+	assert.Equal(t, 2, crash.Trace.Invocations, "the invocation was delivered again")
+	assert.False(t, crash.Failed, "the restart succeeded: %s", crash.Error)
+	var stopped []string
+	for _, o := range crash.Trace.Ops {
+		if o.Invocation == 1 && strings.Contains(o.Error, "the invocation had crashed") {
+			stopped = append(stopped, o.ID)
+		}
+	}
+	assert.Equal(t, []string{"1:put#2"}, stopped, "the crashed invocation's next call was not executed")
+	assert.Contains(t, strings.Join(crash.Trace.Notes, "\n"), "was not ended", "the scenario says how the crash was injected")
+}
