@@ -50,8 +50,9 @@ const (
 	CodeOrderVariantOutcome      = "order_variant_outcome"
 	CodePartialBatchReplay       = "partial_batch_replay"
 	CodeIdentityUnstable         = "identity_unstable"
-	// CodeGoroutineLeak (warning): a goroutine that made tool calls
-	// outlived the agent's invocation. Not in DESIGN.md's first list.
+	// CodeGoroutineLeak (warning): a goroutine the agent started that
+	// made tool calls outlived the agent's invocation (a worker Setup or
+	// the test started is not one). Not in DESIGN.md's first list.
 	CodeGoroutineLeak = "goroutine_leak"
 	// CodeStalled: the scenario made no progress for the stall timeout;
 	// the finding names what was blocked and where.

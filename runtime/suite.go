@@ -8,6 +8,7 @@ import (
 	"maps"
 	goruntime "runtime"
 	"runtime/debug"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -378,8 +379,13 @@ func (s *Suite) run(ctx context.Context, sc Scenario) (*Result, *Trace, error) {
 		lk.rec = r
 	}
 	r.judge = newJudge(ctx, &s.cfg)
+	var pre map[uint64]bool // the goroutines there before the agent ran
 	if sc.Kind == ScenarioBaseline {
 		r.goroutines = map[uint64]bool{}
+		// After Setup: a worker it started (or the test did) that makes
+		// the agent's calls is no goroutine the agent left running.
+		pre = map[uint64]bool{}
+		goroutineIDs(pre)
 	}
 	began := time.Now()
 	r.start()
@@ -461,6 +467,7 @@ func (s *Suite) run(ctx context.Context, sc Scenario) (*Result, *Trace, error) {
 		}
 		s.callGoroutines = len(r.goroutines)
 		r.mu.Unlock()
+		notStartedByAgent(callers, pre, r.roots)
 		// An HTTP server's connection that served a call and waits for
 		// the next request (keep-alive) acts only when asked: no leak.
 		if leaked := stillAlive(callers, 20*time.Millisecond, idleServerConn); leaked != "" {
@@ -526,6 +533,43 @@ func (s *Suite) run(ctx context.Context, sc Scenario) (*Result, *Trace, error) {
 	s.redactResult(res, r)
 	res.Duration = time.Since(start)
 	return res, tr, err
+}
+
+// notStartedByAgent removes from callers, the goroutines other than the
+// invocations' own (roots) that made the baseline's calls, those the agent
+// did not start: those in pre, there before the agent ran (a pool's
+// workers that Setup or the test started, fed the agent's context over a
+// channel), and those that descend from one of them without descending
+// from an invocation first (a worker such a pool starts per job). Those
+// serve the agent but are not its to wait for: still running after it
+// returned, they are no leak of its. A goroutine whose descent cannot be
+// told (its parent has exited) stays.
+func notStartedByAgent(callers, pre map[uint64]bool, roots []uint64) {
+	if len(callers) == 0 || len(pre) == 0 {
+		return
+	}
+	var parent map[uint64]uint64
+	for id := range callers {
+		if pre[id] {
+			delete(callers, id)
+			continue
+		}
+		if parent == nil {
+			parent = map[uint64]uint64{}
+			for _, g := range snapshotSome(func(uint64, uint64) bool { return false }) {
+				parent[g.id] = g.parent
+			}
+		}
+		for p, i := parent[id], 0; p != 0 && i < 64; p, i = parent[p], i+1 {
+			if slices.Contains(roots, p) {
+				break // the agent's: it descends from an invocation
+			}
+			if pre[p] {
+				delete(callers, id)
+				break
+			}
+		}
+	}
 }
 
 // await waits for the deliveries of a scenario to return. On real time it

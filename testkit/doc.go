@@ -173,7 +173,11 @@
 // the tools and call sites (goroutine_leak, a warning). Such a goroutine
 // calling a tool without the agent's ctx while a later scenario runs (a
 // worker the agent started once and reuses) fails that scenario
-// (context_detached): no run can tell whose call it is. An
+// (context_detached): no run can tell whose call it is. The workers of a
+// pool that Setup or the test started, fed the agent's context over a
+// channel, are not the agent's: they are no leak, and a crash_restart
+// does not end them (their call after the crash returns an error matching
+// context.Canceled instead, and the scenario's trace notes it). An
 // identity JSON cannot encode is identity_unencodable; a framework tool
 // whose identity argument a call left out, identity_missing. Results and
 // errors JSON cannot encode are recorded as a string naming their type, so

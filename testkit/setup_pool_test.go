@@ -24,6 +24,7 @@ import (
 // to the traced tool it calls.
 type setupPool struct {
 	jobs chan poolJob
+	idle chan poolJob // a growing pool's workers waiting for a job
 	stop chan struct{}
 	wg   sync.WaitGroup
 	live atomic.Int32 // workers running
@@ -55,6 +56,39 @@ func (p *setupPool) work() {
 			j.done <- j.l.PutTraced(j.ctx, j.key, "closed")
 		}
 	}
+}
+
+// startGrowingPool starts a pool that has no worker at first: its
+// dispatcher (started by Setup) starts one when a job comes and none is
+// idle, and the worker then stays for the next jobs.
+func startGrowingPool() *setupPool {
+	p := &setupPool{jobs: make(chan poolJob), idle: make(chan poolJob), stop: make(chan struct{})}
+	p.wg.Go(func() {
+		for {
+			select {
+			case <-p.stop:
+				return
+			case j := <-p.jobs:
+				select {
+				case p.idle <- j:
+				default:
+					p.live.Add(1)
+					p.wg.Go(func() {
+						defer p.live.Add(-1)
+						for {
+							j.done <- j.l.PutTraced(j.ctx, j.key, "closed")
+							select {
+							case <-p.stop:
+								return
+							case j = <-p.idle:
+							}
+						}
+					})
+				}
+			}
+		}
+	})
+	return p
 }
 
 func (p *setupPool) close() {
@@ -124,4 +158,80 @@ func TestCrashDoesNotEndAWorkerSetupStarted(t *testing.T) {
 	}
 	assert.Equal(t, []string{"1:put#2"}, stopped, "the crashed invocation's next call was not executed")
 	assert.Contains(t, strings.Join(crash.Trace.Notes, "\n"), "was not ended", "the scenario says how the crash was injected")
+}
+
+// The workers of a pool that a Setup hook started (and Teardown stops, or
+// that lives for the test) make the agent's calls and are still there when
+// the agent returns: the agent did not start them and has none of them to
+// wait for, so the baseline warns of no goroutine_leak. A goroutine the
+// agent starts itself, beside the pool, and leaves running still is one.
+func TestSetupPoolIsNoLeakOfTheAgent(t *testing.T) {
+	for _, c := range []struct {
+		name                 string
+		perScenario, growing bool
+	}{
+		{name: "per scenario", perScenario: true},
+		{name: "living for the test"},
+		{name: "growing per job", perScenario: true, growing: true},
+	} {
+		perScenario := c.perScenario
+		t.Run(c.name, func(t *testing.T) {
+			var (
+				l      *tools.Ledger
+				pool   *setupPool
+				starts int
+			)
+			opts := []testkit.Option{testkit.NoSummary(), testkit.With(runtime.OnlyScenario("none")),
+				testkit.Setup(func(context.Context) error {
+					if perScenario || pool == nil {
+						if c.growing {
+							pool = startGrowingPool()
+						} else {
+							pool = startSetupPool(2)
+						}
+						starts++
+					}
+					l = &tools.Ledger{}
+					return nil
+				})}
+			if perScenario {
+				opts = append(opts, testkit.Teardown(func(context.Context) error { pool.close(); return nil }))
+			}
+			ft := &fakeT{name: "TestPoolLeak"}
+			rep := testkit.Run(ft, func(ctx context.Context) error { return closeAll(ctx, pool, l, "a", "b") }, opts...)
+			require.False(t, rep.Baseline.Failed, rep.Baseline.Error)
+			require.Len(t, rep.Baseline.Trace.Ops, 2)
+			for _, f := range rep.Baseline.Findings {
+				assert.NotEqual(t, runtime.CodeGoroutineLeak, f.Code, f.Message)
+			}
+			assert.False(t, rep.Baseline.Inconclusive)
+
+			// The agent's own goroutine, left running, is still told.
+			release := make(chan struct{})
+			rep = testkit.Run(ft, func(ctx context.Context) error {
+				called := make(chan struct{})
+				go func() { // fire and forget, beside the pool
+					_ = l.PostTraced(ctx, "audit", "closed a, b")
+					close(called)
+					<-release
+				}()
+				<-called
+				return closeAll(ctx, pool, l, "a", "b")
+			}, opts...)
+			close(release)
+			var leaks []runtime.Finding
+			for _, f := range rep.Baseline.Findings {
+				if f.Code == runtime.CodeGoroutineLeak {
+					leaks = append(leaks, f)
+				}
+			}
+			require.Len(t, leaks, 1, "the agent's own goroutine is a leak")
+			assert.Contains(t, leaks[0].Message, "TestSetupPoolIsNoLeakOfTheAgent")
+			assert.NotContains(t, leaks[0].Message, "setupPool", "the pool's workers are not the agent's")
+			if !perScenario {
+				pool.close()
+				assert.Equal(t, 1, starts)
+			}
+		})
+	}
 }
