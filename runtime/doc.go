@@ -68,7 +68,9 @@
 // parallel), are the harness's: no run's, even another test's. A goroutine
 // Setup starts and leaves running may serve an agent (a server the agent
 // calls) or not (a token refresher), and nothing tells: its calls without
-// the agent's context are told as any.
+// the agent's context are told as any. Given more than once, a Teardown
+// belongs to the Setups given before it: when a later Setup fails, it still
+// runs (see Teardown).
 //
 // # Effects, not executions
 //

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"runtime/debug"
+	"sync/atomic"
 	"time"
 )
 
@@ -25,8 +26,8 @@ type invariant struct {
 }
 
 type config struct {
-	setup       func(context.Context) error
-	teardown    func(context.Context) error
+	setups      []func(context.Context) error // Setup's, in the order given
+	teardowns   []teardownHook                // Teardown's, in the order given
 	invariants  []invariant
 	exactlyOnce bool
 	only        string
@@ -81,9 +82,14 @@ func newConfig(opts []Option) config {
 //
 // Setup may be given more than once (a database reset and a worker's
 // start, from two helpers): the functions run in the order given, in one
-// hook, and the first error stops the rest.
+// hook, and the first error stops the rest. The Teardowns given before the
+// Setup that failed then still run (see Teardown).
 func Setup(fn func(ctx context.Context) error) Option {
-	return optionFunc(func(c *config) { c.setup = chainHooks(c.setup, fn) })
+	return optionFunc(func(c *config) {
+		if fn != nil {
+			c.setups = append(c.setups, fn)
+		}
+	})
 }
 
 // Teardown runs after the baseline and after each scenario, after the
@@ -91,24 +97,71 @@ func Setup(fn func(ctx context.Context) error) Option {
 // the harness's as Setup's are. Given more than once, the functions all
 // run, in the reverse order (as deferred calls do: a worker stopped before
 // its database is closed), a panic in one stopping none of the others,
-// and their errors are joined. When a Setup fails, no Teardown runs.
+// and their errors are joined.
+//
+// As a deferred call undoes what came before it, a Teardown belongs to the
+// Setups given before it: when a Setup fails (or ends its goroutine, with
+// t.FailNow), the Teardowns given before that Setup still run, so that a
+// worker or server an earlier Setup started is stopped, and those given
+// after it do not (what they undo may not exist). Give each Teardown right
+// after its Setup (a helper that returns both) for that to hold; a
+// Teardown given after every Setup runs only when they all succeeded.
 func Teardown(fn func(ctx context.Context) error) Option {
 	return optionFunc(func(c *config) {
-		if prev := c.teardown; prev != nil && fn != nil {
-			c.teardown = func(ctx context.Context) (err error) {
-				// prev runs even if fn ends its goroutine (t.FailNow:
-				// runtime.Goexit runs deferred calls, recovers nothing).
-				var ferr error
-				defer func() { err = errors.Join(ferr, unpanicked(prev, ctx)) }()
-				ferr = unpanicked(fn, ctx)
-				return nil
-			}
-			return
-		}
 		if fn != nil {
-			c.teardown = fn
+			c.teardowns = append(c.teardowns, teardownHook{fn: fn, setups: len(c.setups)})
 		}
 	})
+}
+
+// teardownHook is a Teardown, with the number of Setups given before it.
+type teardownHook struct {
+	fn     func(context.Context) error
+	setups int
+}
+
+// setup returns the Setups as one hook, which counts in done those that
+// returned nil, or nil when there are none.
+func (c *config) setup(done *atomic.Int32) func(context.Context) error {
+	if len(c.setups) == 0 {
+		return nil
+	}
+	return func(ctx context.Context) error {
+		for _, fn := range c.setups {
+			if err := fn(ctx); err != nil {
+				return err
+			}
+			done.Add(1)
+		}
+		return nil
+	}
+}
+
+// teardown returns, as one hook, the Teardowns given after no more than
+// setups Setups (all of them: setups < 0), which run in the reverse order
+// each even if one given after it panics or ends its goroutine; or nil
+// when there are none.
+func (c *config) teardown(setups int) func(context.Context) error {
+	var chain func(context.Context) error
+	for _, t := range c.teardowns {
+		if setups >= 0 && t.setups > setups {
+			continue
+		}
+		prev, fn := chain, t.fn
+		if prev == nil {
+			chain = fn
+			continue
+		}
+		chain = func(ctx context.Context) (err error) {
+			// prev runs even if fn ends its goroutine (t.FailNow:
+			// runtime.Goexit runs deferred calls, recovers nothing).
+			var ferr error
+			defer func() { err = errors.Join(ferr, unpanicked(prev, ctx)) }()
+			ferr = unpanicked(fn, ctx)
+			return nil
+		}
+	}
+	return chain
 }
 
 // unpanicked runs hook fn, and returns a panic in it as an error, so that
@@ -120,23 +173,6 @@ func unpanicked(fn func(context.Context) error, ctx context.Context) (err error)
 		}
 	}()
 	return fn(ctx)
-}
-
-// chainHooks returns a Setup that runs first, then next, and stops at the
-// first error; either may be nil.
-func chainHooks(first, next func(context.Context) error) func(context.Context) error {
-	switch {
-	case next == nil:
-		return first
-	case first == nil:
-		return next
-	}
-	return func(ctx context.Context) error {
-		if err := first(ctx); err != nil {
-			return err
-		}
-		return next(ctx)
-	}
 }
 
 // Invariant adds a check that runs after the baseline and after every

@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -345,13 +346,30 @@ func (s *Suite) run(ctx context.Context, sc Scenario) (*Result, *Trace, error) {
 	// The world is taken before Setup, so that what Setup starts (a
 	// server, a worker) counts as the scenario's when quiescence is read.
 	w := newWorld(sc.Concurrent || sc.sched != nil)
-	if s.cfg.setup != nil {
-		if err := s.callHook(w, "Setup", s.cfg.setup, ctx); err != nil {
+	var setupsDone atomic.Int32 // the Setups that returned nil
+	if setup := s.cfg.setup(&setupsDone); setup != nil {
+		returned := false
+		defer func() {
+			if !returned {
+				// A Setup ended its goroutine (t.FailNow, t.SkipNow), and
+				// callHook ends this one: the Teardowns of the Setups
+				// before it still run, as they do when one fails.
+				_ = s.teardownAfterSetup(ctx, int(setupsDone.Load()))
+			}
+		}()
+		err := s.callHook(w, "Setup", setup, ctx)
+		returned = true
+		if err != nil {
 			res.Error = "setup: " + err.Error()
+			err = fmt.Errorf("%s: setup: %w", sc.Name, err)
+			if terr := s.teardownAfterSetup(ctx, int(setupsDone.Load())); terr != nil {
+				res.Error += "; teardown: " + terr.Error()
+				err = errors.Join(err, fmt.Errorf("%s: teardown: %w", sc.Name, terr))
+			}
 			res.Inconclusive = true
 			res.Trace = &Trace{Name: s.name, Ops: []Operation{}}
 			res.Duration = time.Since(start)
-			return res, res.Trace, fmt.Errorf("%s: setup: %w", sc.Name, err)
+			return res, res.Trace, err
 		}
 	}
 
@@ -519,8 +537,8 @@ func (s *Suite) run(ctx context.Context, sc Scenario) (*Result, *Trace, error) {
 	}
 	s.checkInvariants(res, tr)
 	var err error
-	if s.cfg.teardown != nil {
-		if terr := s.callHook(nil, "Teardown", s.cfg.teardown, ctx); terr != nil {
+	if teardown := s.cfg.teardown(-1); teardown != nil {
+		if terr := s.callHook(nil, "Teardown", teardown, ctx); terr != nil {
 			err = fmt.Errorf("%s: teardown: %w", sc.Name, terr)
 		}
 	}
@@ -743,6 +761,18 @@ func (s *Suite) callHook(w *world, name string, fn func(context.Context) error, 
 		s.hookStall = fmt.Sprintf("%s did not return within %v (goroutine %d, %s): it is left running, and every later scenario of the suite fails with this error; a hook must not wait for what only the agent does (if it is only slow, raise StallTimeout: hooks may run six times as long)", name, bound, id, where)
 		return errors.New(s.hookStall)
 	}
+}
+
+// teardownAfterSetup runs, when a Setup failed after done others
+// succeeded, the Teardowns given before it: what those Setups started (a
+// worker, a server) is stopped. Nothing runs when Setup was left running
+// (s.hookStall): it may still be starting it.
+func (s *Suite) teardownAfterSetup(ctx context.Context, done int) error {
+	teardown := s.cfg.teardown(done)
+	if teardown == nil || s.hookStall != "" {
+		return nil
+	}
+	return s.callHook(nil, "Teardown", teardown, ctx)
 }
 
 // errorText is err.Error(), or what fmt prints for err when its Error

@@ -235,3 +235,41 @@ func TestSetupPoolIsNoLeakOfTheAgent(t *testing.T) {
 		})
 	}
 }
+
+// Two helpers each give a Setup and its Teardown: the first starts the
+// pool, the second (a database) fails. The pool's Teardown, given with the
+// Setup that succeeded, still runs, and the baseline is inconclusive with
+// the setup error. Before, no Teardown ran when a Setup failed, and the
+// pool the first Setup started was left running.
+func TestTeardownOfASucceededSetupRunsWhenALaterSetupFails(t *testing.T) {
+	var (
+		l             *tools.Ledger
+		pool          *setupPool
+		starts, stops int
+	)
+	defer func() {
+		if starts > stops {
+			pool.close() // left running: the test fails below
+		}
+	}()
+	withPool := []testkit.Option{
+		testkit.With(runtime.Setup(func(context.Context) error { pool = startSetupPool(2); starts++; return nil })),
+		testkit.With(runtime.Teardown(func(context.Context) error { pool.close(); stops++; return nil })),
+	}
+	dbTornDown := false
+	withDB := []testkit.Option{
+		testkit.With(runtime.Setup(func(context.Context) error { return errors.New("db down") })),
+		testkit.With(runtime.Teardown(func(context.Context) error { dbTornDown = true; return nil })),
+	}
+	ft := &fakeT{name: "TestPoolAndDB"}
+	rep := testkit.Run(ft, func(ctx context.Context) error { return closeAll(ctx, pool, l, "a") },
+		append(append([]testkit.Option{testkit.NoSummary()}, withPool...), withDB...)...)
+	assert.Equal(t, 1, starts)
+	assert.Equal(t, starts, stops, "the pool's Teardown ran")
+	assert.Equal(t, int32(0), pool.live.Load(), "no worker left running")
+	assert.False(t, dbTornDown, "the Teardown of the Setup that failed did not run")
+	require.NotNil(t, rep.Baseline)
+	assert.True(t, rep.Baseline.Inconclusive)
+	assert.Equal(t, "setup: db down", rep.Baseline.Error)
+	assert.Empty(t, rep.Results, "no scenario ran after the baseline's Setup failed")
+}
