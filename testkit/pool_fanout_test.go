@@ -5,6 +5,7 @@ import (
 	"errors"
 	"maps"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -47,18 +48,18 @@ func TestFanOutToAPreStartedPoolFormsOneRound(t *testing.T) {
 	jobs := make(chan job)
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
-	var worker func()
-	worker = func() {
-		exited := true
+	var ended atomic.Int32 // workers that ended before stop (a crash must not end them)
+	worker := func() {
+		stopped := false
 		defer func() {
-			if exited { // the crash scenario ended this worker (Goexit): replace it
-				wg.Go(worker)
+			if !stopped {
+				ended.Add(1)
 			}
 		}()
 		for {
 			select {
 			case <-stop:
-				exited = false
+				stopped = true
 				return
 			case j := <-jobs:
 				if j.id == "t2" {
@@ -117,5 +118,11 @@ func TestFanOutToAPreStartedPoolFormsOneRound(t *testing.T) {
 	t.Logf("interleaving scenarios: %d; baseline batches %v", n, batches)
 	if n == 0 {
 		t.Errorf("the parallel nested calls were never interleaved")
+	}
+	if e := ended.Load(); e != 0 {
+		t.Errorf("%d workers of the pool the test started were ended (the crash scenarios must not end them)", e)
+	}
+	if rep.Has(runtime.CodeStalled) || rep.Has(runtime.CodeGoroutineLeak) {
+		t.Errorf("a stall or a goroutine_leak: the pool's workers are not the agent's")
 	}
 }
