@@ -31,7 +31,11 @@ const (
 	FaultLostRequest FaultKind = "lost_request"
 	// FaultCrash runs the tool, then cancels the invocation's context, as if
 	// the worker died right after the effect; the suite delivers the
-	// invocation again.
+	// invocation again. A later call of the crashed invocation is not
+	// executed: the goroutine that makes it ends when it descends from the
+	// invocation, and gets an error matching context.Canceled when it does
+	// not (a pool's worker that Setup started, which the restart and later
+	// scenarios still need; the trace notes it).
 	FaultCrash FaultKind = "crash_restart"
 	// FaultConflict fails the call before the tool runs with a conflict, as
 	// one failed member of a parallel batch.
