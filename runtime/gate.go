@@ -74,7 +74,7 @@ func (l *lockstep) Wait(c *Call, p Point) {
 	poll := 100 * time.Microsecond
 	for !l.bypass && !l.ready(inv, k) {
 		ch := l.changed
-		held := heldRequests(func(yield func(*Call) bool) {
+		held := heldHandlers(func(yield func(*Call) bool) {
 			for c := range l.waiting {
 				if !yield(c) {
 					return
@@ -93,7 +93,7 @@ func (l *lockstep) Wait(c *Call, p Point) {
 		self := uint64(0)
 		if quiet {
 			self = goroutineID()
-			quiet, _ = l.rec.world.quiet(self, heldCalls{requests: held})
+			quiet, _ = l.rec.world.quiet(self, heldCalls{handlers: held})
 		}
 		var blocked []string
 		if quiet {

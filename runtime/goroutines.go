@@ -31,9 +31,10 @@ import (
 // running, runnable, in a system call, asleep, waiting on the Go runtime
 // (a stop of the world, the snapshot's own included, or a garbage
 // collection: see busy), or waiting for the answer of
-// an HTTP request (unless a call made for an HTTP request to this process
-// waits at a gate, and may owe it) or for network I/O that is not an idle
-// connection's. A
+// an HTTP request (unless an HTTP handler of this process may owe it and
+// cannot answer by itself: a call made for its request waits at a gate, or
+// it is blocked on a lock or a channel send; see owedAnswers) or for network
+// I/O that is not an idle connection's. A
 // goroutine blocked on a lock or channel only wakes when another goroutine
 // acts, and every goroutine that could act is seen in the same snapshot.
 
@@ -55,11 +56,20 @@ var stackBufs = sync.Pool{New: func() any { b := make([]byte, 1<<16); return &b 
 func snapshotGoroutines() []gInfo { return snapshotSome(nil) }
 
 func snapshotSome(keep func(id, parent uint64) bool) []gInfo {
+	if keep == nil {
+		return snapshotBlocks(nil)
+	}
+	return snapshotBlocks(func(id, parent uint64, _ []byte) bool { return keep(id, parent) })
+}
+
+// snapshotBlocks is snapshotSome with a keep that may read the block's
+// header (headerState).
+func snapshotBlocks(keep func(id, parent uint64, block []byte) bool) []gInfo {
 	var out []gInfo
 	eachGoroutine(func(block []byte) {
 		if keep != nil {
 			id, parent := headerIDs(block)
-			if !keep(id, parent) {
+			if !keep(id, parent, block) {
 				if parent != 0 {
 					out = append(out, gInfo{id: id, parent: parent})
 				}
@@ -267,9 +277,9 @@ const bodyWait = "in a tool body"
 // heldCalls is what the calls parked at gates excuse in a snapshot
 // (world.quiet).
 type heldCalls struct {
-	// requests counts the HTTP requests to this process with a call
-	// parked at a gate (heldRequests).
-	requests int
+	// handlers are the goroutines running the HTTP handlers of this
+	// process with a call parked at a gate (heldHandlers).
+	handlers []uint64
 	// arrivals are the times the calls parked at gates reached them,
 	// earliest first, on real time (scheduler.Wait).
 	arrivals []time.Time
@@ -377,10 +387,11 @@ func (g *gInfo) peerSemaphore() bool {
 	return false
 }
 
-// heldRequests counts the HTTP requests to this process whose calls are
-// among calls, parked at gates: one per handler goroutine, however many
-// calls it made (a handler that fans out to two stores owes one answer).
-func heldRequests(calls iter.Seq[*Call]) int {
+// heldHandlers returns the goroutines running the HTTP handlers of this
+// process whose calls are among calls, parked at gates: each once, however
+// many calls it made (a handler that fans out to two stores owes one
+// answer).
+func heldHandlers(calls iter.Seq[*Call]) []uint64 {
 	var handlers []uint64
 	for c := range calls {
 		var h uint64
@@ -393,7 +404,36 @@ func heldRequests(calls iter.Seq[*Call]) int {
 			handlers = append(handlers, h)
 		}
 	}
-	return len(handlers)
+	return handlers
+}
+
+// handsOff reports whether a goroutine in state (as a stack dump's header
+// says it) waits for another goroutine to hand it something that no timer
+// and no network I/O hands it: a sync.Mutex or sync.RWMutex, or room in a
+// channel (a channel semaphore, a full queue). A receive or a select may
+// wait for a timer's channel (time.After) and ends by itself: not these.
+func handsOff(state string) bool {
+	switch state {
+	case "sync.Mutex.Lock", "sync.RWMutex.Lock", "sync.RWMutex.RLock", "chan send":
+		return true
+	}
+	return false
+}
+
+// headerState reads a goroutine's state from a stack dump block without
+// parsing the frames: "chan send" from "goroutine 7 [chan send, 2
+// minutes]:".
+func headerState(block []byte) string {
+	header, _, _ := bytes.Cut(block, []byte("\n"))
+	i, j := bytes.IndexByte(header, '['), bytes.LastIndexByte(header, ']')
+	if i < 0 || j <= i {
+		return ""
+	}
+	st := header[i+1 : j]
+	if k := bytes.IndexByte(st, ','); k >= 0 {
+		st = st[:k]
+	}
+	return string(bytes.TrimSpace(st))
 }
 
 // idleServerConn reports whether g is an HTTP server's connection waiting
@@ -596,13 +636,67 @@ func (w *world) visit(gid uint64) {
 }
 
 // snapshot parses the scenario's goroutines in full, and of the others
-// only what links parents.
+// only what links parents, unless they wait for a lock or a channel send
+// (handsOff): an HTTP handler started before the scenario (on a
+// keep-alive connection) may owe one of its clients an answer
+// (owedAnswers).
 func (w *world) snapshot() []gInfo {
 	// before is never written after newWorld.
 	if w.before == nil {
 		return snapshotGoroutines() // ours are found by descent (ours)
 	}
-	return snapshotSome(func(id, _ uint64) bool { return !w.before[id] || w.isVisitor(id) })
+	return snapshotBlocks(func(id, _ uint64, block []byte) bool {
+		return !w.before[id] || w.isVisitor(id) || handsOff(headerState(block))
+	})
+}
+
+// owedAnswers counts the HTTP requests to this process that a client may
+// be waiting for and that no handler can answer before another goroutine
+// acts: those whose handler has a call parked at a gate (held), and those
+// whose handler is blocked on a lock or a channel send (handsOff), itself
+// or in a goroutine it started (http.TimeoutHandler runs the handler in
+// one). Each handler counts once. all is a snapshot, after ours read its
+// parents.
+//
+// Two handlers that serialize on the sink's lock, with the first one's
+// call held at a gate: the second waits for the gate as much as the first
+// does, and so do both clients. When only the held request excused a
+// client, the other client kept the scenario busy, and it stalled.
+func (w *world) owedAnswers(all []gInfo, held []uint64) int {
+	handlers := held
+	var byID map[uint64]*gInfo
+	for i := range all {
+		g := &all[i]
+		if !handsOff(g.state) || len(g.funcs) == 0 {
+			continue
+		}
+		if byID == nil {
+			byID = make(map[uint64]*gInfo, len(all))
+			for j := range all {
+				if len(all[j].funcs) > 0 {
+					byID[all[j].id] = &all[j]
+				}
+			}
+		}
+		if h := w.handlerOf(g.id, byID); h != 0 && !slices.Contains(handlers, h) {
+			handlers = append(slices.Clip(handlers), h)
+		}
+	}
+	return len(handlers)
+}
+
+// handlerOf returns the goroutine running the HTTP handler that goroutine
+// gid serves (itself or an ancestor, as parsed in byID), or 0.
+func (w *world) handlerOf(gid uint64, byID map[uint64]*gInfo) uint64 {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for i := 0; i < 64 && gid != 0; i++ {
+		if g := byID[gid]; g != nil && g.httpHandler() {
+			return gid
+		}
+		gid = w.parent[gid]
+	}
+	return 0
 }
 
 func (w *world) isVisitor(id uint64) bool {
@@ -667,22 +761,27 @@ func (w *world) invocationOf(gid uint64) int {
 // are all parked at gates or durably blocked; if not, it says which is
 // still going.
 //
-// held.requests counts the HTTP requests to this process with a call
-// parked at a gate (callRare.viaHTTP: a fake of the service the agent
-// calls, whose handler calls a tool; heldRequests): each request's answer
-// waits for the gate, so each excuses one client waiting for an HTTP
-// response (sent, not still connecting), which would otherwise be busy,
-// and the scenario, never quiet, would stall. Known limit: a handler that
-// answered before it called the tool still excuses a client, one it does
-// not owe. Likewise each call that reached its gate after a tool body
-// began excuses one body blocked within its grace (held.arrivals).
+// held.handlers are the HTTP handlers of this process with a call parked
+// at a gate (callRare.viaHTTP: a fake of the service the agent calls,
+// whose handler calls a tool; heldHandlers). Their requests' answers wait
+// for the gate, and so do those of the handlers blocked on a lock or a
+// channel send (owedAnswers): each such request excuses one client
+// waiting for an HTTP response (sent, not still connecting), which would
+// otherwise be busy, and the scenario, never quiet, would stall. Known
+// limits: a handler that answered before it called the tool, or before it
+// blocked, still excuses a client, one it does not owe; so does a handler
+// whose client is not the scenario's. Likewise each call that reached its
+// gate after a tool body began excuses one body blocked within its grace
+// (held.arrivals).
 func (w *world) quiet(self uint64, held heldCalls) (bool, string) {
 	// The counts are read before the snapshot (quietgates.go).
 	w.mu.Lock()
 	made := w.made
 	created, known := goroutinesCreated()
 	w.mu.Unlock()
-	ours := w.ours(w.snapshot(), self)
+	all := w.snapshot()
+	ours := w.ours(all, self)
+	owed := w.owedAnswers(all, held.handlers)
 	excused := 0       // arrivals that excused a tool body
 	var timed []uint64 // the goroutines in a timed wait now
 	for _, g := range ours {
@@ -704,8 +803,8 @@ func (w *world) quiet(self uint64, held heldCalls) (bool, string) {
 			}
 		}
 		switch {
-		case busy && why == "waiting for an HTTP response" && held.requests > 0:
-			held.requests--
+		case busy && why == "waiting for an HTTP response" && owed > 0:
+			owed--
 			busy = false
 		case busy && why == bodyWait && held.arrivedSince(since, &excused):
 			// A call reached its gate after this body began and waits
@@ -754,14 +853,23 @@ func (w *world) networkSeen() string {
 // wait alike are told once, counted, and the list stops at maxBlocked
 // entries: a stall of sixteen parallel requests reads as one line per kind
 // of wait, and the one odd goroutine (the handler blocked on a lock) is
-// not lost among them.
+// not lost among them. An HTTP handler blocked on a lock or a channel send
+// is named even when its goroutine is older than the scenario (a
+// keep-alive connection's): it may be the one the scenario waits for.
 func (w *world) blocked(self uint64) []string {
 	type kind struct {
 		delivery int
 		what     string
 	}
 	groups := map[kind][]uint64{}
-	for _, g := range w.ours(w.snapshot(), self) {
+	all := w.snapshot()
+	gs := w.ours(all, self)
+	for _, g := range all {
+		if g.id != self && handsOff(g.state) && g.httpHandler() && !slices.ContainsFunc(gs, func(o gInfo) bool { return o.id == g.id }) {
+			gs = append(gs, g)
+		}
+	}
+	for _, g := range gs {
 		if g.atGate() || g.harnessWait() || g.state == "IO wait" && g.idleConnection() || g.has("(*persistConn).writeLoop") || g.has("(*connReader).backgroundRead") {
 			continue
 		}

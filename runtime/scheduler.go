@@ -380,7 +380,7 @@ func (s *scheduler) realtimeQuiesce() bool {
 		// meanwhile is seen by the snapshot, not by a second one.
 		s.mu.Lock()
 		before, stopped := s.arrivals+s.tick, s.bypass
-		held := heldCalls{requests: heldRequests(func(yield func(*Call) bool) {
+		held := heldCalls{handlers: heldHandlers(func(yield func(*Call) bool) {
 			for _, w := range s.waiting {
 				if !yield(w.c) {
 					return
