@@ -75,6 +75,7 @@ type recorder struct {
 	invs                      int
 	current                   *invocation // the newest invocation, for calls without a context
 	all                       []*invocation
+	pending                   int // deliveries of a concurrent scenario started, not yet in all: in flight all the same (lookup)
 	crashed                   bool
 	unstopped                 bool // a call after the crash could not be stopped (Call.stopIfCrashed)
 	notes                     []string
@@ -408,6 +409,9 @@ func (r *recorder) invokeNumbered(ctx context.Context, fn func(context.Context) 
 	}
 	r.current = inv
 	r.all = append(r.all, inv)
+	if r.pending > 0 {
+		r.pending--
+	}
 	r.mu.Unlock()
 	if r.aborted.Load() {
 		cancel() // abort ran before this invocation was listed
@@ -748,18 +752,29 @@ func lookup(ctx context.Context, op *Op) (inv *invocation, outer *Call, detached
 	}
 	if inv == nil && len(recs) == 1 {
 		// No invocation's goroutine: the one invocation running is taken
-		// to be the one the call serves. A call made for an HTTP request
-		// to this process (a fake of the service the agent calls) is
-		// marked: held at a gate, it excuses a client waiting for an HTTP
-		// response from being busy (world.quiet).
+		// to be the one the call serves (the newest, when none is). A
+		// call made for an HTTP request to this process (a fake of the
+		// service the agent calls) is marked: held at a gate, it excuses
+		// a client waiting for an HTTP response from being busy
+		// (world.quiet).
+		//
+		// The deliveries of a concurrent scenario are all in flight from
+		// the moment they are started, listed or not: were one not yet
+		// listed counted out, whether a call the other's request made
+		// was told as that one's (traced, and held at the lockstep gate)
+		// or refused would depend on which goroutine the Go scheduler
+		// ran first, and so would the verdict.
 		viaHTTP = handler
 		r := recs[0]
 		r.mu.Lock()
 		inv = r.current
-		live = 0
+		live = r.pending
 		for _, x := range r.all {
 			if !x.returned.Load() {
 				live++
+				if r.pending == 0 {
+					inv = x
+				}
 			}
 		}
 		r.mu.Unlock()

@@ -802,6 +802,11 @@ func outlived(w *world, tr *Trace) string {
 	return ""
 }
 
+// testHookDelivery, when set by a test, runs in the goroutine of each
+// delivery of a concurrent scenario before the delivery begins (n counts
+// from 1): a test holds one back to force an interleaving.
+var testHookDelivery func(r *recorder, n int)
+
 // deliver runs the invocations of a scenario and returns each one's error.
 func (s *Suite) deliver(ctx context.Context, r *recorder, sc Scenario) []error {
 	n := sc.Deliveries
@@ -812,10 +817,16 @@ func (s *Suite) deliver(ctx context.Context, r *recorder, sc Scenario) []error {
 	if sc.Concurrent {
 		lk, _ := r.gate.(*lockstep)
 		var wg sync.WaitGroup
+		r.mu.Lock()
+		r.pending = n // in flight from now on (lookup)
+		r.mu.Unlock()
 		for i := 0; i < n; i++ {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
+				if testHookDelivery != nil {
+					testHookDelivery(r, i+1)
+				}
 				errs[i], _ = r.invokeNumbered(ctx, s.fn, i+1)
 				if lk != nil {
 					lk.finish(i + 1)
