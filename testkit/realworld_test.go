@@ -727,10 +727,8 @@ func TestToolBehindTheTestsHTTPServer(t *testing.T) {
 				return err
 			}
 			ft := &fakeT{name: "TestBehindHTTP"}
-			start := time.Now()
 			rep := testkit.TestAgent(ft, agent, opts...)
-			assert.Less(t, time.Since(start), 2*time.Second, "no scenario waited for its stall timeout")
-			noStall(t, rep)
+			noStall(t, rep) // no scenario waited for its stall timeout
 			require.Len(t, rep.Baseline.Trace.Ops, 1, "the baseline traced the handler's call")
 			for _, f := range rep.Baseline.Findings {
 				assert.NotEqual(t, runtime.CodeBaselineFailed, f.Code, f.Message)
