@@ -127,7 +127,10 @@ type judge struct {
 // one started with none in flight to the moment none was in flight again.
 // A call alone is a cluster of one. Its snapshots, before its first call
 // and after its last, hold the effects of its calls and of nothing else
-// the harness traced.
+// the harness traced, but for the calls made inside them (a tool calling a
+// tool): their effects are their outer call's too. Such a call, started
+// with only the calls it was made inside of in flight, has a window of its
+// own (callEffect.inner), inside theirs.
 type cluster struct {
 	before, after string
 	err           string
@@ -140,6 +143,7 @@ type callEffect struct {
 	err        string // a settle problem: no judgement
 	repeat     bool   // an earlier call had the same op and identity
 	overlapped bool   // another write was in flight with it
+	inner      bool   // cl is the call's own window, inside the calls it was made inside of
 	settled    bool
 	order      int // 1 for the first write the run executed, ...
 }
@@ -276,25 +280,69 @@ func (j *judge) before(c *Call) {
 	if e.repeat && quieted {
 		e.err, e.settled = quietErr, quietErr == ""
 	}
-	if len(j.inflight) == 0 {
-		cl := &cluster{keys: map[string]bool{}}
-		// Taken with the lock held, so that no call of the cluster runs
-		// before it.
-		var err error
-		if cl.before, err = j.snapshot(); err != nil {
-			cl.err = err.Error()
-		}
-		j.open = cl
-	} else {
+	switch {
+	case len(j.inflight) == 0:
+		j.open = j.window()
+	case j.onlyOuter(c):
+		// A tool calling a tool, with nothing else in flight: the call
+		// has a window of its own, inside its outer calls'. They are not
+		// overlapped by what they do themselves.
+		e.cl, e.inner = j.window(), true
+	default:
 		e.overlapped = true
 		for o := range j.inflight {
+			if c.madeInside(o) {
+				continue // its own doing: c is part of its effect
+			}
 			o.effect.overlapped = true
+			if o.effect.inner {
+				// Its own window holds another's effects now: it is
+				// told as any overlapped call, by the cluster.
+				o.effect.inner = false
+				o.effect.cl = j.open
+				j.open.keys[callKeyOf(o)] = true
+			}
 		}
 	}
-	e.cl = j.open
+	if e.cl == nil {
+		e.cl = j.open
+	}
 	e.cl.keys[callKeyOf(c)] = true
 	c.effect = e
 	j.inflight[c] = true
+}
+
+// window opens a cluster, taking its snapshot before with the lock held,
+// so that no call of it runs before it.
+func (j *judge) window() *cluster {
+	cl := &cluster{keys: map[string]bool{}}
+	var err error
+	if cl.before, err = j.snapshot(); err != nil {
+		cl.err = err.Error()
+	}
+	return cl
+}
+
+// onlyOuter reports whether every write in flight is a call c was made
+// inside of. j.mu is held.
+func (j *judge) onlyOuter(c *Call) bool {
+	for o := range j.inflight {
+		if !c.madeInside(o) {
+			return false
+		}
+	}
+	return true
+}
+
+// madeInside reports whether c was made inside call o (Call.parent), at
+// any depth.
+func (c *Call) madeInside(o *Call) bool {
+	for p := c.parent; p != nil; p = p.parent {
+		if p == o {
+			return true
+		}
+	}
+	return false
 }
 
 // after is called when a write returned (or panicked).
@@ -313,6 +361,14 @@ func (j *judge) after(c *Call) {
 		e.err = settleErr.Error() // under the lock: the trace may be read (record)
 	}
 	delete(j.inflight, c)
+	if e.inner {
+		// Its own window closes; its outer calls are still in flight.
+		var err error
+		if e.cl.after, err = j.snapshot(); err != nil && e.cl.err == "" {
+			e.cl.err = err.Error()
+		}
+		return
+	}
 	if len(j.inflight) > 0 {
 		return
 	}

@@ -2,6 +2,8 @@ package testkit_test
 
 import (
 	"context"
+	"maps"
+	"slices"
 	"sync"
 	"testing"
 
@@ -124,4 +126,100 @@ func TestParallelCallsNextToANestedCallAreABatch(t *testing.T) {
 		}
 	}
 	assert.NotZero(t, planned, "partial batch failures of the parallel pair")
+}
+
+// helpDesk's close_all closes each ticket through set_status (an upsert,
+// not declared idempotent) and logs what it did through note, all with
+// the context it was given. keyed says whether note keys its log entries
+// (a set: the fix) or appends them (the bug).
+type helpDesk struct {
+	keyed  bool
+	mu     sync.Mutex
+	status map[string]string
+	log    []string
+}
+
+var (
+	hdSetOp   = &runtime.Op{Name: "set_status", Kind: runtime.KindWrite, Params: []string{"id", "status"}}
+	hdCloseOp = &runtime.Op{Name: "close_all", Kind: runtime.KindWrite, Params: []string{"ids"}}
+	hdNoteOp  = &runtime.Op{Name: "note", Kind: runtime.KindWrite, Params: []string{"text"}}
+)
+
+func (d *helpDesk) closeAll(ctx context.Context) error {
+	return tracedOp(ctx, hdCloseOp, []any{"t1,t2"}, func(ctx context.Context) error {
+		for _, id := range []string{"t1", "t2"} {
+			if err := tracedOp(ctx, hdSetOp, []any{id, "closed"}, func(context.Context) error {
+				d.mu.Lock()
+				d.status[id] = "closed"
+				d.mu.Unlock()
+				return nil
+			}); err != nil {
+				return err
+			}
+		}
+		return tracedOp(ctx, hdNoteOp, []any{"closed t1,t2"}, func(context.Context) error {
+			d.mu.Lock()
+			defer d.mu.Unlock()
+			if !d.keyed || !slices.Contains(d.log, "closed t1,t2") {
+				d.log = append(d.log, "closed t1,t2")
+			}
+			return nil
+		})
+	})
+}
+
+func (d *helpDesk) options() []testkit.Option {
+	return []testkit.Option{
+		testkit.NoSummary(),
+		testkit.Setup(func(context.Context) error {
+			d.mu.Lock()
+			d.status, d.log = map[string]string{}, nil
+			d.mu.Unlock()
+			return nil
+		}),
+		testkit.State(func() any {
+			d.mu.Lock()
+			defer d.mu.Unlock()
+			return map[string]any{"status": maps.Clone(d.status), "log": slices.Clone(d.log)}
+		}),
+	}
+}
+
+// The calls a tool makes inside its own are judged by their own
+// snapshots: a redelivered close_all sets the tickets closed again, which
+// changes nothing (absorbed), and logs again, which does (a duplicate,
+// and close_all's with it: its effect holds its calls'). Before, every
+// call inside close_all counted as overlapped by close_all itself, and
+// the set_status repeats after a crash were duplicate_write ("State saw no
+// execution change the world").
+func TestCallsInsideAToolAreJudgedByTheirOwnSnapshots(t *testing.T) {
+	buggy := &helpDesk{}
+	rep := testkit.Run(t, buggy.closeAll, buggy.options()...)
+	byScenario := map[string][]string{}
+	for _, r := range rep.Results {
+		for _, d := range r.Duplicates {
+			byScenario[r.Scenario] = append(byScenario[r.Scenario], d.Op)
+		}
+		for _, o := range r.Trace.Ops {
+			if r.Scenario != "duplicate_delivery/concurrent" { // two deliveries in flight do overlap
+				assert.False(t, o.Overlapped, "%s: %s overlapped only by the call it was made inside of", r.Scenario, o.ID)
+			}
+			if o.Name == "set_status" && o.Repeat != "" {
+				assert.Equal(t, runtime.RepeatAbsorbed, o.Repeat, "%s: %s sets what is set", r.Scenario, o.ID)
+			}
+		}
+	}
+	for _, sc := range []string{"crash_restart/close_all#1", "crash_restart/note#1", "duplicate_delivery/sequential", "duplicate_delivery/concurrent"} {
+		assert.ElementsMatch(t, []string{"close_all", "note"}, byScenario[sc], sc)
+	}
+	// A crash after a set_status: the restart closes that ticket again
+	// (absorbed), and does the rest for the first time.
+	for _, sc := range []string{"crash_restart/set_status#1", "crash_restart/set_status#2"} {
+		assert.Empty(t, byScenario[sc], sc)
+	}
+
+	fixed := &helpDesk{keyed: true}
+	rep = testkit.Run(t, fixed.closeAll, fixed.options()...)
+	assert.True(t, rep.Safe, "%v", rep.Problems)
+	assert.False(t, rep.Has(runtime.CodeDuplicateWrite))
 }
