@@ -557,35 +557,37 @@ func (s *Suite) run(ctx context.Context, sc Scenario) (*Result, *Trace, error) {
 // invocations' own (roots) that made the baseline's calls, those the agent
 // did not start: those in pre, there before the agent ran (a pool's
 // workers that Setup or the test started, fed the agent's context over a
-// channel), and those that descend from one of them without descending
-// from an invocation first (a worker such a pool starts per job). Those
-// serve the agent but are not its to wait for: still running after it
-// returned, they are no leak of its. A goroutine whose descent cannot be
-// told (its parent has exited) stays.
+// channel), and those that descend from one of them (a worker such a pool
+// starts per job). Those serve the agent but are not its to wait for:
+// still running after it returned, they are no leak of its. A goroutine
+// that is, or descends from, one of an invocation (of this run, or of an
+// earlier one: a pool the agent started on first use, in an earlier test
+// of the same process, and never stopped) is the agent's all the same,
+// and stays, as does one whose descent cannot be told (its parent has
+// exited). An earlier invocation's goroutines are told while ended
+// remembers them.
 func notStartedByAgent(callers, pre map[uint64]bool, roots []uint64) {
 	if len(callers) == 0 || len(pre) == 0 {
 		return
 	}
 	var parent map[uint64]uint64
 	for id := range callers {
-		if pre[id] {
-			delete(callers, id)
-			continue
-		}
 		if parent == nil {
 			parent = map[uint64]uint64{}
 			for _, g := range snapshotSome(func(uint64, uint64) bool { return false }) {
 				parent[g.id] = g.parent
 			}
 		}
-		for p, i := parent[id], 0; p != 0 && i < 64; p, i = parent[p], i+1 {
-			if slices.Contains(roots, p) {
-				break // the agent's: it descends from an invocation
-			}
-			if pre[p] {
-				delete(callers, id)
+		agents, older := false, false
+		for p, i := id, 0; p != 0 && i < 64; p, i = parent[p], i+1 {
+			if _, left := ended.get(p); left || slices.Contains(roots, p) {
+				agents = true // it descends from an invocation
 				break
 			}
+			older = older || pre[p]
+		}
+		if older && !agents {
+			delete(callers, id)
 		}
 	}
 }
