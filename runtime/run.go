@@ -41,6 +41,10 @@ type recorder struct {
 	// (the baseline does, to tell a serial agent from a parallel one).
 	goroutines map[uint64]bool
 	roots      []uint64 // the invocations' own goroutines, when goroutines is kept
+	// pre, when not nil, holds the goroutines there before the first
+	// delivery began, after Setup (a baseline's, a crash's): written
+	// before any delivery, only read after (invocation.owns).
+	pre map[uint64]bool
 
 	// world tells the scenario's goroutines from the rest of the process
 	// (real-time quiescence, stall reports, attribution of calls whose
@@ -165,14 +169,35 @@ func (inv *invocation) noteCaller() {
 // that descends from it, even through goroutines that have exited (a
 // stack snapshot's links, those the world learned, and the goroutines of
 // ended invocations: attribute). A goroutine started before the invocation
-// began (a pool's worker that Setup or the test started) is not, whatever
+// began (a pool's worker that Setup or the test started), or descending
+// from one (a goroutine such a pool starts per job), is not, whatever
 // context it calls with.
+//
+// When the links break at a goroutine that has exited (a spawner the
+// agent started, which started the caller and returned), the goroutines
+// there before the first delivery (recorder.pre) tell: a caller that is
+// not one of them and does not descend from one was started since, and,
+// with no other invocation, Setup or ended run to claim it, it is the
+// invocation's.
 func (inv *invocation) owns(gid uint64) bool {
 	if x, ok := roots.Load(gid); ok {
 		return x.(*invocation) == inv
 	}
-	got, _, _, _ := attribute([]*recorder{inv.rec}, gid)
-	return got == inv
+	got, late, leftBy, _ := attribute([]*recorder{inv.rec}, gid)
+	pre := inv.rec.pre
+	if got != nil || late != nil || leftBy != 0 || pre == nil {
+		return got == inv
+	}
+	parent := map[uint64]uint64{}
+	for _, g := range snapshotSome(func(uint64, uint64) bool { return false }) {
+		parent[g.id] = g.parent
+	}
+	for p, i := gid, 0; p != 0 && i < 64; p, i = parent[p], i+1 {
+		if pre[p] {
+			return false
+		}
+	}
+	return true
 }
 
 // ownParent returns the goroutine that created the calling one, from its

@@ -398,13 +398,17 @@ func (s *Suite) run(ctx context.Context, sc Scenario) (*Result, *Trace, error) {
 	}
 	r.judge = newJudge(ctx, &s.cfg)
 	var pre map[uint64]bool // the goroutines there before the agent ran
-	if sc.Kind == ScenarioBaseline {
-		r.goroutines = map[uint64]bool{}
+	if sc.Kind == ScenarioBaseline || sc.Fault.Kind == FaultCrash {
 		// After Setup: a worker it started (or the test did) that makes
-		// the agent's calls is no goroutine the agent left running.
+		// the agent's calls is no goroutine the agent left running, nor
+		// one a crash may end (invocation.owns).
 		pre = map[uint64]bool{}
 		goroutineIDs(pre)
 	}
+	if sc.Kind == ScenarioBaseline {
+		r.goroutines = map[uint64]bool{}
+	}
+	r.pre = pre
 	began := time.Now()
 	r.start()
 	var (
