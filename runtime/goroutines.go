@@ -662,12 +662,30 @@ func (w *world) snapshot() []gInfo {
 // call held at a gate: the second waits for the gate as much as the first
 // does, and so do both clients. When only the held request excused a
 // client, the other client kept the scenario busy, and it stalled.
+//
+// A stack dump does not say who holds a lock, so a blocked handler counts
+// only when a goroutine parked at a gate runs code of the program's that
+// the blocked one runs too (the handler's function, past the lock it
+// took): the likely holder waits for the scheduler. A handler blocked on
+// a lock that a goroutine outside the scenario holds while it sleeps (a
+// compactor the test started) goes on by itself; taken as owing its
+// client, it made the scenario look quiet before its call arrived, and
+// which calls were in flight together depended on the sleeper's timing.
 func (w *world) owedAnswers(all []gInfo, held []uint64) int {
 	handlers := held
 	var byID map[uint64]*gInfo
+	var parked []*gInfo // the goroutines at a gate
+	for i := range all {
+		if all[i].atGate() {
+			parked = append(parked, &all[i])
+		}
+	}
 	for i := range all {
 		g := &all[i]
 		if !handsOff(g.state) || len(g.funcs) == 0 {
+			continue
+		}
+		if !slices.ContainsFunc(parked, func(p *gInfo) bool { return sharesCode(g, p) }) {
 			continue
 		}
 		if byID == nil {
@@ -683,6 +701,20 @@ func (w *world) owedAnswers(all []gInfo, held []uint64) int {
 		}
 	}
 	return len(handlers)
+}
+
+// sharesCode reports whether goroutines g and o both run a function of the
+// program's (not of the standard library: its file is not under GOROOT).
+func sharesCode(g, o *gInfo) bool {
+	for i, f := range g.funcs {
+		if i >= len(g.files) || strings.HasPrefix(g.files[i], goroot) {
+			continue
+		}
+		if slices.Contains(o.funcs, f) {
+			return true
+		}
+	}
+	return false
 }
 
 // handlerOf returns the goroutine running the HTTP handler that goroutine
