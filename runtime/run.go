@@ -175,10 +175,12 @@ func (inv *invocation) noteCaller() {
 //
 // When the links break at a goroutine that has exited (a spawner the
 // agent started, which started the caller and returned), the goroutines
-// there before the first delivery (recorder.pre) tell: a caller that is
-// not one of them and does not descend from one was started since, and,
-// with no other invocation, Setup or ended run to claim it, it is the
-// invocation's.
+// there before the first delivery (recorder.pre) tell: that goroutine was
+// started since, and, with no other invocation, Setup or ended run to
+// claim it and no goroutine there before on the way, the caller is the
+// invocation's. Known limit: so is a goroutine that a worker Setup
+// started runs through such a spawner. A goroutine whose parent is not
+// known at all (one time.AfterFunc started) is not the invocation's.
 func (inv *invocation) owns(gid uint64) bool {
 	if x, ok := roots.Load(gid); ok {
 		return x.(*invocation) == inv
@@ -188,16 +190,22 @@ func (inv *invocation) owns(gid uint64) bool {
 	if got != nil || late != nil || leftBy != 0 || pre == nil {
 		return got == inv
 	}
-	parent := map[uint64]uint64{}
-	for _, g := range snapshotSome(func(uint64, uint64) bool { return false }) {
-		parent[g.id] = g.parent
-	}
+	alive, parent := map[uint64]bool{}, map[uint64]uint64{}
+	snapshotSome(func(id, p uint64) bool {
+		alive[id] = true
+		if p != 0 {
+			parent[id] = p
+		}
+		return false
+	})
+	last := gid // where the links end
 	for p, i := gid, 0; p != 0 && i < 64; p, i = parent[p], i+1 {
 		if pre[p] {
 			return false
 		}
+		last = p
 	}
-	return true
+	return !alive[last]
 }
 
 // ownParent returns the goroutine that created the calling one, from its
