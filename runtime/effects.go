@@ -2,7 +2,6 @@ package runtime
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"runtime/debug"
 	"slices"
@@ -596,33 +595,32 @@ func judgeRepeats(tr *Trace, end, baseEnd string, baseWin map[string][2]string, 
 		return r
 	}
 	endChange := ""
-	var endKeys map[string]bool // the parts of the state the run left otherwise than the baseline
-	var endAdded []string       // the top-level keys the run's end has and the baseline's has not
+	// endParts are the parts of the state the run left otherwise than the
+	// baseline (nil when the same, or either end is not known).
+	var endParts *parts
 	if !baseline && end != "" && baseEnd != "" && !endExact {
 		endChange = DescribeChange(baseEnd, end)
-		endKeys = changedParts(baseEnd, end)
-		if endKeys[addedPart] {
-			endAdded = addedKeys(baseEnd, end)
-		}
+		endParts = partsOf(baseEnd, end, &views)
 	}
 	// The parts of the state each op and identity changed in the baseline
-	// (its first window there).
-	touched := map[key]map[string]bool{}
-	for wk, w := range baseWin {
-		if endKeys == nil {
-			break // only the end-state judgement reads it
+	// (in every window of it there), read only by the end-state judgement.
+	var touchedBy map[key]*parts
+	touched := func(k key) *parts {
+		if t, ok := touchedBy[k]; ok {
+			return t
 		}
-		parts := strings.SplitN(wk, "\x00", 3)
-		if len(parts) < 2 {
-			continue
+		t := &parts{}
+		prefix := k.op + "\x00" + k.id + "\x00"
+		for wk, w := range baseWin {
+			if strings.HasPrefix(wk, prefix) {
+				t.merge(partsOf(w[0], w[1], &views))
+			}
 		}
-		k := key{parts[0], parts[1]}
-		if touched[k] == nil {
-			touched[k] = map[string]bool{}
+		if touchedBy == nil {
+			touchedBy = map[key]*parts{}
 		}
-		for p := range changedParts(w[0], w[1]) {
-			touched[k][p] = true
-		}
+		touchedBy[k] = t
+		return t
 	}
 
 	// The repeats seen alone that changed the state, compared with the
@@ -878,15 +876,16 @@ func judgeRepeats(tr *Trace, end, baseEnd string, baseWin map[string][2]string, 
 				}
 			case o.Overlapped && effectSeen(o) && endSame() && !reorders(k):
 				o.Repeat, o.JudgedBy = RepeatAbsorbed, JudgedByEndState
-			case o.Overlapped && effectSeen(o) && endKeys != nil && disjoint(touched[k], endKeys) ||
-				o.Overlapped && effectSeen(o) && endKeys[addedPart] && !addedInWindow(o, endAdded) && disjoint(touched[k], withoutAdded(endKeys)):
+			case o.Overlapped && effectSeen(o) && endParts != nil && !touched(k).empty() && !meets(touched(k), endParts, o, true, &views):
 				// The run ended otherwise than the baseline, but not in any
-				// part of the state this op changed there: the repeats of
-				// this op left what one delivery left.
+				// part of the state this op changed there (a place, at any
+				// depth, or a member added to or removed from a collection
+				// by o's cluster): the repeats of this op left what one
+				// delivery left.
 				o.Repeat, o.JudgedBy = RepeatAbsorbed, JudgedByEndState
 			default:
 				switch {
-				case o.Idempotent && same && o.Overlapped && endKeys != nil && !disjoint(touched[k], endKeys):
+				case o.Idempotent && same && o.Overlapped && endParts != nil && (touched(k).empty() || meets(touched(k), endParts, o, false, &views)):
 					// Overlapped, the run ended otherwise than one
 					// delivery in a part of the state the op changes:
 					// whatever the declaration, more than one effect
@@ -966,104 +965,175 @@ func judgeRepeats(tr *Trace, end, baseEnd string, baseWin map[string][2]string, 
 	return out
 }
 
-// addedPart stands, among the parts changedParts names, for "a top-level
-// key b has that a has not". A write that inserts a row keyed by an id the
-// sink hands out (T-1, then T-2; acme/api#1, then #2) adds a new key on
-// every execution: what its repeat added is never a part it changed in the
-// baseline, so it is compared as "some key added", not by name.
-const addedPart = "\x00added"
+// parts is what the end-state judgement compares of a change from one
+// snapshot to another: the places it changed (changedPlaces), at any
+// depth, and the collections it added members to or removed members from.
+// A write that inserts a row keyed by an id the sink hands out (T-1, then
+// T-2; the next AUTOINCREMENT id) adds a new member on every execution:
+// what its repeat added is never a place it changed in the baseline, so it
+// is compared as "a member added to that collection", not by name.
+type parts struct {
+	places []place
+	// added and removed hold, by the key of a collection's path (an
+	// object's, or a list's), the members changed there: the place of a
+	// key or row added or removed, or of a list entry whose count rose or
+	// fell.
+	added, removed map[string][]place
+	// whole says a snapshot did not decode: every part may differ.
+	whole bool
+}
 
-// changedParts names the top-level parts of two snapshots that differ: the
-// keys of a JSON object whose values differ, or "" for any other value;
-// with addedPart when b has keys a has not.
-func changedParts(a, b string) map[string]bool {
-	out := map[string]bool{}
+// partsOf returns the parts in which snapshot b differs from snapshot a.
+func partsOf(a, b string, views *stateViews) *parts {
+	ps := &parts{}
 	if a == b {
-		return out
+		return ps
 	}
-	var ma, mb map[string]json.RawMessage
-	if json.Unmarshal([]byte(a), &ma) != nil || json.Unmarshal([]byte(b), &mb) != nil {
-		out[""] = true
-		return out
+	av, bv := views.of(a), views.of(b)
+	places, ok := changedPlaces(av, bv)
+	if !ok {
+		ps.whole = true
+		return ps
 	}
-	for k, v := range ma {
-		if w, ok := mb[k]; !ok || string(v) != string(w) {
-			out[k] = true
+	ps.places = places
+	for _, p := range places {
+		if coll, m, added, ok := member(p, av, bv); ok {
+			ps.addMember(coll, m, added)
 		}
 	}
-	for k := range mb {
-		if _, ok := ma[k]; !ok {
-			out[k] = true
-			out[addedPart] = true
-		}
-	}
-	return out
+	return ps
 }
 
-// addedKeys returns the top-level keys of object b that object a has not.
-func addedKeys(a, b string) []string {
-	var ma, mb map[string]json.RawMessage
-	if json.Unmarshal([]byte(a), &ma) != nil || json.Unmarshal([]byte(b), &mb) != nil {
-		return nil
+func (ps *parts) addMember(coll string, m place, added bool) {
+	at := &ps.removed
+	if added {
+		at = &ps.added
 	}
-	var out []string
-	for k := range mb {
-		if _, ok := ma[k]; !ok {
-			out = append(out, k)
-		}
+	if *at == nil {
+		*at = map[string][]place{}
 	}
-	return out
+	(*at)[coll] = append((*at)[coll], m)
 }
 
-// addedInWindow reports whether one of the keys the run's end added (keys)
-// may be the doing of overlapped repeat o: it appeared in the snapshots
-// around o's cluster. A key already there before the cluster began, or
-// added after it ended, is another call's (another op's, or what the
-// delivery recorded untraced, a session row). Without both snapshots of
-// the cluster it may be o's.
-func addedInWindow(o *Operation, keys []string) bool {
-	v := o.effect
-	if v == nil || !v.inCluster || v.clErr != "" || v.before == "" || v.after == "" {
+// merge adds the parts of q to ps.
+func (ps *parts) merge(q *parts) {
+	ps.places = append(ps.places, q.places...)
+	ps.whole = ps.whole || q.whole
+	for c, ms := range q.added {
+		for _, m := range ms {
+			ps.addMember(c, m, true)
+		}
+	}
+	for c, ms := range q.removed {
+		for _, m := range ms {
+			ps.addMember(c, m, false)
+		}
+	}
+}
+
+// empty reports whether ps names no part.
+func (ps *parts) empty() bool { return ps == nil || !ps.whole && len(ps.places) == 0 }
+
+// member says whether changed place p, from snapshot a to b, added a
+// member to a collection or removed one: the key of the collection's path,
+// the member's place, and which. A key or a row is a member where the
+// value at its path is missing (null) on one side, the outermost such
+// path where a whole object came or went; a list's entry is one whose
+// count rose (added) or fell.
+func member(p place, a, b *stateView) (coll string, m place, added, ok bool) {
+	if p.elem {
+		na, _ := strconv.Atoi(a.at(p))
+		nb, _ := strconv.Atoi(b.at(p))
+		if na == nb {
+			return "", place{}, false, false
+		}
+		return pathKey(p.path), p, nb > na, true
+	}
+	for i := 1; i <= len(p.path); i++ {
+		q := place{path: p.path[:i]}
+		x, y := a.at(q), b.at(q)
+		switch {
+		case x == "null" && y != "null":
+			return pathKey(p.path[:i-1]), q, true, true
+		case y == "null" && x != "null":
+			return pathKey(p.path[:i-1]), q, false, true
+		}
+	}
+	return "", place{}, false, false
+}
+
+func pathKey(path []string) string { return strings.Join(path, "\x01") }
+
+// placesMeet reports whether places p and q may be one place, or one
+// within the other: the value at a path holds every place under it; a
+// list's entry is its own place, apart from the list's other entries. Two
+// rows of one list keyed by different columns (each pair of snapshots
+// keys its rows by the column they share most) may be one row.
+func placesMeet(p, q place) bool {
+	n := min(len(p.path), len(q.path))
+	for i := range n {
+		if p.path[i] == q.path[i] {
+			continue
+		}
+		x, okx := strings.CutPrefix(p.path[i], rowSegment)
+		y, oky := strings.CutPrefix(q.path[i], rowSegment)
+		if okx && oky {
+			cx, _, _ := strings.Cut(x, "\x00")
+			cy, _, _ := strings.Cut(y, "\x00")
+			return cx != cy
+		}
+		return false
+	}
+	if p.elem && q.elem && len(p.path) == len(q.path) {
+		return p.entry == q.entry
+	}
+	return true
+}
+
+// meets reports whether the parts op changed in the baseline and the
+// parts the run's end changed may be the same: a place of one meets a
+// place of the other (placesMeet), or both added members to one
+// collection, or both removed some. With window (the op's repeat o was
+// seen to have an effect), members added or removed at the end count only
+// where o's cluster changed one of them: a member already there before it
+// began, or changed after it ended, is another call's (another op's, or
+// what the delivery recorded untraced, a session row). Without both
+// snapshots of the cluster it may be o's. An op that changed nothing in
+// the baseline never meets; a snapshot that did not decode always does.
+func meets(op, end *parts, o *Operation, window bool, views *stateViews) bool {
+	if op.empty() || end.empty() {
+		return false
+	}
+	if op.whole || end.whole {
 		return true
 	}
-	var before, after map[string]json.RawMessage
-	if json.Unmarshal([]byte(v.before), &before) != nil || json.Unmarshal([]byte(v.after), &after) != nil {
-		return true
-	}
-	for _, k := range keys {
-		_, was := before[k]
-		_, is := after[k]
-		if is && !was {
+	for _, p := range op.places {
+		if slices.ContainsFunc(end.places, func(q place) bool { return placesMeet(p, q) }) {
 			return true
+		}
+	}
+	for _, side := range [2][2]map[string][]place{{op.added, end.added}, {op.removed, end.removed}} {
+		for c := range side[0] {
+			if ms, ok := side[1][c]; ok && (!window || changedInWindow(o, ms, views)) {
+				return true
+			}
 		}
 	}
 	return false
 }
 
-// withoutAdded returns parts without addedPart.
-func withoutAdded(parts map[string]bool) map[string]bool {
-	out := make(map[string]bool, len(parts))
-	for p := range parts {
-		if p != addedPart {
-			out[p] = true
-		}
+// changedInWindow reports whether the snapshots around overlapped repeat
+// o's cluster differ at one of members; true without both of them.
+func changedInWindow(o *Operation, members []place, views *stateViews) bool {
+	v := o.effect
+	if v == nil || !v.inCluster || v.clErr != "" || v.before == "" || v.after == "" {
+		return true
 	}
-	return out
-}
-
-// disjoint reports whether the op changed some part of the state in the
-// baseline and none of those parts is among changed. An op that changed
-// nothing there, or a whole-value snapshot, is never disjoint.
-func disjoint(op, changed map[string]bool) bool {
-	if len(op) == 0 || op[""] || changed[""] {
-		return false
+	bv, av := views.of(v.before), views.of(v.after)
+	if bv == nil || av == nil {
+		return true
 	}
-	for p := range op {
-		if changed[p] {
-			return false
-		}
-	}
-	return true
+	return slices.ContainsFunc(members, func(m place) bool { return bv.at(m) != av.at(m) })
 }
 
 // firstVisible reports whether the effect of first, the first execution of
@@ -1083,19 +1153,26 @@ func firstVisible(first *Operation, op, id string, baseWin map[string][2]string)
 	if before == "" || after == "" || before == after {
 		return false
 	}
-	// By name only: that some key was added around first (a sibling's
-	// row) says nothing of first's effect (addedPart is for the end state).
-	changed := withoutAdded(changedParts(before, after))
+	// By place only: that some member was added around first (a
+	// sibling's row) says nothing of first's effect (members are for the
+	// end state).
+	var views stateViews
+	changed := byName(partsOf(before, after, &views))
 	prefix := op + "\x00" + id + "\x00"
 	for wk, w := range baseWin {
 		if !strings.HasPrefix(wk, prefix) {
 			continue
 		}
-		if parts := withoutAdded(changedParts(w[0], w[1])); len(parts) > 0 && !disjoint(parts, changed) {
+		if meets(byName(partsOf(w[0], w[1], &views)), changed, first, false, &views) {
 			return true
 		}
 	}
 	return false
+}
+
+// byName returns ps without its members added or removed.
+func byName(ps *parts) *parts {
+	return &parts{places: ps.places, whole: ps.whole}
 }
 
 // redo is what the snapshots around earlier executions of the same op,

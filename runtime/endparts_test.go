@@ -106,3 +106,34 @@ func TestSeenChangeIsNotContradictedByAnUnseenRepeat(t *testing.T) {
 	assert.Contains(t, fs[0].Message, "the repeat changed the state: k: 1 → 2")
 	assert.NotContains(t, fs[0].Message, unseenNote)
 }
+
+// The same inserts under one top-level key, as a State that reads the
+// database into one value returns them, keyed by object key or as rows
+// under the next AUTOINCREMENT id: the repeats added members to the
+// collection each op added one to in the baseline, at any depth, and
+// are duplicates.
+func TestNestedOverlappedInsertsUnderNewIDsAreDuplicates(t *testing.T) {
+	op := func(id, name, key string, inv int) Operation {
+		return Operation{ID: id, Name: name, Kind: KindWrite, Status: StatusSuccess, Identity: `"` + key + `"`, Invocation: inv, Overlapped: true,
+			Args: Args{Names: []string{"repo"}, Values: []any{key}}}
+	}
+	for _, c := range []struct {
+		name                       string
+		start, api, web, end, base string
+	}{
+		{"keys", `{"db":{"issues":{}}}`, `{"db":{"issues":{"api#1":"x"}}}`, `{"db":{"issues":{"api#1":"x","web#1":"x"}}}`,
+			`{"db":{"issues":{"api#1":"x","api#2":"x","web#1":"x","web#2":"x"}}}`, `{"db":{"issues":{"api#1":"x","web#1":"x"}}}`},
+		{"rows", `{"db":{"issues":[]}}`, `{"db":{"issues":[[1,"api"]]}}`, `{"db":{"issues":[[1,"api"],[2,"web"]]}}`,
+			`{"db":{"issues":[[1,"api"],[2,"web"],[3,"api"],[4,"web"]]}}`, `{"db":{"issues":[[1,"api"],[2,"web"]]}}`},
+	} {
+		tr := &Trace{Ops: []Operation{op("1:open#1", "open", "api", 1), op("2:open#2", "open", "web", 2), op("2:open#3", "open", "api", 2), op("1:open#4", "open", "web", 1)}}
+		baseWin := map[string][2]string{
+			"open\x00\"api\"\x00{\"repo\":\"api\"}": {c.start, c.api},
+			"open\x00\"web\"\x00{\"repo\":\"web\"}": {c.api, c.web},
+		}
+		fs := judgeRepeats(tr, c.end, c.base, baseWin, false, false)
+		require.Len(t, fs, 2, "%s: %v", c.name, fs)
+		assert.Equal(t, RepeatDuplicate, tr.Ops[2].Repeat, c.name)
+		assert.Equal(t, RepeatDuplicate, tr.Ops[3].Repeat, c.name)
+	}
+}
