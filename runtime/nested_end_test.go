@@ -67,6 +67,7 @@ func runConcurrentForced(t *testing.T, w *kvWorld, seed func(m map[string]any), 
 			return nil
 		}),
 		State(func() any { return w.snapshot() }))
+	endSuite(t, s)
 	ctx := context.Background()
 	if _, err := s.Baseline(ctx); err != nil {
 		t.Fatal(err)
