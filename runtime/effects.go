@@ -21,7 +21,9 @@ import (
 //     that changed it, starting from what an earlier equal execution left,
 //     is a not_idempotent finding; a repeat that changed it only by setting
 //     back what an earlier equal execution left, after a later write
-//     changed it, is judged by the run's end (redone);
+//     changed it, is judged by the run's end (redone); where every earlier
+//     equal execution overlapped other writes, what one execution did in
+//     the baseline, where it ran alone, stands for them;
 //   - the declaration (Op.Idempotent): a repeat with the same arguments as an
 //     earlier execution is absorbed; a repeat with other arguments under the
 //     same identity is a change of the first effect (the identity names one
@@ -471,6 +473,21 @@ func windowKey(k string, n int) string {
 // change anything and no Settle let the world settle.
 const unseenNote = "the state changed in neither call"
 
+// unseenFirstNote is why a repeat that changed the state counts when no
+// earlier execution of it with the same arguments was seen alone, in the
+// run or in the baseline: the suite cannot tell a second effect from a
+// set back of what a later write changed.
+const unseenFirstNote = "no earlier execution of it with these arguments ran alone, here or in the baseline, so the suite cannot tell whether the repeat did it again or set back what a later write changed; it counts"
+
+// baseWinOf returns the baseline's windows for redone: none in the
+// baseline itself.
+func baseWinOf(baseWin map[string][2]string, baseline bool) map[string][2]string {
+	if baseline {
+		return nil
+	}
+	return baseWin
+}
+
 // judgeRepeats decides, for every op and identity executed more than once,
 // which repeats had an effect, marks the trace's operations (Repeat,
 // JudgedBy) and returns the findings: one duplicate_write per op and
@@ -655,7 +672,7 @@ func judgeRepeats(tr *Trace, end, baseEnd string, baseWin map[string][2]string, 
 		})
 		for n, i := range idx[1:] {
 			if o := &tr.Ops[i]; o.stateSeen() && o.StateChange != "" {
-				r := redone(tr, o, idx[:n+1], &views)
+				r := redone(tr, o, idx[:n+1], &views, baseWinOf(baseWin, baseline))
 				if r.again != "" && slices.ContainsFunc(firsts, func(x int) bool { return x > r.againAfter && x < o.execOrder() }) {
 					r.again = ""
 				}
@@ -872,7 +889,11 @@ func judgeRepeats(tr *Trace, end, baseEnd string, baseWin map[string][2]string, 
 				case o.Idempotent && same && r.against == "" && ends:
 					byEnd("after another write changed what it acts on")
 				default:
-					changed(o, same, JudgedByState, o.StateChange, "")
+					why := ""
+					if r.unseen {
+						why = unseenFirstNote
+					}
+					changed(o, same, JudgedByState, o.StateChange, why)
 				}
 			case o.Overlapped && effectSeen(o) && endSame() && !reorders(k):
 				o.Repeat, o.JudgedBy = RepeatAbsorbed, JudgedByEndState
@@ -1209,6 +1230,10 @@ type redo struct {
 	// again after something set it back). redoOrder is its execOrder.
 	redo      string
 	redoOrder int
+	// unseen says no earlier execution with the same arguments was seen
+	// alone, here or in the baseline: what the repeat did cannot be told
+	// from what its first execution did.
+	unseen bool
 }
 
 // setBackIndex lists, by place, the orders in which repeats that set
@@ -1242,8 +1267,14 @@ func (x setBackIndex) between(places []place, from, to int) bool {
 
 // redone compares repeat o, seen alone between snapshots that differ,
 // with the earlier executions of its group (earlier, in the order they
-// ran) that were seen alone and had the same arguments.
-func redone(tr *Trace, o *Operation, earlier []int, views *stateViews) redo {
+// ran) that were seen alone and had the same arguments. When none was
+// (each overlapped other writes: two deliveries at once, an interleaving),
+// it compares o with what one execution with those arguments did in the
+// baseline (baseWin, nil in the baseline itself), where the calls ran
+// alone: the latest of earlier stands for that execution in the order of
+// this run. Without either, nothing says what o's first execution did
+// (unseen).
+func redone(tr *Trace, o *Operation, earlier []int, views *stateViews, baseWin map[string][2]string) redo {
 	before, after := o.stateWindow()
 	bv, av := views.of(before), views.of(after)
 	places, ok := changedPlaces(bv, av)
@@ -1252,6 +1283,7 @@ func redone(tr *Trace, o *Operation, earlier []int, views *stateViews) redo {
 	}
 	r := redo{places: places}
 	ak := argsKey(o)
+	compared := false
 	for _, e := range slices.Backward(earlier) {
 		p := &tr.Ops[e]
 		if !p.stateSeen() || argsKey(p) != ak {
@@ -1262,25 +1294,64 @@ func redone(tr *Trace, o *Operation, earlier []int, views *stateViews) redo {
 		if pbv == nil || pav == nil {
 			continue
 		}
-		if r.setBack == "" && samePlaces(places, av, pav) && otherAtEvery(places, bv, pbv) {
-			r.setBack = p.ID
-		}
-		if r.against == "" && before == pAfter {
-			r.against = p.ID
-		}
-		if r.again == "" {
-			if r.again = addedAgain(places, bv, av, pbv, pav); r.again != "" {
-				r.againAfter = p.execOrder()
-			}
-		}
-		if r.redo == "" && samePlaces(places, av, pav) && samePlaces(places, bv, pbv) {
-			r.redo, r.redoOrder = p.ID, p.execOrder()
-		}
-		if r.setBack != "" || r.against != "" {
+		compared = true
+		if r.compare(p.ID, p.execOrder(), before, bv, av, pAfter, pbv, pav) {
 			break
 		}
 	}
+	if compared || baseWin == nil {
+		return r
+	}
+	order := 0
+	for _, e := range earlier {
+		order = max(order, tr.Ops[e].execOrder())
+	}
+	key := o.Name + "\x00" + o.Identity + "\x00" + ak
+	var ws [][2]string
+	for n := 1; ; n++ {
+		w, ok := baseWin[windowKey(key, n)]
+		if !ok {
+			break
+		}
+		ws = append(ws, w)
+	}
+	for _, w := range slices.Backward(ws) {
+		pbv, pav := views.of(w[0]), views.of(w[1])
+		if pbv == nil || pav == nil {
+			continue
+		}
+		compared = true
+		if r.compare(inBaseline, order, before, bv, av, w[1], pbv, pav) {
+			break
+		}
+	}
+	r.unseen = !compared
 	return r
+}
+
+// inBaseline names, in what a finding says, the execution of the baseline
+// a repeat was compared with (redone).
+const inBaseline = "one execution in the baseline"
+
+// compare records what the snapshots around an earlier execution (id, of
+// execOrder order: pAfter, decoded pbv and pav) say of the repeat (before,
+// decoded bv and av), and reports whether that settles it.
+func (r *redo) compare(id string, order int, before string, bv, av *stateView, pAfter string, pbv, pav *stateView) bool {
+	if r.setBack == "" && samePlaces(r.places, av, pav) && otherAtEvery(r.places, bv, pbv) {
+		r.setBack = id
+	}
+	if r.against == "" && before == pAfter {
+		r.against = id
+	}
+	if r.again == "" {
+		if r.again = addedAgain(r.places, bv, av, pbv, pav); r.again != "" {
+			r.againAfter = order
+		}
+	}
+	if r.redo == "" && samePlaces(r.places, av, pav) && samePlaces(r.places, bv, pbv) {
+		r.redo, r.redoOrder = id, order
+	}
+	return r.setBack != "" || r.against != ""
 }
 
 // stateViews decodes each snapshot of a judgement once.

@@ -171,7 +171,7 @@ func TestRedoneByPlaces(t *testing.T) {
 	for _, c := range cases {
 		tr := &Trace{Ops: []Operation{seen("1:op#1", c.firstBefore, c.firstAfter), seen("2:op#2", c.before, c.after)}}
 		var views stateViews
-		r := redone(tr, &tr.Ops[1], []int{0}, &views)
+		r := redone(tr, &tr.Ops[1], []int{0}, &views, nil)
 		if (r.setBack != "") != c.setBack || (r.against != "") != c.against {
 			t.Errorf("%s: set back %q, against %q; want %v, %v", c.name, r.setBack, r.against, c.setBack, c.against)
 		}
