@@ -8,11 +8,32 @@ import (
 )
 
 // barrier lets its calls through in pairs: each waits until another has
-// arrived. While off, it lets every call through at once.
+// arrived. While off, it lets every call through at once. Once on, it
+// also orders two calls (firstDone, afterFirst).
 type barrier struct {
-	mu   sync.Mutex
-	on   bool
-	wait chan struct{}
+	mu    sync.Mutex
+	on    bool
+	wait  chan struct{}
+	first chan struct{} // closed when the first call has returned
+}
+
+// firstDone says the first call has returned.
+func (b *barrier) firstDone() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.on {
+		close(b.first)
+	}
+}
+
+// afterFirst waits, when on, until the first call has returned.
+func (b *barrier) afterFirst() {
+	b.mu.Lock()
+	ch := b.first
+	b.mu.Unlock()
+	if ch != nil {
+		<-ch
+	}
 }
 
 func (b *barrier) arrive() {
@@ -80,7 +101,7 @@ func runConcurrentForced(t *testing.T, w *kvWorld, seed func(m map[string]any), 
 			continue
 		}
 		meet.mu.Lock()
-		meet.on = true
+		meet.on, meet.first = true, make(chan struct{})
 		meet.mu.Unlock()
 		res, err := s.RunScenario(ctx, sc)
 		if err != nil {

@@ -61,7 +61,7 @@ func (db *cartDB) checkout(m map[string]any, cart string) {
 // fresh world (seeded), and returns its duplicate_delivery/concurrent
 // result, where the first b and the second a meet in the tools (b's
 // effect first): the first execution of b overlaps a's repeat, and b's
-// repeat runs alone, after it.
+// repeat runs alone, once the first b returned.
 func runSecondOverlapped(t *testing.T, seed func(m map[string]any), a, b step) *Result {
 	t.Helper()
 	w := &kvWorld{}
@@ -76,13 +76,23 @@ func runSecondOverlapped(t *testing.T, seed func(m map[string]any), a, b step) *
 		}); err != nil {
 			return err
 		}
-		return traced(ctx, b.op, b.args, b.id, func(context.Context) error {
+		// The second b starts once the first returned: their cluster
+		// ended, and the repeat runs alone.
+		n := counts.next("call " + b.op.Name)
+		if n == 2 {
+			meet.afterFirst()
+		}
+		err := traced(ctx, b.op, b.args, b.id, func(context.Context) error {
 			err := w.do(b.fn)
-			if counts.next(b.op.Name) == 1 {
+			if n == 1 {
 				meet.arrive() // until the second a is in flight
 			}
 			return err
 		})
+		if n == 1 {
+			meet.firstDone()
+		}
+		return err
 	}
 	res := runConcurrentForced(t, w, seed, agent, meet, &counts)
 	var first, repeat *Operation
