@@ -5,13 +5,8 @@ import (
 	"strings"
 	"testing"
 
-	agentidemeino "github.com/agentidem/agentidem-go/adapters/eino"
 	"github.com/agentidem/agentidem-go/runtime"
 	"github.com/agentidem/agentidem-go/testkit"
-	"github.com/cloudwego/eino/components/tool"
-	"github.com/cloudwego/eino/components/tool/utils"
-	"github.com/cloudwego/eino/compose"
-	"github.com/cloudwego/eino/flow/agent/react"
 	"github.com/cloudwego/eino/schema"
 )
 
@@ -23,22 +18,7 @@ import (
 func TestDetachedContextNamesTheAgentsLine(t *testing.T) {
 	w := newWorld()
 	agent := func(ctx context.Context) error {
-		b := w.b.Load()
-		create, err := utils.InferTool("createInvoice", "create an invoice", b.create)
-		if err != nil {
-			return err
-		}
-		attach, err := utils.InferTool("attachInvoice", "attach an order to an invoice", b.attach)
-		if err != nil {
-			return err
-		}
-		a, err := react.NewAgent(ctx, &react.AgentConfig{
-			ToolCallingModel: scripted{},
-			ToolsConfig: compose.ToolsNodeConfig{
-				Tools:               []tool.BaseTool{create, attach},
-				ToolCallMiddlewares: []compose.ToolMiddleware{agentidemeino.Middleware(tools)},
-			},
-		})
+		a, err := w.react(ctx, false, false)
 		if err != nil {
 			return err
 		}
@@ -56,8 +36,8 @@ func TestDetachedContextNamesTheAgentsLine(t *testing.T) {
 		t.Fatalf("no context_detached in the baseline: %v", rep.Baseline.Findings)
 	}
 	for _, m := range msgs {
-		if !strings.Contains(m, "detached_test.go:45") {
-			t.Errorf("context_detached does not name the agent's line detached_test.go:45: %s", m)
+		if !strings.Contains(m, "detached_test.go:25") {
+			t.Errorf("context_detached does not name the agent's line detached_test.go:25: %s", m)
 		}
 	}
 }

@@ -157,23 +157,7 @@ func newWorld() *world {
 // sets the node's ExecuteSequentially.
 func (w *world) agent(oneTurn, sequential bool) func(context.Context) error {
 	return func(ctx context.Context) error {
-		b := w.b.Load()
-		create, err := utils.InferTool("createInvoice", "create an invoice", b.create)
-		if err != nil {
-			return err
-		}
-		attach, err := utils.InferTool("attachInvoice", "attach an order to an invoice", b.attach)
-		if err != nil {
-			return err
-		}
-		a, err := react.NewAgent(ctx, &react.AgentConfig{
-			ToolCallingModel: scripted{oneTurn: oneTurn},
-			ToolsConfig: compose.ToolsNodeConfig{
-				Tools:               []tool.BaseTool{create, attach},
-				ExecuteSequentially: sequential,
-				ToolCallMiddlewares: []compose.ToolMiddleware{agentidemeino.Middleware(tools)},
-			},
-		})
+		a, err := w.react(ctx, oneTurn, sequential)
 		if err != nil {
 			return err
 		}
@@ -186,6 +170,27 @@ func (w *world) agent(oneTurn, sequential bool) func(context.Context) error {
 		}
 		return nil
 	}
+}
+
+// react builds the agent's ReAct agent on the current billing.
+func (w *world) react(ctx context.Context, oneTurn, sequential bool) (*react.Agent, error) {
+	b := w.b.Load()
+	create, err := utils.InferTool("createInvoice", "create an invoice", b.create)
+	if err != nil {
+		return nil, err
+	}
+	attach, err := utils.InferTool("attachInvoice", "attach an order to an invoice", b.attach)
+	if err != nil {
+		return nil, err
+	}
+	return react.NewAgent(ctx, &react.AgentConfig{
+		ToolCallingModel: scripted{oneTurn: oneTurn},
+		ToolsConfig: compose.ToolsNodeConfig{
+			Tools:               []tool.BaseTool{create, attach},
+			ExecuteSequentially: sequential,
+			ToolCallMiddlewares: []compose.ToolMiddleware{agentidemeino.Middleware(tools)},
+		},
+	})
 }
 
 func (w *world) options() []testkit.Option {
