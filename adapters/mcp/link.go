@@ -2,6 +2,7 @@ package agentidemmcp
 
 import (
 	"context"
+	"reflect"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -55,7 +56,10 @@ func Token(ctx context.Context) string {
 // server's own context srv (its values, deadline and cancellation), which
 // also yields the values of the client context that Token registered, and
 // is cancelled when that one is. With an unknown or empty token it returns
-// srv and a no-op stop. Call stop when the call is over.
+// srv and a no-op stop. Call stop when the call is over. For the run's
+// own values the client context comes first: it names the call the
+// client made its call inside of, where srv may name only the invocation
+// (a session connected with the agent's context).
 func Resolve(srv context.Context, tok any) (ctx context.Context, stop func()) {
 	s, _ := tok.(string)
 	if s == "" {
@@ -78,12 +82,34 @@ type joined struct {
 	client context.Context
 }
 
-// Value asks the server's context first, then the client's.
+// Value asks the server's context first, then the client's; but for the
+// runtime's own keys (the run, the call a call is made inside of) the
+// client's context first. The server's context may carry a run too: a
+// session the agent connected with its own context serves every call on a
+// context derived from it. A tool calling another tool over that session
+// then sends its own context as the client's, and the call is made inside
+// that tool, not by the agent.
 func (j joined) Value(key any) any {
+	if runtimeKey(key) {
+		if v := j.client.Value(key); v != nil {
+			return v
+		}
+		return j.Context.Value(key)
+	}
 	if v := j.Context.Value(key); v != nil {
 		return v
 	}
 	return j.client.Value(key)
+}
+
+// runtimePkg is the import path of package runtime, whose unexported
+// context keys carry a run.
+var runtimePkg = reflect.TypeFor[runtime.Op]().PkgPath()
+
+// runtimeKey reports whether key is one of package runtime's context keys.
+func runtimeKey(key any) bool {
+	t := reflect.TypeOf(key)
+	return t != nil && t.PkgPath() == runtimePkg
 }
 
 // Deadline is the earlier of the two deadlines.
