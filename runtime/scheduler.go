@@ -225,67 +225,106 @@ func (s *scheduler) drive(done <-chan struct{}) (stalled bool) {
 		for i, w := range starts {
 			calls[i] = w.c
 		}
-		shape := shapeOf(calls) // sorts calls by label
-		var order []Step
-		if len(calls) == 1 {
-			order = []Step{{Call: 0}, {Call: 0, Finish: true}}
-		} else {
-			var err error
-			order, err = s.choose(round, shape)
-			if err != nil {
-				s.err = err
-				s.stop()
-				return false
-			}
-			s.schedule.Rounds = append(s.schedule.Rounds, order)
-			s.shapes = append(s.shapes, shape)
-			s.rounds = append(s.rounds, calls)
-			round++
+		if stalled, stop := s.play(calls, &round); stop {
+			return stalled
 		}
-		var missed []string // steps whose call had not reached its gate
-		for _, st := range order {
-			c := calls[st.Call]
-			p := PointStart
-			if st.Finish {
-				p = PointFinish
-			}
-			w := s.find(c, p)
-			if w == nil {
-				// The call never reached this gate (it panicked, or
-				// it still runs): it is released when it arrives.
-				c.mu.Lock()
-				ended := c.rec.ended // it failed at its start gate, or panicked
-				c.mu.Unlock()
-				if len(calls) > 1 && !ended {
-					missed = append(missed, st.String()+" ("+c.op.Name+")")
-				}
-				continue
-			}
-			s.release(w)
-			if !s.quiesce() {
-				return s.stall()
-			}
-		}
-		if len(missed) > 0 {
-			// The tool of a call waited for something only a later step
-			// lets happen (a reservation that waits for the charge of
-			// the same turn): the calls ran in another order than the
-			// schedule's, which the trace's ticks show.
-			s.rec.addNote(fmt.Sprintf("interleaving: the schedule %s could not be followed: at step %s the call was still running, not at its gate (its tool waits for something: another call of the round, a call of its own, a worker), so that step came later than the schedule says", Schedule{Rounds: [][]Step{order}}.String(), strings.Join(missed, ", ")))
-		}
-		// A call that failed at its start gate never reaches its finish
-		// gate; it belonged to the batch the agent dispatched, so it is in
-		// flight until the round's last release.
-		s.mu.Lock()
-		for _, c := range calls {
-			c.mu.Lock()
-			if c.rec.StartTick > 0 && c.rec.EndTick == 0 && s.find0(c) == nil {
-				c.rec.EndTick = s.tick
-			}
-			c.mu.Unlock()
-		}
-		s.mu.Unlock()
 	}
+}
+
+// play runs one round: the calls waiting at their start gates, released in
+// the order the schedule chooses (when there are two or more). A call whose
+// finish step comes while it still runs, waiting for calls made inside it
+// that wait at their start gates (a tool calling a tool), has those play
+// a round of their own there, before its step: the calls made inside a
+// call of the round are in flight with the calls of the round that the
+// order has started and not finished. stop is true when drive must return
+// (with stalled).
+func (s *scheduler) play(calls []*Call, round *int) (stalled, stop bool) {
+	shape := shapeOf(calls) // sorts calls by label
+	var order []Step
+	if len(calls) == 1 {
+		order = []Step{{Call: 0}, {Call: 0, Finish: true}}
+	} else {
+		var err error
+		order, err = s.choose(*round, shape)
+		if err != nil {
+			s.err = err
+			s.stop()
+			return false, true
+		}
+		s.schedule.Rounds = append(s.schedule.Rounds, order)
+		s.shapes = append(s.shapes, shape)
+		s.rounds = append(s.rounds, calls)
+		*round++
+	}
+	var missed []string // steps whose call had not reached its gate
+	for _, st := range order {
+		c := calls[st.Call]
+		p := PointStart
+		if st.Finish {
+			p = PointFinish
+		}
+		w := s.find(c, p)
+		for w == nil && p == PointFinish {
+			inner := s.madeInside(c)
+			if len(inner) == 0 {
+				break
+			}
+			if stalled, stop := s.play(inner, round); stop {
+				return stalled, true
+			}
+			w = s.find(c, p)
+		}
+		if w == nil {
+			// The call never reached this gate (it panicked, or
+			// it still runs): it is released when it arrives.
+			c.mu.Lock()
+			ended := c.rec.ended // it failed at its start gate, or panicked
+			c.mu.Unlock()
+			if len(calls) > 1 && !ended {
+				missed = append(missed, st.String()+" ("+c.op.Name+")")
+			}
+			continue
+		}
+		s.release(w)
+		if !s.quiesce() {
+			return s.stall(), true
+		}
+	}
+	if len(missed) > 0 {
+		// The tool of a call waited for something only a later step
+		// lets happen (a reservation that waits for the charge of
+		// the same turn): the calls ran in another order than the
+		// schedule's, which the trace's ticks show.
+		s.rec.addNote(fmt.Sprintf("interleaving: the schedule %s could not be followed: at step %s the call was still running, not at its gate (its tool waits for something: another call of the round, a call of its own, a worker), so that step came later than the schedule says", Schedule{Rounds: [][]Step{order}}.String(), strings.Join(missed, ", ")))
+	}
+	// A call that failed at its start gate never reaches its finish
+	// gate; it belonged to the batch the agent dispatched, so it is in
+	// flight until the round's last release.
+	s.mu.Lock()
+	for _, c := range calls {
+		c.mu.Lock()
+		if c.rec.StartTick > 0 && c.rec.EndTick == 0 && s.find0(c) == nil {
+			c.rec.EndTick = s.tick
+		}
+		c.mu.Unlock()
+	}
+	s.mu.Unlock()
+	return false, false
+}
+
+// madeInside returns the calls waiting at their start gates that were made
+// inside c, at any depth.
+func (s *scheduler) madeInside(c *Call) []*Call {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var inner []*Call
+	for _, w := range s.waiting {
+		if w.p == PointStart && w.c.madeInside(c) {
+			inner = append(inner, w.c)
+		}
+	}
+	return inner
 }
 
 // stall names what is blocked, then opens every gate.

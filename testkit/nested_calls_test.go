@@ -223,3 +223,89 @@ func TestCallsInsideAToolAreJudgedByTheirOwnSnapshots(t *testing.T) {
 	assert.True(t, rep.Safe, "%v", rep.Problems)
 	assert.False(t, rep.Has(runtime.CodeDuplicateWrite))
 }
+
+// reopen is a help desk agent that, in one model turn, closes the desk's
+// tickets (close_all of t1, which sets each ticket's status through
+// set_status with its own context) and reopens ticket t1 (its own
+// set_status). The
+// two set_status calls on t1 race: the desk ends with t1 open or closed
+// depending on which lands last.
+type reopen struct {
+	mu     sync.Mutex
+	status map[string]string
+}
+
+var (
+	roSetOp   = &runtime.Op{Name: "set_status", Kind: runtime.KindWrite, Params: []string{"id", "status"}, Idempotent: true}
+	roCloseOp = &runtime.Op{Name: "close_all", Kind: runtime.KindWrite, Params: []string{"ids"}, Idempotent: true}
+)
+
+func (d *reopen) call(ctx context.Context, op *runtime.Op, args, entity []any, fn func(context.Context) error) (err error) {
+	c, cctx := runtime.Begin(ctx, op, args, args, entity)
+	if err = c.Start(); err != nil {
+		return err
+	}
+	defer c.Recover(&err)
+	err = fn(cctx)
+	if lost := c.Finish(err); lost != nil {
+		return lost
+	}
+	return err
+}
+
+func (d *reopen) set(ctx context.Context, id, st string) error {
+	return d.call(ctx, roSetOp, []any{id, st}, []any{id}, func(context.Context) error {
+		d.mu.Lock()
+		d.status[id] = st
+		d.mu.Unlock()
+		return nil
+	})
+}
+
+func (d *reopen) agent(ctx context.Context) error {
+	var wg sync.WaitGroup
+	errs := make([]error, 2)
+	wg.Go(func() {
+		errs[0] = d.call(ctx, roCloseOp, []any{"t1"}, nil, func(ctx context.Context) error { return d.set(ctx, "t1", "closed") })
+	})
+	wg.Go(func() { errs[1] = d.set(ctx, "t1", "open") })
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// A call made inside one call of a parallel round races with the other
+// calls of the round: the schedules explore it landing before and after
+// the agent's own call on the same ticket. Before, the scheduler released
+// the rest of the round while close_all waited for its set_status ("the
+// schedule could not be followed"), so the nested set_status always ran
+// after the agent's: every schedule ended with t1 closed, and the race
+// went unreported.
+func TestCallsInsideACallOfARoundRaceWithTheRound(t *testing.T) {
+	d := &reopen{}
+	rep := testkit.Run(t, d.agent, testkit.NoSummary(),
+		testkit.Setup(func(context.Context) error { d.mu.Lock(); d.status = map[string]string{}; d.mu.Unlock(); return nil }),
+		testkit.Outcome(func() any { d.mu.Lock(); defer d.mu.Unlock(); return d.status["t1"] }))
+	assert.True(t, rep.Has(runtime.CodeOrderVariantOutcome), "t1 ends open or closed by the order")
+	outcomes := map[string]bool{}
+	sameTicket := false
+	for _, r := range rep.Results {
+		if r.Kind != runtime.ScenarioInterleaving {
+			continue
+		}
+		outcomes[r.Outcome] = true
+		assert.Empty(t, r.Trace.Notes, r.Scenario)
+		for _, f := range r.Findings {
+			if f.Code == runtime.CodeConcurrentWritesEntity && slices.Equal(f.Ops, []string{"set_status", "set_status"}) {
+				sameTicket = true
+			}
+		}
+	}
+	assert.Equal(t, map[string]bool{`"open"`: true, `"closed"`: true}, outcomes)
+	assert.True(t, sameTicket, "close_all's set_status of t1 in flight with the agent's")
+	assert.False(t, rep.Safe)
+}
