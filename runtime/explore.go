@@ -342,6 +342,29 @@ func (s *Suite) scheduled(ctx context.Context, choose chooser, bubble Bubble) (*
 	return res, sch, err
 }
 
+// outerOps returns the names of the ops whose calls the baseline saw make
+// calls inside their own (a tool calling a tool), nil before the baseline
+// or when none did.
+func (s *Suite) outerOps() map[string]bool {
+	if s.base == nil {
+		return nil
+	}
+	var outer map[string]bool
+	for i := range s.base.Ops {
+		if p := s.base.Ops[i].Parent; p != "" {
+			if outer == nil {
+				outer = map[string]bool{}
+			}
+			_, name, _ := strings.Cut(p, ":") // "<invocation>:<op>#<k>"
+			if j := strings.LastIndexByte(name, '#'); j >= 0 {
+				name = name[:j]
+			}
+			outer[name] = true
+		}
+	}
+	return outer
+}
+
 // runGated runs sc under a scheduler that follows choose, inside bubble
 // when there is one and on real time otherwise.
 func (s *Suite) runGated(ctx context.Context, sc Scenario, choose chooser, bubble Bubble) (*Result, *scheduler, error) {
@@ -352,6 +375,7 @@ func (s *Suite) runGated(ctx context.Context, sc Scenario, choose chooser, bubbl
 	)
 	body := func(quiesce func()) {
 		sch = newScheduler(nil, quiesce == nil, choose)
+		sch.outer = s.outerOps()
 		if quiesce == nil {
 			sch.quiesce = sch.realtimeQuiesce
 		} else {

@@ -304,7 +304,12 @@ func (r roundShape) pct(rng *rand.Rand, depth int) []Step {
 // shapeOf groups a round's calls into classes: calls commute unless they
 // touch one entity, one declares the other's op in after=, or one of them
 // has no entity (it may touch anything).
-func shapeOf(calls []*Call) roundShape {
+func shapeOf(calls []*Call) roundShape { return shapeWith(calls, nil) }
+
+// shapeWith is shapeOf where the ops in outer (ops the baseline saw make
+// calls inside their own) depend on every call: their entity says what
+// they touch themselves, not what the calls made inside them touch.
+func shapeWith(calls []*Call, outer map[string]bool) roundShape {
 	sort.SliceStable(calls, func(i, j int) bool { return calls[i].label < calls[j].label })
 	n := len(calls)
 	parent := make([]int, n)
@@ -321,7 +326,7 @@ func shapeOf(calls []*Call) roundShape {
 	}
 	for i := 0; i < n; i++ {
 		for j := i + 1; j < n; j++ {
-			if dependent(calls[i], calls[j]) {
+			if outer[calls[i].op.Name] || outer[calls[j].op.Name] || dependent(calls[i], calls[j]) {
 				parent[find(i)] = find(j)
 			}
 		}

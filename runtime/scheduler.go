@@ -45,6 +45,9 @@ type scheduler struct {
 
 	// rounds are each round's calls, numbered as in schedule (legend.go).
 	rounds [][]*Call
+	// outer names the ops the baseline saw make calls inside their own
+	// (Suite.outerOps): no order of them is left out (shapeWith).
+	outer map[string]bool
 }
 
 type gateWait struct {
@@ -240,7 +243,7 @@ func (s *scheduler) drive(done <-chan struct{}) (stalled bool) {
 // order has started and not finished. stop is true when drive must return
 // (with stalled).
 func (s *scheduler) play(calls []*Call, round *int) (stalled, stop bool) {
-	shape := shapeOf(calls) // sorts calls by label
+	shape := shapeWith(calls, s.outer) // sorts calls by label
 	var order []Step
 	if len(calls) == 1 {
 		order = []Step{{Call: 0}, {Call: 0, Finish: true}}

@@ -233,6 +233,7 @@ func TestCallsInsideAToolAreJudgedByTheirOwnSnapshots(t *testing.T) {
 type reopen struct {
 	mu     sync.Mutex
 	status map[string]string
+	desk   []any // close_all's entity: nil, or what it touches itself
 }
 
 var (
@@ -266,7 +267,7 @@ func (d *reopen) agent(ctx context.Context) error {
 	var wg sync.WaitGroup
 	errs := make([]error, 2)
 	wg.Go(func() {
-		errs[0] = d.call(ctx, roCloseOp, []any{"t1"}, nil, func(ctx context.Context) error { return d.set(ctx, "t1", "closed") })
+		errs[0] = d.call(ctx, roCloseOp, []any{"t1"}, d.desk, func(ctx context.Context) error { return d.set(ctx, "t1", "closed") })
 	})
 	wg.Go(func() { errs[1] = d.set(ctx, "t1", "open") })
 	wg.Wait()
@@ -285,8 +286,18 @@ func (d *reopen) agent(ctx context.Context) error {
 // schedule could not be followed"), so the nested set_status always ran
 // after the agent's: every schedule ended with t1 closed, and the race
 // went unreported.
+//
+// close_all may declare an entity of its own (the desk): what it touches
+// itself, not what the calls made inside it touch. Its orders with the
+// agent's set_status are explored all the same. Before, the two calls of
+// the round were told apart by their entities (desk, t1), one order was
+// run, and the race went unreported.
 func TestCallsInsideACallOfARoundRaceWithTheRound(t *testing.T) {
-	d := &reopen{}
+	t.Run("no entity", func(t *testing.T) { raceWithTheRound(t, &reopen{}) })
+	t.Run("an entity of its own", func(t *testing.T) { raceWithTheRound(t, &reopen{desk: []any{"desk"}}) })
+}
+
+func raceWithTheRound(t *testing.T, d *reopen) {
 	rep := testkit.Run(t, d.agent, testkit.NoSummary(),
 		testkit.Setup(func(context.Context) error { d.mu.Lock(); d.status = map[string]string{}; d.mu.Unlock(); return nil }),
 		testkit.Outcome(func() any { d.mu.Lock(); defer d.mu.Unlock(); return d.status["t1"] }))
