@@ -136,6 +136,11 @@ type cluster struct {
 	before, after string
 	err           string
 	keys          map[string]bool // op, identity and arguments of its calls
+	// alone holds its first call until a call not made inside it joins:
+	// that call overlaps it, returned or not (a tool that left a call it
+	// made running), since its window, the cluster's, holds the joiner's
+	// effect.
+	alone []*Call
 }
 
 // callEffect is what the judge saw of one write call.
@@ -304,9 +309,19 @@ func (j *judge) before(c *Call) {
 				j.open.keys[callKeyOf(o)] = true
 			}
 		}
+		j.open.alone = slices.DeleteFunc(j.open.alone, func(o *Call) bool {
+			if c.madeInside(o) {
+				return false
+			}
+			o.effect.overlapped = true
+			return true
+		})
 	}
 	if e.cl == nil {
 		e.cl = j.open
+		if !e.overlapped {
+			j.open.alone = append(j.open.alone, c)
+		}
 	}
 	e.cl.keys[callKeyOf(c)] = true
 	c.effect = e
@@ -362,21 +377,27 @@ func (j *judge) after(c *Call) {
 		e.err = settleErr.Error() // under the lock: the trace may be read (record)
 	}
 	delete(j.inflight, c)
+	if !e.inner && len(j.inflight) > 0 {
+		return
+	}
+	s, err := j.snapshot()
 	if e.inner {
-		// Its own window closes; its outer calls are still in flight.
-		var err error
-		if e.cl.after, err = j.snapshot(); err != nil && e.cl.err == "" {
+		// Its own window closes.
+		e.cl.after = s
+		if err != nil && e.cl.err == "" {
 			e.cl.err = err.Error()
 		}
-		return
+		if len(j.inflight) > 0 {
+			return // its outer calls are still in flight
+		}
+		// Its outer calls returned before it (a tool that left a call
+		// it made running): their cluster closes with it.
 	}
-	if len(j.inflight) > 0 {
-		return
-	}
-	cl := e.cl
-	var err error
-	if cl.after, err = j.snapshot(); err != nil && cl.err == "" {
-		cl.err = err.Error()
+	if cl := j.open; cl != nil {
+		cl.after = s
+		if err != nil && cl.err == "" {
+			cl.err = err.Error()
+		}
 	}
 	j.open = nil
 }
