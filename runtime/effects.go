@@ -500,6 +500,11 @@ const unseenNote = "the state changed in neither call"
 // set back of what a later write changed.
 const unseenFirstNote = "no earlier execution of it with these arguments ran alone, here or in the baseline, so the suite cannot tell whether the repeat did it again or set back what a later write changed; it counts"
 
+// wholeNote is why a repeat that changed the state counts when its
+// earlier executions overlapped other writes and it did, from another
+// start, all that one execution does in the baseline (redo.whole).
+const wholeNote = "its earlier executions overlapped other writes, and it did all that one execution of it does in the baseline, from another start, so the suite cannot tell whether the repeat did it again or set back what a later write changed; it counts"
+
 // baseWinOf returns the baseline's windows for redone: none in the
 // baseline itself.
 func baseWinOf(baseWin map[string][2]string, baseline bool) map[string][2]string {
@@ -911,8 +916,11 @@ func judgeRepeats(tr *Trace, end, baseEnd string, baseWin map[string][2]string, 
 					byEnd("after another write changed what it acts on")
 				default:
 					why := ""
-					if r.unseen {
+					switch {
+					case r.unseen:
 						why = unseenFirstNote
+					case r.whole:
+						why = wholeNote
 					}
 					changed(o, same, JudgedByState, o.StateChange, why)
 				}
@@ -1255,6 +1263,14 @@ type redo struct {
 	// alone, here or in the baseline: what the repeat did cannot be told
 	// from what its first execution did.
 	unseen bool
+	// whole says the repeat would be a set back of what one execution
+	// does in the baseline, but did all of it: the places that execution
+	// changed are the repeat's. A mail sent from the outbox (its row
+	// deleted, the mail outside the snapshot) sends one queued anew under
+	// another id just as it does the first: only an execution that did
+	// more (a checkout that placed the order the repeat did not place
+	// again) shows that the repeat did not do it again.
+	whole bool
 }
 
 // setBackIndex lists, by place, the orders in which repeats that set
@@ -1293,7 +1309,8 @@ func (x setBackIndex) between(places []place, from, to int) bool {
 // it compares o with what one execution with those arguments did in the
 // baseline (baseWin, nil in the baseline itself), where the calls ran
 // alone: the latest of earlier stands for that execution in the order of
-// this run. Without either, nothing says what o's first execution did
+// this run, and o is its set back only where it did more than o did
+// (whole). Without either, nothing says what o's first execution did
 // (unseen).
 func redone(tr *Trace, o *Operation, earlier []int, views *stateViews, baseWin map[string][2]string) redo {
 	before, after := o.stateWindow()
@@ -1316,7 +1333,7 @@ func redone(tr *Trace, o *Operation, earlier []int, views *stateViews, baseWin m
 			continue
 		}
 		compared = true
-		if r.compare(p.ID, p.execOrder(), before, bv, av, pAfter, pbv, pav) {
+		if r.compare(p.ID, p.execOrder(), before, bv, av, pAfter, pbv, pav, true) {
 			break
 		}
 	}
@@ -1342,12 +1359,24 @@ func redone(tr *Trace, o *Operation, earlier []int, views *stateViews, baseWin m
 			continue
 		}
 		compared = true
-		if r.compare(inBaseline, order, before, bv, av, w[1], pbv, pav) {
+		if r.compare(inBaseline, order, before, bv, av, w[1], pbv, pav, didMore(r.places, pbv, pav)) {
 			break
 		}
 	}
 	r.unseen = !compared
 	return r
+}
+
+// didMore reports whether the execution between decoded snapshots pbv and
+// pav changed a place that none of places (a repeat's) meets.
+func didMore(places []place, pbv, pav *stateView) bool {
+	did, ok := changedPlaces(pbv, pav)
+	if !ok {
+		return false
+	}
+	return slices.ContainsFunc(did, func(q place) bool {
+		return !slices.ContainsFunc(places, func(p place) bool { return placesMeet(p, q) })
+	})
 }
 
 // inBaseline names, in what a finding says, the execution of the baseline
@@ -1356,10 +1385,15 @@ const inBaseline = "one execution in the baseline"
 
 // compare records what the snapshots around an earlier execution (id, of
 // execOrder order: pAfter, decoded pbv and pav) say of the repeat (before,
-// decoded bv and av), and reports whether that settles it.
-func (r *redo) compare(id string, order int, before string, bv, av *stateView, pAfter string, pbv, pav *stateView) bool {
+// decoded bv and av), and reports whether that settles it. Without
+// setBackOK the repeat is no set back of that execution (redo.whole).
+func (r *redo) compare(id string, order int, before string, bv, av *stateView, pAfter string, pbv, pav *stateView, setBackOK bool) bool {
 	if r.setBack == "" && samePlaces(r.places, av, pav) && otherAtEvery(r.places, bv, pbv) {
-		r.setBack = id
+		if setBackOK {
+			r.setBack = id
+		} else {
+			r.whole = true
+		}
 	}
 	if r.against == "" && before == pAfter {
 		r.against = id

@@ -226,3 +226,34 @@ func TestRepeatWithNoExecutionSeenAloneSaysItCannotTell(t *testing.T) {
 	assert.Equal(t, RepeatAbsorbed, tr.Ops[1].Repeat)
 	assert.Equal(t, JudgedByEndState, tr.Ops[1].JudgedBy)
 }
+
+// The outbox with ids (id INTEGER PRIMARY KEY AUTOINCREMENT): queue_mail
+// inserts the receipt, send_outbox sends what is queued (over SMTP,
+// outside the snapshot) and deletes the rows. With the same forced
+// overlap, the second queue_mail inserts the receipt again, under id 2,
+// after the first send emptied the outbox, and the second send, alone,
+// sends it and deletes it: the receipt went out twice, and the run ends as
+// one delivery leaves it. The send's repeat did, from another row, all
+// that one execution does in the baseline: that is no sign of a set back
+// (unlike the checkout, whose execution in the baseline also placed the
+// order that its repeat did not place again), and it counts. On 311b01a
+// it was taken for a set back and absorbed by the end state: no finding.
+func TestRepeatThatDidAllOneExecutionDoesFromAnotherRowCounts(t *testing.T) {
+	queue := &Op{Name: "queue_mail", Kind: KindWrite, Params: []string{"msg", "to"}}
+	send := &Op{Name: "send_outbox", Kind: KindWrite, Params: []string{"box"}}
+	var seq atomic.Int64
+	res := runSecondOverlapped(t, func(m map[string]any) {
+		seq.Store(0)
+		m["outbox"] = []any{}
+	},
+		step{queue, []any{"m1", "bob"}, []any{"m1"}, func(m map[string]any) {
+			ob, _ := m["outbox"].([]any)
+			m["outbox"] = append(ob, []any{seq.Add(1), "bob", "your receipt"})
+		}},
+		step{send, []any{"out"}, []any{"out"}, func(m map[string]any) { m["outbox"] = []any{} }})
+	require.Len(t, res.Findings, 1, "%v", findings(&Report{Findings: res.Findings}, ""))
+	f := res.Findings[0]
+	assert.Equal(t, CodeDuplicateWrite, f.Code)
+	assert.Equal(t, []string{"send_outbox"}, f.Ops)
+	assert.Contains(t, f.Message, wholeNote)
+}
