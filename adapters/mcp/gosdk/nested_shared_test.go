@@ -24,7 +24,11 @@ import (
 func TestToolCallingAToolOverTheAgentsSession(t *testing.T) {
 	var mu sync.Mutex
 	status := map[string]string{}
-	var cs *sdk.ClientSession
+	// Each delivery's client session, by the server session it talks to:
+	// close_all calls through the session of the delivery it serves
+	// (duplicate_delivery/concurrent runs two at once).
+	var sessMu sync.Mutex
+	sessions := map[*sdk.ServerSession]*sdk.ClientSession{}
 	srv := sdk.NewServer(&sdk.Implementation{Name: "desk", Version: "1.0.0"}, nil)
 	sdk.AddTool(srv, &sdk.Tool{Name: "set_status"}, func(ctx context.Context, _ *sdk.CallToolRequest, in statusIn) (*sdk.CallToolResult, any, error) {
 		mu.Lock()
@@ -32,7 +36,10 @@ func TestToolCallingAToolOverTheAgentsSession(t *testing.T) {
 		mu.Unlock()
 		return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "ok"}}}, nil, nil
 	})
-	sdk.AddTool(srv, &sdk.Tool{Name: "close_all"}, func(ctx context.Context, _ *sdk.CallToolRequest, in idsIn) (*sdk.CallToolResult, any, error) {
+	sdk.AddTool(srv, &sdk.Tool{Name: "close_all"}, func(ctx context.Context, req *sdk.CallToolRequest, in idsIn) (*sdk.CallToolResult, any, error) {
+		sessMu.Lock()
+		cs := sessions[req.Session]
+		sessMu.Unlock()
 		for _, id := range []string{"t1", "t2"} {
 			if _, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: "set_status", Arguments: map[string]any{"id": id, "status": "closed"}}); err != nil {
 				return nil, nil, err
@@ -53,11 +60,14 @@ func TestToolCallingAToolOverTheAgentsSession(t *testing.T) {
 		defer ss.Wait()
 		client := sdk.NewClient(&sdk.Implementation{Name: "agent", Version: "1.0.0"}, nil)
 		client.AddSendingMiddleware(gosdk.Propagate())
-		cs, err = client.Connect(ctx, ct, nil)
+		cs, err := client.Connect(ctx, ct, nil)
 		if err != nil {
 			return err
 		}
 		defer cs.Close()
+		sessMu.Lock()
+		sessions[ss] = cs
+		sessMu.Unlock()
 		_, err = cs.CallTool(ctx, &sdk.CallToolParams{Name: "close_all", Arguments: map[string]any{"ids": "t1,t2"}})
 		return err
 	}
