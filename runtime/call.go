@@ -358,6 +358,7 @@ func (c *Call) Finish(err error, results ...any) error {
 		c.observeEnd(err)
 		return nil
 	}
+	c.rec.returned = true
 	r := c.inv.rec
 	end := r.now()
 	c.mu.Lock()
@@ -425,6 +426,9 @@ func (c *Call) Finish(err error, results ...any) error {
 func (c *Call) Recover(errp *error) {
 	v := recover()
 	if v == nil {
+		if c.inv != nil && !c.rec.returned {
+			c.unwound()
+		}
 		return
 	}
 	if c.inv == nil {
@@ -450,6 +454,34 @@ func (c *Call) Recover(errp *error) {
 		return
 	}
 	goruntime.Goexit()
+}
+
+// unwound records a call whose tool never returned because its goroutine
+// exited (runtime.Goexit) while it ran: the crash of its invocation ending
+// the goroutine at a later call made inside the tool, or a t.FailNow in
+// it. The tool may have had its effect; its answer never came. The State
+// judge's window of the call closes here, so that the call is not in
+// flight for the rest of the run.
+func (c *Call) unwound() {
+	r := c.inv.rec
+	c.mu.Lock()
+	if c.rec.ended {
+		c.mu.Unlock()
+		return
+	}
+	c.rec.status = statusFailed
+	c.rec.observation = observationLost
+	c.rec.Error = "not finished: its goroutine exited while the tool ran"
+	if c.inv.dead.Load() {
+		c.rec.Error = "not finished: the invocation crashed while the tool ran"
+	}
+	c.rec.end, c.rec.ended = r.now(), true
+	c.mu.Unlock()
+	r.progress.Add(1)
+	c.executed()
+	if r.world != nil {
+		r.world.body(c.gid, false)
+	}
 }
 
 func (c *Call) markReplayed() {

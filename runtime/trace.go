@@ -257,7 +257,10 @@ type callRecord struct {
 	Replayed, Detached bool
 	// nvals counts the argument values in Call.buf (Call.values).
 	nvals uint8
-	rare  *callRare
+	// returned says Finish was called. Only the goroutine that runs the
+	// call (Begin, Start, Finish, Recover) reads or writes it: no lock.
+	returned bool
+	rare     *callRare
 }
 
 // callRare holds what few calls record, allocated on first use (Call.rare).

@@ -320,3 +320,45 @@ func raceWithTheRound(t *testing.T, d *reopen) {
 	assert.True(t, sameTicket, "close_all's set_status of t1 in flight with the agent's")
 	assert.False(t, rep.Safe)
 }
+
+// A crash in a call made inside a tool that goes on with its next call
+// (a best-effort close_all that ignores a failed set_status) ends the
+// tool's goroutine at that next call, inside close_all's body: close_all
+// never returns. It is recorded as not finished, and the judge's window of
+// it closes there. Before, close_all stayed in flight for the rest of the
+// run (status running): every write of the redelivery was overlapped, and
+// judged by the end state only.
+func TestCrashInsideAToolEndsTheTool(t *testing.T) {
+	d := &helpDesk{keyed: true}
+	bestEffort := func(ctx context.Context) error {
+		return tracedOp(ctx, hdCloseOp, []any{"t1,t2"}, func(ctx context.Context) error {
+			for _, id := range []string{"t1", "t2"} {
+				_ = tracedOp(ctx, hdSetOp, []any{id, "closed"}, func(context.Context) error {
+					d.mu.Lock()
+					d.status[id] = "closed"
+					d.mu.Unlock()
+					return nil
+				})
+			}
+			return nil
+		})
+	}
+	rep := testkit.Run(t, bestEffort, append(d.options(), testkit.With(runtime.OnlyScenario("crash_restart/set_status#1")))...)
+	require.Len(t, rep.Results, 1)
+	res := rep.Results[0]
+	require.True(t, res.FaultFired)
+	var outer *runtime.Operation
+	for i, o := range res.Trace.Ops {
+		if o.ID == "1:close_all#1" {
+			outer = &res.Trace.Ops[i]
+		}
+		if o.Invocation == 2 {
+			assert.False(t, o.Overlapped, "%s of the redelivery overlaps nothing", o.ID)
+		}
+	}
+	require.NotNil(t, outer)
+	assert.Equal(t, runtime.StatusFailed, outer.Status)
+	assert.Equal(t, runtime.ObservationLost, outer.Observation)
+	assert.Contains(t, outer.Error, "crashed")
+	assert.True(t, res.Safe, "%v", res.Findings)
+}
