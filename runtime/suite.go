@@ -149,6 +149,15 @@ func (s *Suite) Baseline(ctx context.Context) (*Result, error) {
 	}
 	tr := res.Trace
 	s.baseline, s.base, s.baseErr = res, tr, err
+	if outer := s.outerOps(); outer != nil {
+		// The rounds were shaped while the baseline ran, before its trace
+		// said which ops make calls inside their own: shaped again as
+		// every schedule shapes them (runGated), the plan (Space,
+		// PlannedSchedules, the shards') counts the orders that run.
+		for i, calls := range sch.rounds {
+			sch.shapes[i] = shapeWith(calls, outer)
+		}
+	}
 	s.pre = &preflightRun{res: res, sch: sch, err: err}
 	if err != nil {
 		res.Safe = false
