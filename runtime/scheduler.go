@@ -268,7 +268,11 @@ func (s *scheduler) play(calls []*Call, round *int) (stalled, stop bool) {
 			p = PointFinish
 		}
 		w := s.find(c, p)
-		for w == nil && p == PointFinish {
+		// The calls made inside c play here whether or not c waits for
+		// them: a tool that returns and leaves a call it made running
+		// (a goroutine it does not wait for) has that call in flight
+		// with the round as much as one that waits.
+		for p == PointFinish {
 			inner := s.madeInside(c)
 			if len(inner) == 0 {
 				break

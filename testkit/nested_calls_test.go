@@ -2,6 +2,7 @@ package testkit_test
 
 import (
 	"context"
+	"errors"
 	"maps"
 	"slices"
 	"sync"
@@ -361,4 +362,49 @@ func TestCrashInsideAToolEndsTheTool(t *testing.T) {
 	assert.Equal(t, runtime.ObservationLost, outer.Observation)
 	assert.Contains(t, outer.Error, "crashed")
 	assert.True(t, res.Safe, "%v", res.Findings)
+}
+
+// A call made inside close_all by a goroutine close_all starts and does
+// not wait for races with the agent's own set_status all the same: the
+// schedules explore it landing before and after. Before, close_all
+// reached its finish gate with its set_status waiting at its start gate,
+// the finish step released close_all alone, and the nested set_status ran
+// after the round: every schedule ended with t1 closed.
+func TestCallLeftRunningInsideACallOfARoundRacesWithTheRound(t *testing.T) {
+	d := &reopen{}
+	agent := func(ctx context.Context) error {
+		var wg, left sync.WaitGroup
+		errs := make([]error, 2)
+		wg.Go(func() {
+			errs[0] = d.call(ctx, roCloseOp, []any{"t1"}, nil, func(ctx context.Context) error {
+				left.Go(func() { _ = d.set(ctx, "t1", "closed") })
+				return nil
+			})
+		})
+		wg.Go(func() { errs[1] = d.set(ctx, "t1", "open") })
+		wg.Wait()
+		left.Wait()
+		return errors.Join(errs...)
+	}
+	opts := []testkit.Option{testkit.NoSummary(),
+		testkit.Setup(func(context.Context) error { d.mu.Lock(); d.status = map[string]string{}; d.mu.Unlock(); return nil }),
+		testkit.Outcome(func() any { d.mu.Lock(); defer d.mu.Unlock(); return d.status["t1"] })}
+	rep := testkit.Run(t, agent, opts...)
+	outcomes := map[string]bool{}
+	for _, r := range rep.Results {
+		if r.Kind != runtime.ScenarioInterleaving {
+			continue
+		}
+		outcomes[r.Outcome] = true
+		// The schedule replays to the same outcome.
+		again := testkit.Run(t, agent, append(opts, testkit.Replay(r.Schedule))...)
+		for _, a := range again.Results {
+			if a.Kind == runtime.ScenarioInterleaving {
+				assert.Equal(t, r.Schedule, a.Schedule)
+				assert.Equal(t, r.Outcome, a.Outcome, r.Schedule)
+			}
+		}
+	}
+	assert.Equal(t, map[string]bool{`"open"`: true, `"closed"`: true}, outcomes)
+	assert.True(t, rep.Has(runtime.CodeOrderVariantOutcome), "t1 ends open or closed by the order")
 }
