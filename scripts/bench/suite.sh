@@ -30,6 +30,15 @@
 #   BEFORE=e0e3c29 ROUNDS=5 bash scripts/bench/suite.sh
 #   VERBOSE=1 bash scripts/bench/suite.sh
 #   PROCS="1 2" BEFORE=994f5a8 bash scripts/bench/suite.sh
+#   PROCS=1 GOGCS="100 200" bash scripts/bench/suite.sh
+#
+# GOGCS="100 200" runs each measurement under each GOGC as well (labelled
+# gc=N). A suite allocates most of a megabyte that it drops at its end, and
+# the heap of a test binary is a few megabytes: the garbage collector runs
+# every few suites, and returns pages to the system that the next suites
+# take back. On a virtual machine where a page fault costs microseconds, the
+# median suite is then far slower than the fastest; GOGC=200 shows how much
+# of that is the collector's.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 root=$(pwd)
@@ -86,11 +95,16 @@ fi
 for r in $(seq "$rounds"); do
 	for b in $bins; do
 		for p in ${PROCS:-default}; do
+		for g in ${GOGCS:-default}; do
 			label=$b
 			procs=()
 			if [ "$p" != default ]; then
 				label="$b p=$p"
 				procs=(GOMAXPROCS="$p")
+			fi
+			if [ "$g" != default ]; then
+				label="$label gc=$g"
+				procs+=(GOGC="$g")
 			fi
 			# TestAgent fails on the agents with findings, so does the
 			# test: its exit status says nothing; its lines are counted.
@@ -104,6 +118,7 @@ for r in $(seq "$rounds"); do
 			fi
 			cat "$tmp/run" >>"$tmp/lines"
 		done
+		done
 	done
 done
 echo
@@ -116,10 +131,10 @@ function median(list,   a, k, i, j, t) {
 }
 { key = $1 "|" $2 "|" $3; if (!(key in sc)) order[++n] = key; sc[key] = $4; med[key] = med[key] " " $5; fast[key] = fast[key] " " $6; cpu[key] = cpu[key] " " ($7 == "" ? 0 : $7) }
 END {
-	printf "%-14s %-13s %-24s %9s %15s %15s %15s %13s %15s\n", "build", "agent", "harness", "scenarios", "suite us (med)", "suite us (min)", "us/scenario", "cpu us (med)", "cpu us/scenario"
+	printf "%-20s %-13s %-24s %9s %15s %15s %15s %13s %15s\n", "build", "agent", "harness", "scenarios", "suite us (med)", "suite us (min)", "us/scenario", "cpu us (med)", "cpu us/scenario"
 	for (i = 1; i <= n; i++) {
 		k = order[i]; split(k, p, "|"); m = median(med[k]); c = median(cpu[k])
-		printf "%-14s %-13s %-24s %9d %15.0f %15.0f %15.1f %13.0f %15.1f\n", p[1], p[2], p[3], sc[k], m, median(fast[k]), m / sc[k], c, c / sc[k]
+		printf "%-20s %-13s %-24s %9d %15.0f %15.0f %15.1f %13.0f %15.1f\n", p[1], p[2], p[3], sc[k], m, median(fast[k]), m / sc[k], c, c / sc[k]
 	}
 	printf "(each suite timed by itself; the median over %d suites, then the median of %d rounds; cpu is the process CPU time (all threads, the garbage collector too) meanwhile, which waiting for a CPU on a loaded machine does not inflate, 0 where not measured; under go test%s, testkit is testkit.Run (findings logged, no scenario fails) and TestAgent fails the scenarios with findings (naive refund, ten writes); from round 2 on, each report file is written over the one of the round before)\n", suites, rounds, vflag
 }' "$tmp/lines"
