@@ -81,6 +81,7 @@ type Suite struct {
 	shardRan         *Shard // this shard's part, once explored (shard.go)
 	pre              *preflightRun
 	callGoroutines   int         // goroutines that made calls in the baseline
+	offRoot          bool        // some call of the baseline came from a goroutine not an invocation's own
 	secrets          secretSet   // the redacted values of every scenario (redact.go)
 	lateBlock        []lateCalls // late counts not handed out yet (newLate)
 	watch            *lateWatch
@@ -407,7 +408,11 @@ func (s *Suite) run(ctx context.Context, sc Scenario) (*Result, *Trace, error) {
 	}
 	r.judge = newJudge(ctx, &s.cfg)
 	var pre map[uint64]bool // the goroutines there before the agent ran
-	if sc.Kind == ScenarioBaseline || sc.Fault.Kind == FaultCrash {
+	if sc.Kind == ScenarioBaseline || sc.Fault.Kind == FaultCrash && s.offRoot {
+		// A crash scenario needs them only for calls from goroutines
+		// other than the invocations' own (invocation.owns): without
+		// such calls in the baseline, the snapshot (of every goroutine's
+		// stack) is left out, and owns claims only what it can link.
 		// After Setup: a worker it started (or the test did) that makes
 		// the agent's calls is no goroutine the agent left running, nor
 		// one a crash may end (invocation.owns).
@@ -497,6 +502,7 @@ func (s *Suite) run(ctx context.Context, sc Scenario) (*Result, *Trace, error) {
 			delete(callers, g)
 		}
 		s.callGoroutines = len(r.goroutines)
+		s.offRoot = len(callers) > 0
 		r.mu.Unlock()
 		notStartedByAgent(callers, pre, r.roots)
 		// An HTTP server's connection that served a call and waits for
