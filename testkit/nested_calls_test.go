@@ -242,17 +242,8 @@ var (
 	roCloseOp = &runtime.Op{Name: "close_all", Kind: runtime.KindWrite, Params: []string{"ids"}, Idempotent: true}
 )
 
-func (d *reopen) call(ctx context.Context, op *runtime.Op, args, entity []any, fn func(context.Context) error) (err error) {
-	c, cctx := runtime.Begin(ctx, op, args, args, entity)
-	if err = c.Start(); err != nil {
-		return err
-	}
-	defer c.Recover(&err)
-	err = fn(cctx)
-	if lost := c.Finish(err); lost != nil {
-		return lost
-	}
-	return err
+func (d *reopen) call(ctx context.Context, op *runtime.Op, args, entity []any, fn func(context.Context) error) error {
+	return tracedCall(ctx, op, args, args, entity, fn)
 }
 
 func (d *reopen) set(ctx context.Context, id, st string) error {

@@ -17,10 +17,15 @@ var setStatusOp = &runtime.Op{Name: "set_status", Kind: runtime.KindWrite, Param
 var closeAllOp = &runtime.Op{Name: "close_all", Kind: runtime.KindWrite, Params: []string{"ids"}, Idempotent: true}
 
 func tracedOp(ctx context.Context, op *runtime.Op, args []any, fn func(context.Context) error) (err error) {
+	return tracedCall(ctx, op, args, args[:1], nil, fn)
+}
+
+// tracedCall runs fn as a call of op, as a generated wrapper does.
+func tracedCall(ctx context.Context, op *runtime.Op, args, identity, entity []any, fn func(context.Context) error) (err error) {
 	if !runtime.Enabled() {
 		return fn(ctx)
 	}
-	c, cctx := runtime.Begin(ctx, op, args, args[:1], nil)
+	c, cctx := runtime.Begin(ctx, op, args, identity, entity)
 	if err = c.Start(); err != nil {
 		return err
 	}
