@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"iter"
+	"maps"
 	goruntime "runtime"
 	"slices"
 	"strconv"
@@ -513,14 +514,17 @@ var goroot = func() string {
 // world is the scenario's view of the process's goroutines: which are the
 // scenario's, and which invocation each belongs to.
 type world struct {
-	mu      sync.Mutex
-	before  map[uint64]bool // goroutines that existed when the scenario began
-	visitor map[uint64]bool // older goroutines that reached a gate
-	parent  map[uint64]uint64
-	roots   map[uint64]int // invocation goroutine -> invocation number
-	network string         // the first sign of network I/O among ours
-	inBody  map[uint64]time.Time
-	inTimed map[uint64]time.Time // goroutines seen in a timed wait, since when (timedSince)
+	mu     sync.Mutex
+	before map[uint64]bool // goroutines that existed when the scenario began
+	// beforeCreated is the process's count of created goroutines read
+	// just before before was taken (0: unknown).
+	beforeCreated uint64
+	visitor       map[uint64]bool // older goroutines that reached a gate
+	parent        map[uint64]uint64
+	roots         map[uint64]int // invocation goroutine -> invocation number
+	network       string         // the first sign of network I/O among ours
+	inBody        map[uint64]time.Time
+	inTimed       map[uint64]time.Time // goroutines seen in a timed wait, since when (timedSince)
 
 	// quietSet and quietCreated are what the last quiet snapshot saw
 	// (quietgates.go); quietSet is nil when it cannot be relied on.
@@ -555,10 +559,25 @@ func newWorld(gated bool) *world {
 	created, known := goroutinesCreated() // before the snapshot
 	goroutineIDs(w.before)
 	if known {
+		w.beforeCreated = created
 		// The scenario has no goroutine yet: it is quiet (quietgates.go).
 		w.quietSet, w.quietCreated = []uint64{}, created
 	}
 	return w
+}
+
+// stillBefore returns a copy of before when no goroutine but the
+// harness's own was created since it was taken (Setup, for one, started
+// none): before then holds every goroutine there now that the harness did
+// not start. It returns nil when that cannot be told.
+func (w *world) stillBefore() map[uint64]bool {
+	now, ok := goroutinesCreated()
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if !ok || w.before == nil || w.beforeCreated == 0 || now-w.beforeCreated != uint64(w.made) {
+		return nil
+	}
+	return maps.Clone(w.before)
 }
 
 // root records gid as the goroutine of invocation n.

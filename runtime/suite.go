@@ -416,8 +416,13 @@ func (s *Suite) run(ctx context.Context, sc Scenario) (*Result, *Trace, error) {
 		// After Setup: a worker it started (or the test did) that makes
 		// the agent's calls is no goroutine the agent left running, nor
 		// one a crash may end (invocation.owns).
-		pre = map[uint64]bool{}
-		goroutineIDs(pre)
+		if sc.Kind == ScenarioBaseline {
+			pre = w.stillBefore() // no snapshot of every stack when it will do
+		}
+		if pre == nil {
+			pre = map[uint64]bool{}
+			goroutineIDs(pre)
+		}
 	}
 	if sc.Kind == ScenarioBaseline {
 		r.goroutines = map[uint64]bool{}
