@@ -235,11 +235,11 @@ func (s *scheduler) drive(done <-chan struct{}) (stalled bool) {
 }
 
 // play runs one round: the calls waiting at their start gates, released in
-// the order the schedule chooses (when there are two or more). A call whose
-// finish step comes while it still runs, waiting for calls made inside it
-// that wait at their start gates (a tool calling a tool), has those play
-// a round of their own there, before its step: the calls made inside a
-// call of the round are in flight with the calls of the round that the
+// the order the schedule chooses (when there are two or more). At a call's
+// finish step, the calls made inside it that wait at their start gates (a
+// tool calling a tool, whether it waits for them or leaves them running)
+// play a round of their own there, before the step: the calls made inside
+// a call of the round are in flight with the calls of the round that the
 // order has started and not finished. stop is true when drive must return
 // (with stalled).
 func (s *scheduler) play(calls []*Call, round *int) (stalled, stop bool) {
