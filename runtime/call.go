@@ -423,6 +423,9 @@ func (c *Call) Finish(err error, results ...any) error {
 // in the trace with its stack. When errp is not nil (the tool has an error
 // result) the wrapper returns a *PanicError through it; otherwise the
 // goroutine ends with runtime.Goexit, so that the test binary survives.
+// When the goroutine exits while the tool runs (runtime.Goexit: a crash
+// ending it at a call made inside the tool, t.FailNow), the call is
+// recorded as not finished, with its answer lost.
 func (c *Call) Recover(errp *error) {
 	v := recover()
 	if v == nil {
