@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/agentidem/agentidem-go/runtime"
@@ -166,16 +167,10 @@ func (s *Store) run(ctx context.Context, cfg *config, key, token string, abandon
 	// done, or the key would stay pending until its lease ran out.
 	bg := context.WithoutCancel(ctx)
 	fctx, cancel := context.WithCancelCause(ctx)
-	stop := make(chan struct{})
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		s.heartbeat(bg, cfg.lease, key, token, stop, cancel)
-	}()
+	hb := s.heartbeat(bg, cfg.lease, key, token, cancel)
 	finished := false
 	defer func() {
-		close(stop)
-		<-done
+		hb.stop()
 		cancel(nil)
 		if !finished { // fn panicked: free the key, then let the panic go on
 			_ = s.b.Release(bg, key, token)
@@ -184,6 +179,9 @@ func (s *Store) run(ctx context.Context, cfg *config, key, token string, abandon
 
 	if abandoned && cfg.recover != nil {
 		r, found, rerr := cfg.recover(fctx, key)
+		if rerr != nil || found {
+			hb.stop() // no renewal once the outcome is stored
+		}
 		if rerr != nil {
 			finished = true
 			_ = s.b.Release(bg, key, token)
@@ -200,6 +198,7 @@ func (s *Store) run(ctx context.Context, cfg *config, key, token string, abandon
 	}
 
 	res, err = fn(fctx)
+	hb.stop()
 	finished = true
 	if err != nil {
 		if !cfg.storeError(err) {
@@ -219,22 +218,47 @@ func (s *Store) run(ctx context.Context, cfg *config, key, token string, abandon
 	return res, false, nil
 }
 
-// heartbeat renews the lease every third of it until stop is closed; when
-// the lease is lost it cancels fn's context with ErrLeaseLost.
-func (s *Store) heartbeat(ctx context.Context, lease time.Duration, key, token string, stop <-chan struct{}, cancel context.CancelCauseFunc) {
-	t := time.NewTicker(max(lease/3, time.Millisecond))
-	defer t.Stop()
-	for {
-		select {
-		case <-stop:
+// heartbeat renews the lease every third of it until stopped; when the
+// lease is lost it cancels fn's context with ErrLeaseLost. It runs from a
+// timer, not a goroutine of its own: a call that returns before its first
+// renewal, as most do, starts no goroutine (nor makes the harness look for
+// what one left running).
+func (s *Store) heartbeat(ctx context.Context, lease time.Duration, key, token string, cancel context.CancelCauseFunc) *heartbeat {
+	every := max(lease/3, time.Millisecond)
+	h := &heartbeat{}
+	h.mu.Lock() // the first renewal reads h.t
+	defer h.mu.Unlock()
+	h.t = time.AfterFunc(every, func() {
+		h.mu.Lock()
+		defer h.mu.Unlock()
+		if h.stopped {
 			return
-		case <-t.C:
-			if err := s.b.Extend(ctx, key, token, lease); errors.Is(err, ErrLeaseLost) {
-				cancel(ErrLeaseLost)
-				return
-			}
 		}
-	}
+		if err := s.b.Extend(ctx, key, token, lease); errors.Is(err, ErrLeaseLost) {
+			cancel(ErrLeaseLost)
+			return
+		}
+		h.t.Reset(every)
+	})
+	return h
+}
+
+// heartbeat is the renewal of one key's lease while fn runs.
+type heartbeat struct {
+	mu      sync.Mutex
+	t       *time.Timer
+	stopped bool
+}
+
+// stop ends the renewals; a renewal under way finishes first. It is
+// called before fn's outcome is stored, so that no renewal follows it
+// (before, a tick could renew the lease after Complete), and again, to no
+// effect, when run returns.
+func (h *heartbeat) stop() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.stopped = true
+	h.t.Stop()
 }
 
 // Do runs fn at most once for key on s, storing its result as JSON; it is

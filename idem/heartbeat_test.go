@@ -1,0 +1,119 @@
+package idem_test
+
+import (
+	"context"
+	"errors"
+	"runtime/metrics"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/agentidem/agentidem-go/idem"
+)
+
+// extendCounter is a Memory backend that counts the renewals of leases and,
+// when lost is set, answers them with ErrLeaseLost (another holder took
+// the key).
+type extendCounter struct {
+	idem.Backend
+	mu       sync.Mutex
+	extends  int
+	lost     bool
+	finished bool // Complete or Release was called
+	late     int  // renewals after that
+}
+
+func (b *extendCounter) Extend(ctx context.Context, key, token string, lease time.Duration) error {
+	b.mu.Lock()
+	b.extends++
+	if b.finished {
+		b.late++
+	}
+	lost := b.lost
+	b.mu.Unlock()
+	if lost {
+		return idem.ErrLeaseLost
+	}
+	return b.Backend.Extend(ctx, key, token, lease)
+}
+
+func (b *extendCounter) Complete(ctx context.Context, key, token string, out idem.Outcome, ttl time.Duration) error {
+	b.mu.Lock()
+	b.finished = true
+	b.mu.Unlock()
+	return b.Backend.Complete(ctx, key, token, out, ttl)
+}
+
+func (b *extendCounter) Release(ctx context.Context, key, token string) error {
+	b.mu.Lock()
+	b.finished = true
+	b.mu.Unlock()
+	return b.Backend.Release(ctx, key, token)
+}
+
+func goroutinesCreated(t *testing.T) uint64 {
+	s := []metrics.Sample{{Name: "/sched/goroutines-created:goroutines"}}
+	metrics.Read(s)
+	if s[0].Value.Kind() != metrics.KindUint64 {
+		t.Skip("runtime/metrics does not count created goroutines here")
+	}
+	return s[0].Value.Uint64()
+}
+
+// A call that returns before its first renewal starts no goroutine: the
+// lease is renewed from a timer. Before, every Do started one, and the
+// test harness, seeing a goroutine created by an invocation, took a stack
+// snapshot of the process after each delivery to look for what it left.
+func TestDoStartsNoGoroutine(t *testing.T) {
+	s := idem.New(idem.NewMemoryBackend(), idem.WithLease(time.Minute))
+	ctx := context.Background()
+	for i := range 3 { // the first call may set up what the process keeps
+		before := goroutinesCreated(t)
+		if _, _, err := s.Do(ctx, idem.Key("k", i), "p", func(context.Context) ([]byte, error) { return []byte(`1`), nil }); err != nil {
+			t.Fatal(err)
+		}
+		if n := goroutinesCreated(t) - before; i > 0 && n != 0 {
+			t.Fatalf("Do of a quick fn created %d goroutines; want none", n)
+		}
+	}
+}
+
+// A holder whose fn outlives a third of the lease renews it, and stops
+// renewing once its outcome is stored.
+func TestHeartbeatRenewsUntilDone(t *testing.T) {
+	b := &extendCounter{Backend: idem.NewMemoryBackend()}
+	s := idem.New(b, idem.WithLease(30*time.Millisecond))
+	if _, _, err := s.Do(context.Background(), "slow", "p", func(context.Context) ([]byte, error) {
+		time.Sleep(60 * time.Millisecond) // three or more renewals, 10ms apart
+		return []byte(`1`), nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(40 * time.Millisecond) // a renewal left running would come now
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.extends < 2 {
+		t.Errorf("fn ran for two leases and the lease was renewed %d times; want 2 or more", b.extends)
+	}
+	if b.late != 0 {
+		t.Errorf("the lease was renewed %d times after the outcome was stored; want none", b.late)
+	}
+}
+
+// A holder that loses its lease (the backend says another took the key)
+// has fn's context cancelled with ErrLeaseLost, so that fn stops.
+func TestLostLeaseCancelsFn(t *testing.T) {
+	b := &extendCounter{Backend: idem.NewMemoryBackend(), lost: true}
+	s := idem.New(b, idem.WithLease(15*time.Millisecond))
+	_, _, err := s.Do(context.Background(), "lost", "p", func(ctx context.Context) ([]byte, error) {
+		select {
+		case <-ctx.Done():
+			return nil, context.Cause(ctx)
+		case <-time.After(10 * time.Second):
+			return nil, errors.New("fn's context was not cancelled when the lease was lost")
+		}
+	})
+	if !errors.Is(err, idem.ErrLeaseLost) {
+		t.Fatalf("Do = %v; want ErrLeaseLost", err)
+	}
+}
