@@ -308,3 +308,58 @@ func lockThenAfter(wg *sync.WaitGroup, put func(string), callback func(ctx conte
 		return nil
 	}
 }
+
+// In duplicate_delivery/concurrent, each delivery's invocation sees the
+// other delivery start its goroutines while it runs. Those are the
+// harness's: neither invocation is taken for one whose cancel may have
+// started a callback, and no stack snapshot is taken to look for one.
+// Before, both were, in every suite: a stop of the world and a traceback
+// of every goroutine, for an agent that starts none.
+func TestConcurrentDeliveriesAreNotCallbacks(t *testing.T) {
+	put := func(string) {}
+	agent := func(ctx context.Context) error {
+		for _, k := range []string{"a", "b", "c"} {
+			if err := tracedPut(ctx, put, k); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	for range 20 {
+		s := NewSuite("concurrent-no-callbacks", agent)
+		if _, err := s.Baseline(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		var (
+			mu   sync.Mutex
+			recs []*recorder
+		)
+		testHookDelivery = func(r *recorder, n int) {
+			mu.Lock()
+			recs = append(recs, r)
+			mu.Unlock()
+		}
+		for _, sc := range s.Plan() {
+			if sc.Kind != ScenarioDuplicateConcurrent {
+				continue
+			}
+			if _, err := s.RunScenario(context.Background(), sc); err != nil {
+				testHookDelivery = nil
+				t.Fatal(err)
+			}
+		}
+		testHookDelivery = nil
+		if len(recs) != 2 {
+			t.Fatalf("%d concurrent deliveries seen, want 2", len(recs))
+		}
+		r := recs[0]
+		r.mu.Lock()
+		for _, inv := range r.all {
+			if inv.callbacks {
+				r.mu.Unlock()
+				t.Fatalf("delivery %d, whose agent starts no goroutine, was taken for one that may have started a context.AfterFunc callback", inv.n)
+			}
+		}
+		r.mu.Unlock()
+	}
+}

@@ -540,6 +540,9 @@ type world struct {
 	// invocations' own goroutines that returned.
 	counted                         bool
 	made, waiting, exits, rootsDone int
+	// spawned counts the harness's goroutines started outside made
+	// (spawn).
+	spawned int
 }
 
 // newWorld takes the world of a scenario. Only a scenario with gates reads

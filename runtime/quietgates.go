@@ -149,6 +149,28 @@ func (w *world) startRoot(fn func()) {
 	w.made++
 }
 
+// spawn runs fn in a goroutine of the harness that the quiet accounting
+// leaves out (a concurrent delivery's, which only waits for its
+// invocation), counted in spawned.
+func (w *world) spawn(fn func()) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	go fn()
+	w.spawned++
+}
+
+// createdCount returns how many goroutines the process has created and
+// how many of them the harness started through w (made and spawned), read
+// together: under w.mu none of the harness's is being started. Between two
+// readings, the first count growing more than the second says that a
+// goroutine other than the harness's was created (invocation.cancelled).
+func (w *world) createdCount() (created uint64, harness int, ok bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	created, ok = goroutinesCreated()
+	return created, w.made + w.spawned, ok
+}
+
 // await says the calling goroutine (of the harness) blocks until inv
 // returns; awoken that it no longer does.
 func (w *world) await(inv *invocation) {

@@ -237,20 +237,29 @@ func ownParent() uint64 {
 // context is still its call. callbacks is set when one may run, and the
 // harness then waits for them (settleAfterFuncs): when the process created
 // a goroutine since the invocation's goroutine began (created, from
-// runtime/metrics' count, which never misses one). The number of live
+// runtime/metrics' count, which never misses one), other than those the
+// harness started through the world (harness, read with created). The number of live
 // goroutines cannot tell: another goroutine exiting meanwhile (another
 // test's, the delivery before this one) hides a callback from it, and its
 // calls were then reported late in CI. The price is a stack snapshot per
-// invocation of an agent that starts goroutines (an idempotency store's
-// lease heartbeat, an HTTP client's connections). Where the runtime does
+// invocation of an agent that starts goroutines (an HTTP client's
+// connections). Where the runtime does
 // not count created goroutines, the number is all there is: it rose across
 // the cancel, or is above running, the number before the invocation
 // started, plus this goroutine.
-func (inv *invocation) cancelled(gid uint64, running int, created uint64) {
+func (inv *invocation) cancelled(gid uint64, running int, created uint64, harness int) {
 	before := goruntime.NumGoroutine()
 	inv.cancel()
 	var callbacks bool
-	if now, ok := goroutinesCreated(); ok && created != 0 {
+	w := inv.rec.world
+	if w != nil && created != 0 {
+		// The goroutines the harness started meanwhile (the other
+		// delivery's, in duplicate_delivery/concurrent) are not the
+		// invocation's: counted, every such delivery took a stack
+		// snapshot for nothing.
+		now, made, ok := w.createdCount()
+		callbacks = !ok || now-created > uint64(made-harness)
+	} else if now, ok := goroutinesCreated(); ok && created != 0 {
 		callbacks = now > created
 	} else {
 		after := goruntime.NumGoroutine()
@@ -472,7 +481,15 @@ func (r *recorder) invokeNumbered(ctx context.Context, fn func(context.Context) 
 		}
 		defer r.progress.Add(1)
 		gid := goroutineID()
-		created, _ := goroutinesCreated()
+		var (
+			created uint64
+			harness int
+		)
+		if w != nil {
+			created, harness, _ = w.createdCount()
+		} else {
+			created, _ = goroutinesCreated()
+		}
 		r.mu.Lock()
 		if r.goroutines != nil {
 			// The invocation's own goroutine has returned once done is
@@ -525,7 +542,7 @@ func (r *recorder) invokeNumbered(ctx context.Context, fn func(context.Context) 
 			err = fmt.Errorf("agent goroutine exited (runtime.Goexit)")
 		}()
 		defer inv.returned.Store(true)
-		defer inv.cancelled(gid, running, created)
+		defer inv.cancelled(gid, running, created, harness)
 		err = fn(ctx)
 		returned = true
 	}

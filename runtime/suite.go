@@ -848,7 +848,7 @@ func (s *Suite) deliver(ctx context.Context, r *recorder, sc Scenario) []error {
 		r.mu.Unlock()
 		for i := 0; i < n; i++ {
 			wg.Add(1)
-			go func() {
+			deliver := func() {
 				defer wg.Done()
 				if testHookDelivery != nil {
 					testHookDelivery(r, i+1)
@@ -857,7 +857,12 @@ func (s *Suite) deliver(ctx context.Context, r *recorder, sc Scenario) []error {
 				if lk != nil {
 					lk.finish(i + 1)
 				}
-			}()
+			}
+			if r.world != nil {
+				r.world.spawn(deliver) // not the other delivery's (invocation.cancelled)
+			} else {
+				go deliver()
+			}
 		}
 		wg.Wait()
 		// The agent's context.AfterFunc callbacks are waited for once
