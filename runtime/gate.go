@@ -93,7 +93,7 @@ func (l *lockstep) Wait(c *Call, p Point) {
 		self := uint64(0)
 		if quiet {
 			self = goroutineID()
-			quiet, _ = l.rec.world.quiet(self, heldCalls{handlers: held})
+			quiet, _, _ = l.rec.world.quiet(self, heldCalls{handlers: held})
 		}
 		var blocked []string
 		if quiet {

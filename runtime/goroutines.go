@@ -97,6 +97,9 @@ func goroutineIDs(ids map[uint64]bool) {
 // eachGoroutine calls fn with the block of each goroutine in a stack dump
 // of every goroutine; the block is valid only during the call.
 func eachGoroutine(fn func(block []byte)) {
+	if testHookStacks != nil {
+		testHookStacks()
+	}
 	bp := stackBufs.Get().(*[]byte)
 	defer stackBufs.Put(bp)
 	var buf []byte
@@ -119,6 +122,10 @@ func eachGoroutine(fn func(block []byte)) {
 		fn(block)
 	}
 }
+
+// testHookStacks, when set, is called before every stack dump of the
+// process (a stop of the world), for tests that count them.
+var testHookStacks func()
 
 // headerIDs reads a goroutine's id and its parent's from a stack dump block
 // without parsing the frames.
@@ -639,6 +646,28 @@ func (w *world) keepTimed(timed []uint64) {
 	}
 }
 
+// bodyLeft returns how long the youngest tool body (a call released at
+// its start gate, not yet at its finish gate) has left before it is
+// window old, leaving out the goroutines in skip (parked at a gate: a
+// tool that called another tool), and 0 when there is none that young.
+func (w *world) bodyLeft(window time.Duration, skip []uint64) time.Duration {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	var left time.Duration
+	for gid, since := range w.inBody {
+		if !slices.Contains(skip, gid) {
+			left = max(left, window-time.Since(since))
+		}
+	}
+	return left
+}
+
+// bodyFresh is how long after a tool body began the scheduler waits for a
+// call to reach a gate before it looks at the goroutines again
+// (realtimeQuiesce). It is well under arrivalSettle, so no arrival can
+// excuse the body meanwhile.
+const bodyFresh = 2 * time.Millisecond
+
 func (w *world) bodySince(gid uint64) time.Time {
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -827,7 +856,12 @@ func (w *world) invocationOf(gid uint64) int {
 // whose client is not the scenario's. Likewise each call that reached its
 // gate after a tool body began excuses one body blocked within its grace
 // (held.arrivals).
-func (w *world) quiet(self uint64, held heldCalls) (bool, string) {
+//
+// onIO is set when the scenario is busy only because a goroutine waits
+// for network I/O (an HTTP response, a connection): what ends that wait is
+// the network, not a moment's more running, and the wait is usually ended
+// by the call reaching its finish gate (scheduler.pause).
+func (w *world) quiet(self uint64, held heldCalls) (quiet bool, why string, onIO bool) {
 	// The counts are read before the snapshot (quietgates.go).
 	w.mu.Lock()
 	made := w.made
@@ -870,12 +904,20 @@ func (w *world) quiet(self uint64, held heldCalls) (bool, string) {
 		}
 		if busy {
 			w.noteQuiet(nil, 0, 0, false)
-			return false, fmt.Sprintf("goroutine %d (%s) at %s", g.id, why, g.where())
+			return false, fmt.Sprintf("goroutine %d (%s) at %s", g.id, why, g.where()), ioWaits[why]
 		}
 	}
 	w.keepTimed(timed) // after a whole pass: none was left unseen
 	w.noteQuiet(ours, created, made, known && self == 0)
-	return true, ""
+	return true, "", false
+}
+
+// ioWaits are the reasons of busy (gInfo.busy) that are waits for network
+// I/O.
+var ioWaits = map[string]bool{
+	"network I/O in a tool":          true,
+	"connecting for an HTTP request": true,
+	"waiting for an HTTP response":   true,
 }
 
 // noteNetwork keeps the first sign that the scenario does network I/O,

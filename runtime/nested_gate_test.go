@@ -44,7 +44,7 @@ func TestToolBodyParkedAtANestedGateIsQuiet(t *testing.T) {
 	if since := w.bodySince(id); time.Since(since) > bodyGrace/2 {
 		t.Skip("the machine is too slow to look within the grace of the tool body")
 	}
-	if quiet, why := w.quiet(0, heldCalls{}); !quiet {
+	if quiet, why, _ := w.quiet(0, heldCalls{}); !quiet {
 		t.Fatalf("a tool body parked at a nested call's gate is not quiet: %s", why)
 	}
 }
@@ -81,18 +81,18 @@ func TestToolBodyWaitingForANestedCallElsewhereIsQuiet(t *testing.T) {
 	if time.Since(since) > bodyGrace/2 {
 		t.Skip("the machine is too slow to look within the grace of the tool body")
 	}
-	if quiet, why := w.quiet(0, heldCalls{arrivals: []time.Time{since.Add(-time.Millisecond)}}); quiet || !strings.Contains(why, bodyWait) {
+	if quiet, why, _ := w.quiet(0, heldCalls{arrivals: []time.Time{since.Add(-time.Millisecond)}}); quiet || !strings.Contains(why, bodyWait) {
 		t.Fatalf("a call at a gate since before the body began excused it: quiet=%v %s", quiet, why)
 	}
 	arrivals := []time.Time{since.Add(-time.Millisecond), since.Add(time.Microsecond)}
-	if quiet, _ := w.quiet(0, heldCalls{arrivals: arrivals}); quiet && time.Since(arrivals[1]) < arrivalSettle {
+	if quiet, _, _ := w.quiet(0, heldCalls{arrivals: arrivals}); quiet && time.Since(arrivals[1]) < arrivalSettle {
 		t.Fatal("a call that reached its gate a moment ago excused the body: its siblings may be on their way")
 	}
 	time.Sleep(time.Until(arrivals[1].Add(arrivalSettle)))
 	if time.Since(since) > bodyGrace/2 {
 		t.Skip("the machine is too slow to look within the grace of the tool body")
 	}
-	if quiet, why := w.quiet(0, heldCalls{arrivals: arrivals}); !quiet {
+	if quiet, why, _ := w.quiet(0, heldCalls{arrivals: arrivals}); !quiet {
 		t.Fatalf("a body waiting for the nested call that reached its gate after it began is not quiet: %s", why)
 	}
 }

@@ -401,6 +401,7 @@ func (s *scheduler) find0(c *Call) *gateWait {
 // scheduler was stopped.
 func (s *scheduler) realtimeQuiesce() bool {
 	sleep := 2 * time.Microsecond
+	yields := 64
 	for {
 		// While goroutines are running or runnable (a cheap count), the
 		// agent may not be quiet: yield to them before paying for a
@@ -417,11 +418,12 @@ func (s *scheduler) realtimeQuiesce() bool {
 			if quiet {
 				return true
 			}
-			if i == 64 || !othersRunning() {
+			if i >= yields || !othersRunning() {
 				break
 			}
 			goruntime.Gosched()
 		}
+		yields = 64
 		// The count is read after yielding: a call that reached its gate
 		// meanwhile is seen by the snapshot, not by a second one.
 		s.mu.Lock()
@@ -433,17 +435,41 @@ func (s *scheduler) realtimeQuiesce() bool {
 				}
 			}
 		})}
+		var atGates []uint64
 		for _, w := range s.waiting {
 			held.arrivals = append(held.arrivals, w.at)
+			atGates = append(atGates, w.gid)
 		}
 		s.mu.Unlock()
 		slices.SortFunc(held.arrivals, time.Time.Compare)
 		if stopped {
 			return false
 		}
+		if left := s.rec.world.bodyLeft(bodyFresh, atGates); left > 0 && len(held.handlers) == 0 {
+			// A call released at its start gate began its tool body a
+			// moment ago: its goroutine is busy whatever it does
+			// (gInfo.busy), and nothing can excuse it yet (a call that
+			// reached its gate since, which must have waited there for
+			// arrivalSettle; an HTTP handler of the process, none of
+			// which has a call parked, owing its answer: one blocked on
+			// a lock is read after bodyFresh). The scenario is not quiet,
+			// and a snapshot (a stop of the world: a few hundred
+			// microseconds, milliseconds on a loaded machine) would
+			// only say so. Wait for a call to reach a gate instead:
+			// with an agent whose tools call HTTP services, most of a
+			// scenario's snapshots were taken while an answer was on
+			// its way.
+			if s.rec.stalled() {
+				return false
+			}
+			s.pause(left)
+			yields = 0 // the pause let the others run
+			continue
+		}
 		quiet := s.rec.world.quietAtGates(s.parked())
+		onIO := false
 		if !quiet {
-			quiet, _ = s.rec.world.quiet(0, held)
+			quiet, _, onIO = s.rec.world.quiet(0, held)
 		}
 		s.mu.Lock()
 		after := s.arrivals + s.tick
@@ -454,9 +480,31 @@ func (s *scheduler) realtimeQuiesce() bool {
 		if s.rec.stalled() {
 			return false
 		}
-		time.Sleep(sleep)
+		if onIO {
+			// The network will end the wait, most often with the call
+			// at its finish gate, which ends the pause: looking again
+			// sooner only stops the world meanwhile (a snapshot).
+			sleep = time.Millisecond
+		}
+		s.pause(sleep)
 		sleep = min(2*sleep, time.Millisecond)
 	}
+}
+
+// pause waits for d, or until a call reaches a gate (notify), whichever
+// comes first. Most waits for quiet end with that: a tool's call reaching
+// its finish gate when its HTTP request was answered. The sleep alone
+// noticed it up to a millisecond late, and a scenario of an agent whose
+// tools call HTTP services took milliseconds per call. A signal taken
+// here is not lost to drive, which reads the waiting calls before it
+// waits for one.
+func (s *scheduler) pause(d time.Duration) {
+	t := time.NewTimer(d)
+	select {
+	case <-s.signal:
+	case <-t.C:
+	}
+	t.Stop()
 }
 
 // knownQuiet reports whether the scenario is quiet by what is known
