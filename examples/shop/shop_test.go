@@ -34,12 +34,12 @@ func TestMain(m *testing.M) {
 
 // clients are the ways agents reach HTTP services: the default client, a
 // keep-alive transport of their own, a server started per test.
-func clients(t *testing.T) map[string]func(t *testing.T) (*Service, *Client) {
-	return map[string]func(t *testing.T) (*Service, *Client){
-		"default-client/package-server": func(t *testing.T) (*Service, *Client) {
+func clients(t testing.TB) map[string]func(t testing.TB) (*Service, *Client) {
+	return map[string]func(t testing.TB) (*Service, *Client){
+		"default-client/package-server": func(t testing.TB) (*Service, *Client) {
 			return shared, &Client{Base: sharedURL}
 		},
-		"keep-alive-transport/test-server": func(t *testing.T) (*Service, *Client) {
+		"keep-alive-transport/test-server": func(t testing.TB) (*Service, *Client) {
 			svc := NewService(prices)
 			srv := httptest.NewServer(svc)
 			tr := &http.Transport{MaxIdleConnsPerHost: 4}

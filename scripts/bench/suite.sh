@@ -19,6 +19,10 @@
 #    alternately with this one (same machine, same load) and is printed
 #    beside it.
 #
+# 3. An agent whose tools call an HTTP service (examples/shop), its
+#    whole suite under runtime.Run (BenchmarkHTTPSuite), beside BEFORE's
+#    when given.
+#
 # go test runs without -v, as a user's go test does: only failing
 # scenarios get a subtest. VERBOSE=1 adds -v (every scenario gets its
 # subtest before it runs, and every name and log line is printed). PROCS="1 2" runs each
@@ -91,6 +95,45 @@ if [ -n "${BEFORE:-}" ]; then
 	(cd "$tmp/before" && go test -c -o "$tmp/before.test" ./testkit)
 	bins="before now"
 fi
+
+# 3. An agent as real ones are (examples/shop: two quotes in parallel over
+#    HTTP, then the order, against an httptest server): runtime.Run's whole
+#    suite, interleavings and partial batch failures included, with the
+#    service shared by the package or started for the benchmark.
+go test -c -o "$tmp/shop-now.test" ./examples/shop
+shops="now"
+if [ -n "${BEFORE:-}" ]; then
+	cp examples/shop/bench_test.go examples/shop/shop_test.go "$tmp/before/examples/shop/"
+	if (cd "$tmp/before" && go test -c -o "$tmp/shop-before.test" ./examples/shop) 2>/dev/null; then
+		shops="before now"
+	else
+		echo "suite.sh: examples/shop of $BEFORE does not build with this benchmark: only this revision is measured over HTTP" >&2
+	fi
+fi
+: >"$tmp/shop"
+for r in $(seq "$rounds"); do
+	for b in $shops; do
+		(cd examples/shop && "$tmp/shop-$b.test" -test.run '^$' -test.bench '^BenchmarkHTTPSuite$' -test.benchtime 10x -test.count 1) |
+			awk -v b="$b" '/^BenchmarkHTTPSuite\// { for (i = 3; i < NF; i++) { if ($(i+1) == "ns/op") ns = $i; if ($(i+1) == "scenarios/suite") sc = $i }; n = $1; sub(/-[0-9]+$/, "", n); sub(/^BenchmarkHTTPSuite\//, "", n); print b "|" n "|" ns "|" sc }' >>"$tmp/shop"
+	done
+done
+echo
+awk -F'|' -v rounds="$rounds" '
+function median(list,   a, k, i, j, t) {
+	k = split(list, a, " ")
+	for (i = 1; i <= k; i++) for (j = i + 1; j <= k; j++) if (a[j] + 0 < a[i] + 0) { t = a[i]; a[i] = a[j]; a[j] = t }
+	return (k % 2) ? a[(k + 1) / 2] : (a[k / 2] + a[k / 2 + 1]) / 2
+}
+{ key = $1 "|" $2; if (!(key in ns)) order[++n] = key; ns[key] = ns[key] " " $3; sc[key] = $4 }
+END {
+	print "an agent over HTTP (examples/shop, BenchmarkHTTPSuite, runtime.Run):"
+	printf "%-8s %-34s %10s %12s %14s\n", "build", "service", "scenarios", "suite (ms)", "us/scenario"
+	for (i = 1; i <= n; i++) {
+		split(order[i], p, "|"); m = median(ns[order[i]]) / 1e6
+		printf "%-8s %-34s %10d %12.2f %14.0f\n", p[1], p[2], sc[order[i]], m, m * 1000 / sc[order[i]]
+	}
+	printf "(mean of 10 suites per run, median of %d runs)\n", rounds
+}' "$tmp/shop"
 : >"$tmp/lines"
 for r in $(seq "$rounds"); do
 	for b in $bins; do
