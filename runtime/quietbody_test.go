@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"testing"
 	"time"
@@ -18,7 +19,7 @@ func TestNoSnapshotWhileAFreshToolBodyRuns(t *testing.T) {
 	op := &Op{Name: "fetch", Kind: KindRead, Params: []string{"k"}}
 	var (
 		mu     sync.Mutex
-		bodies [][2]time.Time // when each tool body ran
+		bodies [][2]time.Time // when each tool body ran, as the world saw it begin
 		snaps  []time.Time    // when each stack dump was taken
 	)
 	fetch := func(ctx context.Context, k string) error {
@@ -26,7 +27,10 @@ func TestNoSnapshotWhileAFreshToolBodyRuns(t *testing.T) {
 		if err := c.Start(); err != nil {
 			return err
 		}
-		began := time.Now()
+		began := c.inv.rec.world.bodySince(goroutineID()) // set when the start gate opened
+		if began.IsZero() {
+			return fmt.Errorf("the body of %s began unseen", k)
+		}
 		time.Sleep(5 * time.Millisecond) // an HTTP request on its way
 		mu.Lock()
 		bodies = append(bodies, [2]time.Time{began, time.Now()})
@@ -52,6 +56,9 @@ func TestNoSnapshotWhileAFreshToolBodyRuns(t *testing.T) {
 	base, err := s.Baseline(context.Background())
 	if err != nil {
 		t.Fatal(err)
+	}
+	if base.Error != "" {
+		t.Fatal(base.Error)
 	}
 	if n := len(base.Trace.Ops); n != 3 {
 		t.Fatalf("the baseline traced %d calls, want 3", n)
