@@ -103,8 +103,12 @@ func State(fn func() any) Option {
 // returns once the world went quiet, or an error if it did not. It runs
 // before and after a repeated write and at the end of every scenario, never
 // around a first execution, so that the agent's own timing is left alone
-// where it decides whether to repeat. testkit.SettleOn builds one from an
-// event stream.
+// where it decides whether to repeat. A write that failed by itself (a
+// client's timeout) and is retried by the next write the run executes owns
+// what landed between its return and the retry's settled snapshot: a
+// server that books a charge once its client gave up is seen to have
+// booked it, whenever the booking lands. testkit.SettleOn builds one from
+// an event stream.
 func Settle(fn func(ctx context.Context) error) Option {
 	return optionFunc(func(c *config) { c.settle = fn })
 }
@@ -122,6 +126,14 @@ type judge struct {
 	execs    int             // writes started so far
 	end      string          // the snapshot at the end of the run
 	endErr   string
+	// failedLast is the write that failed by itself (a client's timeout)
+	// and ran alone, when its window closed last and no write started
+	// since; failedKey is its op and identity. What its request set in
+	// motion may land after its window closed (a server that books once
+	// its client gave up): a retry of it lets the world settle first, and
+	// what landed in between is the failed call's (before).
+	failedLast *Call
+	failedKey  string
 }
 
 // cluster is a run of write calls that overlapped in time: from the moment
@@ -286,9 +298,22 @@ func (j *judge) before(c *Call) {
 	if e.repeat && quieted {
 		e.err, e.settled = quietErr, quietErr == ""
 	}
+	failed := j.failedLast
+	if j.failedKey != key || !e.settled {
+		failed = nil
+	}
+	j.failedLast, j.failedKey = nil, ""
 	switch {
 	case len(j.inflight) == 0:
 		j.open = j.window()
+		if failed != nil && failed.effect.cl.err == "" && j.open.err == "" {
+			// A retry of the failed write that ran last, with the
+			// world settled: the world changed since the failed
+			// call's window closed only by what that call set in
+			// motion (or by what no traced call did). Its window
+			// ends here.
+			failed.effect.cl.after = j.open.before
+		}
 	case j.onlyOuter(c):
 		// A tool calling a tool, with nothing else in flight: the call
 		// has a window of its own, inside its outer calls'. They are not
@@ -371,6 +396,9 @@ func (j *judge) after(c *Call) {
 	if e.repeat && j.settle != nil && e.err == "" {
 		settleErr = j.quiet()
 	}
+	c.mu.Lock()
+	failed := c.rec.status == statusFailed
+	c.mu.Unlock()
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	if settleErr != nil {
@@ -379,6 +407,10 @@ func (j *judge) after(c *Call) {
 	delete(j.inflight, c)
 	if !e.inner && len(j.inflight) > 0 {
 		return
+	}
+	j.failedLast, j.failedKey = nil, ""
+	if failed && j.settle != nil && !e.inner && !e.overlapped && j.open == e.cl {
+		j.failedLast, j.failedKey = c, c.op.Name+"\x00"+c.rec.Identity
 	}
 	s, err := j.snapshot()
 	if e.inner {
