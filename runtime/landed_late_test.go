@@ -85,3 +85,51 @@ func TestChargeBookedAfterTheClientGaveUpIsADuplicate(t *testing.T) {
 		t.Fatalf("baseline findings %v, want the duplicate charge", got)
 	}
 }
+
+// The agent places an order, which a worker books later (it lands when the
+// world settles), then charges it: the charge times out having done
+// nothing, and its retry charges and counts the order paid. Both the
+// booking and the retry change the count of the shop's events. What lands
+// before the retry is not the failed charge's alone: the order's booking
+// was on its way too. The charge ran once; no duplicate. Taking the whole
+// gap for the failed call's (887a826 as first written) made the booking
+// its effect, in a place the retry changes too: a false duplicate_write
+// of charge.
+func TestLateEffectOfAnotherWriteIsNotTheFailedCalls(t *testing.T) {
+	place := &Op{Name: "place", Kind: KindWrite, Params: []string{"order"}}
+	charge := &Op{Name: "charge", Kind: KindWrite, Params: []string{"order"}}
+	w := &kvWorld{}
+	srv := &lateServer{w: w}
+	bump := func(m map[string]any) { m["events"] = num(m["events"]) + 1 }
+	agent := func(ctx context.Context) error {
+		if err := traced(ctx, place, []any{"o1"}, []any{"o1"}, func(context.Context) error {
+			srv.mu.Lock()
+			release := make(chan struct{})
+			srv.pending = append(srv.pending, release)
+			srv.mu.Unlock()
+			srv.landing.Go(func() { <-release; w.do(func(m map[string]any) { m["o1"] = "booked"; bump(m) }) })
+			return nil
+		}); err != nil {
+			return err
+		}
+		first := true
+		var err error
+		for range 3 {
+			err = traced(ctx, charge, []any{"o1"}, []any{"o1"}, func(context.Context) error {
+				if first {
+					first = false
+					return errors.New("context deadline exceeded (Client.Timeout exceeded while awaiting headers)")
+				}
+				return w.do(func(m map[string]any) { m["paid"] = "o1"; bump(m) })
+			})
+			if err == nil {
+				return nil
+			}
+		}
+		return err
+	}
+	rep := runOn(t, w, nil, agent, Settle(srv.settle))
+	if got := findings(rep, ScenarioBaseline); slices.Contains(got, CodeDuplicateWrite+" charge") {
+		t.Fatalf("baseline findings %v: the charge ran once", got)
+	}
+}
