@@ -6,6 +6,7 @@ import (
 	"runtime/metrics"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/agentidem/agentidem-go/idem"
@@ -116,4 +117,42 @@ func TestLostLeaseCancelsFn(t *testing.T) {
 	if !errors.Is(err, idem.ErrLeaseLost) {
 		t.Fatalf("Do = %v; want ErrLeaseLost", err)
 	}
+}
+
+// sleepyExtend is a Memory backend whose renewals take d (a slow
+// database; in a testing/synctest bubble, time the bubble must let pass).
+type sleepyExtend struct {
+	idem.Backend
+	d time.Duration
+}
+
+func (b *sleepyExtend) Extend(ctx context.Context, key, token string, lease time.Duration) error {
+	time.Sleep(b.d)
+	return b.Backend.Extend(ctx, key, token, lease)
+}
+
+// In a testing/synctest bubble, fn returns while a renewal is under way,
+// blocked until the bubble's clock moves on (10s to 15s here). Do waits
+// for that renewal durably, so the bubble's time advances, the renewal
+// ends and Do returns. Waiting on a sync.Mutex held across the renewal
+// is not durable: the bubble's clock stood still, and Do never returned.
+func TestDoReturnsWhileARenewalWaitsInABubble(t *testing.T) {
+	finished := make(chan struct{})
+	go func() { // outside the bubble, on the real clock
+		select {
+		case <-finished:
+		case <-time.After(time.Minute):
+			panic("TestDoReturnsWhileARenewalWaitsInABubble: Do did not return: it waits, not durably, for a renewal the bubble's clock must end")
+		}
+	}()
+	defer close(finished)
+	synctest.Test(t, func(t *testing.T) {
+		s := idem.New(&sleepyExtend{Backend: idem.NewMemoryBackend(), d: 5 * time.Second}, idem.WithLease(30*time.Second))
+		if _, _, err := s.Do(context.Background(), "k", "p", func(context.Context) ([]byte, error) {
+			time.Sleep(12 * time.Second) // the first renewal began at 10s
+			return []byte(`1`), nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+	})
 }

@@ -230,24 +230,39 @@ func (s *Store) heartbeat(ctx context.Context, lease time.Duration, key, token s
 	defer h.mu.Unlock()
 	h.t = time.AfterFunc(every, func() {
 		h.mu.Lock()
-		defer h.mu.Unlock()
 		if h.stopped {
+			h.mu.Unlock()
 			return
 		}
-		if err := s.b.Extend(ctx, key, token, lease); errors.Is(err, ErrLeaseLost) {
+		renewed := make(chan struct{})
+		h.renewing = renewed
+		h.mu.Unlock()
+		// Not under h.mu: stop waits for the renewal on renewed, which in
+		// a testing/synctest bubble is a durable wait (the bubble's clock
+		// moves on, and a renewal that waits for it ends), where waiting
+		// for a sync.Mutex is not.
+		err := s.b.Extend(ctx, key, token, lease)
+		h.mu.Lock()
+		defer h.mu.Unlock()
+		h.renewing = nil
+		close(renewed)
+		if errors.Is(err, ErrLeaseLost) {
 			cancel(ErrLeaseLost)
 			return
 		}
-		h.t.Reset(every)
+		if !h.stopped {
+			h.t.Reset(every)
+		}
 	})
 	return h
 }
 
 // heartbeat is the renewal of one key's lease while fn runs.
 type heartbeat struct {
-	mu      sync.Mutex
-	t       *time.Timer
-	stopped bool
+	mu       sync.Mutex
+	t        *time.Timer
+	stopped  bool
+	renewing chan struct{} // closed when the renewal under way ends
 }
 
 // stop ends the renewals; a renewal under way finishes first. It is
@@ -256,9 +271,13 @@ type heartbeat struct {
 // effect, when run returns.
 func (h *heartbeat) stop() {
 	h.mu.Lock()
-	defer h.mu.Unlock()
 	h.stopped = true
 	h.t.Stop()
+	renewing := h.renewing
+	h.mu.Unlock()
+	if renewing != nil {
+		<-renewing
+	}
 }
 
 // Do runs fn at most once for key on s, storing its result as JSON; it is
