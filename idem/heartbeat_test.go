@@ -5,6 +5,7 @@ import (
 	"errors"
 	"runtime/metrics"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -153,6 +154,63 @@ func TestDoReturnsWhileARenewalWaitsInABubble(t *testing.T) {
 			return []byte(`1`), nil
 		}); err != nil {
 			t.Fatal(err)
+		}
+	})
+}
+
+// slowExtend is a Memory backend whose renewals take long (a loaded
+// database): each one is applied half-way through its round trip.
+type slowExtend struct {
+	idem.Backend
+	half time.Duration
+}
+
+func (b *slowExtend) Extend(ctx context.Context, key, token string, lease time.Duration) error {
+	time.Sleep(b.half)
+	err := b.Backend.Extend(ctx, key, token, lease)
+	time.Sleep(b.half)
+	return err
+}
+
+// A renewal comes a third of the lease after the last one began, as a
+// ticker's did, not after it returned: renewals whose round trip takes 24s
+// of a 30s lease keep the key (applied 24s apart), and no other call takes
+// it over and runs fn a second time. Counting the third from when the
+// renewal returned, they were applied 34s apart, the lease ran out
+// between them, and the other call ran fn again.
+func TestSlowRenewalsKeepTheLease(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		b := &slowExtend{Backend: idem.NewMemoryBackend(), half: 12 * time.Second}
+		s := idem.New(b, idem.WithLease(30*time.Second))
+		var runs atomic.Int32
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			_, _, err := s.Do(context.Background(), "slow-db", "p", func(context.Context) ([]byte, error) {
+				runs.Add(1)
+				time.Sleep(2 * time.Minute)
+				return []byte(`1`), nil
+			})
+			if err != nil {
+				t.Errorf("holder: %v", err)
+			}
+		}()
+		for {
+			select {
+			case <-done:
+				if n := runs.Load(); n != 1 {
+					t.Fatalf("fn ran %d times for one key; want 1 (the holder's lease ran out between two slow renewals)", n)
+				}
+				return
+			case <-time.After(time.Second):
+			}
+			_, _, err := s.Do(context.Background(), "slow-db", "p", func(context.Context) ([]byte, error) {
+				runs.Add(1)
+				return []byte(`2`), nil
+			}, idem.OnInProgress(idem.Fail))
+			if err != nil && !errors.Is(err, idem.ErrInProgress) {
+				t.Fatalf("other call: %v", err)
+			}
 		}
 	})
 }

@@ -222,7 +222,9 @@ func (s *Store) run(ctx context.Context, cfg *config, key, token string, abandon
 // lease is lost it cancels fn's context with ErrLeaseLost. It runs from a
 // timer, not a goroutine of its own: a call that returns before its first
 // renewal, as most do, starts no goroutine (nor makes the harness look for
-// what one left running).
+// what one left running). As with a ticker, the next renewal comes a third
+// of the lease after the last one began, not after it returned (at once
+// when it took longer): a slow renewal does not push the next one back.
 func (s *Store) heartbeat(ctx context.Context, lease time.Duration, key, token string, cancel context.CancelCauseFunc) *heartbeat {
 	every := max(lease/3, time.Millisecond)
 	h := &heartbeat{}
@@ -237,6 +239,7 @@ func (s *Store) heartbeat(ctx context.Context, lease time.Duration, key, token s
 		renewed := make(chan struct{})
 		h.renewing = renewed
 		h.mu.Unlock()
+		began := time.Now()
 		// Not under h.mu: stop waits for the renewal on renewed, which in
 		// a testing/synctest bubble is a durable wait (the bubble's clock
 		// moves on, and a renewal that waits for it ends), where waiting
@@ -251,7 +254,7 @@ func (s *Store) heartbeat(ctx context.Context, lease time.Duration, key, token s
 			return
 		}
 		if !h.stopped {
-			h.t.Reset(every)
+			h.t.Reset(max(every-time.Since(began), 0))
 		}
 	})
 	return h
