@@ -582,14 +582,49 @@ func (r *recorder) invokeNumbered(ctx context.Context, fn func(context.Context) 
 // snapshot only where one may run (invocation.cancelled): for most agents
 // it is not taken. A callback that runs longer than afterFuncGrace is
 // left to late.go, which reports its calls as late.
+//
+// It waits as well, as long, for the goroutines the invocation's own
+// goroutine started that were still running (or ready to run) when it
+// returned, until they end or block: a tool call made in a goroutine the
+// agent did not wait for (fire and forget) came before the run ended, or
+// after, as the Go scheduler happened to run it, and the same agent was
+// found unsafe on one run (duplicate_write) and inconclusive on the next
+// (the call late, its fault not fired). One that blocks, or sleeps, before
+// it calls is not waited for: its calls are late, as before.
 func settleAfterFuncs(parents []uint64) {
-	started := map[uint64]bool{}
+	started, running := map[uint64]bool{}, map[uint64]bool{}
 	for _, g := range snapshotSome(func(_, parent uint64) bool { return slices.Contains(parents, parent) }) {
-		if slices.Contains(parents, g.parent) && len(g.funcs) > 0 && strings.HasPrefix(g.funcs[len(g.funcs)-1], "created by context.(*afterFuncCtx).cancel") {
+		if !slices.Contains(parents, g.parent) || len(g.funcs) == 0 {
+			continue
+		}
+		switch {
+		case strings.HasPrefix(g.funcs[len(g.funcs)-1], "created by context.(*afterFuncCtx).cancel"):
 			started[g.id] = true
+		case progressing(g.state):
+			running[g.id] = true
 		}
 	}
 	stillAlive(started, afterFuncGrace, nil)
+	untilBlocked(running, afterFuncGrace)
+}
+
+// untilBlocked waits, up to grace, until none of the goroutines ids is
+// running or ready to run: each has ended or blocks.
+func untilBlocked(ids map[uint64]bool, grace time.Duration) {
+	deadline := time.Now().Add(grace)
+	for pause := 50 * time.Microsecond; len(ids) > 0; pause = min(2*pause, time.Millisecond) {
+		time.Sleep(pause)
+		busy := false
+		for _, g := range snapshotSome(func(id, _ uint64) bool { return ids[id] }) {
+			if ids[g.id] && progressing(g.state) {
+				busy = true
+				break
+			}
+		}
+		if !busy || time.Now().After(deadline) {
+			return
+		}
+	}
 }
 
 // afterFuncGrace bounds settleAfterFuncs's wait.

@@ -167,10 +167,13 @@
 // of the agent's code the call came from: the call of a traced function,
 // or, through an adapter, the call into the framework); a call no run can claim (two tests with t.Parallel and a goroutine
 // that descends from neither) is an error finding in every active run. A
-// call from a goroutine the agent started and did not wait for, made after
-// its scenario ended (fire and forget: a notification, an audit write),
-// ran untraced: that scenario is inconclusive, and the test's log names
-// the tools and call sites (goroutine_leak, a warning). Such a goroutine
+// goroutine the agent started and did not wait for (fire and forget: a
+// notification, an audit write) that is still running when the agent
+// returns is waited for, up to 100 ms, until it ends or blocks, so that
+// the calls it makes at once are the scenario's on every run. A call from
+// one made after its scenario ended (it waited or slept first) ran
+// untraced: that scenario is inconclusive, and the test's log names the
+// tools and call sites (goroutine_leak, a warning). Such a goroutine
 // calling a tool without the agent's ctx while a later scenario runs (a
 // worker the agent started once and reuses) fails that scenario
 // (context_detached): no run can tell whose call it is. The workers of a
