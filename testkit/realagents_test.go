@@ -13,7 +13,7 @@ import (
 
 	"github.com/agentidem/agentidem-go/runtime"
 	"github.com/agentidem/agentidem-go/testkit"
-	"github.com/agentidem/agentidem-go/testkit/internal/hunt"
+	"github.com/agentidem/agentidem-go/testkit/internal/realagents"
 	"golang.org/x/sync/errgroup"
 )
 
@@ -37,8 +37,8 @@ func verdictOf(rep *runtime.Report) string {
 
 type payWorld struct {
 	srv    *httptest.Server
-	pay    *hunt.PayServer
-	client *hunt.PayClient
+	pay    *realagents.PayServer
+	client *realagents.PayClient
 }
 
 func (w *payWorld) options(keys, slow, state, settle bool) []testkit.Option {
@@ -46,10 +46,10 @@ func (w *payWorld) options(keys, slow, state, settle bool) []testkit.Option {
 		testkit.NoSummary(),
 		testkit.StallTimeout(3 * time.Second),
 		testkit.Setup(func(context.Context) error {
-			w.pay = hunt.NewPayServer()
+			w.pay = realagents.NewPayServer()
 			w.pay.Keys, w.pay.SlowFirst = keys, slow
 			w.srv = httptest.NewServer(w.pay)
-			w.client = &hunt.PayClient{Base: w.srv.URL, HTTP: &http.Client{Timeout: 100 * time.Millisecond}}
+			w.client = &realagents.PayClient{Base: w.srv.URL, HTTP: &http.Client{Timeout: 100 * time.Millisecond}}
 			return nil
 		}),
 		testkit.Teardown(func(context.Context) error { w.srv.Close(); return nil }),
@@ -154,8 +154,8 @@ func stable(t *testing.T, n int, agent func(ctx context.Context) error, opts fun
 }
 
 type queueWorld struct {
-	ledger *hunt.Ledger
-	q      *hunt.Queue
+	ledger *realagents.Ledger
+	q      *realagents.Queue
 	stop   chan struct{}
 	done   chan struct{}
 }
@@ -163,10 +163,10 @@ type queueWorld struct {
 func (w *queueWorld) options(keyed bool, state bool) []testkit.Option {
 	opts := []testkit.Option{
 		testkit.Setup(func(context.Context) error {
-			w.ledger = hunt.NewLedger()
-			w.q = &hunt.Queue{Jobs: make(chan hunt.Job)}
+			w.ledger = realagents.NewLedger()
+			w.q = &realagents.Queue{Jobs: make(chan realagents.Job)}
 			w.stop, w.done = make(chan struct{}), make(chan struct{})
-			go func(q *hunt.Queue, l *hunt.Ledger, stop, done chan struct{}) {
+			go func(q *realagents.Queue, l *realagents.Ledger, stop, done chan struct{}) {
 				defer close(done)
 				for {
 					select {
@@ -231,7 +231,7 @@ func TestFanOutVerdicts(t *testing.T) {
 		state bool
 	}{{"parallel", false, false}, {"parallel state", false, true}, {"ordered", true, false}, {"ordered state", true, true}} {
 		t.Run(c.name, func(t *testing.T) {
-			var b *hunt.Invoices
+			var b *realagents.Invoices
 			agent := func(ctx context.Context) error {
 				// One model turn: create two invoices and attach one.
 				g, gctx := errgroup.WithContext(ctx)
@@ -247,7 +247,7 @@ func TestFanOutVerdicts(t *testing.T) {
 				return g.Wait()
 			}
 			opts := func() []testkit.Option {
-				o := []testkit.Option{testkit.Setup(func(context.Context) error { b = hunt.NewInvoices(); return nil })}
+				o := []testkit.Option{testkit.Setup(func(context.Context) error { b = realagents.NewInvoices(); return nil })}
 				if c.state {
 					o = append(o, testkit.State(func() any { return b.Snapshot() }))
 				}
@@ -271,7 +271,7 @@ func TestBatchRetryVerdicts(t *testing.T) {
 		keyed, state bool
 	}{{"naive", false, false}, {"naive state", false, true}, {"keyed", true, false}, {"keyed state", true, true}} {
 		t.Run(c.name, func(t *testing.T) {
-			var l *hunt.Ledger
+			var l *realagents.Ledger
 			turn := func(ctx context.Context) error {
 				var wg sync.WaitGroup
 				errs := make([]error, 2)
@@ -294,7 +294,7 @@ func TestBatchRetryVerdicts(t *testing.T) {
 				return nil
 			}
 			opts := func() []testkit.Option {
-				o := []testkit.Option{testkit.Setup(func(context.Context) error { l = hunt.NewLedger(); return nil })}
+				o := []testkit.Option{testkit.Setup(func(context.Context) error { l = realagents.NewLedger(); return nil })}
 				if c.state {
 					o = append(o, testkit.State(func() any { return l.Snapshot() }))
 				}

@@ -1,8 +1,8 @@
-// Package hunt holds tools written the way real agents' tools are, for
+// Package realagents holds tools written the way real agents' tools are, for
 // testkit's tests of verdicts: a payment API over HTTP with client
 // timeouts, a work queue drained by a background worker, and a fan-out
 // of dependent calls.
-package hunt
+package realagents
 
 import (
 	"context"
