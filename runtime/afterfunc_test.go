@@ -317,14 +317,7 @@ func lockThenAfter(wg *sync.WaitGroup, put func(string), callback func(ctx conte
 // of every goroutine, for an agent that starts none.
 func TestConcurrentDeliveriesAreNotCallbacks(t *testing.T) {
 	put := func(string) {}
-	agent := func(ctx context.Context) error {
-		for _, k := range []string{"a", "b", "c"} {
-			if err := tracedPut(ctx, put, k); err != nil {
-				return err
-			}
-		}
-		return nil
-	}
+	agent := putsAgent(put, "a", "b", "c")
 	for range 20 {
 		s := NewSuite("concurrent-no-callbacks", agent)
 		if _, err := s.Baseline(context.Background()); err != nil {

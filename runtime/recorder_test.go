@@ -63,6 +63,18 @@ func TestOccurrencesOfManyOps(t *testing.T) {
 var leftBehindPut = &Op{Kind: KindWrite, Name: "put", Params: []string{"k"}, Pos: "recorder_test.go:1"}
 
 // tracedPut calls put through leftBehindPut, as a generated wrapper would.
+// putsAgent is an agent that puts keys in turn, each a traced call.
+func putsAgent(put func(string), keys ...string) func(context.Context) error {
+	return func(ctx context.Context) error {
+		for _, k := range keys {
+			if err := tracedPut(ctx, put, k); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+}
+
 func tracedPut(ctx context.Context, put func(string), k string) error {
 	args := []any{k}
 	c, ctx := Begin(ctx, leftBehindPut, args, args[0:1:1], nil)

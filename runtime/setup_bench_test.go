@@ -14,14 +14,7 @@ import (
 // goroutine id alone is ~10 µs on the deep stack of a test).
 func BenchmarkSetupCallingTools(b *testing.B) {
 	put := func(string) {}
-	agent := func(ctx context.Context) error {
-		for _, k := range []string{"a", "b", "c"} {
-			if err := tracedPut(ctx, put, k); err != nil {
-				return err
-			}
-		}
-		return nil
-	}
+	agent := putsAgent(put, "a", "b", "c")
 	setup := Setup(func(ctx context.Context) error {
 		for range 5 {
 			if err := tracedPut(ctx, put, "seed"); err != nil {
