@@ -651,14 +651,19 @@ func judgeRepeats(tr *Trace, end, baseEnd string, baseWin map[string][2]string, 
 	// with another card, is one charge.
 	var views stateViews // the snapshots decoded, for repeats that changed the state (redone)
 	for k, idx := range groups {
-		kept := idx[:0:0]
-		for _, i := range idx {
+		var kept []int // made only when a call is left out: most groups keep all
+		for n, i := range idx {
 			if o := &tr.Ops[i]; landed(o) && !redoneLater(tr, o, idx, &views) {
+				if kept == nil {
+					kept = append(make([]int, 0, len(idx)-1), idx[:n]...)
+				}
 				continue
 			}
-			kept = append(kept, i)
+			if kept != nil {
+				kept = append(kept, i)
+			}
 		}
-		if len(kept) < len(idx) {
+		if kept != nil {
 			groups[k] = kept
 		}
 	}
