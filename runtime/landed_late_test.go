@@ -10,12 +10,14 @@ import (
 
 // lateServer books charges the way a payment API does once its client gave
 // up: later, when it gets to it. Its bookings in flight land when the world
-// is let settle (Settle), never while the tool that sent them runs.
+// is let settle (Settle), never while the tool that sent them runs. They
+// land on the goroutine that settles: a WaitGroup of landing goroutines
+// raced its Wait in one delivery with its Add in another (a data race
+// under -race in the concurrent deliveries).
 type lateServer struct {
 	w       *kvWorld
 	mu      sync.Mutex
-	pending []chan struct{}
-	landing sync.WaitGroup
+	pending []func()
 }
 
 func (s *lateServer) book() {
@@ -25,23 +27,24 @@ func (s *lateServer) book() {
 	})
 }
 
-// bookLater books once the world settles.
-func (s *lateServer) bookLater() {
-	release := make(chan struct{})
+// later has f land once the world settles.
+func (s *lateServer) later(f func()) {
 	s.mu.Lock()
-	s.pending = append(s.pending, release)
+	s.pending = append(s.pending, f)
 	s.mu.Unlock()
-	s.landing.Go(func() { <-release; s.book() })
 }
+
+// bookLater books once the world settles.
+func (s *lateServer) bookLater() { s.later(s.book) }
 
 func (s *lateServer) settle(context.Context) error {
 	s.mu.Lock()
-	for _, c := range s.pending {
-		close(c)
-	}
+	pending := s.pending
 	s.pending = nil
 	s.mu.Unlock()
-	s.landing.Wait()
+	for _, f := range pending {
+		f()
+	}
 	return nil
 }
 
@@ -103,11 +106,7 @@ func TestLateEffectOfAnotherWriteIsNotTheFailedCalls(t *testing.T) {
 	bump := func(m map[string]any) { m["events"] = num(m["events"]) + 1 }
 	agent := func(ctx context.Context) error {
 		if err := traced(ctx, place, []any{"o1"}, []any{"o1"}, func(context.Context) error {
-			srv.mu.Lock()
-			release := make(chan struct{})
-			srv.pending = append(srv.pending, release)
-			srv.mu.Unlock()
-			srv.landing.Go(func() { <-release; w.do(func(m map[string]any) { m["o1"] = "booked"; bump(m) }) })
+			srv.later(func() { w.do(func(m map[string]any) { m["o1"] = "booked"; bump(m) }) })
 			return nil
 		}); err != nil {
 			return err
