@@ -103,15 +103,8 @@ func State(fn func() any) Option {
 // returns once the world went quiet, or an error if it did not. It runs
 // before and after a repeated write and at the end of every scenario, never
 // around a first execution, so that the agent's own timing is left alone
-// where it decides whether to repeat. A write that failed by itself (a
-// client's timeout) and is retried by the next write the run executes owns
-// what landed between its return and the retry's settled snapshot, when no
-// other write started since the world last settled (the run's first write,
-// or the first after a repeat): a server that books a charge once its
-// client gave up is seen to have booked it, whenever the booking lands.
-// After another write, what landed may be that write's doing, and the
-// failed call's window closes when it returns, as any call's does.
-// testkit.SettleOn builds one from an event stream.
+// where it decides whether to repeat. testkit.SettleOn builds one from an
+// event stream.
 func Settle(fn func(ctx context.Context) error) Option {
 	return optionFunc(func(c *config) { c.settle = fn })
 }
@@ -129,18 +122,6 @@ type judge struct {
 	execs    int             // writes started so far
 	end      string          // the snapshot at the end of the run
 	endErr   string
-	// failedLast is the write that failed by itself (a client's timeout)
-	// and ran alone, when its window closed last and no write started
-	// since; failedKey is its op and identity. What its request set in
-	// motion may land after its window closed (a server that books once
-	// its client gave up): a retry of it lets the world settle first, and
-	// what landed in between is the failed call's (before).
-	failedLast *Call
-	failedKey  string
-	// quietAt is execs when the world was last let settle (0: the run's
-	// start): the writes started since are those whose effects may still
-	// be on their way.
-	quietAt int
 }
 
 // cluster is a run of write calls that overlapped in time: from the moment
@@ -171,10 +152,6 @@ type callEffect struct {
 	inner      bool   // cl is the call's own window, inside the calls it was made inside of
 	settled    bool
 	order      int // 1 for the first write the run executed, ...
-	// alone: no other write started since the world was last let settle
-	// (judge.quietAt). Only then is what lands after the call failed its
-	// doing (judge.failedLast).
-	alone bool
 }
 
 func newJudge(ctx context.Context, c *config) *judge {
@@ -296,39 +273,22 @@ func (j *judge) before(c *Call) {
 	defer j.mu.Unlock()
 	if j.started[key] && j.settle != nil {
 		// A write of this identity started before, and stays started.
-		at := j.execs
 		j.mu.Unlock()
 		if err := j.quiet(); err != nil {
 			quietErr = err.Error()
 		}
 		quieted = true
 		j.mu.Lock()
-		if quietErr == "" {
-			j.quietAt = max(j.quietAt, at)
-		}
 	}
 	j.execs++
-	e := &callEffect{repeat: j.started[key], order: j.execs, alone: j.execs == j.quietAt+1}
+	e := &callEffect{repeat: j.started[key], order: j.execs}
 	j.started[key] = true
 	if e.repeat && quieted {
 		e.err, e.settled = quietErr, quietErr == ""
 	}
-	failed := j.failedLast
-	if j.failedKey != key || !e.settled {
-		failed = nil
-	}
-	j.failedLast, j.failedKey = nil, ""
 	switch {
 	case len(j.inflight) == 0:
 		j.open = j.window()
-		if failed != nil && failed.effect.cl.err == "" && j.open.err == "" {
-			// A retry of the failed write that ran last, with the
-			// world settled: the world changed since the failed
-			// call's window closed only by what that call set in
-			// motion (or by what no traced call did). Its window
-			// ends here.
-			failed.effect.cl.after = j.open.before
-		}
 	case j.onlyOuter(c):
 		// A tool calling a tool, with nothing else in flight: the call
 		// has a window of its own, inside its outer calls'. They are not
@@ -409,18 +369,8 @@ func (j *judge) after(c *Call) {
 	}
 	var settleErr error
 	if e.repeat && j.settle != nil && e.err == "" {
-		j.mu.Lock()
-		at := j.execs
-		j.mu.Unlock()
-		if settleErr = j.quiet(); settleErr == nil {
-			j.mu.Lock()
-			j.quietAt = max(j.quietAt, at)
-			j.mu.Unlock()
-		}
+		settleErr = j.quiet()
 	}
-	c.mu.Lock()
-	failed := c.rec.status == statusFailed
-	c.mu.Unlock()
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	if settleErr != nil {
@@ -429,16 +379,6 @@ func (j *judge) after(c *Call) {
 	delete(j.inflight, c)
 	if !e.inner && len(j.inflight) > 0 {
 		return
-	}
-	j.failedLast, j.failedKey = nil, ""
-	if failed && e.alone && j.settle != nil && !e.inner && !e.overlapped && j.open == e.cl {
-		// What lands before its retry can only be its doing (or no
-		// traced call's): no other write started since the world
-		// last settled. After another, that write's effect may land
-		// there too (an order booked by a worker), and in a place the
-		// retry changes as well (a count of orders): taken for this
-		// call's, it made the retry a false duplicate.
-		j.failedLast, j.failedKey = c, c.op.Name+"\x00"+c.rec.Identity
 	}
 	s, err := j.snapshot()
 	if e.inner {

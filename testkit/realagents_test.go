@@ -67,10 +67,13 @@ func (w *payWorld) options(keys, slow, state, settle bool) []testkit.Option {
 // client timeout, and retries a failed charge. The slow server books the
 // first request of an order once its client gave up. Without a key the
 // agent is caught (duplicate_write); with an Idempotency-Key the server
-// honours it is safe; each gets one verdict on every run. With State and a
-// Settle that waits for the server's requests in flight, the booking that
-// landed after the timeout is the failed call's, whenever it landed (see
-// runtime's TestChargeBookedAfterTheClientGaveUpIsADuplicate).
+// honours it is safe; each gets one verdict on every run. Not here: the
+// naive agent on the slow server with State and a Settle. Its booking,
+// landed after the timeout, is the failed call's only when it lands while
+// the call runs; otherwise no call owns it, and which scenarios show the
+// duplicate changes from run to run (the agent is caught on every run).
+// Giving the failed call what lands before its retry made false
+// duplicates of other writes' late effects (420dfbd, reverted).
 func TestHTTPChargeVerdicts(t *testing.T) {
 	for _, c := range []struct {
 		name                      string
@@ -79,7 +82,6 @@ func TestHTTPChargeVerdicts(t *testing.T) {
 	}{
 		{"naive", false, false, false, false, false},
 		{"naive slow", false, true, false, false, false},
-		{"naive slow state settle", false, true, true, true, false},
 		{"keyed state", true, false, true, false, true},
 		{"keyed slow", true, true, false, false, true},
 		{"keyed slow state settle", true, true, true, true, true},
