@@ -342,7 +342,7 @@ func (g *gInfo) busy(since time.Time) (bool, string) {
 	case "IO wait":
 		switch {
 		case !since.IsZero():
-			return true, "network I/O in a tool"
+			return true, ioInTool
 		case g.idleConnection():
 			return false, ""
 		}
@@ -362,11 +362,11 @@ func (g *gInfo) busy(since time.Time) (bool, string) {
 		case strings.HasPrefix(f, "net/http.(*Transport).getConn"),
 			strings.HasPrefix(f, "net.(*Resolver)."):
 			// Not sent yet: no handler can owe it an answer.
-			return true, "connecting for an HTTP request"
+			return true, httpConnecting
 		case strings.HasPrefix(f, "net/http.(*persistConn).roundTrip"),
 			strings.HasPrefix(f, "net/http.(*http2ClientConn).RoundTrip"),
 			strings.HasPrefix(f, "golang.org/x/net/http2.(*ClientConn).RoundTrip"):
-			return true, "waiting for an HTTP response"
+			return true, httpAwaiting
 		}
 	}
 	if !since.IsZero() && time.Since(since) < bodyGrace {
@@ -891,7 +891,7 @@ func (w *world) quiet(self uint64, held heldCalls) (quiet bool, why string, onIO
 			}
 		}
 		switch {
-		case busy && why == "waiting for an HTTP response" && owed > 0:
+		case busy && why == httpAwaiting && owed > 0:
 			owed--
 			busy = false
 		case busy && why == bodyWait && held.arrivedSince(since, &excused):
@@ -912,13 +912,15 @@ func (w *world) quiet(self uint64, held heldCalls) (quiet bool, why string, onIO
 	return true, "", false
 }
 
-// ioWaits are the reasons of busy (gInfo.busy) that are waits for network
-// I/O.
-var ioWaits = map[string]bool{
-	"network I/O in a tool":          true,
-	"connecting for an HTTP request": true,
-	"waiting for an HTTP response":   true,
-}
+// The reasons of busy (gInfo.busy) that are waits for network I/O, and
+// ioWaits, the set of them.
+const (
+	ioInTool       = "network I/O in a tool"
+	httpConnecting = "connecting for an HTTP request"
+	httpAwaiting   = "waiting for an HTTP response"
+)
+
+var ioWaits = map[string]bool{ioInTool: true, httpConnecting: true, httpAwaiting: true}
 
 // noteNetwork keeps the first sign that the scenario does network I/O,
 // which a synctest bubble cannot host.
@@ -970,7 +972,7 @@ func (w *world) blocked(self uint64) []string {
 			continue
 		}
 		what := describeState(g.state)
-		if busy, why := g.busy(time.Time{}); busy && why == "waiting for an HTTP response" {
+		if busy, why := g.busy(time.Time{}); busy && why == httpAwaiting {
 			what = why
 		}
 		k := kind{w.invocationOf(g.id), what + " at " + g.where()}

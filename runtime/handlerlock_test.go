@@ -166,16 +166,7 @@ func TestStallNamesAHandlerOnAnOlderConnection(t *testing.T) {
 	}
 	s := NewSuite("stall-older-conn", agent, OnlyScenario("none"), StallTimeout(300*time.Millisecond))
 	endSuite(t, s)
-	res, _ := s.Baseline(context.Background())
-	var msg string
-	for _, f := range res.Findings {
-		if f.Code == CodeStalled {
-			msg = f.Message
-		}
-	}
-	if msg == "" {
-		t.Fatalf("no stall: %v", res.Findings)
-	}
+	msg := baselineStall(t, s)
 	for _, want := range []string{
 		"delivery 1 (goroutine ",
 		"is waiting for an HTTP response at handlerlock_test.go:",

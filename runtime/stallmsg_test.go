@@ -42,16 +42,7 @@ func TestStallMessageTellsEachKindOfWaitOnce(t *testing.T) {
 	}
 	s := NewSuite("stall", agent, OnlyScenario("none"), StallTimeout(300*time.Millisecond))
 	endSuite(t, s)
-	res, _ := s.Baseline(context.Background())
-	var msg string
-	for _, f := range res.Findings {
-		if f.Code == CodeStalled {
-			msg = f.Message
-		}
-	}
-	if msg == "" {
-		t.Fatalf("no stall: %v", res.Findings)
-	}
+	msg := baselineStall(t, s)
 	for _, want := range []string{
 		"delivery 1 (16 goroutines: ",
 		"are waiting for an HTTP response at stallmsg_test.go:",
@@ -64,4 +55,18 @@ func TestStallMessageTellsEachKindOfWaitOnce(t *testing.T) {
 	if len(msg) > 700 || strings.Contains(msg, "netpoll.go") {
 		t.Errorf("a %d-byte message, or one naming idle connections:\n%s", len(msg), msg)
 	}
+}
+
+// baselineStall runs s's baseline and returns its stall message, failing
+// t when the baseline did not stall.
+func baselineStall(t *testing.T, s *Suite) string {
+	t.Helper()
+	res, _ := s.Baseline(context.Background())
+	for _, f := range res.Findings {
+		if f.Code == CodeStalled {
+			return f.Message
+		}
+	}
+	t.Fatalf("no stall: %v", res.Findings)
+	return ""
 }
