@@ -108,6 +108,7 @@ func (s *Suite) watchLate(id uint64, l *lateCalls) {
 	if w.on.CompareAndSwap(false, true) {
 		watching.Add(1)
 		activeRuns.Add(1)
+		gcPaceUp()
 	}
 }
 
@@ -120,6 +121,7 @@ func (w *lateWatch) stop() {
 	w.mu.Unlock()
 	lateRuns.remove(runs)
 	if w.on.CompareAndSwap(true, false) {
+		gcPaceDown()
 		activeRuns.Add(-1)
 		if watching.Add(-1) == 0 {
 			callers.mu.Lock()

@@ -236,6 +236,14 @@
 // package in one ./reports tree rather than in each package's folder, and
 // `agentidem-gen report reports/` reads them all.
 //
+// While a suite runs, the garbage collector gets headroom: the heap may grow
+// 16 MB past its live size before a collection, where the default pacing
+// collects a small heap at 4 MB and took about half of a suite's time. The
+// setting goes back after the first collection that follows the last
+// running suite's report. GOGC set in the environment, a percent the program
+// set, or AGENTIDEM_GC=default leaves the collector alone (README,
+// Benchmarks).
+//
 // testkit takes a small TB interface, so it can be driven by a fake in its
 // own tests; *testing.T and *testing.B satisfy it.
 package testkit

@@ -35,14 +35,17 @@
 #   VERBOSE=1 bash scripts/bench/suite.sh
 #   PROCS="1 2" BEFORE=994f5a8 bash scripts/bench/suite.sh
 #   PROCS=1 GOGCS="100 200" bash scripts/bench/suite.sh
+#   PROCS="1 2" GOGCS="default collector" bash scripts/bench/suite.sh
 #
 # GOGCS="100 200" runs each measurement under each GOGC as well (labelled
 # gc=N). A suite allocates most of a megabyte that it drops at its end, and
-# the heap of a test binary is a few megabytes: the garbage collector runs
-# every few suites, and returns pages to the system that the next suites
-# take back. On a virtual machine where a page fault costs microseconds, the
-# median suite is then far slower than the fastest; GOGC=200 shows how much
-# of that is the collector's.
+# the heap of a test binary is a few megabytes: under the collector's own
+# pacing it runs every few suites, and returns pages to the system that the
+# next suites take back. So a running suite gives the collector headroom
+# (runtime/gcpace.go), unless GOGC is set or AGENTIDEM_GC=default: the
+# value "collector" in GOGCS runs the measurement with AGENTIDEM_GC=default
+# (labelled gc=collector), and GOGCS="default collector" shows what the
+# headroom buys.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 root=$(pwd)
@@ -145,7 +148,10 @@ for r in $(seq "$rounds"); do
 				label="$b p=$p"
 				procs=(GOMAXPROCS="$p")
 			fi
-			if [ "$g" != default ]; then
+			if [ "$g" = collector ]; then
+				label="$label gc=collector"
+				procs+=(AGENTIDEM_GC=default)
+			elif [ "$g" != default ]; then
 				label="$label gc=$g"
 				procs+=(GOGC="$g")
 			fi
