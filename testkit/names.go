@@ -96,7 +96,10 @@ func uniqueName(name string, k int) string {
 var written struct {
 	sync.Mutex
 	paths map[string]bool
+	next  map[string]int // per dir and base, the number to try first
 }
+
+func numberedReport(base string, k int) string { return fmt.Sprintf("%s_%02d.json", base, k) }
 
 // reportFileName is the file name of a test's report in dir: <Test>.json,
 // or <Test>_02.json, <Test>_03.json, ... for the later suites of a test
@@ -107,11 +110,20 @@ func reportFileName(dir, test string) string {
 	written.Lock()
 	defer written.Unlock()
 	if written.paths == nil {
-		written.paths = map[string]bool{}
+		written.paths, written.next = map[string]bool{}, map[string]int{}
 	}
+	// The numbers tried before are taken: a test that runs a thousand
+	// suites (go test -count 1000) looks at one name each, not at all the
+	// ones before it.
+	key := filepath.Join(dir, base)
 	name := base + ".json"
-	for k := 2; written.paths[filepath.Join(dir, name)]; k++ {
-		name = fmt.Sprintf("%s_%02d.json", base, k)
+	if written.paths[filepath.Join(dir, name)] {
+		k := max(written.next[key], 2)
+		for written.paths[filepath.Join(dir, numberedReport(base, k))] {
+			k++
+		}
+		name = numberedReport(base, k)
+		written.next[key] = k + 1
 	}
 	written.paths[filepath.Join(dir, name)] = true
 	return name
