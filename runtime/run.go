@@ -553,21 +553,39 @@ func (r *recorder) invokeNumbered(ctx context.Context, fn func(context.Context) 
 		w.await(inv)
 		defer w.awoken(inv)
 	}
-	select {
-	case <-done:
-		if _, lockstep := r.gate.(*lockstep); r.sched == nil && !lockstep && inv.callbacks {
-			// Under a scheduler, the callbacks' calls wait at its gates,
-			// which it opens only once this goroutine waits too: the
-			// wait would hold the run up to afterFuncGrace, and the
-			// scheduler does not end the run before they are quiet. In
-			// lockstep, deliver waits once both deliveries returned.
-			settleAfterFuncs([]uint64{inv.gid})
+	// A crashed invocation that waits for goroutines the crash ended is
+	// taken as gone once it can no longer act (crash_idle.go).
+	var (
+		crashTick <-chan time.Time
+		cw        crashWatch
+		self      uint64
+	)
+	if w != nil && r.fault.Kind == FaultCrash {
+		t := time.NewTicker(crashPoll)
+		defer t.Stop()
+		crashTick, self = t.C, goroutineID()
+	}
+	for {
+		select {
+		case <-crashTick:
+			if cw.gone(r, inv, self) {
+				return errCrashed, false
+			}
+		case <-done:
+			if _, lockstep := r.gate.(*lockstep); r.sched == nil && !lockstep && inv.callbacks {
+				// Under a scheduler, the callbacks' calls wait at its gates,
+				// which it opens only once this goroutine waits too: the
+				// wait would hold the run up to afterFuncGrace, and the
+				// scheduler does not end the run before they are quiet. In
+				// lockstep, deliver waits once both deliveries returned.
+				settleAfterFuncs([]uint64{inv.gid})
+			}
+			return err, panicked
+		case <-r.abandoned:
+			// The scenario stalled and the agent did not return after its
+			// context was cancelled: it is left running (stallWatch).
+			return errAbandoned, false
 		}
-		return err, panicked
-	case <-r.abandoned:
-		// The scenario stalled and the agent did not return after its
-		// context was cancelled: it is left running (stallWatch).
-		return errAbandoned, false
 	}
 }
 

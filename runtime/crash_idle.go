@@ -1,0 +1,97 @@
+package runtime
+
+import (
+	"fmt"
+	"strings"
+	"time"
+)
+
+// A crash ends the goroutines of its invocation that make a later call
+// (stopIfCrashed), as the death of the worker would end them. What it
+// cannot end is a goroutine of the invocation that never calls again and
+// waits for one that was ended: an agent that started workers and collects
+// their answers over a channel, with plain receives, waits for an answer
+// no worker is left to send. In production the crash takes the whole
+// process, collector and all; here the collector waited until the stall
+// timeout, and every crash_restart scenario of such an agent, correct or
+// not, failed as stalled, with no redelivery run.
+//
+// So a crashed invocation that has not returned is taken as gone once it
+// can no longer act: no call of the run is in flight, the run made no
+// progress for crashIdle, and none of the invocation's goroutines can go
+// on by itself (each is blocked on a channel, a select, a lock or a
+// condition, none asleep, running or waiting for network I/O: world's
+// busy). Its delivery then ends with errCrashed, its goroutines are left
+// where they wait, as a stalled agent's are, the trace notes where, and the
+// invocation is delivered again.
+
+// crashIdle is how long a crashed invocation must make no progress, with
+// none of its goroutines able to act, before it is taken as gone.
+const crashIdle = 50 * time.Millisecond
+
+// crashPoll is how often a delivery waiting for a crashed invocation
+// looks at it.
+const crashPoll = 5 * time.Millisecond
+
+// crashWatch follows a crashed invocation that has not returned, for
+// invokeNumbered.
+type crashWatch struct {
+	seen  int64     // r.progress when last looked
+	since time.Time // when progress was first seen at seen
+}
+
+// gone reports whether inv crashed and can no longer act, and if so
+// notes, on the run's trace, where its goroutines were left.
+func (cw *crashWatch) gone(r *recorder, inv *invocation, self uint64) bool {
+	if !inv.dead.Load() || r.world == nil {
+		return false
+	}
+	p, now := r.progress.Load(), time.Now()
+	if p != cw.seen || cw.since.IsZero() {
+		cw.seen, cw.since = p, now
+		return false
+	}
+	if now.Sub(cw.since) < crashIdle || r.callsInFlight() {
+		return false
+	}
+	var where []string
+	w := r.world
+	for _, g := range w.ours(w.snapshot(), self) {
+		if g.harnessWait() || g.state == "IO wait" && g.idleConnection() {
+			continue
+		}
+		if busy, _ := g.busy(time.Time{}); busy {
+			cw.since = now // look again after another crashIdle
+			return false
+		}
+		if n := w.invocationOf(g.id); n == inv.n {
+			where = append(where, fmt.Sprintf("goroutine %d %s at %s", g.id, describeState(g.state), g.where()))
+		}
+	}
+	if len(where) == 0 {
+		return false // nothing of it is left but what returns by itself
+	}
+	if len(where) > maxBlocked {
+		where = append(where[:maxBlocked:maxBlocked], fmt.Sprintf("and %d more", len(where)-maxBlocked))
+	}
+	r.addNote(fmt.Sprintf("delivery %d crashed and did not return: none of its goroutines could go on by itself (%s), as none would after a crash of the process; it was taken as gone, its goroutines were left where they wait, and the invocation was delivered again",
+		inv.n, strings.Join(where, "; ")))
+	return true
+}
+
+// callsInFlight reports whether a call of the run began and has not ended.
+func (r *recorder) callsInFlight() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, chunk := range r.calls {
+		for _, c := range chunk {
+			c.mu.Lock()
+			ended := c.rec.ended
+			c.mu.Unlock()
+			if !ended {
+				return true
+			}
+		}
+	}
+	return false
+}

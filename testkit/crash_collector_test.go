@@ -1,0 +1,119 @@
+package testkit_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agentidem/agentidem-go/runtime"
+	"github.com/agentidem/agentidem-go/testkit"
+	"github.com/agentidem/agentidem-go/testkit/internal/tools"
+)
+
+// collectorAgent starts a pool of two workers of its own, hands them one
+// write per key over a channel, and collects their answers over another
+// with plain receives (no select on ctx), as many agents do: in
+// production a crash ends the whole process, collector and all. release,
+// closed when the test ends, only lets goleak see the goroutines a crash
+// left waiting end.
+func collectorAgent(l **tools.Ledger, post bool, release <-chan struct{}) func(context.Context) error {
+	return func(ctx context.Context) error {
+		keys := []string{"a", "b", "c"}
+		jobs := make(chan string)
+		results := make(chan error)
+		for range 2 {
+			go func() {
+				for k := range jobs {
+					if post {
+						results <- (*l).PostTraced(ctx, k, "entry "+k)
+					} else {
+						results <- (*l).PutTraced(ctx, k, "closed")
+					}
+				}
+			}()
+		}
+		go func() {
+			defer close(jobs)
+			for _, k := range keys {
+				select {
+				case jobs <- k:
+				case <-release:
+					return
+				}
+			}
+		}()
+		var errs []error
+		for range keys {
+			select {
+			case err := <-results:
+				errs = append(errs, err)
+			case <-release:
+				return errors.New("released")
+			}
+		}
+		return errors.Join(errs...)
+	}
+}
+
+// A crash ends the invocation's goroutines at their next call; the
+// agent's own goroutine, waiting for an answer only they would send, was
+// left waiting until the stall timeout: every crash_restart scenario of
+// a correct agent failed as stalled, and no redelivery ran. Now the
+// crashed delivery is taken as gone once none of its goroutines can go on,
+// and the invocation is delivered again: the upsert passes, the append is
+// caught under crash_restart.
+func TestCrashOfAnAgentsOwnPoolIsNoStall(t *testing.T) {
+	release := make(chan struct{})
+	t.Cleanup(func() { close(release) })
+	for _, c := range []struct {
+		name string
+		post bool
+	}{{"put", false}, {"post", true}} {
+		t.Run(c.name, func(t *testing.T) {
+			var l *tools.Ledger
+			start := time.Now()
+			rep := testkit.Run(t, collectorAgent(&l, c.post, release), testkit.NoSummary(), testkit.StallTimeout(3*time.Second),
+				testkit.Setup(func(context.Context) error { l = &tools.Ledger{}; return nil }),
+				testkit.State(func() any { return l.Snapshot() }))
+			if d := time.Since(start); d > 2*time.Second {
+				t.Errorf("the suite took %s", d)
+			}
+			crashes, gone, dups := 0, 0, 0
+			for _, r := range rep.Results {
+				if r.Kind != runtime.ScenarioCrashRestart {
+					continue
+				}
+				crashes++
+				if r.Trace.Invocations != 2 {
+					t.Errorf("%s: %d invocations, want the crashed one and its redelivery", r.Scenario, r.Trace.Invocations)
+				}
+				for _, n := range r.Trace.Notes {
+					if strings.Contains(n, "crashed and did not return") {
+						gone++
+					}
+				}
+				for _, f := range r.Findings {
+					if f.Code == runtime.CodeDuplicateWrite {
+						dups++
+					}
+				}
+			}
+			if crashes != 3 || gone == 0 {
+				t.Errorf("%d crash scenarios, %d with a delivery taken as gone; want 3, and at least one", crashes, gone)
+			}
+			for _, f := range rep.Findings {
+				switch {
+				case f.Code == runtime.CodeStalled:
+					t.Errorf("%s stalled: %s", f.Scenario, f.Message)
+				case !c.post && f.Severity == runtime.SeverityError:
+					t.Errorf("%s %s: %s", f.Scenario, f.Code, f.Message)
+				}
+			}
+			if c.post && dups != crashes {
+				t.Errorf("%d of %d crash scenarios found the append's duplicate", dups, crashes)
+			}
+		})
+	}
+}
