@@ -1,0 +1,135 @@
+// Package stock holds a warehouse agent's tools over SQLite for the tests
+// of package sqlite: a stock level set to a value (a repeat changes
+// nothing) and one adjusted by a delta (a repeat adds again), an order
+// placed in a transaction that decrements the stock only when the order
+// is new (INSERT OR IGNORE), and the same transaction without the key.
+package stock
+
+import (
+	"context"
+	"database/sql"
+)
+
+// Schema creates the warehouse's tables.
+const Schema = `
+CREATE TABLE IF NOT EXISTS stock (sku TEXT PRIMARY KEY, qty INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS orders (ref TEXT NOT NULL, sku TEXT NOT NULL);
+CREATE UNIQUE INDEX IF NOT EXISTS orders_ref ON orders (ref) WHERE ref != '';
+CREATE TABLE IF NOT EXISTS tags (sku TEXT NOT NULL, tag TEXT NOT NULL, PRIMARY KEY (sku, tag));`
+
+// Warehouse is the agent's world.
+type Warehouse struct{ DB *sql.DB }
+
+// Level reads the stock of sku.
+//
+//agentidem:read name=level entity=sku
+func (w *Warehouse) Level(ctx context.Context, sku string) (int, error) {
+	var n int
+	err := w.DB.QueryRowContext(ctx, `SELECT qty FROM stock WHERE sku = ?`, sku).Scan(&n)
+	if err == sql.ErrNoRows {
+		return 0, nil
+	}
+	return n, err
+}
+
+// SetLevel sets the stock of sku to n (UPDATE ... SET qty = n).
+//
+//agentidem:write name=setLevel identity=sku
+func (w *Warehouse) SetLevel(ctx context.Context, sku string, n int) error {
+	_, err := w.DB.ExecContext(ctx, `UPDATE stock SET qty = ? WHERE sku = ?`, n, sku)
+	return err
+}
+
+// Adjust adds delta to the stock of sku (UPDATE ... SET qty = qty + delta).
+//
+//agentidem:write name=adjust identity=sku
+func (w *Warehouse) Adjust(ctx context.Context, sku string, delta int) error {
+	_, err := w.DB.ExecContext(ctx, `UPDATE stock SET qty = qty + ? WHERE sku = ?`, delta, sku)
+	return err
+}
+
+// Tag tags sku unless it is tagged so (INSERT OR IGNORE).
+//
+//agentidem:write name=tag identity=sku,tag
+func (w *Warehouse) Tag(ctx context.Context, sku, tag string) error {
+	_, err := w.DB.ExecContext(ctx, `INSERT OR IGNORE INTO tags (sku, tag) VALUES (?, ?)`, sku, tag)
+	return err
+}
+
+// Place places order ref for one sku in a transaction: the order row,
+// then the stock decremented, only when the order is new.
+//
+//agentidem:write name=place identity=ref
+func (w *Warehouse) Place(ctx context.Context, ref, sku string) error {
+	tx, err := w.DB.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	res, err := tx.ExecContext(ctx, `INSERT INTO orders (ref, sku) VALUES (?, ?) ON CONFLICT DO NOTHING`, ref, sku)
+	if err != nil {
+		return err
+	}
+	if n, _ := res.RowsAffected(); n == 1 {
+		if _, err := tx.ExecContext(ctx, `UPDATE stock SET qty = qty - 1 WHERE sku = ?`, sku); err != nil {
+			return err
+		}
+	}
+	return tx.Commit()
+}
+
+// PlaceNaive is Place without the order's key: every call is an order.
+//
+//agentidem:write name=placeNaive identity=ref
+func (w *Warehouse) PlaceNaive(ctx context.Context, ref, sku string) error {
+	tx, err := w.DB.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	if _, err := tx.ExecContext(ctx, `INSERT INTO orders (ref, sku) VALUES ('', ?)`, sku); err != nil {
+		return err
+	}
+	if _, err := tx.ExecContext(ctx, `UPDATE stock SET qty = qty - 1 WHERE sku = ?`, sku); err != nil {
+		return err
+	}
+	return tx.Commit()
+}
+
+// Snapshot is the warehouse's observable state, ordered.
+func (w *Warehouse) Snapshot() any {
+	var out []string
+	for _, q := range []string{
+		`SELECT 'stock ' || sku || '=' || qty FROM stock ORDER BY sku`,
+		`SELECT 'orders ' || sku || '=' || COUNT(*) FROM orders GROUP BY sku ORDER BY sku`,
+		`SELECT 'tag ' || sku || ':' || tag FROM tags ORDER BY sku, tag`,
+	} {
+		rows, err := w.DB.Query(q)
+		if err != nil {
+			return err.Error()
+		}
+		for rows.Next() {
+			var s string
+			if err := rows.Scan(&s); err != nil {
+				rows.Close()
+				return err.Error()
+			}
+			out = append(out, s)
+		}
+		rows.Close()
+	}
+	return out
+}
+
+// Reset empties the warehouse and stocks skus with qty each.
+func (w *Warehouse) Reset(ctx context.Context, qty int, skus ...string) error {
+	if _, err := w.DB.ExecContext(ctx, `DELETE FROM stock; DELETE FROM orders; DELETE FROM tags`); err != nil {
+		return err
+	}
+	for _, s := range skus {
+		if _, err := w.DB.ExecContext(ctx, `INSERT INTO stock (sku, qty) VALUES (?, ?)`, s, qty); err != nil {
+			return err
+		}
+	}
+	return nil
+}
