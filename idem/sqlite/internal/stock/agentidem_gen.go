@@ -16,13 +16,15 @@ var (
 	_ func(*Warehouse, ai_context.Context, string, string) error = (*Warehouse).Tag
 	_ func(*Warehouse, ai_context.Context, string, string) error = (*Warehouse).Place
 	_ func(*Warehouse, ai_context.Context, string, string) error = (*Warehouse).PlaceNaive
+	_ func(*Warehouse, ai_context.Context, string, string) error = (*Warehouse).Ship
+	_ func(*Warehouse, ai_context.Context, string, string) error = (*Warehouse).ShipNaive
 )
 
 var agentidemOp_Warehouse_LevelTraced = &agentidemrt.Op{
 	Kind:   agentidemrt.KindRead,
 	Name:   "level",
 	Params: []string{"sku"},
-	Pos:    "stock.go:26",
+	Pos:    "stock.go:28",
 }
 
 // LevelTraced calls Level and records the call for agentidem (//agentidem:read).
@@ -47,7 +49,7 @@ var agentidemOp_Warehouse_SetLevelTraced = &agentidemrt.Op{
 	Kind:   agentidemrt.KindWrite,
 	Name:   "setLevel",
 	Params: []string{"sku", "n"},
-	Pos:    "stock.go:38",
+	Pos:    "stock.go:40",
 }
 
 // SetLevelTraced calls SetLevel and records the call for agentidem (//agentidem:write).
@@ -72,7 +74,7 @@ var agentidemOp_Warehouse_AdjustTraced = &agentidemrt.Op{
 	Kind:   agentidemrt.KindWrite,
 	Name:   "adjust",
 	Params: []string{"sku", "delta"},
-	Pos:    "stock.go:46",
+	Pos:    "stock.go:48",
 }
 
 // AdjustTraced calls Adjust and records the call for agentidem (//agentidem:write).
@@ -97,7 +99,7 @@ var agentidemOp_Warehouse_TagTraced = &agentidemrt.Op{
 	Kind:   agentidemrt.KindWrite,
 	Name:   "tag",
 	Params: []string{"sku", "tag"},
-	Pos:    "stock.go:54",
+	Pos:    "stock.go:56",
 }
 
 // TagTraced calls Tag and records the call for agentidem (//agentidem:write).
@@ -122,7 +124,7 @@ var agentidemOp_Warehouse_PlaceTraced = &agentidemrt.Op{
 	Kind:   agentidemrt.KindWrite,
 	Name:   "place",
 	Params: []string{"ref", "sku"},
-	Pos:    "stock.go:63",
+	Pos:    "stock.go:65",
 }
 
 // PlaceTraced calls Place and records the call for agentidem (//agentidem:write).
@@ -147,7 +149,7 @@ var agentidemOp_Warehouse_PlaceNaiveTraced = &agentidemrt.Op{
 	Kind:   agentidemrt.KindWrite,
 	Name:   "placeNaive",
 	Params: []string{"ref", "sku"},
-	Pos:    "stock.go:84",
+	Pos:    "stock.go:86",
 }
 
 // PlaceNaiveTraced calls PlaceNaive and records the call for agentidem (//agentidem:write).
@@ -162,6 +164,56 @@ func (w *Warehouse) PlaceNaiveTraced(ctx ai_context.Context, ref string, sku str
 	}
 	defer aiCall.Recover(&aiErr)
 	aiErr = w.PlaceNaive(aiCtx, ref, sku)
+	if aiLost := aiCall.Finish(aiErr); aiLost != nil {
+		return aiLost
+	}
+	return
+}
+
+var agentidemOp_Warehouse_ShipTraced = &agentidemrt.Op{
+	Kind:   agentidemrt.KindWrite,
+	Name:   "ship",
+	Params: []string{"ref", "sku"},
+	Pos:    "stock.go:106",
+}
+
+// ShipTraced calls Ship and records the call for agentidem (//agentidem:write).
+func (w *Warehouse) ShipTraced(ctx ai_context.Context, ref string, sku string) (aiErr error) {
+	if !agentidemrt.Enabled() {
+		return w.Ship(ctx, ref, sku)
+	}
+	aiArgs := []any{ref, sku}
+	aiCall, aiCtx := agentidemrt.Begin(ctx, agentidemOp_Warehouse_ShipTraced, aiArgs, aiArgs[0:1:1], nil)
+	if aiErr = aiCall.Start(); aiErr != nil {
+		return
+	}
+	defer aiCall.Recover(&aiErr)
+	aiErr = w.Ship(aiCtx, ref, sku)
+	if aiLost := aiCall.Finish(aiErr); aiLost != nil {
+		return aiLost
+	}
+	return
+}
+
+var agentidemOp_Warehouse_ShipNaiveTraced = &agentidemrt.Op{
+	Kind:   agentidemrt.KindWrite,
+	Name:   "shipNaive",
+	Params: []string{"ref", "sku"},
+	Pos:    "stock.go:114",
+}
+
+// ShipNaiveTraced calls ShipNaive and records the call for agentidem (//agentidem:write).
+func (w *Warehouse) ShipNaiveTraced(ctx ai_context.Context, ref string, sku string) (aiErr error) {
+	if !agentidemrt.Enabled() {
+		return w.ShipNaive(ctx, ref, sku)
+	}
+	aiArgs := []any{ref, sku}
+	aiCall, aiCtx := agentidemrt.Begin(ctx, agentidemOp_Warehouse_ShipNaiveTraced, aiArgs, aiArgs[0:1:1], nil)
+	if aiErr = aiCall.Start(); aiErr != nil {
+		return
+	}
+	defer aiCall.Recover(&aiErr)
+	aiErr = w.ShipNaive(aiCtx, ref, sku)
 	if aiLost := aiCall.Finish(aiErr); aiLost != nil {
 		return aiLost
 	}

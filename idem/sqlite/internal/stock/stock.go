@@ -15,7 +15,9 @@ const Schema = `
 CREATE TABLE IF NOT EXISTS stock (sku TEXT PRIMARY KEY, qty INTEGER NOT NULL);
 CREATE TABLE IF NOT EXISTS orders (ref TEXT NOT NULL, sku TEXT NOT NULL);
 CREATE UNIQUE INDEX IF NOT EXISTS orders_ref ON orders (ref) WHERE ref != '';
-CREATE TABLE IF NOT EXISTS tags (sku TEXT NOT NULL, tag TEXT NOT NULL, PRIMARY KEY (sku, tag));`
+CREATE TABLE IF NOT EXISTS tags (sku TEXT NOT NULL, tag TEXT NOT NULL, PRIMARY KEY (sku, tag));
+CREATE TABLE IF NOT EXISTS outbox (id INTEGER PRIMARY KEY, ref TEXT NOT NULL, sku TEXT NOT NULL, done INTEGER NOT NULL DEFAULT 0);
+CREATE UNIQUE INDEX IF NOT EXISTS outbox_ref ON outbox (ref) WHERE ref != '';`
 
 // Warehouse is the agent's world.
 type Warehouse struct{ DB *sql.DB }
@@ -96,6 +98,85 @@ func (w *Warehouse) PlaceNaive(ctx context.Context, ref, sku string) error {
 	return tx.Commit()
 }
 
+// Ship queues a shipment of one sku for order ref in the outbox; a
+// worker takes it up later (Drain). A shipment queued for ref is not
+// queued again.
+//
+//agentidem:write name=ship identity=ref
+func (w *Warehouse) Ship(ctx context.Context, ref, sku string) error {
+	_, err := w.DB.ExecContext(ctx, `INSERT INTO outbox (ref, sku) VALUES (?, ?) ON CONFLICT DO NOTHING`, ref, sku)
+	return err
+}
+
+// ShipNaive is Ship without the key: every call queues a shipment.
+//
+//agentidem:write name=shipNaive identity=ref
+func (w *Warehouse) ShipNaive(ctx context.Context, ref, sku string) error {
+	_, err := w.DB.ExecContext(ctx, `INSERT INTO outbox (ref, sku) VALUES ('', ?)`, sku)
+	return err
+}
+
+// Drain takes up the queued shipments, oldest first: each takes one of
+// its sku from the stock. It returns the skus shipped.
+func (w *Warehouse) Drain(ctx context.Context) ([]string, error) {
+	rows, err := w.DB.QueryContext(ctx, `SELECT id, sku FROM outbox WHERE done = 0 ORDER BY id`)
+	if err != nil {
+		return nil, err
+	}
+	type job struct {
+		id  int64
+		sku string
+	}
+	var jobs []job
+	for rows.Next() {
+		var j job
+		if err := rows.Scan(&j.id, &j.sku); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		jobs = append(jobs, j)
+	}
+	rows.Close()
+	var shipped []string
+	for _, j := range jobs {
+		tx, err := w.DB.BeginTx(ctx, nil)
+		if err != nil {
+			return shipped, err
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE stock SET qty = qty - 1 WHERE sku = ?`, j.sku); err != nil {
+			tx.Rollback()
+			return shipped, err
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE outbox SET done = 1 WHERE id = ?`, j.id); err != nil {
+			tx.Rollback()
+			return shipped, err
+		}
+		if err := tx.Commit(); err != nil {
+			return shipped, err
+		}
+		shipped = append(shipped, j.sku)
+	}
+	return shipped, nil
+}
+
+// Stock is the stock levels alone, ordered: what the shipments change.
+func (w *Warehouse) Stock() any {
+	var out []string
+	rows, err := w.DB.Query(`SELECT sku || '=' || qty FROM stock ORDER BY sku`)
+	if err != nil {
+		return err.Error()
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var s string
+		if err := rows.Scan(&s); err != nil {
+			return err.Error()
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
 // Snapshot is the warehouse's observable state, ordered.
 func (w *Warehouse) Snapshot() any {
 	var out []string
@@ -123,7 +204,7 @@ func (w *Warehouse) Snapshot() any {
 
 // Reset empties the warehouse and stocks skus with qty each.
 func (w *Warehouse) Reset(ctx context.Context, qty int, skus ...string) error {
-	if _, err := w.DB.ExecContext(ctx, `DELETE FROM stock; DELETE FROM orders; DELETE FROM tags`); err != nil {
+	if _, err := w.DB.ExecContext(ctx, `DELETE FROM stock; DELETE FROM orders; DELETE FROM tags; DELETE FROM outbox`); err != nil {
 		return err
 	}
 	for _, s := range skus {
