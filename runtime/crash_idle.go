@@ -17,17 +17,23 @@ import (
 // not, failed as stalled, with no redelivery run.
 //
 // So a crashed invocation that has not returned is taken as gone once it
-// can no longer act: no call of the run is in flight, the run made no
-// progress for crashIdle, and none of the invocation's goroutines can go
-// on by itself (each is blocked on a channel, a select, a lock or a
-// condition, none asleep, running or waiting for network I/O: world's
-// busy). Its delivery then ends with errCrashed, its goroutines are left
-// where they wait, as a stalled agent's are, the trace notes where, and the
-// invocation is delivered again.
+// looks as if it can no longer act: no call of the run is in flight, the
+// run made no progress for crashIdle, and none of the invocation's
+// goroutines can go on by itself (each is blocked on a channel, a select,
+// a lock or a condition, none asleep, running or waiting for network I/O:
+// world's busy). Its delivery then ends with errCrashed, its goroutines
+// are left where they wait, as a stalled agent's are, the trace notes
+// where, and the invocation is delivered again. Known limit: a goroutine
+// the invocation did not start (a fake model the test started, which
+// answers after a sleep) may still wake it after crashIdle; its next call
+// is then stopped as any call of a crashed invocation is, during the
+// redelivery, and the note says what was seen, not that it cannot wake.
 
 // crashIdle is how long a crashed invocation must make no progress, with
-// none of its goroutines able to act, before it is taken as gone.
-const crashIdle = 50 * time.Millisecond
+// none of its goroutines able to act, before it is taken as gone: longer
+// than the latency fakes of a model or a service usually sleep, far
+// shorter than the stall timeout it waited for before.
+const crashIdle = 200 * time.Millisecond
 
 // crashPoll is how often a delivery waiting for a crashed invocation
 // looks at it.
@@ -74,8 +80,8 @@ func (cw *crashWatch) gone(r *recorder, inv *invocation, self uint64) bool {
 	if len(where) > maxBlocked {
 		where = append(where[:maxBlocked:maxBlocked], fmt.Sprintf("and %d more", len(where)-maxBlocked))
 	}
-	r.addNote(fmt.Sprintf("delivery %d crashed and did not return: none of its goroutines could go on by itself (%s), as none would after a crash of the process; it was taken as gone, its goroutines were left where they wait, and the invocation was delivered again",
-		inv.n, strings.Join(where, "; ")))
+	r.addNote(fmt.Sprintf("delivery %d crashed and did not return: for %s nothing of the run progressed and none of its goroutines was running, asleep or waiting for network I/O (%s), as if waiting for goroutines the crash ended; it was taken as gone, as a crashed process is, its goroutines were left where they wait, and the invocation was delivered again",
+		inv.n, crashIdle, strings.Join(where, "; ")))
 	return true
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -115,5 +116,54 @@ func TestCrashOfAnAgentsOwnPoolIsNoStall(t *testing.T) {
 				t.Errorf("%d of %d crash scenarios found the append's duplicate", dups, crashes)
 			}
 		})
+	}
+}
+
+// A crashed delivery that waits for a goroutine the test started (a fake
+// model that answers after 60 ms) is waited for, not taken as gone: it
+// goes on to its next call, which the crash stops, and returns.
+func TestCrashedDeliveryWaitingForASlowFakeModelIsWaitedFor(t *testing.T) {
+	var l *tools.Ledger
+	model := make(chan chan string)
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		for {
+			select {
+			case <-stop:
+				return
+			case reply := <-model:
+				time.Sleep(60 * time.Millisecond)
+				reply <- "post"
+			}
+		}
+	})
+	defer func() { close(stop); wg.Wait() }()
+	agent := func(ctx context.Context) error {
+		for _, k := range []string{"a", "b"} {
+			reply := make(chan string)
+			model <- reply
+			<-reply
+			l.PostTraced(ctx, k, "entry "+k) // best effort: it goes on
+		}
+		return nil
+	}
+	rep := testkit.Run(t, agent, testkit.NoSummary(), testkit.StallTimeout(3*time.Second),
+		testkit.Setup(func(context.Context) error { l = &tools.Ledger{}; return nil }),
+		testkit.State(func() any { return l.Snapshot() }))
+	for _, r := range rep.Results {
+		if r.Kind != runtime.ScenarioCrashRestart {
+			continue
+		}
+		for _, n := range r.Trace.Notes {
+			if strings.Contains(n, "crashed and did not return") {
+				t.Errorf("%s: %s", r.Scenario, n)
+			}
+		}
+		for _, f := range r.Findings {
+			if f.Code == runtime.CodeStalled {
+				t.Errorf("%s stalled: %s", f.Scenario, f.Message)
+			}
+		}
 	}
 }
