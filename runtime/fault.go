@@ -35,7 +35,10 @@ const (
 	// executed: the goroutine that makes it ends when it descends from the
 	// invocation, and gets an error matching context.Canceled when it does
 	// not (a pool's worker that Setup started, which the restart and later
-	// scenarios still need; the trace notes it).
+	// scenarios still need; the trace notes it). A crashed invocation
+	// whose goroutines are left waiting for those the crash ended is taken
+	// as gone once it cannot go on by itself (crash_idle.go), and is
+	// delivered again.
 	FaultCrash FaultKind = "crash_restart"
 	// FaultConflict fails the call before the tool runs with a conflict, as
 	// one failed member of a parallel batch.
