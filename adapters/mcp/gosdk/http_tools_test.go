@@ -146,19 +146,22 @@ var httpInvoiceTools = agentidemmcp.Tools{
 
 func (w *httpMCPWorld) server() *mcp.Server {
 	srv := mcp.NewServer(&mcp.Implementation{Name: "billing", Version: "1.0.0"}, nil)
-	ok := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "ok"}}}
+	// A result of its own for each call: the server annotates it.
+	ok := func() *mcp.CallToolResult {
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "ok"}}}
+	}
 	mcp.AddTool(srv, &mcp.Tool{Name: "create_invoice"}, func(ctx context.Context, _ *mcp.CallToolRequest, in invIn) (*mcp.CallToolResult, any, error) {
 		key := ""
 		if w.keys {
 			key = "invoice:" + in.InvoiceID
 		}
-		return ok, nil, w.post(ctx, "/invoices", map[string]string{"invoice_id": in.InvoiceID}, key)
+		return ok(), nil, w.post(ctx, "/invoices", map[string]string{"invoice_id": in.InvoiceID}, key)
 	})
 	mcp.AddTool(srv, &mcp.Tool{Name: "attach_invoice"}, func(ctx context.Context, _ *mcp.CallToolRequest, in invIn) (*mcp.CallToolResult, any, error) {
-		return ok, nil, w.post(ctx, "/attach", map[string]string{"invoice_id": in.InvoiceID, "order_id": in.OrderID}, "")
+		return ok(), nil, w.post(ctx, "/attach", map[string]string{"invoice_id": in.InvoiceID, "order_id": in.OrderID}, "")
 	})
 	mcp.AddTool(srv, &mcp.Tool{Name: "lookup_customer"}, func(ctx context.Context, _ *mcp.CallToolRequest, in custIn) (*mcp.CallToolResult, any, error) {
-		return ok, nil, w.post(ctx, "/customers/"+in.Customer, nil, "")
+		return ok(), nil, w.post(ctx, "/customers/"+in.Customer, nil, "")
 	})
 	srv.AddReceivingMiddleware(gosdk.Middleware(httpInvoiceTools))
 	return srv
