@@ -311,14 +311,17 @@ func (c *Call) Start() error {
 // which stopIfCrashed returns for Start to give the wrapper; the goroutine
 // goes on, and the trace notes it. A tool without an error result cannot
 // be refused: its call runs, the trace notes why, and the scenario is
-// inconclusive (recorder.unstopped).
+// inconclusive (recorder.unstopped). So is a call made with a context a
+// server serves the agent's call with (Served): its goroutine is the
+// server's, whatever the links of the goroutines say.
 func (c *Call) stopIfCrashed() error {
 	if !c.inv.dead.Load() {
 		return nil
 	}
 	r := c.inv.rec
 	gid := goroutineID()
-	owned := c.inv.owns(gid)
+	served := isServed(c.Context)
+	owned := !served && c.inv.owns(gid)
 	if !owned && c.op.NoError {
 		r.mu.Lock()
 		r.unstopped = true
@@ -339,9 +342,46 @@ func (c *Call) stopIfCrashed() error {
 	if r.world != nil {
 		r.world.body(c.gid, false) // the tool does not run
 	}
+	if served {
+		r.addNoteOnce(fmt.Sprintf("the crash of delivery %d stopped its later call of %s at %s, made by goroutine %d of a server in the process serving the agent's call (runtime.Served): that goroutine was not ended, as a server's handler outlives the crash of its client; the call was not executed and returned an error matching context.Canceled, and the handler went on to answer",
+			c.inv.n, c.op.Name, shortSite(siteOf(c.pc)), gid))
+		return errCrashedCall
+	}
 	r.addNoteOnce(fmt.Sprintf("the crash of delivery %d stopped its later call of %s at %s, made by goroutine %d, which does not descend from the invocation (a worker started by Setup, by the test or by an earlier run of the agent): that goroutine was not ended, as the invocation's own goroutines are, since later scenarios and the restart need it; the call was not executed and returned an error matching context.Canceled, and the goroutine went on",
 		c.inv.n, c.op.Name, shortSite(siteOf(c.pc)), gid))
 	return errCrashedCall
+}
+
+// Served returns ctx marked as the context a server in the process serves a
+// call of the agent with: a handler of an MCP server that found the
+// agent's context again from the call (adapters/mcp's Resolve), whose
+// goroutine is the server's, though the run ctx carries is the agent's.
+// When the invocation crashes, a call made with such a context is refused,
+// with an error matching context.Canceled and ErrInjected, and its
+// goroutine goes on, as a server's handler outlives the crash of its
+// client; ended, as the invocation's own goroutines are, the handler never
+// answered, and a session the deliveries shared could not be closed.
+func Served(ctx context.Context) context.Context {
+	if ctx == nil || isServed(ctx) {
+		return ctx
+	}
+	return servedContext{ctx}
+}
+
+// servedKey marks a context Served returned.
+type servedKey struct{}
+
+type servedContext struct{ context.Context }
+
+func (c servedContext) Value(key any) any {
+	if _, ok := key.(servedKey); ok {
+		return true
+	}
+	return c.Context.Value(key)
+}
+
+func isServed(ctx context.Context) bool {
+	return ctx != nil && ctx.Value(servedKey{}) != nil
 }
 
 // errCrashedCall is what a call of a crashed invocation returns when the

@@ -59,7 +59,9 @@ func Token(ctx context.Context) string {
 // srv and a no-op stop. Call stop when the call is over. For the run's
 // own values the client context comes first: it names the call the
 // client made its call inside of, where srv may name only the invocation
-// (a session connected with the agent's context).
+// (a session connected with the agent's context). The context is
+// runtime.Served: a crash of the invocation refuses the calls the server
+// makes with it instead of ending the server's goroutine.
 func Resolve(srv context.Context, tok any) (ctx context.Context, stop func()) {
 	s, _ := tok.(string)
 	if s == "" {
@@ -73,7 +75,10 @@ func Resolve(srv context.Context, tok any) (ctx context.Context, stop func()) {
 	}
 	c, cancel := context.WithCancel(srv)
 	unhook := context.AfterFunc(client, cancel)
-	return joined{Context: c, client: client}, func() { unhook(); cancel() }
+	// Served: the calls are made on the server's goroutine, not the
+	// agent's, and a crash of the invocation refuses them rather than
+	// ending that goroutine, which would leave the request unanswered.
+	return runtime.Served(joined{Context: c, client: client}), func() { unhook(); cancel() }
 }
 
 // joined is the server's context, with the client's values behind it.
