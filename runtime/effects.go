@@ -910,6 +910,11 @@ func judgeRepeats(tr *Trace, end, baseEnd string, baseWin map[string][2]string, 
 					if change == "" {
 						change = fmt.Sprintf("%s: it added %s again", o.StateChange, r.again)
 					}
+				case r.baseSetBack && ends && !baseline:
+					// What one delivery does (its own set back) from
+					// where it does it: whether a second effect stayed
+					// is whether the run ended otherwise there.
+					byEnd("doing what one execution in the baseline did, which set back there what a later write had changed")
 				case o.Idempotent && same && r.against == "" && baseline:
 					// The repeat did not start from what an earlier
 					// equal execution left (the agent's own writes
@@ -1288,6 +1293,13 @@ type redo struct {
 	// again after something set it back). redoOrder is its execOrder.
 	redo      string
 	redoOrder int
+	// baseSetBack says the earlier executions overlapped other writes,
+	// and the repeat did all and only what one execution in the baseline
+	// did, from where that one started, which there set back what an
+	// earlier execution had left after a later write changed it (set 5,
+	// 7, then 5 again): the repeat is that set back, made by one of the
+	// deliveries, and is judged as a set back is, by the end.
+	baseSetBack bool
 	// unseen says no earlier execution with the same arguments was seen
 	// alone, here or in the baseline: what the repeat did cannot be told
 	// from what its first execution did.
@@ -1382,18 +1394,41 @@ func redone(tr *Trace, o *Operation, earlier []int, views *stateViews, baseWin m
 		}
 		ws = append(ws, w)
 	}
-	for _, w := range slices.Backward(ws) {
+	for n, w := range slices.Backward(ws) {
 		pbv, pav := views.of(w[0]), views.of(w[1])
 		if pbv == nil || pav == nil {
 			continue
 		}
 		compared = true
+		had := r.redo != ""
 		if r.compare(inBaseline, order, before, bv, av, w[1], pbv, pav, didMore(r.places, pbv, pav)) {
 			break
+		}
+		if !had && r.redo != "" && !didMore(r.places, pbv, pav) {
+			r.baseSetBack = setsBack(ws[:n], pbv, pav, views)
 		}
 	}
 	r.unseen = !compared
 	return r
+}
+
+// setsBack reports whether the execution between decoded snapshots pbv
+// and pav, in the baseline, set back what an earlier execution there
+// (earlier, their windows) had left: at every place it changed it left
+// what that one left, from something else. Such an op sets a value, not
+// adds to one (a level set to 5, to 7, to 5 again).
+func setsBack(earlier [][2]string, pbv, pav *stateView, views *stateViews) bool {
+	places, ok := changedPlaces(pbv, pav)
+	if !ok || len(places) == 0 {
+		return false
+	}
+	for _, w := range earlier {
+		ebv, eav := views.of(w[0]), views.of(w[1])
+		if ebv != nil && eav != nil && samePlaces(places, pav, eav) && otherAtEvery(places, pbv, ebv) {
+			return true
+		}
+	}
+	return false
 }
 
 // didMore reports whether the execution between decoded snapshots pbv and
