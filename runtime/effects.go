@@ -84,7 +84,9 @@ const CodeNotIdempotent = "not_idempotent"
 // its earlier call left after a later write changed it is judged by the
 // run's end. Where
 // write calls overlap in time, the scenario's end state is compared with
-// the baseline's (what one delivery left) instead.
+// the baseline's (what one delivery left) instead, leaving out the names
+// that creates made and nothing else can have chosen (T-1 and T-2 handed
+// out in the order two parallel opens ran).
 //
 // The snapshot must be deterministic for a given history: leave out clocks,
 // random ids and other values that differ between two equal runs. fn runs
@@ -614,9 +616,26 @@ func judgeRepeats(tr *Trace, end, baseEnd string, baseWin map[string][2]string, 
 	// effect, and only the end state byte for byte is the same (reorders).
 	endExact := !baseline && end != "" && baseEnd != "" && end == baseEnd
 	sameKnown, sameInOrder := endExact, endExact
+	var named map[string]bool
+	namedByRun := func() map[string]bool { // the names the run's calls were given (namedIn)
+		if named == nil {
+			named = namedIn(tr)
+		}
+		return named
+	}
+	// They are the same too when they differ only by the names of members
+	// that creates made (T-1 and T-2 swapped): two parallel creates of one
+	// delivery ran in another order than in the baseline (madenames.go).
 	endSame := func() bool { // read only for overlapped repeats: it decodes both snapshots
 		if !sameKnown {
 			sameKnown, sameInOrder = true, !baseline && end != "" && baseEnd != "" && sameUpToOrder(end, baseEnd)
+			if !sameInOrder && !baseline && end != "" && baseEnd != "" {
+				ws := make([][2]string, 0, len(baseWin))
+				for _, w := range baseWin {
+					ws = append(ws, w)
+				}
+				sameInOrder = sameUpToMadeNames(end, baseEnd, madeBy(ws), namedByRun())
+			}
 		}
 		return sameInOrder
 	}
@@ -819,7 +838,12 @@ func judgeRepeats(tr *Trace, end, baseEnd string, baseWin map[string][2]string, 
 					switch {
 					case w[0] == before:
 						return describeChange(w[1], after, maxChange)
-					case describeChange(w[0], w[1], -1) == describeChange(before, after, -1):
+					case describeChange(w[0], w[1], -1) == describeChange(before, after, -1),
+						sameChangeUpToMadeNames(w[0], w[1], before, after, namedByRun()):
+						// The same change, also where the cluster
+						// made under another name (T-2) what one
+						// execution made (T-1): an open of one
+						// delivery's pair ran first.
 						if fe := first.effect; firstSeen && before != after && (fe == nil || !fe.inCluster || fe.before != before || fe.after != after) {
 							// The first execution ran before this
 							// cluster and its effect was seen: the

@@ -1,0 +1,341 @@
+package runtime
+
+import "encoding/json"
+
+// Names the sink hands out. A desk that numbers tickets T-1, T-2 in the
+// order the opens ran, or a table's INTEGER PRIMARY KEY, names what a
+// create made by when it ran. Two parallel creates of one model turn run
+// in either order when two deliveries run at once (the baseline ran them
+// one at a time, in one order), so the run can end with the same tickets
+// under swapped names: no repeat's doing. sameUpToMadeNames compares two
+// end states with such names left out, and only those: a name is left out
+// where nothing but the order of creates can have chosen it.
+
+// madeMark stands, in a compared state, for a name left out.
+const madeMark = "\x00made"
+
+// madeNames holds, by the path of a collection (pathKey), the members that
+// one execution in the baseline added there, seen alone, as it added them:
+// an object's key and its value's encoding (madeKey), or a list's row by
+// its encoding. All of them: a key added twice with other values keeps
+// both, whatever order the windows are read in.
+type madeNames map[string]map[string]bool
+
+// madeKey is the entry of madeNames for key k of an object added with
+// value v (an encoding, which holds no NUL byte).
+func madeKey(k, v string) string { return k + "\x00" + v }
+
+// madeBy collects the members each window (the snapshots around a call
+// seen alone in the baseline, or around a cluster) added: keys of an
+// object, at any depth of objects, and rows of a list (lists of columns,
+// or objects with an "id") where rows were only inserted.
+func madeBy(windows [][2]string) madeNames {
+	made := madeNames{}
+	var walk func(path []string, a, b any)
+	walk = func(path []string, a, b any) {
+		switch y := b.(type) {
+		case map[string]any:
+			x, _ := a.(map[string]any)
+			for k, v := range y {
+				if xv, ok := x[k]; ok {
+					walk(append(path, k), xv, v)
+					continue
+				}
+				made.add(path, madeKey(k, encode(v)))
+			}
+		case []any:
+			x, _ := a.([]any)
+			had := entryCounts(x)
+			var added []string
+			for _, e := range y {
+				k := encode(e)
+				if had[k] > 0 {
+					had[k]--
+					continue
+				}
+				switch e.(type) {
+				case []any, map[string]any:
+					added = append(added, k)
+				}
+			}
+			for _, n := range had {
+				if n > 0 {
+					// An entry left or changed (a status set on a
+					// row that was there): not rows inserted, and
+					// no row's name is the sink's new one.
+					return
+				}
+			}
+			for _, k := range added {
+				made.add(path, k)
+			}
+		}
+	}
+	for _, w := range windows {
+		a, errA := decodeState(w[0])
+		b, errB := decodeState(w[1])
+		if errA == nil && errB == nil {
+			walk(nil, a, b)
+		}
+	}
+	return made
+}
+
+func (m madeNames) add(path []string, entry string) {
+	p := pathKey(path)
+	if m[p] == nil {
+		m[p] = map[string]bool{}
+	}
+	m[p][entry] = true
+}
+
+// namedIn returns the text of every scalar in the arguments and identities
+// of the calls of tr: a name the agent passed to a tool is its to choose
+// and to mean (comment on T-1, swap T-1 and T-2), never left out.
+func namedIn(tr *Trace) map[string]bool {
+	named := map[string]bool{}
+	var walk func(v any)
+	walk = func(v any) {
+		switch x := v.(type) {
+		case map[string]any:
+			for k, e := range x {
+				named[k] = true
+				walk(e)
+			}
+		case []any:
+			for _, e := range x {
+				walk(e)
+			}
+		case string:
+			named[x] = true
+		case json.Number:
+			named[x.String()] = true
+		case bool:
+			named[encode(x)] = true
+		}
+	}
+	for i := range tr.Ops {
+		o := &tr.Ops[i]
+		for _, s := range []string{argsKey(o), o.Identity} {
+			if v, err := decodeState(s); err == nil {
+				walk(v)
+			}
+		}
+	}
+	return named
+}
+
+// scalarText is the text of a scalar as namedIn records it, and whether v
+// is one.
+func scalarText(v any) (string, bool) {
+	switch x := v.(type) {
+	case string:
+		return x, true
+	case json.Number:
+		return x.String(), true
+	case bool:
+		return encode(x), true
+	}
+	return "", false
+}
+
+// sameUpToMadeNames reports whether the run's end and the baseline's hold
+// the same values, lists in any order (sameUpToOrder), once the names of
+// members the sink made are left out on both sides. A member of the
+// baseline's end has its name left out only where one execution in the
+// baseline, seen alone, added it (made), it is still as that execution
+// added it, and no call of the run was given its name (named); the run's
+// end has the same names left out at the same places, and no others. So
+// what is left out is a renaming of members that creates made and nothing
+// changed since: a second create leaves a member more, an increment or a
+// swap changes a value or a name the agent passed, and each still
+// differs.
+func sameUpToMadeNames(end, baseEnd string, made madeNames, named map[string]bool) bool {
+	if len(made) == 0 {
+		return false
+	}
+	e, errE := decodeState(end)
+	b, errB := decodeState(baseEnd)
+	if errE != nil || errB != nil {
+		return false
+	}
+	l := markMade(b, made, named)
+	return encode(sortLists(l.strip(nil, e))) == encode(sortLists(l.strip(nil, b)))
+}
+
+// sameChangeUpToMadeNames reports whether the change from snapshot a to b
+// and the change from c to d are one change once the names that each made
+// (members it added, named by no call) are left out: an execution that
+// opened a ticket as T-2 made the change that one execution made as T-1.
+// A second ticket opened is a member more, and still differs.
+func sameChangeUpToMadeNames(a, b, c, d string, named map[string]bool) bool {
+	change := func(x, y string) (string, bool) {
+		xv, errX := decodeState(x)
+		yv, errY := decodeState(y)
+		if errX != nil || errY != nil {
+			return "", false
+		}
+		made := madeBy([][2]string{{x, y}})
+		if len(made) == 0 {
+			return "", false
+		}
+		l := markMade(yv, made, named)
+		return describeChange(encode(sortLists(l.strip(nil, xv))), encode(sortLists(l.strip(nil, yv))), -1), true
+	}
+	ab, ok1 := change(a, b)
+	cd, ok2 := change(c, d)
+	return ok1 && ok2 && ab == cd
+}
+
+// leftOut holds, by path, the names left out of a state (for a list, the
+// values of the column that names its rows, cols).
+type leftOut struct {
+	names map[string]map[string]bool
+	cols  map[string]int
+}
+
+// markMade returns the names of ref (a decoded state) to leave out: the
+// members made (made) and still as made, named by no call (named).
+func markMade(ref any, made madeNames, named map[string]bool) leftOut {
+	l := leftOut{names: map[string]map[string]bool{}, cols: map[string]int{}}
+	var mark func(path []string, v any)
+	mark = func(path []string, v any) {
+		p := pathKey(path)
+		switch x := v.(type) {
+		case map[string]any:
+			for k, e := range x {
+				if made[p][madeKey(k, encode(e))] && !named[k] {
+					if l.names[p] == nil {
+						l.names[p] = map[string]bool{}
+					}
+					l.names[p][k] = true
+					continue
+				}
+				mark(append(path, k), e)
+			}
+		case []any:
+			if col, ok := nameColumn(x, made[p], named); ok {
+				l.cols[p] = col
+				l.names[p] = map[string]bool{}
+				for _, r := range x {
+					if made[p][encode(r)] {
+						k, _ := rowKey(r, col)
+						l.names[p][k] = true
+					}
+				}
+			}
+		}
+	}
+	mark(nil, ref)
+	return l
+}
+
+// strip returns v (a decoded state, at path) with the names of l left
+// out: an object's members so named become a list of their values under
+// madeMark, a row so named has madeMark for its name.
+func (l leftOut) strip(path []string, v any) any {
+	p := pathKey(path)
+	switch x := v.(type) {
+	case map[string]any:
+		out := make(map[string]any, len(x))
+		var bag []any
+		for k, e := range x {
+			if l.names[p][k] {
+				bag = append(bag, e)
+				continue
+			}
+			out[k] = l.strip(append(path, k), e)
+		}
+		if bag != nil {
+			out[madeMark] = bag
+		}
+		return out
+	case []any:
+		col, ok := l.cols[p]
+		if !ok {
+			return x
+		}
+		out := make([]any, len(x))
+		for i, r := range x {
+			out[i] = r
+			if k, ok := rowKey(r, col); ok && l.names[p][k] {
+				out[i] = withoutColumn(r, col)
+			}
+		}
+		return out
+	}
+	return v
+}
+
+// nameColumn returns the column that names the rows of list l that an
+// execution made (made): an object's "id", or the one column of a list of
+// columns whose values in those rows are scalars, unique in l, and given
+// to no call (named). A subject the agent passed, or a status many rows
+// share, is no name the sink handed out; without exactly one such column
+// no name is left out.
+func nameColumn(l []any, made map[string]bool, named map[string]bool) (int, bool) {
+	var rows []any
+	for _, r := range l {
+		if made[encode(r)] {
+			rows = append(rows, r)
+		}
+	}
+	if len(rows) == 0 {
+		return 0, false
+	}
+	usable := func(col int) bool {
+		if _, ok := rowsBy(l, col); !ok {
+			return false
+		}
+		for _, r := range rows {
+			k, ok := rowKey(r, col)
+			if !ok {
+				return false
+			}
+			var v any
+			if d, err := decodeState(k); err == nil {
+				v = d
+			}
+			if t, ok := scalarText(v); !ok || named[t] {
+				return false
+			}
+		}
+		return true
+	}
+	if _, ok := rows[0].(map[string]any); ok {
+		return -1, usable(-1)
+	}
+	r0, ok := rows[0].([]any)
+	if !ok {
+		return 0, false
+	}
+	found := -1
+	for c := range r0 {
+		if usable(c) {
+			if found >= 0 {
+				return 0, false // two could be the name: neither is left out
+			}
+			found = c
+		}
+	}
+	return found, found >= 0
+}
+
+// withoutColumn returns row r with its name (column col, -1: "id") left
+// out.
+func withoutColumn(r any, col int) any {
+	switch x := r.(type) {
+	case map[string]any:
+		out := make(map[string]any, len(x))
+		for k, v := range x {
+			out[k] = v
+		}
+		out["id"] = madeMark
+		return out
+	case []any:
+		out := append([]any(nil), x...)
+		out[col] = madeMark
+		return out
+	}
+	return r
+}
