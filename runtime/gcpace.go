@@ -13,10 +13,10 @@ import (
 // holds. In a test binary, whose live heap is a megabyte or two, the
 // collector's default pacing (GOGC=100: a collection when the heap reaches
 // twice its live size, and at least 4 MB) then collects every few suites,
-// and the collections took about half of a suite's time: their marking,
-// the write barriers they turn on, and the pages the scavenger gives back
-// to the system between collections, which the next scenarios fault back
-// in (scripts/bench/suite.sh, AGENTIDEM_GC=default against the default).
+// and the collections (their marking, the write barriers they turn on, the
+// pages the scavenger gives back to the system between them, which the
+// next scenarios fault back in) took a quarter of the ten-write suite's
+// time (scripts/bench/suite.sh with GOGCS="default collector").
 //
 // So while suites run, the collector gets headroom: the heap may grow
 // gcHeadroom past its live size before a collection, where GOGC=100 lets a
@@ -28,11 +28,19 @@ import (
 // one per suite, when suites follow one another, as a test binary's do.
 // The headroom then outlasts the suites by at most one collection.
 //
+// 8 MB: with 16 MB the ten-write suite was a little faster still, but the
+// suites of small agents (seven scenarios) were a fifth slower than with
+// the collector's own pacing, their memory no longer reused while it was
+// in the processor's caches; with 8 MB they are as fast with GOMAXPROCS=1,
+// and about a tenth slower with 2, where the collector's marking had run
+// on the idle processor (TestMeasureSuite, the collector's pacing against
+// 4, 8 and 16 MB).
+//
 // The collector is left alone when GOGC is set in the environment, when
 // AGENTIDEM_GC=default, and when the program set a percent of its own
 // (debug.SetGCPercent): a percent the program sets while suites run is
 // kept as well.
-const gcHeadroom = 16 << 20
+const gcHeadroom = 8 << 20
 
 var gcPace struct {
 	mu      sync.Mutex
