@@ -102,6 +102,33 @@ var (
 	attachCall = apiBlock{Name: "attachInvoice", Input: json.RawMessage(`{"invoice_id":"INV-1","order_id":"ORD-9"}`)}
 )
 
+// readConversation reads what a scripted model needs of the conversation so
+// far: the tool calls of the last turn that came back as errors, the tools
+// answered without error, and how many assistant turns there were.
+func readConversation(conv []apiMessage) (failed []apiBlock, done map[string]bool, turns int) {
+	asked := map[string]apiBlock{} // tool_use id -> call
+	done = map[string]bool{}       // tool name -> answered without error
+	for _, m := range conv {
+		failed = failed[:0] // the calls of the last turn that failed
+		for _, b := range m.blocks() {
+			switch b.Type {
+			case "tool_use":
+				asked[b.ID] = apiBlock{Name: b.Name, Input: b.Input}
+			case "tool_result":
+				if c := asked[b.ToolUseID]; b.IsError {
+					failed = append(failed, c)
+				} else {
+					done[c.Name] = true
+				}
+			}
+		}
+		if m.Role == "assistant" {
+			turns++
+		}
+	}
+	return failed, done, turns
+}
+
 // billingScript is the model. A tool call that came back as an error is
 // asked for again (the model retries); otherwise oneTurn asks for
 // createInvoice and attachInvoice in one assistant turn (the seeded bug: the
@@ -109,28 +136,7 @@ var (
 // the invoice before attaching.
 func billingScript(oneTurn bool) func([]apiMessage) ([]apiBlock, string) {
 	return func(conv []apiMessage) ([]apiBlock, string) {
-		asked := map[string]apiBlock{} // tool_use id -> call
-		done := map[string]bool{}      // tool name -> answered without error
-		var failed []apiBlock          // calls of the last turn that failed
-		turns := 0
-		for _, m := range conv {
-			failed = failed[:0]
-			for _, b := range m.blocks() {
-				switch b.Type {
-				case "tool_use":
-					asked[b.ID] = apiBlock{Name: b.Name, Input: b.Input}
-				case "tool_result":
-					if c := asked[b.ToolUseID]; b.IsError {
-						failed = append(failed, c)
-					} else {
-						done[c.Name] = true
-					}
-				}
-			}
-			if m.Role == "assistant" {
-				turns++
-			}
-		}
+		failed, done, turns := readConversation(conv)
 		switch {
 		case turns >= 6:
 			return nil, "Giving up on invoice INV-1."

@@ -195,28 +195,7 @@ var lookupCall = apiBlock{Name: "lookupCustomer", Input: json.RawMessage(`{"cust
 // with lookupCustomer, then attachInvoice.
 func httpScript(oneTurn bool) func([]apiMessage) ([]apiBlock, string) {
 	return func(conv []apiMessage) ([]apiBlock, string) {
-		asked := map[string]apiBlock{}
-		done := map[string]bool{}
-		var failed []apiBlock
-		turns := 0
-		for _, m := range conv {
-			failed = failed[:0]
-			for _, b := range m.blocks() {
-				switch b.Type {
-				case "tool_use":
-					asked[b.ID] = apiBlock{Name: b.Name, Input: b.Input}
-				case "tool_result":
-					if c := asked[b.ToolUseID]; b.IsError {
-						failed = append(failed, c)
-					} else {
-						done[c.Name] = true
-					}
-				}
-			}
-			if m.Role == "assistant" {
-				turns++
-			}
-		}
+		failed, done, turns := readConversation(conv)
 		switch {
 		case turns >= 6:
 			return nil, "Giving up."
