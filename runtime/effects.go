@@ -124,6 +124,13 @@ type judge struct {
 	execs    int             // writes started so far
 	end      string          // the snapshot at the end of the run
 	endErr   string
+	// repeated says a write of an op and identity started again;
+	// lastAfter is the snapshot taken when the last write returned. Where
+	// the end differs from it with no Settle given, late says how: what
+	// changed once the traced writes had returned (lateNote).
+	repeated  bool
+	lastAfter string
+	late      string
 }
 
 // cluster is a run of write calls that overlapped in time: from the moment
@@ -285,6 +292,7 @@ func (j *judge) before(c *Call) {
 	j.execs++
 	e := &callEffect{repeat: j.started[key], order: j.execs}
 	j.started[key] = true
+	j.repeated = j.repeated || e.repeat
 	if e.repeat && quieted {
 		e.err, e.settled = quietErr, quietErr == ""
 	}
@@ -383,6 +391,9 @@ func (j *judge) after(c *Call) {
 		return
 	}
 	s, err := j.snapshot()
+	if err == nil {
+		j.lastAfter = s
+	}
 	if e.inner {
 		// Its own window closes.
 		e.cl.after = s
@@ -416,6 +427,20 @@ func (j *judge) finish() {
 		return
 	}
 	j.end = s
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.settle == nil && j.repeated && j.lastAfter != "" && !sameUpToOrder(j.lastAfter, s) {
+		j.late = describeChange(j.lastAfter, s, maxChange)
+	}
+}
+
+// lateNote is the trace's note when the state changed after the last
+// traced write returned, in a run with a repeat and no Settle: the suite
+// cannot tell an effect that landed late from any other untraced change,
+// and does not count it (README: what the harness cannot see), but says
+// what it saw.
+func lateNote(change string) string {
+	return fmt.Sprintf("the state changed after the last traced write returned (%s): if that is the effect of a traced write landing late (a server that answers 202 and books afterwards, a queue a worker drains), the snapshots around its calls did not see it, and a repeat of it may have been judged by what it did before its effect landed; give testkit.SettleOn so the suite waits for such effects (an untraced write of the agent or of the world changes the state too)", change)
 }
 
 // record copies what the judge saw into the call's trace record; j.mu is
