@@ -102,6 +102,20 @@ var (
 	attachCall = apiBlock{Name: "attachInvoice", Input: json.RawMessage(`{"invoice_id":"INV-1","order_id":"ORD-9"}`)}
 )
 
+// invoiceFiled is nil when the runner's last message says the invoice is
+// filed, as the scripted model ends a run that went through.
+func invoiceFiled(msg *anthropic.BetaMessage, err error) error {
+	if err != nil {
+		return err
+	}
+	for _, c := range msg.Content {
+		if c.Type == "text" && strings.Contains(c.Text, "is filed") {
+			return nil
+		}
+	}
+	return fmt.Errorf("unexpected answer %+v", msg.Content)
+}
+
 // readConversation reads what a scripted model needs of the conversation so
 // far: the tool calls of the last turn that came back as errors, the tools
 // answered without error, and how many assistant turns there were.
@@ -197,16 +211,7 @@ func (w *world) agent(oneTurn bool) func(context.Context) error {
 				MaxIterations: 10,
 				DisableThread: true,
 			})
-		msg, err := runner.RunToCompletion(ctx)
-		if err != nil {
-			return err
-		}
-		for _, c := range msg.Content {
-			if c.Type == "text" && strings.Contains(c.Text, "is filed") {
-				return nil
-			}
-		}
-		return fmt.Errorf("unexpected answer %+v", msg.Content)
+		return invoiceFiled(runner.RunToCompletion(ctx))
 	}
 }
 

@@ -229,16 +229,7 @@ func (w *httpWorld) agent(oneTurn bool) func(context.Context) error {
 			MaxIterations: 10,
 			DisableThread: true,
 		})
-		msg, err := runner.RunToCompletion(ctx)
-		if err != nil {
-			return err
-		}
-		for _, c := range msg.Content {
-			if c.Type == "text" && strings.Contains(c.Text, "is filed") {
-				return nil
-			}
-		}
-		return fmt.Errorf("unexpected answer %+v", msg.Content)
+		return invoiceFiled(runner.RunToCompletion(ctx))
 	}
 }
 
