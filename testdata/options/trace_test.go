@@ -58,7 +58,10 @@ func TestTrace(t *testing.T) {
 		if op.Idempotent != (op.Name == "setStatus") {
 			t.Errorf("%s: idempotent=%v; only setStatus is declared idempotent", op.Name, op.Idempotent)
 		}
-		if line := tracecheck.Line(op); strings.Contains(line, card.Number) || strings.Contains(line, card.CVV) || strings.Contains(line, "0000") {
+		// The digest is random hex per process: it may spell "123" or
+		// "0000" by chance, so it is left out of the search.
+		line := strings.ReplaceAll(tracecheck.Line(op), digest, "hmac")
+		if strings.Contains(line, card.Number) || strings.Contains(line, card.CVV) || strings.Contains(line, "0000") {
 			t.Errorf("a redacted value leaked into the trace: %s", line)
 		}
 	}
