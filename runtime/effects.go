@@ -86,7 +86,12 @@ const CodeNotIdempotent = "not_idempotent"
 // write calls overlap in time, the scenario's end state is compared with
 // the baseline's (what one delivery left) instead, leaving out the names
 // that creates made and nothing else can have chosen (T-1 and T-2 handed
-// out in the order two parallel opens ran).
+// out in the order two parallel opens ran). Under concurrent delivery, a
+// change in a repeat's window that the other delivery's own code may have
+// made untraced (an audit line appended once its call returned) is left
+// out of the repeat's effect when the baseline made that same change
+// between its traced writes, at a place none of them changes, and no
+// Settle is given; the trace's notes say so (untraced.go).
 //
 // The snapshot must be deterministic for a given history: leave out clocks,
 // random ids and other values that differ between two equal runs. fn runs
@@ -131,6 +136,18 @@ type judge struct {
 	repeated  bool
 	lastAfter string
 	late      string
+	// gaps are the changes the state went through outside every traced
+	// write: from the snapshot taken when the last window closed with
+	// nothing in flight (idle) to the one before the next window opened,
+	// and from the last to the end (untraced.go).
+	idle string
+	gaps [][2]string
+	// busy counts the writes of each invocation in flight; outside holds
+	// the invocations whose last write returned and that have begun no
+	// other since: they run the agent's own code, untraced, if they did
+	// not return (cluster.others).
+	busy    map[*invocation]int
+	outside map[*invocation]bool
 }
 
 // cluster is a run of write calls that overlapped in time: from the moment
@@ -145,6 +162,11 @@ type cluster struct {
 	before, after string
 	err           string
 	keys          map[string]bool // op, identity and arguments of its calls
+	// others says another invocation of the run (a concurrent delivery)
+	// was running its own code outside its traced writes at some moment
+	// of the window: what that code wrote untraced may be in the window
+	// (untraced.go).
+	others bool
 	// alone holds its first call until a call not made inside it joins:
 	// that call overlaps it, returned or not (a tool that left a call it
 	// made running), since its window, the cluster's, holds the joiner's
@@ -167,7 +189,8 @@ func newJudge(ctx context.Context, c *config) *judge {
 	if c.state == nil {
 		return nil
 	}
-	return &judge{state: c.state, settle: c.settle, ctx: ctx, inflight: map[*Call]bool{}, started: map[string]bool{}}
+	return &judge{state: c.state, settle: c.settle, ctx: ctx, inflight: map[*Call]bool{}, started: map[string]bool{},
+		busy: map[*invocation]int{}, outside: map[*invocation]bool{}}
 }
 
 // hooks are the goroutines running State, Settle, Setup or Teardown now:
@@ -299,11 +322,16 @@ func (j *judge) before(c *Call) {
 	switch {
 	case len(j.inflight) == 0:
 		j.open = j.window()
+		if j.idle != "" && j.open.err == "" && j.open.before != j.idle {
+			j.gaps = append(j.gaps, [2]string{j.idle, j.open.before})
+		}
+		j.open.others = j.othersOutside(c)
 	case j.onlyOuter(c):
 		// A tool calling a tool, with nothing else in flight: the call
 		// has a window of its own, inside its outer calls'. They are not
 		// overlapped by what they do themselves.
 		e.cl, e.inner = j.window(), true
+		e.cl.others = j.othersOutside(c)
 	default:
 		e.overlapped = true
 		for o := range j.inflight {
@@ -336,6 +364,22 @@ func (j *judge) before(c *Call) {
 	e.cl.keys[callKeyOf(c)] = true
 	c.effect = e
 	j.inflight[c] = true
+	if c.inv != nil {
+		j.busy[c.inv]++
+		delete(j.outside, c.inv)
+	}
+}
+
+// othersOutside reports whether an invocation other than c's is, as c's
+// window opens, between its traced writes and has not returned. j.mu is
+// held.
+func (j *judge) othersOutside(c *Call) bool {
+	for inv := range j.outside {
+		if inv != c.inv && !inv.returned.Load() {
+			return true
+		}
+	}
+	return false
 }
 
 // window opens a cluster, taking its snapshot before with the lock held,
@@ -387,6 +431,17 @@ func (j *judge) after(c *Call) {
 		e.err = settleErr.Error() // under the lock: the trace may be read (record)
 	}
 	delete(j.inflight, c)
+	if inv := c.inv; inv != nil {
+		if j.busy[inv]--; j.busy[inv] <= 0 {
+			delete(j.busy, inv)
+			j.outside[inv] = true
+			if !inv.returned.Load() {
+				// Its invocation goes on with its own code while the
+				// windows still open hold what it writes untraced.
+				j.markOthers()
+			}
+		}
+	}
 	if !e.inner && len(j.inflight) > 0 {
 		return
 	}
@@ -413,6 +468,23 @@ func (j *judge) after(c *Call) {
 		}
 	}
 	j.open = nil
+	if err == nil {
+		j.idle = s
+	}
+}
+
+// markOthers marks the windows open now (the cluster, and the windows of
+// calls made inside others) as held while an invocation ran its own code.
+// j.mu is held.
+func (j *judge) markOthers() {
+	if j.open != nil {
+		j.open.others = true
+	}
+	for o := range j.inflight {
+		if o.effect != nil && o.effect.cl != nil {
+			o.effect.cl.others = true
+		}
+	}
 }
 
 // finish takes the end-of-run snapshot, once the world went quiet.
@@ -429,9 +501,20 @@ func (j *judge) finish() {
 	j.end = s
 	j.mu.Lock()
 	defer j.mu.Unlock()
+	if j.idle != "" && s != j.idle {
+		j.gaps = append(j.gaps, [2]string{j.idle, s})
+	}
 	if j.settle == nil && j.repeated && j.lastAfter != "" && !sameUpToOrder(j.lastAfter, s) {
 		j.late = describeChange(j.lastAfter, s, maxChange)
 	}
+}
+
+// gapsSeen returns the changes the state went through outside every
+// traced write (gaps).
+func (j *judge) gapsSeen() [][2]string {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return slices.Clone(j.gaps)
 }
 
 // lateNote is the trace's note when the state changed after the last
@@ -455,6 +538,7 @@ func (e *callEffect) record(o *Operation) {
 	if cl := e.cl; cl != nil {
 		v.inCluster = true
 		v.before, v.after, v.clErr, v.clusterKeys = cl.before, cl.after, cl.err, len(cl.keys)
+		v.others = cl.others
 	}
 	switch {
 	case e.err != "":
@@ -552,6 +636,14 @@ func baseWinOf(baseWin map[string][2]string, baseline bool) map[string][2]string
 // fold says the duplicate_write findings after the first are folded into
 // it (a redelivery): they are returned without a message.
 func judgeRepeats(tr *Trace, end, baseEnd string, baseWin map[string][2]string, baseline, fold bool) []Finding {
+	return judgeRepeatsIn(tr, end, baseEnd, baseWin, nil, baseline, fold)
+}
+
+// judgeRepeatsIn is judgeRepeats with what the baseline says of the
+// changes made outside traced writes (un, nil for none): a repeat's window
+// is judged without those another delivery's own code made in it
+// (untraced.go), and the trace's notes say so.
+func judgeRepeatsIn(tr *Trace, end, baseEnd string, baseWin map[string][2]string, un *untraced, baseline, fold bool) []Finding {
 	type key struct{ op, id string }
 	// The effective writes by op and identity, in order of first
 	// execution, with the index of the first; groups holds the calls of
@@ -856,15 +948,40 @@ func judgeRepeats(tr *Trace, end, baseEnd string, baseWin map[string][2]string, 
 			// idempotent declaration (a drain that drained what two
 			// deliveries queued).
 			oneKnown, oneChange, oneFrom := false, "", false
+			// left holds what the cluster changed untraced, left out of
+			// the comparison with one execution (untraced.go), for the
+			// note; untracedAlone says a repeat seen alone changed
+			// nothing else (left).
+			var left []place
+			untracedAlone := func(o *Operation) bool {
+				before, after := o.stateWindow()
+				left, _ = un.explains(o, before, after, &views)
+				return left != nil
+			}
 			if comparesOne(o, baseline) {
 				before, after := o.stateWindow()
 				one := func(w [2]string) string { // what the cluster did otherwise than one execution (w)
 					oneFrom = true
+					left = nil
+					untracedBut := func() bool {
+						left, _ = un.sameChangeBut(o, w[0], w[1], before, after, &views)
+						return left != nil
+					}
 					switch {
 					case w[0] == before:
-						return describeChange(w[1], after, maxChange)
+						c := describeChange(w[1], after, maxChange)
+						if c != "" {
+							if left, _ = un.explains(o, w[1], after, &views); left != nil {
+								// It did what one execution did, and
+								// the rest is another delivery's
+								// untraced write.
+								return ""
+							}
+						}
+						return c
 					case describeChange(w[0], w[1], -1) == describeChange(before, after, -1),
-						sameChangeUpToMadeNames(w[0], w[1], before, after, namedByRun()):
+						sameChangeUpToMadeNames(w[0], w[1], before, after, namedByRun()),
+						untracedBut():
 						// The same change, also where the cluster
 						// made under another name (T-2) what one
 						// execution made (T-1): an open of one
@@ -904,6 +1021,10 @@ func judgeRepeats(tr *Trace, end, baseEnd string, baseWin map[string][2]string, 
 			switch {
 			case oneKnown && oneChange == "" && effectSeen(o):
 				o.Repeat, o.JudgedBy = RepeatAbsorbed, JudgedByOneExecution
+				if left != nil {
+					before, after := o.stateWindow()
+					tr.Notes = append(tr.Notes, untracedNote(o, left, before, after, &views))
+				}
 			case oneKnown && oneChange != "" && (oneFrom || !(o.Idempotent && same)):
 				changed(o, same, JudgedByOneExecution, oneChange, "the calls overlapped in time, so this compares what they left with what one execution left in the baseline")
 			case o.stateSeen() && o.StateChange == "" && (o.stateSettled() || firstSeen || o.Idempotent):
@@ -911,6 +1032,12 @@ func judgeRepeats(tr *Trace, end, baseEnd string, baseWin map[string][2]string, 
 				// first execution's effect was visible (or the world was
 				// let settle, or the op says repeats change nothing).
 				o.Repeat, o.JudgedBy = RepeatAbsorbed, JudgedByState
+			case o.stateSeen() && o.StateChange != "" && (o.stateSettled() || firstSeen || o.Idempotent) && untracedAlone(o):
+				// As above, once what another delivery's own code
+				// wrote untraced while the repeat ran is left out.
+				o.Repeat, o.JudgedBy = RepeatAbsorbed, JudgedByState
+				before, after := o.stateWindow()
+				tr.Notes = append(tr.Notes, untracedNote(o, left, before, after, &views))
 			case o.stateSeen() && o.StateChange != "":
 				r := redos[i]
 				// byEnd judges the repeat by what the run left at the
@@ -1659,7 +1786,11 @@ func (s *Suite) duplicates(res *Result, tr *Trace, sc Scenario, add func(Finding
 		baseTrace = s.base
 	}
 	fold := redelivers(sc.Kind)
-	found := judgeRepeats(tr, tr.end, baseEnd, windows(baseTrace), sc.Kind == ScenarioBaseline, fold)
+	var un *untraced
+	if sc.Kind != ScenarioBaseline {
+		un = untracedIn(baseTrace, s.cfg.settle != nil)
+	}
+	found := judgeRepeatsIn(tr, tr.end, baseEnd, windows(baseTrace), un, sc.Kind == ScenarioBaseline, fold)
 	if n := countCode(found, CodeDuplicateWrite); n > 0 {
 		res.Duplicates = slices.Grow(res.Duplicates, n)
 	}

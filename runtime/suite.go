@@ -482,6 +482,7 @@ func (s *Suite) run(ctx context.Context, sc Scenario) (*Result, *Trace, error) {
 	if r.judge != nil && stall == "" {
 		r.judge.finish()
 		tr.end = r.judge.end
+		tr.gaps = r.judge.gapsSeen()
 		if r.judge.late != "" {
 			tr.Notes = append(tr.Notes, lateNote(r.judge.late))
 		}

@@ -119,6 +119,9 @@ type effectView struct {
 	inCluster            bool
 	before, after, clErr string
 	clusterKeys          int
+	// others says another invocation ran its own code, untraced, at
+	// some moment of the cluster (cluster.others).
+	others bool
 }
 
 // stateSeen reports whether the call ran alone between snapshots of the
@@ -195,6 +198,9 @@ type Trace struct {
 	Unattributed []string `json:"unattributed,omitempty"`
 
 	end string // the State snapshot at the end of the run, if any
+	// gaps are the changes of the State snapshot outside every traced
+	// write (judge.gaps).
+	gaps [][2]string
 	// refusedOps and unattributedOps name the op of each entry of Refused
 	// and Unattributed: a finding's Ops, which group them (GroupKey).
 	refusedOps, unattributedOps []string

@@ -1,0 +1,194 @@
+package runtime
+
+import (
+	"fmt"
+	"strconv"
+	"sync"
+)
+
+// Untraced writes in a repeat's window. The State judge takes its
+// snapshots around traced writes; a write the agent makes without a traced
+// tool (an audit line appended after a call) is in no window of its own.
+// Under concurrent delivery, one delivery's call returns and its code goes
+// on, untraced, while the other delivery's call is still in flight: what
+// that code writes lands in the other call's window, and the repeat would
+// be taken to have made it.
+//
+// The baseline tells such changes apart. There the agent ran alone, and
+// the judge kept what changed between its windows (judge.gaps). A change
+// that a repeat's window holds is left out of the repeat's effect only
+// when all of these hold:
+//
+//   - the window was open while another invocation of the run ran its own
+//     code between traced writes (cluster.others): a concurrent delivery;
+//   - no traced write of the baseline changed that place in its window: a
+//     place a traced write touches is always the write's (a list's entry
+//     is a place of its own, so an audit row appended to the table a
+//     traced insert appends to is apart from the insert's row, while the
+//     row or field the write sets is never left out);
+//   - a gap of the baseline made the same change there: the same value
+//     before and after, or, for a list's entry, the same number of copies
+//     added or removed;
+//   - no Settle is given: with one, a change between windows may be a
+//     traced write's effect landing late, which the same change in a
+//     repeat's window would be too.
+//
+// A repeat judged so is absorbed, and the trace's notes say what was left
+// out and why: a repeat whose tool itself made exactly that change (or a
+// traced write's effect that lands after its call returned, made twice)
+// cannot be told from the other delivery's untraced write.
+
+// untraced is what the baseline says of the changes made outside traced
+// writes, decoded once, on first use.
+type untraced struct {
+	base *Trace
+	once sync.Once
+	// windows and gaps are the baseline's windows of traced writes and
+	// the changes between them, decoded.
+	windows, gaps [][2]*stateView
+}
+
+// untracedIn returns what the baseline base says of untraced changes; nil
+// when it saw none, or when settle says effects land late.
+func untracedIn(base *Trace, settle bool) *untraced {
+	if base == nil || len(base.gaps) == 0 || settle {
+		return nil
+	}
+	return &untraced{base: base}
+}
+
+func (u *untraced) load() {
+	u.once.Do(func() {
+		var views stateViews
+		seen := map[[2]string]bool{}
+		for i := range u.base.Ops {
+			v := u.base.Ops[i].effect
+			if v == nil || !v.inCluster || v.clErr != "" || v.before == "" || v.after == "" {
+				continue
+			}
+			w := [2]string{v.before, v.after}
+			if seen[w] || w[0] == w[1] {
+				continue
+			}
+			seen[w] = true
+			b, a := views.of(w[0]), views.of(w[1])
+			if b == nil || a == nil {
+				// A window that does not decode may have changed any
+				// place: nothing is left out.
+				u.gaps = nil
+				return
+			}
+			u.windows = append(u.windows, [2]*stateView{b, a})
+		}
+		for _, g := range u.base.gaps {
+			if b, a := views.of(g[0]), views.of(g[1]); b != nil && a != nil {
+				u.gaps = append(u.gaps, [2]*stateView{b, a})
+			}
+		}
+	})
+}
+
+// change reports whether the change from x to y at place p (values read
+// with at) is one the baseline made only outside traced writes.
+func (u *untraced) change(p place, x, y string) bool {
+	for _, w := range u.windows {
+		if !sameValue(w[0].at(p), w[1].at(p)) {
+			return false
+		}
+	}
+	for _, g := range u.gaps {
+		gx, gy := g[0].at(p), g[1].at(p)
+		if p.elem {
+			if d := count(y) - count(x); d != 0 && count(gy)-count(gx) == d {
+				return true
+			}
+			continue
+		}
+		if sameValue(gx, x) && sameValue(gy, y) {
+			return true
+		}
+	}
+	return false
+}
+
+func count(s string) int {
+	n, _ := strconv.Atoi(s)
+	return n
+}
+
+// applies reports whether the rule may leave anything out of repeat o's
+// window: another invocation ran its own code while it was open.
+func (u *untraced) applies(o *Operation) bool {
+	if u == nil || o.effect == nil || !o.effect.others {
+		return false
+	}
+	u.load()
+	return len(u.gaps) > 0
+}
+
+// explains reports whether snapshots a and b differ only by untraced
+// changes, and returns the places.
+func (u *untraced) explains(o *Operation, a, b string, views *stateViews) ([]place, bool) {
+	if !u.applies(o) || a == b {
+		return nil, false
+	}
+	av, bv := views.of(a), views.of(b)
+	places, ok := changedPlaces(av, bv)
+	if !ok || len(places) == 0 {
+		return nil, false
+	}
+	for _, p := range places {
+		if !u.change(p, av.at(p), bv.at(p)) {
+			return nil, false
+		}
+	}
+	return places, true
+}
+
+// sameChangeBut reports whether the window from before to after made the
+// change one execution made from w0 to w1, apart from untraced changes:
+// at every other place it changed, and only there, it started and ended
+// as that execution did. It returns the untraced places.
+func (u *untraced) sameChangeBut(o *Operation, w0, w1, before, after string, views *stateViews) ([]place, bool) {
+	if !u.applies(o) {
+		return nil, false
+	}
+	bv, av := views.of(before), views.of(after)
+	pbv, pav := views.of(w0), views.of(w1)
+	if bv == nil || av == nil || pbv == nil || pav == nil {
+		return nil, false
+	}
+	places, ok := changedPlaces(bv, av)
+	one, ok2 := changedPlaces(pbv, pav)
+	if !ok || !ok2 {
+		return nil, false
+	}
+	rest := map[string]bool{}
+	var left []place
+	for _, p := range places {
+		if u.change(p, bv.at(p), av.at(p)) {
+			left = append(left, p)
+			continue
+		}
+		if !sameValue(bv.at(p), pbv.at(p)) || !sameValue(av.at(p), pav.at(p)) {
+			return nil, false
+		}
+		rest[p.key()] = true
+	}
+	if len(left) == 0 || len(rest) != len(one) {
+		return nil, false
+	}
+	for _, p := range one {
+		if !rest[p.key()] {
+			return nil, false
+		}
+	}
+	return left, true
+}
+
+// untracedNote is the trace's note for repeat o of op, judged without the
+// untraced changes at places (from a to b).
+func untracedNote(o *Operation, places []place, a, b string, views *stateViews) string {
+	return fmt.Sprintf("%s's repeat %s was judged without what its window also changed (%s): in the baseline only code outside every traced write changed it so, and another delivery ran its own code, untraced, while the window was open, so it is taken for that delivery's untraced write (an audit line); the suite cannot tell it from the same change made by the repeat itself, or by a traced write whose effect lands after its call returned: make that write a traced call, or leave it out of State, for the suite to judge it",
+		o.Name, o.ID, describePlaces(places, views.of(a), views.of(b), maxChange/2))
+}
