@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -83,6 +84,33 @@ func TestSameWork(t *testing.T) {
 	for _, c := range cases {
 		if got := sameWork(c.a, c.b); got != c.want {
 			t.Errorf("%s: sameWork = %v, want %v", c.name, got, c.want)
+		}
+	}
+}
+
+// TestAppendJSONStringEveryPosition puts each byte that needs escaping (or
+// starts a multi-byte rune) at each position of strings longer than the
+// eight bytes plainWord tests at once, and compares with encoding/json.
+func TestAppendJSONStringEveryPosition(t *testing.T) {
+	specials := []string{"\x00", "\x1f", "\"", "\\", "<", ">", "&", "\x7f", "é", "\u2028", "\xff", "\n"}
+	for _, sp := range specials {
+		for n := 0; n <= 24; n++ {
+			for at := 0; at <= n; at++ {
+				s := strings.Repeat("a", at) + sp + strings.Repeat("z", n-at)
+				want, err := json.Marshal(s)
+				require.NoError(t, err)
+				if got := appendJSONString(nil, s); string(got) != string(want) {
+					t.Fatalf("appendJSONString(%q) = %s, encoding/json = %s", s, got, want)
+				}
+			}
+		}
+	}
+	// Bytes just around the limits of the word tests.
+	for c := 0; c < 256; c++ {
+		s := "abcdefgh" + string([]byte{byte(c)}) + "ijklmnopqrstuvw" + string([]byte{byte(c)})
+		want, _ := json.Marshal(s)
+		if got := appendJSONString(nil, s); string(got) != string(want) {
+			t.Fatalf("appendJSONString(%q) = %s, encoding/json = %s", s, got, want)
 		}
 	}
 }
