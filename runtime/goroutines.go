@@ -37,7 +37,10 @@ import (
 // it is blocked on a lock or a channel send; see owedAnswers) or for network
 // I/O that is not an idle connection's. A
 // goroutine blocked on a lock or channel only wakes when another goroutine
-// acts, and every goroutine that could act is seen in the same snapshot.
+// acts, and every goroutine that could act is seen in the same snapshot,
+// but for goroutines older than the scenario that carry its calls (an MCP
+// session's reader): a transport of that kind says when a call or its
+// answer is on its way (Sending), and the scenario is not quiet meanwhile.
 
 // gInfo is one goroutine of a stack snapshot.
 type gInfo struct {

@@ -35,8 +35,14 @@ type scheduler struct {
 	signal   chan struct{}
 	tick     int
 	arrivals int
-	bypass   bool
-	stalled  bool
+	// transit counts the calls handed to a server in the process that
+	// have not reached it (Sending); sent counts each hand-off and each
+	// arrival, so that a look at the goroutines that one straddled is
+	// not taken for quiet (realtimeQuiesce, knownQuiet).
+	transit int
+	sent    int
+	bypass  bool
+	stalled bool
 
 	schedule Schedule
 	shapes   []roundShape
@@ -359,6 +365,9 @@ func (s *scheduler) held() []string {
 		}
 		out = append(out, fmt.Sprintf("%s of delivery %d waits at its %s gate", w.c.op.Name, w.c.inv.n, where))
 	}
+	if t := s.inTransitLocked(); t != "" {
+		out = append(out, t)
+	}
 	sort.Strings(out)
 	return out
 }
@@ -396,9 +405,10 @@ func (s *scheduler) find0(c *Call) *gateWait {
 }
 
 // realtimeQuiesce waits until every goroutine of the scenario is parked at
-// a gate or blocked, and no gate was reached or released while it looked
-// (see goroutines.go). It returns false when the scenario stalled or the
-// scheduler was stopped.
+// a gate or blocked, no call is in transit through goroutines older than
+// the scenario (Sending), and no gate was reached or released, nor a call
+// handed off or arrived, while it looked (see goroutines.go). It returns
+// false when the scenario stalled or the scheduler was stopped.
 func (s *scheduler) realtimeQuiesce() bool {
 	sleep := 2 * time.Microsecond
 	yields := 64
@@ -427,7 +437,7 @@ func (s *scheduler) realtimeQuiesce() bool {
 		// The count is read after yielding: a call that reached its gate
 		// meanwhile is seen by the snapshot, not by a second one.
 		s.mu.Lock()
-		before, stopped := s.arrivals+s.tick, s.bypass
+		before, stopped, transit := s.arrivals+s.tick+s.sent, s.bypass, s.transit
 		held := heldCalls{handlers: heldHandlers(func(yield func(*Call) bool) {
 			for _, w := range s.waiting {
 				if !yield(w.c) {
@@ -444,6 +454,19 @@ func (s *scheduler) realtimeQuiesce() bool {
 		slices.SortFunc(held.arrivals, time.Time.Compare)
 		if stopped {
 			return false
+		}
+		if transit > 0 {
+			// A call of the agent is on its way to a server in the
+			// process, carried by a goroutine older than the scenario
+			// (Sending): the agent is not quiet, whatever its own
+			// goroutines do. Its arrival, or the end of the wait for
+			// it, ends the pause.
+			if s.rec.stalled() {
+				return false
+			}
+			s.pause(time.Millisecond)
+			yields = 0
+			continue
 		}
 		if left := s.rec.world.bodyLeft(bodyFresh, atGates); left > 0 && len(held.handlers) == 0 {
 			// A call released at its start gate began its tool body a
@@ -472,9 +495,10 @@ func (s *scheduler) realtimeQuiesce() bool {
 			quiet, _, onIO = s.rec.world.quiet(0, held)
 		}
 		s.mu.Lock()
-		after := s.arrivals + s.tick
+		after := s.arrivals + s.tick + s.sent
+		transit = s.transit
 		s.mu.Unlock()
-		if quiet && before == after {
+		if quiet && before == after && transit == 0 {
 			return true
 		}
 		if s.rec.stalled() {
@@ -508,17 +532,18 @@ func (s *scheduler) pause(d time.Duration) {
 }
 
 // knownQuiet reports whether the scenario is quiet by what is known
-// without a snapshot (world.quietAtGates), with no gate reached or
-// released while it looked; stopped when the scheduler was.
+// without a snapshot (world.quietAtGates), with no call in transit
+// (Sending) and no gate reached or released while it looked; stopped when
+// the scheduler was.
 func (s *scheduler) knownQuiet() (quiet, stopped bool) {
 	s.mu.Lock()
-	before, stopped := s.arrivals+s.tick, s.bypass
+	before, stopped, transit := s.arrivals+s.tick+s.sent, s.bypass, s.transit
 	s.mu.Unlock()
-	if stopped || !s.rec.world.quietAtGates(s.parked()) {
+	if stopped || transit > 0 || !s.rec.world.quietAtGates(s.parked()) {
 		return false, stopped
 	}
 	s.mu.Lock()
-	after := s.arrivals + s.tick
+	after := s.arrivals + s.tick + s.sent
 	s.mu.Unlock()
 	return before == after, false
 }

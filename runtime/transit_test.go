@@ -1,0 +1,113 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// relayed is a call handed to the relay.
+type relayed struct {
+	ctx     context.Context
+	op      *Op
+	arrived func()
+	reply   chan error
+}
+
+// relay stands for a transport whose goroutine is older than the scenario
+// (go-sdk's connection reader on a session Setup connected once): it takes
+// each call, works a while on it (decoding), and starts the goroutine that
+// runs the tool, which says the call arrived.
+func relay(in <-chan relayed) {
+	for r := range in {
+		for t0 := time.Now(); time.Since(t0) < 2*time.Millisecond; {
+		}
+		go func() {
+			r.arrived()
+			r.reply <- traced(r.ctx, r.op, []any{"INV-1"}, []any{"INV-1"}, func(context.Context) error { return nil })
+		}()
+	}
+}
+
+// The two calls of one model turn travel through the relay: while one is
+// on its way, carried by the relay's goroutine (older than the scenario,
+// so not the scenario's), the agent's own goroutines only wait on
+// channels. Unless the call counts as in transit (Sending), the scheduler
+// took the agent for quiet then and played the calls that had reached
+// their gates as a round without the other: which calls were in flight
+// together was decided by the relay's timing, and the dependent pair was
+// caught in some runs only. With Sending, the round holds both calls on
+// every run, and so does the verdict.
+func TestCallsInTransitJoinTheirRound(t *testing.T) {
+	create := &Op{Name: "create_invoice", Kind: KindWrite, Params: []string{"invoice"}}
+	attach := &Op{Name: "attach_invoice", Kind: KindWrite, Params: []string{"invoice"}, After: []string{"create_invoice"}}
+	in := make(chan relayed)
+	defer close(in)
+	go relay(in) // before any scenario: the transport's own goroutine
+	send := func(ctx context.Context, op *Op) error {
+		arrived := Sending(ctx)
+		defer arrived() // the wait for the answer ended
+		r := relayed{ctx: ctx, op: op, arrived: arrived, reply: make(chan error, 1)}
+		select {
+		case in <- r:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		select {
+		case err := <-r.reply:
+			return err
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	agent := func(ctx context.Context) error {
+		var wg sync.WaitGroup
+		errs := make([]error, 2)
+		wg.Go(func() { errs[0] = send(ctx, create) })
+		wg.Go(func() { errs[1] = send(ctx, attach) })
+		wg.Wait()
+		return errors.Join(errs...)
+	}
+	verdicts := map[string]int{}
+	for range 5 {
+		rep, err := Run(context.Background(), t.Name(), agent, StallTimeout(3*time.Second))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var lines []string
+		for _, r := range append([]*Result{rep.Baseline}, rep.Results...) {
+			for _, f := range r.Findings {
+				lines = append(lines, r.Scenario+" "+f.Code)
+			}
+			if r.Inconclusive {
+				lines = append(lines, r.Scenario+" inconclusive")
+			}
+		}
+		sort.Strings(lines)
+		v := strings.Join(lines, "\n")
+		verdicts[v]++
+		if !strings.Contains(v, CodeDependentCallsConcurrent) {
+			t.Errorf("the turn's dependent calls were not caught in flight together:\n%s", v)
+		}
+		for _, r := range rep.Results {
+			if r.Scenario == ScenarioLostAck+"/create_invoice#1" {
+				// The listed schedule's one round holds both calls.
+				for _, o := range r.Trace.Ops {
+					if o.Batch == 0 {
+						t.Errorf("%s: %s#%d ran alone (ticks %d-%d): its round was played without it", r.Scenario, o.Name, o.Occurrence, o.StartTick, o.EndTick)
+					}
+				}
+			}
+		}
+	}
+	if len(verdicts) != 1 {
+		for v, n := range verdicts {
+			t.Logf("%d runs:\n%s", n, v)
+		}
+		t.Errorf("%d verdicts over 5 runs", len(verdicts))
+	}
+}
