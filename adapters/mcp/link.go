@@ -28,6 +28,9 @@ var links struct {
 	n  atomic.Uint64
 	mu sync.Mutex
 	m  map[string]context.Context
+	// transit holds the calls of the tokens Send returned, until the
+	// caller's done.
+	transit map[string]*transit
 }
 
 // Token returns a token naming ctx, for the _meta of an outgoing call, or
@@ -50,6 +53,82 @@ func Token(ctx context.Context) string {
 		links.mu.Unlock()
 	})
 	return tok
+}
+
+// Send is Token for a call about to be sent over a transport that a
+// server in the process reads and answers on goroutines of its own
+// (go-sdk's): until the server side calls Arrived with tok, and again from
+// its Answering until the caller calls done (when its wait for the answer
+// ended, however it did), the run's scheduler counts the call as in
+// transit and does not take the agent for quiet (runtime.Sending). Without
+// that, a call on its way through a session older than the scenario, or
+// an answer on its way back, was left out of the round of calls it belongs
+// with, as real time had it. tok is "" when Token's is.
+func Send(ctx context.Context) (tok string, done func()) {
+	tok = Token(ctx)
+	if tok == "" {
+		return "", func() {}
+	}
+	t := &transit{ctx: ctx, leg: runtime.Sending(ctx)}
+	links.mu.Lock()
+	if links.transit == nil {
+		links.transit = map[string]*transit{}
+	}
+	links.transit[tok] = t
+	links.mu.Unlock()
+	return tok, func() {
+		links.mu.Lock()
+		leg := t.leg
+		t.leg, t.closed = nil, true
+		delete(links.transit, tok)
+		links.mu.Unlock()
+		if leg != nil {
+			leg()
+		}
+	}
+}
+
+// transit is a call that Send gave a token, between the caller's send and
+// the end of its wait for the answer.
+type transit struct {
+	ctx    context.Context
+	leg    func() // ends the leg on its way (runtime.Sending), nil at the server
+	closed bool   // the caller's wait ended
+}
+
+// Arrived says that the call carrying token tok (a call's _meta value
+// under MetaKey) reached the server: see Send. An unknown token, or one
+// already arrived, is ignored.
+func Arrived(tok any) {
+	s, _ := tok.(string)
+	if s == "" {
+		return
+	}
+	links.mu.Lock()
+	var leg func()
+	if t := links.transit[s]; t != nil {
+		leg, t.leg = t.leg, nil
+	}
+	links.mu.Unlock()
+	if leg != nil {
+		leg()
+	}
+}
+
+// Answering says that the server is done with the call carrying token tok
+// and its answer goes back to the caller: in transit again until the
+// caller's done (see Send). An unknown token, or one whose caller stopped
+// waiting, is ignored.
+func Answering(tok any) {
+	s, _ := tok.(string)
+	if s == "" {
+		return
+	}
+	links.mu.Lock()
+	defer links.mu.Unlock()
+	if t := links.transit[s]; t != nil && !t.closed && t.leg == nil {
+		t.leg = runtime.Sending(t.ctx)
+	}
 }
 
 // Resolve returns the context that serves a call carrying token tok: the

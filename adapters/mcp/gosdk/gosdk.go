@@ -66,6 +66,12 @@ func Middleware(tools agentidemmcp.Tools) mcp.Middleware {
 			if !ok || ctr.Params == nil {
 				return next(ctx, method, req)
 			}
+			// The call is here, whether or not its tool is traced: the
+			// scheduler no longer waits for it (Propagate's Send), but
+			// for its answer once the server is done with it.
+			tok := ctr.Params.Meta[agentidemmcp.MetaKey]
+			agentidemmcp.Arrived(tok)
+			defer agentidemmcp.Answering(tok)
 			mu.Lock()
 			known := listed[ctr.Params.Name]
 			mu.Unlock()
@@ -150,6 +156,15 @@ func outcome(res mcp.Result) (any, error) {
 // caller's agentidem invocation in the _meta of every tools/call, so that
 // the server middleware attributes the call to it (see
 // agentidemmcp.MetaKey). Add it with (*mcp.Client).AddSendingMiddleware.
+//
+// Until the server middleware receives the call, and from when it is done
+// with it until the client's wait for the answer ends, the call counts as
+// in transit (agentidemmcp.Send): the schedule explorer does not take the
+// agent for quiet while the session's own goroutines, which may be older
+// than the scenario (a session Setup connected once), carry the call or its
+// answer. The calls of one model turn then reach their gates before their
+// round is played, and an answer reaches the agent before the next round,
+// on every run.
 func Propagate() mcp.Middleware {
 	return func(next mcp.MethodHandler) mcp.MethodHandler {
 		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
@@ -160,7 +175,9 @@ func Propagate() mcp.Middleware {
 			if !ok || p == nil {
 				return next(ctx, method, req)
 			}
-			if tok := agentidemmcp.Token(ctx); tok != "" {
+			tok, done := agentidemmcp.Send(ctx)
+			defer done()
+			if tok != "" {
 				m := make(mcp.Meta, len(p.Meta)+1)
 				for k, v := range p.Meta {
 					m[k] = v
