@@ -41,6 +41,7 @@ type scheduler struct {
 	// not taken for quiet (realtimeQuiesce, knownQuiet).
 	transit int
 	sent    int
+	sentAt  time.Time // when sent last grew
 	bypass  bool
 	stalled bool
 
@@ -437,7 +438,8 @@ func (s *scheduler) realtimeQuiesce() bool {
 		// The count is read after yielding: a call that reached its gate
 		// meanwhile is seen by the snapshot, not by a second one.
 		s.mu.Lock()
-		before, stopped, transit := s.arrivals+s.tick+s.sent, s.bypass, s.transit
+		before, stopped := s.arrivals+s.tick+s.sent, s.bypass
+		transit, lapsed := s.transitHeldLocked()
 		held := heldCalls{handlers: heldHandlers(func(yield func(*Call) bool) {
 			for _, w := range s.waiting {
 				if !yield(w.c) {
@@ -496,9 +498,10 @@ func (s *scheduler) realtimeQuiesce() bool {
 		}
 		s.mu.Lock()
 		after := s.arrivals + s.tick + s.sent
-		transit = s.transit
+		transit, lapsed = s.transitHeldLocked()
 		s.mu.Unlock()
 		if quiet && before == after && transit == 0 {
+			s.noteLapsed(lapsed)
 			return true
 		}
 		if s.rec.stalled() {
@@ -537,7 +540,8 @@ func (s *scheduler) pause(d time.Duration) {
 // the scheduler was.
 func (s *scheduler) knownQuiet() (quiet, stopped bool) {
 	s.mu.Lock()
-	before, stopped, transit := s.arrivals+s.tick+s.sent, s.bypass, s.transit
+	before, stopped := s.arrivals+s.tick+s.sent, s.bypass
+	transit, lapsed := s.transitHeldLocked()
 	s.mu.Unlock()
 	if stopped || transit > 0 || !s.rec.world.quietAtGates(s.parked()) {
 		return false, stopped
@@ -545,7 +549,11 @@ func (s *scheduler) knownQuiet() (quiet, stopped bool) {
 	s.mu.Lock()
 	after := s.arrivals + s.tick + s.sent
 	s.mu.Unlock()
-	return before == after, false
+	if before != after {
+		return false, false
+	}
+	s.noteLapsed(lapsed)
+	return true, false
 }
 
 // batches assigns batch numbers: connected components of calls in flight

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"time"
 )
 
 // Sending says that the caller, with the agent's ctx, hands a tool call to a
@@ -30,9 +31,12 @@ import (
 // fault scenarios planned from it (fault_not_triggered in some runs). With
 // the call counted as in transit, the scheduler waits for it to arrive.
 //
-// A call that never arrives holds the scenario until the caller's wait for
-// its answer ends (the function is called then, as Propagate defers it) or
-// the stall bound: a stall, reported as such.
+// A call that has not arrived transitGrace after the last hand-off or
+// arrival, with the agent otherwise quiet, is taken as one the server does
+// not take yet: a server that runs one call at a time reads the next
+// request only once the call it runs, parked at its gate, returns. The
+// round is then played without it, as it would be on every run (the call
+// cannot arrive until the round is played), and the trace's notes say so.
 func Sending(ctx context.Context) (arrived func()) {
 	if !Enabled() || ctx == nil {
 		return func() {}
@@ -51,6 +55,7 @@ func Sending(ctx context.Context) (arrived func()) {
 	s.mu.Lock()
 	s.transit++
 	s.sent++
+	s.sentAt = time.Now()
 	s.mu.Unlock()
 	inv.rec.progress.Add(1)
 	var once sync.Once
@@ -59,10 +64,35 @@ func Sending(ctx context.Context) (arrived func()) {
 			s.mu.Lock()
 			s.transit--
 			s.sent++
+			s.sentAt = time.Now()
 			s.mu.Unlock()
 			inv.rec.progress.Add(1)
 			s.notify()
 		})
+	}
+}
+
+// transitGrace is how long a hand-off may take before the call is taken as
+// one the server does not take yet: a hand-off over an in-process pipe takes
+// microseconds, and a loaded machine may delay it by tens of milliseconds.
+var transitGrace = 250 * time.Millisecond
+
+// transitHeldLocked returns the calls in transit that hold the agent from
+// quiet: none once transitGrace passed since the last hand-off or arrival;
+// lapsed is then the calls let go, for noteLapsed, which the caller calls
+// once s.mu is let go. s.mu is held.
+func (s *scheduler) transitHeldLocked() (held, lapsed int) {
+	if s.transit == 0 || time.Since(s.sentAt) < transitGrace {
+		return s.transit, 0
+	}
+	return 0, s.transit
+}
+
+// noteLapsed tells in the trace's notes that n calls in transit were let go
+// (transitHeldLocked).
+func (s *scheduler) noteLapsed(n int) {
+	if n > 0 {
+		s.rec.addNoteOnce(fmt.Sprintf("%d call(s) handed to a server in the process (runtime.Sending) did not reach it within %v while the agent was otherwise quiet: taken as calls a server that takes one at a time reads only after the call it runs returns, the round was played without them", n, transitGrace))
 	}
 }
 

@@ -111,3 +111,70 @@ func TestCallsInTransitJoinTheirRound(t *testing.T) {
 		t.Errorf("%d verdicts over 5 runs", len(verdicts))
 	}
 }
+
+// serialRelay stands for a server that takes one call at a time: it runs
+// each tool on its own goroutine, older than the scenario, and reads the
+// next request only once the call it runs returned. A call parked at its
+// gate there keeps the next one in transit until the round is played.
+func serialRelay(in <-chan relayed) {
+	for r := range in {
+		r.arrived()
+		r.reply <- traced(r.ctx, r.op, []any{"INV-1"}, []any{"INV-1"}, func(context.Context) error { return nil })
+	}
+}
+
+// With a server that takes one call at a time, the second call of a turn
+// cannot arrive before the first one's round is played: the scheduler
+// waits transitGrace for it, then plays the round without it, on every
+// run, and the trace's notes say so; it does not stall.
+func TestCallsInTransitToASerialServerDoNotStall(t *testing.T) {
+	defer func(g time.Duration) { transitGrace = g }(transitGrace)
+	transitGrace = 20 * time.Millisecond
+	create := &Op{Name: "create_invoice", Kind: KindWrite, Params: []string{"invoice"}}
+	attach := &Op{Name: "attach_invoice", Kind: KindWrite, Params: []string{"invoice"}, After: []string{"create_invoice"}}
+	in := make(chan relayed)
+	defer close(in)
+	go serialRelay(in)
+	send := func(ctx context.Context, op *Op) error {
+		arrived := Sending(ctx)
+		defer arrived()
+		r := relayed{ctx: ctx, op: op, arrived: arrived, reply: make(chan error, 1)}
+		select {
+		case in <- r:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		select {
+		case err := <-r.reply:
+			return err
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	agent := func(ctx context.Context) error {
+		var wg sync.WaitGroup
+		errs := make([]error, 2)
+		wg.Go(func() { errs[0] = send(ctx, create) })
+		wg.Go(func() { errs[1] = send(ctx, attach) })
+		wg.Wait()
+		return errors.Join(errs...)
+	}
+	rep, err := Run(context.Background(), t.Name(), agent, StallTimeout(2*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	noted := false
+	for _, r := range append([]*Result{rep.Baseline}, rep.Results...) {
+		for _, f := range r.Findings {
+			if f.Code == CodeStalled {
+				t.Errorf("%s stalled: %s", r.Scenario, f.Message)
+			}
+		}
+		for _, n := range r.Trace.Notes {
+			noted = noted || strings.Contains(n, "did not reach it within")
+		}
+	}
+	if !noted {
+		t.Errorf("no trace says a call in transit was let go")
+	}
+}
