@@ -148,6 +148,9 @@ type judge struct {
 	// not return (cluster.others).
 	busy    map[*invocation]int
 	outside map[*invocation]bool
+	// returns counts the writes returned so far (after): a repeat's
+	// Settle is taken again when one returned while it ran (before).
+	returns int
 }
 
 // cluster is a run of write calls that overlapped in time: from the moment
@@ -305,12 +308,27 @@ func (j *judge) before(c *Call) {
 	defer j.mu.Unlock()
 	if j.started[key] && j.settle != nil {
 		// A write of this identity started before, and stays started.
-		j.mu.Unlock()
-		if err := j.quiet(); err != nil {
-			quietErr = err.Error()
+		// A write that returned while the world settled (the earlier
+		// execution, in flight in the other delivery) may have set
+		// something in motion only as it returned (a shipment it
+		// queued): the world settles again, so that it lands before
+		// the repeat's window opens rather than inside it, unless the
+		// repeat overlaps a write in flight (its cluster is judged by
+		// the end).
+		for {
+			returns := j.returns
+			j.mu.Unlock()
+			err := j.quiet()
+			j.mu.Lock()
+			quieted = true
+			if err != nil {
+				quietErr = err.Error()
+				break
+			}
+			if j.returns == returns || len(j.inflight) > 0 && !j.onlyOuter(c) {
+				break
+			}
 		}
-		quieted = true
-		j.mu.Lock()
 	}
 	j.execs++
 	e := &callEffect{repeat: j.started[key], order: j.execs}
@@ -442,6 +460,7 @@ func (j *judge) after(c *Call) {
 			}
 		}
 	}
+	j.returns++
 	if !e.inner && len(j.inflight) > 0 {
 		return
 	}
