@@ -55,6 +55,44 @@ func SettleOn(src Source, quietFor time.Duration) Option {
 	}))
 }
 
+// SettleUntil lets the State judge wait for effects that land later, where
+// SettleOn does, until done reports that the world has nothing pending (an
+// outbox with no shipment queued, a job table with no job left): before
+// and after a repeated write, and at the end of each scenario. SettleOn
+// takes a quiet stream for a settled world, which a worker starved past
+// quietFor (a loaded CI machine) proves wrong, and its effect then lands in
+// the next window; done asks the world itself, so the verdict does not
+// depend on the machine's load. done is polled from a millisecond apart up
+// to 20 ms apart; when it has not reported true within, or returns an
+// error, the settle fails and the judge says so in the trace. done may
+// read through the agent's traced tools; those reads are not the agent's.
+func SettleUntil(done func(ctx context.Context) (bool, error), within time.Duration) Option {
+	if done == nil || within <= 0 {
+		panic(fmt.Sprintf("testkit: SettleUntil(%p, %s): want a func and within > 0", done, within))
+	}
+	return With(runtime.Settle(func(ctx context.Context) error {
+		deadline := time.Now().Add(within)
+		for wait := time.Millisecond; ; wait = min(2*wait, 20*time.Millisecond) {
+			ok, err := done(ctx)
+			switch {
+			case err != nil:
+				return fmt.Errorf("SettleUntil: %w", err)
+			case ok:
+				return nil
+			case time.Now().After(deadline):
+				return fmt.Errorf("SettleUntil: the world still had work pending after %s", within)
+			}
+			t := time.NewTimer(wait)
+			select {
+			case <-t.C:
+			case <-ctx.Done():
+				t.Stop()
+				return fmt.Errorf("SettleUntil: %w", ctx.Err())
+			}
+		}
+	}))
+}
+
 // errT is a TB that keeps what an assertion reported.
 type errT struct {
 	mu   sync.Mutex

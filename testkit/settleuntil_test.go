@@ -1,0 +1,188 @@
+package testkit_test
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/agentidem/agentidem-go/runtime"
+	"github.com/agentidem/agentidem-go/testkit"
+)
+
+var queueShipOp = &runtime.Op{Name: "ship", Kind: runtime.KindWrite, Params: []string{"ref", "sku"}}
+
+// lazyOutbox is a warehouse whose worker ships a queued order a while
+// after it was queued (delay), or at once when a call flushes the queue:
+// the keyed ship of an order already queued flushes it, as a client that
+// makes sure the order it was asked for is on its way. A worker starved
+// past SettleOn's quiet time looks the same to the judge: the first
+// execution's shipment lands inside the repeat's window.
+type lazyOutbox struct {
+	delay  time.Duration
+	naive  bool
+	events *testkit.Stream
+
+	mu      sync.Mutex
+	stock   map[string]int
+	queued  []queuedShipment
+	seen    map[string]bool
+	stop    chan struct{}
+	stopped chan struct{}
+}
+
+type queuedShipment struct {
+	sku string
+	at  time.Time
+}
+
+func (o *lazyOutbox) reset() {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.stock = map[string]int{"a": 10, "b": 10}
+	o.queued, o.seen = nil, map[string]bool{}
+	o.events = testkit.NewStream()
+	o.stop, o.stopped = make(chan struct{}), make(chan struct{})
+	go o.work(o.stop, o.stopped)
+}
+
+func (o *lazyOutbox) close() { close(o.stop); <-o.stopped }
+
+// work ships what waited delay, every millisecond.
+func (o *lazyOutbox) work(stop, stopped chan struct{}) {
+	defer close(stopped)
+	tick := time.NewTicker(time.Millisecond)
+	defer tick.Stop()
+	for {
+		select {
+		case <-stop:
+			return
+		case <-tick.C:
+			o.ship(false)
+		}
+	}
+}
+
+// ship ships the queued orders that waited delay, or all of them.
+func (o *lazyOutbox) ship(all bool) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	var left []queuedShipment
+	for _, q := range o.queued {
+		if !all && time.Since(q.at) < o.delay {
+			left = append(left, q)
+			continue
+		}
+		o.stock[q.sku]--
+		o.events.Emit(testkit.Event{Kind: "shipped", Subject: q.sku})
+	}
+	o.queued = left
+}
+
+func (o *lazyOutbox) queue(ctx context.Context, ref, sku string) error {
+	return tracedOp(ctx, queueShipOp, []any{ref, sku}, func(context.Context) error {
+		o.mu.Lock()
+		if o.seen[ref] && !o.naive {
+			o.mu.Unlock()
+			o.ship(true) // already queued: see that it goes out
+			return nil
+		}
+		o.seen[ref] = true
+		o.queued = append(o.queued, queuedShipment{sku: sku, at: time.Now()})
+		o.mu.Unlock()
+		return nil
+	})
+}
+
+func (o *lazyOutbox) pending(context.Context) (bool, error) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return len(o.queued) == 0, nil
+}
+
+func (o *lazyOutbox) levels() any {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return fmt.Sprint(o.stock)
+}
+
+func (o *lazyOutbox) agent(ctx context.Context) error {
+	for _, q := range [][2]string{{"o1", "a"}, {"o2", "b"}} {
+		if err := o.queue(ctx, q[0], q[1]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (o *lazyOutbox) run(t *testing.T, settle testkit.Option) *runtime.Report {
+	return testkit.Run(t, o.agent, testkit.NoSummary(),
+		testkit.Setup(func(context.Context) error { o.reset(); return nil }),
+		testkit.Teardown(func(context.Context) error { o.close(); return nil }),
+		testkit.State(o.levels), settle, testkit.StallTimeout(5*time.Second))
+}
+
+func duplicateScenarios(rep *runtime.Report) []string {
+	var out []string
+	for s, cs := range codes(rep) {
+		if slices.Contains(cs, runtime.CodeDuplicateWrite) {
+			out = append(out, s)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// SettleUntil asks the world whether its work is done, where SettleOn
+// guesses from a quiet stream: with a worker slower than the quiet time,
+// the keyed outbox is judged by when the worker ran, and with SettleUntil
+// by what it did, the same on every run; the naive outbox is caught.
+func TestSettleUntilWaitsForTheWorldItself(t *testing.T) {
+	t.Run("SettleOn guesses", func(t *testing.T) {
+		// The worker ships a second after queueing: the stream is quiet
+		// long before, the repeat flushes the first execution's shipment
+		// inside its own window, and the stock it took is counted as the
+		// repeat's doing.
+		o := &lazyOutbox{delay: time.Second}
+		rep := o.run(t, testkit.SettleOn(streamOfOutbox{o}, 3*time.Millisecond))
+		assert.Contains(t, duplicateScenarios(rep), "duplicate_delivery/sequential",
+			"a quiet stream is taken for a settled world, and the late shipment for the repeat's")
+	})
+	t.Run("SettleUntil asks", func(t *testing.T) {
+		verdicts := map[string]int{}
+		for range 3 {
+			o := &lazyOutbox{delay: 20 * time.Millisecond}
+			rep := o.run(t, testkit.SettleUntil(o.pending, 2*time.Second))
+			require.Empty(t, duplicateScenarios(rep), "the keyed outbox ships each order once")
+			noStall(t, rep)
+			verdicts[fmt.Sprint(codes(rep))]++
+		}
+		assert.Len(t, verdicts, 1, "one verdict on every run: %v", verdicts)
+	})
+	t.Run("naive caught", func(t *testing.T) {
+		o := &lazyOutbox{delay: 20 * time.Millisecond, naive: true}
+		rep := o.run(t, testkit.SettleUntil(o.pending, 2*time.Second))
+		assert.Contains(t, duplicateScenarios(rep), "duplicate_delivery/sequential", "every repeat queues and ships another")
+	})
+}
+
+// streamOfOutbox is the current scenario's stream of shipments.
+type streamOfOutbox struct{ o *lazyOutbox }
+
+func (s streamOfOutbox) Events() []testkit.Event {
+	s.o.mu.Lock()
+	defer s.o.mu.Unlock()
+	return s.o.events.Events()
+}
+
+func TestSettleUntilRejectsBadInput(t *testing.T) {
+	assert.Panics(t, func() { testkit.SettleUntil(nil, time.Second) })
+	assert.Panics(t, func() {
+		testkit.SettleUntil(func(context.Context) (bool, error) { return true, nil }, 0)
+	})
+}
