@@ -159,6 +159,13 @@ func (w *Warehouse) Drain(ctx context.Context) ([]string, error) {
 	return shipped, nil
 }
 
+// Drained reports whether the worker has taken up every queued shipment.
+func (w *Warehouse) Drained(ctx context.Context) (bool, error) {
+	var n int
+	err := w.DB.QueryRowContext(ctx, `SELECT COUNT(*) FROM outbox WHERE done = 0`).Scan(&n)
+	return n == 0, err
+}
+
 // Stock is the stock levels alone, ordered: what the shipments change.
 func (w *Warehouse) Stock() any {
 	var out []string
