@@ -66,7 +66,9 @@
 //     the snapshots around it, a duplicate_write says what the repeat
 //     changed, and a declared op whose equal repeat changed the world is
 //     not_idempotent. For a tool whose effect lands later through a
-//     background worker, add SettleOn with the worker's event stream.
+//     background worker, add SettleOn with the worker's event stream, or
+//     SettleUntil when the world can say it has nothing pending (exact on
+//     a loaded machine, where a quiet time is a guess).
 //
 //   - Fix the sink (package idem) when a repeat really adds something: a
 //     refund, a ticket, an appended line.
