@@ -33,21 +33,12 @@ func relay(in <-chan relayed) {
 	}
 }
 
-// The two calls of one model turn travel through the relay: while one is
-// on its way, carried by the relay's goroutine (older than the scenario,
-// so not the scenario's), the agent's own goroutines only wait on
-// channels. Unless the call counts as in transit (Sending), the scheduler
-// took the agent for quiet then and played the calls that had reached
-// their gates as a round without the other: which calls were in flight
-// together was decided by the relay's timing, and the dependent pair was
-// caught in some runs only. With Sending, the round holds both calls on
-// every run, and so does the verdict.
-func TestCallsInTransitJoinTheirRound(t *testing.T) {
+// turnThrough is an agent whose model turn asks for create_invoice and
+// attach_invoice (which needs the invoice) in parallel, each call handed to
+// the transport in and counted in transit until it arrives (Sending).
+func turnThrough(in chan<- relayed) func(context.Context) error {
 	create := &Op{Name: "create_invoice", Kind: KindWrite, Params: []string{"invoice"}}
 	attach := &Op{Name: "attach_invoice", Kind: KindWrite, Params: []string{"invoice"}, After: []string{"create_invoice"}}
-	in := make(chan relayed)
-	defer close(in)
-	go relay(in) // before any scenario: the transport's own goroutine
 	send := func(ctx context.Context, op *Op) error {
 		arrived := Sending(ctx)
 		defer arrived() // the wait for the answer ended
@@ -64,7 +55,7 @@ func TestCallsInTransitJoinTheirRound(t *testing.T) {
 			return ctx.Err()
 		}
 	}
-	agent := func(ctx context.Context) error {
+	return func(ctx context.Context) error {
 		var wg sync.WaitGroup
 		errs := make([]error, 2)
 		wg.Go(func() { errs[0] = send(ctx, create) })
@@ -72,6 +63,22 @@ func TestCallsInTransitJoinTheirRound(t *testing.T) {
 		wg.Wait()
 		return errors.Join(errs...)
 	}
+}
+
+// The two calls of one model turn travel through the relay: while one is
+// on its way, carried by the relay's goroutine (older than the scenario,
+// so not the scenario's), the agent's own goroutines only wait on
+// channels. Unless the call counts as in transit (Sending), the scheduler
+// took the agent for quiet then and played the calls that had reached
+// their gates as a round without the other: which calls were in flight
+// together was decided by the relay's timing, and the dependent pair was
+// caught in some runs only. With Sending, the round holds both calls on
+// every run, and so does the verdict.
+func TestCallsInTransitJoinTheirRound(t *testing.T) {
+	in := make(chan relayed)
+	defer close(in)
+	go relay(in) // before any scenario: the transport's own goroutine
+	agent := turnThrough(in)
 	verdicts := map[string]int{}
 	for range 5 {
 		rep, err := Run(context.Background(), t.Name(), agent, StallTimeout(3*time.Second))
@@ -130,35 +137,10 @@ func serialRelay(in <-chan relayed) {
 func TestCallsInTransitToASerialServerDoNotStall(t *testing.T) {
 	defer func(g time.Duration) { transitGrace = g }(transitGrace)
 	transitGrace = 20 * time.Millisecond
-	create := &Op{Name: "create_invoice", Kind: KindWrite, Params: []string{"invoice"}}
-	attach := &Op{Name: "attach_invoice", Kind: KindWrite, Params: []string{"invoice"}, After: []string{"create_invoice"}}
 	in := make(chan relayed)
 	defer close(in)
 	go serialRelay(in)
-	send := func(ctx context.Context, op *Op) error {
-		arrived := Sending(ctx)
-		defer arrived()
-		r := relayed{ctx: ctx, op: op, arrived: arrived, reply: make(chan error, 1)}
-		select {
-		case in <- r:
-		case <-ctx.Done():
-			return ctx.Err()
-		}
-		select {
-		case err := <-r.reply:
-			return err
-		case <-ctx.Done():
-			return ctx.Err()
-		}
-	}
-	agent := func(ctx context.Context) error {
-		var wg sync.WaitGroup
-		errs := make([]error, 2)
-		wg.Go(func() { errs[0] = send(ctx, create) })
-		wg.Go(func() { errs[1] = send(ctx, attach) })
-		wg.Wait()
-		return errors.Join(errs...)
-	}
+	agent := turnThrough(in)
 	rep, err := Run(context.Background(), t.Name(), agent, StallTimeout(2*time.Second))
 	if err != nil {
 		t.Fatal(err)
