@@ -186,3 +186,102 @@ func TestSettleUntilRejectsBadInput(t *testing.T) {
 		testkit.SettleUntil(func(context.Context) (bool, error) { return true, nil }, 0)
 	})
 }
+
+// overlapOutbox queues each order for a worker that ships it 40 ms later.
+// Its ship waits, up to 15 ms, for a second call of the same order, so
+// that under concurrent delivery the two calls are in the tool at once:
+// the one that came in first queues the order, the other finds it queued
+// and returns 5 ms after it.
+type overlapOutbox struct {
+	naive bool
+
+	mu      sync.Mutex
+	stock   int
+	queued  []time.Time
+	seen    map[string]bool
+	inside  map[string]chan struct{}
+	stop    chan struct{}
+	stopped chan struct{}
+}
+
+func (o *overlapOutbox) reset() {
+	o.mu.Lock()
+	o.stock, o.queued, o.seen, o.inside = 10, nil, map[string]bool{}, map[string]chan struct{}{}
+	o.stop, o.stopped = make(chan struct{}), make(chan struct{})
+	o.mu.Unlock()
+	go func(stop, stopped chan struct{}) {
+		defer close(stopped)
+		tick := time.NewTicker(time.Millisecond)
+		defer tick.Stop()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-tick.C:
+				o.mu.Lock()
+				for len(o.queued) > 0 && time.Since(o.queued[0]) >= 40*time.Millisecond {
+					o.queued, o.stock = o.queued[1:], o.stock-1
+				}
+				o.mu.Unlock()
+			}
+		}
+	}(o.stop, o.stopped)
+}
+
+func (o *overlapOutbox) ship(ctx context.Context, ref string) error {
+	return tracedOp(ctx, queueShipOp, []any{ref, "a"}, func(context.Context) error {
+		o.mu.Lock()
+		other, second := o.inside[ref]
+		if !second {
+			other = make(chan struct{})
+			o.inside[ref] = other
+		} else {
+			delete(o.inside, ref)
+			close(other)
+		}
+		o.mu.Unlock()
+		if !second {
+			select {
+			case <-other:
+			case <-time.After(15 * time.Millisecond):
+				o.mu.Lock()
+				delete(o.inside, ref)
+				o.mu.Unlock()
+			}
+		}
+		o.mu.Lock()
+		queue := o.naive || !o.seen[ref]
+		o.seen[ref] = true
+		if queue {
+			o.queued = append(o.queued, time.Now())
+		}
+		o.mu.Unlock()
+		if !queue {
+			time.Sleep(5 * time.Millisecond)
+		}
+		return nil
+	})
+}
+
+// With an exact Settle, the two concurrent calls of the keyed outbox form
+// one cluster whose window, settled after the repeat, holds the shipment
+// that landed 40 ms later; one execution in the baseline, never settled
+// around, left the stock as it was. The cluster is judged by the run's end
+// (the stock one delivery left), not against that window: no
+// duplicate_write; the naive outbox, two shipments at the end, is caught.
+func TestSettledClusterIsJudgedByTheEnd(t *testing.T) {
+	for _, naive := range []bool{false, true} {
+		o := &overlapOutbox{naive: naive}
+		rep := testkit.Run(t, func(ctx context.Context) error { return o.ship(ctx, "o1") }, testkit.NoSummary(),
+			testkit.Setup(func(context.Context) error { o.reset(); return nil }),
+			testkit.Teardown(func(context.Context) error { close(o.stop); <-o.stopped; return nil }),
+			testkit.State(func() any { o.mu.Lock(); defer o.mu.Unlock(); return o.stock }),
+			testkit.SettleUntil(func(context.Context) (bool, error) {
+				o.mu.Lock()
+				defer o.mu.Unlock()
+				return len(o.queued) == 0, nil
+			}, 2*time.Second))
+		got := slices.Contains(duplicateScenarios(rep), "duplicate_delivery/concurrent")
+		assert.Equal(t, naive, got, "naive=%v: duplicate_delivery/concurrent reported a duplicate_write: %v\n%v", naive, got, codes(rep))
+	}
+}
