@@ -111,7 +111,7 @@ func State(fn func() any) Option {
 // before and after a repeated write and at the end of every scenario, never
 // around a first execution, so that the agent's own timing is left alone
 // where it decides whether to repeat. testkit.SettleOn builds one from an
-// event stream.
+// event stream, testkit.SettleUntil from the world's own "nothing pending".
 func Settle(fn func(ctx context.Context) error) Option {
 	return optionFunc(func(c *config) { c.settle = fn })
 }
