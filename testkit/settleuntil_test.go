@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -284,4 +285,19 @@ func TestSettledClusterIsJudgedByTheEnd(t *testing.T) {
 		got := slices.Contains(duplicateScenarios(rep), "duplicate_delivery/concurrent")
 		assert.Equal(t, naive, got, "naive=%v: duplicate_delivery/concurrent reported a duplicate_write: %v\n%v", naive, got, codes(rep))
 	}
+}
+
+// A world that never reports its work done: the settle gives up after
+// within, and the judge says why in the scenario's report rather than
+// judging a window it could not wait for.
+func TestSettleUntilThatNeverHoldsIsReported(t *testing.T) {
+	o := &lazyOutbox{delay: time.Hour}
+	rep := o.run(t, testkit.SettleUntil(func(context.Context) (bool, error) { return false, nil }, 5*time.Millisecond))
+	found := false
+	for _, r := range rep.Results {
+		for _, op := range r.Trace.Ops {
+			found = found || strings.Contains(op.StateError, "SettleUntil: the world still had work pending after 5ms")
+		}
+	}
+	assert.True(t, found, "no operation's state_error says the settle gave up")
 }
