@@ -568,9 +568,8 @@ func newWorld(gated bool) *world {
 	if !gated {
 		return w
 	}
-	w.before = map[uint64]bool{}
-	created, known := goroutinesCreated() // before the snapshot
-	goroutineIDs(w.before)
+	before, created, known := goroutinesBefore()
+	w.before = before
 	if known {
 		w.beforeCreated = created
 		// The scenario has no goroutine yet: it is quiet (quietgates.go).

@@ -126,11 +126,11 @@ func allParked(ids []uint64, parked map[uint64]bool) bool {
 func (w *world) start(fn func(), done chan struct{}) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	go func() {
+	goHarness(func() {
 		defer close(done)
 		defer w.exited()
 		fn()
-	}()
+	})
 	w.made++
 }
 
@@ -145,7 +145,7 @@ func (w *world) exited() {
 func (w *world) startRoot(fn func()) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	go fn()
+	goHarness(fn)
 	w.made++
 }
 
@@ -155,7 +155,7 @@ func (w *world) startRoot(fn func()) {
 func (w *world) spawn(fn func()) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	go fn()
+	goHarness(fn)
 	w.spawned++
 }
 

@@ -547,7 +547,7 @@ func (r *recorder) invokeNumbered(ctx context.Context, fn func(context.Context) 
 		returned = true
 	}
 	if w == nil {
-		go root()
+		goHarness(root)
 	} else {
 		w.startRoot(root)
 		w.await(inv)

@@ -770,7 +770,7 @@ func (s *Suite) callHook(w *world, name string, fn func(context.Context) error, 
 	if w != nil {
 		w.start(hook, make(chan struct{}))
 	} else {
-		go hook()
+		goHarness(hook)
 	}
 	bound := hookBound(s.cfg.stallTimeout())
 	t := time.NewTimer(bound)
@@ -865,7 +865,7 @@ func (s *Suite) deliver(ctx context.Context, r *recorder, sc Scenario) []error {
 			if r.world != nil {
 				r.world.spawn(deliver) // not the other delivery's (invocation.cancelled)
 			} else {
-				go deliver()
+				goHarness(deliver)
 			}
 		}
 		wg.Wait()

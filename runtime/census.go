@@ -1,0 +1,99 @@
+package runtime
+
+import (
+	"maps"
+	goruntime "runtime"
+	"sync"
+)
+
+// A scenario with gates needs every goroutine that existed before it
+// (newWorld), and a stack dump of the process is the only way to list
+// them: it stops the world and formats every goroutine's stack, 50 to
+// 150 µs on a test binary's twenty goroutines, the costliest step of a
+// short scenario. Between two such scenarios of a suite, most agents start
+// no goroutine: the only goroutines created are the harness's own (a
+// hook's, an invocation's, a delivery's), and each has ended. The goroutines
+// there then are those of the last dump, less some that ended, and the
+// dump can be reused.
+//
+// census keeps the last dump with what tells that: the count of goroutines
+// the process had created (runtime/metrics) and of those the harness had
+// started (goHarness), read together under mu before the dump, and how
+// many of the harness's started since have ended. The dump stands for the
+// process's goroutines while the process created exactly as many
+// goroutines as the harness started since, and all of those ended: then
+// no goroutine was created that the dump does not list. Goroutine ids are
+// never reused, so a listed one that ended since is never taken for a new
+// one. Anything else (Setup starting a server, the agent a worker, another
+// test running in parallel, a context.AfterFunc callback) changes the
+// first count alone, and the next scenario dumps again.
+var census struct {
+	mu      sync.Mutex
+	started uint64          // goroutines the harness started, ever
+	ids     map[uint64]bool // the last dump's goroutines; nil before the first
+	created uint64          // the process's count of created goroutines then
+	base    uint64          // started then
+	ended   uint64          // of those started since base, how many ended
+}
+
+// goHarness runs fn in a goroutine of the harness, counted in the census.
+func goHarness(fn func()) {
+	census.mu.Lock()
+	census.started++
+	seq := census.started
+	go func() {
+		defer harnessEnded(seq)
+		fn()
+	}()
+	census.mu.Unlock()
+}
+
+// harnessEnded counts the end of the harness's goroutine seq.
+func harnessEnded(seq uint64) {
+	census.mu.Lock()
+	if census.ids != nil && seq > census.base {
+		census.ended++
+	}
+	census.mu.Unlock()
+}
+
+// goroutinesBefore returns the id of every goroutine of the process, and
+// the count of created goroutines read before they were listed (false when
+// runtime/metrics does not say): the last dump's when it still stands,
+// else a new one's.
+func goroutinesBefore() (ids map[uint64]bool, created uint64, known bool) {
+	for tries := 0; ; tries++ {
+		census.mu.Lock()
+		created, known = goroutinesCreated()
+		since := census.started - census.base
+		if !known || census.ids == nil || created-census.created != since {
+			break // someone else created a goroutine: a new dump
+		}
+		if census.ended == since {
+			ids = maps.Clone(census.ids)
+			census.mu.Unlock()
+			return ids, created, true
+		}
+		// A goroutine of the harness signals its end (closes a channel,
+		// sends a result) just before it ends: the harness may read the
+		// signal first. Let it end, a few times, before paying for a dump.
+		census.mu.Unlock()
+		if tries == 3 {
+			census.mu.Lock()
+			break
+		}
+		goruntime.Gosched()
+	}
+	defer census.mu.Unlock()
+	// Under mu, the harness starts no goroutine while the dump is taken.
+	created, known = goroutinesCreated()
+	ids = map[uint64]bool{}
+	goroutineIDs(ids)
+	if known {
+		census.ids = maps.Clone(ids)
+		census.created, census.base, census.ended = created, census.started, 0
+	} else {
+		census.ids = nil
+	}
+	return ids, created, known
+}

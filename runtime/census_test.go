@@ -1,0 +1,176 @@
+package runtime
+
+import (
+	"context"
+	"sync"
+	"testing"
+)
+
+// countDumps counts the stack dumps of the process from now until the
+// returned function is called, which returns the count.
+func countDumps(t *testing.T) func() int {
+	t.Helper()
+	var (
+		mu sync.Mutex
+		n  int
+	)
+	testHookStacks = func() {
+		mu.Lock()
+		n++
+		mu.Unlock()
+	}
+	t.Cleanup(func() { testHookStacks = nil })
+	return func() int {
+		mu.Lock()
+		defer mu.Unlock()
+		return n
+	}
+}
+
+// The goroutines before a gated scenario are listed once: while only the
+// harness's own goroutines were created since, and have ended, the dump
+// stands. A goroutine anyone else starts is listed by a new dump.
+func TestCensusReusesADumpWhileOnlyTheHarnessStartedGoroutines(t *testing.T) {
+	dumps := countDumps(t)
+	first, _, known := goroutinesBefore()
+	if !known {
+		t.Skip("runtime/metrics does not count created goroutines here")
+	}
+	if got := dumps(); got != 1 {
+		t.Fatalf("the first census took %d dumps, want 1", got)
+	}
+
+	// The harness starts goroutines, which end.
+	for range 3 {
+		done := make(chan struct{})
+		goHarness(func() { close(done) })
+		<-done
+	}
+	again, _, _ := goroutinesBefore()
+	if got := dumps(); got != 1 {
+		t.Fatalf("after the harness's goroutines ended, the census took %d dumps in all, want the first one only", got)
+	}
+	if len(again) != len(first) {
+		t.Fatalf("the reused census lists %d goroutines, the dump %d", len(again), len(first))
+	}
+
+	// Someone else starts a goroutine that stays: the census must list it.
+	other := make(chan uint64)
+	stop := make(chan struct{})
+	defer close(stop)
+	go func() {
+		other <- goroutineID()
+		<-stop
+	}()
+	id := <-other
+	after, _, _ := goroutinesBefore()
+	if got := dumps(); got != 2 {
+		t.Fatalf("after another goroutine was created, the census took %d dumps in all, want 2", got)
+	}
+	if !after[id] {
+		t.Fatalf("the census does not list goroutine %d, created by another since the last dump", id)
+	}
+}
+
+// A goroutine of the harness that has not ended (a delivery still
+// running, an invocation the agent stalled) is one the last dump did not
+// list: the census takes a new one, which lists it.
+func TestCensusDumpsAgainWhileAHarnessGoroutineRuns(t *testing.T) {
+	dumps := countDumps(t)
+	if _, _, known := goroutinesBefore(); !known {
+		t.Skip("runtime/metrics does not count created goroutines here")
+	}
+	running := make(chan uint64)
+	stop := make(chan struct{})
+	ended := make(chan struct{})
+	goHarness(func() {
+		defer close(ended)
+		running <- goroutineID()
+		<-stop
+	})
+	id := <-running
+	ids, _, _ := goroutinesBefore()
+	close(stop)
+	<-ended
+	if got := dumps(); got != 2 {
+		t.Fatalf("with a goroutine of the harness running, the census took %d dumps in all, want 2", got)
+	}
+	if !ids[id] {
+		t.Fatalf("the census does not list goroutine %d of the harness, still running", id)
+	}
+}
+
+// A suite of a serial agent, whose scenarios start no goroutine of their
+// own, dumps the stacks of the process once: for its baseline. Its other
+// gated scenario (duplicate_delivery/concurrent) reuses that dump. Before
+// the census, it took two (measured: 2 with goroutinesBefore always
+// dumping).
+func TestSuiteOfASerialAgentDumpsOnce(t *testing.T) {
+	op := &Op{Name: "put", Kind: KindWrite, Params: []string{"k"}}
+	var (
+		mu   sync.Mutex
+		rows map[string]bool
+	)
+	put := func(ctx context.Context, k string) error {
+		c, _ := Begin(ctx, op, []any{k}, nil, nil)
+		if err := c.Start(); err != nil {
+			return err
+		}
+		mu.Lock()
+		rows[k] = true
+		mu.Unlock()
+		return c.Finish(nil)
+	}
+	agent := func(ctx context.Context) error {
+		for _, k := range []string{"a", "b", "c"} {
+			if err := put(ctx, k); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	setup := func(context.Context) error {
+		mu.Lock()
+		rows = map[string]bool{}
+		mu.Unlock()
+		return nil
+	}
+	if _, _, known := goroutinesBefore(); !known {
+		t.Skip("runtime/metrics does not count created goroutines here")
+	}
+	// The first suite of a process finds the runtime starting goroutines
+	// of its own (the collector's workers) and takes more dumps.
+	if _, err := Run(context.Background(), "serial", agent, Setup(setup)); err != nil {
+		t.Fatal(err)
+	}
+	// A goroutine not the harness's, as go test starts one per test: the
+	// last dump no longer stands. Goroutines left running by earlier tests
+	// of the package can start one too (a timer's callback), so the fewest
+	// dumps of a few suites is the figure.
+	fewest := -1
+	var rep *Report
+	for range 5 {
+		ended := make(chan struct{})
+		go close(ended)
+		<-ended
+		dumps := countDumps(t)
+		var err error
+		rep, err = Run(context.Background(), "serial", agent, Setup(setup))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n := dumps(); fewest < 0 || n < fewest {
+			fewest = n
+		}
+	}
+	concurrent := false
+	for _, r := range rep.Results {
+		concurrent = concurrent || r.Scenario == "duplicate_delivery/concurrent"
+	}
+	if !concurrent {
+		t.Fatal("the suite ran no duplicate_delivery/concurrent scenario")
+	}
+	if fewest != 1 {
+		t.Fatalf("the suite took %d stack dumps at the fewest, want 1 (its baseline's)", fewest)
+	}
+}
