@@ -20,6 +20,12 @@ func countDumps(t *testing.T) func() int {
 		mu.Unlock()
 	}
 	t.Cleanup(func() { testHookStacks = nil })
+	// Each test runs in a goroutine go test created for it, which the last
+	// dump may stand for (TestCensusTakesTheAskingGoroutineForTheOneCreated):
+	// the count starts from no dump.
+	census.mu.Lock()
+	census.ids = nil
+	census.mu.Unlock()
 	return func() int {
 		mu.Lock()
 		defer mu.Unlock()
@@ -172,5 +178,51 @@ func TestSuiteOfASerialAgentDumpsOnce(t *testing.T) {
 	}
 	if fewest != 1 {
 		t.Fatalf("the suite took %d stack dumps at the fewest, want 1 (its baseline's)", fewest)
+	}
+}
+
+// A test's suite asks from the goroutine go test started for the test,
+// created since the last dump: that goroutine alone does not call for a
+// new one, and the census lists it. One more goroutine created does.
+func TestCensusTakesTheAskingGoroutineForTheOneCreated(t *testing.T) {
+	dumps := countDumps(t)
+	if _, _, known := goroutinesBefore(); !known {
+		t.Skip("runtime/metrics does not count created goroutines here")
+	}
+	type answer struct {
+		self uint64
+		ids  map[uint64]bool
+	}
+	ask := func(another bool) answer {
+		got := make(chan answer)
+		stop := make(chan struct{})
+		defer close(stop)
+		go func() { // as testing.(*T).Run starts a test
+			if another {
+				started := make(chan struct{})
+				go func() {
+					close(started)
+					<-stop
+				}()
+				<-started
+			}
+			ids, _, _ := goroutinesBefore()
+			got <- answer{goroutineID(), ids}
+		}()
+		return <-got
+	}
+	a := ask(false)
+	if got := dumps(); got != 1 {
+		t.Fatalf("asked from a goroutine created since the dump, the census took %d dumps in all, want the first one only", got)
+	}
+	if !a.ids[a.self] {
+		t.Fatalf("the census does not list the goroutine %d that asked", a.self)
+	}
+	b := ask(true)
+	if got := dumps(); got != 2 {
+		t.Fatalf("with another goroutine created besides the one asking, the census took %d dumps in all, want 2", got)
+	}
+	if !b.ids[b.self] {
+		t.Fatalf("the new dump does not list the goroutine %d that asked", b.self)
 	}
 }
