@@ -7,6 +7,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unicode"
 
@@ -21,7 +22,25 @@ var progressDelay = time.Second
 // a test binary's output (and buffers it when given packages), so the
 // binary's own stdout is never that terminal; the controlling terminal is,
 // when there is one. CI jobs, cron and nohup have none, so they get nothing.
-var openTTY = func() (io.WriteCloser, error) { return os.OpenFile("/dev/tty", os.O_WRONLY, 0) }
+var openTTY = func() (io.WriteCloser, error) {
+	if err := ttyFailed.Load(); err != nil {
+		return nil, *err
+	}
+	f, err := openDevTTY()
+	if err != nil {
+		ttyFailed.Store(&err)
+		return nil, err
+	}
+	return f, nil
+}
+
+// ttyFailed keeps the error of the first attempt to open /dev/tty that
+// failed: a process without a controlling terminal does not gain one, and
+// each attempt is a system call per suite (some 20 us in a VM, a twentieth
+// of a seven-scenario suite).
+var ttyFailed atomic.Pointer[error]
+
+var openDevTTY = func() (*os.File, error) { return os.OpenFile("/dev/tty", os.O_WRONLY, 0) }
 
 // progress redraws one status line on the terminal while a suite runs:
 // "[7/19] TestRefund crash_restart/refund#1". It writes only to a live

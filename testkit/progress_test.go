@@ -2,6 +2,7 @@ package testkit
 
 import (
 	"bytes"
+	"errors"
 	"io"
 	"os"
 	"strings"
@@ -56,5 +57,27 @@ func TestProgressNeedsATerminal(t *testing.T) {
 	openTTY = func() (io.WriteCloser, error) { return nil, os.ErrNotExist }
 	if p := startProgress("T", 3); p != nil {
 		t.Error("progress without a terminal")
+	}
+}
+
+// A process without a controlling terminal does not gain one: /dev/tty is
+// tried once, not once per suite.
+func TestNoTerminalIsTriedOnce(t *testing.T) {
+	restoreOpen, restoreFailed, restoreVerbose := openDevTTY, ttyFailed.Load(), verbose
+	t.Cleanup(func() { openDevTTY, verbose = restoreOpen, restoreVerbose; ttyFailed.Store(restoreFailed) })
+	ttyFailed.Store(nil)
+	verbose = func() bool { return false } // go test -v shows no progress, and tries no terminal
+	tries := 0
+	openDevTTY = func() (*os.File, error) {
+		tries++
+		return nil, errors.New("open /dev/tty: no such device or address")
+	}
+	for range 3 {
+		if p := startProgress("T", 3); p != nil {
+			t.Fatal("progress without a terminal")
+		}
+	}
+	if tries != 1 {
+		t.Fatalf("/dev/tty was tried %d times by 3 suites, want once", tries)
 	}
 }
