@@ -27,6 +27,17 @@ func useFakeGC(t *testing.T) *fakeGC {
 			t.Cleanup(func() { os.Setenv(k, v) })
 		}
 	}
+	// An earlier test's suite that was never reported ends when the
+	// collector finds it unreachable (its cleanup, late.go), and a
+	// reported one's raise is undone after the next collection: until
+	// then, the suites of this test would find the headroom given already
+	// and leave the fake alone (seen once in CI, after a run of tests that
+	// make suites).
+	waitRestored(t, func() bool {
+		gcPace.mu.Lock()
+		defer gcPace.mu.Unlock()
+		return gcPace.suites == 0 && gcPace.set == 0 && !gcPace.armed
+	})
 	f := &fakeGC{percent: 100}
 	old := setGCPercent
 	setGCPercent = func(p int) int {
