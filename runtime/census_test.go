@@ -226,3 +226,37 @@ func TestCensusTakesTheAskingGoroutineForTheOneCreated(t *testing.T) {
 		t.Fatalf("the new dump does not list the goroutine %d that asked", b.self)
 	}
 }
+
+// BenchmarkGoroutinesBefore: what a gated scenario pays to list the
+// goroutines before it, with a new stack dump (another goroutine was
+// created since the last) and with the last dump reused (only the
+// harness's goroutines were, and ended).
+//
+//	go test -run '^$' -bench GoroutinesBefore -cpu 1,2 ./runtime/
+func BenchmarkGoroutinesBefore(b *testing.B) {
+	if _, _, known := goroutinesBefore(); !known {
+		b.Skip("runtime/metrics does not count created goroutines here")
+	}
+	// The goroutines of a test binary: go test's own, and a few parked.
+	stop := make(chan struct{})
+	defer close(stop)
+	for range 10 {
+		go func() { <-stop }()
+	}
+	b.Run("dump", func(b *testing.B) {
+		for b.Loop() {
+			ended := make(chan struct{})
+			go close(ended) // not the harness's: the last dump no longer stands
+			<-ended
+			goroutinesBefore()
+		}
+	})
+	b.Run("reused", func(b *testing.B) {
+		for b.Loop() {
+			ended := make(chan struct{})
+			goHarness(func() { close(ended) }) // the harness's, and it ends
+			<-ended
+			goroutinesBefore()
+		}
+	})
+}
