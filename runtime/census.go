@@ -37,6 +37,7 @@ var census struct {
 	created uint64          // the process's count of created goroutines then
 	base    uint64          // started then
 	ended   uint64          // of those started since base, how many ended
+	dumps   uint64          // dumps taken, ever
 }
 
 // goHarness runs fn in a goroutine of the harness, counted in the census.
@@ -103,6 +104,7 @@ func goroutinesBefore() (ids map[uint64]bool, created uint64, known bool) {
 	created, known = goroutinesCreated()
 	ids = map[uint64]bool{}
 	goroutineIDs(ids)
+	census.dumps++
 	if known {
 		census.ids = maps.Clone(ids)
 		census.created, census.base, census.ended = created, census.started, 0
@@ -110,4 +112,29 @@ func goroutinesBefore() (ids map[uint64]bool, created uint64, known bool) {
 		census.ids = nil
 	}
 	return ids, created, known
+}
+
+// HarnessGoroutines runs run, which starts n goroutines and returns once
+// they have ended, as testing.T.Run does for a subtest (one goroutine
+// each, which has signalled its end when Run returns): testkit makes the
+// subtests of a suite's failing scenarios, after the suite ran, this way.
+// When the process created exactly n goroutines while run ran, and took no
+// stack dump meanwhile, they count as the harness's and as ended: the next
+// scenario run under gates (the next suite's baseline) need not dump the
+// stacks of the process again for them. Otherwise nothing is counted, and
+// it does.
+func HarnessGoroutines(n int, run func()) {
+	census.mu.Lock()
+	before, ok := goroutinesCreated()
+	dumps := census.dumps
+	census.mu.Unlock()
+	run()
+	census.mu.Lock()
+	defer census.mu.Unlock()
+	after, ok2 := goroutinesCreated()
+	if !ok || !ok2 || n < 0 || census.ids == nil || census.dumps != dumps || after-before != uint64(n) {
+		return
+	}
+	census.started += uint64(n)
+	census.ended += uint64(n)
 }

@@ -227,6 +227,65 @@ func TestCensusTakesTheAskingGoroutineForTheOneCreated(t *testing.T) {
 	}
 }
 
+// Goroutines a test framework starts for the harness and waits for (go
+// test's subtests of a suite's failing scenarios) keep the dump standing,
+// when as many as said were created; more, fewer, or a dump meanwhile,
+// and the next census dumps again.
+func TestHarnessGoroutinesKeepTheCensus(t *testing.T) {
+	dumps := countDumps(t)
+	if _, _, known := goroutinesBefore(); !known {
+		t.Skip("runtime/metrics does not count created goroutines here")
+	}
+	subtests := func(k int) func() {
+		return func() {
+			for range k {
+				done := make(chan struct{})
+				go close(done) // as testing.T.Run: a goroutine, waited for
+				<-done
+			}
+		}
+	}
+	HarnessGoroutines(2, subtests(2))
+	goroutinesBefore()
+	if got := dumps(); got != 1 {
+		t.Fatalf("after two subtests counted as the harness's, the census took %d dumps in all, want the first one only", got)
+	}
+	HarnessGoroutines(1, subtests(2)) // one started that was not said
+	goroutinesBefore()
+	if got := dumps(); got != 2 {
+		t.Fatalf("after one goroutine more than said, the census took %d dumps in all, want 2", got)
+	}
+	// Fewer than said: counted, the one said and not started would stand
+	// for someone else's goroutine, started after and still running.
+	HarnessGoroutines(2, subtests(1))
+	other := make(chan uint64)
+	stop := make(chan struct{})
+	defer close(stop)
+	go func() {
+		other <- goroutineID()
+		<-stop
+	}()
+	id := <-other
+	ids, _, _ := goroutinesBefore()
+	if got := dumps(); got != 3 {
+		t.Fatalf("after one goroutine fewer than said, and another's since, the census took %d dumps in all, want 3", got)
+	}
+	if !ids[id] {
+		t.Fatalf("the census does not list goroutine %d, started by another after the subtests", id)
+	}
+	HarnessGoroutines(1, func() {
+		census.mu.Lock()
+		census.ids = nil // another suite's dump is due
+		census.mu.Unlock()
+		goroutinesBefore()
+		subtests(1)() // after that dump, and not counted
+	})
+	goroutinesBefore()
+	if got := dumps(); got != 5 {
+		t.Fatalf("with a dump taken while the subtests ran, the census took %d dumps in all, want 5", got)
+	}
+}
+
 // BenchmarkGoroutinesBefore: what a gated scenario pays to list the
 // goroutines before it, with a new stack dump (another goroutine was
 // created since the last) and with the last dump reused (only the

@@ -46,9 +46,10 @@ func eagerSubtests(t TB, virtual bool) bool {
 // subtest it would have been (a scenario, or a group of them with a
 // subtest each), and whether it fails the test.
 type deferred struct {
-	name   string // as noteSubtest returned it
-	failed bool
-	report func(TB)
+	name     string // as noteSubtest returned it
+	failed   bool
+	subtests int // the subtests report makes of its own
+	report   func(TB)
 }
 
 // record writes report, which may make subtests of its own, to a recorder
@@ -56,22 +57,34 @@ type deferred struct {
 func record(name string, report func(TB)) deferred {
 	r := &recorder{}
 	report(r)
-	return deferred{name: name, failed: r.failed, report: report}
+	return deferred{name: name, failed: r.failed, subtests: r.subtests, report: report}
 }
 
 // flush makes the subtest of a failing report under parent, and writes the
-// report again in it; a passing report printed nothing and is done.
+// report again in it; a passing report printed nothing and is done. Each
+// subtest is a goroutine go test starts and waits for, after the suite
+// ran: said so, the runtime's census of goroutines does not take them for
+// someone else's, and the next suite's baseline need not dump the stacks
+// of the process again (runtime.HarnessGoroutines).
 func (d deferred) flush(parent TB) {
-	if d.failed {
-		runSubtest(parent, d.name, d.report)
+	if !d.failed {
+		return
 	}
+	if _, ok := parent.(*testing.T); !ok {
+		runSubtest(parent, d.name, d.report)
+		return
+	}
+	runtime.HarnessGoroutines(1+d.subtests, func() { runSubtest(parent, d.name, d.report) })
 }
 
 // recorder is the TB of reports written without a subtest: subtests under
 // it run inline (it has no Run method), and only whether an error was
 // reported is kept, as a passing subtest prints nothing under plain go
-// test.
-type recorder struct{ failed bool }
+// test. subtests counts the subtests the report made under it.
+type recorder struct {
+	failed   bool
+	subtests int
+}
 
 func (r *recorder) Helper()               {}
 func (r *recorder) Name() string          { return "" }

@@ -385,6 +385,9 @@ func runSubtest(t TB, name string, f func(TB)) {
 	case interface{ Run(string, func(TB)) bool }:
 		tt.Run(name, f)
 	default:
+		if r, ok := t.(*recorder); ok {
+			r.subtests++
+		}
 		f(t)
 	}
 }
