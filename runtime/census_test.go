@@ -33,6 +33,19 @@ func countDumps(t *testing.T) func() int {
 	}
 }
 
+// startOther starts a goroutine not the harness's, which stays until the
+// test ends, and returns its id.
+func startOther(t *testing.T) uint64 {
+	other := make(chan uint64)
+	stop := make(chan struct{})
+	t.Cleanup(func() { close(stop) })
+	go func() {
+		other <- goroutineID()
+		<-stop
+	}()
+	return <-other
+}
+
 // The goroutines before a gated scenario are listed once: while only the
 // harness's own goroutines were created since, and have ended, the dump
 // stands. A goroutine anyone else starts is listed by a new dump.
@@ -61,14 +74,7 @@ func TestCensusReusesADumpWhileOnlyTheHarnessStartedGoroutines(t *testing.T) {
 	}
 
 	// Someone else starts a goroutine that stays: the census must list it.
-	other := make(chan uint64)
-	stop := make(chan struct{})
-	defer close(stop)
-	go func() {
-		other <- goroutineID()
-		<-stop
-	}()
-	id := <-other
+	id := startOther(t)
 	after, _, _ := goroutinesBefore()
 	if got := dumps(); got != 2 {
 		t.Fatalf("after another goroutine was created, the census took %d dumps in all, want 2", got)
@@ -258,14 +264,7 @@ func TestHarnessGoroutinesKeepTheCensus(t *testing.T) {
 	// Fewer than said: counted, the one said and not started would stand
 	// for someone else's goroutine, started after and still running.
 	HarnessGoroutines(2, subtests(1))
-	other := make(chan uint64)
-	stop := make(chan struct{})
-	defer close(stop)
-	go func() {
-		other <- goroutineID()
-		<-stop
-	}()
-	id := <-other
+	id := startOther(t)
 	ids, _, _ := goroutinesBefore()
 	if got := dumps(); got != 3 {
 		t.Fatalf("after one goroutine fewer than said, and another's since, the census took %d dumps in all, want 3", got)
