@@ -8,9 +8,10 @@ import (
 
 // A scenario with gates needs every goroutine that existed before it
 // (newWorld), and a stack dump of the process is the only way to list
-// them: it stops the world and formats every goroutine's stack, 50 to
-// 150 µs on a test binary's twenty goroutines, the costliest step of a
-// short scenario. Between two such scenarios of a suite, most agents start
+// them: it stops the world and formats every goroutine's stack, about 60
+// µs with GOMAXPROCS=1 and 110 µs with 2 on a test binary's fifteen
+// goroutines (BenchmarkGoroutinesBefore), the costliest step of a short
+// scenario. Between two such scenarios of a suite, most agents start
 // no goroutine: the only goroutines created are the harness's own (a
 // hook's, an invocation's, a delivery's), and each has ended. The goroutines
 // there then are those of the last dump, less some that ended, and the
