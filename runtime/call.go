@@ -436,7 +436,11 @@ func (c *Call) Finish(err error, results ...any) error {
 		return nil
 	}
 	if err != nil {
-		r.noteUnfired(fmt.Sprintf("%s failed by itself (%v), so its acknowledgement could not be lost", c.op.Name, err))
+		what := "its acknowledgement could not be lost"
+		if f == FaultCrash {
+			what = "no crash could follow its success"
+		}
+		r.noteUnfired(fmt.Sprintf("%s failed by itself (%v), so %s", c.op.Name, err, what))
 		return nil
 	}
 	if f == FaultLostAck && c.op.NoError {
