@@ -289,12 +289,24 @@ func TestHTTPToolsOverASharedSession(t *testing.T) {
 		name                           string
 		oneTurn, keys, detached, state bool
 		want                           []string
+		verdict                        string // the whole verdict, when given
 	}{
-		{"one turn", true, true, false, true, []string{runtime.CodeDependentCallsConcurrent}},
-		{"in order keyed", false, true, false, true, nil},
-		{"in order keyed no state", false, true, false, false, nil},
-		{"in order keyed detached", false, true, true, true, nil},
-		{"in order naive", false, false, false, true, []string{runtime.CodeDuplicateWrite}},
+		// In the listed order the turn starts attach_invoice before
+		// create_invoice's invoice exists: attach_invoice#1 gets a 404
+		// (the agent retries it), and neither its lost acknowledgement nor
+		// a crash can follow a call that failed by itself. Both scenarios
+		// say so and prove nothing (inconclusive), on every run.
+		{"one turn", true, true, false, true, []string{runtime.CodeDependentCallsConcurrent}, strings.Join([]string{
+			"crash_restart/attach_invoice#1 fault_not_triggered",
+			"crash_restart/attach_invoice#1 inconclusive",
+			"interleaving/s0s2s1f2f0f1 dependent_calls_concurrent",
+			"lost_acknowledgement/attach_invoice#1 fault_not_triggered",
+			"lost_acknowledgement/attach_invoice#1 inconclusive",
+		}, "\n")},
+		{"in order keyed", false, true, false, true, nil, ""},
+		{"in order keyed no state", false, true, false, false, nil, ""},
+		{"in order keyed detached", false, true, true, true, nil, ""},
+		{"in order naive", false, false, false, true, []string{runtime.CodeDuplicateWrite}, ""},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			w := &httpMCPWorld{keys: c.keys, detached: c.detached}
@@ -327,6 +339,9 @@ func TestHTTPToolsOverASharedSession(t *testing.T) {
 					if !strings.Contains(v, code) {
 						t.Errorf("want %s, got:\n%s", code, v)
 					}
+				}
+				if c.verdict != "" && v != c.verdict {
+					t.Errorf("verdict:\n%s\nwant:\n%s", v, c.verdict)
 				}
 			}
 			if len(verdicts) != 1 {
