@@ -49,13 +49,14 @@ func (o *lazyOutbox) reset() {
 	o.queued, o.seen = nil, map[string]bool{}
 	o.events = testkit.NewStream()
 	o.stop, o.stopped = make(chan struct{}), make(chan struct{})
-	go o.work(o.stop, o.stopped)
+	go everyMillisecond(o.stop, o.stopped, func() { o.ship(false) }) // what waited delay
 }
 
 func (o *lazyOutbox) close() { close(o.stop); <-o.stopped }
 
-// work ships what waited delay, every millisecond.
-func (o *lazyOutbox) work(stop, stopped chan struct{}) {
+// everyMillisecond is a warehouse's worker: it calls work every
+// millisecond until stop is closed, then closes stopped.
+func everyMillisecond(stop, stopped chan struct{}, work func()) {
 	defer close(stopped)
 	tick := time.NewTicker(time.Millisecond)
 	defer tick.Stop()
@@ -64,7 +65,7 @@ func (o *lazyOutbox) work(stop, stopped chan struct{}) {
 		case <-stop:
 			return
 		case <-tick.C:
-			o.ship(false)
+			work()
 		}
 	}
 }
@@ -210,23 +211,13 @@ func (o *overlapOutbox) reset() {
 	o.stock, o.queued, o.seen, o.inside = 10, nil, map[string]bool{}, map[string]chan struct{}{}
 	o.stop, o.stopped = make(chan struct{}), make(chan struct{})
 	o.mu.Unlock()
-	go func(stop, stopped chan struct{}) {
-		defer close(stopped)
-		tick := time.NewTicker(time.Millisecond)
-		defer tick.Stop()
-		for {
-			select {
-			case <-stop:
-				return
-			case <-tick.C:
-				o.mu.Lock()
-				for len(o.queued) > 0 && time.Since(o.queued[0]) >= 40*time.Millisecond {
-					o.queued, o.stock = o.queued[1:], o.stock-1
-				}
-				o.mu.Unlock()
-			}
+	go everyMillisecond(o.stop, o.stopped, func() {
+		o.mu.Lock()
+		for len(o.queued) > 0 && time.Since(o.queued[0]) >= 40*time.Millisecond {
+			o.queued, o.stock = o.queued[1:], o.stock-1
 		}
-	}(o.stop, o.stopped)
+		o.mu.Unlock()
+	})
 }
 
 func (o *overlapOutbox) ship(ctx context.Context, ref string) error {
