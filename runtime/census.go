@@ -2,8 +2,8 @@ package runtime
 
 import (
 	"maps"
-	goruntime "runtime"
 	"sync"
+	"time"
 )
 
 // A scenario with gates needs every goroutine that existed before it
@@ -39,7 +39,20 @@ var census struct {
 	base    uint64          // started then
 	ended   uint64          // of those started since base, how many ended
 	dumps   uint64          // dumps taken, ever
+	// settled, when not nil, is closed once every goroutine the harness
+	// started since base has ended (goroutinesBefore waits on it).
+	settled chan struct{}
 }
+
+// endGrace bounds how long goroutinesBefore waits for the harness's
+// goroutines to end before it dumps the stacks instead. One signals its
+// end (closes a channel, sends a result) just before it ends, and the
+// harness may read the signal first; on a loaded machine the thread
+// running it can be descheduled for a few milliseconds right there (the
+// stop-the-world of a dump would wait for it as well). A goroutine of the
+// harness still running for longer (an agent abandoned after a stall) is
+// rare.
+var endGrace = 5 * time.Millisecond
 
 // goHarness runs fn in a goroutine of the harness, counted in the census.
 func goHarness(fn func()) {
@@ -58,6 +71,10 @@ func harnessEnded(seq uint64) {
 	census.mu.Lock()
 	if census.ids != nil && seq > census.base {
 		census.ended++
+		if census.settled != nil && census.ended == census.started-census.base {
+			close(census.settled)
+			census.settled = nil
+		}
 	}
 	census.mu.Unlock()
 }
@@ -90,15 +107,22 @@ func goroutinesBefore() (ids map[uint64]bool, created uint64, known bool) {
 			census.mu.Unlock()
 			return ids, created, true
 		}
-		// A goroutine of the harness signals its end (closes a channel,
-		// sends a result) just before it ends: the harness may read the
-		// signal first. Let it end, a few times, before paying for a dump.
-		census.mu.Unlock()
-		if tries == 3 {
-			census.mu.Lock()
-			break
+		// A goroutine of the harness signals its end just before it ends:
+		// wait for it (endGrace) before paying for a dump.
+		if tries > 0 {
+			break // not within endGrace
 		}
-		goruntime.Gosched()
+		if census.settled == nil {
+			census.settled = make(chan struct{})
+		}
+		settled := census.settled
+		census.mu.Unlock()
+		grace := time.NewTimer(endGrace)
+		select {
+		case <-settled:
+		case <-grace.C:
+		}
+		grace.Stop()
 	}
 	defer census.mu.Unlock()
 	// Under mu, the harness starts no goroutine while the dump is taken.
@@ -109,6 +133,10 @@ func goroutinesBefore() (ids map[uint64]bool, created uint64, known bool) {
 	if known {
 		census.ids = maps.Clone(ids)
 		census.created, census.base, census.ended = created, census.started, 0
+		if census.settled != nil {
+			close(census.settled) // whoever waits finds this dump
+			census.settled = nil
+		}
 	} else {
 		census.ids = nil
 	}

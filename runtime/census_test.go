@@ -4,6 +4,7 @@ import (
 	"context"
 	"sync"
 	"testing"
+	"time"
 )
 
 // countDumps counts the stack dumps of the process from now until the
@@ -22,7 +23,9 @@ func countDumps(t *testing.T) func() int {
 	t.Cleanup(func() { testHookStacks = nil })
 	// Each test runs in a goroutine go test created for it, which the last
 	// dump may stand for (TestCensusTakesTheAskingGoroutineForTheOneCreated):
-	// the count starts from no dump.
+	// the count starts from no dump. goroutineID's first call starts
+	// goroutines to find where the id lies: not in a test's count.
+	goroutineID()
 	census.mu.Lock()
 	census.ids = nil
 	census.mu.Unlock()
@@ -109,6 +112,48 @@ func TestCensusDumpsAgainWhileAHarnessGoroutineRuns(t *testing.T) {
 	}
 	if !ids[id] {
 		t.Fatalf("the census does not list goroutine %d of the harness, still running", id)
+	}
+}
+
+// A goroutine of the harness signals its end (closes a channel) before
+// it ends, and on a loaded machine its thread can be descheduled right
+// there for milliseconds: the census waits for its end rather than dump
+// (CI failed TestSuiteOfASerialAgentDumpsOnce when it only yielded a few
+// times). Here the goroutine ends a millisecond after its signal, at
+// another goroutine's word, and the census must wait for it; one that has
+// not ended within the grace is listed by a dump (the test above).
+func TestCensusWaitsForAHarnessGoroutineThatSignalledItsEnd(t *testing.T) {
+	grace := endGrace
+	endGrace = time.Minute
+	t.Cleanup(func() { endGrace = grace })
+	// Started before the first dump, so that it is no goroutine created
+	// since.
+	release := make(chan struct{})
+	signalled := make(chan struct{})
+	go func() {
+		<-signalled
+		time.Sleep(time.Millisecond)
+		close(release)
+	}()
+	dumps := countDumps(t)
+	if _, _, known := goroutinesBefore(); !known {
+		t.Skip("runtime/metrics does not count created goroutines here")
+	}
+	done := make(chan struct{})
+	goHarness(func() {
+		close(done)
+		<-release
+	})
+	<-done
+	close(signalled)
+	goroutinesBefore()
+	if got := dumps(); got != 1 {
+		t.Fatalf("the census took %d dumps in all, want 1: it did not wait for the harness's goroutine to end", got)
+	}
+	select {
+	case <-release:
+	default:
+		t.Fatal("the census returned before the harness's goroutine could end, yet took no dump")
 	}
 }
 
