@@ -5,6 +5,7 @@ import (
 	"fmt"
 	goruntime "runtime"
 	"runtime/debug"
+	"slices"
 	"strconv"
 	"sync"
 	"unsafe"
@@ -130,6 +131,10 @@ func Begin(ctx context.Context, op *Op, args, identity, entity []any) (*Call, co
 		inv.noteCaller()
 	}
 	r := inv.rec
+	afterReturn := inv.returned.Load()
+	if afterReturn {
+		r.afterReturn.Store(true)
+	}
 	r.progress.Add(1)
 	parent := ctx
 	if parent == nil {
@@ -176,6 +181,9 @@ func Begin(ctx context.Context, op *Op, args, identity, entity []any) (*Call, co
 	}
 	if r.goroutines != nil {
 		r.goroutines[gid] = true
+	}
+	if afterReturn && !slices.Contains(r.afterReturnOps, op.Name) {
+		r.afterReturnOps = append(r.afterReturnOps, op.Name)
 	}
 	r.addCall(c)
 	if r.sched == nil {

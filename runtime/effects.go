@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 )
 
 // Effects, not executions. A write executed twice for one identity is a
@@ -184,8 +185,12 @@ type callEffect struct {
 	repeat     bool   // an earlier call had the same op and identity
 	overlapped bool   // another write was in flight with it
 	inner      bool   // cl is the call's own window, inside the calls it was made inside of
-	settled    bool
-	order      int // 1 for the first write the run executed, ...
+	// served is the write in flight whose HTTP request the call serves,
+	// when an HTTP handler of this process made it (judge.servedBy): its
+	// effect is that write's too, as a call made inside it would be.
+	served  *Call
+	settled bool
+	order   int // 1 for the first write the run executed, ...
 }
 
 func newJudge(ctx context.Context, c *config) *judge {
@@ -331,7 +336,8 @@ func (j *judge) before(c *Call) {
 		}
 	}
 	j.execs++
-	e := &callEffect{repeat: j.started[key], order: j.execs}
+	e := &callEffect{repeat: j.started[key], order: j.execs, served: j.servedBy(c)}
+	c.effect = e // for within, from here on
 	j.started[key] = true
 	j.repeated = j.repeated || e.repeat
 	if e.repeat && quieted {
@@ -353,7 +359,7 @@ func (j *judge) before(c *Call) {
 	default:
 		e.overlapped = true
 		for o := range j.inflight {
-			if c.madeInside(o) {
+			if c.within(o) {
 				continue // its own doing: c is part of its effect
 			}
 			o.effect.overlapped = true
@@ -366,7 +372,7 @@ func (j *judge) before(c *Call) {
 			}
 		}
 		j.open.alone = slices.DeleteFunc(j.open.alone, func(o *Call) bool {
-			if c.madeInside(o) {
+			if c.within(o) {
 				return false
 			}
 			o.effect.overlapped = true
@@ -412,14 +418,70 @@ func (j *judge) window() *cluster {
 }
 
 // onlyOuter reports whether every write in flight is a call c was made
-// inside of. j.mu is held.
+// inside of, or serves (within). j.mu is held.
 func (j *judge) onlyOuter(c *Call) bool {
 	for o := range j.inflight {
-		if !c.madeInside(o) {
+		if !c.within(o) {
 			return false
 		}
 	}
 	return true
+}
+
+// servedBy returns the write in flight whose HTTP request c serves, when
+// an HTTP handler of this process made c (lookup's viaHTTP: a fake of the
+// service the agent calls, its sink traced too) with no call of the run in
+// its context, which cannot cross HTTP: the innermost of the writes in
+// flight, when all are of c's invocation and each was made inside the
+// next (a tool waiting for the response). Its effect is that write's
+// too: without this, a keyed server's first booking was judged as the
+// handler's alone, no execution of the client's write was seen to change
+// the world, and every execution counted (a false duplicate_write). nil
+// when no write is in flight or they are not one chain: nothing then
+// tells which one the request came from, and the calls overlap. j.mu is
+// held.
+func (j *judge) servedBy(c *Call) *Call {
+	if c.parent != nil || c.rec.rare == nil || c.rec.rare.viaHTTP == 0 {
+		return nil
+	}
+	var inner *Call
+	for o := range j.inflight {
+		if o.inv != c.inv {
+			return nil
+		}
+		if inner == nil || o.within(inner) {
+			inner = o
+		}
+	}
+	for o := range j.inflight {
+		if o != inner && !inner.within(o) {
+			return nil
+		}
+	}
+	return inner
+}
+
+// within reports whether c's effect is part of o's: c was made inside o
+// (Call.parent) or serves its HTTP request (callEffect.served), at any
+// depth. For the judge; the scheduler's gates follow parent alone
+// (madeInside).
+func (c *Call) within(o *Call) bool {
+	for p := c.judgeParent(); p != nil; p = p.judgeParent() {
+		if p == o {
+			return true
+		}
+	}
+	return false
+}
+
+func (c *Call) judgeParent() *Call {
+	if c.parent != nil {
+		return c.parent
+	}
+	if e := c.effect; e != nil {
+		return e.served
+	}
+	return nil
 }
 
 // madeInside reports whether c was made inside call o (Call.parent), at
@@ -576,13 +638,39 @@ func (e *callEffect) record(o *Operation) {
 
 // record copies what the judge saw of calls into ops, calls[i] into
 // ops[i], under the judge's lock: a goroutine the agent left behind may
-// still be running writes the judge watches.
-func (j *judge) record(calls []*Call, ops []Operation) {
-	j.mu.Lock()
+// still be running writes the judge watches. After a stall (aborted), the
+// lock may be held for good: State or Settle runs with it held, on the
+// goroutine of the call judged, and one that waits for what that
+// goroutine holds (a lock taken around the call) never returns. The
+// harness then waited for the lock forever, after it had abandoned the
+// scenario. So it tries for recordGrace, and reports false if it could
+// not: nothing of the judge is recorded.
+func (j *judge) record(calls []*Call, ops []Operation, aborted bool) bool {
+	if !aborted {
+		j.mu.Lock()
+	} else if !tryLockFor(&j.mu, recordGrace) {
+		return false
+	}
 	defer j.mu.Unlock()
 	for i, c := range calls {
 		c.effect.record(&ops[i])
 	}
+	return true
+}
+
+// recordGrace bounds record's wait for the judge's lock after a stall.
+const recordGrace = 100 * time.Millisecond
+
+// tryLockFor takes mu if it can within d.
+func tryLockFor(mu *sync.Mutex, d time.Duration) bool {
+	deadline := time.Now().Add(d)
+	for pause := 50 * time.Microsecond; !mu.TryLock(); pause = min(2*pause, 5*time.Millisecond) {
+		if time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(pause)
+	}
+	return true
 }
 
 // windows indexes the calls of a trace whose snapshots were taken alone,

@@ -977,7 +977,14 @@ func (w *world) blocked(self uint64) []string {
 		if busy, why := g.busy(time.Time{}); busy && why == httpAwaiting {
 			what = why
 		}
-		k := kind{w.invocationOf(g.id), what + " at " + g.where()}
+		where := what + " at " + g.where()
+		switch {
+		case g.has("runtime.(*judge).snapshot"):
+			where += ", inside the State function, which runs on the goroutine of the call it judges: it must not wait for what the agent holds across a traced call (a lock, a transaction's database connection)"
+		case g.has("runtime.(*judge).quiet"):
+			where += ", inside the Settle, which runs on the goroutine of the repeated call: it must not wait for what the agent holds across a traced call"
+		}
+		k := kind{w.invocationOf(g.id), where}
 		groups[k] = append(groups[k], g.id)
 	}
 	kinds := make([]kind, 0, len(groups))

@@ -147,6 +147,11 @@ type Result struct {
 	// late counts the calls its run's goroutines made after it ended
 	// (late.go), until the suite's report.
 	late *lateCalls
+	// left holds the goroutines its invocations started that were still
+	// there when its run ended, when the baseline showed the agent's
+	// leftover goroutines making calls (Suite.leavesCallers): the report
+	// waits for them (late.go).
+	left map[uint64]bool
 	// Failed is the execution outcome: the agent returned an error (in any
 	// invocation). It is not a safety verdict.
 	Failed bool `json:"failed"`

@@ -97,6 +97,12 @@ type recorder struct {
 	// stopped is set when the run ends (stop): its trace is read, and it
 	// records no further call.
 	stopped atomic.Bool
+	// afterReturn is set when a call was made after its invocation had
+	// returned, by a goroutine the agent left running (the gated baseline
+	// waits for it: Suite.leavesCallers).
+	afterReturn atomic.Bool
+	// afterReturnOps names the ops of those calls.
+	afterReturnOps []string
 
 	// block holds the Calls not yet handed out (newCall).
 	block   []Call
@@ -673,7 +679,9 @@ func (r *recorder) trace() *Trace {
 	if r.judge != nil {
 		// After r.mu is let go: the judge's lock is held while State
 		// runs, and nothing stops State from calling a traced tool.
-		r.judge.record(calls, t.Ops)
+		if !r.judge.record(calls, t.Ops, r.aborted.Load()) {
+			t.Notes = append(t.Notes, "the State function or the Settle was still running, after the scenario stalled: what State saw of this scenario's writes is left out")
+		}
 	}
 	// Calls are recorded in start order unless a scheduler numbered them
 	// as it released them: most traces need no sort.

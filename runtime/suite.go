@@ -80,12 +80,18 @@ type Suite struct {
 	orderSeen        map[string]bool
 	shardRan         *Shard // this shard's part, once explored (shard.go)
 	pre              *preflightRun
-	callGoroutines   int         // goroutines that made calls in the baseline
-	offRoot          bool        // some call of the baseline came from a goroutine not an invocation's own
-	secrets          secretSet   // the redacted values of every scenario (redact.go)
-	lateBlock        []lateCalls // late counts not handed out yet (newLate)
-	watch            *lateWatch
-	hookStall        string // why a Setup or Teardown was left running (callHook)
+	callGoroutines   int  // goroutines that made calls in the baseline
+	offRoot          bool // some call of the baseline came from a goroutine not an invocation's own
+	// leavesCallers: a call of the baseline came after its invocation had
+	// returned, from a goroutine the agent started and did not wait for
+	// (fire and forget). The goroutines each later scenario leaves running
+	// are then waited for before the report (Result.left, late.go).
+	leavesCallers  bool
+	afterReturnOps []string    // the ops of those calls
+	secrets        secretSet   // the redacted values of every scenario (redact.go)
+	lateBlock      []lateCalls // late counts not handed out yet (newLate)
+	watch          *lateWatch
+	hookStall      string // why a Setup or Teardown was left running (callHook)
 }
 
 // NewSuite prepares the suite of agent fn, named name. fn is one invocation
@@ -443,6 +449,12 @@ func (s *Suite) run(ctx context.Context, sc Scenario) (*Result, *Trace, error) {
 			w = watchStalls(r)
 		}
 		errs = s.deliver(ctx, r, sc)
+		if s.leavesCallers && !r.aborted.Load() {
+			// As the gated baseline does: what the goroutines the
+			// agent left running call before they end or block is
+			// this scenario's, on every run.
+			untilLeftQuiet(r, leftGrace)
+		}
 		if w != nil {
 			var gaveUp bool
 			if stall, gaveUp = w.stop(); gaveUp {
@@ -468,6 +480,9 @@ func (s *Suite) run(ctx context.Context, sc Scenario) (*Result, *Trace, error) {
 		errs, stall = s.await(r, resCh, stalled)
 	}
 	r.stop()
+	if s.leavesCallers && sc.Kind != ScenarioBaseline && stall == "" {
+		res.left = leftRunning(r)
+	}
 	s.spare = r.takeSpare()
 	tr := r.trace()
 	tr.ID, tr.StartedAt, tr.CompletedAt = sc.Name, began, time.Now()
@@ -512,6 +527,8 @@ func (s *Suite) run(ctx context.Context, sc Scenario) (*Result, *Trace, error) {
 		}
 		s.callGoroutines = len(r.goroutines)
 		s.offRoot = len(callers) > 0
+		s.leavesCallers = r.afterReturn.Load()
+		s.afterReturnOps = slices.Clone(r.afterReturnOps)
 		r.mu.Unlock()
 		notStartedByAgent(callers, pre, r.roots)
 		// An HTTP server's connection that served a call and waits for
@@ -935,6 +952,9 @@ func (s *Suite) analyze(res *Result, tr *Trace, sc Scenario, claimed bool) {
 
 	if sc.Fault.Kind != FaultNone && !tr.Fired {
 		why := tr.FaultNote
+		if why == "" && slices.Contains(s.afterReturnOps, sc.Fault.Op) {
+			why = fmt.Sprintf("in the baseline, %s was called after the agent had returned, by a goroutine it left running, and here it had not been called when the run ended: a call that comes later is untraced, and the scenario's goroutine_leak warning says so", sc.Fault.Op)
+		}
 		if why == "" {
 			why = fmt.Sprintf("the agent never made call %s#%d in this scenario", sc.Fault.Op, sc.Fault.Occurrence)
 		}

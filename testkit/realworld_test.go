@@ -884,3 +884,58 @@ func TestFireAndForgetFromAToolsGoroutineIsReported(t *testing.T) {
 	}
 	assert.Equal(t, []string{runtime.ScenarioBaseline, runtime.ScenarioDuplicateSeq}, late)
 }
+
+// The agent's tool calls the help desk's HTTP service (traced: the
+// client's write), whose handler, in this process, opens the ticket
+// through the desk's traced tool (the sink, traced as in production). The
+// handler's call cannot carry the agent's context across HTTP; it serves
+// the request of the client's write in flight, and its effect is that
+// write's too. Before, State credited the booking to the handler's call
+// alone: no execution of the client's write was seen to change the world,
+// every execution counted, and the server that opens one ticket per key
+// got a duplicate_write in every retrying scenario (a false alarm). The
+// server that opens a ticket per request still gets its true one.
+func TestTracedSinkBehindTheTestsHTTPServer(t *testing.T) {
+	for _, once := range []bool{false, true} {
+		t.Run(map[bool]string{false: "a ticket per request", true: "one ticket per key"}[once], func(t *testing.T) {
+			var (
+				desk *realworld.Desk
+				mu   sync.Mutex
+			)
+			srv := httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+				key := r.URL.Query().Get("key")
+				mu.Lock()
+				defer mu.Unlock()
+				if once && desk.Tickets()[key] > 0 {
+					return
+				}
+				if _, err := desk.OpenTraced(r.Context(), key); err != nil {
+					http.Error(rw, err.Error(), http.StatusBadGateway)
+				}
+			}))
+			defer srv.Close()
+			agent := func(ctx context.Context) error {
+				var err error
+				for range 3 {
+					if err = realworld.RequestTicketTraced(ctx, srv.URL, "D-1"); err == nil {
+						return nil
+					}
+				}
+				return err
+			}
+			rep := testkit.Run(&fakeT{name: "TestTracedSink"}, agent,
+				testkit.Setup(func(context.Context) error { desk = realworld.NewDesk(); return nil }),
+				testkit.State(func() any { return desk.Tickets() }),
+				testkit.StallTimeout(3*time.Second))
+			noStall(t, rep)
+			got := codes(rep)
+			for _, sc := range []string{"lost_acknowledgement/requestTicket#1", "duplicate_delivery/sequential"} {
+				if once {
+					assert.NotContains(t, got[sc], runtime.CodeDuplicateWrite, "%s: %v", sc, got[sc])
+				} else {
+					assert.Contains(t, got[sc], runtime.CodeDuplicateWrite, "%s: %v", sc, got[sc])
+				}
+			}
+		})
+	}
+}

@@ -15,6 +15,7 @@ var (
 	_ func(*Desk, string) (bool, error)                       = (*Desk).FindNoCtx
 	_ func(*Desk, string) (string, error)                     = (*Desk).OpenNoCtx
 	_ func(ai_context.Context, string, string) error          = Notify
+	_ func(ai_context.Context, string, string) error          = RequestTicket
 	_ func(ai_context.Context, string) (any, error)           = Weird
 	_ func(ai_context.Context, string, <-chan struct{}) error = Wait
 )
@@ -27,7 +28,7 @@ var agentidemOp_Desk_FindTraced = &agentidemrt.Op{
 	Kind:   agentidemrt.KindRead,
 	Name:   "findTicket",
 	Params: []string{"key"},
-	Pos:    "realworld.go:37",
+	Pos:    "realworld.go:38",
 }
 
 // FindTraced calls Find and records the call for agentidem (//agentidem:read).
@@ -52,7 +53,7 @@ var agentidemOp_Desk_OpenTraced = &agentidemrt.Op{
 	Kind:   agentidemrt.KindWrite,
 	Name:   "openTicket",
 	Params: []string{"key"},
-	Pos:    "realworld.go:44",
+	Pos:    "realworld.go:45",
 }
 
 // OpenTraced calls Open and records the call for agentidem (//agentidem:write).
@@ -77,7 +78,7 @@ var agentidemOp_Desk_FindNoCtxTraced = &agentidemrt.Op{
 	Kind:   agentidemrt.KindRead,
 	Name:   "findTicketNoCtx",
 	Params: []string{"key"},
-	Pos:    "realworld.go:51",
+	Pos:    "realworld.go:52",
 }
 
 // FindNoCtxTraced calls FindNoCtx and records the call for agentidem (//agentidem:read).
@@ -102,7 +103,7 @@ var agentidemOp_Desk_OpenNoCtxTraced = &agentidemrt.Op{
 	Kind:   agentidemrt.KindWrite,
 	Name:   "openTicketNoCtx",
 	Params: []string{"key"},
-	Pos:    "realworld.go:56",
+	Pos:    "realworld.go:57",
 }
 
 // OpenNoCtxTraced calls OpenNoCtx and records the call for agentidem (//agentidem:write).
@@ -128,7 +129,7 @@ var agentidemOp_NotifyTraced = &agentidemrt.Op{
 	Kind:       agentidemrt.KindWrite,
 	Name:       "notify",
 	Params:     []string{"url", "key"},
-	Pos:        "realworld.go:62",
+	Pos:        "realworld.go:63",
 }
 
 // NotifyTraced calls Notify and records the call for agentidem (//agentidem:write).
@@ -149,11 +150,36 @@ func NotifyTraced(ctx ai_context.Context, url string, key string) (aiErr error) 
 	return
 }
 
+var agentidemOp_RequestTicketTraced = &agentidemrt.Op{
+	Kind:   agentidemrt.KindWrite,
+	Name:   "requestTicket",
+	Params: []string{"url", "key"},
+	Pos:    "realworld.go:91",
+}
+
+// RequestTicketTraced calls RequestTicket and records the call for agentidem (//agentidem:write).
+func RequestTicketTraced(ctx ai_context.Context, url string, key string) (aiErr error) {
+	if !agentidemrt.Enabled() {
+		return RequestTicket(ctx, url, key)
+	}
+	aiArgs := []any{url, key}
+	aiCall, aiCtx := agentidemrt.Begin(ctx, agentidemOp_RequestTicketTraced, aiArgs, aiArgs[1:2:2], nil)
+	if aiErr = aiCall.Start(); aiErr != nil {
+		return
+	}
+	defer aiCall.Recover(&aiErr)
+	aiErr = RequestTicket(aiCtx, url, key)
+	if aiLost := aiCall.Finish(aiErr); aiLost != nil {
+		return aiLost
+	}
+	return
+}
+
 var agentidemOp_RecordTraced = &agentidemrt.Op{
 	Kind:   agentidemrt.KindWrite,
 	Name:   "record",
 	Params: []string{"v"},
-	Pos:    "realworld.go:95",
+	Pos:    "realworld.go:124",
 }
 
 // RecordTraced calls Record and records the call for agentidem (//agentidem:write).
@@ -178,7 +204,7 @@ var agentidemOp_WeirdTraced = &agentidemrt.Op{
 	Kind:   agentidemrt.KindRead,
 	Name:   "weird",
 	Params: []string{"kind"},
-	Pos:    "realworld.go:100",
+	Pos:    "realworld.go:129",
 }
 
 // WeirdTraced calls Weird and records the call for agentidem (//agentidem:read).
@@ -202,7 +228,7 @@ var agentidemOp_WaitTraced = &agentidemrt.Op{
 	Kind:   agentidemrt.KindWrite,
 	Name:   "hold",
 	Params: []string{"id", "release"},
-	Pos:    "realworld.go:120",
+	Pos:    "realworld.go:149",
 }
 
 // WaitTraced calls Wait and records the call for agentidem (//agentidem:write).

@@ -6,6 +6,7 @@ package realworld
 import (
 	"context"
 	"fmt"
+	"maps"
 	"math"
 	"net/http"
 	"strings"
@@ -71,6 +72,34 @@ func Notify(ctx context.Context, url, key string) error {
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusNoContent {
 		return fmt.Errorf("notify %s: %s", key, resp.Status)
+	}
+	return nil
+}
+
+// Tickets returns how many times each key's ticket was opened.
+func (d *Desk) Tickets() map[string]int {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return maps.Clone(d.tickets)
+}
+
+// RequestTicket asks the help desk's HTTP service at url to open a
+// ticket for key: the client side of a service whose handler, in the
+// test, calls the desk's traced Open.
+//
+//agentidem:write name=requestTicket identity=key
+func RequestTicket(ctx context.Context, url, key string) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url+"?key="+key, nil)
+	if err != nil {
+		return err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return err
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("request ticket %s: %s", key, resp.Status)
 	}
 	return nil
 }
