@@ -893,6 +893,16 @@ func lookup(ctx context.Context, op *Op) (inv *invocation, outer *Call, detached
 			inv = nil // two deliveries at once: "the newest" would be a guess
 		}
 	}
+	if inv == nil && live > 1 && handler != 0 && recs[0].judge != nil {
+		// With State, the world still judges what the handler's call
+		// does: in the windows of the agent's writes whose requests it
+		// serves, as an untraced effect of theirs. Only the handler's
+		// own op goes unjudged: the scenario is inconclusive, and says
+		// so, rather than failed for what the agent cannot change (its
+		// ctx cannot cross HTTP).
+		recs[0].unattributable(op.Name, fmt.Sprintf("a call of %s was made by an HTTP handler of this process while %d deliveries of this run were in flight together: the agent's ctx cannot cross HTTP, so the call cannot be told to be either's, and %s was not traced, faulted or judged here; State still judged the world it changed, in the windows of the agent's writes", op.Name, live, op.Name))
+		return nil, nil, false, 0, nil
+	}
 	if inv == nil {
 		refused := false
 		whose := fmt.Sprintf("one invocation of one run (%d runs active in this process); pass the agent's ctx to the tool, or do not run agents whose tools lack a context in parallel (t.Parallel)", len(recs))

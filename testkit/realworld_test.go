@@ -936,6 +936,28 @@ func TestTracedSinkBehindTheTestsHTTPServer(t *testing.T) {
 					assert.Contains(t, got[sc], runtime.CodeDuplicateWrite, "%s: %v", sc, got[sc])
 				}
 			}
+			// Two deliveries at once: the handler's call cannot be told to
+			// be either's. With State the world still judges its effect,
+			// in the agent's writes' windows: the scenario says what it
+			// could not see and is inconclusive, not failed for what the
+			// agent cannot change; the per-request server's second
+			// ticket is still a duplicate.
+			for _, r := range rep.Results {
+				if r.Scenario != runtime.ScenarioDuplicateConcurrent {
+					continue
+				}
+				assert.NotEmpty(t, r.Trace.Unattributed, "the handler's call was not said to be unattributable")
+				assert.Empty(t, r.Trace.Refused)
+				assert.True(t, r.Inconclusive)
+				for _, f := range r.Findings {
+					assert.False(t, f.Code == runtime.CodeContextDetached && f.Severity == runtime.SeverityError, f.Message)
+				}
+				if once {
+					assert.NotContains(t, got[r.Scenario], runtime.CodeDuplicateWrite)
+				} else {
+					assert.Contains(t, got[r.Scenario], runtime.CodeDuplicateWrite)
+				}
+			}
 		})
 	}
 }
