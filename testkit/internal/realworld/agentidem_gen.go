@@ -28,7 +28,7 @@ var agentidemOp_Desk_FindTraced = &agentidemrt.Op{
 	Kind:   agentidemrt.KindRead,
 	Name:   "findTicket",
 	Params: []string{"key"},
-	Pos:    "realworld.go:38",
+	Pos:    "realworld.go:39",
 }
 
 // FindTraced calls Find and records the call for agentidem (//agentidem:read).
@@ -53,7 +53,7 @@ var agentidemOp_Desk_OpenTraced = &agentidemrt.Op{
 	Kind:   agentidemrt.KindWrite,
 	Name:   "openTicket",
 	Params: []string{"key"},
-	Pos:    "realworld.go:45",
+	Pos:    "realworld.go:46",
 }
 
 // OpenTraced calls Open and records the call for agentidem (//agentidem:write).
@@ -78,7 +78,7 @@ var agentidemOp_Desk_FindNoCtxTraced = &agentidemrt.Op{
 	Kind:   agentidemrt.KindRead,
 	Name:   "findTicketNoCtx",
 	Params: []string{"key"},
-	Pos:    "realworld.go:52",
+	Pos:    "realworld.go:53",
 }
 
 // FindNoCtxTraced calls FindNoCtx and records the call for agentidem (//agentidem:read).
@@ -103,7 +103,7 @@ var agentidemOp_Desk_OpenNoCtxTraced = &agentidemrt.Op{
 	Kind:   agentidemrt.KindWrite,
 	Name:   "openTicketNoCtx",
 	Params: []string{"key"},
-	Pos:    "realworld.go:57",
+	Pos:    "realworld.go:58",
 }
 
 // OpenNoCtxTraced calls OpenNoCtx and records the call for agentidem (//agentidem:write).
@@ -129,7 +129,7 @@ var agentidemOp_NotifyTraced = &agentidemrt.Op{
 	Kind:       agentidemrt.KindWrite,
 	Name:       "notify",
 	Params:     []string{"url", "key"},
-	Pos:        "realworld.go:63",
+	Pos:        "realworld.go:64",
 }
 
 // NotifyTraced calls Notify and records the call for agentidem (//agentidem:write).
@@ -154,7 +154,7 @@ var agentidemOp_RequestTicketTraced = &agentidemrt.Op{
 	Kind:   agentidemrt.KindWrite,
 	Name:   "requestTicket",
 	Params: []string{"url", "key"},
-	Pos:    "realworld.go:91",
+	Pos:    "realworld.go:98",
 }
 
 // RequestTicketTraced calls RequestTicket and records the call for agentidem (//agentidem:write).
@@ -179,7 +179,7 @@ var agentidemOp_RecordTraced = &agentidemrt.Op{
 	Kind:   agentidemrt.KindWrite,
 	Name:   "record",
 	Params: []string{"v"},
-	Pos:    "realworld.go:124",
+	Pos:    "realworld.go:119",
 }
 
 // RecordTraced calls Record and records the call for agentidem (//agentidem:write).
@@ -204,7 +204,7 @@ var agentidemOp_WeirdTraced = &agentidemrt.Op{
 	Kind:   agentidemrt.KindRead,
 	Name:   "weird",
 	Params: []string{"kind"},
-	Pos:    "realworld.go:129",
+	Pos:    "realworld.go:124",
 }
 
 // WeirdTraced calls Weird and records the call for agentidem (//agentidem:read).
@@ -228,7 +228,7 @@ var agentidemOp_WaitTraced = &agentidemrt.Op{
 	Kind:   agentidemrt.KindWrite,
 	Name:   "hold",
 	Params: []string{"id", "release"},
-	Pos:    "realworld.go:149",
+	Pos:    "realworld.go:144",
 }
 
 // WaitTraced calls Wait and records the call for agentidem (//agentidem:write).

@@ -6,6 +6,7 @@ package realworld
 import (
 	"context"
 	"fmt"
+	"io"
 	"maps"
 	"math"
 	"net/http"
@@ -61,7 +62,13 @@ func (d *Desk) OpenNoCtx(key string) (string, error) { return d.open(key), nil }
 //
 //agentidem:write name=notify identity=key idempotent
 func Notify(ctx context.Context, url, key string) error {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, strings.NewReader(key))
+	return post(ctx, url, strings.NewReader(key), http.StatusNoContent, "notify "+key)
+}
+
+// post sends body to url and wants status back; what names the request in
+// its error.
+func post(ctx context.Context, url string, body io.Reader, status int, what string) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, body)
 	if err != nil {
 		return err
 	}
@@ -70,8 +77,8 @@ func Notify(ctx context.Context, url, key string) error {
 		return err
 	}
 	resp.Body.Close()
-	if resp.StatusCode != http.StatusNoContent {
-		return fmt.Errorf("notify %s: %s", key, resp.Status)
+	if resp.StatusCode != status {
+		return fmt.Errorf("%s: %s", what, resp.Status)
 	}
 	return nil
 }
@@ -89,19 +96,7 @@ func (d *Desk) Tickets() map[string]int {
 //
 //agentidem:write name=requestTicket identity=key
 func RequestTicket(ctx context.Context, url, key string) error {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url+"?key="+key, nil)
-	if err != nil {
-		return err
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return err
-	}
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("request ticket %s: %s", key, resp.Status)
-	}
-	return nil
+	return post(ctx, url+"?key="+key, nil, http.StatusOK, "request ticket "+key)
 }
 
 func (d *Desk) find(key string) bool {
