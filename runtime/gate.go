@@ -74,7 +74,7 @@ func (l *lockstep) Wait(c *Call, p Point) {
 	poll := 100 * time.Microsecond
 	for !l.bypass && !l.ready(inv, k) {
 		ch := l.changed
-		held := heldHandlers(func(yield func(*Call) bool) {
+		held := heldAtGates(func(yield func(*Call) bool) {
 			for c := range l.waiting {
 				if !yield(c) {
 					return
@@ -93,7 +93,7 @@ func (l *lockstep) Wait(c *Call, p Point) {
 		self := uint64(0)
 		if quiet {
 			self = goroutineID()
-			quiet, _, _ = l.rec.world.quiet(self, heldCalls{handlers: held})
+			quiet, _, _ = l.rec.world.quiet(self, held)
 		}
 		var blocked []string
 		if quiet {

@@ -289,8 +289,12 @@ const bodyWait = "in a tool body"
 // (world.quiet).
 type heldCalls struct {
 	// handlers are the goroutines running the HTTP handlers of this
-	// process with a call parked at a gate (heldHandlers).
+	// process with a call parked at a gate (heldAtGates).
 	handlers []uint64
+	// served are the invocations of the calls parked at gates that a
+	// server in the process serves the agent with (Served, heldAtGates): one
+	// entry per call.
+	served []int
 	// arrivals are the times the calls parked at gates reached them,
 	// earliest first, on real time (scheduler.Wait).
 	arrivals []time.Time
@@ -398,24 +402,29 @@ func (g *gInfo) peerSemaphore() bool {
 	return false
 }
 
-// heldHandlers returns the goroutines running the HTTP handlers of this
-// process whose calls are among calls, parked at gates: each once, however
-// many calls it made (a handler that fans out to two stores owes one
-// answer).
-func heldHandlers(calls iter.Seq[*Call]) []uint64 {
-	var handlers []uint64
+// heldAtGates returns what the calls parked at gates excuse (arrivals aside):
+// the goroutines running the HTTP handlers of this process whose calls are
+// among calls, each once however many calls it made (a handler that fans
+// out to two stores owes one answer), and, for each call a server in the
+// process serves the agent with (Served) that was not made inside another
+// such call, the invocation it serves: its client waits for the answer.
+func heldAtGates(calls iter.Seq[*Call]) heldCalls {
+	var h heldCalls
 	for c := range calls {
-		var h uint64
+		var via uint64
 		c.mu.Lock()
 		if c.rec.rare != nil {
-			h = c.rec.rare.viaHTTP
+			via = c.rec.rare.viaHTTP
 		}
 		c.mu.Unlock()
-		if h != 0 && !slices.Contains(handlers, h) {
-			handlers = append(handlers, h)
+		if via != 0 && !slices.Contains(h.handlers, via) {
+			h.handlers = append(h.handlers, via)
+		}
+		if isServed(c.Context) && (c.parent == nil || !isServed(c.parent.Context)) {
+			h.served = append(h.served, c.inv.n)
 		}
 	}
-	return handlers
+	return h
 }
 
 // handsOff reports whether a goroutine in state (as a stack dump's header
@@ -848,7 +857,7 @@ func (w *world) invocationOf(gid uint64) int {
 //
 // held.handlers are the HTTP handlers of this process with a call parked
 // at a gate (callRare.viaHTTP: a fake of the service the agent calls,
-// whose handler calls a tool; heldHandlers). Their requests' answers wait
+// whose handler calls a tool; heldAtGates). Their requests' answers wait
 // for the gate, and so do those of the handlers blocked on a lock or a
 // channel send (owedAnswers): each such request excuses one client
 // waiting for an HTTP response (sent, not still connecting), which would
@@ -857,7 +866,9 @@ func (w *world) invocationOf(gid uint64) int {
 // blocked, still excuses a client, one it does not owe; so does a handler
 // whose client is not the scenario's. Likewise each call that reached its
 // gate after a tool body began excuses one body blocked within its grace
-// (held.arrivals).
+// (held.arrivals), and each call a server in the process serves the agent
+// with (Served) excuses one client of its invocation waiting for an HTTP
+// response (held.served, servedBy: MCP over streamable HTTP).
 //
 // onIO is set when the scenario is busy only because a goroutine waits
 // for network I/O (an HTTP response, a connection): what ends that wait is
@@ -873,6 +884,7 @@ func (w *world) quiet(self uint64, held heldCalls) (quiet bool, why string, onIO
 	ours := w.ours(all, self)
 	owed := w.owedAnswers(all, held.handlers)
 	excused := 0       // arrivals that excused a tool body
+	var served []bool  // the entries of held.served that excused a client
 	var timed []uint64 // the goroutines in a timed wait now
 	for _, g := range ours {
 		w.noteNetwork(&g)
@@ -896,6 +908,8 @@ func (w *world) quiet(self uint64, held heldCalls) (quiet bool, why string, onIO
 		case busy && why == httpAwaiting && owed > 0:
 			owed--
 			busy = false
+		case busy && why == httpAwaiting && w.servedBy(g.id, held.served, &served):
+			busy = false
 		case busy && why == bodyWait && held.arrivedSince(since, &excused):
 			// A call reached its gate after this body began and waits
 			// there: the tool called another tool through a client
@@ -912,6 +926,36 @@ func (w *world) quiet(self uint64, held heldCalls) (quiet bool, why string, onIO
 	w.keepTimed(timed) // after a whole pass: none was left unseen
 	w.noteQuiet(ours, created, made, known && self == 0)
 	return true, "", false
+}
+
+// servedBy reports whether a call parked at a gate that a server in the
+// process serves the agent with (held.served, an invocation per call) is
+// one goroutine gid, waiting for an HTTP response, may be waiting for: one
+// of its invocation that excused no client yet (marked in *used). An MCP
+// client over streamable HTTP (go-sdk's, mcp-go's) sends the call in a
+// request whose handler hands it to the server, which resolves the
+// agent's context from the call's _meta and runs the tool with it: the
+// call is parked at its start gate, the client waits for the response,
+// which the gate holds, and without the excuse the scenario, never quiet,
+// stalled. Over an in-memory transport the client waits on a channel,
+// quiet already, and the excuse goes unused. Known limit: a client of the
+// same invocation waiting for another server's response (a tool calling
+// an outside HTTP service while an MCP call is parked) may take it.
+func (w *world) servedBy(gid uint64, served []int, used *[]bool) bool {
+	if len(served) == 0 {
+		return false
+	}
+	n := w.invocationOf(gid)
+	if *used == nil {
+		*used = make([]bool, len(served))
+	}
+	for i, m := range served {
+		if m == n && !(*used)[i] {
+			(*used)[i] = true
+			return true
+		}
+	}
+	return false
 }
 
 // The reasons of busy (gInfo.busy) that are waits for network I/O, and

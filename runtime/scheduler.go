@@ -440,13 +440,13 @@ func (s *scheduler) realtimeQuiesce() bool {
 		s.mu.Lock()
 		before, stopped := s.arrivals+s.tick+s.sent, s.bypass
 		transit, lapsed := s.transitHeldLocked()
-		held := heldCalls{handlers: heldHandlers(func(yield func(*Call) bool) {
+		held := heldAtGates(func(yield func(*Call) bool) {
 			for _, w := range s.waiting {
 				if !yield(w.c) {
 					return
 				}
 			}
-		})}
+		})
 		var atGates []uint64
 		for _, w := range s.waiting {
 			held.arrivals = append(held.arrivals, w.at)

@@ -23,6 +23,7 @@ import (
 // connected to it in-process.
 type world struct {
 	bank atomic.Pointer[bank.Bank]
+	srv  *server.MCPServer
 	c    *client.Client
 	// meta also sends the run token in _meta, the way a client over a
 	// transport that drops the context does.
@@ -62,7 +63,7 @@ func newWorld(t *testing.T) *world {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { c.Close() })
-	w.c = c
+	w.srv, w.c = srv, c
 	return w
 }
 

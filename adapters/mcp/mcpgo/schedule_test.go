@@ -48,7 +48,7 @@ func newInvoiceWorld(t *testing.T) *invoiceWorld {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { c.Close() })
-	iw.w = &world{c: c}
+	iw.w = &world{srv: srv, c: c}
 	return iw
 }
 

@@ -1,0 +1,163 @@
+package mcpgo_test
+
+import (
+	"context"
+	"fmt"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/agentidem/agentidem-go/adapters/mcp/internal/bank"
+	"github.com/agentidem/agentidem-go/runtime"
+	"github.com/agentidem/agentidem-go/testkit"
+	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+)
+
+// overHTTP serves srv over streamable HTTP, as a deployed MCP server is,
+// and returns the function that starts a client of it. The client sends
+// the run's token in each call's _meta (world.meta): the server's handler
+// runs the tool on a context of its own. The client waits for the HTTP
+// response while the call is parked at its start gate: before the runtime
+// counted such a call as one that client waits for, every gated scenario
+// stalled with the client "waiting for an HTTP response".
+func overHTTP(t *testing.T, srv *server.MCPServer) func(ctx context.Context) (*client.Client, error) {
+	t.Helper()
+	hs := httptest.NewServer(server.NewStreamableHTTPServer(srv))
+	t.Cleanup(hs.Close)
+	return func(ctx context.Context) (*client.Client, error) {
+		c, err := client.NewStreamableHttpClient(hs.URL)
+		if err != nil {
+			return nil, err
+		}
+		init := mcp.InitializeRequest{}
+		init.Params.ProtocolVersion = mcp.LATEST_PROTOCOL_VERSION
+		if err := c.Start(ctx); err != nil {
+			c.Close()
+			return nil, err
+		}
+		if _, err := c.Initialize(ctx, init); err != nil {
+			c.Close()
+			return nil, err
+		}
+		return c, nil
+	}
+}
+
+// httpAgent runs run over a client that each invocation starts (shared
+// false), or over one client Setup started once for every scenario
+// (shared true).
+func httpAgent(t *testing.T, srv *server.MCPServer, shared bool, reset func(), run func(context.Context, bank.Caller) error) (func(context.Context) error, testkit.Option) {
+	connect := overHTTP(t, srv)
+	var c *client.Client
+	t.Cleanup(func() {
+		if c != nil {
+			c.Close()
+		}
+	})
+	setup := testkit.Setup(func(ctx context.Context) error {
+		reset()
+		if shared && c == nil {
+			var err error
+			c, err = connect(context.Background())
+			return err
+		}
+		return nil
+	})
+	agent := func(ctx context.Context) error {
+		cl := c
+		if !shared {
+			var err error
+			if cl, err = connect(ctx); err != nil {
+				return err
+			}
+			defer cl.Close()
+		}
+		return run(ctx, (&world{c: cl, meta: true}).call)
+	}
+	return agent, setup
+}
+
+func TestOverStreamableHTTP(t *testing.T) {
+	for _, shared := range []bool{false, true} {
+		session := "client per invocation"
+		if shared {
+			session = "shared client"
+		}
+		t.Run(session+"/naive refunds are caught", func(t *testing.T) {
+			w := newWorld(t)
+			agent, setup := httpAgent(t, w.srv, shared, func() { w.bank.Store(bank.New()) },
+				func(ctx context.Context, call bank.Caller) error { return bank.Client{Call: call}.Run(ctx) })
+			rep := checked(t, testkit.Run(t, agent, setup, noDoubleRefund(w), testkit.NoSummary()))
+			if !rep.BaselineSucceeded {
+				t.Fatalf("baseline failed: %s", rep.BaselineFailure)
+			}
+			for k := 1; k <= 3; k++ {
+				sc := fmt.Sprintf("lost_acknowledgement/refund#%d", k)
+				if !bank.Has(rep, sc, runtime.CodeDuplicateWrite) {
+					t.Errorf("no duplicate_write in %s; findings: %v", sc, bank.Codes(rep))
+				}
+			}
+			assertNoStall(t, rep)
+		})
+		t.Run(session+"/keyed refunds pass", func(t *testing.T) {
+			w := newWorld(t)
+			agent, setup := httpAgent(t, w.srv, shared, func() { w.bank.Store(bank.New()) },
+				func(ctx context.Context, call bank.Caller) error {
+					return bank.Client{Keyed: true, Call: call}.Run(ctx)
+				})
+			rep := checked(t, testkit.Run(t, agent, setup, noDoubleRefund(w), testkit.NoSummary()))
+			if !rep.Safe || rep.InconclusiveCount != 0 {
+				t.Errorf("keyed client: safe %v, %d inconclusive; findings: %v", rep.Safe, rep.InconclusiveCount, bank.Codes(rep))
+			}
+			assertNoStall(t, rep)
+		})
+		t.Run(session+"/dependent pair in one turn is caught", func(t *testing.T) {
+			iw := newInvoiceWorld(t)
+			agent, setup := httpAgent(t, iw.w.srv, shared, func() { iw.inv.Store(bank.NewInvoices()) },
+				func(ctx context.Context, call bank.Caller) error {
+					return bank.InvoiceClient{OneTurn: true, Call: call}.Run(ctx)
+				})
+			rep := checked(t, testkit.Run(t, agent, setup, noEarlyAttach(iw), testkit.NoSummary()))
+			found := false
+			for _, f := range rep.Findings {
+				if f.Code == runtime.CodeDependentCallsConcurrent && strings.HasPrefix(f.Scenario, runtime.ScenarioInterleaving+"/") {
+					found = true
+				}
+			}
+			if !found {
+				t.Errorf("no dependent_calls_concurrent in an interleaving; findings: %v", bank.Codes(rep))
+			}
+			assertNoStall(t, rep)
+		})
+		t.Run(session+"/dependent pair in order passes", func(t *testing.T) {
+			iw := newInvoiceWorld(t)
+			agent, setup := httpAgent(t, iw.w.srv, shared, func() { iw.inv.Store(bank.NewInvoices()) },
+				func(ctx context.Context, call bank.Caller) error { return bank.InvoiceClient{Call: call}.Run(ctx) })
+			rep := checked(t, testkit.Run(t, agent, setup, noEarlyAttach(iw), testkit.NoSummary()))
+			if !rep.Safe || rep.InconclusiveCount != 0 {
+				t.Errorf("in-order client: safe %v, %d inconclusive; findings: %v", rep.Safe, rep.InconclusiveCount, bank.Codes(rep))
+			}
+			assertNoStall(t, rep)
+		})
+	}
+}
+
+func noDoubleRefund(w *world) testkit.Option {
+	return testkit.Invariant("no payment refunded twice", func(*runtime.Trace) error { return w.bank.Load().Check() })
+}
+
+func noEarlyAttach(iw *invoiceWorld) testkit.Option {
+	return testkit.Invariant("no attachment before its invoice", func(*runtime.Trace) error { return iw.inv.Load().Check() })
+}
+
+// assertNoStall fails t when a scenario of rep stalled.
+func assertNoStall(t *testing.T, rep *runtime.Report) {
+	t.Helper()
+	for _, p := range rep.Problems {
+		if p.Code == runtime.CodeStalled {
+			t.Errorf("%s stalled: %s", p.Scenario, p.Message)
+		}
+	}
+}
