@@ -43,6 +43,9 @@ type reportWriter struct {
 	scratch []byte
 	keys    []string
 	clock   clock
+	// names and sites escape an operation's name and site once for the
+	// operations that repeat them.
+	names, sites escaped
 }
 
 // newlineSpaces starts a line at depth d up to 64: newlineSpaces[:1+2*d].
@@ -426,68 +429,150 @@ func (w *reportWriter) namedArgs(a Args) {
 }
 
 // operation writes operationJSON: the plain operation's fields that the
-// AgentIdem ones do not shadow, in order, then those.
+// AgentIdem ones do not shadow, in order, then those. Operations are
+// written compact, one per line (trace), nine tenths of a report's bytes:
+// the keys and separators are appended as literals, and the name and site,
+// which repeat from one operation to the next, are escaped once each.
 func (w *reportWriter) operation(o *Operation) {
-	w.open('{')
-	w.str("id", o.ID)
-	w.str("name", o.Name)
-	w.key("kind")
+	b := append(w.b, `{"id":`...)
+	b = appendJSONString(b, o.ID)
+	b = append(b, `,"name":`...)
+	b = w.names.append(b, o.Name)
 	switch o.Kind {
 	case KindRead:
-		w.b = append(w.b, `"read"`...)
+		b = append(b, `,"kind":"read"`...)
 	case KindWrite:
-		w.b = append(w.b, `"write"`...)
+		b = append(b, `,"kind":"write"`...)
 	default:
-		w.b = appendJSONString(w.b, o.Kind.String())
+		b = append(b, `,"kind":`...)
+		b = appendJSONString(b, o.Kind.String())
 	}
-	w.strOmit("identity_error", o.IdentityError)
-	w.stringsOmit("identity_panic", o.IdentityPanic)
-	w.stringsOmit("after", o.After)
-	w.strOmit("entity", o.Entity)
-	w.str("status", string(o.Status))
-	w.str("observation", string(o.Observation))
-	w.boolOmit("replayed", o.Replayed)
-	w.boolOmit("idempotent", o.Idempotent)
-	w.strOmit("repeat", o.Repeat)
-	w.strOmit("judged_by", o.JudgedBy)
-	w.strOmit("state_change", o.StateChange)
-	w.strOmit("state_error", o.StateError)
-	w.boolOmit("overlapped", o.Overlapped)
-	w.strOmit("fault", string(o.Fault))
+	b = appendStrOmit(b, `,"identity_error":`, o.IdentityError)
+	if len(o.IdentityPanic) > 0 {
+		w.b = append(b, `,"identity_panic":`...)
+		w.stringList(o.IdentityPanic)
+		b = w.b
+	}
+	if len(o.After) > 0 {
+		w.b = append(b, `,"after":`...)
+		w.stringList(o.After)
+		b = w.b
+	}
+	b = appendStrOmit(b, `,"entity":`, o.Entity)
+	b = append(b, `,"status":`...)
+	b = appendJSONString(b, string(o.Status))
+	b = append(b, `,"observation":`...)
+	b = appendJSONString(b, string(o.Observation))
+	if o.Replayed {
+		b = append(b, `,"replayed":true`...)
+	}
+	if o.Idempotent {
+		b = append(b, `,"idempotent":true`...)
+	}
+	b = appendStrOmit(b, `,"repeat":`, o.Repeat)
+	b = appendStrOmit(b, `,"judged_by":`, o.JudgedBy)
+	b = appendStrOmit(b, `,"state_change":`, o.StateChange)
+	b = appendStrOmit(b, `,"state_error":`, o.StateError)
+	if o.Overlapped {
+		b = append(b, `,"overlapped":true`...)
+	}
+	b = appendStrOmit(b, `,"fault":`, string(o.Fault))
 	if o.Panic != nil {
-		w.key("panic")
+		w.b = append(b, `,"panic":`...)
 		w.panicValue(o.Panic)
+		b = w.b
 	}
-	w.integer("invocation", int64(o.Invocation))
-	w.integer("occurrence", int64(o.Occurrence))
-	w.integer("seq", int64(o.Seq))
-	w.strOmit("parent", o.Parent)
-	w.intOmit("start_tick", o.StartTick)
-	w.intOmit("end_tick", o.EndTick)
-	w.intOmit("batch", o.Batch)
-	w.boolOmit("detached", o.Detached)
-	w.strOmit("site", o.Site)
+	b = append(b, `,"invocation":`...)
+	b = strconv.AppendInt(b, int64(o.Invocation), 10)
+	b = append(b, `,"occurrence":`...)
+	b = strconv.AppendInt(b, int64(o.Occurrence), 10)
+	b = append(b, `,"seq":`...)
+	b = strconv.AppendInt(b, int64(o.Seq), 10)
+	b = appendStrOmit(b, `,"parent":`, o.Parent)
+	b = appendIntOmit(b, `,"start_tick":`, o.StartTick)
+	b = appendIntOmit(b, `,"end_tick":`, o.EndTick)
+	b = appendIntOmit(b, `,"batch":`, o.Batch)
+	if o.Detached {
+		b = append(b, `,"detached":true`...)
+	}
+	if o.Site != "" {
+		b = append(b, `,"site":`...)
+		b = w.sites.append(b, o.Site)
+	}
+	w.b, w.first = b, false // the keys below follow one
 	w.time("started_at", o.StartedAt, timeType)
-	w.key("args")
-	w.positional(o.Args)
-	w.key("named_args")
-	w.namedArgs(o.Args)
-	w.key("identity")
+	w.b = append(w.b, `,"args":{"args":[`...)
+	for i, v := range o.Args.Values {
+		if i > 0 {
+			w.b = append(w.b, ',')
+		}
+		w.b = appendValue(w.b, v)
+	}
+	w.b = append(w.b, `],"kwargs":{}},"named_args":{`...)
+	for i, v := range o.Args.Values {
+		if i > 0 {
+			w.b = append(w.b, ',')
+		}
+		if i < len(o.Args.Names) {
+			w.b = appendJSONString(w.b, o.Args.Names[i])
+		} else {
+			w.b = append(w.b, `"arg`...)
+			w.b = strconv.AppendInt(w.b, int64(i), 10)
+			w.b = append(w.b, '"')
+		}
+		w.b = append(w.b, ':')
+		w.b = appendValue(w.b, v)
+	}
+	w.b = append(w.b, `},"identity":`...)
 	if o.Kind == KindWrite {
 		w.b = appendJSONString(w.b, o.Identity)
 	} else {
 		w.null()
 	}
-	w.key("result")
+	w.b = append(w.b, `,"result":`...)
 	w.value(o.Result)
 	w.strNull("error", o.Error)
 	if o.CompletedAt.IsZero() {
-		w.key("completed_at")
-		w.null()
+		w.b = append(w.b, `,"completed_at":null`...)
 	} else {
 		w.time("completed_at", o.CompletedAt, timePtrType)
 	}
-	w.close('}')
+	w.b = append(w.b, '}')
+	w.first = false
+}
+
+// appendStrOmit appends key and v, a JSON string, unless v is empty.
+func appendStrOmit(b []byte, key, v string) []byte {
+	if v == "" {
+		return b
+	}
+	return appendJSONString(append(b, key...), v)
+}
+
+// appendIntOmit appends key and v unless v is 0.
+func appendIntOmit(b []byte, key string, v int) []byte {
+	if v == 0 {
+		return b
+	}
+	return strconv.AppendInt(append(b, key...), int64(v), 10)
+}
+
+// escaped remembers the JSON text of the last string written through it.
+type escaped struct {
+	s    string
+	text []byte
+}
+
+// append appends s as a JSON string, escaping it only when it differs from
+// the last one.
+func (e *escaped) append(b []byte, s string) []byte {
+	if s == e.s && e.text != nil {
+		return append(b, e.text...)
+	}
+	n := len(b)
+	b = appendJSONString(b, s)
+	e.s, e.text = s, append(e.text[:0], b[n:]...)
+	return b
 }
 
 func (w *reportWriter) panicValue(p *Panic) {

@@ -2,6 +2,7 @@ package testkit
 
 import (
 	"fmt"
+	"io"
 	"strings"
 
 	"github.com/agentidem/agentidem-go/internal/render"
@@ -14,6 +15,19 @@ import (
 // (printed maps a problem's GroupKey to the scenario that printed it).
 func reportResult(t TB, res *runtime.Result, fail bool, printed map[string]string) {
 	t.Helper()
+	if r, ok := t.(*recorder); ok {
+		// Only whether the report fails is kept (subtests.go): the
+		// lines are written when its subtest is made, not now.
+		for _, f := range res.Findings {
+			if key := f.GroupKey(); printed[key] == "" {
+				printed[key] = f.Scenario
+			}
+			if fail && f.Severity == runtime.SeverityError {
+				r.failed = true
+			}
+		}
+		return
+	}
 	for _, f := range res.Findings {
 		key := f.GroupKey()
 		var line string
@@ -30,11 +44,49 @@ func reportResult(t TB, res *runtime.Result, fail bool, printed map[string]strin
 			line += fmt.Sprintf("\n    schedule %s: %s (s = start, f = finish)", res.Schedule, res.Legend)
 		}
 		if fail && f.Severity == runtime.SeverityError {
-			t.Errorf("%s", line)
+			errorLine(t, line)
 		} else {
-			t.Logf("%s: %s", f.Severity, line)
+			logLine(t, string(f.Severity)+": "+line)
 		}
 	}
+}
+
+// testOutput is what a *testing.T has to print a line as Log does, without
+// the file and line of the call, which for a finding would be testkit's
+// own (testing.T.Output), and to fail.
+type testOutput interface {
+	Output() io.Writer
+	Fail()
+}
+
+// errorLine fails t with line, as t.Errorf("%s", line) does, but, on a
+// *testing.T, without the source location Errorf adds: finding what that
+// is costs a walk of the stack per line, and it names this file.
+func errorLine(t TB, line string) {
+	t.Helper()
+	if o, ok := t.(testOutput); ok {
+		o.Fail()
+		writeLine(o.Output(), line)
+		return
+	}
+	t.Errorf("%s", line)
+}
+
+// logLine logs line, as t.Logf("%s", line) does; see errorLine.
+func logLine(t TB, line string) {
+	t.Helper()
+	if o, ok := t.(testOutput); ok {
+		writeLine(o.Output(), line)
+		return
+	}
+	t.Logf("%s", line)
+}
+
+func writeLine(w io.Writer, line string) {
+	if !strings.HasSuffix(line, "\n") {
+		line += "\n"
+	}
+	io.WriteString(w, line)
 }
 
 // about names what a finding is about: its ops and identities.
