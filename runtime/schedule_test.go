@@ -242,3 +242,40 @@ func TestSpaceIsCappedNotWrapped(t *testing.T) {
 	assert.Equal(t, countCap, sh.space())
 	assert.Equal(t, countCap, capMul(countCap, countCap))
 }
+
+// A class of calls too large to enumerate has one order, its listed one:
+// order builds it without listing the others. It used to list them all,
+// and two deliveries of an agent with five parallel writes (a round of ten
+// calls) took every byte of memory.
+func TestListedOrderOfALargeClassIsNotEnumerated(t *testing.T) {
+	for m := 1; m <= maxExhaustive; m++ {
+		calls := make([]int, m)
+		for i := range calls {
+			calls[i] = i
+		}
+		assert.Equal(t, interleavings(m)[0], listedSteps(calls), "m=%d", m)
+	}
+	interleavingCache.Lock()
+	delete(interleavingCache.m, maxExhaustive+1)
+	interleavingCache.Unlock()
+	calls := []int{0, 1, 2, 3, 4}
+	shape := roundShape{labels: []string{"a", "b", "c", "d", "e"}, classes: [][]int{calls}}
+	var steps []Step
+	allocs := testing.AllocsPerRun(1, func() { steps = shape.order(0) })
+	assert.Equal(t, listedSteps(calls), steps)
+	assert.Less(t, allocs, 10.0, "order(0) of a class of 5 enumerated its 113400 orders")
+	interleavingCache.Lock()
+	_, listed := interleavingCache.m[maxExhaustive+1]
+	interleavingCache.Unlock()
+	assert.False(t, listed, "the orders of a class of %d were listed", maxExhaustive+1)
+
+	big := make([]int, 10)
+	for i := range big {
+		big[i] = i
+	}
+	steps = roundShape{labels: make([]string, 10), classes: [][]int{big}}.order(0)
+	require.Len(t, steps, 20)
+	for i, st := range steps {
+		assert.Equal(t, Step{Call: i % 10, Finish: i >= 10}, st)
+	}
+}

@@ -283,3 +283,48 @@ func TestPrintedScheduleReplaysTheBug(t *testing.T) {
 	assert.Equal(t, []string{schedule}, runs)
 	assert.Equal(t, f.Message, first(t, rep, runtime.CodeConcurrentWritesEntity).Message)
 }
+
+// Two deliveries of an agent that sends createInvoice and attachInvoice in
+// one turn race the same way on every run: duplicate_delivery/concurrent
+// runs under the listed schedule. Under the lockstep, which let each
+// delivery's ready calls go at once, the four calls ran in the order the Go
+// scheduler chose: the double dangling attachment and the duplicate
+// createInvoice were reported in 25 of 30 runs, and nothing in the others.
+func TestConcurrentDeliveryOfParallelCallsIsTheSameEveryRun(t *testing.T) {
+	runs := 20
+	if v := os.Getenv("AGENTIDEM_RUNS"); v != "" {
+		_, _ = fmt.Sscan(v, &runs)
+	}
+	seen := map[string]int{}
+	for range runs {
+		var b *Billing
+		rep := testkit.Run(silent{t}, func(ctx context.Context) error {
+			return (&DependencyAgent{Billing: b}).Run(ctx)
+		}, setup(&b), testkit.NoSummary(), testkit.Invariant("no attachment before its invoice", func(*runtime.Trace) error {
+			if d := b.Dangling(); len(d) > 0 {
+				return fmt.Errorf("dangling attachments: %v", d)
+			}
+			return nil
+		}))
+		var res *runtime.Result
+		for _, r := range rep.Results {
+			if r.Scenario == runtime.ScenarioDuplicateConcurrent {
+				res = r
+			}
+		}
+		require.NotNil(t, res)
+		var line []string
+		for _, f := range res.Findings {
+			line = append(line, f.Code)
+		}
+		sort.Strings(line)
+		for _, o := range res.Trace.Ops {
+			line = append(line, o.ID)
+		}
+		seen[strings.Join(line, " ")]++
+	}
+	assert.Len(t, seen, 1, "duplicate_delivery/concurrent over %d runs: %v", runs, seen)
+	for k := range seen {
+		assert.True(t, strings.HasPrefix(k, runtime.CodeDuplicateWrite+" "+runtime.CodeInvariantFailed+" "), "want the duplicate and the dangling attachment: %s", k)
+	}
+}
