@@ -88,12 +88,37 @@ func Send(ctx context.Context) (tok string, done func()) {
 	}
 }
 
+// Sent is Send for a caller that cannot say when its wait for the answer
+// ends (one that puts mcpgo.Meta in its request by hand): the call counts
+// as in transit until the server side calls Arrived with tok, and its
+// answer does not (Answering ignores it). A call that never arrives, or
+// whose ctx is done first, stops counting then; one still on its way
+// transitGrace after the last hand-off, with the agent otherwise quiet, is
+// let go by the scheduler, and the trace's notes say so
+// (runtime.Sending). tok is "" when Token's is.
+func Sent(ctx context.Context) (tok string) {
+	tok = Token(ctx)
+	if tok == "" {
+		return ""
+	}
+	t := &transit{ctx: ctx, leg: runtime.Sending(ctx), oneWay: true}
+	links.mu.Lock()
+	if links.transit == nil {
+		links.transit = map[string]*transit{}
+	}
+	links.transit[tok] = t
+	links.mu.Unlock()
+	context.AfterFunc(ctx, func() { Arrived(tok) })
+	return tok
+}
+
 // transit is a call that Send gave a token, between the caller's send and
 // the end of its wait for the answer.
 type transit struct {
 	ctx    context.Context
 	leg    func() // ends the leg on its way (runtime.Sending), nil at the server
 	closed bool   // the caller's wait ended
+	oneWay bool   // Sent's: done once it arrived
 }
 
 // Arrived says that the call carrying token tok (a call's _meta value
@@ -108,6 +133,9 @@ func Arrived(tok any) {
 	var leg func()
 	if t := links.transit[s]; t != nil {
 		leg, t.leg = t.leg, nil
+		if t.oneWay {
+			delete(links.transit, s)
+		}
 	}
 	links.mu.Unlock()
 	if leg != nil {

@@ -58,12 +58,15 @@ func Middleware(tools agentidemmcp.Tools) server.ToolHandlerMiddleware {
 					reg.SetHints(req.Params.Name, hints(st.Tool.Annotations))
 				}
 			}
-			if reg.Op(req.Params.Name) == nil {
-				return next(ctx, req)
-			}
 			var tok any
 			if req.Params.Meta != nil {
 				tok = req.Params.Meta.AdditionalFields[agentidemmcp.MetaKey]
+			}
+			// The call is here, whether or not its tool is traced: the
+			// scheduler no longer waits for it (Meta's transit).
+			agentidemmcp.Arrived(tok)
+			if reg.Op(req.Params.Name) == nil {
+				return next(ctx, req)
 			}
 			ctx, stop := agentidemmcp.Resolve(ctx, tok)
 			defer stop()
@@ -113,9 +116,14 @@ func outcome(r *mcp.CallToolResult) (any, error) {
 // Meta returns the _meta of a tool call made on ctx: the token that ties
 // it to the caller's agentidem invocation, or nil when no run is active.
 // Set it as req.Params.Meta when the transport does not carry the context
-// to the server.
+// to the server. Build it for a request that is sent at once: until the
+// server's Middleware receives the call, it counts as in transit
+// (agentidemmcp.Sent), and the schedule explorer does not take the agent
+// for quiet while the call is on its way through the transport's
+// goroutines (an SSE or HTTP client connected once, in Setup), so the
+// calls of one model turn reach their gates before their round is played.
 func Meta(ctx context.Context) *mcp.Meta {
-	tok := agentidemmcp.Token(ctx)
+	tok := agentidemmcp.Sent(ctx)
 	if tok == "" {
 		return nil
 	}
