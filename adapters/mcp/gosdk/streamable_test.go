@@ -2,10 +2,8 @@ package gosdk_test
 
 import (
 	"context"
-	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"strings"
 	"testing"
 
 	"github.com/agentidem/agentidem-go/adapters/mcp/gosdk"
@@ -68,68 +66,16 @@ func httpAgent(t *testing.T, srv *mcp.Server, shared bool, reset func(), run fun
 }
 
 func TestOverStreamableHTTP(t *testing.T) {
-	for _, shared := range []bool{false, true} {
-		session := "session per invocation"
-		if shared {
-			session = "shared session"
+	bank.TransportCases(t, func(t *testing.T, invoices, shared bool, run func(context.Context, bank.Caller) error) (func(context.Context) error, []testkit.Option) {
+		if invoices {
+			iw := newInvoiceWorld()
+			agent, setup := httpAgent(t, iw.w.srv, shared, func() { iw.inv.Store(bank.NewInvoices()) }, run)
+			return agent, []testkit.Option{setup, noEarlyAttach(iw)}
 		}
-		t.Run(session+"/naive refunds are caught", func(t *testing.T) {
-			w := newWorld(t)
-			agent, setup := httpAgent(t, w.srv, shared, func() { w.bank.Store(bank.New()) },
-				func(ctx context.Context, call bank.Caller) error { return bank.Client{Call: call}.Run(ctx) })
-			rep := checked(t, testkit.Run(t, agent, setup, noDoubleRefund(w), testkit.NoSummary()))
-			if !rep.BaselineSucceeded {
-				t.Fatalf("baseline failed: %s", rep.BaselineFailure)
-			}
-			for k := 1; k <= 3; k++ {
-				sc := fmt.Sprintf("lost_acknowledgement/refund#%d", k)
-				if !bank.Has(rep, sc, runtime.CodeDuplicateWrite) {
-					t.Errorf("no duplicate_write in %s; findings: %v", sc, bank.Codes(rep))
-				}
-			}
-			assertNoStall(t, rep)
-		})
-		t.Run(session+"/keyed refunds pass", func(t *testing.T) {
-			w := newWorld(t)
-			agent, setup := httpAgent(t, w.srv, shared, func() { w.bank.Store(bank.New()) },
-				func(ctx context.Context, call bank.Caller) error {
-					return bank.Client{Keyed: true, Call: call}.Run(ctx)
-				})
-			rep := checked(t, testkit.Run(t, agent, setup, noDoubleRefund(w), testkit.NoSummary()))
-			if !rep.Safe || rep.InconclusiveCount != 0 {
-				t.Errorf("keyed client: safe %v, %d inconclusive; findings: %v", rep.Safe, rep.InconclusiveCount, bank.Codes(rep))
-			}
-			assertNoStall(t, rep)
-		})
-		t.Run(session+"/dependent pair in one turn is caught", func(t *testing.T) {
-			iw := newInvoiceWorld()
-			agent, setup := httpAgent(t, iw.w.srv, shared, func() { iw.inv.Store(bank.NewInvoices()) },
-				func(ctx context.Context, call bank.Caller) error {
-					return bank.InvoiceClient{OneTurn: true, Call: call}.Run(ctx)
-				})
-			rep := checked(t, testkit.Run(t, agent, setup, noEarlyAttach(iw), testkit.NoSummary()))
-			found := false
-			for _, f := range rep.Findings {
-				if f.Code == runtime.CodeDependentCallsConcurrent && strings.HasPrefix(f.Scenario, runtime.ScenarioInterleaving+"/") {
-					found = true
-				}
-			}
-			if !found {
-				t.Errorf("no dependent_calls_concurrent in an interleaving; findings: %v", bank.Codes(rep))
-			}
-			assertNoStall(t, rep)
-		})
-		t.Run(session+"/dependent pair in order passes", func(t *testing.T) {
-			iw := newInvoiceWorld()
-			agent, setup := httpAgent(t, iw.w.srv, shared, func() { iw.inv.Store(bank.NewInvoices()) },
-				func(ctx context.Context, call bank.Caller) error { return bank.InvoiceClient{Call: call}.Run(ctx) })
-			rep := checked(t, testkit.Run(t, agent, setup, noEarlyAttach(iw), testkit.NoSummary()))
-			if !rep.Safe || rep.InconclusiveCount != 0 {
-				t.Errorf("in-order client: safe %v, %d inconclusive; findings: %v", rep.Safe, rep.InconclusiveCount, bank.Codes(rep))
-			}
-			assertNoStall(t, rep)
-		})
-	}
+		w := newWorld(t)
+		agent, setup := httpAgent(t, w.srv, shared, func() { w.bank.Store(bank.New()) }, run)
+		return agent, []testkit.Option{setup, noDoubleRefund(w)}
+	}, checked)
 }
 
 func noDoubleRefund(w *world) testkit.Option {
@@ -138,14 +84,4 @@ func noDoubleRefund(w *world) testkit.Option {
 
 func noEarlyAttach(iw *invoiceWorld) testkit.Option {
 	return testkit.Invariant("no attachment before its invoice", func(*runtime.Trace) error { return iw.inv.Load().Check() })
-}
-
-// assertNoStall fails t when a scenario of rep stalled.
-func assertNoStall(t *testing.T, rep *runtime.Report) {
-	t.Helper()
-	for _, p := range rep.Problems {
-		if p.Code == runtime.CodeStalled {
-			t.Errorf("%s stalled: %s", p.Scenario, p.Message)
-		}
-	}
 }

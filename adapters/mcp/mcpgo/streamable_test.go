@@ -2,9 +2,7 @@ package mcpgo_test
 
 import (
 	"context"
-	"fmt"
 	"net/http/httptest"
-	"strings"
 	"testing"
 
 	"github.com/agentidem/agentidem-go/adapters/mcp/internal/bank"
@@ -96,72 +94,22 @@ func httpAgent(t *testing.T, srv *server.MCPServer, sse, shared bool, reset func
 	return agent, setup
 }
 
-func TestOverStreamableHTTP(t *testing.T) { overHTTPTransport(t, false) }
+func TestOverStreamableHTTP(t *testing.T) { bank.TransportCases(t, agentsOver(false), checked) }
 
-func TestOverSSE(t *testing.T) { overHTTPTransport(t, true) }
+func TestOverSSE(t *testing.T) { bank.TransportCases(t, agentsOver(true), checked) }
 
-func overHTTPTransport(t *testing.T, sse bool) {
-	for _, shared := range []bool{false, true} {
-		session := "client per invocation"
-		if shared {
-			session = "shared client"
+// agentsOver builds the bank and invoice agents over streamable HTTP, or
+// over SSE.
+func agentsOver(sse bool) bank.Agents {
+	return func(t *testing.T, invoices, shared bool, run func(context.Context, bank.Caller) error) (func(context.Context) error, []testkit.Option) {
+		if invoices {
+			iw := newInvoiceWorld(t)
+			agent, setup := httpAgent(t, iw.w.srv, sse, shared, func() { iw.inv.Store(bank.NewInvoices()) }, run)
+			return agent, []testkit.Option{setup, noEarlyAttach(iw)}
 		}
-		t.Run(session+"/naive refunds are caught", func(t *testing.T) {
-			w := newWorld(t)
-			agent, setup := httpAgent(t, w.srv, sse, shared, func() { w.bank.Store(bank.New()) },
-				func(ctx context.Context, call bank.Caller) error { return bank.Client{Call: call}.Run(ctx) })
-			rep := checked(t, testkit.Run(t, agent, setup, noDoubleRefund(w), testkit.NoSummary()))
-			if !rep.BaselineSucceeded {
-				t.Fatalf("baseline failed: %s", rep.BaselineFailure)
-			}
-			for k := 1; k <= 3; k++ {
-				sc := fmt.Sprintf("lost_acknowledgement/refund#%d", k)
-				if !bank.Has(rep, sc, runtime.CodeDuplicateWrite) {
-					t.Errorf("no duplicate_write in %s; findings: %v", sc, bank.Codes(rep))
-				}
-			}
-			assertNoStall(t, rep)
-		})
-		t.Run(session+"/keyed refunds pass", func(t *testing.T) {
-			w := newWorld(t)
-			agent, setup := httpAgent(t, w.srv, sse, shared, func() { w.bank.Store(bank.New()) },
-				func(ctx context.Context, call bank.Caller) error {
-					return bank.Client{Keyed: true, Call: call}.Run(ctx)
-				})
-			rep := checked(t, testkit.Run(t, agent, setup, noDoubleRefund(w), testkit.NoSummary()))
-			if !rep.Safe || rep.InconclusiveCount != 0 {
-				t.Errorf("keyed client: safe %v, %d inconclusive; findings: %v", rep.Safe, rep.InconclusiveCount, bank.Codes(rep))
-			}
-			assertNoStall(t, rep)
-		})
-		t.Run(session+"/dependent pair in one turn is caught", func(t *testing.T) {
-			iw := newInvoiceWorld(t)
-			agent, setup := httpAgent(t, iw.w.srv, sse, shared, func() { iw.inv.Store(bank.NewInvoices()) },
-				func(ctx context.Context, call bank.Caller) error {
-					return bank.InvoiceClient{OneTurn: true, Call: call}.Run(ctx)
-				})
-			rep := checked(t, testkit.Run(t, agent, setup, noEarlyAttach(iw), testkit.NoSummary()))
-			found := false
-			for _, f := range rep.Findings {
-				if f.Code == runtime.CodeDependentCallsConcurrent && strings.HasPrefix(f.Scenario, runtime.ScenarioInterleaving+"/") {
-					found = true
-				}
-			}
-			if !found {
-				t.Errorf("no dependent_calls_concurrent in an interleaving; findings: %v", bank.Codes(rep))
-			}
-			assertNoStall(t, rep)
-		})
-		t.Run(session+"/dependent pair in order passes", func(t *testing.T) {
-			iw := newInvoiceWorld(t)
-			agent, setup := httpAgent(t, iw.w.srv, sse, shared, func() { iw.inv.Store(bank.NewInvoices()) },
-				func(ctx context.Context, call bank.Caller) error { return bank.InvoiceClient{Call: call}.Run(ctx) })
-			rep := checked(t, testkit.Run(t, agent, setup, noEarlyAttach(iw), testkit.NoSummary()))
-			if !rep.Safe || rep.InconclusiveCount != 0 {
-				t.Errorf("in-order client: safe %v, %d inconclusive; findings: %v", rep.Safe, rep.InconclusiveCount, bank.Codes(rep))
-			}
-			assertNoStall(t, rep)
-		})
+		w := newWorld(t)
+		agent, setup := httpAgent(t, w.srv, sse, shared, func() { w.bank.Store(bank.New()) }, run)
+		return agent, []testkit.Option{setup, noDoubleRefund(w)}
 	}
 }
 
@@ -205,14 +153,4 @@ func noDoubleRefund(w *world) testkit.Option {
 
 func noEarlyAttach(iw *invoiceWorld) testkit.Option {
 	return testkit.Invariant("no attachment before its invoice", func(*runtime.Trace) error { return iw.inv.Load().Check() })
-}
-
-// assertNoStall fails t when a scenario of rep stalled.
-func assertNoStall(t *testing.T, rep *runtime.Report) {
-	t.Helper()
-	for _, p := range rep.Problems {
-		if p.Code == runtime.CodeStalled {
-			t.Errorf("%s stalled: %s", p.Scenario, p.Message)
-		}
-	}
 }
