@@ -186,10 +186,11 @@ func Begin(ctx context.Context, op *Op, args, identity, entity []any) (*Call, co
 		r.afterReturnOps = append(r.afterReturnOps, op.Name)
 	}
 	r.addCall(c)
-	if r.sched == nil {
-		// Under a scheduler, calls are numbered when their start gate
-		// opens, so numbers follow the schedule, not goroutine luck.
-		// Here no one else has c yet: c.mu is not needed.
+	if r.gate == nil {
+		// Under a gate (a scheduler, the lockstep), calls are numbered
+		// when their start gate opens, so numbers follow the schedule,
+		// not goroutine luck. Here no one else has c yet: c.mu is not
+		// needed.
 		r.numberNew(c)
 	}
 	r.mu.Unlock()

@@ -376,6 +376,7 @@ func (s *Suite) runGated(ctx context.Context, sc Scenario, choose chooser, bubbl
 	body := func(quiesce func()) {
 		sch = newScheduler(nil, quiesce == nil, choose)
 		sch.outer = s.outerOps()
+		sch.twins = sc.Concurrent
 		if quiesce == nil {
 			sch.quiesce = sch.realtimeQuiesce
 		} else {

@@ -46,11 +46,12 @@ type lockstep struct {
 	passed  map[int]int // delivery -> the call number it was let through alone
 	done    map[int]bool
 	waiting map[*Call]int // the calls at the gate, with their delivery
+	nth     map[*Call]int // the calls at the gate, with their k
 	bypass  bool
 }
 
 func newLockstep(n int) *lockstep {
-	return &lockstep{n: n, arrived: map[int]int{}, passed: map[int]int{}, done: map[int]bool{}, waiting: map[*Call]int{}, changed: make(chan struct{})}
+	return &lockstep{n: n, arrived: map[int]int{}, passed: map[int]int{}, done: map[int]bool{}, waiting: map[*Call]int{}, nth: map[*Call]int{}, changed: make(chan struct{})}
 }
 
 // changedLocked wakes every waiter.
@@ -69,8 +70,14 @@ func (l *lockstep) Wait(c *Call, p Point) {
 	l.arrived[inv]++
 	k := l.arrived[inv]
 	l.waiting[c] = inv // a delivery may have several calls waiting (parallel calls)
-	defer delete(l.waiting, c)
+	l.nth[c] = k
+	defer func() {
+		delete(l.waiting, c)
+		delete(l.nth, c)
+		l.rec.number(c) // let through by bypass: numbered now
+	}()
 	l.changedLocked()
+	l.numberReadyLocked()
 	poll := 100 * time.Microsecond
 	for !l.bypass && !l.ready(inv, k) {
 		ch := l.changed
@@ -108,7 +115,33 @@ func (l *lockstep) Wait(c *Call, p Point) {
 			}
 			l.rec.addNote(fmt.Sprintf("concurrent delivery: delivery %d went on alone at its call %d (%s): %s, so the deliveries ran one after the other there", inv, k, c.op.Name, others))
 			l.changedLocked()
+			l.numberReadyLocked()
 		}
+	}
+}
+
+// numberReadyLocked numbers the waiting calls that may go, by their k,
+// then their delivery: the calls the deliveries make in step get the same
+// ids and sequence numbers on every run, whichever goroutine reached the
+// gate first (numbered as they arrived, the two deliveries' first calls
+// were 1:op#1 and 2:op#2 on one run, 2:op#1 and 1:op#2 on the next).
+// Numbering is the recorder's and happens once per call.
+func (l *lockstep) numberReadyLocked() {
+	var ready []*Call
+	for c, inv := range l.waiting {
+		if l.ready(inv, l.nth[c]) {
+			ready = append(ready, c)
+		}
+	}
+	sort.Slice(ready, func(i, j int) bool {
+		a, b := ready[i], ready[j]
+		if l.nth[a] != l.nth[b] {
+			return l.nth[a] < l.nth[b]
+		}
+		return l.waiting[a] < l.waiting[b]
+	})
+	for _, c := range ready {
+		l.rec.number(c)
 	}
 }
 
@@ -140,6 +173,7 @@ func (l *lockstep) finish(inv int) {
 	l.mu.Lock()
 	l.done[inv] = true
 	l.changedLocked()
+	l.numberReadyLocked()
 	l.mu.Unlock()
 }
 

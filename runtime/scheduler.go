@@ -29,6 +29,11 @@ type scheduler struct {
 	// realtime says quiesce reads the goroutines of the process (no
 	// bubble): see goroutines.go.
 	realtime bool
+	// twins is set for concurrent duplicate delivery: a call's start
+	// and the starts of the same call (op and arguments) of the other
+	// deliveries that follow it in the round's order are released
+	// together (play).
+	twins bool
 
 	mu       sync.Mutex
 	waiting  []*gateWait
@@ -267,8 +272,13 @@ func (s *scheduler) play(calls []*Call, round *int) (stalled, stop bool) {
 		s.rounds = append(s.rounds, calls)
 		*round++
 	}
-	var missed []string // steps whose call had not reached its gate
-	for _, st := range order {
+	var missed []string    // steps whose call had not reached its gate
+	var early map[int]bool // steps played with an earlier one (twins)
+	for i := 0; i < len(order); i++ {
+		if early[i] {
+			continue
+		}
+		st := order[i]
 		c := calls[st.Call]
 		p := PointStart
 		if st.Finish {
@@ -301,6 +311,32 @@ func (s *scheduler) play(calls []*Call, round *int) (stalled, stop bool) {
 			continue
 		}
 		s.release(w)
+		// Concurrent duplicate delivery: the same call of each delivery
+		// starts at once, as the lockstep starts them, so that their
+		// tools' bodies overlap and a race inside one tool (a check,
+		// then an insert, with no unique constraint) can show. Released
+		// one by one, each body ran to its finish gate before the next
+		// began, and such a race was never found.
+		for j := i + 1; s.twins && !st.Finish && j < len(order); j++ {
+			t := calls[order[j].Call]
+			if order[j].Finish || early[j] || !twin(c, t) {
+				continue
+			}
+			if early == nil {
+				early = map[int]bool{}
+			}
+			early[j] = true
+			if tw := s.find(t, PointStart); tw != nil {
+				s.release(tw)
+				continue
+			}
+			t.mu.Lock()
+			ended := t.rec.ended
+			t.mu.Unlock()
+			if !ended {
+				missed = append(missed, order[j].String()+" ("+t.op.Name+")")
+			}
+		}
 		if !s.quiesce() {
 			return s.stall(), true
 		}
@@ -671,4 +707,14 @@ func (n nesting) inside(id, outer string) bool {
 // and neither made inside the other.
 func (n nesting) together(a, b *Operation) bool {
 	return a.Batch != 0 && a.Batch == b.Batch && !n.related(a, b)
+}
+
+// twin reports whether b is a's call (its op and arguments) made by another
+// delivery: their labels differ only in the delivery (Wait).
+func twin(a, b *Call) bool {
+	if a.op != b.op || a.inv == b.inv {
+		return false
+	}
+	i, j := strings.LastIndexByte(a.label, ' '), strings.LastIndexByte(b.label, ' ')
+	return i >= 0 && i == j && a.label[:i] == b.label[:j]
 }

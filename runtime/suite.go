@@ -50,7 +50,9 @@ type Scenario struct {
 	// one turn (create and attach) raced the other delivery's in an order
 	// the Go scheduler chose, and a real duplicate was reported in 25 of
 	// 30 runs. Under the scheduler both deliveries' calls of a round start
-	// in canonical order before any finishes, on every run.
+	// in canonical order before any finishes, on every run, and the same
+	// call of both deliveries starts at once (scheduler.twins), so that a
+	// race inside one tool's body can show, as under the lockstep.
 	Concurrent bool
 
 	sched  *scheduler // interleaving scenarios: the scheduler that gates
