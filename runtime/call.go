@@ -37,6 +37,11 @@ type Call struct {
 	obs    *observed   // a call outside any run, seen by the Observer (observer.go)
 	effect *callEffect // what the State judge saw, if any
 	parent *Call       // the call of the same run this one was made inside of (Operation.Parent)
+
+	// judgedAfter is the twin this write reaches the State judge after,
+	// and judged is closed once this one has passed it (judgeAfter).
+	judgedAfter *Call
+	judged      chan struct{}
 }
 
 // fault returns the fault planned for this call, if any: the run's, which
@@ -276,6 +281,9 @@ func (c *Call) Start() error {
 	}
 	if r.gate != nil {
 		r.gate.Wait(c, PointStart)
+		if c.judged != nil {
+			defer c.passedJudge()
+		}
 		// A call held at its gate when a sibling's crash fired was never
 		// sent: a dead worker does not send it later.
 		if err := c.stopIfCrashed(); err != nil {

@@ -1864,7 +1864,39 @@ func argsKey(o *Operation) string {
 // executing is called when a traced write is about to run its tool.
 func (c *Call) executing() {
 	if j := c.inv.rec.judge; j != nil && c.op.Kind == KindWrite {
+		if f := c.judgedAfter; f != nil {
+			<-f.judged
+		}
 		j.before(c)
+	}
+}
+
+// judgeAfter makes c, a write let go at once with first, a write of the
+// same op and identity in another delivery (twins of a concurrent
+// delivery), reach the judge only once first has passed it (executing) or
+// will not reach it (passedJudge). The first of two writes to reach the
+// judge is the first execution, and the other the repeat: left to the
+// goroutines, which of the twins was the repeat changed from run to run
+// (and with it the calls a duplicate_write names). Their tools still run
+// at once: c waits only until first's window opens, so either first has
+// returned before c runs, and its effect is its own, or the two overlap
+// and are judged together. Both calls are held at their gates: they read
+// what is set here once let go.
+func judgeAfter(c, first *Call) {
+	if c.inv == first.inv || c.op.Kind != KindWrite || c.op != first.op || c.rec.Identity != first.rec.Identity || c.inv.rec.judge == nil {
+		return
+	}
+	if first.judged == nil {
+		first.judged = make(chan struct{})
+	}
+	c.judgedAfter = first
+}
+
+// passedJudge says that c has passed the judge, or will not reach it: a
+// call that waits to come after it (judgeAfter) goes on.
+func (c *Call) passedJudge() {
+	if c.judged != nil {
+		close(c.judged)
 	}
 }
 

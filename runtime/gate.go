@@ -140,8 +140,16 @@ func (l *lockstep) numberReadyLocked() {
 		}
 		return l.waiting[a] < l.waiting[b]
 	})
-	for _, c := range ready {
+	for i, c := range ready {
 		l.rec.number(c)
+		// The same write of an earlier delivery, let go with c, reaches
+		// the judge first (judgeAfter).
+		for j := i - 1; j >= 0 && l.nth[ready[j]] == l.nth[c]; j-- {
+			if ready[j].inv != c.inv && ready[j].op == c.op && ready[j].rec.Identity == c.rec.Identity {
+				judgeAfter(c, ready[j])
+				break
+			}
+		}
 	}
 }
 

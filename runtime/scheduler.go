@@ -310,13 +310,15 @@ func (s *scheduler) play(calls []*Call, round *int) (stalled, stop bool) {
 			}
 			continue
 		}
-		s.release(w)
 		// Concurrent duplicate delivery: the same call of each delivery
 		// starts at once, as the lockstep starts them, so that their
 		// tools' bodies overlap and a race inside one tool (a check,
 		// then an insert, with no unique constraint) can show. Released
 		// one by one, each body ran to its finish gate before the next
-		// began, and such a race was never found.
+		// began, and such a race was never found. Each twin reaches the
+		// judge after the one before it (judgeAfter), so that which is
+		// the repeat is the same every run.
+		var twins []*gateWait
 		for j := i + 1; s.twins && !st.Finish && j < len(order); j++ {
 			t := calls[order[j].Call]
 			if order[j].Finish || early[j] || !twin(c, t) {
@@ -327,7 +329,7 @@ func (s *scheduler) play(calls []*Call, round *int) (stalled, stop bool) {
 			}
 			early[j] = true
 			if tw := s.find(t, PointStart); tw != nil {
-				s.release(tw)
+				twins = append(twins, tw)
 				continue
 			}
 			t.mu.Lock()
@@ -336,6 +338,15 @@ func (s *scheduler) play(calls []*Call, round *int) (stalled, stop bool) {
 			if !ended {
 				missed = append(missed, order[j].String()+" ("+t.op.Name+")")
 			}
+		}
+		prev := c
+		for _, tw := range twins {
+			judgeAfter(tw.c, prev)
+			prev = tw.c
+		}
+		s.release(w)
+		for _, tw := range twins {
+			s.release(tw)
 		}
 		if !s.quiesce() {
 			return s.stall(), true

@@ -52,7 +52,9 @@ type Scenario struct {
 	// 30 runs. Under the scheduler both deliveries' calls of a round start
 	// in canonical order before any finishes, on every run, and the same
 	// call of both deliveries starts at once (scheduler.twins), so that a
-	// race inside one tool's body can show, as under the lockstep.
+	// race inside one tool's body can show, as under the lockstep. In
+	// both, of two such writes the earlier delivery's reaches the State
+	// judge first (judgeAfter), so the same one is the repeat every run.
 	Concurrent bool
 
 	sched  *scheduler // interleaving scenarios: the scheduler that gates

@@ -3,6 +3,7 @@ package testkit_test
 import (
 	"context"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -75,6 +76,55 @@ func TestRaceInsideAToolOfAParallelAgentIsCaught(t *testing.T) {
 			} else {
 				assert.True(t, rep.Safe && rep.InconclusiveCount == 0, "suite %d: the atomic create: %v", i, rep.Findings)
 			}
+		}
+	}
+}
+
+// Which of the two deliveries' same write is the repeat is the same on
+// every run, for an agent with parallel calls (the listed schedule) and a
+// serial one (the lockstep), with the tools' bodies still run at once: the
+// later delivery's twin reaches the State judge only once the earlier one
+// has. Left to the goroutines, which twin was marked absorbed (or
+// duplicate, and named so in the finding) changed from run to run: 2
+// distinct markings in 10 runs of four parallel creates.
+func TestConcurrentDeliveryMarksTheSameRepeatEveryRun(t *testing.T) {
+	for _, parallel := range []bool{true, false} {
+		for _, racy := range []bool{false, true} {
+			var r *rows
+			agent := func(ctx context.Context) error {
+				keys := []string{"k0", "k1", "k2", "k3"}
+				if !parallel {
+					for _, key := range keys {
+						if err := r.create(ctx, key, racy); err != nil {
+							return err
+						}
+					}
+					return nil
+				}
+				g, gctx := errgroup.WithContext(ctx)
+				for _, key := range keys {
+					g.Go(func() error { return r.create(gctx, key, racy) })
+				}
+				return g.Wait()
+			}
+			seen := map[string]int{}
+			for range 20 {
+				rep := testkit.Run(&fakeT{name: "TestMarks"}, agent, testkit.NoSummary(),
+					testkit.Setup(func(context.Context) error { r = &rows{}; return nil }),
+					testkit.State(func() any { return r.snapshot() }),
+					testkit.With(runtime.OnlyScenario(runtime.ScenarioDuplicateConcurrent)))
+				var line []string
+				for _, res := range rep.Results {
+					for _, o := range res.Trace.Ops {
+						line = append(line, o.ID+" "+o.Repeat)
+					}
+					for _, f := range res.Findings {
+						line = append(line, f.Code+": "+f.Message)
+					}
+				}
+				seen[strings.Join(line, "\n")]++
+			}
+			assert.Len(t, seen, 1, "parallel=%v racy=%v: %v", parallel, racy, seen)
 		}
 	}
 }
