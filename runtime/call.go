@@ -18,11 +18,10 @@ import (
 // The methods of a Call from a wrapper whose run is not active do nothing.
 type Call struct {
 	context.Context
-	op    *Op
-	inv   *invocation
-	pc    uintptr
-	gid   uint64 // the calling goroutine, under a real-time scheduler
-	label string // canonical name under a scheduler: op, args, invocation
+	op  *Op
+	inv *invocation
+	pc  uintptr
+	gid uint64 // the calling goroutine, under a real-time scheduler
 
 	// buf holds the arguments of small calls, so the caller's slice never
 	// escapes and costs no allocation.
@@ -38,10 +37,7 @@ type Call struct {
 	effect *callEffect // what the State judge saw, if any
 	parent *Call       // the call of the same run this one was made inside of (Operation.Parent)
 
-	// judgedAfter is the twin this write reaches the State judge after,
-	// and judged is closed once this one has passed it (judgeAfter).
-	judgedAfter *Call
-	judged      chan struct{}
+	sched *callSched // what a gate (scheduler, lockstep) keeps of the call, if any
 }
 
 // fault returns the fault planned for this call, if any: the run's, which
@@ -281,7 +277,7 @@ func (c *Call) Start() error {
 	}
 	if r.gate != nil {
 		r.gate.Wait(c, PointStart)
-		if c.judged != nil {
+		if c.sched != nil && c.sched.judged != nil {
 			defer c.passedJudge()
 		}
 		// A call held at its gate when a sibling's crash fired was never

@@ -1864,8 +1864,8 @@ func argsKey(o *Operation) string {
 // executing is called when a traced write is about to run its tool.
 func (c *Call) executing() {
 	if j := c.inv.rec.judge; j != nil && c.op.Kind == KindWrite {
-		if f := c.judgedAfter; f != nil {
-			<-f.judged
+		if s := c.sched; s != nil && s.judgeAfter != nil {
+			<-s.judgeAfter.sched.judged
 		}
 		j.before(c)
 	}
@@ -1886,17 +1886,17 @@ func judgeAfter(c, first *Call) {
 	if c.inv == first.inv || c.op.Kind != KindWrite || c.op != first.op || c.rec.Identity != first.rec.Identity || c.inv.rec.judge == nil {
 		return
 	}
-	if first.judged == nil {
-		first.judged = make(chan struct{})
+	if f := first.schedPart(); f.judged == nil {
+		f.judged = make(chan struct{})
 	}
-	c.judgedAfter = first
+	c.schedPart().judgeAfter = first
 }
 
 // passedJudge says that c has passed the judge, or will not reach it: a
 // call that waits to come after it (judgeAfter) goes on.
 func (c *Call) passedJudge() {
-	if c.judged != nil {
-		close(c.judged)
+	if c.sched != nil && c.sched.judged != nil {
+		close(c.sched.judged)
 	}
 }
 

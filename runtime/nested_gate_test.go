@@ -17,7 +17,7 @@ func TestToolBodyParkedAtANestedGateIsQuiet(t *testing.T) {
 	w := newWorld(true)
 	s := newScheduler(nil, false, nil)
 	s.rec = newRecorder("nested", Fault{}, nil)
-	nested := &Call{op: &Op{Name: "set_status"}, inv: &invocation{n: 1}, label: "set_status 1"}
+	nested := &Call{op: &Op{Name: "set_status"}, inv: &invocation{n: 1}, sched: &callSched{label: "set_status 1"}}
 	gid := make(chan uint64)
 	go func() {
 		id := goroutineID()

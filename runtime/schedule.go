@@ -333,7 +333,7 @@ func shapeOf(calls []*Call) roundShape { return shapeWith(calls, nil) }
 // calls inside their own) depend on every call: their entity says what
 // they touch themselves, not what the calls made inside them touch.
 func shapeWith(calls []*Call, outer map[string]bool) roundShape {
-	sort.SliceStable(calls, func(i, j int) bool { return calls[i].label < calls[j].label })
+	sort.SliceStable(calls, func(i, j int) bool { return calls[i].schedLabel() < calls[j].schedLabel() })
 	n := len(calls)
 	parent := make([]int, n)
 	for i := range parent {
@@ -365,7 +365,7 @@ func shapeWith(calls []*Call, outer map[string]bool) roundShape {
 	}
 	shape := roundShape{}
 	for _, c := range calls {
-		shape.labels = append(shape.labels, c.label)
+		shape.labels = append(shape.labels, c.schedLabel())
 	}
 	for _, r := range roots {
 		shape.classes = append(shape.classes, byRoot[r])

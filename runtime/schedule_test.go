@@ -42,7 +42,7 @@ func TestScheduleStringRoundTrip(t *testing.T) {
 
 func TestShapeReduction(t *testing.T) {
 	mk := func(name, entity string, after ...string) *Call {
-		return &Call{op: &Op{Name: name, After: after}, label: name, rec: callRecord{Entity: entity}}
+		return &Call{op: &Op{Name: name, After: after}, sched: &callSched{label: name}, rec: callRecord{Entity: entity}}
 	}
 	// Four line items on four rows commute: one order.
 	sh := shapeOf([]*Call{mk("a", "r1"), mk("b", "r2"), mk("c", "r3"), mk("d", "r4")})
@@ -63,7 +63,7 @@ func TestShapeReduction(t *testing.T) {
 func TestPCTIsValidAndSeeded(t *testing.T) {
 	calls := make([]*Call, 6)
 	for i := range calls {
-		calls[i] = &Call{op: &Op{Name: "w"}, label: fmt.Sprint("w", i), rec: callRecord{Entity: "same"}}
+		calls[i] = &Call{op: &Op{Name: "w"}, sched: &callSched{label: fmt.Sprint("w", i)}, rec: callRecord{Entity: "same"}}
 	}
 	sh := shapeOf(calls)
 	assert.False(t, sh.exhaustive(), "a class of 6 is sampled")

@@ -103,9 +103,9 @@ func (s *scheduler) Wait(c *Call, p Point) {
 		s.mu.Unlock()
 		return
 	}
-	if p == PointStart && c.label == "" {
+	if p == PointStart && c.schedLabel() == "" {
 		args, _ := c.args().MarshalJSON()
-		c.label = fmt.Sprintf("%s %s %d", c.op.Name, args, c.inv.n)
+		c.schedPart().label = fmt.Sprintf("%s %s %d", c.op.Name, args, c.inv.n)
 	}
 	if gid != 0 && p == PointStart {
 		c.gid = gid // read by release, under s.mu
@@ -157,7 +157,7 @@ func (s *scheduler) stop() {
 	ws := s.waiting
 	s.waiting = nil
 	s.mu.Unlock()
-	sort.SliceStable(ws, func(i, j int) bool { return ws[i].c.label < ws[j].c.label })
+	sort.SliceStable(ws, func(i, j int) bool { return ws[i].c.schedLabel() < ws[j].c.schedLabel() })
 	for _, w := range ws {
 		if w.p == PointStart {
 			s.mu.Lock()
@@ -230,7 +230,7 @@ func (s *scheduler) drive(done <-chan struct{}) (stalled bool) {
 		}
 		// Late finishes (a call that finished after its round) go first.
 		if len(finishes) > 0 {
-			sort.SliceStable(finishes, func(i, j int) bool { return finishes[i].c.label < finishes[j].c.label })
+			sort.SliceStable(finishes, func(i, j int) bool { return finishes[i].c.schedLabel() < finishes[j].c.schedLabel() })
 			for _, w := range finishes {
 				s.release(w)
 			}
@@ -726,6 +726,37 @@ func twin(a, b *Call) bool {
 	if a.op != b.op || a.inv == b.inv {
 		return false
 	}
-	i, j := strings.LastIndexByte(a.label, ' '), strings.LastIndexByte(b.label, ' ')
-	return i >= 0 && i == j && a.label[:i] == b.label[:j]
+	la, lb := a.schedLabel(), b.schedLabel()
+	i, j := strings.LastIndexByte(la, ' '), strings.LastIndexByte(lb, ' ')
+	return i >= 0 && i == j && la[:i] == lb[:j]
+}
+
+// callSched is what a gate keeps of a call: its own struct, so that a call
+// with no gate does not carry it (Call fits a smaller size class).
+type callSched struct {
+	// label is the call's canonical name under a scheduler: op,
+	// arguments, invocation.
+	label string
+	// judgeAfter is the twin this write reaches the State judge after,
+	// and judged is closed once this one has passed it (judgeAfter).
+	judgeAfter *Call
+	judged     chan struct{}
+}
+
+// schedPart returns c's callSched, making it. It is written by the call's
+// goroutine as it reaches its gate, or by the gate while the call is held
+// there, and read once the gate let it go.
+func (c *Call) schedPart() *callSched {
+	if c.sched == nil {
+		c.sched = new(callSched)
+	}
+	return c.sched
+}
+
+// schedLabel returns the call's label, if any.
+func (c *Call) schedLabel() string {
+	if c.sched == nil {
+		return ""
+	}
+	return c.sched.label
 }
