@@ -377,6 +377,7 @@ func (s *Suite) runGated(ctx context.Context, sc Scenario, choose chooser, bubbl
 		sch = newScheduler(nil, quiesce == nil, choose)
 		sch.outer = s.outerOps()
 		sch.twins = sc.Concurrent
+		sch.crashFirst = sc.Fault.Kind == FaultCrash
 		if quiesce == nil {
 			sch.quiesce = sch.realtimeQuiesce
 		} else {

@@ -34,6 +34,9 @@ type scheduler struct {
 	// deliveries that follow it in the round's order are released
 	// together (play).
 	twins bool
+	// crashFirst is set for crash_restart: in the round of the call the
+	// crash follows, that call runs first and alone (crashFirstOrder).
+	crashFirst bool
 
 	mu       sync.Mutex
 	waiting  []*gateWait
@@ -266,6 +269,9 @@ func (s *scheduler) play(calls []*Call, round *int) (stalled, stop bool) {
 			s.err = err
 			s.stop()
 			return false, true
+		}
+		if s.crashFirst {
+			order = s.crashFirstOrder(calls, order)
 		}
 		s.schedule.Rounds = append(s.schedule.Rounds, order)
 		s.shapes = append(s.shapes, shape)
@@ -718,6 +724,58 @@ func (n nesting) inside(id, outer string) bool {
 // and neither made inside the other.
 func (n nesting) together(a, b *Operation) bool {
 	return a.Batch != 0 && a.Batch == b.Batch && !n.related(a, b)
+}
+
+// crashFirstOrder is order with the call the crash follows, if it is one
+// of calls, run as soon as what it waits for has finished, and alone: its
+// start, then its finish, after which the crash stops the calls not yet
+// started at their start gates. In the listed order every call of a round
+// starts, and its tool runs, before any finishes, so a crash after any of
+// them left the whole round done, and a restart that checks one of them
+// (done, so it skips the rest) was never seen to repeat another; a worker
+// that dies right after one of its parallel writes never sends the others.
+// The calls are numbered here, in the order order starts them, as order
+// would number them: the call the scenario names (post#2) is the same.
+func (s *scheduler) crashFirstOrder(calls []*Call, order []Step) []Step {
+	target := -1
+	for _, st := range order {
+		if st.Finish {
+			continue
+		}
+		c := calls[st.Call]
+		s.rec.number(c)
+		c.mu.Lock()
+		if c.fault() == FaultCrash {
+			target = st.Call
+		}
+		c.mu.Unlock()
+	}
+	if target < 0 {
+		return order
+	}
+	// The calls that finish before the target starts (those it waits
+	// for) keep their place; the others started before it now start
+	// after its finish.
+	at := slices.Index(order, Step{Call: target})
+	done := map[int]bool{}
+	for _, st := range order[:at] {
+		if st.Finish {
+			done[st.Call] = true
+		}
+	}
+	moved := make([]Step, 0, len(order))
+	for _, st := range order[:at] {
+		if done[st.Call] {
+			moved = append(moved, st)
+		}
+	}
+	moved = append(moved, Step{Call: target}, Step{Call: target, Finish: true})
+	for _, st := range order {
+		if st.Call != target && !done[st.Call] { // a done call's steps are all before at
+			moved = append(moved, st)
+		}
+	}
+	return moved
 }
 
 // twin reports whether b is a's call (its op and arguments) made by another

@@ -21,7 +21,9 @@
 // baseline, a lost acknowledgement (the write runs, the agent sees a
 // timeout), a lost request (the write does not run, the agent sees the same
 // timeout), a failure before the write and a crash right after it (the
-// invocation is cancelled and delivered again), and then the whole
+// invocation is cancelled and delivered again; a write made in parallel
+// with others runs first and alone, so the crash leaves the others unsent),
+// and then the whole
 // invocation delivered twice, one after the other and at once (in lockstep:
 // each delivery's k-th call waits for the other's, so both read before
 // either writes). Each scenario
