@@ -166,3 +166,54 @@ func TestGoroutineLeftWaitingMakesItsScenarioInconclusive(t *testing.T) {
 		t.Fatalf("no scenario says a goroutine the agent left was still there; findings: %v", rep.Results)
 	}
 }
+
+// The sequential redelivery comes after what the first delivery left
+// running has made its calls. The reminder's tool takes longer than the
+// sleep before it: delivered at once after the first returned, the second
+// delivery's reminder ran while the first's still did, the two overlapped,
+// and the deduped sink's repeat, which changes nothing, was counted as a
+// duplicate (State saw no execution alone). On a loaded machine that
+// happened with a tool of no duration (a CI run).
+func TestSequentialRedeliveryComesAfterWhatTheFirstLeft(t *testing.T) {
+	for _, dedupe := range []bool{true, false} {
+		var n *notes
+		agent := func(ctx context.Context) error {
+			if err := traced(ctx, invoiceOp, []any{"INV-1"}, []any{"INV-1"}, func(context.Context) error { return nil }); err != nil {
+				return err
+			}
+			go func() {
+				time.Sleep(5 * time.Millisecond)
+				_ = traced(ctx, noteOp, []any{"INV-1:reminder"}, []any{"INV-1:reminder"}, func(context.Context) error {
+					time.Sleep(20 * time.Millisecond) // a slow reminder service
+					n.mu.Lock()
+					defer n.mu.Unlock()
+					if !n.dedupe || !slices.Contains(n.lines, "INV-1:reminder") {
+						n.lines = append(n.lines, "INV-1:reminder")
+					}
+					return nil
+				})
+			}()
+			return nil
+		}
+		rep, err := Run(context.Background(), "fire-and-forget", agent,
+			Setup(func(context.Context) error { n = &notes{dedupe: dedupe}; return nil }),
+			State(func() any { return n.snapshot() }),
+			OnlyScenario(ScenarioDuplicateSeq))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(rep.Results) != 1 {
+			t.Fatalf("%d results, want the sequential redelivery", len(rep.Results))
+		}
+		res := rep.Results[0]
+		for _, o := range res.Trace.Ops {
+			if o.Overlapped {
+				t.Errorf("dedupe=%v: %s overlapped another write", dedupe, o.ID)
+			}
+		}
+		dup := slices.ContainsFunc(res.Findings, func(f Finding) bool { return f.Code == CodeDuplicateWrite })
+		if dup != !dedupe {
+			t.Errorf("dedupe=%v: duplicate_write %v, want %v: %v", dedupe, dup, !dedupe, res.Findings)
+		}
+	}
+}

@@ -922,6 +922,15 @@ func (s *Suite) deliver(ctx context.Context, r *recorder, sc Scenario) []error {
 			continue
 		}
 		errs[i], _ = r.invoke(ctx, s.fn)
+		if i < n-1 && s.leavesCallers && !r.aborted.Load() {
+			// The next delivery comes after the calls of what this one
+			// left running (untilLeftQuiet), as a queue's redelivery
+			// comes later: at once, the two deliveries' fire-and-forget
+			// calls overlapped when they took time (or the machine was
+			// loaded), and a repeat that changed nothing was judged
+			// with the first execution it overlapped.
+			untilLeftQuiet(r, leftGrace)
+		}
 	}
 	if r.didCrash() && !r.aborted.Load() {
 		// The worker died after the effect: the invocation is delivered
