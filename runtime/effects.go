@@ -698,6 +698,32 @@ func windows(tr *Trace) map[string][2]string {
 	return out
 }
 
+// withWindows adds to base the windows of more, each after those base
+// has for its op, identity and arguments.
+func withWindows(base, more map[string][2]string) map[string][2]string {
+	for k, w := range more {
+		if strings.Contains(k, "\x00#") {
+			continue // a later window of k: added with k below
+		}
+		for m := 1; ; m++ {
+			mw, ok := more[windowKey(k, m)]
+			if !ok {
+				break
+			}
+			if m > 1 {
+				w = mw
+			}
+			for n := 1; ; n++ {
+				if _, ok := base[windowKey(k, n)]; !ok {
+					base[windowKey(k, n)] = w
+					break
+				}
+			}
+		}
+	}
+	return base
+}
+
 // windowKey is the key of the n-th window of op, identity and arguments k
 // (from 1): k itself for the first, then k, NUL, #n. Keys read by op and
 // identity (their prefix) see every window.
@@ -1932,7 +1958,7 @@ func (s *Suite) duplicates(res *Result, tr *Trace, sc Scenario, add func(Finding
 	if sc.Kind != ScenarioBaseline {
 		un = untracedIn(baseTrace, s.cfg.settle != nil)
 	}
-	found := judgeRepeatsIn(tr, tr.end, baseEnd, windows(baseTrace), un, sc.Kind == ScenarioBaseline, fold)
+	found := judgeRepeatsIn(tr, tr.end, baseEnd, withWindows(windows(baseTrace), s.serial), un, sc.Kind == ScenarioBaseline, fold)
 	if n := countCode(found, CodeDuplicateWrite); n > 0 {
 		res.Duplicates = slices.Grow(res.Duplicates, n)
 	}

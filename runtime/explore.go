@@ -291,6 +291,21 @@ func prefixChooser(choices []int) chooser {
 	}
 }
 
+// serialChooser is the listed order with each call's finish right after
+// its start: every call of a round runs alone (serialWindows).
+func serialChooser() chooser {
+	return func(_ int, shape roundShape) ([]Step, error) {
+		listed := shape.order(0)
+		out := make([]Step, 0, len(listed))
+		for _, st := range listed {
+			if !st.Finish {
+				out = append(out, st, Step{Call: st.Call, Finish: true})
+			}
+		}
+		return out, nil
+	}
+}
+
 func reverseChooser() chooser {
 	return func(_ int, shape roundShape) ([]Step, error) { return shape.reversed(), nil }
 }

@@ -181,6 +181,7 @@ func TestSequentialRedeliveryComesAfterWhatTheFirstLeft(t *testing.T) {
 			if err := traced(ctx, invoiceOp, []any{"INV-1"}, []any{"INV-1"}, func(context.Context) error { return nil }); err != nil {
 				return err
 			}
+			n := n // this scenario's sink, whatever the next Setup makes
 			go func() {
 				time.Sleep(5 * time.Millisecond)
 				_ = traced(ctx, noteOp, []any{"INV-1:reminder"}, []any{"INV-1:reminder"}, func(context.Context) error {

@@ -96,7 +96,10 @@ type Suite struct {
 	// returned, from a goroutine the agent started and did not wait for
 	// (fire and forget). The goroutines each later scenario leaves running
 	// are then waited for before the report (Result.left, late.go).
-	leavesCallers  bool
+	leavesCallers bool
+	// serial holds the State windows of the writes of a run with every
+	// call alone (serialWindows), if one ran.
+	serial         map[string][2]string
 	afterReturnOps []string    // the ops of those calls
 	secrets        secretSet   // the redacted values of every scenario (redact.go)
 	lateBlock      []lateCalls // late counts not handed out yet (newLate)
@@ -220,7 +223,38 @@ func (s *Suite) Baseline(ctx context.Context) (*Result, error) {
 			res.Safe = false
 		}
 	}
+	if err == nil && s.BaselineOK() {
+		s.serialWindows(ctx)
+	}
 	return res, err
+}
+
+// serialWindows runs the agent once more, when State is given and writes
+// of the baseline overlapped, with every call of a round alone (serial
+// order), and keeps the State windows of its writes (s.serial): evidence,
+// for the repeats of an overlapped write, that the write's effect is
+// visible at all (firstVisible, effectSeen). Without it, two parallel
+// calls of a tool whose only effect is a keyed inner write (a repeat
+// replayed, changing nothing) counted as a duplicate: no window of the
+// baseline held either alone, so State could not show that their effect
+// was not one that lands later. The run is no scenario of the report.
+func (s *Suite) serialWindows(ctx context.Context) {
+	if s.cfg.state == nil || s.pre == nil || s.pre.sch == nil || len(s.pre.sch.shapes) == 0 || s.pre.sch.hazard != "" {
+		return
+	}
+	overlapped := false
+	for i := range s.base.Ops {
+		o := &s.base.Ops[i]
+		overlapped = overlapped || o.Kind == KindWrite && o.Overlapped && o.Status == StatusSuccess
+	}
+	if !overlapped {
+		return
+	}
+	res, sch, err := s.runGated(ctx, interleavingScenario("serial"), serialChooser(), s.bubble())
+	if err != nil || sch.err != nil || baselineFailed(res) || res.Trace == nil {
+		return
+	}
+	s.serial = windows(res.Trace)
 }
 
 func baselineFailed(res *Result) bool {
