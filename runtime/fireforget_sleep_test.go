@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -215,6 +216,49 @@ func TestSequentialRedeliveryComesAfterWhatTheFirstLeft(t *testing.T) {
 		dup := slices.ContainsFunc(res.Findings, func(f Finding) bool { return f.Code == CodeDuplicateWrite })
 		if dup != !dedupe {
 			t.Errorf("dedupe=%v: duplicate_write %v, want %v: %v", dedupe, dup, !dedupe, res.Findings)
+		}
+	}
+}
+
+// A call that a goroutine the agent left running began ends in its run:
+// the run waits for it (up to leftGrace) before its trace is read and the
+// next scenario's Setup runs. The reminder's tool takes 150 ms: the gated
+// baseline ended with it still running (its trace said "running", nothing
+// said why), and its body went on into the next scenario; on a loaded
+// machine, a tool of 20 ms did the same in 7 of 30 runs.
+func TestACallBegunInARunEndsInIt(t *testing.T) {
+	var setups, overran atomic.Int32
+	agent := func(ctx context.Context) error {
+		if err := traced(ctx, invoiceOp, []any{"INV-1"}, []any{"INV-1"}, func(context.Context) error { return nil }); err != nil {
+			return err
+		}
+		mine := setups.Load()
+		go func() {
+			time.Sleep(5 * time.Millisecond)
+			_ = traced(ctx, noteOp, []any{"INV-1:reminder"}, []any{"INV-1:reminder"}, func(context.Context) error {
+				time.Sleep(150 * time.Millisecond) // a slow reminder service
+				if setups.Load() != mine {
+					overran.Add(1)
+				}
+				return nil
+			})
+		}()
+		return nil
+	}
+	rep, err := Run(context.Background(), "fire-and-forget", agent,
+		Setup(func(context.Context) error { setups.Add(1); return nil }),
+		OnlyScenario(ScenarioDuplicateSeq))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := overran.Load(); n > 0 {
+		t.Errorf("%d reminders ran on into a later scenario's Setup", n)
+	}
+	for _, r := range append([]*Result{rep.Baseline}, rep.Results...) {
+		for _, o := range r.Trace.Ops {
+			if o.Status != StatusSuccess {
+				t.Errorf("%s: %s is %s, want success", r.Scenario, o.ID, o.Status)
+			}
 		}
 	}
 }

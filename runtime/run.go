@@ -394,6 +394,31 @@ func (r *recorder) useSpare(sp spareCalls) {
 	r.mu.Unlock()
 }
 
+// untilCallsEnd waits, up to grace, until the calls of r that began and
+// have not ended by now have.
+func (r *recorder) untilCallsEnd(grace time.Duration) {
+	ended := func(c *Call) bool {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		return c.rec.ended
+	}
+	var running []*Call
+	r.mu.Lock()
+	for _, chunk := range r.calls {
+		for _, c := range chunk {
+			if !ended(c) {
+				running = append(running, c)
+			}
+		}
+	}
+	r.mu.Unlock()
+	deadline := time.Now().Add(grace)
+	for pause := 50 * time.Microsecond; len(running) > 0 && time.Now().Before(deadline); pause = min(2*pause, 2*time.Millisecond) {
+		time.Sleep(pause)
+		running = slices.DeleteFunc(running, ended)
+	}
+}
+
 // addCall appends c to r.calls; r.mu is held. The chunks double up to
 // 1024 calls and are never copied.
 func (r *recorder) addCall(c *Call) {
