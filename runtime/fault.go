@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 )
 
 // ErrInjected is matched (errors.Is) by every error the runtime injects.
@@ -54,7 +55,9 @@ type Fault struct {
 }
 
 // String returns "op#k kind".
-func (f Fault) String() string { return fmt.Sprintf("%s#%d %s", f.Op, f.Occurrence, f.Kind) }
+func (f Fault) String() string {
+	return f.Op + "#" + strconv.Itoa(f.Occurrence) + " " + string(f.Kind)
+}
 
 // InjectedError is the error a wrapper returns for an injected fault. It
 // matches ErrInjected, and a lost acknowledgement also matches

@@ -136,6 +136,10 @@ type invocation struct {
 	// once its goroutine returned and callers moved to ended.
 	callers, strangers []uint64
 	closed             bool
+	// self is the invocation's goroutine while it runs its agent func,
+	// set before the func starts: most calls are made on it, and
+	// noteCaller knows them without a lookup.
+	self atomic.Uint64
 }
 
 // noteCaller is called for each call the invocation's context attributes
@@ -148,6 +152,9 @@ type invocation struct {
 // stack, once per goroutine and invocation.
 func (inv *invocation) noteCaller() {
 	gid := goroutineID()
+	if gid == inv.self.Load() {
+		return // the invocation's goroutine
+	}
 	if _, ok := roots.Load(gid); ok {
 		return // the invocation's goroutine, or one noted already
 	}
@@ -532,6 +539,7 @@ func (r *recorder) invokeNumbered(ctx context.Context, fn func(context.Context) 
 			r.world.root(gid, n)
 		}
 		roots.Store(gid, inv)
+		inv.self.Store(gid)
 		defer func() {
 			// Listed as ended before it stops being a root: a goroutine
 			// it started, calling in between, must find it as one or

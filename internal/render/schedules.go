@@ -38,7 +38,7 @@ func countKinds(r *runtime.Report) counts {
 	for _, res := range r.Results {
 		switch {
 		case res == nil:
-		case faultLabel(res) != "":
+		case res.Fault != nil && res.Fault.Kind != runtime.FaultNone: // faultLabel(res) != ""
 			c.faults++
 			if res.FaultFired {
 				c.fired++

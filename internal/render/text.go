@@ -2,6 +2,7 @@ package render
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/agentidem/agentidem-go/runtime"
@@ -230,7 +231,7 @@ func scenarioFacts(res *runtime.Result) string {
 				fired += ": " + res.Trace.FaultNote
 			}
 		}
-		facts = append(facts, fmt.Sprintf("fault %s (%s)", fl, fired))
+		facts = append(facts, "fault "+fl+" ("+fired+")")
 	}
 	calls := 0
 	if res.Trace != nil {
@@ -292,7 +293,7 @@ func plural(n int, noun string) string {
 	if n == 1 {
 		return "1 " + noun
 	}
-	return fmt.Sprintf("%d %ss", n, noun)
+	return strconv.Itoa(n) + " " + noun + "s"
 }
 
 // oneLine keeps a message on its line: newlines become " | " and other
