@@ -339,7 +339,7 @@ func (c *Call) stopIfCrashed() error {
 		r.mu.Lock()
 		r.unstopped = true
 		r.mu.Unlock()
-		r.addNoteOnce(fmt.Sprintf("the crash of delivery %d could not stop its later call of %s at %s: the goroutine that made it (goroutine %d) does not descend from the invocation (a worker started by Setup, by the test or by an earlier run of the agent), so it was not ended, and %s has no error result to refuse the call with; the call ran after the crash, which a crashed worker would not have made, so the scenario is inconclusive",
+		r.addNoteOnce(fmt.Sprintf("the crash of delivery %d could not stop its later call of %s at %s: the goroutine that made it (goroutine %d) does not descend from the invocation (a worker started by Setup, by the test or by an earlier run of the agent, or a time.AfterFunc callback, whose goroutine the Go runtime starts from whichever goroutine runs the timers), so it was not ended, and %s has no error result to refuse the call with; the call ran after the crash, which a crashed worker would not have made, so the scenario is inconclusive",
 			c.inv.n, c.op.Name, shortSite(siteOf(c.pc)), gid, c.op.Name))
 		return nil
 	}
@@ -360,7 +360,7 @@ func (c *Call) stopIfCrashed() error {
 			c.inv.n, c.op.Name, shortSite(siteOf(c.pc)), gid))
 		return errCrashedCall
 	}
-	r.addNoteOnce(fmt.Sprintf("the crash of delivery %d stopped its later call of %s at %s, made by goroutine %d, which does not descend from the invocation (a worker started by Setup, by the test or by an earlier run of the agent): that goroutine was not ended, as the invocation's own goroutines are, since later scenarios and the restart need it; the call was not executed and returned an error matching context.Canceled, and the goroutine went on",
+	r.addNoteOnce(fmt.Sprintf("the crash of delivery %d stopped its later call of %s at %s, made by goroutine %d, which does not descend from the invocation (a worker started by Setup, by the test or by an earlier run of the agent, or a time.AfterFunc callback, whose goroutine the Go runtime starts from whichever goroutine runs the timers): that goroutine was not ended, as the invocation's own goroutines are, since later scenarios and the restart need it; the call was not executed and returned an error matching context.Canceled, and the goroutine went on",
 		c.inv.n, c.op.Name, shortSite(siteOf(c.pc)), gid))
 	return errCrashedCall
 }

@@ -50,8 +50,10 @@ const (
 const (
 	// JudgedByState: the State snapshots around the call.
 	JudgedByState = "state"
-	// JudgedByEndState: the calls overlapped in time, so the scenario's end
-	// state was compared with what one delivery left (the baseline's).
+	// JudgedByEndState: the calls overlapped in time, or no execution of
+	// the op changed the state in its own call (its effect lands at an
+	// untraced point: a transaction's commit), so the scenario's end state
+	// was compared with what one delivery left (the baseline's).
 	JudgedByEndState = "end_state"
 	// JudgedByOneExecution: the calls overlapped in time, so what they
 	// left together was compared with what one execution of the call left
@@ -130,6 +132,7 @@ type judge struct {
 	execs    int             // writes started so far
 	end      string          // the snapshot at the end of the run
 	endErr   string
+	returned string // the snapshot when the last delivery returned (noteReturn)
 	// repeated says a write of an op and identity started again;
 	// lastAfter is the snapshot taken when the last write returned. Where
 	// the end differs from it with no Settle given, late says how: what
@@ -590,6 +593,20 @@ func (j *judge) finish() {
 	}
 }
 
+// noteReturn takes the snapshot of the world once the last delivery
+// returned, before the run waits for what the agent left running and for
+// the world to settle: a change after it did not come from the agent's
+// own flow (a transaction it committed before it returned), and the end
+// state then says less of its writes (judgeRepeatsIn). Nothing is kept
+// when State fails.
+func (j *judge) noteReturn() {
+	if s, err := j.snapshot(); err == nil {
+		j.mu.Lock()
+		j.returned = s
+		j.mu.Unlock()
+	}
+}
+
 // gapsSeen returns the changes the state went through outside every
 // traced write (gaps).
 func (j *judge) gapsSeen() [][2]string {
@@ -737,6 +754,20 @@ func windowKey(k string, n int) string {
 // unseenNote is why a repeat counts when State saw no execution of it
 // change anything and no Settle let the world settle.
 const unseenNote = "the state changed in neither call"
+
+// landedByReturn reports whether, in the run of tr (its end state end) and
+// in the baseline base, the state at the end was already the state when
+// the last delivery returned.
+func landedByReturn(tr *Trace, end string, base *Trace) bool {
+	return end != "" && tr.returned == end && base != nil && base.end != "" && base.returned == base.end
+}
+
+// deferredNote is the trace's note when a repeat of op (the first, id)
+// whose executions changed the state in no window of their own was judged
+// by the end state (judgeRepeatsIn).
+func deferredNote(op, id string) string {
+	return fmt.Sprintf("%s changed the state in none of its calls, here or in the baseline, where the state changed outside every traced write: its effect lands at an untraced point (a transaction's commit, a rollback that undoes it); its repeat %s was judged by the end state, which is the baseline's, so the repeats left nothing of their own (had the run ended otherwise, each execution would count)", op, id)
+}
 
 // unseenFirstNote is why a repeat that changed the state counts when no
 // earlier execution of it with the same arguments was seen alone, in the
@@ -988,6 +1019,7 @@ func judgeRepeatsIn(tr *Trace, end, baseEnd string, baseWin map[string][2]string
 	}
 	repeated := len(groups) // groups with repeats: most have one finding
 	dupFound := false       // a duplicate_write finding was made
+	deferredNoted := false  // the trace says why a repeat was judged by the end (deferredNote)
 	var out []Finding
 	if repeated > 0 {
 		out = make([]Finding, 0, repeated)
@@ -1269,6 +1301,25 @@ func judgeRepeatsIn(tr *Trace, end, baseEnd string, baseWin map[string][2]string
 					o.Repeat, o.JudgedBy = RepeatAbsorbed, JudgedByDeclaration
 				case o.Idempotent:
 					o.Repeat, o.JudgedBy = RepeatUpdate, JudgedByDeclaration
+				case un != nil && o.stateSeen() && o.StateChange == "" && !effectSeen(o) && landedByReturn(tr, end, un.base) && endSame() && !reorders(k):
+					// No execution of the op changed the state in its own
+					// window, here or in the baseline, and the baseline's
+					// state changed outside every traced write (un): the
+					// op's effect lands outside its call, at an untraced
+					// point (a transaction committed after its writes, a
+					// rolled-back attempt leaving nothing). In both runs
+					// the state was what it ended at once the agent had
+					// returned (landedByReturn: no effect was still on
+					// its way, as a job another process books later may
+					// be), and the run ended as the baseline did: its
+					// repeats left nothing one delivery did not. Where it
+					// ended otherwise, every execution still counts
+					// (below).
+					o.Repeat, o.JudgedBy = RepeatAbsorbed, JudgedByEndState
+					if !deferredNoted {
+						deferredNoted = true
+						tr.Notes = append(tr.Notes, deferredNote(k.op, o.ID))
+					}
 				default:
 					o.Repeat, o.JudgedBy = RepeatDuplicate, JudgedByCount
 					dups = append(dups, o.ID)

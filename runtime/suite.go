@@ -493,6 +493,9 @@ func (s *Suite) run(ctx context.Context, sc Scenario) (*Result, *Trace, error) {
 			w = watchStalls(r)
 		}
 		errs = s.deliver(ctx, r, sc)
+		if s.returnState(r, sc) {
+			r.judge.noteReturn()
+		}
 		if s.leavesCallers && !r.aborted.Load() {
 			// As the gated baseline does: what the goroutines the
 			// agent left running call before they end or block is
@@ -522,6 +525,9 @@ func (s *Suite) run(ctx context.Context, sc Scenario) (*Result, *Trace, error) {
 			stalled = sc.sched.drive(done)
 		}
 		errs, stall = s.await(r, resCh, stalled)
+		if stall == "" && s.returnState(r, sc) {
+			r.judge.noteReturn()
+		}
 		if stall == "" && !r.aborted.Load() {
 			// A call that a goroutine the agent left running began may
 			// still be in its tool (a reminder sent after a sleep, whose
@@ -551,7 +557,7 @@ func (s *Suite) run(ctx context.Context, sc Scenario) (*Result, *Trace, error) {
 	}
 	if r.judge != nil && stall == "" {
 		r.judge.finish()
-		tr.end = r.judge.end
+		tr.end, tr.returned = r.judge.end, r.judge.returned
 		tr.gaps = r.judge.gapsSeen()
 		if r.judge.late != "" {
 			tr.Notes = append(tr.Notes, lateNote(r.judge.late))
@@ -863,6 +869,17 @@ func (s *Suite) callHook(w *world, name string, fn func(context.Context) error, 
 		s.hookStall = fmt.Sprintf("%s did not return within %v (goroutine %d, %s): it is left running, and every later scenario of the suite fails with this error; a hook must not wait for what only the agent does (if it is only slow, raise StallTimeout: hooks may run six times as long)", name, bound, id, where)
 		return errors.New(s.hookStall)
 	}
+}
+
+// returnState says whether the run reads State once its deliveries
+// returned (judge.noteReturn): in the baseline, and where the baseline saw
+// the state change outside every traced write with no Settle given, the
+// only runs whose repeats it may judge (judgeRepeatsIn).
+func (s *Suite) returnState(r *recorder, sc Scenario) bool {
+	if r.judge == nil || r.aborted.Load() {
+		return false
+	}
+	return sc.Kind == ScenarioBaseline || s.base != nil && len(s.base.gaps) > 0 && s.cfg.settle == nil
 }
 
 // teardownAfterSetup runs, when a Setup failed after done others

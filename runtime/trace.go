@@ -198,6 +198,10 @@ type Trace struct {
 	Unattributed []string `json:"unattributed,omitempty"`
 
 	end string // the State snapshot at the end of the run, if any
+	// returned is the State snapshot taken when the last delivery had
+	// returned, before the run waited for what the agent left running
+	// (judge.noteReturn): equal to end, nothing changed the state after.
+	returned string
 	// gaps are the changes of the State snapshot outside every traced
 	// write (judge.gaps).
 	gaps [][2]string
