@@ -615,13 +615,15 @@ func (j *judge) gapsSeen() [][2]string {
 	return slices.Clone(j.gaps)
 }
 
+const lateNotePrefix = "the state changed after the last traced write returned"
+
 // lateNote is the trace's note when the state changed after the last
 // traced write returned, in a run with a repeat and no Settle: the suite
 // cannot tell an effect that landed late from any other untraced change,
 // and does not count it (README: what the harness cannot see), but says
 // what it saw.
 func lateNote(change string) string {
-	return fmt.Sprintf("the state changed after the last traced write returned (%s): if that is the effect of a traced write landing late (a server that answers 202 and books afterwards, a queue a worker drains), the snapshots around its calls did not see it, and a repeat of it may have been judged by what it did before its effect landed; give testkit.SettleOn so the suite waits for such effects (an untraced write of the agent or of the world changes the state too)", change)
+	return fmt.Sprintf(lateNotePrefix+" (%s): if that is the effect of a traced write landing late (a transaction committed after its writes, a server that answers 202 and books afterwards, a queue a worker drains), the snapshots around its calls did not see it; a repeat of such a write is judged by the end state where the state had landed when the agent returned (a note then says so), and otherwise may have been judged by what it did before its effect landed; give testkit.SettleOn so the suite waits for effects that land later (an untraced write of the agent or of the world changes the state too)", change)
 }
 
 // record copies what the judge saw into the call's trace record; j.mu is
@@ -766,7 +768,7 @@ func landedByReturn(tr *Trace, end string, base *Trace) bool {
 // whose executions changed the state in no window of their own was judged
 // by the end state (judgeRepeatsIn).
 func deferredNote(op, id string) string {
-	return fmt.Sprintf("%s changed the state in none of its calls, here or in the baseline, where the state changed outside every traced write: its effect lands at an untraced point (a transaction's commit, a rollback that undoes it); its repeat %s was judged by the end state, which is the baseline's, so the repeats left nothing of their own (had the run ended otherwise, each execution would count)", op, id)
+	return fmt.Sprintf("%s changed the state in none of its calls, here or in the baseline, where the state changed outside every traced write and had landed when the agent returned: its effect lands outside its calls (a transaction's commit, or nothing after a rollback; a booking made after an answer); its repeat %s was judged by the end state, which is the baseline's, so the repeats left nothing of their own (had the run ended otherwise, each execution would count)", op, id)
 }
 
 // unseenFirstNote is why a repeat that changed the state counts when no
