@@ -861,6 +861,16 @@ func lookup(ctx context.Context, op *Op) (inv *invocation, outer *Call, detached
 		}
 		if inv != nil {
 			if inv.rec.stopped.Load() {
+				// The context of a run that has ended: a goroutine that
+				// run left running, whose late call it is, or one an
+				// invocation running now makes with a context kept from
+				// that run (a client built once, with the first
+				// request's ctx). That one is the running invocation's,
+				// told by its goroutine, as a call with
+				// context.Background() is (detached).
+				if cur := claimedByGoroutine(); cur != nil {
+					return cur, nil, true, 0, nil
+				}
 				return nil, nil, false, 0, inv.rec.late
 			}
 			return inv, outer, false, 0, nil
@@ -959,6 +969,23 @@ func lookup(ctx context.Context, op *Op) (inv *invocation, outer *Call, detached
 		return nil, nil, false, 0, nil
 	}
 	return inv, nil, ctx != nil, viaHTTP, nil
+}
+
+// claimedByGoroutine returns the invocation of an active run that the
+// calling goroutine is or descends from (attribute), or nil: none, one
+// an ended run left (its late calls), or one of Setup.
+func claimedByGoroutine() *invocation {
+	global.mu.Lock()
+	recs := append([]*recorder(nil), global.recs...)
+	global.mu.Unlock()
+	if len(recs) == 0 {
+		return nil
+	}
+	inv, left, leftBy, _ := attribute(recs, goroutineID())
+	if inv == nil || left != nil || leftBy != 0 || inv.rec.stopped.Load() {
+		return nil
+	}
+	return inv
 }
 
 // leftCall handles a call without the run's context from a goroutine an
