@@ -159,18 +159,22 @@ func Begin(ctx context.Context, op *Op, args, identity, entity []any) (*Call, co
 	if viaHTTP != 0 {
 		c.rare().viaHTTP = viaHTTP // before any other goroutine has c
 	}
+	// The calling goroutine is read once: for the baseline's count, the
+	// real-time scheduler's gates (Wait), and the calls made inside this
+	// one without its context (openOn).
+	gid := goroutineID()
+	c.gid = gid
 	if detached {
 		c.rec.Detached = true
 		if c.pc != 0 {
 			r.noteDetached(agentSite(c.pc))
 		}
-	}
-	// The calling goroutine is read once: for the baseline's count, and
-	// for the real-time scheduler's gates (Wait).
-	var gid uint64
-	if r.goroutines != nil || r.sched != nil && r.sched.realtime && r.world != nil {
-		gid = goroutineID()
-		c.gid = gid
+		if c.parent == nil {
+			// A tool calling a tool with context.Background(): the
+			// call its goroutine is inside of is its outer call, as
+			// the context would have said.
+			c.parent = r.openOn(gid, inv)
+		}
 	}
 	r.mu.Lock()
 	if r.stopped.Load() {

@@ -971,6 +971,31 @@ func lookup(ctx context.Context, op *Op) (inv *invocation, outer *Call, detached
 	return inv, nil, ctx != nil, viaHTTP, nil
 }
 
+// openOn returns the innermost call of inv that goroutine gid runs now
+// (begun, not ended), or nil: a call that goroutine makes now is made
+// inside it, whatever context it was given. The goroutine runs one call's
+// tool at a time, so the latest begun of those not ended is the innermost.
+func (r *recorder) openOn(gid uint64, inv *invocation) *Call {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for i := len(r.calls) - 1; i >= 0; i-- {
+		chunk := r.calls[i]
+		for j := len(chunk) - 1; j >= 0; j-- {
+			c := chunk[j]
+			if c.gid != gid || c.inv != inv {
+				continue
+			}
+			c.mu.Lock()
+			ended := c.rec.ended
+			c.mu.Unlock()
+			if !ended {
+				return c
+			}
+		}
+	}
+	return nil
+}
+
 // claimedByGoroutine returns the invocation of an active run that the
 // calling goroutine is or descends from (attribute), or nil: none, one
 // an ended run left (its late calls), or one of Setup.

@@ -110,8 +110,8 @@ func (s *scheduler) Wait(c *Call, p Point) {
 		args, _ := c.args().MarshalJSON()
 		c.schedPart().label = fmt.Sprintf("%s %s %d", c.op.Name, args, c.inv.n)
 	}
-	if gid != 0 && p == PointStart {
-		c.gid = gid // read by release, under s.mu
+	if gid != 0 && p == PointStart && c.gid != gid {
+		c.gid = gid // read by release, under s.mu (Begin set it already)
 	}
 	w := &gateWait{c: c, p: p, ch: make(chan struct{}), gid: gid}
 	if s.realtime {
