@@ -260,7 +260,7 @@ func (s *Suite) reportLate() {
 		res.Findings = append(res.Findings, Finding{
 			Code: CodeGoroutineLeak, Severity: SeverityWarning, Scenario: res.Scenario, Replay: res.Replay,
 			Ops: ops,
-			Message: fmt.Sprintf("%s (%s%s) came from a goroutine the agent left running, after the scenario's run had ended (one it started and did not wait for, or a context.AfterFunc callback still running %v after the invocation returned): %s ran as in production, untraced, and no fault, retry or redelivery of %s was tested; wait for the goroutines the agent starts before it returns, and keep cleanup callbacks short",
+			Message: fmt.Sprintf("%s (%s%s) came after the scenario's run had ended, from a goroutine the agent left running (one it started and did not wait for, or a context.AfterFunc callback still running %v after the invocation returned) or from a worker it handed the work to with its context (a queue that a goroutine of Setup or of the test drains): %s ran as in production, untraced, and no fault, retry or redelivery of %s was tested; wait for the goroutines the agent starts before it returns and keep cleanup callbacks short; for a worker, trace the call by which the agent queues the work, with a Settle that waits for the worker to drain (testkit.SettleUntil), not the worker's own call",
 				calls, strings.Join(ops, ", "), at, afterFuncGrace, they, them),
 		})
 		res.Inconclusive, res.Safe = true, false
