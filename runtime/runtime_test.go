@@ -365,3 +365,37 @@ func TestInjectedErrorMessages(t *testing.T) {
 		assert.ErrorIs(t, err, ErrInjected)
 	}
 }
+
+// A tool's panic fails the baseline even when the agent goes on and
+// returns (explodeTraced turns the panic into an error the agent may
+// retry past): the finding says that a tool panicked, not that the agent
+// failed. An agent that returns the error fails as before.
+func TestBaselineWithAToolPanicTheAgentWentOnFrom(t *testing.T) {
+	for _, c := range []struct {
+		name, want string
+		returnErr  bool
+	}{
+		{"went on", "a tool panicked without any fault, though the agent went on and returned", false},
+		{"returned the error", "the agent failed without any fault", true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			rep, err := Run(context.Background(), "agent", func(ctx context.Context) error {
+				if err := explodeTraced(ctx, 1); err != nil && c.returnErr {
+					return err
+				}
+				return nil
+			})
+			require.NoError(t, err)
+			require.NotNil(t, rep.Baseline)
+			assert.Equal(t, c.returnErr, rep.Baseline.Failed)
+			var msg string
+			for _, f := range rep.Baseline.Findings {
+				if f.Code == CodeBaselineFailed {
+					msg = f.Message
+				}
+			}
+			assert.True(t, strings.HasPrefix(msg, c.want), "%q", msg)
+			assert.Empty(t, rep.Results, "no fault scenario runs after a failed baseline")
+		})
+	}
+}

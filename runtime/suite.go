@@ -211,9 +211,16 @@ func (s *Suite) Baseline(ctx context.Context) (*Result, error) {
 		if msg == "" && len(tr.Panics) > 0 {
 			msg = "panic: " + tr.Panics[0].Value
 		}
+		what := "the agent failed without any fault"
+		if !res.Failed {
+			// The agent recovered from its tool's panic (a framework
+			// turns it into an error) and returned: still a failed
+			// baseline, said as what happened.
+			what = "a tool panicked without any fault, though the agent went on and returned"
+		}
 		res.Findings = append(res.Findings, Finding{
 			Code: CodeBaselineFailed, Severity: SeverityError, Scenario: sc.Name,
-			Message: fmt.Sprintf("the agent failed without any fault (%s): no fault scenario ran; fix the baseline first", msg),
+			Message: fmt.Sprintf("%s (%s): no fault scenario ran; fix the baseline first", what, msg),
 			Replay:  res.Replay,
 		})
 	}
