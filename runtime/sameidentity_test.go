@@ -3,8 +3,10 @@ package runtime
 import (
 	"context"
 	"errors"
+	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -116,6 +118,58 @@ func TestUpdatesOfOneIdentityInFlightTogether(t *testing.T) {
 			rep := runOn(t, w, nil, parallelTurn(c.calls, false))
 			require.True(t, rep.BaselineSucceeded)
 			assert.Equal(t, c.want, rep.Has(CodeConcurrentWritesEntity), "%v", rep.Findings)
+		})
+	}
+}
+
+// An agent that gives a turn of two parallel calls a deadline between the
+// longest call's time and their sum meets it alone, and fails its baseline
+// under the suite, which runs the bodies of a round one after another: the
+// baseline_failed finding says so, and what to do. A deadline that a
+// sequential agent misses by itself gets no such word.
+func TestBaselineDeadlineOverParallelCallsIsExplained(t *testing.T) {
+	wait := &Op{Name: "wait", Kind: KindRead, Params: []string{"n"}}
+	call := func(n int) func(context.Context) error {
+		return func(ctx context.Context) error {
+			return traced(ctx, wait, []any{n}, nil, func(ctx context.Context) error {
+				select {
+				case <-time.After(40 * time.Millisecond):
+					return nil
+				case <-ctx.Done():
+					return ctx.Err()
+				}
+			})
+		}
+	}
+	for _, c := range []struct {
+		name     string
+		parallel bool
+		within   time.Duration
+		hint     bool
+	}{
+		{"parallel", true, 60 * time.Millisecond, true},
+		{"sequential, too short", false, 20 * time.Millisecond, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			agent := func(ctx context.Context) error {
+				ctx, cancel := context.WithTimeout(ctx, c.within)
+				defer cancel()
+				if c.parallel {
+					return parallelTurn([]func(context.Context) error{call(1), call(2)}, false)(ctx)
+				}
+				return call(1)(ctx)
+			}
+			rep, err := Run(context.Background(), "deadline", agent)
+			require.NoError(t, err)
+			require.False(t, rep.BaselineSucceeded)
+			var msg string
+			for _, f := range rep.Baseline.Findings {
+				if f.Code == CodeBaselineFailed {
+					msg = f.Message
+				}
+			}
+			assert.Contains(t, msg, "deadline exceeded")
+			assert.Equal(t, c.hint, strings.Contains(msg, "one after another"), "%q", msg)
 		})
 	}
 }

@@ -212,6 +212,14 @@ func (s *Suite) Baseline(ctx context.Context) (*Result, error) {
 			msg = "panic: " + tr.Panics[0].Value
 		}
 		what := "the agent failed without any fault"
+		if len(sch.shapes) > 0 && strings.Contains(msg, context.DeadlineExceeded.Error()) {
+			// Of the harness's making, as likely as the agent's: the
+			// listed schedule runs the tools of a round of parallel
+			// calls one after another (each call's body ends before the
+			// next one starts), so a deadline the agent sets for the
+			// turn meets the sum of their times, not the longest.
+			msg += "; the suite runs the tools of parallel calls one after another, so a deadline the agent sets around them expires after their sum: raise it under test (testkit's Setup, or an option of the agent)"
+		}
 		if !res.Failed {
 			// The agent recovered from its tool's panic (a framework
 			// turns it into an error) and returned: still a failed
