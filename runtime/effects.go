@@ -1034,7 +1034,7 @@ func judgeRepeatsIn(tr *Trace, end, baseEnd string, baseWin map[string][2]string
 		}
 		first := &tr.Ops[idx[0]]
 		opID := []string{k.op, k.id} // a finding's Ops and Identities, one allocation
-		firstSeen := firstVisible(first, k.op, k.id, baseWin)
+		firstSeen := firstVisible(first, k.op, k.id, baseWin) || landedBefore(tr, first)
 		// The arguments seen so far, when the judgement of a repeat reads
 		// them (readsArgs): encoding them is most of the cost otherwise.
 		var args map[string]bool
@@ -1610,6 +1610,28 @@ func firstVisible(first *Operation, op, id string, baseWin map[string][2]string)
 			continue
 		}
 		if meets(byName(partsOf(w[0], w[1], &views)), changed, first, false, &views) {
+			return true
+		}
+	}
+	return false
+}
+
+// landedBefore reports whether an execution of first's op and identity
+// that ran before it failed by itself yet changed the state in its own
+// window (landed; left out of the group when no later execution redid
+// what it did): a booking whose gateway answered 502, retried with its
+// key. Its effect was visible, and a repeat with equal snapshots changed
+// nothing.
+func landedBefore(tr *Trace, first *Operation) bool {
+	ranBefore := func(o *Operation) bool {
+		if x, y := o.execOrder(), first.execOrder(); x != 0 && y != 0 {
+			return x < y
+		}
+		return o.Seq < first.Seq
+	}
+	for i := range tr.Ops {
+		o := &tr.Ops[i]
+		if o != first && o.Name == first.Name && o.Identity == first.Identity && landed(o) && ranBefore(o) {
 			return true
 		}
 	}
