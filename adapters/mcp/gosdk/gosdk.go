@@ -164,7 +164,10 @@ func outcome(res mcp.Result) (any, error) {
 // than the scenario (a session Setup connected once), carry the call or its
 // answer. The calls of one model turn then reach their gates before their
 // round is played, and an answer reaches the agent before the next round,
-// on every run.
+// on every run. An injected lost acknowledgement or lost request, which
+// reaches the client as the server's text, is given back matching
+// context.DeadlineExceeded (agentidemmcp.Lost), as in process: an agent
+// that retries on its call's deadline is tested.
 func Propagate() mcp.Middleware {
 	return func(next mcp.MethodHandler) mcp.MethodHandler {
 		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
@@ -185,7 +188,13 @@ func Propagate() mcp.Middleware {
 				m[agentidemmcp.MetaKey] = tok
 				p.Meta = m
 			}
-			return next(ctx, method, req)
+			res, err := next(ctx, method, req)
+			if tok != "" {
+				// An injected timeout came back as the server's text:
+				// the agent sees it as it would in process.
+				err = agentidemmcp.Lost(err)
+			}
+			return res, err
 		}
 	}
 }
