@@ -107,7 +107,7 @@ func (e *Exploration) String() string {
 	case e.Strategy == "replay":
 		return "Ran the one schedule asked for (testkit.Replay or AGENTIDEM_SCHEDULE)."
 	case e.Exhaustive:
-		s := fmt.Sprintf("Ran every order of the agent's parallel calls that can change the outcome: %s (%s of calls in flight together).",
+		s := fmt.Sprintf("Ran every order of the agent's parallel calls that may change the outcome: %s (%s of calls in flight together).",
 			countNoun(e.Space, "order"), rounds)
 		if e.Unreduced > e.Space {
 			others := "The other " + bigCount(e.Unreduced-e.Space)
@@ -120,7 +120,7 @@ func (e *Exploration) String() string {
 		}
 		return s
 	}
-	return fmt.Sprintf("Ran %s of the %s orders of the agent's parallel calls that can change the outcome (%s of calls in flight together), sampled by PCT: not every order. testkit.Schedules raises the budget; AGENTIDEM_SEED draws another sample.",
+	return fmt.Sprintf("Ran %s of the %s orders of the agent's parallel calls that may change the outcome (%s of calls in flight together), sampled by PCT: not every order. testkit.Schedules raises the budget; AGENTIDEM_SEED draws another sample.",
 		countNoun(e.Explored, "schedule"), bigCount(e.Space), rounds)
 }
 

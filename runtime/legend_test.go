@@ -129,13 +129,13 @@ func TestExplorationSentence(t *testing.T) {
 		want string
 	}{
 		{Exploration{Rounds: 1, Space: 6, Unreduced: 6, Explored: 7, Exhaustive: true, Strategy: "exhaustive"},
-			"Ran every order of the agent's parallel calls that can change the outcome: 6 orders (1 round of calls in flight together)."},
+			"Ran every order of the agent's parallel calls that may change the outcome: 6 orders (1 round of calls in flight together)."},
 		{Exploration{Rounds: 2, Space: 36, Unreduced: 400, Explored: 37, Exhaustive: true, Strategy: "exhaustive"},
-			"Ran every order of the agent's parallel calls that can change the outcome: 36 orders (2 rounds of calls in flight together). The other 364 of the 400 possible only swap calls on different entities, which commute, so they were not run."},
+			"Ran every order of the agent's parallel calls that may change the outcome: 36 orders (2 rounds of calls in flight together). The other 364 of the 400 possible only swap calls on different entities, which commute, so they were not run."},
 		{Exploration{Rounds: 1, Space: countCap, Unreduced: countCap, Explored: 3000, Strategy: "pct"},
-			"Ran 3000 schedules of the " + bigCount(countCap) + " orders of the agent's parallel calls that can change the outcome (1 round of calls in flight together), sampled by PCT: not every order."},
+			"Ran 3000 schedules of the " + bigCount(countCap) + " orders of the agent's parallel calls that may change the outcome (1 round of calls in flight together), sampled by PCT: not every order."},
 		{Exploration{Rounds: 3, Space: 48, Unreduced: countCap, Explored: 49, Exhaustive: true, Strategy: "exhaustive"},
-			"Ran every order of the agent's parallel calls that can change the outcome: 48 orders (3 rounds of calls in flight together). The others of the " + bigCount(countCap) + " possible only swap calls on different entities, which commute, so they were not run."},
+			"Ran every order of the agent's parallel calls that may change the outcome: 48 orders (3 rounds of calls in flight together). The others of the " + bigCount(countCap) + " possible only swap calls on different entities, which commute, so they were not run."},
 		{Exploration{Explored: 1, Strategy: "replay"}, "Ran the one schedule asked for"},
 		{Exploration{}, "No two calls were ever in flight together"},
 	} {
