@@ -72,6 +72,23 @@ func siteOf(pc uintptr) string {
 	return s
 }
 
+var adapterSites sync.Map // uintptr -> bool
+
+// adapterSite reports whether a call site's program counter is in one of
+// agentidem's framework adapters (a middleware that traces the tools a
+// framework dispatches): every call of such a tool has that site, whatever
+// the agent did, so the site says nothing of where the call came from.
+func adapterSite(pc uintptr) bool {
+	if v, ok := adapterSites.Load(pc); ok {
+		return v.(bool)
+	}
+	frame, _ := goruntime.CallersFrames([]uintptr{pc}).Next()
+	pkg := funcPackage(frame.Function)
+	in := strings.HasPrefix(pkg, "github.com/agentidem/agentidem-go/adapters/") && !strings.Contains(pkg, "/examples")
+	adapterSites.Store(pc, in)
+	return in
+}
+
 // agentSite returns the file:line a context_detached warning names: the
 // line of the user's code the call came from. That is the call site when
 // the user's code called the traced function itself (a generated wrapper).

@@ -105,6 +105,9 @@ type Operation struct {
 	// effect is what the State judge had seen of the call when the trace
 	// was read (callEffect.record), nil without State.
 	effect *effectView
+	// viaAdapter says Site is a framework adapter's line, the same for
+	// every call of the tool (adapterSite).
+	viaAdapter bool
 }
 
 // effectView is a copy of what the State judge saw of a call and of the
@@ -358,6 +361,7 @@ func (c *Call) expand(r *recorder, o *Operation) {
 	}
 	if c.pc != 0 {
 		o.Site = siteOf(c.pc)
+		o.viaAdapter = adapterSite(c.pc)
 	}
 	if p := c.parent; p != nil {
 		o.Parent = p.idLocked() // numbered: expand holds r.mu, and numbered every call first
