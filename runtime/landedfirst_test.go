@@ -17,6 +17,7 @@ import (
 // absorbed. They were counted (State saw no execution change the world),
 // since the failed call is left out of the executions when no later one
 // redid what it did. The agent that books without a key is caught.
+// (Not under duplicate_delivery/concurrent: see below.)
 func TestRepeatAfterABookingThatFailedYetLandedIsJudgedByState(t *testing.T) {
 	refund := &Op{Name: "refund", Kind: KindWrite, Params: []string{"order", "key"}}
 	for _, keyed := range []bool{true, false} {
@@ -62,6 +63,13 @@ func TestRepeatAfterABookingThatFailedYetLandedIsJudgedByState(t *testing.T) {
 			require.True(t, rep.BaselineSucceeded, "%v", rep.Baseline.Findings)
 			var dups []string
 			for _, r := range rep.Results {
+				if r.Kind == ScenarioDuplicateConcurrent {
+					// The two deliveries' calls are in flight together:
+					// which of them meets the 502, and whether the booking
+					// that landed ran before the other's, is the
+					// scheduler's, and so is this scenario's judgement.
+					continue
+				}
 				for _, f := range r.Findings {
 					if f.Code == CodeDuplicateWrite {
 						dups = append(dups, r.Scenario+": "+f.Message)

@@ -577,16 +577,21 @@ func TestFireAndForgetNotificationIsReported(t *testing.T) {
 				mu.Lock()
 				held := release
 				mu.Unlock()
+				// Its own wait group: two deliveries at once (concurrent
+				// delivery) must not Add to one another's while it waits.
+				var mine sync.WaitGroup
+				mine.Add(1)
 				notified.Add(1)
 				go func() {
 					defer notified.Done()
+					defer mine.Done()
 					if !waits {
 						<-held
 					}
 					realworld.NotifyTraced(ctx, srv.URL, "D-1") //nolint:errcheck // fire and forget
 				}()
 				if waits {
-					notified.Wait()
+					mine.Wait()
 				}
 				return nil
 			}
