@@ -566,6 +566,19 @@ func (s *Suite) run(ctx context.Context, sc Scenario) (*Result, *Trace, error) {
 	if sc.Kind == ScenarioBaseline && s.cfg.bubble != nil {
 		// Only a bubble cares (Suite.bubble); outlived takes a snapshot.
 		s.impure = w.networkSeen()
+		if s.impure == "" && sc.sched != nil {
+			sc.sched.mu.Lock()
+			sent := sc.sched.sent
+			sc.sched.mu.Unlock()
+			if sent > 0 {
+				// A session connected before the scenario (an MCP
+				// client's, Sending) carries the calls through
+				// goroutines outside any bubble, which may not touch
+				// the bubble's channels: the Go runtime ends the test
+				// binary when one does.
+				s.impure = "the agent's calls went to a server of this process through a transport's goroutines (an MCP session's: agentidemmcp.Send), which a session connected before the scenario runs outside the bubble"
+			}
+		}
 		if s.impure == "" {
 			s.impure = outlived(w, tr)
 		}
