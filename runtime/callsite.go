@@ -83,10 +83,15 @@ func adapterSite(pc uintptr) bool {
 		return v.(bool)
 	}
 	frame, _ := goruntime.CallersFrames([]uintptr{pc}).Next()
-	pkg := funcPackage(frame.Function)
-	in := strings.HasPrefix(pkg, "github.com/agentidem/agentidem-go/adapters/") && !strings.Contains(pkg, "/examples")
+	in := adapterPackage(funcPackage(frame.Function))
 	adapterSites.Store(pc, in)
 	return in
+}
+
+// adapterPackage reports whether pkg is one of agentidem's framework
+// adapters (not an example of one).
+func adapterPackage(pkg string) bool {
+	return strings.HasPrefix(pkg, "github.com/agentidem/agentidem-go/adapters/") && !strings.Contains(pkg, "/examples")
 }
 
 // agentSite returns the file:line a context_detached warning names: the
@@ -143,7 +148,7 @@ func userFrame(f goruntime.Frame, main string) bool {
 	if pkg == self+"runtime" {
 		return false
 	}
-	if strings.HasPrefix(pkg, self+"adapters/") && !strings.Contains(pkg, "/examples") && !strings.HasSuffix(f.File, "_test.go") {
+	if adapterPackage(pkg) && !strings.HasSuffix(f.File, "_test.go") {
 		return false
 	}
 	return true

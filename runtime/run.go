@@ -876,9 +876,7 @@ func lookup(ctx context.Context, op *Op) (inv *invocation, outer *Call, detached
 			return inv, outer, false, 0, nil
 		}
 	}
-	global.mu.Lock()
-	recs := append([]*recorder(nil), global.recs...)
-	global.mu.Unlock()
+	recs := activeRecorders()
 	if len(recs) == 0 {
 		if watching.Load() == 0 {
 			return nil, nil, false, 0, nil
@@ -996,13 +994,18 @@ func (r *recorder) openOn(gid uint64, inv *invocation) *Call {
 	return nil
 }
 
+// activeRecorders returns a copy of the recorders of the runs active now.
+func activeRecorders() []*recorder {
+	global.mu.Lock()
+	defer global.mu.Unlock()
+	return append([]*recorder(nil), global.recs...)
+}
+
 // claimedByGoroutine returns the invocation of an active run that the
 // calling goroutine is or descends from (attribute), or nil: none, one
 // an ended run left (its late calls), or one of Setup.
 func claimedByGoroutine() *invocation {
-	global.mu.Lock()
-	recs := append([]*recorder(nil), global.recs...)
-	global.mu.Unlock()
+	recs := activeRecorders()
 	if len(recs) == 0 {
 		return nil
 	}

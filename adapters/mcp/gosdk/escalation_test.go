@@ -30,21 +30,7 @@ func TestOtherWorkAfterAFailureThroughTheAdapterIsNoErrorOfIdentity(t *testing.T
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "opened"}}}, nil, nil
 	})
 	s.AddReceivingMiddleware(gosdk.Middleware(agentidemmcp.Tools{"open_ticket": agentidemmcp.Write(agentidemmcp.Identity("ref"))}))
-	agent := func(ctx context.Context) error {
-		st, ct := mcp.NewInMemoryTransports()
-		ss, err := s.Connect(context.WithoutCancel(ctx), st, nil)
-		if err != nil {
-			return err
-		}
-		defer ss.Wait()
-		c := mcp.NewClient(&mcp.Implementation{Name: "agent", Version: "1"}, nil)
-		c.AddSendingMiddleware(gosdk.Propagate())
-		cs, err := c.Connect(context.WithoutCancel(ctx), ct, nil)
-		if err != nil {
-			ss.Close()
-			return err
-		}
-		defer cs.Close()
+	agent := perInvocation(s, func(ctx context.Context, cs *mcp.ClientSession) error {
 		open := func(ref string) error {
 			_, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "open_ticket", Arguments: map[string]any{"ref": ref, "subject": "cannot log in"}})
 			return err
@@ -53,7 +39,7 @@ func TestOtherWorkAfterAFailureThroughTheAdapterIsNoErrorOfIdentity(t *testing.T
 			return open("ESC-ORD-9")
 		}
 		return nil
-	}
+	})
 	rep := testkit.Run(t, agent, testkit.NoSummary(),
 		testkit.Setup(func(context.Context) error { d = &ticketDesk{requests: map[string]bool{}}; return nil }),
 		testkit.State(func() any { return d.snapshot() }))

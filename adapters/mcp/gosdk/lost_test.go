@@ -15,6 +15,29 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
+// perInvocation is an agent that connects a client session (with
+// Propagate) to s for each invocation, as gosdk/readme_test.go's does, and
+// runs fn with it.
+func perInvocation(s *mcp.Server, fn func(ctx context.Context, cs *mcp.ClientSession) error) func(ctx context.Context) error {
+	return func(ctx context.Context) error {
+		st, ct := mcp.NewInMemoryTransports()
+		ss, err := s.Connect(context.WithoutCancel(ctx), st, nil)
+		if err != nil {
+			return err
+		}
+		defer ss.Wait()
+		c := mcp.NewClient(&mcp.Implementation{Name: "agent", Version: "1"}, nil)
+		c.AddSendingMiddleware(gosdk.Propagate())
+		cs, err := c.Connect(context.WithoutCancel(ctx), ct, nil)
+		if err != nil {
+			ss.Close()
+			return err
+		}
+		defer cs.Close()
+		return fn(ctx, cs)
+	}
+}
+
 // ticketDesk opens a ticket per request id it has not served.
 type ticketDesk struct {
 	mu       sync.Mutex
@@ -60,21 +83,7 @@ func TestInjectedTimeoutMatchesTheClientsDeadline(t *testing.T) {
 				return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "opened"}}}, nil, nil
 			})
 			s.AddReceivingMiddleware(gosdk.Middleware(specs))
-			agent := func(ctx context.Context) error {
-				st, ct := mcp.NewInMemoryTransports()
-				ss, err := s.Connect(context.WithoutCancel(ctx), st, nil)
-				if err != nil {
-					return err
-				}
-				defer ss.Wait()
-				c := mcp.NewClient(&mcp.Implementation{Name: "agent", Version: "1"}, nil)
-				c.AddSendingMiddleware(gosdk.Propagate())
-				cs, err := c.Connect(context.WithoutCancel(ctx), ct, nil)
-				if err != nil {
-					ss.Close()
-					return err
-				}
-				defer cs.Close()
+			agent := perInvocation(s, func(ctx context.Context, cs *mcp.ClientSession) (err error) {
 				for attempt := 1; attempt <= 3; attempt++ {
 					request := "open-ORD-9"
 					if fresh {
@@ -88,7 +97,7 @@ func TestInjectedTimeoutMatchesTheClientsDeadline(t *testing.T) {
 					}
 				}
 				return err
-			}
+			})
 			rep := testkit.Run(t, agent, testkit.NoSummary(),
 				testkit.With(runtime.OnlyScenario(runtime.ScenarioLostAck+"/open_ticket#1")),
 				testkit.Setup(func(context.Context) error { d = &ticketDesk{requests: map[string]bool{}}; return nil }),
