@@ -2,8 +2,10 @@ package testkit
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -455,13 +457,18 @@ var unsafeFileChars = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
 // an earlier run is written over in place and then cut to the new length,
 // not truncated first: truncating gives the file's blocks back to the file
 // system only for the write to take them again, which costs more than the
-// rest of the write together (BenchmarkRewriteReport).
+// rest of the write together (BenchmarkRewriteReport). The directory is
+// made when the file cannot be opened for want of it, not looked up before
+// each report.
 func writeReport(dir, test string, rep *runtime.Report) error {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
+	path := filepath.Join(dir, reportFileName(dir, test))
+	f, err := openReport(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return err
+		}
+		f, err = openReport(path)
 	}
-	name := reportFileName(dir, test)
-	f, err := os.OpenFile(filepath.Join(dir, name), os.O_WRONLY|os.O_CREATE, 0o666)
 	if err != nil {
 		return err
 	}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/agentidem/agentidem-go/runtime"
@@ -59,6 +60,31 @@ func TestWriteReportOverAnEarlierFile(t *testing.T) {
 		if !json.Valid(got) {
 			t.Errorf("over a file of %d bytes: the file is not JSON", old)
 		}
+	}
+}
+
+// The directories of a report that are not there yet are made, and a
+// directory that cannot be made is the error, naming the path.
+func TestWriteReportMakesItsDirectory(t *testing.T) {
+	rep := tenWriteReport(t)
+	dir := filepath.Join(t.TempDir(), "reports", "pkg")
+	if err := writeReport(dir, "TestMade", rep); err != nil {
+		t.Fatal(err)
+	}
+	got, err := os.ReadFile(filepath.Join(dir, "TestMade.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !json.Valid(got) || len(got) == 0 {
+		t.Errorf("the report made with its directory is not JSON (%d bytes)", len(got))
+	}
+	blocked := filepath.Join(t.TempDir(), "file")
+	if err := os.WriteFile(blocked, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	err = writeReport(filepath.Join(blocked, "pkg"), "TestBlocked", rep)
+	if err == nil || !strings.Contains(err.Error(), blocked) {
+		t.Errorf("writeReport under a file: error %v, want one naming %s", err, blocked)
 	}
 }
 
