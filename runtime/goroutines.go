@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -52,8 +53,16 @@ type gInfo struct {
 	stack  string
 }
 
-// stackBufs recycles the buffers of stack dumps.
-var stackBufs = sync.Pool{New: func() any { b := make([]byte, 1<<16); return &b }}
+// stackBufs recycles the buffers of stack dumps. A new buffer is as large
+// as the largest dump of the process so far (dumpSize): a buffer too small
+// for the dump costs a dump (a stop of the world) per doubling, and a
+// collection empties the pool, so that a test binary with a few hundred
+// goroutines paid two or three dumps for each snapshot after every
+// collection.
+var stackBufs = sync.Pool{New: func() any { b := make([]byte, max(1<<16, dumpSize.Load())); return &b }}
+
+// dumpSize is the size of the largest buffer a stack dump needed so far.
+var dumpSize atomic.Int64
 
 // snapshotGoroutines parses a stack dump of every goroutine; keep, when not
 // nil, chooses the goroutines worth parsing beyond their header.
@@ -100,13 +109,16 @@ func goroutineIDs(ids map[uint64]bool) {
 // eachGoroutine calls fn with the block of each goroutine in a stack dump
 // of every goroutine; the block is valid only during the call.
 func eachGoroutine(fn func(block []byte)) {
-	if testHookStacks != nil {
-		testHookStacks()
-	}
 	bp := stackBufs.Get().(*[]byte)
 	defer stackBufs.Put(bp)
+	if n := dumpSize.Load(); int64(len(*bp)) < n {
+		*bp = make([]byte, n) // a buffer pooled before a dump needed more
+	}
 	var buf []byte
 	for {
+		if testHookStacks != nil {
+			testHookStacks()
+		}
 		buf = *bp
 		m := goruntime.Stack(buf, true)
 		if m < len(buf) {
@@ -114,6 +126,11 @@ func eachGoroutine(fn func(block []byte)) {
 			break
 		}
 		*bp = make([]byte, 2*len(buf))
+		for n := int64(len(*bp)); ; {
+			if old := dumpSize.Load(); n <= old || dumpSize.CompareAndSwap(old, n) {
+				break
+			}
+		}
 	}
 	for len(buf) > 0 {
 		block := buf
