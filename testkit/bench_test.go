@@ -3,6 +3,7 @@ package testkit_test
 import (
 	"context"
 	"fmt"
+	"runtime/metrics"
 	"testing"
 
 	"github.com/agentidem/agentidem-go/runtime"
@@ -34,6 +35,9 @@ func BenchmarkSuite(b *testing.B) {
 			}
 			setup := runtime.Setup(func(context.Context) error { l = &tools.Ledger{}; return nil })
 			var rep *runtime.Report
+			created := []metrics.Sample{{Name: "/sched/goroutines-created:goroutines"}}
+			metrics.Read(created)
+			before := created[0].Value.Uint64()
 			b.ReportAllocs()
 			for b.Loop() {
 				var err error
@@ -42,11 +46,52 @@ func BenchmarkSuite(b *testing.B) {
 					b.Fatal(err)
 				}
 			}
+			metrics.Read(created)
 			scenarios := float64(rep.FaultCount + 1)
+			// The goroutines a suite starts (each Setup's, each
+			// invocation's): each is a start and a wait, which
+			// BenchmarkGoroutineHandoff prices.
+			b.ReportMetric(float64(created[0].Value.Uint64()-before)/float64(b.N), "goroutines/suite")
 			b.ReportMetric(scenarios, "scenarios/suite")
 			b.ReportMetric(float64(rep.AgentRuns), "agent-runs/suite")
 			b.ReportMetric(float64(2*w+3), "python-sdk-runs/suite")
 			b.ReportMetric(scenarios*float64(b.N)/b.Elapsed().Seconds(), "scenarios/s")
 		})
+	}
+}
+
+// BenchmarkGoroutineHandoff prices what the harness pays per goroutine it
+// starts and waits for (a Setup's, an invocation's), apart from the work:
+// the same few microseconds of work done inline, and in a goroutine the
+// caller starts and then waits for. The difference is the Go runtime's
+// (with GOMAXPROCS above 1, mostly the wake-up of an idle processor's
+// thread, a system call, at each start and each wake of the waiter), and
+// BenchmarkSuite's goroutines/suite times it is the least a suite pays for
+// them.
+func BenchmarkGoroutineHandoff(b *testing.B) {
+	work := func() int {
+		x := 0
+		for i := range 4000 {
+			x += i ^ (x >> 3)
+		}
+		return x
+	}
+	var sink int
+	b.Run("inline", func(b *testing.B) {
+		for b.Loop() {
+			sink += work()
+			sink += work()
+		}
+	})
+	b.Run("goroutine", func(b *testing.B) {
+		for b.Loop() {
+			sink += work()
+			done := make(chan int)
+			go func() { done <- work() }()
+			sink += <-done
+		}
+	})
+	if sink == 1 {
+		b.Log(sink) // keeps the work
 	}
 }

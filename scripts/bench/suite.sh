@@ -23,6 +23,13 @@
 #    whole suite under runtime.Run (BenchmarkHTTPSuite), beside BEFORE's
 #    when given.
 #
+# Between 1 and 2, under each GOMAXPROCS of PROCS: what the Go runtime
+# charges per goroutine the harness starts and waits for (a Setup's, an
+# invocation's), as the same work inline and in a goroutine
+# (BenchmarkGoroutineHandoff), times the goroutines a ten-write suite
+# starts: the part of the suite's time that is the scheduler's, not the
+# harness's work.
+#
 # go test runs without -v, as a user's go test does: only failing
 # scenarios get a subtest. VERBOSE=1 adds -v (every scenario gets its
 # subtest before it runs, and every name and log line is printed). PROCS="1 2" runs each
@@ -91,6 +98,35 @@ END {
 }'
 
 go test -c -o "$tmp/now.test" ./testkit
+
+# What the Go runtime charges per goroutine the harness starts and waits
+# for (each Setup's, each invocation's), under each GOMAXPROCS: the same
+# work inline and in a goroutine (BenchmarkGoroutineHandoff, median of 5),
+# times the goroutines a ten-write suite starts (BenchmarkSuite's
+# goroutines/suite) is the least the suite pays for them.
+echo
+echo "goroutine hand-offs (BenchmarkGoroutineHandoff, BenchmarkSuite/writes=10's goroutines/suite):"
+printf "%-6s %12s %14s %16s %18s %18s\n" "procs" "inline ns" "goroutine ns" "extra ns/start" "goroutines/suite" "extra us/suite"
+for p in ${PROCS:-default}; do
+	env=()
+	if [ "$p" != default ]; then env=(GOMAXPROCS="$p"); fi
+	(cd testkit && env "${env[@]}" "$tmp/now.test" -test.run '^$' -test.bench '^BenchmarkGoroutineHandoff$' -test.benchtime 20000x -test.count 5 &&
+		env "${env[@]}" "$tmp/now.test" -test.run '^$' -test.bench '^BenchmarkSuite$/^writes=10$' -test.benchtime 200x -test.count 1) |
+		awk -v p="$p" '
+		function median(list,   a, k, i, j, t) {
+			k = split(list, a, " ")
+			for (i = 1; i <= k; i++) for (j = i + 1; j <= k; j++) if (a[j] + 0 < a[i] + 0) { t = a[i]; a[i] = a[j]; a[j] = t }
+			return (k % 2) ? a[(k + 1) / 2] : (a[k / 2] + a[k / 2 + 1]) / 2
+		}
+		/^BenchmarkGoroutineHandoff\/inline/ { inl = inl " " $3 }
+		/^BenchmarkGoroutineHandoff\/goroutine/ { gor = gor " " $3 }
+		/^BenchmarkSuite\/writes=10/ { for (i = 3; i < NF; i++) if ($(i+1) == "goroutines/suite") g = $i }
+		END {
+			i = median(inl); o = median(gor)
+			printf "%-6s %12.0f %14.0f %16.0f %18d %18.0f\n", p, i, o, o - i, g, (o - i) * g / 1000
+		}'
+done
+
 bins="now"
 if [ -n "${BEFORE:-}" ]; then
 	git -C "$root" worktree add --detach "$tmp/before" "$BEFORE" >/dev/null 2>&1
