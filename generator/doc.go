@@ -45,6 +45,8 @@
 //     names (not results, which have no value yet), be a value, receive from
 //     no channel, and have a type that canonical JSON can encode (no func,
 //     chan, complex, unsafe.Pointer, or struct without exported fields);
+//     a warning names the fields a struct's JSON leaves out (json:"-", an
+//     unexported id), which two values then cannot differ in;
 //   - determinism: time.Now, math/rand, crypto/rand and uuid.New* anywhere in
 //     an identity are rejected, since a retry would get a fresh identity;
 //   - placement: a directive that is not in the doc comment of a function

@@ -11,6 +11,7 @@ import (
 	"go/token"
 	"go/types"
 	"path/filepath"
+	"reflect"
 	"sort"
 	"strings"
 
@@ -526,6 +527,11 @@ func (b *builder) checkExpr(op *Op, key string, v directive.Value, scope token.P
 		b.errs = append(b.errs, errAt(v.Pos, "%s=%s has type %s, which cannot be canonicalized: %s; use values that name the effect instead (ids, keys, exported fields)", key, v.Text, types.TypeString(tv.Type, types.RelativeTo(b.pkg.Types)), why))
 		return Expr{}, false
 	}
+	if key == "identity" || key == "entity" {
+		if left, first := leftOut(tv.Type, b.pkg.Types); len(left) > 0 {
+			b.warnings = append(b.warnings, fmt.Sprintf("%s: warning: %s=%s leaves out %s: the identity of a struct is its JSON, so two values that differ only there have one %s, and the suite takes the second for a repeat of the first (duplicate_write); if they tell the values apart, name what identifies the value (%s=%s.%s, ...)", v.Pos, key, v.Text, strings.Join(left, " and "), key, key, v.Text, first))
+		}
+	}
 	return splitQuals(v.Text, expr, info, b.pkg.Types, rename), true
 }
 
@@ -733,6 +739,49 @@ func canonicalizable(t types.Type, seen map[types.Type]bool) string {
 		return ""
 	}
 	return ""
+}
+
+// leftOut lists the fields of struct type t (through a pointer) that its
+// JSON leaves out and that may tell two values apart: an exported field
+// tagged json:"-", and an unexported one of a basic type (an id kept
+// private). A type with a JSON or text marshaler decides for itself.
+// Fields of other unexported types (a mutex, a cache, a protobuf message's
+// internal state) are left alone.
+func leftOut(t types.Type, pkg *types.Package) (left []string, first string) {
+	if p, ok := types.Unalias(t).Underlying().(*types.Pointer); ok {
+		t = p.Elem()
+	}
+	if implementsMarshaler(t) {
+		return nil, ""
+	}
+	st, ok := types.Unalias(t).Underlying().(*types.Struct)
+	if !ok {
+		return nil, ""
+	}
+	name := types.TypeString(t, types.RelativeTo(pkg))
+	for i := 0; i < st.NumFields(); i++ {
+		f := st.Field(i)
+		if f.Embedded() {
+			continue
+		}
+		tag := reflect.StructTag(st.Tag(i)).Get("json")
+		why := ""
+		switch {
+		case f.Exported() && tag == "-":
+			why = `json:"-"`
+		case !f.Exported():
+			if _, basic := types.Unalias(f.Type()).Underlying().(*types.Basic); basic {
+				why = "unexported"
+			}
+		}
+		if why != "" {
+			left = append(left, fmt.Sprintf("%s.%s (%s)", name, f.Name(), why))
+			if first == "" {
+				first = f.Name()
+			}
+		}
+	}
+	return left, first
 }
 
 func implementsMarshaler(t types.Type) bool {

@@ -55,3 +55,70 @@ func TestExcludedFilesWarn(t *testing.T) {
 		}
 	}
 }
+
+// TestIdentityLeavingFieldsOutWarns: the identity of a struct is its JSON,
+// so an identity of a whole struct with an id its JSON leaves out
+// (json:"-", or unexported) makes two different values one identity, and
+// the suite reports the second write as a repeat of the first. The
+// generator says which fields, and how to name them; a field that cannot
+// tell values apart (a mutex, an unexported struct), or the id named
+// itself, gets no warning.
+func TestIdentityLeavingFieldsOutWarns(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds a module")
+	}
+	dir := tempModule(t)
+	writeFile(t, filepath.Join(dir, "p", "p.go"), `package p
+
+import (
+	"context"
+	"sync"
+)
+
+type Order struct {
+	ID       string `+"`json:\"-\"`"+`
+	Customer string
+}
+
+type Item struct {
+	id    string
+	Label string
+}
+
+type Req struct {
+	mu    *sync.Mutex
+	state struct{ n int }
+	Key   string
+}
+
+//agentidem:write identity=o
+func place(ctx context.Context, o Order) error { return nil }
+
+//agentidem:write identity=it entity=it
+func add(ctx context.Context, it *Item) error { return nil }
+
+//agentidem:write identity=r
+func send(ctx context.Context, r Req) error { return nil }
+
+//agentidem:write identity=o.ID
+func cancel(ctx context.Context, o Order) error { return nil }
+`)
+	out, err := generator.Generate(generator.Config{Dir: dir}, "./...")
+	require.NoError(t, err)
+	var left []string
+	for _, w := range out.Warnings {
+		if strings.Contains(w, "leaves out") {
+			left = append(left, w)
+		}
+	}
+	p := regexp.QuoteMeta(filepath.Join(dir, "p", "p.go"))
+	want := []string{
+		`^` + p + `:\d+:\d+: warning: identity=o leaves out Order\.ID \(json:"-"\): the identity of a struct is its JSON, so two values that differ only there have one identity, and the suite takes the second for a repeat of the first \(duplicate_write\); if they tell the values apart, name what identifies the value \(identity=o\.ID, \.\.\.\)$`,
+		`^` + p + `:\d+:\d+: warning: identity=it leaves out Item\.id \(unexported\): .* one identity, .*\(identity=it\.id, \.\.\.\)$`,
+		`^` + p + `:\d+:\d+: warning: entity=it leaves out Item\.id \(unexported\): .* one entity,`,
+	}
+	require.Len(t, left, len(want), strings.Join(out.Warnings, "\n"))
+	for i, w := range want {
+		assert.Regexp(t, w, left[i])
+	}
+}
