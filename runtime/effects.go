@@ -2019,7 +2019,7 @@ func redelivers(kind string) bool {
 // scenario. Where the scenario redelivered the whole invocation, each later
 // duplicate follows from the first: one finding names the first and lists
 // the rest.
-func (s *Suite) duplicates(res *Result, tr *Trace, sc Scenario, add func(Finding)) {
+func (s *Suite) duplicates(res *Result, tr *Trace, sc Scenario, names renaming, add func(Finding)) {
 	baseEnd := ""
 	if s.base != nil {
 		baseEnd = s.base.end
@@ -2033,7 +2033,7 @@ func (s *Suite) duplicates(res *Result, tr *Trace, sc Scenario, add func(Finding
 	if sc.Kind != ScenarioBaseline {
 		un = untracedIn(baseTrace, s.cfg.settle != nil)
 	}
-	found := judgeRepeatsIn(tr, tr.end, baseEnd, withWindows(windows(baseTrace), s.serial), un, sc.Kind == ScenarioBaseline, fold)
+	found := judgeRepeatsIn(tr, tr.end, baseEnd, withWindows(names.windows(windows(baseTrace)), s.serial), un, sc.Kind == ScenarioBaseline, fold)
 	if n := countCode(found, CodeDuplicateWrite); n > 0 {
 		res.Duplicates = slices.Grow(res.Duplicates, n)
 	}

@@ -1049,9 +1049,16 @@ func (s *Suite) analyze(res *Result, tr *Trace, sc Scenario, claimed bool) {
 			Message: fmt.Sprintf("%s panicked: %s", where, p.Value)})
 	}
 
+	// The baseline in this scenario's names, where its Setup named the
+	// world afresh (rename.go).
+	var names renaming
+	if sc.Kind != ScenarioBaseline {
+		names = learnRenaming(s.base, tr)
+	}
+
 	// Duplicate effects: one op, one identity, more than one execution
 	// that had an effect (effects.go).
-	s.duplicates(res, tr, sc, add)
+	s.duplicates(res, tr, sc, names, add)
 
 	s.visibility(tr, add)
 	if len(tr.Unattributed) > 0 {
@@ -1073,9 +1080,9 @@ func (s *Suite) analyze(res *Result, tr *Trace, sc Scenario, claimed bool) {
 	}
 
 	if s.base != nil && sc.Kind != ScenarioBaseline {
-		s.identityUnstable(tr, add)
+		s.identityUnstable(tr, names, add)
 		if s.cfg.exactlyOnce && claimed {
-			s.missingWrites(tr, add)
+			s.missingWrites(tr, names, add)
 		}
 	}
 }
@@ -1151,7 +1158,7 @@ func opOf(ops []string, i int) []string {
 // identity that sends some of the same arguments again (sameWork), where
 // the two identities are not both among the baseline's (so it is not a
 // loop over distinct work items).
-func (s *Suite) identityUnstable(tr *Trace, add func(Finding)) {
+func (s *Suite) identityUnstable(tr *Trace, names renaming, add func(Finding)) {
 	var baseIDs map[string]map[string]bool // built when a retry changed identity
 	inBase := func(op, id string) bool {
 		if baseIDs == nil {
@@ -1161,7 +1168,7 @@ func (s *Suite) identityUnstable(tr *Trace, add func(Finding)) {
 					if baseIDs[o.Name] == nil {
 						baseIDs[o.Name] = map[string]bool{}
 					}
-					baseIDs[o.Name][o.Identity] = true
+					baseIDs[o.Name][names.identity(o.Identity)] = true
 				}
 			}
 		}
@@ -1309,7 +1316,7 @@ func argLeaves(o *Operation) map[string]string {
 
 // missingWrites finds baseline write identities that never took effect in a
 // scenario where the agent said it succeeded.
-func (s *Suite) missingWrites(tr *Trace, add func(Finding)) {
+func (s *Suite) missingWrites(tr *Trace, names renaming, add func(Finding)) {
 	done := map[string]bool{}
 	for _, o := range tr.Ops {
 		if o.Kind == KindWrite && o.Status == StatusSuccess {
@@ -1318,13 +1325,14 @@ func (s *Suite) missingWrites(tr *Trace, add func(Finding)) {
 	}
 	seen := map[string]bool{}
 	for _, o := range s.base.Ops {
-		k := o.Name + "\x00" + o.Identity
+		k := o.Name + "\x00" + names.identity(o.Identity)
 		if o.Kind != KindWrite || o.Status != StatusSuccess || done[k] || seen[k] {
 			continue
 		}
 		seen[k] = true
-		add(Finding{Code: CodeMissingWrite, Severity: SeverityError, Ops: []string{o.Name}, Identities: []string{o.Identity},
-			Message: fmt.Sprintf("%s for identity %s never took effect, yet the agent reported success: the work was silently dropped; return the error or retry with the same identity", o.Name, o.Identity)})
+		id := names.identity(o.Identity)
+		add(Finding{Code: CodeMissingWrite, Severity: SeverityError, Ops: []string{o.Name}, Identities: []string{id},
+			Message: fmt.Sprintf("%s for identity %s never took effect, yet the agent reported success: the work was silently dropped; return the error or retry with the same identity", o.Name, id)})
 	}
 }
 

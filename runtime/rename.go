@@ -1,0 +1,282 @@
+package runtime
+
+import (
+	"encoding/json"
+	"strings"
+)
+
+// A Setup that makes a fresh world for each scenario may name it afresh: a
+// new tenant, a temporary directory, the next serial id of a shared
+// database. The scenario's identities and arguments then differ from the
+// baseline's in those names, and every check that looks a scenario's write
+// up in the baseline by its identity found nothing: the state one execution
+// changes in the baseline (a correct "set" run twice at once was counted
+// twice), whether a changed identity is the baseline's own next piece of
+// work (a sweep over documents was a retry with a fresh key), whether the
+// baseline's writes took effect (ExactlyOnce saw all of them dropped).
+//
+// A renaming says which values of the baseline stand for which of the
+// scenario's. It is learned from the calls the first delivery made before
+// the scenario's fault, which are the baseline's calls made in another
+// world: a call is paired with the baseline's call of the same op and
+// occurrence, and where their identities or arguments differ at the same
+// place, the baseline's value is the scenario's. A value is renamed only
+// when nothing of the scenario carries it and nothing of the baseline
+// carries its new name, and one for one: an agent that makes the
+// baseline's calls in another order (ranging over a map) keeps its names,
+// and a key made afresh for each attempt renames only the first attempt's.
+type renaming map[string]string // a leaf's canonical JSON in the baseline → in the scenario
+
+// learnRenaming returns the renaming from the baseline base to the scenario
+// of tr, nil when the scenario keeps the baseline's names.
+func learnRenaming(base, tr *Trace) renaming {
+	if base == nil || tr == nil {
+		return nil
+	}
+	type at struct {
+		name string
+		occ  int
+	}
+	baseCalls := map[at]*Operation{}
+	for i := range base.Ops {
+		if o := &base.Ops[i]; o.Invocation == 1 && o.Parent == "" {
+			baseCalls[at{o.Name, o.Occurrence}] = o
+		}
+	}
+	// The first delivery's calls up to its first faulted call (included:
+	// its arguments were the agent's before the fault).
+	var pairs [][2]*Operation
+	last := -1
+	for i := range tr.Ops {
+		if o := &tr.Ops[i]; o.Fault != "" && o.Invocation == 1 && (last < 0 || o.Seq < last) {
+			last = o.Seq
+		}
+	}
+	for i := range tr.Ops {
+		o := &tr.Ops[i]
+		if o.Invocation != 1 || o.Parent != "" || last >= 0 && o.Seq > last {
+			continue
+		}
+		if b, ok := baseCalls[at{o.Name, o.Occurrence}]; ok && (b.Identity != o.Identity || !sameArgs(b.Args, o.Args)) {
+			pairs = append(pairs, [2]*Operation{b, o})
+		}
+	}
+	if len(pairs) == 0 {
+		return nil
+	}
+	baseVals, scenVals := traceLeaves(base), traceLeaves(tr)
+	m := renaming{}
+	taken := map[string]string{} // the scenario's value → the baseline's
+	bad := map[string]bool{}
+	for _, p := range pairs {
+		bl, sl := callLeaves(p[0]), callLeaves(p[1])
+		for path, bv := range bl {
+			sv, ok := sl[path]
+			if !ok || sv == bv || defaultValue(bv) || defaultValue(sv) || scenVals[bv] || baseVals[sv] {
+				continue
+			}
+			if prev, ok := m[bv]; ok && prev != sv || taken[sv] != "" && taken[sv] != bv {
+				bad[bv], bad[taken[sv]] = true, true
+				continue
+			}
+			m[bv], taken[sv] = sv, bv
+		}
+	}
+	for bv := range bad {
+		delete(m, bv)
+	}
+	if len(m) == 0 {
+		return nil
+	}
+	return m
+}
+
+// sameArgs reports whether two calls' arguments encode alike, comparing
+// scalars without encoding them (this runs for every call before a fault).
+func sameArgs(a, b Args) bool {
+	if len(a.Values) != len(b.Values) {
+		return false
+	}
+	for i, v := range a.Values {
+		switch x := v.(type) {
+		case string:
+			if y, ok := b.Values[i].(string); !ok || x != y {
+				return false
+			}
+		case int:
+			if y, ok := b.Values[i].(int); !ok || x != y {
+				return false
+			}
+		case int64:
+			if y, ok := b.Values[i].(int64); !ok || x != y {
+				return false
+			}
+		case bool:
+			if y, ok := b.Values[i].(bool); !ok || x != y {
+				return false
+			}
+		default:
+			ea, erra := json.Marshal(v)
+			eb, errb := json.Marshal(b.Values[i])
+			if erra != nil || errb != nil || string(ea) != string(eb) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// callLeaves returns a call's identity and arguments flattened into their
+// scalar values by place.
+func callLeaves(o *Operation) map[string]string {
+	out := map[string]string{}
+	for p, v := range argLeaves(o) {
+		out["args"+p] = v
+	}
+	for p, v := range jsonLeaves(o.Identity) {
+		out["identity"+p] = v
+	}
+	return out
+}
+
+// traceLeaves returns every scalar value of a trace's identities and
+// arguments.
+func traceLeaves(tr *Trace) map[string]bool {
+	out := map[string]bool{}
+	for i := range tr.Ops {
+		for _, v := range callLeaves(&tr.Ops[i]) {
+			out[v] = true
+		}
+	}
+	return out
+}
+
+// jsonLeaves flattens canonical JSON into its scalar values by path, each
+// encoded as JSON; nil when s is not JSON.
+func jsonLeaves(s string) map[string]string {
+	if s == "" {
+		return nil
+	}
+	v, ok := decodeNumbers(s)
+	if !ok {
+		return nil
+	}
+	out := map[string]string{}
+	walkLeaves("", v, func(path string, leaf any) {
+		b, _ := json.Marshal(leaf)
+		out[path] = string(b)
+	})
+	return out
+}
+
+func decodeNumbers(s string) (any, bool) {
+	d := json.NewDecoder(strings.NewReader(s))
+	d.UseNumber()
+	var v any
+	if d.Decode(&v) != nil || d.More() {
+		return nil, false
+	}
+	return v, true
+}
+
+func walkLeaves(path string, v any, fn func(path string, leaf any)) {
+	switch x := v.(type) {
+	case map[string]any:
+		for k, e := range x {
+			walkLeaves(path+"."+k, e, fn)
+		}
+	case []any:
+		for i, e := range x {
+			walkLeaves(path+"."+itoa(i), e, fn)
+		}
+	default:
+		fn(path, x)
+	}
+}
+
+func itoa(i int) string {
+	if i < 10 {
+		return string(rune('0' + i))
+	}
+	return itoa(i/10) + string(rune('0'+i%10))
+}
+
+// json rewrites s, JSON of the baseline (an identity, arguments), in the
+// scenario's names: each scalar value (not an object's key) whose text is
+// a renamed value's. Nothing else of s changes, the order of an object's
+// names included.
+func (m renaming) json(s string) string {
+	if len(m) == 0 || s == "" {
+		return s
+	}
+	var b strings.Builder
+	changed := false
+	put := func(tok string, key bool) {
+		if to, ok := m[tok]; ok && !key {
+			if !changed {
+				b.Grow(len(s) + 16)
+				changed = true
+			}
+			b.WriteString(to)
+			return
+		}
+		b.WriteString(tok)
+	}
+	for i := 0; i < len(s); {
+		switch c := s[i]; {
+		case c == '"':
+			j := i + 1
+			for j < len(s) && s[j] != '"' {
+				if s[j] == '\\' {
+					j++
+				}
+				j++
+			}
+			if j >= len(s) {
+				return s // not JSON
+			}
+			j++
+			k := j
+			for k < len(s) && (s[k] == ' ' || s[k] == '\n' || s[k] == '\t' || s[k] == '\r') {
+				k++
+			}
+			put(s[i:j], k < len(s) && s[k] == ':')
+			i = j
+		case c == '-' || c >= '0' && c <= '9':
+			j := i + 1
+			for j < len(s) && strings.IndexByte("0123456789.eE+-", s[j]) >= 0 {
+				j++
+			}
+			put(s[i:j], false)
+			i = j
+		default:
+			b.WriteByte(c)
+			i++
+		}
+	}
+	if !changed {
+		return s
+	}
+	return b.String()
+}
+
+// identity rewrites a baseline identity in the scenario's names.
+func (m renaming) identity(id string) string { return m.json(id) }
+
+// windows rewrites the keys of the baseline's windows (op, identity and
+// arguments: windows) in the scenario's names.
+func (m renaming) windows(w map[string][2]string) map[string][2]string {
+	if len(m) == 0 {
+		return w
+	}
+	out := make(map[string][2]string, len(w))
+	for k, v := range w {
+		parts := strings.SplitN(k, "\x00", 4) // op, identity, arguments, #n
+		if len(parts) >= 3 {
+			parts[1], parts[2] = m.json(parts[1]), m.json(parts[2])
+			k = strings.Join(parts, "\x00")
+		}
+		out[k] = v
+	}
+	return out
+}

@@ -1,0 +1,176 @@
+package testkit_test
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/agentidem/agentidem-go/runtime"
+	"github.com/agentidem/agentidem-go/testkit"
+)
+
+// tenantWorld is a world whose Setup names it afresh for each scenario (a
+// new tenant, as integration tests sharing one database isolate their
+// scenarios), and whose tools' identities hold the tenant. The statuses,
+// which State returns, leave the tenant out.
+type tenantWorld struct {
+	mu     sync.Mutex
+	n      int
+	tenant string
+	status map[string]string
+	mails  []string
+}
+
+var (
+	tenantStatusOp = &runtime.Op{Name: "set_status", Kind: runtime.KindWrite, Params: []string{"tenant", "doc", "status"}}
+	tenantMailOp   = &runtime.Op{Name: "send_mail", Kind: runtime.KindWrite, Params: []string{"tenant", "key", "text"}}
+)
+
+func (w *tenantWorld) reset(context.Context) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.n++
+	w.tenant = fmt.Sprintf("t-%d", w.n)
+	w.status, w.mails = map[string]string{}, nil
+	return nil
+}
+
+func (w *tenantWorld) state() any {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return map[string]any{"status": maps.Clone(w.status), "mails": append([]string(nil), w.mails...)}
+}
+
+func (w *tenantWorld) name() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.tenant
+}
+
+// setStatus sets a document's status: a repeat changes nothing.
+func (w *tenantWorld) setStatus(ctx context.Context, tenant, doc, status string) error {
+	return tracedCall(ctx, tenantStatusOp, []any{tenant, doc, status}, []any{tenant, doc}, nil, func(context.Context) error {
+		time.Sleep(time.Millisecond) // the round trip to the service: two deliveries at once overlap
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		w.status[doc] = status
+		return nil
+	})
+}
+
+// sendMail sends a mail, every time it is called: its identity is key.
+func (w *tenantWorld) sendMail(ctx context.Context, tenant, key, text string) error {
+	return tracedCall(ctx, tenantMailOp, []any{tenant, key, text}, []any{tenant, key}, nil, func(context.Context) error {
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		w.mails = append(w.mails, text)
+		return nil
+	})
+}
+
+func runFresh(t *testing.T, agent func(context.Context, *tenantWorld) error, opts ...testkit.Option) *runtime.Report {
+	t.Helper()
+	w := &tenantWorld{}
+	opts = append(opts, testkit.NoSummary(), testkit.Setup(w.reset), testkit.State(w.state))
+	return testkit.Run(t, func(ctx context.Context) error { return agent(ctx, w) }, opts...)
+}
+
+// codesIn returns the error findings of a report, one "scenario code" per
+// line, that have one of the codes given.
+func codesIn(rep *runtime.Report, codes ...string) string {
+	var out []string
+	for _, l := range strings.Split(verdictOf(rep), "\n") {
+		for _, c := range codes {
+			if strings.HasSuffix(l, " "+c) {
+				out = append(out, l)
+			}
+		}
+	}
+	return strings.Join(out, "\n")
+}
+
+// A world named afresh for each scenario (a tenant per Setup) gives the
+// scenario identities the baseline never had. ExactlyOnce looked the
+// baseline's writes up by identity and found each of them dropped: a
+// correct agent got missing_write in every redelivery scenario, 20 of 20
+// runs (red-team). The baseline is now read in the scenario's names, learned
+// from the calls made before the fault (runtime/rename.go); an agent that
+// does drop the write is still caught.
+func TestExactlyOnceInAWorldNamedAfreshPerScenario(t *testing.T) {
+	approve := func(ctx context.Context, w *tenantWorld) error {
+		return w.setStatus(ctx, w.name(), "doc-1", "approved")
+	}
+	if v := codesIn(runFresh(t, approve, testkit.ExactlyOnce()), runtime.CodeMissingWrite, runtime.CodeIdentityUnstable); v != "" {
+		t.Errorf("a correct agent, its world named afresh per scenario:\n%s", v)
+	}
+	dropping := func(ctx context.Context, w *tenantWorld) error {
+		_ = w.setStatus(ctx, w.name(), "doc-1", "approved") // the error is swallowed
+		return nil
+	}
+	got := codesIn(runFresh(t, dropping, testkit.ExactlyOnce()), runtime.CodeMissingWrite)
+	for _, sc := range []string{"before_operation_failure/set_status#1", "lost_request/set_status#1"} {
+		if !strings.Contains(got, sc+" "+runtime.CodeMissingWrite) {
+			t.Errorf("the agent that swallows the error: no missing_write in %s; got:\n%s", sc, got)
+		}
+	}
+}
+
+// A best-effort sweep over three documents, in a world named afresh per
+// scenario, was a retry with a fresh key to identity_unstable (the next
+// document's identity was not the baseline's): 8 scenarios, 20 of 20 runs.
+// A sweep that does retry with a fresh key per attempt is still caught.
+func TestSweepInAWorldNamedAfreshPerScenario(t *testing.T) {
+	sweep := func(ctx context.Context, w *tenantWorld) error {
+		tenant := w.name()
+		for _, d := range []string{"doc-1", "doc-2", "doc-3"} {
+			_ = w.setStatus(ctx, tenant, d, "archived") // skipped on error, picked up next time
+		}
+		return nil
+	}
+	if v := codesIn(runFresh(t, sweep), runtime.CodeIdentityUnstable, runtime.CodeDuplicateWrite); v != "" {
+		t.Errorf("a correct sweep, its world named afresh per scenario:\n%s", v)
+	}
+	attempts := 0
+	freshKey := func(ctx context.Context, w *tenantWorld) error {
+		tenant := w.name()
+		var err error
+		for range 3 {
+			attempts++ // a key per attempt: the sink sends each as new
+			if err = w.sendMail(ctx, tenant, fmt.Sprintf("k-%d", attempts), "your order shipped"); err == nil {
+				return nil
+			}
+		}
+		return err
+	}
+	got := codesIn(runFresh(t, freshKey), runtime.CodeIdentityUnstable)
+	if !strings.Contains(got, "lost_acknowledgement/send_mail#1 "+runtime.CodeIdentityUnstable) {
+		t.Errorf("a retry with a fresh key per attempt, in a world named afresh: no identity_unstable in lost_acknowledgement; got:\n%s", got)
+	}
+}
+
+// A correct "set" delivered twice at once, in a world named afresh per
+// scenario: where the two calls overlapped, the suite looked the change
+// one execution makes up in the baseline by identity, found none, and
+// counted both (duplicate_write on 7 of 60 runs). Ten runs, none may find
+// one; a mail sent on each delivery is still caught on every run.
+func TestConcurrentDeliveryInAWorldNamedAfreshPerScenario(t *testing.T) {
+	set := func(ctx context.Context, w *tenantWorld) error {
+		return w.setStatus(ctx, w.name(), "doc-1", "approved")
+	}
+	mail := func(ctx context.Context, w *tenantWorld) error {
+		return w.sendMail(ctx, w.name(), "shipped-doc-1", "your order shipped")
+	}
+	for i := range 10 {
+		if v := verdictOf(runFresh(t, set)); v != "" {
+			t.Errorf("run %d, a correct set delivered twice:\n%s", i+1, v)
+		}
+		got := codesIn(runFresh(t, mail), runtime.CodeDuplicateWrite)
+		if !strings.Contains(got, "duplicate_delivery/concurrent "+runtime.CodeDuplicateWrite) {
+			t.Errorf("run %d, a mail sent on each delivery: no duplicate_write in duplicate_delivery/concurrent; got:\n%s", i+1, got)
+		}
+	}
+}
