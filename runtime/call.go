@@ -151,6 +151,9 @@ func Begin(ctx context.Context, op *Op, args, identity, entity []any) (*Call, co
 		c.rare().values = append([]any(nil), args...)
 	}
 	c.pc = callSite(framePCs())
+	if op.Kind == KindWrite && inv.failed.Load() > 0 {
+		c.rare().path = callPath() // no other goroutine has c yet
+	}
 	// c is zero (newCall): set only what is not. What the op says (name,
 	// kind, parameter names, after=) is read from it when the trace is.
 	c.rec.start = r.now()
@@ -301,6 +304,7 @@ func (c *Call) Start() error {
 		return nil
 	}
 	err := &InjectedError{Fault: Fault{Kind: f, Op: c.op.Name, Occurrence: int(c.rec.Occurrence)}}
+	c.notePath(callPath())
 	c.mu.Lock()
 	c.rec.status = statusFailed
 	c.rec.observation = observationFailed
@@ -418,6 +422,11 @@ func (c *Call) Finish(err error, results ...any) error {
 	c.rec.returned = true
 	r := c.inv.rec
 	end := r.now()
+	if err != nil || c.rec.planned {
+		// An error, or a fault that may lose the answer: the retry
+		// that follows is told from other work by the path (notePath).
+		c.notePath(callPath())
+	}
 	c.mu.Lock()
 	if c.rec.status == statusFailed && c.rec.rare != nil && c.rec.rare.panic != nil {
 		c.mu.Unlock()
@@ -518,6 +527,35 @@ func (c *Call) Recover(errp *error) {
 		return
 	}
 	goruntime.Goexit()
+}
+
+// callPath returns the call site of the generated wrapper that called
+// Begin, Start or Finish, and the frames above it: runtime.Callers'
+// frames are itself, callPath, the Call's method, and the wrapper.
+//
+//go:noinline
+func callPath() []uintptr {
+	var pcs [8]uintptr
+	n := goruntime.Callers(4, pcs[:])
+	return append([]uintptr(nil), pcs[:n]...)
+}
+
+// notePath records the path of a write the agent may retry (its answer was
+// an error, or a planned fault may lose it), and says so to the
+// invocation, whose later writes record theirs: identity_unstable tells a
+// retry (the same path) from other work called through one line of a
+// dispatcher (a tool registry), where only the frames above the site
+// differ.
+func (c *Call) notePath(path []uintptr) {
+	if c.op.Kind != KindWrite {
+		return
+	}
+	c.mu.Lock()
+	if c.rare().path == nil {
+		c.rec.rare.path = path
+	}
+	c.mu.Unlock()
+	c.inv.failed.Add(1)
 }
 
 // unwound records a call whose tool never returned because its goroutine

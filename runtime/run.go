@@ -140,6 +140,10 @@ type invocation struct {
 	// set before the func starts: most calls are made on it, and
 	// noteCaller knows them without a lookup.
 	self atomic.Uint64
+	// failed counts its writes whose answer was an error or never came:
+	// from the first on, each write records the path it was called
+	// through (Call.notePath).
+	failed atomic.Int32
 }
 
 // noteCaller is called for each call the invocation's context attributes

@@ -1190,14 +1190,26 @@ func (s *Suite) identityUnstable(tr *Trace, names renaming, add func(Finding)) {
 					reported = map[string]bool{}
 				}
 				reported[a.Name] = true
-				if a.viaAdapter {
-					// Every call of a framework's tool has the adapter's
-					// line: the site cannot tell a retry from other work
-					// (an escalation ticket opened after a failure).
+				// Every call of a framework's tool has the adapter's
+				// line, and every call of a tool registry's entry has
+				// that entry's line, reached from wherever the agent
+				// dispatched it: the site cannot tell a retry from
+				// other work (an escalation ticket opened after a
+				// failure). A retry comes again the same way; a call
+				// reached from elsewhere (its frames above the site
+				// differ) is other work, as far as the suite can tell.
+				via := ""
+				switch {
+				case a.viaAdapter:
+					via = "through a framework every call of a tool comes through the adapter"
+				case len(a.path) > 1 && len(b.path) > 1 && !slices.Equal(a.path, b.path):
+					via = fmt.Sprintf("both came through %s, which the agent reached from different places (a dispatcher's line, as a tool registry's), so the suite cannot tell a retry from other work", shortSite(a.Site))
+				}
+				if via != "" {
 					add(Finding{Code: CodeIdentityUnstable, Severity: SeverityWarning, Ops: []string{a.Name},
 						Identities: []string{a.Identity, b.Identity}, Calls: []string{a.ID, b.ID},
-						Message: fmt.Sprintf("%s was called again with identity %s, and some of the same arguments, after attempt %s with identity %s %s: through a framework every call of a tool comes through the adapter, so the suite cannot tell a retry from other work; if it is a retry, a fresh key per attempt lets the sink run it as new work: derive the key from the work (session, intent, ids)",
-							a.Name, b.Identity, a.ID, a.Identity, unanswered(a))})
+						Message: fmt.Sprintf("%s was called again with identity %s, and some of the same arguments, after attempt %s with identity %s %s: %s; if it is a retry, a fresh key per attempt lets the sink run it as new work: derive the key from the work (session, intent, ids)",
+							a.Name, b.Identity, a.ID, a.Identity, unanswered(a), via)})
 					break
 				}
 				add(Finding{Code: CodeIdentityUnstable, Severity: SeverityError, Ops: []string{a.Name},

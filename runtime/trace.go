@@ -105,6 +105,9 @@ type Operation struct {
 	// effect is what the State judge had seen of the call when the trace
 	// was read (callEffect.record), nil without State.
 	effect *effectView
+	// path is the call's site and the frames above it, where recorded
+	// (callRare.path).
+	path []uintptr
 	// viaAdapter says Site is a framework adapter's line, the same for
 	// every call of the tool (adapterSite).
 	viaAdapter bool
@@ -283,6 +286,9 @@ type callRare struct {
 	identityPanic []string
 	panic         *Panic
 	viaHTTP       uint64 // the HTTP handler of this process the call was made for (lookup)
+	// path is the call site and the frames above it, of a write that
+	// failed or came after one that failed in its invocation (notePath).
+	path []uintptr
 }
 
 // rare returns the call's rare part, making it; the caller holds c.mu or
@@ -358,6 +364,7 @@ func (c *Call) expand(r *recorder, o *Operation) {
 	}
 	if x := rec.rare; x != nil {
 		o.IdentityError, o.IdentityPanic, o.Panic = x.identityError, x.identityPanic, x.panic
+		o.path = x.path
 	}
 	if c.pc != 0 {
 		o.Site = siteOf(c.pc)

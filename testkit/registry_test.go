@@ -1,0 +1,118 @@
+package testkit_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/agentidem/agentidem-go/runtime"
+	"github.com/agentidem/agentidem-go/testkit"
+)
+
+// ticketDesk opens one ticket per (customer, subject); a repeat changes
+// nothing.
+type ticketDesk struct {
+	mu      sync.Mutex
+	tickets []string
+}
+
+var openTicketOp = &runtime.Op{Name: "open_ticket", Kind: runtime.KindWrite, Params: []string{"customer", "subject", "body"}}
+
+func (d *ticketDesk) open(ctx context.Context, customer, subject, body string) error {
+	return tracedCall(ctx, openTicketOp, []any{customer, subject, body}, []any{customer, subject}, nil, func(context.Context) error {
+		d.mu.Lock()
+		defer d.mu.Unlock()
+		for _, t := range d.tickets {
+			if t == customer+"/"+subject {
+				return nil
+			}
+		}
+		d.tickets = append(d.tickets, customer+"/"+subject)
+		return nil
+	})
+}
+
+// toolRegistry dispatches the model's tool calls by name, as agents
+// without a framework do: every call of a tool comes from its entry's
+// line.
+type toolRegistry map[string]func(context.Context, json.RawMessage) error
+
+func newToolRegistry(d *ticketDesk) toolRegistry {
+	return toolRegistry{"open_ticket": func(ctx context.Context, raw json.RawMessage) error {
+		var a struct{ Customer, Subject, Body string }
+		if err := json.Unmarshal(raw, &a); err != nil {
+			return err
+		}
+		return d.open(ctx, a.Customer, a.Subject, a.Body)
+	}}
+}
+
+func (r toolRegistry) dispatch(ctx context.Context, name string, args map[string]string) error {
+	raw, _ := json.Marshal(args)
+	return r[name](ctx, raw)
+}
+
+// An agent that, when the ticket could not be opened, opens an escalation
+// ticket instead (another subject, the same customer and text), through a
+// tool registry: both calls come from the registry's line, so identity_unstable
+// took the escalation for a retry with a fresh key, an error in four
+// scenarios on every run (red-team). The agent reaches the registry from two
+// places, which a retry does not: a warning now. A retry loop through the
+// same registry with a key per attempt is still an error.
+func TestEscalationThroughAToolRegistryIsNoRetry(t *testing.T) {
+	const body = "the parcel arrived damaged"
+	escalate := func(d *ticketDesk) func(context.Context) error {
+		return func(ctx context.Context) error {
+			r := newToolRegistry(d)
+			err := r.dispatch(ctx, "open_ticket", map[string]string{"customer": "kim", "subject": "damaged parcel", "body": body})
+			if err == nil {
+				return nil
+			}
+			return errors.Join(err, r.dispatch(ctx, "open_ticket", map[string]string{"customer": "kim", "subject": "ESCALATION", "body": body}))
+		}
+	}
+	attempt := 0
+	freshKey := func(d *ticketDesk) func(context.Context) error {
+		return func(ctx context.Context) error {
+			r := newToolRegistry(d)
+			var err error
+			for range 3 {
+				attempt++
+				subject := fmt.Sprintf("damaged parcel (attempt %d)", attempt)
+				if err = r.dispatch(ctx, "open_ticket", map[string]string{"customer": "kim", "subject": subject, "body": body}); err == nil {
+					return nil
+				}
+			}
+			return err
+		}
+	}
+	run := func(agent func(*ticketDesk) func(context.Context) error) *runtime.Report {
+		d := &ticketDesk{}
+		return testkit.Run(t, agent(d), testkit.NoSummary(),
+			testkit.Setup(func(context.Context) error { d.mu.Lock(); d.tickets = nil; d.mu.Unlock(); return nil }),
+			testkit.State(func() any { d.mu.Lock(); defer d.mu.Unlock(); return append([]string{}, d.tickets...) }))
+	}
+
+	rep := run(escalate)
+	if v := verdictOf(rep); v != "" {
+		t.Errorf("the escalating agent, through a registry:\n%s", v)
+	}
+	warned := false
+	for _, res := range rep.Results {
+		for _, f := range res.Findings {
+			if f.Code == runtime.CodeIdentityUnstable && strings.Contains(f.Message, "reached from different places") {
+				warned = true
+			}
+		}
+	}
+	if !warned {
+		t.Error("the escalation through a registry is not named as a possible retry (warning)")
+	}
+	if got := codesIn(run(freshKey), runtime.CodeIdentityUnstable); !strings.Contains(got, "lost_acknowledgement/open_ticket#1 "+runtime.CodeIdentityUnstable) {
+		t.Errorf("a retry loop through the registry with a key per attempt: no identity_unstable error in lost_acknowledgement; got:\n%s", got)
+	}
+}
