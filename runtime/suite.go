@@ -1080,7 +1080,7 @@ func (s *Suite) analyze(res *Result, tr *Trace, sc Scenario, claimed bool) {
 	}
 
 	if s.base != nil && sc.Kind != ScenarioBaseline {
-		s.identityUnstable(tr, names, add)
+		s.identityUnstable(tr, sc.Kind, names, add)
 		if s.cfg.exactlyOnce && claimed {
 			s.missingWrites(tr, names, add)
 		}
@@ -1158,7 +1158,7 @@ func opOf(ops []string, i int) []string {
 // identity that sends some of the same arguments again (sameWork), where
 // the two identities are not both among the baseline's (so it is not a
 // loop over distinct work items).
-func (s *Suite) identityUnstable(tr *Trace, names renaming, add func(Finding)) {
+func (s *Suite) identityUnstable(tr *Trace, kind string, names renaming, add func(Finding)) {
 	var baseIDs map[string]map[string]bool // built when a retry changed identity
 	inBase := func(op, id string) bool {
 		if baseIDs == nil {
@@ -1217,6 +1217,55 @@ func (s *Suite) identityUnstable(tr *Trace, names renaming, add func(Finding)) {
 					Message: fmt.Sprintf("%s was retried from the same call site (%s) with identity %s after attempt %s with identity %s %s: a fresh key per attempt lets the sink run the retry as new work; derive the key from the work (session, intent, ids)",
 						a.Name, shortSite(a.Site), b.Identity, a.ID, a.Identity, unanswered(a))})
 			}
+			break
+		}
+	}
+	if !redelivers(kind) {
+		return
+	}
+	// A delivery made again repeats the first one's work: a write of a
+	// later delivery that sends some of the same arguments as a write the
+	// first made from the same site, under an identity neither the first
+	// delivery nor the baseline had, got a key made afresh for the
+	// delivery (an id generated where the message is handled): the sink
+	// runs the redelivery as new work.
+	var firstIDs map[string]map[string]bool
+	for j := range tr.Ops {
+		b := &tr.Ops[j]
+		if b.Kind != KindWrite || b.Invocation < 2 || b.Site == "" || b.Status != StatusSuccess || b.Replayed || reported[b.Name] || inBase(b.Name, b.Identity) {
+			continue
+		}
+		if firstIDs == nil {
+			firstIDs = map[string]map[string]bool{}
+			for i := range tr.Ops {
+				if o := &tr.Ops[i]; o.Kind == KindWrite && o.Invocation == 1 {
+					if firstIDs[o.Name] == nil {
+						firstIDs[o.Name] = map[string]bool{}
+					}
+					firstIDs[o.Name][o.Identity] = true
+				}
+			}
+		}
+		if firstIDs[b.Name][b.Identity] {
+			continue
+		}
+		for i := range tr.Ops {
+			a := &tr.Ops[i]
+			if a.Invocation != 1 || a.Name != b.Name || a.Site != b.Site || a.Status != StatusSuccess && !landed(a) || !sameWork(a, b) {
+				continue
+			}
+			if reported == nil {
+				reported = map[string]bool{}
+			}
+			reported[b.Name] = true
+			sev := SeverityError
+			if a.viaAdapter {
+				sev = SeverityWarning // the adapter's line: other work, for all the suite can tell
+			}
+			add(Finding{Code: CodeIdentityUnstable, Severity: sev, Ops: []string{b.Name},
+				Identities: []string{a.Identity, b.Identity}, Calls: []string{a.ID, b.ID},
+				Message: fmt.Sprintf("delivered again, the agent called %s from the same call site (%s) with identity %s, where the first delivery's %s had identity %s, sending some of the same arguments: a key made afresh for each delivery (an id generated where the message is handled) lets the sink run the redelivery as new work; derive the key from the message (its id, the order, the session)",
+					b.Name, shortSite(b.Site), b.Identity, a.ID, a.Identity)})
 			break
 		}
 	}

@@ -174,3 +174,62 @@ func TestConcurrentDeliveryInAWorldNamedAfreshPerScenario(t *testing.T) {
 		}
 	}
 }
+
+var tenantNotifyOp = &runtime.Op{Name: "notify", Kind: runtime.KindWrite, Params: []string{"tenant", "key", "text"}}
+
+// notify sends a notification once per key: the sink deduplicates.
+func (w *tenantWorld) notify(ctx context.Context, tenant, key, text string) error {
+	return tracedCall(ctx, tenantNotifyOp, []any{tenant, key, text}, []any{tenant, key}, nil, func(context.Context) error {
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		for _, m := range w.mails {
+			if strings.HasPrefix(m, key+": ") {
+				return nil
+			}
+		}
+		w.mails = append(w.mails, key+": "+text)
+		return nil
+	})
+}
+
+// An agent that makes its idempotency key once per invocation (a uuid
+// where the message is handled) and reuses it for its retries: the sink
+// deduplicates the retries, but a redelivered message gets a new key and a
+// second notification. Each delivery's calls had one identity each, so no
+// repeat was seen and the suite passed, 20 of 20 runs (red-team). The key
+// derived from the message passes.
+func TestKeyMadeAfreshPerDeliveryIsCaught(t *testing.T) {
+	var made int
+	var mu sync.Mutex
+	perDelivery := func(ctx context.Context, w *tenantWorld) error {
+		mu.Lock()
+		made++
+		key := fmt.Sprintf("req-%d", made) // uuid.NewString() in real life
+		mu.Unlock()
+		var err error
+		for range 3 {
+			if err = w.notify(ctx, w.name(), key, "your refund is on its way"); err == nil {
+				return nil
+			}
+		}
+		return err
+	}
+	got := codesIn(runFresh(t, perDelivery), runtime.CodeIdentityUnstable, runtime.CodeDuplicateWrite)
+	for _, sc := range []string{"crash_restart/notify#1", "duplicate_delivery/sequential", "duplicate_delivery/concurrent"} {
+		if !strings.Contains(got, sc+" "+runtime.CodeIdentityUnstable) {
+			t.Errorf("a key made afresh per delivery: no identity_unstable in %s; got:\n%s", sc, got)
+		}
+	}
+	fromMessage := func(ctx context.Context, w *tenantWorld) error {
+		var err error
+		for range 3 {
+			if err = w.notify(ctx, w.name(), "msg-42", "your refund is on its way"); err == nil {
+				return nil
+			}
+		}
+		return err
+	}
+	if v := verdictOf(runFresh(t, fromMessage)); v != "" {
+		t.Errorf("the key derived from the message:\n%s", v)
+	}
+}

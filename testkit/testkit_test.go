@@ -198,8 +198,9 @@ func TestIdentityUnstable(t *testing.T) {
 	for _, f := range rep.Findings {
 		if f.Code == runtime.CodeIdentityUnstable {
 			// The crashed delivery also tries again under a fresh key
-			// (the dead worker's call is refused, but its key is real).
-			assert.Contains(t, []string{"lost_acknowledgement/post#1", "lost_request/post#1", "before_operation_failure/post#1", "crash_restart/post#1"}, f.Scenario)
+			// (the dead worker's call is refused, but its key is real),
+			// and a delivery made again posts under a key of its own.
+			assert.Contains(t, []string{"lost_acknowledgement/post#1", "lost_request/post#1", "before_operation_failure/post#1", "crash_restart/post#1", "duplicate_delivery/sequential", "duplicate_delivery/concurrent"}, f.Scenario)
 		}
 	}
 }
