@@ -2051,6 +2051,9 @@ func (s *Suite) duplicates(res *Result, tr *Trace, sc Scenario, names renaming, 
 			continue
 		}
 		f.Details = duplicateDetails(d)
+		if differ, names := differingArgs(tr, f.Calls); differ != "" {
+			f.Message += fmt.Sprintf("; the calls' arguments differ (%s): if each call is an effect of its own (a status set to one value, then another), add what tells them apart to the op's identity= (%s)", differ, strings.Join(names, ", "))
+		}
 		if lead < 0 {
 			lead = i
 		}
@@ -2063,6 +2066,42 @@ func (s *Suite) duplicates(res *Result, tr *Trace, sc Scenario, names renaming, 
 			add(f)
 		}
 	}
+}
+
+// differingArgs says in which arguments the calls ids of one op and
+// identity differ, with their values in order (status: "processing",
+// "shipped"), and names them; "" when they are the same.
+func differingArgs(tr *Trace, ids []string) (string, []string) {
+	if len(ids) < 2 {
+		return "", nil
+	}
+	first := tr.argsOf(ids[0])
+	var out, names []string
+	for i, name := range first.Names {
+		if i >= len(first.Values) {
+			break
+		}
+		vals := []string{}
+		same := true
+		for _, id := range ids {
+			a := tr.argsOf(id)
+			if i >= len(a.Values) {
+				return "", nil
+			}
+			v := string(appendValue(nil, a.Values[i]))
+			if len(vals) > 0 && v != vals[0] {
+				same = false
+			}
+			if !slices.Contains(vals, v) {
+				vals = append(vals, v)
+			}
+		}
+		if !same {
+			out = append(out, name+": "+strings.Join(vals, ", "))
+			names = append(names, name)
+		}
+	}
+	return strings.Join(out, "; "), names
 }
 
 func countCode(fs []Finding, code string) int {

@@ -233,3 +233,47 @@ func TestKeyMadeAfreshPerDeliveryIsCaught(t *testing.T) {
 		t.Errorf("the key derived from the message:\n%s", v)
 	}
 }
+
+var orderStatusOp = &runtime.Op{Name: "set_order_status", Kind: runtime.KindWrite, Params: []string{"order", "status"}}
+
+// Two writes of one op under one declared identity are one effect done
+// twice, whatever else they carry: setting an order's status to
+// "processing", then "shipped", with identity=order, is a duplicate_write
+// by the declaration. The finding says which arguments differ, and what
+// the identity must then say (red-team: the message read as if the agent
+// had repeated itself).
+func TestDuplicateOfDifferentArgumentsSaysHowToDeclare(t *testing.T) {
+	status := map[string]string{}
+	var mu sync.Mutex
+	set := func(ctx context.Context, order, s string) error {
+		return tracedCall(ctx, orderStatusOp, []any{order, s}, []any{order}, nil, func(context.Context) error {
+			mu.Lock()
+			defer mu.Unlock()
+			status[order] = s
+			return nil
+		})
+	}
+	rep := testkit.Run(t, func(ctx context.Context) error {
+		if err := set(ctx, "o-1", "processing"); err != nil {
+			return err
+		}
+		return set(ctx, "o-1", "shipped")
+	}, testkit.NoSummary(),
+		testkit.Setup(func(context.Context) error { mu.Lock(); clear(status); mu.Unlock(); return nil }),
+		testkit.State(func() any { mu.Lock(); defer mu.Unlock(); return maps.Clone(status) }))
+	found := false
+	for _, f := range rep.Baseline.Findings {
+		if f.Code == runtime.CodeDuplicateWrite {
+			found = true
+			if want := `the calls' arguments differ (status: "processing", "shipped")`; !strings.Contains(f.Message, want) {
+				t.Errorf("the duplicate does not say %q: %s", want, f.Message)
+			}
+			if !strings.Contains(f.Message, "add what tells them apart to the op's identity= (status)") {
+				t.Errorf("the duplicate does not say what to declare: %s", f.Message)
+			}
+		}
+	}
+	if !found {
+		t.Fatalf("no duplicate_write in the baseline; findings: %v", rep.Baseline.Findings)
+	}
+}
