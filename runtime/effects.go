@@ -2019,7 +2019,7 @@ func redelivers(kind string) bool {
 // scenario. Where the scenario redelivered the whole invocation, each later
 // duplicate follows from the first: one finding names the first and lists
 // the rest.
-func (s *Suite) duplicates(res *Result, tr *Trace, sc Scenario, names renaming, add func(Finding)) {
+func (s *Suite) duplicates(res *Result, tr *Trace, sc Scenario, namesOf func() renaming, add func(Finding)) {
 	baseEnd := ""
 	if s.base != nil {
 		baseEnd = s.base.end
@@ -2033,7 +2033,13 @@ func (s *Suite) duplicates(res *Result, tr *Trace, sc Scenario, names renaming, 
 	if sc.Kind != ScenarioBaseline {
 		un = untracedIn(baseTrace, s.cfg.settle != nil)
 	}
-	found := judgeRepeatsIn(tr, tr.end, baseEnd, withWindows(names.windows(windows(baseTrace)), s.serial), un, sc.Kind == ScenarioBaseline, fold)
+	baseWin := windows(baseTrace)
+	if len(baseWin) > 0 {
+		// The baseline's windows (State's snapshots around each write)
+		// in this scenario's names.
+		baseWin = namesOf().windows(baseWin)
+	}
+	found := judgeRepeatsIn(tr, tr.end, baseEnd, withWindows(baseWin, s.serial), un, sc.Kind == ScenarioBaseline, fold)
 	if n := countCode(found, CodeDuplicateWrite); n > 0 {
 		res.Duplicates = slices.Grow(res.Duplicates, n)
 	}
@@ -2076,6 +2082,13 @@ func differingArgs(tr *Trace, ids []string) (string, []string) {
 		return "", nil
 	}
 	first := tr.argsOf(ids[0])
+	differ := false
+	for _, id := range ids[1:] {
+		differ = differ || !sameArgs(first, tr.argsOf(id))
+	}
+	if !differ {
+		return "", nil // most repeats: the same call again, nothing encoded
+	}
 	var out, names []string
 	for i, name := range first.Names {
 		if i >= len(first.Values) {

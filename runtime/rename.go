@@ -27,44 +27,87 @@ import (
 // and a key made afresh for each attempt renames only the first attempt's.
 type renaming map[string]string // a leaf's canonical JSON in the baseline → in the scenario
 
+// baselineNames is what learnRenaming reads of the baseline, made once per
+// suite: its first delivery's calls by op and occurrence, and (when a
+// scenario's calls differ from them) every scalar value of its identities
+// and arguments.
+type baselineNames struct {
+	base   *Trace
+	calls  map[opAt]*Operation
+	byID   map[[2]string]*Operation // by op and identity
+	writes map[[2]string]bool       // every write's op and identity
+	vals   map[string]bool
+}
+
+type opAt struct {
+	name string
+	occ  int
+}
+
+func (n *baselineNames) of(base *Trace) *baselineNames {
+	if n.base != base {
+		*n = baselineNames{base: base, calls: map[opAt]*Operation{}, byID: map[[2]string]*Operation{}, writes: map[[2]string]bool{}}
+		for i := range base.Ops {
+			o := &base.Ops[i]
+			if o.Kind == KindWrite {
+				n.writes[[2]string{o.Name, o.Identity}] = true
+			}
+			if o.Invocation == 1 && o.Parent == "" {
+				n.calls[opAt{o.Name, o.Occurrence}] = o
+				n.byID[[2]string{o.Name, o.Identity}] = o
+			}
+		}
+	}
+	return n
+}
+
+func (n *baselineNames) values() map[string]bool {
+	if n.vals == nil {
+		n.vals = traceLeaves(n.base)
+	}
+	return n.vals
+}
+
 // learnRenaming returns the renaming from the baseline base to the scenario
-// of tr, nil when the scenario keeps the baseline's names.
-func learnRenaming(base, tr *Trace) renaming {
+// of tr, nil when the scenario keeps the baseline's names. Most scenarios
+// make the baseline's calls before their fault: they cost a lookup per
+// call, and no encoding.
+func learnRenaming(names *baselineNames, base, tr *Trace) renaming {
 	if base == nil || tr == nil {
 		return nil
 	}
-	type at struct {
-		name string
-		occ  int
-	}
-	baseCalls := map[at]*Operation{}
-	for i := range base.Ops {
-		if o := &base.Ops[i]; o.Invocation == 1 && o.Parent == "" {
-			baseCalls[at{o.Name, o.Occurrence}] = o
-		}
-	}
+	bn := names.of(base)
 	// The first delivery's calls up to its first faulted call (included:
 	// its arguments were the agent's before the fault).
-	var pairs [][2]*Operation
 	last := -1
 	for i := range tr.Ops {
 		if o := &tr.Ops[i]; o.Fault != "" && o.Invocation == 1 && (last < 0 || o.Seq < last) {
 			last = o.Seq
 		}
 	}
+	var pairs [][2]*Operation
 	for i := range tr.Ops {
 		o := &tr.Ops[i]
 		if o.Invocation != 1 || o.Parent != "" || last >= 0 && o.Seq > last {
 			continue
 		}
-		if b, ok := baseCalls[at{o.Name, o.Occurrence}]; ok && (b.Identity != o.Identity || !sameArgs(b.Args, o.Args)) {
-			pairs = append(pairs, [2]*Operation{b, o})
+		b, ok := bn.calls[opAt{o.Name, o.Occurrence}]
+		if !ok || b.Identity == o.Identity && sameArgs(b.Args, o.Args) {
+			continue
 		}
+		if x, ok := bn.byID[[2]string{o.Name, o.Identity}]; ok && sameArgs(x.Args, o.Args) {
+			continue // a call of the baseline's, in another order
+		}
+		pairs = append(pairs, [2]*Operation{b, o})
 	}
 	if len(pairs) == 0 {
 		return nil
 	}
-	baseVals, scenVals := traceLeaves(base), traceLeaves(tr)
+	// A value found where the baseline had another is renamed only if
+	// the baseline never carries it (a name of the scenario's world, not
+	// another of the baseline's, as when calls come in another order),
+	// and the scenario never carries the baseline's.
+	var scenVals map[string]bool
 	m := renaming{}
 	taken := map[string]string{} // the scenario's value → the baseline's
 	bad := map[string]bool{}
@@ -72,7 +115,13 @@ func learnRenaming(base, tr *Trace) renaming {
 		bl, sl := callLeaves(p[0]), callLeaves(p[1])
 		for path, bv := range bl {
 			sv, ok := sl[path]
-			if !ok || sv == bv || defaultValue(bv) || defaultValue(sv) || scenVals[bv] || baseVals[sv] {
+			if !ok || sv == bv || defaultValue(bv) || defaultValue(sv) || bn.values()[sv] {
+				continue
+			}
+			if scenVals == nil {
+				scenVals = traceLeaves(tr)
+			}
+			if scenVals[bv] {
 				continue
 			}
 			if prev, ok := m[bv]; ok && prev != sv || taken[sv] != "" && taken[sv] != bv {

@@ -78,6 +78,9 @@ type Suite struct {
 	baseErr  error // the baseline's Setup failed
 	results  []*Result
 	runs     int
+	// baseNames is what the renaming of worlds named afresh reads of the
+	// baseline (rename.go).
+	baseNames baselineNames
 	// spare is what the last scenario's recorder left of its block of
 	// Calls, for the next one (recorder.takeSpare). Scenarios run one at
 	// a time.
@@ -1051,14 +1054,22 @@ func (s *Suite) analyze(res *Result, tr *Trace, sc Scenario, claimed bool) {
 
 	// The baseline in this scenario's names, where its Setup named the
 	// world afresh (rename.go).
-	var names renaming
-	if sc.Kind != ScenarioBaseline {
-		names = learnRenaming(s.base, tr)
+	// Learned when a check first needs it: most scenarios of most agents
+	// need none (no State, no ExactlyOnce, no retry under a new identity).
+	var (
+		names   renaming
+		learned bool
+	)
+	namesOf := func() renaming {
+		if !learned && sc.Kind != ScenarioBaseline {
+			names, learned = learnRenaming(&s.baseNames, s.base, tr), true
+		}
+		return names
 	}
 
 	// Duplicate effects: one op, one identity, more than one execution
 	// that had an effect (effects.go).
-	s.duplicates(res, tr, sc, names, add)
+	s.duplicates(res, tr, sc, namesOf, add)
 
 	s.visibility(tr, add)
 	if len(tr.Unattributed) > 0 {
@@ -1080,9 +1091,9 @@ func (s *Suite) analyze(res *Result, tr *Trace, sc Scenario, claimed bool) {
 	}
 
 	if s.base != nil && sc.Kind != ScenarioBaseline {
-		s.identityUnstable(tr, sc.Kind, names, add)
+		s.identityUnstable(tr, sc.Kind, namesOf, add)
 		if s.cfg.exactlyOnce && claimed {
-			s.missingWrites(tr, names, add)
+			s.missingWrites(tr, namesOf(), add)
 		}
 	}
 }
@@ -1158,21 +1169,22 @@ func opOf(ops []string, i int) []string {
 // identity that sends some of the same arguments again (sameWork), where
 // the two identities are not both among the baseline's (so it is not a
 // loop over distinct work items).
-func (s *Suite) identityUnstable(tr *Trace, kind string, names renaming, add func(Finding)) {
-	var baseIDs map[string]map[string]bool // built when a retry changed identity
+func (s *Suite) identityUnstable(tr *Trace, kind string, namesOf func() renaming, add func(Finding)) {
+	var renamed map[[2]string]bool // the baseline's writes in this scenario's names, where they differ
 	inBase := func(op, id string) bool {
-		if baseIDs == nil {
-			baseIDs = map[string]map[string]bool{}
+		names := namesOf()
+		if names == nil {
+			return s.baseNames.of(s.base).writes[[2]string{op, id}]
+		}
+		if renamed == nil {
+			renamed = map[[2]string]bool{}
 			for i := range s.base.Ops {
 				if o := &s.base.Ops[i]; o.Kind == KindWrite {
-					if baseIDs[o.Name] == nil {
-						baseIDs[o.Name] = map[string]bool{}
-					}
-					baseIDs[o.Name][names.identity(o.Identity)] = true
+					renamed[[2]string{o.Name, names.identity(o.Identity)}] = true
 				}
 			}
 		}
-		return baseIDs[op][id]
+		return renamed[[2]string{op, id}]
 	}
 	var reported map[string]bool
 	for i := range tr.Ops {
@@ -1229,24 +1241,19 @@ func (s *Suite) identityUnstable(tr *Trace, kind string, names renaming, add fun
 	// delivery nor the baseline had, got a key made afresh for the
 	// delivery (an id generated where the message is handled): the sink
 	// runs the redelivery as new work.
-	var firstIDs map[string]map[string]bool
 	for j := range tr.Ops {
 		b := &tr.Ops[j]
-		if b.Kind != KindWrite || b.Invocation < 2 || b.Site == "" || b.Status != StatusSuccess || b.Replayed || reported[b.Name] || inBase(b.Name, b.Identity) {
+		if b.Kind != KindWrite || b.Invocation < 2 || b.Site == "" || b.Status != StatusSuccess || b.Replayed || reported[b.Name] {
 			continue
 		}
-		if firstIDs == nil {
-			firstIDs = map[string]map[string]bool{}
-			for i := range tr.Ops {
-				if o := &tr.Ops[i]; o.Kind == KindWrite && o.Invocation == 1 {
-					if firstIDs[o.Name] == nil {
-						firstIDs[o.Name] = map[string]bool{}
-					}
-					firstIDs[o.Name][o.Identity] = true
-				}
+		again := false // the first delivery made this call too
+		for i := range tr.Ops {
+			if a := &tr.Ops[i]; a.Invocation == 1 && a.Name == b.Name && a.Identity == b.Identity {
+				again = true
+				break
 			}
 		}
-		if firstIDs[b.Name][b.Identity] {
+		if again || inBase(b.Name, b.Identity) {
 			continue
 		}
 		for i := range tr.Ops {
