@@ -147,32 +147,33 @@ func sameArgs(a, b Args) bool {
 		return false
 	}
 	for i, v := range a.Values {
+		w := b.Values[i]
+		var same bool
 		switch x := v.(type) {
 		case string:
-			if y, ok := b.Values[i].(string); !ok || x != y {
-				return false
-			}
+			same = equalAs(x, w)
 		case int:
-			if y, ok := b.Values[i].(int); !ok || x != y {
-				return false
-			}
+			same = equalAs(x, w)
 		case int64:
-			if y, ok := b.Values[i].(int64); !ok || x != y {
-				return false
-			}
+			same = equalAs(x, w)
 		case bool:
-			if y, ok := b.Values[i].(bool); !ok || x != y {
-				return false
-			}
+			same = equalAs(x, w)
 		default:
 			ea, erra := json.Marshal(v)
-			eb, errb := json.Marshal(b.Values[i])
-			if erra != nil || errb != nil || string(ea) != string(eb) {
-				return false
-			}
+			eb, errb := json.Marshal(w)
+			same = erra == nil && errb == nil && string(ea) == string(eb)
+		}
+		if !same {
+			return false
 		}
 	}
 	return true
+}
+
+// equalAs reports whether y holds a T equal to x.
+func equalAs[T comparable](x T, y any) bool {
+	v, ok := y.(T)
+	return ok && v == x
 }
 
 // callLeaves returns a call's identity and arguments flattened into their
