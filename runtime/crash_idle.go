@@ -49,7 +49,11 @@ type crashWatch struct {
 // gone reports whether inv crashed and can no longer act, and if so
 // notes, on the run's trace, where its goroutines were left.
 func (cw *crashWatch) gone(r *recorder, inv *invocation, self uint64) bool {
-	if !inv.dead.Load() || r.world == nil {
+	if !inv.dead.Load() || r.world == nil || r.aborted.Load() {
+		// A scenario that stalled is ended by its stall watch, which
+		// says whether the agent was left running: both waited as long
+		// (the stall bound twice, crashIdle), and which ended the run
+		// changed its message from run to run.
 		return false
 	}
 	p, now := r.progress.Load(), time.Now()
