@@ -532,16 +532,16 @@ func (c *Call) Recover(errp *error) {
 
 // pathFrames is how many frames a call's path holds: its site and the
 // frames above it (a registry's entry, its dispatch, the agent). pathWalk
-// is how many framePath reads to find the site among them.
+// is how many runtime.Callers reads to find the site among them.
 const (
 	pathFrames = 5
 	pathWalk   = 9
 )
 
 // path returns the path of call c: its call site and the return addresses
-// of the frames above it, from the frame pointers where it can (a few
-// nanoseconds), else from runtime.Callers (a microsecond). It is called by
-// Begin, Start and Finish, directly.
+// of the frames above it. It is called by Begin, Start and Finish,
+// directly, and only for a write that failed or follows one that failed
+// in its invocation.
 //
 //go:noinline
 func (c *Call) path() []uintptr {
@@ -549,13 +549,7 @@ func (c *Call) path() []uintptr {
 		return nil
 	}
 	var pcs [pathWalk]uintptr
-	n := 0
-	if goruntime.NumCgoCall() == 0 {
-		n = framePath(&pcs)
-	}
-	if n == 0 {
-		n = goruntime.Callers(1, pcs[:])
-	}
+	n := goruntime.Callers(1, pcs[:])
 	for i, pc := range pcs[:n] {
 		if pc == c.pc {
 			return append([]uintptr(nil), pcs[i:min(n, i+pathFrames)]...)

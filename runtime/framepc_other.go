@@ -4,6 +4,3 @@ package runtime
 
 // framePCs is not available here: callSite always unwinds.
 func framePCs() (ret, site uintptr) { return 0, 0 }
-
-// framePath is not available here: Call.path unwinds.
-func framePath(pcs *[pathWalk]uintptr) int { return 0 }
