@@ -42,9 +42,13 @@
 // inconclusive, never silently safe), baseline_failed, agent_panic and
 // identity_unstable. Whether the agent returned an error (execution outcome)
 // is kept apart from the findings (safety outcome). Each problem is printed
-// once: in full under the first scenario that shows it, as a line that
-// points back (with its own replay line) under the others, and as one line
-// in the summary, which names every scenario that shows it. The summary is
+// once: in full under the first scenario that shows it, and as one line in
+// the summary, which names every scenario that shows it. Under plain go
+// test a scenario that shows only problems printed under an earlier one
+// gets no subtest (it would say nothing new), and the summary replays the
+// second scenario of each problem; with -v each scenario has its subtest,
+// where such a problem is a line that points back (with its own replay
+// line). The summary is
 // in the test's log, which go test prints when the test fails (by the suite
 // or by anything after it) or with -v. It lists the baseline and every
 // scenario with something to say (a finding, inconclusive, a fault that did

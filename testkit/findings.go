@@ -11,18 +11,32 @@ import (
 
 // reportResult prints the findings of one scenario in its subtest, each
 // problem once: the first scenario that shows a problem prints it in full;
-// a later one fails too, with one line that points back and replays it
-// (printed maps a problem's GroupKey to the scenario that printed it).
+// a later one, when it has a subtest, fails too, with one line that points
+// back and replays it (printed maps a problem's GroupKey to the scenario
+// that printed it).
+//
+// Under a recorder (no subtest yet, subtests.go), a scenario whose every
+// error is a problem an earlier scenario's subtest fails with gets no
+// subtest of its own: it would print one line that points back, and cost
+// a subtest (a goroutine and its hand-offs) for it. The summary names it
+// under the problem, with a replay line (testSummary).
 func reportResult(t TB, res *runtime.Result, fail bool, printed map[string]string) {
 	t.Helper()
 	if r, ok := t.(*recorder); ok {
 		// Only whether the report fails is kept (subtests.go): the
 		// lines are written when its subtest is made, not now.
 		for _, f := range res.Findings {
-			if key := f.GroupKey(); printed[key] == "" {
+			key := f.GroupKey()
+			if printed[key] == "" {
 				printed[key] = f.Scenario
 			}
-			if fail && f.Severity == runtime.SeverityError {
+			if !fail || f.Severity != runtime.SeverityError {
+				continue
+			}
+			// A problem first shown as a warning fails the first
+			// scenario that shows it as an error.
+			if printed[key] == f.Scenario || printed[failingKey(key)] == "" {
+				printed[failingKey(key)] = f.Scenario
 				r.failed = true
 			}
 		}
@@ -50,6 +64,10 @@ func reportResult(t TB, res *runtime.Result, fail bool, printed map[string]strin
 		}
 	}
 }
+
+// failingKey is the key under which printed keeps the scenario whose
+// subtest fails with the problem of key.
+func failingKey(key string) string { return "\x00failing\x00" + key }
 
 // testOutput is what a *testing.T has to print a line as Log does, without
 // the file and line of the call, which for a finding would be testkit's
@@ -111,8 +129,11 @@ func firstLine(s string) string {
 // testSummary is the summary go test prints after the scenarios: the
 // verdict and the scenarios, then one line per problem naming the
 // scenarios that show it. The findings themselves were printed in the
-// subtests, once each, and are not printed again.
-func testSummary(rep *runtime.Report) string {
+// subtests, once each, and are not printed again. folded says the
+// scenarios that show only problems printed under an earlier one had no
+// subtest (reportResult): a problem seen in more than one scenario gets a
+// line that replays the second, as the others replay.
+func testSummary(rep *runtime.Report, folded bool) string {
 	brief := *rep
 	brief.Findings, brief.Problems = nil, nil
 	var b strings.Builder
@@ -125,6 +146,9 @@ func testSummary(rep *runtime.Report) string {
 				where = append(where, in.Scenario)
 			}
 			fmt.Fprintf(&b, "\n  %-7s %s %s: %s", p.Severity, p.Code, about(p), strings.Join(where, ", "))
+			if folded && len(p.SeenIn) > 1 && p.SeenIn[1].Replay != "" {
+				fmt.Fprintf(&b, "\n          replay %s (each scenario named here replays alike): %s", p.SeenIn[1].Scenario, p.SeenIn[1].Replay)
+			}
 		}
 	}
 	return b.String()

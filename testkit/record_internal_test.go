@@ -3,6 +3,8 @@ package testkit
 import (
 	"runtime/metrics"
 	"testing"
+
+	"github.com/agentidem/agentidem-go/runtime"
 )
 
 // A failing group's report is written again under go test's subtests
@@ -30,5 +32,41 @@ func TestFlushStartsTheGoroutinesRecordCounted(t *testing.T) {
 	after := created()
 	if got := after - before; got != uint64(1+d.subtests) {
 		t.Fatalf("flushing the group started %d goroutines, want %d (the group and its subtests)", got, 1+d.subtests)
+	}
+}
+
+// Without eager subtests, a failing scenario whose every error is a
+// problem that an earlier scenario's subtest fails with gets no subtest
+// (reportResult). A problem first shown as a warning still fails the
+// first scenario that shows it as an error, and a new problem fails its
+// scenario whatever else it shows.
+func TestRepeatedProblemHasNoSubtestOfItsOwn(t *testing.T) {
+	finding := func(scenario, ident string, sev runtime.Severity) runtime.Finding {
+		return runtime.Finding{Code: runtime.CodeDuplicateWrite, Severity: sev, Scenario: scenario,
+			Ops: []string{"post"}, Identities: []string{ident}, Message: "post twice for " + ident}
+	}
+	printed := map[string]string{}
+	for _, c := range []struct {
+		scenario string
+		findings []runtime.Finding
+		fails    bool
+	}{
+		{"a", []runtime.Finding{finding("a", "k", runtime.SeverityError)}, true},
+		{"b", []runtime.Finding{finding("b", "k", runtime.SeverityError)}, false},
+		{"c", []runtime.Finding{finding("c", "k", runtime.SeverityError), finding("c", "k2", runtime.SeverityError)}, true},
+		{"d", []runtime.Finding{finding("d", "w", runtime.SeverityWarning)}, false},
+		{"e", []runtime.Finding{finding("e", "w", runtime.SeverityError)}, true},
+		{"f", []runtime.Finding{finding("f", "w", runtime.SeverityError), finding("f", "k2", runtime.SeverityError)}, false},
+	} {
+		res := &runtime.Result{Scenario: c.scenario, Findings: c.findings}
+		d := record(c.scenario, func(st TB) { reportResult(st, res, true, printed) })
+		if d.failed != c.fails {
+			t.Errorf("scenario %s: its report fails = %v, want %v", c.scenario, d.failed, c.fails)
+		}
+	}
+	// testkit.Run (fail false) fails no scenario.
+	res := &runtime.Result{Findings: []runtime.Finding{finding("g", "new", runtime.SeverityError)}}
+	if d := record("g", func(st TB) { reportResult(st, res, false, map[string]string{}) }); d.failed {
+		t.Errorf("a report that may not fail the test failed")
 	}
 }

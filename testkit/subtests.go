@@ -105,7 +105,7 @@ func logSummary(t TB, rep *runtime.Report, eager bool) {
 		Failed() bool
 	})
 	if eager || !ok || !reflect.TypeOf(t).Comparable() {
-		logLine(t, testSummary(rep))
+		logLine(t, testSummary(rep, !eager))
 		return
 	}
 	v, loaded := waitingSummaries.LoadOrStore(t, &summaries{})
@@ -142,6 +142,6 @@ func (w *summaries) log(t TB) {
 	w.reps = nil
 	w.mu.Unlock()
 	for _, rep := range reps {
-		logLine(t, testSummary(rep))
+		logLine(t, testSummary(rep, true))
 	}
 }

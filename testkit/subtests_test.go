@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -161,4 +162,71 @@ func TestFailingScheduleGetsItsSubtest(t *testing.T) {
 	}
 	assert.Equal(t, []string{"TestInterleavingChild/interleaving/s0s1f0f1"}, ran, "the replay line %q ran:\n%s", replay, rerun)
 	assert.Contains(t, rerun, "--- FAIL: TestInterleavingChild/interleaving/s0s1f0f1 ")
+}
+
+// TestRepeatsChild is run by TestRepeatedProblemFailsOnce in a child
+// process: an agent whose three posts a crash or a second delivery repeats,
+// so that five scenarios show one duplicate_write.
+func TestRepeatsChild(t *testing.T) {
+	if os.Getenv("AGENTIDEM_SUBTESTS_CHILD") != "1" {
+		t.Skip("run by TestRepeatedProblemFailsOnce")
+	}
+	var l *tools.Ledger
+	testkit.TestAgent(t, func(ctx context.Context) error {
+		for _, k := range []string{"entry-0", "entry-1", "entry-2"} {
+			if err := l.PostTraced(ctx, k, "x"); err != nil {
+				return err
+			}
+		}
+		return nil
+	}, testkit.Setup(func(context.Context) error { l = &tools.Ledger{}; return nil }))
+}
+
+// TestRepeatedProblemFailsOnce: without -v, one problem shown by five
+// scenarios fails one subtest, the first scenario's, where it is printed in
+// full; the summary names the five and replays the second, and that replay
+// line fails that scenario alone. With -v every scenario has its subtest,
+// and each of the five fails.
+func TestRepeatedProblemFailsOnce(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the test binary")
+	}
+	run := func(args ...string) string {
+		cmd := exec.Command(os.Args[0], append([]string{"-test.count=1"}, args...)...)
+		cmd.Env = append(os.Environ(), "AGENTIDEM_SUBTESTS_CHILD=1")
+		out, _ := cmd.CombinedOutput() // the agent fails
+		return string(out)
+	}
+	failed := func(out string) []string {
+		var names []string
+		for _, line := range strings.Split(out, "\n") {
+			if rest, ok := strings.CutPrefix(strings.TrimSpace(line), "--- FAIL: TestRepeatsChild/"); ok {
+				names = append(names, strings.Fields(rest)[0])
+			}
+		}
+		return names
+	}
+	shows := []string{"crash_restart/post#1", "crash_restart/post#2", "crash_restart/post#3", "duplicate_delivery/sequential", "duplicate_delivery/concurrent"}
+
+	out := run("-test.run=^TestRepeatsChild$")
+	assert.Equal(t, shows[:1], failed(out), "output:\n%s", out)
+	assert.Contains(t, out, `duplicate_write post for identity "entry-0": `+strings.Join(shows, ", "), "output:\n%s", out)
+	m := regexp.MustCompile(`replay crash_restart/post#2 \(each scenario named here replays alike\): go test -run '([^']+)'`).FindStringSubmatch(out)
+	require.NotNil(t, m, "no replay line for the second scenario:\n%s", out)
+	// With a -run pattern below the test, scenarios run under their
+	// group's subtest, which fails with them.
+	scenarios := func(out string) []string {
+		var names []string
+		for _, name := range failed(out) {
+			if strings.Contains(name, "/") {
+				names = append(names, name)
+			}
+		}
+		return names
+	}
+	rerun := run("-test.run=" + m[1])
+	assert.Equal(t, []string{"crash_restart/post#2"}, scenarios(rerun), "the replay line %q ran:\n%s", m[1], rerun)
+
+	out = run("-test.run=^TestRepeatsChild$", "-test.v")
+	assert.ElementsMatch(t, shows, scenarios(out), "-v:\n%s", out)
 }
