@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 )
@@ -548,6 +549,23 @@ func TestTimesWrittenAsMarshalJSON(t *testing.T) {
 		}
 		if got := string(w.b[len(`"t":`):]); got != string(want) {
 			t.Errorf("time %d (%v): wrote %s, MarshalJSON %s", i, tm, got, want)
+		}
+	}
+}
+
+// TestAppendFractionAsRFC3339 compares the fraction of a second the
+// encoder writes, two digits at a time, with time's RFC 3339 text: the
+// edges of each pair of digits, trailing zeros, and a sweep of values.
+func TestAppendFractionAsRFC3339(t *testing.T) {
+	ns := []int{0, 1, 9, 10, 11, 99, 100, 101, 999, 1000, 120000000, 100000000, 500000000, 123456789, 987654321, 999999999}
+	for v := 7; v < 1e9; v = v*3 + 1 {
+		ns = append(ns, v, v-v%100, v-v%10000)
+	}
+	for _, n := range ns {
+		text := time.Date(2026, 12, 3, 4, 5, 6, n, time.UTC).Format(time.RFC3339Nano)
+		want := strings.TrimSuffix(text[len("2026-12-03T04:05:06"):], "Z")
+		if got := string(appendFraction(nil, n)); got != want {
+			t.Errorf("appendFraction(%d) = %q, want %q (from %s)", n, got, want, text)
 		}
 	}
 }
