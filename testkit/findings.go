@@ -24,20 +24,26 @@ func reportResult(t TB, res *runtime.Result, fail bool, printed map[string]strin
 	t.Helper()
 	if r, ok := t.(*recorder); ok {
 		// Only whether the report fails is kept (subtests.go): the
-		// lines are written when its subtest is made, not now.
+		// lines are written when its subtest is made, not now. A
+		// problem fails the first scenario that shows it as an error
+		// (one that showed it as a warning had no subtest for it).
 		for _, f := range res.Findings {
 			key := f.GroupKey()
-			if printed[key] == "" {
-				printed[key] = f.Scenario
-			}
-			if !fail || f.Severity != runtime.SeverityError {
-				continue
-			}
-			// A problem first shown as a warning fails the first
-			// scenario that shows it as an error.
-			if printed[key] == f.Scenario || printed[failingKey(key)] == "" {
-				printed[failingKey(key)] = f.Scenario
+			if fail && f.Severity == runtime.SeverityError && (printed[key] == "" || printed[failingKey(key)] == "") {
 				r.failed = true
+			}
+		}
+		// A report prints only in its subtest: a scenario that gets
+		// none printed nothing a later one may point back to.
+		if r.failed {
+			for _, f := range res.Findings {
+				key := f.GroupKey()
+				if printed[key] == "" {
+					printed[key] = f.Scenario
+				}
+				if fail && f.Severity == runtime.SeverityError && printed[failingKey(key)] == "" {
+					printed[failingKey(key)] = f.Scenario
+				}
 			}
 		}
 		return

@@ -1,7 +1,9 @@
 package testkit
 
 import (
+	"fmt"
 	"runtime/metrics"
+	"strings"
 	"testing"
 
 	"github.com/agentidem/agentidem-go/runtime"
@@ -50,18 +52,29 @@ func TestRepeatedProblemHasNoSubtestOfItsOwn(t *testing.T) {
 		scenario string
 		findings []runtime.Finding
 		fails    bool
+		prints   string // what its subtest prints, when it has one
 	}{
-		{"a", []runtime.Finding{finding("a", "k", runtime.SeverityError)}, true},
-		{"b", []runtime.Finding{finding("b", "k", runtime.SeverityError)}, false},
-		{"c", []runtime.Finding{finding("c", "k", runtime.SeverityError), finding("c", "k2", runtime.SeverityError)}, true},
-		{"d", []runtime.Finding{finding("d", "w", runtime.SeverityWarning)}, false},
-		{"e", []runtime.Finding{finding("e", "w", runtime.SeverityError)}, true},
-		{"f", []runtime.Finding{finding("f", "w", runtime.SeverityError), finding("f", "k2", runtime.SeverityError)}, false},
+		{"a", []runtime.Finding{finding("a", "k", runtime.SeverityError)}, true, "post twice for k"},
+		{"b", []runtime.Finding{finding("b", "k", runtime.SeverityError)}, false, ""},
+		{"c", []runtime.Finding{finding("c", "k", runtime.SeverityError), finding("c", "k2", runtime.SeverityError)}, true, "as in a (printed there)"},
+		{"d", []runtime.Finding{finding("d", "w", runtime.SeverityWarning)}, false, ""},
+		// d had no subtest: e prints the problem in full, not a
+		// pointer to d.
+		{"e", []runtime.Finding{finding("e", "w", runtime.SeverityError)}, true, "post twice for w"},
+		{"f", []runtime.Finding{finding("f", "w", runtime.SeverityError), finding("f", "k2", runtime.SeverityError)}, false, ""},
 	} {
 		res := &runtime.Result{Scenario: c.scenario, Findings: c.findings}
-		d := record(c.scenario, func(st TB) { reportResult(st, res, true, printed) })
+		report := func(st TB) { reportResult(st, res, true, printed) }
+		d := record(c.scenario, report)
 		if d.failed != c.fails {
 			t.Errorf("scenario %s: its report fails = %v, want %v", c.scenario, d.failed, c.fails)
+		}
+		if d.failed { // as flush makes its subtest
+			out := &lines{}
+			report(out)
+			if !strings.Contains(out.text, c.prints) || !out.failed {
+				t.Errorf("scenario %s: its subtest printed %q (failed %v), want it to fail with %q", c.scenario, out.text, out.failed, c.prints)
+			}
 		}
 	}
 	// testkit.Run (fail false) fails no scenario.
@@ -70,3 +83,17 @@ func TestRepeatedProblemHasNoSubtestOfItsOwn(t *testing.T) {
 		t.Errorf("a report that may not fail the test failed")
 	}
 }
+
+// lines is a TB that keeps what is printed to it.
+type lines struct {
+	text   string
+	failed bool
+}
+
+func (l *lines) Helper()      {}
+func (l *lines) Name() string { return "lines" }
+func (l *lines) Errorf(format string, args ...any) {
+	l.failed = true
+	l.text += fmt.Sprintf(format, args...) + "\n"
+}
+func (l *lines) Logf(format string, args ...any) { l.text += fmt.Sprintf(format, args...) + "\n" }
