@@ -130,6 +130,15 @@ func TestInterleavingChild(t *testing.T) {
 	}, testkit.Setup(func(context.Context) error { b = invoices.NewBilling(); return nil }))
 }
 
+// runChild runs this test binary with args, as a child whose agent fails,
+// and returns what it printed.
+func runChild(args ...string) string {
+	cmd := exec.Command(os.Args[0], append([]string{"-test.count=1"}, args...)...)
+	cmd.Env = append(os.Environ(), "AGENTIDEM_SUBTESTS_CHILD=1")
+	out, _ := cmd.CombinedOutput() // the agent fails
+	return string(out)
+}
+
 // TestFailingScheduleGetsItsSubtest: without -v, a failing schedule gets
 // its subtest under interleaving after the exploration, and its replay
 // line reruns that schedule alone.
@@ -137,13 +146,7 @@ func TestFailingScheduleGetsItsSubtest(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the test binary twice")
 	}
-	run := func(args ...string) string {
-		cmd := exec.Command(os.Args[0], append([]string{"-test.count=1"}, args...)...)
-		cmd.Env = append(os.Environ(), "AGENTIDEM_SUBTESTS_CHILD=1")
-		out, _ := cmd.CombinedOutput() // the agent fails
-		return string(out)
-	}
-	out := run("-test.run=^TestInterleavingChild$")
+	out := runChild("-test.run=^TestInterleavingChild$")
 	require.Contains(t, out, "--- FAIL: TestInterleavingChild/interleaving/s0s1f0f1 ", "output:\n%s", out)
 	replay := ""
 	for _, m := range replayRE.FindAllStringSubmatch(out, -1) {
@@ -153,7 +156,7 @@ func TestFailingScheduleGetsItsSubtest(t *testing.T) {
 	}
 	require.NotEmpty(t, replay, "no replay line of interleaving/s0s1f0f1:\n%s", out)
 
-	rerun := run("-test.run="+replay, "-test.v")
+	rerun := runChild("-test.run="+replay, "-test.v")
 	var ran []string
 	for _, line := range strings.Split(rerun, "\n") {
 		if name, ok := strings.CutPrefix(strings.TrimSpace(line), "=== RUN   "); ok && strings.Count(name, "/") == 2 {
@@ -191,12 +194,6 @@ func TestRepeatedProblemFailsOnce(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the test binary")
 	}
-	run := func(args ...string) string {
-		cmd := exec.Command(os.Args[0], append([]string{"-test.count=1"}, args...)...)
-		cmd.Env = append(os.Environ(), "AGENTIDEM_SUBTESTS_CHILD=1")
-		out, _ := cmd.CombinedOutput() // the agent fails
-		return string(out)
-	}
 	failed := func(out string) []string {
 		var names []string
 		for _, line := range strings.Split(out, "\n") {
@@ -208,7 +205,7 @@ func TestRepeatedProblemFailsOnce(t *testing.T) {
 	}
 	shows := []string{"crash_restart/post#1", "crash_restart/post#2", "crash_restart/post#3", "duplicate_delivery/sequential", "duplicate_delivery/concurrent"}
 
-	out := run("-test.run=^TestRepeatsChild$")
+	out := runChild("-test.run=^TestRepeatsChild$")
 	assert.Equal(t, shows[:1], failed(out), "output:\n%s", out)
 	assert.Contains(t, out, `duplicate_write post for identity "entry-0": `+strings.Join(shows, ", "), "output:\n%s", out)
 	m := regexp.MustCompile(`replay crash_restart/post#2 \(each scenario named here replays alike\): go test -run '([^']+)'`).FindStringSubmatch(out)
@@ -224,9 +221,9 @@ func TestRepeatedProblemFailsOnce(t *testing.T) {
 		}
 		return names
 	}
-	rerun := run("-test.run=" + m[1])
+	rerun := runChild("-test.run=" + m[1])
 	assert.Equal(t, []string{"crash_restart/post#2"}, scenarios(rerun), "the replay line %q ran:\n%s", m[1], rerun)
 
-	out = run("-test.run=^TestRepeatsChild$", "-test.v")
+	out = runChild("-test.run=^TestRepeatsChild$", "-test.v")
 	assert.ElementsMatch(t, shows, scenarios(out), "-v:\n%s", out)
 }
