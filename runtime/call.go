@@ -510,7 +510,7 @@ func (c *Call) Recover(errp *error) {
 		panic(v)
 	}
 	r := c.inv.rec
-	p := Panic{Op: c.op.Name, Value: fmt.Sprint(v), Stack: string(debug.Stack())}
+	p := Panic{Op: c.op.Name, Value: fmt.Sprint(v), Stack: string(debug.Stack()), exited: errp == nil}
 	c.mu.Lock()
 	c.rec.status = statusFailed
 	c.rec.observation = observationFailed

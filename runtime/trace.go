@@ -164,6 +164,9 @@ type Panic struct {
 	Op    string `json:"op,omitempty"`
 	Value string `json:"value"`
 	Stack string `json:"stack"`
+	// exited: the tool has no error result, and the suite ended the
+	// goroutine that called it (Call.Recover).
+	exited bool
 }
 
 // Trace is everything one run recorded, in start order.
