@@ -316,6 +316,17 @@ func (c *Call) Start() error {
 	if r.world != nil {
 		r.world.body(c.gid, false) // the tool does not run
 	}
+	if sch, ok := r.gate.(*scheduler); ok && sch != nil {
+		// The failure is the call's answer: it comes back when the call
+		// finishes, as a refusal, a conflict or a timeout comes back
+		// from a service while the other calls of its batch run, not
+		// before they start. Returned at the start gate, it reached an
+		// agent that cancels its batch at the first error (errgroup)
+		// before the calls that sort after this one in the listed
+		// schedule had started, and whether their effects were seen
+		// depended on the names of the ops.
+		sch.Wait(c, PointFinish)
+	}
 	return err
 }
 
