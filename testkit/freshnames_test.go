@@ -6,6 +6,7 @@ import (
 	"maps"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -134,13 +135,13 @@ func TestSweepInAWorldNamedAfreshPerScenario(t *testing.T) {
 	if v := codesIn(runFresh(t, sweep), runtime.CodeIdentityUnstable, runtime.CodeDuplicateWrite); v != "" {
 		t.Errorf("a correct sweep, its world named afresh per scenario:\n%s", v)
 	}
-	attempts := 0
+	var attempts atomic.Int32 // two deliveries at once share it
 	freshKey := func(ctx context.Context, w *tenantWorld) error {
 		tenant := w.name()
 		var err error
 		for range 3 {
-			attempts++ // a key per attempt: the sink sends each as new
-			if err = w.sendMail(ctx, tenant, fmt.Sprintf("k-%d", attempts), "your order shipped"); err == nil {
+			// A key per attempt: the sink sends each as new.
+			if err = w.sendMail(ctx, tenant, fmt.Sprintf("k-%d", attempts.Add(1)), "your order shipped"); err == nil {
 				return nil
 			}
 		}

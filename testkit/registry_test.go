@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/agentidem/agentidem-go/runtime"
@@ -75,14 +76,13 @@ func TestEscalationThroughAToolRegistryIsNoRetry(t *testing.T) {
 			return errors.Join(err, r.dispatch(ctx, "open_ticket", map[string]string{"customer": "kim", "subject": "ESCALATION", "body": body}))
 		}
 	}
-	attempt := 0
+	var attempt atomic.Int32 // two deliveries at once share it
 	freshKey := func(d *ticketDesk) func(context.Context) error {
 		return func(ctx context.Context) error {
 			r := newToolRegistry(d)
 			var err error
 			for range 3 {
-				attempt++
-				subject := fmt.Sprintf("damaged parcel (attempt %d)", attempt)
+				subject := fmt.Sprintf("damaged parcel (attempt %d)", attempt.Add(1))
 				if err = r.dispatch(ctx, "open_ticket", map[string]string{"customer": "kim", "subject": subject, "body": body}); err == nil {
 					return nil
 				}
