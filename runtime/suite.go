@@ -1392,13 +1392,14 @@ func argLeaves(o *Operation) map[string]string {
 // scenario where the agent said it succeeded.
 func (s *Suite) missingWrites(tr *Trace, names renaming, add func(Finding)) {
 	done := map[string]bool{}
-	for _, o := range tr.Ops {
-		if o.Kind == KindWrite && o.Status == StatusSuccess {
+	for i := range tr.Ops {
+		if o := &tr.Ops[i]; o.Kind == KindWrite && o.Status == StatusSuccess {
 			done[o.Name+"\x00"+o.Identity] = true
 		}
 	}
 	seen := map[string]bool{}
-	for _, o := range s.base.Ops {
+	for i := range s.base.Ops {
+		o := &s.base.Ops[i]
 		k := o.Name + "\x00" + names.identity(o.Identity)
 		if o.Kind != KindWrite || o.Status != StatusSuccess || done[k] || seen[k] {
 			continue

@@ -54,6 +54,7 @@ func Text(r *runtime.Report, opts ...Option) string {
 		return code + s + ansiReset
 	}
 	var b strings.Builder
+	b.Grow(1024 + 96*len(r.Results)) // grown line by line, it was copied a dozen times
 	verdict := Verdict(r)
 	vcolor := ansiGreen
 	switch verdict {
@@ -245,8 +246,10 @@ func scenarioFacts(res *runtime.Result) string {
 		// Repeats that had no further effect, and what said so.
 		by := map[string]int{}
 		var order []string
-		for _, o := range res.Trace.Ops {
-			if o.Repeat == runtime.RepeatAbsorbed {
+		for i := range res.Trace.Ops {
+			// By index: an Operation is hundreds of bytes, and a copy
+			// of each was most of the summary's cost.
+			if o := &res.Trace.Ops[i]; o.Repeat == runtime.RepeatAbsorbed {
 				if by[o.JudgedBy] == 0 {
 					order = append(order, o.JudgedBy)
 				}
