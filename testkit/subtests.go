@@ -19,7 +19,10 @@ import (
 // run in the test's own goroutine, what a subtest would have printed goes to
 // a recorder, and only a scenario whose report fails the test gets its
 // subtest, made after the run under the name it would have had, where the
-// report is printed again as it was recorded.
+// report is printed again as it was recorded. A scenario that fails only
+// with problems an earlier subtest printed in full gets none either: it
+// would print one line that points back (reportResult), and the summary
+// names it.
 //
 // Subtests are made for every scenario, as before, when any of these can
 // show a passing one or needs it: -test.v (and go test -json), a -run or
