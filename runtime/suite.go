@@ -1053,7 +1053,7 @@ func (s *Suite) analyze(res *Result, tr *Trace, sc Scenario, claimed bool) {
 			// Not as in production: there the panic unwinds the
 			// goroutine, and a recover of the agent's (a dispatcher's)
 			// turns it into an answer; runtime.Goexit runs no recover.
-			msg += fmt.Sprintf("; %s has no error result to return the panic through, so the suite ended the goroutine that called it (runtime.Goexit, which keeps the test binary alive where nothing recovers), and a recover in that goroutine did not run: what waits for its answer (a dispatcher's channel) waits for good, and the scenario stalls; give %s an error result, which gets a *runtime.PanicError", p.Op, p.Op)
+			msg += fmt.Sprintf("; %s has no error result to return the panic through, so the suite ended the goroutine that called it (runtime.Goexit, which keeps the test binary alive where nothing recovers), and a recover in that goroutine did not run: if something waits for that goroutine's answer (a dispatcher's channel), it waits for good and the scenario stalls; give %s an error result, which gets a *runtime.PanicError", p.Op, p.Op)
 		}
 		add(Finding{Code: CodeAgentPanic, Severity: SeverityError, Ops: ops, Stack: p.Stack, Message: msg})
 	}
