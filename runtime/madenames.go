@@ -28,7 +28,7 @@ func madeKey(k, v string) string { return k + "\x00" + v }
 // madeBy collects the members each window (the snapshots around a call
 // seen alone in the baseline, or around a cluster) added: keys of an
 // object, at any depth of objects, and rows of a list (lists of columns,
-// or objects with an "id") where rows were only inserted.
+// or objects with an id, idKey) where rows were only inserted.
 func madeBy(windows [][2]string) madeNames {
 	made := madeNames{}
 	var walk func(path []string, a, b any)
@@ -268,7 +268,7 @@ func (l leftOut) strip(path []string, v any) any {
 }
 
 // nameColumn returns the column that names the rows of list l that an
-// execution made (made): an object's "id", or the one column of a list of
+// execution made (made): an object's id (idKey), or the one column of a list of
 // columns whose values in those rows are scalars, unique in l, and given
 // to no call (named). A subject the agent passed, or a status many rows
 // share, is no name the sink handed out; without exactly one such column
@@ -321,8 +321,8 @@ func nameColumn(l []any, made map[string]bool, named map[string]bool) (int, bool
 	return found, found >= 0
 }
 
-// withoutColumn returns row r with its name (column col, -1: "id") left
-// out.
+// withoutColumn returns row r with its name (column col, -1: its id,
+// idKey) left out.
 func withoutColumn(r any, col int) any {
 	switch x := r.(type) {
 	case map[string]any:
@@ -330,7 +330,7 @@ func withoutColumn(r any, col int) any {
 		for k, v := range x {
 			out[k] = v
 		}
-		out["id"] = madeMark
+		out[idKey(x)] = madeMark
 		return out
 	case []any:
 		out := append([]any(nil), x...)

@@ -82,6 +82,31 @@ func TestSameChangeUpToMadeNames(t *testing.T) {
 			t.Errorf("%s: %s → %s = %v, want %v", c.name, c.before, c.after, got, c.same)
 		}
 	}
+	// Rows of a Go struct with no json tags name themselves by "ID": the
+	// row the baseline made as 1, made as 10 under a counter Setup does
+	// not reset, is the same change; a second row, another name, or a
+	// number the agent passed is not.
+	row := [2]string{`null`, `[{"ID":1,"Email":"ada@example.com","Name":"Ada"}]`}
+	for _, c := range []struct {
+		name  string
+		after string
+		named []string
+		same  bool
+	}{
+		{"under another number", `[{"ID":10,"Email":"ada@example.com","Name":"Ada"}]`, nil, true},
+		{"under another number, Id", `[{"Id":10,"Email":"ada@example.com","Name":"Ada"}]`, nil, false},
+		{"two rows", `[{"ID":9,"Email":"ada@example.com","Name":"Ada"},{"ID":10,"Email":"ada@example.com","Name":"Ada"}]`, nil, false},
+		{"another name", `[{"ID":10,"Email":"ada@example.com","Name":"Bob"}]`, nil, false},
+		{"a number the agent passed", `[{"ID":10,"Email":"ada@example.com","Name":"Ada"}]`, []string{"10"}, false},
+	} {
+		named := map[string]bool{}
+		for _, n := range c.named {
+			named[n] = true
+		}
+		if got := sameChangeUpToMadeNames(row[0], row[1], `null`, c.after, named); got != c.same {
+			t.Errorf("rows, %s: null → %s = %v, want %v", c.name, c.after, got, c.same)
+		}
+	}
 	if sameChangeUpToMadeNames(`{"n":0}`, `{"n":1}`, `{"n":1}`, `{"n":2}`, nil) {
 		t.Error("an increment again is the same change up to made names")
 	}

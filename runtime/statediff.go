@@ -506,11 +506,11 @@ func collectRow(path []string, a, b any, out *[]place) {
 
 // rowSegment starts a path segment that names a row of a list by the
 // column that keys it and its value there (keyedRows): rowSegment, the
-// column (-1 for an object's "id"), NUL, the value's encoding.
+// column (-1 for an object's id, idKey), NUL, the value's encoding.
 const rowSegment = "\x00row\x00"
 
 // keyedRows returns, for two versions of a list whose entries are rows
-// (lists of columns, or objects with an "id"), the column that keys them
+// (lists of columns, or objects with an id), the column that keys them
 // and the rows of each by their key: a column whose values are strings,
 // numbers or bools, unique within each list, and, among those, the one
 // whose values the two lists share most (the id of a row whose status
@@ -562,7 +562,7 @@ func keyedRows(x, y []any) (col int, rx, ry map[string]any, ok bool) {
 }
 
 // rowsBy returns the rows of l by their value in column col (-1: an
-// object's "id"), when each has one, a string, number or bool, and no two
+// object's id, idKey), when each has one, a string, number or bool, and no two
 // share it.
 func rowsBy(l []any, col int) (map[string]any, bool) {
 	rows := make(map[string]any, len(l))
@@ -579,8 +579,21 @@ func rowsBy(l []any, col int) (map[string]any, bool) {
 	return rows, true
 }
 
+// idKey returns the key of object r that names it: "id", or, where r has
+// none, "ID" or "Id", as encoding/json writes the field ID of a Go struct
+// with no json tag (a row scanned from SELECT id, ...). "" when r has
+// none of them.
+func idKey(r map[string]any) string {
+	for _, k := range [...]string{"id", "ID", "Id"} {
+		if _, ok := r[k]; ok {
+			return k
+		}
+	}
+	return ""
+}
+
 // rowKey returns the encoding of row e's value in column col (-1: an
-// object's "id"), when it has one of a kind that can key a row.
+// object's id, idKey), when it has one of a kind that can key a row.
 func rowKey(e any, col int) (string, bool) {
 	var k any
 	switch r := e.(type) {
@@ -593,7 +606,7 @@ func rowKey(e any, col int) (string, bool) {
 		if col >= 0 {
 			return "", false
 		}
-		k = r["id"]
+		k = r[idKey(r)]
 	}
 	switch k.(type) {
 	case string, json.Number, bool:

@@ -278,3 +278,81 @@ func TestDuplicateOfDifferentArgumentsSaysHowToDeclare(t *testing.T) {
 		t.Fatalf("no duplicate_write in the baseline; findings: %v", rep.Baseline.Findings)
 	}
 }
+
+// contactTable is a table whose rows the sink numbers with a counter that
+// Setup does not reset (SQLite's AUTOINCREMENT, a PostgreSQL sequence
+// after DELETE): the baseline's row is 1, a later scenario's 9. State
+// returns the rows as Go structs, whose ID encodes as "ID".
+type contactTable struct {
+	mu     sync.Mutex
+	next   int
+	rows   []contactRow
+	unique bool // the sink has a unique index on the email: saving is an upsert
+}
+
+type contactRow struct {
+	ID    int
+	Email string
+	Name  string
+}
+
+var saveContactOp = &runtime.Op{Name: "save_contact", Kind: runtime.KindWrite, Params: []string{"email", "name"}}
+
+func (c *contactTable) reset(context.Context) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.rows = nil // the counter goes on
+	return nil
+}
+
+func (c *contactTable) state() any {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]contactRow(nil), c.rows...)
+}
+
+func (c *contactTable) save(ctx context.Context, email, name string) error {
+	return tracedCall(ctx, saveContactOp, []any{email, name}, []any{email}, nil, func(context.Context) error {
+		time.Sleep(time.Millisecond) // the round trip: two deliveries at once overlap
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		if c.unique {
+			for i := range c.rows {
+				if c.rows[i].Email == email {
+					c.rows[i].Name = name // ON CONFLICT DO UPDATE
+					return nil
+				}
+			}
+		}
+		c.next++
+		c.rows = append(c.rows, contactRow{ID: c.next, Email: email, Name: name})
+		return nil
+	})
+}
+
+// An upsert delivered twice at once leaves the one row one delivery left,
+// under the number the sink's counter reached, not the baseline's: a
+// correct agent got duplicate_write in duplicate_delivery/concurrent
+// ("state[0].ID: 1 → 10"), 10 of 10 runs (red team, SQLite with
+// AUTOINCREMENT). Rows scanned into a Go struct name themselves by ID,
+// which was not taken for a row's name (only "id" was), and a cluster that
+// began where the baseline's call began compared ends without leaving the
+// sink's names out. A table with no unique index, where the second
+// delivery inserts a second row, is still caught.
+func TestUpsertUnderACounterSetupDoesNotReset(t *testing.T) {
+	for i := range 10 {
+		for _, unique := range []bool{true, false} {
+			c := &contactTable{unique: unique}
+			rep := testkit.Run(t, func(ctx context.Context) error {
+				return c.save(ctx, "ada@example.com", "Ada")
+			}, testkit.NoSummary(), testkit.Setup(c.reset), testkit.State(c.state))
+			got := verdictOf(rep)
+			if unique && got != "" {
+				t.Errorf("run %d, an upsert delivered twice:\n%s", i+1, got)
+			}
+			if !unique && !strings.Contains(codesIn(rep, runtime.CodeDuplicateWrite), "duplicate_delivery/concurrent "+runtime.CodeDuplicateWrite) {
+				t.Errorf("run %d, an insert delivered twice at once: no duplicate_write in duplicate_delivery/concurrent; got:\n%s", i+1, got)
+			}
+		}
+	}
+}
