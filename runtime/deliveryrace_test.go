@@ -121,7 +121,7 @@ func TestHandlerCallBeforeTheSecondDeliveryBegins(t *testing.T) {
 			// call, made while both deliveries are in flight, is told
 			// of neither, and the verdict says so.
 			refused := strings.Join(res.Trace.Refused, "\n")
-			if !strings.Contains(refused, "call of put refused") || !strings.Contains(refused, "either of the 2 deliveries of this run in flight together (it runs an HTTP handler of this process") {
+			if !strings.Contains(refused, "call of put refused") || !strings.Contains(refused, "either of the 2 deliveries of this run in flight together (it serves an HTTP request to this process") {
 				t.Errorf("the handler's call was not refused as one of either delivery:\n%s\nnotes:\n%s", refused, strings.Join(res.Trace.Notes, "\n"))
 			}
 			if n := opened.Load(); n != 1 {

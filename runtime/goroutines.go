@@ -479,6 +479,28 @@ func idleServerConn(g *gInfo) bool {
 	return g.state == "IO wait" && g.has("net/http.(*conn).serve") && g.idleConnection()
 }
 
+// servedOverHTTP returns the goroutine of an HTTP server connection of this
+// process that goroutine gid descends from (a handler's, or one a handler
+// started, running after it returned), or 0.
+func servedOverHTTP(gid uint64) uint64 {
+	all := snapshotGoroutines()
+	byID := make(map[uint64]*gInfo, len(all))
+	for i := range all {
+		byID[all[i].id] = &all[i]
+	}
+	for i := 0; i < 64 && gid != 0; i++ {
+		g := byID[gid]
+		if g == nil {
+			return 0
+		}
+		if g.httpHandler() || g.has("net/http.(*conn).serve") || g.has("http2serverConn).serve") || g.has("http2.(*serverConn).serve") {
+			return gid
+		}
+		gid = g.parent
+	}
+	return 0
+}
+
 // httpHandler reports whether g runs an HTTP handler of this process.
 func (g *gInfo) httpHandler() bool {
 	return g.has("net/http.serverHandler.ServeHTTP") || g.has("net/http.(*http2serverConn).runHandler") || g.has("golang.org/x/net/http2.(*serverConn).runHandler")

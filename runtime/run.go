@@ -938,6 +938,16 @@ func lookup(ctx context.Context, op *Op) (inv *invocation, outer *Call, detached
 			inv = nil // two deliveries at once: "the newest" would be a guess
 		}
 	}
+	if inv == nil && live > 1 && handler == 0 {
+		// A goroutine an HTTP handler of this process started (a webhook
+		// answered 202, its work done after): it serves a request all the
+		// same, even once the handler has returned, and the agent's ctx
+		// could not reach it either. Told so, whether or not the handler
+		// still runs at the moment of the call: a refusal (an error) on
+		// some runs and an unattributed call (a warning) on others was a
+		// verdict that changed from run to run.
+		handler = servedOverHTTP(goroutineID())
+	}
 	if inv == nil && live > 1 && handler != 0 && recs[0].judge != nil {
 		// With State, the world still judges what the handler's call
 		// does: in the windows of the agent's writes whose requests it
@@ -954,7 +964,7 @@ func lookup(ctx context.Context, op *Op) (inv *invocation, outer *Call, detached
 		if live > 1 {
 			whose = fmt.Sprintf("either of the %d deliveries of this run in flight together", live)
 			if handler != 0 {
-				whose += " (it runs an HTTP handler of this process: the agent's ctx cannot cross HTTP, so the handler's calls cannot be told apart; the duplicate checks do not see them here; invariants on the world still do)"
+				whose += " (it serves an HTTP request to this process: the agent's ctx cannot cross HTTP, so the handler's calls cannot be told apart; the duplicate checks do not see them here; invariants on the world still do)"
 			} else {
 				whose += "; pass the agent's ctx to the tool"
 			}
