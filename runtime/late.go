@@ -393,3 +393,48 @@ func (s *Suite) awaitLeft() {
 		res.Inconclusive, res.Safe = true, false
 	}
 }
+
+// stillRunning makes a scenario inconclusive whose run ended with calls
+// that had begun and not finished: a goroutine the agent left running (a
+// webhook's work, answered 202 first) was inside a tool when the run
+// ended, between two waits of the harness (untilCallsEnd saw no call
+// running, then the goroutine began its next). What such a call did came
+// after the world's end state was read and its outcome was never seen, so
+// a second comment posted by a redelivery's goroutine was judged by
+// nothing, and the scenario passed (red team: one run of 16). A stalled
+// run says so already, and names what is blocked.
+func (s *Suite) stillRunning(res *Result, tr *Trace, add func(Finding)) {
+	for _, f := range res.Findings {
+		if f.Code == CodeStalled {
+			return
+		}
+	}
+	var ops, where []string
+	n := 0
+	for i := range tr.Ops {
+		o := &tr.Ops[i]
+		if o.Status != StatusRunning {
+			continue
+		}
+		n++
+		if !slices.Contains(ops, o.Name) {
+			ops = append(ops, o.Name)
+		}
+		if w := shortSite(o.Site); o.Site != "" && !slices.Contains(where, w) {
+			where = append(where, w)
+		}
+	}
+	if n == 0 {
+		return
+	}
+	slices.Sort(ops)
+	slices.Sort(where)
+	at := ""
+	if len(where) > 0 {
+		at = ", at " + strings.Join(where, ", ")
+	}
+	res.Inconclusive = true
+	add(Finding{Code: CodeGoroutineLeak, Severity: SeverityWarning, Ops: ops,
+		Message: fmt.Sprintf("%s (%s%s) had begun and not finished when the scenario's run ended, in a goroutine the agent left running (one it started and did not wait for): what it did came after the run's end state was read, and it was not judged; wait for the goroutines the agent starts before it returns",
+			plural(n, "a tool call", strconv.Itoa(n)+" tool calls"), strings.Join(ops, ", "), at)})
+}

@@ -558,6 +558,9 @@ func (s *Suite) run(ctx context.Context, sc Scenario) (*Result, *Trace, error) {
 			r.untilCallsEnd(leftGrace)
 		}
 	}
+	if testHookRunEnd != nil {
+		testHookRunEnd(r)
+	}
 	r.stop()
 	if s.leavesCallers && sc.Kind != ScenarioBaseline && stall == "" {
 		res.left = leftRunning(r)
@@ -952,6 +955,10 @@ func outlived(w *world, tr *Trace) string {
 	return ""
 }
 
+// testHookRunEnd, when set by a test, runs as a scenario's run ends, after
+// the harness's waits and before the trace is taken.
+var testHookRunEnd func(r *recorder)
+
 // testHookDelivery, when set by a test, runs in the goroutine of each
 // delivery of a concurrent scenario before the delivery begins (n counts
 // from 1): a test holds one back to force an interleaving.
@@ -1081,6 +1088,7 @@ func (s *Suite) analyze(res *Result, tr *Trace, sc Scenario, claimed bool) {
 	if len(tr.Unattributed) > 0 {
 		res.Inconclusive = true
 	}
+	s.stillRunning(res, tr, add)
 	s.identityPanicked(tr, add)
 
 	if sc.Fault.Kind != FaultNone && !tr.Fired {
