@@ -160,7 +160,11 @@ func Begin(ctx context.Context, op *Op, args, identity, entity []any) (*Call, co
 	c.computeIdentity(identity, entity)
 	c.rec.Seq = -1
 	if viaHTTP != 0 {
-		c.rare().viaHTTP = viaHTTP // before any other goroutine has c
+		x := c.rare() // before any other goroutine has c
+		x.viaHTTP = viaHTTP
+		if outer == nil {
+			x.served = r.servedCall(inv, c)
+		}
 	}
 	// The calling goroutine is read once: for the baseline's count, the
 	// real-time scheduler's gates (Wait), and the calls made inside this

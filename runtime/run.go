@@ -983,6 +983,56 @@ func lookup(ctx context.Context, op *Op) (inv *invocation, outer *Call, detached
 	return inv, nil, ctx != nil, viaHTTP, nil
 }
 
+// servedCall returns the call of inv whose HTTP request a handler of this
+// process serves by making call c (lookup's viaHTTP, no call in its
+// context): the innermost of inv's calls in flight, when they are one
+// chain, each made inside the next (a tool waiting for the response);
+// nil when none is in flight, several are side by side, or the innermost
+// one's goroutine is not waiting for an HTTP response: nothing tells which
+// request it serves.
+func (r *recorder) servedCall(inv *invocation, c *Call) *Call {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var open []*Call
+	for _, chunk := range r.calls {
+		for _, o := range chunk {
+			if o == c || o.inv != inv {
+				continue
+			}
+			o.mu.Lock()
+			ended := o.rec.ended
+			o.mu.Unlock()
+			if !ended {
+				open = append(open, o)
+			}
+		}
+	}
+	var inner *Call
+	for _, o := range open {
+		if inner == nil || o.madeInside(inner) {
+			inner = o
+		}
+	}
+	for _, o := range open {
+		if o != inner && !inner.madeInside(o) {
+			return nil
+		}
+	}
+	if inner == nil {
+		return nil
+	}
+	// The request came from inner's tool only if its goroutine waits for
+	// the answer: an agent that sends a request of its own beside a call
+	// in flight (the call on one goroutine, the request on another) has
+	// the two side by side.
+	for _, g := range snapshotSome(func(id, _ uint64) bool { return id == inner.gid }) {
+		if busy, why := g.busy(time.Time{}); g.id == inner.gid && busy && why == httpAwaiting {
+			return inner
+		}
+	}
+	return nil
+}
+
 // openOn returns the innermost call of inv that goroutine gid runs now
 // (begun, not ended), or nil: a call that goroutine makes now is made
 // inside it, whatever context it was given. The goroutine runs one call's

@@ -613,7 +613,8 @@ func (s *scheduler) knownQuiet() (quiet, stopped bool) {
 // together, numbered from 1 in tick order; a call alone in flight has
 // batch 0. Two calls are in flight together when their intervals
 // [StartTick, EndTick] overlap and neither was made inside the other
-// (Operation.Parent): a tool that calls a tool is not a batch of two.
+// (nestingOf): a tool that calls a tool, or a handler of this process
+// that serves a tool's HTTP request, is not a batch of two.
 func batches(ops []Operation) {
 	idx := make([]int, 0, len(ops))
 	for i := range ops {
@@ -688,13 +689,19 @@ func batches(ops []Operation) {
 }
 
 // nesting maps the ID of each call made inside another to that call's ID
-// (Operation.Parent); nil when no call of the trace was.
+// (Operation.Parent, or for a call an HTTP handler of this process made,
+// the call whose request it serves: Operation.served); nil when no call of
+// the trace was.
 type nesting map[string]string
 
 func nestingOf(ops []Operation) nesting {
 	var n nesting
 	for i := range ops {
-		if p := ops[i].Parent; p != "" {
+		p := ops[i].Parent
+		if p == "" {
+			p = ops[i].served // a handler's call inside the request it serves
+		}
+		if p != "" {
 			if n == nil {
 				n = nesting{}
 			}

@@ -111,6 +111,12 @@ type Operation struct {
 	// viaAdapter says Site is a framework adapter's line, the same for
 	// every call of the tool (adapterSite).
 	viaAdapter bool
+	// served is the ID of the call whose HTTP request this one, made by
+	// an HTTP handler of this process, serves (callRare.served): like
+	// Parent, it was not in flight beside that call but inside it
+	// (nestingOf). Not written: a report read back has no batches to
+	// number.
+	served string
 }
 
 // effectView is a copy of what the State judge saw of a call and of the
@@ -289,6 +295,9 @@ type callRare struct {
 	identityPanic []string
 	panic         *Panic
 	viaHTTP       uint64 // the HTTP handler of this process the call was made for (lookup)
+	// served is the call of the invocation whose HTTP request the handler
+	// serves (recorder.servedCall), or nil.
+	served *Call
 	// path is the call site and the frames above it, of a write that
 	// failed or came after one that failed in its invocation (notePath).
 	path []uintptr
@@ -375,5 +384,7 @@ func (c *Call) expand(r *recorder, o *Operation) {
 	}
 	if p := c.parent; p != nil {
 		o.Parent = p.idLocked() // numbered: expand holds r.mu, and numbered every call first
+	} else if x := rec.rare; x != nil && x.served != nil {
+		o.served = x.served.idLocked()
 	}
 }

@@ -1027,3 +1027,54 @@ func TestWorkAHandlerLeftRunningIsNotRefused(t *testing.T) {
 		}
 	}
 }
+
+// A serial agent whose tool posts to a fake of its service, whose handler
+// writes through a traced sink: the sink's call is made inside the tool's
+// (it serves its HTTP request), and the two were never a batch of parallel
+// calls. They were numbered one, and the suite ran partial_batch_failure
+// scenarios on a serial agent (red team). Two requests the agent sends in
+// parallel are still a batch, and get their partial batch scenarios.
+func TestHandlerCallIsNotABatchWithTheRequestItServes(t *testing.T) {
+	for _, parallel := range []bool{false, true} {
+		t.Run(map[bool]string{false: "serial", true: "parallel"}[parallel], func(t *testing.T) {
+			var desk *realworld.Desk
+			srv := httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+				if _, err := desk.OpenTraced(r.Context(), r.URL.Query().Get("key")); err != nil {
+					http.Error(rw, err.Error(), http.StatusBadGateway)
+				}
+			}))
+			defer srv.Close()
+			agent := func(ctx context.Context) error {
+				if !parallel {
+					return realworld.RequestTicketTraced(ctx, srv.URL, "D-1")
+				}
+				var g errgroup.Group
+				for _, k := range []string{"D-1", "D-2"} {
+					g.Go(func() error { return realworld.RequestTicketTraced(ctx, srv.URL, k) })
+				}
+				return g.Wait()
+			}
+			rep := testkit.Run(&fakeT{name: "TestHandlerBatch"}, agent,
+				testkit.Setup(func(context.Context) error { desk = realworld.NewDesk(); return nil }),
+				testkit.State(func() any { return desk.Tickets() }),
+				testkit.StallTimeout(3*time.Second))
+			noStall(t, rep)
+			batches, partial := 0, 0
+			for _, o := range rep.Baseline.Trace.Ops {
+				batches = max(batches, o.Batch)
+			}
+			for _, r := range rep.Results {
+				if r.Kind == runtime.ScenarioPartialBatch {
+					partial++
+				}
+			}
+			if parallel {
+				assert.Equal(t, 1, batches, "two requests in flight together: one batch")
+				assert.NotZero(t, partial, "no partial_batch_failure scenario for two parallel requests")
+			} else {
+				assert.Zero(t, batches, "a serial agent's request and the handler's call were numbered a batch")
+				assert.Zero(t, partial, "partial_batch_failure scenarios on a serial agent")
+			}
+		})
+	}
+}
