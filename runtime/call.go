@@ -369,7 +369,7 @@ func (c *Call) stopIfCrashed() error {
 	c.mu.Lock()
 	c.rec.status = statusFailed
 	c.rec.observation = observationFailed
-	c.rec.Error = "not executed: the invocation had crashed"
+	c.rec.Error = errNotExecutedCrashed
 	c.rec.end, c.rec.ended = r.now(), true
 	c.mu.Unlock()
 	if owned {
@@ -422,6 +422,10 @@ func isServed(ctx context.Context) bool {
 
 // errCrashedCall is what a call of a crashed invocation returns when the
 // goroutine that made it is not the invocation's (stopIfCrashed).
+// errNotExecutedCrashed is the error of a call the crash of its
+// invocation stopped (stopIfCrashed), as its trace records it.
+const errNotExecutedCrashed = "not executed: the invocation had crashed"
+
 var errCrashedCall = fmt.Errorf("not executed: the invocation had crashed (%w: %w)", ErrInjected, context.Canceled)
 
 // Finish is called after the tool returned err and results (error excluded).

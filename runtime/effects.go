@@ -193,7 +193,8 @@ type callEffect struct {
 	// effect is that write's too, as a call made inside it would be.
 	served  *Call
 	settled bool
-	order   int // 1 for the first write the run executed, ...
+	order   int  // 1 for the first write the run executed, ...
+	nested  bool // made inside another call, or serving one's request: no Settle of its own (judge.before)
 }
 
 func newJudge(ctx context.Context, c *config) *judge {
@@ -314,7 +315,18 @@ func (j *judge) before(c *Call) {
 	quieted, quietErr := false, ""
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	if j.started[key] && j.settle != nil {
+	// A call made inside another (a tool's own call, with its context:
+	// also one a worker makes with the context of the call that queued
+	// the job, after that call returned) or serving its HTTP request is
+	// part of what that call set in motion: what Settle waits for. It
+	// does not settle the world itself, here or after it returns: a
+	// Settle run on its goroutine waited for the call itself to finish
+	// (a queue's in-flight count it lowers after the call), to its bound,
+	// and the repeat was then judged by counting executions (red team: a
+	// worker's keyed transfer, a false duplicate_write on every run). Its
+	// window is its outer call's, which settles.
+	nested := c.parent != nil || j.servedBy(c) != nil
+	if j.started[key] && j.settle != nil && !nested {
 		// A write of this identity started before, and stays started.
 		// A write that returned while the world settled (the earlier
 		// execution, in flight in the other delivery) may have set
@@ -339,7 +351,7 @@ func (j *judge) before(c *Call) {
 		}
 	}
 	j.execs++
-	e := &callEffect{repeat: j.started[key], order: j.execs, served: j.servedBy(c)}
+	e := &callEffect{repeat: j.started[key], order: j.execs, served: j.servedBy(c), nested: nested}
 	c.effect = e // for within, from here on
 	j.started[key] = true
 	j.repeated = j.repeated || e.repeat
@@ -505,7 +517,7 @@ func (j *judge) after(c *Call) {
 		return
 	}
 	var settleErr error
-	if e.repeat && j.settle != nil && e.err == "" {
+	if e.repeat && j.settle != nil && e.err == "" && !e.nested {
 		settleErr = j.quiet()
 	}
 	j.mu.Lock()
@@ -805,6 +817,36 @@ func judgeRepeats(tr *Trace, end, baseEnd string, baseWin map[string][2]string, 
 	return judgeRepeatsIn(tr, end, baseEnd, baseWin, nil, baseline, fold)
 }
 
+// crashCut returns the IDs of the calls of tr whose own work a crash cut
+// short: a call made inside one (with its context: a job it queued, which
+// a worker of Setup's carries out) was stopped because its invocation had
+// crashed (Call.stopIfCrashed), and so is every call it was made inside
+// of. nil when no call was stopped so.
+func crashCut(tr *Trace) map[string]bool {
+	var cut map[string]bool
+	for i := range tr.Ops {
+		o := &tr.Ops[i]
+		if o.Parent == "" || o.Status != StatusFailed || o.Error != errNotExecutedCrashed {
+			continue
+		}
+		if cut == nil {
+			cut = map[string]bool{}
+		}
+		for p, depth := o.Parent, 0; p != "" && depth < len(tr.Ops); depth++ {
+			cut[p] = true
+			next := ""
+			for j := range tr.Ops {
+				if tr.Ops[j].ID == p {
+					next = tr.Ops[j].Parent
+					break
+				}
+			}
+			p = next
+		}
+	}
+	return cut
+}
+
 // judgeRepeatsIn is judgeRepeats with what the baseline says of the
 // changes made outside traced writes (un, nil for none): a repeat's window
 // is judged without those another delivery's own code made in it
@@ -1026,6 +1068,10 @@ func judgeRepeatsIn(tr *Trace, end, baseEnd string, baseWin map[string][2]string
 	if repeated > 0 {
 		out = make([]Finding, 0, repeated)
 	}
+	var (
+		cut      map[string]bool // crashCut(tr), once a repeat asks
+		cutKnown bool
+	)
 	for _, w := range order {
 		k := w.k
 		idx := groups[k]
@@ -1045,6 +1091,20 @@ func judgeRepeatsIn(tr *Trace, end, baseEnd string, baseWin map[string][2]string
 			}
 		}
 		dups := append(make([]string, 0, len(idx)), first.ID)
+		// cutBefore returns an execution of the op for this identity
+		// before the one at position n of idx whose work the crash cut
+		// short (crashCut), or "".
+		cutBefore := func(n int) string {
+			if !cutKnown {
+				cut, cutKnown = crashCut(tr), true
+			}
+			for _, j := range idx[:n] {
+				if cut[tr.Ops[j].ID] {
+					return tr.Ops[j].ID
+				}
+			}
+			return ""
+		}
 		// effectSeen says whether an effect of the op for this identity
 		// was ever seen, so that a repeat that overlapped others can be
 		// judged by comparing snapshots: its first execution's, one of its
@@ -1098,7 +1158,8 @@ func judgeRepeatsIn(tr *Trace, end, baseEnd string, baseWin map[string][2]string
 				}
 			}
 		}
-		for _, i := range idx[1:] {
+		for p, i := range idx[1:] {
+			pos := p + 1 // of o in idx
 			o := &tr.Ops[i]
 			ak, same := "", false
 			if args != nil {
@@ -1272,6 +1333,14 @@ func judgeRepeatsIn(tr *Trace, end, baseEnd string, baseWin map[string][2]string
 					// alone): no sign that the op is not idempotent, and
 					// the declaration stands.
 					o.Repeat, o.JudgedBy = RepeatAbsorbed, JudgedByDeclaration
+				case ends && !baseline && cutBefore(pos) != "":
+					// An earlier execution's own work (a job it queued,
+					// which a worker carries out with its context) was
+					// stopped by the crash: this one may do what that one
+					// never finished (a payout the restart requests
+					// again), or do it twice. Judged, as a set-back is,
+					// by whether the run ended as one delivery left it.
+					byEnd("after the crash stopped the work " + cutBefore(pos) + " had set going")
 				case o.Idempotent && same && r.against == "" && ends:
 					byEnd("after another write changed what it acts on")
 				default:
