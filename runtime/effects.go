@@ -281,6 +281,15 @@ func (j *judge) snapshot() (s string, err error) {
 	return s, err
 }
 
+// settleTimeout starts the error of a Settle that did not see the world
+// quiet (judge.quiet), as a repeat's StateError records it.
+const settleTimeout = "the world did not go quiet"
+
+// crashFired reports whether tr's run crashed an invocation.
+func crashFired(tr *Trace) bool {
+	return tr.Fired && tr.Fault != nil && tr.Fault.Kind == FaultCrash
+}
+
 // quiet runs Settle, if any.
 func (j *judge) quiet() error {
 	if j.settle == nil {
@@ -291,7 +300,7 @@ func (j *judge) quiet() error {
 		return j.settle(j.ctx)
 	}()
 	if err != nil {
-		return fmt.Errorf("the world did not go quiet: %w", err)
+		return fmt.Errorf("%s: %w", settleTimeout, err)
 	}
 	return nil
 }
@@ -1398,6 +1407,15 @@ func judgeRepeatsIn(tr *Trace, end, baseEnd string, baseWin map[string][2]string
 						deferredNoted = true
 						tr.Notes = append(tr.Notes, deferredNote(k.op, o.ID))
 					}
+				case crashFired(tr) && strings.HasPrefix(o.StateError, settleTimeout):
+					// The Settle never saw the world quiet after the
+					// crash: a goroutine the crash ended may have left
+					// what the Settle waits for undone (a count of jobs
+					// it lowers after its call, not in a defer), which a
+					// real crash would have wiped with the process. Not a
+					// sign of a second effect: the repeat is unjudged,
+					// and the scenario inconclusive (Suite.duplicates).
+					tr.Notes = append(tr.Notes, fmt.Sprintf("%s repeated %s and was not judged: %s after the crash; a goroutine the crash ended (runtime.Goexit, where a real crash ends the process) may have left undone what the Settle waits for, such as a count of pending jobs it lowers after its call; lower it in a defer", o.ID, first.ID, o.StateError))
 				default:
 					o.Repeat, o.JudgedBy = RepeatDuplicate, JudgedByCount
 					dups = append(dups, o.ID)
@@ -2116,6 +2134,13 @@ func (s *Suite) duplicates(res *Result, tr *Trace, sc Scenario, namesOf func() r
 		baseWin = namesOf().windows(baseWin)
 	}
 	found := judgeRepeatsIn(tr, tr.end, baseEnd, withWindows(baseWin, s.serial), un, sc.Kind == ScenarioBaseline, fold)
+	if crashFired(tr) {
+		for i := range tr.Ops {
+			if o := &tr.Ops[i]; o.Repeat == "" && strings.HasPrefix(o.StateError, settleTimeout) {
+				res.Inconclusive = true // a repeat left unjudged (judgeRepeatsIn)
+			}
+		}
+	}
 	if n := countCode(found, CodeDuplicateWrite); n > 0 {
 		res.Duplicates = slices.Grow(res.Duplicates, n)
 	}
