@@ -465,7 +465,11 @@ func (j *judge) onlyOuter(c *Call) bool {
 // tells which one the request came from, and the calls overlap. j.mu is
 // held.
 func (j *judge) servedBy(c *Call) *Call {
-	if c.parent != nil || c.rec.rare == nil || c.rec.rare.viaHTTP == 0 {
+	if c.parent != nil || c.rec.rare == nil || c.rec.rare.viaHTTP == 0 || c.rec.rare.served == nil {
+		// No call of its invocation waited for an HTTP answer as it
+		// began (recorder.servedCall): the request came from the
+		// agent's own code, beside the writes in flight, not from one
+		// of them.
 		return nil
 	}
 	var inner *Call

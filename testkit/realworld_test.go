@@ -1078,3 +1078,87 @@ func TestHandlerCallIsNotABatchWithTheRequestItServes(t *testing.T) {
 		})
 	}
 }
+
+var alertOp = &runtime.Op{Name: "alert", Kind: runtime.KindWrite, Params: []string{"key"}}
+
+// One model turn sends an alert (a traced write, its effect a mail State
+// does not show) and, beside it on a goroutine of its own, posts to a
+// fake of the desk, whose handler opens a ticket through a traced sink;
+// the turn is retried on error. The handler's call came while the alert
+// was in flight and was taken for the alert's request (judge.servedBy):
+// the ticket was credited to the alert's first execution, whose effect
+// was then seen, and its retry, which changed nothing State shows, was
+// absorbed. The second mail went unseen in lost_acknowledgement and
+// crash_restart, and the verdict depended on the op's name ("alert" sorts
+// before "openTicket"; a "send_mail" was caught). A handler's call serves
+// a write only when that write's goroutine waits for the HTTP answer. An
+// alert the sink sends once per key (MarkReplayed) passes.
+func TestRequestBesideAWriteIsNotServedByIt(t *testing.T) {
+	for _, keyed := range []bool{false, true} {
+		t.Run(map[bool]string{false: "a mail per call", true: "a mail per key"}[keyed], func(t *testing.T) {
+			var (
+				desk *realworld.Desk
+				mu   sync.Mutex
+				sent map[string]bool
+			)
+			srv := httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+				mu.Lock()
+				defer mu.Unlock()
+				key := r.URL.Query().Get("key")
+				if desk.Tickets()[key] > 0 {
+					return
+				}
+				if _, err := desk.OpenTraced(r.Context(), key); err != nil {
+					http.Error(rw, err.Error(), http.StatusBadGateway)
+				}
+			}))
+			defer srv.Close()
+			alert := func(ctx context.Context, key string) error {
+				return tracedCall(ctx, alertOp, []any{key}, []any{key}, nil, func(ctx context.Context) error {
+					time.Sleep(5 * time.Millisecond) // the mail service's round trip
+					mu.Lock()
+					defer mu.Unlock()
+					if keyed && sent[key] {
+						runtime.MarkReplayed(ctx)
+						return nil
+					}
+					sent[key] = true
+					return nil
+				})
+			}
+			agent := func(ctx context.Context) error {
+				var err error
+				for range 3 {
+					var g errgroup.Group
+					g.Go(func() error { return alert(ctx, "m-1") })
+					g.Go(func() error {
+						req, _ := http.NewRequestWithContext(ctx, http.MethodPost, srv.URL+"/?key=D-1", nil)
+						resp, err := srv.Client().Do(req)
+						if err != nil {
+							return err
+						}
+						resp.Body.Close()
+						return nil
+					})
+					if err = g.Wait(); err == nil {
+						return nil
+					}
+				}
+				return err
+			}
+			rep := testkit.Run(&fakeT{name: "TestRequestBeside"}, agent,
+				testkit.Setup(func(context.Context) error { desk, sent = realworld.NewDesk(), map[string]bool{}; return nil }),
+				testkit.State(func() any { return desk.Tickets() }),
+				testkit.StallTimeout(3*time.Second))
+			noStall(t, rep)
+			got := codes(rep)
+			for _, sc := range []string{"lost_acknowledgement/alert#1", "crash_restart/alert#1", "duplicate_delivery/sequential"} {
+				if keyed {
+					assert.NotContains(t, got[sc], runtime.CodeDuplicateWrite, "%s: %v", sc, got[sc])
+				} else {
+					assert.Contains(t, got[sc], runtime.CodeDuplicateWrite, "%s: %v", sc, got[sc])
+				}
+			}
+		})
+	}
+}
