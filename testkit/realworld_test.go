@@ -1005,7 +1005,10 @@ func TestWorkAHandlerLeftRunningIsNotRefused(t *testing.T) {
 			return err
 		}
 		resp.Body.Close()
-		time.Sleep(30 * time.Millisecond) // the caller waits for the work, as a test polls for it
+		// The caller waits for the work (a test's fake of the sender
+		// would poll for it): both deliveries are in flight while it
+		// runs.
+		work.Wait()
 		return nil
 	}
 	for i := range 5 {

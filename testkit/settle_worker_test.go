@@ -81,7 +81,10 @@ func (d *payoutDesk) request(ctx context.Context, id string) error {
 		d.mu.Unlock()
 		j := payoutJob{context.WithoutCancel(ctx), id}
 		if d.spawn {
-			go d.pay(j)
+			go func() {
+				time.Sleep(20 * time.Millisecond) // well after the request returned
+				d.pay(j)
+			}()
 			return nil
 		}
 		d.jobs <- j
