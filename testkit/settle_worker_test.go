@@ -194,7 +194,8 @@ func TestWorkerCallInsideARequestDoesNotSettleItself(t *testing.T) {
 // for a Settle that could never see the world quiet, and was then counted,
 // a false duplicate_write (red team). It is unjudged, and says why; the
 // scenario is inconclusive. A desk that pays every transfer is still
-// caught elsewhere.
+// caught elsewhere, and a request whose own line the restart writes again
+// is caught there: the Settle's windows are still taken, and show it.
 func TestSettleThatACrashKeptBusyJudgesNothing(t *testing.T) {
 	for _, keyed := range []bool{true, false} {
 		rep := runPayouts(t, keyed, false, true, 200*time.Millisecond)
@@ -214,5 +215,13 @@ func TestSettleThatACrashKeptBusyJudgesNothing(t *testing.T) {
 		if !keyed && !strings.Contains(got, "lost_acknowledgement/request_payout#1 "+runtime.CodeDuplicateWrite) {
 			t.Errorf("a desk that pays every transfer: no duplicate_write in lost_acknowledgement; got:\n%s", got)
 		}
+	}
+	// A request that also writes a line of its own writes it again on the
+	// restart: its window holds that line, which no call made inside it
+	// wrote, and it is a duplicate whatever the Settle (red team: this
+	// was INCONCLUSIVE for a while).
+	rep := runPayouts(t, true, true, true, 200*time.Millisecond)
+	if got := codesIn(rep, runtime.CodeDuplicateWrite); !strings.Contains(got, "crash_restart/request_payout#1 "+runtime.CodeDuplicateWrite) {
+		t.Errorf("a request's own line written again after the crash: no duplicate_write in crash_restart/request_payout#1; got:\n%s", got)
 	}
 }
