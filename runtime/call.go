@@ -420,13 +420,13 @@ func isServed(ctx context.Context) bool {
 	return ctx != nil && ctx.Value(servedKey{}) != nil
 }
 
-// errCrashedCall is what a call of a crashed invocation returns when the
-// goroutine that made it is not the invocation's (stopIfCrashed).
 // errNotExecutedCrashed is the error of a call the crash of its
 // invocation stopped (stopIfCrashed), as its trace records it.
 const errNotExecutedCrashed = "not executed: the invocation had crashed"
 
-var errCrashedCall = fmt.Errorf("not executed: the invocation had crashed (%w: %w)", ErrInjected, context.Canceled)
+// errCrashedCall is what a call of a crashed invocation returns when the
+// goroutine that made it is not the invocation's (stopIfCrashed).
+var errCrashedCall = fmt.Errorf(errNotExecutedCrashed+" (%w: %w)", ErrInjected, context.Canceled)
 
 // Finish is called after the tool returned err and results (error excluded).
 // It records the outcome, waits at the scheduler's finish gate, and applies a

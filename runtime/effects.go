@@ -1452,39 +1452,24 @@ func judgeRepeatsIn(tr *Trace, end, baseEnd string, baseWin map[string][2]string
 						deferredNoted = true
 						tr.Notes = append(tr.Notes, deferredNote(k.op, o.ID))
 					}
-				case crashFired(tr) && strings.HasPrefix(o.StateError, settleTimeout) && endParts == nil && end != "" && baseEnd != "" && !baseline,
-					crashFired(tr) && strings.HasPrefix(o.StateError, settleTimeout) && endParts != nil && !touched(k).empty() && !meets(touched(k), endParts, o, true, &views):
+				case crashFired(tr) && strings.HasPrefix(o.StateError, settleTimeout) && changedBeyondNested(tr, o, &views):
 					// The Settle never saw the world quiet after the
 					// crash: a goroutine the crash ended may have left
 					// what the Settle waits for undone (a count of jobs
 					// it lowers after its call, not in a defer), which a
-					// real crash would have wiped with the process. Not a
-					// sign of a second effect by itself: judged by the
-					// end, which is where one delivery left it, at least
-					// in every part the op changes.
-					o.Repeat, o.JudgedBy = RepeatAbsorbed, JudgedByEndState
-				case crashFired(tr) && strings.HasPrefix(o.StateError, settleTimeout) && endParts != nil:
-					// The run ended otherwise than one delivery where
-					// the op acts (a line the restart's request wrote
-					// again): a second effect, whatever the Settle.
-					o.Repeat, o.JudgedBy = RepeatDuplicate, JudgedByEndState
-					dups = append(dups, o.ID)
-					if change == "" {
-						change = endChange
-						note = "the Settle did not see the world quiet after the crash, so this compares the end state with what one delivery left"
-					}
-				case crashFired(tr) && strings.HasPrefix(o.StateError, settleTimeout) && changedBeyondNested(tr, o, &views):
-					// Nor is the end known, but the repeat's own window
-					// changed a place that none of the calls made inside
-					// it changed (a line the request writes itself): a
+					// real crash would have wiped with the process. Not
+					// a sign of a second effect by itself; but the
+					// repeat's own window (taken all the same) changed a
+					// place that none of the calls made inside it
+					// changed (a line the request writes itself): a
 					// second effect of its own.
 					before, after := o.stateWindow()
 					changed(o, same, JudgedByState, DescribeChange(before, after), "the Settle did not see the world quiet after the crash")
 				case crashFired(tr) && strings.HasPrefix(o.StateError, settleTimeout):
-					// Nor is the end known, and what the repeat changed is
-					// what the calls made inside it changed (the work the
-					// crash cut short, done now): the repeat is unjudged,
-					// and the scenario inconclusive (Suite.duplicates).
+					// What the repeat changed is what the calls made
+					// inside it changed (the work the crash cut short,
+					// done now): the repeat is unjudged, and the
+					// scenario inconclusive (Suite.duplicates).
 					tr.Notes = append(tr.Notes, fmt.Sprintf("%s repeated %s and was not judged: %s after the crash; a goroutine the crash ended (runtime.Goexit, where a real crash ends the process) may have left undone what the Settle waits for, such as a count of pending jobs it lowers after its call; lower it in a defer", o.ID, first.ID, o.StateError))
 				default:
 					o.Repeat, o.JudgedBy = RepeatDuplicate, JudgedByCount
