@@ -195,6 +195,11 @@ type callEffect struct {
 	settled bool
 	order   int  // 1 for the first write the run executed, ...
 	nested  bool // made inside another call, or serving one's request: no Settle of its own (judge.before)
+	// outer is the outermost call a nested call was made inside of (or
+	// serves), when that call was still in flight as the nested one
+	// returned: its window, which its Settles close, held the nested
+	// call whole, and what the call set going after it returned.
+	outer *Call
 }
 
 func newJudge(ctx context.Context, c *config) *judge {
@@ -502,6 +507,16 @@ func (c *Call) within(o *Call) bool {
 	return false
 }
 
+// outermost returns the outermost call c was made inside of or serves
+// (within), or c.
+func (c *Call) outermost() *Call {
+	r := c
+	for p := c.judgeParent(); p != nil; p = p.judgeParent() {
+		r = p
+	}
+	return r
+}
+
 func (c *Call) judgeParent() *Call {
 	if c.parent != nil {
 		return c.parent
@@ -537,6 +552,11 @@ func (j *judge) after(c *Call) {
 	defer j.mu.Unlock()
 	if settleErr != nil {
 		e.err = settleErr.Error() // under the lock: the trace may be read (record)
+	}
+	if e.nested {
+		if r := c.outermost(); r != c && j.inflight[r] {
+			e.outer = r
+		}
 	}
 	delete(j.inflight, c)
 	if inv := c.inv; inv != nil {
@@ -678,6 +698,18 @@ func (e *callEffect) record(o *Operation) {
 	}
 	o.StateChange = DescribeChange(e.cl.before, e.cl.after)
 	v.seen = true
+	if r := e.outer; r != nil && r.effect != nil {
+		v.outerQuiet = r.effect.settledQuiet()
+	}
+}
+
+// settledQuiet reports whether the call's window was let settle, before
+// and after (a repeat's), held no other call's, and saw no change. j.mu
+// is held.
+func (e *callEffect) settledQuiet() bool {
+	cl := e.cl
+	return e.settled && e.err == "" && !e.overlapped && cl != nil && cl.err == "" &&
+		cl.before != "" && cl.after != "" && DescribeChange(cl.before, cl.after) == ""
 }
 
 // record copies what the judge saw of calls into ops, calls[i] into
@@ -1320,6 +1352,13 @@ func judgeRepeatsIn(tr *Trace, end, baseEnd string, baseWin map[string][2]string
 				// The snapshots around the repeat are equal, and the
 				// first execution's effect was visible (or the world was
 				// let settle, or the op says repeats change nothing).
+				o.Repeat, o.JudgedBy = RepeatAbsorbed, JudgedByState
+			case o.stateSeen() && o.StateChange == "" && o.effect.outerQuiet:
+				// A call made inside another settles nothing itself: its
+				// effect may land after it returned (a bank books the
+				// transfer a worker made a moment later). The outer
+				// call's window, let settle, held it whole, and nothing
+				// changed there.
 				o.Repeat, o.JudgedBy = RepeatAbsorbed, JudgedByState
 			case o.stateSeen() && o.StateChange != "" && (o.stateSettled() || firstSeen || o.Idempotent) && untracedAlone(o):
 				// As above, once what another delivery's own code

@@ -134,6 +134,10 @@ type effectView struct {
 	// others says another invocation ran its own code, untraced, at
 	// some moment of the cluster (cluster.others).
 	others bool
+	// outerQuiet says the call was made inside another (or serves its
+	// request) whose window held it whole, was let settle and saw no
+	// change (callEffect.outer).
+	outerQuiet bool
 }
 
 // stateSeen reports whether the call ran alone between snapshots of the

@@ -17,15 +17,24 @@ import (
 // about a millisecond later, through a traced tool of its own, and lowers
 // the count of jobs in flight, which the agent's Settle waits for.
 type payoutDesk struct {
-	keyed  bool // transfer pays a payout id once
-	noted  bool // the request also writes a line of its own, at once
-	spawn  bool // the request starts a goroutine for the job instead of queueing it
-	mu     sync.Mutex
-	ledger []string
-	paid   map[string]bool
-	queued int
-	jobs   chan payoutJob
-	done   chan struct{}
+	deskShape
+	mu      sync.Mutex
+	ledger  []string
+	paid    map[string]bool
+	queued  int
+	pending int // bookings on their way (async)
+	jobs    chan payoutJob
+	done    chan struct{}
+}
+
+// deskShape says how a payoutDesk works.
+type deskShape struct {
+	keyed bool // transfer pays a payout id once
+	noted bool // the request also writes a line of its own, at once
+	spawn bool // the request starts a goroutine for the job instead of queueing it
+	// async: the bank books a transfer 2 ms after the call returned, on a
+	// goroutine of its own; the Settle waits for the booking too.
+	async bool
 }
 
 type payoutJob struct {
@@ -38,8 +47,8 @@ var (
 	transferOp      = &runtime.Op{Name: "transfer", Kind: runtime.KindWrite, Params: []string{"id"}}
 )
 
-func newPayoutDesk(keyed, noted, spawn bool) *payoutDesk {
-	d := &payoutDesk{keyed: keyed, noted: noted, spawn: spawn, paid: map[string]bool{}, jobs: make(chan payoutJob, 8), done: make(chan struct{})}
+func newPayoutDesk(shape deskShape) *payoutDesk {
+	d := &payoutDesk{deskShape: shape, paid: map[string]bool{}, jobs: make(chan payoutJob, 8), done: make(chan struct{})}
 	go d.work()
 	return d
 }
@@ -55,18 +64,36 @@ func (d *payoutDesk) work() {
 func (d *payoutDesk) pay(j payoutJob) {
 	time.Sleep(time.Millisecond)
 	tracedCall(j.ctx, transferOp, []any{j.id}, []any{j.id}, nil, func(context.Context) error {
-		d.mu.Lock()
-		defer d.mu.Unlock()
-		if d.keyed && d.paid[j.id] {
-			return nil // already paid
+		if d.async {
+			d.mu.Lock()
+			d.pending++
+			d.mu.Unlock()
+			go func() {
+				time.Sleep(2 * time.Millisecond)
+				d.book(j.id)
+			}()
+			return nil
 		}
-		d.paid[j.id] = true
-		d.ledger = append(d.ledger, "paid "+j.id)
+		d.book(j.id)
 		return nil
 	})
 	d.mu.Lock()
 	d.queued--
 	d.mu.Unlock()
+}
+
+// book pays out id, once if the desk is keyed.
+func (d *payoutDesk) book(id string) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.async {
+		d.pending--
+	}
+	if d.keyed && d.paid[id] {
+		return // already paid
+	}
+	d.paid[id] = true
+	d.ledger = append(d.ledger, "paid "+id)
 }
 
 func (d *payoutDesk) stop(context.Context) error { close(d.jobs); <-d.done; return nil }
@@ -103,13 +130,13 @@ func (d *payoutDesk) state() any {
 func (d *payoutDesk) idle(context.Context) (bool, error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	return d.queued == 0, nil
+	return d.queued == 0 && d.pending == 0, nil
 }
 
 // runPayouts runs the suite of an agent that requests payout po-1 from a
 // payoutDesk, retrying on error, with State and a SettleUntil that waits,
 // up to within, for the desk's jobs to be done.
-func runPayouts(t *testing.T, keyed, noted, spawn bool, within time.Duration) *runtime.Report {
+func runPayouts(t *testing.T, shape deskShape, within time.Duration) *runtime.Report {
 	var d *payoutDesk
 	return testkit.Run(t, func(ctx context.Context) error {
 		var err error
@@ -120,7 +147,7 @@ func runPayouts(t *testing.T, keyed, noted, spawn bool, within time.Duration) *r
 		}
 		return err
 	}, testkit.NoSummary(),
-		testkit.Setup(func(context.Context) error { d = newPayoutDesk(keyed, noted, spawn); return nil }),
+		testkit.Setup(func(context.Context) error { d = newPayoutDesk(shape); return nil }),
 		testkit.Teardown(func(ctx context.Context) error { return d.stop(ctx) }),
 		testkit.State(func() any { return d.state() }),
 		testkit.SettleUntil(func(ctx context.Context) (bool, error) { return d.idle(ctx) }, within))
@@ -145,7 +172,7 @@ func runPayouts(t *testing.T, keyed, noted, spawn bool, within time.Duration) *r
 // own that the restart writes again, is caught.
 func TestWorkerCallInsideARequestDoesNotSettleItself(t *testing.T) {
 	run := func(keyed, noted bool) *runtime.Report {
-		return runPayouts(t, keyed, noted, false, 2*time.Second)
+		return runPayouts(t, deskShape{keyed: keyed, noted: noted}, 2*time.Second)
 	}
 	for _, c := range []struct {
 		name         string
@@ -186,6 +213,51 @@ func TestWorkerCallInsideARequestDoesNotSettleItself(t *testing.T) {
 	}
 }
 
+// The worker's transfer returns before the bank books it: the booking
+// lands 2 ms later, on a goroutine of the bank's, and the agent's Settle
+// waits for it. The transfer made inside a repeated request settles
+// nothing of its own (above), so its own window closed before the booking
+// landed and showed no change, as did the first transfer's: every
+// execution was counted, a false duplicate_write of a keyed transfer on
+// every run (red team, TestT3NestedAsyncKeyed). Such a repeat is judged by
+// the settled window of the call it was made inside, which held it whole:
+// nothing changed there, so nothing the transfer did was a second
+// effect. A bank that books every transfer changes that window, and is
+// caught, on every run.
+func TestAsyncEffectOfACallMadeInsideIsJudgedByItsOuterWindow(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		keyed bool
+		want  string // a scenario with a duplicate_write, "" none
+	}{
+		{"a transfer booked once", true, ""},
+		{"every transfer booked", false, "lost_acknowledgement/request_payout#1 " + runtime.CodeDuplicateWrite},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			for range 3 {
+				rep := runPayouts(t, deskShape{keyed: c.keyed, async: true}, 2*time.Second)
+				got := codesIn(rep, runtime.CodeDuplicateWrite)
+				switch {
+				case c.want == "" && got != "":
+					t.Fatalf("a keyed transfer booked later was counted:\n%s", got)
+				case c.want != "" && !strings.Contains(got, c.want):
+					t.Fatalf("no %s; got:\n%s", c.want, got)
+				}
+				if c.want != "" {
+					continue
+				}
+				for _, r := range rep.Results {
+					for _, o := range r.Trace.Ops {
+						if o.Name == "transfer" && o.Repeat == runtime.RepeatDuplicate {
+							t.Fatalf("%s: %s judged a duplicate by %s", r.Scenario, o.ID, o.JudgedBy)
+						}
+					}
+				}
+			}
+		})
+	}
+}
+
 // The request starts a goroutine of its own for the job, which counts the
 // job done after its transfer, not in a defer. In
 // crash_restart/request_payout#1 the crash ends that goroutine at its
@@ -198,7 +270,7 @@ func TestWorkerCallInsideARequestDoesNotSettleItself(t *testing.T) {
 // is caught there: the Settle's windows are still taken, and show it.
 func TestSettleThatACrashKeptBusyJudgesNothing(t *testing.T) {
 	for _, keyed := range []bool{true, false} {
-		rep := runPayouts(t, keyed, false, true, 200*time.Millisecond)
+		rep := runPayouts(t, deskShape{keyed: keyed, spawn: true}, 200*time.Millisecond)
 		got := codesIn(rep, runtime.CodeDuplicateWrite)
 		crashed := "crash_restart/request_payout#1"
 		if strings.Contains(got, crashed+" ") {
@@ -220,7 +292,7 @@ func TestSettleThatACrashKeptBusyJudgesNothing(t *testing.T) {
 	// restart: its window holds that line, which no call made inside it
 	// wrote, and it is a duplicate whatever the Settle (red team: this
 	// was INCONCLUSIVE for a while).
-	rep := runPayouts(t, true, true, true, 200*time.Millisecond)
+	rep := runPayouts(t, deskShape{keyed: true, noted: true, spawn: true}, 200*time.Millisecond)
 	if got := codesIn(rep, runtime.CodeDuplicateWrite); !strings.Contains(got, "crash_restart/request_payout#1 "+runtime.CodeDuplicateWrite) {
 		t.Errorf("a request's own line written again after the crash: no duplicate_write in crash_restart/request_payout#1; got:\n%s", got)
 	}
