@@ -987,9 +987,10 @@ func lookup(ctx context.Context, op *Op) (inv *invocation, outer *Call, detached
 // process serves by making call c (lookup's viaHTTP, no call in its
 // context): the innermost of inv's calls in flight, when they are one
 // chain, each made inside the next (a tool waiting for the response);
-// nil when none is in flight, several are side by side, or the innermost
-// one's goroutine is not waiting for an HTTP response: nothing tells which
-// request it serves.
+// nil when none is in flight, several are side by side, the innermost
+// one's goroutine is not waiting for an HTTP response, or another
+// goroutine of inv is waiting for one too: nothing tells which request it
+// serves.
 func (r *recorder) servedCall(inv *invocation, c *Call) *Call {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -1024,13 +1025,42 @@ func (r *recorder) servedCall(inv *invocation, c *Call) *Call {
 	// The request came from inner's tool only if its goroutine waits for
 	// the answer: an agent that sends a request of its own beside a call
 	// in flight (the call on one goroutine, the request on another) has
-	// the two side by side.
-	for _, g := range snapshotSome(func(id, _ uint64) bool { return id == inner.gid }) {
-		if busy, why := g.busy(time.Time{}); g.id == inner.gid && busy && why == httpAwaiting {
-			return inner
+	// the two side by side. When the tool waits for an answer of another
+	// service (a mail it sends) while another goroutine of the invocation
+	// waits for this one's, the request may be either's, and crediting the
+	// handler's call to the tool hid a second mail (red team T2): the
+	// handler's call is then a write of its own.
+	all := snapshotSome(nil)
+	parent := make(map[uint64]uint64, len(all))
+	for _, g := range all {
+		parent[g.id] = g.parent
+	}
+	root := inv.self.Load()
+	ofInv := func(id uint64) bool {
+		for i := 0; i < 64 && id != 0; i++ {
+			if id == root {
+				return true
+			}
+			id = parent[id]
+		}
+		return false
+	}
+	awaits := false
+	for _, g := range all {
+		if busy, why := g.busy(time.Time{}); !busy || why != httpAwaiting {
+			continue
+		}
+		switch {
+		case g.id == inner.gid:
+			awaits = true
+		case root != 0 && ofInv(g.id):
+			return nil
 		}
 	}
-	return nil
+	if !awaits {
+		return nil
+	}
+	return inner
 }
 
 // openOn returns the innermost call of inv that goroutine gid runs now

@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -1160,6 +1161,116 @@ func TestRequestBesideAWriteIsNotServedByIt(t *testing.T) {
 					assert.NotContains(t, got[sc], runtime.CodeDuplicateWrite, "%s: %v", sc, got[sc])
 				} else {
 					assert.Contains(t, got[sc], runtime.CodeDuplicateWrite, "%s: %v", sc, got[sc])
+				}
+			}
+		})
+	}
+}
+
+// As above, but the alert sends its mail over HTTP, to a mail service of
+// this process, and the desk's request goes out once the mail service has
+// the alert's: the handler's call came while the alert's goroutine waited
+// for an HTTP answer, the mail's, and was credited to it (servedCall), so
+// that the alert's first execution was seen to open the ticket and its
+// retry, which changed nothing State shows, was absorbed: the second mail
+// went unseen (red team T2). Another goroutine of the invocation waited
+// for an answer too, the desk's: the request may be either's, and the
+// handler's call is a write of its own. A mail service that sends once per
+// key, and says so (the alert then calls MarkReplayed), passes.
+func TestRequestOfAnotherGoroutineIsNotServedByAWaitingWrite(t *testing.T) {
+	for _, keyed := range []bool{false, true} {
+		t.Run(map[bool]string{false: "a mail per call", true: "a mail per key"}[keyed], func(t *testing.T) {
+			var (
+				desk    *realworld.Desk
+				mu      sync.Mutex
+				sent    map[string]bool
+				waiting chan struct{} // closed once the mail service has the alert's request
+			)
+			mail := httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+				mu.Lock()
+				if waiting != nil {
+					close(waiting)
+					waiting = nil
+				}
+				mu.Unlock()
+				time.Sleep(20 * time.Millisecond) // the mail service's round trip
+				mu.Lock()
+				defer mu.Unlock()
+				key := r.URL.Query().Get("key")
+				if keyed && sent[key] {
+					rw.Header().Set("Replayed", "true")
+					return
+				}
+				sent[key] = true
+			}))
+			defer mail.Close()
+			deskSrv := httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+				key := r.URL.Query().Get("key")
+				if desk.Tickets()[key] > 0 {
+					return
+				}
+				if _, err := desk.OpenTraced(r.Context(), key); err != nil {
+					http.Error(rw, err.Error(), http.StatusBadGateway)
+				}
+			}))
+			defer deskSrv.Close()
+			post := func(ctx context.Context, srv *httptest.Server, key string) (*http.Response, error) {
+				req, _ := http.NewRequestWithContext(ctx, http.MethodPost, srv.URL+"/?key="+key, nil)
+				resp, err := srv.Client().Do(req)
+				if err != nil {
+					return nil, err
+				}
+				resp.Body.Close()
+				return resp, nil
+			}
+			alert := func(ctx context.Context, key string) error {
+				return tracedCall(ctx, alertOp, []any{key}, []any{key}, nil, func(ctx context.Context) error {
+					resp, err := post(ctx, mail, key)
+					if err == nil && resp.Header.Get("Replayed") == "true" {
+						runtime.MarkReplayed(ctx)
+					}
+					return err
+				})
+			}
+			agent := func(ctx context.Context) error {
+				var err error
+				for range 3 {
+					accepted := make(chan struct{})
+					mu.Lock()
+					waiting = accepted
+					mu.Unlock()
+					var g errgroup.Group
+					g.Go(func() error { return alert(ctx, "m-1") })
+					g.Go(func() error {
+						select {
+						case <-accepted:
+						case <-time.After(100 * time.Millisecond): // the alert's request was lost
+						}
+						_, err := post(ctx, deskSrv, "D-1")
+						return err
+					})
+					if err = g.Wait(); err == nil {
+						return nil
+					}
+				}
+				return err
+			}
+			rep := testkit.Run(&fakeT{name: "TestRequestOfAnotherGoroutine"}, agent,
+				testkit.Setup(func(context.Context) error { desk, sent = realworld.NewDesk(), map[string]bool{}; return nil }),
+				testkit.State(func() any { return desk.Tickets() }),
+				testkit.StallTimeout(3*time.Second))
+			noStall(t, rep)
+			got := codes(rep)
+			for _, sc := range []string{"lost_acknowledgement/alert#1", "crash_restart/alert#1", "duplicate_delivery/sequential"} {
+				if keyed {
+					assert.NotContains(t, got[sc], runtime.CodeDuplicateWrite, "%s: %v", sc, got[sc])
+				} else {
+					assert.Contains(t, got[sc], runtime.CodeDuplicateWrite, "%s: %v", sc, got[sc])
+				}
+			}
+			for sc, cs := range got {
+				if keyed && slices.Contains(cs, runtime.CodeDuplicateWrite) {
+					t.Errorf("%s: a duplicate_write of an agent whose mail service sends once per key: %v", sc, cs)
 				}
 			}
 		})
