@@ -387,9 +387,7 @@ func (g *gInfo) busy(since time.Time) (bool, string) {
 			strings.HasPrefix(f, "net.(*Resolver)."):
 			// Not sent yet: no handler can owe it an answer.
 			return true, httpConnecting
-		case strings.HasPrefix(f, "net/http.(*persistConn).roundTrip"),
-			strings.HasPrefix(f, "net/http.(*http2ClientConn).RoundTrip"),
-			strings.HasPrefix(f, "golang.org/x/net/http2.(*ClientConn).RoundTrip"):
+		case awaitingHTTP(f):
 			return true, httpAwaiting
 		}
 	}
@@ -1130,4 +1128,20 @@ func describeState(state string) string {
 		return "running"
 	}
 	return "in state " + strconv.Quote(state)
+}
+
+// awaitingHTTP reports whether frame f is an HTTP client's round trip
+// after its request was sent: the goroutine waits for the answer.
+func awaitingHTTP(f string) bool {
+	return strings.HasPrefix(f, "net/http.(*persistConn).roundTrip") ||
+		strings.HasPrefix(f, "net/http.(*http2ClientConn).RoundTrip") ||
+		strings.HasPrefix(f, "golang.org/x/net/http2.(*ClientConn).RoundTrip")
+}
+
+// inRoundTrip reports whether g is in an HTTP client's round trip, its
+// request sent, whatever its state: woken by the transport (the request
+// written) and not yet run again, it is runnable, and still waits for the
+// answer.
+func (g *gInfo) inRoundTrip() bool {
+	return slices.ContainsFunc(g.funcs, awaitingHTTP)
 }
