@@ -828,6 +828,12 @@ func deferredNote(op, id string) string {
 	return fmt.Sprintf("%s changed the state in none of its calls, here or in the baseline, where the state changed outside every traced write and had landed when the agent returned: its effect lands outside its calls (a transaction's commit, or nothing after a rollback; a booking made after an answer); its repeat %s was judged by the end state, which is the baseline's, so the repeats left nothing of their own (had the run ended otherwise, each execution would count)", op, id)
 }
 
+// reorderNote is the trace's note for repeat o, absorbed because its
+// window only reordered a list.
+func reorderNote(o *Operation, first string) string {
+	return fmt.Sprintf("%s repeated %s and only changed the order of entries in its window (%s): no execution of %s made an order its effect, so it is no second effect; a list read in the order of a column the write stamps (a timestamp, a rowid given anew) moves its rows without changing them", o.ID, first, clip(o.StateChange, maxChange/2), o.Name)
+}
+
 // unseenFirstNote is why a repeat that changed the state counts when no
 // earlier execution of it with the same arguments was seen alone, in the
 // run or in the baseline: the suite cannot tell a second effect from a
@@ -1039,13 +1045,19 @@ func judgeRepeatsIn(tr *Trace, end, baseEnd string, baseWin map[string][2]string
 	// delivery ran in another order than in the baseline (madenames.go).
 	endSame := func() bool { // read only for overlapped repeats: it decodes both snapshots
 		if !sameKnown {
-			sameKnown, sameInOrder = true, !baseline && end != "" && baseEnd != "" && sameUpToOrder(end, baseEnd)
-			if !sameInOrder && !baseline && end != "" && baseEnd != "" {
+			// The two runs' clocks stamped what they made at other
+			// moments (withoutClocks).
+			e, b := end, baseEnd
+			if !baseline && e != "" && b != "" && e != b && (holdsClock(e) || holdsClock(b)) {
+				e, b = withoutClocks(e, namedByRun()), withoutClocks(b, namedByRun())
+			}
+			sameKnown, sameInOrder = true, !baseline && e != "" && b != "" && sameUpToOrder(e, b)
+			if !sameInOrder && !baseline && e != "" && b != "" {
 				ws := make([][2]string, 0, len(baseWin))
 				for _, w := range baseWin {
 					ws = append(ws, w)
 				}
-				sameInOrder = sameUpToMadeNames(end, baseEnd, madeBy(ws), namedByRun())
+				sameInOrder = sameUpToMadeNames(e, b, madeBy(ws), namedByRun())
 			}
 		}
 		return sameInOrder
@@ -1158,6 +1170,38 @@ func judgeRepeatsIn(tr *Trace, end, baseEnd string, baseWin map[string][2]string
 		cut      map[string]bool // crashCut(tr), once a repeat asks
 		cutKnown bool
 	)
+	// nestedSettled says o was made inside another call (or serves its
+	// request), and this run and the baseline ended once the Settle saw
+	// the world quiet: their ends hold what o set going.
+	nestedSettled := func(o *Operation) bool {
+		return (o.Parent != "" || o.served != "") && tr.endSettled && baseEnd != "" && !baseline
+	}
+	// onlyReordered says repeat o's window changed the order of entries
+	// and nothing else.
+	onlyReordered := func(o *Operation) bool {
+		before, after := o.stateWindow()
+		return sameUpToOrder(before, after)
+	}
+	// orderIsEffect says an execution of op and identity k reordered a
+	// list in its own window: one of earlier (indexes of tr.Ops), or one
+	// in the baseline.
+	orderIsEffect := func(k key, earlier []int) bool {
+		for _, i := range earlier {
+			if e := &tr.Ops[i]; e.stateSeen() && reordersList(e.stateWindow()) {
+				return true
+			}
+		}
+		if baseline {
+			return false
+		}
+		prefix := k.op + "\x00" + k.id + "\x00"
+		for wk, w := range baseWin {
+			if strings.HasPrefix(wk, prefix) && reordersList(w[0], w[1]) {
+				return true
+			}
+		}
+		return false
+	}
 	for _, w := range order {
 		k := w.k
 		idx := groups[k]
@@ -1281,10 +1325,19 @@ func judgeRepeatsIn(tr *Trace, end, baseEnd string, baseWin map[string][2]string
 						left, _ = un.sameChangeBut(o, w[0], w[1], before, after, &views)
 						return left != nil
 					}
+					// The snapshots compared, without the moments the
+					// two runs' clocks stamped (withoutClocks): a row
+					// the baseline made at T0 and the cluster at T1 is
+					// one execution's change.
+					w0, w1, b, a := w[0], w[1], before, after
+					if named := namedByRun(); holdsClock(w0) || holdsClock(w1) || holdsClock(b) || holdsClock(a) {
+						w0, w1 = withoutClocks(w0, named), withoutClocks(w1, named)
+						b, a = withoutClocks(b, named), withoutClocks(a, named)
+					}
 					switch {
-					case w[0] == before:
-						c := describeChange(w[1], after, maxChange)
-						if c != "" && sameChangeUpToMadeNames(w[0], w[1], before, after, namedByRun()) {
+					case w0 == b:
+						c := describeChange(w1, a, maxChange)
+						if c != "" && sameChangeUpToMadeNames(w0, w1, b, a, namedByRun()) {
 							// What one execution made as row 1, the
 							// cluster made as row 10: a counter of the
 							// sink's that Setup does not reset (SQLite's
@@ -1299,9 +1352,12 @@ func judgeRepeatsIn(tr *Trace, end, baseEnd string, baseWin map[string][2]string
 								return ""
 							}
 						}
+						if c != "" {
+							c = describeChange(w[1], after, maxChange)
+						}
 						return c
-					case describeChange(w[0], w[1], -1) == describeChange(before, after, -1),
-						sameChangeUpToMadeNames(w[0], w[1], before, after, namedByRun()),
+					case describeChange(w0, w1, -1) == describeChange(b, a, -1),
+						sameChangeUpToMadeNames(w0, w1, b, a, namedByRun()),
 						untracedBut():
 						// The same change, also where the cluster
 						// made under another name (T-2) what one
@@ -1360,6 +1416,14 @@ func judgeRepeatsIn(tr *Trace, end, baseEnd string, baseWin map[string][2]string
 				// call's window, let settle, held it whole, and nothing
 				// changed there.
 				o.Repeat, o.JudgedBy = RepeatAbsorbed, JudgedByState
+			case o.stateSeen() && o.StateChange != "" && (o.stateSettled() || firstSeen || o.Idempotent) && onlyReordered(o) && !orderIsEffect(k, idx[:pos]):
+				// The repeat's window holds the same entries in another
+				// order (rows read by a timestamp the repeat bumped, or by
+				// the rowid an INSERT OR REPLACE gave anew), and no
+				// execution of the op made an order its effect: no second
+				// effect.
+				o.Repeat, o.JudgedBy = RepeatAbsorbed, JudgedByState
+				tr.Notes = append(tr.Notes, reorderNote(o, first.ID))
 			case o.stateSeen() && o.StateChange != "" && (o.stateSettled() || firstSeen || o.Idempotent) && untracedAlone(o):
 				// As above, once what another delivery's own code
 				// wrote untraced while the repeat ran is left out.
@@ -1446,7 +1510,12 @@ func judgeRepeatsIn(tr *Trace, end, baseEnd string, baseWin map[string][2]string
 					}
 					changed(o, same, JudgedByState, o.StateChange, why)
 				}
-			case o.Overlapped && effectSeen(o) && endSame() && !reorders(k):
+			case o.Overlapped && (effectSeen(o) || nestedSettled(o)) && endSame() && !reorders(k):
+				// Also a call made inside another whose effect lands after
+				// it returned (a worker's transfer the bank books later),
+				// in a cluster of both deliveries: no window of it shows
+				// the effect, but both runs ended once the Settle saw the
+				// world quiet, and they ended alike.
 				o.Repeat, o.JudgedBy = RepeatAbsorbed, JudgedByEndState
 			case o.Overlapped && effectSeen(o) && endParts != nil && !touched(k).empty() && !meets(touched(k), endParts, o, true, &views):
 				// The run ended otherwise than the baseline, but not in any
@@ -1566,6 +1635,11 @@ func judgeRepeatsIn(tr *Trace, end, baseEnd string, baseWin map[string][2]string
 			fmt.Fprintf(&b, " (%s)", note)
 		}
 		b.WriteString("; make the write idempotent at the sink (idem.Store) or re-read before retrying")
+		if change != "" && !strings.Contains(change, "added") && !strings.Contains(change, "removed") && !strings.Contains(change, "entries") {
+			// Values changed in place, no member more: it may be the
+			// sink's bookkeeping, which State should not hold.
+			b.WriteString("; if what it changed is bookkeeping that every call updates (a timestamp, a version, a count of attempts), leave that out of State")
+		}
 		if change == "" && innerReplayed(tr, dups[1:]) {
 			// A tool that writes only through tools it calls, whose
 			// repeats their sink answered from its record.

@@ -850,3 +850,87 @@ func addedAgain(places []place, b, a, pb, pa *stateView) string {
 	}
 	return ""
 }
+
+// clockMoment stands for every moment left out by withoutClocks.
+const clockMoment = "\x00clock"
+
+// clockLike reports whether s reads as a moment a clock wrote: a date and
+// a time of day to the second ("2006-01-02T15:04:05" or "2006-01-02
+// 15:04:05"), then anything (a fraction, a zone). A created_at the sink
+// stamps, SQLite's CURRENT_TIMESTAMP, a time.Time in JSON.
+func clockLike(s string) bool {
+	if len(s) < 19 {
+		return false
+	}
+	for i := range 19 {
+		c := s[i]
+		switch i {
+		case 4, 7:
+			if c != '-' {
+				return false
+			}
+		case 10:
+			if c != 'T' && c != ' ' {
+				return false
+			}
+		case 13, 16:
+			if c != ':' {
+				return false
+			}
+		default:
+			if c < '0' || c > '9' {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// holdsClock reports whether snapshot s may hold a moment (clockLike): a
+// quick look before withoutClocks decodes it.
+func holdsClock(s string) bool {
+	for i := 0; i+19 <= len(s); i++ {
+		if s[i+13] == ':' && s[i+16] == ':' && s[i+4] == '-' && clockLike(s[i:]) {
+			return true
+		}
+	}
+	return false
+}
+
+// withoutClocks returns snapshot s with every string that reads as a
+// moment (clockLike) and that no call was given (named) replaced by one
+// placeholder. Two runs stamp what they make at other moments: compared
+// across runs (a scenario with the baseline), a row created at T1 is the
+// row the baseline created at T0. Within a run the moments stay: a repeat
+// that stamps a row again is judged by what it changed. The result is
+// encoded as encode does, so that snapshots compared are all passed
+// through it; s is returned as it is when it cannot be decoded.
+func withoutClocks(s string, named map[string]bool) string {
+	v, err := decodeState(s)
+	if err != nil {
+		return s
+	}
+	var strip func(v any) any
+	strip = func(v any) any {
+		switch x := v.(type) {
+		case map[string]any:
+			out := make(map[string]any, len(x))
+			for k, e := range x {
+				out[k] = strip(e)
+			}
+			return out
+		case []any:
+			out := make([]any, len(x))
+			for i, e := range x {
+				out[i] = strip(e)
+			}
+			return out
+		case string:
+			if clockLike(x) && !named[x] {
+				return clockMoment
+			}
+		}
+		return v
+	}
+	return encode(strip(v))
+}

@@ -217,6 +217,8 @@ type Trace struct {
 	Unattributed []string `json:"unattributed,omitempty"`
 
 	end string // the State snapshot at the end of the run, if any
+	// endSettled says end was taken once a Settle saw the world quiet.
+	endSettled bool
 	// returned is the State snapshot taken when the last delivery had
 	// returned, before the run waited for what the agent left running
 	// (judge.noteReturn): equal to end, nothing changed the state after.
