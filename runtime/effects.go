@@ -759,7 +759,12 @@ func windows(tr *Trace) map[string][2]string {
 	}
 	for i := range tr.Ops {
 		o := &tr.Ops[i]
-		if !o.stateSeen() || o.Status != StatusSuccess {
+		if !o.stateSeen() || o.Status != StatusSuccess && !landed(o) {
+			// A call that failed after its effect landed (a write whose
+			// deadline ran out as it returned) made one execution's
+			// change all the same: without its window, a keyed retry's
+			// effect was seen nowhere in the baseline, and two deliveries
+			// at once were counted (red team: a per-attempt timeout).
 			continue
 		}
 		k := o.Name + "\x00" + o.Identity + "\x00" + argsKey(o)
@@ -1404,10 +1409,12 @@ func judgeRepeatsIn(tr *Trace, end, baseEnd string, baseWin map[string][2]string
 				}
 			case oneKnown && oneChange != "" && (oneFrom || !(o.Idempotent && same)):
 				changed(o, same, JudgedByOneExecution, oneChange, "the calls overlapped in time, so this compares what they left with what one execution left in the baseline")
-			case o.stateSeen() && o.StateChange == "" && (o.stateSettled() || firstSeen || o.Idempotent):
+			case o.stateSeen() && o.StateChange == "" && effectSeen(o):
 				// The snapshots around the repeat are equal, and the
-				// first execution's effect was visible (or the world was
-				// let settle, or the op says repeats change nothing).
+				// first execution's effect was visible, or one in the
+				// baseline was, in its own window (or the world was let
+				// settle, or the op says repeats change nothing): the
+				// op's effect lands within its call.
 				o.Repeat, o.JudgedBy = RepeatAbsorbed, JudgedByState
 			case o.stateSeen() && o.StateChange == "" && o.effect.outerQuiet:
 				// A call made inside another settles nothing itself: its

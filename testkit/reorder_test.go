@@ -2,6 +2,7 @@ package testkit_test
 
 import (
 	"context"
+	"errors"
 	"maps"
 	"slices"
 	"strings"
@@ -196,6 +197,87 @@ func TestMomentsStampedByTheSinkDifferAcrossRuns(t *testing.T) {
 				}
 				if !overlapped {
 					t.Skip("the two deliveries' calls did not overlap on this run")
+				}
+			}
+		})
+	}
+}
+
+var payOnceOp = &runtime.Op{Name: "pay", Kind: runtime.KindWrite, Params: []string{"id"}}
+
+// The agent pays two bills, each attempt under a deadline of its own (10
+// ms), and retries an attempt whose deadline ran out. The sink's first
+// call for a bill is slow (30 ms, a cold connection) and cannot be
+// interrupted: the payment lands, then the tool reports the context's
+// error. A keyed sink pays a bill once. In the baseline each bill's first
+// call fails yet lands, and its retry changes nothing; only successful
+// calls had windows to compare with, so the payment was seen in no
+// execution of the baseline, and where the two deliveries overlapped the
+// keyed retries were counted: a false duplicate_write in
+// duplicate_delivery/concurrent on every run (red team: per-attempt
+// timeouts; with VirtualTime in six scenarios). A call that failed after
+// it landed made one execution's change; a sink that pays every call is
+// still caught.
+func TestRetryAfterADeadlineThatRanOutAsTheWriteLanded(t *testing.T) {
+	for _, keyed := range []bool{true, false} {
+		t.Run(map[bool]string{true: "keyed", false: "a payment per call"}[keyed], func(t *testing.T) {
+			var (
+				mu   sync.Mutex
+				seen map[string]bool
+				paid map[string]int
+			)
+			pay := func(ctx context.Context, id string) error {
+				return tracedCall(ctx, payOnceOp, []any{id}, []any{id}, nil, func(ctx context.Context) error {
+					mu.Lock()
+					slow := !seen[id]
+					seen[id] = true
+					mu.Unlock()
+					if slow {
+						time.Sleep(30 * time.Millisecond)
+					}
+					mu.Lock()
+					if !keyed || paid[id] == 0 {
+						paid[id]++
+					}
+					mu.Unlock()
+					return ctx.Err()
+				})
+			}
+			agent := func(ctx context.Context) error {
+				for _, id := range []string{"a1", "a2"} {
+					var err error
+					for range 4 {
+						actx, cancel := context.WithTimeout(ctx, 10*time.Millisecond)
+						err = pay(actx, id)
+						cancel()
+						if !errors.Is(err, context.DeadlineExceeded) {
+							break
+						}
+					}
+					if err != nil {
+						return err
+					}
+				}
+				return nil
+			}
+			rep := testkit.Run(&fakeT{name: "TestRetryAfterADeadline"}, agent,
+				testkit.Setup(func(context.Context) error {
+					mu.Lock()
+					seen, paid = map[string]bool{}, map[string]int{}
+					mu.Unlock()
+					return nil
+				}),
+				testkit.State(func() any { mu.Lock(); defer mu.Unlock(); return maps.Clone(paid) }))
+			got := codesIn(rep, runtime.CodeDuplicateWrite)
+			if keyed {
+				if got != "" {
+					t.Fatalf("a keyed payment, retried after its deadline ran out as it landed, was counted:\n%s", got)
+				}
+				return
+			}
+			for _, sc := range []string{runtime.ScenarioBaseline, runtime.ScenarioDuplicateConcurrent, runtime.ScenarioDuplicateSeq} {
+				if !strings.Contains(got, sc+" "+runtime.CodeDuplicateWrite) {
+					t.Errorf("%s: no duplicate_write of a payment made per call; got:\n%s", sc, got)
 				}
 			}
 		})
