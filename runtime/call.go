@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	goruntime "runtime"
 	"runtime/debug"
@@ -287,7 +288,11 @@ func (c *Call) Start() error {
 		return err
 	}
 	if r.gate != nil {
+		live := c.live()
 		r.gate.Wait(c, PointStart)
+		if live {
+			c.endedAtGate("start")
+		}
 		if c.sched != nil && c.sched.judged != nil {
 			defer c.passedJudge()
 		}
@@ -441,6 +446,9 @@ func (c *Call) Finish(err error, results ...any) error {
 	c.rec.returned = true
 	r := c.inv.rec
 	end := r.now()
+	if err != nil {
+		c.failedPastDeadline(err)
+	}
 	if err != nil || c.rec.planned {
 		// An error, or a fault that loses the answer (a lost
 		// acknowledgement, a crash): what the agent calls next is told
@@ -473,6 +481,9 @@ func (c *Call) Finish(err error, results ...any) error {
 	c.executed()
 
 	if r.gate != nil {
+		// A deadline that runs out while the finish gate holds the answer
+		// is not noted: the answer is the tool's, and an agent that
+		// checks its error, as most do, acts on it as in production.
 		r.gate.Wait(c, PointFinish)
 	}
 	f := c.fault()
@@ -703,4 +714,46 @@ func (r *recorder) occurrences(name string) *int {
 		r.occIndex[name] = len(r.occ) - 1
 	}
 	return &r.occ[len(r.occ)-1].n
+}
+
+// live reports whether the call's context has not ended.
+func (c *Call) live() bool { return c.Context != nil && c.Context.Err() == nil }
+
+// endedAtGate marks a call whose context's deadline ran out while its
+// gate (where) held it before it was sent: the harness's order took time
+// the agent's deadline did not allow (a per-attempt timeout). If the call
+// then fails (Finish), what the agent does next, a retry on the deadline,
+// a turn given up, is not what it does in production, where nothing holds
+// the call: the scenario is inconclusive (recorder.heldPastDeadline). Only
+// a deadline counts: a context cancelled (by the agent, by an errgroup for
+// a sibling's error, by the harness for a crash) ended by what happened,
+// not by how long it took; and a tool that does its work all the same
+// and answers without an error changed nothing the agent sees.
+func (c *Call) endedAtGate(where string) {
+	err := c.Context.Err()
+	if !errors.Is(err, context.DeadlineExceeded) || c.inv.dead.Load() {
+		return
+	}
+	c.mu.Lock()
+	c.rare().heldPast = where
+	c.mu.Unlock()
+}
+
+// failedPastDeadline notes a call that failed after its deadline ran out
+// at a gate (endedAtGate).
+func (c *Call) failedPastDeadline(err error) {
+	c.mu.Lock()
+	where := ""
+	if x := c.rec.rare; x != nil {
+		where = x.heldPast
+	}
+	c.mu.Unlock()
+	if where == "" || err == nil {
+		return
+	}
+	r := c.inv.rec
+	r.mu.Lock()
+	r.heldPastDeadline = true
+	r.mu.Unlock()
+	r.addNoteOnce(fmt.Sprintf("%s's deadline ran out while the harness held the call at its %s gate to follow the schedule, and the call failed (%s): what the agent did next (a retry, a turn given up) may not happen in production, where nothing holds the call; the scenario is inconclusive; give the agent's calls deadlines longer than the harness's gates take under test (milliseconds, more on a loaded machine), or none", c.op.Name, where, clip(err.Error(), 120)))
 }

@@ -82,6 +82,7 @@ type recorder struct {
 	pending                   int // deliveries of a concurrent scenario started, not yet in all: in flight all the same (lookup)
 	crashed                   bool
 	unstopped                 bool // a call after the crash could not be stopped (Call.stopIfCrashed)
+	heldPastDeadline          bool // a call's context ended while a gate held it (Call.endedAtGate)
 	notes                     []string
 	impure                    string          // why the agent cannot run in a bubble, if seen
 	detached                  map[string]bool // call sites that passed a context without the run

@@ -602,8 +602,9 @@ func (s *Suite) run(ctx context.Context, sc Scenario) (*Result, *Trace, error) {
 	res.Trace = tr
 	res.FaultFired = tr.Fired
 	r.mu.Lock()
-	if r.unstopped {
-		// A call the crash should have stopped ran (its note says why).
+	if r.unstopped || r.heldPastDeadline {
+		// A call the crash should have stopped ran, or a call's context
+		// ended while a gate held it (their notes say why).
 		res.Inconclusive = true
 	}
 	r.mu.Unlock()

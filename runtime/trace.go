@@ -296,7 +296,8 @@ type callRecord struct {
 
 // callRare holds what few calls record, allocated on first use (Call.rare).
 type callRare struct {
-	values        []any // the arguments of a call with more than Call.buf holds
+	values        []any  // the arguments of a call with more than Call.buf holds
+	heldPast      string // the gate at which its deadline ran out (Call.endedAtGate)
 	identityError string
 	identityPanic []string
 	panic         *Panic

@@ -981,14 +981,17 @@ func TestWorkAHandlerLeftRunningIsNotRefused(t *testing.T) {
 	var (
 		desk *realworld.Desk
 		mu   sync.Mutex
-		work sync.WaitGroup
+		// work counts the handlers' goroutines not done: a WaitGroup
+		// whose Add (a handler of the other delivery) may come while a
+		// delivery waits at zero is a race.
+		work pending
 	)
 	srv := httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
 		key := r.URL.Query().Get("key")
 		ctx := context.WithoutCancel(r.Context())
-		work.Add(1)
+		work.add()
 		go func() {
-			defer work.Done()
+			defer work.done()
 			time.Sleep(2 * time.Millisecond) // after the handler returned
 			mu.Lock()
 			defer mu.Unlock()
@@ -1009,15 +1012,15 @@ func TestWorkAHandlerLeftRunningIsNotRefused(t *testing.T) {
 		// The caller waits for the work (a test's fake of the sender
 		// would poll for it): both deliveries are in flight while it
 		// runs.
-		work.Wait()
+		work.wait()
 		return nil
 	}
 	for i := range 5 {
 		rep := testkit.Run(&fakeT{name: "TestHandlerWork"}, agent,
-			testkit.Setup(func(context.Context) error { work.Wait(); desk = realworld.NewDesk(); return nil }),
+			testkit.Setup(func(context.Context) error { work.wait(); desk = realworld.NewDesk(); return nil }),
 			testkit.State(func() any { return desk.Tickets() }),
 			testkit.With(runtime.OnlyScenario(runtime.ScenarioDuplicateConcurrent)))
-		work.Wait()
+		work.wait()
 		for _, r := range rep.Results {
 			if r.Scenario != runtime.ScenarioDuplicateConcurrent {
 				continue
@@ -1085,6 +1088,107 @@ func TestHandlerCallIsNotABatchWithTheRequestItServes(t *testing.T) {
 
 var alertOp = &runtime.Op{Name: "alert", Kind: runtime.KindWrite, Params: []string{"key"}}
 
+// alertVerdict checks the suite of an agent that sends an alert beside a
+// request to the desk: the alert's retry and redelivery are duplicates
+// unless its sink sends once per key (keyed).
+func alertVerdict(t *testing.T, rep *runtime.Report, keyed bool) {
+	t.Helper()
+	noStall(t, rep)
+	got := codes(rep)
+	for _, sc := range []string{"lost_acknowledgement/alert#1", "crash_restart/alert#1", "duplicate_delivery/sequential"} {
+		if keyed {
+			assert.NotContains(t, got[sc], runtime.CodeDuplicateWrite, "%s: %v", sc, got[sc])
+		} else {
+			assert.Contains(t, got[sc], runtime.CodeDuplicateWrite, "%s: %v", sc, got[sc])
+		}
+	}
+}
+
+// runAlertTurns runs the suite of an agent that runs its turn, trying it
+// up to three times while it fails; setup makes the world, state shows it.
+func runAlertTurns(name string, turn func(context.Context) error, setup func(), state func() any) *runtime.Report {
+	agent := func(ctx context.Context) error {
+		var err error
+		for range 3 {
+			if err = turn(ctx); err == nil {
+				return nil
+			}
+		}
+		return err
+	}
+	return testkit.Run(&fakeT{name: name}, agent,
+		testkit.Setup(func(context.Context) error { setup(); return nil }),
+		testkit.State(state),
+		testkit.StallTimeout(3*time.Second))
+}
+
+// newDeskServer serves a fake of the help desk: a POST opens the ticket
+// of its key through the desk's traced sink, unless it is open.
+func newDeskServer(desk func() *realworld.Desk) *httptest.Server {
+	var mu sync.Mutex
+	return httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		defer mu.Unlock()
+		key := r.URL.Query().Get("key")
+		if desk().Tickets()[key] > 0 {
+			return
+		}
+		if _, err := desk().OpenTraced(r.Context(), key); err != nil {
+			http.Error(rw, err.Error(), http.StatusBadGateway)
+		}
+	}))
+}
+
+// pending counts work in flight; wait returns once none is. Unlike a
+// sync.WaitGroup, it may be added to while another goroutine waits.
+type pending struct {
+	mu   sync.Mutex
+	cond *sync.Cond
+	n    int
+}
+
+func (p *pending) init() {
+	if p.cond == nil {
+		p.cond = sync.NewCond(&p.mu)
+	}
+}
+
+func (p *pending) add() {
+	p.mu.Lock()
+	p.init()
+	p.n++
+	p.mu.Unlock()
+}
+
+func (p *pending) done() {
+	p.mu.Lock()
+	p.init()
+	if p.n--; p.n == 0 {
+		p.cond.Broadcast()
+	}
+	p.mu.Unlock()
+}
+
+func (p *pending) wait() {
+	p.mu.Lock()
+	p.init()
+	for p.n > 0 {
+		p.cond.Wait()
+	}
+	p.mu.Unlock()
+}
+
+// postKey posts to srv with key in the query, and closes the answer's body.
+func postKey(ctx context.Context, srv *httptest.Server, key string) (*http.Response, error) {
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, srv.URL+"/?key="+key, nil)
+	resp, err := srv.Client().Do(req)
+	if err != nil {
+		return nil, err
+	}
+	resp.Body.Close()
+	return resp, nil
+}
+
 // One model turn sends an alert (a traced write, its effect a mail State
 // does not show) and, beside it on a goroutine of its own, posts to a
 // fake of the desk, whose handler opens a ticket through a traced sink;
@@ -1105,17 +1209,7 @@ func TestRequestBesideAWriteIsNotServedByIt(t *testing.T) {
 				mu   sync.Mutex
 				sent map[string]bool
 			)
-			srv := httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
-				mu.Lock()
-				defer mu.Unlock()
-				key := r.URL.Query().Get("key")
-				if desk.Tickets()[key] > 0 {
-					return
-				}
-				if _, err := desk.OpenTraced(r.Context(), key); err != nil {
-					http.Error(rw, err.Error(), http.StatusBadGateway)
-				}
-			}))
+			srv := newDeskServer(func() *realworld.Desk { return desk })
 			defer srv.Close()
 			alert := func(ctx context.Context, key string) error {
 				return tracedCall(ctx, alertOp, []any{key}, []any{key}, nil, func(ctx context.Context) error {
@@ -1130,39 +1224,16 @@ func TestRequestBesideAWriteIsNotServedByIt(t *testing.T) {
 					return nil
 				})
 			}
-			agent := func(ctx context.Context) error {
-				var err error
-				for range 3 {
-					var g errgroup.Group
-					g.Go(func() error { return alert(ctx, "m-1") })
-					g.Go(func() error {
-						req, _ := http.NewRequestWithContext(ctx, http.MethodPost, srv.URL+"/?key=D-1", nil)
-						resp, err := srv.Client().Do(req)
-						if err != nil {
-							return err
-						}
-						resp.Body.Close()
-						return nil
-					})
-					if err = g.Wait(); err == nil {
-						return nil
-					}
-				}
-				return err
-			}
-			rep := testkit.Run(&fakeT{name: "TestRequestBeside"}, agent,
-				testkit.Setup(func(context.Context) error { desk, sent = realworld.NewDesk(), map[string]bool{}; return nil }),
-				testkit.State(func() any { return desk.Tickets() }),
-				testkit.StallTimeout(3*time.Second))
-			noStall(t, rep)
-			got := codes(rep)
-			for _, sc := range []string{"lost_acknowledgement/alert#1", "crash_restart/alert#1", "duplicate_delivery/sequential"} {
-				if keyed {
-					assert.NotContains(t, got[sc], runtime.CodeDuplicateWrite, "%s: %v", sc, got[sc])
-				} else {
-					assert.Contains(t, got[sc], runtime.CodeDuplicateWrite, "%s: %v", sc, got[sc])
-				}
-			}
+			rep := runAlertTurns("TestRequestBeside", func(ctx context.Context) error {
+				var g errgroup.Group
+				g.Go(func() error { return alert(ctx, "m-1") })
+				g.Go(func() error {
+					_, err := postKey(ctx, srv, "D-1")
+					return err
+				})
+				return g.Wait()
+			}, func() { desk, sent = realworld.NewDesk(), map[string]bool{} }, func() any { return desk.Tickets() })
+			alertVerdict(t, rep, keyed)
 		})
 	}
 }
@@ -1204,71 +1275,36 @@ func TestRequestOfAnotherGoroutineIsNotServedByAWaitingWrite(t *testing.T) {
 				sent[key] = true
 			}))
 			defer mail.Close()
-			deskSrv := httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
-				key := r.URL.Query().Get("key")
-				if desk.Tickets()[key] > 0 {
-					return
-				}
-				if _, err := desk.OpenTraced(r.Context(), key); err != nil {
-					http.Error(rw, err.Error(), http.StatusBadGateway)
-				}
-			}))
+			deskSrv := newDeskServer(func() *realworld.Desk { return desk })
 			defer deskSrv.Close()
-			post := func(ctx context.Context, srv *httptest.Server, key string) (*http.Response, error) {
-				req, _ := http.NewRequestWithContext(ctx, http.MethodPost, srv.URL+"/?key="+key, nil)
-				resp, err := srv.Client().Do(req)
-				if err != nil {
-					return nil, err
-				}
-				resp.Body.Close()
-				return resp, nil
-			}
 			alert := func(ctx context.Context, key string) error {
 				return tracedCall(ctx, alertOp, []any{key}, []any{key}, nil, func(ctx context.Context) error {
-					resp, err := post(ctx, mail, key)
+					resp, err := postKey(ctx, mail, key)
 					if err == nil && resp.Header.Get("Replayed") == "true" {
 						runtime.MarkReplayed(ctx)
 					}
 					return err
 				})
 			}
-			agent := func(ctx context.Context) error {
-				var err error
-				for range 3 {
-					accepted := make(chan struct{})
-					mu.Lock()
-					waiting = accepted
-					mu.Unlock()
-					var g errgroup.Group
-					g.Go(func() error { return alert(ctx, "m-1") })
-					g.Go(func() error {
-						select {
-						case <-accepted:
-						case <-time.After(100 * time.Millisecond): // the alert's request was lost
-						}
-						_, err := post(ctx, deskSrv, "D-1")
-						return err
-					})
-					if err = g.Wait(); err == nil {
-						return nil
+			rep := runAlertTurns("TestRequestOfAnotherGoroutine", func(ctx context.Context) error {
+				accepted := make(chan struct{})
+				mu.Lock()
+				waiting = accepted
+				mu.Unlock()
+				var g errgroup.Group
+				g.Go(func() error { return alert(ctx, "m-1") })
+				g.Go(func() error {
+					select {
+					case <-accepted:
+					case <-time.After(100 * time.Millisecond): // the alert's request was lost
 					}
-				}
-				return err
-			}
-			rep := testkit.Run(&fakeT{name: "TestRequestOfAnotherGoroutine"}, agent,
-				testkit.Setup(func(context.Context) error { desk, sent = realworld.NewDesk(), map[string]bool{}; return nil }),
-				testkit.State(func() any { return desk.Tickets() }),
-				testkit.StallTimeout(3*time.Second))
-			noStall(t, rep)
-			got := codes(rep)
-			for _, sc := range []string{"lost_acknowledgement/alert#1", "crash_restart/alert#1", "duplicate_delivery/sequential"} {
-				if keyed {
-					assert.NotContains(t, got[sc], runtime.CodeDuplicateWrite, "%s: %v", sc, got[sc])
-				} else {
-					assert.Contains(t, got[sc], runtime.CodeDuplicateWrite, "%s: %v", sc, got[sc])
-				}
-			}
-			for sc, cs := range got {
+					_, err := postKey(ctx, deskSrv, "D-1")
+					return err
+				})
+				return g.Wait()
+			}, func() { desk, sent = realworld.NewDesk(), map[string]bool{} }, func() any { return desk.Tickets() })
+			alertVerdict(t, rep, keyed)
+			for sc, cs := range codes(rep) {
 				if keyed && slices.Contains(cs, runtime.CodeDuplicateWrite) {
 					t.Errorf("%s: a duplicate_write of an agent whose mail service sends once per key: %v", sc, cs)
 				}

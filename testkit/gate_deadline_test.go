@@ -1,0 +1,84 @@
+package testkit_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/agentidem/agentidem-go/runtime"
+	"github.com/agentidem/agentidem-go/testkit"
+)
+
+var (
+	slowReportOp = &runtime.Op{Name: "build_report", Kind: runtime.KindWrite, Params: []string{"id"}}
+	quickPingOp  = &runtime.Op{Name: "ping", Kind: runtime.KindWrite, Params: []string{"id"}}
+)
+
+// One model turn runs two calls in parallel: a report that takes 20 ms,
+// and a ping the agent gives 8 ms, retried once when its deadline runs
+// out. In production the ping is done in microseconds. A schedule that
+// runs the report first holds the ping at its start gate while the report
+// runs (a sleeping goroutine is busy: the gate waits), the ping's deadline
+// runs out there, and a client that honours its context fails the ping:
+// the agent then retries a ping that never timed out in production, and
+// nothing said so (red team: a per-attempt timeout spent at a gate, in
+// the baseline too on a loaded machine). Such a scenario is inconclusive,
+// and its trace says which call's deadline ran out at which gate. A client
+// that sends the ping all the same answers as in production: nothing is
+// noted.
+func TestDeadlineThatRanOutAtAGateMakesTheScenarioInconclusive(t *testing.T) {
+	for _, honours := range []bool{true, false} {
+		t.Run(map[bool]string{true: "a client that honours its context", false: "a client that ignores it"}[honours], func(t *testing.T) {
+			call := func(ctx context.Context, op *runtime.Op, d time.Duration) error {
+				return tracedCall(ctx, op, []any{"r-1"}, []any{"r-1"}, nil, func(ctx context.Context) error {
+					if err := ctx.Err(); err != nil && honours {
+						return err // a request whose context ended is not sent
+					}
+					time.Sleep(d)
+					return nil
+				})
+			}
+			agent := func(ctx context.Context) error {
+				var wg sync.WaitGroup
+				var reportErr, pingErr error
+				wg.Go(func() { reportErr = call(ctx, slowReportOp, 20*time.Millisecond) })
+				wg.Go(func() {
+					for range 2 {
+						pctx, cancel := context.WithTimeout(ctx, 8*time.Millisecond)
+						pingErr = call(pctx, quickPingOp, 0)
+						cancel()
+						if !errors.Is(pingErr, context.DeadlineExceeded) {
+							return
+						}
+					}
+				})
+				wg.Wait()
+				return errors.Join(reportErr, pingErr)
+			}
+			rep := testkit.Run(&fakeT{name: "TestDeadlineAtAGate"}, agent)
+			held := 0
+			for _, r := range append([]*runtime.Result{rep.Baseline}, rep.Results...) {
+				noted := false
+				for _, n := range r.Trace.Notes {
+					noted = noted || strings.Contains(n, "ping's deadline ran out while the harness held the call at its start gate")
+				}
+				if !noted {
+					continue
+				}
+				held++
+				if !r.Inconclusive {
+					t.Errorf("%s: a ping's deadline ran out at its gate, and the scenario is not inconclusive", r.Scenario)
+				}
+			}
+			switch {
+			case honours && held == 0:
+				t.Fatalf("no scenario noted the ping's deadline running out at its gate:\n%s", verdictOf(rep))
+			case !honours && held != 0:
+				t.Fatalf("%d scenarios noted a deadline that changed nothing the agent saw", held)
+			}
+		})
+	}
+}
