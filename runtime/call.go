@@ -482,9 +482,14 @@ func (c *Call) Finish(err error, results ...any) error {
 
 	if r.gate != nil {
 		// A deadline that runs out while the finish gate holds the answer
-		// is not noted: the answer is the tool's, and an agent that
-		// checks its error, as most do, acts on it as in production.
+		// is noted only if the agent gave up on the call and made it
+		// again (recorder.retriedPastDeadline): the answer is the tool's,
+		// and an agent that waits for it acts on it as in production.
+		live := c.live()
 		r.gate.Wait(c, PointFinish)
+		if live {
+			c.endedAtGate("finish")
+		}
 	}
 	f := c.fault()
 	switch f {
@@ -720,11 +725,12 @@ func (r *recorder) occurrences(name string) *int {
 func (c *Call) live() bool { return c.Context != nil && c.Context.Err() == nil }
 
 // endedAtGate marks a call whose context's deadline ran out while its
-// gate (where) held it before it was sent: the harness's order took time
-// the agent's deadline did not allow (a per-attempt timeout). If the call
-// then fails (Finish), what the agent does next, a retry on the deadline,
-// a turn given up, is not what it does in production, where nothing holds
-// the call: the scenario is inconclusive (recorder.heldPastDeadline). Only
+// gate (where) held it: the harness's order took time the agent's
+// deadline did not allow (a per-attempt timeout). If the call then fails
+// (held at its start gate: Finish), or the agent makes it again (it gave
+// up waiting: recorder.retriedPastDeadline), what the agent does next is
+// not what it does in production, where nothing holds the call: the
+// scenario is inconclusive (recorder.heldPastDeadline). Only
 // a deadline counts: a context cancelled (by the agent, by an errgroup for
 // a sibling's error, by the harness for a crash) ended by what happened,
 // not by how long it took; and a tool that does its work all the same
@@ -735,7 +741,9 @@ func (c *Call) endedAtGate(where string) {
 		return
 	}
 	c.mu.Lock()
-	c.rare().heldPast = where
+	if x := c.rare(); x.heldPast == "" {
+		x.heldPast = where
+	}
 	c.mu.Unlock()
 }
 
@@ -756,4 +764,55 @@ func (c *Call) failedPastDeadline(err error) {
 	r.heldPastDeadline = true
 	r.mu.Unlock()
 	r.addNoteOnce(fmt.Sprintf("%s's deadline ran out while the harness held the call at its %s gate to follow the schedule, and the call failed (%s): what the agent did next (a retry, a turn given up) may not happen in production, where nothing holds the call; the scenario is inconclusive; give the agent's calls deadlines longer than the harness's gates take under test (milliseconds, more on a loaded machine), or none", c.op.Name, where, clip(err.Error(), 120)))
+}
+
+// retriedPastDeadline returns the name of an op whose call's deadline ran
+// out while a gate held it (endedAtGate), and that the same invocation
+// then began again for the same identity, with the gate that held it: the
+// agent gave up waiting (a select on the call's context, a goroutine per
+// call) and retried what would have answered in time in production. ""
+// if none.
+func (r *recorder) retriedPastDeadline() (op, where string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	type key struct {
+		inv    *invocation
+		op, id string
+	}
+	type heldCall struct {
+		start int64
+		where string
+	}
+	var held map[key]heldCall // the first such call of each
+	var all []*Call
+	for _, chunk := range r.calls {
+		for _, c := range chunk {
+			c.mu.Lock()
+			if x := c.rec.rare; x != nil && x.heldPast != "" && !c.rec.planned {
+				// (A call the scenario's fault targets is made again
+				// for the fault: that retry is the scenario's point.)
+				if held == nil {
+					held = map[key]heldCall{}
+				}
+				k := key{c.inv, c.op.Name, c.rec.Identity}
+				if h, ok := held[k]; !ok || c.rec.start < h.start {
+					held[k] = heldCall{c.rec.start, x.heldPast}
+				}
+			}
+			c.mu.Unlock()
+			all = append(all, c)
+		}
+	}
+	if held == nil {
+		return "", ""
+	}
+	for _, c := range all {
+		c.mu.Lock()
+		k, start := key{c.inv, c.op.Name, c.rec.Identity}, c.rec.start
+		c.mu.Unlock()
+		if h, ok := held[k]; ok && start > h.start {
+			return c.op.Name, h.where
+		}
+	}
+	return "", ""
 }

@@ -82,3 +82,76 @@ func TestDeadlineThatRanOutAtAGateMakesTheScenarioInconclusive(t *testing.T) {
 		})
 	}
 }
+
+// As above, with a client that does its work whatever its context says,
+// called on a goroutine of its own while the agent waits for the answer or
+// for the ping's deadline, whichever comes first (a select on the
+// context), and pings again on the deadline. The ping answers at once in
+// production; held at a gate for the report's 20 ms, its deadline runs
+// out, and the agent gives up on it and pings again, though the call
+// itself did not fail. Such a scenario is inconclusive and says why. An
+// agent that waits for the answer itself is handed it, as in production:
+// nothing is noted.
+func TestCallMadeAgainAfterItsDeadlineRanOutAtAGateIsInconclusive(t *testing.T) {
+	for _, selects := range []bool{true, false} {
+		t.Run(map[bool]string{true: "the agent selects on the context", false: "the agent waits for the answer"}[selects], func(t *testing.T) {
+			call := func(ctx context.Context, op *runtime.Op, d time.Duration) error {
+				return tracedCall(ctx, op, []any{"r-1"}, []any{"r-1"}, nil, func(context.Context) error {
+					time.Sleep(d)
+					return nil
+				})
+			}
+			ping := func(ctx context.Context) error {
+				if !selects {
+					return call(ctx, quickPingOp, 0)
+				}
+				answer := make(chan error, 1)
+				go func() { answer <- call(ctx, quickPingOp, 0) }()
+				select {
+				case err := <-answer:
+					return err
+				case <-ctx.Done():
+					return ctx.Err()
+				}
+			}
+			agent := func(ctx context.Context) error {
+				var wg sync.WaitGroup
+				var reportErr, pingErr error
+				wg.Go(func() { reportErr = call(ctx, slowReportOp, 20*time.Millisecond) })
+				wg.Go(func() {
+					for range 2 {
+						pctx, cancel := context.WithTimeout(ctx, 8*time.Millisecond)
+						pingErr = ping(pctx)
+						cancel()
+						if !errors.Is(pingErr, context.DeadlineExceeded) {
+							return
+						}
+					}
+				})
+				wg.Wait()
+				return errors.Join(reportErr, pingErr)
+			}
+			rep := testkit.Run(&fakeT{name: "TestDeadlineAtAFinishGate"}, agent)
+			held := 0
+			for _, r := range append([]*runtime.Result{rep.Baseline}, rep.Results...) {
+				noted := false
+				for _, n := range r.Trace.Notes {
+					noted = noted || strings.Contains(n, "ping's deadline ran out while the harness held the call at its") && strings.Contains(n, "and the agent made the call again")
+				}
+				if !noted {
+					continue
+				}
+				held++
+				if !r.Inconclusive {
+					t.Errorf("%s: the agent gave up on a ping held at a gate, and the scenario is not inconclusive", r.Scenario)
+				}
+			}
+			switch {
+			case selects && held == 0:
+				t.Fatalf("no scenario noted the ping made again after its deadline ran out at a gate:\n%s", verdictOf(rep))
+			case !selects && held != 0:
+				t.Fatalf("%d scenarios noted a deadline that changed nothing the agent saw", held)
+			}
+		})
+	}
+}
