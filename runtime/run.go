@@ -81,8 +81,9 @@ type recorder struct {
 	all                       []*invocation
 	pending                   int // deliveries of a concurrent scenario started, not yet in all: in flight all the same (lookup)
 	crashed                   bool
-	unstopped                 bool // a call after the crash could not be stopped (Call.stopIfCrashed)
-	heldPastDeadline          bool // a call's context ended while a gate held it (Call.endedAtGate)
+	unstopped                 bool        // a call after the crash could not be stopped (Call.stopIfCrashed)
+	heldPastDeadline          bool        // a call's context ended while a gate held it (Call.endedAtGate)
+	heldAny                   atomic.Bool // a call's deadline ran out at a gate (Call.endedAtGate)
 	notes                     []string
 	impure                    string          // why the agent cannot run in a bubble, if seen
 	detached                  map[string]bool // call sites that passed a context without the run
