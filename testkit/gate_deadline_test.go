@@ -3,6 +3,7 @@ package testkit_test
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -16,6 +17,45 @@ var (
 	slowReportOp = &runtime.Op{Name: "build_report", Kind: runtime.KindWrite, Params: []string{"id"}}
 	quickPingOp  = &runtime.Op{Name: "ping", Kind: runtime.KindWrite, Params: []string{"id"}}
 )
+
+// pingBesideReport runs the suite of an agent whose turn runs a report
+// (20 ms) and, in parallel, a ping (answered at once) under a deadline of
+// 8 ms, made once more when ping returns context.DeadlineExceeded; call
+// runs a tool through its traced wrapper. It returns how many scenarios
+// have a trace note containing note, and fails the test for any of them
+// that is not inconclusive.
+func pingBesideReport(t *testing.T, call func(ctx context.Context, op *runtime.Op, d time.Duration) error, ping func(context.Context) error, note string) (int, *runtime.Report) {
+	t.Helper()
+	agent := func(ctx context.Context) error {
+		var wg sync.WaitGroup
+		var reportErr, pingErr error
+		wg.Go(func() { reportErr = call(ctx, slowReportOp, 20*time.Millisecond) })
+		wg.Go(func() {
+			for range 2 {
+				pctx, cancel := context.WithTimeout(ctx, 8*time.Millisecond)
+				pingErr = ping(pctx)
+				cancel()
+				if !errors.Is(pingErr, context.DeadlineExceeded) {
+					return
+				}
+			}
+		})
+		wg.Wait()
+		return errors.Join(reportErr, pingErr)
+	}
+	rep := testkit.Run(&fakeT{name: t.Name()}, agent)
+	held := 0
+	for _, r := range append([]*runtime.Result{rep.Baseline}, rep.Results...) {
+		if !slices.ContainsFunc(r.Trace.Notes, func(n string) bool { return strings.Contains(n, note) }) {
+			continue
+		}
+		held++
+		if !r.Inconclusive {
+			t.Errorf("%s: the ping's deadline ran out at a gate, and the scenario is not inconclusive", r.Scenario)
+		}
+	}
+	return held, rep
+}
 
 // One model turn runs two calls in parallel: a report that takes 20 ms,
 // and a ping the agent gives 8 ms, retried once when its deadline runs
@@ -41,38 +81,8 @@ func TestDeadlineThatRanOutAtAGateMakesTheScenarioInconclusive(t *testing.T) {
 					return nil
 				})
 			}
-			agent := func(ctx context.Context) error {
-				var wg sync.WaitGroup
-				var reportErr, pingErr error
-				wg.Go(func() { reportErr = call(ctx, slowReportOp, 20*time.Millisecond) })
-				wg.Go(func() {
-					for range 2 {
-						pctx, cancel := context.WithTimeout(ctx, 8*time.Millisecond)
-						pingErr = call(pctx, quickPingOp, 0)
-						cancel()
-						if !errors.Is(pingErr, context.DeadlineExceeded) {
-							return
-						}
-					}
-				})
-				wg.Wait()
-				return errors.Join(reportErr, pingErr)
-			}
-			rep := testkit.Run(&fakeT{name: "TestDeadlineAtAGate"}, agent)
-			held := 0
-			for _, r := range append([]*runtime.Result{rep.Baseline}, rep.Results...) {
-				noted := false
-				for _, n := range r.Trace.Notes {
-					noted = noted || strings.Contains(n, "ping's deadline ran out while the harness held the call at its start gate")
-				}
-				if !noted {
-					continue
-				}
-				held++
-				if !r.Inconclusive {
-					t.Errorf("%s: a ping's deadline ran out at its gate, and the scenario is not inconclusive", r.Scenario)
-				}
-			}
+			held, rep := pingBesideReport(t, call, func(ctx context.Context) error { return call(ctx, quickPingOp, 0) },
+				"ping's deadline ran out while the harness held the call at its start gate")
 			switch {
 			case honours && held == 0:
 				t.Fatalf("no scenario noted the ping's deadline running out at its gate:\n%s", verdictOf(rep))
@@ -114,38 +124,7 @@ func TestCallMadeAgainAfterItsDeadlineRanOutAtAGateIsInconclusive(t *testing.T) 
 					return ctx.Err()
 				}
 			}
-			agent := func(ctx context.Context) error {
-				var wg sync.WaitGroup
-				var reportErr, pingErr error
-				wg.Go(func() { reportErr = call(ctx, slowReportOp, 20*time.Millisecond) })
-				wg.Go(func() {
-					for range 2 {
-						pctx, cancel := context.WithTimeout(ctx, 8*time.Millisecond)
-						pingErr = ping(pctx)
-						cancel()
-						if !errors.Is(pingErr, context.DeadlineExceeded) {
-							return
-						}
-					}
-				})
-				wg.Wait()
-				return errors.Join(reportErr, pingErr)
-			}
-			rep := testkit.Run(&fakeT{name: "TestDeadlineAtAFinishGate"}, agent)
-			held := 0
-			for _, r := range append([]*runtime.Result{rep.Baseline}, rep.Results...) {
-				noted := false
-				for _, n := range r.Trace.Notes {
-					noted = noted || strings.Contains(n, "ping's deadline ran out while the harness held the call at its") && strings.Contains(n, "and the agent made the call again")
-				}
-				if !noted {
-					continue
-				}
-				held++
-				if !r.Inconclusive {
-					t.Errorf("%s: the agent gave up on a ping held at a gate, and the scenario is not inconclusive", r.Scenario)
-				}
-			}
+			held, rep := pingBesideReport(t, call, ping, "and the agent made the call again")
 			switch {
 			case selects && held == 0:
 				t.Fatalf("no scenario noted the ping made again after its deadline ran out at a gate:\n%s", verdictOf(rep))
