@@ -748,8 +748,8 @@ func (c *Call) endedAtGate(where string) {
 	c.inv.rec.heldAny.Store(true)
 }
 
-// failedPastDeadline notes a call that failed after its deadline ran out
-// at a gate (endedAtGate).
+// failedPastDeadline notes a call that failed (err, not nil) after its
+// deadline ran out at a gate (endedAtGate).
 func (c *Call) failedPastDeadline(err error) {
 	c.mu.Lock()
 	where := ""
@@ -757,14 +757,20 @@ func (c *Call) failedPastDeadline(err error) {
 		where = x.heldPast
 	}
 	c.mu.Unlock()
-	if where == "" || err == nil {
+	if where == "" {
 		return
 	}
 	r := c.inv.rec
 	r.mu.Lock()
 	r.heldPastDeadline = true
 	r.mu.Unlock()
-	r.addNoteOnce(fmt.Sprintf("%s's deadline ran out while the harness held the call at its %s gate to follow the schedule, and the call failed (%s): what the agent did next (a retry, a turn given up) may not happen in production, where nothing holds the call; the scenario is inconclusive; give the agent's calls deadlines longer than the harness's gates take under test (milliseconds, more on a loaded machine), or none", c.op.Name, where, clip(err.Error(), 120)))
+	r.addNoteOnce(gateDeadlineNote(c.op.Name, where, fmt.Sprintf("the call failed (%s)", clip(err.Error(), 120))))
+}
+
+// gateDeadlineNote is the trace's note for a call of op whose deadline ran
+// out while the harness held it at its gate (where), and what followed.
+func gateDeadlineNote(op, where, then string) string {
+	return fmt.Sprintf("%s's deadline ran out while the harness held the call at its %s gate to follow the schedule, and %s: what the agent did next (a retry, a turn given up) may not happen in production, where nothing holds the call; the scenario is inconclusive; give the agent's calls deadlines longer than the harness's gates take under test (milliseconds, more on a loaded machine), or none", op, where, then)
 }
 
 // retriedPastDeadline returns the name of an op whose call's deadline ran

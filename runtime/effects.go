@@ -1068,10 +1068,8 @@ func judgeRepeatsIn(tr *Trace, end, baseEnd string, baseWin map[string][2]string
 		return sameInOrder
 	}
 	var reorderCache map[key]bool
-	reorders := func(k key) bool { // whether k's baseline window reordered a list (read only when the end differs in order)
-		if endExact {
-			return false
-		}
+	// baseReorders says a window of k in baseWin reordered a list.
+	baseReorders := func(k key) bool {
 		if r, ok := reorderCache[k]; ok {
 			return r
 		}
@@ -1088,6 +1086,9 @@ func judgeRepeatsIn(tr *Trace, end, baseEnd string, baseWin map[string][2]string
 		}
 		reorderCache[k] = r
 		return r
+	}
+	reorders := func(k key) bool { // whether k's baseline window reordered a list (read only when the end differs in order)
+		return !endExact && baseReorders(k)
 	}
 	endChange := ""
 	// endParts are the parts of the state the run left otherwise than the
@@ -1196,16 +1197,9 @@ func judgeRepeatsIn(tr *Trace, end, baseEnd string, baseWin map[string][2]string
 				return true
 			}
 		}
-		if baseline {
-			return false
-		}
-		prefix := k.op + "\x00" + k.id + "\x00"
-		for wk, w := range baseWin {
-			if strings.HasPrefix(wk, prefix) && reordersList(w[0], w[1]) {
-				return true
-			}
-		}
-		return false
+		// In the baseline, baseWin holds this run's own windows, the
+		// repeat's among them.
+		return !baseline && baseReorders(k)
 	}
 	for _, w := range order {
 		k := w.k

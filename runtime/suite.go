@@ -602,7 +602,7 @@ func (s *Suite) run(ctx context.Context, sc Scenario) (*Result, *Trace, error) {
 	res.Trace = tr
 	res.FaultFired = tr.Fired
 	if op, where := r.retriedPastDeadline(); op != "" {
-		tr.Notes = append(tr.Notes, fmt.Sprintf("%s's deadline ran out while the harness held the call at its %s gate to follow the schedule, and the agent made the call again: it gave up waiting (a select on the call's context) for an answer that production would have brought in time, where nothing holds the call; the scenario is inconclusive; give the agent's calls deadlines longer than the harness's gates take under test (milliseconds, more on a loaded machine), or none", op, where))
+		tr.Notes = append(tr.Notes, gateDeadlineNote(op, where, "the agent made the call again, having given up waiting for it (a select on the call's context)"))
 		r.mu.Lock()
 		r.heldPastDeadline = true
 		r.mu.Unlock()
