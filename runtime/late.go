@@ -438,3 +438,80 @@ func (s *Suite) stillRunning(res *Result, tr *Trace, add func(Finding)) {
 		Message: fmt.Sprintf("%s (%s%s) had begun and not finished when the scenario's run ended, in a goroutine the agent left running (one it started and did not wait for): what it did came after the run's end state was read, and it was not judged; wait for the goroutines the agent starts before it returns",
 			plural(n, "a tool call", strconv.Itoa(n)+" tool calls"), strings.Join(ops, ", "), at)})
 }
+
+// amidLate withdraws, from the result of a run during which a goroutine an
+// earlier run of the suite left running made a call (lateAmid), what the
+// world judged and that call may have done: a duplicate_write or
+// not_idempotent finding resting on the State snapshots (a repeat seen to
+// change the world, an end state unlike the baseline's), and an invariant
+// that failed. Each is named in a goroutine_leak warning instead, and the
+// scenario is inconclusive: the world held a change that may not be this
+// run's, so neither its verdict nor a pass can be trusted. Findings from
+// the trace alone (a count of executions, a panic) stand.
+func amidLate(res *Result, tr *Trace) {
+	if len(tr.amidLate) == 0 {
+		return
+	}
+	res.Inconclusive = true
+	var withdrawn []string
+	var calls []string
+	kept := res.Findings[:0]
+	for _, f := range res.Findings {
+		if !worldJudged(f, tr) {
+			kept = append(kept, f)
+			continue
+		}
+		msg, _, _ := strings.Cut(f.Message, "; ")
+		withdrawn = append(withdrawn, "["+f.Code+"] "+msg)
+		calls = append(calls, f.Calls...)
+	}
+	res.Findings = kept
+	if len(calls) > 0 {
+		res.Duplicates = slices.DeleteFunc(res.Duplicates, func(d Duplicate) bool {
+			return slices.ContainsFunc(d.Calls, func(id string) bool { return slices.Contains(calls, id) })
+		})
+		for i := range tr.Ops {
+			if o := &tr.Ops[i]; o.Repeat == RepeatDuplicate && slices.Contains(calls, o.ID) {
+				o.Repeat = "" // judged on a world this run did not have to itself
+			}
+		}
+	}
+	seen := map[string]bool{}
+	var lines, ops []string
+	for i, msg := range tr.amidLate {
+		if !seen[msg] {
+			seen[msg] = true
+			lines = append(lines, msg)
+			if i < len(tr.amidLateOps) && !slices.Contains(ops, tr.amidLateOps[i]) {
+				ops = append(ops, tr.amidLateOps[i])
+			}
+		}
+	}
+	msg := strings.Join(lines, "; ") + "; so what this run's State judge and invariants saw is not this run's alone, and the scenario is inconclusive"
+	if len(withdrawn) > 0 {
+		msg += "; withdrawn, as that call may have caused them: " + strings.Join(withdrawn, "; ")
+	}
+	msg += "; wait for the goroutines the agent starts before it returns"
+	res.Findings = append(res.Findings, Finding{Code: CodeGoroutineLeak, Severity: SeverityWarning, Scenario: res.Scenario, Replay: res.Replay, Ops: ops, Message: msg})
+}
+
+// worldJudged reports whether finding f rests on the world (State's
+// snapshots, an invariant) rather than on the trace alone.
+func worldJudged(f Finding, tr *Trace) bool {
+	switch f.Code {
+	case CodeInvariantFailed, CodeNotIdempotent:
+		return true
+	case CodeDuplicateWrite:
+		for _, id := range f.Calls {
+			for i := range tr.Ops {
+				if o := &tr.Ops[i]; o.ID == id {
+					switch o.JudgedBy {
+					case JudgedByState, JudgedByEndState, JudgedByOneExecution:
+						return true
+					}
+				}
+			}
+		}
+	}
+	return false
+}

@@ -90,6 +90,7 @@ type recorder struct {
 	refused                   []string        // calls that could not be attributed to a run
 	refusedOps                []string        // their ops
 	unattributed, unattribOps []string        // Trace.Unattributed, and their ops
+	amidLate, amidLateOps     []string        // Trace.amidLate, and their ops
 
 	judge *judge // the State judge, when State is given
 	id    uint64 // the run's number in the process (runs)
@@ -774,6 +775,8 @@ func (r *recorder) expand() (*Trace, []*Call) {
 	t.refusedOps = append([]string(nil), r.refusedOps...)
 	t.Unattributed = append([]string(nil), r.unattributed...)
 	t.unattributedOps = append([]string(nil), r.unattribOps...)
+	t.amidLate = append([]string(nil), r.amidLate...)
+	t.amidLateOps = append([]string(nil), r.amidLateOps...)
 	for site := range r.detached {
 		t.Detached = append(t.Detached, site)
 	}
@@ -877,6 +880,7 @@ func lookup(ctx context.Context, op *Op) (inv *invocation, outer *Call, detached
 				if cur := claimedByGoroutine(); cur != nil {
 					return cur, nil, true, 0, nil
 				}
+				lateAmid(inv.rec, op)
 				return nil, nil, false, 0, inv.rec.late
 			}
 			return inv, outer, false, 0, nil
@@ -1276,6 +1280,35 @@ func (r *recorder) refuse(op, msg string) bool {
 	r.refusedOps = append(r.refusedOps, op)
 	r.errs = append(r.errs, msg)
 	return true
+}
+
+// lateAmid tells the active runs of ended's suite, other than ended, that
+// a goroutine ended left running calls op now, with ended's context: the
+// call is ended's late call, and runs as in production (lookup). Its
+// effect lands in whatever world the agent's goroutine reaches, and a
+// Setup that builds each scenario's world anew and hands it to the agent
+// through a variable (a closure's, a package's) hands it the world of the
+// scenario running now: a change no call of that run made, in the
+// windows its State judge reads (a reminder an earlier scenario's
+// goroutine sends 2 ms later, landing inside a keyed retry's window, was
+// a duplicate_write of the retry). Runs of other suites are other
+// agents', with worlds of their own.
+func lateAmid(ended *recorder, op *Op) {
+	l := ended.late
+	if l == nil || l.suite == nil {
+		return
+	}
+	for _, r := range activeRecorders() {
+		if r == ended || r.late == nil || r.late.suite != l.suite {
+			continue
+		}
+		r.mu.Lock()
+		if !r.stopped.Load() {
+			r.amidLate = append(r.amidLate, fmt.Sprintf("a call of %s was made during this run by a goroutine that scenario %s left running, with that run's context: it ran as in production, and what it changed landed in the world this run's State and invariants read (the world Setup built for this scenario, reached through a variable the goroutine reads when it runs), where it cannot be told from this run's own effects", op.Name, l.scenario))
+			r.amidLateOps = append(r.amidLateOps, op.Name)
+		}
+		r.mu.Unlock()
+	}
 }
 
 // unattributable notes a call of op the run could not tell was its own

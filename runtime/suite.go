@@ -684,6 +684,7 @@ func (s *Suite) run(ctx context.Context, sc Scenario) (*Result, *Trace, error) {
 		}
 	}
 	s.checkInvariants(res, tr)
+	amidLate(res, tr)
 	var err error
 	if teardown := s.cfg.teardown(-1); teardown != nil {
 		if terr := s.callHook(nil, "Teardown", teardown, ctx); terr != nil {

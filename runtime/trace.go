@@ -229,6 +229,10 @@ type Trace struct {
 	// refusedOps and unattributedOps name the op of each entry of Refused
 	// and Unattributed: a finding's Ops, which group them (GroupKey).
 	refusedOps, unattributedOps []string
+	// amidLate lists the calls that goroutines an earlier run of the
+	// suite left running made during this run, with that run's context
+	// (lateAmid), and amidLateOps their ops.
+	amidLate, amidLateOps []string
 }
 
 // Calls returns the operations of the op named name.
