@@ -234,6 +234,11 @@
 // go test -v (its lines already name each scenario) or TERM=dumb, and
 // NO_COLOR drops its color.
 //
+// An inconclusive scenario (a fault that never fired, a goroutine that
+// called a tool after its run) fails nothing by itself; FailInconclusive
+// (or AGENTIDEM_FAIL_INCONCLUSIVE=1) makes each fail the test, for a CI
+// gate where ok must mean every scenario was judged.
+//
 // Run does the same without failing the test, for tests that prove a buggy
 // agent is caught. Both return the *runtime.Report; AGENTIDEM_REPORT_DIR=dir
 // (or the ReportDir option) writes it as dir/<package>/<Test>.json, where

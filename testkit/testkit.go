@@ -40,6 +40,9 @@ type settings struct {
 	quiet     bool
 	virtual   bool
 	golden    string // Golden's file
+	// failInconclusive: TestAgent fails on an inconclusive scenario too
+	// (FailInconclusive, AGENTIDEM_FAIL_INCONCLUSIVE).
+	failInconclusive bool
 }
 
 // Setup gives every scenario a fresh world; see runtime.Setup.
@@ -85,6 +88,17 @@ func VirtualTime() Option { return func(s *settings) { s.virtual = true } }
 // StallTimeout bounds how long a scenario may make no progress before it
 // fails alone, naming what is blocked; see runtime.StallTimeout.
 func StallTimeout(d time.Duration) Option { return With(runtime.StallTimeout(d)) }
+
+// FailInconclusive makes TestAgent fail the test when a scenario is
+// inconclusive, not only when one has a finding of severity error: an
+// error line per inconclusive scenario names it, says why (its warnings,
+// or the harness's own error) and gives its replay line. Without it an
+// inconclusive scenario fails nothing: the summary's first line says
+// INCONCLUSIVE and the report counts it, but go test prints ok. Use it
+// where a green go test must mean every scenario was judged (a CI gate).
+// AGENTIDEM_FAIL_INCONCLUSIVE=1 does the same for every test. Run never
+// fails t, with it or without.
+func FailInconclusive() Option { return func(s *settings) { s.failInconclusive = true } }
 
 // NoSummary leaves the summary out of the test log.
 func NoSummary() Option { return func(s *settings) { s.quiet = true } }
@@ -332,6 +346,9 @@ func suite(t TB, fn func(ctx context.Context) error, fail bool, opts []Option) *
 			}
 		}
 	}
+	if fail && (st.failInconclusive || os.Getenv("AGENTIDEM_FAIL_INCONCLUSIVE") == "1") {
+		failInconclusive(t, rep)
+	}
 	if !st.quiet {
 		logSummary(t, rep, eager)
 	}
@@ -529,4 +546,33 @@ func watchdog(test string, after time.Duration) (stop func()) {
 		}
 	}()
 	return func() { close(done) }
+}
+
+// failInconclusive fails t once per inconclusive scenario of rep
+// (FailInconclusive): the scenario, why, and its replay line.
+func failInconclusive(t TB, rep *runtime.Report) {
+	t.Helper()
+	for _, res := range append([]*runtime.Result{rep.Baseline}, rep.Results...) {
+		if res == nil || !res.Inconclusive {
+			continue
+		}
+		var why []string
+		for _, f := range res.Findings {
+			if f.Severity != runtime.SeverityError {
+				msg, _, _ := strings.Cut(f.Message, "; ")
+				why = append(why, "["+f.Code+"] "+msg)
+			}
+		}
+		if len(why) == 0 && res.Error != "" {
+			why = append(why, res.Error)
+		}
+		if len(why) == 0 {
+			why = append(why, "the harness could not judge it (see the report)")
+		}
+		line := fmt.Sprintf("%s: inconclusive (FailInconclusive): %s", res.Scenario, strings.Join(why, "; "))
+		if res.Replay != "" {
+			line += "\n    replay: " + res.Replay
+		}
+		errorLine(t, line)
+	}
 }

@@ -180,6 +180,60 @@ func TestFaultThatNeverFiresIsInconclusive(t *testing.T) {
 	}
 }
 
+// firstRunOnly writes only on its first run in the process: every
+// scenario's fault is planned on a write it never makes, and each is
+// inconclusive (fault_not_triggered).
+func firstRunOnly(l **tools.Ledger) func(context.Context) error {
+	var runs atomic.Int32
+	return func(ctx context.Context) error {
+		if runs.Add(1) > 1 {
+			return nil
+		}
+		return (*l).PostTraced(ctx, "k", "v")
+	}
+}
+
+// With FailInconclusive (or AGENTIDEM_FAIL_INCONCLUSIVE=1), an
+// inconclusive scenario fails the test, one error line each, saying why
+// and how to replay it; a suite whose every scenario was judged still
+// passes, and Run never fails.
+func TestFailInconclusive(t *testing.T) {
+	t.Run("option", func(t *testing.T) {
+		var l *tools.Ledger
+		ft := &fakeT{name: "TestFlaky"}
+		rep := testkit.TestAgent(ft, firstRunOnly(&l), ledgerSetup(&l), testkit.FailInconclusive())
+		require.Equal(t, 4, rep.InconclusiveCount)
+		var lines []string
+		for _, e := range ft.errors {
+			if strings.Contains(e, "inconclusive (FailInconclusive)") {
+				lines = append(lines, e)
+			}
+		}
+		require.Len(t, lines, 4, "errors: %v", ft.errors)
+		assert.Contains(t, lines[0], "lost_acknowledgement/post#1: inconclusive (FailInconclusive): [fault_not_triggered] post#1 lost_acknowledgement was planned but did not fire: the agent never made call post#1 in this scenario")
+		assert.Contains(t, lines[0], "replay: go test -run '^TestFlaky$/^lost_acknowledgement$/^post#1$'")
+	})
+	t.Run("environment", func(t *testing.T) {
+		t.Setenv("AGENTIDEM_FAIL_INCONCLUSIVE", "1")
+		var l *tools.Ledger
+		ft := &fakeT{name: "TestFlaky"}
+		testkit.TestAgent(ft, firstRunOnly(&l), ledgerSetup(&l))
+		assert.True(t, ft.failed())
+		ran := &fakeT{name: "TestFlakyRun"}
+		testkit.Run(ran, firstRunOnly(&l), ledgerSetup(&l), testkit.FailInconclusive())
+		assert.False(t, ran.failed(), "Run failed: %v", ran.errors)
+	})
+	t.Run("every scenario judged", func(t *testing.T) {
+		var l *tools.Ledger
+		ft := &fakeT{name: "TestSafe"}
+		rep := testkit.TestAgent(ft, func(ctx context.Context) error {
+			return l.PostTraced(ctx, "entry-1", "hello")
+		}, ledgerSetup(&l), testkit.With(runtime.OnlyScenario("lost_acknowledgement/post#1")), testkit.FailInconclusive())
+		assert.Zero(t, rep.InconclusiveCount)
+		assert.False(t, ft.failed(), "errors: %v", ft.errors)
+	})
+}
+
 func TestIdentityUnstable(t *testing.T) {
 	var l *tools.Ledger
 	ft := &fakeT{name: "TestFreshKeys"}
