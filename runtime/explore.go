@@ -143,6 +143,7 @@ type preflightRun struct {
 func (s *Suite) Interleavings(ctx context.Context, each func(*Result)) (*Exploration, error) {
 	s.cfg.defaults()
 	ex := &Exploration{}
+	defer s.commutingWrites()
 	if !s.BaselineOK() {
 		return ex, nil
 	}
@@ -426,6 +427,12 @@ func (s *Suite) record(res *Result, each func(*Result)) {
 				s.orderSeen = map[string]bool{}
 			}
 			s.orderSeen[key] = true
+			if f.Code == CodeConcurrentWritesEntity && (s.cfg.state != nil || s.cfg.outcome != nil) {
+				// Held back until every schedule has run, which may
+				// show that the two writes commute (commutingWrites).
+				s.commuting = append(s.commuting, heldFinding{res, f})
+				continue
+			}
 		}
 		kept = append(kept, f)
 	}

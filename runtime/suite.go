@@ -91,7 +91,8 @@ type Suite struct {
 	nothingTraced    bool
 	seenOnce         map[string]bool // findings reported once per suite
 	orderSeen        map[string]bool
-	shardRan         *Shard // this shard's part, once explored (shard.go)
+	commuting        []heldFinding // concurrent_writes_same_entity findings held back (commutingWrites)
+	shardRan         *Shard        // this shard's part, once explored (shard.go)
 	pre              *preflightRun
 	callGoroutines   int  // goroutines that made calls in the baseline
 	offRoot          bool // some call of the baseline came from a goroutine not an invocation's own

@@ -1,0 +1,104 @@
+package runtime
+
+import "fmt"
+
+// heldFinding is a finding of a scheduled run held back until the
+// exploration ends.
+type heldFinding struct {
+	res *Result
+	f   Finding
+}
+
+// commutingWrites settles the concurrent_writes_same_entity findings that
+// record held back. The finding says that two writes to one entity were in
+// flight together, so that what stays depends on which lands last. Where
+// every schedule run ended in the same world (State's end snapshot, moments
+// aside, and Outcome's value, whichever are given), and each of the two
+// calls landed last in at least one of them, the exploration disproved it:
+// two tags added to one post, two counters of one row incremented, writes
+// that commute. It is then replaced by a note on its schedule's trace.
+// Otherwise (one order never ran, as under a PCT budget; two schedules
+// ended differently; a schedule was inconclusive) it is given back to its
+// schedule's result, which testkit prints as it prints what the
+// exploration adds after a schedule was reported (order_variant_outcome).
+func (s *Suite) commutingWrites() {
+	held := s.commuting
+	s.commuting = nil
+	if len(held) == 0 {
+		return
+	}
+	runs := s.scheduledResults
+	same := true
+	var end, outcome string
+	for i, res := range runs {
+		if res.Trace == nil || res.Inconclusive {
+			same = false
+			break
+		}
+		e := res.Trace.end
+		if holdsClock(e) {
+			e = withoutClocks(e, nil)
+		}
+		if i == 0 {
+			end, outcome = e, res.Outcome
+		} else if e != end || res.Outcome != outcome {
+			same = false // the order changed something
+			break
+		}
+	}
+	for _, h := range held {
+		res, f := h.res, h.f
+		if len(f.Calls) == 2 && len(f.Ops) == 2 && len(f.Identities) == 1 && same {
+			if n, ok := bothLandedLast(runs, res.Trace, f.Calls[0], f.Calls[1]); ok {
+				res.Trace.Notes = append(res.Trace.Notes, fmt.Sprintf("%s and %s wrote entity %s while both in flight; in the %d schedules run, each of them landed last in some, and all ended in the same world: they commute, so which lands last does not matter", f.Ops[0], f.Ops[1], f.Identities[0], n))
+				continue
+			}
+		}
+		res.Findings = append(res.Findings, f)
+		if f.Severity == SeverityError {
+			res.Safe = false
+		}
+	}
+}
+
+// bothLandedLast reports whether, among the scheduled runs, each of the
+// two calls a and b of trace tr landed last in at least one run where both
+// completed, and how many runs there are. A call is found in another run
+// by its op, identity and arguments: calls are numbered as their gates
+// open, so the same number may name the other call there.
+func bothLandedLast(runs []*Result, tr *Trace, a, b string) (int, bool) {
+	oa, ob := traceOp(tr, a), traceOp(tr, b)
+	if oa == nil || ob == nil {
+		return 0, false
+	}
+	ka, kb := opKey(oa), opKey(ob)
+	if ka == kb {
+		return 0, false // two executions of one call: not told apart across runs
+	}
+	aLast, bLast := false, false
+	for _, res := range runs {
+		var x, y *Operation
+		for i := range res.Trace.Ops {
+			switch o := &res.Trace.Ops[i]; opKey(o) {
+			case ka:
+				x = o
+			case kb:
+				y = o
+			}
+		}
+		if x == nil || y == nil || x.EndTick == 0 || y.EndTick == 0 {
+			continue
+		}
+		if x.EndTick > y.EndTick {
+			aLast = true
+		} else {
+			bLast = true
+		}
+	}
+	return len(runs), aLast && bLast
+}
+
+// opKey names a call by what it did, not by its number in the run.
+func opKey(o *Operation) string {
+	return o.Name + "\x00" + o.Identity + "\x00" + argsKey(o)
+}

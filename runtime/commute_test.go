@@ -1,0 +1,81 @@
+package runtime
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// Two writes to one entity in flight together are concurrent writes (the
+// one to land last decides what stays) unless the exploration shows
+// otherwise: with State, where every schedule ran each of them last and
+// all ended in the same world, they commute (two tags added to one post),
+// and the finding, which the exploration disproved, becomes a note. Writes
+// whose order shows in the world (two titles set on one post) keep it, and
+// so do commuting writes where nothing shows the world (no State, no
+// Outcome). (Found by red-team: parallel add_tag calls on one post.)
+func TestWritesThatCommuteAreNoConcurrentWrites(t *testing.T) {
+	addTag := &Op{Name: "add_tag", Kind: KindWrite, Params: []string{"post", "tag"}}
+	setTitle := &Op{Name: "set_title", Kind: KindWrite, Params: []string{"post", "title"}, Idempotent: true}
+	w := &kvWorld{}
+	call := func(op *Op, post, v string, do func(m map[string]any)) func(context.Context) error {
+		return func(ctx context.Context) (err error) {
+			args := []any{post, v}
+			id := args[:1]
+			if op == addTag {
+				id = args
+			}
+			c, _ := Begin(ctx, op, args, id, args[:1])
+			if err := c.Start(); err != nil {
+				return err
+			}
+			defer c.Recover(&err)
+			return c.Finish(w.do(do))
+		}
+	}
+	tag := func(v string) func(context.Context) error {
+		return call(addTag, "p1", v, func(m map[string]any) {
+			tags, _ := m["tags"].([]string)
+			if !slices.Contains(tags, v) {
+				tags = append(tags, v)
+				slices.Sort(tags)
+			}
+			m["tags"] = tags
+		})
+	}
+	title := func(v string) func(context.Context) error {
+		return call(setTitle, "p1", v, func(m map[string]any) { m["title"] = v })
+	}
+	commuted := func(rep *Report) bool {
+		for _, res := range rep.Results {
+			for _, n := range res.Trace.Notes {
+				if strings.Contains(n, "they commute") {
+					return true
+				}
+			}
+		}
+		return false
+	}
+	t.Run("tags, State", func(t *testing.T) {
+		rep := runOn(t, w, nil, parallelTurn([]func(context.Context) error{tag("go"), tag("agents")}, false))
+		require.True(t, rep.BaselineSucceeded)
+		assert.False(t, rep.Has(CodeConcurrentWritesEntity), "%v", codes(rep))
+		assert.True(t, commuted(rep), "no schedule's trace says the writes commute")
+	})
+	t.Run("titles, State", func(t *testing.T) {
+		rep := runOn(t, w, nil, parallelTurn([]func(context.Context) error{title("Hello"), title("World")}, false))
+		require.True(t, rep.BaselineSucceeded)
+		assert.True(t, rep.Has(CodeConcurrentWritesEntity), "%v", codes(rep))
+		assert.False(t, commuted(rep))
+	})
+	t.Run("tags, no State", func(t *testing.T) {
+		rep, err := Run(context.Background(), t.Name(), parallelTurn([]func(context.Context) error{tag("go"), tag("agents")}, false),
+			Setup(func(context.Context) error { w.m = map[string]any{}; return nil }))
+		require.NoError(t, err)
+		assert.True(t, rep.Has(CodeConcurrentWritesEntity), "nothing showed the world, and the finding went: %v", codes(rep))
+	})
+}
