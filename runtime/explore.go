@@ -477,7 +477,7 @@ func variantOutcome(scheduled []*Result) {
 	differ := 0
 	var witness *Result
 	for _, r := range scheduled[1:] {
-		if r.Outcome != first.Outcome {
+		if !outcomesAlike(first, r) {
 			differ++
 			if witness == nil {
 				witness = r

@@ -1,0 +1,149 @@
+package runtime
+
+// outcomesAlike reports whether two scheduled runs ended with the same
+// outcome, up to the names the sink made. A create whose sink hands out
+// names in the order it runs (INV-1, INV-2 from a counter) returns INV-1 in
+// one order and INV-2 in the other: two parallel creates of invoices for
+// acme and globex end with the same invoices under swapped names, which
+// is no order dependence of the agent's. So where the outcomes differ, the
+// names that matching write calls of the two runs (one op, identity and
+// arguments) returned are paired, position by position in their results;
+// where the pairs make a one-to-one renaming, a's outcome is renamed (every
+// string value or object key that is one of the names, whole) and compared
+// again. What the order did decide stays different: which invoice the
+// agent called the primary one, a sentence that quotes a name.
+func outcomesAlike(a, b *Result) bool {
+	if a.Outcome == b.Outcome {
+		return true
+	}
+	if a.Trace == nil || b.Trace == nil {
+		return false
+	}
+	rename := madeRenaming(a.Trace, b.Trace)
+	if len(rename) == 0 {
+		return false
+	}
+	va, err := decodeState(a.Outcome)
+	if err != nil {
+		return false
+	}
+	vb, err := decodeState(b.Outcome)
+	if err != nil {
+		return false
+	}
+	return encode(renamed(va, rename)) == encode(vb)
+}
+
+// madeRenaming pairs the strings that the write calls of ta and tb that
+// match (opKey, each made once in each run) returned, where they differ:
+// nil when nothing pairs or the pairs are not one to one.
+func madeRenaming(ta, tb *Trace) map[string]string {
+	rb := writeResults(tb)
+	to, from := map[string]string{}, map[string]string{}
+	for k, x := range writeResults(ta) {
+		y, ok := rb[k]
+		if !ok {
+			continue
+		}
+		if !pairNames(x, y, to, from) {
+			return nil
+		}
+	}
+	return to
+}
+
+// writeResults decodes the result of each successful write call of tr, by
+// opKey; a key of two calls is left out (which pairs with which is not
+// known).
+func writeResults(tr *Trace) map[string]any {
+	out := map[string]any{}
+	twice := map[string]bool{}
+	for i := range tr.Ops {
+		o := &tr.Ops[i]
+		if o.Kind != KindWrite || o.Status != StatusSuccess || o.Result == nil {
+			continue
+		}
+		k := opKey(o)
+		if _, ok := out[k]; ok || twice[k] {
+			delete(out, k)
+			twice[k] = true
+			continue
+		}
+		c, err := Canonical(o.Result)
+		if err != nil {
+			continue
+		}
+		if v, err := decodeState(c); err == nil {
+			out[k] = v
+		}
+	}
+	return out
+}
+
+// pairNames walks two results in step and pairs the strings that differ at
+// one place, in to and from; false when a string would pair with two.
+// Results of other shapes pair nothing.
+func pairNames(x, y any, to, from map[string]string) bool {
+	switch xv := x.(type) {
+	case string:
+		yv, ok := y.(string)
+		if !ok || xv == yv {
+			return true
+		}
+		if t, ok := to[xv]; ok && t != yv {
+			return false
+		}
+		if f, ok := from[yv]; ok && f != xv {
+			return false
+		}
+		to[xv], from[yv] = yv, xv
+	case map[string]any:
+		yv, ok := y.(map[string]any)
+		if !ok || len(xv) != len(yv) {
+			return true
+		}
+		for k, e := range xv {
+			if f, ok := yv[k]; ok && !pairNames(e, f, to, from) {
+				return false
+			}
+		}
+	case []any:
+		yv, ok := y.([]any)
+		if !ok || len(xv) != len(yv) {
+			return true
+		}
+		for i := range xv {
+			if !pairNames(xv[i], yv[i], to, from) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// renamed returns v with every string value and object key that rename
+// names replaced.
+func renamed(v any, rename map[string]string) any {
+	switch x := v.(type) {
+	case string:
+		if r, ok := rename[x]; ok {
+			return r
+		}
+	case map[string]any:
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			if r, ok := rename[k]; ok {
+				k = r
+			}
+			out[k] = renamed(e, rename)
+		}
+		return out
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = renamed(e, rename)
+		}
+		return out
+	}
+	return v
+}
