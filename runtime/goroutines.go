@@ -287,6 +287,75 @@ const timedWaitWhy = "asleep in a timed wait"
 // (up to 25 ms before 100 ms have passed).
 const timedGrace = 50 * time.Millisecond
 
+// parkedWhy is why a goroutine of the agent's own code, blocked on a
+// channel or a select, counts as busy for parkedGrace (world.quiet).
+const parkedWhy = "parked on a channel of its own (a timer, perhaps)"
+
+// parkedGrace is how long a goroutine of the scenario counts as busy when it
+// waits in a select or a channel receive of the agent's own code, has no
+// call at a gate below it, and is no invocation's own goroutine (parked).
+// Its stack cannot show whether a timer wakes it (a select on time.After,
+// a stagger before a dependent call, a rate limiter of the agent's own):
+// closing a round at once, the scheduler ran the other calls of the turn
+// to their end first, and a dependent call the agent dispatched at once
+// but staggered by 3 ms was never in flight with its prerequisite (a
+// missed dependent_calls_concurrent, the verdict SAFE). A goroutine that
+// waits for something only a held call would do (a channel its caller
+// closes after the call) costs the grace once, and then counts as quiet.
+const parkedGrace = 10 * time.Millisecond
+
+// parked reports whether g waits in a select or a channel receive whose
+// frame is the agent's code: no package of the standard library, of this
+// module's harness (runtime, testkit, adapters, idem, otel), or of the
+// libraries and transports listed in infraPrefixes, whose goroutines park
+// on channels for reasons of their own (connection pools, sessions).
+func (g *gInfo) parked() bool {
+	// In a bubble, the state says that the block is durable: a timer of
+	// the bubble may still end it.
+	if st := strings.TrimSuffix(g.state, " (durable)"); (st != "select" && st != "chan receive") || len(g.funcs) == 0 {
+		return false
+	}
+	pkg := funcPackage(g.funcs[0])
+	if h, ok := strings.CutPrefix(pkg, "github.com/agentidem/agentidem-go/"); ok {
+		if adapterPackage(pkg) {
+			return false
+		}
+		for _, p := range []string{"runtime", "testkit", "idem", "otel", "internal"} {
+			if h == p || strings.HasPrefix(h, p+"/") {
+				return false
+			}
+		}
+		return true // the examples, the tests' agents
+	}
+	for _, p := range infraPrefixes {
+		if strings.HasPrefix(pkg, p) {
+			return false
+		}
+	}
+	first, _, nested := strings.Cut(pkg, "/")
+	if strings.Contains(first, ".") {
+		return true // a module's package: github.com/...
+	}
+	// No dot in the first element: the standard library (net/http,
+	// context), or package main, or a module whose path has none (a
+	// test module): those are the agent's.
+	return !nested && !stdPackage(pkg)
+}
+
+// infraPrefixes are packages outside the standard library whose goroutines
+// park on channels for reasons of their own.
+var infraPrefixes = []string{"golang.org/x/", "google.golang.org/", "github.com/jackc/", "modernc.org/", "go.opentelemetry.io/", "github.com/modelcontextprotocol/", "github.com/mark3labs/", "github.com/cloudwego/", "github.com/anthropics/"}
+
+// stdPackage reports whether a package whose path has no slash is one of
+// the standard library's.
+func stdPackage(p string) bool {
+	switch p {
+	case "bufio", "bytes", "cmp", "context", "crypto", "embed", "errors", "expvar", "flag", "fmt", "hash", "html", "image", "io", "iter", "log", "maps", "math", "mime", "net", "os", "path", "plugin", "reflect", "regexp", "runtime", "slices", "sort", "strconv", "strings", "structs", "sync", "syscall", "testing", "time", "unicode", "unique", "unsafe", "weak":
+		return true
+	}
+	return false
+}
+
 // timedWait reports whether f, the function a goroutine is blocked in, is
 // one of timedWaits.
 func timedWait(f string) bool {
@@ -875,6 +944,52 @@ func (w *world) oursLocked(id uint64) bool {
 	return false
 }
 
+// parkedAgent reports whether a goroutine of the scenario is parked on a
+// channel of the agent's own (gInfo.parked), outside a tool body, with no
+// call at a gate below it, and not an invocation's own goroutine: what
+// world.quiet counts as busy for parkedGrace.
+func (w *world) parkedAgent() bool {
+	ours := w.ours(w.snapshot(), 0)
+	below := w.gatedAncestors(ours)
+	for i := range ours {
+		g := &ours[i]
+		if g.parked() && !below[g.id] && !w.isRoot(g.id) && w.bodySince(g.id).IsZero() {
+			return true
+		}
+	}
+	return false
+}
+
+// isRoot reports whether gid is an invocation's own goroutine.
+func (w *world) isRoot(gid uint64) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	_, ok := w.roots[gid]
+	return ok
+}
+
+// gatedAncestors returns the goroutines that a goroutine parked at a gate
+// descends from: one of them waiting on a channel waits, most likely, for
+// what that call returns (a fan-in of parallel tool calls), which no timer
+// brings.
+func (w *world) gatedAncestors(ours []gInfo) map[uint64]bool {
+	var out map[uint64]bool
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for i := range ours {
+		if !ours[i].atGate() {
+			continue
+		}
+		if out == nil {
+			out = map[uint64]bool{}
+		}
+		for id, n := w.parent[ours[i].id], 0; id != 0 && n < 64; id, n = w.parent[id], n+1 {
+			out[id] = true
+		}
+	}
+	return out
+}
+
 // invocationOf returns the invocation goroutine gid descends from, or 0.
 func (w *world) invocationOf(gid uint64) int {
 	w.mu.Lock()
@@ -923,6 +1038,7 @@ func (w *world) quiet(self uint64, held heldCalls) (quiet bool, why string, onIO
 	excused := 0       // arrivals that excused a tool body
 	var served []bool  // the entries of held.served that excused a client
 	var timed []uint64 // the goroutines in a timed wait now
+	gatedBelow := w.gatedAncestors(ours)
 	for _, g := range ours {
 		w.noteNetwork(&g)
 		// A goroutine just released from a gate still has the gate on its
@@ -939,6 +1055,12 @@ func (w *world) quiet(self uint64, held heldCalls) (quiet bool, why string, onIO
 			timed = append(timed, g.id)
 			if time.Since(w.timedSince(g.id)) > timedGrace {
 				busy = false // waiting for what no sleep ends, by now
+			}
+		}
+		if !busy && since.IsZero() && g.parked() && !w.isRoot(g.id) && !gatedBelow[g.id] {
+			timed = append(timed, g.id)
+			if time.Since(w.timedSince(g.id)) <= parkedGrace {
+				busy, why = true, parkedWhy
 			}
 		}
 		switch {

@@ -1,0 +1,95 @@
+package testkit_test
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/agentidem/agentidem-go/runtime"
+	"github.com/agentidem/agentidem-go/testkit"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// staggeredTurn dispatches create_invoice and attach_invoice (after=
+// create_invoice) as the parallel calls of one model turn; the attach's
+// goroutine first waits in wait, which gets the created signal, closed
+// once create_invoice has returned.
+func staggeredTurn(wait func(ctx context.Context, created <-chan struct{}) error) func(context.Context) error {
+	create := &runtime.Op{Name: "create_invoice", Kind: runtime.KindWrite, Params: []string{"invoice"}}
+	attach := &runtime.Op{Name: "attach_invoice", Kind: runtime.KindWrite, Params: []string{"invoice"}, After: []string{"create_invoice"}}
+	call := func(ctx context.Context, op *runtime.Op) error {
+		args := []any{"INV-1"}
+		c, _ := runtime.Begin(ctx, op, args, args, nil)
+		if err := c.Start(); err != nil {
+			return err
+		}
+		return c.Finish(nil)
+	}
+	return func(ctx context.Context) error {
+		created := make(chan struct{})
+		var wg sync.WaitGroup
+		errs := make([]error, 2)
+		wg.Go(func() {
+			errs[0] = call(ctx, create)
+			close(created)
+		})
+		wg.Go(func() {
+			if errs[1] = wait(ctx, created); errs[1] == nil {
+				errs[1] = call(ctx, attach)
+			}
+		})
+		wg.Wait()
+		return errors.Join(errs...)
+	}
+}
+
+// A dependent call that the agent dispatches at once but staggers with a
+// select on time.After (a rate limiter's token, a pause of its own) is in
+// flight with its prerequisite, and dependent_calls_concurrent says so:
+// its goroutine, parked on a channel of the agent's own, counts as busy
+// for a moment before the scheduler closes the round. It did not, and the
+// verdict was SAFE with no warning, on real time and with VirtualTime.
+// Waiting for the prerequisite to return is what fixes it, and passes.
+// (Found by red-team: TestStaggeredDependentCalls/time_after_select.)
+func TestStaggeredDependentCallIsCaught(t *testing.T) {
+	stagger := func(ctx context.Context, _ <-chan struct{}) error {
+		select {
+		case <-time.After(3 * time.Millisecond):
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	await := func(ctx context.Context, created <-chan struct{}) error {
+		select {
+		case <-created:
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	for _, c := range []struct {
+		name    string
+		wait    func(context.Context, <-chan struct{}) error
+		virtual bool
+		want    bool
+	}{
+		{"select on time.After", stagger, false, true},
+		{"select on time.After, VirtualTime", stagger, true, true},
+		{"waits for the prerequisite", await, false, false},
+		{"waits for the prerequisite, VirtualTime", await, true, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			opts := []testkit.Option{testkit.NoSummary()}
+			if c.virtual {
+				opts = append(opts, testkit.VirtualTime())
+			}
+			rep := testkit.Run(t, staggeredTurn(c.wait), opts...)
+			require.True(t, rep.BaselineSucceeded)
+			assert.Equal(t, c.want, rep.Has(runtime.CodeDependentCallsConcurrent), "%v", rep.Findings)
+		})
+	}
+}
