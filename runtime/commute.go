@@ -10,13 +10,14 @@ type heldFinding struct {
 }
 
 // commutingWrites settles the concurrent_writes_same_entity findings that
-// record held back. The finding says that two writes to one entity were in
+// record held back, where State is given. The finding says that two writes to one entity were in
 // flight together, so that what stays depends on which lands last. Where
-// every schedule run ended in the same world (State's end snapshot, moments
-// aside, and Outcome's value, whichever are given), and each of the two
-// calls landed last in at least one of them, the exploration disproved it:
-// two tags added to one post, two counters of one row incremented, writes
-// that commute. It is then replaced by a note on its schedule's trace.
+// every schedule run ended in the same world (State's end snapshot as
+// taken, and Outcome's value where given), and each of the two calls
+// started last in one of them and finished last in one, the exploration
+// disproved it: two tags added to one post, two counters of one row
+// incremented, writes that commute. Without State it stands: an Outcome
+// may leave out the field the two calls race on. It is then replaced by a note on its schedule's trace.
 // Otherwise (one order never ran, as under a PCT budget; two schedules
 // ended differently; a schedule was inconclusive) it is given back to its
 // schedule's result, which testkit prints as it prints what the
@@ -35,10 +36,10 @@ func (s *Suite) commutingWrites() {
 			same = false
 			break
 		}
+		// Compared as taken, moments and all: a moment is what two
+		// calls may have set (a due date each), and the one to land
+		// last is what stays.
 		e := res.Trace.end
-		if holdsClock(e) {
-			e = withoutClocks(e, nil)
-		}
 		if i == 0 {
 			end, outcome = e, res.Outcome
 		} else if e != end || res.Outcome != outcome {
@@ -50,7 +51,7 @@ func (s *Suite) commutingWrites() {
 		res, f := h.res, h.f
 		if len(f.Calls) == 2 && len(f.Ops) == 2 && len(f.Identities) == 1 && same {
 			if n, ok := bothLandedLast(runs, res.Trace, f.Calls[0], f.Calls[1]); ok {
-				res.Trace.Notes = append(res.Trace.Notes, fmt.Sprintf("%s and %s wrote entity %s while both in flight; in the %d schedules run, each of them landed last in some, and all ended in the same world: they commute, so which lands last does not matter", f.Ops[0], f.Ops[1], f.Identities[0], n))
+				res.Trace.Notes = append(res.Trace.Notes, fmt.Sprintf("%s and %s wrote entity %s while both in flight; in the %d schedules run, each of them started last in some and finished last in some, and all ended in the same world: they commute, so which lands last does not matter", f.Ops[0], f.Ops[1], f.Identities[0], n))
 				continue
 			}
 		}
@@ -62,8 +63,8 @@ func (s *Suite) commutingWrites() {
 }
 
 // bothLandedLast reports whether, among the scheduled runs, each of the
-// two calls a and b of trace tr landed last in at least one run where both
-// completed, and how many runs there are. A call is found in another run
+// two calls a and b of trace tr started last in one run and finished last
+// in one, of the runs where both completed, and how many runs there are. A call is found in another run
 // by its op, identity and arguments: calls are numbered as their gates
 // open, so the same number may name the other call there.
 func bothLandedLast(runs []*Result, tr *Trace, a, b string) (int, bool) {
@@ -75,7 +76,11 @@ func bothLandedLast(runs []*Result, tr *Trace, a, b string) (int, bool) {
 	if ka == kb {
 		return 0, false // two executions of one call: not told apart across runs
 	}
-	aLast, bLast := false, false
+	// Each call must have started last in some run and finished last in
+	// some run: a scheduled call's tool body runs before the next call is
+	// started, so the start order is the order of the effects, and the
+	// finish order the one in which the agent saw the answers.
+	var aStart, bStart, aEnd, bEnd bool
 	for _, res := range runs {
 		var x, y *Operation
 		for i := range res.Trace.Ops {
@@ -86,16 +91,13 @@ func bothLandedLast(runs []*Result, tr *Trace, a, b string) (int, bool) {
 				y = o
 			}
 		}
-		if x == nil || y == nil || x.EndTick == 0 || y.EndTick == 0 {
+		if x == nil || y == nil || x.StartTick == 0 || y.StartTick == 0 || x.EndTick == 0 || y.EndTick == 0 {
 			continue
 		}
-		if x.EndTick > y.EndTick {
-			aLast = true
-		} else {
-			bLast = true
-		}
+		aStart, bStart = aStart || x.StartTick > y.StartTick, bStart || y.StartTick > x.StartTick
+		aEnd, bEnd = aEnd || x.EndTick > y.EndTick, bEnd || y.EndTick > x.EndTick
 	}
-	return len(runs), aLast && bLast
+	return len(runs), aStart && bStart && aEnd && bEnd
 }
 
 // opKey names a call by what it did, not by its number in the run.

@@ -16,8 +16,11 @@ import (
 // all ended in the same world, they commute (two tags added to one post),
 // and the finding, which the exploration disproved, becomes a note. Writes
 // whose order shows in the world (two titles set on one post) keep it, and
-// so do commuting writes where nothing shows the world (no State, no
-// Outcome). (Found by red-team: parallel add_tag calls on one post.)
+// so do commuting writes where nothing shows the world (no State: an
+// Outcome may leave out what they race on), and two due dates set in
+// parallel (moments a call was given are compared as they are). (Found
+// by red-team: parallel add_tag calls on one post; by review: the due
+// dates.)
 func TestWritesThatCommuteAreNoConcurrentWrites(t *testing.T) {
 	addTag := &Op{Name: "add_tag", Kind: KindWrite, Params: []string{"post", "tag"}}
 	setTitle := &Op{Name: "set_title", Kind: KindWrite, Params: []string{"post", "title"}, Idempotent: true}
@@ -71,6 +74,26 @@ func TestWritesThatCommuteAreNoConcurrentWrites(t *testing.T) {
 		require.True(t, rep.BaselineSucceeded)
 		assert.True(t, rep.Has(CodeConcurrentWritesEntity), "%v", codes(rep))
 		assert.False(t, commuted(rep))
+	})
+	t.Run("due dates, State", func(t *testing.T) {
+		// Moments the calls were given are what they race on: two due
+		// dates, the one to land last stays.
+		due := func(v string) func(context.Context) error {
+			return call(setTitle, "p1", v, func(m map[string]any) { m["due"] = v })
+		}
+		rep := runOn(t, w, nil, parallelTurn([]func(context.Context) error{due("2024-05-01T10:00:00Z"), due("2024-06-01T10:00:00Z")}, false))
+		require.True(t, rep.BaselineSucceeded)
+		assert.True(t, rep.Has(CodeConcurrentWritesEntity), "%v", codes(rep))
+		assert.False(t, commuted(rep))
+	})
+	t.Run("tags, Outcome only", func(t *testing.T) {
+		// An Outcome may leave out what the calls race on: without
+		// State, nothing shows the world.
+		rep, err := Run(context.Background(), t.Name(), parallelTurn([]func(context.Context) error{tag("go"), tag("agents")}, false),
+			Setup(func(context.Context) error { w.m = map[string]any{}; return nil }),
+			Outcome(func() any { return "done" }))
+		require.NoError(t, err)
+		assert.True(t, rep.Has(CodeConcurrentWritesEntity), "%v", codes(rep))
 	})
 	t.Run("tags, no State", func(t *testing.T) {
 		rep, err := Run(context.Background(), t.Name(), parallelTurn([]func(context.Context) error{tag("go"), tag("agents")}, false),

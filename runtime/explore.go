@@ -427,7 +427,7 @@ func (s *Suite) record(res *Result, each func(*Result)) {
 				s.orderSeen = map[string]bool{}
 			}
 			s.orderSeen[key] = true
-			if f.Code == CodeConcurrentWritesEntity && (s.cfg.state != nil || s.cfg.outcome != nil) {
+			if f.Code == CodeConcurrentWritesEntity && s.cfg.state != nil {
 				// Held back until every schedule has run, which may
 				// show that the two writes commute (commutingWrites).
 				s.commuting = append(s.commuting, heldFinding{res, f})

@@ -650,6 +650,7 @@ type world struct {
 	network       string         // the first sign of network I/O among ours
 	inBody        map[uint64]time.Time
 	inTimed       map[uint64]time.Time // goroutines seen in a timed wait, since when (timedSince)
+	inParked      map[uint64]parkedAt  // goroutines seen parked (gInfo.parked), where and since when
 
 	// quietSet and quietCreated are what the last quiet snapshot saw
 	// (quietgates.go); quietSet is nil when it cannot be relied on.
@@ -951,13 +952,73 @@ func (w *world) oursLocked(id uint64) bool {
 func (w *world) parkedAgent() bool {
 	ours := w.ours(w.snapshot(), 0)
 	below := w.gatedAncestors(ours)
+	var parked []uint64
+	fresh := false
 	for i := range ours {
 		g := &ours[i]
-		if g.parked() && !below[g.id] && !w.isRoot(g.id) && w.bodySince(g.id).IsZero() {
-			return true
+		if !g.parked() || below[g.id] || w.isRoot(g.id) || !w.bodySince(g.id).IsZero() {
+			continue
+		}
+		parked = append(parked, g.id)
+		// Once per goroutine and place it parks at, as on real time: an
+		// idle worker of a pool would run the clock before every round,
+		// and a deadline the agent sets around its turn with it.
+		w.mu.Lock()
+		p := w.parkedEntryLocked(g)
+		if !p.graced {
+			p.graced, fresh = true, true
+			w.inParked[g.id] = *p
+		}
+		w.mu.Unlock()
+	}
+	w.keepParked(parked)
+	return fresh
+}
+
+// parkedAt is where a goroutine was seen parked, since when, and whether a
+// bubble's clock ran parkedGrace for it there (parkedAgent).
+type parkedAt struct {
+	site   string
+	since  time.Time
+	graced bool
+}
+
+// parkedEntry returns the record of goroutine g parked where it is now: a
+// new one when it was not seen parked there last (it went on, and parked
+// again elsewhere: a worker that took a job and now staggers its call).
+// w.mu is held.
+func (w *world) parkedEntryLocked(g *gInfo) *parkedAt {
+	site := g.funcs[0]
+	if len(g.files) > 0 {
+		site = g.files[0]
+	}
+	if w.inParked == nil {
+		w.inParked = map[uint64]parkedAt{}
+	}
+	p, ok := w.inParked[g.id]
+	if !ok || p.site != site {
+		p = parkedAt{site: site, since: time.Now()}
+		w.inParked[g.id] = p
+	}
+	return &p
+}
+
+// parkedSince returns since when g has been parked where it is now.
+func (w *world) parkedSince(g *gInfo) time.Time {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.parkedEntryLocked(g).since
+}
+
+// keepParked forgets the goroutines not in parked, seen parked before.
+func (w *world) keepParked(parked []uint64) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for id := range w.inParked {
+		if !slices.Contains(parked, id) {
+			delete(w.inParked, id)
 		}
 	}
-	return false
 }
 
 // isRoot reports whether gid is an invocation's own goroutine.
@@ -1035,9 +1096,10 @@ func (w *world) quiet(self uint64, held heldCalls) (quiet bool, why string, onIO
 	all := w.snapshot()
 	ours := w.ours(all, self)
 	owed := w.owedAnswers(all, held.handlers)
-	excused := 0       // arrivals that excused a tool body
-	var served []bool  // the entries of held.served that excused a client
-	var timed []uint64 // the goroutines in a timed wait now
+	excused := 0        // arrivals that excused a tool body
+	var served []bool   // the entries of held.served that excused a client
+	var timed []uint64  // the goroutines in a timed wait now
+	var parked []uint64 // the goroutines parked on channels of the agent's own now
 	gatedBelow := w.gatedAncestors(ours)
 	for _, g := range ours {
 		w.noteNetwork(&g)
@@ -1058,8 +1120,8 @@ func (w *world) quiet(self uint64, held heldCalls) (quiet bool, why string, onIO
 			}
 		}
 		if !busy && since.IsZero() && g.parked() && !w.isRoot(g.id) && !gatedBelow[g.id] {
-			timed = append(timed, g.id)
-			if time.Since(w.timedSince(g.id)) <= parkedGrace {
+			parked = append(parked, g.id)
+			if time.Since(w.parkedSince(&g)) <= parkedGrace {
 				busy, why = true, parkedWhy
 			}
 		}
@@ -1083,6 +1145,7 @@ func (w *world) quiet(self uint64, held heldCalls) (quiet bool, why string, onIO
 		}
 	}
 	w.keepTimed(timed) // after a whole pass: none was left unseen
+	w.keepParked(parked)
 	w.noteQuiet(ours, created, made, known && self == 0)
 	return true, "", false
 }

@@ -89,3 +89,54 @@ func TestNamesTheSinkHandsOutInOrderAreNoOrderVariantOutcome(t *testing.T) {
 		})
 	}
 }
+
+// Two parallel reservations of the last seat: the first to run is
+// confirmed, the other waitlisted. Each order ends with the statuses
+// swapped between the customers, which is what the order decided: the
+// statuses the calls returned are no names, and order_variant_outcome is
+// reported. (Found by review: renaming any string two runs returned hid
+// it.)
+func TestStatusTheOrderDecidedIsNoName(t *testing.T) {
+	reserve := &Op{Name: "reserve", Kind: KindWrite, Params: []string{"customer"}}
+	rate := &Op{Name: "rate", Kind: KindRead, Params: []string{"currency"}}
+	var mu sync.Mutex
+	var status map[string]string
+	agent := func(ctx context.Context) error {
+		var wg sync.WaitGroup
+		for _, customer := range []string{"acme", "globex"} {
+			wg.Go(func() {
+				args := []any{customer}
+				c, _ := Begin(ctx, reserve, args, args, nil)
+				if c.Start() != nil {
+					return
+				}
+				mu.Lock()
+				st := "waitlisted"
+				if len(status) == 0 {
+					st = "confirmed"
+				}
+				status[customer] = st
+				mu.Unlock()
+				c.Finish(nil, st)
+			})
+		}
+		wg.Go(func() {
+			args := []any{"EUR"}
+			c, _ := Begin(ctx, rate, args, nil, nil)
+			if c.Start() == nil {
+				c.Finish(nil, 1.1)
+			}
+		})
+		wg.Wait()
+		return nil
+	}
+	rep, err := Run(context.Background(), t.Name(), agent,
+		Setup(func(context.Context) error { status = map[string]string{}; return nil }),
+		Outcome(func() any {
+			mu.Lock()
+			defer mu.Unlock()
+			return status
+		}))
+	require.NoError(t, err)
+	assert.True(t, rep.Has(CodeOrderVariantOutcome), "%v", codes(rep))
+}

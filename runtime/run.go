@@ -91,6 +91,7 @@ type recorder struct {
 	refusedOps                []string        // their ops
 	unattributed, unattribOps []string        // Trace.Unattributed, and their ops
 	amidLate, amidLateOps     []string        // Trace.amidLate, and their ops
+	amidClosed                bool            // closeAmid was called: lateAmid tells no more
 
 	judge *judge // the State judge, when State is given
 	id    uint64 // the run's number in the process (runs)
@@ -318,6 +319,11 @@ func (c invContext) Value(key any) any {
 var global struct {
 	mu   sync.Mutex
 	recs []*recorder
+	// judging are the runs of suites that have stopped and still read
+	// the world (the State judge's end, the invariants): a late call
+	// that lands meanwhile is theirs to hear of (lateAmid) until
+	// closeAmid.
+	judging []*recorder
 }
 
 func newRecorder(name string, f Fault, g Gate) *recorder {
@@ -470,8 +476,24 @@ func (r *recorder) stop() {
 			break
 		}
 	}
+	if r.late != nil {
+		global.judging = append(global.judging, r)
+	}
 	global.mu.Unlock()
 	activeRuns.Add(-1)
+}
+
+// closeAmid ends what lateAmid tells r, once its run has read the world for
+// the last time, and returns what it was told (Trace.amidLate).
+func (r *recorder) closeAmid() (notes, ops []string) {
+	r.mu.Lock()
+	notes, ops = slices.Clone(r.amidLate), slices.Clone(r.amidLateOps)
+	r.amidClosed = true
+	r.mu.Unlock()
+	global.mu.Lock()
+	global.judging = slices.DeleteFunc(global.judging, func(x *recorder) bool { return x == r })
+	global.mu.Unlock()
+	return notes, ops
 }
 
 // invoke runs fn as a new invocation of the agent, recovering a panic of the
@@ -1282,7 +1304,8 @@ func (r *recorder) refuse(op, msg string) bool {
 	return true
 }
 
-// lateAmid tells the active runs of ended's suite, other than ended, that
+// lateAmid tells the runs of ended's suite that are active or still read
+// the world (global.judging), other than ended, that
 // a goroutine ended left running calls op now, with ended's context: the
 // call is ended's late call, and runs as in production (lookup). Its
 // effect lands in whatever world the agent's goroutine reaches, and a
@@ -1295,15 +1318,18 @@ func (r *recorder) refuse(op, msg string) bool {
 // agents', with worlds of their own.
 func lateAmid(ended *recorder, op *Op) {
 	l := ended.late
-	if l == nil || l.suite == nil {
-		return
+	if l == nil || l.suite == nil || op.Kind != KindWrite {
+		return // a read changes no world
 	}
-	for _, r := range activeRecorders() {
+	global.mu.Lock()
+	recs := append(slices.Clone(global.recs), global.judging...)
+	global.mu.Unlock()
+	for _, r := range recs {
 		if r == ended || r.late == nil || r.late.suite != l.suite {
 			continue
 		}
 		r.mu.Lock()
-		if !r.stopped.Load() {
+		if !r.amidClosed {
 			r.amidLate = append(r.amidLate, fmt.Sprintf("a call of %s was made during this run by a goroutine that scenario %s left running, with that run's context: it ran as in production, and what it changed landed in the world this run's State and invariants read (the world Setup built for this scenario, reached through a variable the goroutine reads when it runs), where it cannot be told from this run's own effects", op.Name, l.scenario))
 			r.amidLateOps = append(r.amidLateOps, op.Name)
 		}

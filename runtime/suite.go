@@ -563,6 +563,7 @@ func (s *Suite) run(ctx context.Context, sc Scenario) (*Result, *Trace, error) {
 		testHookRunEnd(r)
 	}
 	r.stop()
+	defer r.closeAmid() // on every way out; amidLate closes it first
 	if s.leavesCallers && sc.Kind != ScenarioBaseline && stall == "" {
 		res.left = leftRunning(r)
 	}
@@ -685,6 +686,7 @@ func (s *Suite) run(ctx context.Context, sc Scenario) (*Result, *Trace, error) {
 		}
 	}
 	s.checkInvariants(res, tr)
+	tr.amidLate, tr.amidLateOps = r.closeAmid() // what landed while the world was read, too
 	amidLate(res, tr)
 	var err error
 	if teardown := s.cfg.teardown(-1); teardown != nil {

@@ -3,6 +3,7 @@ package testkit_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"testing"
 	"time"
@@ -90,6 +91,64 @@ func TestStaggeredDependentCallIsCaught(t *testing.T) {
 			rep := testkit.Run(t, staggeredTurn(c.wait), opts...)
 			require.True(t, rep.BaselineSucceeded)
 			assert.Equal(t, c.want, rep.Has(runtime.CodeDependentCallsConcurrent), "%v", rep.Findings)
+		})
+	}
+}
+
+// The same stagger in a worker the agent started before its turn: the
+// worker waits for a job, and the job's attach waits 3 ms first. Parked
+// on the jobs channel through the first round (a lookup), the worker had
+// used up its moment as busy there, and the stagger went unseen: SAFE
+// with no warning. Where a goroutine parks counts, not only that it does.
+// (Found by review.)
+func TestStaggerInAWorkerParkedBeforeIsCaught(t *testing.T) {
+	lookup := &runtime.Op{Name: "lookup", Kind: runtime.KindRead, Params: []string{"invoice"}}
+	create := &runtime.Op{Name: "create_invoice", Kind: runtime.KindWrite, Params: []string{"invoice"}}
+	attach := &runtime.Op{Name: "attach_invoice", Kind: runtime.KindWrite, Params: []string{"invoice"}, After: []string{"create_invoice"}}
+	call := func(ctx context.Context, op *runtime.Op) error {
+		args := []any{"INV-1"}
+		c, _ := runtime.Begin(ctx, op, args, args, nil)
+		if err := c.Start(); err != nil {
+			return err
+		}
+		return c.Finish(nil)
+	}
+	agent := func(ctx context.Context) error {
+		jobs, done := make(chan struct{}), make(chan error, 1)
+		go func() { // the worker
+			err := ctx.Err()
+			defer func() { done <- err }() // also when a crash ends it
+			select {
+			case <-jobs:
+			case <-ctx.Done():
+				return
+			}
+			select {
+			case <-time.After(3 * time.Millisecond):
+			case <-ctx.Done():
+				return
+			}
+			err = call(ctx, attach)
+		}()
+		if err := call(ctx, lookup); err != nil {
+			return err
+		}
+		var wg sync.WaitGroup
+		var cerr error
+		wg.Go(func() { cerr = call(ctx, create) })
+		jobs <- struct{}{}
+		wg.Wait()
+		return errors.Join(cerr, <-done)
+	}
+	for _, virtual := range []bool{false, true} {
+		t.Run(fmt.Sprintf("virtual=%v", virtual), func(t *testing.T) {
+			opts := []testkit.Option{testkit.NoSummary()}
+			if virtual {
+				opts = append(opts, testkit.VirtualTime())
+			}
+			rep := testkit.Run(t, agent, opts...)
+			require.True(t, rep.BaselineSucceeded)
+			assert.True(t, rep.Has(runtime.CodeDependentCallsConcurrent), "%v", rep.Findings)
 		})
 	}
 }
