@@ -10,18 +10,19 @@ type heldFinding struct {
 }
 
 // commutingWrites settles the concurrent_writes_same_entity findings that
-// record held back, where State is given. The finding says that two writes to one entity were in
-// flight together, so that what stays depends on which lands last. Where
-// every schedule run ended in the same world (State's end snapshot as
-// taken, and Outcome's value where given), and each of the two calls
-// started last in one of them and finished last in one, the exploration
-// disproved it: two tags added to one post, two counters of one row
-// incremented, writes that commute. Without State it stands: an Outcome
-// may leave out the field the two calls race on. It is then replaced by a note on its schedule's trace.
-// Otherwise (one order never ran, as under a PCT budget; two schedules
-// ended differently; a schedule was inconclusive) it is given back to its
-// schedule's result, which testkit prints as it prints what the
-// exploration adds after a schedule was reported (order_variant_outcome).
+// record held back, where State is given. The finding says that two writes
+// to one entity were in flight together, so that what stays depends on
+// which lands last. Where every schedule run ended in the same world
+// (State's end snapshot as taken, and Outcome's value where given), and
+// each of the two calls started last in one of them and finished last in
+// one, the exploration disproved it: two tags added to one post, two
+// counters of one row incremented, writes that commute. It is then
+// replaced by a note on its schedule's trace. Otherwise (one order never
+// ran, as under a PCT budget; two schedules ended differently; a schedule
+// was inconclusive) it is given back to its schedule's result, which
+// testkit prints as it prints what the exploration adds after a schedule
+// was reported (order_variant_outcome). Without State it is never held:
+// an Outcome may leave out the field the two calls race on.
 func (s *Suite) commutingWrites() {
 	held := s.commuting
 	s.commuting = nil
@@ -50,7 +51,7 @@ func (s *Suite) commutingWrites() {
 	for _, h := range held {
 		res, f := h.res, h.f
 		if len(f.Calls) == 2 && len(f.Ops) == 2 && len(f.Identities) == 1 && same {
-			if n, ok := bothLandedLast(runs, res.Trace, f.Calls[0], f.Calls[1]); ok {
+			if n, ok := bothOrdersRan(runs, res.Trace, f.Calls[0], f.Calls[1]); ok {
 				res.Trace.Notes = append(res.Trace.Notes, fmt.Sprintf("%s and %s wrote entity %s while both in flight; in the %d schedules run, each of them started last in some and finished last in some, and all ended in the same world: they commute, so which lands last does not matter", f.Ops[0], f.Ops[1], f.Identities[0], n))
 				continue
 			}
@@ -62,12 +63,12 @@ func (s *Suite) commutingWrites() {
 	}
 }
 
-// bothLandedLast reports whether, among the scheduled runs, each of the
-// two calls a and b of trace tr started last in one run and finished last
-// in one, of the runs where both completed, and how many runs there are. A call is found in another run
-// by its op, identity and arguments: calls are numbered as their gates
-// open, so the same number may name the other call there.
-func bothLandedLast(runs []*Result, tr *Trace, a, b string) (int, bool) {
+// bothOrdersRan reports whether, among the scheduled runs where both
+// completed, each of the two calls a and b of trace tr started last in one
+// and finished last in one, and how many runs there are. A call is found in
+// another run by its op, identity and arguments: calls are numbered as
+// their gates open, so the same number may name the other call there.
+func bothOrdersRan(runs []*Result, tr *Trace, a, b string) (int, bool) {
 	oa, ob := traceOp(tr, a), traceOp(tr, b)
 	if oa == nil || ob == nil {
 		return 0, false

@@ -757,9 +757,14 @@ func (w *world) timedSince(gid uint64) time.Time {
 func (w *world) keepTimed(timed []uint64) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	for id := range w.inTimed {
-		if !slices.Contains(timed, id) {
-			delete(w.inTimed, id)
+	keepOnly(w.inTimed, timed)
+}
+
+// keepOnly deletes from m every goroutine not in ids.
+func keepOnly[V any](m map[uint64]V, ids []uint64) {
+	for id := range m {
+		if !slices.Contains(ids, id) {
+			delete(m, id)
 		}
 	}
 }
@@ -946,9 +951,9 @@ func (w *world) oursLocked(id uint64) bool {
 }
 
 // parkedAgent reports whether a goroutine of the scenario is parked on a
-// channel of the agent's own (gInfo.parked), outside a tool body, with no
-// call at a gate below it, and not an invocation's own goroutine: what
-// world.quiet counts as busy for parkedGrace.
+// channel of the agent's own (parkedOwn) where no bubble's clock ran
+// parkedGrace for it yet, and marks it so: in a bubble, what world.quiet
+// counts as busy for parkedGrace on real time.
 func (w *world) parkedAgent() bool {
 	ours := w.ours(w.snapshot(), 0)
 	below := w.gatedAncestors(ours)
@@ -956,7 +961,7 @@ func (w *world) parkedAgent() bool {
 	fresh := false
 	for i := range ours {
 		g := &ours[i]
-		if !g.parked() || below[g.id] || w.isRoot(g.id) || !w.bodySince(g.id).IsZero() {
+		if !w.parkedOwn(g, w.bodySince(g.id), below) {
 			continue
 		}
 		parked = append(parked, g.id)
@@ -964,10 +969,9 @@ func (w *world) parkedAgent() bool {
 		// idle worker of a pool would run the clock before every round,
 		// and a deadline the agent sets around its turn with it.
 		w.mu.Lock()
-		p := w.parkedEntryLocked(g)
-		if !p.graced {
+		if p := w.parkedEntryLocked(g); !p.graced {
 			p.graced, fresh = true, true
-			w.inParked[g.id] = *p
+			w.inParked[g.id] = p
 		}
 		w.mu.Unlock()
 	}
@@ -983,11 +987,11 @@ type parkedAt struct {
 	graced bool
 }
 
-// parkedEntry returns the record of goroutine g parked where it is now: a
+// parkedEntryLocked returns the record of goroutine g parked where it is now: a
 // new one when it was not seen parked there last (it went on, and parked
 // again elsewhere: a worker that took a job and now staggers its call).
 // w.mu is held.
-func (w *world) parkedEntryLocked(g *gInfo) *parkedAt {
+func (w *world) parkedEntryLocked(g *gInfo) parkedAt {
 	site := g.funcs[0]
 	if len(g.files) > 0 {
 		site = g.files[0]
@@ -1000,7 +1004,7 @@ func (w *world) parkedEntryLocked(g *gInfo) *parkedAt {
 		p = parkedAt{site: site, since: time.Now()}
 		w.inParked[g.id] = p
 	}
-	return &p
+	return p
 }
 
 // parkedSince returns since when g has been parked where it is now.
@@ -1014,11 +1018,16 @@ func (w *world) parkedSince(g *gInfo) time.Time {
 func (w *world) keepParked(parked []uint64) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	for id := range w.inParked {
-		if !slices.Contains(parked, id) {
-			delete(w.inParked, id)
-		}
-	}
+	keepOnly(w.inParked, parked)
+}
+
+// parkedOwn reports whether g is parked on a channel of the agent's own
+// (gInfo.parked) outside a tool body (since, the body's start, is zero),
+// with no call at a gate below it (gatedAncestors) and not an invocation's
+// own goroutine: what may wait for a timer of the agent's, and counts as
+// busy for parkedGrace.
+func (w *world) parkedOwn(g *gInfo, since time.Time, below map[uint64]bool) bool {
+	return since.IsZero() && !below[g.id] && g.parked() && !w.isRoot(g.id)
 }
 
 // isRoot reports whether gid is an invocation's own goroutine.
@@ -1119,7 +1128,7 @@ func (w *world) quiet(self uint64, held heldCalls) (quiet bool, why string, onIO
 				busy = false // waiting for what no sleep ends, by now
 			}
 		}
-		if !busy && since.IsZero() && g.parked() && !w.isRoot(g.id) && !gatedBelow[g.id] {
+		if !busy && w.parkedOwn(&g, since, gatedBelow) {
 			parked = append(parked, g.id)
 			if time.Since(w.parkedSince(&g)) <= parkedGrace {
 				busy, why = true, parkedWhy

@@ -13,8 +13,9 @@ import "strings"
 // where the pairs make a one-to-one renaming, a's outcome is renamed (every
 // string value or object key that is one of the names, whole) and compared
 // again. Only names are renamed: strings with a digit that the outcome
-// holds as keys or a call was given as an argument. What the order did decide stays different: which invoice the
-// agent called the primary one, a sentence that quotes a name.
+// holds as keys or a call was given as an argument. What the order did
+// decide stays different: which invoice the agent called the primary one,
+// a status the first call to run got, a sentence that quotes a name.
 func outcomesAlike(a, b *Result) bool {
 	if a.Outcome == b.Outcome {
 		return true

@@ -10,6 +10,19 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
+// rateOp reads an exchange rate: of no entity, it orders every write of
+// its round, and the exploration runs the writes in both orders.
+var rateOp = &Op{Name: "rate", Kind: KindRead, Params: []string{"currency"}}
+
+// readRate makes a traced call of rateOp.
+func readRate(ctx context.Context) {
+	args := []any{"EUR"}
+	c, _ := Begin(ctx, rateOp, args, nil, nil)
+	if c.Start() == nil {
+		c.Finish(nil, 1.1)
+	}
+}
+
 // Two invoices created in parallel, for acme and for globex, by a sink that
 // names them from a counter: each order of the two creates ends with the
 // same invoices under swapped names (INV-1 is acme's in one, globex's in
@@ -21,7 +34,6 @@ import (
 // dependent, renamed or not, and is still reported.
 func TestNamesTheSinkHandsOutInOrderAreNoOrderVariantOutcome(t *testing.T) {
 	create := &Op{Name: "create_invoice", Kind: KindWrite, Params: []string{"customer"}}
-	rate := &Op{Name: "rate", Kind: KindRead, Params: []string{"currency"}} // no entity: it orders the creates
 	for _, primary := range []bool{false, true} {
 		t.Run(fmt.Sprintf("primary=%v", primary), func(t *testing.T) {
 			var mu sync.Mutex
@@ -56,13 +68,7 @@ func TestNamesTheSinkHandsOutInOrderAreNoOrderVariantOutcome(t *testing.T) {
 						mu.Unlock()
 					})
 				}
-				wg.Go(func() {
-					args := []any{"EUR"}
-					c, _ := Begin(ctx, rate, args, nil, nil)
-					if c.Start() == nil {
-						c.Finish(nil, 1.1)
-					}
-				})
+				wg.Go(func() { readRate(ctx) })
 				wg.Wait()
 				return errs[0]
 			}
@@ -98,7 +104,6 @@ func TestNamesTheSinkHandsOutInOrderAreNoOrderVariantOutcome(t *testing.T) {
 // it.)
 func TestStatusTheOrderDecidedIsNoName(t *testing.T) {
 	reserve := &Op{Name: "reserve", Kind: KindWrite, Params: []string{"customer"}}
-	rate := &Op{Name: "rate", Kind: KindRead, Params: []string{"currency"}}
 	var mu sync.Mutex
 	var status map[string]string
 	agent := func(ctx context.Context) error {
@@ -120,13 +125,7 @@ func TestStatusTheOrderDecidedIsNoName(t *testing.T) {
 				c.Finish(nil, st)
 			})
 		}
-		wg.Go(func() {
-			args := []any{"EUR"}
-			c, _ := Begin(ctx, rate, args, nil, nil)
-			if c.Start() == nil {
-				c.Finish(nil, 1.1)
-			}
-		})
+		wg.Go(func() { readRate(ctx) })
 		wg.Wait()
 		return nil
 	}

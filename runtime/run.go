@@ -797,8 +797,6 @@ func (r *recorder) expand() (*Trace, []*Call) {
 	t.refusedOps = append([]string(nil), r.refusedOps...)
 	t.Unattributed = append([]string(nil), r.unattributed...)
 	t.unattributedOps = append([]string(nil), r.unattribOps...)
-	t.amidLate = append([]string(nil), r.amidLate...)
-	t.amidLateOps = append([]string(nil), r.amidLateOps...)
 	for site := range r.detached {
 		t.Detached = append(t.Detached, site)
 	}

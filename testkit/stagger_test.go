@@ -14,32 +14,37 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
+var (
+	staggerCreate = &runtime.Op{Name: "create_invoice", Kind: runtime.KindWrite, Params: []string{"invoice"}}
+	staggerAttach = &runtime.Op{Name: "attach_invoice", Kind: runtime.KindWrite, Params: []string{"invoice"}, After: []string{"create_invoice"}}
+)
+
+// callINV1 makes a traced call of op on invoice INV-1.
+func callINV1(ctx context.Context, op *runtime.Op) error {
+	args := []any{"INV-1"}
+	c, _ := runtime.Begin(ctx, op, args, args, nil)
+	if err := c.Start(); err != nil {
+		return err
+	}
+	return c.Finish(nil)
+}
+
 // staggeredTurn dispatches create_invoice and attach_invoice (after=
 // create_invoice) as the parallel calls of one model turn; the attach's
 // goroutine first waits in wait, which gets the created signal, closed
 // once create_invoice has returned.
 func staggeredTurn(wait func(ctx context.Context, created <-chan struct{}) error) func(context.Context) error {
-	create := &runtime.Op{Name: "create_invoice", Kind: runtime.KindWrite, Params: []string{"invoice"}}
-	attach := &runtime.Op{Name: "attach_invoice", Kind: runtime.KindWrite, Params: []string{"invoice"}, After: []string{"create_invoice"}}
-	call := func(ctx context.Context, op *runtime.Op) error {
-		args := []any{"INV-1"}
-		c, _ := runtime.Begin(ctx, op, args, args, nil)
-		if err := c.Start(); err != nil {
-			return err
-		}
-		return c.Finish(nil)
-	}
 	return func(ctx context.Context) error {
 		created := make(chan struct{})
 		var wg sync.WaitGroup
 		errs := make([]error, 2)
 		wg.Go(func() {
-			errs[0] = call(ctx, create)
+			errs[0] = callINV1(ctx, staggerCreate)
 			close(created)
 		})
 		wg.Go(func() {
 			if errs[1] = wait(ctx, created); errs[1] == nil {
-				errs[1] = call(ctx, attach)
+				errs[1] = callINV1(ctx, staggerAttach)
 			}
 		})
 		wg.Wait()
@@ -103,16 +108,6 @@ func TestStaggeredDependentCallIsCaught(t *testing.T) {
 // (Found by review.)
 func TestStaggerInAWorkerParkedBeforeIsCaught(t *testing.T) {
 	lookup := &runtime.Op{Name: "lookup", Kind: runtime.KindRead, Params: []string{"invoice"}}
-	create := &runtime.Op{Name: "create_invoice", Kind: runtime.KindWrite, Params: []string{"invoice"}}
-	attach := &runtime.Op{Name: "attach_invoice", Kind: runtime.KindWrite, Params: []string{"invoice"}, After: []string{"create_invoice"}}
-	call := func(ctx context.Context, op *runtime.Op) error {
-		args := []any{"INV-1"}
-		c, _ := runtime.Begin(ctx, op, args, args, nil)
-		if err := c.Start(); err != nil {
-			return err
-		}
-		return c.Finish(nil)
-	}
 	agent := func(ctx context.Context) error {
 		jobs, done := make(chan struct{}), make(chan error, 1)
 		go func() { // the worker
@@ -128,14 +123,14 @@ func TestStaggerInAWorkerParkedBeforeIsCaught(t *testing.T) {
 			case <-ctx.Done():
 				return
 			}
-			err = call(ctx, attach)
+			err = callINV1(ctx, staggerAttach)
 		}()
-		if err := call(ctx, lookup); err != nil {
+		if err := callINV1(ctx, lookup); err != nil {
 			return err
 		}
 		var wg sync.WaitGroup
 		var cerr error
-		wg.Go(func() { cerr = call(ctx, create) })
+		wg.Go(func() { cerr = callINV1(ctx, staggerCreate) })
 		jobs <- struct{}{}
 		wg.Wait()
 		return errors.Join(cerr, <-done)
