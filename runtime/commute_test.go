@@ -102,3 +102,46 @@ func TestWritesThatCommuteAreNoConcurrentWrites(t *testing.T) {
 		assert.True(t, rep.Has(CodeConcurrentWritesEntity), "nothing showed the world, and the finding went: %v", codes(rep))
 	})
 }
+
+// Two ops that write one identity in one turn: set_status(o1, shipped)
+// beside cancel_order(o1), each declaring the order as its identity. The
+// one to land last decides the order's status: concurrent writes, with
+// State (the schedules end in other worlds) and without. Two ops of one
+// identity that write other fields of it commute, and State shows it.
+// (Found by red-team: both were passed as SAFE, the same identity taken
+// for two executions of one call.)
+func TestTwoOpsWritingOneIdentityAreConcurrentWrites(t *testing.T) {
+	setStatus := &Op{Name: "set_status", Kind: KindWrite, Params: []string{"order", "status"}, Idempotent: true}
+	cancel := &Op{Name: "cancel_order", Kind: KindWrite, Params: []string{"order"}, Idempotent: true}
+	addNote := &Op{Name: "add_note", Kind: KindWrite, Params: []string{"order", "note"}, Idempotent: true}
+	w := &kvWorld{}
+	call := func(op *Op, args []any, do func(m map[string]any)) func(context.Context) error {
+		return func(ctx context.Context) (err error) {
+			c, _ := Begin(ctx, op, args, args[:1], nil)
+			if err := c.Start(); err != nil {
+				return err
+			}
+			defer c.Recover(&err)
+			return c.Finish(w.do(do))
+		}
+	}
+	ship := call(setStatus, []any{"o1", "shipped"}, func(m map[string]any) { m["status"] = "shipped" })
+	cancelIt := call(cancel, []any{"o1"}, func(m map[string]any) { m["status"] = "cancelled" })
+	note := call(addNote, []any{"o1", "fragile"}, func(m map[string]any) { m["note"] = "fragile" })
+	t.Run("status and cancel, State", func(t *testing.T) {
+		rep := runOn(t, w, nil, parallelTurn([]func(context.Context) error{ship, cancelIt}, false))
+		require.True(t, rep.BaselineSucceeded)
+		assert.True(t, rep.Has(CodeConcurrentWritesEntity), "%v", codes(rep))
+	})
+	t.Run("status and cancel, no State", func(t *testing.T) {
+		rep, err := Run(context.Background(), t.Name(), parallelTurn([]func(context.Context) error{ship, cancelIt}, false),
+			Setup(func(context.Context) error { w.m = map[string]any{}; return nil }))
+		require.NoError(t, err)
+		assert.True(t, rep.Has(CodeConcurrentWritesEntity), "%v", codes(rep))
+	})
+	t.Run("status and note, State", func(t *testing.T) {
+		rep := runOn(t, w, nil, parallelTurn([]func(context.Context) error{ship, note}, false))
+		require.True(t, rep.BaselineSucceeded)
+		assert.False(t, rep.Has(CodeConcurrentWritesEntity), "%v", codes(rep))
+	})
+}

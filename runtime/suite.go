@@ -1543,11 +1543,12 @@ func (s *Suite) orderChecks(res *Result, tr *Trace, sc Scenario) {
 							b.Name, a.Name, a.Batch, b.Name, a.Name, a.Name, a.Name)})
 				}
 			}
-			// Two executions of one call (one identity, the same
+			// Two executions of one call (one op, one identity, the same
 			// arguments) are the duplicate check's; two updates of one
 			// identity that set something to other values (updatesConflict)
-			// leave what lands last.
-			if i < j && a.Kind == KindWrite && b.Kind == KindWrite && a.Entity != "" && a.Entity == b.Entity && (a.Identity != b.Identity || updatesConflict(a, b)) &&
+			// leave what lands last, and so do two ops that write one
+			// identity (set_status(o1, shipped) beside cancel_order(o1)).
+			if i < j && a.Kind == KindWrite && b.Kind == KindWrite && a.Entity != "" && a.Entity == b.Entity && (a.Identity != b.Identity || a.Name != b.Name || updatesConflict(a, b)) &&
 				!contains(a.After, b.Name) && !contains(b.After, a.Name) { // an after= pair is reported as such
 				add(Finding{Code: CodeConcurrentWritesEntity, Severity: SeverityError,
 					Ops: []string{a.Name, b.Name}, Identities: []string{a.Entity}, Calls: []string{a.ID, b.ID},
