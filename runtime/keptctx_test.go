@@ -73,3 +73,102 @@ func TestCallWithAContextKeptFromAnEndedRunIsTheRunningInvocations(t *testing.T)
 		})
 	}
 }
+
+// The same client, built anew per scenario, keeps the context of the
+// scenario's first delivery, and the restart after a crash calls with it:
+// the context of the crashed invocation. A handler that skips a message it
+// marked done, charges, then marks it done charges again when the crash
+// falls between the charge and the mark. The restart's charge was taken
+// for the crashed delivery's, refused as a call the crash stopped, and the
+// duplicate went unseen (SAFE). It is the restart's, told by its
+// goroutine. A redelivery after the first one returned (duplicate_delivery/
+// sequential, with no check before the charge) charges with the returned
+// delivery's context: its call is the second delivery's too.
+func TestCallWithAContextKeptFromACrashedDeliveryIsTheRestarts(t *testing.T) {
+	charge := &Op{Name: "charge", Kind: KindWrite, Params: []string{"msg"}}
+	isDone := &Op{Name: "is_done", Kind: KindRead, Params: []string{"msg"}}
+	mark := &Op{Name: "mark_done", Kind: KindWrite, Params: []string{"msg"}, Idempotent: true}
+	w := &kvWorld{}
+	var (
+		mu   sync.Mutex
+		kept context.Context // the scenario's first delivery's
+	)
+	agent := func(ctx context.Context) error {
+		mu.Lock()
+		if kept == nil {
+			kept = ctx
+		}
+		k := kept
+		mu.Unlock()
+		var done bool
+		if err := traced(ctx, isDone, []any{"m-1"}, nil, func(context.Context) error {
+			return w.do(func(m map[string]any) { done = m["done"] == true })
+		}); err != nil || done {
+			return err
+		}
+		if err := traced(k, charge, []any{"m-1"}, []any{"m-1"}, func(context.Context) error {
+			return w.do(func(m map[string]any) { n, _ := m["charges"].(int); m["charges"] = n + 1 })
+		}); err != nil {
+			return err
+		}
+		return traced(ctx, mark, []any{"m-1"}, []any{"m-1"}, func(context.Context) error {
+			return w.do(func(m map[string]any) { m["done"] = true })
+		})
+	}
+	rep := runOn(t, w, nil, agent, Setup(func(context.Context) error {
+		mu.Lock()
+		kept = nil
+		mu.Unlock()
+		return nil
+	}))
+	require.True(t, rep.BaselineSucceeded)
+	codes := map[string]string{}
+	for _, res := range rep.Results {
+		for _, f := range res.Findings {
+			codes[res.Scenario] += f.Code + " "
+		}
+		if res.Scenario == ScenarioCrashRestart+"/charge#1" {
+			for _, o := range res.Trace.Ops {
+				assert.NotEqual(t, errNotExecutedCrashed, o.Error, "%s: %s was refused as the crashed delivery's", res.Scenario, o.ID)
+			}
+		}
+	}
+	assert.Contains(t, codes[ScenarioCrashRestart+"/charge#1"], CodeDuplicateWrite, "the restart charged again: %v", codes)
+	assert.NotContains(t, codes[ScenarioDuplicateSeq], CodeDuplicateWrite, "the redelivery found the message done: %v", codes)
+
+	naive := func(ctx context.Context) error {
+		mu.Lock()
+		if kept == nil {
+			kept = ctx
+		}
+		k := kept
+		mu.Unlock()
+		return traced(k, charge, []any{"m-1"}, []any{"m-1"}, func(context.Context) error {
+			return w.do(func(m map[string]any) { n, _ := m["charges"].(int); m["charges"] = n + 1 })
+		})
+	}
+	rep = runOn(t, w, nil, naive, Setup(func(context.Context) error {
+		mu.Lock()
+		kept = nil
+		mu.Unlock()
+		return nil
+	}))
+	var ids []string
+	for _, res := range rep.Results {
+		if res.Scenario == ScenarioDuplicateSeq {
+			for _, o := range res.Trace.Ops {
+				ids = append(ids, o.ID)
+			}
+			assert.Contains(t, codesOf(res), CodeDuplicateWrite)
+		}
+	}
+	assert.Equal(t, []string{"1:charge#1", "2:charge#2"}, ids, "the second delivery's call, made with the first's context, is the second's")
+}
+
+func codesOf(res *Result) string {
+	var s string
+	for _, f := range res.Findings {
+		s += f.Code + " "
+	}
+	return s
+}

@@ -903,6 +903,9 @@ func lookup(ctx context.Context, op *Op) (inv *invocation, outer *Call, detached
 				lateAmid(inv.rec, op)
 				return nil, nil, false, 0, inv.rec.late
 			}
+			if cur := otherDelivery(inv); cur != nil {
+				return cur, nil, true, 0, nil
+			}
 			return inv, outer, false, 0, nil
 		}
 	}
@@ -1114,6 +1117,35 @@ func (r *recorder) openOn(gid uint64, inv *invocation) *Call {
 				return c
 			}
 		}
+	}
+	return nil
+}
+
+// otherDelivery returns the invocation of inv's run, other than inv, that
+// the calling goroutine belongs to, when inv crashed or returned, or nil:
+// a context kept from an earlier delivery (a client built once, with the
+// first request's ctx) used by the next one, the restart after a crash
+// among them. Counted as the crashed delivery's, the restart's call was
+// refused, the restart's repeat was never made, and its duplicate went
+// unseen. The goroutine tells: an invocation's own goroutine at once;
+// one that descends from it (attribute) only where inv crashed, since
+// that asks for a stack snapshot.
+func otherDelivery(inv *invocation) *invocation {
+	dead := inv.dead.Load()
+	if !dead && !inv.returned.Load() {
+		return nil
+	}
+	if x, ok := roots.Load(goroutineID()); ok {
+		if cur := x.(*invocation); cur != inv && cur.rec == inv.rec {
+			return cur
+		}
+		return nil
+	}
+	if !dead {
+		return nil
+	}
+	if cur := claimedByGoroutine(); cur != nil && cur != inv && cur.rec == inv.rec {
+		return cur
 	}
 	return nil
 }
