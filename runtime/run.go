@@ -927,6 +927,12 @@ func lookup(ctx context.Context, op *Op) (inv *invocation, outer *Call, detached
 	if left == hookCalls {
 		return nil, nil, false, 0, nil // seeding the world in Setup's goroutines
 	}
+	if left == timerCalls {
+		for _, r := range recs {
+			r.unattributable(op.Name, fmt.Sprintf("a call of %s was made during this run from a time.AfterFunc callback, and %s: the Go runtime does not record which goroutine set a timer, so the call cannot be told to be this run's (an earlier scenario's timer, or another test's, fires as well); it ran as in production, and was not traced, faulted or judged here; pass the agent's ctx into the callback", op.Name, why))
+		}
+		return nil, nil, false, 0, nil
+	}
 	if inv != nil && inv.rec.stopped.Load() {
 		// An invocation its run abandoned (a stall), or a goroutine it
 		// started: that run has ended.
@@ -1300,12 +1306,39 @@ func attribute(recs []*recorder, gid uint64) (inv *invocation, late *lateCalls, 
 			}
 		}
 	}
+	if fromTimer(all, parent, gid) {
+		return nil, timerCalls, 0, handler
+	}
 	return nil, nil, 0, handler
 }
 
 // hookCalls stands for the calls of a goroutine a running Setup or
 // Teardown started: the hook's, counted nowhere.
 var hookCalls = &lateCalls{closed: true}
+
+// timerCalls stands for the calls of a goroutine that a time.AfterFunc
+// timer started, or that descends from one (fromTimer): the Go runtime
+// records no goroutine as its creator, so nothing tells which run, if any,
+// set the timer. Taken for the one invocation running, a reminder an
+// earlier scenario (or another test) set with context.Background() was
+// a second notify of this scenario's.
+var timerCalls = &lateCalls{closed: true}
+
+// fromTimer reports whether goroutine gid, or the first of its ancestors
+// whose creator is unknown, was started by time.AfterFunc ("created by
+// time.goFunc", with no goroutine named).
+func fromTimer(all []gInfo, parent map[uint64]uint64, gid uint64) bool {
+	top := gid
+	for i := 0; i < 64 && parent[top] != 0; i++ {
+		top = parent[top]
+	}
+	for i := range all {
+		if g := &all[i]; g.id == top {
+			return g.parent == 0 && len(g.funcs) > 0 && strings.HasPrefix(g.funcs[len(g.funcs)-1], "created by time.goFunc")
+		}
+	}
+	return false
+}
 
 // invocation returns the run's invocation numbered n, or nil.
 func (r *recorder) invocation(n int) *invocation {
