@@ -378,6 +378,14 @@ func (c *Call) stopIfCrashed() error {
 	c.rec.end, c.rec.ended = r.now(), true
 	c.mu.Unlock()
 	if owned {
+		if gid != c.inv.self.Load() {
+			// A goroutine the invocation started: it may be a worker that
+			// later deliveries share (started once, on first use), which
+			// the restart then waits for in vain (crashEnded).
+			r.mu.Lock()
+			r.crashEnded = append(r.crashEnded, fmt.Sprintf("goroutine %d, at its call of %s at %s", gid, c.op.Name, shortSite(siteOf(c.pc))))
+			r.mu.Unlock()
+		}
 		goruntime.Goexit()
 	}
 	if r.world != nil {

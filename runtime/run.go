@@ -82,6 +82,7 @@ type recorder struct {
 	pending                   int // deliveries of a concurrent scenario started, not yet in all: in flight all the same (lookup)
 	crashed                   bool
 	unstopped                 bool        // a call after the crash could not be stopped (Call.stopIfCrashed)
+	crashEnded                []string    // goroutines the crash ended that the invocation had started, where (Call.stopIfCrashed)
 	heldPastDeadline          bool        // a call's context ended while a gate held it (Call.endedAtGate)
 	heldAny                   atomic.Bool // a call's deadline ran out at a gate (Call.endedAtGate)
 	notes                     []string
