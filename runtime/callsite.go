@@ -48,14 +48,37 @@ func callSite(ret, site uintptr) uintptr {
 			return site
 		}
 	}
-	var pcs [1]uintptr
-	if goruntime.Callers(4, pcs[:]) != 1 {
+	// The traced function (the wrapper) and its caller, the site.
+	var pcs [2]uintptr
+	if goruntime.Callers(3, pcs[:]) != 2 {
 		return 0
 	}
-	if ret != 0 {
-		fastSites.Store(ret, pcs[0] == site)
+	if adapterWrapper(pcs[0]) {
+		adapterSites.Store(pcs[1], true)
 	}
-	return pcs[0]
+	if ret != 0 {
+		fastSites.Store(ret, pcs[1] == site)
+	}
+	return pcs[1]
+}
+
+// adapterWrappers caches adapterWrapper by program counter.
+var adapterWrappers sync.Map // uintptr -> bool
+
+// adapterWrapper reports whether pc is in a traced function of one of
+// agentidem's framework adapters (the middleware that calls Begin). Its
+// caller is then the framework's dispatch (the Anthropic SDK's tool
+// runner calls a wrapped tool's Execute itself), a line every call of
+// every tool comes through, however the agent got there: the site is the
+// adapter's (adapterSite), as where the adapter's own code is the caller.
+func adapterWrapper(pc uintptr) bool {
+	if v, ok := adapterWrappers.Load(pc); ok {
+		return v.(bool)
+	}
+	frame, _ := goruntime.CallersFrames([]uintptr{pc}).Next()
+	in := adapterPackage(funcPackage(frame.Function))
+	adapterWrappers.Store(pc, in)
+	return in
 }
 
 // sites caches the file:line of call-site program counters.
@@ -76,7 +99,8 @@ var adapterSites sync.Map // uintptr -> bool
 
 // adapterSite reports whether a call site's program counter is in one of
 // agentidem's framework adapters (a middleware that traces the tools a
-// framework dispatches): every call of such a tool has that site, whatever
+// framework dispatches), or is the framework's line that calls one
+// (callSite marks it): every call of such a tool has that site, whatever
 // the agent did, so the site says nothing of where the call came from.
 func adapterSite(pc uintptr) bool {
 	if v, ok := adapterSites.Load(pc); ok {

@@ -429,3 +429,56 @@ func checked(t *testing.T, rep *runtime.Report) *runtime.Report {
 	}
 	return rep
 }
+
+// A model that, when createInvoice fails, asks for another invoice for the
+// same customer under a new id: a retry with a fresh key, or other work,
+// and nothing tells which. The SDK's tool runner calls the wrapped tool
+// itself, so the site of every call is the runner's line, whatever the
+// model asked: identity_unstable is a warning there, as through every
+// adapter. It was an error, the runner's line taken for the agent's.
+func TestAnotherKeyAfterAFailureThroughTheRunnerIsAWarning(t *testing.T) {
+	w := newWorld()
+	again := apiBlock{Name: "createInvoice", Input: json.RawMessage(`{"invoice_id":"INV-2","customer":"acme"}`)}
+	script := func(conv []apiMessage) ([]apiBlock, string) {
+		failed, done, turns := readConversation(conv)
+		switch {
+		case turns >= 4:
+			return nil, "Giving up."
+		case len(failed) > 0:
+			return []apiBlock{again}, ""
+		case !done["createInvoice"]:
+			return []apiBlock{createCall}, ""
+		}
+		return nil, "Invoice INV-1 is filed and order ORD-9 is attached."
+	}
+	agent := func(ctx context.Context) error {
+		b := w.b.Load()
+		create, err := toolrunner.NewBetaToolFromJSONSchema("createInvoice", "create an invoice", b.create)
+		if err != nil {
+			return err
+		}
+		client := anthropic.NewClient(option.WithAPIKey("test-key"), option.WithBaseURL("http://model.test/"), option.WithMaxRetries(0),
+			option.WithHTTPClient(&http.Client{Transport: inProcess{&messagesAPI{script: script}}}))
+		runner := client.Beta.Messages.NewToolRunner(agentidemanthropic.Wrap(specs, []anthropic.BetaTool{create}),
+			anthropic.BetaToolRunnerParams{
+				BetaMessageNewParams: anthropic.BetaMessageNewParams{
+					Model: "claude-scripted", MaxTokens: 1024,
+					Messages: []anthropic.BetaMessageParam{anthropic.NewBetaUserMessage(anthropic.NewBetaTextBlock("Bill acme."))},
+				},
+				MaxIterations: 10,
+				DisableThread: true,
+			})
+		_, err = runner.RunToCompletion(ctx)
+		return err
+	}
+	rep := checked(t, testkit.Run(t, agent, testkit.Setup(func(context.Context) error { w.b.Store(newBilling(false)); return nil })))
+	f := first(t, rep, runtime.CodeIdentityUnstable)
+	if f.Severity != runtime.SeverityWarning {
+		t.Errorf("identity_unstable is an %s: %s", f.Severity, f.Message)
+	}
+	for _, e := range rep.Errors() {
+		if e.Code == runtime.CodeIdentityUnstable {
+			t.Errorf("%s: %s", e.Scenario, e.Message)
+		}
+	}
+}
