@@ -71,14 +71,19 @@ var adapterWrappers sync.Map // uintptr -> bool
 // runner calls a wrapped tool's Execute itself), a line every call of
 // every tool comes through, however the agent got there: the site is the
 // adapter's (adapterSite), as where the adapter's own code is the caller.
-func adapterWrapper(pc uintptr) bool {
-	if v, ok := adapterWrappers.Load(pc); ok {
+func adapterWrapper(pc uintptr) bool { return inAdapter(&adapterWrappers, pc) }
+
+// inAdapter reports whether pc is in the code of one of agentidem's
+// framework adapters, as cache (pc -> bool) holds it or holds it from now
+// on. A value cache already holds is kept: callSite marks the framework's
+// lines that call an adapter's wrapper in adapterSites.
+func inAdapter(cache *sync.Map, pc uintptr) bool {
+	if v, ok := cache.Load(pc); ok {
 		return v.(bool)
 	}
 	frame, _ := goruntime.CallersFrames([]uintptr{pc}).Next()
-	in := adapterPackage(funcPackage(frame.Function))
-	adapterWrappers.Store(pc, in)
-	return in
+	v, _ := cache.LoadOrStore(pc, adapterPackage(funcPackage(frame.Function)))
+	return v.(bool)
 }
 
 // sites caches the file:line of call-site program counters.
@@ -102,15 +107,7 @@ var adapterSites sync.Map // uintptr -> bool
 // framework dispatches), or is the framework's line that calls one
 // (callSite marks it): every call of such a tool has that site, whatever
 // the agent did, so the site says nothing of where the call came from.
-func adapterSite(pc uintptr) bool {
-	if v, ok := adapterSites.Load(pc); ok {
-		return v.(bool)
-	}
-	frame, _ := goruntime.CallersFrames([]uintptr{pc}).Next()
-	in := adapterPackage(funcPackage(frame.Function))
-	adapterSites.Store(pc, in)
-	return in
-}
+func adapterSite(pc uintptr) bool { return inAdapter(&adapterSites, pc) }
 
 // adapterPackage reports whether pkg is one of agentidem's framework
 // adapters (not an example of one).

@@ -93,34 +93,41 @@ func TestCallWithAContextKeptFromACrashedDeliveryIsTheRestarts(t *testing.T) {
 		mu   sync.Mutex
 		kept context.Context // the scenario's first delivery's
 	)
-	agent := func(ctx context.Context) error {
+	// keep returns the context the client keeps: the scenario's first.
+	keep := func(ctx context.Context) context.Context {
 		mu.Lock()
+		defer mu.Unlock()
 		if kept == nil {
 			kept = ctx
 		}
-		k := kept
+		return kept
+	}
+	forget := Setup(func(context.Context) error {
+		mu.Lock()
+		kept = nil
 		mu.Unlock()
+		return nil
+	})
+	chargeWith := func(k context.Context) error {
+		return traced(k, charge, []any{"m-1"}, []any{"m-1"}, func(context.Context) error {
+			return w.do(func(m map[string]any) { n, _ := m["charges"].(int); m["charges"] = n + 1 })
+		})
+	}
+	agent := func(ctx context.Context) error {
 		var done bool
 		if err := traced(ctx, isDone, []any{"m-1"}, nil, func(context.Context) error {
 			return w.do(func(m map[string]any) { done = m["done"] == true })
 		}); err != nil || done {
 			return err
 		}
-		if err := traced(k, charge, []any{"m-1"}, []any{"m-1"}, func(context.Context) error {
-			return w.do(func(m map[string]any) { n, _ := m["charges"].(int); m["charges"] = n + 1 })
-		}); err != nil {
+		if err := chargeWith(keep(ctx)); err != nil {
 			return err
 		}
 		return traced(ctx, mark, []any{"m-1"}, []any{"m-1"}, func(context.Context) error {
 			return w.do(func(m map[string]any) { m["done"] = true })
 		})
 	}
-	rep := runOn(t, w, nil, agent, Setup(func(context.Context) error {
-		mu.Lock()
-		kept = nil
-		mu.Unlock()
-		return nil
-	}))
+	rep := runOn(t, w, nil, agent, forget)
 	require.True(t, rep.BaselineSucceeded)
 	codes := map[string]string{}
 	for _, res := range rep.Results {
@@ -136,23 +143,8 @@ func TestCallWithAContextKeptFromACrashedDeliveryIsTheRestarts(t *testing.T) {
 	assert.Contains(t, codes[ScenarioCrashRestart+"/charge#1"], CodeDuplicateWrite, "the restart charged again: %v", codes)
 	assert.NotContains(t, codes[ScenarioDuplicateSeq], CodeDuplicateWrite, "the redelivery found the message done: %v", codes)
 
-	naive := func(ctx context.Context) error {
-		mu.Lock()
-		if kept == nil {
-			kept = ctx
-		}
-		k := kept
-		mu.Unlock()
-		return traced(k, charge, []any{"m-1"}, []any{"m-1"}, func(context.Context) error {
-			return w.do(func(m map[string]any) { n, _ := m["charges"].(int); m["charges"] = n + 1 })
-		})
-	}
-	rep = runOn(t, w, nil, naive, Setup(func(context.Context) error {
-		mu.Lock()
-		kept = nil
-		mu.Unlock()
-		return nil
-	}))
+	naive := func(ctx context.Context) error { return chargeWith(keep(ctx)) }
+	rep = runOn(t, w, nil, naive, forget)
 	var ids []string
 	for _, res := range rep.Results {
 		if res.Scenario == ScenarioDuplicateSeq {
