@@ -53,11 +53,15 @@ func callSite(ret, site uintptr) uintptr {
 	if goruntime.Callers(3, pcs[:]) != 2 {
 		return 0
 	}
-	if adapterWrapper(pcs[0]) {
+	wrapper := adapterWrapper(pcs[0])
+	if wrapper && !userSite(pcs[1]) {
 		adapterSites.Store(pcs[1], true)
 	}
 	if ret != 0 {
-		fastSites.Store(ret, pcs[1] == site)
+		// An adapter's wrapper is called from every line of a framework
+		// that dispatches tools, each of which must be marked: it keeps
+		// to this path, whose cost its JSON decoding dwarfs.
+		fastSites.Store(ret, pcs[1] == site && !wrapper)
 	}
 	return pcs[1]
 }
@@ -72,6 +76,18 @@ var adapterWrappers sync.Map // uintptr -> bool
 // every tool comes through, however the agent got there: the site is the
 // adapter's (adapterSite), as where the adapter's own code is the caller.
 func adapterWrapper(pc uintptr) bool { return inAdapter(&adapterWrappers, pc) }
+
+// userSite reports whether pc, a call site, is in the user's own code
+// (userFrame): an agent that calls an adapter's wrapped tool itself names
+// its own line, as a generated wrapper's caller does.
+func userSite(pc uintptr) bool {
+	main := mainModule()
+	if main == "" {
+		return false
+	}
+	frame, _ := goruntime.CallersFrames([]uintptr{pc}).Next()
+	return userFrame(frame, main)
+}
 
 // inAdapter reports whether pc is in the code of one of agentidem's
 // framework adapters, as cache (pc -> bool) holds it or holds it from now

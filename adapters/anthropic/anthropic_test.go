@@ -482,3 +482,30 @@ func TestAnotherKeyAfterAFailureThroughTheRunnerIsAWarning(t *testing.T) {
 		}
 	}
 }
+
+// The runner's line is an adapter's site whatever called the wrapped tool
+// first in the process: the mark was made once per Begin call instruction,
+// and an agent that had called a wrapped tool itself before left the
+// runner's line unmarked, identity_unstable an error again (found by
+// review). The agent's own line stays its own.
+func TestRunnerSiteIsTheAdaptersAfterADirectCall(t *testing.T) {
+	w := newWorld()
+	direct := func(ctx context.Context) error {
+		b := w.b.Load()
+		create, err := toolrunner.NewBetaToolFromJSONSchema("createInvoice", "create an invoice", b.create)
+		if err != nil {
+			return err
+		}
+		tools := agentidemanthropic.Wrap(specs, []anthropic.BetaTool{create})
+		_, err = tools[0].Execute(ctx, createCall.Input) // the agent's own dispatch
+		return err
+	}
+	tr, err := runtime.RunTraced(context.Background(), t.Name()+"/direct", direct)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(tr.Ops) != 1 || !strings.Contains(tr.Ops[0].Site, "anthropic_test.go:") {
+		t.Fatalf("the direct call's site is %v, want this file's line", tr.Ops)
+	}
+	TestAnotherKeyAfterAFailureThroughTheRunnerIsAWarning(t)
+}
