@@ -870,7 +870,7 @@ func baseWinOf(baseWin map[string][2]string, baseline bool) map[string][2]string
 // fold says the duplicate_write findings after the first are folded into
 // it (a redelivery): they are returned without a message.
 func judgeRepeats(tr *Trace, end, baseEnd string, baseWin map[string][2]string, baseline, fold bool) []Finding {
-	return judgeRepeatsIn(tr, end, baseEnd, baseWin, nil, baseline, fold, nil)
+	return judgeRepeatsIn(tr, end, baseEnd, baseWin, nil, baseline, fold)
 }
 
 // changedBeyondNested reports whether o's own window changed a place of
@@ -948,12 +948,7 @@ func crashCut(tr *Trace) map[string]bool {
 // changes made outside traced writes (un, nil for none): a repeat's window
 // is judged without those another delivery's own code made in it
 // (untraced.go), and the trace's notes say so.
-func judgeRepeatsIn(tr *Trace, end, baseEnd string, baseWin map[string][2]string, un *untraced, baseline, fold bool, back renaming) []Finding {
-	// back renames the run's states into the baseline's names (rename.go),
-	// to be compared with the baseline's: its end, and a cluster's window.
-	if end != "" && end != baseEnd {
-		end = back.json(end)
-	}
+func judgeRepeatsIn(tr *Trace, end, baseEnd string, baseWin map[string][2]string, un *untraced, baseline, fold bool) []Finding {
 	type key struct{ op, id string }
 	// The effective writes by op and identity, in order of first
 	// execution, with the index of the first; groups holds the calls of
@@ -1333,7 +1328,7 @@ func judgeRepeatsIn(tr *Trace, end, baseEnd string, baseWin map[string][2]string
 					// two runs' clocks stamped (withoutClocks): a row
 					// the baseline made at T0 and the cluster at T1 is
 					// one execution's change.
-					w0, w1, b, a := w[0], w[1], back.json(before), back.json(after)
+					w0, w1, b, a := w[0], w[1], before, after
 					if named := namedByRun(); holdsClock(w0) || holdsClock(w1) || holdsClock(b) || holdsClock(a) {
 						w0, w1 = withoutClocks(w0, named), withoutClocks(w1, named)
 						b, a = withoutClocks(b, named), withoutClocks(a, named)
@@ -1547,7 +1542,7 @@ func judgeRepeatsIn(tr *Trace, end, baseEnd string, baseWin map[string][2]string
 					o.Repeat, o.JudgedBy = RepeatAbsorbed, JudgedByDeclaration
 				case o.Idempotent:
 					o.Repeat, o.JudgedBy = RepeatUpdate, JudgedByDeclaration
-				case un != nil && o.stateSeen() && o.StateChange == "" && !effectSeen(o) && landedByReturn(tr, tr.end, un.base) && endSame() && !reorders(k):
+				case un != nil && o.stateSeen() && o.StateChange == "" && !effectSeen(o) && landedByReturn(tr, end, un.base) && endSame() && !reorders(k):
 					// No execution of the op changed the state in its own
 					// window, here or in the baseline, and the baseline's
 					// state changed outside every traced write (un): the
@@ -2307,15 +2302,7 @@ func (s *Suite) duplicates(res *Result, tr *Trace, sc Scenario, namesOf func() r
 		// in this scenario's names.
 		baseWin = namesOf().windows(baseWin)
 	}
-	// The run's states in the baseline's names, where its Setup named the
-	// world afresh: a row a shared database's counter numbered 12 here and
-	// 1 there, whose number the agent passed on (upsert_contact's id to
-	// set_note), is the same row.
-	var back renaming
-	if len(baseWin) > 0 {
-		back = namesOf().inverse()
-	}
-	found := judgeRepeatsIn(tr, tr.end, baseEnd, withWindows(baseWin, s.serial), un, sc.Kind == ScenarioBaseline, fold, back)
+	found := judgeRepeatsIn(tr, tr.end, baseEnd, withWindows(baseWin, s.serial), un, sc.Kind == ScenarioBaseline, fold)
 	if crashFired(tr) {
 		for i := range tr.Ops {
 			if o := &tr.Ops[i]; o.Repeat == "" && strings.HasPrefix(o.StateError, settleTimeout) {

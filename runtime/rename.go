@@ -18,11 +18,9 @@ import (
 // A renaming says which values of the baseline stand for which of the
 // scenario's. It is learned from the calls the first delivery made before
 // the scenario's fault, which are the baseline's calls made in another
-// world: a call is paired with the baseline's call of the same op at the
-// same place among the first delivery's calls of that op, and where their
-// identities or arguments differ at the same place, the baseline's value
-// is the scenario's. The checks that compare the run's states with the
-// baseline's read the run's in the baseline's names (judgeRepeatsIn). A value is renamed only
+// world: a call is paired with the baseline's call of the same op and
+// occurrence, and where their identities or arguments differ at the same
+// place, the baseline's value is the scenario's. A value is renamed only
 // when nothing of the scenario carries it and nothing of the baseline
 // carries its new name, and one for one: an agent that makes the
 // baseline's calls in another order (ranging over a map) keeps its names,
@@ -30,8 +28,7 @@ import (
 type renaming map[string]string // a leaf's canonical JSON in the baseline → in the scenario
 
 // baselineNames is what learnRenaming reads of the baseline, made once per
-// suite: its first delivery's calls by op and place among that delivery's
-// calls of the op, and (when a
+// suite: its first delivery's calls by op and occurrence, and (when a
 // scenario's calls differ from them) every scalar value of its identities
 // and arguments.
 type baselineNames struct {
@@ -50,15 +47,13 @@ type opAt struct {
 func (n *baselineNames) of(base *Trace) *baselineNames {
 	if n.base != base {
 		*n = baselineNames{base: base, calls: map[opAt]*Operation{}, byID: map[[2]string]*Operation{}, writes: map[[2]string]bool{}}
-		nth := map[string]int{}
 		for i := range base.Ops {
 			o := &base.Ops[i]
 			if o.Kind == KindWrite {
 				n.writes[[2]string{o.Name, o.Identity}] = true
 			}
 			if o.Invocation == 1 && o.Parent == "" {
-				nth[o.Name]++
-				n.calls[opAt{o.Name, nth[o.Name]}] = o
+				n.calls[opAt{o.Name, o.Occurrence}] = o
 				n.byID[[2]string{o.Name, o.Identity}] = o
 			}
 		}
@@ -90,23 +85,13 @@ func learnRenaming(names *baselineNames, base, tr *Trace) renaming {
 			last = o.Seq
 		}
 	}
-	// A call is paired with the baseline's by op and by its place among
-	// the first delivery's own calls of the op (the third call of
-	// set_note it made), not by its occurrence in the run: the calls of
-	// two deliveries at once interleave, and the first one's second
-	// set_note was the run's third.
 	var pairs [][2]*Operation
-	var nth map[string]int
 	for i := range tr.Ops {
 		o := &tr.Ops[i]
 		if o.Invocation != 1 || o.Parent != "" || last >= 0 && o.Seq > last {
 			continue
 		}
-		if nth == nil {
-			nth = map[string]int{}
-		}
-		nth[o.Name]++
-		b, ok := bn.calls[opAt{o.Name, nth[o.Name]}]
+		b, ok := bn.calls[opAt{o.Name, o.Occurrence}]
 		if !ok || b.Identity == o.Identity && sameArgs(b.Args, o.Args) {
 			continue
 		}
@@ -323,19 +308,6 @@ func (m renaming) json(s string) string {
 		return s
 	}
 	return b.String()
-}
-
-// inverse returns the renaming from the scenario's names back to the
-// baseline's.
-func (m renaming) inverse() renaming {
-	if len(m) == 0 {
-		return nil
-	}
-	inv := make(renaming, len(m))
-	for b, s := range m {
-		inv[s] = b
-	}
-	return inv
 }
 
 // identity rewrites a baseline identity in the scenario's names.
