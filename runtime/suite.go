@@ -618,23 +618,21 @@ func (s *Suite) run(ctx context.Context, sc Scenario) (*Result, *Trace, error) {
 	r.mu.Unlock()
 	if stall != "" {
 		res.Inconclusive = true
-		sev := SeverityError
 		r.mu.Lock()
 		if ended := r.crashEnded; len(ended) > 0 {
-			// The crash ended goroutines the crashed delivery had started,
-			// and the restart stalled: a worker the deliveries share,
-			// started once (a sync.Once in an object Setup made), which
-			// the restart waits for. A crashed process loses the worker and
-			// the object both; a restarted one makes new ones. Here the
-			// object outlived the crash and its worker did not: the
-			// harness's crash, not the agent, stalled the restart.
-			sev = SeverityWarning
-			stall += fmt.Sprintf("; the crash had ended %s, which the crashed delivery started: if it is a worker the deliveries share (started once, on first use, in an object Setup made), the restart waited for it in vain, as no restarted process would (it starts a new one), so the crash could not be tested and the scenario is inconclusive; start such a worker in Setup, or one per delivery",
+			// The crash ended goroutines the crashed delivery had started.
+			// If one was a worker the deliveries share (started once, in
+			// an object Setup made), the restart waits for it in vain,
+			// where a restarted process would have started a new one;
+			// the agent's own wait (a mark the crash left in the world)
+			// looks the same from here, and is the agent's bug. The stall
+			// stays an error, and says which it may be.
+			stall += fmt.Sprintf("; the crash had ended %s, which the crashed delivery started: if it is a worker the deliveries share (started once, on first use, in an object Setup made), the restart waited for it in vain, where a restarted process would start a new one; start such a worker in Setup, or one per delivery",
 				strings.Join(ended, "; "))
 		}
 		r.mu.Unlock()
 		res.Findings = append(res.Findings, Finding{
-			Code: CodeStalled, Severity: sev, Scenario: sc.Name, Replay: res.Replay, Message: stall,
+			Code: CodeStalled, Severity: SeverityError, Scenario: sc.Name, Replay: res.Replay, Message: stall,
 		})
 	}
 	if r.goroutines != nil && stall == "" {
