@@ -55,7 +55,9 @@ func callSite(ret, site uintptr) uintptr {
 	}
 	wrapper := adapterWrapper(pcs[0])
 	if wrapper && !userSite(pcs[1]) {
-		adapterSites.Store(pcs[1], true)
+		if v, ok := adapterSites.Load(pcs[1]); !ok || !v.(bool) {
+			adapterSites.Store(pcs[1], true)
+		}
 	}
 	if ret != 0 {
 		// An adapter's wrapper is called from every line of a framework
@@ -77,16 +79,25 @@ var adapterWrappers sync.Map // uintptr -> bool
 // adapter's (adapterSite), as where the adapter's own code is the caller.
 func adapterWrapper(pc uintptr) bool { return inAdapter(&adapterWrappers, pc) }
 
+// userSites caches userSite by program counter: every call of an
+// adapter's wrapper asks it.
+var userSites sync.Map // uintptr -> bool
+
 // userSite reports whether pc, a call site, is in the user's own code
 // (userFrame): an agent that calls an adapter's wrapped tool itself names
 // its own line, as a generated wrapper's caller does.
 func userSite(pc uintptr) bool {
-	main := mainModule()
-	if main == "" {
-		return false
+	if v, ok := userSites.Load(pc); ok {
+		return v.(bool)
 	}
-	frame, _ := goruntime.CallersFrames([]uintptr{pc}).Next()
-	return userFrame(frame, main)
+	main := mainModule()
+	in := false
+	if main != "" {
+		frame, _ := goruntime.CallersFrames([]uintptr{pc}).Next()
+		in = userFrame(frame, main)
+	}
+	userSites.Store(pc, in)
+	return in
 }
 
 // inAdapter reports whether pc is in the code of one of agentidem's
