@@ -1,0 +1,228 @@
+package runtime
+
+import (
+	"context"
+	"flag"
+	"os"
+	goruntime "runtime"
+	"sync"
+	"testing"
+)
+
+// fakeProcs stands in for runtime.GOMAXPROCS and SetDefaultGOMAXPROCS: a
+// process of def processors by default, which the program may have set to
+// another value.
+type fakeProcs struct {
+	mu       sync.Mutex
+	n, def   int
+	sets     []int // each positive value set, in order
+	defaults int   // calls of SetDefaultGOMAXPROCS
+}
+
+func useFakeProcs(t *testing.T, n, def int) *fakeProcs {
+	t.Helper()
+	// The environment the suite reads: neither set, as in a plain go test.
+	for _, k := range []string{"GOMAXPROCS", "AGENTIDEM_PROCS"} {
+		if v, ok := os.LookupEnv(k); ok {
+			os.Unsetenv(k)
+			t.Cleanup(func() { os.Setenv(k, v) })
+		}
+	}
+	procPace.mu.Lock()
+	if procPace.suites != 0 || procPace.lowered {
+		procPace.mu.Unlock()
+		t.Fatalf("an earlier test left %d suites running", procPace.suites)
+	}
+	procPace.mu.Unlock()
+	f := &fakeProcs{n: n, def: def}
+	oldMax, oldDef := maxProcs, defaultMaxProcs
+	maxProcs = func(v int) int {
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		prev := f.n
+		if v > 0 {
+			f.n = v
+			f.sets = append(f.sets, v)
+		}
+		return prev
+	}
+	defaultMaxProcs = func() {
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		f.n = f.def
+		f.defaults++
+	}
+	t.Cleanup(func() { maxProcs, defaultMaxProcs = oldMax, oldDef })
+	return f
+}
+
+func (f *fakeProcs) now() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.n
+}
+
+// procsAgent makes one write, and notes the processors the process had
+// while each of its invocations ran.
+func procsAgent(s *store, seen *[]int) func(context.Context) error {
+	return func(ctx context.Context) error {
+		*seen = append(*seen, maxProcs(0))
+		return s.putTraced(ctx, "a", 1)
+	}
+}
+
+func TestASuiteRunsOnOneProcessorUntilItReports(t *testing.T) {
+	f := useFakeProcs(t, 4, 4)
+	s := newStore()
+	var seen []int
+	suite := NewSuite("procs", procsAgent(s, &seen), Setup(func(context.Context) error { s = newStore(); return nil }))
+	if _, err := suite.Baseline(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	for _, sc := range suite.Plan() {
+		if _, err := suite.RunScenario(context.Background(), sc); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i, n := range seen {
+		if n != 1 {
+			t.Fatalf("invocation %d ran with %d processors, want 1", i+1, n)
+		}
+	}
+	if len(seen) < 3 {
+		t.Fatalf("%d invocations, want the baseline and the scenarios'", len(seen))
+	}
+	suite.Report()
+	if f.now() != 4 {
+		t.Fatalf("%d processors after the report, want the 4 the process had", f.now())
+	}
+	if f.defaults != 1 {
+		t.Fatalf("SetDefaultGOMAXPROCS called %d times, want once: the process had the default", f.defaults)
+	}
+}
+
+func TestSuitesSideBySideHaveTheProgramsProcessors(t *testing.T) {
+	f := useFakeProcs(t, 4, 4)
+	s := newStore()
+	var seen []int
+	setup := Setup(func(context.Context) error { s = newStore(); return nil })
+	a := NewSuite("a", procsAgent(s, &seen), setup)
+	b := NewSuite("b", procsAgent(s, &seen), setup)
+	if _, err := a.Baseline(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if f.now() != 1 {
+		t.Fatalf("%d processors while one suite runs, want 1", f.now())
+	}
+	if _, err := b.Baseline(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if f.now() != 4 {
+		t.Fatalf("%d processors while two suites run, want the 4 of the program", f.now())
+	}
+	a.Report()
+	if f.now() != 1 {
+		t.Fatalf("%d processors when one of two suites reported, want 1 for the other", f.now())
+	}
+	b.Report()
+	if f.now() != 4 {
+		t.Fatalf("%d processors after both reported, want 4", f.now())
+	}
+}
+
+func TestAProcessorCountOfTheProgramsOwnIsRestored(t *testing.T) {
+	f := useFakeProcs(t, 3, 4) // the program set 3 where the default is 4
+	s := newStore()
+	var seen []int
+	if _, err := Run(context.Background(), "procs", procsAgent(s, &seen), Setup(func(context.Context) error { s = newStore(); return nil })); err != nil {
+		t.Fatal(err)
+	}
+	if seen[0] != 1 {
+		t.Fatalf("the baseline ran with %d processors, want 1", seen[0])
+	}
+	if f.now() != 3 {
+		t.Fatalf("%d processors after the suite, want the program's 3", f.now())
+	}
+}
+
+func TestAProcessorCountSetDuringTheSuiteIsKept(t *testing.T) {
+	f := useFakeProcs(t, 4, 4)
+	s := newStore()
+	set := false
+	agent := func(ctx context.Context) error {
+		if !set {
+			set = true
+			maxProcs(2) // the program's choice, made while the suite runs
+		}
+		return s.putTraced(ctx, "a", 1)
+	}
+	if _, err := Run(context.Background(), "procs", agent, Setup(func(context.Context) error { s = newStore(); return nil })); err != nil {
+		t.Fatal(err)
+	}
+	if f.now() != 2 {
+		t.Fatalf("%d processors after the suite, want the 2 the program set", f.now())
+	}
+	if f.defaults != 0 {
+		t.Fatalf("SetDefaultGOMAXPROCS called %d times, want none: the program chose", f.defaults)
+	}
+}
+
+func TestProcessorsTheUserChoseAreLeftAlone(t *testing.T) {
+	for _, env := range []struct{ key, value string }{
+		{"GOMAXPROCS", "4"},
+		{"AGENTIDEM_PROCS", "default"},
+		{"test.cpu", "4"}, // go test -cpu 4
+	} {
+		t.Run(env.key, func(t *testing.T) {
+			f := useFakeProcs(t, 4, 4)
+			if env.key == "test.cpu" {
+				if err := flag.Set("test.cpu", env.value); err != nil {
+					t.Fatal(err)
+				}
+				t.Cleanup(func() { flag.Set("test.cpu", "") })
+			} else {
+				t.Setenv(env.key, env.value)
+			}
+			s := newStore()
+			var seen []int
+			if _, err := Run(context.Background(), "procs", procsAgent(s, &seen), Setup(func(context.Context) error { s = newStore(); return nil })); err != nil {
+				t.Fatal(err)
+			}
+			if len(f.sets) != 0 || f.defaults != 0 {
+				t.Fatalf("GOMAXPROCS set to %v and reset to the default %d times with %s=%s, want neither", f.sets, f.defaults, env.key, env.value)
+			}
+			for _, n := range seen {
+				if n != 4 {
+					t.Fatalf("an invocation ran with %d processors, want the 4 the user chose", n)
+				}
+			}
+		})
+	}
+}
+
+// The real runtime: an invocation sees one processor, and the process has
+// its own count back after the report.
+func TestASuiteRunsOnOneRealProcessor(t *testing.T) {
+	if procsLeftAlone() {
+		t.Skip("GOMAXPROCS set in the environment, go test -cpu, or AGENTIDEM_PROCS=default")
+	}
+	prev := goruntime.GOMAXPROCS(2) // two at least, whatever the machine
+	t.Cleanup(func() { goruntime.GOMAXPROCS(prev); goruntime.SetDefaultGOMAXPROCS() })
+	s := newStore()
+	var seen []int
+	agent := func(ctx context.Context) error {
+		seen = append(seen, goruntime.GOMAXPROCS(0))
+		return s.putTraced(ctx, "a", 1)
+	}
+	if _, err := Run(context.Background(), "procs", agent, Setup(func(context.Context) error { s = newStore(); return nil })); err != nil {
+		t.Fatal(err)
+	}
+	for i, n := range seen {
+		if n != 1 {
+			t.Fatalf("invocation %d ran with %d processors, want 1", i+1, n)
+		}
+	}
+	if n := goruntime.GOMAXPROCS(0); n != 2 {
+		t.Fatalf("%d processors after the suite, want the 2 the test set", n)
+	}
+}
