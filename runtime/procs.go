@@ -6,6 +6,7 @@ import (
 	goruntime "runtime"
 	"strconv"
 	"sync"
+	"time"
 )
 
 // A suite is a chain of hand-offs: the harness starts a goroutine for a
@@ -22,10 +23,14 @@ import (
 // runs one scenario at a time.
 //
 // So while a single suite runs, the process has one processor
-// (runtime.GOMAXPROCS(1)), and gets back what it had when the suite
-// reports. While two or more run at once (tests with t.Parallel), the
-// processors are the program's again, so that the suites run side by side;
-// when one of them is left, it has one processor again.
+// (runtime.GOMAXPROCS(1)), and gets back what it had procsRaiseDelay after
+// the suite reports, unless another suite started meanwhile: each change
+// stops the world, and the two cost a suite of seven scenarios as much as
+// the processor saved it, where a test binary's suites follow one another
+// within microseconds. While two or more run at once (tests with
+// t.Parallel), the processors are the program's again at once, so that
+// the suites run side by side; when one of them is left, it has one
+// processor again.
 //
 // The processors are left alone when GOMAXPROCS is set in the environment,
 // when go test was given -cpu, and with AGENTIDEM_PROCS=default. A value
@@ -35,10 +40,15 @@ import (
 // runtime.SetDefaultGOMAXPROCS tells.
 var procPace struct {
 	mu      sync.Mutex
-	suites  int  // suites running
-	lowered bool // GOMAXPROCS was set to 1 by procsUp
-	restore int  // the value it had before
+	suites  int         // suites running
+	lowered bool        // GOMAXPROCS was set to 1 by procsUp
+	restore int         // the value it had before
+	raise   *time.Timer // gives it back when no suite ran for procsRaiseDelay
 }
+
+// procsRaiseDelay is how long the process keeps one processor after the
+// last running suite reported.
+var procsRaiseDelay = 2 * time.Millisecond
 
 // maxProcs and defaultMaxProcs are runtime.GOMAXPROCS and
 // runtime.SetDefaultGOMAXPROCS; tests replace them.
@@ -66,6 +76,9 @@ func procsUp() {
 	procPace.mu.Lock()
 	defer procPace.mu.Unlock()
 	procPace.suites++
+	if procPace.raise != nil {
+		procPace.raise.Stop()
+	}
 	switch procPace.suites {
 	case 1:
 		lowerProcs()
@@ -81,9 +94,26 @@ func procsDown() {
 	procPace.suites--
 	switch procPace.suites {
 	case 0:
-		raiseProcs()
+		if !procPace.lowered {
+			return
+		}
+		if procPace.raise == nil {
+			procPace.raise = time.AfterFunc(procsRaiseDelay, raiseIdleProcs)
+		} else {
+			procPace.raise.Reset(procsRaiseDelay)
+		}
 	case 1:
 		lowerProcs()
+	}
+}
+
+// raiseIdleProcs gives the program its processors back, unless a suite
+// started since the timer was set.
+func raiseIdleProcs() {
+	procPace.mu.Lock()
+	defer procPace.mu.Unlock()
+	if procPace.suites == 0 {
+		raiseProcs()
 	}
 }
 

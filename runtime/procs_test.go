@@ -7,6 +7,7 @@ import (
 	goruntime "runtime"
 	"sync"
 	"testing"
+	"time"
 )
 
 // fakeProcs stands in for runtime.GOMAXPROCS and SetDefaultGOMAXPROCS: a
@@ -28,12 +29,10 @@ func useFakeProcs(t *testing.T, n, def int) *fakeProcs {
 			t.Cleanup(func() { os.Setenv(k, v) })
 		}
 	}
-	procPace.mu.Lock()
-	if procPace.suites != 0 || procPace.lowered {
-		procPace.mu.Unlock()
-		t.Fatalf("an earlier test left %d suites running", procPace.suites)
-	}
-	procPace.mu.Unlock()
+	// An earlier test's suite gives the processors back procsRaiseDelay
+	// after its report, or when the collector finds it unreachable if it
+	// never reported (late.go).
+	waitProcsRaised(t)
 	f := &fakeProcs{n: n, def: def}
 	oldMax, oldDef := maxProcs, defaultMaxProcs
 	maxProcs = func(v int) int {
@@ -52,8 +51,31 @@ func useFakeProcs(t *testing.T, n, def int) *fakeProcs {
 		f.n = f.def
 		f.defaults++
 	}
-	t.Cleanup(func() { maxProcs, defaultMaxProcs = oldMax, oldDef })
+	t.Cleanup(func() {
+		waitProcsRaised(t) // no timer of this test's left to call the fakes
+		maxProcs, defaultMaxProcs = oldMax, oldDef
+	})
 	return f
+}
+
+// waitProcsRaised waits until no suite runs and the processors are given
+// back.
+func waitProcsRaised(t *testing.T) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		procPace.mu.Lock()
+		done := procPace.suites == 0 && !procPace.lowered
+		procPace.mu.Unlock()
+		if done {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the processors were not given back after the suites reported")
+		}
+		goruntime.GC()
+		time.Sleep(time.Millisecond)
+	}
 }
 
 func (f *fakeProcs) now() int {
@@ -93,6 +115,7 @@ func TestASuiteRunsOnOneProcessorUntilItReports(t *testing.T) {
 		t.Fatalf("%d invocations, want the baseline and the scenarios'", len(seen))
 	}
 	suite.Report()
+	waitProcsRaised(t)
 	if f.now() != 4 {
 		t.Fatalf("%d processors after the report, want the 4 the process had", f.now())
 	}
@@ -125,9 +148,35 @@ func TestSuitesSideBySideHaveTheProgramsProcessors(t *testing.T) {
 		t.Fatalf("%d processors when one of two suites reported, want 1 for the other", f.now())
 	}
 	b.Report()
+	waitProcsRaised(t)
 	if f.now() != 4 {
 		t.Fatalf("%d processors after both reported, want 4", f.now())
 	}
+}
+
+func TestSuitesFollowingOneAnotherKeepOneProcessor(t *testing.T) {
+	f := useFakeProcs(t, 4, 4)
+	delay := procsRaiseDelay
+	procsRaiseDelay = time.Hour // the suites below follow one another within it
+	t.Cleanup(func() { procsRaiseDelay = delay })
+	s := newStore()
+	var seen []int
+	setup := Setup(func(context.Context) error { s = newStore(); return nil })
+	for range 3 {
+		if _, err := Run(context.Background(), "procs", procsAgent(s, &seen), setup); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(f.sets) != 1 || f.now() != 1 {
+		t.Fatalf("GOMAXPROCS set to %v for three suites in a row, now %d; want it set to 1 once and kept", f.sets, f.now())
+	}
+	raiseIdleProcs() // the timer, an hour early
+	if f.now() != 4 {
+		t.Fatalf("%d processors once no suite ran for the delay, want 4", f.now())
+	}
+	procPace.mu.Lock()
+	procPace.raise.Stop()
+	procPace.mu.Unlock()
 }
 
 func TestAProcessorCountOfTheProgramsOwnIsRestored(t *testing.T) {
@@ -140,6 +189,7 @@ func TestAProcessorCountOfTheProgramsOwnIsRestored(t *testing.T) {
 	if seen[0] != 1 {
 		t.Fatalf("the baseline ran with %d processors, want 1", seen[0])
 	}
+	waitProcsRaised(t)
 	if f.now() != 3 {
 		t.Fatalf("%d processors after the suite, want the program's 3", f.now())
 	}
@@ -159,6 +209,7 @@ func TestAProcessorCountSetDuringTheSuiteIsKept(t *testing.T) {
 	if _, err := Run(context.Background(), "procs", agent, Setup(func(context.Context) error { s = newStore(); return nil })); err != nil {
 		t.Fatal(err)
 	}
+	waitProcsRaised(t)
 	if f.now() != 2 {
 		t.Fatalf("%d processors after the suite, want the 2 the program set", f.now())
 	}
@@ -222,6 +273,7 @@ func TestASuiteRunsOnOneRealProcessor(t *testing.T) {
 			t.Fatalf("invocation %d ran with %d processors, want 1", i+1, n)
 		}
 	}
+	waitProcsRaised(t)
 	if n := goruntime.GOMAXPROCS(0); n != 2 {
 		t.Fatalf("%d processors after the suite, want the 2 the test set", n)
 	}

@@ -262,7 +262,8 @@
 // (runtime.GOMAXPROCS(1)): the suite's hand-offs between the harness and the
 // goroutines it starts cost a thread wake-up each with more, and the
 // ten-write suite took 1.5 to 1.7 times as long with two. The count goes
-// back when the suite reports, and while suites run side by side
+// back 2 ms after the last suite reported (suites that follow one another
+// keep the one processor), and while suites run side by side
 // (t.Parallel) they have the program's processors. GOMAXPROCS set in the
 // environment, go test -cpu, or AGENTIDEM_PROCS=default leaves the
 // processors alone.
