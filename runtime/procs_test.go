@@ -5,6 +5,7 @@ import (
 	"flag"
 	"os"
 	goruntime "runtime"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -84,11 +85,30 @@ func (f *fakeProcs) now() int {
 	return f.n
 }
 
+// procsSeen notes the processors the process had while each invocation
+// ran; the deliveries of duplicate_delivery/concurrent note at once.
+type procsSeen struct {
+	mu sync.Mutex
+	n  []int
+}
+
+func (p *procsSeen) note(n int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.n = append(p.n, n)
+}
+
+func (p *procsSeen) all() []int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return slices.Clone(p.n)
+}
+
 // procsAgent makes one write, and notes the processors the process had
 // while each of its invocations ran.
-func procsAgent(s *store, seen *[]int) func(context.Context) error {
+func procsAgent(s *store, seen *procsSeen) func(context.Context) error {
 	return func(ctx context.Context) error {
-		*seen = append(*seen, maxProcs(0))
+		seen.note(maxProcs(0))
 		return s.putTraced(ctx, "a", 1)
 	}
 }
@@ -96,7 +116,7 @@ func procsAgent(s *store, seen *[]int) func(context.Context) error {
 func TestASuiteRunsOnOneProcessorUntilItReports(t *testing.T) {
 	f := useFakeProcs(t, 4, 4)
 	s := newStore()
-	var seen []int
+	var seen procsSeen
 	suite := NewSuite("procs", procsAgent(s, &seen), Setup(func(context.Context) error { s = newStore(); return nil }))
 	if _, err := suite.Baseline(context.Background()); err != nil {
 		t.Fatal(err)
@@ -106,13 +126,13 @@ func TestASuiteRunsOnOneProcessorUntilItReports(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	for i, n := range seen {
+	for i, n := range seen.all() {
 		if n != 1 {
 			t.Fatalf("invocation %d ran with %d processors, want 1", i+1, n)
 		}
 	}
-	if len(seen) < 3 {
-		t.Fatalf("%d invocations, want the baseline and the scenarios'", len(seen))
+	if n := len(seen.all()); n < 3 {
+		t.Fatalf("%d invocations, want the baseline and the scenarios'", n)
 	}
 	suite.Report()
 	waitProcsRaised(t)
@@ -127,7 +147,7 @@ func TestASuiteRunsOnOneProcessorUntilItReports(t *testing.T) {
 func TestSuitesSideBySideHaveTheProgramsProcessors(t *testing.T) {
 	f := useFakeProcs(t, 4, 4)
 	s := newStore()
-	var seen []int
+	var seen procsSeen
 	setup := Setup(func(context.Context) error { s = newStore(); return nil })
 	a := NewSuite("a", procsAgent(s, &seen), setup)
 	b := NewSuite("b", procsAgent(s, &seen), setup)
@@ -160,7 +180,7 @@ func TestSuitesFollowingOneAnotherKeepOneProcessor(t *testing.T) {
 	procsRaiseDelay = time.Hour // the suites below follow one another within it
 	t.Cleanup(func() { procsRaiseDelay = delay })
 	s := newStore()
-	var seen []int
+	var seen procsSeen
 	setup := Setup(func(context.Context) error { s = newStore(); return nil })
 	for range 3 {
 		if _, err := Run(context.Background(), "procs", procsAgent(s, &seen), setup); err != nil {
@@ -182,12 +202,12 @@ func TestSuitesFollowingOneAnotherKeepOneProcessor(t *testing.T) {
 func TestAProcessorCountOfTheProgramsOwnIsRestored(t *testing.T) {
 	f := useFakeProcs(t, 3, 4) // the program set 3 where the default is 4
 	s := newStore()
-	var seen []int
+	var seen procsSeen
 	if _, err := Run(context.Background(), "procs", procsAgent(s, &seen), Setup(func(context.Context) error { s = newStore(); return nil })); err != nil {
 		t.Fatal(err)
 	}
-	if seen[0] != 1 {
-		t.Fatalf("the baseline ran with %d processors, want 1", seen[0])
+	if n := seen.all()[0]; n != 1 {
+		t.Fatalf("the baseline ran with %d processors, want 1", n)
 	}
 	waitProcsRaised(t)
 	if f.now() != 3 {
@@ -198,12 +218,9 @@ func TestAProcessorCountOfTheProgramsOwnIsRestored(t *testing.T) {
 func TestAProcessorCountSetDuringTheSuiteIsKept(t *testing.T) {
 	f := useFakeProcs(t, 4, 4)
 	s := newStore()
-	set := false
+	var set sync.Once
 	agent := func(ctx context.Context) error {
-		if !set {
-			set = true
-			maxProcs(2) // the program's choice, made while the suite runs
-		}
+		set.Do(func() { maxProcs(2) }) // the program's choice, made while the suite runs
 		return s.putTraced(ctx, "a", 1)
 	}
 	if _, err := Run(context.Background(), "procs", agent, Setup(func(context.Context) error { s = newStore(); return nil })); err != nil {
@@ -235,14 +252,14 @@ func TestProcessorsTheUserChoseAreLeftAlone(t *testing.T) {
 				t.Setenv(env.key, env.value)
 			}
 			s := newStore()
-			var seen []int
+			var seen procsSeen
 			if _, err := Run(context.Background(), "procs", procsAgent(s, &seen), Setup(func(context.Context) error { s = newStore(); return nil })); err != nil {
 				t.Fatal(err)
 			}
 			if len(f.sets) != 0 || f.defaults != 0 {
 				t.Fatalf("GOMAXPROCS set to %v and reset to the default %d times with %s=%s, want neither", f.sets, f.defaults, env.key, env.value)
 			}
-			for _, n := range seen {
+			for _, n := range seen.all() {
 				if n != 4 {
 					t.Fatalf("an invocation ran with %d processors, want the 4 the user chose", n)
 				}
@@ -260,15 +277,15 @@ func TestASuiteRunsOnOneRealProcessor(t *testing.T) {
 	prev := goruntime.GOMAXPROCS(2) // two at least, whatever the machine
 	t.Cleanup(func() { goruntime.GOMAXPROCS(prev); goruntime.SetDefaultGOMAXPROCS() })
 	s := newStore()
-	var seen []int
+	var seen procsSeen
 	agent := func(ctx context.Context) error {
-		seen = append(seen, goruntime.GOMAXPROCS(0))
+		seen.note(goruntime.GOMAXPROCS(0))
 		return s.putTraced(ctx, "a", 1)
 	}
 	if _, err := Run(context.Background(), "procs", agent, Setup(func(context.Context) error { s = newStore(); return nil })); err != nil {
 		t.Fatal(err)
 	}
-	for i, n := range seen {
+	for i, n := range seen.all() {
 		if n != 1 {
 			t.Fatalf("invocation %d ran with %d processors, want 1", i+1, n)
 		}
