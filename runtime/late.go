@@ -110,7 +110,6 @@ func (s *Suite) watchLate(id uint64, l *lateCalls) {
 		watching.Add(1)
 		activeRuns.Add(1)
 		gcPaceUp()
-		procsUp()
 	}
 }
 
@@ -124,7 +123,6 @@ func (w *lateWatch) stop() {
 	lateRuns.remove(runs)
 	if w.on.CompareAndSwap(true, false) {
 		gcPaceDown()
-		procsDown()
 		activeRuns.Add(-1)
 		if watching.Add(-1) == 0 {
 			callers.mu.Lock()

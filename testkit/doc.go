@@ -258,16 +258,6 @@
 // set, or AGENTIDEM_GC=default leaves the collector alone (README,
 // Benchmarks).
 //
-// While a single suite runs, the process has one processor
-// (runtime.GOMAXPROCS(1)): the suite's hand-offs between the harness and the
-// goroutines it starts cost a thread wake-up each with more, and the
-// ten-write suite took 1.5 to 1.7 times as long with two. The count goes
-// back 2 ms after the last suite reported (suites that follow one another
-// keep the one processor), and while suites run side by side
-// (t.Parallel) they have the program's processors. GOMAXPROCS set in the
-// environment, go test -cpu, or AGENTIDEM_PROCS=default leaves the
-// processors alone.
-//
 // testkit takes a small TB interface, so it can be driven by a fake in its
 // own tests; *testing.T and *testing.B satisfy it.
 package testkit

@@ -32,17 +32,15 @@
 #
 # go test runs without -v, as a user's go test does: only failing
 # scenarios get a subtest. VERBOSE=1 adds -v (every scenario gets its
-# subtest before it runs, and every name and log line is printed). PROCS="1 2 default" runs
-# each measurement under each GOMAXPROCS (labelled p=1, p=2, and no label
-# for default, GOMAXPROCS unset). A GOMAXPROCS in the environment is the
-# user's choice, which a suite leaves alone: p=2 measures the Go scheduler
-# waking an idle processor for each of the harness's hand-offs, and
-# default the one processor a running suite takes (runtime/procs.go).
+# subtest before it runs, and every name and log line is printed). PROCS="1 2" runs each
+# measurement under each GOMAXPROCS (labelled p=1, p=2): on a small
+# machine, most of the difference between them is the Go scheduler waking
+# idle processors for the harness's short-lived goroutines, not the work.
 #
 #   bash scripts/bench/suite.sh
 #   BEFORE=e0e3c29 ROUNDS=5 bash scripts/bench/suite.sh
 #   VERBOSE=1 bash scripts/bench/suite.sh
-#   PROCS="1 2 default" BEFORE=994f5a8 bash scripts/bench/suite.sh
+#   PROCS="1 2" BEFORE=994f5a8 bash scripts/bench/suite.sh
 #   PROCS=1 GOGCS="100 200" bash scripts/bench/suite.sh
 #   PROCS="1 2" GOGCS="default collector" bash scripts/bench/suite.sh
 #
@@ -110,7 +108,7 @@ echo
 echo "goroutine hand-offs (BenchmarkGoroutineHandoff, BenchmarkSuite/writes=10's goroutines/suite):"
 printf "%-6s %12s %14s %16s %18s %18s\n" "procs" "inline ns" "goroutine ns" "extra ns/start" "goroutines/suite" "extra us/suite"
 for p in ${PROCS:-default}; do
-	env=(-u GOMAXPROCS)
+	env=()
 	if [ "$p" != default ]; then env=(GOMAXPROCS="$p"); fi
 	(cd testkit && env "${env[@]}" "$tmp/now.test" -test.run '^$' -test.bench '^BenchmarkGoroutineHandoff$' -test.benchtime 20000x -test.count 5 &&
 		env "${env[@]}" "$tmp/now.test" -test.run '^$' -test.bench '^BenchmarkSuite$/^writes=10$' -test.benchtime 200x -test.count 1) |
@@ -181,7 +179,7 @@ for r in $(seq "$rounds"); do
 		for p in ${PROCS:-default}; do
 		for g in ${GOGCS:-default}; do
 			label=$b
-			procs=(-u GOMAXPROCS)
+			procs=()
 			if [ "$p" != default ]; then
 				label="$b p=$p"
 				procs=(GOMAXPROCS="$p")
