@@ -384,15 +384,6 @@ type heldCalls struct {
 	// arrivals are the times the calls parked at gates reached them,
 	// earliest first, on real time (scheduler.Wait).
 	arrivals []time.Time
-	// gated are the calls parked at gates, with their goroutines
-	// (lockWaitsLocked).
-	gated []gatedCall
-}
-
-// gatedCall is a call parked at a gate and the goroutine that made it.
-type gatedCall struct {
-	gid uint64
-	c   *Call
 }
 
 // arrivedSince reports whether a call parked at a gate reached it after
@@ -678,94 +669,6 @@ type world struct {
 	// spawned counts the harness's goroutines started outside made
 	// (spawn).
 	spawned int
-	// lockWaits are the goroutines seen waiting for a lock at a quiet
-	// moment while a sibling's call was parked at a gate (noteLockWaits).
-	lockWaits []lockWait
-}
-
-// lockWait is a goroutine of the agent that waited for a sync.Mutex or
-// sync.RWMutex while held, made by a goroutine started beside it (by the
-// same goroutine) or by one it started, was parked at a gate.
-type lockWait struct {
-	gid  uint64
-	held *Call
-}
-
-// lockSerialized returns the pairs (held, later) of lockAfter: a call
-// made by a goroutine that had waited for a lock while held was parked,
-// started after held. chunks are the recorder's calls and ops their
-// operations, in the same order.
-func (w *world) lockSerialized(chunks [][]*Call, ops []Operation) map[[2]string]bool {
-	w.mu.Lock()
-	waits := slices.Clone(w.lockWaits)
-	w.mu.Unlock()
-	if len(waits) == 0 {
-		return nil
-	}
-	var out map[[2]string]bool
-	i := 0
-	index := make(map[*Call]int, len(ops))
-	for _, chunk := range chunks {
-		for _, c := range chunk {
-			index[c] = i
-			i++
-		}
-	}
-	for _, lw := range waits {
-		h, ok := index[lw.held]
-		if !ok {
-			continue
-		}
-		for c, j := range index {
-			if c.gid == lw.gid && ops[j].Seq > ops[h].Seq && ops[j].Parent == "" {
-				if out == nil {
-					out = map[[2]string]bool{}
-				}
-				out[[2]string{ops[h].ID, ops[j].ID}] = true
-			}
-		}
-	}
-	return out
-}
-
-// noteLockWaits records, at a quiet moment, the goroutines of ours that
-// wait for a lock while a call of a sibling goroutine, or of a goroutine
-// they started, is parked at a gate: the likely holder of the lock holds
-// it across the call. A stack dump does not say who holds a lock; two
-// goroutines an agent fans out that take one mutex around their tool
-// calls are the shape this reads (one holds it at its gate, the other
-// waits). A goroutine that took the lock before it started the waiter
-// (the order made sure) is the waiter's parent, and is not taken.
-func (w *world) noteLockWaits(ours []gInfo, gated []gatedCall) {
-	if len(gated) == 0 {
-		return
-	}
-	parentOf := func(id uint64) uint64 {
-		for i := range ours {
-			if ours[i].id == id {
-				return ours[i].parent
-			}
-		}
-		return 0
-	}
-	for i := range ours {
-		g := &ours[i]
-		switch g.state {
-		case "sync.Mutex.Lock", "sync.RWMutex.Lock", "sync.RWMutex.RLock":
-		default:
-			continue
-		}
-		for _, h := range gated {
-			if p := parentOf(h.gid); h.gid == g.id || p == 0 || (p != g.parent && p != g.id) {
-				continue
-			}
-			w.mu.Lock()
-			if !slices.Contains(w.lockWaits, lockWait{g.id, h.c}) {
-				w.lockWaits = append(w.lockWaits, lockWait{g.id, h.c})
-			}
-			w.mu.Unlock()
-		}
-	}
 }
 
 // newWorld takes the world of a scenario. Only a scenario with gates reads
@@ -1253,7 +1156,6 @@ func (w *world) quiet(self uint64, held heldCalls) (quiet bool, why string, onIO
 	w.keepTimed(timed) // after a whole pass: none was left unseen
 	w.keepParked(parked)
 	w.noteQuiet(ours, created, made, known && self == 0)
-	w.noteLockWaits(ours, held.gated)
 	return true, "", false
 }
 

@@ -805,9 +805,6 @@ func (r *recorder) expand() (*Trace, []*Call) {
 	for i := range t.Ops {
 		t.Ops[i].Result = encodable(t.Ops[i].Result)
 	}
-	if r.world != nil {
-		t.lockAfter = r.world.lockSerialized(r.calls, t.Ops)
-	}
 	return t, calls
 }
 

@@ -519,7 +519,6 @@ func (s *scheduler) realtimeQuiesce() bool {
 		var atGates []uint64
 		for _, w := range s.waiting {
 			held.arrivals = append(held.arrivals, w.at)
-			held.gated = append(held.gated, gatedCall{w.gid, w.c})
 			atGates = append(atGates, w.gid)
 		}
 		s.mu.Unlock()

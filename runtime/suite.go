@@ -171,18 +171,6 @@ func (s *Suite) Baseline(ctx context.Context) (*Result, error) {
 			res.Findings = append(res.Findings, order...)
 		}
 	}
-	if err == nil && res.Trace != nil && len(res.Trace.lockAfter) > 0 && !hasOrderFinding(res) {
-		// Calls one after another because a lock put them so: no round
-		// of parallel calls to reorder, and the order is the lock's
-		// (lockSerializedDeps). The baseline says so, failed or not.
-		s.lockDeps(res.Trace, func(f Finding) {
-			if baselineFailed(res) && res.Error != "" {
-				f.Message += "; here the agent failed: " + res.Error
-			}
-			f.Scenario, f.Replay = ScenarioBaseline, res.Replay
-			res.Findings = append(res.Findings, f)
-		})
-	}
 	tr := res.Trace
 	s.baseline, s.base, s.baseErr = res, tr, err
 	if outer := s.outerOps(); outer != nil {
@@ -1557,11 +1545,7 @@ func (s *Suite) orderChecks(res *Result, tr *Trace, sc Scenario) {
 	for i := range ops {
 		for j := range ops {
 			a, b := &ops[i], &ops[j]
-			if i == j {
-				continue
-			}
-			if !nest.together(a, b) {
-				s.lockSerializedDeps(tr, a, b, add)
+			if i == j || !nest.together(a, b) {
 				continue
 			}
 			for _, dep := range b.After {
@@ -1586,43 +1570,6 @@ func (s *Suite) orderChecks(res *Result, tr *Trace, sc Scenario) {
 			}
 		}
 	}
-}
-
-// lockDeps runs lockSerializedDeps on every pair of tr's calls.
-func (s *Suite) lockDeps(tr *Trace, add func(Finding)) {
-	if len(tr.lockAfter) == 0 {
-		return
-	}
-	for i := range tr.Ops {
-		for j := range tr.Ops {
-			if i != j {
-				s.lockSerializedDeps(tr, &tr.Ops[i], &tr.Ops[j], add)
-			}
-		}
-	}
-}
-
-// lockSerializedDeps reports b, which declares after=a.Name, where only a
-// lock put them in an order (Trace.lockAfter): the two were dispatched
-// together, each in a goroutine that takes one mutex around its call, and
-// whichever took the lock first ran first. The scheduler can hold a call
-// only at its gates, after its goroutine took the lock, so this run tried
-// one order only; production may run the other.
-func (s *Suite) lockSerializedDeps(tr *Trace, a, b *Operation, add func(Finding)) {
-	if len(tr.lockAfter) == 0 || !contains(b.After, a.Name) {
-		return
-	}
-	first, then := a, b
-	if !tr.lockAfter[[2]string{a.ID, b.ID}] {
-		if !tr.lockAfter[[2]string{b.ID, a.ID}] {
-			return
-		}
-		first, then = b, a
-	}
-	add(Finding{Code: CodeDependentCallsConcurrent, Severity: SeverityError,
-		Ops: []string{a.Name, b.Name}, Calls: []string{a.ID, b.ID},
-		Message: fmt.Sprintf("%s dispatched concurrently with its prerequisite %s, ordered only by a lock: %s's goroutine waited for a sync.Mutex while %s was in flight, and ran %s after it; whichever goroutine takes the lock first runs first, so %s may start before %s; %s declares after=%s, so it must start only once %s has returned: issue them in separate turns or wait for %s first",
-			b.Name, a.Name, then.Name, first.Name, then.Name, b.Name, a.Name, b.Name, a.Name, a.Name, a.Name)})
 }
 
 // prerequisiteDone reports whether b, which declares after=a.Name, follows

@@ -233,11 +233,6 @@ type Trace struct {
 	// suite left running made during this run, with that run's context
 	// (lateAmid), and amidLateOps their ops.
 	amidLate, amidLateOps []string
-	// lockAfter holds the pairs of calls (held, later) where the later
-	// call's goroutine had waited for a lock while held was parked at a
-	// gate (world.noteLockWaits): the lock, not the agent, put one after
-	// the other.
-	lockAfter map[[2]string]bool
 }
 
 // Calls returns the operations of the op named name.

@@ -110,8 +110,7 @@
 // form a batch, and the checks are:
 //
 //   - dependent_calls_concurrent: an op in one batch with an op it declares
-//     after=, or ordered after it only by a sync.Mutex that two goroutines
-//     the agent fanned out take around their calls;
+//     after=;
 //   - concurrent_writes_same_entity: two writes to one entity in one batch;
 //   - order_variant_outcome: with Outcome, schedules that end differently;
 //   - partial_batch_replay: partial_batch_failure fails one call of a batch
