@@ -32,10 +32,14 @@
 #
 # go test runs without -v, as a user's go test does: only failing
 # scenarios get a subtest. VERBOSE=1 adds -v (every scenario gets its
-# subtest before it runs, and every name and log line is printed). PROCS="1 2" runs each
-# measurement under each GOMAXPROCS (labelled p=1, p=2): on a small
-# machine, most of the difference between them is the Go scheduler waking
-# idle processors for the harness's short-lived goroutines, not the work.
+# subtest before it runs, and every name and log line is printed). PROCS
+# lists the GOMAXPROCS values to run each measurement under (labelled p=1,
+# p=2, and no label for default: GOMAXPROCS unset, as in a user's go test);
+# it is "1 default" unless given. On a small machine most of the
+# difference between them is the Go scheduler waking idle processors for
+# the harness's short-lived goroutines, not the work: the ten-write suite
+# under TestAgent took about twice as long with the default of 2 as with 1
+# on a machine of 2 CPUs (README, Benchmarks).
 #
 #   bash scripts/bench/suite.sh
 #   BEFORE=e0e3c29 ROUNDS=5 bash scripts/bench/suite.sh
@@ -107,8 +111,8 @@ go test -c -o "$tmp/now.test" ./testkit
 echo
 echo "goroutine hand-offs (BenchmarkGoroutineHandoff, BenchmarkSuite/writes=10's goroutines/suite):"
 printf "%-6s %12s %14s %16s %18s %18s\n" "procs" "inline ns" "goroutine ns" "extra ns/start" "goroutines/suite" "extra us/suite"
-for p in ${PROCS:-default}; do
-	env=()
+for p in ${PROCS:-1 default}; do
+	env=(-u GOMAXPROCS)
 	if [ "$p" != default ]; then env=(GOMAXPROCS="$p"); fi
 	(cd testkit && env "${env[@]}" "$tmp/now.test" -test.run '^$' -test.bench '^BenchmarkGoroutineHandoff$' -test.benchtime 20000x -test.count 5 &&
 		env "${env[@]}" "$tmp/now.test" -test.run '^$' -test.bench '^BenchmarkSuite$/^writes=10$' -test.benchtime 200x -test.count 1) |
@@ -176,10 +180,10 @@ END {
 : >"$tmp/lines"
 for r in $(seq "$rounds"); do
 	for b in $bins; do
-		for p in ${PROCS:-default}; do
+		for p in ${PROCS:-1 default}; do
 		for g in ${GOGCS:-default}; do
 			label=$b
-			procs=()
+			procs=(-u GOMAXPROCS)
 			if [ "$p" != default ]; then
 				label="$b p=$p"
 				procs=(GOMAXPROCS="$p")
