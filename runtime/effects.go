@@ -826,6 +826,13 @@ func landedByReturn(tr *Trace, end string, base *Trace) bool {
 	return end != "" && tr.returned == end && base != nil && base.end != "" && base.returned == base.end
 }
 
+// clusterTaken reports whether o ran in a cluster of overlapping calls
+// whose snapshots, before and after it, were both taken.
+func clusterTaken(o *Operation) bool {
+	e := o.effect
+	return e != nil && e.inCluster && e.clErr == "" && e.before != "" && e.after != ""
+}
+
 // deferredNote is the trace's note when a repeat of op (the first, id)
 // whose executions changed the state in no window of their own was judged
 // by the end state (judgeRepeatsIn).
@@ -1556,6 +1563,21 @@ func judgeRepeatsIn(tr *Trace, end, baseEnd string, baseWin map[string][2]string
 					// repeats left nothing one delivery did not. Where it
 					// ended otherwise, every execution still counts
 					// (below).
+					o.Repeat, o.JudgedBy = RepeatAbsorbed, JudgedByEndState
+					if !deferredNoted {
+						deferredNoted = true
+						tr.Notes = append(tr.Notes, deferredNote(k.op, o.ID))
+					}
+				case un != nil && o.Overlapped && clusterTaken(o) && !effectSeen(o) && landedByReturn(tr, end, un.base) && endSame() && !reorders(k):
+					// As above, for a repeat that overlapped other calls:
+					// two deliveries retried at once, and their last
+					// attempts, answered by the sink's replay, ran side
+					// by side. Its cluster's snapshots say nothing of
+					// it: the booking an earlier attempt set going, whose
+					// client gave up on it, lands between calls or while
+					// the cluster runs. Both runs had their end state
+					// when the agent returned, and the end says whether
+					// a second effect stayed.
 					o.Repeat, o.JudgedBy = RepeatAbsorbed, JudgedByEndState
 					if !deferredNoted {
 						deferredNoted = true

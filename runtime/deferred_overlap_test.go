@@ -1,0 +1,221 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// bookings is a payments service with idempotency keys that books a charge
+// some time after it accepted the request: a client that gives up first
+// (its timeout is shorter) leaves the booking to land between its calls.
+// A key in flight is answered 409, a key booked is replayed.
+type bookings struct {
+	mu      sync.Mutex
+	charges int
+	keys    map[string]bool // key -> booked
+	work    time.Duration
+	wg      sync.WaitGroup
+}
+
+func (b *bookings) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	key := r.Header.Get("Idempotency-Key")
+	b.mu.Lock()
+	booked, seen := b.keys[key]
+	if !seen {
+		b.keys[key] = false
+	}
+	b.mu.Unlock()
+	switch {
+	case seen && booked:
+		w.WriteHeader(http.StatusOK) // the replay
+		return
+	case seen:
+		http.Error(w, "in progress", http.StatusConflict)
+		return
+	}
+	b.wg.Add(1)
+	defer b.wg.Done()
+	time.Sleep(b.work)
+	b.mu.Lock()
+	b.charges++
+	b.keys[key] = true
+	b.mu.Unlock()
+	w.WriteHeader(http.StatusCreated)
+}
+
+func (b *bookings) snapshot() any {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return map[string]any{"charges": b.charges}
+}
+
+// An agent retries a charge whose client times out before the service
+// books it: the booking lands between its calls, and a later attempt with
+// the same key is answered by the service's replay. No call of charge
+// changes the state in its own window, here or in the baseline. When two
+// deliveries run at once, their last attempts run side by side (in one
+// cluster, whose snapshots are equal): they left one charge, as one
+// delivery does, and the repeat is judged by the end state, not counted
+// (it was, 14 runs of 15, when only a repeat that ran alone was). An agent
+// that makes its key afresh for each delivery charges twice and is caught.
+func TestOverlappedRepeatsAfterABookingLandedBetweenCallsAreJudgedByTheEnd(t *testing.T) {
+	charge := &Op{Name: "charge", Kind: KindWrite, Params: []string{"order"}}
+	for _, c := range []struct {
+		name           string
+		keyPerDelivery bool
+		wantDup        bool
+	}{
+		{"one key for the order", false, false},
+		{"a key per delivery", true, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var (
+				svc *bookings
+				srv *httptest.Server
+			)
+			client := &http.Client{Timeout: 5 * time.Millisecond}
+			var deliveries sync.Map
+			agent := func(ctx context.Context) error {
+				key := "order-1"
+				if c.keyPerDelivery {
+					n := 0
+					deliveries.Range(func(any, any) bool { n++; return true })
+					key = fmt.Sprintf("order-1/%d", n)
+					deliveries.Store(key, true)
+				}
+				var err error
+				for attempt := 0; attempt < 8; attempt++ {
+					err = traced(ctx, charge, []any{"order-1"}, []any{"order-1"}, func(ctx context.Context) error {
+						req, err := http.NewRequestWithContext(ctx, http.MethodPost, srv.URL, nil)
+						if err != nil {
+							return err
+						}
+						req.Header.Set("Idempotency-Key", key)
+						resp, err := client.Do(req)
+						if err != nil {
+							return err
+						}
+						resp.Body.Close()
+						// The answer is read and handled while the other
+						// delivery's call runs: the last attempts of two
+						// deliveries overlap.
+						time.Sleep(3 * time.Millisecond)
+						if resp.StatusCode/100 != 2 {
+							return errors.New(resp.Status)
+						}
+						return nil
+					})
+					if err == nil {
+						return nil
+					}
+					select {
+					case <-ctx.Done():
+						return err
+					case <-time.After(30 * time.Millisecond):
+					}
+				}
+				return err
+			}
+			rep, err := Run(context.Background(), t.Name(), agent,
+				OnlyScenario(ScenarioDuplicateConcurrent),
+				Setup(func(context.Context) error {
+					deliveries.Clear()
+					svc = &bookings{keys: map[string]bool{}, work: 20 * time.Millisecond}
+					srv = httptest.NewServer(svc)
+					return nil
+				}),
+				Teardown(func(context.Context) error {
+					srv.Close()
+					svc.wg.Wait()
+					return nil
+				}),
+				State(func() any { return svc.snapshot() }))
+			require.NoError(t, err)
+			require.True(t, rep.BaselineSucceeded, "baseline: %s", rep.BaselineFailure)
+			require.Len(t, rep.Results, 1)
+			res := rep.Results[0]
+			dup := false
+			for _, f := range res.Findings {
+				dup = dup || f.Code == CodeDuplicateWrite
+			}
+			assert.Equal(t, c.wantDup, dup, "findings %v; ops %v", res.Findings, opsOf(res.Trace))
+			last := res.Trace.Ops[len(res.Trace.Ops)-1]
+			assert.True(t, last.Overlapped, "the last attempts overlapped: %v", opsOf(res.Trace))
+			if !c.wantDup {
+				assert.True(t, rep.Safe)
+				assert.Contains(t, strings.Join(res.Trace.Notes, "\n"), "charge changed the state in none of its calls")
+			}
+		})
+	}
+}
+
+// opsOf lists a trace's calls, for a failing assertion's message.
+func opsOf(tr *Trace) []string {
+	var out []string
+	for _, o := range tr.Ops {
+		out = append(out, fmt.Sprintf("%s %s overlapped=%v repeat=%s/%s err=%q", o.ID, o.Status, o.Overlapped, o.Repeat, o.JudgedBy, o.Error))
+	}
+	return out
+}
+
+// The rule of the test above at the level of one judgement: a repeat that
+// overlapped other calls, of an op no execution of which changed the state
+// in a window of its own, is judged by the end state only where its
+// cluster's snapshots were taken, the baseline saw the state change outside
+// its traced writes, both runs had their end state once the agent
+// returned, and the run ended as the baseline did. The cluster may have
+// changed the state (the booking landed while the last attempts ran): the
+// end says whether a second effect stayed.
+func TestDeferredEffectOfOverlappedRepeatJudgedByTheEndOnlyWhereItLandedByReturn(t *testing.T) {
+	s0, s1, s2 := `{"charges":0}`, `{"charges":1}`, `{"charges":2}`
+	args := Args{Names: []string{"order"}, Values: []any{"o-1"}}
+	first := Operation{ID: "1:charge#1", Name: "charge", Kind: KindWrite, Status: StatusSuccess, Identity: `"o-1"`, Invocation: 1, Args: args,
+		effect: &effectView{order: 1, inCluster: true, seen: true, before: s0, after: s0}}
+	base := &Trace{Ops: []Operation{first}, gaps: [][2]string{{s0, s1}}, end: s1, returned: s1}
+	run := func(end, returned string, cluster effectView) (*Trace, []Finding) {
+		a, b := first, first
+		a.Overlapped, a.effect = true, &cluster
+		b.ID, b.Invocation, b.Overlapped = "2:charge#2", 2, true
+		cl := cluster
+		cl.order = 2
+		b.effect = &cl
+		tr := &Trace{Ops: []Operation{a, b}, end: end, returned: returned}
+		return tr, judgeRepeatsIn(tr, end, base.end, windows(base), untracedIn(base, false), false, false)
+	}
+	quiet := effectView{order: 1, inCluster: true, before: s1, after: s1}
+	landing := effectView{order: 1, inCluster: true, before: s0, after: s1}
+	for _, cluster := range []effectView{quiet, landing} {
+		tr, fs := run(s1, s1, cluster)
+		assert.Empty(t, fs)
+		assert.Equal(t, RepeatAbsorbed, tr.Ops[1].Repeat)
+		assert.Equal(t, JudgedByEndState, tr.Ops[1].JudgedBy)
+		require.Len(t, tr.Notes, 1)
+		assert.Contains(t, tr.Notes[0], "charge changed the state in none of its calls")
+	}
+
+	for _, c := range []struct {
+		name          string
+		end, returned string
+		cluster       effectView
+	}{
+		{"the run ended otherwise", s2, s2, quiet},
+		{"the state changed after the agent returned", s1, s0, quiet},
+		{"the cluster ran on to a second charge", s2, s2, landing},
+		{"the cluster's snapshot failed", s1, s1, effectView{order: 1, inCluster: true, before: s1, after: s1, clErr: "State panicked"}},
+		{"no cluster snapshots", s1, s1, effectView{order: 1}},
+	} {
+		tr, fs := run(c.end, c.returned, c.cluster)
+		assert.Len(t, fs, 1, c.name)
+		assert.Equal(t, RepeatDuplicate, tr.Ops[1].Repeat, c.name)
+	}
+}
