@@ -1069,6 +1069,13 @@ func judgeRepeatsIn(tr *Trace, end, baseEnd string, baseWin map[string][2]string
 				for _, w := range baseWin {
 					ws = append(ws, w)
 				}
+				if un != nil {
+					// And what the baseline's state gained outside its
+					// traced writes (a transaction's commit): the rows
+					// a table numbered from a sequence that a rolled
+					// back attempt of the run advanced.
+					ws = append(ws, un.base.gaps...)
+				}
 				sameInOrder = sameUpToMadeNames(e, b, madeBy(ws), namedByRun())
 			}
 		}

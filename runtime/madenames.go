@@ -145,11 +145,14 @@ func scalarText(v any) (string, bool) {
 // baseline's end has its name left out only where one execution in the
 // baseline, seen alone, added it (made), it is still as that execution
 // added it, and no call of the run was given its name (named); the run's
-// end has the same names left out at the same places, and no others. So
-// what is left out is a renaming of members that creates made and nothing
-// changed since: a second create leaves a member more, an increment or a
-// swap changes a value or a name the agent passed, and each still
-// differs.
+// end has the same names left out at the same places, and, there, the
+// names the baseline's end does not hold at all and no call was given
+// (the next number of a sequence that an attempt rolled back advanced:
+// the row the baseline made as 1, the run made as 2). So what is left out
+// is a renaming of members that creates made and nothing changed since: a
+// second create leaves a member more, an increment or a swap changes a
+// value or a name the agent passed, and each still differs; a member the
+// baseline held before its writes keeps its name on both sides.
 func sameUpToMadeNames(end, baseEnd string, made madeNames, named map[string]bool) bool {
 	if len(made) == 0 {
 		return false
@@ -159,8 +162,151 @@ func sameUpToMadeNames(end, baseEnd string, made madeNames, named map[string]boo
 	if errE != nil || errB != nil {
 		return false
 	}
-	l := markMade(b, made, named)
-	return encode(sortLists(l.strip(nil, e))) == encode(sortLists(l.strip(nil, b)))
+	same := func(named map[string]bool) bool {
+		l := markMade(b, made, named)
+		return encode(sortLists(l.forRun(nil, e, b, named).strip(nil, e))) == encode(sortLists(l.strip(nil, b)))
+	}
+	if same(named) {
+		return true
+	}
+	// A number given by chance (an order's id 1 and a quantity of 2
+	// passed beside the rows the sink numbered 1 and 2): where the run's
+	// end holds, where the baseline's creates made members, members the
+	// baseline's end does not hold, under names no call of the run was
+	// given, the sink named those, and the baseline's made members too
+	// (sameChangeUpToMadeNames).
+	fresh := freshNamesIn(e, b, made)
+	if len(fresh) == 0 {
+		return false
+	}
+	for _, n := range fresh {
+		if named[n] {
+			return false
+		}
+	}
+	relaxed := make(map[string]bool, len(named))
+	for n := range named {
+		relaxed[n] = true
+	}
+	for _, n := range madeNamesIn(b, made) {
+		delete(relaxed, n)
+	}
+	return len(relaxed) < len(named) && same(relaxed)
+}
+
+// freshNamesIn returns the names (as namedIn writes them) of the members of
+// the run's end e that the baseline's end b does not hold, at the places
+// where the baseline's creates made members (made): an object's keys, and
+// the ids of rows that are objects (idKey).
+func freshNamesIn(e, b any, made madeNames) []string {
+	var out []string
+	var walk func(path []string, e, b any)
+	walk = func(path []string, e, b any) {
+		p := pathKey(path)
+		switch x := e.(type) {
+		case map[string]any:
+			y, _ := b.(map[string]any)
+			for k, v := range x {
+				if _, held := y[k]; !held && len(made[p]) > 0 {
+					out = append(out, k)
+					continue
+				}
+				walk(append(path, k), v, y[k])
+			}
+		case []any:
+			if len(made[p]) == 0 {
+				return
+			}
+			y, _ := b.([]any)
+			held := map[string]bool{}
+			for _, r := range y {
+				if k, ok := rowKey(r, -1); ok {
+					held[k] = true
+				}
+			}
+			for _, r := range x {
+				if _, ok := r.(map[string]any); !ok {
+					continue
+				}
+				k, ok := rowKey(r, -1)
+				if !ok || held[k] {
+					continue
+				}
+				if d, err := decodeState(k); err == nil {
+					if t, ok := scalarText(d); ok {
+						out = append(out, t)
+					}
+				}
+			}
+		}
+	}
+	walk(nil, e, b)
+	return out
+}
+
+// forRun returns l (the names left out of the baseline's end, b) with the
+// names of the run's end (e, at path) added that, at a place where l
+// leaves names out, the baseline's end does not hold and no call was
+// given (named).
+func (l leftOut) forRun(path []string, e, b any, named map[string]bool) leftOut {
+	out := leftOut{names: make(map[string]map[string]bool, len(l.names)), cols: l.cols}
+	for p, ns := range l.names {
+		out.names[p] = ns
+	}
+	copied := map[string]bool{}
+	add := func(p, k string) {
+		if !copied[p] {
+			copied[p] = true
+			c := make(map[string]bool, len(l.names[p])+1)
+			for n := range l.names[p] {
+				c[n] = true
+			}
+			out.names[p] = c
+		}
+		out.names[p][k] = true
+	}
+	var walk func(path []string, e, b any)
+	walk = func(path []string, e, b any) {
+		p := pathKey(path)
+		switch x := e.(type) {
+		case map[string]any:
+			y, _ := b.(map[string]any)
+			for k, v := range x {
+				if _, held := y[k]; !held && len(l.names[p]) > 0 && !named[k] {
+					add(p, k)
+					continue
+				}
+				if !l.names[p][k] {
+					walk(append(path, k), v, y[k])
+				}
+			}
+		case []any:
+			col, ok := l.cols[p]
+			if !ok {
+				return
+			}
+			y, _ := b.([]any)
+			held := map[string]bool{}
+			for _, r := range y {
+				if k, ok := rowKey(r, col); ok {
+					held[k] = true
+				}
+			}
+			for _, r := range x {
+				k, ok := rowKey(r, col)
+				if !ok || held[k] {
+					continue
+				}
+				if d, err := decodeState(k); err == nil {
+					if t, ok := scalarText(d); ok && !named[t] {
+						add(p, k)
+					}
+				}
+			}
+		}
+	}
+	walk(path, e, b)
+	return out
 }
 
 // sameChangeUpToMadeNames reports whether the change from snapshot a to b
@@ -168,23 +314,99 @@ func sameUpToMadeNames(end, baseEnd string, made madeNames, named map[string]boo
 // (members it added, named by no call) are left out: an execution that
 // opened a ticket as T-2 made the change that one execution made as T-1.
 // A second ticket opened is a member more, and still differs.
+//
+// A name a call of the run was given (named) is the agent's, not the
+// sink's; but a number can be given by chance (a quantity of 2 beside the
+// row the sink numbered 2). Where the second change (the run's) made
+// members whose names no call of the run was given, the sink named them,
+// as it did in the first (one execution in the baseline, by the same
+// code) whatever the run passed: the comparison is made again with the
+// first change's names left out as well (an upsert that advanced the
+// sequence on its conflict made as row 3 the line one execution made as
+// row 2, with a quantity of 2). The other way round, a name the run gave
+// (T-2 passed to a call) may be its choice, and stays.
 func sameChangeUpToMadeNames(a, b, c, d string, named map[string]bool) bool {
-	change := func(x, y string) (string, bool) {
+	type side struct {
+		x, y any
+		made madeNames
+	}
+	load := func(x, y string) (side, bool) {
 		xv, errX := decodeState(x)
 		yv, errY := decodeState(y)
 		if errX != nil || errY != nil {
-			return "", false
+			return side{}, false
 		}
 		made := madeBy([][2]string{{x, y}})
-		if len(made) == 0 {
-			return "", false
-		}
-		l := markMade(yv, made, named)
-		return describeChange(encode(sortLists(l.strip(nil, xv))), encode(sortLists(l.strip(nil, yv))), -1), true
+		return side{xv, yv, made}, len(made) > 0
 	}
-	ab, ok1 := change(a, b)
-	cd, ok2 := change(c, d)
-	return ok1 && ok2 && ab == cd
+	change := func(s side, named map[string]bool) string {
+		l := markMade(s.y, s.made, named)
+		return describeChange(encode(sortLists(l.strip(nil, s.x))), encode(sortLists(l.strip(nil, s.y))), -1)
+	}
+	ab, ok1 := load(a, b)
+	cd, ok2 := load(c, d)
+	if !ok1 || !ok2 {
+		return false
+	}
+	if change(ab, named) == change(cd, named) {
+		return true
+	}
+	abNames, cdNames := madeNamesIn(ab.y, ab.made), madeNamesIn(cd.y, cd.made)
+	given := func(ns []string) bool {
+		for _, n := range ns {
+			if named[n] {
+				return true
+			}
+		}
+		return false
+	}
+	if len(cdNames) == 0 || given(cdNames) || !given(abNames) {
+		return false
+	}
+	relaxed := make(map[string]bool, len(named))
+	for n := range named {
+		relaxed[n] = true
+	}
+	for _, n := range append(abNames, cdNames...) {
+		delete(relaxed, n)
+	}
+	return change(ab, relaxed) == change(cd, relaxed)
+}
+
+// madeNamesIn returns the names (as namedIn writes them) of the members of
+// y that made holds: an object's keys, and the ids of rows that are
+// objects (idKey).
+func madeNamesIn(y any, made madeNames) []string {
+	var out []string
+	var walk func(path []string, v any)
+	walk = func(path []string, v any) {
+		p := pathKey(path)
+		switch x := v.(type) {
+		case map[string]any:
+			for k, e := range x {
+				if made[p][madeKey(k, encode(e))] {
+					out = append(out, k)
+					continue
+				}
+				walk(append(path, k), e)
+			}
+		case []any:
+			for _, r := range x {
+				if _, ok := r.(map[string]any); !ok || !made[p][encode(r)] {
+					continue
+				}
+				if k, ok := rowKey(r, -1); ok {
+					if d, err := decodeState(k); err == nil {
+						if t, ok := scalarText(d); ok {
+							out = append(out, t)
+						}
+					}
+				}
+			}
+		}
+	}
+	walk(nil, y)
+	return out
 }
 
 // leftOut holds, by path, the names left out of a state (for a list, the

@@ -14,6 +14,18 @@ func TestSameUpToMadeNames(t *testing.T) {
 		{`{"t":[]}`, `{"t":[[1,"printer","open"]]}`},
 		{`{"t":[[1,"printer","open"]]}`, `{"t":[[1,"printer","open"],[2,"vpn","open"]]}`},
 	}
+	// A payment committed outside every traced write (a gap of the
+	// baseline's, which madeBy reads as a window).
+	paid := [][2]string{
+		{`{"payments":null}`, `{"payments":[{"id":1,"ref":"pay-1","amount":100}]}`},
+	}
+	seeded := [][2]string{
+		{`[{"id":1,"s":"a"}]`, `[{"id":1,"s":"a"},{"id":2,"s":"b"}]`},
+	}
+	lines := [][2]string{
+		{`{"items":[]}`, `{"items":[{"id":1,"order_id":1,"sku":"apple","qty":2}]}`},
+		{`{"items":[{"id":1,"order_id":1,"sku":"apple","qty":2}]}`, `{"items":[{"id":1,"order_id":1,"sku":"apple","qty":2},{"id":2,"order_id":1,"sku":"pear","qty":2}]}`},
+	}
 	for _, c := range []struct {
 		name         string
 		windows      [][2]string
@@ -47,6 +59,35 @@ func TestSameUpToMadeNames(t *testing.T) {
 			{`[{"id":1,"s":"printer"}]`, `[{"id":1,"s":"printer"},{"id":2,"s":"vpn"}]`},
 		}, []string{"printer", "vpn"},
 			`[{"id":2,"s":"printer"},{"id":1,"s":"vpn"}]`, `[{"id":1,"s":"printer"},{"id":2,"s":"vpn"}]`, true},
+		// A sequence that a rolled back attempt advanced: the row the
+		// baseline made as 1, the run made as 2.
+		{"a row numbered past a rolled back attempt", paid, []string{"pay-1", "100"},
+			`{"payments":[{"id":2,"ref":"pay-1","amount":100}]}`, `{"payments":[{"id":1,"ref":"pay-1","amount":100}]}`, true},
+		{"two rows numbered past a rolled back attempt", paid, []string{"pay-1", "100"},
+			`{"payments":[{"id":2,"ref":"pay-1","amount":100},{"id":3,"ref":"pay-1","amount":100}]}`, `{"payments":[{"id":1,"ref":"pay-1","amount":100}]}`, false},
+		{"a row numbered past, under a name the run gave a call", paid, []string{"pay-1", "100", "2"},
+			`{"payments":[{"id":2,"ref":"pay-1","amount":100}]}`, `{"payments":[{"id":1,"ref":"pay-1","amount":100}]}`, false},
+		{"a row that was there before the run keeps its name", seeded, []string{"b"},
+			`[{"id":1,"s":"b"},{"id":3,"s":"a"}]`, `[{"id":1,"s":"a"},{"id":2,"s":"b"}]`, false},
+		{"a row numbered past one that was there before", seeded, []string{"b"},
+			`[{"id":1,"s":"a"},{"id":3,"s":"b"}]`, `[{"id":1,"s":"a"},{"id":2,"s":"b"}]`, true},
+		// The agent passed the order's id (1) and a quantity (2): the
+		// numbers of the lines the sink made, 1 and 2, were given to calls
+		// by chance. The run's pear line, numbered 3 (an upsert advanced
+		// the sequence on its conflict), was given to none: the sink named
+		// the lines.
+		{"numbers given by chance beside a row the sink numbered", lines, []string{"1", "2", "apple", "pear"},
+			`{"items":[{"id":1,"order_id":1,"sku":"apple","qty":2},{"id":3,"order_id":1,"sku":"pear","qty":2}]}`,
+			`{"items":[{"id":1,"order_id":1,"sku":"apple","qty":2},{"id":2,"order_id":1,"sku":"pear","qty":2}]}`, true},
+		{"numbers given by chance, and a line more", lines, []string{"1", "2", "apple", "pear"},
+			`{"items":[{"id":1,"order_id":1,"sku":"apple","qty":2},{"id":3,"order_id":1,"sku":"pear","qty":2},{"id":4,"order_id":1,"sku":"pear","qty":2}]}`,
+			`{"items":[{"id":1,"order_id":1,"sku":"apple","qty":2},{"id":2,"order_id":1,"sku":"pear","qty":2}]}`, false},
+		{"numbers given by chance, and a line of another order", lines, []string{"1", "2", "apple", "pear"},
+			`{"items":[{"id":1,"order_id":1,"sku":"apple","qty":2},{"id":3,"order_id":2,"sku":"pear","qty":2}]}`,
+			`{"items":[{"id":1,"order_id":1,"sku":"apple","qty":2},{"id":2,"order_id":1,"sku":"pear","qty":2}]}`, false},
+		{"numbers given by chance, and the run gave its new one", lines, []string{"1", "2", "3", "apple", "pear"},
+			`{"items":[{"id":1,"order_id":1,"sku":"apple","qty":2},{"id":3,"order_id":1,"sku":"pear","qty":2}]}`,
+			`{"items":[{"id":1,"order_id":1,"sku":"apple","qty":2},{"id":2,"order_id":1,"sku":"pear","qty":2}]}`, false},
 	} {
 		named := map[string]bool{}
 		for _, n := range c.named {
@@ -98,6 +139,10 @@ func TestSameChangeUpToMadeNames(t *testing.T) {
 		{"two rows", `[{"ID":9,"Email":"ada@example.com","Name":"Ada"},{"ID":10,"Email":"ada@example.com","Name":"Ada"}]`, nil, false},
 		{"another name", `[{"ID":10,"Email":"ada@example.com","Name":"Bob"}]`, nil, false},
 		{"a number the agent passed", `[{"ID":10,"Email":"ada@example.com","Name":"Ada"}]`, []string{"10"}, false},
+		// The baseline's 1 given to a call by chance (an account's id of
+		// 1): the run's 10, given to none, says the sink named both.
+		{"the baseline's number given by chance", `[{"ID":10,"Email":"ada@example.com","Name":"Ada"}]`, []string{"1"}, true},
+		{"the baseline's number given by chance, and another name", `[{"ID":10,"Email":"ada@example.com","Name":"Bob"}]`, []string{"1"}, false},
 	} {
 		named := map[string]bool{}
 		for _, n := range c.named {
