@@ -269,7 +269,15 @@ func merge(seqs [][]Step) []Step {
 }
 
 // reversed is the listed order backwards: starts in reverse call order, then
-// finishes in reverse, class by class.
+// finishes in reverse, class by class, and the finishes of different
+// classes in reverse class order too. Calls of different classes commute:
+// which effect lands first is no matter, and their starts keep the class
+// order (a sink that numbers what they create numbers it as listed). But
+// the agent sees their answers in the order they finish, and one that
+// acts on the first answer to come back (the invoice it calls its
+// primary one) acts otherwise when they finish the other way round: with
+// the classes' finishes merged in class order here as well, no schedule
+// ran them so, and such an agent passed.
 func (r roundShape) reversed() []Step {
 	seqs := make([][]Step, len(r.classes))
 	for k, c := range r.classes {
@@ -280,7 +288,32 @@ func (r roundShape) reversed() []Step {
 			seqs[k] = append(seqs[k], Step{Call: c[i], Finish: true})
 		}
 	}
-	return merge(seqs)
+	return mergeFinishesReversed(seqs)
+}
+
+// mergeFinishesReversed interleaves sequences round robin, keeping each
+// one's order, as merge does, but at each position the finishes of the
+// sequences come after the starts, last sequence first.
+func mergeFinishesReversed(seqs [][]Step) []Step {
+	var out []Step
+	for pos := 0; ; pos++ {
+		any := false
+		for _, s := range seqs {
+			if pos < len(s) && !s[pos].Finish {
+				out = append(out, s[pos])
+				any = true
+			}
+		}
+		for i := len(seqs) - 1; i >= 0; i-- {
+			if s := seqs[i]; pos < len(s) && s[pos].Finish {
+				out = append(out, s[pos])
+				any = true
+			}
+		}
+		if !any {
+			return out
+		}
+	}
 }
 
 // pct draws one order of the round by probabilistic concurrency testing:
