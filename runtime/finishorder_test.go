@@ -3,8 +3,10 @@ package runtime
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -85,4 +87,76 @@ func TestReversedFinishesClassesTheOtherWayRound(t *testing.T) {
 	assert.Equal(t, []Step{{Call: 1}, {Call: 2}, {Call: 0}, {Call: 2, Finish: true}, {Call: 1, Finish: true}, {Call: 0, Finish: true}}, mixed.reversed())
 	one := roundShape{labels: []string{"a", "b"}, classes: [][]int{{0, 1}}}
 	assert.Equal(t, []Step{{Call: 1}, {Call: 0}, {Call: 1, Finish: true}, {Call: 0, Finish: true}}, one.reversed())
+}
+
+// The moment a string begins with, to the end of its zone.
+func TestMomentLen(t *testing.T) {
+	for s, rest := range map[string]string{
+		"2026-05-01T10:00:00Z":                                       "",
+		"2026-05-01T10:00:00.123456789Z opened A":                    " opened A",
+		"2026-05-01T10:00:00+02:00 opened A":                         " opened A",
+		"2026-05-01 10:00:00.5 +0000 UTC opened A":                   " opened A",
+		"2026-05-01 10:00:00.5 +0000 UTC m=+0.001234 opened A":       " opened A",
+		"2026-05-01 10:00:00 opened A":                               " opened A",
+		"2026-05-01T10:00:00,25Z":                                    "",
+		"2026-05-01 10:00:00.999999999 -0700 MST m=-1.5":             "",
+		"2026-05-01 10:00:00 +0000 UTC Opened by acme, not the zone": " Opened by acme, not the zone",
+	} {
+		assert.Equal(t, rest, s[momentLen(s):], s)
+	}
+}
+
+// Two schedules of commuting creates run at other moments: a log whose
+// lines begin with the moment the sink stamped is the same outcome, as
+// long as its lines say the same in the same order. Lines written in the
+// order the answers came back still differ.
+func TestMomentsTheSinkStampsAreNoOrderVariantOutcome(t *testing.T) {
+	open := &Op{Name: "open_invoice", Kind: KindWrite, Params: []string{"customer"}}
+	for _, byCompletion := range []bool{false, true} {
+		t.Run(fmt.Sprintf("logged by completion=%v", byCompletion), func(t *testing.T) {
+			var (
+				mu  sync.Mutex
+				log []string
+			)
+			stamp := func(what string) {
+				mu.Lock()
+				log = append(log, time.Now().UTC().Format(time.RFC3339Nano)+" "+what)
+				mu.Unlock()
+			}
+			openInvoice := func(ctx context.Context, customer string) (err error) {
+				args := []any{customer}
+				c, _ := Begin(ctx, open, args, args, args)
+				if err := c.Start(); err != nil {
+					return err
+				}
+				defer c.Recover(&err)
+				if !byCompletion {
+					stamp("opened " + customer)
+				}
+				return c.Finish(nil)
+			}
+			agent := func(ctx context.Context) error {
+				var wg sync.WaitGroup
+				for _, customer := range []string{"acme", "globex"} {
+					wg.Go(func() {
+						if openInvoice(ctx, customer) == nil && byCompletion {
+							stamp("answered " + customer)
+						}
+					})
+				}
+				wg.Wait()
+				return nil
+			}
+			rep, err := Run(context.Background(), t.Name(), agent,
+				Setup(func(context.Context) error { log = nil; return nil }),
+				Outcome(func() any {
+					mu.Lock()
+					defer mu.Unlock()
+					return slices.Clone(log)
+				}))
+			require.NoError(t, err)
+			require.True(t, rep.BaselineSucceeded)
+			assert.Equal(t, byCompletion, rep.Has(CodeOrderVariantOutcome), "%v", codes(rep))
+		})
+	}
 }

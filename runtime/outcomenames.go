@@ -16,6 +16,12 @@ import "strings"
 // holds as keys or a call was given as an argument. What the order did
 // decide stays different: which invoice the agent called the primary one,
 // a status the first call to run got, a sentence that quotes a name.
+//
+// Moments are left out first, where no call was given them: the sink
+// stamps what it does when it does it, and two schedules run at other
+// moments (a log of "2026-05-01T10:00:00.123Z opened A" lines). Only the
+// moment is left out of a string that begins with one; the rest of it
+// stays, so the order of the lines of such a log still counts.
 func outcomesAlike(a, b *Result) bool {
 	if a.Outcome == b.Outcome {
 		return true
@@ -23,20 +29,27 @@ func outcomesAlike(a, b *Result) bool {
 	if a.Trace == nil || b.Trace == nil {
 		return false
 	}
+	na, nb := namedIn(a.Trace), namedIn(b.Trace)
+	oa, ob := a.Outcome, b.Outcome
+	if holdsClock(oa) || holdsClock(ob) {
+		oa, ob = withoutMoments(oa, na, nb), withoutMoments(ob, na, nb)
+		if oa == ob {
+			return true
+		}
+	}
 	rename := madeRenaming(a.Trace, b.Trace)
 	if len(rename) == 0 {
 		return false
 	}
-	va, err := decodeState(a.Outcome)
+	va, err := decodeState(oa)
 	if err != nil {
 		return false
 	}
-	vb, err := decodeState(b.Outcome)
+	vb, err := decodeState(ob)
 	if err != nil {
 		return false
 	}
 	ka, kb := keysIn(va), keysIn(vb)
-	na, nb := namedIn(a.Trace), namedIn(b.Trace)
 	for x, y := range rename {
 		// A name names something: a key of the outcome (the invoices by
 		// name) or an argument of a call (attach to INV-1), with a digit
@@ -190,4 +203,86 @@ func renamed(v any, rename map[string]string) any {
 		return out
 	}
 	return v
+}
+
+// withoutMoments returns outcome s with the moment (clockLike, to the end
+// of its fraction of a second and its zone) that begins a string replaced
+// by one placeholder, unless a call of either run was given that string
+// (named): the rest of the string stays. s is returned as it is when it
+// cannot be decoded.
+func withoutMoments(s string, named ...map[string]bool) string {
+	v, err := decodeState(s)
+	if err != nil {
+		return s
+	}
+	given := func(x string) bool {
+		for _, n := range named {
+			if n[x] {
+				return true
+			}
+		}
+		return false
+	}
+	var strip func(v any) any
+	strip = func(v any) any {
+		switch x := v.(type) {
+		case map[string]any:
+			out := make(map[string]any, len(x))
+			for k, e := range x {
+				out[k] = strip(e)
+			}
+			return out
+		case []any:
+			out := make([]any, len(x))
+			for i, e := range x {
+				out[i] = strip(e)
+			}
+			return out
+		case string:
+			if clockLike(x) && !given(x) {
+				return clockMoment + x[momentLen(x):]
+			}
+		}
+		return v
+	}
+	return encode(strip(v))
+}
+
+// momentLen returns the length of the moment s begins with (clockLike):
+// its date and time of day, a fraction of a second, and a zone (Z, +01:00,
+// or " +0000 UTC", as time.Time's String writes it, with its monotonic
+// reading "m=+0.001").
+func momentLen(s string) int {
+	n := 19
+	digits := func() {
+		for n < len(s) && s[n] >= '0' && s[n] <= '9' {
+			n++
+		}
+	}
+	if n < len(s) && (s[n] == '.' || s[n] == ',') {
+		n++
+		digits()
+	}
+	switch {
+	case n < len(s) && s[n] == 'Z':
+		n++
+	case n+5 < len(s) && (s[n] == '+' || s[n] == '-') && s[n+3] == ':':
+		n += 6
+	case n+5 < len(s) && s[n] == ' ' && (s[n+1] == '+' || s[n+1] == '-'):
+		n += 6 // " +0000", then a zone's name
+		upper := func(i int) bool { return i < len(s) && s[i] >= 'A' && s[i] <= 'Z' }
+		if n < len(s) && s[n] == ' ' && upper(n+1) {
+			n++
+			for upper(n) {
+				n++
+			}
+		}
+		if strings.HasPrefix(s[n:], " m=") {
+			n += 3
+			for n < len(s) && s[n] != ' ' {
+				n++
+			}
+		}
+	}
+	return min(n, len(s))
 }
