@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -217,5 +218,127 @@ func TestDeferredEffectOfOverlappedRepeatJudgedByTheEndOnlyWhereItLandedByReturn
 		tr, fs := run(c.end, c.returned, c.cluster)
 		assert.Len(t, fs, 1, c.name)
 		assert.Equal(t, RepeatDuplicate, tr.Ops[1].Repeat, c.name)
+	}
+}
+
+// queuedBookings is a payments service that answers 202 and books what it
+// accepted on one processor, work after the previous booking: a second
+// charge waits behind the first.
+type queuedBookings struct {
+	mu      sync.Mutex
+	charges int
+	keys    map[string]bool // key -> booked
+	queue   chan string
+	done    chan struct{}
+	work    time.Duration
+}
+
+func newQueuedBookings(work time.Duration) *queuedBookings {
+	q := &queuedBookings{keys: map[string]bool{}, queue: make(chan string, 16), done: make(chan struct{}), work: work}
+	go func() {
+		defer close(q.done)
+		for key := range q.queue {
+			time.Sleep(q.work)
+			q.mu.Lock()
+			q.charges++
+			q.keys[key] = true
+			q.mu.Unlock()
+		}
+	}()
+	return q
+}
+
+// charge accepts a charge under key (the processor books it later).
+func (q *queuedBookings) charge(key string) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if _, seen := q.keys[key]; !seen {
+		q.keys[key] = false
+		q.queue <- key
+	}
+}
+
+func (q *queuedBookings) paid() bool {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.charges > 0
+}
+
+func (q *queuedBookings) close() { close(q.queue); <-q.done }
+
+func (q *queuedBookings) snapshot() any {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return map[string]any{"charges": q.charges}
+}
+
+// An agent charges an order through a service that books it later, then
+// polls until the order shows paid. With a key made afresh for each
+// delivery, two deliveries charge twice, but the second booking waits
+// behind the first and lands after both saw the order paid: the state
+// when they returned was the baseline's. The end, read as soon as they
+// returned, was too, and the repeat was judged by it and absorbed (no
+// finding in any scenario). The end is read once the state held still
+// (judge.finish): it holds both charges, and the repeat counts. One key
+// for the order passes.
+func TestABookingQueuedBehindAnotherIsInTheEndState(t *testing.T) {
+	charge := &Op{Name: "charge", Kind: KindWrite, Params: []string{"order"}}
+	paid := &Op{Name: "order_paid", Kind: KindRead, Params: []string{"order"}}
+	for _, c := range []struct {
+		name           string
+		keyPerDelivery bool
+	}{{"one key for the order", false}, {"a key per delivery", true}} {
+		t.Run(c.name, func(t *testing.T) {
+			var svc *queuedBookings
+			var deliveries atomic.Int32
+			agent := func(ctx context.Context) error {
+				key := "order-1"
+				if c.keyPerDelivery {
+					key = fmt.Sprintf("order-1/%d", deliveries.Add(1))
+				}
+				if err := traced(ctx, charge, []any{"order-1"}, []any{"order-1"}, func(context.Context) error {
+					svc.charge(key)
+					return nil
+				}); err != nil {
+					return err
+				}
+				for range 100 {
+					done := false
+					if err := traced(ctx, paid, []any{"order-1"}, []any{"order-1"}, func(context.Context) error {
+						done = svc.paid()
+						return nil
+					}); err == nil && done {
+						return nil
+					}
+					time.Sleep(2 * time.Millisecond)
+				}
+				return errors.New("order-1 not paid")
+			}
+			rep, err := Run(context.Background(), t.Name(), agent,
+				Setup(func(context.Context) error {
+					deliveries.Store(0)
+					svc = newQueuedBookings(15 * time.Millisecond)
+					return nil
+				}),
+				Teardown(func(context.Context) error { svc.close(); return nil }),
+				State(func() any { return svc.snapshot() }))
+			require.NoError(t, err)
+			require.True(t, rep.BaselineSucceeded, "baseline: %s", rep.BaselineFailure)
+			dup := map[string]bool{}
+			for _, res := range rep.Results {
+				for _, f := range res.Findings {
+					if f.Code == CodeDuplicateWrite {
+						dup[res.Scenario] = true
+					}
+				}
+			}
+			if c.keyPerDelivery {
+				assert.True(t, dup[ScenarioDuplicateSeq], "duplicate_delivery/sequential: %v", codes(rep))
+				assert.True(t, dup[ScenarioDuplicateConcurrent], "duplicate_delivery/concurrent: %v", codes(rep))
+			} else {
+				assert.Empty(t, dup, "%v", codes(rep))
+				assert.True(t, rep.Safe, "%v", codes(rep))
+			}
+		})
 	}
 }

@@ -627,6 +627,24 @@ func (j *judge) finish() {
 		j.endErr = err.Error()
 		return
 	}
+	if j.settle == nil && j.changedOutside(s) {
+		// The state changed outside every traced write in this run: an
+		// effect that lands outside its call (a booking a payments API
+		// makes after it answered 202, a worker's) may still be on its
+		// way. The end is read once it held still for endStill: a second
+		// booking queued behind the first, landing after the agent saw
+		// the order paid, is then in the end state (and the end differs
+		// from the state when the agent returned: landedByReturn), not
+		// after it.
+		for range endStillReads {
+			time.Sleep(endStill)
+			again, err := j.snapshot()
+			if err != nil || again == s {
+				break
+			}
+			s = again
+		}
+	}
 	j.end = s
 	j.mu.Lock()
 	defer j.mu.Unlock()
@@ -636,6 +654,22 @@ func (j *judge) finish() {
 	if j.settle == nil && j.repeated && j.lastAfter != "" && !sameUpToOrder(j.lastAfter, s) {
 		j.late = describeChange(j.lastAfter, s, maxChange)
 	}
+}
+
+// endStill is how long the end state must hold still, when the state
+// changed outside the traced writes and no Settle is given, to be read as
+// the end; endStillReads bounds the waits (judge.finish).
+const (
+	endStill      = 50 * time.Millisecond
+	endStillReads = 4
+)
+
+// changedOutside reports whether the state changed outside every traced
+// write in this run, up to snapshot s taken at its end.
+func (j *judge) changedOutside(s string) bool {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return len(j.gaps) > 0 || j.idle != "" && s != j.idle
 }
 
 // noteReturn takes the snapshot of the world once the last delivery

@@ -22,6 +22,14 @@ func TestSameUpToMadeNames(t *testing.T) {
 	seeded := [][2]string{
 		{`[{"id":1,"s":"a"}]`, `[{"id":1,"s":"a"},{"id":2,"s":"b"}]`},
 	}
+	ordered := [][2]string{
+		{`{"orders":null,"items":null}`, `{"orders":[{"id":1,"ref":"o-1"}],"items":null}`},
+		{`{"orders":[{"id":1,"ref":"o-1"}],"items":null}`, `{"orders":[{"id":1,"ref":"o-1"}],"items":[{"id":1,"order_id":1,"sku":"apple"}]}`},
+	}
+	welcomed := [][2]string{
+		{`{"customers":null,"welcome":null}`, `{"customers":[{"id":1,"name":"acme"}],"welcome":null}`},
+		{`{"customers":[{"id":1,"name":"acme"}],"welcome":null}`, `{"customers":[{"id":1,"name":"acme"}],"welcome":[{"id":1,"customerId":1}]}`},
+	}
 	lines := [][2]string{
 		{`{"items":[]}`, `{"items":[{"id":1,"order_id":1,"sku":"apple","qty":2}]}`},
 		{`{"items":[{"id":1,"order_id":1,"sku":"apple","qty":2}]}`, `{"items":[{"id":1,"order_id":1,"sku":"apple","qty":2},{"id":2,"order_id":1,"sku":"pear","qty":2}]}`},
@@ -71,6 +79,22 @@ func TestSameUpToMadeNames(t *testing.T) {
 			`[{"id":1,"s":"b"},{"id":3,"s":"a"}]`, `[{"id":1,"s":"a"},{"id":2,"s":"b"}]`, false},
 		{"a row numbered past one that was there before", seeded, []string{"b"},
 			`[{"id":1,"s":"a"},{"id":3,"s":"b"}]`, `[{"id":1,"s":"a"},{"id":2,"s":"b"}]`, true},
+		// A line that still refers to the order a rolled back attempt
+		// numbered (1), where the run's order is 2, and a welcome note
+		// that refers to a customer deleted and made again: the numbers
+		// are not the sink's alone, and the ends differ.
+		{"a line under the order a rolled back attempt numbered", ordered, nil,
+			`{"orders":[{"id":2,"ref":"o-1"}],"items":[{"id":2,"order_id":1,"sku":"apple"}]}`,
+			`{"orders":[{"id":1,"ref":"o-1"}],"items":[{"id":1,"order_id":1,"sku":"apple"}]}`, false},
+		{"a line under the order the run numbered", ordered, nil,
+			`{"orders":[{"id":2,"ref":"o-1"}],"items":[{"id":2,"order_id":2,"sku":"apple"}]}`,
+			`{"orders":[{"id":1,"ref":"o-1"}],"items":[{"id":1,"order_id":1,"sku":"apple"}]}`, false},
+		{"a note on a customer deleted and made again", welcomed, nil,
+			`{"customers":[{"id":2,"name":"acme"}],"welcome":[{"id":1,"customerId":1}]}`,
+			`{"customers":[{"id":1,"name":"acme"}],"welcome":[{"id":1,"customerId":1}]}`, false},
+		{"an order the run numbered anew, which nothing refers to", ordered, nil,
+			`{"orders":[{"id":2,"ref":"o-1"}],"items":[{"id":1,"order_id":7,"sku":"apple"}]}`,
+			`{"orders":[{"id":1,"ref":"o-1"}],"items":[{"id":1,"order_id":7,"sku":"apple"}]}`, true},
 		// The agent passed the order's id (1) and a quantity (2): the
 		// numbers of the lines the sink made, 1 and 2, were given to calls
 		// by chance. The run's pear line, numbered 3 (an upsert advanced
