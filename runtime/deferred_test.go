@@ -3,7 +3,9 @@ package runtime
 import (
 	"context"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -126,5 +128,58 @@ func TestDeferredEffectJudgedByTheEndOnlyWhereItLandedByReturn(t *testing.T) {
 		assert.Len(t, fs, 1, c.name)
 		assert.Equal(t, RepeatDuplicate, tr.Ops[1].Repeat, c.name)
 		assert.Equal(t, JudgedByCount, tr.Ops[1].JudgedBy, c.name)
+	}
+}
+
+// As above, with a service of the world's own that confirms each payment
+// 10 ms after its commit, whoever made it: the state changes after the
+// agent returned, in every run alike. The end, read once the state held
+// still, is judged as the end the agent left (landedByReturn): the
+// rolled-back retry passes, and committing the failed attempt is caught.
+// (Read again without that, the end differed from the state when the agent
+// returned, and the correct agent's repeat counted.)
+func TestWorldThatChangesByItselfAfterTheAgentReturnedIsNoDuplicate(t *testing.T) {
+	pay := &Op{Name: "pay", Kind: KindWrite, Params: []string{"order"}}
+	for _, c := range []struct {
+		name         string
+		commitFailed bool
+	}{{"rolled back", false}, {"failed attempt committed", true}} {
+		t.Run(c.name, func(t *testing.T) {
+			w := &kvWorld{}
+			var confirms sync.WaitGroup
+			agent := func(ctx context.Context) error {
+				var err error
+				for attempt := 0; attempt < 2; attempt++ {
+					err = traced(ctx, pay, []any{"o-1"}, []any{"o-1"}, func(context.Context) error { return nil })
+					if err != nil && !c.commitFailed {
+						continue
+					}
+					w.do(func(m map[string]any) { // the commit, untraced
+						n, _ := m["payments"].(int)
+						m["payments"] = n + 1
+					})
+					confirms.Add(1)
+					time.AfterFunc(10*time.Millisecond, func() { // the world's confirmation service
+						defer confirms.Done()
+						w.do(func(m map[string]any) {
+							n, _ := m["confirmed"].(int)
+							m["confirmed"] = n + 1
+						})
+					})
+					if err == nil {
+						break
+					}
+				}
+				return err
+			}
+			rep := runOn(t, w, nil, agent, OnlyScenario(ScenarioLostAck+"/pay#1"),
+				Teardown(func(context.Context) error { confirms.Wait(); return nil }))
+			require.Len(t, rep.Results, 1)
+			dup := false
+			for _, f := range rep.Results[0].Findings {
+				dup = dup || f.Code == CodeDuplicateWrite
+			}
+			assert.Equal(t, c.commitFailed, dup, "duplicate_write: %v", rep.Results[0].Findings)
+		})
 	}
 }

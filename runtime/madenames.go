@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"encoding/json"
+	"slices"
 	"strings"
 )
 
@@ -219,9 +220,11 @@ func (lr leftOut) renames(l leftOut) bool {
 
 // unheldIn returns the names l leaves out of the baseline's end that the
 // run's end e does not hold at their place (the text of each, as namedIn
-// writes it): the baseline's members the run holds under other names.
-func (l leftOut) unheldIn(e any) map[string]bool {
-	out := map[string]bool{}
+// writes it), each with the name of its collection (the last key of its
+// path, lower case): the baseline's members the run holds under other
+// names.
+func (l leftOut) unheldIn(e any) map[string][]string {
+	out := map[string][]string{}
 	var walk func(path []string, v any)
 	walk = func(path []string, v any) {
 		p := pathKey(path)
@@ -243,6 +246,10 @@ func (l leftOut) unheldIn(e any) map[string]bool {
 				}
 			}
 		}
+		coll := ""
+		if len(path) > 0 {
+			coll = strings.ToLower(path[len(path)-1])
+		}
 		for n := range l.names[p] {
 			if held[n] {
 				continue
@@ -250,52 +257,69 @@ func (l leftOut) unheldIn(e any) map[string]bool {
 			if _, isList := l.cols[p]; isList {
 				if d, err := decodeState(n); err == nil {
 					if t, ok := scalarText(d); ok {
-						out[t] = true
+						out[t] = append(out[t], coll)
 					}
 				}
 				continue
 			}
-			out[n] = true
+			out[n] = append(out[n], coll)
 		}
 	}
 	walk(nil, e)
 	return out
 }
 
-// refersTo reports whether v holds, under a key that reads as a reference
-// to another row (order_id, customerId, parentID), a scalar whose text is
-// one of names.
-func refersTo(v any, names map[string]bool) bool {
+// refersTo reports whether v holds, in a collection other than the
+// referred one, a reference to one of names (with their collections,
+// unheldIn): a key that reads as a reference to a row of that collection
+// (order_id, orderId or orderID in a line, for a row of "orders" or
+// "u_orders") whose scalar's text is the name. A tenant_id of 1 beside an
+// order numbered 1, or a customer_id of 1 in that order, refers to no
+// order.
+func refersTo(v any, names map[string][]string) bool {
 	if len(names) == 0 {
 		return false
 	}
-	switch x := v.(type) {
-	case map[string]any:
-		for k, e := range x {
-			if refKey(k) {
-				if t, ok := scalarText(e); ok && names[t] {
+	var walk func(path []string, v any) bool
+	walk = func(path []string, v any) bool {
+		switch x := v.(type) {
+		case map[string]any:
+			for k, e := range x {
+				if to := refTarget(k); to != "" {
+					if t, ok := scalarText(e); ok {
+						for _, coll := range names[t] {
+							if strings.Contains(coll, to) && !slices.ContainsFunc(path, func(p string) bool { return strings.ToLower(p) == coll }) {
+								return true
+							}
+						}
+					}
+				}
+				if walk(append(path, k), e) {
 					return true
 				}
 			}
-			if refersTo(e, names) {
-				return true
+		case []any:
+			for _, e := range x {
+				if walk(path, e) {
+					return true
+				}
 			}
 		}
-	case []any:
-		for _, e := range x {
-			if refersTo(e, names) {
-				return true
-			}
-		}
+		return false
 	}
-	return false
+	return walk(nil, v)
 }
 
-// refKey reports whether an object's key reads as a reference to a row
-// of another collection: it ends in _id, Id or ID, and is not the row's
-// own id.
-func refKey(k string) bool {
-	return len(k) > 2 && (strings.HasSuffix(k, "_id") || strings.HasSuffix(k, "_ID") || strings.HasSuffix(k, "Id") || strings.HasSuffix(k, "ID"))
+// refTarget returns, for an object's key that reads as a reference to a
+// row of another collection (order_id, orderId, orderID), what it refers
+// to, lower case ("order"); "" for any other key, and for a row's own id.
+func refTarget(k string) string {
+	for _, suf := range [...]string{"_id", "_ID", "Id", "ID"} {
+		if t, ok := strings.CutSuffix(k, suf); ok && len(t) >= 2 {
+			return strings.ToLower(strings.TrimSuffix(t, "_"))
+		}
+	}
+	return ""
 }
 
 // freshNamesIn returns the names (as namedIn writes them) of the members of

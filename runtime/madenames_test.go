@@ -92,6 +92,18 @@ func TestSameUpToMadeNames(t *testing.T) {
 		{"a note on a customer deleted and made again", welcomed, nil,
 			`{"customers":[{"id":2,"name":"acme"}],"welcome":[{"id":1,"customerId":1}]}`,
 			`{"customers":[{"id":1,"name":"acme"}],"welcome":[{"id":1,"customerId":1}]}`, false},
+		// Keys that read as references, but to no order: a tenant, and
+		// a customer the order itself names.
+		{"an order numbered anew beside a tenant_id and a customer_id of 1", [][2]string{
+			{`{"orders":null}`, `{"orders":[{"id":1,"ref":"o-1","tenant_id":1,"customer_id":1}]}`},
+		}, nil,
+			`{"orders":[{"id":2,"ref":"o-1","tenant_id":1,"customer_id":1}]}`,
+			`{"orders":[{"id":1,"ref":"o-1","tenant_id":1,"customer_id":1}]}`, true},
+		{"a line whose tenant_id is the number of the order the run numbered anew", [][2]string{
+			{`{"orders":null,"lines":[{"id":7,"tenant_id":1}]}`, `{"orders":[{"id":1,"ref":"o-1"}],"lines":[{"id":7,"tenant_id":1}]}`},
+		}, nil,
+			`{"orders":[{"id":2,"ref":"o-1"}],"lines":[{"id":7,"tenant_id":1}]}`,
+			`{"orders":[{"id":1,"ref":"o-1"}],"lines":[{"id":7,"tenant_id":1}]}`, true},
 		{"an order the run numbered anew, which nothing refers to", ordered, nil,
 			`{"orders":[{"id":2,"ref":"o-1"}],"items":[{"id":1,"order_id":7,"sku":"apple"}]}`,
 			`{"orders":[{"id":1,"ref":"o-1"}],"items":[{"id":1,"order_id":7,"sku":"apple"}]}`, true},

@@ -595,6 +595,7 @@ func (s *Suite) run(ctx context.Context, sc Scenario) (*Result, *Trace, error) {
 		r.judge.finish()
 		tr.end, tr.returned = r.judge.end, r.judge.returned
 		tr.endSettled = r.judge.settle != nil && tr.end != ""
+		tr.endStill = r.judge.stillEnd()
 		tr.gaps = r.judge.gapsSeen()
 		if r.judge.late != "" {
 			tr.Notes = append(tr.Notes, lateNote(r.judge.late))

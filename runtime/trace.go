@@ -219,6 +219,9 @@ type Trace struct {
 	end string // the State snapshot at the end of the run, if any
 	// endSettled says end was taken once a Settle saw the world quiet.
 	endSettled bool
+	// endStill says end was read again, without a Settle, and had held
+	// still (judge.still).
+	endStill bool
 	// returned is the State snapshot taken when the last delivery had
 	// returned, before the run waited for what the agent left running
 	// (judge.noteReturn): equal to end, nothing changed the state after.
