@@ -328,48 +328,62 @@ func refTarget(k string) string {
 // the ids of rows that are objects (idKey).
 func freshNamesIn(e, b any, made madeNames) []string {
 	var out []string
-	var walk func(path []string, e, b any)
-	walk = func(path []string, e, b any) {
-		p := pathKey(path)
-		switch x := e.(type) {
-		case map[string]any:
-			y, _ := b.(map[string]any)
-			for k, v := range x {
-				if _, held := y[k]; !held && len(made[p]) > 0 {
-					out = append(out, k)
-					continue
-				}
-				walk(append(path, k), v, y[k])
+	eachUnheld(nil, e, b, func(p string) bool { return len(made[p]) > 0 }, func(p string) (int, bool) { return -1, len(made[p]) > 0 },
+		func(_, _, text string) { out = append(out, text) })
+	return out
+}
+
+// eachUnheld calls fn with the path key, the name (an object's key, or a
+// row's rowKey) and its text (as namedIn writes it) of each member of the
+// run's end e, at path, that the baseline's end b does not hold: among an
+// object's keys where keys says its members are named by their keys, and
+// among a list's rows, by the column that rows gives (-1: an object's id),
+// where it gives one. It walks down the objects both hold a key of.
+func eachUnheld(path []string, e, b any, keys func(p string) bool, rows func(p string) (int, bool), fn func(p, name, text string)) {
+	p := pathKey(path)
+	switch x := e.(type) {
+	case map[string]any:
+		y, _ := b.(map[string]any)
+		named := keys(p)
+		for k, v := range x {
+			if _, held := y[k]; !held && named {
+				fn(p, k, k)
+				continue
 			}
-		case []any:
-			if len(made[p]) == 0 {
-				return
+			eachUnheld(append(path, k), v, y[k], keys, rows, fn)
+		}
+	case []any:
+		col, ok := rows(p)
+		if !ok {
+			return
+		}
+		y, _ := b.([]any)
+		held := map[string]bool{}
+		for _, r := range y {
+			if k, ok := rowKey(r, col); ok {
+				held[k] = true
 			}
-			y, _ := b.([]any)
-			held := map[string]bool{}
-			for _, r := range y {
-				if k, ok := rowKey(r, -1); ok {
-					held[k] = true
-				}
+		}
+		for _, r := range x {
+			k, ok := rowKey(r, col)
+			if !ok || held[k] {
+				continue
 			}
-			for _, r := range x {
-				if _, ok := r.(map[string]any); !ok {
-					continue
-				}
-				k, ok := rowKey(r, -1)
-				if !ok || held[k] {
-					continue
-				}
-				if d, err := decodeState(k); err == nil {
-					if t, ok := scalarText(d); ok {
-						out = append(out, t)
-					}
-				}
+			if t, ok := keyText(k); ok {
+				fn(p, k, t)
 			}
 		}
 	}
-	walk(nil, e, b)
-	return out
+}
+
+// keyText returns the text (as namedIn writes it) of a row's name, given
+// as rowKey returns it.
+func keyText(k string) (string, bool) {
+	d, err := decodeState(k)
+	if err != nil {
+		return "", false
+	}
+	return scalarText(d)
 }
 
 // forRun returns l (the names left out of the baseline's end, b) with the
@@ -393,47 +407,12 @@ func (l leftOut) forRun(path []string, e, b any, named map[string]bool) leftOut 
 		}
 		out.names[p][k] = true
 	}
-	var walk func(path []string, e, b any)
-	walk = func(path []string, e, b any) {
-		p := pathKey(path)
-		switch x := e.(type) {
-		case map[string]any:
-			y, _ := b.(map[string]any)
-			for k, v := range x {
-				if _, held := y[k]; !held && len(l.names[p]) > 0 && !named[k] {
-					add(p, k)
-					continue
-				}
-				if !l.names[p][k] {
-					walk(append(path, k), v, y[k])
-				}
+	eachUnheld(path, e, b, func(p string) bool { return len(l.names[p]) > 0 }, func(p string) (int, bool) { c, ok := l.cols[p]; return c, ok },
+		func(p, k, text string) {
+			if !named[text] {
+				add(p, k)
 			}
-		case []any:
-			col, ok := l.cols[p]
-			if !ok {
-				return
-			}
-			y, _ := b.([]any)
-			held := map[string]bool{}
-			for _, r := range y {
-				if k, ok := rowKey(r, col); ok {
-					held[k] = true
-				}
-			}
-			for _, r := range x {
-				k, ok := rowKey(r, col)
-				if !ok || held[k] {
-					continue
-				}
-				if d, err := decodeState(k); err == nil {
-					if t, ok := scalarText(d); ok && !named[t] {
-						add(p, k)
-					}
-				}
-			}
-		}
-	}
-	walk(path, e, b)
+		})
 	return out
 }
 

@@ -211,41 +211,17 @@ func renamed(v any, rename map[string]string) any {
 // (named): the rest of the string stays. s is returned as it is when it
 // cannot be decoded.
 func withoutMoments(s string, named ...map[string]bool) string {
-	v, err := decodeState(s)
-	if err != nil {
-		return s
-	}
-	given := func(x string) bool {
+	return mapStrings(s, func(x string) string {
+		if !clockLike(x) {
+			return x
+		}
 		for _, n := range named {
 			if n[x] {
-				return true
+				return x
 			}
 		}
-		return false
-	}
-	var strip func(v any) any
-	strip = func(v any) any {
-		switch x := v.(type) {
-		case map[string]any:
-			out := make(map[string]any, len(x))
-			for k, e := range x {
-				out[k] = strip(e)
-			}
-			return out
-		case []any:
-			out := make([]any, len(x))
-			for i, e := range x {
-				out[i] = strip(e)
-			}
-			return out
-		case string:
-			if clockLike(x) && !given(x) {
-				return clockMoment + x[momentLen(x):]
-			}
-		}
-		return v
-	}
-	return encode(strip(v))
+		return clockMoment + x[momentLen(x):]
+	})
 }
 
 // momentLen returns the length of the moment s begins with (clockLike):

@@ -906,31 +906,41 @@ func holdsClock(s string) bool {
 // encoded as encode does, so that snapshots compared are all passed
 // through it; s is returned as it is when it cannot be decoded.
 func withoutClocks(s string, named map[string]bool) string {
+	return mapStrings(s, func(x string) string {
+		if clockLike(x) && !named[x] {
+			return clockMoment
+		}
+		return x
+	})
+}
+
+// mapStrings returns snapshot s with every string value changed by f,
+// encoded as encode does; s is returned as it is when it cannot be
+// decoded.
+func mapStrings(s string, f func(string) string) string {
 	v, err := decodeState(s)
 	if err != nil {
 		return s
 	}
-	var strip func(v any) any
-	strip = func(v any) any {
+	var walk func(v any) any
+	walk = func(v any) any {
 		switch x := v.(type) {
 		case map[string]any:
 			out := make(map[string]any, len(x))
 			for k, e := range x {
-				out[k] = strip(e)
+				out[k] = walk(e)
 			}
 			return out
 		case []any:
 			out := make([]any, len(x))
 			for i, e := range x {
-				out[i] = strip(e)
+				out[i] = walk(e)
 			}
 			return out
 		case string:
-			if clockLike(x) && !named[x] {
-				return clockMoment
-			}
+			return f(x)
 		}
 		return v
 	}
-	return encode(strip(v))
+	return encode(walk(v))
 }
