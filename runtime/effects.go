@@ -146,9 +146,12 @@ type judge struct {
 	// and from the last to the end (untraced.go).
 	idle string
 	gaps [][2]string
-	// still says the end was read again after endStill, and had held
-	// still (finish).
-	still bool
+	// still says the end was read again and had held still for
+	// stillFor (finish); landedAfter is how long after the first end
+	// snapshot the state last changed.
+	still       bool
+	stillFor    time.Duration
+	landedAfter time.Duration
 	// busy counts the writes of each invocation in flight; outside holds
 	// the invocations whose last write returned and that have begun no
 	// other since: they run the agent's own code, untraced, if they did
@@ -210,7 +213,7 @@ func newJudge(ctx context.Context, c *config) *judge {
 		return nil
 	}
 	return &judge{state: c.state, settle: c.settle, ctx: ctx, inflight: map[*Call]bool{}, started: map[string]bool{},
-		busy: map[*invocation]int{}, outside: map[*invocation]bool{}}
+		busy: map[*invocation]int{}, outside: map[*invocation]bool{}, stillFor: endStill}
 }
 
 // hooks are the goroutines running State, Settle, Setup or Teardown now:
@@ -634,25 +637,35 @@ func (j *judge) finish() {
 		// The state changed outside every traced write in this run: an
 		// effect that lands outside its call (a booking a payments API
 		// makes after it answered 202, a worker's) may still be on its
-		// way. The end is read once it held still for endStill: a second
+		// way. The end is read once it held still for stillFor: a second
 		// booking queued behind the first, landing after the agent saw
 		// the order paid, is then in the end state, not after it. What
 		// the world does by itself meanwhile (an order confirmed by a
 		// service of its own 25 ms after its commit) is in the end of
-		// every run alike (landedByReturn).
-		for range endStillReads {
-			time.Sleep(endStill)
+		// every run alike (landedByReturn): the baseline waits longer
+		// (endCalibrate), and every other run at least twice as long as
+		// the world took to go still there (judge.stillFor).
+		start := time.Now()
+		stillSince := start
+		for time.Since(start) < endStillMax {
+			time.Sleep(endPoll)
 			again, err := j.snapshot()
 			if err != nil {
 				break
 			}
-			if again == s {
+			if again != s {
+				s, stillSince = again, time.Now()
+				j.mu.Lock()
+				j.landedAfter = stillSince.Sub(start)
+				j.mu.Unlock()
+				continue
+			}
+			if time.Since(stillSince) >= j.stillFor {
 				j.mu.Lock()
 				j.still = true
 				j.mu.Unlock()
 				break
 			}
-			s = again
 		}
 	}
 	j.end = s
@@ -666,19 +679,30 @@ func (j *judge) finish() {
 	}
 }
 
-// endStill is how long the end state must hold still, when the state
-// changed outside the traced writes and no Settle is given, to be read as
-// the end; endStillReads bounds the waits (judge.finish).
+// endStill is how long the end state must hold still at least, when the
+// state changed outside the traced writes and no Settle is given, to be
+// read as the end; endCalibrate how long in the baseline, whose state is
+// read every endPoll; endStillMax bounds the wait (judge.finish).
 const (
-	endStill      = 25 * time.Millisecond
-	endStillReads = 8
+	endStill     = 25 * time.Millisecond
+	endCalibrate = 100 * time.Millisecond
+	endPoll      = 5 * time.Millisecond
+	endStillMax  = 300 * time.Millisecond
 )
 
-// stillEnd reports whether the end was read again and had held still.
-func (j *judge) stillEnd() bool {
+// stillFor returns how long the end of a run must hold still (finish),
+// given how long after the agent returned the baseline's state last
+// changed (landed, 0 when it did not).
+func stillFor(landed time.Duration) time.Duration {
+	return max(endStill, 2*landed+endPoll)
+}
+
+// stillEnd reports whether the end was read again and had held still,
+// and how long after the first end snapshot the state last changed.
+func (j *judge) stillEnd() (bool, time.Duration) {
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	return j.still
+	return j.still, j.landedAfter
 }
 
 // changedOutside reports whether the state changed outside every traced

@@ -476,6 +476,13 @@ func (s *Suite) run(ctx context.Context, sc Scenario) (*Result, *Trace, error) {
 		lk.rec = r
 	}
 	r.judge = newJudge(ctx, &s.cfg)
+	if r.judge != nil {
+		if sc.Kind == ScenarioBaseline {
+			r.judge.stillFor = endCalibrate
+		} else if s.base != nil {
+			r.judge.stillFor = stillFor(s.base.landedAfter)
+		}
+	}
 	var pre map[uint64]bool // the goroutines there before the agent ran
 	if sc.Kind == ScenarioBaseline || sc.Fault.Kind == FaultCrash && s.offRoot {
 		// A crash scenario needs them only for calls from goroutines
@@ -595,7 +602,7 @@ func (s *Suite) run(ctx context.Context, sc Scenario) (*Result, *Trace, error) {
 		r.judge.finish()
 		tr.end, tr.returned = r.judge.end, r.judge.returned
 		tr.endSettled = r.judge.settle != nil && tr.end != ""
-		tr.endStill = r.judge.stillEnd()
+		tr.endStill, tr.landedAfter = r.judge.stillEnd()
 		tr.gaps = r.judge.gapsSeen()
 		if r.judge.late != "" {
 			tr.Notes = append(tr.Notes, lateNote(r.judge.late))

@@ -220,8 +220,10 @@ type Trace struct {
 	// endSettled says end was taken once a Settle saw the world quiet.
 	endSettled bool
 	// endStill says end was read again, without a Settle, and had held
-	// still (judge.still).
-	endStill bool
+	// still (judge.still); landedAfter is how long after the first end
+	// snapshot the state last changed.
+	endStill    bool
+	landedAfter time.Duration
 	// returned is the State snapshot taken when the last delivery had
 	// returned, before the run waited for what the agent left running
 	// (judge.noteReturn): equal to end, nothing changed the state after.
