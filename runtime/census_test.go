@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"testing"
 	"time"
@@ -229,6 +230,64 @@ func TestSuiteOfASerialAgentDumpsOnce(t *testing.T) {
 	}
 	if fewest != 1 {
 		t.Fatalf("the suite took %d stack dumps at the fewest, want 1 (its baseline's)", fewest)
+	}
+}
+
+// Suites of consecutive tests, each in the goroutine go test starts for
+// its test: the goroutine of the test before, created since the last dump
+// and ended, called for no new dump. Before the census took in the goroutine
+// that asked, every suite of a test after the first dumped the stacks in
+// its baseline: the goroutines of two tests were created since.
+func TestSuitesOfConsecutiveTestsDumpOnce(t *testing.T) {
+	if _, _, known := goroutinesBefore(); !known {
+		t.Skip("runtime/metrics does not count created goroutines here")
+	}
+	var mu sync.Mutex
+	rows := map[string]bool{}
+	op := &Op{Name: "put", Kind: KindWrite, Params: []string{"k"}}
+	agent := func(ctx context.Context) error {
+		for _, k := range []string{"a", "b"} {
+			c, _ := Begin(ctx, op, []any{k}, nil, nil)
+			if err := c.Start(); err != nil {
+				return err
+			}
+			mu.Lock()
+			rows[k] = true
+			mu.Unlock()
+			if err := c.Finish(nil); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	setup := Setup(func(context.Context) error {
+		mu.Lock()
+		clear(rows)
+		mu.Unlock()
+		return nil
+	})
+	suite := func(t *testing.T) {
+		if _, err := Run(context.Background(), "serial", agent, setup); err != nil {
+			t.Fatal(err)
+		}
+	}
+	dumps := countDumps(t)
+	t.Run("first", suite)  // dumps: the census was emptied
+	t.Run("second", suite) // its goroutine is the one created since
+	// Goroutines left running by earlier tests of the package can start
+	// one (a timer's callback): one test of the five may dump. Without the
+	// goroutine taken in, every other test did.
+	var dumped []string
+	for i := range 5 {
+		before := dumps()
+		name := fmt.Sprintf("next-%d", i)
+		t.Run(name, suite)
+		if n := dumps() - before; n > 0 {
+			dumped = append(dumped, fmt.Sprintf("%s (%d)", name, n))
+		}
+	}
+	if len(dumped) > 1 {
+		t.Fatalf("the suites of tests after another's took stack dumps: %v; want none, or one where another goroutine was created", dumped)
 	}
 }
 
