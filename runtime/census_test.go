@@ -163,7 +163,9 @@ func TestCensusWaitsForAHarnessGoroutineThatSignalledItsEnd(t *testing.T) {
 // gated scenario (duplicate_delivery/concurrent) reuses that dump. Before
 // the census, it took two (measured: 2 with goroutinesBefore always
 // dumping).
-func TestSuiteOfASerialAgentDumpsOnce(t *testing.T) {
+// serialPuts returns an agent that puts keys one after the other, and its
+// Setup.
+func serialPuts(keys ...string) (agent func(context.Context) error, setup func(context.Context) error) {
 	op := &Op{Name: "put", Kind: KindWrite, Params: []string{"k"}}
 	var (
 		mu   sync.Mutex
@@ -179,20 +181,25 @@ func TestSuiteOfASerialAgentDumpsOnce(t *testing.T) {
 		mu.Unlock()
 		return c.Finish(nil)
 	}
-	agent := func(ctx context.Context) error {
-		for _, k := range []string{"a", "b", "c"} {
+	agent = func(ctx context.Context) error {
+		for _, k := range keys {
 			if err := put(ctx, k); err != nil {
 				return err
 			}
 		}
 		return nil
 	}
-	setup := func(context.Context) error {
+	setup = func(context.Context) error {
 		mu.Lock()
 		rows = map[string]bool{}
 		mu.Unlock()
 		return nil
 	}
+	return agent, setup
+}
+
+func TestSuiteOfASerialAgentDumpsOnce(t *testing.T) {
+	agent, setup := serialPuts("a", "b", "c")
 	if _, _, known := goroutinesBefore(); !known {
 		t.Skip("runtime/metrics does not count created goroutines here")
 	}
@@ -242,32 +249,9 @@ func TestSuitesOfConsecutiveTestsDumpOnce(t *testing.T) {
 	if _, _, known := goroutinesBefore(); !known {
 		t.Skip("runtime/metrics does not count created goroutines here")
 	}
-	var mu sync.Mutex
-	rows := map[string]bool{}
-	op := &Op{Name: "put", Kind: KindWrite, Params: []string{"k"}}
-	agent := func(ctx context.Context) error {
-		for _, k := range []string{"a", "b"} {
-			c, _ := Begin(ctx, op, []any{k}, nil, nil)
-			if err := c.Start(); err != nil {
-				return err
-			}
-			mu.Lock()
-			rows[k] = true
-			mu.Unlock()
-			if err := c.Finish(nil); err != nil {
-				return err
-			}
-		}
-		return nil
-	}
-	setup := Setup(func(context.Context) error {
-		mu.Lock()
-		clear(rows)
-		mu.Unlock()
-		return nil
-	})
+	agent, setup := serialPuts("a", "b")
 	suite := func(t *testing.T) {
-		if _, err := Run(context.Background(), "serial", agent, setup); err != nil {
+		if _, err := Run(context.Background(), "serial", agent, Setup(setup)); err != nil {
 			t.Fatal(err)
 		}
 	}
