@@ -218,38 +218,58 @@ func foldedLine(folded []*runtime.Result, more bool) string {
 	return line
 }
 
-// scenarioFacts is the tail of a scenario line: fault, calls, findings.
+// scenarioFacts is the tail of a scenario line: fault, calls, findings,
+// joined by ", ". It is written into one builder, not listed and joined:
+// the summary writes a line per scenario, and its pieces were most of the
+// summary's allocations (BenchmarkSummary).
 func scenarioFacts(res *runtime.Result) string {
-	var facts []string
+	var b strings.Builder
+	b.Grow(96)
+	next := func() {
+		if b.Len() > 0 {
+			b.WriteString(", ")
+		}
+	}
 	if res.Legend != "" {
-		facts = append(facts, res.Legend)
+		b.WriteString(res.Legend)
 	}
 	if fl := faultLabel(res); fl != "" {
-		fired := "fired"
-		if !res.FaultFired {
-			fired = "did not fire"
+		next()
+		b.WriteString("fault ")
+		b.WriteString(fl)
+		if res.FaultFired {
+			b.WriteString(" (fired)")
+		} else {
+			b.WriteString(" (did not fire")
 			if res.Trace != nil && res.Trace.FaultNote != "" {
-				fired += ": " + res.Trace.FaultNote
+				b.WriteString(": ")
+				b.WriteString(res.Trace.FaultNote)
 			}
+			b.WriteString(")")
 		}
-		facts = append(facts, "fault "+fl+" ("+fired+")")
 	}
 	calls := 0
 	if res.Trace != nil {
 		calls = len(res.Trace.Ops)
 	}
-	facts = append(facts, plural(calls, "call"))
+	next()
+	writePlural(&b, calls, "call")
 	if res.Clock == runtime.ClockVirtual {
-		facts = append(facts, "on virtual time")
+		b.WriteString(", on virtual time")
 	}
 	if res.Trace != nil {
 		// Repeats that had no further effect, and what said so.
-		by := map[string]int{}
-		var order []string
+		var (
+			by    map[string]int
+			order []string
+		)
 		for i := range res.Trace.Ops {
 			// By index: an Operation is hundreds of bytes, and a copy
 			// of each was most of the summary's cost.
 			if o := &res.Trace.Ops[i]; o.Repeat == runtime.RepeatAbsorbed {
+				if by == nil {
+					by = map[string]int{}
+				}
 				if by[o.JudgedBy] == 0 {
 					order = append(order, o.JudgedBy)
 				}
@@ -257,11 +277,15 @@ func scenarioFacts(res *runtime.Result) string {
 			}
 		}
 		for _, j := range order {
-			facts = append(facts, fmt.Sprintf("%s absorbed (%s)", plural(by[j], "repeat"), judgedWords(j)))
+			b.WriteString(", ")
+			writePlural(&b, by[j], "repeat")
+			b.WriteString(" absorbed (")
+			b.WriteString(judgedWords(j))
+			b.WriteString(")")
 		}
 	}
 	if res.Failed {
-		facts = append(facts, "agent returned an error")
+		b.WriteString(", agent returned an error")
 	}
 	errs, others := 0, 0
 	for _, f := range res.Findings {
@@ -272,12 +296,14 @@ func scenarioFacts(res *runtime.Result) string {
 		}
 	}
 	if errs > 0 {
-		facts = append(facts, plural(errs, "error finding"))
+		b.WriteString(", ")
+		writePlural(&b, errs, "error finding")
 	}
 	if others > 0 {
-		facts = append(facts, plural(others, "other finding"))
+		b.WriteString(", ")
+		writePlural(&b, others, "other finding")
 	}
-	return clean(strings.Join(facts, ", "))
+	return clean(b.String())
 }
 
 func statusWord(status string) (word, color string) {
@@ -290,6 +316,17 @@ func statusWord(status string) (word, color string) {
 		return "inconclusive", ansiYellow
 	}
 	return "ok", ansiGreen
+}
+
+// writePlural writes plural(n, noun) to b.
+func writePlural(b *strings.Builder, n int, noun string) {
+	var d [20]byte
+	b.Write(strconv.AppendInt(d[:0], int64(n), 10))
+	b.WriteByte(' ')
+	b.WriteString(noun)
+	if n != 1 {
+		b.WriteByte('s')
+	}
 }
 
 func plural(n int, noun string) string {
