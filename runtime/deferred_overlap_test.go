@@ -211,7 +211,6 @@ func TestDeferredEffectOfOverlappedRepeatJudgedByTheEndOnlyWhereItLandedByReturn
 		cluster       effectView
 	}{
 		{"the run ended otherwise", s2, s2, quiet},
-		{"the state changed after the agent returned", s1, s0, quiet},
 		{"the cluster ran on to a second charge", s2, s2, landing},
 		{"the cluster's snapshot failed", s1, s1, effectView{order: 1, inCluster: true, before: s1, after: s1, clErr: "State panicked"}},
 		{"no cluster snapshots", s1, s1, effectView{order: 1}},
@@ -220,6 +219,12 @@ func TestDeferredEffectOfOverlappedRepeatJudgedByTheEndOnlyWhereItLandedByReturn
 		assert.Len(t, fs, 1, c.name)
 		assert.Equal(t, RepeatDuplicate, tr.Ops[1].Repeat, c.name)
 	}
+	// The state changed after the agent returned and the end was read
+	// before it held still: unjudged, not counted.
+	tr, fs := run(s1, s0, quiet)
+	assert.Empty(t, fs)
+	assert.Empty(t, tr.Ops[1].Repeat)
+	assert.True(t, tr.unsettled)
 }
 
 // queuedBookings is a payments service that answers 202 and books what it

@@ -119,8 +119,6 @@ func TestDeferredEffectJudgedByTheEndOnlyWhereItLandedByReturn(t *testing.T) {
 		end, returned string
 	}{
 		{"the run ended otherwise", base, s2, s2},
-		{"the state changed after the agent returned", base, s1, s0},
-		{"in the baseline, the state changed after the agent returned", &lateBase, s1, s1},
 		{"the baseline saw no change outside its writes", &noGaps, s1, s1},
 		{"no end state", base, "", ""},
 	} {
@@ -129,6 +127,32 @@ func TestDeferredEffectJudgedByTheEndOnlyWhereItLandedByReturn(t *testing.T) {
 		assert.Equal(t, RepeatDuplicate, tr.Ops[1].Repeat, c.name)
 		assert.Equal(t, JudgedByCount, tr.Ops[1].JudgedBy, c.name)
 	}
+	// An end read before the state held still (judge.finish) says nothing
+	// of how many effects stayed: the repeat is unjudged, and the run
+	// inconclusive (Trace.unsettled), not counted.
+	for _, c := range []struct {
+		name          string
+		base          *Trace
+		end, returned string
+	}{
+		{"the state changed after the agent returned", base, s1, s0},
+		{"in the baseline, the state changed after the agent returned", &lateBase, s1, s1},
+	} {
+		tr, fs := run(c.base, c.end, c.returned)
+		assert.Empty(t, fs, c.name)
+		assert.Empty(t, tr.Ops[1].Repeat, c.name)
+		assert.True(t, tr.unsettled, c.name)
+		assert.Contains(t, strings.Join(tr.Notes, "\n"), "was not judged", c.name)
+	}
+	// Held still, both ends stand for what the agents left.
+	stillBase := lateBase
+	stillBase.endStill = true
+	tr, fs = func() (*Trace, []Finding) {
+		tr := &Trace{Ops: []Operation{pay("1:pay#1", 1, 1), pay("1:pay#2", 1, 2)}, end: s1, returned: s0, endStill: true}
+		return tr, judgeRepeatsIn(tr, s1, stillBase.end, windows(&stillBase), untracedIn(&stillBase, false), false, false)
+	}()
+	assert.Empty(t, fs)
+	assert.Equal(t, RepeatAbsorbed, tr.Ops[1].Repeat)
 }
 
 // As above, with a service of the world's own that confirms each payment

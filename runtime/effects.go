@@ -151,6 +151,7 @@ type judge struct {
 	// snapshot the state last changed.
 	still       bool
 	stillFor    time.Duration
+	stillMax    time.Duration
 	landedAfter time.Duration
 	// busy counts the writes of each invocation in flight; outside holds
 	// the invocations whose last write returned and that have begun no
@@ -213,7 +214,7 @@ func newJudge(ctx context.Context, c *config) *judge {
 		return nil
 	}
 	return &judge{state: c.state, settle: c.settle, ctx: ctx, inflight: map[*Call]bool{}, started: map[string]bool{},
-		busy: map[*invocation]int{}, outside: map[*invocation]bool{}, stillFor: endStill}
+		busy: map[*invocation]int{}, outside: map[*invocation]bool{}, stillFor: endStill, stillMax: endStillMax}
 }
 
 // hooks are the goroutines running State, Settle, Setup or Teardown now:
@@ -644,10 +645,11 @@ func (j *judge) finish() {
 		// service of its own 25 ms after its commit) is in the end of
 		// every run alike (landedByReturn): the baseline waits longer
 		// (endCalibrate), and every other run at least twice as long as
-		// the world took to go still there (judge.stillFor).
+		// the world took to go still there (judge.stillFor), for as
+		// long as that takes (judge.stillMax).
 		start := time.Now()
 		stillSince := start
-		for time.Since(start) < endStillMax {
+		for time.Since(start) < j.stillMax {
 			time.Sleep(endPoll)
 			again, err := j.snapshot()
 			if err != nil {
@@ -682,7 +684,9 @@ func (j *judge) finish() {
 // endStill is how long the end state must hold still at least, when the
 // state changed outside the traced writes and no Settle is given, to be
 // read as the end; endCalibrate how long in the baseline, whose state is
-// read every endPoll; endStillMax bounds the wait (judge.finish).
+// read every endPoll; endStillMax bounds the baseline's wait, and the
+// others' where the baseline's state went still early (judge.finish,
+// stillFor).
 const (
 	endStill     = 25 * time.Millisecond
 	endCalibrate = 100 * time.Millisecond
@@ -691,10 +695,21 @@ const (
 )
 
 // stillFor returns how long the end of a run must hold still (finish),
-// given how long after the agent returned the baseline's state last
-// changed (landed, 0 when it did not).
-func stillFor(landed time.Duration) time.Duration {
-	return max(endStill, 2*landed+endPoll)
+// and how long the run may wait for it, given the baseline's trace: at
+// least twice as long as the baseline's state went on changing after its
+// agent returned (landedAfter), and long enough for a run whose state
+// changes as late to hold still that long. A cap of 300 ms for every run
+// kept a run of a world that changes for 100 ms after the agent returned
+// (an order confirmed, then shipped, by services of its own) from ever
+// holding still, and its repeat was counted (review of 461f5c3). A
+// baseline that never held still (a heartbeat in the state) calibrates
+// nothing: its landedAfter is where the wait stopped.
+func stillFor(base *Trace) (still, wait time.Duration) {
+	if base == nil || !base.endStill {
+		return endStill, endStillMax
+	}
+	still = max(endStill, 2*base.landedAfter+endPoll)
+	return still, max(endStillMax, base.landedAfter+still+2*endPoll)
 }
 
 // stillEnd reports whether the end was read again and had held still,
@@ -893,6 +908,19 @@ func windowKey(k string, n int) string {
 // unseenNote is why a repeat counts when State saw no execution of it
 // change anything and no Settle let the world settle.
 const unseenNote = "the state changed in neither call"
+
+// endNeverStill reports whether both ends were read (the run's, end, and
+// the baseline's) but one of them did not hold still, and was not the
+// state when the agent returned: the world was still changing when it was
+// read (judge.finish).
+func endNeverStill(tr *Trace, end string, base *Trace) bool {
+	return end != "" && base != nil && base.end != "" && !landedByReturn(tr, end, base)
+}
+
+// neverStillNote says why the repeat id of op was not judged.
+func neverStillNote(op, id string) string {
+	return fmt.Sprintf("%s (a repeat of %s) was not judged: no call of %s changed the state in its own window, and the state, here or in the baseline, had not held still when the end was read: the world went on changing by itself after the agent returned (a counter it bumps, an order its services confirm and ship), so the end cannot say whether a second effect stayed; give a Settle that waits for the world to go quiet (testkit.SettleUntil), or leave the parts that change by themselves out of State", id, op, op)
+}
 
 // landedByReturn reports whether, in the run of tr (its end state end) and
 // in the baseline base, the state at the end was already the state when
@@ -1262,6 +1290,7 @@ func judgeRepeatsIn(tr *Trace, end, baseEnd string, baseWin map[string][2]string
 	repeated := len(groups) // groups with repeats: most have one finding
 	dupFound := false       // a duplicate_write finding was made
 	deferredNoted := false  // the trace says why a repeat was judged by the end (deferredNote)
+	stillNoted := false     // the trace says why a repeat was not judged (neverStillNote)
 	var out []Finding
 	if repeated > 0 {
 		out = make([]Finding, 0, repeated)
@@ -1669,6 +1698,31 @@ func judgeRepeatsIn(tr *Trace, end, baseEnd string, baseWin map[string][2]string
 					if !deferredNoted {
 						deferredNoted = true
 						tr.Notes = append(tr.Notes, deferredNote(k.op, o.ID))
+					}
+				case un != nil && !effectSeen(o) && !reorders(k) && (o.stateSeen() && o.StateChange == "" || o.Overlapped && clusterTaken(o)) && endNeverStill(tr, end, un.base):
+					// As the two above, but the end of this run or of the
+					// baseline was read before the state held still: the
+					// world went on changing by itself (a heartbeat in
+					// the state, services that confirm and ship an order
+					// for longer than the wait), and whether a second
+					// effect stayed cannot be told from it. Counted, a
+					// correct transactional agent failed in such a world
+					// every run; the repeat is unjudged, and the
+					// scenario inconclusive (Suite.duplicates).
+					if !stillNoted {
+						stillNoted = true
+						tr.unsettled = true
+						tr.Notes = append(tr.Notes, neverStillNote(k.op, o.ID))
+					}
+				case un != nil && !effectSeen(o) && !reorders(k) && (o.stateSeen() && o.StateChange == "" || o.Overlapped && clusterTaken(o)) && landedByReturn(tr, end, un.base) && endBeforeTheWorld(end, un.base, &views):
+					// As above, and both ends held still, but this run's
+					// was read before the world's own change landed in
+					// it (endBeforeTheWorld): unjudged, the scenario
+					// inconclusive.
+					if !stillNoted {
+						stillNoted = true
+						tr.unsettled = true
+						tr.Notes = append(tr.Notes, beforeTheWorldNote(k.op, o.ID))
 					}
 				case crashFired(tr) && strings.HasPrefix(o.StateError, settleTimeout) && changedBeyondNested(tr, o, &views):
 					// The Settle never saw the world quiet after the
@@ -2418,6 +2472,9 @@ func (s *Suite) duplicates(res *Result, tr *Trace, sc Scenario, namesOf func() r
 				res.Inconclusive = true // a repeat left unjudged (judgeRepeatsIn)
 			}
 		}
+	}
+	if tr.unsettled {
+		res.Inconclusive = true // a repeat left unjudged: an end never held still (judgeRepeatsIn)
 	}
 	if n := countCode(found, CodeDuplicateWrite); n > 0 {
 		res.Duplicates = slices.Grow(res.Duplicates, n)

@@ -480,7 +480,7 @@ func (s *Suite) run(ctx context.Context, sc Scenario) (*Result, *Trace, error) {
 		if sc.Kind == ScenarioBaseline {
 			r.judge.stillFor = endCalibrate
 		} else if s.base != nil {
-			r.judge.stillFor = stillFor(s.base.landedAfter)
+			r.judge.stillFor, r.judge.stillMax = stillFor(s.base)
 		}
 	}
 	var pre map[uint64]bool // the goroutines there before the agent ran

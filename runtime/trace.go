@@ -224,6 +224,9 @@ type Trace struct {
 	// snapshot the state last changed.
 	endStill    bool
 	landedAfter time.Duration
+	// unsettled says a repeat was left unjudged because an end had not
+	// held still when it was read (judgeRepeatsIn, neverStillNote).
+	unsettled bool
 	// returned is the State snapshot taken when the last delivery had
 	// returned, before the run waited for what the agent left running
 	// (judge.noteReturn): equal to end, nothing changed the state after.

@@ -1,0 +1,199 @@
+package runtime
+
+import (
+	"context"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// txPayer is a transactional agent: a traced pay, then the commit,
+// untraced. A failed attempt is rolled back and retried (correct) or
+// committed as well (buggy). After each commit, world runs: the world's own
+// services acting on the order (they take delay(run), run 0 being the
+// baseline's agent).
+func txPayer(w *kvWorld, commitFailed bool, world func(run int, done func())) (func(context.Context) error, *sync.WaitGroup) {
+	pay := &Op{Name: "pay", Kind: KindWrite, Params: []string{"order"}}
+	var (
+		pending sync.WaitGroup
+		runs    atomic.Int32
+	)
+	return func(ctx context.Context) error {
+		run := int(runs.Add(1)) - 1
+		var err error
+		for attempt := 0; attempt < 2; attempt++ {
+			err = traced(ctx, pay, []any{"o-1"}, []any{"o-1"}, func(context.Context) error { return nil })
+			if err != nil && !commitFailed {
+				continue
+			}
+			w.do(func(m map[string]any) {
+				n, _ := m["payments"].(int)
+				m["payments"] = n + 1
+			})
+			if world != nil {
+				pending.Add(1)
+				world(run, pending.Done)
+			}
+			if err == nil {
+				break
+			}
+		}
+		return err
+	}, &pending
+}
+
+// verdict runs the agent's lost_acknowledgement scenario and returns its
+// result.
+func verdict(t *testing.T, w *kvWorld, agent func(context.Context) error, pending *sync.WaitGroup, opts ...Option) *Result {
+	t.Helper()
+	opts = append(opts, OnlyScenario(ScenarioLostAck+"/pay#1"),
+		Teardown(func(context.Context) error { pending.Wait(); return nil }))
+	rep := runOn(t, w, nil, agent, opts...)
+	require.True(t, rep.BaselineSucceeded, "baseline: %s", rep.BaselineFailure)
+	require.Len(t, rep.Results, 1)
+	return rep.Results[0]
+}
+
+func hasCode(res *Result, code string) bool {
+	for _, f := range res.Findings {
+		if f.Code == code {
+			return true
+		}
+	}
+	return false
+}
+
+// The world's services confirm an order 60 ms after its commit and ship it
+// 70 ms later: the baseline's state changes for 130 ms after its agent
+// returned, and a run must hold still 265 ms to match. Every run waited
+// 300 ms at most, never held still that long, and the repeat of a correct
+// transactional agent was counted (review of 461f5c3: 3 runs of 3). The
+// wait now lasts as long as the baseline calls for; the agent that commits
+// its failed attempt is still caught.
+func TestWorldThatConfirmsThenShipsIsJudgedByItsEnd(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		buggy bool
+	}{{"rolled back", false}, {"failed attempt committed", true}} {
+		t.Run(c.name, func(t *testing.T) {
+			w := &kvWorld{}
+			agent, pending := txPayer(w, c.buggy, func(_ int, done func()) {
+				time.AfterFunc(60*time.Millisecond, func() {
+					w.do(func(m map[string]any) { m["status"] = "confirmed" })
+					time.AfterFunc(70*time.Millisecond, func() {
+						defer done()
+						w.do(func(m map[string]any) { m["status"] = "shipped" })
+					})
+				})
+			})
+			res := verdict(t, w, agent, pending)
+			assert.Equal(t, c.buggy, hasCode(res, CodeDuplicateWrite), "findings %v; notes %v", res.Findings, res.Trace.Notes)
+			assert.False(t, res.Inconclusive, "notes %v", res.Trace.Notes)
+		})
+	}
+}
+
+// A world that bumps a counter in the state every 30 ms never holds still:
+// neither end says whether a second payment stayed. The repeat was counted,
+// for the correct agent too; it is now unjudged, the scenario
+// inconclusive, and its note says what to do.
+func TestWorldWithAHeartbeatLeavesTheRepeatUnjudged(t *testing.T) {
+	for _, buggy := range []bool{false, true} {
+		w := &kvWorld{}
+		stop := make(chan struct{})
+		var beat sync.WaitGroup
+		beat.Add(1)
+		go func() {
+			defer beat.Done()
+			tk := time.NewTicker(30 * time.Millisecond)
+			defer tk.Stop()
+			for {
+				select {
+				case <-stop:
+					return
+				case <-tk.C:
+					w.do(func(m map[string]any) {
+						if m != nil {
+							n, _ := m["beat"].(int)
+							m["beat"] = n + 1
+						}
+					})
+				}
+			}
+		}()
+		agent, pending := txPayer(w, buggy, nil)
+		res := verdict(t, w, agent, pending)
+		close(stop)
+		beat.Wait()
+		assert.False(t, hasCode(res, CodeDuplicateWrite), "buggy=%v: findings %v", buggy, res.Findings)
+		assert.True(t, res.Inconclusive, "buggy=%v: notes %v", buggy, res.Trace.Notes)
+		assert.Contains(t, strings.Join(res.Trace.Notes, "\n"), "was not judged", "buggy=%v", buggy)
+	}
+}
+
+// The world's service confirms the order 10 ms after the commit in the
+// baseline and 40 ms after it in the run: the run's end held still
+// (25 ms) before its confirmation landed, and differed from the baseline's
+// only in that. It was counted as a second payment; the repeat is now
+// unjudged, the scenario inconclusive (or, where the machine's load let the
+// confirmation land before the end was read, judged by it). An agent that commits its failed
+// attempt as well leaves two payments, and is caught.
+func TestRunEndReadBeforeTheWorldsOwnChangeIsUnjudged(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		buggy bool
+	}{{"rolled back", false}, {"failed attempt committed", true}} {
+		t.Run(c.name, func(t *testing.T) {
+			w := &kvWorld{}
+			agent, pending := txPayer(w, c.buggy, func(run int, done func()) {
+				delay := 40 * time.Millisecond
+				if run == 0 {
+					delay = 10 * time.Millisecond
+				}
+				time.AfterFunc(delay, func() {
+					defer done()
+					w.do(func(m map[string]any) { m["confirmed"] = true })
+				})
+			})
+			res := verdict(t, w, agent, pending)
+			assert.Equal(t, c.buggy, hasCode(res, CodeDuplicateWrite), "findings %v; notes %v", res.Findings, res.Trace.Notes)
+			if !c.buggy && !res.Inconclusive {
+				// A loaded machine may delay the run's reads past its
+				// confirmation: its end then holds it, and the repeat is
+				// judged by the end as the baseline's.
+				last := res.Trace.Ops[len(res.Trace.Ops)-1]
+				assert.Equal(t, RepeatAbsorbed, last.Repeat, "notes %v", res.Trace.Notes)
+			}
+		})
+	}
+}
+
+// worldLanded puts in a run's end what the baseline's world changed by
+// itself after its agent returned, where the run still holds what the
+// baseline held then: nested keys, keys added and removed, and not where
+// the run holds something else.
+func TestWorldLanded(t *testing.T) {
+	ret := map[string]any{"order": map[string]any{"paid": true, "status": "new"}, "lock": "held", "payments": 1.0}
+	last := map[string]any{"order": map[string]any{"paid": true, "status": "confirmed"}, "confirmed_at": "t1", "payments": 1.0}
+	run := map[string]any{"order": map[string]any{"paid": true, "status": "new"}, "lock": "held", "payments": 1.0}
+	got, changed := worldLanded(run, ret, last)
+	assert.True(t, changed)
+	assert.Equal(t, last, got)
+
+	second := map[string]any{"order": map[string]any{"paid": true, "status": "new"}, "lock": "held", "payments": 2.0}
+	got, changed = worldLanded(second, ret, last)
+	assert.True(t, changed)
+	assert.NotEqual(t, last, got, "a second payment is not the world's")
+
+	other := map[string]any{"order": map[string]any{"paid": true, "status": "cancelled"}, "lock": "held", "payments": 1.0}
+	got, _ = worldLanded(other, ret, last)
+	assert.Equal(t, "cancelled", got.(map[string]any)["order"].(map[string]any)["status"], "a value the baseline never held is the run's")
+
+	_, changed = worldLanded(run, ret, ret)
+	assert.False(t, changed, "a baseline whose world changed nothing after the return")
+}
