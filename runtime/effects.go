@@ -1163,29 +1163,47 @@ func judgeRepeatsIn(tr *Trace, end, baseEnd string, baseWin map[string][2]string
 	// They are the same too when they differ only by the names of members
 	// that creates made (T-1 and T-2 swapped): two parallel creates of one
 	// delivery ran in another order than in the baseline (madenames.go).
-	endSame := func() bool { // read only for overlapped repeats: it decodes both snapshots
-		if !sameKnown {
+	var madeInBase madeNames
+	madeKnown := false
+	// alike says whether two end states are the same up to what the runs
+	// cannot make alike: their clocks' stamps (withoutClocks), the order of
+	// a list's entries (sameUpToOrder), and the names creates made and the
+	// numbers a sequence handed out (sameUpToMadeNames).
+	alike := func(e, b string) bool {
+		if baseline || e == "" || b == "" {
+			return false
+		}
+		if e == b {
+			return true
+		}
+		if holdsClock(e) || holdsClock(b) {
 			// The two runs' clocks stamped what they made at other
 			// moments (withoutClocks).
-			e, b := end, baseEnd
-			if !baseline && e != "" && b != "" && e != b && (holdsClock(e) || holdsClock(b)) {
-				e, b = withoutClocks(e, namedByRun()), withoutClocks(b, namedByRun())
+			e, b = withoutClocks(e, namedByRun()), withoutClocks(b, namedByRun())
+		}
+		if sameUpToOrder(e, b) {
+			return true
+		}
+		if !madeKnown {
+			madeKnown = true
+			ws := make([][2]string, 0, len(baseWin))
+			for _, w := range baseWin {
+				ws = append(ws, w)
 			}
-			sameKnown, sameInOrder = true, !baseline && e != "" && b != "" && sameUpToOrder(e, b)
-			if !sameInOrder && !baseline && e != "" && b != "" {
-				ws := make([][2]string, 0, len(baseWin))
-				for _, w := range baseWin {
-					ws = append(ws, w)
-				}
-				if un != nil {
-					// And what the baseline's state gained outside its
-					// traced writes (a transaction's commit): the rows
-					// a table numbered from a sequence that a rolled
-					// back attempt of the run advanced.
-					ws = append(ws, un.base.gaps...)
-				}
-				sameInOrder = sameUpToMadeNames(e, b, madeBy(ws), namedByRun())
+			if un != nil {
+				// And what the baseline's state gained outside its
+				// traced writes (a transaction's commit): the rows a
+				// table numbered from a sequence that a rolled back
+				// attempt of the run advanced.
+				ws = append(ws, un.base.gaps...)
 			}
+			madeInBase = madeBy(ws)
+		}
+		return sameUpToMadeNames(e, b, madeInBase, namedByRun())
+	}
+	endSame := func() bool { // read only for overlapped repeats: it decodes both snapshots
+		if !sameKnown {
+			sameKnown, sameInOrder = true, alike(end, baseEnd)
 		}
 		return sameInOrder
 	}
@@ -1699,7 +1717,7 @@ func judgeRepeatsIn(tr *Trace, end, baseEnd string, baseWin map[string][2]string
 						deferredNoted = true
 						tr.Notes = append(tr.Notes, deferredNote(k.op, o.ID))
 					}
-				case un != nil && !effectSeen(o) && !reorders(k) && (o.stateSeen() && o.StateChange == "" || o.Overlapped && clusterTaken(o)) && endNeverStill(tr, end, un.base):
+				case un != nil && !effectSeen(o) && !reorders(k) && (o.stateSeen() && o.StateChange == "" || o.Overlapped && clusterTaken(o)) && endNeverStill(tr, end, un.base) && !differsWhereTheWorldDidNot(tr, end, un.base, &views, alike):
 					// As the two above, but the end of this run or of the
 					// baseline was read before the state held still: the
 					// world went on changing by itself (a heartbeat in
@@ -1714,7 +1732,7 @@ func judgeRepeatsIn(tr *Trace, end, baseEnd string, baseWin map[string][2]string
 						tr.unsettled = true
 						tr.Notes = append(tr.Notes, neverStillNote(k.op, o.ID))
 					}
-				case un != nil && !effectSeen(o) && !reorders(k) && (o.stateSeen() && o.StateChange == "" || o.Overlapped && clusterTaken(o)) && landedByReturn(tr, end, un.base) && endBeforeTheWorld(end, un.base, &views):
+				case un != nil && !effectSeen(o) && !reorders(k) && (o.stateSeen() && o.StateChange == "" || o.Overlapped && clusterTaken(o)) && landedByReturn(tr, end, un.base) && endBeforeTheWorld(end, un.base, &views, alike):
 					// As above, and both ends held still, but this run's
 					// was read before the world's own change landed in
 					// it (endBeforeTheWorld): unjudged, the scenario

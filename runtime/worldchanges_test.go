@@ -98,10 +98,13 @@ func TestWorldThatConfirmsThenShipsIsJudgedByItsEnd(t *testing.T) {
 	}
 }
 
-// A world that bumps a counter in the state every 30 ms never holds still:
-// neither end says whether a second payment stayed. The repeat was counted,
-// for the correct agent too; it is now unjudged, the scenario
-// inconclusive, and its note says what to do.
+// A world that bumps a counter in the state every 30 ms never holds still.
+// The repeat was counted, for the correct agent too. Now, where the ends
+// differ only in what the world changed by itself, the repeat is unjudged,
+// the scenario inconclusive, and its note says what to do; the agent that
+// commits its failed attempt leaves a second payment that held from when
+// it returned, outside the world's places, and is caught (review of
+// 1bec79b: it was left inconclusive).
 func TestWorldWithAHeartbeatLeavesTheRepeatUnjudged(t *testing.T) {
 	for _, buggy := range []bool{false, true} {
 		w := &kvWorld{}
@@ -130,9 +133,11 @@ func TestWorldWithAHeartbeatLeavesTheRepeatUnjudged(t *testing.T) {
 		res := verdict(t, w, agent, pending)
 		close(stop)
 		beat.Wait()
-		assert.False(t, hasCode(res, CodeDuplicateWrite), "buggy=%v: findings %v", buggy, res.Findings)
-		assert.True(t, res.Inconclusive, "buggy=%v: notes %v", buggy, res.Trace.Notes)
-		assert.Contains(t, strings.Join(res.Trace.Notes, "\n"), "was not judged", "buggy=%v", buggy)
+		assert.Equal(t, buggy, hasCode(res, CodeDuplicateWrite), "buggy=%v: findings %v", buggy, res.Findings)
+		if !buggy {
+			assert.True(t, res.Inconclusive, "notes %v", res.Trace.Notes)
+			assert.Contains(t, strings.Join(res.Trace.Notes, "\n"), "was not judged")
+		}
 	}
 }
 
@@ -173,27 +178,75 @@ func TestRunEndReadBeforeTheWorldsOwnChangeIsUnjudged(t *testing.T) {
 	}
 }
 
-// worldLanded puts in a run's end what the baseline's world changed by
-// itself after its agent returned, where the run still holds what the
-// baseline held then: nested keys, keys added and removed, and not where
-// the run holds something else.
-func TestWorldLanded(t *testing.T) {
+// overwriteWorld puts the world's changes (from ret to last) in a run's
+// state, and noneLanded says whether the run held none of them: nested
+// keys, keys added and removed; a value the baseline never held, or a
+// second payment, stays the run's.
+func TestOverwriteWorldAndNoneLanded(t *testing.T) {
 	ret := map[string]any{"order": map[string]any{"paid": true, "status": "new"}, "lock": "held", "payments": 1.0}
 	last := map[string]any{"order": map[string]any{"paid": true, "status": "confirmed"}, "confirmed_at": "t1", "payments": 1.0}
 	run := map[string]any{"order": map[string]any{"paid": true, "status": "new"}, "lock": "held", "payments": 1.0}
-	got, changed := worldLanded(run, ret, last)
-	assert.True(t, changed)
-	assert.Equal(t, last, got)
+	assert.True(t, noneLanded(run, ret, last))
+	assert.Equal(t, last, overwriteWorld(run, ret, last))
 
 	second := map[string]any{"order": map[string]any{"paid": true, "status": "new"}, "lock": "held", "payments": 2.0}
-	got, changed = worldLanded(second, ret, last)
-	assert.True(t, changed)
-	assert.NotEqual(t, last, got, "a second payment is not the world's")
+	assert.True(t, noneLanded(second, ret, last))
+	assert.NotEqual(t, last, overwriteWorld(second, ret, last), "a second payment is not the world's")
+
+	partly := map[string]any{"order": map[string]any{"paid": true, "status": "new"}, "confirmed_at": "t2", "lock": "held", "payments": 1.0}
+	assert.False(t, noneLanded(partly, ret, last), "the world's confirmed_at landed in the run")
 
 	other := map[string]any{"order": map[string]any{"paid": true, "status": "cancelled"}, "lock": "held", "payments": 1.0}
-	got, _ = worldLanded(other, ret, last)
-	assert.Equal(t, "cancelled", got.(map[string]any)["order"].(map[string]any)["status"], "a value the baseline never held is the run's")
+	assert.False(t, noneLanded(other, ret, last), "a value the baseline never held")
 
-	_, changed = worldLanded(run, ret, ret)
-	assert.False(t, changed, "a baseline whose world changed nothing after the return")
+	assert.True(t, noneLanded(run, ret, ret))
+	assert.Equal(t, run, overwriteWorld(run, ret, ret), "a baseline whose world changed nothing after the return")
+}
+
+// An authorization hold the world's capture service moves to captured,
+// once per order, 20 ms after the commit: the agent that commits its failed
+// attempt holds twice, and its end, where the capture landed, still holds
+// 10 (the baseline's: 0). The capture landed in part of the run's end (the
+// captured key), so the end speaks: a duplicate, not an end read before
+// the world (review of 1bec79b). The correct agent is no duplicate.
+func TestHoldLeftBesideTheWorldsCaptureIsCaught(t *testing.T) {
+	for _, buggy := range []bool{false, true} {
+		w := &kvWorld{}
+		var captured sync.Map
+		pay := &Op{Name: "pay", Kind: KindWrite, Params: []string{"order"}}
+		var pending sync.WaitGroup
+		var runs atomic.Int32
+		agent := func(ctx context.Context) error {
+			run := runs.Add(1)
+			var err error
+			for attempt := 0; attempt < 2; attempt++ {
+				err = traced(ctx, pay, []any{"o-1"}, []any{"o-1"}, func(context.Context) error { return nil })
+				if err != nil && !buggy {
+					continue
+				}
+				w.do(func(m map[string]any) {
+					n, _ := m["held"].(int)
+					m["held"] = n + 10
+				})
+				if _, done := captured.LoadOrStore(run, true); !done {
+					pending.Add(1)
+					time.AfterFunc(20*time.Millisecond, func() {
+						defer pending.Done()
+						w.do(func(m map[string]any) {
+							n, _ := m["held"].(int)
+							m["held"] = n - 10
+							m["captured"] = 10
+						})
+					})
+				}
+				if err == nil {
+					break
+				}
+			}
+			return err
+		}
+		res := verdict(t, w, agent, &pending)
+		assert.Equal(t, buggy, hasCode(res, CodeDuplicateWrite), "buggy=%v: findings %v; notes %v", buggy, res.Findings, res.Trace.Notes)
+		assert.False(t, res.Inconclusive, "buggy=%v: notes %v", buggy, res.Trace.Notes)
+	}
 }
