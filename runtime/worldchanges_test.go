@@ -13,11 +13,19 @@ import (
 )
 
 // txPayer is a transactional agent: a traced pay, then the commit,
-// untraced. A failed attempt is rolled back and retried (correct) or
-// committed as well (buggy). After each commit, world runs: the world's own
-// services acting on the order (they take delay(run), run 0 being the
-// baseline's agent).
+// untraced (a payment). A failed attempt is rolled back and retried
+// (correct) or committed as well (buggy). After each commit, world runs:
+// the world's own services acting on the order (they take delay(run), run
+// 0 being the baseline's agent).
 func txPayer(w *kvWorld, commitFailed bool, world func(run int, done func())) (func(context.Context) error, *sync.WaitGroup) {
+	return txCommitter(w, commitFailed, func(m map[string]any) {
+		n, _ := m["payments"].(int)
+		m["payments"] = n + 1
+	}, world)
+}
+
+// txCommitter is txPayer with the commit given.
+func txCommitter(w *kvWorld, commitFailed bool, commit func(m map[string]any), world func(run int, done func())) (func(context.Context) error, *sync.WaitGroup) {
 	pay := &Op{Name: "pay", Kind: KindWrite, Params: []string{"order"}}
 	var (
 		pending sync.WaitGroup
@@ -31,10 +39,7 @@ func txPayer(w *kvWorld, commitFailed bool, world func(run int, done func())) (f
 			if err != nil && !commitFailed {
 				continue
 			}
-			w.do(func(m map[string]any) {
-				n, _ := m["payments"].(int)
-				m["payments"] = n + 1
-			})
+			w.do(commit)
 			if world != nil {
 				pending.Add(1)
 				world(run, pending.Done)
@@ -212,40 +217,25 @@ func TestOverwriteWorldAndNoneLanded(t *testing.T) {
 func TestHoldLeftBesideTheWorldsCaptureIsCaught(t *testing.T) {
 	for _, buggy := range []bool{false, true} {
 		w := &kvWorld{}
-		var captured sync.Map
-		pay := &Op{Name: "pay", Kind: KindWrite, Params: []string{"order"}}
-		var pending sync.WaitGroup
-		var runs atomic.Int32
-		agent := func(ctx context.Context) error {
-			run := runs.Add(1)
-			var err error
-			for attempt := 0; attempt < 2; attempt++ {
-				err = traced(ctx, pay, []any{"o-1"}, []any{"o-1"}, func(context.Context) error { return nil })
-				if err != nil && !buggy {
-					continue
-				}
+		var captured sync.Map // the runs whose order the service captured
+		agent, pending := txCommitter(w, buggy, func(m map[string]any) {
+			n, _ := m["held"].(int)
+			m["held"] = n + 10
+		}, func(run int, done func()) {
+			if _, again := captured.LoadOrStore(run, true); again {
+				done()
+				return
+			}
+			time.AfterFunc(20*time.Millisecond, func() {
+				defer done()
 				w.do(func(m map[string]any) {
 					n, _ := m["held"].(int)
-					m["held"] = n + 10
+					m["held"] = n - 10
+					m["captured"] = 10
 				})
-				if _, done := captured.LoadOrStore(run, true); !done {
-					pending.Add(1)
-					time.AfterFunc(20*time.Millisecond, func() {
-						defer pending.Done()
-						w.do(func(m map[string]any) {
-							n, _ := m["held"].(int)
-							m["held"] = n - 10
-							m["captured"] = 10
-						})
-					})
-				}
-				if err == nil {
-					break
-				}
-			}
-			return err
-		}
-		res := verdict(t, w, agent, &pending)
+			})
+		})
+		res := verdict(t, w, agent, pending)
 		assert.Equal(t, buggy, hasCode(res, CodeDuplicateWrite), "buggy=%v: findings %v; notes %v", buggy, res.Findings, res.Trace.Notes)
 		assert.False(t, res.Inconclusive, "buggy=%v: notes %v", buggy, res.Trace.Notes)
 	}
