@@ -153,6 +153,9 @@ type judge struct {
 	stillFor    time.Duration
 	stillMax    time.Duration
 	landedAfter time.Duration
+	// passed holds the states the end went through while it was read
+	// again, before the last (up to maxPassed).
+	passed []string
 	// busy counts the writes of each invocation in flight; outside holds
 	// the invocations whose last write returned and that have begun no
 	// other since: they run the agent's own code, untraced, if they did
@@ -656,8 +659,11 @@ func (j *judge) finish() {
 				break
 			}
 			if again != s {
-				s, stillSince = again, time.Now()
 				j.mu.Lock()
+				if len(j.passed) < maxPassed {
+					j.passed = append(j.passed, s)
+				}
+				s, stillSince = again, time.Now()
 				j.landedAfter = stillSince.Sub(start)
 				j.mu.Unlock()
 				continue
@@ -710,6 +716,17 @@ func stillFor(base *Trace) (still, wait time.Duration) {
 	}
 	still = max(endStill, 2*base.landedAfter+endPoll)
 	return still, max(endStillMax, base.landedAfter+still+2*endPoll)
+}
+
+// maxPassed bounds the states judge.passed keeps.
+const maxPassed = 32
+
+// passedStates returns the states the end went through before the last
+// while it was read again (judge.finish).
+func (j *judge) passedStates() []string {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return j.passed
 }
 
 // stillEnd reports whether the end was read again and had held still,

@@ -22,16 +22,31 @@ import (
 // would pass with it: the repeat is left unjudged (judgeRepeatsIn). Where
 // the world's change landed in part of the run's end (a capture service
 // that set captured but not yet held), the end does speak, and is judged
-// as it is (review of 1bec79b).
+// as it is (review of 1bec79b). Where it holds a state the baseline's world
+// went through on its way (confirmed, then shipped; base.passed), it was
+// read midway, and is left unjudged as well.
 func endBeforeTheWorld(end string, base *Trace, views *stateViews, alike func(e, b string) bool) bool {
 	if base == nil || end == "" || base.returned == "" || base.end == "" || base.returned == base.end || end == base.end {
 		return false
 	}
-	run, ret, last := views.of(end), views.of(base.returned), views.of(base.end)
-	if run == nil || ret == nil || last == nil || !noneLanded(run.v, ret.v, last.v) {
+	run, last := views.of(end), views.of(base.end)
+	if run == nil || last == nil {
 		return false
 	}
-	return alikeEncoded(overwriteWorld(run.v, ret.v, last.v), last.v, alike)
+	// The run's end may hold what the baseline held when its agent
+	// returned, or any state its world went through on its way to its end
+	// (confirmed, before shipped: the run's shipping took longer).
+	tried := map[string]bool{base.end: true}
+	for _, mid := range append([]string{base.returned}, base.passed...) {
+		if tried[mid] {
+			continue
+		}
+		tried[mid] = true
+		if m := views.of(mid); m != nil && noneLanded(run.v, m.v, last.v) && alikeEncoded(overwriteWorld(run.v, m.v, last.v), last.v, alike) {
+			return true
+		}
+	}
+	return false
 }
 
 // differsWhereTheWorldDidNot reports whether a run whose end, or the

@@ -603,6 +603,7 @@ func (s *Suite) run(ctx context.Context, sc Scenario) (*Result, *Trace, error) {
 		tr.end, tr.returned = r.judge.end, r.judge.returned
 		tr.endSettled = r.judge.settle != nil && tr.end != ""
 		tr.endStill, tr.landedAfter = r.judge.stillEnd()
+		tr.passed = r.judge.passedStates()
 		tr.gaps = r.judge.gapsSeen()
 		if r.judge.late != "" {
 			tr.Notes = append(tr.Notes, lateNote(r.judge.late))

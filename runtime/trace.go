@@ -224,6 +224,9 @@ type Trace struct {
 	// snapshot the state last changed.
 	endStill    bool
 	landedAfter time.Duration
+	// passed holds the states the end went through after the agent
+	// returned, before the last, while it was read again (judge.passed).
+	passed []string
 	// unsettled says a repeat was left unjudged because an end had not
 	// held still when it was read (judgeRepeatsIn, neverStillNote).
 	unsettled bool

@@ -240,3 +240,31 @@ func TestHoldLeftBesideTheWorldsCaptureIsCaught(t *testing.T) {
 		assert.False(t, res.Inconclusive, "buggy=%v: notes %v", buggy, res.Trace.Notes)
 	}
 }
+
+// The world's services confirm an order 15 ms after its commit and ship it
+// 30 ms later in the baseline, 200 ms later in the run: the run's end held
+// still at "confirmed", a state the baseline's world went through on its
+// way to "shipped". It was counted as a second payment (review of 1bec79b,
+// probe P4); it is now unjudged (or judged by the end, where the machine's
+// load let the shipping land first). The agent that commits its failed
+// attempt as well leaves two payments, and is caught.
+func TestRunEndReadMidwayThroughTheWorldsChangesIsUnjudged(t *testing.T) {
+	for _, buggy := range []bool{false, true} {
+		w := &kvWorld{}
+		agent, pending := txPayer(w, buggy, func(run int, done func()) {
+			ship := 200 * time.Millisecond
+			if run == 0 {
+				ship = 30 * time.Millisecond
+			}
+			time.AfterFunc(15*time.Millisecond, func() {
+				w.do(func(m map[string]any) { m["status"] = "confirmed" })
+				time.AfterFunc(ship, func() {
+					defer done()
+					w.do(func(m map[string]any) { m["status"] = "shipped" })
+				})
+			})
+		})
+		res := verdict(t, w, agent, pending)
+		assert.Equal(t, buggy, hasCode(res, CodeDuplicateWrite), "buggy=%v: findings %v; notes %v", buggy, res.Findings, res.Trace.Notes)
+	}
+}
