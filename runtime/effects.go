@@ -154,8 +154,11 @@ type judge struct {
 	stillMax    time.Duration
 	landedAfter time.Duration
 	// passed holds the states the end went through while it was read
-	// again, before the last (up to maxPassed).
-	passed []string
+	// again, before the last (up to maxPassed), where keepPassed says so:
+	// in the baseline, the only run whose passed states are read
+	// (endBeforeTheWorld); another run's trace would keep them for nothing.
+	passed     []string
+	keepPassed bool
 	// busy counts the writes of each invocation in flight; outside holds
 	// the invocations whose last write returned and that have begun no
 	// other since: they run the agent's own code, untraced, if they did
@@ -660,7 +663,7 @@ func (j *judge) finish() {
 			}
 			if again != s {
 				j.mu.Lock()
-				if len(j.passed) < maxPassed {
+				if j.keepPassed && len(j.passed) < maxPassed {
 					j.passed = append(j.passed, s)
 				}
 				s, stillSince = again, time.Now()

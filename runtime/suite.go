@@ -478,7 +478,7 @@ func (s *Suite) run(ctx context.Context, sc Scenario) (*Result, *Trace, error) {
 	r.judge = newJudge(ctx, &s.cfg)
 	if r.judge != nil {
 		if sc.Kind == ScenarioBaseline {
-			r.judge.stillFor = endCalibrate
+			r.judge.stillFor, r.judge.keepPassed = endCalibrate, true
 		} else if s.base != nil {
 			r.judge.stillFor, r.judge.stillMax = stillFor(s.base)
 		}

@@ -224,11 +224,13 @@ type Trace struct {
 	// snapshot the state last changed.
 	endStill    bool
 	landedAfter time.Duration
-	// passed holds the states the end went through after the agent
-	// returned, before the last, while it was read again (judge.passed).
+	// passed holds, in the baseline's trace, the states the end went
+	// through after the agent returned, before the last, while it was read
+	// again (judge.passed).
 	passed []string
-	// unsettled says a repeat was left unjudged because an end had not
-	// held still when it was read (judgeRepeatsIn, neverStillNote).
+	// unsettled says a repeat was left unjudged because an end could not
+	// say what the agent left: it had not held still (neverStillNote), or
+	// it was read before the world's own change landed (beforeTheWorldNote).
 	unsettled bool
 	// returned is the State snapshot taken when the last delivery had
 	// returned, before the run waited for what the agent left running

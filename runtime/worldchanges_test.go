@@ -150,9 +150,10 @@ func TestWorldWithAHeartbeatLeavesTheRepeatUnjudged(t *testing.T) {
 // baseline and 40 ms after it in the run: the run's end held still
 // (25 ms) before its confirmation landed, and differed from the baseline's
 // only in that. It was counted as a second payment; the repeat is now
-// unjudged, the scenario inconclusive (or, where the machine's load let the
-// confirmation land before the end was read, judged by it). An agent that commits its failed
-// attempt as well leaves two payments, and is caught.
+// unjudged, the scenario inconclusive (or, where the machine's load let
+// the confirmation land before the end was read, judged by it). An agent
+// that commits its failed attempt as well leaves two payments, and is
+// caught.
 func TestRunEndReadBeforeTheWorldsOwnChangeIsUnjudged(t *testing.T) {
 	for _, c := range []struct {
 		name  string

@@ -96,8 +96,9 @@ func BenchmarkGoroutineHandoff(b *testing.B) {
 	// goroutine: what a second processor gives the harness's own work at
 	// that grain. On a virtual machine of 2 CPUs here, the second took so
 	// long to wake that the pieces at once finished later than in sequence
-	// (163 us against 147; 7.9 ms against 14.8 ms at 100 times the work):
-	// the harness does its work in one goroutine.
+	// (146 to 151 us against 136 with GOMAXPROCS=2; at 100 times the work,
+	// at once was 1.9 times as fast): the harness does its work in one
+	// goroutine.
 	half := func() int {
 		x := 0
 		for range 24 {
