@@ -28,19 +28,18 @@ import (
 // one per suite, when suites follow one another, as a test binary's do.
 // The headroom then outlasts the suites by at most one collection.
 //
-// 8 MB: with 16 MB the ten-write suite was a little faster still, but the
-// suites of small agents (seven scenarios) were a fifth slower than with
-// the collector's own pacing, their memory no longer reused while it was
-// in the processor's caches; with 8 MB they are as fast with GOMAXPROCS=1,
-// and about a tenth slower with 2, where the collector's marking had run
-// on the idle processor (TestMeasureSuite, the collector's pacing against
-// 4, 8 and 16 MB).
+// 16 MB. With 8 MB (the choice before, when 16 MB had measured the suites
+// of small agents a fifth slower), the ten-write suite took 6% longer with
+// GOMAXPROCS=1 and 11% longer with 2, and the one-write suite as long
+// (BenchmarkSuite, 8 alternated runs of 800 suites each, medians; 24 MB
+// was no faster than 16), and every suite of scripts/bench/suite.sh
+// against 8 MB (BEFORE=b91d8aa) was faster, the small agents' too.
 //
 // The collector is left alone when GOGC is set in the environment, when
 // AGENTIDEM_GC=default, and when the program set a percent of its own
 // (debug.SetGCPercent): a percent the program sets while suites run is
 // kept as well.
-const gcHeadroom = 8 << 20
+const gcHeadroom = 16 << 20
 
 var gcPace struct {
 	mu      sync.Mutex

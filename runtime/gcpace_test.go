@@ -190,12 +190,12 @@ func TestPercentTheProgramSetsWhileASuiteRunsIsKept(t *testing.T) {
 	}
 }
 
-func TestGCPercentForGivesEightMegabytesOfHeadroom(t *testing.T) {
+func TestGCPercentForGivesSixteenMegabytesOfHeadroom(t *testing.T) {
 	for _, tc := range []struct {
 		live uint64
 		want int
 	}{
-		{0, 200}, {1 << 20, 200}, {4 << 20, 200}, {6 << 20, 133}, {8 << 20, 100}, {64 << 20, 100},
+		{0, 400}, {1 << 20, 400}, {4 << 20, 400}, {6 << 20, 266}, {8 << 20, 200}, {12 << 20, 133}, {16 << 20, 100}, {64 << 20, 100},
 	} {
 		if got := gcPercentFor(tc.live); got != tc.want {
 			t.Errorf("gcPercentFor(%d MB) = %d, want %d", tc.live>>20, got, tc.want)

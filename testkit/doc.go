@@ -250,7 +250,7 @@
 // `agentidem-gen report reports/` reads them all.
 //
 // While a suite runs, the garbage collector gets headroom: the heap may grow
-// 8 MB past its live size before a collection, where the default pacing
+// 16 MB past its live size before a collection, where the default pacing
 // collects a small heap at 4 MB, which cost the ten-write suite a quarter
 // of its time. The
 // setting goes back after the first collection that follows the last
