@@ -28,12 +28,15 @@ import (
 // one per suite, when suites follow one another, as a test binary's do.
 // The headroom then outlasts the suites by at most one collection.
 //
-// 16 MB. With 8 MB (the choice before, when 16 MB had measured the suites
-// of small agents a fifth slower), the ten-write suite took 6% longer with
-// GOMAXPROCS=1 and 11% longer with 2, and the one-write suite as long
-// (BenchmarkSuite, 8 alternated runs of 800 suites each, medians; 24 MB
-// was no faster than 16), and every suite of scripts/bench/suite.sh
-// against 8 MB (BEFORE=b91d8aa) was faster, the small agents' too.
+// 16 MB. Against 8 MB (the choice before), the ten-write suite under
+// TestAgent took 896 against 976 us with GOMAXPROCS=1 and 1156 against
+// 1261 with 2 (scripts/bench/suite.sh, BEFORE=b91d8aa ROUNDS=5, medians),
+// and BenchmarkSuite/writes=10 6% and 11% less (8 alternated runs). The
+// refund agents' suites of seven scenarios were 6 to 20% slower with
+// GOMAXPROCS=1 in that sitting of suite.sh (10 to 20 us a suite; more
+// memory between two collections, out of the caches, presumably), as 16 MB
+// had measured before; BenchmarkSuite/writes=1 alternated ten times was as fast with
+// 8, 12 and 16 MB (medians 167, 160 and 167 us). 24 MB was no faster.
 //
 // The collector is left alone when GOGC is set in the environment, when
 // AGENTIDEM_GC=default, and when the program set a percent of its own
