@@ -31,12 +31,14 @@ import (
 // 16 MB. Against 8 MB (the choice before), the ten-write suite under
 // TestAgent took 896 against 976 us with GOMAXPROCS=1 and 1156 against
 // 1261 with 2 (scripts/bench/suite.sh, BEFORE=b91d8aa ROUNDS=5, medians),
-// and BenchmarkSuite/writes=10 6% and 11% less (8 alternated runs). The
-// refund agents' suites of seven scenarios were 6 to 20% slower with
-// GOMAXPROCS=1 in that sitting of suite.sh (10 to 20 us a suite; more
-// memory between two collections, out of the caches, presumably), as 16 MB
-// had measured before; BenchmarkSuite/writes=1 alternated ten times was as fast with
-// 8, 12 and 16 MB (medians 167, 160 and 167 us). 24 MB was no faster.
+// and BenchmarkSuite/writes=10 6% and 11% less (8 alternated runs); 24 MB
+// was no faster. The stop that chose 8 MB had measured the suites of small
+// agents a fifth slower with 16: in 6 alternated runs of TestMeasureSuite
+// with GOMAXPROCS=1 the naive refund agent's suites (seven scenarios, the
+// first agent the test runs) took 5 to 8% longer, the keyed refund agent's
+// (the second) as long, the ten-write agent's 3 to 6% less, and the whole
+// run 9% less CPU with fewer page faults (perf stat); BenchmarkSuite/
+// writes=1, alternated ten times, was as fast with 8, 12 and 16 MB.
 //
 // The collector is left alone when GOGC is set in the environment, when
 // AGENTIDEM_GC=default, and when the program set a percent of its own
