@@ -37,8 +37,11 @@ import (
 // with GOMAXPROCS=1 the naive refund agent's suites (seven scenarios, the
 // first agent the test runs) took 5 to 8% longer, the keyed refund agent's
 // (the second) as long, the ten-write agent's 3 to 6% less, and the whole
-// run 9% less CPU with fewer page faults (perf stat); BenchmarkSuite/
-// writes=1, alternated ten times, was as fast with 8, 12 and 16 MB.
+// run 9% less CPU with fewer page faults (perf stat); with 400 suites of
+// each, the naive agent's took as long with 8 and 16 MB, which fits a cost
+// paid once per process (the first suites fault the larger heap in).
+// BenchmarkSuite/writes=1, alternated ten times, was as fast with 8, 12
+// and 16 MB.
 //
 // The collector is left alone when GOGC is set in the environment, when
 // AGENTIDEM_GC=default, and when the program set a percent of its own
