@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	rtrace "runtime/trace"
 	"slices"
 	"testing"
 	"time"
@@ -150,4 +151,34 @@ func median(d []time.Duration) time.Duration {
 	s := slices.Clone(d)
 	slices.Sort(s)
 	return s[len(s)/2]
+}
+
+// TestMeasureWakeups runs the ten-write agent's suite under runtime.Run
+// AGENTIDEM_MEASURE_SUITES times (default 300) for scripts/bench/wakeups.sh,
+// and prints each suite's wall time ("wakeups: suite-us N"). Each suite is
+// marked in the execution trace (go test -trace) by a log of category
+// agentidem-suite, "start" and "end", so that the script can count what
+// the Go scheduler did meanwhile. It asserts nothing about time and is
+// skipped unless AGENTIDEM_MEASURE_WAKEUPS=1.
+func TestMeasureWakeups(t *testing.T) {
+	if os.Getenv("AGENTIDEM_MEASURE_WAKEUPS") == "" {
+		t.Skip("set AGENTIDEM_MEASURE_WAKEUPS=1 (scripts/bench/wakeups.sh does) to measure")
+	}
+	n := 300
+	if v := os.Getenv("AGENTIDEM_MEASURE_SUITES"); v != "" {
+		fmt.Sscan(v, &n)
+	}
+	agent, setup := measureAgents()[2].agent()
+	ctx := context.Background()
+	for range n {
+		rtrace.Log(ctx, "agentidem-suite", "start")
+		start := time.Now()
+		_, err := runtime.Run(ctx, "measure", agent, setup)
+		took := time.Since(start)
+		rtrace.Log(ctx, "agentidem-suite", "end")
+		if err != nil {
+			t.Fatal(err)
+		}
+		fmt.Printf("wakeups: suite-us %.1f\n", float64(took.Nanoseconds())/1e3)
+	}
 }
