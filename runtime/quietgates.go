@@ -122,12 +122,14 @@ func allParked(ids []uint64, parked map[uint64]bool) bool {
 }
 
 // start runs fn in a goroutine of the harness, counted in made, which
-// counts as ended once fn returned, and then closes done.
+// counts as ended once fn returned, and then closes done if not nil.
 func (w *world) start(fn func(), done chan struct{}) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	goHarness(func() {
-		defer close(done)
+		if done != nil {
+			defer close(done)
+		}
 		defer w.exited()
 		fn()
 	})

@@ -898,9 +898,9 @@ func (s *Suite) callHook(w *world, name string, fn func(context.Context) error, 
 		exited bool // runtime.Goexit: t.FailNow, t.SkipNow
 	}
 	res := make(chan result, 1)
-	gid := make(chan uint64, 1)
+	var gid atomic.Uint64 // the hook's goroutine, read only if it stalls
 	hook := func() {
-		gid <- goroutineID()
+		gid.Store(goroutineID())
 		r := result{exited: true}
 		defer func() { res <- r }()
 		defer enterHook(true)()
@@ -914,13 +914,17 @@ func (s *Suite) callHook(w *world, name string, fn func(context.Context) error, 
 		r.exited = false
 	}
 	if w != nil {
-		w.start(hook, make(chan struct{}))
+		w.start(hook, nil)
 	} else {
 		goHarness(hook)
 	}
 	bound := hookBound(s.cfg.stallTimeout())
-	t := time.NewTimer(bound)
-	defer t.Stop()
+	t := hookTimers.Get().(*time.Timer)
+	t.Reset(bound)
+	defer func() {
+		t.Stop()
+		hookTimers.Put(t)
+	}()
 	select {
 	case r := <-res:
 		if r.exited {
@@ -928,7 +932,7 @@ func (s *Suite) callHook(w *world, name string, fn func(context.Context) error, 
 		}
 		return r.err
 	case <-t.C:
-		id, where := <-gid, "unknown"
+		id, where := gid.Load(), "unknown"
 		for _, g := range snapshotSome(func(x, _ uint64) bool { return x == id }) {
 			if g.id == id && g.stack != "" {
 				where = fmt.Sprintf("%s at %s", g.state, g.where())
@@ -938,6 +942,14 @@ func (s *Suite) callHook(w *world, name string, fn func(context.Context) error, 
 		return errors.New(s.hookStall)
 	}
 }
+
+// hookTimers are stopped timers for callHook's bound, one per hook running,
+// instead of a new timer for every scenario's Setup.
+var hookTimers = sync.Pool{New: func() any {
+	t := time.NewTimer(time.Hour)
+	t.Stop()
+	return t
+}}
 
 // returnState says whether the run reads State once its deliveries
 // returned (judge.noteReturn): in the baseline, and where the baseline saw
