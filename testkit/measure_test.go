@@ -79,13 +79,7 @@ func measureAgents() []struct {
 // scenarios per suite, the median and the fastest suite in microseconds,
 // and the median CPU time of the process per suite (suiteClock).
 func TestMeasureSuite(t *testing.T) {
-	if os.Getenv("AGENTIDEM_MEASURE_SUITE") == "" {
-		t.Skip("set AGENTIDEM_MEASURE_SUITE=1 (scripts/bench/suite.sh does) to measure the suite")
-	}
-	n := 200
-	if v := os.Getenv("AGENTIDEM_MEASURE_SUITES"); v != "" {
-		fmt.Sscan(v, &n)
-	}
+	n := measureCount(t, "AGENTIDEM_MEASURE_SUITE", "scripts/bench/suite.sh", 200)
 	// The reports go to AGENTIDEM_MEASURE_REPORTS when it is set: a
 	// directory the run before wrote to holds the files of the same suites,
 	// as a user's second go test finds those of the first.
@@ -161,13 +155,7 @@ func median(d []time.Duration) time.Duration {
 // the Go scheduler did meanwhile. It asserts nothing about time and is
 // skipped unless AGENTIDEM_MEASURE_WAKEUPS=1.
 func TestMeasureWakeups(t *testing.T) {
-	if os.Getenv("AGENTIDEM_MEASURE_WAKEUPS") == "" {
-		t.Skip("set AGENTIDEM_MEASURE_WAKEUPS=1 (scripts/bench/wakeups.sh does) to measure")
-	}
-	n := 300
-	if v := os.Getenv("AGENTIDEM_MEASURE_SUITES"); v != "" {
-		fmt.Sscan(v, &n)
-	}
+	n := measureCount(t, "AGENTIDEM_MEASURE_WAKEUPS", "scripts/bench/wakeups.sh", 300)
 	agent, setup := measureAgents()[2].agent()
 	ctx := context.Background()
 	for range n {
@@ -181,4 +169,19 @@ func TestMeasureWakeups(t *testing.T) {
 		}
 		fmt.Printf("wakeups: suite-us %.1f\n", float64(took.Nanoseconds())/1e3)
 	}
+}
+
+// measureCount skips t unless the environment variable on is set (script
+// sets it), and returns how many suites to measure: AGENTIDEM_MEASURE_SUITES,
+// or def.
+func measureCount(t *testing.T, on, script string, def int) int {
+	t.Helper()
+	if os.Getenv(on) == "" {
+		t.Skipf("set %s=1 (%s does) to measure", on, script)
+	}
+	n := def
+	if v := os.Getenv("AGENTIDEM_MEASURE_SUITES"); v != "" {
+		fmt.Sscan(v, &n)
+	}
+	return n
 }
