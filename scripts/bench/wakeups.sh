@@ -10,9 +10,11 @@
 #    suites grouped by how many times, while each ran, the Go scheduler
 #    started an idle processor (a P going from idle to running: a thread
 #    woken with a system call, to look for work to steal), with the median
-#    suite of each group; and how long a processor started for nothing
-#    (no goroutine ran on it) by a thread woken from sleep stayed up: the
-#    time that thread took to be scheduled, find no work and give up.
+#    suite of each group and the share of its suites in which the
+#    goroutine running them changed processor; and how long a processor
+#    started for nothing (no goroutine ran on it) by a thread woken from
+#    sleep stayed up: the time that thread took to be scheduled, find no
+#    work and give up.
 #
 # Every goroutine the harness starts or wakes (an invocation's, a Setup's, a
 # gated call's) makes the Go runtime wake an idle processor's thread if one
@@ -31,7 +33,7 @@ trap 'rm -rf "$tmp"' EXIT
 go test -c -o "$tmp/testkit.test" ./testkit
 echo "load average: $(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo unknown) on $(nproc 2>/dev/null || echo '?') CPUs"
 echo "the ten-write suite under runtime.Run, $suites suites per line"
-printf "%-8s %-22s %8s %8s %10s %10s %10s\n" "procs" "run" "suites" "share" "p10 us" "median us" "p90 us"
+printf "%-8s %-22s %8s %8s %10s %10s %10s %9s\n" "procs" "run" "suites" "share" "p10 us" "median us" "p90 us" "moved"
 for p in ${PROCS:-1 default}; do
 	env=(-u GOMAXPROCS)
 	if [ "$p" != default ]; then env=(GOMAXPROCS="$p"); fi
@@ -53,13 +55,14 @@ for p in ${PROCS:-1 default}; do
 		for (i = 1; i <= NF; i++) if ($i ~ /^Time=/) { t = substr($i, 6) + 0; break }
 	}
 	/ Log / && /Category="agentidem-suite"/ {
-		if (/Message="start"/) { in_suite = 1; start = t; starts = 0 }
+		if (/Message="start"/) { in_suite = 1; start = t; starts = 0; moves = 0; split($3, f, "="); harness = f[2] }
 		else if (/Message="end"/ && in_suite) {
 			in_suite = 0
 			d = (t - start) / 1000
 			b = starts == 0 ? "0" : (starts < 5 ? "1-4" : (starts < 20 ? "5-19" : "20+"))
 			n[b]++; all++
 			times[b, n[b]] = d
+			if (moves > 0) moved[b]++
 		}
 		next
 	}
@@ -76,6 +79,13 @@ for p in ${PROCS:-1 default}; do
 	}
 	/ StateTransition / && /GoID=/ && /->Running/ {
 		split($2, f, "="); ran[f[2]] = 1
+		# The harness goroutine (the one logging the suites) running
+		# on another processor than last time: it moved.
+		match($0, /GoID=[0-9]+/)
+		if (substr($0, RSTART + 5, RLENGTH - 5) == harness) {
+			if (in_suite && last != "" && last != f[2]) moves++
+			last = f[2]
+		}
 	}
 	END {
 		split("0 1-4 5-19 20+", order, " ")
@@ -85,7 +95,7 @@ for p in ${PROCS:-1 default}; do
 			delete a
 			for (i = 1; i <= n[b]; i++) a[i] = times[b, i]
 			sortn(a, n[b])
-			printf "%-8s %-22s %8d %7.0f%% %10.0f %10.0f %10.0f\n", p, "traced, " b " P starts", n[b], 100 * n[b] / all, pct(a, n[b], 0.1), pct(a, n[b], 0.5), pct(a, n[b], 0.9)
+			printf "%-8s %-22s %8d %7.0f%% %10.0f %10.0f %10.0f %8.0f%%\n", p, "traced, " b " P starts", n[b], 100 * n[b] / all, pct(a, n[b], 0.1), pct(a, n[b], 0.5), pct(a, n[b], 0.9), 100 * moved[b] / n[b]
 		}
 		# Up for 10 us or less: a thread that was running already took
 		# the processor; longer: one woken from sleep.
@@ -101,4 +111,6 @@ echo "(P starts: times the Go scheduler started an idle processor (P idle to run
 echo " the suite ran; with one processor there is none to start. Traced suites take about a tenth longer. P up >10us"
 echo " for nothing: of the starts during the whole run after which no goroutine ran on that processor before it was"
 echo " idle again, those up for more than 10 us (the share: of all such starts), and how long: the time a thread woken"
-echo " from sleep took to run, find no work and give up. The others were taken by a thread already running.)"
+echo " from sleep took to run, find no work and give up. The others were taken by a thread already running."
+echo " moved: the share of the group's suites in which the goroutine running them (go test's) ran on another"
+echo " processor than the one before at least once.)"
