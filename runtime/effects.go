@@ -1185,6 +1185,38 @@ func judgeRepeatsIn(tr *Trace, end, baseEnd string, baseWin map[string][2]string
 	// delivery ran in another order than in the baseline (madenames.go).
 	var madeInBase madeNames
 	madeKnown := false
+	baseMadeNow := func() madeNames { // the members one execution in the baseline made (madeBy)
+		if !madeKnown {
+			madeKnown = true
+			ws := make([][2]string, 0, len(baseWin))
+			for _, w := range baseWin {
+				ws = append(ws, w)
+			}
+			if un != nil {
+				// And what the baseline's state gained outside its
+				// traced writes (a transaction's commit): the rows a
+				// table numbered from a sequence that a rolled back
+				// attempt of the run advanced.
+				ws = append(ws, un.base.gaps...)
+			}
+			madeInBase = madeBy(ws)
+		}
+		return madeInBase
+	}
+	// baseMadeNames are the names of the members of the baseline's end
+	// that its creates made (madeNamesIn): names the sink hands out.
+	var baseMadeNames map[string]bool
+	baseMadeNamesNow := func() map[string]bool {
+		if baseMadeNames == nil {
+			baseMadeNames = map[string]bool{}
+			if b, err := decodeState(baseEnd); err == nil && baseEnd != "" {
+				for _, n := range madeNamesIn(b, baseMadeNow()) {
+					baseMadeNames[n] = true
+				}
+			}
+		}
+		return baseMadeNames
+	}
 	// alike says whether two end states are the same up to what the runs
 	// cannot make alike: their clocks' stamps (withoutClocks), the order of
 	// a list's entries (sameUpToOrder), and the names creates made and the
@@ -1204,22 +1236,7 @@ func judgeRepeatsIn(tr *Trace, end, baseEnd string, baseWin map[string][2]string
 		if sameUpToOrder(e, b) {
 			return true
 		}
-		if !madeKnown {
-			madeKnown = true
-			ws := make([][2]string, 0, len(baseWin))
-			for _, w := range baseWin {
-				ws = append(ws, w)
-			}
-			if un != nil {
-				// And what the baseline's state gained outside its
-				// traced writes (a transaction's commit): the rows a
-				// table numbered from a sequence that a rolled back
-				// attempt of the run advanced.
-				ws = append(ws, un.base.gaps...)
-			}
-			madeInBase = madeBy(ws)
-		}
-		return sameUpToMadeNames(e, b, madeInBase, namedByRun())
+		return sameUpToMadeNames(e, b, baseMadeNow(), namedByRun())
 	}
 	endSame := func() bool { // read only for overlapped repeats: it decodes both snapshots
 		if !sameKnown {
@@ -1497,7 +1514,7 @@ func judgeRepeatsIn(tr *Trace, end, baseEnd string, baseWin map[string][2]string
 					switch {
 					case w0 == b:
 						c := describeChange(w1, a, maxChange)
-						if c != "" && sameChangeUpToMadeNames(w0, w1, b, a, namedByRun()) {
+						if c != "" && sameChangeUpToMadeNames(w0, w1, b, a, namedByRun(), baseMadeNamesNow()) {
 							// What one execution made as row 1, the
 							// cluster made as row 10: a counter of the
 							// sink's that Setup does not reset (SQLite's
@@ -1517,7 +1534,7 @@ func judgeRepeatsIn(tr *Trace, end, baseEnd string, baseWin map[string][2]string
 						}
 						return c
 					case describeChange(w0, w1, -1) == describeChange(b, a, -1),
-						sameChangeUpToMadeNames(w0, w1, b, a, namedByRun()),
+						sameChangeUpToMadeNames(w0, w1, b, a, namedByRun(), baseMadeNamesNow()),
 						untracedBut():
 						// The same change, also where the cluster
 						// made under another name (T-2) what one

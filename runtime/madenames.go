@@ -431,8 +431,14 @@ func (l leftOut) forRun(path []string, e, b any, named map[string]bool) leftOut 
 // first change's names left out as well (an upsert that advanced the
 // sequence on its conflict made as row 3 the line one execution made as
 // row 2, with a quantity of 2). The other way round, a name the run gave
-// (T-2 passed to a call) may be its choice, and stays.
-func sameChangeUpToMadeNames(a, b, c, d string, named map[string]bool) bool {
+// (T-2 passed to a call) may be its choice, and stays, unless the sink
+// itself made a member under that name in the baseline (baseMade: the
+// names sameUpToMadeNames leaves out of the baseline's end), which says
+// the sink hands it out: two deliveries that upserted one line at once,
+// the later insert taking the sequence's first number, made as row 2 the
+// line one execution made as row 1, where the baseline's second line is
+// row 2 and the agent passed a quantity of 2.
+func sameChangeUpToMadeNames(a, b, c, d string, named, baseMade map[string]bool) bool {
 	type side struct {
 		x, y any
 		made madeNames
@@ -459,15 +465,15 @@ func sameChangeUpToMadeNames(a, b, c, d string, named map[string]bool) bool {
 		return true
 	}
 	abNames, cdNames := madeNamesIn(ab.y, ab.made), madeNamesIn(cd.y, cd.made)
-	given := func(ns []string) bool {
+	given := func(ns []string, sinks map[string]bool) bool {
 		for _, n := range ns {
-			if named[n] {
+			if named[n] && !sinks[n] {
 				return true
 			}
 		}
 		return false
 	}
-	if len(cdNames) == 0 || given(cdNames) || !given(abNames) {
+	if len(cdNames) == 0 || given(cdNames, baseMade) || !given(abNames, nil) {
 		return false
 	}
 	relaxed := make(map[string]bool, len(named))

@@ -155,7 +155,7 @@ func TestSameChangeUpToMadeNames(t *testing.T) {
 		for _, n := range c.named {
 			named[n] = true
 		}
-		if got := sameChangeUpToMadeNames(one[0], one[1], c.before, c.after, named); got != c.same {
+		if got := sameChangeUpToMadeNames(one[0], one[1], c.before, c.after, named, nil); got != c.same {
 			t.Errorf("%s: %s → %s = %v, want %v", c.name, c.before, c.after, got, c.same)
 		}
 	}
@@ -184,11 +184,38 @@ func TestSameChangeUpToMadeNames(t *testing.T) {
 		for _, n := range c.named {
 			named[n] = true
 		}
-		if got := sameChangeUpToMadeNames(row[0], row[1], `null`, c.after, named); got != c.same {
+		if got := sameChangeUpToMadeNames(row[0], row[1], `null`, c.after, named, nil); got != c.same {
 			t.Errorf("rows, %s: null → %s = %v, want %v", c.name, c.after, got, c.same)
 		}
 	}
-	if sameChangeUpToMadeNames(`{"n":0}`, `{"n":1}`, `{"n":1}`, `{"n":2}`, nil) {
+	// Two deliveries upsert one order's line at once and the later insert
+	// took the sequence's first number: the line one execution made as
+	// row 1 is row 2, a number the agent passed too (a quantity of 2).
+	// Where the baseline's sink made a row 2 itself (its second line),
+	// the number is the sink's; where it did not, it may be the agent's.
+	line := [2]string{`null`, `[{"id":1,"order_id":1,"qty":2,"sku":"apple"}]`}
+	lineNamed := map[string]bool{"1": true, "2": true, "apple": true, "pear": true}
+	for _, c := range []struct {
+		name     string
+		after    string
+		baseMade []string
+		same     bool
+	}{
+		{"row 2, which the baseline's sink made", `[{"id":2,"order_id":1,"qty":2,"sku":"apple"}]`, []string{"1", "2"}, true},
+		{"row 2, which the baseline's sink did not make", `[{"id":2,"order_id":1,"qty":2,"sku":"apple"}]`, []string{"1"}, false},
+		{"row 2, nothing known of the baseline's end", `[{"id":2,"order_id":1,"qty":2,"sku":"apple"}]`, nil, false},
+		{"two rows", `[{"id":2,"order_id":1,"qty":2,"sku":"apple"},{"id":3,"order_id":1,"qty":2,"sku":"apple"}]`, []string{"1", "2", "3"}, false},
+		{"another quantity", `[{"id":2,"order_id":1,"qty":4,"sku":"apple"}]`, []string{"1", "2"}, false},
+	} {
+		baseMade := map[string]bool{}
+		for _, n := range c.baseMade {
+			baseMade[n] = true
+		}
+		if got := sameChangeUpToMadeNames(line[0], line[1], `null`, c.after, lineNamed, baseMade); got != c.same {
+			t.Errorf("lines, %s: null → %s = %v, want %v", c.name, c.after, got, c.same)
+		}
+	}
+	if sameChangeUpToMadeNames(`{"n":0}`, `{"n":1}`, `{"n":1}`, `{"n":2}`, nil, nil) {
 		t.Error("an increment again is the same change up to made names")
 	}
 }
