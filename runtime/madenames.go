@@ -46,6 +46,12 @@ func madeBy(windows [][2]string) madeNames {
 					continue
 				}
 				made.add(path, madeKey(k, encode(v)))
+				if isTable(v) {
+					// A collection made with its first rows (a table
+					// the commit created): the rows' names are the
+					// sink's as much as in a table that was there.
+					walk(append(path, k), nil, v)
+				}
 			}
 		case []any:
 			x, _ := a.([]any)
@@ -83,6 +89,41 @@ func madeBy(windows [][2]string) madeNames {
 		}
 	}
 	return made
+}
+
+// isTable reports whether v is a collection of rows: a non-empty object
+// whose members are all objects or lists (payments by number), or a
+// non-empty list whose entries are. A row of scalar fields (a ticket's
+// title and status) is none: its keys are the agent's fields, not names
+// a sink handed out.
+func isTable(v any) bool {
+	switch x := v.(type) {
+	case map[string]any:
+		if len(x) == 0 {
+			return false
+		}
+		for _, e := range x {
+			switch e.(type) {
+			case map[string]any, []any:
+			default:
+				return false
+			}
+		}
+		return true
+	case []any:
+		if len(x) == 0 {
+			return false
+		}
+		for _, e := range x {
+			switch e.(type) {
+			case map[string]any, []any:
+			default:
+				return false
+			}
+		}
+		return true
+	}
+	return false
 }
 
 func (m madeNames) add(path []string, entry string) {
@@ -167,7 +208,7 @@ func sameUpToMadeNames(end, baseEnd string, made madeNames, named map[string]boo
 		return false
 	}
 	same := func(named map[string]bool) bool {
-		l := markMade(b, made, named)
+		l := markMade(b, made, named, e)
 		lr := l.forRun(nil, e, b, named)
 		if lr.renames(l) && refersTo(e, l.unheldIn(e)) {
 			// A row of the run under a reference to a name the
@@ -453,7 +494,7 @@ func sameChangeUpToMadeNames(a, b, c, d string, named, baseMade map[string]bool)
 		return side{xv, yv, made}, len(made) > 0
 	}
 	change := func(s side, named map[string]bool) string {
-		l := markMade(s.y, s.made, named)
+		l := markMade(s.y, s.made, named, nil)
 		return describeChange(encode(sortLists(l.strip(nil, s.x))), encode(sortLists(l.strip(nil, s.y))), -1)
 	}
 	ab, ok1 := load(a, b)
@@ -530,23 +571,29 @@ type leftOut struct {
 }
 
 // markMade returns the names of ref (a decoded state) to leave out: the
-// members made (made) and still as made, named by no call (named).
-func markMade(ref any, made madeNames, named map[string]bool) leftOut {
+// members made (made) and still as made, named by no call (named). Where
+// the member made is a table made with its rows (isTable: the first
+// payment's row in the payments a commit created) and other (the run's
+// end, or nil), holds a collection under the same name at that place, the
+// table keeps its name and its rows' names are left out instead: the
+// run's commit made the table too, and numbered its row otherwise.
+func markMade(ref any, made madeNames, named map[string]bool, other any) leftOut {
 	l := leftOut{names: map[string]map[string]bool{}, cols: map[string]int{}}
-	var mark func(path []string, v any)
-	mark = func(path []string, v any) {
+	var mark func(path []string, v, o any)
+	mark = func(path []string, v, o any) {
 		p := pathKey(path)
 		switch x := v.(type) {
 		case map[string]any:
+			om, _ := o.(map[string]any)
 			for k, e := range x {
-				if made[p][madeKey(k, encode(e))] && !named[k] {
+				if made[p][madeKey(k, encode(e))] && !named[k] && !(isTable(e) && isTable(om[k])) {
 					if l.names[p] == nil {
 						l.names[p] = map[string]bool{}
 					}
 					l.names[p][k] = true
 					continue
 				}
-				mark(append(path, k), e)
+				mark(append(path, k), e, om[k])
 			}
 		case []any:
 			if col, ok := nameColumn(x, made[p], named); ok {
@@ -561,7 +608,7 @@ func markMade(ref any, made madeNames, named map[string]bool) leftOut {
 			}
 		}
 	}
-	mark(nil, ref)
+	mark(nil, ref, other)
 	return l
 }
 

@@ -19,6 +19,9 @@ func TestSameUpToMadeNames(t *testing.T) {
 	paid := [][2]string{
 		{`{"payments":null}`, `{"payments":[{"id":1,"ref":"pay-1","amount":100}]}`},
 	}
+	tableMade := [][2]string{
+		{`{}`, `{"payments":{"1":{"order":"o-1","amount":10}}}`},
+	}
 	seeded := [][2]string{
 		{`[{"id":1,"s":"a"}]`, `[{"id":1,"s":"a"},{"id":2,"s":"b"}]`},
 	}
@@ -75,6 +78,19 @@ func TestSameUpToMadeNames(t *testing.T) {
 			`{"payments":[{"id":2,"ref":"pay-1","amount":100},{"id":3,"ref":"pay-1","amount":100}]}`, `{"payments":[{"id":1,"ref":"pay-1","amount":100}]}`, false},
 		{"a row numbered past, under a name the run gave a call", paid, []string{"pay-1", "100", "2"},
 			`{"payments":[{"id":2,"ref":"pay-1","amount":100}]}`, `{"payments":[{"id":1,"ref":"pay-1","amount":100}]}`, false},
+		// The same where the commit made the table with its first row
+		// (the key payments was not there before): the table keeps its
+		// name, and its row's number is the sink's.
+		{"a row numbered past a rolled back attempt, in a table made with it", tableMade, []string{"o-1", "order"},
+			`{"payments":{"2":{"order":"o-1","amount":10}}}`, `{"payments":{"1":{"order":"o-1","amount":10}}}`, true},
+		{"two rows in a table made with the first", tableMade, []string{"o-1", "order"},
+			`{"payments":{"2":{"order":"o-1","amount":10},"3":{"order":"o-1","amount":10}}}`, `{"payments":{"1":{"order":"o-1","amount":10}}}`, false},
+		{"a row of another amount in a table made with it", tableMade, []string{"o-1", "order"},
+			`{"payments":{"2":{"order":"o-1","amount":20}}}`, `{"payments":{"1":{"order":"o-1","amount":10}}}`, false},
+		{"a row under a name the run gave a call, in a table made with it", tableMade, []string{"o-1", "order", "2"},
+			`{"payments":{"2":{"order":"o-1","amount":10}}}`, `{"payments":{"1":{"order":"o-1","amount":10}}}`, false},
+		{"the row in a table of another name", tableMade, []string{"o-1", "order"},
+			`{"payouts":{"2":{"order":"o-1","amount":10}}}`, `{"payments":{"1":{"order":"o-1","amount":10}}}`, false},
 		{"a row that was there before the run keeps its name", seeded, []string{"b"},
 			`[{"id":1,"s":"b"},{"id":3,"s":"a"}]`, `[{"id":1,"s":"a"},{"id":2,"s":"b"}]`, false},
 		{"a row numbered past one that was there before", seeded, []string{"b"},
