@@ -406,3 +406,55 @@ func BenchmarkGoroutinesBefore(b *testing.B) {
 		}
 	})
 }
+
+// A goroutine the harness starts aside (testkit's opening of a report
+// file) is one the scenarios under gates take for one that was there
+// before them: while it runs, the census neither dumps again nor waits
+// for it, and lists it.
+func TestHarnessAsideGoroutineKeepsTheCensus(t *testing.T) {
+	dumps := countDumps(t)
+	if _, _, known := goroutinesBefore(); !known {
+		t.Skip("runtime/metrics does not count created goroutines here")
+	}
+	running := make(chan uint64)
+	stop := make(chan struct{})
+	ended := make(chan struct{})
+	HarnessAside(func() {
+		defer close(ended)
+		running <- goroutineID()
+		<-stop
+	})
+	id := <-running
+	grace := endGrace
+	t.Cleanup(func() { endGrace = grace })
+	endGrace = 100 * time.Millisecond // waited for, it would be dumped after this
+	ids, _, _ := goroutinesBefore()
+	close(stop)
+	<-ended
+	if got := dumps(); got != 1 {
+		t.Fatalf("with a goroutine started aside running, the census took %d dumps in all, want the first one only", got)
+	}
+	if !ids[id] {
+		t.Fatalf("the census does not list goroutine %d, started aside", id)
+	}
+	// Started before the census asked, and not yet run: the census waits
+	// for it to be listed, and does not dump.
+	endGrace = 10 * time.Second // a loaded machine may be slow to run it
+	stop2 := make(chan struct{})
+	ended2 := make(chan struct{})
+	var id2 uint64
+	HarnessAside(func() {
+		defer close(ended2)
+		id2 = goroutineID()
+		<-stop2
+	})
+	ids, _, _ = goroutinesBefore()
+	close(stop2)
+	<-ended2
+	if got := dumps(); got != 1 {
+		t.Fatalf("with a goroutine started aside just before, the census took %d dumps in all, want the first one only", got)
+	}
+	if !ids[id2] {
+		t.Fatalf("the census does not list goroutine %d, started aside just before it asked", id2)
+	}
+}

@@ -87,9 +87,12 @@ func TestMeasureSuite(t *testing.T) {
 	if dir == "" {
 		dir = t.TempDir()
 	}
+	// newDir is empty each time the test runs: there, every report file
+	// is made anew, as in a first go test or a clean checkout in CI.
+	newDir := t.TempDir()
 	for _, a := range measureAgents() {
 		agent, setup := a.agent()
-		var tk, tkNoFile, ta, rt suiteClock
+		var tk, tkNoFile, ta, taNew, rt suiteClock
 		scenarios := 0
 		for i := range n {
 			// testkit under go test: its own subtest per suite, as a
@@ -111,6 +114,9 @@ func TestMeasureSuite(t *testing.T) {
 			t.Run(fmt.Sprintf("testagent-%d", i), func(t *testing.T) {
 				ta.time(func() { testkit.TestAgent(t, agent, testkit.With(setup), testkit.ReportDir(dir)) })
 			})
+			t.Run(fmt.Sprintf("testagent-new-%d", i), func(t *testing.T) {
+				taNew.time(func() { testkit.TestAgent(t, agent, testkit.With(setup), testkit.ReportDir(newDir)) })
+			})
 			var err error
 			rt.time(func() { _, err = runtime.Run(context.Background(), "measure", agent, setup) })
 			if err != nil && a.name == "ten writes" {
@@ -120,7 +126,7 @@ func TestMeasureSuite(t *testing.T) {
 		for _, m := range []struct {
 			harness string
 			c       suiteClock
-		}{{"testkit", tk}, {"testkit, no report file", tkNoFile}, {"TestAgent", ta}, {"runtime.Run", rt}} {
+		}{{"testkit", tk}, {"testkit, no report file", tkNoFile}, {"TestAgent", ta}, {"TestAgent, new report file", taNew}, {"runtime.Run", rt}} {
 			wall, fastest := median(m.c.wall), slices.Min(m.c.wall)
 			fmt.Printf("measure: %s|%s|%d|%.1f|%.1f|%.1f\n", a.name, m.harness, scenarios,
 				float64(wall.Nanoseconds())/1e3, float64(fastest.Nanoseconds())/1e3, float64(median(m.c.cpu).Nanoseconds())/1e3)

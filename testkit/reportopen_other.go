@@ -2,10 +2,29 @@
 
 package testkit
 
-import "os"
+import (
+	"errors"
+	"io/fs"
+	"os"
+)
 
 // openReport opens the report file at path for writing, making it if
-// need be.
-func openReport(path string) (*os.File, error) {
-	return os.OpenFile(path, os.O_WRONLY|os.O_CREATE, 0o666)
+// need be, and says whether it made it.
+func openReport(path string) (f *os.File, made bool, err error) {
+	for {
+		f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o666)
+		if err == nil {
+			return f, true, nil
+		}
+		if !errors.Is(err, fs.ErrExist) {
+			return nil, false, err
+		}
+		f, err = os.OpenFile(path, os.O_WRONLY, 0o666)
+		if err == nil {
+			return f, false, nil
+		}
+		if !errors.Is(err, fs.ErrNotExist) { // removed in between: make it
+			return nil, false, err
+		}
+	}
 }

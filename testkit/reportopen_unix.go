@@ -9,17 +9,34 @@ import (
 )
 
 // openReport opens the report file at path for writing, making it if
-// need be. A regular file is one the runtime's poller cannot watch, and
-// os.OpenFile tries all the same (two more system calls, half the cost of
-// the open where a system call costs a microsecond, as in a virtual
-// machine); os.NewFile asks only whether the descriptor blocks.
-func openReport(path string) (*os.File, error) {
-	fd, err := syscall.Open(path, syscall.O_WRONLY|syscall.O_CREAT|syscall.O_CLOEXEC, 0o666)
+// need be, and says whether it made it. A regular file is one the
+// runtime's poller cannot watch, and os.OpenFile tries all the same (two
+// more system calls, half the cost of the open where a system call costs
+// a microsecond, as in a virtual machine); os.NewFile asks only whether
+// the descriptor blocks.
+func openReport(path string) (f *os.File, made bool, err error) {
+	for {
+		fd, err := open(path, syscall.O_WRONLY|syscall.O_CREAT|syscall.O_EXCL|syscall.O_CLOEXEC)
+		if err == nil {
+			return os.NewFile(uintptr(fd), path), true, nil
+		}
+		if err != syscall.EEXIST {
+			return nil, false, &fs.PathError{Op: "open", Path: path, Err: err}
+		}
+		fd, err = open(path, syscall.O_WRONLY|syscall.O_CLOEXEC)
+		if err == nil {
+			return os.NewFile(uintptr(fd), path), false, nil
+		}
+		if err != syscall.ENOENT { // removed in between: make it
+			return nil, false, &fs.PathError{Op: "open", Path: path, Err: err}
+		}
+	}
+}
+
+func open(path string, mode int) (int, error) {
+	fd, err := syscall.Open(path, mode, 0o666)
 	for err == syscall.EINTR {
-		fd, err = syscall.Open(path, syscall.O_WRONLY|syscall.O_CREAT|syscall.O_CLOEXEC, 0o666)
+		fd, err = syscall.Open(path, mode, 0o666)
 	}
-	if err != nil {
-		return nil, &fs.PathError{Op: "open", Path: path, Err: err}
-	}
-	return os.NewFile(uintptr(fd), path), nil
+	return fd, err
 }
