@@ -1,6 +1,12 @@
 package runtime
 
-import "fmt"
+import (
+	"encoding/json"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+)
 
 // heldFinding is a finding of a scheduled run held back until the
 // exploration ends.
@@ -37,13 +43,10 @@ func (s *Suite) commutingWrites() {
 			same = false
 			break
 		}
-		// Compared as taken, moments and all: a moment is what two
-		// calls may have set (a due date each), and the one to land
-		// last is what stays.
 		e := res.Trace.end
 		if i == 0 {
 			end, outcome = e, res.Outcome
-		} else if e != end || res.Outcome != outcome {
+		} else if res.Outcome != outcome || e != end && !s.sameWorld(e, res.Trace, end, runs[0].Trace) {
 			same = false // the order changed something
 			break
 		}
@@ -61,6 +64,98 @@ func (s *Suite) commutingWrites() {
 			res.Safe = false
 		}
 	}
+}
+
+// sameWorld reports whether two schedules' end states a and b (of traces
+// ta and tb) are one world: the same up to what no order of the calls
+// chose. The moments the two runs' clocks stamped and no call was given
+// (a row's created_at the database set) are left out, and the names the
+// sink hands out to what the calls made (an INTEGER PRIMARY KEY numbering
+// three lines added at once, in the order they landed), with a list of
+// such rows compared in any order, its order being the numbering's
+// (sameUpToMadeNames, names made by the calls of the baseline seen
+// alone). A moment a call was given (a due date each) and a name the agent
+// passed stay: the one to land last is what stays. An Outcome, where
+// given, is compared as it is.
+func (s *Suite) sameWorld(a string, ta *Trace, b string, tb *Trace) bool {
+	if a == "" || b == "" || s.base == nil {
+		return false
+	}
+	named := namedOutsideReferences(ta)
+	for n := range namedOutsideReferences(tb) {
+		named[n] = true
+	}
+	if holdsClock(a) || holdsClock(b) {
+		a, b = withoutClocks(a, named), withoutClocks(b, named)
+		if a == b {
+			return true
+		}
+	}
+	// The baseline ran the listed order; its end is the one whose names
+	// the calls seen alone made as they are.
+	base := s.base.end
+	if base == "" {
+		return false
+	}
+	if holdsClock(base) {
+		base = withoutClocks(base, named)
+	}
+	ws := slices.Collect(maps.Values(windows(s.base)))
+	for i, w := range ws {
+		if holdsClock(w[0]) || holdsClock(w[1]) {
+			ws[i] = [2]string{withoutClocks(w[0], named), withoutClocks(w[1], named)}
+		}
+	}
+	made := madeBy(ws)
+	alike := func(e string) bool { return e == base || sameUpToRenaming(e, base, made, named) }
+	return alike(a) && alike(b)
+}
+
+// namedOutsideReferences is namedIn less the texts the calls of tr were
+// given only as references to a member of some collection, under a
+// parameter that reads as one (order_id, orderId: refTarget), and the
+// numbers given only under a parameter that is no id (a quantity, an
+// amount): add_line's order 1 and quantity 2 name no line the table
+// numbered 1 or 2 beside them. A text also given under another parameter
+// stays named, as do strings (a ticket T-1 given as ticket) and what an
+// identity holds beside the arguments. What such a name meant is still
+// compared: the rows are compared by all they hold, and a number held
+// elsewhere in the state keeps the ends apart (sameUpToRenaming).
+func namedOutsideReferences(tr *Trace) map[string]bool {
+	named := namedIn(tr)
+	refs, plain := map[string]bool{}, map[string]bool{}
+	for i := range tr.Ops {
+		o := &tr.Ops[i]
+		for j, v := range o.Args.Values {
+			d, err := decodeState(encode(v))
+			if err != nil {
+				continue
+			}
+			t, ok := scalarText(d)
+			if !ok {
+				continue
+			}
+			name := ""
+			if j < len(o.Args.Names) {
+				name = o.Args.Names[j]
+			}
+			_, number := d.(json.Number)
+			switch {
+			case refTarget(name) != "":
+				refs[t] = true
+			case number && name != "" && !strings.EqualFold(name, "id"):
+				refs[t] = true // a value, not a name
+			default:
+				plain[t] = true
+			}
+		}
+	}
+	for t := range refs {
+		if !plain[t] {
+			delete(named, t)
+		}
+	}
+	return named
 }
 
 // bothOrdersRan reports whether, among the scheduled runs where both

@@ -968,6 +968,12 @@ func deferredNote(op, id string) string {
 	return fmt.Sprintf("%s changed the state in none of its calls, here or in the baseline, where the state changed outside every traced write and had landed when the agent returned: its effect lands outside its calls (a transaction's commit, or nothing after a rollback; a booking made after an answer); its repeat %s was judged by the end state, which is the baseline's, so the repeats left nothing of their own (had the run ended otherwise, each execution would count)", op, id)
 }
 
+// renamedNote is the trace's note for repeat o, absorbed because its
+// window only gave rows other names the sink made.
+func renamedNote(o *Operation, first string) string {
+	return fmt.Sprintf("%s repeated %s and only gave what it wrote another name the sink hands out (%s): the same rows, one of them under a new id, as an INSERT OR REPLACE leaves a row it deleted and inserted again; no second effect. Where something refers to the old id, the change is yours to judge", o.ID, first, clip(o.StateChange, maxChange/2))
+}
+
 // reorderNote is the trace's note for repeat o, absorbed because its
 // window only reordered a list.
 func reorderNote(o *Operation, first string) string {
@@ -1366,6 +1372,29 @@ func judgeRepeatsIn(tr *Trace, end, baseEnd string, baseWin map[string][2]string
 		before, after := o.stateWindow()
 		return sameUpToOrder(before, after)
 	}
+	// onlyRenamed says the repeat's window holds the same members, with
+	// names the sink made left out (sameUpToMadeNames, the window's
+	// before standing for the baseline's end): names made by the calls
+	// seen alone in the baseline and in this run, the repeat's own among
+	// them, and given to no call. A member more, a value changed, or a
+	// row that refers to the old name (pref_id) still differs.
+	var runMade madeNames
+	onlyRenamed := func(o *Operation) bool {
+		before, after := o.stateWindow()
+		if runMade == nil {
+			ws := make([][2]string, 0, len(baseWin)+len(tr.Ops))
+			for _, w := range baseWin {
+				ws = append(ws, w)
+			}
+			if !baseline {
+				for _, w := range windows(tr) {
+					ws = append(ws, w)
+				}
+			}
+			runMade = madeBy(ws)
+		}
+		return sameUpToMadeNames(after, before, runMade, namedByRun())
+	}
 	// orderIsEffect says an execution of op and identity k reordered a
 	// list in its own window: one of earlier (indexes of tr.Ops), or one
 	// in the baseline.
@@ -1603,6 +1632,13 @@ func judgeRepeatsIn(tr *Trace, end, baseEnd string, baseWin map[string][2]string
 				// effect.
 				o.Repeat, o.JudgedBy = RepeatAbsorbed, JudgedByState
 				tr.Notes = append(tr.Notes, reorderNote(o, first.ID))
+			case o.stateSeen() && o.StateChange != "" && (o.stateSettled() || firstSeen || o.Idempotent) && onlyRenamed(o):
+				// The repeat's window holds the same rows, one or more
+				// under a name the sink gave anew (an INSERT OR REPLACE
+				// deletes the row and inserts it again under a new
+				// rowid): no second effect.
+				o.Repeat, o.JudgedBy = RepeatAbsorbed, JudgedByState
+				tr.Notes = append(tr.Notes, renamedNote(o, first.ID))
 			case o.stateSeen() && o.StateChange != "" && (o.stateSettled() || firstSeen || o.Idempotent) && untracedAlone(o):
 				// As above, once what another delivery's own code
 				// wrote untraced while the repeat ran is left out.

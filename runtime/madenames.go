@@ -721,3 +721,214 @@ func withoutColumn(r any, col int) any {
 	}
 	return r
 }
+
+// sameUpToRenaming reports whether two end states of the same calls run in
+// other orders, end and ref, hold one world once the names the sink made
+// are left out (markMade, forRun, strip: as sameUpToMadeNames), more
+// strictly than sameUpToMadeNames, for a check about order: a list keeps
+// its order unless the sink named its rows (a table read by its INTEGER
+// PRIMARY KEY, whose order is the numbering's); some name must have been
+// left out; and no name left out is held anywhere else in either state
+// (heldElsewhere), where it may say which member is which (a customer's
+// primary contact, by id). A queue whose tracks landed in another order, or
+// contacts numbered the other way beside a primary that kept its number,
+// are other worlds.
+func sameUpToRenaming(end, ref string, made madeNames, named map[string]bool) bool {
+	if len(made) == 0 {
+		return false
+	}
+	e, errE := decodeState(end)
+	r, errR := decodeState(ref)
+	if errE != nil || errR != nil {
+		return false
+	}
+	l := markMade(r, made, named, e)
+	le := l.forRun(nil, e, r, named)
+	if !le.any() {
+		return false
+	}
+	if le.renames(l) && refersTo(e, l.unheldIn(e)) {
+		return false
+	}
+	if texts := le.renamedTexts(e, r); le.heldElsewhere(e, texts) || l.heldElsewhere(r, texts) {
+		return false
+	}
+	return encode(le.sortNamed(nil, le.strip(nil, e))) == encode(l.sortNamed(nil, l.strip(nil, r)))
+}
+
+// any reports whether l leaves out a name.
+func (l leftOut) any() bool {
+	for _, ns := range l.names {
+		if len(ns) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// sortNamed returns v (stripped by l, at path) with the lists whose rows l
+// names (cols) and the bags of members left out (madeMark) in the order of
+// their encodings; every other list keeps its order.
+func (l leftOut) sortNamed(path []string, v any) any {
+	p := pathKey(path)
+	switch x := v.(type) {
+	case map[string]any:
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			if k == madeMark {
+				out[k] = sortLists(e)
+				continue
+			}
+			out[k] = l.sortNamed(append(path, k), e)
+		}
+		return out
+	case []any:
+		if _, ok := l.cols[p]; ok {
+			return sortLists(x)
+		}
+	}
+	return v
+}
+
+// heldElsewhere reports whether a name that l leaves out is held in v as
+// a scalar, other than as the name itself or as another row's own id: outside the members
+// left out (a primary contact's id, which says which contact is which), or
+// within one under a key that reads as a reference to a collection whose
+// name holds that target (a line's order_id beside the orders renamed).
+// Within a member left out, any other scalar travels with it (a quantity
+// of 2 in the line the sink numbered 2).
+func (l leftOut) heldElsewhere(v any, texts map[string][]string) bool {
+	if len(texts) == 0 {
+		return false
+	}
+	var walk func(path []string, v any, inside bool) bool
+	walk = func(path []string, v any, inside bool) bool {
+		p := pathKey(path)
+		switch x := v.(type) {
+		case map[string]any:
+			id := idKey(x)
+			for k, e := range x {
+				if t, ok := scalarText(e); ok {
+					colls, held := texts[t]
+					if !held || k == id {
+						continue // a row's own id names it, among its collection's
+					}
+					if !inside {
+						return true
+					}
+					if to := refTarget(k); to != "" && slices.ContainsFunc(colls, func(c string) bool { return strings.Contains(c, to) }) {
+						return true
+					}
+					continue
+				}
+				if walk(append(path, k), e, inside || l.names[p][k]) {
+					return true
+				}
+			}
+		case []any:
+			col, named := l.cols[p]
+			for _, row := range x {
+				in := inside
+				if named {
+					if k, ok := rowKey(row, col); ok && l.names[p][k] {
+						in = true
+						row = withoutColumn(row, col)
+					}
+				}
+				switch y := row.(type) {
+				case map[string]any:
+					if walk(path, y, in) {
+						return true
+					}
+				case []any:
+					for _, c := range y {
+						if t, ok := scalarText(c); ok {
+							if _, held := texts[t]; held && !in {
+								return true
+							}
+						} else if walk(path, c, in) {
+							return true
+						}
+					}
+				default:
+					if t, ok := scalarText(y); ok {
+						if _, held := texts[t]; held && !in {
+							return true
+						}
+					}
+				}
+			}
+		}
+		return false
+	}
+	return walk(nil, v, false)
+}
+
+// renamedTexts returns the text of every name l leaves out (as namedIn
+// writes it) whose member e and r do not hold alike under it, each with
+// the names of its collections (the last key of its path, lower case): the
+// names that stand for other members in the two states. An order both
+// hold as row 1, beside lines numbered otherwise, is no renaming, and a
+// line's order_id of 1 refers to it in both.
+func (l leftOut) renamedTexts(e, r any) map[string][]string {
+	out := map[string][]string{}
+	for p, ns := range l.names {
+		var path []string
+		if p != "" {
+			path = strings.Split(p, "\x01")
+		}
+		ev, rv := valueAt(e, path), valueAt(r, path)
+		coll := ""
+		if i := strings.LastIndex(p, "\x01"); i >= 0 {
+			coll = strings.ToLower(p[i+1:])
+		} else {
+			coll = strings.ToLower(p)
+		}
+		col, isList := l.cols[p]
+		for n := range ns {
+			t := n
+			if isList {
+				var ok bool
+				if t, ok = keyText(n); !ok {
+					continue
+				}
+			}
+			if m, ok := memberAt(ev, n, col, isList); ok {
+				if o, ok := memberAt(rv, n, col, isList); ok && encode(m) == encode(o) {
+					continue // the same member under the same name
+				}
+			}
+			out[t] = append(out[t], coll)
+		}
+	}
+	return out
+}
+
+// valueAt returns the value at path (object keys) in v, or nil.
+func valueAt(v any, path []string) any {
+	for _, k := range path {
+		m, _ := v.(map[string]any)
+		v = m[k]
+	}
+	return v
+}
+
+// memberAt returns the member of collection c named n: an object's key,
+// or, in a list (isList), the row whose column col (-1: its id) is n.
+func memberAt(c any, n string, col int, isList bool) (any, bool) {
+	if !isList {
+		m, ok := c.(map[string]any)
+		if !ok {
+			return nil, false
+		}
+		v, ok := m[n]
+		return v, ok
+	}
+	l, _ := c.([]any)
+	for _, r := range l {
+		if k, ok := rowKey(r, col); ok && k == n {
+			return r, true
+		}
+	}
+	return nil, false
+}

@@ -251,3 +251,59 @@ func TestMadeNamesAreOfInsertedRowsOnly(t *testing.T) {
 		t.Error("statuses swapped between rows that were there are the same up to made names")
 	}
 }
+
+// For a check about order (commutingWrites), two schedules' ends are one
+// world only up to the names the sink gave: a list keeps its order unless
+// its rows are so named, and a name held elsewhere may say which member is
+// which.
+func TestSameUpToRenaming(t *testing.T) {
+	lines := [][2]string{
+		{`{"lines":[]}`, `{"lines":[{"id":1,"order_id":1,"sku":"apple","qty":2}]}`},
+		{`{"lines":[{"id":1,"order_id":1,"sku":"apple","qty":2}]}`, `{"lines":[{"id":1,"order_id":1,"sku":"apple","qty":2},{"id":2,"order_id":1,"sku":"pear","qty":1}]}`},
+	}
+	base := `{"lines":[{"id":1,"order_id":1,"sku":"apple","qty":2},{"id":2,"order_id":1,"sku":"pear","qty":1}]}`
+	queue := [][2]string{
+		{`{"queue":[]}`, `{"queue":[{"track":"a"}]}`},
+		{`{"queue":[{"track":"a"}]}`, `{"queue":[{"track":"a"},{"track":"b"}]}`},
+	}
+	contacts := [][2]string{
+		{`{"contacts":[]}`, `{"contacts":[{"id":1,"email":"a@x"}],"primary":1}`},
+		{`{"contacts":[{"id":1,"email":"a@x"}],"primary":1}`, `{"contacts":[{"id":1,"email":"a@x"},{"id":2,"email":"b@x"}],"primary":1}`},
+	}
+	orders := [][2]string{
+		{`{"orders":[],"notes":[]}`, `{"orders":[{"id":1,"ref":"o-a"}],"notes":[]}`},
+		{`{"orders":[{"id":1,"ref":"o-a"}],"notes":[]}`, `{"orders":[{"id":1,"ref":"o-a"},{"id":2,"ref":"o-b"}],"notes":[]}`},
+	}
+	for _, c := range []struct {
+		name     string
+		windows  [][2]string
+		end, ref string
+		same     bool
+	}{
+		{"lines the table numbered the other way, a quantity equal to a number", lines,
+			`{"lines":[{"id":1,"order_id":1,"sku":"pear","qty":1},{"id":2,"order_id":1,"sku":"apple","qty":2}]}`, base, true},
+		{"a line's quantity otherwise", lines,
+			`{"lines":[{"id":1,"order_id":1,"sku":"pear","qty":3},{"id":2,"order_id":1,"sku":"apple","qty":2}]}`, base, false},
+		{"a line more", lines,
+			`{"lines":[{"id":1,"order_id":1,"sku":"pear","qty":1},{"id":2,"order_id":1,"sku":"apple","qty":2},{"id":3,"order_id":1,"sku":"plum","qty":1}]}`, base, false},
+		{"lines numbered the other way beside an order both hold as row 1", [][2]string{
+			{`{"orders":[{"id":1,"ref":"o-1"}],"lines":[]}`, `{"orders":[{"id":1,"ref":"o-1"}],"lines":[{"id":1,"order_id":1,"sku":"apple"}]}`},
+			{`{"orders":[{"id":1,"ref":"o-1"}],"lines":[{"id":1,"order_id":1,"sku":"apple"}]}`, `{"orders":[{"id":1,"ref":"o-1"}],"lines":[{"id":1,"order_id":1,"sku":"apple"},{"id":2,"order_id":1,"sku":"pear"}]}`},
+		},
+			`{"orders":[{"id":1,"ref":"o-1"}],"lines":[{"id":1,"order_id":1,"sku":"pear"},{"id":2,"order_id":1,"sku":"apple"}]}`,
+			`{"orders":[{"id":1,"ref":"o-1"}],"lines":[{"id":1,"order_id":1,"sku":"apple"},{"id":2,"order_id":1,"sku":"pear"}]}`, true},
+		{"a queue in another order", queue, `{"queue":[{"track":"b"},{"track":"a"}]}`, `{"queue":[{"track":"a"},{"track":"b"}]}`, false},
+		{"contacts numbered the other way beside a primary that kept its number", contacts,
+			`{"contacts":[{"id":1,"email":"b@x"},{"id":2,"email":"a@x"}],"primary":1}`, `{"contacts":[{"id":1,"email":"a@x"},{"id":2,"email":"b@x"}],"primary":1}`, false},
+		{"orders numbered the other way, a note on order 1", orders,
+			`{"orders":[{"id":1,"ref":"o-b"},{"id":2,"ref":"o-a"}],"notes":[{"order_id":1,"text":"gift"}]}`,
+			`{"orders":[{"id":1,"ref":"o-a"},{"id":2,"ref":"o-b"}],"notes":[{"order_id":1,"text":"gift"}]}`, false},
+		{"orders numbered the other way", orders,
+			`{"orders":[{"id":1,"ref":"o-b"},{"id":2,"ref":"o-a"}],"notes":[]}`,
+			`{"orders":[{"id":1,"ref":"o-a"},{"id":2,"ref":"o-b"}],"notes":[]}`, true},
+	} {
+		if got := sameUpToRenaming(c.end, c.ref, madeBy(c.windows), map[string]bool{"apple": true, "pear": true, "plum": true}); got != c.same {
+			t.Errorf("%s: sameUpToRenaming(%s, %s) = %v, want %v", c.name, c.end, c.ref, got, c.same)
+		}
+	}
+}

@@ -1,0 +1,137 @@
+package runtime
+
+import (
+	"context"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// linesTable is SQLite's lines(id INTEGER PRIMARY KEY, order_id, sku,
+// status, created_at DEFAULT CURRENT_TIMESTAMP, UNIQUE(order_id, sku)) as
+// State reads it (SELECT * ORDER BY id).
+type linesTable struct {
+	mu      sync.Mutex
+	rows    []map[string]any
+	next    int
+	stamped bool // created_at is set, to the moment the row was made
+}
+
+func (l *linesTable) reset() {
+	l.mu.Lock()
+	l.rows, l.next = nil, 0
+	l.mu.Unlock()
+}
+
+// upsert inserts the line of (order, sku), or sets its status.
+func (l *linesTable) upsert(order int, sku, status string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, r := range l.rows {
+		if r["order_id"] == order && r["sku"] == sku {
+			r["status"] = status
+			return
+		}
+	}
+	l.next++
+	r := map[string]any{"id": l.next, "order_id": order, "sku": sku, "qty": 2, "status": status}
+	if l.stamped {
+		r["created_at"] = time.Now().UTC().Format(time.RFC3339Nano)
+	}
+	l.rows = append(l.rows, r)
+}
+
+// state is the order (row 1 of orders, made by Setup) and its lines.
+func (l *linesTable) state() any {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	out := make([]any, len(l.rows))
+	for i, r := range l.rows {
+		c := map[string]any{}
+		for k, v := range r {
+			c[k] = v
+		}
+		out[i] = c
+	}
+	return map[string]any{"orders": []any{map[string]any{"id": 1, "ref": "ext-1"}}, "lines": out}
+}
+
+// An agent adds three lines to one order in one model turn, the calls in
+// parallel, each an upsert of its own line. Whatever the order they land
+// in, the order has the same three lines; only the rowids the table gave
+// them differ (apple is row 1 in one schedule, plum in another), and with
+// created_at, the moments. The agent passed the order's number, 1, and a
+// quantity of 2, numbers of lines by chance; each line refers to the
+// order, row 1 in every schedule. The writes commute: no
+// concurrent_writes_same_entity (every run of the red team's SQLite probe
+// had one, the end states being compared byte for byte). Two calls that
+// set one line's status to two values in parallel end as the one that
+// landed last, and are caught.
+func TestParallelUpsertsOfLinesNumberedByTheTableCommute(t *testing.T) {
+	add := &Op{Name: "add_line", Kind: KindWrite, Params: []string{"order_id", "sku", "qty", "status"}}
+	for _, c := range []struct {
+		name     string
+		stamped  bool
+		calls    [][2]string // sku, status
+		commutes bool
+	}{
+		{"three lines", false, [][2]string{{"apple", "new"}, {"pear", "new"}, {"plum", "new"}}, true},
+		{"three lines with created_at", true, [][2]string{{"apple", "new"}, {"pear", "new"}, {"plum", "new"}}, true},
+		{"one line set to two statuses", false, [][2]string{{"apple", "held"}, {"apple", "released"}}, false},
+		{"two lines, one set to two statuses", false, [][2]string{{"pear", "new"}, {"apple", "held"}, {"apple", "released"}}, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			l := &linesTable{stamped: c.stamped}
+			agent := func(ctx context.Context) error {
+				var wg sync.WaitGroup
+				errs := make([]error, len(c.calls))
+				for i, call := range c.calls {
+					wg.Add(1)
+					go func() {
+						defer wg.Done()
+						cl, _ := Begin(ctx, add, []any{1, call[0], 2, call[1]}, []any{1, call[0]}, []any{1})
+						if errs[i] = cl.Start(); errs[i] != nil {
+							return
+						}
+						l.upsert(1, call[0], call[1])
+						errs[i] = cl.Finish(nil)
+					}()
+				}
+				wg.Wait()
+				for _, err := range errs {
+					if err != nil {
+						return err
+					}
+				}
+				return nil
+			}
+			rep, err := Run(context.Background(), t.Name(), agent,
+				Setup(func(context.Context) error { l.reset(); return nil }),
+				State(l.state), OnlyScenario(ScenarioInterleaving))
+			require.NoError(t, err)
+			var found []string
+			commuteNoted := false
+			for _, r := range rep.Results {
+				for _, f := range r.Findings {
+					if f.Code == CodeConcurrentWritesEntity {
+						found = append(found, r.Scenario+": "+f.Message)
+					}
+				}
+				if r.Trace != nil {
+					commuteNoted = commuteNoted || strings.Contains(strings.Join(r.Trace.Notes, "\n"), "they commute")
+				}
+			}
+			require.NotEmpty(t, rep.Results, "no schedule ran")
+			if c.commutes {
+				assert.Empty(t, found, "upserts of distinct lines commute")
+				assert.True(t, commuteNoted, "no note says the writes commute")
+			} else {
+				assert.NotEmpty(t, found, "two statuses of one line: the one to land last stays")
+			}
+		})
+	}
+}
