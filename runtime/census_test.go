@@ -96,18 +96,9 @@ func TestCensusDumpsAgainWhileAHarnessGoroutineRuns(t *testing.T) {
 	if _, _, known := goroutinesBefore(); !known {
 		t.Skip("runtime/metrics does not count created goroutines here")
 	}
-	running := make(chan uint64)
-	stop := make(chan struct{})
-	ended := make(chan struct{})
-	goHarness(func() {
-		defer close(ended)
-		running <- goroutineID()
-		<-stop
-	})
-	id := <-running
+	id, end := heldGoroutine(goHarness, true)
 	ids, _, _ := goroutinesBefore()
-	close(stop)
-	<-ended
+	end()
 	if got := dumps(); got != 2 {
 		t.Fatalf("with a goroutine of the harness running, the census took %d dumps in all, want 2", got)
 	}
@@ -416,21 +407,12 @@ func TestHarnessAsideGoroutineKeepsTheCensus(t *testing.T) {
 	if _, _, known := goroutinesBefore(); !known {
 		t.Skip("runtime/metrics does not count created goroutines here")
 	}
-	running := make(chan uint64)
-	stop := make(chan struct{})
-	ended := make(chan struct{})
-	HarnessAside(func() {
-		defer close(ended)
-		running <- goroutineID()
-		<-stop
-	})
-	id := <-running
+	id, end := heldGoroutine(HarnessAside, true)
 	grace := endGrace
 	t.Cleanup(func() { endGrace = grace })
 	endGrace = 100 * time.Millisecond // waited for, it would be dumped after this
 	ids, _, _ := goroutinesBefore()
-	close(stop)
-	<-ended
+	end()
 	if got := dumps(); got != 1 {
 		t.Fatalf("with a goroutine started aside running, the census took %d dumps in all, want the first one only", got)
 	}
@@ -440,21 +422,36 @@ func TestHarnessAsideGoroutineKeepsTheCensus(t *testing.T) {
 	// Started before the census asked, and not yet run: the census waits
 	// for it to be listed, and does not dump.
 	endGrace = 10 * time.Second // a loaded machine may be slow to run it
-	stop2 := make(chan struct{})
-	ended2 := make(chan struct{})
-	var id2 uint64
-	HarnessAside(func() {
-		defer close(ended2)
-		id2 = goroutineID()
-		<-stop2
-	})
+	_, end2 := heldGoroutine(HarnessAside, false)
 	ids, _, _ = goroutinesBefore()
-	close(stop2)
-	<-ended2
 	if got := dumps(); got != 1 {
 		t.Fatalf("with a goroutine started aside just before, the census took %d dumps in all, want the first one only", got)
 	}
-	if !ids[id2] {
-		t.Fatalf("the census does not list goroutine %d, started aside just before it asked", id2)
+	if id := end2(); !ids[id] {
+		t.Fatalf("the census does not list goroutine %d, started aside just before it asked", id)
+	}
+}
+
+// heldGoroutine starts a goroutine with start, which stays until end is
+// called; end returns once it has ended, with its id. With running, it
+// returns once the goroutine runs, with its id; else at once, with 0.
+func heldGoroutine(start func(func()), running bool) (id uint64, end func() uint64) {
+	ids := make(chan uint64, 1)
+	stop := make(chan struct{})
+	ended := make(chan struct{})
+	var self uint64
+	start(func() {
+		defer close(ended)
+		self = goroutineID()
+		ids <- self
+		<-stop
+	})
+	if running {
+		id = <-ids
+	}
+	return id, func() uint64 {
+		close(stop)
+		<-ended
+		return self
 	}
 }

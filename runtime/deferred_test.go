@@ -54,26 +54,34 @@ func TestWriteWhoseEffectLandsAtAnUntracedCommitIsJudgedByTheEnd(t *testing.T) {
 				return err
 			}
 			rep := runOn(t, w, nil, agent, OnlyScenario(ScenarioLostAck+"/pay#1"))
-			require.Len(t, rep.Results, 1)
-			res := rep.Results[0]
-			var repeat *Operation
-			for i := range res.Trace.Ops {
-				if o := &res.Trace.Ops[i]; o.Repeat != "" {
-					repeat = o
-				}
-			}
-			require.NotNil(t, repeat, "no repeat judged: %+v", res.Trace.Ops)
+			res, repeat, dup := judgedRepeat(t, rep)
 			assert.Equal(t, c.want, repeat.Repeat, "%s, judged by %s; findings %v", repeat.ID, repeat.JudgedBy, res.Findings)
 			assert.Equal(t, JudgedBy(c.want), repeat.JudgedBy)
-			dup := false
-			for _, f := range res.Findings {
-				dup = dup || f.Code == CodeDuplicateWrite
-			}
 			assert.Equal(t, c.want == RepeatDuplicate, dup, "duplicate_write: %v", res.Findings)
 			notes := strings.Join(res.Trace.Notes, "\n")
 			assert.Equal(t, c.want == RepeatAbsorbed, strings.Contains(notes, "changed the state in none of its calls"), "the note of a repeat judged by the end: %q", notes)
 		})
 	}
+}
+
+// judgedRepeat returns the one result of rep, its last repeat judged, and
+// whether the result has a duplicate_write.
+func judgedRepeat(t *testing.T, rep *Report) (*Result, *Operation, bool) {
+	t.Helper()
+	require.Len(t, rep.Results, 1)
+	res := rep.Results[0]
+	var repeat *Operation
+	for i := range res.Trace.Ops {
+		if o := &res.Trace.Ops[i]; o.Repeat != "" {
+			repeat = o
+		}
+	}
+	require.NotNil(t, repeat, "no repeat judged: %+v", res.Trace.Ops)
+	dup := false
+	for _, f := range res.Findings {
+		dup = dup || f.Code == CodeDuplicateWrite
+	}
+	return res, repeat, dup
 }
 
 // JudgedBy is what judged the repeats of the test above.

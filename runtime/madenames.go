@@ -97,31 +97,28 @@ func madeBy(windows [][2]string) madeNames {
 // title and status) is none: its keys are the agent's fields, not names
 // a sink handed out.
 func isTable(v any) bool {
+	composite := func(e any) bool {
+		switch e.(type) {
+		case map[string]any, []any:
+			return true
+		}
+		return false
+	}
 	switch x := v.(type) {
 	case map[string]any:
-		if len(x) == 0 {
-			return false
-		}
 		for _, e := range x {
-			switch e.(type) {
-			case map[string]any, []any:
-			default:
+			if !composite(e) {
 				return false
 			}
 		}
-		return true
+		return len(x) > 0
 	case []any:
-		if len(x) == 0 {
-			return false
-		}
 		for _, e := range x {
-			switch e.(type) {
-			case map[string]any, []any:
-			default:
+			if !composite(e) {
 				return false
 			}
 		}
-		return true
+		return len(x) > 0
 	}
 	return false
 }

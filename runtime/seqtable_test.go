@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 )
 
 // An agent pays in a transaction of its own: it takes the payment's row
@@ -54,20 +53,8 @@ func TestRowNumberedPastARolledBackAttemptInATableTheCommitMade(t *testing.T) {
 				return err
 			}
 			rep := runOn(t, w, func(map[string]any) { seq.Store(0) }, agent, OnlyScenario(ScenarioLostAck+"/pay#1"))
-			require.Len(t, rep.Results, 1)
-			res := rep.Results[0]
-			var repeat *Operation
-			for i := range res.Trace.Ops {
-				if o := &res.Trace.Ops[i]; o.Repeat != "" {
-					repeat = o
-				}
-			}
-			require.NotNil(t, repeat, "no repeat judged: %+v", res.Trace.Ops)
+			res, repeat, dup := judgedRepeat(t, rep)
 			assert.Equal(t, c.want, repeat.Repeat, "%s, judged by %s; findings %v; notes %q", repeat.ID, repeat.JudgedBy, res.Findings, res.Trace.Notes)
-			dup := false
-			for _, f := range res.Findings {
-				dup = dup || f.Code == CodeDuplicateWrite
-			}
 			assert.Equal(t, c.want == RepeatDuplicate, dup, "duplicate_write: %v", res.Findings)
 			assert.Equal(t, c.want == RepeatAbsorbed, rep.Safe, "the report's verdict")
 		})
