@@ -1191,23 +1191,43 @@ func judgeRepeatsIn(tr *Trace, end, baseEnd string, baseWin map[string][2]string
 	// delivery ran in another order than in the baseline (madenames.go).
 	var madeInBase madeNames
 	madeKnown := false
+	baseWindows := func() [][2]string { // the baseline's windows, read for what its creates made
+		ws := make([][2]string, 0, len(baseWin))
+		for _, w := range baseWin {
+			ws = append(ws, w)
+		}
+		if un != nil {
+			// And what the baseline's state gained outside its traced
+			// writes (a transaction's commit): the rows a table numbered
+			// from a sequence that a rolled back attempt of the run
+			// advanced.
+			ws = append(ws, un.base.gaps...)
+		}
+		return ws
+	}
 	baseMadeNow := func() madeNames { // the members one execution in the baseline made (madeBy)
 		if !madeKnown {
 			madeKnown = true
-			ws := make([][2]string, 0, len(baseWin))
-			for _, w := range baseWin {
-				ws = append(ws, w)
-			}
-			if un != nil {
-				// And what the baseline's state gained outside its
-				// traced writes (a transaction's commit): the rows a
-				// table numbered from a sequence that a rolled back
-				// attempt of the run advanced.
-				ws = append(ws, un.base.gaps...)
-			}
-			madeInBase = madeBy(ws)
+			madeInBase = madeBy(baseWindows())
 		}
 		return madeInBase
+	}
+	// baseMadeNowWithoutClocks is baseMadeNow from the windows without
+	// the moments no call was given (withoutClocks): a payment row the
+	// baseline made with its created_at is the row, once both ends have
+	// theirs left out.
+	var madeNoClocks madeNames
+	baseMadeNowWithoutClocks := func() madeNames {
+		if madeNoClocks == nil {
+			ws := baseWindows()
+			for i, w := range ws {
+				if holdsClock(w[0]) || holdsClock(w[1]) {
+					ws[i] = [2]string{withoutClocks(w[0], namedByRun()), withoutClocks(w[1], namedByRun())}
+				}
+			}
+			madeNoClocks = madeBy(ws)
+		}
+		return madeNoClocks
 	}
 	// baseMadeNames are the names of the members of the baseline's end
 	// that its creates made (madeNamesIn): names the sink hands out.
@@ -1234,15 +1254,18 @@ func judgeRepeatsIn(tr *Trace, end, baseEnd string, baseWin map[string][2]string
 		if e == b {
 			return true
 		}
+		made := baseMadeNow
 		if holdsClock(e) || holdsClock(b) {
 			// The two runs' clocks stamped what they made at other
-			// moments (withoutClocks).
+			// moments (withoutClocks); so did the baseline's windows
+			// that say which names its creates made.
 			e, b = withoutClocks(e, namedByRun()), withoutClocks(b, namedByRun())
+			made = baseMadeNowWithoutClocks
 		}
 		if sameUpToOrder(e, b) {
 			return true
 		}
-		return sameUpToMadeNames(e, b, baseMadeNow(), namedByRun())
+		return sameUpToMadeNames(e, b, made(), namedByRun())
 	}
 	endSame := func() bool { // read only for overlapped repeats: it decodes both snapshots
 		if !sameKnown {

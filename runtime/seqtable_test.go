@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 )
@@ -22,10 +23,17 @@ func TestRowNumberedPastARolledBackAttemptInATableTheCommitMade(t *testing.T) {
 	for _, c := range []struct {
 		name         string
 		commitFailed bool
+		stamped      bool // the row has a created_at the database sets (DEFAULT now())
 		want         string
 	}{
-		{"rolled back", false, RepeatAbsorbed},
-		{"failed attempt committed", true, RepeatDuplicate},
+		{"rolled back", false, false, RepeatAbsorbed},
+		{"failed attempt committed", true, false, RepeatDuplicate},
+		// The moments are left out of both ends, and so must they be of
+		// the baseline's windows that say the row is one its commit made
+		// (a false duplicate_write in every run of a red team's
+		// PostgreSQL probe with created_at).
+		{"rolled back, created_at", false, true, RepeatAbsorbed},
+		{"failed attempt committed, created_at", true, true, RepeatDuplicate},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			w := &kvWorld{}
@@ -44,7 +52,11 @@ func TestRowNumberedPastARolledBackAttemptInATableTheCommitMade(t *testing.T) {
 							rows = map[string]any{}
 							m["payments"] = rows
 						}
-						rows[row] = map[string]any{"order": "o-1", "amount": 10}
+						r := map[string]any{"order": "o-1", "amount": 10}
+						if c.stamped {
+							r["created_at"] = time.Now().UTC().Format(time.RFC3339Nano)
+						}
+						rows[row] = r
 					})
 					if err == nil {
 						break
