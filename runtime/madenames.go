@@ -133,38 +133,71 @@ func (m madeNames) add(path []string, entry string) {
 
 // namedIn returns the text of every scalar in the arguments and identities
 // of the calls of tr: a name the agent passed to a tool is its to choose
-// and to mean (comment on T-1, swap T-1 and T-2), never left out.
+// and to mean (comment on T-1, swap T-1 and T-2), never left out. Unless
+// an earlier call's answer held it: the sink handed it out (create_order
+// answered 2, and the agent wrote the lines of order 2), and it names
+// what the sink named; or it is a number passed under a parameter that
+// names no member (idParam).
 func namedIn(tr *Trace) map[string]bool {
 	named := map[string]bool{}
-	var walk func(v any)
-	walk = func(v any) {
+	answered := map[string]bool{} // what the answers so far held
+	var walk func(v any, into map[string]bool, skip map[string]bool)
+	walk = func(v any, into, skip map[string]bool) {
+		add := func(t string) {
+			if !skip[t] {
+				into[t] = true
+			}
+		}
 		switch x := v.(type) {
 		case map[string]any:
 			for k, e := range x {
-				named[k] = true
-				walk(e)
+				add(k)
+				walk(e, into, skip)
 			}
 		case []any:
 			for _, e := range x {
-				walk(e)
+				walk(e, into, skip)
 			}
 		case string:
-			named[x] = true
+			add(x)
 		case json.Number:
-			named[x.String()] = true
+			add(x.String())
 		case bool:
-			named[encode(x)] = true
+			add(encode(x))
 		}
 	}
 	for i := range tr.Ops {
 		o := &tr.Ops[i]
-		for _, s := range []string{argsKey(o), o.Identity} {
-			if v, err := decodeState(s); err == nil {
-				walk(v)
+		if v, err := decodeState(argsKey(o)); err == nil {
+			args, _ := v.(map[string]any)
+			for k, a := range args {
+				if _, number := a.(json.Number); number && !idParam(k) {
+					continue // a quantity, an amount: a value, not a name
+				}
+				walk(a, named, answered)
+			}
+		}
+		if v, err := decodeState(o.Identity); err == nil {
+			walk(v, named, answered)
+		}
+		if o.Result != nil {
+			if b, err := json.Marshal(o.Result); err == nil {
+				if v, err := decodeState(string(b)); err == nil {
+					walk(v, answered, nil)
+				}
 			}
 		}
 	}
 	return named
+}
+
+// idParam reports whether a parameter's name reads as one that names a
+// member: id, or a reference to another collection's (order_id, orderId:
+// refTarget). A number passed under any other name (qty, amount) is a
+// value, even where it equals a number the sink gave a row by chance (a
+// quantity of 3 beside the line the table numbered 3).
+func idParam(name string) bool {
+	return strings.EqualFold(name, "id") || refTarget(name) != ""
 }
 
 // scalarText is the text of a scalar as namedIn records it, and whether v
@@ -215,7 +248,19 @@ func sameUpToMadeNames(end, baseEnd string, made madeNames, named map[string]boo
 			// numbers are not the sink's alone.
 			return false
 		}
-		return encode(sortLists(lr.strip(nil, e))) == encode(sortLists(l.strip(nil, b)))
+		base := encode(sortLists(l.strip(nil, b)))
+		if encode(sortLists(lr.strip(nil, e))) == base {
+			return true
+		}
+		// The run's rows refer to the members it renamed by their new
+		// names (the retry's lines under its order 2, the baseline's
+		// under its order 1): the references followed to the baseline's
+		// names, the run may hold what the baseline held.
+		if !lr.renames(l) {
+			return false
+		}
+		e2, ok := lr.followRenames(e, b, l)
+		return ok && encode(sortLists(lr.strip(nil, e2))) == base
 	}
 	if same(named) {
 		return true
@@ -928,4 +973,131 @@ func memberAt(c any, n string, col int, isList bool) (any, bool) {
 		}
 	}
 	return nil, false
+}
+
+// followRenames returns the run's end e with every reference to a member
+// the run holds under a name of its own (lr, against l, the names left out
+// of the baseline's end b) rewritten to the baseline's name for it, and
+// whether there was such a member. A member of the run is the baseline's
+// where the two hold the same (less its name, and with the references in
+// it followed so far): an order R-1 numbered 2 is the baseline's order 1,
+// and then a line under order 2 is a line under order 1. A reference is a
+// scalar under a key that reads as one (order_id: refTarget), to a
+// collection whose name holds its target (orders). Members that cannot be
+// told apart (two alike) are paired in the order of their names.
+func (lr leftOut) followRenames(e, b any, l leftOut) (any, bool) {
+	rename := map[string]map[string]string{} // by collection: the run's name's text to the baseline's
+	cur := e
+	for range len(lr.names) + 1 {
+		grew := false
+		for p, ns := range lr.names {
+			var path []string
+			if p != "" {
+				path = strings.Split(p, "\x01")
+			}
+			col, isList := lr.cols[p]
+			content := func(m any) string {
+				if isList {
+					m = withoutColumn(m, col)
+				}
+				return encode(sortLists(m))
+			}
+			rc, bc := valueAt(cur, path), valueAt(b, path)
+			// The baseline's members under names the run does not hold,
+			// by what they hold.
+			byContent := map[string][]string{}
+			for n := range l.names[p] {
+				if _, held := memberAt(rc, n, col, isList); held {
+					continue
+				}
+				if m, ok := memberAt(bc, n, col, isList); ok {
+					k := content(m)
+					byContent[k] = append(byContent[k], n)
+				}
+			}
+			var runNames []string
+			for n := range ns {
+				if l.names[p][n] {
+					continue
+				}
+				if _, held := memberAt(bc, n, col, isList); !held {
+					runNames = append(runNames, n)
+				}
+			}
+			slices.Sort(runNames)
+			for _, names := range byContent {
+				slices.Sort(names)
+			}
+			for _, n := range runNames {
+				m, ok := memberAt(rc, n, col, isList)
+				if !ok {
+					continue
+				}
+				k := content(m)
+				cands := byContent[k]
+				if len(cands) == 0 {
+					continue
+				}
+				byContent[k] = cands[1:]
+				from, to := n, cands[0]
+				if isList {
+					from, _ = keyText(n)
+					to, _ = keyText(cands[0])
+				}
+				if rename[p] == nil {
+					rename[p] = map[string]string{}
+				}
+				if _, done := rename[p][from]; !done {
+					rename[p][from] = to
+					grew = true
+				}
+			}
+		}
+		if !grew {
+			break
+		}
+		cur = followRefs(e, rename)
+	}
+	return cur, len(rename) > 0
+}
+
+// followRefs returns v with each reference (a scalar under a key that
+// reads as one, refTarget) to a collection that rename renames (by path,
+// to the collection whose last key holds the target) rewritten to the new
+// name, of the scalar's type.
+func followRefs(v any, rename map[string]map[string]string) any {
+	switch x := v.(type) {
+	case map[string]any:
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			out[k] = followRefs(e, rename)
+			to := refTarget(k)
+			t, ok := scalarText(e)
+			if to == "" || !ok {
+				continue
+			}
+			for p, names := range rename {
+				coll := p
+				if i := strings.LastIndex(p, "\x01"); i >= 0 {
+					coll = p[i+1:]
+				}
+				if n, ok := names[t]; ok && strings.Contains(strings.ToLower(coll), to) {
+					if _, num := e.(json.Number); num {
+						out[k] = json.Number(n)
+					} else {
+						out[k] = n
+					}
+					break
+				}
+			}
+		}
+		return out
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = followRefs(e, rename)
+		}
+		return out
+	}
+	return v
 }

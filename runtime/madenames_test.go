@@ -102,9 +102,29 @@ func TestSameUpToMadeNames(t *testing.T) {
 		{"a line under the order a rolled back attempt numbered", ordered, nil,
 			`{"orders":[{"id":2,"ref":"o-1"}],"items":[{"id":2,"order_id":1,"sku":"apple"}]}`,
 			`{"orders":[{"id":1,"ref":"o-1"}],"items":[{"id":1,"order_id":1,"sku":"apple"}]}`, false},
+		// A line under the order the run numbered, where the baseline's
+		// is under its own: the reference followed to the baseline's
+		// name, the run holds the baseline's order and line.
 		{"a line under the order the run numbered", ordered, nil,
 			`{"orders":[{"id":2,"ref":"o-1"}],"items":[{"id":2,"order_id":2,"sku":"apple"}]}`,
+			`{"orders":[{"id":1,"ref":"o-1"}],"items":[{"id":1,"order_id":1,"sku":"apple"}]}`, true},
+		{"a line under the order the run numbered, of another sku", ordered, nil,
+			`{"orders":[{"id":2,"ref":"o-1"}],"items":[{"id":2,"order_id":2,"sku":"pear"}]}`,
 			`{"orders":[{"id":1,"ref":"o-1"}],"items":[{"id":1,"order_id":1,"sku":"apple"}]}`, false},
+		{"two orders the run numbered, their lines swapped", [][2]string{
+			{`{"orders":null,"items":null}`, `{"orders":[{"id":1,"ref":"o-1"}],"items":null}`},
+			{`{"orders":[{"id":1,"ref":"o-1"}],"items":null}`, `{"orders":[{"id":1,"ref":"o-1"},{"id":2,"ref":"o-2"}],"items":null}`},
+			{`{"orders":[{"id":1,"ref":"o-1"},{"id":2,"ref":"o-2"}],"items":null}`, `{"orders":[{"id":1,"ref":"o-1"},{"id":2,"ref":"o-2"}],"items":[{"id":1,"order_id":1,"sku":"apple"}]}`},
+		}, nil,
+			`{"orders":[{"id":3,"ref":"o-1"},{"id":4,"ref":"o-2"}],"items":[{"id":2,"order_id":4,"sku":"apple"}]}`,
+			`{"orders":[{"id":1,"ref":"o-1"},{"id":2,"ref":"o-2"}],"items":[{"id":1,"order_id":1,"sku":"apple"}]}`, false},
+		{"two orders the run numbered, their lines under them", [][2]string{
+			{`{"orders":null,"items":null}`, `{"orders":[{"id":1,"ref":"o-1"}],"items":null}`},
+			{`{"orders":[{"id":1,"ref":"o-1"}],"items":null}`, `{"orders":[{"id":1,"ref":"o-1"},{"id":2,"ref":"o-2"}],"items":null}`},
+			{`{"orders":[{"id":1,"ref":"o-1"},{"id":2,"ref":"o-2"}],"items":null}`, `{"orders":[{"id":1,"ref":"o-1"},{"id":2,"ref":"o-2"}],"items":[{"id":1,"order_id":1,"sku":"apple"}]}`},
+		}, nil,
+			`{"orders":[{"id":3,"ref":"o-1"},{"id":4,"ref":"o-2"}],"items":[{"id":2,"order_id":3,"sku":"apple"}]}`,
+			`{"orders":[{"id":1,"ref":"o-1"},{"id":2,"ref":"o-2"}],"items":[{"id":1,"order_id":1,"sku":"apple"}]}`, true},
 		{"a note on a customer deleted and made again", welcomed, nil,
 			`{"customers":[{"id":2,"name":"acme"}],"welcome":[{"id":1,"customerId":1}]}`,
 			`{"customers":[{"id":1,"name":"acme"}],"welcome":[{"id":1,"customerId":1}]}`, false},

@@ -1,0 +1,129 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+)
+
+// An agent writes an order and its lines in one transaction of its own,
+// unless it finds the order there already (and orders.ref is UNIQUE: of
+// two deliveries at once, the second to commit is rolled back):
+// create_order takes the order's number from a sequence (a BIGSERIAL, not
+// given back on rollback) and returns it, and add_line writes a line
+// under it, keyed by the order's number and the sku. The commit, at the
+// end of an attempt, is untraced; an attempt that failed is rolled back
+// and the agent tries again, so the retry's order is number 2 where the
+// baseline's was 1, and its lines refer to order 2 (and the apple line,
+// of a quantity of 3, may be line 3: a number passed by chance). The run
+// ended as the
+// baseline did, numbers aside: no duplicate_write, and no identity_unstable
+// for the lines written again under the new number, which the sink gave
+// (it was both, on every run of a red team's PostgreSQL probe). An agent
+// that neither looks the order up nor has ref unique makes a second order
+// when a delivery comes again, and is caught.
+func TestOrderAndLinesNumberedPastARolledBackAttempt(t *testing.T) {
+	create := &Op{Name: "create_order", Kind: KindWrite, Params: []string{"ref"}}
+	addLine := &Op{Name: "add_line", Kind: KindWrite, Params: []string{"order_id", "sku", "qty"}}
+	for _, blind := range []bool{false, true} {
+		t.Run("blind "+strconv.FormatBool(blind), func(t *testing.T) {
+			w := &kvWorld{}
+			var orderSeq, lineSeq atomic.Int64
+			agent := func(ctx context.Context) error {
+				var err error
+				for attempt := 0; attempt < 3; attempt++ {
+					found := false // the order is looked up first: a delivery made again finds it
+					w.do(func(m map[string]any) {
+						for _, r := range m["orders"].([]any) {
+							found = found || r.(map[string]any)["ref"] == "R-1"
+						}
+					})
+					if found && !blind {
+						return nil
+					}
+					var pending []func(m map[string]any)
+					var id int64
+					c, _ := Begin(ctx, create, []any{"R-1"}, []any{"R-1"}, nil)
+					if err = c.Start(); err == nil {
+						id = orderSeq.Add(1)
+						pending = append(pending, func(m map[string]any) {
+							appendRow(m, "orders", map[string]any{"id": id, "ref": "R-1"})
+						})
+						err = c.Finish(nil, id)
+					}
+					for _, l := range []struct {
+						sku string
+						qty int
+					}{{"apple", 3}, {"pear", 1}} {
+						if err != nil {
+							break
+						}
+						err = traced(ctx, addLine, []any{id, l.sku, l.qty}, []any{id, l.sku}, func(context.Context) error {
+							n := lineSeq.Add(1)
+							pending = append(pending, func(m map[string]any) {
+								appendRow(m, "lines", map[string]any{"id": n, "order_id": id, "sku": l.sku, "qty": l.qty})
+							})
+							return nil
+						})
+					}
+					if err != nil {
+						continue // rolled back: the numbers taken stay taken
+					}
+					conflict := false
+					w.do(func(m map[string]any) { // the commit, untraced; orders.ref is UNIQUE
+						for _, r := range m["orders"].([]any) {
+							conflict = conflict || r.(map[string]any)["ref"] == "R-1"
+						}
+						if conflict && !blind {
+							return // rolled back: another delivery committed R-1 first
+						}
+						conflict = false
+						for _, p := range pending {
+							p(m)
+						}
+					})
+					if conflict {
+						err = errors.New("duplicate key value violates unique constraint")
+						continue
+					}
+					return nil
+				}
+				return err
+			}
+			rep := runOn(t, w, func(m map[string]any) {
+				orderSeq.Store(0)
+				lineSeq.Store(0)
+				m["orders"], m["lines"] = []any{}, []any{}
+			}, agent)
+			var dups, unstable []string
+			for _, r := range rep.Results {
+				for _, f := range r.Findings {
+					switch f.Code {
+					case CodeDuplicateWrite:
+						dups = append(dups, r.Scenario+": "+f.Message)
+					case CodeIdentityUnstable:
+						unstable = append(unstable, r.Scenario+": "+f.Message)
+					}
+				}
+			}
+			if blind {
+				assert.NotEmpty(t, dups, "a delivery made again makes a second order")
+				return
+			}
+			assert.Empty(t, dups, "one order and its lines, under other numbers")
+			assert.Empty(t, unstable, "the lines' key holds the number the sink gave the retry's order")
+			assert.True(t, rep.Safe, "the report's verdict: %s", strings.Join(append(dups, unstable...), "\n"))
+		})
+	}
+}
+
+// appendRow appends row to the list at key of m.
+func appendRow(m map[string]any, key string, row map[string]any) {
+	rows, _ := m[key].([]any)
+	m[key] = append(rows, row)
+}
