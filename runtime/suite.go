@@ -1339,12 +1339,16 @@ func (s *Suite) identityUnstable(tr *Trace, kind string, namesOf func() renaming
 }
 
 // keyFromSink reports whether what b's identity holds that a's does not
-// came back from the sink: the answer of
-// a call of b's delivery made before b, after a (tr.Ops[i], or from the
-// delivery's start when i is -1). An agent that runs its tools in a
-// transaction of its own, rolled back and tried again, writes the lines of
-// the order it made again, under the id the sink gave it this time
-// (create_order's RETURNING id): no key the agent made afresh.
+// came back from the sink: the answer of a call of b's delivery made
+// before b, after a (tr.Ops[i], or from the delivery's start when i is
+// -1), that repeated an earlier call and was judged to have left nothing
+// of its own (absorbed). An agent that runs its tools in a transaction of
+// its own, rolled back and tried again, makes the order again, under the
+// id the sink gives it this time (create_order's RETURNING id), and
+// writes its lines under that id: no key the agent made afresh. Where the
+// repeat that answered had an effect of its own (a second payment intent
+// made for a retry, whose confirmation may charge twice), or was not
+// judged, the new key still counts.
 func keyFromSink(tr *Trace, a, b *Operation, i, j int) bool {
 	had := identityLeaves(a.Identity)
 	fresh := identityLeaves(b.Identity)
@@ -1358,7 +1362,7 @@ func keyFromSink(tr *Trace, a, b *Operation, i, j int) bool {
 	}
 	for k := i + 1; k < j && len(fresh) > 0; k++ {
 		o := &tr.Ops[k]
-		if o.Invocation != b.Invocation || o.Result == nil {
+		if o.Invocation != b.Invocation || o.Result == nil || o.Repeat != RepeatAbsorbed {
 			continue
 		}
 		enc, err := json.Marshal(o.Result)

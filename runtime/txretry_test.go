@@ -127,3 +127,51 @@ func appendRow(m map[string]any, key string, row map[string]any) {
 	rows, _ := m[key].([]any)
 	m[key] = append(rows, row)
 }
+
+// The other side of the rule above: an agent that, when a payment's
+// confirmation got no answer, starts over with a new payment intent and
+// confirms that one. The first confirmation may have charged (it did,
+// under lost_acknowledgement), so the new intent's id, although the sink
+// gave it, is a fresh key for the same work: identity_unstable stands, as
+// the intent made again had an effect of its own.
+func TestConfirmingANewIntentAfterALostAnswerIsIdentityUnstable(t *testing.T) {
+	createIntent := &Op{Name: "create_intent", Kind: KindWrite, Params: []string{"order"}}
+	confirm := &Op{Name: "confirm", Kind: KindWrite, Params: []string{"intent_id", "amount"}}
+	w := &kvWorld{}
+	var seq atomic.Int64
+	agent := func(ctx context.Context) error {
+		var err error
+		for range 2 {
+			var id string
+			c, _ := Begin(ctx, createIntent, []any{"o-1"}, []any{"o-1"}, nil)
+			if err = c.Start(); err != nil {
+				continue
+			}
+			id = "pi_" + strconv.FormatInt(seq.Add(1), 10)
+			w.do(func(m map[string]any) { appendRow(m, "intents", map[string]any{"id": id, "order": "o-1"}) })
+			if err = c.Finish(nil, id); err != nil {
+				continue
+			}
+			err = traced(ctx, confirm, []any{id, 100}, []any{id}, func(context.Context) error {
+				w.do(func(m map[string]any) { appendRow(m, "charges", map[string]any{"intent": id, "amount": 100}) })
+				return nil
+			})
+			if err == nil {
+				return nil
+			}
+		}
+		return err
+	}
+	rep := runOn(t, w, func(m map[string]any) {
+		seq.Store(0)
+		m["intents"], m["charges"] = []any{}, []any{}
+	}, agent, OnlyScenario(ScenarioLostAck+"/confirm#1"))
+	var unstable bool
+	for _, r := range rep.Results {
+		for _, f := range r.Findings {
+			unstable = unstable || f.Code == CodeIdentityUnstable && f.Severity == SeverityError
+		}
+	}
+	assert.True(t, unstable, "a new intent confirmed after a lost answer: %v", codes(rep))
+	assert.False(t, rep.Safe)
+}
