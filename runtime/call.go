@@ -189,6 +189,7 @@ func Begin(ctx context.Context, op *Op, args, identity, entity []any) (*Call, co
 		// The run ended since lookup found it (stop takes r.mu): its
 		// trace was read, and the call is late, as one made after.
 		r.mu.Unlock()
+		inv.endIfCrashed(ctx)
 		r.late.note(op, c.pc)
 		return observe(ctx, op, args, identity, entity, c.pc)
 	}

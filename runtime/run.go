@@ -203,6 +203,23 @@ func (inv *invocation) noteCaller() {
 // invocation's. Known limit: so is a goroutine that a worker Setup
 // started runs through such a spawner. A goroutine whose parent is not
 // known at all (one time.AfterFunc started) is not the invocation's.
+// endIfCrashed ends the calling goroutine, about to make a call with ctx
+// of inv's after inv's run ended, where inv crashed and the goroutine
+// descends from inv's own (a notification a tool sent from a goroutine of
+// its own, that had not called yet): the crash ends it at its later call,
+// as during the run (stopIfCrashed), since in production the process died
+// with it. Left to call, it was a late call of the scenario, which it made
+// inconclusive. A server's handler serving the call (Served) goes on.
+func (inv *invocation) endIfCrashed(ctx context.Context) {
+	self := inv.self.Load()
+	if !inv.dead.Load() || self == 0 || isServed(ctx) {
+		return
+	}
+	if _, _, leftBy, _ := attribute([]*recorder{inv.rec}, goroutineID()); leftBy == self {
+		goruntime.Goexit()
+	}
+}
+
 func (inv *invocation) owns(gid uint64) bool {
 	if x, ok := roots.Load(gid); ok {
 		return x.(*invocation) == inv
@@ -901,6 +918,7 @@ func lookup(ctx context.Context, op *Op) (inv *invocation, outer *Call, detached
 				if cur := claimedByGoroutine(); cur != nil {
 					return cur, nil, true, 0, nil
 				}
+				inv.endIfCrashed(ctx)
 				lateAmid(inv.rec, op)
 				return nil, nil, false, 0, inv.rec.late
 			}

@@ -522,11 +522,19 @@ func (s *Suite) run(ctx context.Context, sc Scenario) (*Result, *Trace, error) {
 		if s.returnState(r, sc) {
 			r.judge.noteReturn()
 		}
-		if s.leavesCallers && !r.aborted.Load() {
+		if (s.leavesCallers || s.offRoot) && !r.aborted.Load() {
 			// As the gated baseline does: what the goroutines the
 			// agent left running call before they end or block is
-			// this scenario's, on every run.
+			// this scenario's, on every run. So where calls came from
+			// goroutines the invocations started (a notification a
+			// tool sends from a goroutine it does not wait for), which
+			// may call just after the agent returned.
 			untilLeftQuiet(r, leftGrace)
+		}
+		if s.offRoot && !r.aborted.Load() {
+			// And a call such a goroutine began is this run's, and
+			// ends in it, as in the gated runs below.
+			r.untilCallsEnd(leftGrace)
 		}
 		if w != nil {
 			var gaveUp bool
