@@ -114,6 +114,27 @@ func checkIdentities(pass *analysis.Pass, r *ops, fd *ast.FuncDecl, funcs map[*t
 	})
 }
 
+// nowChain reports whether e is time.Now(), or that moment through UTC,
+// Local or In: a moment to the nanosecond still.
+func nowChain(info *types.Info, e ast.Expr) bool {
+	call, ok := ast.Unparen(e).(*ast.CallExpr)
+	if !ok {
+		return false
+	}
+	if nondetFunc(info, call) == "time.Now" {
+		return true
+	}
+	sel, ok := ast.Unparen(call.Fun).(*ast.SelectorExpr)
+	if !ok {
+		return false
+	}
+	switch sel.Sel.Name {
+	case "UTC", "Local", "In":
+		return nowChain(info, sel.X)
+	}
+	return false
+}
+
 // maxDepth is how many local variables nondet.source follows.
 const maxDepth = 3
 
@@ -149,14 +170,14 @@ func (nd *nondet) source(e ast.Expr, depth int) string {
 			}
 			// time.Now().Format("2006-01-02"), Truncate, ...: a coarse
 			// key chosen on purpose.
-			if sel, ok := ast.Unparen(n.Fun).(*ast.SelectorExpr); ok {
-				if inner, ok := ast.Unparen(sel.X).(*ast.CallExpr); ok && nondetFunc(nd.info, inner) == "time.Now" {
-					switch sel.Sel.Name {
-					case "Unix", "UnixNano", "UnixMilli", "UnixMicro", "String", "UTC", "Local":
-						found = "time.Now"
-					}
-					return false
+			// Through UTC, Local or In, still the moment: time.Now().UTC()
+			// is flagged, time.Now().UTC().Format(time.DateOnly) is not.
+			if sel, ok := ast.Unparen(n.Fun).(*ast.SelectorExpr); ok && nowChain(nd.info, sel.X) {
+				switch sel.Sel.Name {
+				case "Unix", "UnixNano", "UnixMilli", "UnixMicro", "String", "UTC", "Local", "In":
+					found = "time.Now"
 				}
+				return false
 			}
 		case *ast.Ident:
 			v, ok := nd.info.Uses[n].(*types.Var)

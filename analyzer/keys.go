@@ -133,6 +133,11 @@ func opKeys(k *keyer, op *OpFact, call *ast.CallExpr, exprs []string) (keys []st
 		return keys, len(keys) > 0
 	}
 	for _, src := range exprs {
+		if op.Variadic && len(op.Params) > 0 && mentions(src, op.Params[len(op.Params)-1]) {
+			// The variadic parameter (paths ...string) is not one
+			// argument: two calls' keys cannot be told apart by it.
+			return nil, false
+		}
 		s, ok := substitute(k, src, args)
 		if !ok {
 			return nil, false
@@ -140,6 +145,23 @@ func opKeys(k *keyer, op *OpFact, call *ast.CallExpr, exprs []string) (keys []st
 		keys = append(keys, s)
 	}
 	return keys, true
+}
+
+// mentions reports whether the Go expression src names the identifier
+// name (false when src does not parse).
+func mentions(src, name string) bool {
+	e, err := parser.ParseExpr(src)
+	if err != nil {
+		return false
+	}
+	found := false
+	ast.Inspect(e, func(n ast.Node) bool {
+		if id, ok := n.(*ast.Ident); ok && id.Name == name {
+			found = true
+		}
+		return !found
+	})
+	return found
 }
 
 // substitute renders a directive expression with parameters replaced by

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"go/ast"
 	"go/build"
+	"go/constant"
 	"go/token"
 	"go/types"
 	"path/filepath"
@@ -317,6 +318,11 @@ func wrapperObject(pkg *types.Package, fn *types.Func, name string) *types.Func 
 	if recv := sig.Recv(); recv != nil {
 		obj, _, _ := types.LookupFieldOrMethod(recv.Type(), true, pkg, name)
 		w, _ := obj.(*types.Func)
+		if w != nil {
+			// On a generic receiver (*Box[T]) the lookup gives the
+			// method of the instance; calls are matched by origin.
+			w = w.Origin()
+		}
 		return w
 	}
 	w, _ := pkg.Scope().Lookup(name).(*types.Func)
@@ -549,11 +555,28 @@ func (r *ops) report(pass *analysis.Pass, d analysis.Diagnostic) {
 
 // sinkIdempotent reports whether a write's body makes it idempotent at the
 // sink: it uses the idem package, or every INSERT it runs resolves conflicts.
+// constString returns the value of e, a constant of a string type.
+func constString(pass *analysis.Pass, e ast.Expr) (string, bool) {
+	tv, ok := pass.TypesInfo.Types[e]
+	if !ok || tv.Value == nil || tv.Value.Kind() != constant.String {
+		return "", false
+	}
+	return constant.StringVal(tv.Value), true
+}
+
 func sinkIdempotent(pass *analysis.Pass, body *ast.BlockStmt) bool {
 	if body == nil {
 		return false
 	}
 	usesIdem, inserts, safe := false, 0, 0
+	query := func(q string) {
+		if q = normSQL(q); isInsert(q) {
+			inserts++
+			if insertResolvesConflict(q) {
+				safe++
+			}
+		}
+	}
 	ast.Inspect(body, func(n ast.Node) bool {
 		switch n := n.(type) {
 		case *ast.Ident:
@@ -561,16 +584,25 @@ func sinkIdempotent(pass *analysis.Pass, body *ast.BlockStmt) bool {
 				strings.HasPrefix(obj.Pkg().Path(), "github.com/agentidem/agentidem-go/idem") {
 				usesIdem = true
 			}
+			// A query held in a constant (const insertTicket = "INSERT
+			// ... ON CONFLICT ..."), of this package or another.
+			if _, ok := pass.TypesInfo.Uses[n].(*types.Const); ok {
+				if s, ok := constString(pass, n); ok {
+					query(s)
+				}
+			}
+		case *ast.SelectorExpr:
+			if _, ok := pass.TypesInfo.Uses[n.Sel].(*types.Const); ok {
+				if s, ok := constString(pass, n); ok {
+					query(s)
+				}
+				return false // its Sel is the constant read above
+			}
 		case *ast.BasicLit:
 			if n.Kind != token.STRING {
 				return true
 			}
-			if q := normSQL(stringValue(n)); isInsert(q) {
-				inserts++
-				if insertResolvesConflict(q) {
-					safe++
-				}
-			}
+			query(stringValue(n))
 		}
 		return true
 	})

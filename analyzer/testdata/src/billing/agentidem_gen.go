@@ -22,6 +22,16 @@ func ChargeWithTrace(ctx context.Context, account, key string) error {
 	return Charge(ctx, account, key)
 }
 func SubscribeTraced(ctx context.Context, email string) error { return Subscribe(ctx, email) }
+func SubscribeConstTraced(ctx context.Context, email string) error {
+	return SubscribeConst(ctx, email)
+}
 func EnsureTicketTraced(ctx context.Context, key, title string) (*Ticket, error) {
 	return EnsureTicket(ctx, key, title)
+}
+func (b *Box[T]) GetTraced(ctx context.Context, key string) (T, bool) { return b.Get(ctx, key) }
+func (b *Box[T]) SetTraced(ctx context.Context, key string, v T) error {
+	return b.Set(ctx, key, v)
+}
+func DeleteFilesTraced(ctx context.Context, paths ...string) error {
+	return DeleteFiles(ctx, paths...)
 }

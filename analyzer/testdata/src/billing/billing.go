@@ -57,6 +57,32 @@ func Subscribe(ctx context.Context, email string) error {
 	return nil
 }
 
+// subscribeQuery resolves its conflict; SubscribeConst runs it from the
+// constant, as code that keeps its queries apart does.
+const subscribeQuery = "INSERT INTO subscribers (email) VALUES ($1) ON CONFLICT (email) DO NOTHING"
+
+// SubscribeConst is idempotent at its sink, through a constant query.
+//
+//agentidem:write identity=email
+func SubscribeConst(ctx context.Context, email string) error {
+	_ = subscribeQuery
+	return nil
+}
+
+// DeleteFiles removes the files at paths, one identity per call.
+//
+//agentidem:write identity=paths
+func DeleteFiles(ctx context.Context, paths ...string) error { return nil }
+
+// Box is a store of values of any type, with generic methods.
+type Box[T any] struct{}
+
+//agentidem:read
+func (b *Box[T]) Get(ctx context.Context, key string) (T, bool) { var z T; return z, false }
+
+//agentidem:write identity=key
+func (b *Box[T]) Set(ctx context.Context, key string, v T) error { return nil }
+
 // Parallel runs calls concurrently, as agent runtimes run the tool calls of
 // one model turn.
 func Parallel(calls ...func() error) []error {

@@ -63,6 +63,22 @@ func idempotentSink(ctx context.Context, email string) error {
 	return nil
 }
 
+// So does SubscribeConst, its query in a constant.
+func idempotentSinkConst(ctx context.Context, email string) error {
+	if _, ok := billing.LookupTicketTraced(email); !ok {
+		return billing.SubscribeConstTraced(ctx, email)
+	}
+	return nil
+}
+
+// The ops are methods of a generic type, called on an instance.
+func genericMethods(ctx context.Context, b *billing.Box[int], key string) error {
+	if _, ok := b.GetTraced(ctx, key); !ok {
+		return b.SetTraced(ctx, key, 1) // want `Box.Set after Box.Get on the same key races`
+	}
+	return nil
+}
+
 //agentidem:ignore tickets are created by one worker only
 func ignored(ctx context.Context, key string) error {
 	if _, ok := billing.LookupTicketTraced(key); !ok {

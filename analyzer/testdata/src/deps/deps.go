@@ -204,3 +204,35 @@ func limitedGroup(ctx context.Context, id string) error {
 	g.Go(func() error { return billing.AttachInvoiceTraced(ctx, id) })
 	return g.Wait()
 }
+
+// Two orders processed at once, each its invoice created and then
+// attached: an attach depends on its own order's create, not on the one
+// beside it.
+func twoPipelines(ctx context.Context, a, b string) error {
+	g, ctx := errgroup.WithContext(ctx)
+	g.Go(func() error {
+		if err := billing.CreateInvoiceTraced(ctx, a); err != nil {
+			return err
+		}
+		return billing.AttachInvoiceTraced(ctx, a)
+	})
+	g.Go(func() error {
+		if err := billing.CreateInvoiceTraced(ctx, b); err != nil {
+			return err
+		}
+		return billing.AttachInvoiceTraced(ctx, b)
+	})
+	return g.Wait()
+}
+
+// The invoice of the last order was created a turn before: its attach
+// beside the creation of the next order's.
+func attachPreviousBesideNext(ctx context.Context, prev, next string) error {
+	if err := billing.CreateInvoiceTraced(ctx, prev); err != nil {
+		return err
+	}
+	g, ctx := errgroup.WithContext(ctx)
+	g.Go(func() error { return billing.AttachInvoiceTraced(ctx, prev) })
+	g.Go(func() error { return billing.CreateInvoiceTraced(ctx, next) })
+	return g.Wait()
+}

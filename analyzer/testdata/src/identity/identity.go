@@ -44,6 +44,19 @@ func dailyKey(ctx context.Context, o order) error {
 	return billing.CreateInvoiceTraced(ctx, o.ID+"/"+day)
 }
 
+// The same in UTC, and truncated to the day: coarse keys too.
+func dailyKeyUTC(ctx context.Context, o order) error {
+	if err := billing.CreateInvoiceTraced(ctx, o.ID+"/"+time.Now().UTC().Format("2006-01-02")); err != nil {
+		return err
+	}
+	return billing.CreateInvoiceTraced(ctx, o.ID+"/"+time.Now().UTC().Truncate(24*time.Hour).Format(time.DateOnly))
+}
+
+// The moment itself in UTC is fresh on every retry.
+func momentUTC(ctx context.Context, o order) error {
+	return billing.CreateInvoiceTraced(ctx, time.Now().UTC().String()) // want `identity of CreateInvoice \(orderID\) is built from time.Now`
+}
+
 // Derived by hashing the request: deterministic.
 func hashedKey(ctx context.Context, o order) error {
 	return billing.ChargeWithTrace(ctx, o.ID, uuid.NewSHA1(uuid.UUID{}, []byte(o.ID)).String())

@@ -95,3 +95,13 @@ func fanOutSameEntity(ctx context.Context, s *billing.Svc, o order) []error {
 		func() error { return s.RefundTraced(ctx, o.ID, 250) }, // want `two Svc.Refund writes on the same entity \(o.ID\)`
 	)
 }
+
+// Two deletions of other files: the identity is the variadic parameter,
+// which no one argument stands for, so the calls are not taken for one
+// entity.
+func deleteTwoFiles(ctx context.Context, logPath, tmpPath string) error {
+	g, ctx := errgroup.WithContext(ctx)
+	g.Go(func() error { return billing.DeleteFilesTraced(ctx, logPath) })
+	g.Go(func() error { return billing.DeleteFilesTraced(ctx, tmpPath) })
+	return g.Wait()
+}
