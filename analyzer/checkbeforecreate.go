@@ -1100,7 +1100,7 @@ func (w *cbcWalker) checksUniqueError(pos token.Pos) bool {
 			return true
 		}
 		text = strings.ToLower(text)
-		for _, m := range []string{"unique", "duplicate", "23505", "1062", "pgerror", "mysqlerror", "constraint", "conflict", "alreadyexists", "exists"} {
+		for _, m := range []string{"unique", "dup", "23505", "1062", "pgerror", "mysqlerror", "constraint", "conflict", "alreadyexists", "exists"} {
 			if strings.Contains(text, m) {
 				found = true
 			}

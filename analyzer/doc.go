@@ -101,7 +101,7 @@
 // DUPLICATE KEY, INSERT IGNORE, INSERT OR IGNORE, INSERT OR REPLACE or NOT
 // EXISTS is idempotent, and so is one whose error is then checked for a
 // unique violation (an identifier or string after the INSERT that mentions
-// unique, duplicate, conflict, constraint, exists, 23505, 1062, PgError or
+// unique, dup (duplicate, isDup), conflict, constraint, exists, 23505, 1062, PgError or
 // MySQLError).
 //
 // Wrong:

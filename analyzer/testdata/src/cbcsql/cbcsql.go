@@ -45,6 +45,25 @@ func ensureUserUniqueCheck(ctx context.Context, db *sql.DB, email string) error 
 
 func isUniqueViolation(err error) bool { return false }
 
+// The same through a helper named as many code bases name it.
+func ensureUserIsDup(ctx context.Context, db *sql.DB, email string) error {
+	var id int64
+	err := db.QueryRowContext(ctx, "SELECT id FROM users WHERE email = $1", email).Scan(&id)
+	if err == nil {
+		return nil
+	}
+	if !errors.Is(err, sql.ErrNoRows) {
+		return err
+	}
+	_, err = db.ExecContext(ctx, "INSERT INTO users (email) VALUES ($1)", email)
+	if isDup(err) {
+		return nil
+	}
+	return err
+}
+
+func isDup(err error) bool { return false }
+
 func earlyReturn(ctx context.Context, db *sql.DB, email string) error {
 	var id int64
 	err := db.QueryRowContext(ctx, "SELECT id FROM users WHERE email = $1", email).Scan(&id)
