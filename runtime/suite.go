@@ -120,6 +120,11 @@ func NewSuite(name string, fn func(ctx context.Context) error, opts ...Option) *
 	return &Suite{name: name, fn: fn, cfg: newConfig(opts), started: time.Now()}
 }
 
+// StallTimeout returns how long a scenario of the suite may go without
+// progress before it is stalled (the StallTimeout option,
+// AGENTIDEM_STALL_TIMEOUT, or DefaultStallTimeout).
+func (s *Suite) StallTimeout() time.Duration { return s.cfg.stallTimeout() }
+
 // Run runs the whole fault suite of fn outside go test, for CLIs and
 // services, and returns its report: the baseline, the fault scenarios, and,
 // for an agent with parallel calls, the interleavings and partial batch

@@ -166,9 +166,10 @@ func suite(t TB, fn func(ctx context.Context) error, fail bool, opts []Option) *
 	// virtual. Otherwise they run on real time (see runtime's
 	// goroutines.go).
 	var cur *testing.T
+	var s *runtime.Suite
 	if _, ok := t.(*testing.T); ok && st.virtual {
 		rtOpts = append(rtOpts, runtime.WithBubble(func(fn func(quiesce func())) {
-			stop := watchdog(cur.Name(), stallTimeout)
+			stop := watchdog(cur.Name(), watchdogBound(s.StallTimeout()))
 			defer stop()
 			synctest.Test(cur, func(*testing.T) { fn(synctest.Wait) })
 		}))
@@ -178,7 +179,7 @@ func suite(t TB, fn func(ctx context.Context) error, fail bool, opts []Option) *
 			cur = tt
 		}
 	}
-	s := runtime.NewSuite(testName, fn, rtOpts...)
+	s = runtime.NewSuite(testName, fn, rtOpts...)
 	// The report ends the suite's watch for late calls (runtime's
 	// Enabled stays true until then): a t.Fatal in Setup, an Invariant or
 	// a tool ends this goroutine before the report below, and the watch
@@ -583,10 +584,16 @@ func indent(s, prefix string) string {
 	return strings.Join(lines, "\n")
 }
 
-// stallTimeout bounds one scheduled run in real time. Runs take
-// milliseconds; one that takes this long is stuck where the scheduler
-// cannot see (see watchdog).
-var stallTimeout = 2 * time.Minute
+// watchdogBound bounds one scheduled run in a bubble in real time, for a
+// suite whose scenarios stall after stall (runtime.StallTimeout): three
+// times that, and at least 30 s. Runs take milliseconds; one that takes
+// this long is stuck where the scheduler cannot see (see watchdog). It was
+// two minutes whatever the stall bound (a red team's agent holding a lock
+// across a sleep in its tool hung its test for two minutes with a stall
+// bound of 5 s).
+func watchdogBound(stall time.Duration) time.Duration {
+	return max(3*stall, 30*time.Second)
+}
 
 // watchdog guards one bubble from outside it. A goroutine blocked on a
 // sync.Mutex (or on I/O) is not durably blocked, so synctest.Wait never

@@ -34,3 +34,17 @@ func TestWatchdogEndsAStalledRunLoudly(t *testing.T) {
 	stop()
 	time.Sleep(40 * time.Millisecond)
 }
+
+// The watchdog's bound follows the suite's stall bound: three times it,
+// at least 30 s (it was two minutes whatever StallTimeout said).
+func TestWatchdogBoundFollowsTheStallBound(t *testing.T) {
+	for _, c := range []struct{ stall, want time.Duration }{
+		{5 * time.Second, 30 * time.Second},
+		{10 * time.Second, 30 * time.Second},
+		{time.Minute, 3 * time.Minute},
+	} {
+		if got := watchdogBound(c.stall); got != c.want {
+			t.Errorf("watchdogBound(%v) = %v, want %v", c.stall, got, c.want)
+		}
+	}
+}
