@@ -39,6 +39,10 @@ type batcher struct {
 	r        *ops
 	info     *types.Info
 	closures map[*types.Var]*ast.FuncLit
+	// funcs are the package's functions by their object, for waits
+	// through a helper; waiting caches what waits found for them.
+	funcs   map[*types.Func]*ast.FuncDecl
+	waiting map[*types.Func]bool
 }
 
 // serialGroup reports whether a Go call is on an errgroup.Group that the
@@ -90,7 +94,17 @@ func filesOf(b *batcher) []*ast.File {
 }
 
 func newBatcher(r *ops) *batcher {
-	b := &batcher{r: r, info: r.pass.TypesInfo, closures: map[*types.Var]*ast.FuncLit{}}
+	b := &batcher{r: r, info: r.pass.TypesInfo, closures: map[*types.Var]*ast.FuncLit{},
+		funcs: map[*types.Func]*ast.FuncDecl{}, waiting: map[*types.Func]bool{}}
+	for _, f := range r.pass.Files {
+		for _, d := range f.Decls {
+			if fd, ok := d.(*ast.FuncDecl); ok && fd.Body != nil {
+				if fn, ok := b.info.Defs[fd.Name].(*types.Func); ok {
+					b.funcs[fn] = fd
+				}
+			}
+		}
+	}
 	// Local closures assigned exactly once: f := func() {...}.
 	count := map[*types.Var]int{}
 	note := func(id *ast.Ident, rhs ast.Expr) {
@@ -320,10 +334,18 @@ func (b *batcher) containsLaunch(n ast.Node) bool {
 }
 
 // waits reports whether n may wait for other goroutines: a Wait, Lock or
-// RLock call, a channel receive, a select, or a range over a channel.
-// Ordering may be enforced there, so the batch ends (or the goroutine is
-// left out): when in doubt, say nothing.
+// RLock call, a sync.Once's Do (it returns once the function it runs, in
+// whichever goroutine, has), a channel receive, a select, a range over a
+// channel, or a call of a function of the package that waits so
+// (waitAll(&g), whose body is g.Wait()). Ordering may be enforced there, so
+// the batch ends (or the goroutine is left out): when in doubt, say
+// nothing.
 func (b *batcher) waits(n ast.Node) bool {
+	return b.waitsIn(n, 0)
+}
+
+// waitsIn is waits, depth calls of the package's functions deep.
+func (b *batcher) waitsIn(n ast.Node, depth int) bool {
 	found := false
 	ast.Inspect(n, func(m ast.Node) bool {
 		if found {
@@ -347,12 +369,62 @@ func (b *batcher) waits(n ast.Node) bool {
 				switch sel.Sel.Name {
 				case "Wait", "Lock", "RLock":
 					found = true
+				case "Do":
+					found = isSyncOnce(b.info.TypeOf(sel.X))
+				}
+			}
+			if found || depth >= 2 {
+				return !found
+			}
+			if fn := calledFunc(b.info, m); fn != nil && b.r.ops[fn.Origin()] == nil && b.r.wrappers[fn.Origin()] == nil {
+				// Not a tool, nor its wrapper: a tool's own lock
+				// (a store's mutex) orders nothing between calls.
+				if fd := b.funcs[fn.Origin()]; fd != nil {
+					w, ok := b.waiting[fn.Origin()]
+					if !ok {
+						b.waiting[fn.Origin()] = false // a recursion waits for nothing more
+						w = b.waitsIn(fd.Body, depth+1)
+						b.waiting[fn.Origin()] = w
+					}
+					found = w
 				}
 			}
 		}
 		return true
 	})
 	return found
+}
+
+// isSyncOnce reports whether t is sync.Once or a pointer to one.
+func isSyncOnce(t types.Type) bool {
+	if t == nil {
+		return false
+	}
+	if p, ok := t.(*types.Pointer); ok {
+		t = p.Elem()
+	}
+	n, ok := t.(*types.Named)
+	return ok && n.Obj().Pkg() != nil && n.Obj().Pkg().Path() == "sync" && n.Obj().Name() == "Once"
+}
+
+// calledFunc returns the function or method a call calls by name, if any.
+func calledFunc(info *types.Info, call *ast.CallExpr) *types.Func {
+	var id *ast.Ident
+	switch f := ast.Unparen(call.Fun).(type) {
+	case *ast.Ident:
+		id = f
+	case *ast.SelectorExpr:
+		id = f.Sel
+	case *ast.IndexExpr: // a generic function instantiated: f[T](...)
+		if x, ok := f.X.(*ast.Ident); ok {
+			id = x
+		}
+	}
+	if id == nil {
+		return nil
+	}
+	fn, _ := info.Uses[id].(*types.Func)
+	return fn
 }
 
 // collect records the op calls under n into m. launched says n runs in a

@@ -124,8 +124,12 @@
 // An op and an op it declares after= started in the same concurrent batch.
 // A batch is what one block starts with go statements, errgroup.Group.Go
 // and sync.WaitGroup.Go, up to the first statement that waits (a Wait,
-// Lock or RLock call, a channel receive, a select, a range over a channel),
-// together with what the starting goroutine does meanwhile. Calls made
+// Lock or RLock call, a sync.Once's Do, a channel receive, a select, a
+// range over a channel, or a call of a function of the package, not a tool,
+// that waits so, two calls deep: waitAll(&g) whose body is g.Wait()),
+// together with what the starting goroutine does meanwhile. A dependent op
+// and its prerequisite on entities whose argument expressions differ
+// (attachInvoice(b) beside createInvoice(a)) are no finding. Calls made
 // through a local closure (f := func() {...}; g.Go(f)) count, one level
 // deep. A goroutine that itself waits on something is left out: its order
 // may be enforced. Go on an errgroup.Group limited with SetLimit(1) waits

@@ -236,3 +236,27 @@ func attachPreviousBesideNext(ctx context.Context, prev, next string) error {
 	g.Go(func() error { return billing.CreateInvoiceTraced(ctx, next) })
 	return g.Wait()
 }
+
+// waitFor waits for the group's goroutines: a wait, through a helper.
+func waitFor(g *errgroup.Group) error { return g.Wait() }
+
+func waitThroughAHelper(ctx context.Context, id string) error {
+	var g errgroup.Group
+	g.Go(func() error { return billing.CreateInvoiceTraced(ctx, id) })
+	if err := waitFor(&g); err != nil {
+		return err
+	}
+	g.Go(func() error { return billing.AttachInvoiceTraced(ctx, id) })
+	return g.Wait()
+}
+
+// Every goroutine makes sure of the invoice first, once: sync.Once's Do
+// returns when the create has.
+func onceBeforeAttach(ctx context.Context, id string) error {
+	var once sync.Once
+	ensure := func() { once.Do(func() { billing.CreateInvoiceTraced(ctx, id) }) }
+	var g errgroup.Group
+	g.Go(func() error { ensure(); return nil })
+	g.Go(func() error { ensure(); return billing.AttachInvoiceTraced(ctx, id) })
+	return g.Wait()
+}
