@@ -376,7 +376,7 @@ func (b *batcher) waitsIn(n ast.Node, depth int) bool {
 			if found || depth >= 2 {
 				return !found
 			}
-			if fn := calledFunc(b.info, m); fn != nil && b.r.ops[fn.Origin()] == nil && b.r.wrappers[fn.Origin()] == nil {
+			if fn, _ := typeutil.Callee(b.info, m).(*types.Func); fn != nil && b.r.ops[fn.Origin()] == nil && b.r.wrappers[fn.Origin()] == nil {
 				// Not a tool, nor its wrapper: a tool's own lock
 				// (a store's mutex) orders nothing between calls.
 				if fd := b.funcs[fn.Origin()]; fd != nil {
@@ -405,26 +405,6 @@ func isSyncOnce(t types.Type) bool {
 	}
 	n, ok := t.(*types.Named)
 	return ok && n.Obj().Pkg() != nil && n.Obj().Pkg().Path() == "sync" && n.Obj().Name() == "Once"
-}
-
-// calledFunc returns the function or method a call calls by name, if any.
-func calledFunc(info *types.Info, call *ast.CallExpr) *types.Func {
-	var id *ast.Ident
-	switch f := ast.Unparen(call.Fun).(type) {
-	case *ast.Ident:
-		id = f
-	case *ast.SelectorExpr:
-		id = f.Sel
-	case *ast.IndexExpr: // a generic function instantiated: f[T](...)
-		if x, ok := f.X.(*ast.Ident); ok {
-			id = x
-		}
-	}
-	if id == nil {
-		return nil
-	}
-	fn, _ := info.Uses[id].(*types.Func)
-	return fn
 }
 
 // collect records the op calls under n into m. launched says n runs in a

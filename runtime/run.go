@@ -187,22 +187,6 @@ func (inv *invocation) noteCaller() {
 	}
 }
 
-// owns reports whether goroutine gid is the invocation's: its own, or one
-// that descends from it, even through goroutines that have exited (a
-// stack snapshot's links, those the world learned, and the goroutines of
-// ended invocations: attribute). A goroutine started before the invocation
-// began (a pool's worker that Setup or the test started), or descending
-// from one (a goroutine such a pool starts per job), is not, whatever
-// context it calls with.
-//
-// When the links break at a goroutine that has exited (a spawner the
-// agent started, which started the caller and returned), the goroutines
-// there before the first delivery (recorder.pre) tell: that goroutine was
-// started since, and, with no other invocation, Setup or ended run to
-// claim it and no goroutine there before on the way, the caller is the
-// invocation's. Known limit: so is a goroutine that a worker Setup
-// started runs through such a spawner. A goroutine whose parent is not
-// known at all (one time.AfterFunc started) is not the invocation's.
 // endIfCrashed ends the calling goroutine, about to make a call with ctx
 // of inv's after inv's run ended, where inv crashed and the goroutine
 // descends from inv's own (a notification a tool sent from a goroutine of
@@ -220,6 +204,22 @@ func (inv *invocation) endIfCrashed(ctx context.Context) {
 	}
 }
 
+// owns reports whether goroutine gid is the invocation's: its own, or one
+// that descends from it, even through goroutines that have exited (a
+// stack snapshot's links, those the world learned, and the goroutines of
+// ended invocations: attribute). A goroutine started before the invocation
+// began (a pool's worker that Setup or the test started), or descending
+// from one (a goroutine such a pool starts per job), is not, whatever
+// context it calls with.
+//
+// When the links break at a goroutine that has exited (a spawner the
+// agent started, which started the caller and returned), the goroutines
+// there before the first delivery (recorder.pre) tell: that goroutine was
+// started since, and, with no other invocation, Setup or ended run to
+// claim it and no goroutine there before on the way, the caller is the
+// invocation's. Known limit: so is a goroutine that a worker Setup
+// started runs through such a spawner. A goroutine whose parent is not
+// known at all (one time.AfterFunc started) is not the invocation's.
 func (inv *invocation) owns(gid uint64) bool {
 	if x, ok := roots.Load(gid); ok {
 		return x.(*invocation) == inv
