@@ -69,7 +69,7 @@ func goHarness(fn func()) {
 // HarnessAside runs fn in a goroutine of the harness while the caller goes
 // on: a goroutine that calls no tool and waits at no gate (testkit opens a
 // suite's report file in it while the suite runs: making a file took 0.2
-// to 0.45 ms on this project's machine, half of the ten-write suite). The
+// to 0.6 ms on this project's machine, about half of the ten-write suite). The
 // scenarios run under gates take it for one that was there before them:
 // it neither has them dump the stacks of the process again nor waits to
 // end before they start. Where goroutine ids cannot be read (goroutineID),
