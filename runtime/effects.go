@@ -149,8 +149,16 @@ type judge struct {
 	// still says the end was read again and had held still for
 	// stillFor (finish); landedAfter is how long after the first end
 	// snapshot the state last changed.
-	still       bool
-	stillFor    time.Duration
+	still    bool
+	stillFor time.Duration
+	// worldMoves says the baseline's state changed outside every traced
+	// write with no Settle given: where a write was repeated, the end is
+	// read once it held still (finish).
+	worldMoves bool
+	// worldLive says, in the baseline, that Setup left goroutines running
+	// (a queue worker, a server): the end is read once it held still, as
+	// where the state changed outside every traced write.
+	worldLive   bool
 	stillMax    time.Duration
 	landedAfter time.Duration
 	// passed holds the states the end went through while it was read
@@ -640,7 +648,7 @@ func (j *judge) finish() {
 		j.endErr = err.Error()
 		return
 	}
-	if j.settle == nil && j.changedOutside(s) {
+	if j.settle == nil && (j.changedOutside(s) || j.worldLive || j.worldMoves && j.repeatedNow()) {
 		// The state changed outside every traced write in this run: an
 		// effect that lands outside its call (a booking a payments API
 		// makes after it answered 202, a worker's) may still be on its
@@ -738,6 +746,13 @@ func (j *judge) stillEnd() (bool, time.Duration) {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	return j.still, j.landedAfter
+}
+
+// repeatedNow reports whether a write of an op and identity started again.
+func (j *judge) repeatedNow() bool {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return j.repeated
 }
 
 // changedOutside reports whether the state changed outside every traced
@@ -964,6 +979,12 @@ func clusterTaken(o *Operation) bool {
 // deferredNote is the trace's note when a repeat of op (the first, id)
 // whose executions changed the state in no window of their own was judged
 // by the end state (judgeRepeatsIn).
+// worldNote is the trace's note for repeat o of the write first, whose
+// window held what the world did by itself in the baseline (worldAfter).
+func worldNote(o *Operation, first string) string {
+	return fmt.Sprintf("%s's repeat %s was not counted although the state changed while it ran: the change is the one the baseline's state went through by itself after %s, with no call in flight (a worker that Setup started, carrying out what the call queued), and the run ended as the baseline did; give a Settle that waits for that work for the suite to judge the repeat by its own window", o.Name, o.ID, first)
+}
+
 func deferredNote(op, id string) string {
 	return fmt.Sprintf("%s changed the state in none of its calls, here or in the baseline, where the state changed outside every traced write and had landed when the agent returned: its effect lands outside its calls (a transaction's commit, or nothing after a rollback; a booking made after an answer); its repeat %s was judged by the end state, which is the baseline's, so the repeats left nothing of their own (had the run ended otherwise, each execution would count)", op, id)
 }
@@ -1273,6 +1294,24 @@ func judgeRepeatsIn(tr *Trace, end, baseEnd string, baseWin map[string][2]string
 		}
 		return sameInOrder
 	}
+	// worldAfter says whether the baseline's state went, with no traced
+	// write in flight, from a state alike from to one alike to: the world
+	// went on by itself there (a queue worker that Setup started mailed
+	// what a call had queued). Only without a Settle (un): with one, such
+	// a change may be a traced write's effect landing late; and only where
+	// this run's end was read once it held still (judge.worldMoves), for
+	// the end to hold what a repeat set going that lands after its window.
+	worldAfter := func(from, to string) bool {
+		if un == nil || baseline || !tr.endStill || from == "" || to == "" {
+			return false
+		}
+		for _, g := range un.base.gaps {
+			if alike(to, g[1]) && alike(from, g[0]) {
+				return true
+			}
+		}
+		return false
+	}
 	var reorderCache map[key]bool
 	// baseReorders says a window of k in baseWin reordered a list.
 	baseReorders := func(k key) bool {
@@ -1540,6 +1579,7 @@ func judgeRepeatsIn(tr *Trace, end, baseEnd string, baseWin map[string][2]string
 			// note; untracedAlone says a repeat seen alone changed
 			// nothing else (left).
 			var left []place
+			worldNoted := false // the cluster's change beyond one execution's was the world's (worldAfter)
 			untracedAlone := func(o *Operation) bool {
 				before, after := o.stateWindow()
 				left, _ = un.explains(o, before, after, &views)
@@ -1580,6 +1620,18 @@ func judgeRepeatsIn(tr *Trace, end, baseEnd string, baseWin map[string][2]string
 								// untraced write.
 								return ""
 							}
+						}
+						if c != "" && worldAfter(w[1], after) && endSame() {
+							// It did what one execution did, and the
+							// rest is what the world did after that
+							// execution in the baseline, with no call
+							// in flight (a worker of Setup's mailing
+							// what the call queued): it landed inside
+							// the cluster's window here. The run ended
+							// as the baseline did, so no second effect
+							// stayed.
+							worldNoted = true
+							return ""
 						}
 						if c != "" {
 							c = describeChange(w[1], after, maxChange)
@@ -1627,6 +1679,9 @@ func judgeRepeatsIn(tr *Trace, end, baseEnd string, baseWin map[string][2]string
 			switch {
 			case oneKnown && oneChange == "" && effectSeen(o):
 				o.Repeat, o.JudgedBy = RepeatAbsorbed, JudgedByOneExecution
+				if worldNoted {
+					tr.Notes = append(tr.Notes, worldNote(o, first.ID))
+				}
 				if left != nil {
 					before, after := o.stateWindow()
 					tr.Notes = append(tr.Notes, untracedNote(o, left, before, after, &views))
@@ -1662,6 +1717,16 @@ func judgeRepeatsIn(tr *Trace, end, baseEnd string, baseWin map[string][2]string
 				// rowid): no second effect.
 				o.Repeat, o.JudgedBy = RepeatAbsorbed, JudgedByState
 				tr.Notes = append(tr.Notes, renamedNote(o, first.ID))
+			case o.stateSeen() && o.StateChange != "" && func() bool { before, after := o.stateWindow(); return worldAfter(before, after) }() && endSame():
+				// The repeat's window went from a state the baseline
+				// was in with no call in flight to the one the world
+				// took it to by itself there (a queue worker of Setup's
+				// mailing what the first execution queued, while the
+				// repeat waited), and the run ended as the baseline did:
+				// what the repeat's window holds is the world's, and no
+				// second effect stayed.
+				o.Repeat, o.JudgedBy = RepeatAbsorbed, JudgedByEndState
+				tr.Notes = append(tr.Notes, worldNote(o, first.ID))
 			case o.stateSeen() && o.StateChange != "" && (o.stateSettled() || firstSeen || o.Idempotent) && untracedAlone(o):
 				// As above, once what another delivery's own code
 				// wrote untraced while the repeat ran is left out.

@@ -486,6 +486,12 @@ func (s *Suite) run(ctx context.Context, sc Scenario) (*Result, *Trace, error) {
 			r.judge.stillFor, r.judge.keepPassed = endCalibrate, true
 		} else if s.base != nil {
 			r.judge.stillFor, r.judge.stillMax = stillFor(s.base)
+			// The baseline's state changed by itself, between its
+			// calls: a repeat's window may hold what the world did (a
+			// worker of Setup's, worldAfter), and the end is then what
+			// tells whether the repeat left a second effect: it is read
+			// once it held still, as where this run saw such a change.
+			r.judge.worldMoves = len(s.base.gaps) > 0 && s.cfg.settle == nil
 		}
 	}
 	var pre map[uint64]bool // the goroutines there before the agent ran
@@ -503,6 +509,20 @@ func (s *Suite) run(ctx context.Context, sc Scenario) (*Result, *Trace, error) {
 		if pre == nil {
 			pre = map[uint64]bool{}
 			goroutineIDs(pre)
+			if sc.Kind == ScenarioBaseline && r.judge != nil && w.before != nil {
+				// A goroutine there now that was not before Setup ran
+				// (a queue worker, a server) may change the state by
+				// itself, after the agent's calls: with no Settle
+				// given, the baseline's end is read once it held still
+				// (judge.worldLive), for the suite to learn what the
+				// world does alone (worldAfter).
+				for id := range pre {
+					if !w.before[id] {
+						r.judge.worldLive = true
+						break
+					}
+				}
+			}
 		}
 	}
 	if sc.Kind == ScenarioBaseline {

@@ -1,0 +1,225 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// outboxRow is a message queued for the mailer, sent once the worker has
+// mailed it.
+type outboxRow struct {
+	ID   int    `json:"id"`
+	Ref  string `json:"ref"`
+	Sent bool   `json:"sent"`
+}
+
+// shopWorld is an order service with an outbox, and a mailer: a worker
+// that Setup starts, as a test starts the queue worker of its service,
+// which mails every queued message a few milliseconds after place_order
+// queued it. No Settle is given: the worker's mail lands outside every
+// traced write in the baseline.
+type shopWorld struct {
+	mu     sync.Mutex
+	orders []string
+	outbox []outboxRow
+	emails []string
+	// naive makes place_order queue the confirmation each time it is
+	// called, the order only once: a second delivery mails twice.
+	naive bool
+	// late makes a second delivery of place_order ask the mailer for the
+	// confirmation again, which it mails a few milliseconds after the
+	// first: the repeat's window holds only the first mail, and the
+	// second lands after it.
+	late  bool
+	again int
+	kick  chan struct{}
+	stop  func()
+}
+
+func (w *shopWorld) start() {
+	w.mu.Lock()
+	w.orders, w.outbox, w.emails, w.again = nil, nil, nil, 0
+	w.mu.Unlock()
+	w.kick = make(chan struct{}, 1)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-w.kick:
+			}
+			select { // as a ticker's worker waits, in a select
+			case <-ctx.Done():
+				return
+			case <-time.After(5 * time.Millisecond):
+			}
+			w.mu.Lock()
+			for i := range w.outbox {
+				if r := &w.outbox[i]; !r.Sent {
+					r.Sent = true
+					w.emails = append(w.emails, "confirmation "+r.Ref)
+				}
+			}
+			again := w.again
+			w.again = 0
+			w.mu.Unlock()
+			if again > 0 {
+				time.Sleep(5 * time.Millisecond)
+				w.mu.Lock()
+				for range again {
+					w.emails = append(w.emails, "confirmation again")
+				}
+				w.mu.Unlock()
+			}
+		}
+	}()
+	w.stop = func() { cancel(); <-done }
+}
+
+func (w *shopWorld) snapshot() any {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return map[string]any{"orders": slices.Clone(w.orders), "outbox": slices.Clone(w.outbox), "emails": slices.Clone(w.emails)}
+}
+
+// place records the order and queues its confirmation, once. A delivery
+// that finds the order placed answers once the confirmation went out, as
+// a service that reports the order settled does: under a second delivery
+// the worker's mail lands inside the calls' window.
+func (w *shopWorld) place(ref string) error {
+	w.mu.Lock()
+	placed := slices.Contains(w.orders, ref)
+	if !placed {
+		w.orders = append(w.orders, ref)
+	}
+	if placed && w.late {
+		w.again++
+	}
+	if !placed || w.naive {
+		w.outbox = append(w.outbox, outboxRow{ID: len(w.outbox) + 1, Ref: ref})
+		select {
+		case w.kick <- struct{}{}:
+		default:
+		}
+	}
+	w.mu.Unlock()
+	if !placed {
+		// The service answers a moment after it queued the mail: two
+		// deliveries at once overlap, and the mail lands in their
+		// calls' window, after the first answered in the baseline.
+		time.Sleep(2 * time.Millisecond)
+		return nil
+	}
+	for deadline := time.Now().Add(500 * time.Millisecond); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+		w.mu.Lock()
+		sent := !slices.ContainsFunc(w.outbox, func(r outboxRow) bool { return r.Ref == ref && !r.Sent })
+		w.mu.Unlock()
+		if sent {
+			return nil
+		}
+	}
+	return errors.New("confirmation not sent")
+}
+
+func shopAgent(w *shopWorld) func(context.Context) error {
+	op := &Op{Name: "place_order", Kind: KindWrite, Params: []string{"ref"}}
+	return func(ctx context.Context) error {
+		var err error
+		for range 3 {
+			if err = traced(ctx, op, []any{"ORD-1"}, []any{"ORD-1"}, func(context.Context) error { return w.place("ORD-1") }); err == nil || errors.Is(err, context.Canceled) {
+				return err
+			}
+		}
+		return err
+	}
+}
+
+func runShop(t *testing.T, w *shopWorld) *Report {
+	t.Helper()
+	rep, err := Run(context.Background(), t.Name(), shopAgent(w),
+		Setup(func(context.Context) error { w.start(); return nil }),
+		Teardown(func(context.Context) error { w.stop(); return nil }),
+		State(w.snapshot))
+	require.NoError(t, err)
+	return rep
+}
+
+// worldNotes returns the notes of a trace that say a repeat's window held
+// what the world did by itself.
+func worldNotes(tr *Trace) []string {
+	var out []string
+	for _, n := range tr.Notes {
+		if strings.Contains(n, "the baseline's state went through by itself") {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// A queue worker that Setup started mails each order's confirmation a few
+// milliseconds after place_order queued it, and no Settle is given. In the
+// baseline the mail lands after the call returned, outside every traced
+// write; the baseline's end is read once the state held still (Setup left
+// a goroutine running), so the suite learns what the world does alone. A
+// second delivery of place_order finds the order placed and answers once
+// the mail went out, so the mail lands in the repeat's window: alone
+// (sequential, a retry after a lost acknowledgement, the restart after a
+// crash) or with the first call (concurrent). The window then went where
+// the world took the baseline by itself, and the run ended as the baseline
+// did: no second effect, with a note. Before, every one of those repeats
+// was a duplicate_write, and the PostgreSQL probe this models (an outbox
+// worker started in Setup) failed its correct agent in about half its
+// runs. The naive place_order queues a second mail; the other buggy one
+// has the mailer send a second mail after the repeat's window (caught by
+// the end, read once it held still).
+func TestWorldWorkerChangeInARepeatsWindow(t *testing.T) {
+	for _, c := range []struct {
+		name        string
+		naive, late bool
+	}{{"upsert", false, false}, {"naive", true, false}, {"second mail after the window", false, true}} {
+		t.Run(c.name, func(t *testing.T) {
+			for range 3 {
+				w := &shopWorld{naive: c.naive, late: c.late}
+				rep := runShop(t, w)
+				if c.naive || c.late {
+					for _, sc := range []string{ScenarioDuplicateSeq, ScenarioDuplicateConcurrent, "lost_acknowledgement/place_order#1"} {
+						assert.Equal(t, []string{"duplicate_write place_order"}, findings(rep, sc), sc)
+					}
+					continue
+				}
+				require.Empty(t, findings(rep, ""))
+				assert.Zero(t, rep.InconclusiveCount)
+				for _, r := range rep.Results {
+					if r.Scenario != ScenarioDuplicateSeq && r.Scenario != ScenarioDuplicateConcurrent {
+						continue
+					}
+					var repeat *Operation
+					for i, o := range r.Trace.Ops {
+						if o.Repeat != "" {
+							repeat = &r.Trace.Ops[i]
+						}
+					}
+					require.NotNil(t, repeat, r.Scenario)
+					assert.Equal(t, RepeatAbsorbed, repeat.Repeat, r.Scenario)
+					want := JudgedByEndState // its own window, then the end
+					if r.Scenario == ScenarioDuplicateConcurrent {
+						want = JudgedByOneExecution // the calls overlapped
+					}
+					assert.Equal(t, want, repeat.JudgedBy, r.Scenario)
+					assert.Len(t, worldNotes(r.Trace), 1, "%s: %q", r.Scenario, r.Trace.Notes)
+				}
+			}
+		})
+	}
+}
