@@ -32,6 +32,17 @@ type opUse struct {
 	launched bool // runs in a goroutine of the batch, not in the starter
 	inLoop   bool
 	local    [2]token.Pos // innermost function literal around the call
+	// bind maps the parameters of a local closure the call is in to the
+	// arguments of the closure's call (process(a) for process :=
+	// func(id string) {...}).
+	bind map[types.Object]binding
+}
+
+// A binding is the argument a closure's parameter holds, and the innermost
+// function literal around that argument.
+type binding struct {
+	arg   ast.Expr
+	local [2]token.Pos
 }
 
 // batcher finds batches in the functions of a package.
@@ -43,6 +54,9 @@ type batcher struct {
 	// through a helper; waiting caches what waits found for them.
 	funcs   map[*types.Func]*ast.FuncDecl
 	waiting map[*types.Func]bool
+	// bind is the binding of the parameters of the local closure that
+	// collect is following, nil elsewhere.
+	bind map[types.Object]binding
 }
 
 // serialGroup reports whether a Go call is on an errgroup.Group that the
@@ -415,7 +429,7 @@ func (b *batcher) collect(m *member, n ast.Node, launched, inLoop bool, local [2
 		switch e := ast.Unparen(e).(type) {
 		case *ast.Ident, *ast.SelectorExpr:
 			if op, _, _ := b.r.opCall(e); op != nil {
-				m.uses = append(m.uses, &opUse{expr: e, op: op, launched: true, inLoop: inLoop, local: local})
+				m.uses = append(m.uses, &opUse{expr: e, op: op, launched: true, inLoop: inLoop, local: local, bind: b.bind})
 				return
 			}
 			if id, ok := e.(*ast.Ident); ok && depth == 0 {
@@ -477,12 +491,14 @@ func (b *batcher) collect(m *member, n ast.Node, launched, inLoop bool, local [2
 				})
 			}
 			if op, _, _ := b.r.opCall(n); op != nil {
-				m.uses = append(m.uses, &opUse{expr: n, call: n, op: op, launched: launched, inLoop: inLoop, local: local})
+				m.uses = append(m.uses, &opUse{expr: n, call: n, op: op, launched: launched, inLoop: inLoop, local: local, bind: b.bind})
 			} else if id, ok := ast.Unparen(n.Fun).(*ast.Ident); ok && depth == 0 {
 				if v, ok := b.info.Uses[id].(*types.Var); ok && b.closures[v] != nil {
 					lit := b.closures[v]
 					if !(launched && b.waits(lit.Body)) {
+						b.bind = b.bindParams(lit, n, local)
 						b.collect(m, lit.Body, launched, inLoop, [2]token.Pos{lit.Pos(), lit.End()}, 1)
+						b.bind = nil
 					}
 				}
 			}
@@ -490,6 +506,43 @@ func (b *batcher) collect(m *member, n ast.Node, launched, inLoop bool, local [2
 		return true
 	}
 	ast.Inspect(n, func(c ast.Node) bool { return visit(c, launched, inLoop, local) })
+}
+
+// bindParams binds the parameters of the closure lit to the arguments of
+// its call, whose innermost function literal is local: in process(a), the
+// id of process := func(id string) {...} is a. A parameter the closure
+// assigns or takes the address of is left unbound (its key is then
+// unknown), and so are variadic ones.
+func (b *batcher) bindParams(lit *ast.FuncLit, call *ast.CallExpr, local [2]token.Pos) map[types.Object]binding {
+	if call.Ellipsis.IsValid() {
+		return nil
+	}
+	variadic := false
+	if sig, ok := b.info.TypeOf(lit).(*types.Signature); ok {
+		variadic = sig.Variadic()
+	}
+	var bind map[types.Object]binding
+	i := 0
+	for fi, field := range lit.Type.Params.List {
+		names := field.Names
+		if len(names) == 0 {
+			i++
+			continue
+		}
+		for _, id := range names {
+			obj := b.info.Defs[id]
+			last := fi == len(lit.Type.Params.List)-1
+			if obj != nil && i < len(call.Args) && !(variadic && last) &&
+				!assignedBetween(b.info, nil, []types.Object{obj}, token.NoPos, token.NoPos, lit.Body) {
+				if bind == nil {
+					bind = map[types.Object]binding{}
+				}
+				bind[obj] = binding{arg: call.Args[i], local: local}
+			}
+			i++
+		}
+	}
+	return bind
 }
 
 // concurrent calls fn for every pair of op uses that may run at the same

@@ -69,8 +69,8 @@ func otherEntities(pass *analysis.Pass, u, v *opUse) bool {
 	if u.call == nil || v.call == nil || len(u.op.Entity) == 0 || len(v.op.Entity) == 0 {
 		return false
 	}
-	a, ok1 := opKeys(&keyer{info: pass.TypesInfo, local: u.local}, u.op, u.call, u.op.Entity)
-	b, ok2 := opKeys(&keyer{info: pass.TypesInfo, local: v.local}, v.op, v.call, v.op.Entity)
+	a, ok1 := opKeys(&keyer{info: pass.TypesInfo, local: u.local, bind: u.bind}, u.op, u.call, u.op.Entity)
+	b, ok2 := opKeys(&keyer{info: pass.TypesInfo, local: v.local, bind: v.bind}, v.op, v.call, v.op.Entity)
 	return ok1 && ok2 && strings.Join(a, "\x00") != strings.Join(b, "\x00")
 }
 
@@ -88,8 +88,8 @@ func runConcurrentWrites(pass *analysis.Pass) (any, error) {
 			if !mu.direct || mu.loop || mv.loop || u.inLoop || v.inLoop || u.call == nil || v.call == nil || seen[v.call.Pos()] {
 				return
 			}
-			ku := &keyer{info: pass.TypesInfo, local: u.local}
-			kv := &keyer{info: pass.TypesInfo, local: v.local}
+			ku := &keyer{info: pass.TypesInfo, local: u.local, bind: u.bind}
+			kv := &keyer{info: pass.TypesInfo, local: v.local, bind: v.bind}
 			a, ok1 := opKeys(ku, u.op, u.call, u.op.Entity)
 			b, ok2 := opKeys(kv, v.op, v.call, v.op.Entity)
 			if !ok1 || !ok2 || strings.Join(a, "\x00") != strings.Join(b, "\x00") {

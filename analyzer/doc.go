@@ -131,7 +131,9 @@
 // and its prerequisite on entities whose argument expressions differ
 // (attachInvoice(b) beside createInvoice(a)) are no finding. Calls made
 // through a local closure (f := func() {...}; g.Go(f)) count, one level
-// deep. A goroutine that itself waits on something is left out: its order
+// deep; in a closure's call, its parameters are the call's arguments, so
+// process(a) and process(b) of process := func(id string) {...} are on two
+// entities (not when the closure assigns its parameter). A goroutine that itself waits on something is left out: its order
 // may be enforced. Go on an errgroup.Group limited with SetLimit(1) waits
 // for the goroutine before it, so it starts a new batch. A fan-out helper, a function that starts its function
 // parameters in goroutines with no wait between the starts (such as
@@ -159,7 +161,8 @@
 //
 // Two writes of one op on the same entity in one concurrent batch. The
 // entity is the op's entity= (else identity=) with the parameters replaced
-// by the arguments at each call; the two are the same when they name the
+// by the arguments at each call (through a local closure, by the arguments
+// of the closure's call); the two are the same when they name the
 // same variables and constants, and no variable of the key is assigned
 // between the two starts. Writes inside loops are not compared.
 //

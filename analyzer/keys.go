@@ -22,6 +22,9 @@ type keyer struct {
 	objs  []types.Object // variables the key depends on
 	// params, when set, renders parameters as p<index> (SQL summaries).
 	params map[types.Object]int
+	// bind, when set, renders a closure's parameters as the arguments of
+	// its call.
+	bind map[types.Object]binding
 }
 
 func (k *keyer) key(e ast.Expr) (string, bool) {
@@ -38,6 +41,13 @@ func (k *keyer) key(e ast.Expr) (string, bool) {
 		}
 		switch obj := obj.(type) {
 		case *types.Var:
+			if a, ok := k.bind[obj]; ok {
+				inner := k.local
+				k.local = a.local
+				s, ok := k.key(a.arg)
+				k.local = inner
+				return s, ok
+			}
 			if k.local[0].IsValid() && k.local[0] <= obj.Pos() && obj.Pos() < k.local[1] {
 				return "", false
 			}

@@ -260,3 +260,49 @@ func onceBeforeAttach(ctx context.Context, id string) error {
 	g.Go(func() error { ensure(); return billing.AttachInvoiceTraced(ctx, id) })
 	return g.Wait()
 }
+
+// Two orders processed at once through one local closure: each goroutine
+// runs its own order's create and then attach. The closure's parameter is
+// the argument of each call, a in one goroutine and b in the other.
+func closurePipelines(ctx context.Context, a, b string) error {
+	process := func(id string) error {
+		if err := billing.CreateInvoiceTraced(ctx, id); err != nil {
+			return err
+		}
+		return billing.AttachInvoiceTraced(ctx, id)
+	}
+	var wg sync.WaitGroup
+	var errA, errB error
+	wg.Go(func() { errA = process(a) })
+	wg.Go(func() { errB = process(b) })
+	wg.Wait()
+	if errA != nil {
+		return errA
+	}
+	return errB
+}
+
+// The create of an order in one goroutine, the attach of the same order in
+// another, each through a closure: the attach may come first.
+func closuresSplitOneOrder(ctx context.Context, a string) {
+	create := func(id string) { billing.CreateInvoiceTraced(ctx, id) }
+	attach := func(id string) { billing.AttachInvoiceTraced(ctx, id) } // want `AttachInvoice is declared after=CreateInvoice`
+	var wg sync.WaitGroup
+	wg.Go(func() { create(a) })
+	wg.Go(func() { attach(a) })
+	wg.Wait()
+}
+
+// A closure that changes its parameter before the call: the argument no
+// longer tells which order the call is on, so the pair is reported.
+func closureRebindsParam(ctx context.Context, a, b string) {
+	create := func(id string) { billing.CreateInvoiceTraced(ctx, id) }
+	attach := func(id string) {
+		id = a
+		billing.AttachInvoiceTraced(ctx, id) // want `AttachInvoice is declared after=CreateInvoice`
+	}
+	var wg sync.WaitGroup
+	wg.Go(func() { create(a) })
+	wg.Go(func() { attach(b) })
+	wg.Wait()
+}

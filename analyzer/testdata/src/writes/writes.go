@@ -105,3 +105,21 @@ func deleteTwoFiles(ctx context.Context, logPath, tmpPath string) error {
 	g.Go(func() error { return billing.DeleteFilesTraced(ctx, tmpPath) })
 	return g.Wait()
 }
+
+// Through a local closure, the refund's entity is the closure's argument:
+// two orders do not race, one order twice does.
+func closureTwoOrders(ctx context.Context, s *billing.Svc, a, b order) {
+	refund := func(o order) { s.RefundTraced(ctx, o.ID, 100) }
+	var wg sync.WaitGroup
+	wg.Go(func() { refund(a) })
+	wg.Go(func() { refund(b) })
+	wg.Wait()
+}
+
+func closureOneOrderTwice(ctx context.Context, s *billing.Svc, a order) {
+	refund := func(o order) { s.RefundTraced(ctx, o.ID, 100) } // want `two Svc.Refund writes on the same entity \(o.ID\) start in one concurrent batch`
+	var wg sync.WaitGroup
+	wg.Go(func() { refund(a) })
+	wg.Go(func() { refund(a) })
+	wg.Wait()
+}
