@@ -110,6 +110,9 @@ type cbcAccess struct {
 	vars  []types.Object // variables the key is built from (ops)
 	query *ast.BasicLit  // SQL literal, for a fix
 	pgsql bool           // PostgreSQL dialect: $n placeholders or pgx
+	// tx is the transaction begun here (or for this literal) the access
+	// runs in, nil when none.
+	tx types.Object
 	// txParam is the parameter holding the transaction the access runs
 	// in, when summarizing a function; -1 when none.
 	txParam int
@@ -144,10 +147,13 @@ type cbcWalker struct {
 	info    *types.Info
 	body    *ast.BlockStmt
 	reads   []*cbcAccess
-	derived map[types.Object][]int  // variables holding what a read returned
-	txs     map[types.Object]bool   // transactions begun in this function
-	strs    map[types.Object]string // local variables holding a constant string
-	done    map[*ast.CallExpr]bool
+	derived map[types.Object][]int // variables holding what a read returned
+	txs     map[types.Object]bool  // transactions begun in this function
+	// sqliteTxs are the transactions begun here on a database this
+	// package opens with a SQLite driver, and only so.
+	sqliteTxs map[types.Object]bool
+	strs      map[types.Object]string // local variables holding a constant string
+	done      map[*ast.CallExpr]bool
 
 	sp     *sqlPkg
 	stmtq  map[types.Object]stmtInfo // local prepared statements
@@ -659,6 +665,9 @@ func (w *cbcWalker) sqlAccess(call *ast.CallExpr) (a *cbcAccess, isRead bool) {
 			return nil, false
 		}
 		tx = t
+		if id, isID := ast.Unparen(sel.X).(*ast.Ident); isID && h == handleTx && w.txs[w.info.Uses[id]] {
+			a.tx = w.info.Uses[id]
+		}
 		qi, query, ok := queryArg(w.info, call, func(e ast.Expr) (string, bool) { return w.sp.constString(w.strs, e) })
 		if !ok {
 			return nil, false
@@ -717,11 +726,16 @@ func (w *cbcWalker) sqlAccess(call *ast.CallExpr) (a *cbcAccess, isRead bool) {
 // hold a transaction begun here.
 func (w *cbcWalker) assign(lhs, rhs []ast.Expr) {
 	reads := w.readsIn(rhs...)
-	begun := false
+	begun, sqlite := false, false
 	if len(rhs) == 1 {
 		if call, ok := ast.Unparen(rhs[0]).(*ast.CallExpr); ok {
 			if fn, ok := typeutil.Callee(w.info, call).(*types.Func); ok && strings.HasPrefix(fn.Name(), "Begin") && fn.Pkg() != nil && sqlPackage(fn.Pkg().Path()) {
 				begun = true
+				if sel, ok := ast.Unparen(call.Fun).(*ast.SelectorExpr); ok {
+					if id, ok := ast.Unparen(sel.X).(*ast.Ident); ok {
+						sqlite = sqliteOpened(w.info, w.pass.Files, w.info.Uses[id])
+					}
+				}
 			}
 		}
 	}
@@ -736,6 +750,10 @@ func (w *cbcWalker) assign(lhs, rhs []ast.Expr) {
 		}
 		if begun && handleOf(obj.Type()) == handleTx {
 			w.txs[obj] = true
+			if w.sqliteTxs == nil {
+				w.sqliteTxs = map[types.Object]bool{}
+			}
+			w.sqliteTxs[obj] = sqlite
 		}
 		var str string
 		strOK := false
@@ -1046,6 +1064,12 @@ func (w *cbcWalker) checkWrite(a *cbcAccess, ctx []guard) {
 			if a.op == nil && w.checksUniqueError(a.call.End()) {
 				return
 			}
+			if a.op == nil && a.tx != nil && rd.tx == a.tx && w.sqliteTxs[a.tx] {
+				// A SQLite transaction is serializable: of two that
+				// both read no row, the second to write fails with
+				// SQLITE_BUSY.
+				return
+			}
 			w.report(rd, a)
 			return
 		}
@@ -1067,6 +1091,16 @@ func (w *cbcWalker) report(rd, a *cbcAccess) {
 		d.Message = fmt.Sprintf("INSERT INTO %s runs when %s for the same key: two concurrent or redelivered calls can both see no row and both insert; "+
 			"use INSERT ... ON CONFLICT DO NOTHING with a unique constraint on the key, or handle the unique-violation error",
 			a.table, check)
+		if a.tx != nil && rd.tx == a.tx {
+			opts := "&sql.TxOptions{Isolation: sql.LevelSerializable}"
+			if t := a.tx.Type(); t != nil && strings.Contains(t.String(), "github.com/jackc/pgx/") {
+				opts = "pgx.TxOptions{IsoLevel: pgx.Serializable}"
+			}
+			d.Message = fmt.Sprintf("INSERT INTO %s runs when %s for the same key: two concurrent or redelivered calls can both see no row and both insert: "+
+				"one transaction does not stop it unless it is serializable; use INSERT ... ON CONFLICT DO NOTHING with a unique constraint on the key, "+
+				"handle the unique-violation error, or begin the transaction with %s and retry it on a serialization failure",
+				a.table, check, opts)
+		}
 		if a.query != nil && a.pgsql {
 			if nv := withOnConflict(a.query); nv != "" {
 				d.SuggestedFixes = []analysis.SuggestedFix{{
@@ -1108,6 +1142,83 @@ func (w *cbcWalker) checksUniqueError(pos token.Pos) bool {
 		return true
 	})
 	return found
+}
+
+// sqliteOpened reports whether the local variable obj only ever holds a
+// database that the package opens with a SQLite driver: each assignment to
+// it is sql.Open("sqlite", ...) or "sqlite3" (sqlx.Open, Connect, MustOpen,
+// MustConnect alike), it is declared by one of them or by a var without a
+// value, and its address is never taken. A parameter, a field, or a
+// variable assigned anything else may hold another database.
+func sqliteOpened(info *types.Info, files []*ast.File, obj types.Object) bool {
+	v, ok := obj.(*types.Var)
+	if !ok || v.IsField() || v.Parent() == nil || v.Parent() == v.Pkg().Scope() {
+		return false
+	}
+	declared, good := false, true
+	is := func(e ast.Expr) bool {
+		id, ok := ast.Unparen(e).(*ast.Ident)
+		return ok && info.ObjectOf(id) == obj
+	}
+	opens := func(rhs []ast.Expr, i int) bool {
+		if len(rhs) != 1 || i != 0 {
+			return false
+		}
+		call, ok := ast.Unparen(rhs[0]).(*ast.CallExpr)
+		if !ok || len(call.Args) == 0 {
+			return false
+		}
+		fn, ok := typeutil.Callee(info, call).(*types.Func)
+		if !ok || fn.Pkg() == nil {
+			return false
+		}
+		switch fn.Pkg().Path() + "." + fn.Name() {
+		case "database/sql.Open", "github.com/jmoiron/sqlx.Open", "github.com/jmoiron/sqlx.Connect",
+			"github.com/jmoiron/sqlx.MustOpen", "github.com/jmoiron/sqlx.MustConnect":
+		default:
+			return false
+		}
+		tv := info.Types[call.Args[0]]
+		if tv.Value == nil || tv.Value.Kind() != constant.String {
+			return false
+		}
+		d := constant.StringVal(tv.Value)
+		return d == "sqlite" || d == "sqlite3"
+	}
+	for _, f := range files {
+		ast.Inspect(f, func(n ast.Node) bool {
+			switch n := n.(type) {
+			case *ast.AssignStmt:
+				for i, l := range n.Lhs {
+					if !is(l) {
+						continue
+					}
+					if !opens(n.Rhs, i) {
+						good = false
+					}
+					if id := ast.Unparen(l).(*ast.Ident); info.Defs[id] == obj {
+						declared = true
+					}
+				}
+			case *ast.ValueSpec:
+				for i, id := range n.Names {
+					if info.Defs[id] != obj {
+						continue
+					}
+					declared = true
+					if len(n.Values) > 0 && !opens(n.Values, i) {
+						good = false
+					}
+				}
+			case *ast.UnaryExpr:
+				if n.Op == token.AND && is(n.X) {
+					good = false
+				}
+			}
+			return good
+		})
+	}
+	return declared && good
 }
 
 // serialized reports whether a function serializes its check and create:

@@ -97,7 +97,15 @@
 // (withTx(ctx, db, func(tx *sql.Tx) error {...}), pgx.BeginFunc); never in
 // a transaction that comes from elsewhere (it may be serializable), nor in
 // a function that mentions a serializable isolation level, an advisory or
-// table lock, FOR UPDATE, or takes a mutex. An INSERT with ON CONFLICT, ON
+// table lock, FOR UPDATE, or takes a mutex. Nor when the check and the
+// insert run in one transaction begun on a database the package opens with
+// a SQLite driver, and only so (db, err := sql.Open("sqlite", path), or
+// "sqlite3"): a SQLite transaction is serializable, and of two that both
+// read no row the second to write fails with SQLITE_BUSY. The driver of a
+// database that comes from elsewhere is not known (an import of a SQLite
+// driver does not say which database a handle is): there, a check and an
+// insert in one transaction are reported, and the message adds a
+// serializable transaction to the fixes. An INSERT with ON CONFLICT, ON
 // DUPLICATE KEY, INSERT IGNORE, INSERT OR IGNORE, INSERT OR REPLACE or NOT
 // EXISTS is idempotent, and so is one whose error is then checked for a
 // unique violation (an identifier or string after the INSERT that mentions

@@ -304,3 +304,95 @@ func sqlxSelectEmptyRace(db *sqlx.DB, email string) error {
 	}
 	return nil
 }
+
+// SQLite, seen opened here: a transaction is serializable (a second writer
+// whose read went stale gets SQLITE_BUSY), so the check and the insert in
+// one transaction cannot both see no row and both insert.
+func sqliteTransaction(ctx context.Context, path, email string) error {
+	db, err := sql.Open("sqlite", path)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	var id int64
+	err = tx.QueryRowContext(ctx, "SELECT id FROM users WHERE email = ?", email).Scan(&id)
+	if errors.Is(err, sql.ErrNoRows) {
+		if _, err = tx.ExecContext(ctx, "INSERT INTO users (email) VALUES (?)", email); err != nil {
+			return err
+		}
+	}
+	return tx.Commit()
+}
+
+// SQLite, but the check runs outside the transaction: another connection
+// may insert between the two.
+func sqliteCheckOutsideTransaction(ctx context.Context, path, email string) error {
+	db, err := sql.Open("sqlite3", path)
+	if err != nil {
+		return err
+	}
+	var id int64
+	err = db.QueryRowContext(ctx, "SELECT id FROM users WHERE email = ?", email).Scan(&id)
+	if !errors.Is(err, sql.ErrNoRows) {
+		return err
+	}
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	if _, err = tx.ExecContext(ctx, "INSERT INTO users (email) VALUES (?)", email); err != nil { // want `INSERT INTO users runs when the SELECT from users \(line \d+\) found no row for the same key: two concurrent or redelivered calls can both see no row and both insert; use INSERT ... ON CONFLICT DO NOTHING with a unique constraint on the key, or handle the unique-violation error$`
+		return err
+	}
+	return tx.Commit()
+}
+
+// Another driver: one transaction at the default isolation (READ COMMITTED
+// in PostgreSQL, REPEATABLE READ in MySQL) lets both see no row.
+func postgresTransaction(ctx context.Context, dsn, email string) error {
+	db, err := sql.Open("pgx", dsn)
+	if err != nil {
+		return err
+	}
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	var id int64
+	err = tx.QueryRowContext(ctx, "SELECT id FROM users WHERE email = $1", email).Scan(&id)
+	if errors.Is(err, sql.ErrNoRows) {
+		if _, err = tx.ExecContext(ctx, "INSERT INTO users (email) VALUES ($1)", email); err != nil { // want `INSERT INTO users runs when .*: one transaction does not stop it unless it is serializable; use INSERT ... ON CONFLICT DO NOTHING with a unique constraint on the key, handle the unique-violation error, or begin the transaction with &sql.TxOptions\{Isolation: sql.LevelSerializable\}`
+			return err
+		}
+	}
+	return tx.Commit()
+}
+
+// A handle that is SQLite only on one path is not known to be SQLite.
+func sqliteOnOnePath(ctx context.Context, db *sql.DB, path, email string, local bool) error {
+	if local {
+		var err error
+		if db, err = sql.Open("sqlite", path); err != nil {
+			return err
+		}
+	}
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	var id int64
+	err = tx.QueryRowContext(ctx, "SELECT id FROM users WHERE email = ?", email).Scan(&id)
+	if errors.Is(err, sql.ErrNoRows) {
+		if _, err = tx.ExecContext(ctx, "INSERT INTO users (email) VALUES (?)", email); err != nil { // want `INSERT INTO users runs when .*one transaction does not stop it unless it is serializable`
+			return err
+		}
+	}
+	return tx.Commit()
+}
