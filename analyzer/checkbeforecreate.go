@@ -8,6 +8,7 @@ import (
 	"go/types"
 	"strconv"
 	"strings"
+	"unicode"
 
 	"golang.org/x/tools/go/analysis"
 	"golang.org/x/tools/go/types/typeutil"
@@ -903,7 +904,7 @@ func (w *cbcWalker) branches(e ast.Expr) (t, f state) {
 			if len(w.readsIn(d)) == 0 {
 				d, o = o, d
 			}
-			if len(w.readsIn(d)) == 0 || len(w.readsIn(o)) > 0 {
+			if len(w.readsIn(d)) == 0 || len(w.readsIn(o)) > 0 || !w.presenceValue(d) {
 				return unknown, unknown
 			}
 			var eq state // what d == o says
@@ -924,7 +925,7 @@ func (w *cbcWalker) branches(e ast.Expr) (t, f state) {
 			}
 			return flip(eq), eq
 		case token.GTR, token.GEQ, token.LSS, token.LEQ:
-			if len(w.readsIn(e.X)) == 0 || len(w.readsIn(e.Y)) > 0 {
+			if len(w.readsIn(e.X)) == 0 || len(w.readsIn(e.Y)) > 0 || !w.presenceValue(e.X) {
 				return unknown, unknown
 			}
 			tv := w.info.Types[e.Y]
@@ -962,16 +963,84 @@ func (w *cbcWalker) branches(e ast.Expr) (t, f state) {
 			return whenTrue, whenFalse
 		}
 		if b, ok := t.Underlying().(*types.Basic); ok && b.Kind() == types.Bool {
-			name := strings.ToLower(e.Name)
-			for _, neg := range []string{"not", "missing", "absent", "empty", "new", "no"} {
-				if strings.Contains(name, neg) {
-					return unknown, unknown
+			// A boolean a read returned tells presence when its name
+			// says so (exists, found, ok, known), or, a neutral name,
+			// when the read's does (isKnownCustomer); a flag of another
+			// meaning (blocked, allowed) guards no create.
+			words := nameWords(e.Name)
+			if intersects(words, absenceWords) {
+				return unknown, unknown
+			}
+			if intersects(words, presenceWords) {
+				return notAbsent, absent
+			}
+			for _, ri := range w.readsIn(e) {
+				if op := w.reads[ri].op; op != nil {
+					ow := nameWords(op.Name)
+					if !intersects(ow, absenceWords) && intersects(ow, presenceWords) {
+						return notAbsent, absent
+					}
 				}
 			}
-			return notAbsent, absent // exists, found, ok
 		}
 	}
 	return unknown, unknown
+}
+
+// presenceWords are the words of a name that say a thing, or an effect,
+// is there already; absenceWords say the opposite, and a flag that holds
+// one is not judged.
+var (
+	presenceWords = []string{"exist", "exists", "found", "ok", "known", "present", "has", "have", "seen", "already",
+		"dup", "duplicate", "done", "sent", "notified", "processed", "handled", "created", "registered", "recorded"}
+	absenceWords = []string{"not", "no", "missing", "absent", "empty", "new", "unknown", "none"}
+	// idWords name a field that is the zero value only in a thing not
+	// found (t.ID == "").
+	idWords = []string{"id", "key", "uuid", "guid", "count", "n", "len"}
+)
+
+// nameWords splits a name into its lower-case words: isKnownCustomer,
+// is_known_customer and Box.Get give is, known, customer and box, get.
+func nameWords(name string) []string {
+	var words []string
+	var cur []rune
+	prevLower := false
+	end := func() {
+		if len(cur) > 0 {
+			words = append(words, strings.ToLower(string(cur)))
+			cur = nil
+		}
+	}
+	for _, r := range name {
+		switch {
+		case r == '_' || r == '.' || r == '-':
+			end()
+			prevLower = false
+			continue
+		case unicode.IsUpper(r) && prevLower:
+			end()
+		}
+		cur = append(cur, r)
+		prevLower = unicode.IsLower(r) || unicode.IsDigit(r)
+	}
+	end()
+	return words
+}
+
+// presenceValue reports whether a value derived from a read, compared with
+// zero, nil or a not-found sentinel, tells whether the thing was found: the
+// read's result itself, a length, a count, an error; a field only when it
+// identifies the thing (t.ID, t.Key), not a value of it (acct.Balance == 0
+// says the account is empty, not absent).
+func (w *cbcWalker) presenceValue(d ast.Expr) bool {
+	sel, ok := ast.Unparen(d).(*ast.SelectorExpr)
+	if !ok {
+		return true
+	}
+	if s, ok := w.info.Selections[sel]; !ok || s.Kind() != types.FieldVal {
+		return true
+	}
+	return intersects(nameWords(sel.Sel.Name), idWords) || intersects(nameWords(sel.Sel.Name), presenceWords)
 }
 
 func flip(s state) state {

@@ -36,7 +36,16 @@
 // on the branch where the read found nothing: after errors.Is(err,
 // ErrNotFound), x == nil, !ok, !exists, n == 0, len(x) == 0, after an
 // early return when the read found something, or after a loop over the
-// read's result that returns the element it was looking for. When an
+// read's result that returns the element it was looking for. A guard that
+// tests something other than presence is no check-before-create: a
+// boolean counts only when its name says the thing (or the effect) is
+// there (ok, exists, found, known, has, seen, already, done, sent,
+// notified, processed, created, registered, ...), or, when its name is
+// neutral (v), the read's does (isKnownCustomer); !blocked before a
+// refund, a fraud or permission flag, is not reported. A field of the
+// read's result compared with zero counts only when it identifies the
+// thing (t.ID == "", t.Key, a count): acct.Balance == 0 says the account
+// is empty, not absent, and dropping that check would be wrong. When an
 // argument is built by a call (createTicket(ctx, request(id))), the
 // variables it is built from stand in for the key. A write whose body uses
 // package idem or resolves every INSERT with ON CONFLICT is idempotent at
@@ -58,7 +67,7 @@
 // SELECT (QueryRow, Query, Get, ...) and the write a constant INSERT (Exec,
 // or QueryRow with RETURNING) into the same table, sharing an argument with
 // the SELECT, on the branch where the SELECT found no row (sql.ErrNoRows,
-// pgx.ErrNoRows, a false EXISTS, a zero count, no rows.Next(), a "found"
+// pgx.ErrNoRows, a false EXISTS in a boolean named as above, a zero count, no rows.Next(), a "found"
 // flag that only the not-found branch clears or only the found branch
 // sets). An UPDATE counts as the read when its affected-row count is then
 // tested (RowsAffected() == 0: the hand-rolled upsert). The query may be a

@@ -130,3 +130,113 @@ func declaredIdempotent(ctx context.Context, key string) error {
 	}
 	return nil
 }
+
+// Guards that test something other than whether the thing exists.
+
+type account struct {
+	ID      string
+	Balance int64
+}
+
+//agentidem:read
+func getAccount(id string) (*account, error) { return nil, nil }
+
+func getAccountTraced(id string) (*account, error) { return getAccount(id) }
+
+//agentidem:write identity=id
+func topUp(id string, cents int64) error { return nil }
+
+func topUpTraced(id string, cents int64) error { return topUp(id, cents) }
+
+//agentidem:read
+func isBlocked(orderID string) (bool, error) { return false, nil }
+
+func isBlockedTraced(orderID string) (bool, error) { return isBlocked(orderID) }
+
+//agentidem:read
+func isKnownCustomer(email string) (bool, error) { return false, nil }
+
+func isKnownCustomerTraced(email string) (bool, error) { return isKnownCustomer(email) }
+
+//agentidem:write identity=orderID
+func refund(orderID string, cents int64) error { return nil }
+
+func refundTraced(orderID string, cents int64) error { return refund(orderID, cents) }
+
+//agentidem:write identity=email
+func registerCustomer(email string) error { return nil }
+
+func registerCustomerTraced(email string) error { return registerCustomer(email) }
+
+// A balance of zero is a value of the account, not its absence: dropping
+// the check would top up every account.
+func topUpWhenEmpty(id string) error {
+	acct, err := getAccountTraced(id)
+	if err != nil {
+		return err
+	}
+	if acct.Balance == 0 {
+		return topUpTraced(id, 1000)
+	}
+	return nil
+}
+
+func topUpWhenPositive(id string) error {
+	acct, err := getAccountTraced(id)
+	if err != nil {
+		return err
+	}
+	if acct.Balance > 0 {
+		return nil
+	}
+	return topUpTraced(id, 1000)
+}
+
+// An account read as nil, or with no ID, is absent.
+func topUpWhenMissing(id string) error {
+	acct, _ := getAccountTraced(id)
+	if acct == nil {
+		return topUpTraced(id, 1000) // want `topUp after getAccount on the same key races`
+	}
+	if acct.ID == "" {
+		return topUpTraced(id, 1000) // want `topUp after getAccount on the same key races`
+	}
+	return nil
+}
+
+// A fraud flag guards the refund: it is no check that the refund exists.
+func refundUnlessBlocked(orderID string) error {
+	blocked, err := isBlockedTraced(orderID)
+	if err != nil {
+		return err
+	}
+	if !blocked {
+		return refundTraced(orderID, 500)
+	}
+	return nil
+}
+
+// A flag whose name says the customer is there: an existence check ("known"
+// holds "no", which is no negation).
+func registerUnlessKnown(email string) error {
+	known, err := isKnownCustomerTraced(email)
+	if err != nil {
+		return err
+	}
+	if !known {
+		return registerCustomerTraced(email) // want `registerCustomer after isKnownCustomer on the same key races`
+	}
+	return nil
+}
+
+// A flag of a neutral name, from a read whose name says existence.
+func registerUnlessKnownByOp(email string) error {
+	v, err := isKnownCustomerTraced(email)
+	if err != nil {
+		return err
+	}
+	if !v {
+		return registerCustomerTraced(email) // want `registerCustomer after isKnownCustomer on the same key races`
+	}
+	return nil
+}
