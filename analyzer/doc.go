@@ -48,8 +48,9 @@
 // is empty, not absent, and dropping that check would be wrong. When an
 // argument is built by a call (createTicket(ctx, request(id))), the
 // variables it is built from stand in for the key. A write whose body uses
-// package idem or resolves every INSERT with ON CONFLICT is idempotent at
-// the sink and never reported.
+// package idem (itself, or through a function of its package two calls
+// deep: s.dedup.Once(ctx, key, fn) whose body is idem.Do) or resolves every
+// INSERT with ON CONFLICT is idempotent at the sink and never reported.
 //
 // Wrong:
 //

@@ -112,6 +112,18 @@ func runDirectives(pass *analysis.Pass) (any, error) {
 		lines:     map[*token.File]map[int]bool{},
 	}
 	var local []*types.Func
+	// The package's functions, for a write that reaches idem through a
+	// helper of its own.
+	funcs := map[*types.Func]*ast.FuncDecl{}
+	for _, f := range pass.Files {
+		for _, decl := range f.Decls {
+			if fd, ok := decl.(*ast.FuncDecl); ok && fd.Body != nil {
+				if fn, ok := pass.TypesInfo.Defs[fd.Name].(*types.Func); ok {
+					funcs[fn] = fd
+				}
+			}
+		}
+	}
 	for _, f := range pass.Files {
 		tf := pass.Fset.File(f.Pos())
 		gen := ast.IsGenerated(f)
@@ -144,7 +156,7 @@ func runDirectives(pass *analysis.Pass) (any, error) {
 				// A declared idempotent write (an upsert, a create that
 				// skips what exists) is as safe to repeat as one behind
 				// an idempotency key.
-				fact.Idempotent = d.Idempotent || sinkIdempotent(pass, fd.Body)
+				fact.Idempotent = d.Idempotent || sinkIdempotent(pass, fd.Body, funcs)
 			}
 			pass.ExportObjectFact(fn, fact)
 			r.ops[fn] = fact
@@ -553,8 +565,6 @@ func (r *ops) report(pass *analysis.Pass, d analysis.Diagnostic) {
 	pass.Report(d)
 }
 
-// sinkIdempotent reports whether a write's body makes it idempotent at the
-// sink: it uses the idem package, or every INSERT it runs resolves conflicts.
 // constString returns the value of e, a constant of a string type.
 func constString(pass *analysis.Pass, e ast.Expr) (string, bool) {
 	tv, ok := pass.TypesInfo.Types[e]
@@ -564,11 +574,18 @@ func constString(pass *analysis.Pass, e ast.Expr) (string, bool) {
 	return constant.StringVal(tv.Value), true
 }
 
-func sinkIdempotent(pass *analysis.Pass, body *ast.BlockStmt) bool {
+// sinkIdempotent reports whether a write's body makes it idempotent at the
+// sink: it uses the idem package, itself or through a function of the
+// package it calls, two calls deep (s.dedup.Once(ctx, key, fn) whose body
+// is idem.Do), or every INSERT it runs resolves conflicts.
+func sinkIdempotent(pass *analysis.Pass, body *ast.BlockStmt, funcs map[*types.Func]*ast.FuncDecl) bool {
 	if body == nil {
 		return false
 	}
-	usesIdem, inserts, safe := false, 0, 0
+	if reachesIdem(pass, body, funcs, 0) {
+		return true
+	}
+	inserts, safe := 0, 0
 	query := func(q string) {
 		if q = normSQL(q); isInsert(q) {
 			inserts++
@@ -580,10 +597,6 @@ func sinkIdempotent(pass *analysis.Pass, body *ast.BlockStmt) bool {
 	ast.Inspect(body, func(n ast.Node) bool {
 		switch n := n.(type) {
 		case *ast.Ident:
-			if obj := pass.TypesInfo.Uses[n]; obj != nil && obj.Pkg() != nil &&
-				strings.HasPrefix(obj.Pkg().Path(), "github.com/agentidem/agentidem-go/idem") {
-				usesIdem = true
-			}
 			// A query held in a constant (const insertTicket = "INSERT
 			// ... ON CONFLICT ..."), of this package or another.
 			if _, ok := pass.TypesInfo.Uses[n].(*types.Const); ok {
@@ -606,5 +619,34 @@ func sinkIdempotent(pass *analysis.Pass, body *ast.BlockStmt) bool {
 		}
 		return true
 	})
-	return usesIdem || (inserts > 0 && inserts == safe)
+	return inserts > 0 && inserts == safe
+}
+
+// reachesIdem reports whether n uses the idem package, or calls a function
+// of this package that does, depth calls deep (at most two).
+func reachesIdem(pass *analysis.Pass, n ast.Node, funcs map[*types.Func]*ast.FuncDecl, depth int) bool {
+	found := false
+	ast.Inspect(n, func(m ast.Node) bool {
+		if found {
+			return false
+		}
+		switch m := m.(type) {
+		case *ast.Ident:
+			if obj := pass.TypesInfo.Uses[m]; obj != nil && obj.Pkg() != nil &&
+				strings.HasPrefix(obj.Pkg().Path(), "github.com/agentidem/agentidem-go/idem") {
+				found = true
+			}
+		case *ast.CallExpr:
+			if depth >= 2 {
+				return true
+			}
+			if fn, ok := typeutil.Callee(pass.TypesInfo, m).(*types.Func); ok {
+				if fd := funcs[fn.Origin()]; fd != nil && fd.Body != n {
+					found = reachesIdem(pass, fd.Body, funcs, depth+1)
+				}
+			}
+		}
+		return !found
+	})
+	return found
 }

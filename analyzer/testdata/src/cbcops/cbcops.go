@@ -5,6 +5,8 @@ import (
 	"errors"
 
 	"billing"
+
+	"github.com/agentidem/agentidem-go/idem"
 )
 
 func findThenCreate(ctx context.Context, key string) (*billing.Ticket, error) {
@@ -237,6 +239,50 @@ func registerUnlessKnownByOp(email string) error {
 	}
 	if !v {
 		return registerCustomerTraced(email) // want `registerCustomer after isKnownCustomer on the same key races`
+	}
+	return nil
+}
+
+// dedup is the application's own helper around package idem.
+type dedup struct{ store *idem.Store }
+
+func (d *dedup) once(ctx context.Context, key string, fn func(context.Context) error) error {
+	return idem.Do(ctx, d.store, key, fn)
+}
+
+// run calls fn: no deduplication.
+func (d *dedup) run(ctx context.Context, fn func(context.Context) error) error { return fn(ctx) }
+
+var tickets = &dedup{}
+
+// openDeduped is keyed at its sink through the helper around idem.
+//
+//agentidem:write identity=key
+func openDeduped(ctx context.Context, key string) error {
+	return tickets.once(ctx, key, func(context.Context) error { return nil })
+}
+
+func openDedupedTraced(ctx context.Context, key string) error { return openDeduped(ctx, key) }
+
+// openPlain goes through a helper that deduplicates nothing.
+//
+//agentidem:write identity=key
+func openPlain(ctx context.Context, key string) error {
+	return tickets.run(ctx, func(context.Context) error { return nil })
+}
+
+func openPlainTraced(ctx context.Context, key string) error { return openPlain(ctx, key) }
+
+func checkThenDedupedHelper(ctx context.Context, key string) error {
+	if _, ok := billing.LookupTicketTraced(key); !ok {
+		return openDedupedTraced(ctx, key)
+	}
+	return nil
+}
+
+func checkThenPlainHelper(ctx context.Context, key string) error {
+	if _, ok := billing.LookupTicketTraced(key); !ok {
+		return openPlainTraced(ctx, key) // want `openPlain after LookupTicket on the same key races`
 	}
 	return nil
 }
