@@ -1183,7 +1183,9 @@ func (w *cbcWalker) report(rd, a *cbcAccess) {
 }
 
 // checksUniqueError reports whether the function, after pos, looks at a
-// unique-violation error: the duplicate is then handled at the sink.
+// unique-violation error: the duplicate is then handled at the sink. A
+// variable holding what a read returned (exists, scanned from SELECT
+// EXISTS) and a query are not such a look.
 func (w *cbcWalker) checksUniqueError(pos token.Pos) bool {
 	found := false
 	ast.Inspect(w.body, func(n ast.Node) bool {
@@ -1193,8 +1195,16 @@ func (w *cbcWalker) checksUniqueError(pos token.Pos) bool {
 		var text string
 		switch n := n.(type) {
 		case *ast.Ident:
+			if len(w.derived[w.info.Uses[n]]) > 0 {
+				return true
+			}
 			text = n.Name
 		case *ast.BasicLit:
+			if n.Kind == token.STRING {
+				if q := normSQL(stringValue(n)); isSelect(q) || isInsert(q) || isUpdate(q) {
+					return true
+				}
+			}
 			text = n.Value
 		default:
 			return true

@@ -120,7 +120,8 @@
 // EXISTS is idempotent, and so is one whose error is then checked for a
 // unique violation (an identifier or string after the INSERT that mentions
 // unique, dup (duplicate, isDup), conflict, constraint, exists, 23505, 1062, PgError or
-// MySQLError).
+// MySQLError; not a variable holding what the SELECT returned, such as an
+// exists scanned from SELECT EXISTS and returned, nor a query).
 //
 // Wrong:
 //

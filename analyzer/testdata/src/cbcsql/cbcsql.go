@@ -396,3 +396,32 @@ func sqliteOnOnePath(ctx context.Context, db *sql.DB, path, email string, local 
 	}
 	return tx.Commit()
 }
+
+// The read's own result, named exists, returned after the insert: no
+// unique-violation check.
+func ensureUserReturnsExisted(ctx context.Context, db *sql.DB, email string) (bool, error) {
+	var exists bool
+	if err := db.QueryRowContext(ctx, "SELECT EXISTS(SELECT 1 FROM users WHERE email = $1)", email).Scan(&exists); err != nil {
+		return false, err
+	}
+	if !exists {
+		if _, err := db.ExecContext(ctx, "INSERT INTO users (email) VALUES ($1)", email); err != nil { // want `INSERT INTO users runs when the SELECT from users`
+			return false, err
+		}
+	}
+	return exists, nil
+}
+
+// The same, handling the unique violation of the insert.
+func ensureUserHandlesDuplicate(ctx context.Context, db *sql.DB, email string) (bool, error) {
+	var exists bool
+	if err := db.QueryRowContext(ctx, "SELECT EXISTS(SELECT 1 FROM users WHERE email = $1)", email).Scan(&exists); err != nil {
+		return false, err
+	}
+	if !exists {
+		if _, err := db.ExecContext(ctx, "INSERT INTO users (email) VALUES ($1)", email); err != nil && !isUniqueViolation(err) {
+			return false, err
+		}
+	}
+	return exists, nil
+}
