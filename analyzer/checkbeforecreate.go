@@ -45,7 +45,7 @@ func runCheckBeforeCreate(pass *analysis.Pass) (res any, err error) {
 		}
 		for _, decl := range f.Decls {
 			fd, ok := decl.(*ast.FuncDecl)
-			if !ok || fd.Body == nil || serialized(pass.TypesInfo, fd.Body) {
+			if !ok || fd.Body == nil || serializedBut(pass.TypesInfo, fd.Body, false) {
 				continue
 			}
 			// Each function literal is a function of its own. One passed to
@@ -85,6 +85,7 @@ func runCheckBeforeCreate(pass *analysis.Pass) (res any, err error) {
 			})
 			for _, body := range bodies {
 				w := newWalker(pass, r, p, body)
+				w.outer = fd.Body
 				for _, tx := range litTxs[body] {
 					w.txs[tx] = true
 				}
@@ -147,6 +148,7 @@ type cbcWalker struct {
 	r       *ops
 	info    *types.Info
 	body    *ast.BlockStmt
+	outer   *ast.BlockStmt // the declared function's body, around a literal's
 	reads   []*cbcAccess
 	derived map[types.Object][]int // variables holding what a read returned
 	txs     map[types.Object]bool  // transactions begun in this function
@@ -1133,6 +1135,9 @@ func (w *cbcWalker) checkWrite(a *cbcAccess, ctx []guard) {
 			if a.op == nil && w.checksUniqueError(a.call.End()) {
 				return
 			}
+			if w.outer != nil && lockedBefore(w.outer, rd.call.Pos()) {
+				return
+			}
 			if a.op == nil && a.tx != nil && rd.tx == a.tx && w.sqliteTxs[a.tx] {
 				// A SQLite transaction is serializable: of two that
 				// both read no row, the second to write fails with
@@ -1303,6 +1308,30 @@ func sqliteOpened(info *types.Info, files []*ast.File, obj types.Object) bool {
 // serialized reports whether a function serializes its check and create:
 // a serializable transaction, an advisory or table lock, or a mutex.
 func serialized(info *types.Info, body *ast.BlockStmt) bool {
+	return serializedBut(info, body, true)
+}
+
+// lockedBefore reports whether body takes a mutex (Lock, TryLock) before
+// pos: one taken after the check, for a cache, serializes nothing of it.
+func lockedBefore(body *ast.BlockStmt, pos token.Pos) bool {
+	found := false
+	ast.Inspect(body, func(n ast.Node) bool {
+		if found || n == nil || n.Pos() >= pos {
+			return false
+		}
+		if c, ok := n.(*ast.CallExpr); ok {
+			if sel, ok := ast.Unparen(c.Fun).(*ast.SelectorExpr); ok && (sel.Sel.Name == "Lock" || sel.Sel.Name == "TryLock") && c.End() <= pos {
+				found = true
+			}
+		}
+		return !found
+	})
+	return found
+}
+
+// serializedBut is serialized, counting a mutex only when locks is set
+// (else the caller looks where it is taken, lockedBefore).
+func serializedBut(info *types.Info, body *ast.BlockStmt, locks bool) bool {
 	found := false
 	ast.Inspect(body, func(n ast.Node) bool {
 		if found {
@@ -1315,7 +1344,7 @@ func serialized(info *types.Info, body *ast.BlockStmt) bool {
 		case *ast.BasicLit:
 			text = strings.ToUpper(n.Value)
 		case *ast.CallExpr:
-			if sel, ok := ast.Unparen(n.Fun).(*ast.SelectorExpr); ok && (sel.Sel.Name == "Lock" || sel.Sel.Name == "TryLock") {
+			if sel, ok := ast.Unparen(n.Fun).(*ast.SelectorExpr); ok && locks && (sel.Sel.Name == "Lock" || sel.Sel.Name == "TryLock") {
 				found = true
 			}
 			return true

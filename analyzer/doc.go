@@ -107,7 +107,8 @@
 // (withTx(ctx, db, func(tx *sql.Tx) error {...}), pgx.BeginFunc); never in
 // a transaction that comes from elsewhere (it may be serializable), nor in
 // a function that mentions a serializable isolation level, an advisory or
-// table lock, FOR UPDATE, or takes a mutex. Nor when the check and the
+// table lock, FOR UPDATE, or takes a mutex before the check (one taken after
+// the insert, for a cache, serializes nothing). Nor when the check and the
 // insert run in one transaction begun on a database the package opens with
 // a SQLite driver, and only so (db, err := sql.Open("sqlite", path), or
 // "sqlite3"): a SQLite transaction is serializable, and of two that both

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"sync"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jmoiron/sqlx"
@@ -424,4 +425,40 @@ func ensureUserHandlesDuplicate(ctx context.Context, db *sql.DB, email string) (
 		}
 	}
 	return exists, nil
+}
+
+type userCache struct {
+	db    *sql.DB
+	mu    sync.Mutex
+	cache map[string]int64
+}
+
+// A mutex held across the check and the insert serializes them (in one
+// process).
+func (s *userCache) createLocked(ctx context.Context, email string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var id int64
+	err := s.db.QueryRowContext(ctx, "SELECT id FROM users WHERE email = $1", email).Scan(&id)
+	if errors.Is(err, sql.ErrNoRows) {
+		_, err = s.db.ExecContext(ctx, "INSERT INTO users (email) VALUES ($1)", email)
+	}
+	return err
+}
+
+// A mutex taken after the insert, for a cache, serializes nothing of them.
+func (s *userCache) createThenCache(ctx context.Context, email string) error {
+	var id int64
+	err := s.db.QueryRowContext(ctx, "SELECT id FROM users WHERE email = $1", email).Scan(&id)
+	if errors.Is(err, sql.ErrNoRows) {
+		if err = s.db.QueryRowContext(ctx, "INSERT INTO users (email) VALUES ($1) RETURNING id", email).Scan(&id); err != nil { // want `INSERT INTO users runs when the SELECT from users`
+			return err
+		}
+	} else if err != nil {
+		return err
+	}
+	s.mu.Lock()
+	s.cache[email] = id
+	s.mu.Unlock()
+	return nil
 }
