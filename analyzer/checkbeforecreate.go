@@ -1135,7 +1135,7 @@ func (w *cbcWalker) checkWrite(a *cbcAccess, ctx []guard) {
 			if a.op == nil && w.checksUniqueError(a.call.End()) {
 				return
 			}
-			if w.outer != nil && lockedBefore(w.outer, rd.call.Pos()) {
+			if w.outer != nil && (lockedBefore(w.outer, rd.call.Pos()) || w.rowLocked(rd)) {
 				return
 			}
 			if a.op == nil && a.tx != nil && rd.tx == a.tx && w.sqliteTxs[a.tx] {
@@ -1329,8 +1329,28 @@ func lockedBefore(body *ast.BlockStmt, pos token.Pos) bool {
 	return found
 }
 
-// serializedBut is serialized, counting a mutex only when locks is set
-// (else the caller looks where it is taken, lockedBefore).
+// rowLocked reports whether the function locks rows FOR UPDATE or FOR
+// SHARE in a way that may serialize the check rd: in another query (a
+// parent row), or in the check itself unless it is PostgreSQL ($n
+// placeholders or pgx), which locks no row that is absent.
+func (w *cbcWalker) rowLocked(rd *cbcAccess) bool {
+	found := false
+	ast.Inspect(w.outer, func(n ast.Node) bool {
+		lit, ok := n.(*ast.BasicLit)
+		if found || !ok || lit.Kind != token.STRING {
+			return !found
+		}
+		if v := strings.ToUpper(lit.Value); strings.Contains(v, "FOR UPDATE") || strings.Contains(v, "FOR SHARE") {
+			found = rd.op != nil || lit != rd.query || !rd.pgsql
+		}
+		return !found
+	})
+	return found
+}
+
+// serializedBut is serialized, counting a mutex and a row lock (FOR
+// UPDATE, FOR SHARE) only when locks is set (else the caller looks where
+// they are, lockedBefore and rowLocked).
 func serializedBut(info *types.Info, body *ast.BlockStmt, locks bool) bool {
 	found := false
 	ast.Inspect(body, func(n ast.Node) bool {
@@ -1352,7 +1372,7 @@ func serializedBut(info *types.Info, body *ast.BlockStmt, locks bool) bool {
 			return true
 		}
 		for _, m := range []string{"Serializable", "SERIALIZABLE", "PG_ADVISORY", "LOCK TABLE", "GET_LOCK", "FOR UPDATE", "FOR SHARE"} {
-			if strings.Contains(text, m) {
+			if strings.Contains(text, m) && (locks || !strings.HasPrefix(m, "FOR ")) {
 				found = true
 			}
 		}

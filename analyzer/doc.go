@@ -107,7 +107,8 @@
 // (withTx(ctx, db, func(tx *sql.Tx) error {...}), pgx.BeginFunc); never in
 // a transaction that comes from elsewhere (it may be serializable), nor in
 // a function that mentions a serializable isolation level, an advisory or
-// table lock, FOR UPDATE, or takes a mutex before the check (one taken after
+// table lock, FOR UPDATE or FOR SHARE (not in the PostgreSQL check itself,
+// $n placeholders or pgx: it locks no row that is absent), or takes a mutex before the check (one taken after
 // the insert, for a cache, serializes nothing). Nor when the check and the
 // insert run in one transaction begun on a database the package opens with
 // a SQLite driver, and only so (db, err := sql.Open("sqlite", path), or

@@ -462,3 +462,61 @@ func (s *userCache) createThenCache(ctx context.Context, email string) error {
 	s.mu.Unlock()
 	return nil
 }
+
+// PostgreSQL: SELECT ... FOR UPDATE of the row being checked locks nothing
+// when the row is absent; two transactions both see no row.
+func forUpdateAbsentRow(ctx context.Context, db *sql.DB, email string) error {
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	var id int64
+	err = tx.QueryRowContext(ctx, "SELECT id FROM users WHERE email = $1 FOR UPDATE", email).Scan(&id)
+	if errors.Is(err, sql.ErrNoRows) {
+		if _, err = tx.ExecContext(ctx, "INSERT INTO users (email) VALUES ($1)", email); err != nil { // want `INSERT INTO users runs when the SELECT from users`
+			return err
+		}
+	}
+	return tx.Commit()
+}
+
+// A parent row locked FOR UPDATE first serializes the check of its
+// children.
+func forUpdateParent(ctx context.Context, db *sql.DB, orgID int64, email string) error {
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	if _, err := tx.ExecContext(ctx, "SELECT 1 FROM orgs WHERE id = $1 FOR UPDATE", orgID); err != nil {
+		return err
+	}
+	var id int64
+	err = tx.QueryRowContext(ctx, "SELECT id FROM members WHERE org_id = $1 AND email = $2", orgID, email).Scan(&id)
+	if errors.Is(err, sql.ErrNoRows) {
+		if _, err = tx.ExecContext(ctx, "INSERT INTO members (org_id, email) VALUES ($1, $2)", orgID, email); err != nil {
+			return err
+		}
+	}
+	return tx.Commit()
+}
+
+// MySQL (? placeholders) at its default REPEATABLE READ: FOR UPDATE on an
+// absent row takes a gap lock, and the second of two inserts fails with a
+// deadlock. The dialect is not certain: not reported.
+func forUpdateGapLock(ctx context.Context, db *sql.DB, email string) error {
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	var id int64
+	err = tx.QueryRowContext(ctx, "SELECT id FROM users WHERE email = ? FOR UPDATE", email).Scan(&id)
+	if errors.Is(err, sql.ErrNoRows) {
+		if _, err = tx.ExecContext(ctx, "INSERT INTO users (email) VALUES (?)", email); err != nil {
+			return err
+		}
+	}
+	return tx.Commit()
+}
