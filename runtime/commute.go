@@ -37,7 +37,7 @@ func (s *Suite) commutingWrites() {
 	}
 	runs := s.scheduledResults
 	same := true
-	var end, outcome string
+	var end string
 	for i, res := range runs {
 		if res.Trace == nil || res.Inconclusive {
 			same = false
@@ -45,8 +45,8 @@ func (s *Suite) commutingWrites() {
 		}
 		e := res.Trace.end
 		if i == 0 {
-			end, outcome = e, res.Outcome
-		} else if res.Outcome != outcome || e != end && !s.sameWorld(e, res.Trace, end, runs[0].Trace) {
+			end = e
+		} else if res.Outcome != runs[0].Outcome && !s.outcomesSame(runs[0], res) || e != end && !s.sameWorld(e, res.Trace, end, runs[0].Trace) {
 			same = false // the order changed something
 			break
 		}

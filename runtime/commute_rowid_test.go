@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"sync"
 	"testing"
@@ -132,6 +133,86 @@ func TestParallelUpsertsOfLinesNumberedByTheTableCommute(t *testing.T) {
 			} else {
 				assert.NotEmpty(t, found, "two statuses of one line: the one to land last stays")
 			}
+		})
+	}
+}
+
+// The same agent with an Outcome that lists the lines as the table gives
+// them, ids and all (the red team's SQLite probe: SELECT id, order_id, sku,
+// qty FROM lines ORDER BY id). The ids are the numbers the table gave in
+// the order the lines landed; the State ends are one world, and the
+// Outcome lists the same lines under those numbers: no
+// order_variant_outcome, and the writes commute (before, both findings on
+// every run, the Outcome being compared byte for byte). An Outcome that
+// says which line is which by its number (apple's line id, the one to land
+// first) and two statuses of one line still depend on the order.
+func TestAnOutcomeListingLinesByTheirRowidsIsNoOrderVariance(t *testing.T) {
+	add := &Op{Name: "add_line", Kind: KindWrite, Params: []string{"order_id", "sku", "qty", "status"}}
+	for _, c := range []struct {
+		name    string
+		calls   [][2]string // sku, status
+		apple   bool        // the Outcome names apple's line by its id too
+		variant bool
+	}{
+		{"three lines", [][2]string{{"apple", "new"}, {"pear", "new"}, {"plum", "new"}}, false, false},
+		{"three lines, apple's by its id", [][2]string{{"apple", "new"}, {"pear", "new"}, {"plum", "new"}}, true, true},
+		{"two lines, one set to two statuses", [][2]string{{"pear", "new"}, {"apple", "held"}, {"apple", "released"}}, false, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			l := &linesTable{}
+			agent := func(ctx context.Context) error {
+				var wg sync.WaitGroup
+				errs := make([]error, len(c.calls))
+				for i, call := range c.calls {
+					wg.Go(func() {
+						cl, _ := Begin(ctx, add, []any{1, call[0], 2, call[1]}, []any{1, call[0]}, []any{1})
+						if errs[i] = cl.Start(); errs[i] != nil {
+							return
+						}
+						l.upsert(1, call[0], call[1])
+						errs[i] = cl.Finish(nil)
+					})
+				}
+				wg.Wait()
+				return errors.Join(errs...)
+			}
+			outcome := func() any {
+				lines := l.state().(map[string]any)["lines"]
+				if !c.apple {
+					return lines
+				}
+				l.mu.Lock()
+				defer l.mu.Unlock()
+				for _, r := range l.rows {
+					if r["sku"] == "apple" {
+						return map[string]any{"lines": lines, "apple": r["id"]}
+					}
+				}
+				return lines
+			}
+			rep, err := Run(context.Background(), t.Name(), agent,
+				Setup(func(context.Context) error { l.reset(); return nil }),
+				State(l.state), Outcome(outcome), OnlyScenario(ScenarioInterleaving))
+			require.NoError(t, err)
+			require.NotEmpty(t, rep.Results, "no schedule ran")
+			var variant, concurrent []string
+			for _, r := range rep.Results {
+				for _, f := range r.Findings {
+					switch f.Code {
+					case CodeOrderVariantOutcome:
+						variant = append(variant, r.Scenario)
+					case CodeConcurrentWritesEntity:
+						concurrent = append(concurrent, r.Scenario)
+					}
+				}
+			}
+			if c.variant {
+				assert.NotEmpty(t, variant, "the Outcome depends on the order")
+				assert.NotEmpty(t, concurrent, "the writes do not commute")
+				return
+			}
+			assert.Empty(t, variant, "the same lines under the numbers they landed in")
+			assert.Empty(t, concurrent, "upserts of distinct lines commute")
 		})
 	}
 }

@@ -1,6 +1,11 @@
 package runtime
 
-import "strings"
+import (
+	"encoding/json"
+	"maps"
+	"slices"
+	"strings"
+)
 
 // outcomesAlike reports whether two scheduled runs ended with the same
 // outcome, up to the names the sink made. A create whose sink hands out
@@ -261,4 +266,129 @@ func momentLen(s string) int {
 		}
 	}
 	return min(n, len(s))
+}
+
+// numberedRowsAlike reports whether outcomes a and b list the same rows up
+// to the numbers the sink gave them: where a list's rows are objects whose
+// id (idKey) is a whole number, the ids are left out and the rows compared
+// in any order (their order is the numbering's, as a table read by its
+// INTEGER PRIMARY KEY gives them), the same numbers handed out in both; a
+// number left out that the outcome holds outside the rows that had it (a
+// primary line, by id) keeps them apart, since it says which row is which.
+// Only where the two schedules' State ends are one world (Suite.sameWorld):
+// three lines added at once, numbered in the order they landed.
+func numberedRowsAlike(a, b string) bool {
+	va, err := decodeState(a)
+	if err != nil {
+		return false
+	}
+	vb, err := decodeState(b)
+	if err != nil {
+		return false
+	}
+	ia, ib := map[string]int{}, map[string]int{}
+	sa, oka := stripNumbered(va, ia)
+	sb, okb := stripNumbered(vb, ib)
+	if !oka || !okb || len(ia) == 0 || !maps.Equal(ia, ib) {
+		return false
+	}
+	if holdsNumber(sa, ia) || holdsNumber(sb, ib) {
+		return false
+	}
+	return encode(sa) == encode(sb)
+}
+
+// stripNumbered returns v with the ids of numbered rows left out and their
+// lists sorted (numberedRowsAlike), counting the ids left out in ids;
+// false when a list mixes numbered rows with others.
+func stripNumbered(v any, ids map[string]int) (any, bool) {
+	switch x := v.(type) {
+	case map[string]any:
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			s, ok := stripNumbered(e, ids)
+			if !ok {
+				return nil, false
+			}
+			out[k] = s
+		}
+		return out, true
+	case []any:
+		numbered := 0
+		rows := make([]any, len(x))
+		for i, e := range x {
+			if r, ok := e.(map[string]any); ok {
+				if k := idKey(r); k != "" {
+					if n, ok := r[k].(json.Number); ok && wholeNumber(n) {
+						numbered++
+						ids[n.String()]++
+						rest := maps.Clone(r)
+						delete(rest, k)
+						s, ok := stripNumbered(rest, ids)
+						if !ok {
+							return nil, false
+						}
+						rows[i] = s
+						continue
+					}
+				}
+			}
+			s, ok := stripNumbered(e, ids)
+			if !ok {
+				return nil, false
+			}
+			rows[i] = s
+		}
+		switch numbered {
+		case 0:
+			return rows, true
+		case len(x):
+			keys := make([]string, len(rows))
+			for i, r := range rows {
+				keys[i] = encode(r)
+			}
+			slices.Sort(keys)
+			out := make([]any, len(keys))
+			for i, k := range keys {
+				out[i] = json.RawMessage(k)
+			}
+			return out, true
+		}
+		return nil, false
+	}
+	return v, true
+}
+
+// holdsNumber reports whether v holds, outside the rows whose ids were left
+// out, a number among ids (as a number or as text).
+func holdsNumber(v any, ids map[string]int) bool {
+	switch x := v.(type) {
+	case map[string]any:
+		for _, e := range x {
+			if holdsNumber(e, ids) {
+				return true
+			}
+		}
+	case []any:
+		for _, e := range x {
+			if _, raw := e.(json.RawMessage); raw {
+				continue // a numbered row: what it holds travels with it
+			}
+			if holdsNumber(e, ids) {
+				return true
+			}
+		}
+	case json.Number:
+		return ids[x.String()] > 0
+	case string:
+		return ids[x] > 0
+	}
+	return false
+}
+
+// wholeNumber reports whether n is written as a whole number (1, 42; not
+// 1.5 or 1e3), as a sink's row numbers are.
+func wholeNumber(n json.Number) bool {
+	_, err := n.Int64()
+	return err == nil
 }

@@ -351,7 +351,7 @@ func MergeShards(reps ...*Report) (*Report, error) {
 		hasOutcome = hasOutcome || res.Outcome != ""
 	}
 	if hasOutcome {
-		variantOutcome(merged)
+		variantOutcome(merged, outcomesAlike) // the ends are not in the reports
 	}
 	for _, res := range merged {
 		res.Safe = !res.Inconclusive
