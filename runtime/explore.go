@@ -398,6 +398,8 @@ func (s *Suite) runGated(ctx context.Context, sc Scenario, choose chooser, bubbl
 			sch.quiesce = sch.realtimeQuiesce
 		} else {
 			sch.quiesce = func() bool { quiesce(); return true }
+			s.inBubble = true
+			defer func() { s.inBubble = false }()
 		}
 		sc.sched = sch
 		res, _, err = s.run(ctx, sc)

@@ -94,6 +94,7 @@ type Suite struct {
 	commuting        []heldFinding // concurrent_writes_same_entity findings held back (commutingWrites)
 	shardRan         *Shard        // this shard's part, once explored (shard.go)
 	pre              *preflightRun
+	inBubble         bool // a scheduled run in a bubble is under way (runGated)
 	callGoroutines   int  // goroutines that made calls in the baseline
 	offRoot          bool // some call of the baseline came from a goroutine not an invocation's own
 	// leavesCallers: a call of the baseline came after its invocation had
@@ -952,12 +953,21 @@ func (s *Suite) callHook(w *world, name string, fn func(context.Context) error, 
 		goHarness(hook)
 	}
 	bound := hookBound(s.cfg.stallTimeout())
-	t := hookTimers.Get().(*time.Timer)
-	t.Reset(bound)
-	defer func() {
-		t.Stop()
-		hookTimers.Put(t)
-	}()
+	var t *time.Timer
+	if s.inBubble {
+		// A timer belongs to the bubble it was made in: one pooled in
+		// an earlier scenario's bubble, or outside, ends the test binary
+		// here ("select on synctest channel from outside bubble").
+		t = time.NewTimer(bound)
+		defer t.Stop()
+	} else {
+		t = hookTimers.Get().(*time.Timer)
+		t.Reset(bound)
+		defer func() {
+			t.Stop()
+			hookTimers.Put(t)
+		}()
+	}
 	select {
 	case r := <-res:
 		if r.exited {
