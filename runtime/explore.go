@@ -397,7 +397,8 @@ func (s *Suite) runGated(ctx context.Context, sc Scenario, choose chooser, bubbl
 		if quiesce == nil {
 			sch.quiesce = sch.realtimeQuiesce
 		} else {
-			sch.quiesce = func() bool { quiesce(); return true }
+			sch.wait, sch.bodyBound = quiesce, s.cfg.stallTimeout()
+			sch.quiesce = sch.bubbleQuiesce
 			s.inBubble = true
 			defer func() { s.inBubble = false }()
 		}

@@ -58,6 +58,20 @@ type scheduler struct {
 	err      error  // the schedule did not fit the agent
 	hazard   string // why scheduling stopped
 
+	// In a bubble (not realtime), wait is the bubble's own quiescence
+	// (synctest.Wait), and bodies are the calls released at their start
+	// gates that have not reached their finish gates, with when their
+	// tool bodies began on the bubble's clock (bubbleQuiesce). bodyBound
+	// bounds how long the clock runs for a body that stays asleep. apart
+	// says the twins of a concurrent delivery were released one after the
+	// other, the first one's body having slept (play), and apartWhy says
+	// where.
+	wait      func()
+	bodies    map[*Call]time.Time
+	bodyBound time.Duration
+	apart     bool
+	apartWhy  string
+
 	// rounds are each round's calls, numbered as in schedule (legend.go).
 	rounds [][]*Call
 	// outer names the ops the baseline saw make calls inside their own
@@ -113,6 +127,9 @@ func (s *scheduler) Wait(c *Call, p Point) {
 	if gid != 0 && p == PointStart && c.gid != gid {
 		c.gid = gid // read by release, under s.mu (Begin set it already)
 	}
+	if p == PointFinish {
+		delete(s.bodies, c) // its tool body returned
+	}
 	w := &gateWait{c: c, p: p, ch: make(chan struct{}), gid: gid}
 	if s.realtime {
 		w.at = time.Now()
@@ -142,6 +159,12 @@ func (s *scheduler) release(w *gateWait) {
 		w.c.mu.Unlock()
 		if s.realtime && s.rec.world != nil {
 			s.rec.world.body(w.c.gid, true)
+		}
+		if !s.realtime {
+			if s.bodies == nil {
+				s.bodies = map[*Call]time.Time{}
+			}
+			s.bodies[w.c] = time.Now() // the bubble's clock
 		}
 	} else {
 		w.c.mu.Lock()
@@ -368,6 +391,24 @@ func (s *scheduler) play(calls []*Call, round *int) (stalled, stop bool) {
 		}
 		s.release(w)
 		for _, tw := range twins {
+			if !s.realtime && s.wait != nil {
+				// In a bubble, a twin starts beside a body that sleeps
+				// only at the risk of a stall no one can end (a lock
+				// held across the sleep: see bubbleQuiesce). So the
+				// first body runs until it blocks; if it sleeps, the
+				// clock runs until it is done, and the twins do not
+				// overlap: the scenario is run again on real time
+				// (Suite.runListed), where they do.
+				s.wait()
+				if asleep := s.asleepBodies(); len(asleep) > 0 {
+					if !s.apart {
+						s.apart, s.apartWhy = true, asleep[0]
+					}
+					if !s.quiesce() {
+						return s.stall(), true
+					}
+				}
+			}
 			s.release(tw)
 		}
 		if !s.quiesce() {
@@ -585,6 +626,102 @@ func (s *scheduler) realtimeQuiesce() bool {
 		s.pause(sleep)
 		sleep = min(2*sleep, time.Millisecond)
 	}
+}
+
+// bubbleQuiesce is the scheduler's quiescence in a bubble: the bubble's
+// own (wait, synctest.Wait), and then, while the tool body of a call
+// released at its start gate is asleep (asleepBodies), the bubble's clock
+// runs until it is not, as on real time, where a goroutine asleep is busy
+// (gInfo.busy). A sleep is a durable block, so the bubble alone took the
+// agent for quiet and let the next call start beside the sleeping body:
+// when that body holds a lock across its sleep (a store locked while a
+// slow write sleeps) the next call waits on the lock, which is no durable
+// block, so that the bubble's clock stops, the sleep never ends, and
+// nothing but the end of the process ends the run (the testkit's
+// watchdog: a red team's agent, /tmp/rt24/vt). The tool bodies of a
+// round's calls so run one after another in a bubble too, as the listed
+// schedule runs them on real time; which calls are in flight together is
+// still the schedule's (their gates' ticks).
+//
+// The clock runs by the scheduler's own wait, which ends when a call
+// reaches a gate (notify) or after step, doubled each time up to a
+// second: most sleeps end with the call at its finish gate, at the
+// sleep's end on the clock. A body asleep after bodyBound of the clock
+// (one that polls for what a held call would do) is left asleep, and the
+// trace says so.
+func (s *scheduler) bubbleQuiesce() bool {
+	s.wait()
+	var began time.Time
+	step := time.Millisecond
+	for {
+		asleep := s.asleepBodies()
+		if len(asleep) == 0 {
+			return true
+		}
+		if began.IsZero() {
+			began = time.Now()
+		} else if time.Since(began) >= s.bodyBound {
+			s.rec.addNote(fmt.Sprintf("virtual time: a tool body was still asleep after %s on the bubble's clock (%s), and the schedule went on beside it", s.bodyBound, strings.Join(asleep, "; ")))
+			return true
+		}
+		t := time.NewTimer(step)
+		select {
+		case <-s.signal:
+		case <-t.C:
+		}
+		t.Stop()
+		step = min(2*step, time.Second)
+		s.wait()
+	}
+}
+
+// asleepBodies describes the tool bodies, in a bubble, whose goroutine is
+// asleep (time.Sleep, or a timed wait of a library that retries:
+// timedWaits), or waits in a select or a channel receive of the agent's
+// own code (gInfo.parked: a select on time.After, a sleep that heeds its
+// context) less than bodyGrace after the body began on the bubble's
+// clock, as on real time such a body counts as busy that long (gInfo.busy).
+// It takes a snapshot only when a released call has not reached its
+// finish gate.
+func (s *scheduler) asleepBodies() []string {
+	s.mu.Lock()
+	var ids map[uint64]*Call
+	var since map[uint64]time.Time
+	for c, at := range s.bodies {
+		c.mu.Lock()
+		ended := c.rec.ended
+		c.mu.Unlock()
+		if ended || c.gid == 0 {
+			delete(s.bodies, c) // it failed at its start gate, or panicked
+			continue
+		}
+		if ids == nil {
+			ids, since = map[uint64]*Call{}, map[uint64]time.Time{}
+		}
+		ids[c.gid], since[c.gid] = c, at
+	}
+	s.mu.Unlock()
+	if ids == nil {
+		return nil
+	}
+	var out []string
+	for _, g := range snapshotSome(func(id, _ uint64) bool { return ids[id] != nil }) {
+		c := ids[g.id]
+		if c == nil || len(g.funcs) == 0 {
+			continue
+		}
+		st := strings.TrimSuffix(g.state, " (durable)")
+		switch {
+		case st == "sleep":
+		case (st == "select" || st == "chan receive") && timedWait(g.funcs[0]):
+		case g.parked() && time.Since(since[g.id]) < bodyGrace:
+		default:
+			continue
+		}
+		out = append(out, fmt.Sprintf("%s of delivery %d, %s at %s", c.op.Name, c.inv.n, describeState(st), g.where()))
+	}
+	sort.Strings(out)
+	return out
 }
 
 // pause waits for d, or until a call reaches a gate (notify), whichever

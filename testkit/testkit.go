@@ -82,6 +82,9 @@ func ReportDir(dir string) Option { return func(s *settings) { s.reportDir = dir
 // cannot show (a channel shared with an older goroutine) ends the test
 // binary with synctest's own error, or stalls the bubble until the
 // watchdog ends it: use VirtualTime only for agents that keep to themselves.
+// A tool body asleep in the bubble (time.Sleep, even under a lock) holds
+// the next call's start back while the bubble's clock runs, as on real
+// time; see the README's hazards of a bubble.
 // Without it every scenario runs on real time, and each Result's Clock
 // says which one it ran on.
 func VirtualTime() Option { return func(s *settings) { s.virtual = true } }
@@ -610,7 +613,7 @@ func watchdog(test string, after time.Duration) (stop func()) {
 		case <-done:
 		case <-time.After(after):
 			debug.SetTraceback("all")
-			panic(fmt.Sprintf("agentidem: %s: a scheduled run made no progress for %s: a goroutine of the agent is blocked where the scheduler cannot see it (a sync.Mutex held across a tool call, or I/O outside the test's bubble), while other calls are held at their gates. Release locks before calling tools. The stacks below show the goroutine blocked in sync.(*Mutex).Lock or in I/O.", test, after))
+			panic(fmt.Sprintf("agentidem: %s: a scheduled run made no progress for %s: a goroutine of the agent is blocked where the scheduler cannot see it (a sync.Mutex held across a tool call or across a long select on a timer in a tool, or I/O outside the test's bubble), while other calls are held at their gates. Release locks before calling tools. The stacks below show the goroutine blocked in sync.(*Mutex).Lock or in I/O.", test, after))
 		}
 	}()
 	return func() { close(done) }
