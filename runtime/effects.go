@@ -584,9 +584,13 @@ func (j *judge) after(c *Call) {
 		if j.busy[inv]--; j.busy[inv] <= 0 {
 			delete(j.busy, inv)
 			j.outside[inv] = true
-			if !inv.returned.Load() {
+			if !inv.returned.Load() && len(j.inflight) > 0 {
 				// Its invocation goes on with its own code while the
-				// windows still open hold what it writes untraced.
+				// windows still open hold what it writes untraced. Not
+				// where c was the last call in flight: its window closes
+				// now, with nothing of that code in it (a repeat alone,
+				// after a lost acknowledgement, was taken for one held
+				// while another delivery ran: red team, /tmp/rt26 w1).
 				j.markOthers()
 			}
 		}
