@@ -3,6 +3,8 @@ package runtime
 import (
 	"context"
 	"errors"
+	"maps"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -215,4 +217,56 @@ func TestAnOutcomeListingLinesByTheirRowidsIsNoOrderVariance(t *testing.T) {
 			assert.Empty(t, concurrent, "upserts of distinct lines commute")
 		})
 	}
+}
+
+// Two quotes asked for in parallel, the answers ranked as they came back:
+// the Outcome lists them under "id", the rank (option 1 is the one the
+// agent recommends). State, keyed by supplier, ends the same in every
+// schedule; so no number the sink gave differs, and the ids are the
+// agent's ranks, which the order decided: an order_variant_outcome (it
+// passed as one world's rows under other numbers: red team, /tmp/rt26 o1).
+func TestAnOutcomeRankingAnswersUnderIDIsOrderVariant(t *testing.T) {
+	quote := &Op{Name: "request_quote", Kind: KindWrite, Params: []string{"supplier"}}
+	var mu sync.Mutex
+	var quotes map[string]int
+	var ranked []any
+	agent := func(ctx context.Context) error {
+		var wg sync.WaitGroup
+		errs := make([]error, 2)
+		for i, s := range []string{"acme", "globex"} {
+			wg.Go(func() {
+				cl, _ := Begin(ctx, quote, []any{s}, []any{s}, []any{"rfq-1"})
+				if errs[i] = cl.Start(); errs[i] != nil {
+					return
+				}
+				mu.Lock()
+				quotes[s] = 100 + 10*i
+				ranked = append(ranked, map[string]any{"id": len(ranked) + 1, "supplier": s})
+				mu.Unlock()
+				errs[i] = cl.Finish(nil)
+			})
+		}
+		wg.Wait()
+		return errors.Join(errs...)
+	}
+	rep, err := Run(context.Background(), t.Name(), agent,
+		Setup(func(context.Context) error {
+			mu.Lock()
+			quotes, ranked = map[string]int{}, nil
+			mu.Unlock()
+			return nil
+		}),
+		State(func() any { mu.Lock(); defer mu.Unlock(); return maps.Clone(quotes) }),
+		Outcome(func() any { mu.Lock(); defer mu.Unlock(); return slices.Clone(ranked) }),
+		OnlyScenario(ScenarioInterleaving))
+	require.NoError(t, err)
+	var variant []string
+	for _, r := range rep.Results {
+		for _, f := range r.Findings {
+			if f.Code == CodeOrderVariantOutcome {
+				variant = append(variant, r.Scenario)
+			}
+		}
+	}
+	assert.NotEmpty(t, variant, "the ranks are the order's")
 }

@@ -276,8 +276,10 @@ func momentLen(s string) int {
 // number left out that the outcome holds outside the rows that had it (a
 // primary line, by id) keeps them apart, since it says which row is which.
 // Only where the two schedules' State ends are one world (Suite.sameWorld):
-// three lines added at once, numbered in the order they landed.
-func numberedRowsAlike(a, b string) bool {
+// three lines added at once, numbered in the order they landed; and only
+// numbers that name rows of those ends (sa, sb: rowIDs), not the agent's
+// own (a rank).
+func numberedRowsAlike(a, b string, sa, sb map[string]bool) bool {
 	va, err := decodeState(a)
 	if err != nil {
 		return false
@@ -287,15 +289,50 @@ func numberedRowsAlike(a, b string) bool {
 		return false
 	}
 	ia, ib := map[string]int{}, map[string]int{}
-	sa, oka := stripNumbered(va, ia)
-	sb, okb := stripNumbered(vb, ib)
+	xa, oka := stripNumbered(va, ia)
+	xb, okb := stripNumbered(vb, ib)
 	if !oka || !okb || len(ia) == 0 || !maps.Equal(ia, ib) {
 		return false
 	}
-	if holdsNumber(sa, ia) || holdsNumber(sb, ib) {
+	for id := range ia {
+		if !sa[id] || !sb[id] {
+			return false
+		}
+	}
+	if holdsNumber(xa, ia) || holdsNumber(xb, ib) {
 		return false
 	}
-	return encode(sa) == encode(sb)
+	return encode(xa) == encode(xb)
+}
+
+// rowIDs returns the whole-number ids (idKey) of the rows of every list of
+// objects in the State snapshot end.
+func rowIDs(end string) map[string]bool {
+	v, err := decodeState(end)
+	if err != nil {
+		return nil
+	}
+	ids := map[string]bool{}
+	var walk func(v any)
+	walk = func(v any) {
+		switch x := v.(type) {
+		case map[string]any:
+			for _, e := range x {
+				walk(e)
+			}
+		case []any:
+			for _, e := range x {
+				if r, ok := e.(map[string]any); ok {
+					if n, ok := r[idKey(r)].(json.Number); ok && wholeNumber(n) {
+						ids[n.String()] = true
+					}
+				}
+				walk(e)
+			}
+		}
+	}
+	walk(v)
+	return ids
 }
 
 // stripNumbered returns v with the ids of numbered rows left out and their
