@@ -332,19 +332,37 @@ func (g *gInfo) parked() bool {
 			return false
 		}
 	}
-	first, _, nested := strings.Cut(pkg, "/")
+	first, _, _ := strings.Cut(pkg, "/")
 	if strings.Contains(first, ".") {
 		return true // a module's package: github.com/...
 	}
 	// No dot in the first element: the standard library (net/http,
-	// context), or package main, or a module whose path has none (a
-	// test module): those are the agent's.
-	return !nested && !stdPackage(pkg)
+	// context), or package main, or a module whose path has none (module
+	// shop, its package shop/store: a monorepo's, a test module's), which
+	// are the agent's. The standard library's packages are known by their
+	// first element; shop/store was taken for one of them, and a select
+	// of its tool body was not seen as the agent's (red team, /tmp/rt26
+	// v1: under VirtualTime a lock held across it ended the test binary).
+	return !stdTop(first)
 }
 
 // infraPrefixes are packages outside the standard library whose goroutines
 // park on channels for reasons of their own.
 var infraPrefixes = []string{"golang.org/x/", "google.golang.org/", "github.com/jackc/", "modernc.org/", "go.opentelemetry.io/", "github.com/modelcontextprotocol/", "github.com/mark3labs/", "github.com/cloudwego/", "github.com/anthropics/"}
+
+// stdTop reports whether first, the first element of a package path
+// with no dot in it, is that of the standard library's packages (net of
+// net/http, the runtime's internal ones, vendor of its vendored ones).
+func stdTop(first string) bool {
+	if stdPackage(first) {
+		return true
+	}
+	switch first {
+	case "archive", "compress", "container", "database", "debug", "encoding", "go", "index", "internal", "text", "vendor", "cmd", "builtin":
+		return true
+	}
+	return false
+}
 
 // stdPackage reports whether a package whose path has no slash is one of
 // the standard library's.
