@@ -1036,7 +1036,7 @@ func baseWinOf(baseWin map[string][2]string, baseline bool) map[string][2]string
 // fold says the duplicate_write findings after the first are folded into
 // it (a redelivery): they are returned without a message.
 func judgeRepeats(tr *Trace, end, baseEnd string, baseWin map[string][2]string, baseline, fold bool) []Finding {
-	return judgeRepeatsIn(tr, end, baseEnd, baseWin, nil, baseline, fold)
+	return judgeRepeatsIn(tr, end, baseEnd, baseWin, nil, baseline, fold, nil)
 }
 
 // changedBeyondNested reports whether o's own window changed a place of
@@ -1114,7 +1114,7 @@ func crashCut(tr *Trace) map[string]bool {
 // changes made outside traced writes (un, nil for none): a repeat's window
 // is judged without those another delivery's own code made in it
 // (untraced.go), and the trace's notes say so.
-func judgeRepeatsIn(tr *Trace, end, baseEnd string, baseWin map[string][2]string, un *untraced, baseline, fold bool) []Finding {
+func judgeRepeatsIn(tr *Trace, end, baseEnd string, baseWin map[string][2]string, un *untraced, baseline, fold bool, baseTr *Trace) []Finding {
 	type key struct{ op, id string }
 	// The effective writes by op and identity, in order of first
 	// execution, with the index of the first; groups holds the calls of
@@ -1291,6 +1291,20 @@ func judgeRepeatsIn(tr *Trace, end, baseEnd string, baseWin map[string][2]string
 			return true
 		}
 		return sameUpToMadeNames(e, b, made(), namedByRun())
+	}
+	// sinkNames pairs the names the sink gave this run with those it gave
+	// the baseline: what the write calls of one op, identity and arguments
+	// answered (sinkRenaming).
+	var sinkRn map[string]string
+	sinkKnown := false
+	sinkNames := func() map[string]string {
+		if !sinkKnown {
+			sinkKnown = true
+			if baseTr != nil && !baseline {
+				sinkRn = sinkRenaming(tr, baseTr)
+			}
+		}
+		return sinkRn
 	}
 	endSame := func() bool { // read only for overlapped repeats: it decodes both snapshots
 		if !sameKnown {
@@ -1656,6 +1670,15 @@ func judgeRepeatsIn(tr *Trace, end, baseEnd string, baseWin map[string][2]string
 							// for the retry, its deliveries one).
 							return fmt.Sprintf("%s, one execution's change again after %s", describeChange(before, after, maxChange/2), first.ID)
 						}
+						return ""
+					}
+					if rn := sinkNames(); len(rn) > 0 && normState(w0) == renamedState(b, rn) && normState(w1) == renamedState(a, rn) {
+						// From where one execution started to where
+						// it ended, once the names the sink gave this
+						// run are the baseline's: a ticket's random
+						// id, which open_ticket answered and the
+						// agent passed on to comment (red team,
+						// PostgreSQL, /tmp/rt22 p9).
 						return ""
 					}
 					oneFrom = false
@@ -2648,7 +2671,7 @@ func (s *Suite) duplicates(res *Result, tr *Trace, sc Scenario, namesOf func() r
 		// in this scenario's names.
 		baseWin = namesOf().windows(baseWin)
 	}
-	found := judgeRepeatsIn(tr, tr.end, baseEnd, withWindows(baseWin, s.serial), un, sc.Kind == ScenarioBaseline, fold)
+	found := judgeRepeatsIn(tr, tr.end, baseEnd, withWindows(baseWin, s.serial), un, sc.Kind == ScenarioBaseline, fold, baseTrace)
 	if crashFired(tr) {
 		for i := range tr.Ops {
 			if o := &tr.Ops[i]; o.Repeat == "" && strings.HasPrefix(o.StateError, settleTimeout) {

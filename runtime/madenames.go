@@ -641,9 +641,9 @@ func markMade(ref any, made madeNames, named map[string]bool, other any) leftOut
 			if col, ok := nameColumn(x, made[p], named); ok {
 				l.cols[p] = col
 				l.names[p] = map[string]bool{}
+				ids := madeIDs(made[p], col)
 				for _, r := range x {
-					if made[p][encode(r)] {
-						k, _ := rowKey(r, col)
+					if k, _ := rowKey(r, col); made[p][encode(r)] || ids[k] {
 						l.names[p][k] = true
 					}
 				}
@@ -699,8 +699,11 @@ func (l leftOut) strip(path []string, v any) any {
 // no name is left out.
 func nameColumn(l []any, made map[string]bool, named map[string]bool) (int, bool) {
 	var rows []any
+	ids := madeIDs(made, -1)
 	for _, r := range l {
 		if made[encode(r)] {
+			rows = append(rows, r)
+		} else if k, ok := rowKey(r, -1); ok && ids[k] {
 			rows = append(rows, r)
 		}
 	}
@@ -743,6 +746,38 @@ func nameColumn(l []any, made map[string]bool, named map[string]bool) (int, bool
 		}
 	}
 	return found, found >= 0
+}
+
+// madeIDs returns the names (column col; -1: an object's id, idKey) of
+// the rows made (entries of madeNames at one place) that are objects: a
+// row the baseline's end holds under such a name is the one an execution
+// made, also where a later write changed it since (a ticket opened, then
+// moved to in_progress, under the random id the sink gave it). Nil for a
+// list of columns, whose rows are matched whole.
+func madeIDs(made map[string]bool, col int) map[string]bool {
+	if col != -1 || len(made) == 0 {
+		return nil
+	}
+	var ids map[string]bool
+	for e := range made {
+		if len(e) == 0 || e[0] != '{' {
+			continue
+		}
+		r, err := decodeState(e)
+		if err != nil {
+			continue
+		}
+		if _, ok := r.(map[string]any); !ok {
+			continue
+		}
+		if k, ok := rowKey(r, -1); ok {
+			if ids == nil {
+				ids = map[string]bool{}
+			}
+			ids[k] = true
+		}
+	}
+	return ids
 }
 
 // withoutColumn returns row r with its name (column col, -1: its id,

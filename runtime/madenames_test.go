@@ -33,6 +33,11 @@ func TestSameUpToMadeNames(t *testing.T) {
 		{`{"customers":null,"welcome":null}`, `{"customers":[{"id":1,"name":"acme"}],"welcome":null}`},
 		{`{"customers":[{"id":1,"name":"acme"}],"welcome":null}`, `{"customers":[{"id":1,"name":"acme"}],"welcome":[{"id":1,"customerId":1}]}`},
 	}
+	// open_ticket's window in the baseline: the ticket as the open made it
+	// (comment and set_status changed it later).
+	opened := [][2]string{
+		{`{"tickets":null,"comments":null}`, `{"tickets":[{"id":"53ef","ext_key":"mail-4711","status":"open","comments":0}],"comments":null}`},
+	}
 	lines := [][2]string{
 		{`{"items":[]}`, `{"items":[{"id":1,"order_id":1,"sku":"apple","qty":2}]}`},
 		{`{"items":[{"id":1,"order_id":1,"sku":"apple","qty":2}]}`, `{"items":[{"id":1,"order_id":1,"sku":"apple","qty":2},{"id":2,"order_id":1,"sku":"pear","qty":2}]}`},
@@ -160,6 +165,25 @@ func TestSameUpToMadeNames(t *testing.T) {
 		{"numbers given by chance, and the run gave its new one", lines, []string{"1", "2", "3", "apple", "pear"},
 			`{"items":[{"id":1,"order_id":1,"sku":"apple","qty":2},{"id":3,"order_id":1,"sku":"pear","qty":2}]}`,
 			`{"items":[{"id":1,"order_id":1,"sku":"apple","qty":2},{"id":2,"order_id":1,"sku":"pear","qty":2}]}`, false},
+		// A ticket the sink named at random (a UUID column's DEFAULT),
+		// which later writes changed (its status moved on, a comment
+		// counted on it) and referred to (the comment's ticket_id): the
+		// row under the name the open made is that open's, changed since
+		// (madeIDs). It was taken for one that was there before, and two
+		// deliveries at once that opened it under another name were a
+		// duplicate_write on PostgreSQL (red team, /tmp/rt22 p9).
+		{"a ticket named at random, changed since", opened, []string{"mail-4711", "Looking into it", "in_progress"},
+			`{"tickets":[{"id":"d314","ext_key":"mail-4711","status":"in_progress","comments":1}],"comments":[{"id":1,"ticket_id":"d314","body":"Looking into it"}]}`,
+			`{"tickets":[{"id":"53ef","ext_key":"mail-4711","status":"in_progress","comments":1}],"comments":[{"id":1,"ticket_id":"53ef","body":"Looking into it"}]}`, true},
+		{"a ticket named at random, and a second one", opened, []string{"mail-4711", "Looking into it", "in_progress"},
+			`{"tickets":[{"id":"d314","ext_key":"mail-4711","status":"in_progress","comments":1},{"id":"9a0b","ext_key":"mail-4711","status":"open","comments":0}],"comments":[{"id":1,"ticket_id":"d314","body":"Looking into it"}]}`,
+			`{"tickets":[{"id":"53ef","ext_key":"mail-4711","status":"in_progress","comments":1}],"comments":[{"id":1,"ticket_id":"53ef","body":"Looking into it"}]}`, false},
+		{"a ticket named at random, counted twice", opened, []string{"mail-4711", "Looking into it", "in_progress"},
+			`{"tickets":[{"id":"d314","ext_key":"mail-4711","status":"in_progress","comments":2}],"comments":[{"id":1,"ticket_id":"d314","body":"Looking into it"}]}`,
+			`{"tickets":[{"id":"53ef","ext_key":"mail-4711","status":"in_progress","comments":1}],"comments":[{"id":1,"ticket_id":"53ef","body":"Looking into it"}]}`, false},
+		{"a ticket named at random, its comment on the baseline's", opened, []string{"mail-4711", "Looking into it", "in_progress"},
+			`{"tickets":[{"id":"d314","ext_key":"mail-4711","status":"in_progress","comments":1}],"comments":[{"id":1,"ticket_id":"53ef","body":"Looking into it"}]}`,
+			`{"tickets":[{"id":"53ef","ext_key":"mail-4711","status":"in_progress","comments":1}],"comments":[{"id":1,"ticket_id":"53ef","body":"Looking into it"}]}`, false},
 	} {
 		named := map[string]bool{}
 		for _, n := range c.named {

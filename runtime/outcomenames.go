@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -428,4 +429,87 @@ func holdsNumber(v any, ids map[string]int) bool {
 func wholeNumber(n json.Number) bool {
 	_, err := n.Int64()
 	return err == nil
+}
+
+// sinkRenaming pairs the names the sink handed this run (run) with those
+// it handed the baseline (base): the strings with a digit that the
+// successful write calls of one op, identity and arguments answered, one
+// call in the baseline and, in the run, every call of the key answering
+// the same (an upsert's repeat answers the ticket the first opened). Nil
+// when nothing pairs, or the pairs are not one to one.
+func sinkRenaming(run, base *Trace) map[string]string {
+	rb := writeResults(base)
+	if len(rb) == 0 {
+		return nil
+	}
+	ra := map[string]any{}
+	differ := map[string]bool{}
+	for i := range run.Ops {
+		o := &run.Ops[i]
+		if o.Kind != KindWrite || o.Status != StatusSuccess || o.Result == nil {
+			continue
+		}
+		k := opKey(o)
+		c, err := Canonical(o.Result)
+		if err != nil {
+			differ[k] = true
+			continue
+		}
+		v, err := decodeState(c)
+		if err != nil {
+			differ[k] = true
+			continue
+		}
+		if p, ok := ra[k]; ok && encode(p) != encode(v) {
+			differ[k] = true
+		}
+		ra[k] = v
+	}
+	to, from := map[string]string{}, map[string]string{}
+	for k, x := range ra {
+		y, ok := rb[k]
+		if !ok || differ[k] {
+			continue
+		}
+		if !pairNames(x, y, to, from) {
+			return nil
+		}
+	}
+	for x, y := range to {
+		// A name, not a number written as text: a count of "2" beside
+		// the run's row "2" would be renamed with it.
+		if !hasDigit(x) || !hasDigit(y) || isNumber(x) || isNumber(y) {
+			delete(to, x)
+		}
+	}
+	if len(to) == 0 {
+		return nil
+	}
+	return to
+}
+
+func isNumber(s string) bool {
+	_, err := strconv.ParseFloat(s, 64)
+	return err == nil
+}
+
+// normState returns snapshot s as encode writes it ("" when it does not
+// decode), for comparison with renamedState's.
+func normState(s string) string {
+	v, err := decodeState(s)
+	if err != nil {
+		return ""
+	}
+	return encode(v)
+}
+
+// renamedState returns snapshot s with every string and key that rename
+// maps renamed, as encode writes it ("-" when it does not decode, which
+// equals no normState).
+func renamedState(s string, rename map[string]string) string {
+	v, err := decodeState(s)
+	if err != nil {
+		return "-"
+	}
+	return encode(renamed(v, rename))
 }

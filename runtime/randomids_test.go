@@ -1,0 +1,184 @@
+package runtime
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// helpdesk is PostgreSQL's tickets(id UUID DEFAULT gen_random_uuid(),
+// ext_key UNIQUE, status, comment_count), comments(id BIGSERIAL, ticket_id,
+// ckey, body, UNIQUE(ticket_id, ckey)) and a trigger's audit(id BIGSERIAL,
+// ticket_id, what) as State reads them: the sink names each ticket at
+// random, and the agent passes the name on.
+type helpdesk struct {
+	mu       sync.Mutex
+	tickets  []map[string]any
+	comments []map[string]any
+	audit    []map[string]any
+	// plain makes comment insert a row each time (no key): a second
+	// delivery comments twice. twice makes open_ticket insert a ticket
+	// each time, under a new id.
+	plain, twice bool
+	meet         *rendezvous // holds each call until the other delivery's is in flight
+}
+
+func (h *helpdesk) reset() {
+	h.mu.Lock()
+	h.tickets, h.comments, h.audit = nil, nil, nil
+	h.mu.Unlock()
+}
+
+func randomID() string {
+	var b [8]byte
+	rand.Read(b[:])
+	return "t-" + hex.EncodeToString(b[:])
+}
+
+func (h *helpdesk) open(ext string) string {
+	h.meet.wait()
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if !h.twice {
+		for _, t := range h.tickets {
+			if t["ext_key"] == ext {
+				return t["id"].(string)
+			}
+		}
+	}
+	id := randomID()
+	h.tickets = append(h.tickets, map[string]any{"id": id, "ext_key": ext, "status": "open", "comment_count": 0})
+	return id
+}
+
+func (h *helpdesk) comment(ticket, key, body string) {
+	h.meet.wait()
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if !h.plain && slices.ContainsFunc(h.comments, func(c map[string]any) bool { return c["ticket_id"] == ticket && c["ckey"] == key }) {
+		return
+	}
+	h.comments = append(h.comments, map[string]any{"id": len(h.comments) + 1, "ticket_id": ticket, "ckey": key, "body": body})
+	for _, t := range h.tickets {
+		if t["id"] == ticket {
+			t["comment_count"] = t["comment_count"].(int) + 1
+		}
+	}
+}
+
+func (h *helpdesk) setStatus(ticket, status string) {
+	h.meet.wait()
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for _, t := range h.tickets {
+		if t["id"] == ticket && t["status"] != status {
+			h.audit = append(h.audit, map[string]any{"id": len(h.audit) + 1, "ticket_id": ticket, "what": t["status"].(string) + " -> " + status})
+			t["status"] = status
+		}
+	}
+}
+
+func (h *helpdesk) state() any {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	clone := func(rows []map[string]any) []any {
+		out := make([]any, len(rows))
+		for i, r := range rows {
+			c := map[string]any{}
+			for k, v := range r {
+				c[k] = v
+			}
+			out[i] = c
+		}
+		return out
+	}
+	return map[string]any{"tickets": clone(h.tickets), "comments": clone(h.comments), "audit": clone(h.audit)}
+}
+
+// helpdeskAgent opens the ticket of a mail, comments on it and moves it to
+// in_progress, retrying each call, as the red team's PostgreSQL agent did.
+func helpdeskAgent(h *helpdesk) func(context.Context) error {
+	open := &Op{Name: "open_ticket", Kind: KindWrite, Params: []string{"ext_key"}}
+	comment := &Op{Name: "comment", Kind: KindWrite, Params: []string{"ticket_id", "key", "body"}}
+	status := &Op{Name: "set_status", Kind: KindWrite, Params: []string{"ticket_id", "status"}}
+	retry := func(ctx context.Context, f func() error) error {
+		var err error
+		for range 3 {
+			if err = f(); err == nil || errors.Is(err, context.Canceled) {
+				return err
+			}
+		}
+		return err
+	}
+	return func(ctx context.Context) error {
+		var id string
+		if err := retry(ctx, func() error {
+			c, cctx := Begin(ctx, open, []any{"mail-4711"}, []any{"mail-4711"}, nil)
+			if err := c.Start(); err != nil {
+				return err
+			}
+			_ = cctx
+			id = h.open("mail-4711")
+			return c.Finish(nil, id)
+		}); err != nil {
+			return err
+		}
+		if err := retry(ctx, func() error {
+			return traced(ctx, comment, []any{id, "triage", "Looking into it"}, []any{id, "triage"}, func(context.Context) error {
+				h.comment(id, "triage", "Looking into it")
+				return nil
+			})
+		}); err != nil {
+			return err
+		}
+		return retry(ctx, func() error {
+			return traced(ctx, status, []any{id, "in_progress"}, []any{id}, func(context.Context) error {
+				h.setStatus(id, "in_progress")
+				return nil
+			})
+		})
+	}
+}
+
+// A ticket the sink names at random (a UUID a column's DEFAULT gives), that
+// the agent passes on to later calls, which then change it (a comment
+// counted on it, its status moved on). Two deliveries at once open one
+// ticket (an upsert on the mail's key), under another random name than the
+// baseline's, and comment on it and move it on, each pair of calls in
+// flight together. Each pair did one execution's change once the name the
+// sink gave this run (which open_ticket answered) is the baseline's
+// (sinkRenaming); and the run ends as the baseline did up to that name,
+// wherever it is held (madeIDs). On the red team's PostgreSQL probe p9,
+// open_ticket was a duplicate_write on every run; here, comment and
+// set_status were. A comment without a key, made twice, and a ticket
+// opened twice are still caught.
+func TestATicketNamedAtRandomAndChangedSinceIsOneExecutionsUnderAnotherName(t *testing.T) {
+	for _, c := range []struct {
+		name         string
+		plain, twice bool
+	}{{"upserts", false, false}, {"comment without a key", true, false}, {"ticket opened twice", false, true}} {
+		t.Run(c.name, func(t *testing.T) {
+			for range 2 {
+				h := &helpdesk{plain: c.plain, twice: c.twice, meet: &rendezvous{timeout: 5 * time.Millisecond}}
+				rep, err := Run(context.Background(), t.Name(), helpdeskAgent(h),
+					Setup(func(context.Context) error { h.reset(); return nil }), State(h.state))
+				require.NoError(t, err)
+				dups := findings(rep, ScenarioDuplicateConcurrent)
+				if c.plain || c.twice {
+					assert.NotEmpty(t, dups, "a second comment or ticket stayed")
+					continue
+				}
+				assert.Empty(t, findings(rep, ""), "one ticket under another random name")
+				assert.Zero(t, rep.InconclusiveCount)
+			}
+		})
+	}
+}
