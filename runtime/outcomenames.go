@@ -442,7 +442,13 @@ func sinkRenaming(run, base *Trace) map[string]string {
 	if len(rb) == 0 {
 		return nil
 	}
-	ra := map[string]any{}
+	// The run's answers by key, every call of a key answering the same.
+	type answer struct {
+		key string
+		v   any
+	}
+	var ra []answer
+	at := map[string]int{}
 	differ := map[string]bool{}
 	for i := range run.Ops {
 		o := &run.Ops[i]
@@ -460,19 +466,44 @@ func sinkRenaming(run, base *Trace) map[string]string {
 			differ[k] = true
 			continue
 		}
-		if p, ok := ra[k]; ok && encode(p) != encode(v) {
-			differ[k] = true
-		}
-		ra[k] = v
-	}
-	to, from := map[string]string{}, map[string]string{}
-	for k, x := range ra {
-		y, ok := rb[k]
-		if !ok || differ[k] {
+		if j, ok := at[k]; ok {
+			if encode(ra[j].v) != encode(v) {
+				differ[k] = true
+			}
 			continue
 		}
-		if !pairNames(x, y, to, from) {
-			return nil
+		at[k] = len(ra)
+		ra = append(ra, answer{k, v})
+	}
+	// Rounds: a call given a name the sink answered earlier (open_task
+	// under the ticket's id) has another key in the run than in the
+	// baseline, until that name is read in the baseline's.
+	to, from := map[string]string{}, map[string]string{}
+	paired := map[string]bool{}
+	for round := 0; round < 4; round++ {
+		var quoted []string
+		for x, y := range to {
+			quoted = append(quoted, encode(x), encode(y))
+		}
+		rk := strings.NewReplacer(quoted...)
+		grew := false
+		for _, a := range ra {
+			if differ[a.key] || paired[a.key] {
+				continue
+			}
+			y, ok := rb[rk.Replace(a.key)]
+			if !ok {
+				continue
+			}
+			paired[a.key] = true
+			n := len(to)
+			if !pairNames(a.v, y, to, from) {
+				return nil
+			}
+			grew = grew || len(to) > n
+		}
+		if !grew {
+			break
 		}
 	}
 	for x, y := range to {
@@ -505,11 +536,51 @@ func normState(s string) string {
 
 // renamedState returns snapshot s with every string and key that rename
 // maps renamed, as encode writes it ("-" when it does not decode, which
-// equals no normState).
+// equals no normState). A name of eight characters or more (a UUID, an
+// order number) is renamed within longer strings too (a title that
+// quotes it); a shorter one only whole.
 func renamedState(s string, rename map[string]string) string {
 	v, err := decodeState(s)
 	if err != nil {
 		return "-"
 	}
-	return encode(renamed(v, rename))
+	var pairs []string
+	for x, y := range rename {
+		if len(x) >= 8 {
+			pairs = append(pairs, x, y)
+		}
+	}
+	if len(pairs) == 0 {
+		return encode(renamed(v, rename))
+	}
+	r := strings.NewReplacer(pairs...)
+	var walk func(v any) any
+	walk = func(v any) any {
+		switch x := v.(type) {
+		case string:
+			if y, ok := rename[x]; ok {
+				return y
+			}
+			return r.Replace(x)
+		case map[string]any:
+			out := make(map[string]any, len(x))
+			for k, e := range x {
+				if y, ok := rename[k]; ok {
+					k = y
+				} else {
+					k = r.Replace(k)
+				}
+				out[k] = walk(e)
+			}
+			return out
+		case []any:
+			out := make([]any, len(x))
+			for i, e := range x {
+				out[i] = walk(e)
+			}
+			return out
+		}
+		return v
+	}
+	return encode(walk(v))
 }

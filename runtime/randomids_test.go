@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -28,12 +29,20 @@ type helpdesk struct {
 	// delivery comments twice. twice makes open_ticket insert a ticket
 	// each time, under a new id.
 	plain, twice bool
+	// ref is the comments' column that holds the ticket ("ticket_id",
+	// or "ticket": no key that reads as a reference). task makes the agent
+	// open a task under the ticket (open_task, given the ticket's name,
+	// the sink naming the task at random too), and comment on the task.
+	// titled makes set_status quote the ticket's name in its title.
+	ref          string
+	task, titled bool
+	tasks        []map[string]any
 	meet         *rendezvous // holds each call until the other delivery's is in flight
 }
 
 func (h *helpdesk) reset() {
 	h.mu.Lock()
-	h.tickets, h.comments, h.audit = nil, nil, nil
+	h.tickets, h.comments, h.audit, h.tasks = nil, nil, nil, nil
 	h.mu.Unlock()
 }
 
@@ -59,14 +68,31 @@ func (h *helpdesk) open(ext string) string {
 	return id
 }
 
+// openTask opens the task of a ticket once (an upsert on parent and
+// title), named at random.
+func (h *helpdesk) openTask(parent string) string {
+	h.meet.wait()
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for _, t := range h.tasks {
+		if t["parent"] == parent {
+			return t["id"].(string)
+		}
+	}
+	id := randomID()
+	h.tasks = append(h.tasks, map[string]any{"id": id, "parent": parent, "title": "investigate"})
+	return id
+}
+
 func (h *helpdesk) comment(ticket, key, body string) {
 	h.meet.wait()
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if !h.plain && slices.ContainsFunc(h.comments, func(c map[string]any) bool { return c["ticket_id"] == ticket && c["ckey"] == key }) {
+	ref := cmp.Or(h.ref, "ticket_id")
+	if !h.plain && slices.ContainsFunc(h.comments, func(c map[string]any) bool { return c[ref] == ticket && c["ckey"] == key }) {
 		return
 	}
-	h.comments = append(h.comments, map[string]any{"id": len(h.comments) + 1, "ticket_id": ticket, "ckey": key, "body": body})
+	h.comments = append(h.comments, map[string]any{"id": len(h.comments) + 1, ref: ticket, "ckey": key, "body": body})
 	for _, t := range h.tickets {
 		if t["id"] == ticket {
 			t["comment_count"] = t["comment_count"].(int) + 1
@@ -82,6 +108,9 @@ func (h *helpdesk) setStatus(ticket, status string) {
 		if t["id"] == ticket && t["status"] != status {
 			h.audit = append(h.audit, map[string]any{"id": len(h.audit) + 1, "ticket_id": ticket, "what": t["status"].(string) + " -> " + status})
 			t["status"] = status
+			if h.titled {
+				t["title"] = "[" + ticket + "] Mail 4711"
+			}
 		}
 	}
 }
@@ -100,7 +129,7 @@ func (h *helpdesk) state() any {
 		}
 		return out
 	}
-	return map[string]any{"tickets": clone(h.tickets), "comments": clone(h.comments), "audit": clone(h.audit)}
+	return map[string]any{"tickets": clone(h.tickets), "comments": clone(h.comments), "audit": clone(h.audit), "tasks": clone(h.tasks)}
 }
 
 // helpdeskAgent opens the ticket of a mail, comments on it and moves it to
@@ -109,6 +138,7 @@ func helpdeskAgent(h *helpdesk) func(context.Context) error {
 	open := &Op{Name: "open_ticket", Kind: KindWrite, Params: []string{"ext_key"}}
 	comment := &Op{Name: "comment", Kind: KindWrite, Params: []string{"ticket_id", "key", "body"}}
 	status := &Op{Name: "set_status", Kind: KindWrite, Params: []string{"ticket_id", "status"}}
+	task := &Op{Name: "open_task", Kind: KindWrite, Params: []string{"parent"}}
 	retry := func(ctx context.Context, f func() error) error {
 		var err error
 		for range 3 {
@@ -131,9 +161,22 @@ func helpdeskAgent(h *helpdesk) func(context.Context) error {
 		}); err != nil {
 			return err
 		}
+		on := id
+		if h.task {
+			if err := retry(ctx, func() error {
+				c, _ := Begin(ctx, task, []any{id}, []any{id}, nil)
+				if err := c.Start(); err != nil {
+					return err
+				}
+				on = h.openTask(id)
+				return c.Finish(nil, on)
+			}); err != nil {
+				return err
+			}
+		}
 		if err := retry(ctx, func() error {
-			return traced(ctx, comment, []any{id, "triage", "Looking into it"}, []any{id, "triage"}, func(context.Context) error {
-				h.comment(id, "triage", "Looking into it")
+			return traced(ctx, comment, []any{on, "triage", "Looking into it"}, []any{on, "triage"}, func(context.Context) error {
+				h.comment(on, "triage", "Looking into it")
 				return nil
 			})
 		}); err != nil {
@@ -162,12 +205,24 @@ func helpdeskAgent(h *helpdesk) func(context.Context) error {
 // opened twice are still caught.
 func TestATicketNamedAtRandomAndChangedSinceIsOneExecutionsUnderAnotherName(t *testing.T) {
 	for _, c := range []struct {
-		name         string
-		plain, twice bool
-	}{{"upserts", false, false}, {"comment without a key", true, false}, {"ticket opened twice", false, true}} {
+		name                       string
+		plain, twice, task, titled bool
+		ref                        string
+	}{
+		{name: "upserts"},
+		// Where no key reads as a reference to tickets (the red team's
+		// second round, /tmp/rt27 p1: a duplicate_write on every run).
+		{name: "upserts, the comment's ticket under ticket", ref: "ticket"},
+		{name: "upserts, a task under the ticket, the comment on it", task: true},
+		{name: "upserts, the title quoting the ticket's name", titled: true},
+		{name: "comment without a key", plain: true},
+		{name: "comment without a key, under ticket", plain: true, ref: "ticket"},
+		{name: "ticket opened twice", twice: true},
+		{name: "ticket opened twice, a task under each", twice: true, task: true},
+	} {
 		t.Run(c.name, func(t *testing.T) {
 			for range 2 {
-				h := &helpdesk{plain: c.plain, twice: c.twice, meet: &rendezvous{timeout: 5 * time.Millisecond}}
+				h := &helpdesk{plain: c.plain, twice: c.twice, ref: c.ref, task: c.task, titled: c.titled, meet: &rendezvous{timeout: 5 * time.Millisecond}}
 				rep, err := Run(context.Background(), t.Name(), helpdeskAgent(h),
 					Setup(func(context.Context) error { h.reset(); return nil }), State(h.state))
 				require.NoError(t, err)

@@ -65,7 +65,7 @@ func (w *shopWorld) start() {
 			select { // as a ticker's worker waits, in a select
 			case <-ctx.Done():
 				return
-			case <-time.After(5 * time.Millisecond):
+			case <-time.After(20 * time.Millisecond):
 			}
 			w.mu.Lock()
 			for i := range w.outbox {
