@@ -1338,8 +1338,27 @@ func judgeRepeatsIn(tr *Trace, end, baseEnd string, baseWin map[string][2]string
 			return false
 		}
 		for _, g := range un.base.gaps {
-			if alike(to, g[1]) && alike(from, g[0]) {
+			if !alike(from, g[0]) {
+				continue
+			}
+			if alike(to, g[1]) {
 				return true
+			}
+			if g[1] != un.base.end {
+				continue
+			}
+			// Part of the way: the world's change came in steps (a mail,
+			// then its receipt 20 ms later), and the window closed
+			// between them; the baseline went through that state as its
+			// end was read again (passed), or held it when its agent
+			// returned. The end, read once still, says the rest.
+			if r := un.base.returned; r != "" && r != g[0] && alike(to, r) {
+				return true
+			}
+			for _, p := range un.base.passed {
+				if p != g[0] && alike(to, p) {
+					return true
+				}
 			}
 		}
 		return false
