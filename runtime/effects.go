@@ -956,6 +956,12 @@ func endNeverStill(tr *Trace, end string, base *Trace) bool {
 	return end != "" && base != nil && base.end != "" && !landedByReturn(tr, end, base)
 }
 
+// worldNeverStillNote says why the repeat id of op, whose window held what
+// the world did by itself in the baseline, was not judged.
+func worldNeverStillNote(op, id string) string {
+	return fmt.Sprintf("%s (a repeat of %s) was not judged: what changed in its window is what the world did by itself in the baseline (a worker that Setup started, carrying out what a call queued), and the baseline's state never held still when its end was read (a counter that changes by itself), so neither the baseline nor the end can say whether the repeat did it again; give a Settle that waits for that work (testkit.SettleUntil), or leave the parts that change by themselves out of State", id, op)
+}
+
 // neverStillNote says why the repeat id of op was not judged.
 func neverStillNote(op, id string) string {
 	return fmt.Sprintf("%s (a repeat of %s) was not judged: no call of %s changed the state in its own window, and the state, here or in the baseline, had not held still when the end was read: the world went on changing by itself after the agent returned (a counter it bumps, an order its services confirm and ship), so the end cannot say whether a second effect stayed; give a Settle that waits for the world to go quiet (testkit.SettleUntil), or leave the parts that change by themselves out of State", id, op, op)
@@ -1320,6 +1326,36 @@ func judgeRepeatsIn(tr *Trace, end, baseEnd string, baseWin map[string][2]string
 		}
 		return false
 	}
+	// worldRestless is worldAfter for a baseline whose state never held
+	// still (a heartbeat in State): the places that went on changing by
+	// themselves (untraced.restless) left out of every state compared,
+	// and the end not consulted, since it says nothing there.
+	worldRestless := func(from, to string) bool {
+		if un == nil || baseline || from == "" || to == "" || un.base.endStill || len(un.base.passed) == 0 {
+			return false // still, or never read again: not a restless world
+		}
+		f, t := un.restlessOut(from), un.restlessOut(to)
+		if f == t {
+			return false // only the heartbeat moved: not this rule's
+		}
+		for _, g := range un.base.gaps {
+			if !alike(f, un.restlessOut(g[0])) {
+				continue
+			}
+			if alike(t, un.restlessOut(g[1])) {
+				return true
+			}
+			if g[1] != un.base.end {
+				continue
+			}
+			for _, p := range append([]string{un.base.returned}, un.base.passed...) {
+				if p != "" && p != g[0] && alike(t, un.restlessOut(p)) {
+					return true
+				}
+			}
+		}
+		return false
+	}
 	endSame := func() bool { // read only for overlapped repeats: it decodes both snapshots
 		if !sameKnown {
 			sameKnown, sameInOrder = true, alike(end, baseEnd)
@@ -1630,7 +1666,8 @@ func judgeRepeatsIn(tr *Trace, end, baseEnd string, baseWin map[string][2]string
 			// note; untracedAlone says a repeat seen alone changed
 			// nothing else (left).
 			var left []place
-			worldNoted := false // the cluster's change beyond one execution's was the world's (worldAfter)
+			worldNoted := false    // the cluster's change beyond one execution's was the world's (worldAfter)
+			worldUnjudged := false // so, where the baseline never held still (worldRestless)
 			untracedAlone := func(o *Operation) bool {
 				before, after := o.stateWindow()
 				left, _ = un.explains(o, before, after, &views)
@@ -1671,6 +1708,12 @@ func judgeRepeatsIn(tr *Trace, end, baseEnd string, baseWin map[string][2]string
 								// untraced write.
 								return ""
 							}
+						}
+						if c != "" && worldRestless(normState(w[1]), normState(after)) {
+							// As below, where the baseline's state never
+							// held still (a heartbeat): unjudged.
+							worldUnjudged = true
+							return ""
 						}
 						if c != "" && worldAfter(w[1], after) && endSame() {
 							// It did what one execution did, and the
@@ -1737,6 +1780,12 @@ func judgeRepeatsIn(tr *Trace, end, baseEnd string, baseWin map[string][2]string
 				}
 			}
 			switch {
+			case oneKnown && oneChange == "" && worldUnjudged:
+				if !stillNoted {
+					stillNoted = true
+					tr.unsettled = true
+					tr.Notes = append(tr.Notes, worldNeverStillNote(k.op, o.ID))
+				}
 			case oneKnown && oneChange == "" && effectSeen(o):
 				o.Repeat, o.JudgedBy = RepeatAbsorbed, JudgedByOneExecution
 				if worldNoted {
@@ -1787,6 +1836,19 @@ func judgeRepeatsIn(tr *Trace, end, baseEnd string, baseWin map[string][2]string
 				// second effect stayed.
 				o.Repeat, o.JudgedBy = RepeatAbsorbed, JudgedByEndState
 				tr.Notes = append(tr.Notes, worldNote(o, first.ID))
+			case o.stateSeen() && o.StateChange != "" && !baseline && un != nil && !un.base.endStill && func() bool { before, after := o.stateWindow(); return worldRestless(before, after) }():
+				// What the repeat's window holds is what the world did by
+				// itself in the baseline (a mail a worker of Setup's
+				// sent), and the baseline's state never held still (a
+				// heartbeat in State): neither worldAfter nor the end can
+				// tell whether the repeat did it again. Unjudged, the
+				// scenario inconclusive (red team, /tmp/rt28 w3: a
+				// duplicate_write on every run).
+				if !stillNoted {
+					stillNoted = true
+					tr.unsettled = true
+					tr.Notes = append(tr.Notes, worldNeverStillNote(k.op, o.ID))
+				}
 			case o.stateSeen() && o.StateChange != "" && (o.stateSettled() || firstSeen || o.Idempotent) && untracedAlone(o):
 				// As above, once what another delivery's own code
 				// wrote untraced while the repeat ran is left out.

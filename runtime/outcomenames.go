@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	"cmp"
 	"encoding/json"
 	"maps"
 	"slices"
@@ -442,44 +443,35 @@ func sinkRenaming(run, base *Trace) map[string]string {
 	if len(rb) == 0 {
 		return nil
 	}
-	// The run's answers by key, every call of a key answering the same.
+	// The run's answers by key: each is paired with the baseline's one on
+	// its own, so that two calls of a key answering the same name pair it
+	// once, whatever else differs between them (a get-or-create's
+	// "created", true for one delivery and false for the other: red
+	// team, /tmp/rt28pg p2), and two answering two names for the
+	// baseline's one pair nothing (pairNames: one to one).
 	type answer struct {
 		key string
 		v   any
 	}
 	var ra []answer
-	at := map[string]int{}
-	differ := map[string]bool{}
 	for i := range run.Ops {
 		o := &run.Ops[i]
 		if o.Kind != KindWrite || o.Status != StatusSuccess || o.Result == nil {
 			continue
 		}
-		k := opKey(o)
 		c, err := Canonical(o.Result)
 		if err != nil {
-			differ[k] = true
 			continue
 		}
-		v, err := decodeState(c)
-		if err != nil {
-			differ[k] = true
-			continue
+		if v, err := decodeState(c); err == nil {
+			ra = append(ra, answer{opKey(o), v})
 		}
-		if j, ok := at[k]; ok {
-			if encode(ra[j].v) != encode(v) {
-				differ[k] = true
-			}
-			continue
-		}
-		at[k] = len(ra)
-		ra = append(ra, answer{k, v})
 	}
 	// Rounds: a call given a name the sink answered earlier (open_task
 	// under the ticket's id) has another key in the run than in the
 	// baseline, until that name is read in the baseline's.
 	to, from := map[string]string{}, map[string]string{}
-	paired := map[string]bool{}
+	paired := make([]bool, len(ra))
 	for round := 0; round < 4; round++ {
 		var quoted []string
 		for x, y := range to {
@@ -487,15 +479,15 @@ func sinkRenaming(run, base *Trace) map[string]string {
 		}
 		rk := strings.NewReplacer(quoted...)
 		grew := false
-		for _, a := range ra {
-			if differ[a.key] || paired[a.key] {
+		for i, a := range ra {
+			if paired[i] {
 				continue
 			}
 			y, ok := rb[rk.Replace(a.key)]
 			if !ok {
 				continue
 			}
-			paired[a.key] = true
+			paired[i] = true
 			n := len(to)
 			if !pairNames(a.v, y, to, from) {
 				return nil
@@ -540,47 +532,27 @@ func normState(s string) string {
 // order number) is renamed within longer strings too (a title that
 // quotes it); a shorter one only whole.
 func renamedState(s string, rename map[string]string) string {
-	v, err := decodeState(s)
-	if err != nil {
+	if _, err := decodeState(s); err != nil {
 		return "-"
 	}
-	var pairs []string
-	for x, y := range rename {
+	// Longest first, then in order: where one name holds another, the
+	// longer is replaced, on every run alike.
+	var long []string
+	for x := range rename {
 		if len(x) >= 8 {
-			pairs = append(pairs, x, y)
+			long = append(long, x)
 		}
 	}
-	if len(pairs) == 0 {
-		return encode(renamed(v, rename))
+	slices.SortFunc(long, func(a, b string) int { return cmp.Or(len(b)-len(a), strings.Compare(a, b)) })
+	pairs := make([]string, 0, 2*len(long))
+	for _, x := range long {
+		pairs = append(pairs, x, rename[x])
 	}
 	r := strings.NewReplacer(pairs...)
-	var walk func(v any) any
-	walk = func(v any) any {
-		switch x := v.(type) {
-		case string:
-			if y, ok := rename[x]; ok {
-				return y
-			}
-			return r.Replace(x)
-		case map[string]any:
-			out := make(map[string]any, len(x))
-			for k, e := range x {
-				if y, ok := rename[k]; ok {
-					k = y
-				} else {
-					k = r.Replace(k)
-				}
-				out[k] = walk(e)
-			}
-			return out
-		case []any:
-			out := make([]any, len(x))
-			for i, e := range x {
-				out[i] = walk(e)
-			}
-			return out
+	return mapText(s, func(t string) string {
+		if y, ok := rename[t]; ok {
+			return y
 		}
-		return v
-	}
-	return encode(walk(v))
+		return r.Replace(t)
+	}, true)
 }

@@ -36,8 +36,11 @@ type helpdesk struct {
 	// titled makes set_status quote the ticket's name in its title.
 	ref          string
 	task, titled bool
-	tasks        []map[string]any
-	meet         *rendezvous // holds each call until the other delivery's is in flight
+	// created makes open_ticket answer {"id", "created"}, as a
+	// get-or-create does: true for the delivery that made it.
+	created bool
+	tasks   []map[string]any
+	meet    *rendezvous // holds each call until the other delivery's is in flight
 }
 
 func (h *helpdesk) reset() {
@@ -52,20 +55,20 @@ func randomID() string {
 	return "t-" + hex.EncodeToString(b[:])
 }
 
-func (h *helpdesk) open(ext string) string {
+func (h *helpdesk) open(ext string) (id string, created bool) {
 	h.meet.wait()
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if !h.twice {
 		for _, t := range h.tickets {
 			if t["ext_key"] == ext {
-				return t["id"].(string)
+				return t["id"].(string), false
 			}
 		}
 	}
-	id := randomID()
+	id = randomID()
 	h.tickets = append(h.tickets, map[string]any{"id": id, "ext_key": ext, "status": "open", "comment_count": 0})
-	return id
+	return id, true
 }
 
 // openTask opens the task of a ticket once (an upsert on parent and
@@ -156,7 +159,11 @@ func helpdeskAgent(h *helpdesk) func(context.Context) error {
 				return err
 			}
 			_ = cctx
-			id = h.open("mail-4711")
+			var created bool
+			id, created = h.open("mail-4711")
+			if h.created {
+				return c.Finish(nil, map[string]any{"id": id, "created": created})
+			}
 			return c.Finish(nil, id)
 		}); err != nil {
 			return err
@@ -205,9 +212,9 @@ func helpdeskAgent(h *helpdesk) func(context.Context) error {
 // opened twice are still caught.
 func TestATicketNamedAtRandomAndChangedSinceIsOneExecutionsUnderAnotherName(t *testing.T) {
 	for _, c := range []struct {
-		name                       string
-		plain, twice, task, titled bool
-		ref                        string
+		name                                string
+		plain, twice, task, titled, created bool
+		ref                                 string
 	}{
 		{name: "upserts"},
 		// Where no key reads as a reference to tickets (the red team's
@@ -215,6 +222,12 @@ func TestATicketNamedAtRandomAndChangedSinceIsOneExecutionsUnderAnotherName(t *t
 		{name: "upserts, the comment's ticket under ticket", ref: "ticket"},
 		{name: "upserts, a task under the ticket, the comment on it", task: true},
 		{name: "upserts, the title quoting the ticket's name", titled: true},
+		// A get-or-create that says whether it made the ticket: the two
+		// deliveries' answers differ by that flag, the name is one
+		// (red team, /tmp/rt28pg p2: a duplicate_write on every run).
+		{name: "get-or-create answering created, the comment under ticket", created: true, ref: "ticket"},
+		{name: "get-or-create answering created, a task under the ticket", created: true, task: true},
+		{name: "ticket opened twice, answering created", twice: true, created: true, ref: "ticket"},
 		{name: "comment without a key", plain: true},
 		{name: "comment without a key, under ticket", plain: true, ref: "ticket"},
 		{name: "ticket opened twice", twice: true},
@@ -222,7 +235,7 @@ func TestATicketNamedAtRandomAndChangedSinceIsOneExecutionsUnderAnotherName(t *t
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			for range 2 {
-				h := &helpdesk{plain: c.plain, twice: c.twice, ref: c.ref, task: c.task, titled: c.titled, meet: &rendezvous{timeout: 5 * time.Millisecond}}
+				h := &helpdesk{plain: c.plain, twice: c.twice, ref: c.ref, task: c.task, titled: c.titled, created: c.created, meet: &rendezvous{timeout: 5 * time.Millisecond}}
 				rep, err := Run(context.Background(), t.Name(), helpdeskAgent(h),
 					Setup(func(context.Context) error { h.reset(); return nil }), State(h.state))
 				require.NoError(t, err)

@@ -918,6 +918,12 @@ func withoutClocks(s string, named map[string]bool) string {
 // encoded as encode does; s is returned as it is when it cannot be
 // decoded.
 func mapStrings(s string, f func(string) string) string {
+	return mapText(s, f, false)
+}
+
+// mapText is mapStrings, with the keys of objects changed by f too where
+// keys says so.
+func mapText(s string, f func(string) string, keys bool) string {
 	v, err := decodeState(s)
 	if err != nil {
 		return s
@@ -928,6 +934,9 @@ func mapStrings(s string, f func(string) string) string {
 		case map[string]any:
 			out := make(map[string]any, len(x))
 			for k, e := range x {
+				if keys {
+					k = f(k)
+				}
 				out[k] = walk(e)
 			}
 			return out

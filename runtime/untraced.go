@@ -2,7 +2,9 @@ package runtime
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
+	"strings"
 	"sync"
 )
 
@@ -46,6 +48,10 @@ type untraced struct {
 	// windows and gaps are the baseline's windows of traced writes and
 	// the changes between them, decoded.
 	windows, gaps [][2]*stateView
+	// restless are the places that changed twice or more while the
+	// baseline's end was read again and never held still (a heartbeat),
+	// by key.
+	restless map[string]bool
 }
 
 // untracedIn returns what the baseline base says of untraced changes; nil
@@ -79,6 +85,24 @@ func (u *untraced) load() {
 				return
 			}
 			u.windows = append(u.windows, [2]*stateView{b, a})
+		}
+		if !u.base.endStill && len(u.base.passed) > 0 {
+			// Changed twice or more: a mail the worker sent once while
+			// the end was read is the world's change, not a heartbeat.
+			seq := append(slices.Clone(u.base.passed), u.base.end)
+			times := map[string]int{}
+			for i := 1; i < len(seq); i++ {
+				if places, ok := changedPlaces(views.of(seq[i-1]), views.of(seq[i])); ok {
+					for _, p := range places {
+						if times[p.key()]++; times[p.key()] == 2 {
+							if u.restless == nil {
+								u.restless = map[string]bool{}
+							}
+							u.restless[p.key()] = true
+						}
+					}
+				}
+			}
 		}
 		for _, g := range u.base.gaps {
 			if g[1] == u.base.end && u.base.returned != "" {
@@ -158,6 +182,37 @@ func (u *untraced) explains(o *Operation, a, b string, views *stateViews) ([]pla
 		}
 	}
 	return places, true
+}
+
+// restlessOut returns snapshot s with the places that change by
+// themselves (restless: a heartbeat) set to null, for comparing states of
+// a world that never held still; s when there are none or it does not
+// decode.
+func (u *untraced) restlessOut(s string) string {
+	u.load()
+	if len(u.restless) == 0 {
+		return s
+	}
+	v, err := decodeState(s)
+	if err != nil {
+		return s
+	}
+	for k := range u.restless {
+		if strings.Contains(k, "\x02") {
+			continue // an entry of a list: not a place that holds a value
+		}
+		path := strings.Split(k, "\x01")
+		m, ok := v.(map[string]any)
+		for i := 0; ok && i < len(path)-1; i++ {
+			m, ok = m[path[i]].(map[string]any)
+		}
+		if ok {
+			if _, held := m[path[len(path)-1]]; held {
+				m[path[len(path)-1]] = nil
+			}
+		}
+	}
+	return encode(v)
 }
 
 // sameChangeBut reports whether the window from before to after made the
