@@ -37,10 +37,11 @@ type helpdesk struct {
 	ref          string
 	task, titled bool
 	// created makes open_ticket answer {"id", "created"}, as a
-	// get-or-create does: true for the delivery that made it.
-	created bool
-	tasks   []map[string]any
-	meet    *rendezvous // holds each call until the other delivery's is in flight
+	// get-or-create does: true for the delivery that made it. url makes
+	// the open write the ticket's url, which quotes its id, in its row.
+	created, url bool
+	tasks        []map[string]any
+	meet         *rendezvous // holds each call until the other delivery's is in flight
 }
 
 func (h *helpdesk) reset() {
@@ -67,7 +68,11 @@ func (h *helpdesk) open(ext string) (id string, created bool) {
 		}
 	}
 	id = randomID()
-	h.tickets = append(h.tickets, map[string]any{"id": id, "ext_key": ext, "status": "open", "comment_count": 0})
+	t := map[string]any{"id": id, "ext_key": ext, "status": "open", "comment_count": 0}
+	if h.url {
+		t["url"] = "/tickets/" + id
+	}
+	h.tickets = append(h.tickets, t)
 	return id, true
 }
 
@@ -212,9 +217,9 @@ func helpdeskAgent(h *helpdesk) func(context.Context) error {
 // opened twice are still caught.
 func TestATicketNamedAtRandomAndChangedSinceIsOneExecutionsUnderAnotherName(t *testing.T) {
 	for _, c := range []struct {
-		name                                string
-		plain, twice, task, titled, created bool
-		ref                                 string
+		name                                     string
+		plain, twice, task, titled, created, url bool
+		ref                                      string
 	}{
 		{name: "upserts"},
 		// Where no key reads as a reference to tickets (the red team's
@@ -228,6 +233,10 @@ func TestATicketNamedAtRandomAndChangedSinceIsOneExecutionsUnderAnotherName(t *t
 		{name: "get-or-create answering created, the comment under ticket", created: true, ref: "ticket"},
 		{name: "get-or-create answering created, a task under the ticket", created: true, task: true},
 		{name: "ticket opened twice, answering created", twice: true, created: true, ref: "ticket"},
+		// The open writes a url that quotes the id in the row it makes
+		// (red team, /tmp/rt29 hs: a duplicate_write on every run).
+		{name: "upserts, the ticket's url quoting its id", url: true},
+		{name: "ticket opened twice, its url quoting its id", twice: true, url: true},
 		{name: "comment without a key", plain: true},
 		{name: "comment without a key, under ticket", plain: true, ref: "ticket"},
 		{name: "ticket opened twice", twice: true},
@@ -235,7 +244,7 @@ func TestATicketNamedAtRandomAndChangedSinceIsOneExecutionsUnderAnotherName(t *t
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			for range 2 {
-				h := &helpdesk{plain: c.plain, twice: c.twice, ref: c.ref, task: c.task, titled: c.titled, created: c.created, meet: &rendezvous{timeout: 5 * time.Millisecond}}
+				h := &helpdesk{plain: c.plain, twice: c.twice, ref: c.ref, task: c.task, titled: c.titled, created: c.created, url: c.url, meet: &rendezvous{timeout: 5 * time.Millisecond}}
 				rep, err := Run(context.Background(), t.Name(), helpdeskAgent(h),
 					Setup(func(context.Context) error { h.reset(); return nil }), State(h.state))
 				require.NoError(t, err)
