@@ -986,15 +986,15 @@ func clusterTaken(o *Operation) bool {
 	return e != nil && e.inCluster && e.clErr == "" && e.before != "" && e.after != ""
 }
 
-// deferredNote is the trace's note when a repeat of op (the first, id)
-// whose executions changed the state in no window of their own was judged
-// by the end state (judgeRepeatsIn).
 // worldNote is the trace's note for repeat o of the write first, whose
 // window held what the world did by itself in the baseline (worldAfter).
 func worldNote(o *Operation, first string) string {
 	return fmt.Sprintf("%s's repeat %s was not counted although the state changed while it ran: the change is the one the baseline's state went through by itself after %s, with no call in flight (a worker that Setup started, carrying out what the call queued), and the run ended as the baseline did; give a Settle that waits for that work for the suite to judge the repeat by its own window", o.Name, o.ID, first)
 }
 
+// deferredNote is the trace's note when a repeat of op (the first, id)
+// whose executions changed the state in no window of their own was judged
+// by the end state (judgeRepeatsIn).
 func deferredNote(op, id string) string {
 	return fmt.Sprintf("%s changed the state in none of its calls, here or in the baseline, where the state changed outside every traced write and had landed when the agent returned: its effect lands outside its calls (a transaction's commit, or nothing after a rollback; a booking made after an answer); its repeat %s was judged by the end state, which is the baseline's, so the repeats left nothing of their own (had the run ended otherwise, each execution would count)", op, id)
 }

@@ -489,7 +489,7 @@ func sinkRenaming(run, base *Trace) map[string]string {
 			}
 			paired[i] = true
 			n := len(to)
-			if !pairNames(a.v, y, to, from) {
+			if !pairNames(a.v, y, to, from) || !pairSame(a.v, y, to, from) {
 				return nil
 			}
 			grew = grew || len(to) > n
@@ -500,8 +500,9 @@ func sinkRenaming(run, base *Trace) map[string]string {
 	}
 	for x, y := range to {
 		// A name, not a number written as text: a count of "2" beside
-		// the run's row "2" would be renamed with it.
-		if !hasDigit(x) || !hasDigit(y) || isNumber(x) || isNumber(y) {
+		// the run's row "2" would be renamed with it. A name kept is no
+		// renaming.
+		if x == y || !hasDigit(x) || !hasDigit(y) || isNumber(x) || isNumber(y) {
 			delete(to, x)
 		}
 	}
@@ -509,6 +510,43 @@ func sinkRenaming(run, base *Trace) map[string]string {
 		return nil
 	}
 	return to
+}
+
+// pairSame records in to and from, as names kept, the strings that x and
+// y hold alike at one place, and reports false where one is already paired
+// with another: a run whose answers were T-0001 and T-0002 against the
+// baseline's T-0001 would otherwise rename T-0002 onto the T-0001 it also
+// holds, two rows made one (review of a1702ab).
+func pairSame(x, y any, to, from map[string]string) bool {
+	switch xv := x.(type) {
+	case string:
+		if yv, ok := y.(string); ok && xv == yv {
+			if t, ok := to[xv]; ok && t != xv {
+				return false
+			}
+			if f, ok := from[xv]; ok && f != xv {
+				return false
+			}
+			to[xv], from[xv] = xv, xv
+		}
+	case map[string]any:
+		if yv, ok := y.(map[string]any); ok {
+			for k, e := range xv {
+				if f, ok := yv[k]; ok && !pairSame(e, f, to, from) {
+					return false
+				}
+			}
+		}
+	case []any:
+		if yv, ok := y.([]any); ok && len(xv) == len(yv) {
+			for i := range xv {
+				if !pairSame(xv[i], yv[i], to, from) {
+					return false
+				}
+			}
+		}
+	}
+	return true
 }
 
 func isNumber(s string) bool {
@@ -549,10 +587,14 @@ func renamedState(s string, rename map[string]string) string {
 		pairs = append(pairs, x, rename[x])
 	}
 	r := strings.NewReplacer(pairs...)
-	return mapText(s, func(t string) string {
+	out, whole := mapText(s, func(t string) string {
 		if y, ok := rename[t]; ok {
 			return y
 		}
 		return r.Replace(t)
 	}, true)
+	if !whole {
+		return "-" // two members under one name: no renaming
+	}
+	return out
 }

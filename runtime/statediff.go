@@ -918,16 +918,18 @@ func withoutClocks(s string, named map[string]bool) string {
 // encoded as encode does; s is returned as it is when it cannot be
 // decoded.
 func mapStrings(s string, f func(string) string) string {
-	return mapText(s, f, false)
+	out, _ := mapText(s, f, false)
+	return out
 }
 
 // mapText is mapStrings, with the keys of objects changed by f too where
-// keys says so.
-func mapText(s string, f func(string) string, keys bool) string {
+// keys says so; false where two keys of one object became one.
+func mapText(s string, f func(string) string, keys bool) (string, bool) {
 	v, err := decodeState(s)
 	if err != nil {
-		return s
+		return s, true
 	}
+	whole := true
 	var walk func(v any) any
 	walk = func(v any) any {
 		switch x := v.(type) {
@@ -936,6 +938,9 @@ func mapText(s string, f func(string) string, keys bool) string {
 			for k, e := range x {
 				if keys {
 					k = f(k)
+					if _, twice := out[k]; twice {
+						whole = false
+					}
 				}
 				out[k] = walk(e)
 			}
@@ -951,5 +956,5 @@ func mapText(s string, f func(string) string, keys bool) string {
 		}
 		return v
 	}
-	return encode(walk(v))
+	return encode(walk(v)), whole
 }

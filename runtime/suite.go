@@ -502,12 +502,14 @@ func (s *Suite) run(ctx context.Context, sc Scenario) (*Result, *Trace, error) {
 			r.judge.stillFor, r.judge.keepPassed = endCalibrate, true
 		} else if s.base != nil {
 			r.judge.stillFor, r.judge.stillMax = stillFor(s.base)
-			// The baseline's state changed by itself, between its
-			// calls: a repeat's window may hold what the world did (a
-			// worker of Setup's, worldAfter), and the end is then what
-			// tells whether the repeat left a second effect: it is read
-			// once it held still, as where this run saw such a change.
-			r.judge.worldMoves = len(s.base.gaps) > 0 && s.cfg.settle == nil
+			// The baseline's state changed outside its calls while a
+			// goroutine Setup left ran (worldLive): a repeat's window
+			// may hold what the world did (a worker of Setup's,
+			// worldAfter), and the end is then what tells whether the
+			// repeat left a second effect: it is read once it held
+			// still, as where this run saw such a change. Not for an
+			// agent's own untraced line alone: that costs a run no wait.
+			r.judge.worldMoves = s.base.worldLive && len(s.base.gaps) > 0 && s.cfg.settle == nil
 		}
 	}
 	var pre map[uint64]bool // the goroutines there before the agent ran
@@ -652,6 +654,7 @@ func (s *Suite) run(ctx context.Context, sc Scenario) (*Result, *Trace, error) {
 		tr.end, tr.returned = r.judge.end, r.judge.returned
 		tr.endSettled = r.judge.settle != nil && tr.end != ""
 		tr.endStill, tr.landedAfter = r.judge.stillEnd()
+		tr.worldLive = r.judge.worldLive
 		tr.passed = r.judge.passedStates()
 		tr.gaps = r.judge.gapsSeen()
 		if r.judge.late != "" {

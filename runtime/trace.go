@@ -222,7 +222,10 @@ type Trace struct {
 	// endStill says end was read again, without a Settle, and had held
 	// still (judge.still); landedAfter is how long after the first end
 	// snapshot the state last changed.
-	endStill    bool
+	endStill bool
+	// worldLive says, of the baseline, that Setup left a goroutine
+	// running (judge.worldLive).
+	worldLive   bool
 	landedAfter time.Duration
 	// passed holds, in the baseline's trace, the states the end went
 	// through after the agent returned, before the last, while it was read
