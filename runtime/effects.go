@@ -1231,6 +1231,20 @@ func judgeRepeatsIn(tr *Trace, end, baseEnd string, baseWin map[string][2]string
 		}
 		return sinkRn
 	}
+	// inBaseNames returns key (an op's name, identity and arguments, as
+	// JSON) with the names the sink gave this run, quoted, in the
+	// baseline's (sinkNames); key itself where there are none.
+	inBaseNames := func(key string) string {
+		rn := sinkNames()
+		if len(rn) == 0 {
+			return key
+		}
+		quoted := make([]string, 0, 2*len(rn))
+		for x, y := range rn {
+			quoted = append(quoted, encode(x), encode(y))
+		}
+		return strings.NewReplacer(quoted...).Replace(key)
+	}
 	// They are the same too when they differ only by the names of members
 	// that creates made (T-1 and T-2 swapped): two parallel creates of one
 	// delivery ran in another order than in the baseline (madenames.go).
@@ -1604,11 +1618,12 @@ func judgeRepeatsIn(tr *Trace, end, baseEnd string, baseWin map[string][2]string
 			}
 			if baseSeen < 0 {
 				baseSeen = 0
-				prefix := k.op + "\x00" + k.id + "\x00"
-				for wk, w := range baseWin {
-					if strings.HasPrefix(wk, prefix) && w[0] != w[1] {
-						baseSeen = 1
-						break
+				for _, prefix := range []string{k.op + "\x00" + k.id + "\x00", inBaseNames(k.op + "\x00" + k.id + "\x00")} {
+					for wk, w := range baseWin {
+						if strings.HasPrefix(wk, prefix) && w[0] != w[1] {
+							baseSeen = 1
+							break
+						}
 					}
 				}
 			}
@@ -1727,7 +1742,7 @@ func judgeRepeatsIn(tr *Trace, end, baseEnd string, baseWin map[string][2]string
 							worldNoted = true
 							return ""
 						}
-						if rn := sinkNames(); c != "" && len(rn) > 0 && normState(w1) == renamedState(a, rn) {
+						if rn := sinkNames(); c != "" && len(rn) > 0 && sameInBaseNames(w1, a, rn) {
 							// One execution's change, once the names
 							// the sink gave this run are the
 							// baseline's, wherever the create wrote
@@ -1756,7 +1771,7 @@ func judgeRepeatsIn(tr *Trace, end, baseEnd string, baseWin map[string][2]string
 						}
 						return ""
 					}
-					if rn := sinkNames(); len(rn) > 0 && normState(w0) == renamedState(b, rn) && normState(w1) == renamedState(a, rn) {
+					if rn := sinkNames(); len(rn) > 0 && sameInBaseNames(w0, b, rn) && sameInBaseNames(w1, a, rn) {
 						// From where one execution started to where
 						// it ended, once the names the sink gave this
 						// run are the baseline's: a ticket's random
@@ -1772,6 +1787,12 @@ func judgeRepeatsIn(tr *Trace, end, baseEnd string, baseWin map[string][2]string
 				// execution's change (open, hold, open again): the
 				// first that the cluster matches, else the first.
 				key := o.Name + "\x00" + o.Identity + "\x00" + ak
+				if _, ok := baseWin[windowKey(key, 1)]; !ok {
+					// The call given names the sink gave this run
+					// (an order's random id): the baseline's call was
+					// given the baseline's.
+					key = inBaseNames(key)
+				}
 				for n := 1; ; n++ {
 					w, ok := baseWin[windowKey(key, n)]
 					if !ok {

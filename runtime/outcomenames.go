@@ -598,3 +598,12 @@ func renamedState(s string, rename map[string]string) string {
 	}
 	return out
 }
+
+// sameInBaseNames reports whether the run's snapshot run, its names read in
+// the baseline's (rename), holds what the baseline's snapshot base holds,
+// lists in any order: rows a table reads by an id the sink gave at random
+// come in another order under other ids.
+func sameInBaseNames(base, run string, rename map[string]string) bool {
+	r, b := renamedState(run, rename), normState(base)
+	return r == b || r != "-" && b != "" && sameUpToOrder(r, b)
+}

@@ -40,8 +40,11 @@ type helpdesk struct {
 	// get-or-create does: true for the delivery that made it. url makes
 	// the open write the ticket's url, which quotes its id, in its row.
 	created, url bool
-	tasks        []map[string]any
-	meet         *rendezvous // holds each call until the other delivery's is in flight
+	// two makes the agent handle two mails, one after the other: two
+	// tickets the sink names at random, in a list the State reads by id.
+	two   bool
+	tasks []map[string]any
+	meet  *rendezvous // holds each call until the other delivery's is in flight
 }
 
 func (h *helpdesk) reset() {
@@ -156,16 +159,15 @@ func helpdeskAgent(h *helpdesk) func(context.Context) error {
 		}
 		return err
 	}
-	return func(ctx context.Context) error {
+	one := func(ctx context.Context, mail string) error {
 		var id string
 		if err := retry(ctx, func() error {
-			c, cctx := Begin(ctx, open, []any{"mail-4711"}, []any{"mail-4711"}, nil)
+			c, _ := Begin(ctx, open, []any{mail}, []any{mail}, nil)
 			if err := c.Start(); err != nil {
 				return err
 			}
-			_ = cctx
 			var created bool
-			id, created = h.open("mail-4711")
+			id, created = h.open(mail)
 			if h.created {
 				return c.Finish(nil, map[string]any{"id": id, "created": created})
 			}
@@ -201,6 +203,18 @@ func helpdeskAgent(h *helpdesk) func(context.Context) error {
 			})
 		})
 	}
+	return func(ctx context.Context) error {
+		mails := []string{"mail-4711"}
+		if h.two {
+			mails = append(mails, "mail-4712")
+		}
+		for _, m := range mails {
+			if err := one(ctx, m); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
 }
 
 // A ticket the sink names at random (a UUID a column's DEFAULT gives), that
@@ -217,9 +231,9 @@ func helpdeskAgent(h *helpdesk) func(context.Context) error {
 // opened twice are still caught.
 func TestATicketNamedAtRandomAndChangedSinceIsOneExecutionsUnderAnotherName(t *testing.T) {
 	for _, c := range []struct {
-		name                                     string
-		plain, twice, task, titled, created, url bool
-		ref                                      string
+		name                                          string
+		plain, twice, task, titled, created, url, two bool
+		ref                                           string
 	}{
 		{name: "upserts"},
 		// Where no key reads as a reference to tickets (the red team's
@@ -237,6 +251,12 @@ func TestATicketNamedAtRandomAndChangedSinceIsOneExecutionsUnderAnotherName(t *t
 		// (red team, /tmp/rt29 hs: a duplicate_write on every run).
 		{name: "upserts, the ticket's url quoting its id", url: true},
 		{name: "ticket opened twice, its url quoting its id", twice: true, url: true},
+		// Two tickets: the calls on the second are keyed by its name,
+		// which the baseline's calls were given otherwise, and its rows
+		// come in another order (red team, /tmp/rt29 s1 TestServerIDSeq:
+		// a duplicate_write on every run).
+		{name: "upserts, two mails", two: true},
+		{name: "comment without a key, two mails", plain: true, two: true},
 		{name: "comment without a key", plain: true},
 		{name: "comment without a key, under ticket", plain: true, ref: "ticket"},
 		{name: "ticket opened twice", twice: true},
@@ -244,13 +264,24 @@ func TestATicketNamedAtRandomAndChangedSinceIsOneExecutionsUnderAnotherName(t *t
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			for range 2 {
-				h := &helpdesk{plain: c.plain, twice: c.twice, ref: c.ref, task: c.task, titled: c.titled, created: c.created, url: c.url, meet: &rendezvous{timeout: 5 * time.Millisecond}}
+				h := &helpdesk{plain: c.plain, twice: c.twice, ref: c.ref, task: c.task, titled: c.titled, created: c.created, url: c.url, two: c.two, meet: &rendezvous{timeout: 5 * time.Millisecond}}
 				rep, err := Run(context.Background(), t.Name(), helpdeskAgent(h),
 					Setup(func(context.Context) error { h.reset(); return nil }), State(h.state))
 				require.NoError(t, err)
 				dups := findings(rep, ScenarioDuplicateConcurrent)
 				if c.plain || c.twice {
 					assert.NotEmpty(t, dups, "a second comment or ticket stayed")
+					continue
+				}
+				if c.two {
+					// The calls on the second ticket, from the same
+					// lines with another ticket's random name, are
+					// still taken for retries with an unstable
+					// identity (identity_unstable, a known limit): no
+					// duplicate, though.
+					for _, f := range rep.Findings {
+						assert.NotEqual(t, CodeDuplicateWrite, f.Code, "%s: %s", f.Scenario, f.Message)
+					}
 					continue
 				}
 				assert.Empty(t, findings(rep, ""), "one ticket under another random name")
