@@ -152,8 +152,9 @@ type judge struct {
 	still    bool
 	stillFor time.Duration
 	// worldMoves says the baseline's state changed outside every traced
-	// write with no Settle given: where a write was repeated, the end is
-	// read once it held still (finish).
+	// write while a goroutine its Setup left ran, with no Settle given:
+	// where a write was repeated, the end is read once it held still
+	// (finish).
 	worldMoves bool
 	// worldLive says, in the baseline, that Setup left goroutines running
 	// (a queue worker, a server): the end is read once it held still, as
@@ -1234,16 +1235,20 @@ func judgeRepeatsIn(tr *Trace, end, baseEnd string, baseWin map[string][2]string
 	// inBaseNames returns key (an op's name, identity and arguments, as
 	// JSON) with the names the sink gave this run, quoted, in the
 	// baseline's (sinkNames); key itself where there are none.
+	var quotedRn *strings.Replacer
 	inBaseNames := func(key string) string {
 		rn := sinkNames()
 		if len(rn) == 0 {
 			return key
 		}
-		quoted := make([]string, 0, 2*len(rn))
-		for x, y := range rn {
-			quoted = append(quoted, encode(x), encode(y))
+		if quotedRn == nil {
+			quoted := make([]string, 0, 2*len(rn))
+			for x, y := range rn {
+				quoted = append(quoted, encode(x), encode(y))
+			}
+			quotedRn = strings.NewReplacer(quoted...)
 		}
-		return strings.NewReplacer(quoted...).Replace(key)
+		return quotedRn.Replace(key)
 	}
 	// They are the same too when they differ only by the names of members
 	// that creates made (T-1 and T-2 swapped): two parallel creates of one
@@ -1340,6 +1345,33 @@ func judgeRepeatsIn(tr *Trace, end, baseEnd string, baseWin map[string][2]string
 		}
 		return false
 	}
+	// wentThrough says whether the baseline's state went, with no traced
+	// write in flight, from a state alike from to one alike to, all three
+	// read through norm: the world went on by itself there (a queue worker
+	// that Setup started mailed what a call had queued). Or part of the
+	// way, where the world's change came in steps (a mail, then its
+	// receipt 20 ms later) and a window closed between them: the baseline
+	// went through that state as its end was read again (passed), or held
+	// it when its agent returned.
+	wentThrough := func(from, to string, norm func(string) string) bool {
+		for _, g := range un.base.gaps {
+			if !alike(from, norm(g[0])) {
+				continue
+			}
+			if alike(to, norm(g[1])) {
+				return true
+			}
+			if g[1] != un.base.end {
+				continue
+			}
+			for _, p := range append([]string{un.base.returned}, un.base.passed...) {
+				if p != "" && p != g[0] && alike(to, norm(p)) {
+					return true
+				}
+			}
+		}
+		return false
+	}
 	// worldRestless is worldAfter for a baseline whose state never held
 	// still (a heartbeat in State): the places that went on changing by
 	// themselves (untraced.restless) left out of every state compared,
@@ -1352,23 +1384,7 @@ func judgeRepeatsIn(tr *Trace, end, baseEnd string, baseWin map[string][2]string
 		if f == t {
 			return false // only the heartbeat moved: not this rule's
 		}
-		for _, g := range un.base.gaps {
-			if !alike(f, un.restlessOut(g[0])) {
-				continue
-			}
-			if alike(t, un.restlessOut(g[1])) {
-				return true
-			}
-			if g[1] != un.base.end {
-				continue
-			}
-			for _, p := range append([]string{un.base.returned}, un.base.passed...) {
-				if p != "" && p != g[0] && alike(t, un.restlessOut(p)) {
-					return true
-				}
-			}
-		}
-		return false
+		return wentThrough(f, t, un.restlessOut)
 	}
 	endSame := func() bool { // read only for overlapped repeats: it decodes both snapshots
 		if !sameKnown {
@@ -1376,42 +1392,17 @@ func judgeRepeatsIn(tr *Trace, end, baseEnd string, baseWin map[string][2]string
 		}
 		return sameInOrder
 	}
-	// worldAfter says whether the baseline's state went, with no traced
-	// write in flight, from a state alike from to one alike to: the world
-	// went on by itself there (a queue worker that Setup started mailed
-	// what a call had queued). Only without a Settle (un): with one, such
-	// a change may be a traced write's effect landing late; and only where
-	// this run's end was read once it held still (judge.worldMoves), for
-	// the end to hold what a repeat set going that lands after its window.
+	// worldAfter says whether the world took the baseline's state from a
+	// state alike from to one alike to by itself (wentThrough). Only
+	// without a Settle (un): with one, such a change may be a traced
+	// write's effect landing late; and only where this run's end was read
+	// once it held still (judge.worldMoves), for the end to hold what a
+	// repeat set going that lands after its window.
 	worldAfter := func(from, to string) bool {
 		if un == nil || baseline || !tr.endStill || from == "" || to == "" {
 			return false
 		}
-		for _, g := range un.base.gaps {
-			if !alike(from, g[0]) {
-				continue
-			}
-			if alike(to, g[1]) {
-				return true
-			}
-			if g[1] != un.base.end {
-				continue
-			}
-			// Part of the way: the world's change came in steps (a mail,
-			// then its receipt 20 ms later), and the window closed
-			// between them; the baseline went through that state as its
-			// end was read again (passed), or held it when its agent
-			// returned. The end, read once still, says the rest.
-			if r := un.base.returned; r != "" && r != g[0] && alike(to, r) {
-				return true
-			}
-			for _, p := range un.base.passed {
-				if p != g[0] && alike(to, p) {
-					return true
-				}
-			}
-		}
-		return false
+		return wentThrough(from, to, func(s string) string { return s })
 	}
 	var reorderCache map[key]bool
 	// baseReorders says a window of k in baseWin reordered a list.
@@ -1618,12 +1609,12 @@ func judgeRepeatsIn(tr *Trace, end, baseEnd string, baseWin map[string][2]string
 			}
 			if baseSeen < 0 {
 				baseSeen = 0
-				for _, prefix := range []string{k.op + "\x00" + k.id + "\x00", inBaseNames(k.op + "\x00" + k.id + "\x00")} {
-					for wk, w := range baseWin {
-						if strings.HasPrefix(wk, prefix) && w[0] != w[1] {
-							baseSeen = 1
-							break
-						}
+				prefix := k.op + "\x00" + k.id + "\x00"
+				renamed := inBaseNames(prefix) // the baseline's call, given the baseline's names
+				for wk, w := range baseWin {
+					if (strings.HasPrefix(wk, prefix) || strings.HasPrefix(wk, renamed)) && w[0] != w[1] {
+						baseSeen = 1
+						break
 					}
 				}
 			}

@@ -139,9 +139,14 @@ func concurrentResult(t *testing.T, rep *Report) *Result {
 // untracedNotes returns the notes of a trace that say a change was left
 // out of a repeat's window as another delivery's untraced write.
 func untracedNotes(tr *Trace) []string {
+	return notesSaying(tr, "taken for that delivery's untraced write")
+}
+
+// notesSaying returns the notes of a trace that hold text.
+func notesSaying(tr *Trace, text string) []string {
 	var out []string
 	for _, n := range tr.Notes {
-		if strings.Contains(n, "taken for that delivery's untraced write") {
+		if strings.Contains(n, text) {
 			out = append(out, n)
 		}
 	}

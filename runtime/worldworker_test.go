@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"slices"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -212,13 +211,7 @@ func runShop(t *testing.T, w *shopWorld) *Report {
 // worldNotes returns the notes of a trace that say a repeat's window held
 // what the world did by itself.
 func worldNotes(tr *Trace) []string {
-	var out []string
-	for _, n := range tr.Notes {
-		if strings.Contains(n, "the baseline's state went through by itself") {
-			out = append(out, n)
-		}
-	}
-	return out
+	return notesSaying(tr, "the baseline's state went through by itself")
 }
 
 // A queue worker that Setup started mails each order's confirmation a few
