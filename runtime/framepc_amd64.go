@@ -4,3 +4,9 @@ package runtime
 // the caller's own return address and its caller's. It is called by Begin
 // only, directly.
 func framePCs() (ret, site uintptr)
+
+// fpCallers reads the return addresses of the frames above its caller off
+// the frame pointers (assembly): the caller's own return address first.
+// It stores as many as pcs holds, or fewer where the chain ends, and
+// returns how many. It is called by Call.path only, directly.
+func fpCallers(pcs []uintptr) int
