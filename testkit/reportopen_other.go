@@ -28,3 +28,9 @@ func openReport(path string) (f *os.File, made bool, err error) {
 		}
 	}
 }
+
+// openOldReport opens the report file an earlier run left at path for
+// writing, and fails where there is none.
+func openOldReport(path string) (*os.File, error) {
+	return os.OpenFile(path, os.O_WRONLY, 0o666)
+}

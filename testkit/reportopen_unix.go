@@ -40,3 +40,13 @@ func open(path string, mode int) (int, error) {
 	}
 	return fd, err
 }
+
+// openOldReport opens the report file an earlier run left at path for
+// writing, and fails where there is none.
+func openOldReport(path string) (*os.File, error) {
+	fd, err := open(path, syscall.O_WRONLY|syscall.O_CLOEXEC)
+	if err != nil {
+		return nil, &fs.PathError{Op: "open", Path: path, Err: err}
+	}
+	return os.NewFile(uintptr(fd), path), nil
+}
