@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/agentidem/agentidem-go/internal/bubble"
 	"maps"
 	goruntime "runtime"
 	"runtime/debug"
@@ -972,10 +973,13 @@ func (s *Suite) callHook(w *world, name string, fn func(context.Context) error, 
 	}
 	bound := hookBound(s.cfg.stallTimeout())
 	var t *time.Timer
-	if s.inBubble {
+	if s.inBubble || bubble.In() {
 		// A timer belongs to the bubble it was made in: one pooled in
 		// an earlier scenario's bubble, or outside, ends the test binary
-		// here ("select on synctest channel from outside bubble").
+		// here ("select on synctest channel from outside bubble"), and
+		// one made in a bubble (a suite the test runs inside
+		// synctest.Test) and pooled ends it when a suite outside resets
+		// it ("reset of synctest timer from outside bubble").
 		t = time.NewTimer(bound)
 		defer t.Stop()
 	} else {

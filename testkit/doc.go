@@ -153,6 +153,11 @@
 // baseline's trace notes say why. Use VirtualTime only for agents that keep
 // to themselves. Each Result's Clock says which clock its scenario ran on.
 //
+// A suite run inside a bubble of the test's own (TestAgent inside
+// synctest.Test) runs on that bubble's clock, with VirtualTime or without;
+// testing allows no subtests there, so each scenario's findings are
+// written in the test, after the scenario's name.
+//
 // # Stalls
 //
 // A scenario that makes no progress (no tool call begun or finished, no

@@ -2,6 +2,7 @@ package testkit
 
 import (
 	"flag"
+	"github.com/agentidem/agentidem-go/internal/bubble"
 	"reflect"
 	"strings"
 	"sync"
@@ -73,7 +74,7 @@ func (d deferred) flush(parent TB) {
 	if !d.failed {
 		return
 	}
-	if _, ok := parent.(*testing.T); !ok {
+	if _, ok := parent.(*testing.T); !ok || bubble.In() { // no subtest goroutine (runSubtest)
 		runSubtest(parent, d.name, d.report)
 		return
 	}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/agentidem/agentidem-go/internal/bubble"
 	"io"
 	"io/fs"
 	"os"
@@ -202,9 +203,19 @@ func suite(t TB, fn func(ctx context.Context) error, fail bool, opts []Option) *
 	reported := map[*runtime.Result]int{}
 	var prog *progress // the terminal's status line (progress.go)
 
+	// Inside a testing/synctest bubble (a suite the test runs inside
+	// synctest.Test), testing forbids subtests: each report that would
+	// have one is written inline, its lines prefixed with its name
+	// (inlineSubtest), and the suite runs on the bubble's clock, as
+	// VirtualTime would have it (a bubble cannot hold another).
+	inBubble := bubble.In()
+	if inBubble {
+		st.virtual = false
+		logLine(t, "testkit: inside a testing/synctest bubble, which allows no subtests: each scenario's findings are written here, after its name, and its replay line runs the whole suite; the suite runs on the bubble's clock")
+	}
 	// Without eager subtests, scenarios run in this goroutine and only a
 	// failing report gets its subtest, after the run (subtests.go).
-	eager := eagerSubtests(t, st.virtual)
+	eager := !inBubble && eagerSubtests(t, st.virtual)
 
 	// The report file opens while the suite runs (reportFile).
 	var file *reportFile
@@ -361,7 +372,11 @@ func suite(t TB, fn func(ctx context.Context) error, fail bool, opts []Option) *
 	if fail && (st.failInconclusive || os.Getenv("AGENTIDEM_FAIL_INCONCLUSIVE") == "1") {
 		failInconclusive(t, rep)
 	}
-	if !st.quiet {
+	switch {
+	case st.quiet:
+	case inBubble && verbose(): // as eager subtests would have it under -v
+		logLine(t, testSummary(rep, true))
+	default:
 		logSummary(t, rep, eager)
 	}
 	if file != nil {
@@ -408,6 +423,10 @@ func subtest(t TB, name string, f func(TB)) {
 func runSubtest(t TB, name string, f func(TB)) {
 	switch tt := t.(type) {
 	case *testing.T:
+		if bubble.In() { // testing forbids subtests in a synctest bubble
+			f(&inlineSubtest{t: tt, name: name})
+			return
+		}
 		tt.Run(name, func(st *testing.T) { f(st) })
 	case interface{ Run(string, func(TB)) bool }:
 		tt.Run(name, f)
@@ -655,4 +674,39 @@ func failInconclusive(t TB, rep *runtime.Report) {
 		}
 		errorLine(t, line)
 	}
+}
+
+// inlineSubtest stands for the subtest name of t where testing allows none
+// (in a synctest bubble): what it writes goes to t's output, each write
+// after the subtest's name (errorLine and logLine write a line a call).
+type inlineSubtest struct {
+	t    *testing.T
+	name string
+}
+
+func (s *inlineSubtest) Helper()      {}
+func (s *inlineSubtest) Name() string { return s.t.Name() + "/" + s.name }
+func (s *inlineSubtest) Fail()        { s.t.Fail() }
+func (s *inlineSubtest) Output() io.Writer {
+	return prefixWriter{w: s.t.Output(), prefix: s.name + ": "}
+}
+func (s *inlineSubtest) Errorf(format string, args ...any) {
+	s.Fail()
+	writeLine(s.Output(), fmt.Sprintf(format, args...))
+}
+func (s *inlineSubtest) Logf(format string, args ...any) {
+	writeLine(s.Output(), fmt.Sprintf(format, args...))
+}
+
+// prefixWriter writes prefix before each write to w.
+type prefixWriter struct {
+	w      io.Writer
+	prefix string
+}
+
+func (p prefixWriter) Write(b []byte) (int, error) {
+	if _, err := io.WriteString(p.w, p.prefix); err != nil {
+		return 0, err
+	}
+	return p.w.Write(b)
 }
