@@ -1322,8 +1322,8 @@ func (s *Suite) identityUnstable(tr *Trace, kind string, namesOf func() renaming
 			if b.Name != a.Name || b.Invocation != a.Invocation || b.Site != a.Site {
 				continue
 			}
-			if b.Identity != a.Identity && workDiffers(s.base, a.Name, a.Identity, b.Identity) {
-				continue // other work from the same line (another goroutine's item): a retry may follow
+			if b.Identity != a.Identity && otherWork(s.base, tr, a, b, j) {
+				continue // another goroutine's item from the same line: a's retry may follow
 			}
 			if b.Identity != a.Identity && !(inBase(a.Name, a.Identity) && inBase(a.Name, b.Identity)) && !reported[a.Name] && sameWork(a, b) && !keyFromSink(tr, a, b, i, j) {
 				if reported == nil {
@@ -1444,49 +1444,86 @@ func keyFromSink(tr *Trace, a, b *Operation, i, j int) bool {
 	return len(fresh) == 0
 }
 
-// workDiffers reports whether identities x and y of calls of op differ in a
-// part (an element of a list, a member of an object) where the baseline's
-// calls of op held both values: that part names the work, and the calls do
-// different work, whatever else in them changed. Two goroutines adding one
-// order's line each, keyed by the order's random id and the item, call
-// from one line: the items (apple, pear) are the baseline's too, the
-// random ids never are. A fresh key per attempt is never a value the
-// baseline held, so a retry under one is still told (red team, /tmp/rt29
-// s1 TestServerID: identity_unstable on a correct agent on every run).
-func workDiffers(base *Trace, op, x, y string) bool {
-	if base == nil || !composite(x) || !composite(y) {
+// otherWork reports whether call b (tr.Ops[j]), made from the line of call
+// a after a failed, does other work than a, by its identity, a list or an
+// object: every part of it differs from a's, and each of b's is a value
+// the baseline's calls of the op held at that part, as they held a's (an
+// item: apple, then pear), or one an earlier call of the run answered (an
+// order's id that create_order gave). Two goroutines adding one order's
+// line each, keyed by the order's random id and the item, call from one
+// line; the other order's call came between a failed call and its retry,
+// and was taken for the retry under a fresh key (red team, /tmp/rt29 s1
+// TestServerID: identity_unstable, an error, on a correct agent in every
+// fault scenario). A part empty in both (the id of an order whose create
+// failed) is neither.
+//
+// A retry re-sends part of a's identity (the item, the invoice) or holds a
+// part new to the run and the baseline (a fresh key), and is still told:
+// a first version that took any part the baseline held both values of for
+// other work missed retries under a counter's next key ([apple, req-2],
+// req-2 being pear's in the baseline) and a failover to another provider
+// (second red team, /tmp/rt30 p1 to p3). Where b shares a part with a
+// (another order's line of the same item), the suite cannot tell, and the
+// finding stands.
+func otherWork(base, tr *Trace, a, b *Operation, j int) bool {
+	if base == nil || !composite(a.Identity) || !composite(b.Identity) {
 		return false
 	}
-	px, py := identityParts(x), identityParts(y)
-	if px == nil || py == nil {
+	pa, pb := identityParts(a.Identity), identityParts(b.Identity)
+	if pa == nil || pb == nil || len(pa) != len(pb) {
 		return false
 	}
-	var seen map[string]map[string]bool // part -> values the baseline's calls held there
-	for k, vx := range px {
-		vy, ok := py[k]
-		if !ok || vx == vy {
-			continue
+	var (
+		held     map[string]map[string]bool // part -> values the baseline's calls of the op held there
+		answered map[string]bool            // the scalars of the answers of calls before b
+	)
+	differ := false
+	for k, va := range pa {
+		vb, ok := pb[k]
+		switch {
+		case !ok:
+			return false
+		case va == vb && defaultValue(va):
+			continue // an empty id in both (an order whose create failed) says nothing
+		case va == vb:
+			return false
 		}
-		if seen == nil {
-			seen = map[string]map[string]bool{}
+		differ = true
+		if held == nil {
+			held = map[string]map[string]bool{}
 			for i := range base.Ops {
 				o := &base.Ops[i]
-				if o.Kind != KindWrite || o.Name != op {
+				if o.Kind != KindWrite || o.Name != a.Name {
 					continue
 				}
 				for k, v := range identityParts(o.Identity) {
-					if seen[k] == nil {
-						seen[k] = map[string]bool{}
+					if held[k] == nil {
+						held[k] = map[string]bool{}
 					}
-					seen[k][v] = true
+					held[k][v] = true
 				}
 			}
 		}
-		if seen[k][vx] && seen[k][vy] {
-			return true
+		if held[k][va] && held[k][vb] {
+			continue
+		}
+		if answered == nil {
+			answered = map[string]bool{}
+			for i := range tr.Ops[:j] {
+				if o := &tr.Ops[i]; o.Result != nil {
+					if enc, err := json.Marshal(o.Result); err == nil {
+						for t := range identityLeaves(string(enc)) {
+							answered[t] = true
+						}
+					}
+				}
+			}
+		}
+		if !answered[vb] {
+			return false
 		}
 	}
-	return false
+	return differ
 }
 
 // composite reports whether an encoded identity is a list or an object.
