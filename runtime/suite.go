@@ -393,6 +393,26 @@ func (s *Suite) RunScenario(ctx context.Context, sc Scenario) (*Result, error) {
 	return res, err
 }
 
+// NotRun records planned scenario sc as not run, for why (go test ran no
+// subtest for it: -failfast, once a test failed, returns from t.Run at
+// once): an inconclusive result whose trace's note says why. The report
+// then counts the scenario, and a suite whose scenarios did not run reads
+// inconclusive, not SAFE with no scenario.
+func (s *Suite) NotRun(sc Scenario, why string) *Result {
+	res := &Result{
+		Scenario: sc.Name, Kind: sc.Kind, OperationIndex: sc.OperationIndex, Inconclusive: true,
+		Trace:    &Trace{Name: sc.Name, Notes: []string{"not run: " + why}},
+		Findings: []Finding{}, Duplicates: []Duplicate{}, Invariants: []InvariantResult{},
+		Clock: ClockReal,
+	}
+	if sc.Fault.Kind != FaultNone {
+		f := sc.Fault
+		res.Fault, res.OperationName = &f, f.Op
+	}
+	s.results = append(s.results, res)
+	return res
+}
+
 // runListed runs sc under the listed schedule, in the bubble if any.
 func (s *Suite) runListed(ctx context.Context, sc Scenario) (*Result, error) {
 	bubble := s.bubble()

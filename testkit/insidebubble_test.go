@@ -2,9 +2,11 @@ package testkit_test
 
 import (
 	"context"
+	"errors"
 	"os"
 	"os/exec"
 	"strings"
+	"sync"
 	"testing"
 	"testing/synctest"
 
@@ -16,7 +18,8 @@ import (
 // TestInsideBubbleChild is run by TestSuiteInsideASynctestBubble in a
 // child process: TestAgent, inside synctest.Test, on the agent that
 // retries a post without a key (a duplicate_write), then on an upsert
-// (which passes), then the same suites outside the bubble.
+// (which passes), then on two upserts at once with VirtualTime (which
+// pass), then the same suites outside the bubble.
 func TestInsideBubbleChild(t *testing.T) {
 	if os.Getenv("AGENTIDEM_BUBBLE_CHILD") != "1" {
 		t.Skip("run by TestSuiteInsideASynctestBubble")
@@ -27,6 +30,18 @@ func TestInsideBubbleChild(t *testing.T) {
 		testkit.TestAgent(t, func(ctx context.Context) error {
 			return l.PutTraced(ctx, "k", "v")
 		}, ledgerSetup(&l), testkit.State(func() any { return l.Snapshot() }))
+		// Two upserts at once, whose interleavings VirtualTime would run
+		// in a bubble of the suite's own: inside the test's, synctest.Test
+		// panicked ("synctest.Run called from within a synctest bubble").
+		testkit.TestAgent(t, func(ctx context.Context) error {
+			var wg sync.WaitGroup
+			errs := make([]error, 2)
+			for i, k := range []string{"a", "b"} {
+				wg.Go(func() { errs[i] = l.PutTraced(ctx, k, "v") })
+			}
+			wg.Wait()
+			return errors.Join(errs...)
+		}, ledgerSetup(&l), testkit.State(func() any { return l.Snapshot() }), testkit.VirtualTime())
 	}
 	// synctest.Test ends its test when the bubble's failed (FailNow): the
 	// suites outside run in the parent, after.
@@ -62,7 +77,8 @@ func TestSuiteInsideASynctestBubble(t *testing.T) {
 		// UNSAFE, the upsert SAFE, each time.
 		assert.Equal(t, 2, strings.Count(out, ": UNSAFE"), "%v:\n%s", args, out)
 		if len(args) > 0 { // a passing suite's summary shows under -v only
-			assert.Equal(t, 2, strings.Count(out, ": SAFE"), "%v:\n%s", args, out)
+			assert.Equal(t, 4, strings.Count(out, ": SAFE"), "%v:\n%s", args, out)
+			assert.Contains(t, out, "2 schedules", "%v: the interleavings did not run:\n%s", args, out)
 		}
 		// Outside the bubble the failing scenario has its subtest.
 		assert.Contains(t, out, "--- FAIL: TestInsideBubbleChild/lost_acknowledgement/post#1", "%v:\n%s", args, out)

@@ -37,11 +37,22 @@ func eagerSubtests(t TB, virtual bool) bool {
 	if _, ok := t.(*testing.T); !ok || virtual || verbose() {
 		return true
 	}
+	return selectsSubtests() || failFast()
+}
+
+// selectsSubtests reports whether -run or -skip names subtests (a pattern
+// with a "/"): the user's choice of scenarios, as a replay line makes.
+func selectsSubtests() bool {
 	for _, name := range []string{"test.run", "test.skip"} {
 		if f := flag.Lookup(name); f != nil && strings.Contains(f.Value.String(), "/") {
 			return true
 		}
 	}
+	return false
+}
+
+// failFast reports whether go test runs with -failfast.
+func failFast() bool {
 	f := flag.Lookup("test.failfast")
 	return f != nil && f.Value.String() == "true"
 }

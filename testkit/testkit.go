@@ -157,6 +157,17 @@ func suite(t TB, fn func(ctx context.Context) error, fail bool, opts []Option) *
 			o(&st)
 		}
 	}
+	// Inside a testing/synctest bubble (a suite the test runs inside
+	// synctest.Test), testing forbids subtests: each report that would
+	// have one is written inline, its lines prefixed with its name
+	// (inlineSubtest), and the suite runs on the bubble's clock, as
+	// VirtualTime would have it: a bubble cannot hold another, so
+	// VirtualTime asks for none (synctest.Test inside one panics).
+	inBubble := bubble.In()
+	if inBubble {
+		st.virtual = false
+		logLine(t, "testkit: inside a testing/synctest bubble, which allows no subtests: each scenario's findings are written here, after its name, and its replay line runs the whole suite; the suite runs on the bubble's clock")
+	}
 	pkg := callerPackage()
 	testName := t.Name()
 	names := suiteNames(t) // a second suite in one test is baseline#01, ... (names.go)
@@ -203,16 +214,6 @@ func suite(t TB, fn func(ctx context.Context) error, fail bool, opts []Option) *
 	reported := map[*runtime.Result]int{}
 	var prog *progress // the terminal's status line (progress.go)
 
-	// Inside a testing/synctest bubble (a suite the test runs inside
-	// synctest.Test), testing forbids subtests: each report that would
-	// have one is written inline, its lines prefixed with its name
-	// (inlineSubtest), and the suite runs on the bubble's clock, as
-	// VirtualTime would have it (a bubble cannot hold another).
-	inBubble := bubble.In()
-	if inBubble {
-		st.virtual = false
-		logLine(t, "testkit: inside a testing/synctest bubble, which allows no subtests: each scenario's findings are written here, after its name, and its replay line runs the whole suite; the suite runs on the bubble's clock")
-	}
 	// Without eager subtests, scenarios run in this goroutine and only a
 	// failing report gets its subtest, after the run (subtests.go).
 	eager := !inBubble && eagerSubtests(t, st.virtual)
@@ -262,20 +263,32 @@ func suite(t TB, fn func(ctx context.Context) error, fail bool, opts []Option) *
 	// runPlan runs planned scenarios, one subtest each, grouped by their
 	// first path element (lost_acknowledgement/refund#1) (eager), or one
 	// for each failing one, after it ran.
+	// notRun holds the planned scenarios go test ran no subtest for,
+	// where nothing the user passed deselects them: with -failfast, once
+	// a test has failed, t.Run returns at once, and the suite read SAFE
+	// with no scenario (red team, /tmp/rt31 ff: a retrying agent without
+	// a key, and its report file said safe).
+	var notRun []runtime.Scenario
+	skipped := func(ran bool, scs ...runtime.Scenario) {
+		if !ran && failFast() && !selectsSubtests() {
+			notRun = append(notRun, scs...)
+		}
+	}
 	runPlan := func(plan []runtime.Scenario) {
 		groups, order := group(plan)
 		for _, g := range order {
 			scs := groups[g]
 			if eager {
-				subtest(t, g, func(gt TB) {
+				ran := subtest(t, g, func(gt TB) {
 					for _, sc := range scs {
-						subtest(gt, strings.TrimPrefix(sc.Name, g+"/"), func(st TB) {
+						skipped(subtest(gt, strings.TrimPrefix(sc.Name, g+"/"), func(st TB) {
 							st.Helper()
 							setCur(st)
 							scenario(sc)(st)
-						})
+						}), sc)
 					}
 				})
+				skipped(ran, scs...)
 				continue
 			}
 			// A failing scenario's subtest is made under t, named with
@@ -316,7 +329,7 @@ func suite(t TB, fn func(ctx context.Context) error, fail bool, opts []Option) *
 		}
 	}
 	if parallel && eager {
-		subtest(t, runtime.ScenarioInterleaving, func(it TB) {
+		ran := subtest(t, runtime.ScenarioInterleaving, func(it TB) {
 			it.Helper()
 			setCur(it)
 			ex, err := s.Interleavings(ctx, func(res *runtime.Result) {
@@ -326,6 +339,7 @@ func suite(t TB, fn func(ctx context.Context) error, fail bool, opts []Option) *
 			})
 			explored(it, ex, err)
 		})
+		skipped(ran, runtime.Scenario{Name: runtime.ScenarioInterleaving, Kind: runtime.ScenarioInterleaving, OperationIndex: -1})
 	} else if parallel {
 		name := noteSubtest(t, runtime.ScenarioInterleaving)
 		var results []*runtime.Result
@@ -343,6 +357,15 @@ func suite(t TB, fn func(ctx context.Context) error, fail bool, opts []Option) *
 		}).flush(t)
 	}
 	runPlan(s.PartialBatchPlan())
+	if len(notRun) > 0 {
+		const why = "go test ran no subtest for it: -failfast stops running subtests once a test has failed"
+		names := make([]string, len(notRun))
+		for i, sc := range notRun {
+			s.NotRun(sc, why)
+			names[i] = sc.Name
+		}
+		harness(t, fail, fmt.Errorf("go test ran no subtest for %d of the suite's scenarios (%s): -failfast stops running subtests once a test has failed; they did not run, so the suite has no verdict on them, and its report counts them inconclusive", len(names), strings.Join(names, ", ")))
+	}
 	rep := s.Report()
 	reportTaken = true
 	// Report adds what no scenario could show when it ran: the calls a
@@ -413,9 +436,15 @@ func harness(t TB, fail bool, err error) {
 	}
 }
 
-// subtest runs f as a subtest of t when t supports subtests.
-func subtest(t TB, name string, f func(TB)) {
-	runSubtest(t, noteSubtest(t, name), f)
+// subtest runs f as a subtest of t when t supports subtests, and reports
+// whether f ran (go test runs none that -run deselects, nor any once a test
+// failed under -failfast).
+func subtest(t TB, name string, f func(TB)) (ran bool) {
+	runSubtest(t, noteSubtest(t, name), func(st TB) {
+		ran = true
+		f(st)
+	})
+	return ran
 }
 
 // runSubtest runs f as the subtest name of t, a name noteSubtest already
