@@ -1307,6 +1307,41 @@ func judgeRepeatsIn(tr *Trace, end, baseEnd string, baseWin map[string][2]string
 		}
 		return baseMadeNames
 	}
+	// sinkNums pairs the whole numbers the sink answered this run as
+	// names (an order's id from a counter Setup does not reset) with the
+	// baseline's (sinkNumbers).
+	var sinkNumRn map[string]string
+	sinkNumKnown := false
+	sinkNums := func() map[string]string {
+		if !sinkNumKnown {
+			sinkNumKnown = true
+			if baseTr != nil && !baseline {
+				sinkNumRn = sinkNumbers(tr, baseTr)
+			}
+		}
+		return sinkNumRn
+	}
+	// sameChangeInBaseNumbers says whether the change from a to b (one
+	// execution's in the baseline) is the change from c to d (the run's)
+	// once the numbers the sink answered this run are read in the
+	// baseline's where they stand as ids or references (an order_id of
+	// 25 where the baseline's order was 1: numbersInBaseNames), up to the
+	// names of the rows each change made (sameChangeUpToMadeNames). A
+	// count or a quantity keeps its number, so a visit counted twice
+	// still differs from one (TestACountEqualToARenamedIDIsNoName).
+	sameChangeInBaseNumbers := func(a, b, c, d string) bool {
+		rn := sinkNums()
+		if len(rn) == 0 {
+			return false
+		}
+		c2, ok1 := numbersInBaseNames(c, rn)
+		d2, ok2 := numbersInBaseNames(d, rn)
+		if !ok1 || !ok2 || c2 == normState(c) && d2 == normState(d) {
+			return false // nothing renamed: the comparisons before said it all
+		}
+		return describeChange(a, b, -1) == describeChange(c2, d2, -1) ||
+			sameChangeUpToMadeNames(a, b, c2, d2, namedByRun(), baseMadeNamesNow())
+	}
 	// alike says whether two end states are the same up to what the runs
 	// cannot make alike: their clocks' stamps (withoutClocks), the order of
 	// a list's entries (sameUpToOrder), and the names creates made and the
@@ -1339,6 +1374,17 @@ func judgeRepeatsIn(tr *Trace, end, baseEnd string, baseWin map[string][2]string
 		// PostgreSQL, /tmp/rt27 p1).
 		if rn := sinkNames(); len(rn) > 0 {
 			if r := renamedState(e, rn); r != normState(e) {
+				r2 := normState(b)
+				if r == r2 || sameUpToOrder(r, r2) || sameUpToMadeNames(r, r2, made(), namedByRun()) {
+					return true
+				}
+			}
+		}
+		// And the numbers the sink answered this run (an order's id from
+		// a counter Setup does not reset) where they stand as ids or
+		// references: numbersInBaseNames, which leaves a count alone.
+		if rn := sinkNums(); len(rn) > 0 {
+			if r, ok := numbersInBaseNames(e, rn); ok && r != normState(e) {
 				r2 := normState(b)
 				return r == r2 || sameUpToOrder(r, r2) || sameUpToMadeNames(r, r2, made(), namedByRun())
 			}
@@ -1611,8 +1657,14 @@ func judgeRepeatsIn(tr *Trace, end, baseEnd string, baseWin map[string][2]string
 				baseSeen = 0
 				prefix := k.op + "\x00" + k.id + "\x00"
 				renamed := inBaseNames(prefix) // the baseline's call, given the baseline's names
+				numbered := prefix             // or the numbers the sink answered, where the call's id parameters hold them
+				if rn := sinkNums(); len(rn) > 0 {
+					if nk := numbersInBaseKey(opKey(o), rn); nk != opKey(o) {
+						numbered = nk[:strings.LastIndexByte(nk, 0)+1]
+					}
+				}
 				for wk, w := range baseWin {
-					if (strings.HasPrefix(wk, prefix) || strings.HasPrefix(wk, renamed)) && w[0] != w[1] {
+					if (strings.HasPrefix(wk, prefix) || strings.HasPrefix(wk, renamed) || strings.HasPrefix(wk, numbered)) && w[0] != w[1] {
 						baseSeen = 1
 						break
 					}
@@ -1747,6 +1799,7 @@ func judgeRepeatsIn(tr *Trace, end, baseEnd string, baseWin map[string][2]string
 						return c
 					case describeChange(w0, w1, -1) == describeChange(b, a, -1),
 						sameChangeUpToMadeNames(w0, w1, b, a, namedByRun(), baseMadeNamesNow()),
+						sameChangeInBaseNumbers(w0, w1, b, a),
 						untracedBut():
 						// The same change, also where the cluster
 						// made under another name (T-2) what one
@@ -1783,6 +1836,12 @@ func judgeRepeatsIn(tr *Trace, end, baseEnd string, baseWin map[string][2]string
 					// (an order's random id): the baseline's call was
 					// given the baseline's.
 					key = inBaseNames(key)
+					if _, ok := baseWin[windowKey(key, 1)]; !ok {
+						// Or numbers it answered (an order's id
+						// from a counter Setup does not reset),
+						// under parameters that are ids.
+						key = numbersInBaseKey(key, sinkNums())
+					}
 				}
 				for n := 1; ; n++ {
 					w, ok := baseWin[windowKey(key, n)]
