@@ -1310,13 +1310,13 @@ func judgeRepeatsIn(tr *Trace, end, baseEnd string, baseWin map[string][2]string
 	// sinkNums pairs the whole numbers the sink answered this run as
 	// names (an order's id from a counter Setup does not reset) with the
 	// baseline's (sinkNumbers).
-	var sinkNumRn map[string]string
+	var sinkNumRn numberNames
 	sinkNumKnown := false
-	sinkNums := func() map[string]string {
+	sinkNums := func() numberNames {
 		if !sinkNumKnown {
 			sinkNumKnown = true
 			if baseTr != nil && !baseline {
-				sinkNumRn = sinkNumbers(tr, baseTr)
+				sinkNumRn = sinkNumbers(tr, baseTr, end, baseEnd)
 			}
 		}
 		return sinkNumRn

@@ -27,12 +27,18 @@ type orderDesk struct {
 	// plain makes add_line insert a line each time: a second delivery
 	// adds the line twice.
 	plain bool
-	meet  *rendezvous // holds each call until the other delivery's is in flight
+	// customer seeds a customer as row 1 and gives each order its
+	// customer_id (a row 1 of another table beside the baseline's order
+	// 1); turn is the next staff member assign_next gives an order (1, 2,
+	// 3 in turn), which Setup resets.
+	customer bool
+	turn     int
+	meet     *rendezvous // holds each call until the other delivery's is in flight
 }
 
 func (d *orderDesk) reset() {
 	d.mu.Lock()
-	d.orders, d.lines = nil, nil
+	d.orders, d.lines, d.turn = nil, nil, 0
 	d.mu.Unlock()
 }
 
@@ -47,8 +53,49 @@ func (d *orderDesk) createOrder(ref string) int {
 		}
 	}
 	d.nextOrder++
-	d.orders = append(d.orders, map[string]any{"id": d.nextOrder, "ref": ref, "visits": 0})
+	o := map[string]any{"id": d.nextOrder, "ref": ref, "visits": 0, "stage_id": 5}
+	if d.customer {
+		o["customer_id"] = 1
+	}
+	d.orders = append(d.orders, o)
 	return d.nextOrder
+}
+
+// advanceStage moves order to its next stage (stage_id = stage_id + 1:
+// no idempotency) and answers the order as it reads it back once the
+// other delivery's call has run too. The stages are reference data, out of
+// State.
+func (d *orderDesk) advanceStage(order int) map[string]any {
+	d.meet.wait()
+	d.mu.Lock()
+	for _, o := range d.orders {
+		if o["id"] == order {
+			o["stage_id"] = o["stage_id"].(int) + 1
+		}
+	}
+	d.mu.Unlock()
+	d.meet.wait()
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for _, o := range d.orders {
+		if o["id"] == order {
+			return map[string]any{"id": order, "stage_id": o["stage_id"]}
+		}
+	}
+	return nil
+}
+
+// assignNext gives order the next staff member in turn: no idempotency.
+func (d *orderDesk) assignNext(order int) {
+	d.meet.wait()
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.turn = d.turn%3 + 1
+	for _, o := range d.orders {
+		if o["id"] == order {
+			o["assignee_id"] = d.turn
+		}
+	}
 }
 
 // addLine upserts the line of sku on order (unless plain).
@@ -94,16 +141,22 @@ func (d *orderDesk) state() any {
 		}
 		return out
 	}
-	return map[string]any{"orders": clone(d.orders), "lines": clone(d.lines)}
+	st := map[string]any{"orders": clone(d.orders), "lines": clone(d.lines)}
+	if d.customer {
+		st["customers"] = []any{map[string]any{"id": 1, "name": "acme"}}
+	}
+	return st
 }
 
 // orderDeskAgent creates the order of ext-1, taking its id from
 // create_order's answer, adds an apple and a pear line to it (a quantity
 // of qty each) and, with visit, counts a visit on it; each call retried.
-func orderDeskAgent(d *orderDesk, qty int, visit bool) func(context.Context) error {
+func orderDeskAgent(d *orderDesk, qty int, then string) func(context.Context) error {
 	create := &Op{Name: "create_order", Kind: KindWrite, Params: []string{"ref"}}
 	line := &Op{Name: "add_line", Kind: KindWrite, Params: []string{"order_id", "sku", "qty"}}
 	visits := &Op{Name: "add_visit", Kind: KindWrite, Params: []string{"order_id"}}
+	stage := &Op{Name: "advance_stage", Kind: KindWrite, Params: []string{"ref"}}
+	assign := &Op{Name: "assign_next", Kind: KindWrite, Params: []string{"order_id"}}
 	retry := func(f func() error) error {
 		var err error
 		for range 3 {
@@ -135,15 +188,31 @@ func orderDeskAgent(d *orderDesk, qty int, visit bool) func(context.Context) err
 				return err
 			}
 		}
-		if !visit {
-			return nil
-		}
-		return retry(func() error {
-			return traced(ctx, visits, []any{id}, []any{id}, func(context.Context) error {
-				d.visit(id)
-				return nil
+		switch then {
+		case "visit":
+			return retry(func() error {
+				return traced(ctx, visits, []any{id}, []any{id}, func(context.Context) error {
+					d.visit(id)
+					return nil
+				})
 			})
-		})
+		case "stage":
+			return retry(func() error {
+				c, _ := Begin(ctx, stage, []any{"ext-1"}, []any{"ext-1"}, nil)
+				if err := c.Start(); err != nil {
+					return err
+				}
+				return c.Finish(nil, d.advanceStage(id))
+			})
+		case "assign":
+			return retry(func() error {
+				return traced(ctx, assign, []any{id}, []any{id}, func(context.Context) error {
+					d.assignNext(id)
+					return nil
+				})
+			})
+		}
+		return nil
 	}
 }
 
@@ -158,35 +227,52 @@ func orderDeskAgent(d *orderDesk, qty int, visit bool) func(context.Context) err
 // duplicate_write on every run). A line inserted twice is still caught, and
 // so is a visit counted twice on the order, whose count (2) equals the
 // run's order id: the count stands under no id or reference key and keeps
-// its number (TestACountEqualToARenamedIDIsNoName).
+// its number (TestACountEqualToARenamedIDIsNoName). So are a stage
+// advanced twice and an assignee given twice, which a first version that
+// renamed numbers by key alone passed as safe: a number is renamed only as
+// the id of a row of its table, or a reference to that table.
 func TestAnOrderNumberedPastTheBaselinesIsOneExecutionsUnderAnotherNumber(t *testing.T) {
 	for _, c := range []struct {
-		name         string
-		plain, visit bool
-		qty          int
-		only         string
+		name            string
+		plain, customer bool
+		then            string // a write after the lines: visit, stage, assign
+		qty             int
+		only            string
 	}{
 		{name: "upserted lines"},
 		// Alone after the baseline, two deliveries at once make the
 		// order as 2, the quantity passed beside it.
 		{name: "upserted lines, as order 2", only: ScenarioDuplicateConcurrent},
+		// A customer seeded as row 1 (customer_id 1 in each order) beside
+		// the baseline's order 1: the run's own 1 names a customer, no
+		// order (red team, /tmp/rt32 p2: a duplicate_write on every run).
+		{name: "upserted lines, a customer seeded as row 1", customer: true},
 		{name: "a line inserted each time", plain: true, only: ScenarioDuplicateConcurrent},
-		{name: "a visit counted on the order", visit: true, only: ScenarioDuplicateConcurrent},
+		{name: "a visit counted on the order", then: "visit", only: ScenarioDuplicateConcurrent},
 		// No number of the state but the order's id and the count is 2:
 		// read in the baseline's everywhere, the count would be 1.
-		{name: "a visit counted on the order, quantities of 3", visit: true, qty: 3, only: ScenarioDuplicateConcurrent},
+		{name: "a visit counted on the order, quantities of 3", then: "visit", qty: 3, only: ScenarioDuplicateConcurrent},
+		// The stage advanced twice, both deliveries reading back 7 where
+		// the baseline's read 6: a number under an id key that names no
+		// row the run made (red team, /tmp/rt32 p1: paired 7 with 6, the
+		// duplicate passed on every run).
+		{name: "a stage advanced twice, read back", then: "stage", only: ScenarioDuplicateConcurrent},
+		// The next staff member given twice: assignee 2, where the
+		// baseline's was 1, beside the run's order 2 (red team, /tmp/rt32
+		// p4: the assignee was read as the baseline's 1).
+		{name: "an assignee given in turn twice, as order 2", then: "assign", only: ScenarioDuplicateConcurrent},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			d := &orderDesk{plain: c.plain, meet: &rendezvous{timeout: 5 * time.Millisecond}}
+			d := &orderDesk{plain: c.plain, customer: c.customer, meet: &rendezvous{timeout: 5 * time.Millisecond}}
 			opts := []Option{Setup(func(context.Context) error { d.reset(); return nil }), State(d.state)}
 			if c.only != "" {
 				opts = append(opts, OnlyScenario(c.only))
 			}
-			rep, err := Run(context.Background(), t.Name(), orderDeskAgent(d, cmp.Or(c.qty, 2), c.visit), opts...)
+			rep, err := Run(context.Background(), t.Name(), orderDeskAgent(d, cmp.Or(c.qty, 2), c.then), opts...)
 			require.NoError(t, err)
 			require.True(t, rep.BaselineSucceeded)
-			if c.plain || c.visit {
-				assert.True(t, rep.Has(CodeDuplicateWrite), "a second line or visit stayed, yet: %v", codes(rep))
+			if c.plain || c.then != "" {
+				assert.True(t, rep.Has(CodeDuplicateWrite), "a second line, visit, stage or assignee stayed, yet: %v", codes(rep))
 				return
 			}
 			for _, f := range rep.Findings {
