@@ -1316,7 +1316,7 @@ func judgeRepeatsIn(tr *Trace, end, baseEnd string, baseWin map[string][2]string
 		if !sinkNumKnown {
 			sinkNumKnown = true
 			if baseTr != nil && !baseline {
-				sinkNumRn = sinkNumbers(tr, baseTr, end, baseEnd)
+				sinkNumRn = sinkNumbers(tr, baseTr)
 			}
 		}
 		return sinkNumRn

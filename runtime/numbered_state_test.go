@@ -33,12 +33,19 @@ type orderDesk struct {
 	// 3 in turn), which Setup resets.
 	customer bool
 	turn     int
-	meet     *rendezvous // holds each call until the other delivery's is in flight
+	// lineInStep numbers each order's first line with the order's own
+	// number (the two counters in step); cursor is
+	// the order a cursor points at (advance_cursor), 0 for none, and
+	// current is a customer's current_order_id (set_current).
+	lineInStep bool
+	cursor     int
+	current    int
+	meet       *rendezvous // holds each call until the other delivery's is in flight
 }
 
 func (d *orderDesk) reset() {
 	d.mu.Lock()
-	d.orders, d.lines, d.turn = nil, nil, 0
+	d.orders, d.lines, d.turn, d.cursor, d.current = nil, nil, 0, 0, 0
 	d.mu.Unlock()
 }
 
@@ -111,8 +118,38 @@ func (d *orderDesk) addLine(order int, sku string, qty int) {
 			}
 		}
 	}
+	if d.lineInStep && sku == "apple" {
+		d.nextLine = order - 1 // the order's first line takes its number
+	}
 	d.nextLine++
 	d.lines = append(d.lines, map[string]any{"id": d.nextLine, "order_id": order, "sku": sku, "qty": qty})
+}
+
+// advanceCursor moves the cursor to the order after the one it points at
+// (no idempotency) and answers the order it reads back once the other
+// delivery's call has run too.
+func (d *orderDesk) advanceCursor() int {
+	d.meet.wait()
+	d.mu.Lock()
+	for _, o := range d.orders {
+		if id := o["id"].(int); id > d.cursor {
+			d.cursor = id
+			break
+		}
+	}
+	d.mu.Unlock()
+	d.meet.wait()
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.cursor
+}
+
+// setCurrent points the customer's current order at order (a set).
+func (d *orderDesk) setCurrent(order int) {
+	d.meet.wait()
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.current = order
 }
 
 // visit counts a visit on order (visits = visits + 1): no idempotency.
@@ -143,7 +180,10 @@ func (d *orderDesk) state() any {
 	}
 	st := map[string]any{"orders": clone(d.orders), "lines": clone(d.lines)}
 	if d.customer {
-		st["customers"] = []any{map[string]any{"id": 1, "name": "acme"}}
+		st["customers"] = []any{map[string]any{"id": 1, "name": "acme", "current_order_id": d.current}}
+	}
+	if d.cursor != 0 {
+		st["cursors"] = []any{map[string]any{"id": 1, "name": "main", "order_id": d.cursor}}
 	}
 	return st
 }
@@ -157,6 +197,7 @@ func orderDeskAgent(d *orderDesk, qty int, then string) func(context.Context) er
 	visits := &Op{Name: "add_visit", Kind: KindWrite, Params: []string{"order_id"}}
 	stage := &Op{Name: "advance_stage", Kind: KindWrite, Params: []string{"ref"}}
 	assign := &Op{Name: "assign_next", Kind: KindWrite, Params: []string{"order_id"}}
+	current := &Op{Name: "set_current", Kind: KindWrite, Params: []string{"customer_id", "order_id"}, Idempotent: true}
 	retry := func(f func() error) error {
 		var err error
 		for range 3 {
@@ -211,8 +252,38 @@ func orderDeskAgent(d *orderDesk, qty int, then string) func(context.Context) er
 					return nil
 				})
 			})
+		case "current":
+			return retry(func() error {
+				return traced(ctx, current, []any{1, id}, []any{1}, func(context.Context) error {
+					d.setCurrent(id)
+					return nil
+				})
+			})
 		}
 		return nil
+	}
+}
+
+// cursorAgent makes two orders without an answer and moves the cursor on
+// to the next one (advance_cursor, no idempotency), which answers the
+// order it reads back.
+func cursorAgent(d *orderDesk) func(context.Context) error {
+	create := &Op{Name: "create_order", Kind: KindWrite, Params: []string{"ref"}}
+	cursor := &Op{Name: "advance_cursor", Kind: KindWrite, Params: []string{"name"}}
+	return func(ctx context.Context) error {
+		for _, ref := range []string{"ext-1", "ext-2"} {
+			if err := traced(ctx, create, []any{ref}, []any{ref}, func(context.Context) error {
+				d.createOrder(ref)
+				return nil
+			}); err != nil {
+				return err
+			}
+		}
+		c, _ := Begin(ctx, cursor, []any{"main"}, []any{"main"}, nil)
+		if err := c.Start(); err != nil {
+			return err
+		}
+		return c.Finish(nil, d.advanceCursor())
 	}
 }
 
@@ -233,11 +304,11 @@ func orderDeskAgent(d *orderDesk, qty int, then string) func(context.Context) er
 // the id of a row of its table, or a reference to that table.
 func TestAnOrderNumberedPastTheBaselinesIsOneExecutionsUnderAnotherNumber(t *testing.T) {
 	for _, c := range []struct {
-		name            string
-		plain, customer bool
-		then            string // a write after the lines: visit, stage, assign
-		qty             int
-		only            string
+		name                        string
+		plain, customer, lineInStep bool
+		then                        string // a write after the lines: visit, stage, assign
+		qty                         int
+		only                        string
 	}{
 		{name: "upserted lines"},
 		// Alone after the baseline, two deliveries at once make the
@@ -247,6 +318,13 @@ func TestAnOrderNumberedPastTheBaselinesIsOneExecutionsUnderAnotherNumber(t *tes
 		// the baseline's order 1: the run's own 1 names a customer, no
 		// order (red team, /tmp/rt32 p2: a duplicate_write on every run).
 		{name: "upserted lines, a customer seeded as row 1", customer: true},
+		// The customer's current order set to the order (a set): a
+		// current_order_id refers to orders (red team, /tmp/rt33 c4).
+		{name: "upserted lines, the customer's current order set", customer: true, then: "current"},
+		// Lines numbered in step with their orders: both ends number a
+		// row of orders and of lines alike, and the window of
+		// create_order says which it made (red team, /tmp/rt33 c1).
+		{name: "upserted lines, their counter in step", lineInStep: true, qty: 3},
 		{name: "a line inserted each time", plain: true, only: ScenarioDuplicateConcurrent},
 		{name: "a visit counted on the order", then: "visit", only: ScenarioDuplicateConcurrent},
 		// No number of the state but the order's id and the count is 2:
@@ -261,17 +339,26 @@ func TestAnOrderNumberedPastTheBaselinesIsOneExecutionsUnderAnotherNumber(t *tes
 		// baseline's was 1, beside the run's order 2 (red team, /tmp/rt32
 		// p4: the assignee was read as the baseline's 1).
 		{name: "an assignee given in turn twice, as order 2", then: "assign", only: ScenarioDuplicateConcurrent},
+		// A cursor moved on twice to the next order, which both
+		// deliveries read back: an order's id, but not the row the
+		// cursor's call made (red team, /tmp/rt33 p2: the cursor's
+		// second order was read as the baseline's first).
+		{name: "a cursor moved on twice, read back", then: "cursor", only: ScenarioDuplicateConcurrent},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			d := &orderDesk{plain: c.plain, customer: c.customer, meet: &rendezvous{timeout: 5 * time.Millisecond}}
+			d := &orderDesk{plain: c.plain, customer: c.customer, lineInStep: c.lineInStep, meet: &rendezvous{timeout: 5 * time.Millisecond}}
 			opts := []Option{Setup(func(context.Context) error { d.reset(); return nil }), State(d.state)}
 			if c.only != "" {
 				opts = append(opts, OnlyScenario(c.only))
 			}
-			rep, err := Run(context.Background(), t.Name(), orderDeskAgent(d, cmp.Or(c.qty, 2), c.then), opts...)
+			agent := orderDeskAgent(d, cmp.Or(c.qty, 2), c.then)
+			if c.then == "cursor" {
+				agent = cursorAgent(d)
+			}
+			rep, err := Run(context.Background(), t.Name(), agent, opts...)
 			require.NoError(t, err)
 			require.True(t, rep.BaselineSucceeded)
-			if c.plain || c.then != "" {
+			if c.plain || c.then != "" && c.then != "current" {
 				assert.True(t, rep.Has(CodeDuplicateWrite), "a second line, visit, stage or assignee stayed, yet: %v", codes(rep))
 				return
 			}

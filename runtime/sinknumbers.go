@@ -21,10 +21,11 @@ import (
 // leaves numbers out on purpose: renaming 2 to 1 wherever it stands also
 // turned a visit count of 2 into 1, and a real duplicate passed
 // (TestACountEqualToARenamedIDIsNoName). A number is renamed here only
-// where it names a row of its table: it must be the id of a row of one
-// list in both ends (orders: 25 in the run's, 1 in the baseline's), and it
-// is renamed as that list's rows' id and as the value of a key that reads
-// as a reference to it (order_id, orderId), in the states compared, and in
+// where it names a row the write that answered it made: in that write's
+// window one list gained a row with it as its id (orders: 25 in the run's,
+// 1 in the baseline's), and it is renamed as that list's rows' id and as
+// the value of a key that reads as a reference to it (order_id, orderId),
+// in the states compared, and in
 // a call's arguments and identity where the call passed it under such a
 // parameter (numbersInBaseKey), to find the baseline's call. A count, a
 // quantity, an amount or a reference to another table keeps its number
@@ -33,7 +34,8 @@ import (
 // red team (/tmp/rt32) passed two duplicates with it: a stage advanced
 // twice, read back as 7 by both deliveries (paired with the baseline's 6:
 // stage_id reads as a reference), and an assignee given twice, 2 beside
-// the run's order 2.
+// the run's order 2; a third (/tmp/rt33) passed a cursor moved on twice
+// with a version that took the table from the ends.
 
 // sinkNumbers pairs the whole numbers the sink answered this run (run) as
 // names with those it answered the baseline (base), the run's text to the
@@ -41,33 +43,32 @@ import (
 // op, identity and arguments answered as a whole (create_order's id) or
 // under a key that reads as an id (a row's "id", an "order_id"), one call
 // in the baseline and, in the run, every call of the key answering the
-// same number, where one list numbers a row by it in the run's end (end)
-// and by the baseline's in the baseline's (baseEnd). Nil when nothing
-// pairs, or the pairs are not one to one.
-func sinkNumbers(run, base *Trace, end, baseEnd string) numberNames {
+// same number, where the answering calls' windows gained a row of one list
+// by those numbers (madeTables). Nil when nothing pairs, or the pairs are
+// not one to one.
+func sinkNumbers(run, base *Trace) numberNames {
 	pairs := pairedNumbers(run, base)
 	if len(pairs) == 0 {
 		return nil
 	}
-	// Each pair names a row of one table: the list whose rows hold the
-	// run's number as their id in the run's end, and the baseline's in
-	// the baseline's. A number a write answered that names no row made
-	// there (a stage the order moved to, read back after the update) is
-	// no name the sink gave, and is left as it is (red team, /tmp/rt32
-	// p1: a stage advanced twice, read back as 7 by both deliveries,
-	// was read as the baseline's 6).
-	ev, errE := decodeState(end)
-	bv, errB := decodeState(baseEnd)
-	if errE != nil || errB != nil {
-		return nil
-	}
+	// Each pair names a row the answering call made, of one table: the
+	// list that gained a row with the run's number as its id in the
+	// window of a write of the run that answered it, and a row with the
+	// baseline's in the window of the baseline's write that answered it.
+	// A number a write answered that names no row it made is no name the
+	// sink gave that write, and is left as it is: a stage the order moved
+	// to, read back after the update (red team, /tmp/rt32 p1: read back as
+	// 7 by both deliveries, it was read as the baseline's 6), or a cursor's
+	// job read back after it moved (/tmp/rt33 p2: the job 30 the cursor
+	// moved to twice was read as the baseline's 1, the job the baseline's
+	// moved it to). And where the ends number a row of two lists alike
+	// (an order and its one line, their counters in step), the window
+	// says which the write made (/tmp/rt33 c1).
 	out := numberNames{}
 	for x, y := range pairs {
-		// The one table that numbers a row x in the run's end and a row
-		// y in the baseline's (the baseline's first line is row 1 too).
 		var table []string
-		ty := rowTables(bv, y)
-		for _, t := range rowTables(ev, x) {
+		ty := madeTables(base, y)
+		for _, t := range madeTables(run, x) {
 			if slices.Contains(ty, t) && !slices.Contains(table, t) {
 				table = append(table, t)
 			}
@@ -80,6 +81,46 @@ func sinkNumbers(run, base *Trace, end, baseEnd string) numberNames {
 	if len(out) == 0 {
 		return nil
 	}
+	return out
+}
+
+// madeTables returns the keys, lowered, of the lists that gained a row
+// whose id is n in the window of a successful write of tr that answered n
+// (the whole answer, or any number of it).
+func madeTables(tr *Trace, n string) []string {
+	var out []string
+	for i := range tr.Ops {
+		o := &tr.Ops[i]
+		if o.Kind != KindWrite || o.Status != StatusSuccess || o.Result == nil || o.effect == nil {
+			continue
+		}
+		c, err := Canonical(o.Result)
+		if err != nil || !slices.Contains(numberTokens(c), n) {
+			continue
+		}
+		before, after := o.stateWindow()
+		bv, errB := decodeState(before)
+		av, errA := decodeState(after)
+		if errB != nil || errA != nil {
+			continue
+		}
+		had := rowTables(bv, n)
+		for _, t := range rowTables(av, n) {
+			if !slices.Contains(had, t) && !slices.Contains(out, t) {
+				out = append(out, t)
+			}
+		}
+	}
+	return out
+}
+
+// numberTokens returns the number tokens of JSON text s.
+func numberTokens(s string) []string {
+	var out []string
+	scanNumbers(s, func(n, _ string) (string, bool) {
+		out = append(out, n)
+		return "", false
+	})
 	return out
 }
 
@@ -122,10 +163,37 @@ func rowTables(v any, n string) []string {
 }
 
 // readsAsRowOf reports whether a key that reads as a reference to target
-// (refTarget: order_id names an order) names a row of table (orders,
-// u_orders), as refersTo reads such keys.
+// (refTarget: order_id names an order) names a row of table: the table is
+// the target's name, singular or plural (orders, addresses, categories),
+// after a prefix of its own (u_orders, order_items for item_id), and the
+// target may have one (current_order_id names an order). A name that only
+// holds the target (ship_id, shipments; tag_id, stages) names none of its
+// rows (red team, /tmp/rt33 p1: strings.Contains took a rotation's ship_id
+// of 2 for the run's shipment 2).
 func readsAsRowOf(table, target string) bool {
-	return target != "" && strings.Contains(table, target)
+	if target == "" {
+		return false
+	}
+	if namesTable(table, target) {
+		return true
+	}
+	i := strings.LastIndexByte(target, '_')
+	return i > 0 && namesTable(table, target[i+1:])
+}
+
+// namesTable reports whether table is the plural or the name of thing,
+// whole or after an underscore.
+func namesTable(table, thing string) bool {
+	forms := []string{thing, thing + "s", thing + "es"}
+	if y, ok := strings.CutSuffix(thing, "y"); ok {
+		forms = append(forms, y+"ies")
+	}
+	for _, f := range forms {
+		if table == f || strings.HasSuffix(table, "_"+f) {
+			return true
+		}
+	}
+	return false
 }
 
 // pairedNumbers pairs the whole numbers the sink answered this run with
