@@ -1759,6 +1759,14 @@ func judgeRepeatsIn(tr *Trace, end, baseEnd string, baseWin map[string][2]string
 							// AUTOINCREMENT, a sequence) named it.
 							return ""
 						}
+						if c != "" && sameChangeInBaseNumbers(w0, w1, b, a) {
+							// And where what it made refers to what it
+							// made by the number the sink answered (an
+							// order's invoice, under its order_id),
+							// once that number is the baseline's (red
+							// team, /tmp/rt34 c1).
+							return ""
+						}
 						if c != "" {
 							if left, _ = un.explains(o, w[1], after, &views); left != nil {
 								// It did what one execution did, and

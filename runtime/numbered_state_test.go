@@ -40,12 +40,17 @@ type orderDesk struct {
 	lineInStep bool
 	cursor     int
 	current    int
-	meet       *rendezvous // holds each call until the other delivery's is in flight
+	// invoice makes each order's invoice with it, numbered from 101 by a
+	// counter of its own, under the order's order_id.
+	invoice     bool
+	invoices    []map[string]any
+	nextInvoice int
+	meet        *rendezvous // holds each call until the other delivery's is in flight
 }
 
 func (d *orderDesk) reset() {
 	d.mu.Lock()
-	d.orders, d.lines, d.turn, d.cursor, d.current = nil, nil, 0, 0, 0
+	d.orders, d.lines, d.turn, d.cursor, d.current, d.invoices = nil, nil, 0, 0, 0, nil
 	d.mu.Unlock()
 }
 
@@ -65,6 +70,10 @@ func (d *orderDesk) createOrder(ref string) int {
 		o["customer_id"] = 1
 	}
 	d.orders = append(d.orders, o)
+	if d.invoice {
+		d.nextInvoice++
+		d.invoices = append(d.invoices, map[string]any{"id": 100 + d.nextInvoice, "order_id": d.nextOrder, "sent": false})
+	}
 	return d.nextOrder
 }
 
@@ -181,6 +190,9 @@ func (d *orderDesk) state() any {
 	st := map[string]any{"orders": clone(d.orders), "lines": clone(d.lines)}
 	if d.customer {
 		st["customers"] = []any{map[string]any{"id": 1, "name": "acme", "current_order_id": d.current}}
+	}
+	if d.invoice {
+		st["invoices"] = clone(d.invoices)
 	}
 	if d.cursor != 0 {
 		st["cursors"] = []any{map[string]any{"id": 1, "name": "main", "order_id": d.cursor}}
@@ -306,6 +318,7 @@ func TestAnOrderNumberedPastTheBaselinesIsOneExecutionsUnderAnotherNumber(t *tes
 	for _, c := range []struct {
 		name                        string
 		plain, customer, lineInStep bool
+		invoice                     bool
 		then                        string // a write after the lines: visit, stage, assign
 		qty                         int
 		only                        string
@@ -325,6 +338,11 @@ func TestAnOrderNumberedPastTheBaselinesIsOneExecutionsUnderAnotherNumber(t *tes
 		// row of orders and of lines alike, and the window of
 		// create_order says which it made (red team, /tmp/rt33 c1).
 		{name: "upserted lines, their counter in step", lineInStep: true, qty: 3},
+		// create_order makes the order's invoice too, under its order_id:
+		// two deliveries at once made order 2 and invoice 102 where one
+		// execution made order 1 and invoice 101 (red team, /tmp/rt34 c1:
+		// a duplicate_write of create_order, also before any renaming).
+		{name: "an order made with its invoice", invoice: true, only: ScenarioDuplicateConcurrent},
 		{name: "a line inserted each time", plain: true, only: ScenarioDuplicateConcurrent},
 		{name: "a visit counted on the order", then: "visit", only: ScenarioDuplicateConcurrent},
 		// No number of the state but the order's id and the count is 2:
@@ -346,7 +364,7 @@ func TestAnOrderNumberedPastTheBaselinesIsOneExecutionsUnderAnotherNumber(t *tes
 		{name: "a cursor moved on twice, read back", then: "cursor", only: ScenarioDuplicateConcurrent},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			d := &orderDesk{plain: c.plain, customer: c.customer, lineInStep: c.lineInStep, meet: &rendezvous{timeout: 5 * time.Millisecond}}
+			d := &orderDesk{plain: c.plain, customer: c.customer, lineInStep: c.lineInStep, invoice: c.invoice, meet: &rendezvous{timeout: 5 * time.Millisecond}}
 			opts := []Option{Setup(func(context.Context) error { d.reset(); return nil }), State(d.state)}
 			if c.only != "" {
 				opts = append(opts, OnlyScenario(c.only))
