@@ -132,6 +132,7 @@ func hostileReport() *runtime.Report {
 			Ops:    []runtime.Operation{op(0, 1, "read"+xssQuote, runtime.KindRead), bad},
 			Panics: []runtime.Panic{{Op: xssAttr, Value: xssScript, Stack: xssStyle}},
 			Errors: []string{xssCDATA}, Invocations: 1,
+			Notes: []string{"not run: " + xssScript},
 		},
 		Invariants: []runtime.InvariantResult{{Name: xssScript, Error: xssAttr}},
 		Duplicates: []runtime.Duplicate{{Op: xssScript, Identity: xssAttr, Count: 2, Calls: []string{bad.ID, xssQuote}}},

@@ -140,6 +140,7 @@ type scenarioView struct {
 	Findings    []findingView
 	Panics      []runtime.Panic
 	RunErrors   []string
+	Notes       []string // the trace's notes: why a scenario was not judged, did not run, ...
 }
 
 type tick struct {
@@ -352,6 +353,7 @@ func buildScenario(i int, res *runtime.Result, baseline bool) scenarioView {
 	}
 	sv.Panics = res.Trace.Panics
 	sv.RunErrors = res.Trace.Errors
+	sv.Notes = res.Trace.Notes
 	ops := res.Trace.Ops
 	sv.Calls = len(ops)
 	sv.CallsLabel = plural(len(ops), "call")

@@ -533,3 +533,27 @@ func TestNestedCallNamesItsParent(t *testing.T) {
 		t.Errorf("the nested call does not name its parent: %q", inner)
 	}
 }
+
+// A scenario's trace notes (why it was not judged, or did not run: go test
+// -failfast ran no subtest for it) are shown under the scenario; the page
+// showed only the fault's note, and a scenario not run read as an
+// inconclusive one with no reason.
+func TestHTMLShowsAScenariosNotes(t *testing.T) {
+	rep := keyedReport(t)
+	const note = "not run: go test ran no subtest for it: -failfast stops running subtests once a test has failed"
+	res := rep.Results[0]
+	res.Trace.Notes = append(res.Trace.Notes, note)
+	doc := parseHTML(t, renderHTML(t, rep))
+	var shown []string
+	for _, sec := range find(doc, "details", "scenario") {
+		if v, _ := attr(sec, "data-scenario"); v != res.Scenario {
+			continue
+		}
+		for _, p := range find(sec, "p", "note") {
+			shown = append(shown, textOf(p))
+		}
+	}
+	if !slices.Contains(shown, "note: "+note) {
+		t.Errorf("scenario %s shows notes %q, want %q among them", res.Scenario, shown, note)
+	}
+}
