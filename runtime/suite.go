@@ -403,7 +403,6 @@ func (s *Suite) NotRun(sc Scenario, why string) *Result {
 		Scenario: sc.Name, Kind: sc.Kind, OperationIndex: sc.OperationIndex, Inconclusive: true,
 		Trace:    &Trace{Name: sc.Name, Notes: []string{"not run: " + why}},
 		Findings: []Finding{}, Duplicates: []Duplicate{}, Invariants: []InvariantResult{},
-		Clock: ClockReal,
 	}
 	if sc.Fault.Kind != FaultNone {
 		f := sc.Fault

@@ -19,7 +19,7 @@ func openReport(path string) (f *os.File, made bool, err error) {
 		if !errors.Is(err, fs.ErrExist) {
 			return nil, false, err
 		}
-		f, err = os.OpenFile(path, os.O_WRONLY, 0o666)
+		f, err = openOldReport(path)
 		if err == nil {
 			return f, false, nil
 		}

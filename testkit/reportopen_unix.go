@@ -3,6 +3,7 @@
 package testkit
 
 import (
+	"errors"
 	"io/fs"
 	"os"
 	"syscall"
@@ -23,12 +24,12 @@ func openReport(path string) (f *os.File, made bool, err error) {
 		if err != syscall.EEXIST {
 			return nil, false, &fs.PathError{Op: "open", Path: path, Err: err}
 		}
-		fd, err = open(path, syscall.O_WRONLY|syscall.O_CLOEXEC)
+		f, err := openOldReport(path)
 		if err == nil {
-			return os.NewFile(uintptr(fd), path), false, nil
+			return f, false, nil
 		}
-		if err != syscall.ENOENT { // removed in between: make it
-			return nil, false, &fs.PathError{Op: "open", Path: path, Err: err}
+		if !errors.Is(err, fs.ErrNotExist) { // removed in between: make it
+			return nil, false, err
 		}
 	}
 }
