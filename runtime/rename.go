@@ -107,10 +107,26 @@ func learnRenaming(names *baselineNames, base, tr *Trace) renaming {
 	// the baseline never carries it (a name of the scenario's world, not
 	// another of the baseline's, as when calls come in another order),
 	// and the scenario never carries the baseline's.
+	//
+	// The names the sink answered are paired as it answered them: each
+	// with the one it answered the same call in the baseline
+	// (sinkRenaming), whatever the calls' order. Two goroutines adding one
+	// line to each of two orders, under the order's random id, call in
+	// either order, and the first delivery's add_line#1 was the apple's
+	// here and the pear's in the baseline. Paired by occurrence, the pear
+	// order's id read as the apple order's, the baseline's windows were
+	// looked up under the other order's line, and two deliveries at once
+	// of a correct agent were a duplicate_write about half the runs (red
+	// team, /tmp/rt29 s1 TestServerID).
 	var scenVals map[string]bool
 	m := renaming{}
 	taken := map[string]string{} // the scenario's value → the baseline's
 	bad := map[string]bool{}
+	sink := map[string]bool{} // the baseline's values paired by the sink's answers
+	for x, y := range sinkRenaming(tr, base) {
+		bv, sv := encode(y), encode(x)
+		m[bv], taken[sv], sink[bv] = sv, bv, true
+	}
 	for _, p := range pairs {
 		bl, sl := callLeaves(p[0]), callLeaves(p[1])
 		for path, bv := range bl {
@@ -121,8 +137,8 @@ func learnRenaming(names *baselineNames, base, tr *Trace) renaming {
 			if scenVals == nil {
 				scenVals = traceLeaves(tr)
 			}
-			if scenVals[bv] {
-				continue
+			if scenVals[bv] || sink[bv] || sink[taken[sv]] {
+				continue // the sink's pairs stand
 			}
 			if prev, ok := m[bv]; ok && prev != sv || taken[sv] != "" && taken[sv] != bv {
 				bad[bv], bad[taken[sv]] = true, true

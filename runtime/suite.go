@@ -1468,7 +1468,9 @@ func keyFromSink(tr *Trace, a, b *Operation, i, j int) bool {
 // object: every part of it differs from a's, and each of b's is a value
 // the baseline's calls of the op held at that part, as they held a's (an
 // item: apple, then pear), or one an earlier call of the run answered (an
-// order's id that create_order gave). Two goroutines adding one order's
+// order's id that create_order gave) or an earlier write other than a sent
+// (an order's id the agent made and create_order was given: /tmp/rt29 s1
+// TestClientID, identity_unstable on every run). Two goroutines adding one order's
 // line each, keyed by the order's random id and the item, call from one
 // line; the other order's call came between a failed call and its retry,
 // and was taken for the retry under a fresh key (red team, /tmp/rt29 s1
@@ -1493,8 +1495,8 @@ func otherWork(base, tr *Trace, a, b *Operation, j int) bool {
 		return false
 	}
 	var (
-		held     map[string]map[string]bool // part -> values the baseline's calls of the op held there
-		answered map[string]bool            // the scalars of the answers of calls before b
+		held  map[string]map[string]bool // part -> values the baseline's calls of the op held there
+		known map[string]bool            // the scalars calls before b were answered, or writes other than a sent
 	)
 	differ := false
 	for k, va := range pa {
@@ -1526,19 +1528,26 @@ func otherWork(base, tr *Trace, a, b *Operation, j int) bool {
 		if held[k][va] && held[k][vb] {
 			continue
 		}
-		if answered == nil {
-			answered = map[string]bool{}
-			for i := range tr.Ops[:j] {
-				if o := &tr.Ops[i]; o.Result != nil {
-					if enc, err := json.Marshal(o.Result); err == nil {
-						for t := range identityLeaves(string(enc)) {
-							answered[t] = true
-						}
+		if known == nil {
+			known = map[string]bool{}
+			add := func(v any) {
+				if enc, err := json.Marshal(v); err == nil {
+					for t := range identityLeaves(string(enc)) {
+						known[t] = true
 					}
 				}
 			}
+			for i := range tr.Ops[:j] {
+				o := &tr.Ops[i]
+				if o.Result != nil {
+					add(o.Result)
+				}
+				if o.Kind == KindWrite && o != a {
+					add(o.Args.Values)
+				}
+			}
 		}
-		if !answered[vb] {
+		if !known[vb] {
 			return false
 		}
 	}

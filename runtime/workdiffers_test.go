@@ -2,6 +2,8 @@ package runtime
 
 import (
 	"context"
+	crand "crypto/rand"
+	"encoding/hex"
 	"fmt"
 	"sync"
 	"testing"
@@ -26,28 +28,66 @@ import (
 // team, /tmp/rt30 p1 to p3, which a first version of the rule missed): a
 // fresh key per attempt, a counter's next key (req-2, the pear's in the
 // baseline), a failover to the other order's provider.
+//
+// The same holds where the agent makes each order's id itself and gives it
+// to create_order (/tmp/rt29 s1 TestClientID, identity_unstable on every
+// run): the other order's id was sent by an earlier write, not answered.
+// There the two lines run in goroutines of one closure, as errgroup's Go in
+// a loop does, and the scenarios make the orders the other way round from
+// the baseline, so that the run's ids do not pair with the baseline's by
+// their place (rename.go). A retry under a fresh order id and item, both
+// new to the run, is still told.
 func TestAnotherItemFromTheSameLineIsNoRetry(t *testing.T) {
 	for _, c := range []struct {
-		name  string
-		key   string // "order": the order's id; "fresh": a random key per attempt; "counter": req-N; "failover"
-		retry bool
-		buggy bool
+		name   string
+		key    string // "order": the order's id; "fresh": a random key per attempt; "counter": req-N; "failover"
+		retry  bool
+		buggy  bool
+		client bool // the agent makes the order's id and sends it to create_order
 	}{
 		{name: "each order's line once, moving on after a failure", key: "order"},
 		{name: "each order's line retried under its key", key: "order", retry: true},
 		{name: "retried under a fresh key", key: "fresh", retry: true, buggy: true},
 		{name: "retried under a counter's next key", key: "counter", retry: true, buggy: true},
 		{name: "retried through the other provider", key: "failover", retry: true, buggy: true},
+		// The agent makes each order's id and gives it to create_order:
+		// the other order's id was sent by an earlier write, not answered
+		// (/tmp/rt29 s1 TestClientID: identity_unstable on every run).
+		{name: "each order's line once, ids the agent made", key: "order", client: true},
+		{name: "each order's line retried, ids the agent made", key: "order", client: true, retry: true},
+		// A fresh order id and another item on the retry: both values are
+		// new to the run, whatever an earlier write sent.
+		{name: "retried under a fresh order id and item, ids the agent made", key: "fresh-all", client: true, retry: true, buggy: true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			create := &Op{Name: "create_order", Kind: KindWrite, Params: []string{"ref"}}
+			createID := &Op{Name: "create_order", Kind: KindWrite, Params: []string{"id", "ref"}}
 			add := &Op{Name: "add_line", Kind: KindWrite, Params: []string{"order", "sku", "qty"}}
 			var (
 				mu     sync.Mutex
 				orders map[string]string // ref -> id
 				lines  map[string]int
+				flip   bool // set by Setup: the scenarios make the orders the other way round from the baseline
+				setups int
 			)
 			createOrder := func(ctx context.Context, ref string) (string, error) {
+				if c.client {
+					// A random id per call, as the red team's agent made
+					// them; the sink refuses a second order for a ref.
+					var b [16]byte
+					crand.Read(b[:])
+					id := hex.EncodeToString(b[:])
+					err := traced(ctx, createID, []any{id, ref}, []any{id}, func(context.Context) error {
+						mu.Lock()
+						defer mu.Unlock()
+						if had, ok := orders[ref]; ok && had != id {
+							return fmt.Errorf("order %s exists", ref)
+						}
+						orders[ref] = id
+						return nil
+					})
+					return id, err
+				}
 				c, _ := Begin(ctx, create, []any{ref}, []any{ref}, nil)
 				if err := c.Start(); err != nil {
 					return "", err
@@ -72,15 +112,24 @@ func TestAnotherItemFromTheSameLineIsNoRetry(t *testing.T) {
 			agent := func(ctx context.Context) error {
 				items := []struct{ ref, sku, provider string }{{"web-1", "apple", "stripe"}, {"web-2", "pear", "adyen"}}
 				ids := make([]string, len(items))
-				for i, it := range items {
-					id, err := createOrder(ctx, it.ref)
+				for n := range items {
+					i := n
+					if c.client && flip {
+						// The orders made in the other order, as two
+						// goroutines may (the red team's made them at
+						// once): the sink's names of this run do not pair
+						// with the baseline's by their place.
+						i = len(items) - 1 - n
+					}
+					id, err := createOrder(ctx, items[i].ref)
 					if err != nil {
 						return err
 					}
 					ids[i] = id
 				}
 				req := 0
-				for i, it := range items {
+				line := func(i int, between func()) {
+					it := items[i]
 					attempts := 1
 					if c.retry {
 						attempts = 2
@@ -92,6 +141,11 @@ func TestAnotherItemFromTheSameLineIsNoRetry(t *testing.T) {
 							key = []any{ids[i], it.sku}
 						case "fresh":
 							key = []any{randomID(), it.sku}
+						case "fresh-all":
+							key = []any{ids[i], it.sku}
+							if n > 0 {
+								key = []any{randomID(), it.sku + "-retry"}
+							}
 						case "counter":
 							req++
 							key = []any{it.sku, fmt.Sprintf("req-%d", req)}
@@ -103,13 +157,49 @@ func TestAnotherItemFromTheSameLineIsNoRetry(t *testing.T) {
 						if err == nil || ctx.Err() != nil {
 							break
 						}
+						between()
 					}
 				}
+				if !c.client {
+					for i := range items {
+						line(i, func() {})
+					}
+					return nil
+				}
+				// As the red team's agent did, each order's line in a
+				// goroutine of its own, the second order's between the
+				// first's failed call and its retry; after a crash, the
+				// second's call is the crashed invocation's next, not
+				// executed.
+				var wg sync.WaitGroup
+				first, second := make(chan struct{}), make(chan struct{})
+				var once sync.Once
+				for i := range items {
+					wg.Add(1)
+					go func() { // one closure for both, as errgroup's Go in a loop
+						defer wg.Done()
+						between := func() {}
+						if i == 0 {
+							defer once.Do(func() { close(first) })
+							between = func() {
+								once.Do(func() { close(first) })
+								<-second
+							}
+						} else {
+							defer close(second)
+							<-first
+						}
+						line(i, between) // one line for both: the same frames
+					}()
+				}
+				wg.Wait()
 				return nil
 			}
 			rep, err := Run(context.Background(), t.Name(), agent,
 				Setup(func(context.Context) error {
 					orders, lines = map[string]string{}, map[string]int{}
+					flip = setups > 0 // the baseline's the one way, every other scenario's the other
+					setups++
 					return nil
 				}))
 			require.NoError(t, err)

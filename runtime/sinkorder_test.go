@@ -1,0 +1,208 @@
+package runtime
+
+import (
+	"context"
+	"slices"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// An agent that opens two orders (create_order answers each order's id,
+// random, as a sink hands them out) and adds one line to each, keyed by the
+// order's id and the item, makes the two lines in either order: the red
+// team's ran them in goroutines of an errgroup (/tmp/rt29 s1 TestServerID),
+// and two deliveries at once of the correct agent were a duplicate_write
+// of add_line about half the runs. Here the agent makes them the one way in
+// the baseline and the other in every other scenario, as the goroutines
+// happened to, and the fixes are told apart:
+//
+//   - The first delivery's add_line#1 was the pear's in the baseline and the
+//     apple's here. The renaming learned from the calls paired them by
+//     occurrence and read the pear order's id as the apple order's, so the
+//     baseline's windows were looked up under the other order's line. The
+//     names the sink answered now pair as it answered them (sinkRenaming,
+//     in learnRenaming).
+//   - The two deliveries' apple lines, at once, added the apple line to an
+//     empty table, where one execution in the baseline added it beside the
+//     pear line: the same change in other surroundings, once the order's
+//     id is read in the baseline's (sameChangeInBaseNames).
+//
+// A line inserted again by each delivery is still a duplicate.
+func TestLinesMadeInAnotherOrderThanTheBaselines(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		buggy bool // add_line inserts a line every time
+	}{
+		{name: "a line once per order and item"},
+		{name: "a line per call", buggy: true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			create := &Op{Name: "create_order", Kind: KindWrite, Params: []string{"ref"}}
+			add := &Op{Name: "add_line", Kind: KindWrite, Params: []string{"order", "sku"}}
+			type line struct{ order, sku string }
+			var (
+				mu     sync.Mutex
+				orders map[string]string // ref -> id
+				lines  []line
+				flip   bool // the lines the other way round from the baseline
+				setups int
+			)
+			createOrder := func(ctx context.Context, ref string) (string, error) {
+				c, _ := Begin(ctx, create, []any{ref}, []any{ref}, nil)
+				if err := c.Start(); err != nil {
+					return "", err
+				}
+				mu.Lock()
+				id := orders[ref]
+				if id == "" {
+					id = randomID()
+					orders[ref] = id
+				}
+				mu.Unlock()
+				return id, c.Finish(nil, id) // the sink answers the order's id
+			}
+			addLine := func(ctx context.Context, order, sku string) error {
+				return traced(ctx, add, []any{order, sku}, []any{order, sku}, func(context.Context) error {
+					mu.Lock()
+					defer mu.Unlock()
+					l := line{order, sku}
+					if !c.buggy && slices.Contains(lines, l) {
+						return nil
+					}
+					lines = append(lines, l)
+					return nil
+				})
+			}
+			agent := func(ctx context.Context) error {
+				items := []struct{ ref, sku string }{{"web-1", "apple"}, {"web-2", "pear"}}
+				ids := make([]string, len(items))
+				for i, it := range items {
+					id, err := createOrder(ctx, it.ref)
+					if err != nil {
+						return err
+					}
+					ids[i] = id
+				}
+				order := []int{1, 0} // the pear's line first, in the baseline
+				if flip {
+					order = []int{0, 1}
+				}
+				for _, i := range order {
+					if err := addLine(ctx, ids[i], items[i].sku); err != nil {
+						return err
+					}
+				}
+				return nil
+			}
+			rep, err := Run(context.Background(), t.Name(), agent,
+				Setup(func(context.Context) error {
+					mu.Lock()
+					defer mu.Unlock()
+					orders, lines = map[string]string{}, nil
+					flip = setups > 0
+					setups++
+					return nil
+				}),
+				State(func() any {
+					mu.Lock()
+					defer mu.Unlock()
+					type row struct {
+						ID  string `json:"id"`
+						Ref string `json:"ref"`
+					}
+					var os []row
+					for ref, id := range orders {
+						os = append(os, row{id, ref})
+					}
+					slices.SortFunc(os, func(a, b row) int { return compareStrings(a.Ref, b.Ref) })
+					type lineRow struct {
+						Order string `json:"order_id"`
+						SKU   string `json:"sku"`
+					}
+					ls := make([]lineRow, 0, len(lines))
+					for _, l := range lines {
+						ls = append(ls, lineRow{l.order, l.sku})
+					}
+					slices.SortFunc(ls, func(a, b lineRow) int { return compareStrings(a.SKU, b.SKU) })
+					return map[string]any{"orders": os, "lines": ls}
+				}))
+			require.NoError(t, err)
+			var dups []string
+			for _, f := range rep.Findings {
+				if f.Severity == SeverityError {
+					dups = append(dups, f.Code+" "+f.Scenario+": "+f.Message)
+				}
+			}
+			if c.buggy {
+				assert.Contains(t, scenariosOf(rep, CodeDuplicateWrite), "duplicate_delivery/concurrent", "a second line passed")
+				return
+			}
+			assert.Empty(t, dups, "the other order's line taken for this one's")
+		})
+	}
+}
+
+func compareStrings(a, b string) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// scenariosOf lists the scenarios of rep with a finding of code.
+func scenariosOf(rep *Report, code string) []string {
+	var out []string
+	for _, f := range rep.Findings {
+		if f.Code == code && !slices.Contains(out, f.Scenario) {
+			out = append(out, f.Scenario)
+		}
+	}
+	return out
+}
+
+// The renaming learned from a scenario's calls pairs the names the sink
+// answered as it answered them: each order's id with the id create_order
+// answered for the same order in the baseline, though the scenario made the
+// two orders' lines the other way round, and pairing the lines by
+// occurrence would read each order's id as the other's.
+func TestLearnedRenamingKeepsTheSinksPairs(t *testing.T) {
+	op := func(name string, occ, seq int, args []any, result any) Operation {
+		names := []string{"ref"}
+		if name == "add_line" {
+			names = []string{"order", "sku"}
+		}
+		id, err := Canonical(args)
+		require.NoError(t, err)
+		if len(args) == 1 {
+			id, err = Canonical(args[0])
+			require.NoError(t, err)
+		}
+		return Operation{Name: name, Kind: KindWrite, Invocation: 1, Occurrence: occ, Seq: seq,
+			Args: Args{Names: names, Values: args}, Identity: id, Result: result, Status: StatusSuccess}
+	}
+	trace := func(apple, pear string, pearFirst bool) *Trace {
+		ops := []Operation{
+			op("create_order", 1, 0, []any{"web-1"}, apple),
+			op("create_order", 2, 1, []any{"web-2"}, pear),
+		}
+		first, second := []any{apple, "apple"}, []any{pear, "pear"}
+		if pearFirst {
+			first, second = second, first
+		}
+		ops = append(ops, op("add_line", 1, 2, first, nil), op("add_line", 2, 3, second, nil))
+		return &Trace{Ops: ops}
+	}
+	base := trace("ord-b1a7", "ord-b2p9", true)
+	run := trace("ord-r3a5", "ord-r4p6", false)
+	var names baselineNames
+	rn := learnRenaming(&names, base, run)
+	require.NotNil(t, rn)
+	assert.Equal(t, `"ord-r3a5"`, rn[`"ord-b1a7"`], "the baseline's apple order read as the run's")
+	assert.Equal(t, `"ord-r4p6"`, rn[`"ord-b2p9"`], "the baseline's pear order read as the run's")
+}
