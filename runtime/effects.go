@@ -1350,9 +1350,11 @@ func judgeRepeatsIn(tr *Trace, end, baseEnd string, baseWin map[string][2]string
 	// each of two orders' lines in a goroutine of its own added the apple
 	// line to an empty table, where the baseline added it beside the pear
 	// line, each under its order's random id (red team, /tmp/rt29 s1
-	// TestServerID: a duplicate_write about half the runs). sameInBaseNames
-	// compares the whole states, and an added pair of rows still differs
-	// from one.
+	// TestServerID: a duplicate_write about half the runs). Up to the
+	// names of the rows each change made, as sameChangeInBaseNumbers: a
+	// line's own random id, which no call was answered (TestServerIDRaw).
+	// sameInBaseNames compares the whole states, and an added pair of rows
+	// still differs from one.
 	sameChangeInBaseNames := func(a, b, c, d string) bool {
 		rn := sinkNames()
 		if len(rn) == 0 {
@@ -1362,7 +1364,8 @@ func judgeRepeatsIn(tr *Trace, end, baseEnd string, baseWin map[string][2]string
 		if c2 == "-" || d2 == "-" || c2 == normState(c) && d2 == normState(d) {
 			return false // nothing renamed: the comparisons before said it all
 		}
-		return describeChange(a, b, -1) == describeChange(c2, d2, -1)
+		return describeChange(a, b, -1) == describeChange(c2, d2, -1) ||
+			sameChangeUpToMadeNames(a, b, c2, d2, namedByRun(), baseMadeNamesNow())
 	}
 	// alike says whether two end states are the same up to what the runs
 	// cannot make alike: their clocks' stamps (withoutClocks), the order of

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -17,7 +18,9 @@ import (
 // and two deliveries at once of the correct agent were a duplicate_write
 // of add_line about half the runs. Here the agent makes them the one way in
 // the baseline and the other in every other scenario, as the goroutines
-// happened to, and the fixes are told apart:
+// happened to, and each call of add_line waits a moment for its twin of the
+// other delivery, so that two deliveries at once overlap in it as the red
+// team's SQLite calls did. Each of these fails the test without it:
 //
 //   - The first delivery's add_line#1 was the pear's in the baseline and the
 //     apple's here. The renaming learned from the calls paired them by
@@ -28,27 +31,32 @@ import (
 //   - The two deliveries' apple lines, at once, added the apple line to an
 //     empty table, where one execution in the baseline added it beside the
 //     pear line: the same change in other surroundings, once the order's
-//     id is read in the baseline's (sameChangeInBaseNames).
+//     id is read in the baseline's (sameChangeInBaseNames), and up to the
+//     line's own random id where State holds one (TestServerIDRaw).
 //
 // A line inserted again by each delivery is still a duplicate.
 func TestLinesMadeInAnotherOrderThanTheBaselines(t *testing.T) {
 	for _, c := range []struct {
-		name  string
-		buggy bool // add_line inserts a line every time
+		name   string
+		buggy  bool // add_line inserts a line every time
+		rowIDs bool // each line has an id of its own, random, which no call is answered
 	}{
 		{name: "a line once per order and item"},
 		{name: "a line per call", buggy: true},
+		{name: "a line once per order and item, with a random id of its own", rowIDs: true},
+		{name: "a line per call, with a random id of its own", rowIDs: true, buggy: true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			create := &Op{Name: "create_order", Kind: KindWrite, Params: []string{"ref"}}
 			add := &Op{Name: "add_line", Kind: KindWrite, Params: []string{"order", "sku"}}
-			type line struct{ order, sku string }
+			type line struct{ id, order, sku string }
 			var (
 				mu     sync.Mutex
 				orders map[string]string // ref -> id
 				lines  []line
 				flip   bool // the lines the other way round from the baseline
 				setups int
+				meet   = &rendezvous{timeout: 5 * time.Millisecond}
 			)
 			createOrder := func(ctx context.Context, ref string) (string, error) {
 				c, _ := Begin(ctx, create, []any{ref}, []any{ref}, nil)
@@ -66,13 +74,13 @@ func TestLinesMadeInAnotherOrderThanTheBaselines(t *testing.T) {
 			}
 			addLine := func(ctx context.Context, order, sku string) error {
 				return traced(ctx, add, []any{order, sku}, []any{order, sku}, func(context.Context) error {
+					meet.wait() // the two deliveries' calls in flight together, as the red team's SQLite's were
 					mu.Lock()
 					defer mu.Unlock()
-					l := line{order, sku}
-					if !c.buggy && slices.Contains(lines, l) {
+					if !c.buggy && slices.ContainsFunc(lines, func(l line) bool { return l.order == order && l.sku == sku }) {
 						return nil
 					}
-					lines = append(lines, l)
+					lines = append(lines, line{randomID(), order, sku})
 					return nil
 				})
 			}
@@ -119,12 +127,17 @@ func TestLinesMadeInAnotherOrderThanTheBaselines(t *testing.T) {
 					}
 					slices.SortFunc(os, func(a, b row) int { return compareStrings(a.Ref, b.Ref) })
 					type lineRow struct {
+						ID    string `json:"id,omitempty"`
 						Order string `json:"order_id"`
 						SKU   string `json:"sku"`
 					}
 					ls := make([]lineRow, 0, len(lines))
 					for _, l := range lines {
-						ls = append(ls, lineRow{l.order, l.sku})
+						r := lineRow{Order: l.order, SKU: l.sku}
+						if c.rowIDs {
+							r.ID = l.id
+						}
+						ls = append(ls, r)
 					}
 					slices.SortFunc(ls, func(a, b lineRow) int { return compareStrings(a.SKU, b.SKU) })
 					return map[string]any{"orders": os, "lines": ls}
