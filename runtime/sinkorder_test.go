@@ -32,7 +32,9 @@ import (
 //     empty table, where one execution in the baseline added it beside the
 //     pear line: the same change in other surroundings, once the order's
 //     id is read in the baseline's (sameChangeInBaseNames), and up to the
-//     line's own random id where State holds one (TestServerIDRaw).
+//     line's own random id where State holds one (TestServerIDRaw), and
+//     with a list's entries in any order where State lists the orders by
+//     their random ids, each with its lines (/tmp/rt35 s3 TestHTTPList).
 //
 // A line inserted again by each delivery is still a duplicate.
 func TestLinesMadeInAnotherOrderThanTheBaselines(t *testing.T) {
@@ -40,16 +42,20 @@ func TestLinesMadeInAnotherOrderThanTheBaselines(t *testing.T) {
 		name   string
 		buggy  bool // add_line inserts a line every time
 		rowIDs bool // each line has an id of its own, random, which no call is answered
+		nested bool // State lists the orders by their random ids, each with its lines
 	}{
 		{name: "a line once per order and item"},
 		{name: "a line per call", buggy: true},
 		{name: "a line once per order and item, with a random id of its own", rowIDs: true},
 		{name: "a line per call, with a random id of its own", rowIDs: true, buggy: true},
+		{name: "a line once per order and item, the orders listed by id", nested: true},
+		{name: "a line per call, the orders listed by id", nested: true, buggy: true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			create := &Op{Name: "create_order", Kind: KindWrite, Params: []string{"ref"}}
 			add := &Op{Name: "add_line", Kind: KindWrite, Params: []string{"order", "sku"}}
 			type line struct{ id, order, sku string }
+			nested := c.nested
 			var (
 				mu     sync.Mutex
 				orders map[string]string // ref -> id
@@ -67,6 +73,12 @@ func TestLinesMadeInAnotherOrderThanTheBaselines(t *testing.T) {
 				id := orders[ref]
 				if id == "" {
 					id = randomID()
+					if nested {
+						// The apple's order sorts first in the baseline and
+						// second in the scenarios, as random ids may.
+						first := (ref == "web-1") != flip
+						id = map[bool]string{true: "o1-", false: "o2-"}[first] + id
+					}
 					orders[ref] = id
 				}
 				mu.Unlock()
@@ -140,6 +152,25 @@ func TestLinesMadeInAnotherOrderThanTheBaselines(t *testing.T) {
 						ls = append(ls, r)
 					}
 					slices.SortFunc(ls, func(a, b lineRow) int { return compareStrings(a.SKU, b.SKU) })
+					if c.nested {
+						type nestedRow struct {
+							ID    string    `json:"id"`
+							Ref   string    `json:"ref"`
+							Lines []lineRow `json:"lines"`
+						}
+						var ns []nestedRow
+						for _, o := range os {
+							n := nestedRow{ID: o.ID, Ref: o.Ref, Lines: []lineRow{}}
+							for _, l := range ls {
+								if l.Order == o.ID {
+									n.Lines = append(n.Lines, l)
+								}
+							}
+							ns = append(ns, n)
+						}
+						slices.SortFunc(ns, func(a, b nestedRow) int { return compareStrings(a.ID, b.ID) })
+						return map[string]any{"orders": ns}
+					}
 					return map[string]any{"orders": os, "lines": ls}
 				}))
 			require.NoError(t, err)

@@ -238,6 +238,16 @@ func reordered(a, b any) bool {
 	return false
 }
 
+// sortedState returns snapshot s with the entries of every list sorted
+// (sortLists), "" when it does not decode.
+func sortedState(s string) string {
+	v, err := decodeState(s)
+	if err != nil {
+		return ""
+	}
+	return encode(sortLists(v))
+}
+
 // sortLists returns v with the entries of every list sorted by their
 // encoding.
 func sortLists(v any) any {

@@ -5,6 +5,7 @@ import (
 	crand "crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"slices"
 	"sync"
 	"testing"
 
@@ -214,6 +215,103 @@ func TestAnotherItemFromTheSameLineIsNoRetry(t *testing.T) {
 				return
 			}
 			assert.Empty(t, unstable, "the other order's line taken for a retry")
+		})
+	}
+}
+
+// An agent that names a cart and a payment intent itself, opens and creates
+// them, and confirms the cart's intent (identity [cart, intent]). On a
+// failed confirm the buggy twin starts checkout over: a new cart and a new
+// intent, named, opened and created, and confirmed again, which charges
+// the customer twice where the first confirm's answer was lost. Every part
+// of the new identity differs, and each new value was sent by a write of
+// the run, but by one made after the failed call: that is the retry's own
+// work, not another item's (red team, /tmp/rt35 p1 TestCartRestartBug,
+// which a first version of otherWork passed as safe). The correct twin
+// confirms the same cart and intent again.
+func TestARestartUnderNamesItJustMadeIsARetry(t *testing.T) {
+	for _, restart := range []bool{false, true} {
+		t.Run(fmt.Sprintf("restart=%v", restart), func(t *testing.T) {
+			open := &Op{Name: "open_cart", Kind: KindWrite, Params: []string{"cart"}}
+			create := &Op{Name: "create_intent", Kind: KindWrite, Params: []string{"intent"}}
+			confirm := &Op{Name: "confirm_cart", Kind: KindWrite, Params: []string{"cart", "intent", "amount"}}
+			var (
+				mu      sync.Mutex
+				carts   map[string]bool
+				intents map[string]bool
+				charged map[string]int // intent -> amount, charged once per intent
+			)
+			write := func(ctx context.Context, op *Op, args, identity []any, fn func()) error {
+				return traced(ctx, op, args, identity, func(context.Context) error {
+					mu.Lock()
+					defer mu.Unlock()
+					fn()
+					return nil
+				})
+			}
+			retried := func(ctx context.Context, f func() error) (err error) {
+				for range 3 {
+					if err = f(); err == nil || ctx.Err() != nil {
+						return err
+					}
+				}
+				return err
+			}
+			agent := func(ctx context.Context) error {
+				var err error
+				for attempt := range 3 {
+					cart, intent := "cart-web-1001", "pi-web-1001"
+					if restart && attempt > 0 {
+						cart, intent = fmt.Sprintf("%s-a%d", cart, attempt), fmt.Sprintf("%s-a%d", intent, attempt)
+					}
+					// The cart and the intent are retried under their names.
+					if err = retried(ctx, func() error { return write(ctx, open, []any{cart}, []any{cart}, func() { carts[cart] = true }) }); err != nil {
+						return err
+					}
+					if err = retried(ctx, func() error {
+						return write(ctx, create, []any{intent}, []any{intent}, func() { intents[intent] = true })
+					}); err != nil {
+						return err
+					}
+					err = write(ctx, confirm, []any{cart, intent, 4200}, []any{cart, intent}, func() {
+						if _, ok := charged[intent]; !ok {
+							charged[intent] = 4200
+						}
+					})
+					if err == nil || ctx.Err() != nil {
+						return err
+					}
+				}
+				return err
+			}
+			rep, err := Run(context.Background(), t.Name(), agent,
+				Setup(func(context.Context) error {
+					mu.Lock()
+					defer mu.Unlock()
+					carts, intents, charged = map[string]bool{}, map[string]bool{}, map[string]int{}
+					return nil
+				}),
+				State(func() any {
+					mu.Lock()
+					defer mu.Unlock()
+					total := 0
+					for _, v := range charged {
+						total += v
+					}
+					return map[string]any{"carts": len(carts), "intents": len(intents), "charged": total}
+				}))
+			require.NoError(t, err)
+			var unstable []string
+			for _, f := range rep.Findings {
+				if f.Code == CodeIdentityUnstable && f.Severity == SeverityError && slices.Contains(f.Ops, "confirm_cart") {
+					unstable = append(unstable, f.Scenario+": "+f.Message)
+				}
+			}
+			if restart {
+				assert.NotEmpty(t, unstable, "a checkout started over under new names passed")
+				return
+			}
+			assert.Empty(t, unstable, "a confirm retried under its own names taken for a fresh key")
 		})
 	}
 }
