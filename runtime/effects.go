@@ -1372,9 +1372,11 @@ func judgeRepeatsIn(tr *Trace, end, baseEnd string, baseWin map[string][2]string
 		// random ids order (orders by id, each with its lines) holds the
 		// pear's order first here and second in the baseline, and lists
 		// of one length are compared place by place (red team, /tmp/rt35
-		// s3 TestHTTPList). Not where either change reorders a list: that
-		// may be the op's effect, which sorting would hide.
-		if reordersList(a, b) || reordersList(c2, d2) {
+		// s3 TestHTTPList). Not where either change moves an entry of a
+		// list (movesEntries): the order is then part of the effect, and
+		// sorted, a job boosted twice past two others read as one boost
+		// (second red team, /tmp/rt36 q2).
+		if movesEntries(a, b) || movesEntries(c2, d2) {
 			return false
 		}
 		ch := describeChange(sortedState(a), sortedState(b), -1)
@@ -1831,7 +1833,7 @@ func judgeRepeatsIn(tr *Trace, end, baseEnd string, baseWin map[string][2]string
 							worldNoted = true
 							return ""
 						}
-						if rn := sinkNames(); c != "" && len(rn) > 0 && sameInBaseNames(w1, a, rn) {
+						if rn := sinkNames(); c != "" && len(rn) > 0 && sameInBaseNames(w1, a, rn) && movesEntries(w0, w1) == movesEntries(b, a) {
 							// One execution's change, once the names
 							// the sink gave this run are the
 							// baseline's, wherever the create wrote
@@ -1862,13 +1864,18 @@ func judgeRepeatsIn(tr *Trace, end, baseEnd string, baseWin map[string][2]string
 						}
 						return ""
 					}
-					if rn := sinkNames(); len(rn) > 0 && sameInBaseNames(w0, b, rn) && sameInBaseNames(w1, a, rn) {
+					if rn := sinkNames(); len(rn) > 0 && sameInBaseNames(w0, b, rn) && sameInBaseNames(w1, a, rn) && movesEntries(w0, w1) == movesEntries(b, a) {
 						// From where one execution started to where
 						// it ended, once the names the sink gave this
 						// run are the baseline's: a ticket's random
 						// id, which open_ticket answered and the
 						// agent passed on to comment (red team,
-						// PostgreSQL, /tmp/rt22 p9).
+						// PostgreSQL, /tmp/rt22 p9). Both states are
+						// compared with lists in any order, so the
+						// cluster must move entries of a list where
+						// one execution does, and not where it does
+						// not: a job boosted twice, past two others,
+						// was one boost (second red team, /tmp/rt36 q2).
 						return ""
 					}
 					oneFrom = false

@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"sync"
 	"testing"
@@ -249,4 +250,112 @@ func TestLearnedRenamingKeepsTheSinksPairs(t *testing.T) {
 	require.NotNil(t, rn)
 	assert.Equal(t, `"ord-r3a5"`, rn[`"ord-b1a7"`], "the baseline's apple order read as the run's")
 	assert.Equal(t, `"ord-r4p6"`, rn[`"ord-b2p9"`], "the baseline's pear order read as the run's")
+}
+
+// A queue of jobs the sink names at random (enqueue answers the id), listed
+// by a priority State does not show: boost raises a job's priority and
+// marks it expedited, so a second boost shows only as the job's place. Two
+// deliveries at once boost the last job together. Once by a guarded boost,
+// it stays last, as in the baseline; twice, by an unguarded one, it passes
+// the two jobs above it. Compared with lists in any order (the comparisons
+// that read the run in the baseline's names), the two changes were the
+// same status set on one job, and the double boost passed as one (second
+// red team, /tmp/rt36 q2, on every run).
+func TestAJobBoostedTwicePastOthersIsADuplicate(t *testing.T) {
+	for _, buggy := range []bool{false, true} {
+		t.Run(fmt.Sprintf("unguarded=%v", buggy), func(t *testing.T) {
+			enqueue := &Op{Name: "enqueue", Kind: KindWrite, Params: []string{"name"}}
+			boost := &Op{Name: "boost", Kind: KindWrite, Params: []string{"job"}}
+			type job struct {
+				id, name, status string
+				priority         int
+			}
+			var (
+				mu   sync.Mutex
+				jobs []*job
+				meet = &rendezvous{timeout: 5 * time.Millisecond}
+			)
+			enq := func(ctx context.Context, name string, priority int) (string, error) {
+				c, _ := Begin(ctx, enqueue, []any{name}, []any{name}, nil)
+				if err := c.Start(); err != nil {
+					return "", err
+				}
+				mu.Lock()
+				var id string
+				for _, j := range jobs {
+					if j.name == name {
+						id = j.id
+					}
+				}
+				if id == "" {
+					id = randomID()
+					jobs = append(jobs, &job{id: id, name: name, status: "queued", priority: priority})
+				}
+				mu.Unlock()
+				return id, c.Finish(nil, id)
+			}
+			agent := func(ctx context.Context) error {
+				ids := map[string]string{}
+				for _, j := range []struct {
+					name     string
+					priority int
+				}{{"build-a", 30}, {"build-b", 20}, {"build-c", 20}, {"build-d", 10}} {
+					id, err := enq(ctx, j.name, j.priority)
+					if err != nil {
+						return err
+					}
+					ids[j.name] = id
+				}
+				id := ids["build-d"]
+				return traced(ctx, boost, []any{id}, []any{id}, func(context.Context) error {
+					meet.wait() // the two deliveries' boosts in flight together
+					mu.Lock()
+					defer mu.Unlock()
+					for _, j := range jobs {
+						if j.id == id && (buggy || j.status != "expedited") {
+							j.priority += 6 // once: 16, still last; twice: 22, past b and c
+							j.status = "expedited"
+						}
+					}
+					return nil
+				})
+			}
+			rep, err := Run(context.Background(), t.Name(), agent,
+				OnlyScenario(ScenarioDuplicateConcurrent),
+				Setup(func(context.Context) error {
+					mu.Lock()
+					defer mu.Unlock()
+					jobs = nil
+					return nil
+				}),
+				State(func() any {
+					mu.Lock()
+					defer mu.Unlock()
+					sorted := slices.Clone(jobs)
+					slices.SortStableFunc(sorted, func(a, b *job) int {
+						if a.priority != b.priority {
+							return b.priority - a.priority
+						}
+						return compareStrings(a.name, b.name)
+					})
+					type row struct {
+						ID     string `json:"id"`
+						Name   string `json:"name"`
+						Status string `json:"status"`
+					}
+					queue := []row{}
+					for _, j := range sorted {
+						queue = append(queue, row{j.id, j.name, j.status})
+					}
+					return map[string]any{"queue": queue}
+				}))
+			require.NoError(t, err)
+			got := scenariosOf(rep, CodeDuplicateWrite)
+			if buggy {
+				assert.Contains(t, got, "duplicate_delivery/concurrent", "a job boosted twice passed as boosted once")
+				return
+			}
+			assert.Empty(t, got, "a job boosted once taken for twice")
+		})
+	}
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"strconv"
@@ -234,6 +235,83 @@ func reordered(a, b any) bool {
 				return true
 			}
 		}
+	}
+	return false
+}
+
+// movesEntries reports whether snapshot after holds an entry of a list
+// of snapshot before, unchanged, at another place than before it: in a list
+// of the same length, at another index (a job boosted past two others,
+// which moved them down); where the list grew or shrank, in another order
+// among the entries both hold. A change that edits an entry in place, or
+// adds and removes entries, moves none. Where a change moves entries, their
+// order is part of what it did, and comparisons that take lists in any
+// order would hide a second execution that moved them further (red team,
+// /tmp/rt36 q2: a priority queue listed by priority, a job boosted twice).
+func movesEntries(before, after string) bool {
+	if before == after {
+		return false
+	}
+	a, errA := decodeState(before)
+	b, errB := decodeState(after)
+	return errA == nil && errB == nil && moved(a, b)
+}
+
+func moved(a, b any) bool {
+	switch x := a.(type) {
+	case map[string]any:
+		y, ok := b.(map[string]any)
+		if !ok {
+			return false
+		}
+		for k, xv := range x {
+			if yv, ok := y[k]; ok && moved(xv, yv) {
+				return true
+			}
+		}
+	case []any:
+		y, ok := b.([]any)
+		if !ok {
+			return false
+		}
+		was := make(map[string]int, len(x))
+		for _, e := range x {
+			was[encode(e)]++
+		}
+		if len(x) == len(y) {
+			for i := range y {
+				if k := encode(y[i]); k != encode(x[i]) && was[k] > 0 {
+					return true // an entry of before, unchanged, now at i
+				}
+			}
+			for i := range x {
+				if moved(x[i], y[i]) {
+					return true
+				}
+			}
+			return false
+		}
+		// The entries both hold, in each one's order.
+		is := make(map[string]int, len(y))
+		for _, e := range y {
+			is[encode(e)]++
+		}
+		var xs, ys []string
+		left := maps.Clone(is)
+		for _, e := range x {
+			if k := encode(e); left[k] > 0 {
+				left[k]--
+				xs = append(xs, k)
+			}
+		}
+		left = was
+		for _, e := range y {
+			if k := encode(e); left[k] > 0 {
+				left[k]--
+				ys = append(ys, k)
+			}
+		}
+		return !slices.Equal(xs, ys)
 	}
 	return false
 }
