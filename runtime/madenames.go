@@ -522,6 +522,18 @@ func (l leftOut) forRun(path []string, e, b any, named map[string]bool) leftOut 
 // line one execution made as row 1, where the baseline's second line is
 // row 2 and the agent passed a quantity of 2.
 func sameChangeUpToMadeNames(a, b, c, d string, named, baseMade map[string]bool) bool {
+	return changeUpToMadeNames(a, b, c, d, named, baseMade, false)
+}
+
+// sameChangeUpToMadeNamesInOrder is sameChangeUpToMadeNames with every
+// list's entries kept in their order: for two changes from one state in one
+// order that move entries, where the order they leave is part of the change
+// (movesEntries).
+func sameChangeUpToMadeNamesInOrder(a, b, c, d string, named, baseMade map[string]bool) bool {
+	return changeUpToMadeNames(a, b, c, d, named, baseMade, true)
+}
+
+func changeUpToMadeNames(a, b, c, d string, named, baseMade map[string]bool, inOrder bool) bool {
 	type side struct {
 		x, y any
 		made madeNames
@@ -537,6 +549,9 @@ func sameChangeUpToMadeNames(a, b, c, d string, named, baseMade map[string]bool)
 	}
 	change := func(s side, named map[string]bool) string {
 		l := markMade(s.y, s.made, named, nil)
+		if inOrder {
+			return describeChange(encode(l.strip(nil, s.x)), encode(l.strip(nil, s.y)), -1)
+		}
 		return describeChange(encode(sortLists(l.strip(nil, s.x))), encode(sortLists(l.strip(nil, s.y))), -1)
 	}
 	ab, ok1 := load(a, b)

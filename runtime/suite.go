@@ -1468,9 +1468,13 @@ func keyFromSink(tr *Trace, a, b *Operation, i, j int) bool {
 // object: every part of it differs from a's, and each of b's is a value
 // the baseline's calls of the op held at that part, as they held a's (an
 // item: apple, then pear), or one an earlier call of the run answered (an
-// order's id that create_order gave) or a write before a sent (an order's
-// id the agent made and create_order was given: /tmp/rt29 s1 TestClientID,
-// identity_unstable on every run). Not a write between a and b: an agent
+// order's id that create_order gave) or a write before a was keyed by (an
+// order's id the agent made and create_order was given: /tmp/rt29 s1
+// TestClientID, identity_unstable on every run). Not any value such a write
+// sent: an agent that saved a customer's cards and the keys of each attempt
+// first, then failed over to the next card under the next key, charged
+// twice and passed (third red team, /tmp/rt37 r3). Nor a write between a
+// and b: an agent
 // that starts over after a failed confirm_cart, with a new cart and intent
 // it names and opens, confirms again under names only those writes sent,
 // and charges twice (red team, /tmp/rt35 p1 TestCartRestartBug). Two goroutines adding one order's
@@ -1499,7 +1503,7 @@ func otherWork(base, tr *Trace, a, b *Operation, j int) bool {
 	}
 	var (
 		held  map[string]map[string]bool // part -> values the baseline's calls of the op held there
-		known map[string]bool            // the scalars calls before b were answered, or writes before a sent
+		known map[string]bool            // the scalars calls before b were answered, or writes before a were keyed by
 	)
 	differ := false
 	for k, va := range pa {
@@ -1549,8 +1553,10 @@ func otherWork(base, tr *Trace, a, b *Operation, j int) bool {
 				if o.Result != nil {
 					add(o.Result)
 				}
-				if o.Kind == KindWrite && beforeA {
-					add(o.Args.Values)
+				if o.Kind == KindWrite && beforeA && o.Identity != "" {
+					for t := range identityLeaves(o.Identity) {
+						known[t] = true
+					}
 				}
 			}
 		}

@@ -315,3 +315,81 @@ func TestARestartUnderNamesItJustMadeIsARetry(t *testing.T) {
 		})
 	}
 }
+
+// An agent that first saves the customer's cards and the keys of each
+// attempt (writes keyed by the customer and by the order), then charges
+// under [key, card], and on a failed charge fails over to the next card
+// under the next key: after a lost answer, the customer is charged twice.
+// Every part of the new identity was sent by a write before the failed
+// charge, in its arguments, not as its key: that is the failover's own
+// data, not another item's identity (third red team, /tmp/rt37 r3, which a
+// version of otherWork that took any value such a write sent passed as
+// safe). The correct twin charges again under the same key and card.
+func TestAFailoverToACardSavedBeforeIsARetry(t *testing.T) {
+	for _, failover := range []bool{false, true} {
+		t.Run(fmt.Sprintf("failover=%v", failover), func(t *testing.T) {
+			save := &Op{Name: "update_customer", Kind: KindWrite, Params: []string{"customer", "cards"}}
+			plan := &Op{Name: "log_run", Kind: KindWrite, Params: []string{"order", "keys"}}
+			charge := &Op{Name: "charge", Kind: KindWrite, Params: []string{"key", "card", "amount"}}
+			var (
+				mu      sync.Mutex
+				charged map[string]bool // key -> charged
+			)
+			write := func(ctx context.Context, op *Op, args, identity []any, fn func()) error {
+				return traced(ctx, op, args, identity, func(context.Context) error {
+					mu.Lock()
+					defer mu.Unlock()
+					fn()
+					return nil
+				})
+			}
+			agent := func(ctx context.Context) error {
+				cards := []any{"pm_visa_4242", "pm_mc_4444", "pm_amex_0005"}
+				keys := []any{"ord-1001/pay-1", "ord-1001/pay-2", "ord-1001/pay-3"}
+				if err := write(ctx, save, []any{"cus_77", cards}, []any{"cus_77"}, func() {}); err != nil {
+					return err
+				}
+				if err := write(ctx, plan, []any{"ord-1001", keys}, []any{"ord-1001"}, func() {}); err != nil {
+					return err
+				}
+				var err error
+				for attempt := range 3 {
+					i := 0
+					if failover {
+						i = attempt
+					}
+					key, card := keys[i].(string), cards[i].(string)
+					err = write(ctx, charge, []any{key, card, 4200}, []any{key, card}, func() { charged[key] = true })
+					if err == nil || ctx.Err() != nil {
+						return err
+					}
+				}
+				return err
+			}
+			rep, err := Run(context.Background(), t.Name(), agent,
+				Setup(func(context.Context) error {
+					mu.Lock()
+					defer mu.Unlock()
+					charged = map[string]bool{}
+					return nil
+				}),
+				State(func() any {
+					mu.Lock()
+					defer mu.Unlock()
+					return map[string]any{"charges": len(charged)}
+				}))
+			require.NoError(t, err)
+			var unstable []string
+			for _, f := range rep.Findings {
+				if f.Code == CodeIdentityUnstable && f.Severity == SeverityError && slices.Contains(f.Ops, "charge") {
+					unstable = append(unstable, f.Scenario+": "+f.Message)
+				}
+			}
+			if failover {
+				assert.NotEmpty(t, unstable, "a failover to a card saved before passed")
+				return
+			}
+			assert.Empty(t, unstable, "a charge retried under its own key taken for a fresh key")
+		})
+	}
+}
