@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"maps"
 	"slices"
 	"sort"
 	"strconv"
@@ -209,6 +208,22 @@ func reordersList(a, b string) bool {
 }
 
 func reordered(a, b any) bool {
+	return inLists(a, b, func(x, y []any) (yes, more bool) {
+		if len(x) != len(y) || encode(x) == encode(y) {
+			return false, false
+		}
+		if encode(sortLists(x)) == encode(sortLists(y)) {
+			return true, false
+		}
+		return false, true
+	})
+}
+
+// inLists walks two decoded snapshots in step, member by member, and
+// reports whether list says yes of a pair of lists at one place; a pair it
+// leaves open (more) is walked entry by entry where the two are of one
+// length.
+func inLists(a, b any, list func(x, y []any) (yes, more bool)) bool {
 	switch x := a.(type) {
 	case map[string]any:
 		y, ok := b.(map[string]any)
@@ -216,23 +231,24 @@ func reordered(a, b any) bool {
 			return false
 		}
 		for k, xv := range x {
-			if yv, ok := y[k]; ok && reordered(xv, yv) {
+			if yv, ok := y[k]; ok && inLists(xv, yv, list) {
 				return true
 			}
 		}
 	case []any:
 		y, ok := b.([]any)
-		if !ok || len(x) != len(y) {
+		if !ok {
 			return false
 		}
-		if ex, ey := encode(x), encode(y); ex == ey {
-			return false
-		} else if encode(sortLists(x)) == encode(sortLists(y)) {
+		yes, more := list(x, y)
+		if yes {
 			return true
 		}
-		for i := range x {
-			if reordered(x[i], y[i]) {
-				return true
+		if more && len(x) == len(y) {
+			for i := range x {
+				if inLists(x[i], y[i], list) {
+					return true
+				}
 			}
 		}
 	}
@@ -258,22 +274,7 @@ func movesEntries(before, after string) bool {
 }
 
 func moved(a, b any) bool {
-	switch x := a.(type) {
-	case map[string]any:
-		y, ok := b.(map[string]any)
-		if !ok {
-			return false
-		}
-		for k, xv := range x {
-			if yv, ok := y[k]; ok && moved(xv, yv) {
-				return true
-			}
-		}
-	case []any:
-		y, ok := b.([]any)
-		if !ok {
-			return false
-		}
+	return inLists(a, b, func(x, y []any) (yes, more bool) {
 		was := make(map[string]int, len(x))
 		for _, e := range x {
 			was[encode(e)]++
@@ -281,15 +282,10 @@ func moved(a, b any) bool {
 		if len(x) == len(y) {
 			for i := range y {
 				if k := encode(y[i]); k != encode(x[i]) && was[k] > 0 {
-					return true // an entry of before, unchanged, now at i
+					return true, false // an entry of before, unchanged, now at i
 				}
 			}
-			for i := range x {
-				if moved(x[i], y[i]) {
-					return true
-				}
-			}
-			return false
+			return false, true
 		}
 		// The entries both hold, in each one's order.
 		is := make(map[string]int, len(y))
@@ -297,23 +293,20 @@ func moved(a, b any) bool {
 			is[encode(e)]++
 		}
 		var xs, ys []string
-		left := maps.Clone(is)
 		for _, e := range x {
-			if k := encode(e); left[k] > 0 {
-				left[k]--
+			if k := encode(e); is[k] > 0 {
+				is[k]--
 				xs = append(xs, k)
 			}
 		}
-		left = was
 		for _, e := range y {
-			if k := encode(e); left[k] > 0 {
-				left[k]--
+			if k := encode(e); was[k] > 0 {
+				was[k]--
 				ys = append(ys, k)
 			}
 		}
-		return !slices.Equal(xs, ys)
-	}
-	return false
+		return !slices.Equal(xs, ys), false
+	})
 }
 
 // sortedState returns snapshot s with the entries of every list sorted
