@@ -1373,11 +1373,12 @@ func judgeRepeatsIn(tr *Trace, end, baseEnd string, baseWin map[string][2]string
 		// job boosted twice past two others, whose boost also wrote an
 		// audit row of its own random id, read as one boost up to that
 		// row's name (third red team, /tmp/rt37 r1).
-		if c2 == normState(a) && (movesEntries(a, b) || movesEntries(c2, d2)) {
+		baseMoves, runMoves := movesEntries(a, b), movesEntries(c2, d2)
+		if c2 == normState(a) && (baseMoves || runMoves) {
 			// And where it moves them, it must leave them in the order
 			// one execution left them: a job boosted once moved past
 			// one other, and boosted twice past two (r1, TestEvCRace).
-			return movesEntries(a, b) == movesEntries(c2, d2) &&
+			return baseMoves == runMoves &&
 				sameChangeUpToMadeNamesInOrder(a, b, c2, d2, namedByRun(), baseMadeNamesNow())
 		}
 		if sameChangeUpToMadeNames(a, b, c2, d2, namedByRun(), baseMadeNamesNow()) {
@@ -1391,7 +1392,7 @@ func judgeRepeatsIn(tr *Trace, end, baseEnd string, baseWin map[string][2]string
 		// list (movesEntries): the order is then part of the effect, and
 		// sorted, a job boosted twice past two others read as one boost
 		// (second red team, /tmp/rt36 q2).
-		if movesEntries(a, b) || movesEntries(c2, d2) {
+		if baseMoves || runMoves {
 			return false
 		}
 		ch := describeChange(sortedState(a), sortedState(b), -1)
@@ -1894,13 +1895,12 @@ func judgeRepeatsIn(tr *Trace, end, baseEnd string, baseWin map[string][2]string
 						// agent passed on to comment (red team,
 						// PostgreSQL, /tmp/rt22 p9). Both states are
 						// compared with lists in any order, so where
-						// the two started from one state in one order,
-						// the cluster must move entries of a list where
-						// one execution does, and not where it does
-						// not: a job boosted twice, past two others,
-						// q2), and where both move them, leave them in
-						// one order (third red team, /tmp/rt37 r1).
-						// Where the random names the sink gave
+						// the two started from one state in one order
+						// and either moves entries of a list, the run
+						// must end in the baseline's order: a job
+						// boosted twice, past two others, was one
+						// boost (second red team, /tmp/rt36 q2; third,
+						// /tmp/rt37 r1). Where the random names the sink gave
 						// order a list otherwise (tickets by status and
 						// id), whether a change moves the others is the
 						// names' doing: a ticket resolved by two

@@ -1470,15 +1470,14 @@ func keyFromSink(tr *Trace, a, b *Operation, i, j int) bool {
 // item: apple, then pear), or one an earlier call of the run answered (an
 // order's id that create_order gave) or a write before a was keyed by (an
 // order's id the agent made and create_order was given: /tmp/rt29 s1
-// TestClientID, identity_unstable on every run). Not any value such a write
-// sent: an agent that saved a customer's cards and the keys of each attempt
-// first, then failed over to the next card under the next key, charged
-// twice and passed (third red team, /tmp/rt37 r3). Nor a write between a
-// and b: an agent
-// that starts over after a failed confirm_cart, with a new cart and intent
-// it names and opens, confirms again under names only those writes sent,
-// and charges twice (red team, /tmp/rt35 p1 TestCartRestartBug). Two goroutines adding one order's
-// line each, keyed by the order's random id and the item, call from one
+// TestClientID, identity_unstable on every run). Not any value such a
+// write sent: an agent that saved a customer's cards and the keys of each
+// attempt first, then failed over to the next card under the next key,
+// charged twice and passed (third red team, /tmp/rt37 r3). Nor a write
+// between a and b: an agent that starts over after a failed confirm_cart,
+// with a new cart and intent it names and opens, confirms again under
+// names only those writes sent, and charges twice (red team, /tmp/rt35 p1
+// TestCartRestartBug). Two goroutines adding one order's line each, keyed by the order's random id and the item, call from one
 // line; the other order's call came between a failed call and its retry,
 // and was taken for the retry under a fresh key (red team, /tmp/rt29 s1
 // TestServerID: identity_unstable, an error, on a correct agent in every
@@ -1537,13 +1536,6 @@ func otherWork(base, tr *Trace, a, b *Operation, j int) bool {
 		}
 		if known == nil {
 			known = map[string]bool{}
-			add := func(v any) {
-				if enc, err := json.Marshal(v); err == nil {
-					for t := range identityLeaves(string(enc)) {
-						known[t] = true
-					}
-				}
-			}
 			beforeA := true
 			for i := range tr.Ops[:j] {
 				o := &tr.Ops[i]
@@ -1551,12 +1543,12 @@ func otherWork(base, tr *Trace, a, b *Operation, j int) bool {
 					beforeA = false
 				}
 				if o.Result != nil {
-					add(o.Result)
+					if enc, err := json.Marshal(o.Result); err == nil {
+						maps.Copy(known, identityLeaves(string(enc)))
+					}
 				}
 				if o.Kind == KindWrite && beforeA && o.Identity != "" {
-					for t := range identityLeaves(o.Identity) {
-						known[t] = true
-					}
+					maps.Copy(known, identityLeaves(o.Identity))
 				}
 			}
 		}

@@ -242,12 +242,7 @@ func TestARestartUnderNamesItJustMadeIsARetry(t *testing.T) {
 				charged map[string]int // intent -> amount, charged once per intent
 			)
 			write := func(ctx context.Context, op *Op, args, identity []any, fn func()) error {
-				return traced(ctx, op, args, identity, func(context.Context) error {
-					mu.Lock()
-					defer mu.Unlock()
-					fn()
-					return nil
-				})
+				return lockedWrite(ctx, &mu, op, args, identity, fn)
 			}
 			retried := func(ctx context.Context, f func() error) (err error) {
 				for range 3 {
@@ -336,12 +331,7 @@ func TestAFailoverToACardSavedBeforeIsARetry(t *testing.T) {
 				charged map[string]bool // key -> charged
 			)
 			write := func(ctx context.Context, op *Op, args, identity []any, fn func()) error {
-				return traced(ctx, op, args, identity, func(context.Context) error {
-					mu.Lock()
-					defer mu.Unlock()
-					fn()
-					return nil
-				})
+				return lockedWrite(ctx, &mu, op, args, identity, fn)
 			}
 			agent := func(ctx context.Context) error {
 				cards := []any{"pm_visa_4242", "pm_mc_4444", "pm_amex_0005"}
@@ -392,4 +382,14 @@ func TestAFailoverToACardSavedBeforeIsARetry(t *testing.T) {
 			assert.Empty(t, unstable, "a charge retried under its own key taken for a fresh key")
 		})
 	}
+}
+
+// lockedWrite traces a call of op whose body runs fn under mu.
+func lockedWrite(ctx context.Context, mu *sync.Mutex, op *Op, args, identity []any, fn func()) error {
+	return traced(ctx, op, args, identity, func(context.Context) error {
+		mu.Lock()
+		defer mu.Unlock()
+		fn()
+		return nil
+	})
 }
