@@ -1381,6 +1381,16 @@ func judgeRepeatsIn(tr *Trace, end, baseEnd string, baseWin map[string][2]string
 			return baseMoves == runMoves &&
 				sameChangeUpToMadeNamesInOrder(a, b, c2, d2, namedByRun(), baseMadeNamesNow())
 		}
+		// Where the befores stand in other orders, or differ, lists are
+		// compared in any order below; where entries move, an entry the
+		// change edited or made must still stand where one execution's
+		// does among the entries neither changed, in a list no field of
+		// its entries orders: ties by random ids in another order hid a
+		// job boosted twice past the one above it (fourth red team,
+		// /tmp/rt38 s1 TestTieRaceEv).
+		if (baseMoves || runMoves) && !slotsAgree(a, b, c, d, c2, d2) {
+			return false
+		}
 		if sameChangeUpToMadeNames(a, b, c2, d2, namedByRun(), baseMadeNamesNow()) {
 			return true
 		}
@@ -1887,7 +1897,7 @@ func judgeRepeatsIn(tr *Trace, end, baseEnd string, baseWin map[string][2]string
 						}
 						return ""
 					}
-					if rn := sinkNames(); len(rn) > 0 && sameInBaseNames(w0, b, rn) && sameInBaseNames(w1, a, rn) && (renamedState(b, rn) != normState(w0) || !movesEntries(w0, w1) && !movesEntries(b, a) || renamedState(a, rn) == normState(w1)) {
+					if rn := sinkNames(); len(rn) > 0 && sameInBaseNames(w0, b, rn) && sameInBaseNames(w1, a, rn) && (renamedState(b, rn) != normState(w0) && slotsAgree(w0, w1, b, a, renamedState(b, rn), renamedState(a, rn)) || !movesEntries(w0, w1) && !movesEntries(b, a) || renamedState(a, rn) == normState(w1)) {
 						// From where one execution started to where
 						// it ended, once the names the sink gave this
 						// run are the baseline's: a ticket's random
@@ -1906,6 +1916,12 @@ func judgeRepeatsIn(tr *Trace, end, baseEnd string, baseWin map[string][2]string
 						// names' doing: a ticket resolved by two
 						// deliveries at once was a duplicate_write about
 						// half the runs (third red team, /tmp/rt37 r2).
+						// Unless no field orders the list and the
+						// change left an entry elsewhere among those
+						// neither run changed (slotsAgree): a job
+						// boosted twice past the one above it, among
+						// ties by random ids in another order (fourth
+						// red team, /tmp/rt38 s1 TestTieRace).
 						return ""
 					}
 					oneFrom = false

@@ -274,14 +274,35 @@ func TestAJobBoostedTwicePastOthersIsADuplicate(t *testing.T) {
 	}{{"build-d", 0}, {"build-d", 1}, {"build-c", 1}} {
 		for _, buggy := range []bool{false, true} {
 			t.Run(fmt.Sprintf("%s/audit=%d/unguarded=%v", c.target, c.audit, buggy), func(t *testing.T) {
-				boostedTwice(t, c.target, c.audit, buggy)
+				boostedTwice(t, c.target, c.audit, false, buggy)
 			})
 		}
 	}
 }
 
-// boostedTwice runs the queue of TestAJobBoostedTwicePastOthersIsADuplicate.
-func boostedTwice(t *testing.T, target string, audit int, buggy bool) {
+// The same queue with three jobs tied on priority between the job above
+// the boosted one and it, the ties listed by their random ids (as ORDER BY
+// priority DESC, id): the run's queue stands in another order than the
+// baseline's before the boost (here on every run, where random ids do so
+// five runs in six). One boost moves build-d past the ties, two past
+// build-b as well. Compared with lists in any order, as befores in other
+// orders are, the double boost read as one, with or without an audit row
+// (fourth red team, /tmp/rt38 s1 TestTieRace, TestTieRaceEv): no field
+// State shows orders the queue, so where build-d stands among the jobs
+// neither run changed is compared (slotsAgree).
+func TestAJobBoostedTwicePastTiesInAnotherOrderIsADuplicate(t *testing.T) {
+	for _, audit := range []int{0, 1} {
+		for _, buggy := range []bool{false, true} {
+			t.Run(fmt.Sprintf("audit=%d/unguarded=%v", audit, buggy), func(t *testing.T) {
+				boostedTwice(t, "build-d", audit, true, buggy)
+			})
+		}
+	}
+}
+
+// boostedTwice runs the queue of TestAJobBoostedTwicePastOthersIsADuplicate,
+// or with ties, of TestAJobBoostedTwicePastTiesInAnotherOrderIsADuplicate.
+func boostedTwice(t *testing.T, target string, audit int, ties, buggy bool) {
 	{
 		{
 			enqueue := &Op{Name: "enqueue", Kind: KindWrite, Params: []string{"name"}}
@@ -295,7 +316,17 @@ func boostedTwice(t *testing.T, target string, audit int, buggy bool) {
 				jobs   []*job
 				audits map[string][]string // job id -> its audit rows' ids
 				meet   = &rendezvous{timeout: 5 * time.Millisecond}
+				runs   int // Setups so far: the ties' ids sort the other way in each run
 			)
+			type entry struct {
+				name     string
+				priority int
+			}
+			queue, raise := []entry{{"build-a", 30}, {"build-b", 20}, {"build-c", 20}, {"build-d", 10}}, 6
+			if ties {
+				// d once: 15, past the ties; twice: 25, past b.
+				queue, raise = []entry{{"build-a", 30}, {"build-b", 20}, {"build-x", 10}, {"build-y", 10}, {"build-z", 10}, {"build-d", 5}}, 10
+			}
 			enq := func(ctx context.Context, name string, priority int) (string, error) {
 				c, _ := Begin(ctx, enqueue, []any{name}, []any{name}, nil)
 				if err := c.Start(); err != nil {
@@ -310,6 +341,16 @@ func boostedTwice(t *testing.T, target string, audit int, buggy bool) {
 				}
 				if id == "" {
 					id = randomID()
+					if ties && priority == 10 {
+						// A random id whose first byte puts the ties in
+						// one order in the baseline and the reverse in
+						// the scenario.
+						rank := byte(name[len(name)-1] - 'x')
+						if runs%2 == 0 {
+							rank = 2 - rank
+						}
+						id = string('a'+rank) + id[1:]
+					}
 					jobs = append(jobs, &job{id: id, name: name, status: "queued", priority: priority})
 				}
 				mu.Unlock()
@@ -317,10 +358,7 @@ func boostedTwice(t *testing.T, target string, audit int, buggy bool) {
 			}
 			agent := func(ctx context.Context) error {
 				ids := map[string]string{}
-				for _, j := range []struct {
-					name     string
-					priority int
-				}{{"build-a", 30}, {"build-b", 20}, {"build-c", 20}, {"build-d", 10}} {
+				for _, j := range queue {
 					id, err := enq(ctx, j.name, j.priority)
 					if err != nil {
 						return err
@@ -334,7 +372,7 @@ func boostedTwice(t *testing.T, target string, audit int, buggy bool) {
 					defer mu.Unlock()
 					for _, j := range jobs {
 						if j.id == id && (buggy || j.status != "expedited") {
-							j.priority += 6 // d once: 16, still last; twice: 22, past b and c; c once: 26, past b; twice: 32, past a
+							j.priority += raise // without ties, d once: 16, still last; twice: 22, past b and c; c once: 26, past b; twice: 32, past a
 							j.status = "expedited"
 							if _, ok := audits[id]; audit > 0 && !ok {
 								for range audit {
@@ -352,6 +390,7 @@ func boostedTwice(t *testing.T, target string, audit int, buggy bool) {
 					mu.Lock()
 					defer mu.Unlock()
 					jobs, audits = nil, map[string][]string{}
+					runs++
 					return nil
 				}),
 				State(func() any {
@@ -361,6 +400,9 @@ func boostedTwice(t *testing.T, target string, audit int, buggy bool) {
 					slices.SortStableFunc(sorted, func(a, b *job) int {
 						if a.priority != b.priority {
 							return b.priority - a.priority
+						}
+						if ties {
+							return compareStrings(a.id, b.id)
 						}
 						return compareStrings(a.name, b.name)
 					})

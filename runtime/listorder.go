@@ -1,0 +1,341 @@
+package runtime
+
+import (
+	"cmp"
+	"encoding/json"
+	"maps"
+	"strconv"
+	"strings"
+	"unicode"
+)
+
+// slotsAgree reports whether the change from a to b (one execution's in
+// the baseline, in its names) and the change from c to d (the run's; c2
+// and d2 the same in the baseline's names) leave each entry they edited or
+// made at one place among the entries neither changed, in every list whose
+// order no field of its entries explains (visiblyOrdered).
+//
+// Where the two befores stand in other orders, the changes are compared
+// with lists in any order: a ticket resolved in a list by status and random
+// id, or a post published under a random slug, moves the others or not as
+// the random values fall (red team, /tmp/rt37 r2, /tmp/rt38 s2). Those
+// orders are the entries' own fields. An order no field explains is the
+// sink's hidden data (a queue by a priority State does not show, its ties
+// by random ids), and where a change leaves an entry is then part of what
+// it did: a job boosted twice passed the job above it, which one boost does
+// not, and among ties in another order than the baseline's this read as
+// one boost (red team, /tmp/rt38 s1 TestTieRaceEv). The places are taken
+// among the entries both runs left as they were, whatever their order, so
+// ties in another order do not count as another place.
+func slotsAgree(a, b, c, d, c2, d2 string) bool {
+	var v [6]any
+	for i, s := range []string{a, b, c, d, c2, d2} {
+		x, err := decodeState(s)
+		if err != nil {
+			return true // nothing to say here: the comparisons before judged it
+		}
+		v[i] = x
+	}
+	agree := true
+	inSixLists(v, func(l [6][]any) bool {
+		if visiblyOrdered(l[0], l[1], l[2], l[3]) {
+			return true
+		}
+		if !sameSlots(l[0], l[1], l[4], l[5]) {
+			agree = false
+		}
+		return agree
+	})
+	return agree
+}
+
+// inSixLists walks six decoded snapshots in step, member by member, and
+// calls list with the lists found at one place in all six, until it says
+// to stop. Lists of one length are walked entry by entry as well.
+func inSixLists(v [6]any, list func([6][]any) bool) bool {
+	switch x := v[0].(type) {
+	case map[string]any:
+		var ms [6]map[string]any
+		for i := range v {
+			m, ok := v[i].(map[string]any)
+			if !ok {
+				return true
+			}
+			ms[i] = m
+		}
+	members:
+		for k := range x {
+			var next [6]any
+			for i := range ms {
+				e, ok := ms[i][k]
+				if !ok {
+					continue members
+				}
+				next[i] = e
+			}
+			if !inSixLists(next, list) {
+				return false
+			}
+		}
+	case []any:
+		var ls [6][]any
+		for i := range v {
+			l, ok := v[i].([]any)
+			if !ok {
+				return true
+			}
+			ls[i] = l
+		}
+		if !list(ls) {
+			return false
+		}
+		for i := range ls {
+			if len(ls[i]) != len(x) {
+				return true
+			}
+		}
+		for j := range x {
+			var next [6]any
+			for i := range ls {
+				next[i] = ls[i][j]
+			}
+			if !inSixLists(next, list) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// sameSlots reports whether each entry that after holds and before does
+// not (edited or made) and that after2 holds the same way, is preceded by
+// the same entries in after as in after2, counting only the entries all
+// four lists hold.
+func sameSlots(before, after, before2, after2 []any) bool {
+	set := func(l []any) map[string]bool {
+		m := make(map[string]bool, len(l))
+		for _, e := range l {
+			m[encode(e)] = true
+		}
+		return m
+	}
+	was, is, was2, is2 := set(before), set(after), set(before2), set(after2)
+	stable := map[string]bool{}
+	for k := range was {
+		if is[k] && was2[k] && is2[k] {
+			stable[k] = true
+		}
+	}
+	// slots maps each new entry of l to the stable entries before it.
+	slots := func(l []any, old map[string]bool) map[string]map[string]bool {
+		out := map[string]map[string]bool{}
+		seen := map[string]bool{}
+		for _, e := range l {
+			k := encode(e)
+			if stable[k] {
+				seen[k] = true
+				continue
+			}
+			if _, dup := out[k]; !dup && !old[k] {
+				out[k] = maps.Clone(seen)
+			}
+		}
+		return out
+	}
+	one, two := slots(after, was), slots(after2, was2)
+	for k, s := range one {
+		if s2, ok := two[k]; ok && !sameSet(s, s2) {
+			return false
+		}
+	}
+	return true
+}
+
+func sameSet(a, b map[string]bool) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k := range a {
+		if !b[k] {
+			return false
+		}
+	}
+	return true
+}
+
+// visiblyOrdered reports whether the entries' own fields explain the order
+// of every list given: whether some sequence of fields, each ascending or
+// descending, nulls first or last, text compared as it is, without case,
+// or by its letters and digits alone (as a database's collation may),
+// sorts them all, as an ORDER BY of what State shows would. Entries equal
+// in every scalar field may stand in any order. An entry that is not an
+// object is its own single field.
+//
+// The fields are chosen greedily: one that no pair of neighbours not yet
+// told apart contradicts, and that tells some apart, never rules out a
+// sequence that would have sorted the lists, so where none is left the
+// lists are sorted or no sequence sorts them.
+func visiblyOrdered(lists ...[]any) bool {
+	type pair struct{ p, q map[string]any }
+	var open []pair
+	fields := map[string]bool{}
+	for _, l := range lists {
+		for i := range l {
+			f := rowFields(l[i])
+			for k := range f {
+				fields[k] = true
+			}
+			if i > 0 && encode(l[i-1]) != encode(l[i]) {
+				open = append(open, pair{rowFields(l[i-1]), f})
+			}
+		}
+	}
+	type key struct {
+		field      string
+		desc       bool
+		nullsFirst bool
+		text       int // 0 as it is, 1 without case, 2 letters and digits without case
+	}
+	used := map[string]bool{}
+	for len(open) > 0 {
+		progress := false
+	search:
+		for f := range fields {
+			if used[f] {
+				continue
+			}
+			for i := range 12 {
+				k := key{f, i&1 != 0, i&2 != 0, i / 4}
+				told := 0
+				for _, pr := range open {
+					c := compareField(pr.p[f], pr.q[f], k.nullsFirst, k.text)
+					if k.desc {
+						c = -c
+					}
+					if c > 0 {
+						told = -1
+						break
+					}
+					if c < 0 {
+						told++
+					}
+				}
+				if told <= 0 {
+					continue
+				}
+				used[f] = true
+				rest := open[:0]
+				for _, pr := range open {
+					if compareField(pr.p[f], pr.q[f], k.nullsFirst, k.text) == 0 {
+						rest = append(rest, pr)
+					}
+				}
+				open = rest
+				progress = true
+				break search
+			}
+		}
+		if !progress {
+			break
+		}
+	}
+	// What is left are neighbours no field tells apart: equal in every
+	// scalar field, in any order. Those that differ only in what no field
+	// reaches (a nested list) are taken as ordered too: this decides
+	// where a verdict looks closer, and where it cannot tell, it does
+	// not.
+	for _, pr := range open {
+		for f := range fields {
+			if compareField(pr.p[f], pr.q[f], true, 0) != 0 {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// rowFields returns the scalar fields of an entry: an object's members
+// that are not collections, or the entry itself under "".
+func rowFields(e any) map[string]any {
+	m, ok := e.(map[string]any)
+	if !ok {
+		if isCollection(e) {
+			return map[string]any{}
+		}
+		return map[string]any{"": e}
+	}
+	out := make(map[string]any, len(m))
+	for k, v := range m {
+		if !isCollection(v) {
+			out[k] = v
+		}
+	}
+	return out
+}
+
+// compareField compares two scalar values of a field as an ORDER BY
+// might: null (or absent), then booleans, numbers, text; text as it is
+// (text 0), without case (1), or by its letters and digits without case
+// (2).
+func compareField(x, y any, nullsFirst bool, text int) int {
+	rank := func(v any) int {
+		switch v.(type) {
+		case nil:
+			if nullsFirst {
+				return 0
+			}
+			return 4
+		case bool:
+			return 1
+		case json.Number, float64:
+			return 2
+		}
+		return 3
+	}
+	if rx, ry := rank(x), rank(y); rx != ry {
+		return cmp.Compare(rx, ry)
+	}
+	switch vx := x.(type) {
+	case bool:
+		vy := y.(bool)
+		switch {
+		case vx == vy:
+			return 0
+		case !vx:
+			return -1
+		}
+		return 1
+	case json.Number, float64:
+		return cmp.Compare(number(x), number(y))
+	case string:
+		vy, _ := y.(string)
+		switch text {
+		case 1:
+			vx, vy = strings.ToLower(vx), strings.ToLower(vy)
+		case 2:
+			vx, vy = lettersAndDigits(vx), lettersAndDigits(vy)
+		}
+		return strings.Compare(vx, vy)
+	}
+	return 0
+}
+
+func number(v any) float64 {
+	switch n := v.(type) {
+	case json.Number:
+		f, _ := strconv.ParseFloat(string(n), 64)
+		return f
+	case float64:
+		return n
+	}
+	return 0
+}
+
+func lettersAndDigits(s string) string {
+	return strings.Map(func(r rune) rune {
+		if unicode.IsLetter(r) || unicode.IsDigit(r) {
+			return unicode.ToLower(r)
+		}
+		return -1
+	}, s)
+}
