@@ -128,24 +128,35 @@ func TestOverlappedRepeatsAfterABookingLandedBetweenCallsAreJudgedByTheEnd(t *te
 				}
 				return err
 			}
-			rep, err := Run(context.Background(), t.Name(), agent,
-				OnlyScenario(ScenarioDuplicateConcurrent),
-				Setup(func(context.Context) error {
-					deliveries.Store(0)
-					svc = &bookings{keys: map[string]bool{}, work: 20 * time.Millisecond}
-					srv = httptest.NewServer(svc)
-					return nil
-				}),
-				Teardown(func(context.Context) error {
-					srv.Close()
-					svc.wg.Wait()
-					return nil
-				}),
-				State(func() any { return svc.snapshot() }))
-			require.NoError(t, err)
-			require.True(t, rep.BaselineSucceeded, "baseline: %s", rep.BaselineFailure)
-			require.Len(t, rep.Results, 1)
-			res := rep.Results[0]
+			suite := func() (*Report, *Result) {
+				rep, err := Run(context.Background(), t.Name(), agent,
+					OnlyScenario(ScenarioDuplicateConcurrent),
+					Setup(func(context.Context) error {
+						deliveries.Store(0)
+						svc = &bookings{keys: map[string]bool{}, work: 20 * time.Millisecond}
+						srv = httptest.NewServer(svc)
+						return nil
+					}),
+					Teardown(func(context.Context) error {
+						srv.Close()
+						svc.wg.Wait()
+						return nil
+					}),
+					State(func() any { return svc.snapshot() }))
+				require.NoError(t, err)
+				require.True(t, rep.BaselineSucceeded, "baseline: %s", rep.BaselineFailure)
+				require.Len(t, rep.Results, 1)
+				return rep, rep.Results[0]
+			}
+			// The case needs the last attempts to overlap, which timing
+			// decides: on a machine whose CPUs a parallel job held, they
+			// did not, once (CI run 126). The suite runs again then, up
+			// to five times, and the verdict is read off the first run
+			// where they did.
+			rep, res := suite()
+			for try := 1; try < 5 && !res.Trace.Ops[len(res.Trace.Ops)-1].Overlapped; try++ {
+				rep, res = suite()
+			}
 			dup := false
 			for _, f := range res.Findings {
 				dup = dup || f.Code == CodeDuplicateWrite
