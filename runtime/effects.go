@@ -1723,14 +1723,16 @@ func judgeRepeatsIn(tr *Trace, end, baseEnd string, baseWin map[string][2]string
 				baseSeen = 0
 				prefix := k.op + "\x00" + k.id + "\x00"
 				renamed := inBaseNames(prefix) // the baseline's call, given the baseline's names
-				numbered := prefix             // or the numbers the sink answered, where the call's id parameters hold them
+				var numbered []string          // or the numbers the sink answered, where the call's id parameters hold them
 				if rn := sinkNums(); len(rn) > 0 {
-					if nk := numbersInBaseKey(opKey(o), rn); nk != opKey(o) {
-						numbered = nk[:strings.LastIndexByte(nk, 0)+1]
+					for _, nk := range numbersInBaseKeys(opKey(o), rn) {
+						if nk != opKey(o) {
+							numbered = append(numbered, nk[:strings.LastIndexByte(nk, 0)+1])
+						}
 					}
 				}
 				for wk, w := range baseWin {
-					if (strings.HasPrefix(wk, prefix) || strings.HasPrefix(wk, renamed) || strings.HasPrefix(wk, numbered)) && w[0] != w[1] {
+					if (strings.HasPrefix(wk, prefix) || strings.HasPrefix(wk, renamed) || slices.ContainsFunc(numbered, func(p string) bool { return strings.HasPrefix(wk, p) })) && w[0] != w[1] {
 						baseSeen = 1
 						break
 					}
@@ -1939,8 +1941,17 @@ func judgeRepeatsIn(tr *Trace, end, baseEnd string, baseWin map[string][2]string
 					if _, ok := baseWin[windowKey(key, 1)]; !ok {
 						// Or numbers it answered (an order's id
 						// from a counter Setup does not reset),
-						// under parameters that are ids.
-						key = numbersInBaseKey(key, sinkNums())
+						// under parameters that are ids: the first
+						// key the baseline called, of those the
+						// identity may read as.
+						keys := numbersInBaseKeys(key, sinkNums())
+						key = keys[0]
+						for _, k := range keys {
+							if _, ok := baseWin[windowKey(k, 1)]; ok {
+								key = k
+								break
+							}
+						}
 					}
 				}
 				for n := 1; ; n++ {

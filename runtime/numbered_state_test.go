@@ -45,7 +45,9 @@ type orderDesk struct {
 	invoice     bool
 	invoices    []map[string]any
 	nextInvoice int
-	meet        *rendezvous // holds each call until the other delivery's is in flight
+	// qtyInIdentity makes add_line's identity [order_id, sku, qty].
+	qtyInIdentity bool
+	meet          *rendezvous // holds each call until the other delivery's is in flight
 }
 
 func (d *orderDesk) reset() {
@@ -233,7 +235,11 @@ func orderDeskAgent(d *orderDesk, qty int, then string) func(context.Context) er
 		}
 		for _, sku := range []string{"apple", "pear"} {
 			if err := retry(func() error {
-				return traced(ctx, line, []any{id, sku, qty}, []any{id, sku}, func(context.Context) error {
+				identity := []any{id, sku}
+				if d.qtyInIdentity {
+					identity = append(identity, qty)
+				}
+				return traced(ctx, line, []any{id, sku, qty}, identity, func(context.Context) error {
 					d.addLine(id, sku, qty)
 					return nil
 				})
@@ -318,7 +324,7 @@ func TestAnOrderNumberedPastTheBaselinesIsOneExecutionsUnderAnotherNumber(t *tes
 	for _, c := range []struct {
 		name                        string
 		plain, customer, lineInStep bool
-		invoice                     bool
+		invoice, qtyInIdentity      bool
 		then                        string // a write after the lines: visit, stage, assign
 		qty                         int
 		only                        string
@@ -343,7 +349,14 @@ func TestAnOrderNumberedPastTheBaselinesIsOneExecutionsUnderAnotherNumber(t *tes
 		// execution made order 1 and invoice 101 (red team, /tmp/rt34 c1:
 		// a duplicate_write of create_order, also before any renaming).
 		{name: "an order made with its invoice", invoice: true, only: ScenarioDuplicateConcurrent},
+		// add_line's identity holds the quantity, 2, beside the run's
+		// order 2: which of the two is the order the identity does not
+		// say, and read both as order 1 it matched no call of the
+		// baseline's (red team, /tmp/rt33 P4: a duplicate_write on every
+		// run).
+		{name: "upserted lines, the identity holding the quantity, as order 2", qtyInIdentity: true, only: ScenarioDuplicateConcurrent},
 		{name: "a line inserted each time", plain: true, only: ScenarioDuplicateConcurrent},
+		{name: "a line inserted each time, the identity holding the quantity", plain: true, qtyInIdentity: true, only: ScenarioDuplicateConcurrent},
 		{name: "a visit counted on the order", then: "visit", only: ScenarioDuplicateConcurrent},
 		// No number of the state but the order's id and the count is 2:
 		// read in the baseline's everywhere, the count would be 1.
@@ -364,7 +377,7 @@ func TestAnOrderNumberedPastTheBaselinesIsOneExecutionsUnderAnotherNumber(t *tes
 		{name: "a cursor moved on twice, read back", then: "cursor", only: ScenarioDuplicateConcurrent},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			d := &orderDesk{plain: c.plain, customer: c.customer, lineInStep: c.lineInStep, invoice: c.invoice, meet: &rendezvous{timeout: 5 * time.Millisecond}}
+			d := &orderDesk{plain: c.plain, customer: c.customer, lineInStep: c.lineInStep, invoice: c.invoice, qtyInIdentity: c.qtyInIdentity, meet: &rendezvous{timeout: 5 * time.Millisecond}}
 			opts := []Option{Setup(func(context.Context) error { d.reset(); return nil }), State(d.state)}
 			if c.only != "" {
 				opts = append(opts, OnlyScenario(c.only))

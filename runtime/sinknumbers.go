@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"encoding/json"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -182,11 +183,20 @@ func readsAsRowOf(table, target string) bool {
 }
 
 // namesTable reports whether table is the plural or the name of thing,
-// whole or after an underscore.
+// whole or after an underscore: regular plurals, and the irregular ones a
+// schema uses (people for person_id: red team, /tmp/rt33 C5).
 func namesTable(table, thing string) bool {
 	forms := []string{thing, thing + "s", thing + "es"}
 	if y, ok := strings.CutSuffix(thing, "y"); ok {
 		forms = append(forms, y+"ies")
+	}
+	if p, ok := irregularPlurals[thing]; ok {
+		forms = append(forms, p)
+	}
+	for _, ending := range [][2]string{{"f", "ves"}, {"fe", "ves"}, {"is", "es"}, {"ex", "ices"}, {"ix", "ices"}, {"on", "a"}, {"um", "a"}, {"us", "i"}} {
+		if stem, ok := strings.CutSuffix(thing, ending[0]); ok && stem != "" {
+			forms = append(forms, stem+ending[1])
+		}
 	}
 	for _, f := range forms {
 		if table == f || strings.HasSuffix(table, "_"+f) {
@@ -352,24 +362,31 @@ func numbersInBaseNames(s string, rename numberNames) (string, bool) {
 	return out, ok
 }
 
-// numbersInBaseKey returns key (an op's name, identity and arguments, as
+// numbersInBaseKeys returns key (an op's name, identity and arguments, as
 // windows writes them) with the whole numbers that rename maps read in the
 // baseline's where they stand as names: an argument under a parameter that
 // idParam reads as an id (order_id, orderID), and, in the identity, a
 // number passed under such a parameter (the identity [25,"apple"] of
 // add_line(orderID 25, sku apple, qty 2)). A quantity keeps its number,
 // also where the identity holds it: the call looked up is then the
-// baseline's with the same quantity. Key itself where nothing is renamed.
-func numbersInBaseKey(key string, rename numberNames) string {
+// baseline's with the same quantity. Where the identity holds a number
+// more times than the arguments pass it under id parameters (the identity
+// [2,"apple",2] of add_line(order_id 2, sku apple, qty 2)), which of them
+// is the id the identity does not say: each choice is a key, the
+// identity's first such number renamed first (red team, /tmp/rt33 P4:
+// the run's order 2 and the quantity 2 both read as order 1 matched no
+// call of the baseline, and the upsert was counted as a second effect).
+// Key alone where nothing is renamed.
+func numbersInBaseKeys(key string, rename numberNames) []string {
 	if len(rename) == 0 {
-		return key
+		return []string{key}
 	}
 	parts := strings.SplitN(key, "\x00", 3)
 	if len(parts) != 3 {
-		return key
+		return []string{key}
 	}
 	op := strings.ToLower(parts[0])
-	ids := map[string]bool{}
+	ids := map[string]int{} // the numbers renamed, and how many times the arguments pass each under an id
 	args := scanNumbers(parts[2], func(n, member string) (string, bool) {
 		y, ok := rename[n]
 		if !ok || member == "" {
@@ -387,19 +404,81 @@ func numbersInBaseKey(key string, rename numberNames) string {
 		if !readsAsRowOf(y.table, t) {
 			return "", false
 		}
-		ids[n] = true
+		ids[n]++
 		return y.to, true
 	})
 	if len(ids) == 0 {
-		return key
+		return []string{key}
 	}
-	id := scanNumbers(parts[1], func(n, _ string) (string, bool) {
-		if ids[n] {
-			return rename[n].to, true
+	// The identity's places that hold a renamed number, by number.
+	places := map[string][]int{}
+	at := 0
+	scanNumbers(parts[1], func(n, _ string) (string, bool) {
+		if ids[n] > 0 {
+			places[n] = append(places[n], at)
 		}
+		at++
 		return "", false
 	})
-	return parts[0] + "\x00" + id + "\x00" + args
+	// choices: sets of places to rename, every number's places taken as
+	// many at a time as the arguments pass it under ids (all of them
+	// where the identity holds it no more often), up to maxKeyChoices.
+	choices := []map[int]bool{{}}
+	for _, n := range slices.Sorted(maps.Keys(places)) {
+		ps := places[n]
+		var next []map[int]bool
+		for _, pick := range combinations(len(ps), min(ids[n], len(ps))) {
+			for _, c := range choices {
+				if len(next) == maxKeyChoices {
+					break
+				}
+				c2 := maps.Clone(c)
+				for _, i := range pick {
+					c2[ps[i]] = true
+				}
+				next = append(next, c2)
+			}
+		}
+		choices = next
+	}
+	keys := make([]string, 0, len(choices))
+	for _, c := range choices {
+		at := 0
+		id := scanNumbers(parts[1], func(n, _ string) (string, bool) {
+			rn := c[at]
+			at++
+			if rn {
+				return rename[n].to, true
+			}
+			return "", false
+		})
+		keys = append(keys, parts[0]+"\x00"+id+"\x00"+args)
+	}
+	return keys
+}
+
+// maxKeyChoices bounds the keys numbersInBaseKeys tries for one call.
+const maxKeyChoices = 16
+
+// combinations returns the ways to pick k of n places, in order, the
+// first places first.
+func combinations(n, k int) [][]int {
+	var out [][]int
+	var pick func(from int, cur []int)
+	pick = func(from int, cur []int) {
+		if len(out) == maxKeyChoices {
+			return
+		}
+		if len(cur) == k {
+			out = append(out, slices.Clone(cur))
+			return
+		}
+		for i := from; i <= n-(k-len(cur)); i++ {
+			pick(i+1, append(cur, i))
+		}
+	}
+	pick(0, nil)
+	return out
 }
 
 // scanNumbers returns JSON text s with each number token that f renames
@@ -454,4 +533,11 @@ func scanNumbers(s string, f func(n, member string) (string, bool)) string {
 		}
 	}
 	return b.String()
+}
+
+// irregularPlurals are the plurals of things a table may hold that no
+// ending rule of namesTable gives.
+var irregularPlurals = map[string]string{
+	"person": "people", "child": "children", "man": "men", "woman": "women",
+	"mouse": "mice", "goose": "geese", "foot": "feet", "tooth": "teeth", "ox": "oxen",
 }
