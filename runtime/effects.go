@@ -1342,6 +1342,25 @@ func judgeRepeatsIn(tr *Trace, end, baseEnd string, baseWin map[string][2]string
 		return describeChange(a, b, -1) == describeChange(c2, d2, -1) ||
 			sameChangeUpToMadeNames(a, b, c2, d2, namedByRun(), baseMadeNamesNow())
 	}
+	// slotsAgreeInBaseNames is slotsAgree for the change from a to b (one
+	// execution's in the baseline) and from c to d (the run's), read in
+	// the baseline's names where the sink gave this run names of its
+	// own, where either moves entries: the comparison up to made names
+	// takes lists in any order, and a job boosted twice past the one above
+	// it, whose audit row names no one, read as one boost (fifth red team,
+	// /tmp/rt39 q2 TestFlatRace).
+	slotsAgreeInBaseNames := func(a, b, c, d string) bool {
+		if !movesEntries(a, b) && !movesEntries(c, d) {
+			return true
+		}
+		c2, d2 := c, d
+		if rn := sinkNames(); len(rn) > 0 {
+			if r1, r2 := renamedState(c, rn), renamedState(d, rn); r1 != "-" && r2 != "-" {
+				c2, d2 = r1, r2
+			}
+		}
+		return slotsAgree(a, b, c, d, c2, d2)
+	}
 	// sameChangeInBaseNames says whether the change from a to b (one
 	// execution's in the baseline) is the change from c to d (the run's)
 	// once the names the sink gave this run are read in the baseline's
@@ -1367,46 +1386,46 @@ func judgeRepeatsIn(tr *Trace, end, baseEnd string, baseWin map[string][2]string
 		if describeChange(a, b, -1) == describeChange(c2, d2, -1) {
 			return true
 		}
-		// The comparisons below take lists in any order. Where the two
-		// started from one state in one order, the cluster must move
-		// entries where one execution does, and not where it does not: a
-		// job boosted twice past two others, whose boost also wrote an
-		// audit row of its own random id, read as one boost up to that
-		// row's name (third red team, /tmp/rt37 r1).
+		// anyOrder compares the changes with lists in any order: up to
+		// the names of the rows each change made, or with every list's
+		// entries sorted. A list the sink's random ids order (orders by
+		// id, each with its lines) holds the pear's order first here and
+		// second in the baseline, and lists of one length are compared
+		// place by place (red team, /tmp/rt35 s3 TestHTTPList).
+		anyOrder := func() bool {
+			if sameChangeUpToMadeNames(a, b, c2, d2, namedByRun(), baseMadeNamesNow()) {
+				return true
+			}
+			ch := describeChange(sortedState(a), sortedState(b), -1)
+			return ch != "" && ch == describeChange(sortedState(c2), sortedState(d2), -1)
+		}
 		baseMoves, runMoves := movesEntries(a, b), movesEntries(c2, d2)
-		if c2 == normState(a) && (baseMoves || runMoves) {
-			// And where it moves them, it must leave them in the order
-			// one execution left them: a job boosted once moved past
-			// one other, and boosted twice past two (r1, TestEvCRace).
-			return baseMoves == runMoves &&
-				sameChangeUpToMadeNamesInOrder(a, b, c2, d2, namedByRun(), baseMadeNamesNow())
+		if !baseMoves && !runMoves {
+			return anyOrder()
 		}
-		// Where the befores stand in other orders, or differ, lists are
-		// compared in any order below; where entries move, an entry the
-		// change edited or made must still stand where one execution's
-		// does among the entries neither changed, in a list no field of
-		// its entries orders: ties by random ids in another order hid a
-		// job boosted twice past the one above it (fourth red team,
-		// /tmp/rt38 s1 TestTieRaceEv).
-		if (baseMoves || runMoves) && !slotsAgree(a, b, c, d, c2, d2) {
-			return false
-		}
-		if sameChangeUpToMadeNames(a, b, c2, d2, namedByRun(), baseMadeNamesNow()) {
+		// Where either change moves entries of a list, where it leaves
+		// them is part of what it did: sorted, a job boosted twice past
+		// two others, in a queue by a priority State does not show, read
+		// as one boost (second red team, /tmp/rt36 q2), also up to the
+		// name of the audit row each boost wrote (third, /tmp/rt37 r1).
+		// Where the two started from one state in one order and end in
+		// one order, with the moves alike, that is one execution's
+		// change.
+		if c2 == normState(a) && baseMoves == runMoves &&
+			sameChangeUpToMadeNamesInOrder(a, b, c2, d2, namedByRun(), baseMadeNamesNow()) {
 			return true
 		}
-		// And with every list's entries in any order: a list the sink's
-		// random ids order (orders by id, each with its lines) holds the
-		// pear's order first here and second in the baseline, and lists
-		// of one length are compared place by place (red team, /tmp/rt35
-		// s3 TestHTTPList). Not where either change moves an entry of a
-		// list (movesEntries): the order is then part of the effect, and
-		// sorted, a job boosted twice past two others read as one boost
-		// (second red team, /tmp/rt36 q2).
-		if baseMoves || runMoves {
-			return false
-		}
-		ch := describeChange(sortedState(a), sortedState(b), -1)
-		return ch != "" && ch == describeChange(sortedState(c2), sortedState(d2), -1)
+		// Else an entry the change edited or made must stand where one
+		// execution's does among the entries neither changed, in a list
+		// no field of its entries orders, unless the two could be ties
+		// the random names order (slotsAgree): ties by random ids in
+		// another order hid a job boosted twice past the one above it
+		// (fourth red team, /tmp/rt38 s1 TestTieRaceEv), and a job set to
+		// the ties' priority, which lands among them as its random id
+		// falls, was a duplicate_write a run in six where the befores
+		// stood in one order (fifth red team, /tmp/rt39 q1
+		// TestSetGuardIntoTies, since 8624416).
+		return slotsAgree(a, b, c, d, c2, d2) && anyOrder()
 	}
 	// alike says whether two end states are the same up to what the runs
 	// cannot make alike: their clocks' stamps (withoutClocks), the order of
@@ -1881,7 +1900,7 @@ func judgeRepeatsIn(tr *Trace, end, baseEnd string, baseWin map[string][2]string
 						}
 						return c
 					case describeChange(w0, w1, -1) == describeChange(b, a, -1),
-						sameChangeUpToMadeNames(w0, w1, b, a, namedByRun(), baseMadeNamesNow()),
+						sameChangeUpToMadeNames(w0, w1, b, a, namedByRun(), baseMadeNamesNow()) && slotsAgreeInBaseNames(w0, w1, b, a),
 						sameChangeInBaseNumbers(w0, w1, b, a),
 						sameChangeInBaseNames(w0, w1, b, a),
 						untracedBut():

@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	"strings"
 	"testing"
 )
 
@@ -53,17 +54,71 @@ func TestVisiblyOrdered(t *testing.T) {
 // TestSlotsAgree: where a change leaves an entry among the entries neither
 // run changed, in a list no field orders, and nothing where a field does.
 func TestSlotsAgree(t *testing.T) {
-	// A queue by a priority State does not show; x and y tie, by id.
-	before := `{"q":[{"id":"a","s":"queued"},{"id":"b","s":"queued"},{"id":"x","s":"queued"},{"id":"y","s":"queued"},{"id":"d","s":"queued"}]}`
-	tiesSwapped := `{"q":[{"id":"a","s":"queued"},{"id":"b","s":"queued"},{"id":"y","s":"queued"},{"id":"x","s":"queued"},{"id":"d","s":"queued"}]}`
-	once := `{"q":[{"id":"a","s":"queued"},{"id":"b","s":"queued"},{"id":"d","s":"expedited"},{"id":"x","s":"queued"},{"id":"y","s":"queued"}]}`
-	onceTiesSwapped := `{"q":[{"id":"a","s":"queued"},{"id":"b","s":"queued"},{"id":"d","s":"expedited"},{"id":"y","s":"queued"},{"id":"x","s":"queued"}]}`
-	twiceTiesSwapped := `{"q":[{"id":"a","s":"queued"},{"id":"d","s":"expedited"},{"id":"b","s":"queued"},{"id":"y","s":"queued"},{"id":"x","s":"queued"}]}`
-	if !slotsAgree(before, once, tiesSwapped, onceTiesSwapped, tiesSwapped, onceTiesSwapped) {
+	q := func(rows ...string) string {
+		out := `{"q":[`
+		for i, r := range rows {
+			if i > 0 {
+				out += ","
+			}
+			id, s, _ := strings.Cut(r, ":")
+			out += `{"id":"` + id + `","s":"` + s + `"}`
+		}
+		return out + "]}"
+	}
+	// A queue by a priority State does not show, its ties by id: x and
+	// y tie. The run's own names are a, b, p (y), q (x) and e (d), so its
+	// ties stand the other way round in the baseline's names.
+	before := q("a:queued", "b:queued", "x:queued", "y:queued", "d:queued")
+	once := q("a:queued", "b:queued", "d:exp", "x:queued", "y:queued")
+	runBefore, runBefore2 := q("a:queued", "b:queued", "p:queued", "q:queued", "e:queued"), q("a:queued", "b:queued", "y:queued", "x:queued", "d:queued")
+	runOnce, runOnce2 := q("a:queued", "b:queued", "e:exp", "p:queued", "q:queued"), q("a:queued", "b:queued", "d:exp", "y:queued", "x:queued")
+	if !slotsAgree(before, once, runBefore, runOnce, runBefore2, runOnce2) {
 		t.Error("one boost among ties in another order: the slots differ")
 	}
-	if slotsAgree(before, once, tiesSwapped, twiceTiesSwapped, tiesSwapped, twiceTiesSwapped) {
+	runTwice, runTwice2 := q("a:queued", "e:exp", "b:queued", "p:queued", "q:queued"), q("a:queued", "d:exp", "b:queued", "y:queued", "x:queued")
+	if slotsAgree(before, once, runBefore, runTwice, runBefore2, runTwice2) {
 		t.Error("a boost past b, where one boost stops below it: the slots agree")
+	}
+	// Had the run named d a0, before b, the two could be a tie that the
+	// ids order, as x and y are: the double boost passes (a known limit:
+	// the states cannot tell the two apart).
+	runTwiceA0 := q("a:queued", "a0:exp", "b:queued", "p:queued", "q:queued")
+	if !slotsAgree(before, once, runBefore, runTwiceA0, runBefore2, runTwice2) {
+		t.Error("d and b in the order of their ids in both runs, as the ties are: not taken for a tie")
+	}
+	// A priority set to that of two others (m and s, ties by id) lands the
+	// job among them as its id falls: between them in the baseline (p),
+	// after both in the run (w, where m and s are k and c).
+	tieBefore := q("a:queued", "m:queued", "s:queued", "p:queued")
+	tieAfter := q("a:queued", "m:queued", "p:set", "s:queued")
+	tieRunBefore, tieRunBefore2 := q("a:queued", "c:queued", "k:queued", "w:queued"), q("a:queued", "s:queued", "m:queued", "p:queued")
+	tieRunAfter, tieRunAfter2 := q("a:queued", "c:queued", "k:queued", "w:set"), q("a:queued", "s:queued", "m:queued", "p:set")
+	if !slotsAgree(tieBefore, tieAfter, tieRunBefore, tieRunAfter, tieRunBefore2, tieRunAfter2) {
+		t.Error("a job landing among ties as its random id falls: the slots differ")
+	}
+	// The befores in one order, so no ties to go by. A job boosted past
+	// the one above it, in the order of their ids in both runs by luck,
+	// is not taken for a tie; a job set to the priority of three others,
+	// landing among the four by its id, in each run elsewhere, is.
+	// The job p passes m in the run: the run names p c, before m, and
+	// the baseline named it p, after m, so the two stand in the order of
+	// their ids in both; but the jobs about them (z1 above, b below) are
+	// in no such order, so no run of three ties.
+	zBefore := q("z1:queued", "m:queued", "b:queued", "p:queued")
+	zRunBefore := q("z1:queued", "m:queued", "b:queued", "c:queued")
+	if slotsAgree(zBefore, q("z1:queued", "m:queued", "p:set", "b:queued"), zRunBefore, q("z1:queued", "c:set", "m:queued", "b:queued"), zBefore, q("z1:queued", "p:set", "m:queued", "b:queued")) {
+		t.Error("a job past the one above it, the befores in one order, the two in the order of their ids by luck: taken for a tie")
+	}
+	oneBefore := q("a:queued", "m:queued", "r:queued", "s:queued", "b:queued")
+	if !slotsAgree(oneBefore, q("a:queued", "m:queued", "p:set", "r:queued", "s:queued"), oneBefore, q("a:queued", "m:queued", "r:queued", "s:queued", "w:set"), oneBefore, q("a:queued", "m:queued", "r:queued", "s:queued", "p:set")) {
+		t.Error("a job landing among three ties by its id, the befores in one order: the slots differ")
+	}
+	// A list in no order at all (ORDER BY random()): entries neither run
+	// changed stand in another order after a run than before it, and
+	// where the new one stands says nothing.
+	shuffled := q("x:queued", "a:queued", "y:queued", "b:queued", "d:exp")
+	if !slotsAgree(before, shuffled, runBefore, runTwice, runBefore2, runTwice2) {
+		t.Error("a list in no order: the slots differ")
 	}
 	// Tickets by status and id: the resolved one lands among the others
 	// as the ids fall, which the fields show. In the baseline c lands
@@ -83,7 +138,7 @@ func TestSlotsAgree(t *testing.T) {
 	if slotsAgree(tb, ta, rb2, ra2, rb2, ra2) {
 		t.Error("a list no field orders, the edited entry elsewhere: the slots agree")
 	}
-	if !slotsAgree(`not json`, once, tiesSwapped, twiceTiesSwapped, tiesSwapped, twiceTiesSwapped) {
+	if !slotsAgree(`not json`, once, runBefore, runTwice, runBefore2, runTwice2) {
 		t.Error("a state that does not decode: slotsAgree says no")
 	}
 }
