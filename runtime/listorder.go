@@ -64,11 +64,42 @@ func inSixLists(v [6]any, list func([6][]any) bool) bool {
 			}
 			ms[i] = m
 		}
+		// A member the run holds under a name of its own (a queue under
+		// its random id) is the one the baseline's names give it: where
+		// the run's states (2 and 3) each hold one member that their
+		// renamed states (4 and 5) do not, and those hold one the run's
+		// do not, the two are paired.
+		raw := [2]string{}
+		for j, i := range []int{2, 3} {
+			if len(ms[i]) != len(ms[i+2]) {
+				break
+			}
+			var own, renamed []string
+			for k := range ms[i] {
+				if _, ok := ms[i+2][k]; !ok {
+					own = append(own, k)
+				}
+			}
+			for k := range ms[i+2] {
+				if _, ok := ms[i][k]; !ok {
+					renamed = append(renamed, k)
+				}
+			}
+			if len(own) == 1 && len(renamed) == 1 {
+				raw[j] = renamed[0] + "\x00" + own[0]
+			}
+		}
 	members:
 		for k := range x {
 			var next [6]any
 			for i := range ms {
-				e, ok := ms[i][k]
+				key := k
+				if i == 2 || i == 3 {
+					if r, own, ok := strings.Cut(raw[i-2], "\x00"); ok && r == k {
+						key = own
+					}
+				}
+				e, ok := ms[i][key]
 				if !ok {
 					continue members
 				}

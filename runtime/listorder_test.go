@@ -113,6 +113,13 @@ func TestSlotsAgree(t *testing.T) {
 	if !slotsAgree(oneBefore, q("a:queued", "m:queued", "p:set", "r:queued", "s:queued"), oneBefore, q("a:queued", "m:queued", "r:queued", "s:queued", "w:set"), oneBefore, q("a:queued", "m:queued", "r:queued", "s:queued", "p:set")) {
 		t.Error("a job landing among three ties by its id, the befores in one order: the slots differ")
 	}
+	// The same queue under a map keyed by its random id (create_queue
+	// answers it): qb in the baseline's names, qr in the run's own. The
+	// run's member is the baseline's, and the double boost is seen.
+	under := func(key, state string) string { return `{"queues":{"` + key + `":` + state + `}}` }
+	if slotsAgree(under("qb", before), under("qb", once), under("qr", runBefore), under("qr", runTwice), under("qb", runBefore2), under("qb", runTwice2)) {
+		t.Error("a boost past b, the queue under its random id: the slots agree")
+	}
 	// A list in no order at all (ORDER BY random()): entries neither run
 	// changed stand in another order after a run than before it, and
 	// where the new one stands says nothing.
