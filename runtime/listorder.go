@@ -203,6 +203,17 @@ func sameSlots(before, after, before2, after2, raw2 []any) bool {
 			}
 		}
 	}
+	// tieMember holds the entries of the ties. Where n stands among them
+	// is their order's doing, which no field shows where State leaves
+	// out what orders them (ties by an id State does not show: a job set
+	// to their priority was a duplicate_write 7 runs in 8, sixth red team,
+	// /tmp/rt39 r1 TestHiddenIDSet), so they do not count: a double
+	// effect that passes only ties passes (r1 TestHiddenIDRace, as at
+	// 2dca2c9).
+	tieMember := map[string]bool{}
+	for _, t := range ties {
+		tieMember[t[0]], tieMember[t[1]] = true, true
+	}
 	// tied says whether the new entry n and the entries of others (by
 	// encoding) stand, in each run's own names, in the order of one field,
 	// pair by pair, and the ties too: whether they could all be ties that
@@ -273,7 +284,7 @@ func sameSlots(before, after, before2, after2, raw2 []any) bool {
 		}
 		var moved []string // the stable entries on the other side of n in one run
 		for e := range stable {
-			if s[e] != s2[e] {
+			if s[e] != s2[e] && !tieMember[e] {
 				moved = append(moved, e)
 			}
 		}

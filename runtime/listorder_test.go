@@ -120,6 +120,13 @@ func TestSlotsAgree(t *testing.T) {
 	if slotsAgree(under("qb", before), under("qb", once), under("qr", runBefore), under("qr", runTwice), under("qb", runBefore2), under("qb", runTwice2)) {
 		t.Error("a boost past b, the queue under its random id: the slots agree")
 	}
+	// Ties ordered by an id State leaves out: the befores show x and y
+	// in other orders, and where the job set to their priority lands
+	// among them is theirs to decide.
+	hb, hr := q("a:queued", "x:queued", "y:queued", "d:queued"), q("a:queued", "y:queued", "x:queued", "d:queued")
+	if !slotsAgree(hb, q("a:queued", "x:queued", "d:set", "y:queued"), hr, q("a:queued", "d:set", "y:queued", "x:queued"), hr, q("a:queued", "d:set", "y:queued", "x:queued")) {
+		t.Error("a job landing among ties that nothing shown orders: the slots differ")
+	}
 	// A list in no order at all (ORDER BY random()): entries neither run
 	// changed stand in another order after a run than before it, and
 	// where the new one stands says nothing.
