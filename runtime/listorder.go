@@ -224,7 +224,7 @@ func sameSlots(before, after, before2, after2, raw2 []any) bool {
 		}
 		group := append([]string{n}, others...)
 		for f := range rowFields(after[at[n]]) {
-			for v := range 12 {
+			for v := range 16 {
 				dir, nullsFirst, text := 1-2*(v&1), v&2 != 0, v/4
 				// inOrder: the field, this way, puts the two entries of
 				// l at x and y in the order they stand in.
@@ -336,7 +336,8 @@ func sameOrder(x, y []any, keep map[string]bool) bool {
 // visiblyOrdered reports whether the entries' own fields explain the order
 // of every list given: whether some sequence of fields, each ascending or
 // descending, nulls first or last, text compared as it is, without case,
-// or by its letters and digits alone (as a database's collation may),
+// by its letters and digits alone (as a database's collation may) or as
+// the number it writes,
 // sorts them all, as an ORDER BY of what State shows would. Entries equal
 // in every scalar field may stand in any order. An entry that is not an
 // object is its own single field.
@@ -364,7 +365,7 @@ func visiblyOrdered(lists ...[]any) bool {
 		field      string
 		desc       bool
 		nullsFirst bool
-		text       int // 0 as it is, 1 without case, 2 letters and digits without case
+		text       int // 0 as it is, 1 without case, 2 letters and digits without case, 3 as a number
 	}
 	used := map[string]bool{}
 	for len(open) > 0 {
@@ -374,7 +375,7 @@ func visiblyOrdered(lists ...[]any) bool {
 			if used[f] {
 				continue
 			}
-			for i := range 12 {
+			for i := range 16 {
 				k := key{f, i&1 != 0, i&2 != 0, i / 4}
 				told := 0
 				for _, pr := range open {
@@ -445,8 +446,8 @@ func rowFields(e any) map[string]any {
 
 // compareField compares two scalar values of a field as an ORDER BY
 // might: null (or absent), then booleans, numbers, text; text as it is
-// (text 0), without case (1), or by its letters and digits without case
-// (2).
+// (text 0), without case (1), by its letters and digits without case (2),
+// or as the number it writes (3).
 func compareField(x, y any, nullsFirst bool, text int) int {
 	rank := func(v any) int {
 		switch v.(type) {
@@ -484,6 +485,14 @@ func compareField(x, y any, nullsFirst bool, text int) int {
 			vx, vy = strings.ToLower(vx), strings.ToLower(vy)
 		case 2:
 			vx, vy = lettersAndDigits(vx), lettersAndDigits(vy)
+		case 3:
+			// Numbers written as text, ordered as numbers (ORDER BY
+			// CAST(id AS INTEGER)).
+			if fx, err := strconv.ParseFloat(vx, 64); err == nil {
+				if fy, err := strconv.ParseFloat(vy, 64); err == nil {
+					return cmp.Compare(fx, fy)
+				}
+			}
 		}
 		return strings.Compare(vx, vy)
 	}

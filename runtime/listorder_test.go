@@ -32,6 +32,7 @@ func TestVisiblyOrdered(t *testing.T) {
 		{"text without case", []string{`[{"name":"apple"},{"name":"Banana"},{"name":"cherry"}]`}, true},
 		{"letters and digits alone", []string{`[{"name":"build-a"},{"name":"builda2"},{"name":"build b"}]`}, true},
 		{"scalars", []string{`["a","b","c"]`, `[1,2,3]`}, true},
+		{"numbers written as text, as numbers", []string{`[{"id":"9"},{"id":"10"},{"id":"100"}]`}, true},
 		{"equal entries in any order", []string{`[{"k":1},{"k":1},{"k":0}]`}, true},
 		{"one list each way", []string{`[{"id":"a"},{"id":"b"}]`, `[{"id":"b"},{"id":"a"}]`}, false},
 		{"by a priority not shown, ties by id", []string{
