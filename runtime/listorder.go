@@ -187,8 +187,9 @@ func sameSlots(before, after, before2, after2, raw2 []any) bool {
 	index := func(l []any) map[string]int {
 		m := make(map[string]int, len(l))
 		for i, e := range l {
-			if _, ok := m[encode(e)]; !ok {
-				m[encode(e)] = i
+			k := encode(e)
+			if _, ok := m[k]; !ok {
+				m[k] = i
 			}
 		}
 		return m
