@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -1850,11 +1851,11 @@ func (s *Suite) orderChecks(res *Result, tr *Trace, sc Scenario) {
 				continue
 			}
 			for _, dep := range b.After {
-				if dep == a.Name && !prerequisiteDone(ops, a, b) {
+				if dep == a.Name && !prerequisiteDone(ops, nest, a, b) {
 					add(Finding{Code: CodeDependentCallsConcurrent, Severity: SeverityError,
 						Ops: []string{a.Name, b.Name}, Calls: []string{a.ID, b.ID},
-						Message: fmt.Sprintf("%s dispatched concurrently with its prerequisite %s (batch %d): %s declares after=%s, so it must start only once %s has returned; issue them in separate turns or wait for %s first",
-							b.Name, a.Name, a.Batch, b.Name, a.Name, a.Name, a.Name)})
+						Message: fmt.Sprintf("%s dispatched concurrently with its prerequisite %s (batch %d: %s beside %s): %s declares after=%s, so it must start only once %s has returned; issue them in separate turns or wait for %s first",
+							b.Name, a.Name, a.Batch, callOn(b), callOn(a), b.Name, a.Name, a.Name, a.Name)})
 				}
 			}
 			// Two executions of one call (one op, one identity, the same
@@ -1873,26 +1874,108 @@ func (s *Suite) orderChecks(res *Result, tr *Trace, sc Scenario) {
 	}
 }
 
-// prerequisiteDone reports whether b, which declares after=a.Name, follows
-// a call of that op on its own entity, other than a's, that returned its
-// answer before b started: an attach_invoice(INV-9) dispatched beside a
-// create_invoice(INV-7), INV-9 created and seen a turn before. Nothing
-// links b to a then; b waited for its own prerequisite, as the finding
-// asks. Where the two ops name their entities differently (a create keyed
-// by customer, an attach by invoice), no call matches, and the finding
-// stands.
-func prerequisiteDone(ops []Operation, a, b *Operation) bool {
+// prerequisiteDone reports whether b, which declares after=a.Name, had
+// its own prerequisite done before it started, so that a, in flight beside
+// it, is not what it waits for: a call of that op other than a returned its
+// answer before b started, on b's own entity (an attach_invoice(INV-9)
+// dispatched beside a create_invoice(INV-7), INV-9 created and seen a turn
+// before), or with an answer that names b's entity where the two ops name
+// their entities differently (create_invoice(ORD-9), keyed by order,
+// answered INV-ORD-9, and attach_invoice(INV-ORD-9), keyed by invoice,
+// followed it). Nothing links b to a then; b waited for its own
+// prerequisite, as the finding asks. A call whose answer names b's entity
+// and that was in flight beside b too is b's prerequisite: that pair is the
+// finding, and a, another call of the op beside them whose answer does not
+// name b's entity, is not reported with b as well. Where nothing links the
+// two (a create keyed by customer that answers nothing of the invoice, an
+// attach by invoice), the finding stands.
+func prerequisiteDone(ops []Operation, nest nesting, a, b *Operation) bool {
 	if b.Entity == "" || a.Entity == b.Entity || b.StartTick == 0 {
 		return false
 	}
+	want, linkable := entityText(b.Entity)
+	aNames := linkable && answerNames(a, want)
 	for i := range ops {
 		c := &ops[i]
-		if c.Name == a.Name && c.Entity == b.Entity && c.Status == StatusSuccess && c.Observation == ObservationReceived &&
-			c.EndTick != 0 && c.EndTick < b.StartTick {
+		if c == a || c.Name != a.Name {
+			continue
+		}
+		answered := c.Status == StatusSuccess && c.Observation == ObservationReceived && c.EndTick != 0 && c.EndTick < b.StartTick
+		if c.Entity == b.Entity && answered {
+			return true
+		}
+		if linkable && !aNames && (answered || nest.together(c, b)) && answerNames(c, want) {
 			return true
 		}
 	}
 	return false
+}
+
+// entityText returns the text of an entity (its JSON) that a call's answer
+// may name, and whether it is one: a string of two characters or more. A
+// number or a one-letter name may turn up in any answer (a count, an
+// amount) and link nothing.
+func entityText(entity string) (string, bool) {
+	var v any
+	if json.Unmarshal([]byte(entity), &v) != nil {
+		return "", false
+	}
+	s, ok := v.(string)
+	return s, ok && len(s) >= 2
+}
+
+// answerNames reports whether the answer of c, a call that returned one,
+// holds the string want: as itself, or as a value in the objects and
+// arrays it is made of (create_invoice's {"id": "INV-ORD-9"}), as its JSON
+// reads.
+func answerNames(c *Operation, want string) bool {
+	if c.Result == nil || c.Status != StatusSuccess {
+		return false
+	}
+	if s, ok := c.Result.(string); ok {
+		return s == want
+	}
+	b, err := appendCanonical(nil, c.Result)
+	if err != nil || !bytes.Contains(b, []byte(want)) {
+		return false
+	}
+	var v any
+	if json.Unmarshal(b, &v) != nil {
+		return false
+	}
+	return holdsString(v, want, 0)
+}
+
+func holdsString(v any, want string, depth int) bool {
+	if depth > 8 {
+		return false
+	}
+	switch x := v.(type) {
+	case string:
+		return x == want
+	case []any:
+		for _, e := range x {
+			if holdsString(e, want, depth+1) {
+				return true
+			}
+		}
+	case map[string]any:
+		for _, e := range x {
+			if holdsString(e, want, depth+1) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// callOn names a call for a finding's message: its id, and the entity it
+// is on where it has one (1:attach_invoice#1 on "INV-ORD-1").
+func callOn(o *Operation) string {
+	if o.Entity == "" {
+		return o.ID
+	}
+	return o.ID + " on " + o.Entity
 }
 
 // updatesConflict reports whether two calls of one identity set one thing
