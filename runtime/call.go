@@ -265,7 +265,7 @@ func unencodable(vals []any, err error, redacted bool) string {
 	if redacted {
 		return "the identity cannot be encoded as JSON"
 	}
-	return err.Error()
+	return errorText(err)
 }
 
 // digest hides an identity built from redacted parameters.
@@ -464,6 +464,13 @@ func (c *Call) Finish(err error, results ...any) error {
 		// a retry or other work by the path (notePath).
 		c.notePath(c.path())
 	}
+	// The error's text is read before the lock is taken: an Error method
+	// may panic (a typed nil *MyErr returned as an error), and the panic
+	// runs the wrapper's deferred Recover, which takes the lock.
+	var text string
+	if err != nil {
+		text = errorText(err)
+	}
 	c.mu.Lock()
 	if c.rec.status == statusFailed && c.rec.rare != nil && c.rec.rare.panic != nil {
 		c.mu.Unlock()
@@ -479,7 +486,7 @@ func (c *Call) Finish(err error, results ...any) error {
 	if err != nil {
 		c.rec.status = statusFailed
 		c.rec.observation = observationFailed
-		c.rec.Error = err.Error()
+		c.rec.Error = text
 	} else {
 		c.rec.status = statusSuccess
 		c.rec.observation = observationReceived
@@ -791,7 +798,7 @@ func (c *Call) failedPastDeadline(err error) {
 	r.mu.Lock()
 	r.heldPastDeadline = true
 	r.mu.Unlock()
-	r.addNoteOnce(gateDeadlineNote(c.op.Name, where, fmt.Sprintf("the call failed (%s)", clip(err.Error(), 120))))
+	r.addNoteOnce(gateDeadlineNote(c.op.Name, where, fmt.Sprintf("the call failed (%s)", clip(errorText(err), 120))))
 }
 
 // gateDeadlineNote is the trace's note for a call of op whose deadline ran

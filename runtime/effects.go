@@ -378,7 +378,7 @@ func (j *judge) before(c *Call) {
 			j.mu.Lock()
 			quieted = true
 			if err != nil {
-				quietErr = err.Error()
+				quietErr = errorText(err)
 				break
 			}
 			if j.returns == returns || len(j.inflight) > 0 && !j.onlyOuter(c) {
@@ -463,7 +463,7 @@ func (j *judge) window() *cluster {
 	cl := &cluster{keys: map[string]bool{}}
 	var err error
 	if cl.before, err = j.snapshot(); err != nil {
-		cl.err = err.Error()
+		cl.err = errorText(err)
 	}
 	return cl
 }
@@ -573,7 +573,7 @@ func (j *judge) after(c *Call) {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	if settleErr != nil {
-		e.err = settleErr.Error() // under the lock: the trace may be read (record)
+		e.err = errorText(settleErr) // under the lock: the trace may be read (record)
 	}
 	if e.nested {
 		if r := c.outermost(); r != c && j.inflight[r] {
@@ -608,7 +608,7 @@ func (j *judge) after(c *Call) {
 		// Its own window closes.
 		e.cl.after = s
 		if err != nil && e.cl.err == "" {
-			e.cl.err = err.Error()
+			e.cl.err = errorText(err)
 		}
 		if len(j.inflight) > 0 {
 			return // its outer calls are still in flight
@@ -619,7 +619,7 @@ func (j *judge) after(c *Call) {
 	if cl := j.open; cl != nil {
 		cl.after = s
 		if err != nil && cl.err == "" {
-			cl.err = err.Error()
+			cl.err = errorText(err)
 		}
 	}
 	j.open = nil
@@ -645,12 +645,12 @@ func (j *judge) markOthers() {
 // finish takes the end-of-run snapshot, once the world went quiet.
 func (j *judge) finish() {
 	if err := j.quiet(); err != nil {
-		j.endErr = err.Error()
+		j.endErr = errorText(err)
 		return
 	}
 	s, err := j.snapshot()
 	if err != nil {
-		j.endErr = err.Error()
+		j.endErr = errorText(err)
 		return
 	}
 	if j.settle == nil && (j.changedOutside(s) || j.worldLive || j.worldMoves && j.repeatedNow()) {

@@ -180,7 +180,7 @@ func (d *digester) digests(oc *ObservedCall, args, identity, entity []any) {
 		if err != nil {
 			// No digest: calls whose identity cannot be encoded must
 			// not all look like one identity.
-			oc.IdentityError = err.Error()
+			oc.IdentityError = errorText(err)
 			return
 		}
 		oc.Identity = d.sum(d.buf)

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"github.com/agentidem/agentidem-go/internal/bubble"
 	"maps"
+	"reflect"
 	goruntime "runtime"
 	"runtime/debug"
 	"slices"
@@ -481,10 +482,10 @@ func (s *Suite) run(ctx context.Context, sc Scenario) (*Result, *Trace, error) {
 		err := s.callHook(w, "Setup", setup, ctx)
 		returned = true
 		if err != nil {
-			res.Error = "setup: " + err.Error()
+			res.Error = "setup: " + errorText(err)
 			err = fmt.Errorf("%s: setup: %w", sc.Name, err)
 			if terr := s.teardownAfterSetup(ctx, int(setupsDone.Load())); terr != nil {
-				res.Error += "; teardown: " + terr.Error()
+				res.Error += "; teardown: " + errorText(terr)
 				err = errors.Join(err, fmt.Errorf("%s: teardown: %w", sc.Name, terr))
 			}
 			res.Inconclusive = true
@@ -1059,12 +1060,18 @@ func (s *Suite) teardownAfterSetup(ctx context.Context, done int) error {
 	return s.callHook(nil, "Teardown", teardown, ctx)
 }
 
-// errorText is err.Error(), or what fmt prints for err when its Error
-// method panics (a nil pointer of an error type returned as an error).
+// errorText is err.Error(), or, when its Error method panics (a nil
+// pointer of an error type returned as an error: var e *MyErr; return e),
+// the error's type and the panic: fmt would print "<nil>" for a nil one,
+// which reads as no error at all.
 func errorText(err error) (s string) {
 	defer func() {
-		if recover() != nil {
-			s = fmt.Sprint(err)
+		if v := recover(); v != nil {
+			what := "%T"
+			if rv := reflect.ValueOf(err); rv.Kind() == reflect.Pointer && rv.IsNil() {
+				what = "a nil %T"
+			}
+			s = fmt.Sprintf(what+" (its Error method panicked: %v)", err, v)
 		}
 	}()
 	return err.Error()
@@ -1751,7 +1758,7 @@ func (s *Suite) checkInvariants(res *Result, tr *Trace) {
 		err := callInvariant(inv.fn, tr)
 		ir := InvariantResult{Name: inv.name, OK: err == nil}
 		if err != nil {
-			ir.Error = err.Error()
+			ir.Error = errorText(err)
 			res.Findings = append(res.Findings, Finding{
 				Code: CodeInvariantFailed, Severity: SeverityError, Scenario: res.Scenario, Replay: res.Replay,
 				Message: fmt.Sprintf("invariant %q failed: %v", inv.name, err),
@@ -2098,7 +2105,7 @@ func outcomeOf(fn func() any) (out string) {
 	}()
 	c, err := Canonical(fn())
 	if err != nil {
-		return "outcome cannot be canonicalized: " + err.Error()
+		return "outcome cannot be canonicalized: " + errorText(err)
 	}
 	return c
 }
