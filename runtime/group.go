@@ -22,8 +22,11 @@ type Occurrence struct {
 func (f Finding) GroupKey() string {
 	key := f.Code + "\x00" + strings.Join(f.Ops, ",") + "\x00" + strings.Join(f.Identities, ",")
 	if f.Code == CodeIdentityUnstable {
-		// Its identities are fresh per attempt: the op is the problem.
-		key = f.Code + "\x00" + strings.Join(f.Ops, ",")
+		// Its identities are fresh per attempt: the op is the problem. A
+		// warning (a retry the suite cannot tell from other work) and an
+		// error (a retry, a delivery made again, under a fresh key) are
+		// two: an error printed as "as in" a warning read as the warning.
+		key = f.Code + "\x00" + strings.Join(f.Ops, ",") + "\x00" + string(f.Severity)
 	}
 	if f.Code == CodeInvariantFailed {
 		if m := invariantName.FindStringSubmatch(f.Message); m != nil {

@@ -1338,7 +1338,12 @@ func (s *Suite) identityUnstable(tr *Trace, kind string, namesOf func() renaming
 		}
 		return renamed[[2]string{op, id}]
 	}
-	var reported map[string]bool
+	// reported holds the ops with a finding; warned, those whose finding is
+	// only the warning that a retry through a dispatcher's line cannot be
+	// told from other work: a delivery made again that repeats the first
+	// one's work under a fresh key is still the error below (a crashed
+	// invocation's retry warned of, then its restart's new ticket).
+	var reported, warned map[string]bool
 	for i := range tr.Ops {
 		a := &tr.Ops[i]
 		if a.Kind != KindWrite || a.Observation == ObservationReceived || a.Site == "" {
@@ -1373,6 +1378,10 @@ func (s *Suite) identityUnstable(tr *Trace, kind string, namesOf func() renaming
 					via = fmt.Sprintf("both came through %s, which the agent reached from different places (a dispatcher's line, as a tool registry's), so the suite cannot tell a retry from other work", shortSite(a.Site))
 				}
 				if via != "" {
+					if warned == nil {
+						warned = map[string]bool{}
+					}
+					warned[a.Name] = true
 					add(Finding{Code: CodeIdentityUnstable, Severity: SeverityWarning, Ops: []string{a.Name},
 						Identities: []string{a.Identity, b.Identity}, Calls: []string{a.ID, b.ID},
 						Message: fmt.Sprintf("%s was called again with identity %s, and some of the same arguments, after attempt %s with identity %s %s: %s; if it is a retry, a fresh key per attempt lets the sink run it as new work: derive the key from the work (session, intent, ids)",
@@ -1398,7 +1407,7 @@ func (s *Suite) identityUnstable(tr *Trace, kind string, namesOf func() renaming
 	// runs the redelivery as new work.
 	for j := range tr.Ops {
 		b := &tr.Ops[j]
-		if b.Kind != KindWrite || b.Invocation < 2 || b.Site == "" || b.Status != StatusSuccess || b.Replayed || reported[b.Name] {
+		if b.Kind != KindWrite || b.Invocation < 2 || b.Site == "" || b.Status != StatusSuccess || b.Replayed || reported[b.Name] && !warned[b.Name] {
 			continue
 		}
 		again := false // the first delivery made this call too
@@ -1420,6 +1429,7 @@ func (s *Suite) identityUnstable(tr *Trace, kind string, namesOf func() renaming
 				reported = map[string]bool{}
 			}
 			reported[b.Name] = true
+			delete(warned, b.Name)
 			sev := SeverityError
 			if a.viaAdapter {
 				sev = SeverityWarning // the adapter's line: other work, for all the suite can tell

@@ -116,3 +116,66 @@ func TestEscalationThroughAToolRegistryIsNoRetry(t *testing.T) {
 		t.Errorf("a retry loop through the registry with a key per attempt: no identity_unstable error in lost_acknowledgement; got:\n%s", got)
 	}
 }
+
+// twice calls f again when it fails, as agents' retry helpers do: the two
+// attempts reach f's call from two lines of twice, as a dispatcher's
+// entry is reached from two places.
+func twice(f func() error) error {
+	if err := f(); err != nil {
+		return f()
+	}
+	return nil
+}
+
+// An agent that opens a ticket under a key made afresh for each attempt,
+// retried through a two-line helper: the two attempts reach the tool's
+// line from different places, which the suite cannot tell from other work
+// (a warning). Its crash_restart scenario's restart opened a second ticket
+// under yet another key, from the same line and path as the crashed
+// delivery's first call: the redelivery error, as in
+// duplicate_delivery/sequential, where crash_restart had only the warning
+// about the crashed delivery's own retry (a red team's agent, the second
+// ticket plain in State). The same agent keyed by the message passes.
+func TestAFreshKeyPerDeliveryIsFoundAfterAWarnedRetry(t *testing.T) {
+	var n atomic.Int32 // a key per attempt, as uuid.NewString() gives
+	agent := func(fresh bool) func(d *ticketDesk) func(context.Context) error {
+		return func(d *ticketDesk) func(context.Context) error {
+			return func(ctx context.Context) error {
+				return twice(func() error {
+					subject := "printer jam"
+					if fresh {
+						subject = fmt.Sprintf("printer jam/%d", n.Add(1))
+					}
+					return d.open(ctx, "kim", subject, "the printer is jammed")
+				})
+			}
+		}
+	}
+	run := func(agent func(*ticketDesk) func(context.Context) error) *runtime.Report {
+		d := &ticketDesk{}
+		return testkit.Run(t, agent(d), testkit.NoSummary(),
+			testkit.Setup(func(context.Context) error { d.mu.Lock(); d.tickets = nil; d.mu.Unlock(); return nil }),
+			testkit.State(func() any { d.mu.Lock(); defer d.mu.Unlock(); return append([]string{}, d.tickets...) }))
+	}
+	rep := run(agent(true))
+	got := codesIn(rep, runtime.CodeIdentityUnstable)
+	for _, sc := range []string{"crash_restart/open_ticket#1", "duplicate_delivery/sequential"} {
+		if !strings.Contains(got, sc+" "+runtime.CodeIdentityUnstable) {
+			t.Errorf("a fresh key per delivery: no identity_unstable error in %s; got:\n%s", sc, got)
+		}
+	}
+	// The error and the warning are two problems: the error's scenarios
+	// were printed "as in" the warning's, whose text explains another thing.
+	severities := map[runtime.Severity]bool{}
+	for _, p := range rep.Problems {
+		if p.Code == runtime.CodeIdentityUnstable {
+			severities[p.Severity] = true
+		}
+	}
+	if !severities[runtime.SeverityError] || !severities[runtime.SeverityWarning] {
+		t.Errorf("identity_unstable problems by severity: %v, want an error and a warning apart", severities)
+	}
+	if v := verdictOf(run(agent(false))); v != "" {
+		t.Errorf("the agent keyed by the message:\n%s", v)
+	}
+}
