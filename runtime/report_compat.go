@@ -474,10 +474,13 @@ func (r *Report) failureJSON() *baselineFailure {
 	}
 	bf := &baselineFailure{ErrorType: "error", Message: r.BaselineFailure}
 	switch {
-	case strings.HasPrefix(r.BaselineFailure, "panic: "):
-		bf.ErrorType = "panic"
 	case strings.HasPrefix(r.BaselineFailure, "setup: "):
 		bf.ErrorType = "setup"
+	case strings.HasPrefix(r.BaselineFailure, "panic: "),
+		// The agent's failure reads "delivery 1: agent panicked: ...", or
+		// the error it returned for a tool's panic: the trace holds it.
+		r.Baseline != nil && r.Baseline.Trace != nil && len(r.Baseline.Trace.Panics) > 0:
+		bf.ErrorType = "panic"
 	}
 	return bf
 }

@@ -510,6 +510,30 @@ func TestBaselineFailureType(t *testing.T) {
 			t.Errorf("%q: baseline_failure %+v, want error_type %q", c.r.BaselineFailure, bf, c.want)
 		}
 	}
+	// As a suite reports them: an agent's panic ("delivery 1: agent
+	// panicked: ...") and the error an agent returned for a tool's panic
+	// were error_type "error" (a red team's reader of the Python SDK's
+	// reports, where docs/reports.md says "panic").
+	boom := &Op{Name: "boom", Kind: KindWrite, Params: []string{"id"}}
+	for _, c := range []struct {
+		name  string
+		agent func(context.Context) error
+		want  string
+	}{
+		{"agent panics", func(context.Context) error { panic("kaboom") }, "panic"},
+		{"tool panics", func(ctx context.Context) error {
+			return traced(ctx, boom, []any{"x"}, []any{"x"}, func(context.Context) error { panic("kaboom") })
+		}, "panic"},
+		{"agent fails", func(context.Context) error { return errors.New("no") }, "error"},
+	} {
+		rep, err := Run(context.Background(), t.Name()+"/"+c.name, c.agent)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if bf := rep.failureJSON(); bf == nil || bf.ErrorType != c.want {
+			t.Errorf("%s: baseline_failure %+v, want error_type %q", c.name, bf, c.want)
+		}
+	}
 }
 
 // TestTimesWrittenAsMarshalJSON checks the times reportWriter writes from
