@@ -335,7 +335,7 @@ func (s *Suite) scheduled(ctx context.Context, choose chooser, bubble Bubble) (*
 	name := sch.schedule.String()
 	res.Scenario = ScenarioInterleaving + "/" + name
 	res.Schedule, res.Legend = name, sch.legend()
-	res.Replay = s.cfg.replay(res.Scenario) + scheduleEnv(name)
+	res.Replay = s.shardEnv() + s.cfg.replay(res.Scenario) + scheduleEnv(name)
 	for i := range res.Findings {
 		res.Findings[i].Scenario = res.Scenario
 		res.Findings[i].Replay = res.Replay

@@ -84,41 +84,51 @@ func ShardOf(index, total int) Option {
 }
 
 // shardDefaults reads the shard from the environment when no option chose
-// one. A malformed setting is an error of the exploration, never a silent
-// whole run.
+// one. A malformed setting, or AGENTIDEM_SHARD and Bazel's variables that
+// name different shards, is an error of the exploration, never a silent
+// whole run or a silent wrong part.
 func (c *config) shardDefaults() {
 	if c.shard != nil || c.shardErr != nil {
 		return
 	}
+	var own, bazel *Shard
 	if v := os.Getenv("AGENTIDEM_SHARD"); v != "" {
 		i, n, ok := parseShard(v)
 		if !ok {
 			c.shardErr = fmt.Errorf("AGENTIDEM_SHARD=%q: want i/n with 1 <= i <= n (AGENTIDEM_SHARD=2/4 runs the second of four shards)", v)
 			return
 		}
-		c.shard = &Shard{Index: i, Total: n, Source: "AGENTIDEM_SHARD"}
-		return
+		own = &Shard{Index: i, Total: n, Source: "AGENTIDEM_SHARD"}
 	}
 	total, index := os.Getenv("TEST_TOTAL_SHARDS"), os.Getenv("TEST_SHARD_INDEX")
-	if total == "" {
-		return
-	}
-	n, err1 := strconv.Atoi(total)
-	i, err2 := strconv.Atoi(index)
-	if err1 != nil || err2 != nil || n < 1 || i < 0 || i >= n {
-		c.shardErr = fmt.Errorf("TEST_TOTAL_SHARDS=%q, TEST_SHARD_INDEX=%q: want 0 <= index < total", total, index)
-		return
-	}
-	if f := os.Getenv("TEST_SHARD_STATUS_FILE"); f != "" {
-		// Bazel asks the test to touch the file to say it shards.
-		if fh, err := os.OpenFile(f, os.O_CREATE|os.O_WRONLY, 0o666); err == nil {
-			fh.Close()
-		} else {
-			c.shardErr = fmt.Errorf("touching TEST_SHARD_STATUS_FILE: %w", err)
+	if total != "" {
+		n, err1 := strconv.Atoi(total)
+		i, err2 := strconv.Atoi(index)
+		if err1 != nil || err2 != nil || n < 1 || i < 0 || i >= n {
+			c.shardErr = fmt.Errorf("TEST_TOTAL_SHARDS=%q, TEST_SHARD_INDEX=%q: want 0 <= index < total", total, index)
 			return
 		}
+		if f := os.Getenv("TEST_SHARD_STATUS_FILE"); f != "" {
+			// Bazel asks the test to touch the file to say it shards.
+			if fh, err := os.OpenFile(f, os.O_CREATE|os.O_WRONLY, 0o666); err == nil {
+				fh.Close()
+			} else {
+				c.shardErr = fmt.Errorf("touching TEST_SHARD_STATUS_FILE: %w", err)
+				return
+			}
+		}
+		bazel = &Shard{Index: i + 1, Total: n, Source: "TEST_TOTAL_SHARDS"}
 	}
-	c.shard = &Shard{Index: i + 1, Total: n, Source: "TEST_TOTAL_SHARDS"}
+	switch {
+	case own != nil && bazel != nil && (own.Index != bazel.Index || own.Total != bazel.Total):
+		// Either one alone would leave the other's shards unrun: every
+		// process of a Bazel test running shard 1/2 of AGENTIDEM_SHARD.
+		c.shardErr = fmt.Errorf("AGENTIDEM_SHARD=%d/%d and TEST_TOTAL_SHARDS=%q, TEST_SHARD_INDEX=%q (shard %d/%d) name different shards: set one of them", own.Index, own.Total, total, index, bazel.Index, bazel.Total)
+	case own != nil:
+		c.shard = own
+	default:
+		c.shard = bazel
+	}
 }
 
 func parseShard(v string) (i, n int, ok bool) {
@@ -272,6 +282,12 @@ func MergeShards(reps ...*Report) (*Report, error) {
 		case r.Shard.Total != total:
 			return nil, fmt.Errorf("merging shards: %s was split in %d and in %d shards", r.Name, total, r.Shard.Total)
 		}
+		if why := otherSuite(reps[0], r); why != "" {
+			// Two tests of one name in two packages, or the agent changed
+			// between the shards' runs: merged, the report mixed the
+			// scenarios of both (a red team's merge, exit status 0).
+			return nil, fmt.Errorf("merging shards: the reports of shard %d/%d and %d/%d of %s are not of one suite: %s", reps[0].Shard.Index, total, r.Shard.Index, total, r.Name, why)
+		}
 		byIndex = append(byIndex, r)
 	}
 	slices.SortFunc(byIndex, func(a, b *Report) int { return a.Shard.Index - b.Shard.Index })
@@ -394,4 +410,56 @@ func cloneResult(r *Result) *Result {
 	c := *r
 	c.Findings = append([]Finding(nil), r.Findings...)
 	return &c
+}
+
+// shardEnv is what a replay line of an interleaving this shard ran sets
+// first, "AGENTIDEM_SHARD=2/2 ", where the shard came from the
+// environment: the exploration keeps an ordering finding at the first
+// schedule that shows it, which in a shard is often one that an unsharded
+// run passes after the finding was kept at an earlier one, so that the
+// line's -run pattern, run without the shard, passed (a red team's
+// replay). With ShardOf the test sets its shard itself.
+func (s *Suite) shardEnv() string {
+	if sh := s.cfg.shard; sh != nil && s.cfg.shardErr == nil && sh.Source != "option" && sh.Total > 1 {
+		return fmt.Sprintf("AGENTIDEM_SHARD=%d/%d ", sh.Index, sh.Total)
+	}
+	return ""
+}
+
+// otherSuite says why two shards' reports are not of one suite, or "":
+// every shard runs the baseline and every fault scenario, and plans the
+// same schedules, so the replay line of the baseline (which names the
+// test's package), the fault scenarios and the planned schedules agree.
+func otherSuite(a, b *Report) string {
+	if a.Baseline != nil && b.Baseline != nil && a.Baseline.Replay != b.Baseline.Replay {
+		return fmt.Sprintf("their baselines replay as %q and %q", a.Baseline.Replay, b.Baseline.Replay)
+	}
+	if a.Shard.Planned != b.Shard.Planned {
+		return fmt.Sprintf("one planned %s, the other %d", countNoun(a.Shard.Planned, "schedule"), b.Shard.Planned)
+	}
+	faults := func(r *Report) []string {
+		var ids []string
+		for _, res := range r.Results {
+			if res.Kind != ScenarioInterleaving {
+				ids = append(ids, res.Scenario)
+			}
+		}
+		return ids
+	}
+	if fa, fb := faults(a), faults(b); !slices.Equal(fa, fb) {
+		return fmt.Sprintf("their fault scenarios differ (%d and %d, the first difference %s)", len(fa), len(fb), firstDifference(fa, fb))
+	}
+	return ""
+}
+
+func firstDifference(a, b []string) string {
+	for i := range min(len(a), len(b)) {
+		if a[i] != b[i] {
+			return fmt.Sprintf("%s against %s", a[i], b[i])
+		}
+	}
+	if len(a) > len(b) {
+		return a[len(b)] + " in the first only"
+	}
+	return b[len(a)] + " in the second only"
 }

@@ -188,6 +188,70 @@ func TestShardFromEnvironment(t *testing.T) {
 	c = newConfig(nil)
 	c.defaults()
 	assert.ErrorContains(t, c.shardErr, "TEST_SHARD_INDEX")
+
+	// Both set: where they name one shard it runs, and Bazel's status
+	// file is touched; where they differ, neither wins silently (before,
+	// AGENTIDEM_SHARD did, every Bazel shard ran its part, half the
+	// schedules ran nowhere, and the status file was never touched).
+	status2 := filepath.Join(t.TempDir(), "status2")
+	t.Setenv("TEST_SHARD_STATUS_FILE", status2)
+	t.Setenv("TEST_SHARD_INDEX", "1")
+	t.Setenv("AGENTIDEM_SHARD", "2/4")
+	c = newConfig(nil)
+	c.defaults()
+	require.NoError(t, c.shardErr)
+	assert.Equal(t, &Shard{Index: 2, Total: 4, Source: "AGENTIDEM_SHARD"}, c.shard)
+	_, err = os.Stat(status2)
+	assert.NoError(t, err, "Bazel's shard status file is touched when both name one shard")
+	for _, idx := range []string{"0", "2"} {
+		t.Setenv("TEST_SHARD_INDEX", idx)
+		c = newConfig(nil)
+		c.defaults()
+		assert.ErrorContains(t, c.shardErr, "name different shards", idx)
+		assert.Nil(t, c.shard)
+	}
+	t.Setenv("TEST_TOTAL_SHARDS", "2")
+	t.Setenv("TEST_SHARD_INDEX", "1")
+	c = newConfig(nil)
+	c.defaults()
+	assert.ErrorContains(t, c.shardErr, "name different shards")
+}
+
+// An ordering finding of a shard's exploration is kept at the first
+// schedule of that shard that shows it; run without the shard, the
+// exploration keeps it at an earlier schedule, and the line's -run
+// pattern, naming the shard's, passed. The replay line of a shard's
+// interleaving sets the shard first.
+func TestShardReplayLineSetsTheShard(t *testing.T) {
+	var w *fanWorld
+	run := func() *Report {
+		rep, err := Run(context.Background(), "fan", func(ctx context.Context) error { return w.agent(ctx, 2) },
+			Setup(func(context.Context) error { w = &fanWorld{}; return nil }))
+		require.NoError(t, err)
+		return rep
+	}
+	interleavings := func(rep *Report) []*Result {
+		var out []*Result
+		for _, res := range rep.Results {
+			if res.Kind == ScenarioInterleaving {
+				out = append(out, res)
+			}
+		}
+		return out
+	}
+	t.Setenv("AGENTIDEM_SHARD", "2/2")
+	sharded := interleavings(run())
+	require.NotEmpty(t, sharded)
+	for _, res := range sharded {
+		assert.True(t, strings.HasPrefix(res.Replay, "AGENTIDEM_SHARD=2/2 "), res.Replay)
+		for _, f := range res.Findings {
+			assert.True(t, strings.HasPrefix(f.Replay, "AGENTIDEM_SHARD=2/2 "), f.Replay)
+		}
+	}
+	t.Setenv("AGENTIDEM_SHARD", "")
+	for _, res := range interleavings(run()) {
+		assert.False(t, strings.Contains(res.Replay, "AGENTIDEM_SHARD"), res.Replay)
+	}
 }
 
 // TestBadShardIsAnError checks that a malformed shard stops the
@@ -200,4 +264,31 @@ func TestBadShardIsAnError(t *testing.T) {
 		Setup(func(context.Context) error { w = &fanWorld{}; return nil }))
 	require.Error(t, err)
 	assert.True(t, strings.Contains(err.Error(), "AGENTIDEM_SHARD"), err.Error())
+}
+
+// Shards' reports of two suites of one name (a test of one name in two
+// packages, an agent changed between the shards' runs) are refused: the
+// merge compared the name, seed and shard count only, and mixed the
+// scenarios of both into one report with exit status 0 (a red team's
+// merge of two packages' TestParallel).
+func TestMergeRefusesShardsOfTwoSuites(t *testing.T) {
+	var w *fanWorld
+	shard := func(calls, index int) *Report {
+		rep, err := Run(context.Background(), "fan", func(ctx context.Context) error { return w.agent(ctx, calls) },
+			Setup(func(context.Context) error { w = &fanWorld{}; return nil }), ShardOf(index, 2))
+		require.NoError(t, err)
+		return rep
+	}
+	one, two := shard(2, 1), shard(2, 2)
+	_, err := MergeShards(one, two)
+	require.NoError(t, err, "the shards of one suite merge")
+
+	_, err = MergeShards(one, shard(3, 2))
+	assert.ErrorContains(t, err, "not of one suite")
+
+	other := shard(2, 2)
+	other.Baseline.Replay = strings.Replace(other.Baseline.Replay, "baseline", "baseline' example.com/other", 1)
+	_, err = MergeShards(one, other)
+	assert.ErrorContains(t, err, "not of one suite")
+	assert.ErrorContains(t, err, "their baselines replay as")
 }
