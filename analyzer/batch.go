@@ -54,6 +54,11 @@ type batcher struct {
 	// through a helper; waiting caches what waits found for them.
 	funcs   map[*types.Func]*ast.FuncDecl
 	waiting map[*types.Func]bool
+	// limited holds the errgroup.Group variables the package limits to
+	// one goroutine with a SetLimit(1) that runs whenever its function
+	// does (not under an if, a switch, a select or a loop); read once per
+	// package (limits), where each Go call walked every file again.
+	limited map[types.Object]bool
 	// bind is the binding of the parameters of the local closure that
 	// collect is following, nil elsewhere.
 	bind map[types.Object]binding
@@ -79,25 +84,62 @@ func (b *batcher) serialGroup(s ast.Node) bool {
 	if !ok {
 		return false
 	}
-	obj := b.info.Uses[id]
-	limited := false
+	if b.limited == nil {
+		b.limited = b.limits()
+	}
+	return b.limited[b.info.Uses[id]]
+}
+
+// limits finds the errgroup.Group variables limited to one goroutine by a
+// SetLimit(1) that runs whenever its function does. One under a condition
+// (if serial { g.SetLimit(1) }) leaves the group's Go calls concurrent
+// when it does not run.
+func (b *batcher) limits() map[types.Object]bool {
+	limited := map[types.Object]bool{}
+	var stack []ast.Node
 	for _, f := range filesOf(b) {
 		ast.Inspect(f, func(n ast.Node) bool {
+			if n == nil {
+				stack = stack[:len(stack)-1]
+				return true
+			}
+			stack = append(stack, n)
 			c, ok := n.(*ast.CallExpr)
-			if !ok || limited || !b.isGroupMethod(c, "SetLimit") || len(c.Args) != 1 {
-				return !limited
+			if !ok || !b.isGroupMethod(c, "SetLimit") || len(c.Args) != 1 {
+				return true
 			}
-			if sx, ok := ast.Unparen(c.Fun).(*ast.SelectorExpr); ok {
-				if x, ok := ast.Unparen(sx.X).(*ast.Ident); ok && b.info.Uses[x] == obj {
-					if tv := b.info.Types[c.Args[0]]; tv.Value != nil && tv.Value.ExactString() == "1" {
-						limited = true
-					}
-				}
+			tv := b.info.Types[c.Args[0]]
+			if tv.Value == nil || tv.Value.ExactString() != "1" {
+				return true
 			}
+			sx, ok := ast.Unparen(c.Fun).(*ast.SelectorExpr)
+			if !ok {
+				return true
+			}
+			x, ok := ast.Unparen(sx.X).(*ast.Ident)
+			if !ok || !unconditional(stack) {
+				return true
+			}
+			limited[b.info.Uses[x]] = true
 			return true
 		})
 	}
 	return limited
+}
+
+// unconditional reports whether the innermost node of stack, a path from
+// a file down, runs whenever the function around it does: no if, switch,
+// select or loop between it and that function.
+func unconditional(stack []ast.Node) bool {
+	for i := len(stack) - 1; i >= 0; i-- {
+		switch stack[i].(type) {
+		case *ast.FuncDecl, *ast.FuncLit:
+			return true
+		case *ast.IfStmt, *ast.SwitchStmt, *ast.TypeSwitchStmt, *ast.SelectStmt, *ast.ForStmt, *ast.RangeStmt:
+			return false
+		}
+	}
+	return true
 }
 
 func filesOf(b *batcher) []*ast.File {
@@ -351,7 +393,9 @@ func (b *batcher) containsLaunch(n ast.Node) bool {
 // RLock call, a sync.Once's Do (it returns once the function it runs, in
 // whichever goroutine, has), a channel receive, a select, a range over a
 // channel, or a call of a function of the package that waits so
-// (waitAll(&g), whose body is g.Wait()). Ordering may be enforced there, so
+// (waitAll(&g), whose body is g.Wait()), of another package that waits on
+// what it is passed (WaitsFact), or a local closure that waits (wait :=
+// func() { wg.Wait() }). Ordering may be enforced there, so
 // the batch ends (or the goroutine is left out): when in doubt, say
 // nothing.
 func (b *batcher) waits(n ast.Node) bool {
@@ -390,9 +434,24 @@ func (b *batcher) waitsIn(n ast.Node, depth int) bool {
 			if found || depth >= 2 {
 				return !found
 			}
+			if id, ok := ast.Unparen(m.Fun).(*ast.Ident); ok {
+				// A local closure that waits: wait := func() { wg.Wait() }.
+				if v, ok := b.info.Uses[id].(*types.Var); ok {
+					if lit := b.closures[v]; lit != nil && b.waitsIn(lit.Body, depth+1) {
+						found = true
+						return false
+					}
+				}
+			}
 			if fn, _ := typeutil.Callee(b.info, m).(*types.Func); fn != nil && b.r.ops[fn.Origin()] == nil && b.r.wrappers[fn.Origin()] == nil {
 				// Not a tool, nor its wrapper: a tool's own lock
 				// (a store's mutex) orders nothing between calls.
+				if b.r.waitsExt[fn.Origin()] {
+					// A helper of another package that waits on what it
+					// is passed: syncutil.WaitAll(&g).
+					found = true
+					return false
+				}
 				if fd := b.funcs[fn.Origin()]; fd != nil {
 					w, ok := b.waiting[fn.Origin()]
 					if !ok {

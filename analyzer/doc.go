@@ -156,7 +156,13 @@
 // process(a) and process(b) of process := func(id string) {...} are on two
 // entities (not when the closure assigns its parameter). A goroutine that itself waits on something is left out: its order
 // may be enforced. Go on an errgroup.Group limited with SetLimit(1) waits
-// for the goroutine before it, so it starts a new batch. A fan-out helper, a function that starts its function
+// for the goroutine before it, so it starts a new batch, where the
+// SetLimit(1) runs whenever its function does (one under an if, a switch,
+// a select or a loop leaves the Go calls concurrent when it does not run).
+// A wait through a helper of another package that waits on what it is
+// passed (syncutil.WaitAll(&g), through a fact) or through a local closure
+// (wait := func() error { return g.Wait() }) ends a batch as well; one
+// that locks only a mutex of its own (a logger's) does not. A fan-out helper, a function that starts its function
 // parameters in goroutines with no wait between the starts (such as
 // parallel(calls ...func() error)), makes a batch of its arguments at every
 // call, in its own package or, through a fact, in others.

@@ -73,6 +73,20 @@ type FanOutFact struct {
 // AFact marks FanOutFact as an analysis fact.
 func (*FanOutFact) AFact() {}
 
+// WaitsFact marks a function that waits on what a caller passes it: a
+// Wait, Lock or RLock on a parameter (syncutil.WaitAll(&g), whose body is
+// g.Wait()), a receive from or range over a parameter's channel, a select
+// on one. Its callers in other packages end a concurrent batch there, as
+// they do at a helper of their own package that waits. A function that
+// waits only on what it holds itself (a logger's mutex) orders nothing
+// between its callers' calls, and has no fact.
+type WaitsFact struct{}
+
+// AFact marks WaitsFact as an analysis fact.
+func (*WaitsFact) AFact() {}
+
+func (*WaitsFact) String() string { return "waits on a parameter" }
+
 func (f *FanOutFact) String() string { return fmt.Sprintf("fans out params %v", f.Params) }
 
 // Directives reads //agentidem: directives, exports an OpFact for each
@@ -83,7 +97,7 @@ var Directives = &analysis.Analyzer{
 	Doc:        "report malformed //agentidem: directives and export op facts",
 	URL:        docURL + "#hdr-directives",
 	Run:        runDirectives,
-	FactTypes:  []analysis.Fact{new(OpFact), new(WrapperFact), new(FanOutFact)},
+	FactTypes:  []analysis.Fact{new(OpFact), new(WrapperFact), new(FanOutFact), new(WaitsFact)},
 	ResultType: reflect.TypeFor[*ops](),
 }
 
@@ -96,6 +110,7 @@ type ops struct {
 	ops       map[*types.Func]*OpFact // annotated functions called or declared here
 	wrappers  map[*types.Func]*OpFact // their wrappers
 	fanouts   map[*types.Func][]int   // functions that run parameters concurrently
+	waitsExt  map[*types.Func]bool    // functions of other packages that wait on a parameter (WaitsFact)
 	generated map[*token.File]bool
 	// silenced lines per file, and silenced ranges (functions with a doc ignore).
 	lines  map[*token.File]map[int]bool
@@ -108,6 +123,7 @@ func runDirectives(pass *analysis.Pass) (any, error) {
 		ops:       map[*types.Func]*OpFact{},
 		wrappers:  map[*types.Func]*OpFact{},
 		fanouts:   map[*types.Func][]int{},
+		waitsExt:  map[*types.Func]bool{},
 		generated: map[*token.File]bool{},
 		lines:     map[*token.File]map[int]bool{},
 	}
@@ -216,6 +232,9 @@ func runDirectives(pass *analysis.Pass) (any, error) {
 				pass.ExportObjectFact(fn, &FanOutFact{Params: params})
 				r.fanouts[fn] = params
 			}
+			if r.ops[fn] == nil && waitsOnParam(pass.TypesInfo, fn, fd.Body) {
+				pass.ExportObjectFact(fn, &WaitsFact{})
+			}
 		}
 	}
 	// Ops of other packages, as far as this package calls them.
@@ -256,6 +275,10 @@ func runDirectives(pass *analysis.Pass) (any, error) {
 			var ff FanOutFact
 			if _, seen := r.fanouts[fn]; !seen && pass.ImportObjectFact(fn, &ff) {
 				r.fanouts[fn] = ff.Params
+			}
+			var wt WaitsFact
+			if _, seen := r.waitsExt[fn]; !seen {
+				r.waitsExt[fn] = pass.ImportObjectFact(fn, &wt)
 			}
 			return true
 		})
@@ -647,6 +670,69 @@ func reachesIdem(pass *analysis.Pass, n ast.Node, funcs map[*types.Func]*ast.Fun
 			}
 		}
 		return !found
+	})
+	return found
+}
+
+// waitsOnParam reports whether body, fn's, waits on one of fn's
+// parameters (WaitsFact): a Wait, Lock or RLock whose receiver is a
+// parameter or reached from one (g.Wait(), p.wg.Wait()), a receive from or
+// range over such a channel, a select with such a receive.
+func waitsOnParam(info *types.Info, fn *types.Func, body *ast.BlockStmt) bool {
+	sig, ok := fn.Type().(*types.Signature)
+	if !ok || sig.Params().Len() == 0 {
+		return false
+	}
+	params := map[types.Object]bool{}
+	for v := range sig.Params().Variables() {
+		params[v] = true
+	}
+	fromParam := func(e ast.Expr) bool {
+		for {
+			switch x := ast.Unparen(e).(type) {
+			case *ast.Ident:
+				return params[info.Uses[x]]
+			case *ast.SelectorExpr:
+				e = x.X
+			case *ast.StarExpr:
+				e = x.X
+			case *ast.UnaryExpr:
+				if x.Op != token.AND {
+					return false
+				}
+				e = x.X
+			case *ast.IndexExpr:
+				e = x.X
+			default:
+				return false
+			}
+		}
+	}
+	found := false
+	ast.Inspect(body, func(n ast.Node) bool {
+		if found {
+			return false
+		}
+		switch n := n.(type) {
+		case *ast.FuncLit:
+			return false // runs when called, not here
+		case *ast.CallExpr:
+			if sel, ok := ast.Unparen(n.Fun).(*ast.SelectorExpr); ok {
+				switch sel.Sel.Name {
+				case "Wait", "Lock", "RLock":
+					found = fromParam(sel.X)
+				}
+			}
+		case *ast.UnaryExpr:
+			found = n.Op == token.ARROW && fromParam(n.X)
+		case *ast.RangeStmt:
+			if t := info.TypeOf(n.X); t != nil {
+				if _, ok := t.Underlying().(*types.Chan); ok {
+					found = fromParam(n.X)
+				}
+			}
+		}
+		return true
 	})
 	return found
 }

@@ -5,6 +5,7 @@ import (
 	"sync"
 
 	"billing"
+	"syncutil"
 
 	"golang.org/x/sync/errgroup"
 )
@@ -247,6 +248,54 @@ func waitThroughAHelper(ctx context.Context, id string) error {
 		return err
 	}
 	g.Go(func() error { return billing.AttachInvoiceTraced(ctx, id) })
+	return g.Wait()
+}
+
+// A wait through a helper of another package (a red team's false
+// positive: only the package's own helpers were seen to wait).
+func waitThroughAnotherPackagesHelper(ctx context.Context, id string) error {
+	var g errgroup.Group
+	g.Go(func() error { return billing.CreateInvoiceTraced(ctx, id) })
+	if err := syncutil.WaitAll(&g); err != nil {
+		return err
+	}
+	g.Go(func() error { return billing.AttachInvoiceTraced(ctx, id) })
+	return g.Wait()
+}
+
+// A wait through a local closure (a red team's false positive).
+func waitThroughALocalClosure(ctx context.Context, id string) error {
+	var g errgroup.Group
+	wait := func() error { return g.Wait() }
+	g.Go(func() error { return billing.CreateInvoiceTraced(ctx, id) })
+	if err := wait(); err != nil {
+		return err
+	}
+	g.Go(func() error { return billing.AttachInvoiceTraced(ctx, id) })
+	return g.Wait()
+}
+
+// A helper of another package that locks only a mutex of its own orders
+// nothing between the calls beside it.
+func lockOfAnotherPackageOrdersNothing(ctx context.Context, id string) error {
+	var g errgroup.Group
+	var c syncutil.Counter
+	g.Go(func() error { return billing.CreateInvoiceTraced(ctx, id) })
+	c.Add()
+	syncutil.Log("created")
+	g.Go(func() error { return billing.AttachInvoiceTraced(ctx, id) }) // want `AttachInvoice is declared after=CreateInvoice`
+	return g.Wait()
+}
+
+// A group limited to one goroutine only when serial: otherwise its calls
+// run at once (a red team's miss: any SetLimit(1) counted).
+func conditionallyLimitedGroup(ctx context.Context, id string, serial bool) error {
+	g, ctx := errgroup.WithContext(ctx)
+	if serial {
+		g.SetLimit(1)
+	}
+	g.Go(func() error { return billing.CreateInvoiceTraced(ctx, id) })
+	g.Go(func() error { return billing.AttachInvoiceTraced(ctx, id) }) // want `AttachInvoice is declared after=CreateInvoice`
 	return g.Wait()
 }
 
