@@ -50,7 +50,10 @@
 // variables it is built from stand in for the key. A write whose body uses
 // package idem (itself, or through a function of its package two calls
 // deep: s.dedup.Once(ctx, key, fn) whose body is idem.Do) or resolves every
-// INSERT with ON CONFLICT is idempotent at the sink and never reported.
+// INSERT with ON CONFLICT is idempotent at the sink and never reported; the
+// INSERTs and the idem of the functions it calls count, those of its
+// package two calls deep, those of other packages through a fact (a
+// store's InsertUserIfAbsent, a module's dedup.Do).
 //
 // Wrong:
 //

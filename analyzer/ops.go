@@ -73,6 +73,24 @@ type FanOutFact struct {
 // AFact marks FanOutFact as an analysis fact.
 func (*FanOutFact) AFact() {}
 
+// SinkFact summarises the writes of a function that a write's body may
+// delegate to (a store's InsertUserIfAbsent, a dedup package's Do): the
+// INSERT statements it runs, itself or through helpers of its package,
+// how many of them resolve conflicts (ON CONFLICT ...), and whether it
+// uses package idem. A write whose body calls it is as idempotent as
+// those are.
+type SinkFact struct {
+	Inserts, Safe int
+	Idem          bool
+}
+
+// AFact marks SinkFact as an analysis fact.
+func (*SinkFact) AFact() {}
+
+func (f *SinkFact) String() string {
+	return fmt.Sprintf("sink: %d inserts, %d resolve conflicts, idem %v", f.Inserts, f.Safe, f.Idem)
+}
+
 // WaitsFact marks a function that waits on what a caller passes it: a
 // Wait, Lock or RLock on a parameter (syncutil.WaitAll(&g), whose body is
 // g.Wait()), a receive from or range over a parameter's channel, a select
@@ -97,7 +115,7 @@ var Directives = &analysis.Analyzer{
 	Doc:        "report malformed //agentidem: directives and export op facts",
 	URL:        docURL + "#hdr-directives",
 	Run:        runDirectives,
-	FactTypes:  []analysis.Fact{new(OpFact), new(WrapperFact), new(FanOutFact), new(WaitsFact)},
+	FactTypes:  []analysis.Fact{new(OpFact), new(WrapperFact), new(FanOutFact), new(WaitsFact), new(SinkFact)},
 	ResultType: reflect.TypeFor[*ops](),
 }
 
@@ -234,6 +252,9 @@ func runDirectives(pass *analysis.Pass) (any, error) {
 			}
 			if r.ops[fn] == nil && waitsOnParam(pass.TypesInfo, fn, fd.Body) {
 				pass.ExportObjectFact(fn, &WaitsFact{})
+			}
+			if sum := sinkOf(pass, fd.Body, funcs, 0); sum.Inserts > 0 || sum.Idem {
+				pass.ExportObjectFact(fn, &sum)
 			}
 		}
 	}
@@ -605,15 +626,28 @@ func sinkIdempotent(pass *analysis.Pass, body *ast.BlockStmt, funcs map[*types.F
 	if body == nil {
 		return false
 	}
-	if reachesIdem(pass, body, funcs, 0) {
-		return true
+	sum := sinkOf(pass, body, funcs, 0)
+	return sum.Idem || sum.Inserts > 0 && sum.Inserts == sum.Safe
+}
+
+// sinkOf summarises the writes of body: the INSERT statements it holds,
+// in string literals or constants, those of the helpers of this package it
+// calls (depth calls deep, at most two), and those of the functions of
+// other packages it calls (their SinkFact), and whether it reaches package
+// idem. A red team's add_user returned its store's InsertUserIfAbsent
+// (INSERT ... ON CONFLICT DO NOTHING, in another package), and add_team a
+// helper of its package holding such a constant: both were taken for
+// plain creates, and the check before them for a race.
+func sinkOf(pass *analysis.Pass, body *ast.BlockStmt, funcs map[*types.Func]*ast.FuncDecl, depth int) SinkFact {
+	var sum SinkFact
+	if depth == 0 && reachesIdem(pass, body, funcs, 0) {
+		sum.Idem = true
 	}
-	inserts, safe := 0, 0
 	query := func(q string) {
 		if q = normSQL(q); isInsert(q) {
-			inserts++
+			sum.Inserts++
 			if insertResolvesConflict(q) {
-				safe++
+				sum.Safe++
 			}
 		}
 	}
@@ -639,10 +673,28 @@ func sinkIdempotent(pass *analysis.Pass, body *ast.BlockStmt, funcs map[*types.F
 				return true
 			}
 			query(stringValue(n))
+		case *ast.CallExpr:
+			fn, ok := typeutil.Callee(pass.TypesInfo, n).(*types.Func)
+			if !ok {
+				return true
+			}
+			fn = fn.Origin()
+			var callee SinkFact
+			switch fd := funcs[fn]; {
+			case fd != nil:
+				if depth < 2 && fd.Body != body {
+					callee = sinkOf(pass, fd.Body, funcs, depth+1)
+				}
+			case fn.Pkg() != nil && fn.Pkg() != pass.Pkg:
+				pass.ImportObjectFact(fn, &callee)
+			}
+			sum.Inserts += callee.Inserts
+			sum.Safe += callee.Safe
+			sum.Idem = sum.Idem || callee.Idem
 		}
 		return true
 	})
-	return inserts > 0 && inserts == safe
+	return sum
 }
 
 // reachesIdem reports whether n uses the idem package, or calls a function

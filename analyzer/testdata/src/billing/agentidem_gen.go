@@ -25,6 +25,15 @@ func SubscribeTraced(ctx context.Context, email string) error { return Subscribe
 func SubscribeConstTraced(ctx context.Context, email string) error {
 	return SubscribeConst(ctx, email)
 }
+func SubscribeViaStoreTraced(ctx context.Context, email string) error {
+	return SubscribeViaStore(ctx, email)
+}
+func SubscribeViaHelperTraced(ctx context.Context, email string) error {
+	return SubscribeViaHelper(ctx, email)
+}
+func SubscribePlainViaStoreTraced(ctx context.Context, email string) error {
+	return SubscribePlainViaStore(ctx, email)
+}
 func EnsureTicketTraced(ctx context.Context, key, title string) (*Ticket, error) {
 	return EnsureTicket(ctx, key, title)
 }

@@ -3,6 +3,7 @@
 package billing
 
 import (
+	"billingstore"
 	"context"
 	"errors"
 )
@@ -67,6 +68,35 @@ const subscribeQuery = "INSERT INTO subscribers (email) VALUES ($1) ON CONFLICT 
 func SubscribeConst(ctx context.Context, email string) error {
 	_ = subscribeQuery
 	return nil
+}
+
+// SubscribeViaStore is idempotent at its sink, in a store of another
+// package (billingstore.InsertIfAbsent: ON CONFLICT DO NOTHING).
+//
+//agentidem:write identity=email
+func SubscribeViaStore(ctx context.Context, email string) error {
+	return billingstore.InsertIfAbsent(ctx, email)
+}
+
+// SubscribeViaHelper is idempotent at its sink, through a helper of this
+// package that runs a constant query.
+//
+//agentidem:write identity=email
+func SubscribeViaHelper(ctx context.Context, email string) error {
+	return subscribeHelper(ctx, email)
+}
+
+func subscribeHelper(ctx context.Context, email string) error {
+	_ = subscribeQuery
+	return nil
+}
+
+// SubscribePlainViaStore is not: the store's plain INSERT adds a row per
+// call.
+//
+//agentidem:write identity=email
+func SubscribePlainViaStore(ctx context.Context, email string) error {
+	return billingstore.Insert(ctx, email)
 }
 
 // DeleteFiles removes the files at paths, one identity per call.

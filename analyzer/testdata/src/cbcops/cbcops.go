@@ -73,6 +73,28 @@ func idempotentSinkConst(ctx context.Context, email string) error {
 	return nil
 }
 
+// SubscribeViaStore's body returns a store's InsertIfAbsent, in another
+// package (ON CONFLICT DO NOTHING), and SubscribeViaHelper's a helper of
+// its package running a constant query with ON CONFLICT: both idempotent
+// at the sink (a red team's false positives). SubscribePlainViaStore's
+// store runs a plain INSERT.
+func idempotentSinkThroughHelpers(ctx context.Context, email string) error {
+	if _, ok := billing.LookupTicketTraced(email); !ok {
+		if err := billing.SubscribeViaStoreTraced(ctx, email); err != nil {
+			return err
+		}
+		return billing.SubscribeViaHelperTraced(ctx, email)
+	}
+	return nil
+}
+
+func plainSinkThroughAStore(ctx context.Context, email string) error {
+	if _, ok := billing.LookupTicketTraced(email); !ok {
+		return billing.SubscribePlainViaStoreTraced(ctx, email) // want `SubscribePlainViaStore after LookupTicket on the same key races`
+	}
+	return nil
+}
+
 // The ops are methods of a generic type, called on an instance.
 func genericMethods(ctx context.Context, b *billing.Box[int], key string) error {
 	if _, ok := b.GetTraced(ctx, key); !ok {
