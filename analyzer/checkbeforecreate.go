@@ -807,6 +807,27 @@ func (w *cbcWalker) anySummary(reads []int) bool {
 	return false
 }
 
+// answersPresence reports whether one of the reads returns a bool beside
+// its error (exists, err := lookup(key)): its presence is in that bool.
+func (w *cbcWalker) answersPresence(reads []int) bool {
+	for _, r := range reads {
+		call := w.reads[r].call
+		if call == nil {
+			continue
+		}
+		tup, ok := w.info.TypeOf(call).(*types.Tuple)
+		if !ok {
+			continue
+		}
+		for v := range tup.Variables() {
+			if isBool(v.Type()) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 func (w *cbcWalker) allUpdates(reads []int) bool {
 	for _, r := range reads {
 		if !w.reads[r].update {
@@ -912,8 +933,14 @@ func (w *cbcWalker) branches(e ast.Expr) (t, f state) {
 			var eq state // what d == o says
 			switch {
 			case isNil(w.info, o) && isError(w.info.TypeOf(d)):
-				// A store function may return no error for no row.
-				if w.anySummary(w.readsIn(d)) {
+				// A store function may return no error for no row; and a
+				// read that answers presence in a result of its own
+				// (exists, err := lookup(key)) fails with its error, and
+				// finds nothing without one: no error says nothing of
+				// presence (if err != nil || exists { return err } was
+				// taken for a found, the create after it for guarded: a
+				// red team's miss).
+				if w.anySummary(w.readsIn(d)) || w.answersPresence(w.readsIn(d)) {
 					return unknown, unknown
 				}
 				eq = notAbsent

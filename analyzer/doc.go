@@ -35,8 +35,11 @@
 // with the read's entity (entity=, else its arguments), and the write runs
 // on the branch where the read found nothing: after errors.Is(err,
 // ErrNotFound), x == nil, !ok, !exists, n == 0, len(x) == 0, after an
-// early return when the read found something, or after a loop over the
-// read's result that returns the element it was looking for. A guard that
+// early return when the read found something (also joined with the error
+// check: if err != nil || exists { return err }; a read that answers
+// presence in a bool of its own says nothing of presence by a nil error),
+// or after a loop over the read's result that returns the element it was
+// looking for. A guard that
 // tests something other than presence is no check-before-create: a
 // boolean counts only when its name says the thing (or the effect) is
 // there (ok, exists, found, known, has, seen, already, done, sent,

@@ -25,6 +25,9 @@ func SubscribeTraced(ctx context.Context, email string) error { return Subscribe
 func SubscribeConstTraced(ctx context.Context, email string) error {
 	return SubscribeConst(ctx, email)
 }
+func TicketExistsTraced(ctx context.Context, key string) (bool, error) {
+	return TicketExists(ctx, key)
+}
 func SubscribeViaStoreTraced(ctx context.Context, email string) error {
 	return SubscribeViaStore(ctx, email)
 }

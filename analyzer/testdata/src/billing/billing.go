@@ -70,6 +70,12 @@ func SubscribeConst(ctx context.Context, email string) error {
 	return nil
 }
 
+// TicketExists answers whether the ticket is there, and an error only
+// when it could not tell.
+//
+//agentidem:read
+func TicketExists(ctx context.Context, key string) (bool, error) { return false, nil }
+
 // SubscribeViaStore is idempotent at its sink, in a store of another
 // package (billingstore.InsertIfAbsent: ON CONFLICT DO NOTHING).
 //

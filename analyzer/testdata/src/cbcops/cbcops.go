@@ -95,6 +95,37 @@ func plainSinkThroughAStore(ctx context.Context, email string) error {
 	return nil
 }
 
+// A guard that joins the error check and the presence flag: without an
+// error and without the ticket, the create runs (a red team's miss: no
+// error was taken for a ticket found). Not where the flag is negated: the
+// create runs only on a ticket found.
+func joinedGuard(ctx context.Context, key string) error {
+	exists, err := billing.TicketExistsTraced(ctx, key)
+	if err != nil || exists {
+		return err
+	}
+	_, err = billing.CreateTicketTraced(ctx, key, "x") // want `CreateTicket after TicketExists on the same key races`
+	return err
+}
+
+func joinedGuardReversed(ctx context.Context, key string) error {
+	exists, err := billing.TicketExistsTraced(ctx, key)
+	if exists || err != nil {
+		return err
+	}
+	_, err = billing.CreateTicketTraced(ctx, key, "x") // want `CreateTicket after TicketExists on the same key races`
+	return err
+}
+
+func joinedGuardOnFound(ctx context.Context, key string) error {
+	exists, err := billing.TicketExistsTraced(ctx, key)
+	if err != nil || !exists {
+		return err
+	}
+	_, err = billing.CreateTicketTraced(ctx, key, "follow-up")
+	return err
+}
+
 // The ops are methods of a generic type, called on an instance.
 func genericMethods(ctx context.Context, b *billing.Box[int], key string) error {
 	if _, ok := b.GetTraced(ctx, key); !ok {
