@@ -6,6 +6,7 @@ import (
 	"go/constant"
 	"go/token"
 	"go/types"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode"
@@ -1162,7 +1163,8 @@ func (w *cbcWalker) checkWrite(a *cbcAccess, ctx []guard) {
 			if a.op == nil && w.checksUniqueError(a.call.End()) {
 				return
 			}
-			if w.outer != nil && (lockedBefore(w.outer, rd.call.Pos()) || w.rowLocked(rd)) {
+			if w.outer != nil && (lockedBefore(w.outer, rd.call.Pos()) || w.rowLocked(rd) ||
+				semaphoreBefore(w.info, w.outer, rd.call.Pos()) || inSingleflight(w.info, w.outer, rd.call.Pos())) {
 				return
 			}
 			if a.op == nil && a.tx != nil && rd.tx == a.tx && w.sqliteTxs[a.tx] {
@@ -1378,6 +1380,88 @@ func (w *cbcWalker) rowLocked(rd *cbcAccess) bool {
 // serializedBut is serialized, counting a mutex and a row lock (FOR
 // UPDATE, FOR SHARE) only when locks is set (else the caller looks where
 // they are, lockedBefore and rowLocked).
+// semaphoreBefore reports whether body acquires a channel semaphore before
+// pos (sem <- struct{}{}, the channel received from elsewhere in body:
+// defer func() { <-sem }()): the check and the create run one delivery at
+// a time in the process, as under a Lock, which is not reported either.
+// A send of anything else (an event published) is no semaphore.
+func semaphoreBefore(info *types.Info, body *ast.BlockStmt, pos token.Pos) bool {
+	var sent []types.Object
+	ast.Inspect(body, func(n ast.Node) bool {
+		if n == nil || n.Pos() >= pos {
+			return false
+		}
+		if ss, ok := n.(*ast.SendStmt); ok && ss.End() <= pos {
+			if cl, ok := ast.Unparen(ss.Value).(*ast.CompositeLit); ok && len(cl.Elts) == 0 {
+				if st, ok := info.TypeOf(cl).Underlying().(*types.Struct); ok && st.NumFields() == 0 {
+					if obj := rootObject(info, ss.Chan); obj != nil {
+						sent = append(sent, obj)
+					}
+				}
+			}
+		}
+		return true
+	})
+	if len(sent) == 0 {
+		return false
+	}
+	released := false
+	ast.Inspect(body, func(n ast.Node) bool {
+		if u, ok := n.(*ast.UnaryExpr); ok && u.Op == token.ARROW && slices.Contains(sent, rootObject(info, u.X)) {
+			released = true
+		}
+		return !released
+	})
+	return released
+}
+
+// rootObject is the variable or field an expression names (sem, s.sem).
+func rootObject(info *types.Info, e ast.Expr) types.Object {
+	switch x := ast.Unparen(e).(type) {
+	case *ast.Ident:
+		return info.Uses[x]
+	case *ast.SelectorExpr:
+		return info.Uses[x.Sel]
+	}
+	return nil
+}
+
+// inSingleflight reports whether pos lies in a function literal that body
+// hands to a singleflight.Group's Do or DoChan
+// (golang.org/x/sync/singleflight): the deliveries of one key in the
+// process join the one in flight, as under a Lock.
+func inSingleflight(info *types.Info, body *ast.BlockStmt, pos token.Pos) bool {
+	found := false
+	ast.Inspect(body, func(n ast.Node) bool {
+		if found {
+			return false
+		}
+		c, ok := n.(*ast.CallExpr)
+		if !ok {
+			return true
+		}
+		sel, ok := ast.Unparen(c.Fun).(*ast.SelectorExpr)
+		if !ok || (sel.Sel.Name != "Do" && sel.Sel.Name != "DoChan") {
+			return true
+		}
+		t := info.TypeOf(sel.X)
+		if p, ok := t.(*types.Pointer); ok {
+			t = p.Elem()
+		}
+		named, ok := t.(*types.Named)
+		if !ok || named.Obj().Name() != "Group" || named.Obj().Pkg() == nil || !strings.HasSuffix(named.Obj().Pkg().Path(), "/singleflight") {
+			return true
+		}
+		for _, a := range c.Args {
+			if lit, ok := ast.Unparen(a).(*ast.FuncLit); ok && lit.Pos() <= pos && pos < lit.End() {
+				found = true
+			}
+		}
+		return true
+	})
+	return found
+}
+
 func serializedBut(info *types.Info, body *ast.BlockStmt, locks bool) bool {
 	found := false
 	ast.Inspect(body, func(n ast.Node) bool {

@@ -115,7 +115,11 @@
 // a function that mentions a serializable isolation level, an advisory or
 // table lock, FOR UPDATE or FOR SHARE (not in the PostgreSQL check itself,
 // $n placeholders or pgx: it locks no row that is absent), or takes a mutex before the check (one taken after
-// the insert, for a cache, serializes nothing). Nor when the check and the
+// the insert, for a cache, serializes nothing), or a channel semaphore
+// (sem <- struct{}{} with <-sem to release it; a send of anything else is
+// no semaphore), or runs the check and the create in a function handed to
+// a singleflight.Group's Do or DoChan: these serialize the deliveries of
+// one process, as a mutex does. Nor when the check and the
 // insert run in one transaction begun on a database the package opens with
 // a SQLite driver, and only so (db, err := sql.Open("sqlite", path), or
 // "sqlite3"): a SQLite transaction is serializable, and of two that both

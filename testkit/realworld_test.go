@@ -138,7 +138,7 @@ func TestContextlessToolsUnderConcurrentDelivery(t *testing.T) {
 		if err != nil || found {
 			return err
 		}
-		_, err = w.desk.OpenNoCtxTraced("D-1")
+		_, err = w.desk.OpenNoCtxTraced("D-1") //agentidem:ignore the seeded bug of this test: a check-then-create the suite must catch
 		return err
 	}
 	ft := &fakeT{name: "TestContextless"}

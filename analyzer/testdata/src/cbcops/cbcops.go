@@ -6,6 +6,8 @@ import (
 
 	"billing"
 
+	"golang.org/x/sync/singleflight"
+
 	"github.com/agentidem/agentidem-go/idem"
 )
 
@@ -123,6 +125,46 @@ func joinedGuardOnFound(ctx context.Context, key string) error {
 		return err
 	}
 	_, err = billing.CreateTicketTraced(ctx, key, "follow-up")
+	return err
+}
+
+// A channel semaphore held across the check and the create serializes the
+// deliveries of the process, as a Lock does, which is not reported either;
+// a send of an event before the check is no semaphore.
+var sem = make(chan struct{}, 1)
+
+func underASemaphore(ctx context.Context, key string) error {
+	sem <- struct{}{}
+	defer func() { <-sem }()
+	if _, ok := billing.LookupTicketTraced(key); ok {
+		return nil
+	}
+	_, err := billing.CreateTicketTraced(ctx, key, "x")
+	return err
+}
+
+var events = make(chan string, 16)
+
+func afterAnEventSent(ctx context.Context, key string) error {
+	events <- key
+	if _, ok := billing.LookupTicketTraced(key); ok {
+		return nil
+	}
+	_, err := billing.CreateTicketTraced(ctx, key, "x") // want `CreateTicket after LookupTicket on the same key races`
+	return err
+}
+
+// singleflight joins the deliveries of one key in the process to the one
+// in flight.
+var flights singleflight.Group
+
+func inASingleflight(ctx context.Context, key string) error {
+	_, err, _ := flights.Do(key, func() (any, error) {
+		if _, ok := billing.LookupTicketTraced(key); ok {
+			return nil, nil
+		}
+		return billing.CreateTicketTraced(ctx, key, "x")
+	})
 	return err
 }
 
