@@ -4,6 +4,8 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"reflect"
+	"unicode/utf8"
 
 	"github.com/agentidem/agentidem-go/runtime"
 )
@@ -33,6 +35,14 @@ func Key(parts ...any) string {
 // KeyOf is Key returning an error instead of panicking when a part cannot be
 // canonicalized.
 func KeyOf(parts ...any) (string, error) {
+	for i, p := range parts {
+		if !validUTF8(reflect.ValueOf(p), 0) {
+			// JSON writes each invalid byte as U+FFFD: two binary ids
+			// (string(idBytes)) gave one key, and one order's refund was
+			// answered with another's (a red team's).
+			return "", fmt.Errorf("idem: key: part %d holds a string that is not valid UTF-8, which JSON cannot tell from others: encode binary ids with hex or base64", i)
+		}
+	}
 	c, err := runtime.Canonical(parts...)
 	if err != nil {
 		return "", fmt.Errorf("idem: key: %w", err)
@@ -55,4 +65,40 @@ func Fingerprint(params any) (string, error) {
 func hashString(s string) string {
 	sum := sha256.Sum256([]byte(s))
 	return hex.EncodeToString(sum[:])
+}
+
+// validUTF8 reports whether every string v holds, as itself, an element,
+// a map key or a field, a few levels deep, is valid UTF-8.
+func validUTF8(v reflect.Value, depth int) bool {
+	if !v.IsValid() || depth > 6 {
+		return true
+	}
+	switch v.Kind() {
+	case reflect.String:
+		return utf8.ValidString(v.String())
+	case reflect.Pointer, reflect.Interface:
+		return v.IsNil() || validUTF8(v.Elem(), depth+1)
+	case reflect.Slice, reflect.Array:
+		if v.Type().Elem().Kind() == reflect.Uint8 {
+			return true // bytes: base64 in JSON
+		}
+		for i := range v.Len() {
+			if !validUTF8(v.Index(i), depth+1) {
+				return false
+			}
+		}
+	case reflect.Map:
+		for it := v.MapRange(); it.Next(); {
+			if !validUTF8(it.Key(), depth+1) || !validUTF8(it.Value(), depth+1) {
+				return false
+			}
+		}
+	case reflect.Struct:
+		for i := range v.NumField() {
+			if v.Type().Field(i).IsExported() && !validUTF8(v.Field(i), depth+1) {
+				return false
+			}
+		}
+	}
+	return true
 }

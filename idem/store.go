@@ -62,7 +62,9 @@ func (s *Store) Purge(ctx context.Context) (int64, error) {
 //     error is stored (see Permanent and StoreErrorsIf); a stored error is
 //     replayed as a *StoredError.
 //   - When the holder died while fn ran, the next call recovers the key once
-//     the lease runs out (see WithRecover).
+//     the lease runs out (see WithRecover); a recovery that fails leaves the
+//     key abandoned for the next call to recover, never released to a run
+//     that would not ask the sink.
 //   - When fn panics (or its goroutine exits), the key is released and the
 //     panic goes on.
 //
@@ -169,24 +171,26 @@ func (s *Store) run(ctx context.Context, cfg *config, key, token string, abandon
 	fctx, cancel := context.WithCancelCause(ctx)
 	hb := s.heartbeat(bg, cfg.lease, key, token, cancel)
 	finished := false
+	recovering := abandoned && cfg.recover != nil
 	defer func() {
 		hb.stop()
 		cancel(nil)
-		if !finished { // fn panicked: free the key, then let the panic go on
-			_ = s.b.Release(bg, key, token)
+		if !finished { // fn or the recovery panicked: free the key, then let the panic go on
+			s.giveBack(bg, key, token, recovering)
 		}
 	}()
 
-	if abandoned && cfg.recover != nil {
+	if recovering {
 		r, found, rerr := cfg.recover(fctx, key)
 		if rerr != nil || found {
 			hb.stop() // no renewal once the outcome is stored
 		}
 		if rerr != nil {
 			finished = true
-			_ = s.b.Release(bg, key, token)
+			s.giveBack(bg, key, token, true)
 			return nil, false, keyError("recovering", key, rerr)
 		}
+		recovering = false
 		if found {
 			finished = true
 			if cerr := s.b.Complete(bg, key, token, Outcome{Result: r}, cfg.ttl); cerr != nil {
@@ -216,6 +220,21 @@ func (s *Store) run(ctx context.Context, cfg *config, key, token string, abandon
 		return res, false, keyError("completing", key, cerr)
 	}
 	return res, false, nil
+}
+
+// giveBack frees key held by token after a failure. A key taken over from
+// a holder that died (abandoned) whose recovery failed (the sink's lookup
+// timed out, panicked, or the caller's context ended) is not released:
+// released, its record went, the next call claimed the key afresh, not
+// abandoned, and ran fn without asking the sink, a second effect (a red
+// team's refund made twice). Its lease is ended instead: the next call
+// takes it over as abandoned and recovers again.
+func (s *Store) giveBack(ctx context.Context, key, token string, abandoned bool) {
+	if abandoned {
+		_ = s.b.Extend(ctx, key, token, 0)
+		return
+	}
+	_ = s.b.Release(ctx, key, token)
 }
 
 // heartbeat renews the lease every third of it until stopped; when the
@@ -294,7 +313,8 @@ func (h *heartbeat) stop() {
 //		return r, err
 //	}
 func Do[T any](ctx context.Context, s *Store, key string, params any, fn func(context.Context) (T, error), opts ...Option) (T, bool, error) {
-	var zero T
+	var zero, fresh T
+	ran := false
 	raw, replayed, err := s.Do(ctx, key, params, func(ctx context.Context) ([]byte, error) {
 		v, err := fn(ctx)
 		if err != nil {
@@ -304,6 +324,7 @@ func Do[T any](ctx context.Context, s *Store, key string, params any, fn func(co
 		if err != nil {
 			return nil, Permanent(fmt.Errorf("idem: encoding result of type %T: %w", v, err))
 		}
+		fresh, ran = v, true
 		return b, nil
 	}, opts...)
 	if raw == nil {
@@ -311,7 +332,14 @@ func Do[T any](ctx context.Context, s *Store, key string, params any, fn func(co
 	}
 	var v T
 	if uerr := json.Unmarshal(raw, &v); uerr != nil {
-		return zero, replayed, errors.Join(err, fmt.Errorf("idem: decoding stored result into %T: %w", v, uerr))
+		if ran && !replayed {
+			// fn ran here and its effect is done: its caller gets what
+			// it returned, where a result that does not decode from
+			// its own JSON (an error field) was an error for good (a red
+			// team's receipt lost). Its replays cannot decode it.
+			return fresh, false, err
+		}
+		return zero, replayed, errors.Join(err, fmt.Errorf("idem: decoding stored result into %T (a type that does not decode from its own JSON, such as one with an interface field, cannot be replayed): %w", v, uerr))
 	}
 	return v, replayed, err
 }

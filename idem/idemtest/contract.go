@@ -59,6 +59,7 @@ var cases = []struct {
 	{"AbandonedKeyRerunsWithoutRecover", testAbandonedRerun},
 	{"AbandonedKeyRecoveredFromSink", testAbandonedRecovered},
 	{"AbandonedKeyNotFoundInSinkRuns", testAbandonedNotFound},
+	{"AbandonedKeyRecoveredAfterAFailedLookup", testAbandonedRecoveredAfterAFailedLookup},
 	{"HeartbeatKeepsLiveHolder", testHeartbeatKeepsHolder},
 	{"StaleHolderLosesLease", testStaleHolderLosesLease},
 	{"ReleaseByNonHolderIgnored", testReleaseByNonHolder},
@@ -415,6 +416,42 @@ func testAbandonedNotFound(t *testing.T, b idem.Backend) {
 	r, rep, err := s.Do(tctx(t), key, "p", counter(`"ran"`, &n))
 	if err != nil || rep || string(r) != `"ran"` || n.Load() != 1 {
 		t.Fatalf("Do on an abandoned key with no effect in the sink = %q, replayed %v, %v, runs %d; want fn run once", r, rep, err, n.Load())
+	}
+}
+
+// A recovery that fails (the sink's lookup times out, or panics) leaves
+// the key abandoned: the next call asks the sink again. Before, the key
+// was released, the next call claimed it afresh and ran fn without asking,
+// a second effect where the dead holder's had landed (a red team's).
+func testAbandonedRecoveredAfterAFailedLookup(t *testing.T, b idem.Backend) {
+	for _, fail := range []string{"error", "panic"} {
+		key := NewKey(t)
+		abandon(t, b, key, 40*time.Millisecond)
+		var asked atomic.Int64
+		s := idem.New(b, idem.WithPollInterval(5*time.Millisecond), idem.WithRecover(func(ctx context.Context, k string) ([]byte, bool, error) {
+			if asked.Add(1) == 1 {
+				if fail == "panic" {
+					panic("sink client crashed")
+				}
+				return nil, false, errors.New("sink lookup timed out")
+			}
+			return []byte(`"found in sink"`), true, nil
+		}))
+		var n atomic.Int64
+		func() {
+			defer func() {
+				if v := recover(); v != nil && fail != "panic" {
+					panic(v)
+				}
+			}()
+			if _, _, err := s.Do(tctx(t), key, "p", counter(`"rerun"`, &n)); err == nil {
+				t.Fatalf("%s: Do whose recovery failed: no error", fail)
+			}
+		}()
+		r, rep, err := s.Do(tctx(t), key, "p", counter(`"rerun"`, &n))
+		if err != nil || !rep || string(r) != `"found in sink"` || n.Load() != 0 || asked.Load() != 2 {
+			t.Fatalf("%s: Do after a failed recovery = %q, replayed %v, %v, runs %d, recover asked %d; want the sink asked again and its result, no run", fail, r, rep, err, n.Load(), asked.Load())
+		}
 	}
 }
 
