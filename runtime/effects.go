@@ -2253,6 +2253,17 @@ func judgeRepeatsIn(tr *Trace, end, baseEnd string, baseWin map[string][2]string
 					// done now): the repeat is unjudged, and the
 					// scenario inconclusive (Suite.duplicates).
 					tr.Notes = append(tr.Notes, fmt.Sprintf("%s repeated %s and was not judged: %s after the crash; a goroutine the crash ended (runtime.Goexit, where a real crash ends the process) may have left undone what the Settle waits for, such as a count of pending jobs it lowers after its call; lower it in a defer", o.ID, first.ID, o.StateError))
+				case o.StateError != "":
+					// State or the Settle failed around the repeat (State
+					// could not be encoded or panicked, the world did not
+					// go quiet within the Settle's bound): the suite could
+					// not see whether it did anything. Counted, a correct
+					// agent failed whenever its worker was slower than the
+					// bound, or its State held a cycle (a red team's); as
+					// after a crash, the repeat is unjudged and the
+					// scenario inconclusive (Suite.duplicates).
+					tr.unsettled = true
+					tr.Notes = append(tr.Notes, fmt.Sprintf("%s repeated %s and was not judged: %s; fix State or raise the Settle's bound (testkit.FailInconclusive fails the test on such a scenario)", o.ID, first.ID, o.StateError))
 				default:
 					o.Repeat, o.JudgedBy = RepeatDuplicate, JudgedByCount
 					dups = append(dups, o.ID)
