@@ -515,6 +515,12 @@ func (s *Suite) run(ctx context.Context, sc Scenario) (*Result, *Trace, error) {
 	} else {
 		r.stallAfter = s.cfg.stallTimeout()
 	}
+	if bubble.In() {
+		// The suite runs in a bubble the test made (synctest.Test):
+		// every scenario's clock is the bubble's, which each result
+		// called real (a red team's).
+		res.Clock = ClockVirtual
+	}
 	if lk, ok := gate.(*lockstep); ok {
 		lk.rec = r
 	}
@@ -788,6 +794,11 @@ func (s *Suite) run(ctx context.Context, sc Scenario) (*Result, *Trace, error) {
 	if teardown := s.cfg.teardown(-1); teardown != nil {
 		if terr := s.callHook(nil, "Teardown", teardown, ctx); terr != nil {
 			err = fmt.Errorf("%s: teardown: %w", sc.Name, terr)
+			// go test failed on it, but the report said nothing and the
+			// scenario was safe (a red team's): the scenarios after it
+			// may start from what this one left.
+			res.Inconclusive = true
+			tr.Notes = append(tr.Notes, "Teardown failed after this scenario: "+errorText(terr)+"; the scenarios after it may have started from what it left")
 		}
 	}
 	res.Safe = !res.Inconclusive
