@@ -409,27 +409,16 @@ func (b *batcher) waitsIn(n ast.Node, depth int) bool {
 		if found {
 			return false
 		}
+		if _, ok := waitedOn(b.info, m); ok {
+			found = true
+			return false
+		}
 		switch m := m.(type) {
-		case *ast.UnaryExpr:
-			if m.Op == token.ARROW {
-				found = true
-			}
 		case *ast.SelectStmt:
 			found = true
-		case *ast.RangeStmt:
-			if t := b.info.TypeOf(m.X); t != nil {
-				if _, ok := t.Underlying().(*types.Chan); ok {
-					found = true
-				}
-			}
 		case *ast.CallExpr:
-			if sel, ok := ast.Unparen(m.Fun).(*ast.SelectorExpr); ok {
-				switch sel.Sel.Name {
-				case "Wait", "Lock", "RLock":
-					found = true
-				case "Do":
-					found = isSyncOnce(b.info.TypeOf(sel.X))
-				}
+			if sel, ok := ast.Unparen(m.Fun).(*ast.SelectorExpr); ok && sel.Sel.Name == "Do" {
+				found = isSyncOnce(b.info.TypeOf(sel.X))
 			}
 			if found || depth >= 2 {
 				return !found
@@ -466,6 +455,32 @@ func (b *batcher) waitsIn(n ast.Node, depth int) bool {
 		return true
 	})
 	return found
+}
+
+// waitedOn returns what n waits on, and whether it waits: the receiver of
+// a Wait, Lock or RLock call (g in g.Wait()), the channel of a receive or
+// of a range over a channel. A select waits on its cases' receives.
+func waitedOn(info *types.Info, n ast.Node) (ast.Expr, bool) {
+	switch n := n.(type) {
+	case *ast.UnaryExpr:
+		if n.Op == token.ARROW {
+			return n.X, true
+		}
+	case *ast.RangeStmt:
+		if t := info.TypeOf(n.X); t != nil {
+			if _, ok := t.Underlying().(*types.Chan); ok {
+				return n.X, true
+			}
+		}
+	case *ast.CallExpr:
+		if sel, ok := ast.Unparen(n.Fun).(*ast.SelectorExpr); ok {
+			switch sel.Sel.Name {
+			case "Wait", "Lock", "RLock":
+				return sel.X, true
+			}
+		}
+	}
+	return nil, false
 }
 
 // isSyncOnce reports whether t is sync.Once or a pointer to one.

@@ -762,29 +762,13 @@ func waitsOnParam(info *types.Info, fn *types.Func, body *ast.BlockStmt) bool {
 	}
 	found := false
 	ast.Inspect(body, func(n ast.Node) bool {
-		if found {
-			return false
+		if _, lit := n.(*ast.FuncLit); found || lit {
+			return false // a literal runs when called, not here
 		}
-		switch n := n.(type) {
-		case *ast.FuncLit:
-			return false // runs when called, not here
-		case *ast.CallExpr:
-			if sel, ok := ast.Unparen(n.Fun).(*ast.SelectorExpr); ok {
-				switch sel.Sel.Name {
-				case "Wait", "Lock", "RLock":
-					found = fromParam(sel.X)
-				}
-			}
-		case *ast.UnaryExpr:
-			found = n.Op == token.ARROW && fromParam(n.X)
-		case *ast.RangeStmt:
-			if t := info.TypeOf(n.X); t != nil {
-				if _, ok := t.Underlying().(*types.Chan); ok {
-					found = fromParam(n.X)
-				}
-			}
+		if on, ok := waitedOn(info, n); ok && fromParam(on) {
+			found = true
 		}
-		return true
+		return !found
 	})
 	return found
 }
