@@ -2,7 +2,9 @@ package idem
 
 import (
 	"crypto/sha256"
+	"encoding"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"reflect"
 	"unicode/utf8"
@@ -67,11 +69,20 @@ func hashString(s string) string {
 	return hex.EncodeToString(sum[:])
 }
 
+var (
+	jsonMarshaler = reflect.TypeFor[json.Marshaler]()
+	textMarshaler = reflect.TypeFor[encoding.TextMarshaler]()
+)
+
 // validUTF8 reports whether every string v holds, as itself, an element,
-// a map key or a field, a few levels deep, is valid UTF-8.
+// a map key or a field, a few levels deep, is valid UTF-8. A value that
+// writes its own JSON or text is left to it.
 func validUTF8(v reflect.Value, depth int) bool {
 	if !v.IsValid() || depth > 6 {
 		return true
+	}
+	if v.Type().Implements(jsonMarshaler) || v.Type().Implements(textMarshaler) {
+		return true // its own JSON (a binary id that writes itself as hex)
 	}
 	switch v.Kind() {
 	case reflect.String:

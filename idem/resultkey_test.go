@@ -2,6 +2,8 @@ package idem_test
 
 import (
 	"context"
+	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
@@ -66,9 +68,19 @@ func TestKeysOfStringsThatAreNotUTF8AreRefused(t *testing.T) {
 		}()
 		idem.Key("refund", a)
 	}()
+	ha, herr1 := idem.KeyOf("refund", hexID(a))
+	hb, herr2 := idem.KeyOf("refund", hexID(b))
+	if herr1 != nil || herr2 != nil || ha == hb {
+		t.Errorf("KeyOf of ids that write their own JSON (hex) = %q, %v and %q, %v; want two keys", ha, herr1, hb, herr2)
+	}
 	ka, err1 := idem.KeyOf("refund", []byte(a))
 	kb, err2 := idem.KeyOf("refund", []byte(b))
 	if err1 != nil || err2 != nil || ka == kb {
 		t.Errorf("KeyOf of the ids as bytes = %q, %v and %q, %v; want two keys", ka, err1, kb, err2)
 	}
 }
+
+// hexID is a binary id that writes itself as hex: its JSON tells ids apart.
+type hexID string
+
+func (h hexID) MarshalJSON() ([]byte, error) { return json.Marshal(hex.EncodeToString([]byte(h))) }

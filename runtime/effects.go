@@ -2277,8 +2277,6 @@ func judgeRepeatsIn(tr *Trace, end, baseEnd string, baseWin map[string][2]string
 						if change == "" && note == "" { // what another repeat showed says more
 							note = unseenNote
 						}
-					case o.StateError != "":
-						note = o.StateError
 					}
 				}
 			}
