@@ -583,6 +583,9 @@ func (e *emitter) typ(t types.Type) jen.Code {
 		}
 		return e.qual(obj).Types(e.typeArgs(t.TypeArgs())...)
 	case *types.Basic:
+		if t.Kind() == types.UnsafePointer {
+			return e.q("unsafe", "unsafe", "Pointer") // its Name is "Pointer"
+		}
 		return jen.Id(t.Name())
 	case *types.Named:
 		obj := t.Obj()

@@ -1,7 +1,6 @@
 package generator
 
 import (
-	"bytes"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -142,15 +141,21 @@ const (
 )
 
 func variantOf(pkg *packages.Package) variant {
-	switch {
-	case strings.HasSuffix(pkg.ID, ".test") && pkg.Name == "main":
+	if strings.HasSuffix(pkg.ID, ".test") && pkg.Name == "main" {
 		return testMain
-	case strings.HasSuffix(pkg.Name, "_test"):
-		return externalTest
-	case strings.Contains(pkg.ID, " ["):
-		return inPackageTest
 	}
-	return plainPackage
+	// A test variant's ID is "path [for.test]": the package's own path
+	// for the package with its _test.go files, path_test for the external
+	// test package. The package name does not tell: a plain package may
+	// be named e2e_test.
+	path, rest, ok := strings.Cut(pkg.ID, " [")
+	if !ok {
+		return plainPackage
+	}
+	if path+".test]" != rest {
+		return externalTest
+	}
+	return inPackageTest
 }
 
 // fileName is where the wrappers of a variant go: a test variant's wrappers
@@ -219,7 +224,7 @@ func (o *Output) Stale() []string {
 		switch {
 		case f.Remove:
 			stale = append(stale, f.Path)
-		case err != nil || !bytes.Equal(old, f.Data):
+		case err != nil || !sameText(old, f.Data):
 			stale = append(stale, f.Path)
 		}
 	}

@@ -4,6 +4,8 @@ import (
 	"bufio"
 	"bytes"
 	"fmt"
+	"go/parser"
+	"go/token"
 	"os"
 	"path/filepath"
 	"sort"
@@ -66,7 +68,7 @@ func load(cfg Config, patterns []string) (pkgs, listed []*packages.Package, err 
 	for _, p := range listed {
 		for _, f := range p.GoFiles {
 			if isGenerated(f) {
-				overlay[f] = []byte("package " + p.Name + "\n")
+				overlay[f] = []byte("package " + clauseBeside(p, f) + "\n")
 			}
 		}
 	}
@@ -82,6 +84,25 @@ func load(cfg Config, patterns []string) (pkgs, listed []*packages.Package, err 
 	return pkgs, listed, nil
 }
 
+// clauseBeside returns the package clause of the files the generated file
+// gen is compiled with: that of the package's other files of its kind
+// (_test.go or not), which the user may have renamed since gen was
+// written (package shop became package store: go list then reports both
+// names, and names the package after whichever file sorts first), or
+// p.Name when there is none.
+func clauseBeside(p *packages.Package, gen string) string {
+	fset := token.NewFileSet()
+	for _, f := range p.GoFiles {
+		if f == gen || isTestFile(f) != isTestFile(gen) || isGenerated(f) {
+			continue
+		}
+		if file, err := parser.ParseFile(fset, f, nil, parser.PackageClauseOnly); err == nil {
+			return file.Name.Name
+		}
+	}
+	return p.Name
+}
+
 // isGenerated reports whether the file at path was written by agentidem-gen:
 // its first line is Header.
 func isGenerated(path string) bool {
@@ -94,16 +115,33 @@ func isGenerated(path string) bool {
 	return strings.TrimRight(line, "\r\n") == Header
 }
 
+// hasHeader reports whether data starts with the Header line, ended by
+// "\n" or by "\r\n" (a copy checked out with Windows line endings, as git
+// does with core.autocrlf).
+func hasHeader(data []byte) bool {
+	rest, ok := bytes.CutPrefix(data, []byte(Header))
+	return ok && (bytes.HasPrefix(rest, []byte("\n")) || bytes.HasPrefix(rest, []byte("\r\n")))
+}
+
+// sameText reports whether a file on disk holds generated, line endings
+// aside: a copy with "\r\n" endings is up to date.
+func sameText(disk, generated []byte) bool {
+	if bytes.Equal(disk, generated) {
+		return true
+	}
+	return bytes.Contains(disk, []byte("\r\n")) && bytes.Equal(bytes.ReplaceAll(disk, []byte("\r\n"), []byte("\n")), generated)
+}
+
 // writeAtomic writes data to path through a temporary file in the same
 // directory and a rename, so a reader never sees half a file. It refuses to
 // replace a file that agentidem-gen did not write.
 func writeAtomic(path string, data []byte) error {
 	if old, err := os.ReadFile(path); err == nil {
-		if !bytes.HasPrefix(old, []byte(Header+"\n")) {
+		if !hasHeader(old) {
 			return fmt.Errorf("%s exists and was not written by agentidem-gen (no %q header): refusing to overwrite it; rename it or delete it", path, Header)
 		}
-		if bytes.Equal(old, data) {
-			return nil
+		if sameText(old, data) {
+			return nil // up to date, as Stale says
 		}
 	}
 	tmp, err := os.CreateTemp(filepath.Dir(path), ".agentidem_gen-*.tmp")

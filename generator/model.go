@@ -570,7 +570,11 @@ func (b *builder) crossCheck(p *Package) {
 			}
 		} else if pos, ok := b.ctx.testDecls[op.Recv.Named.Obj().Name()+"."+op.Wrapper]; ok {
 			b.errs = append(b.errs, errAt(op.decl, "wrapper name %s is already a method of %s at %s, a _test.go file that go test compiles with %s: set wrapper=... to another name", op.Wrapper, op.Recv.Named.Obj().Name(), pos, FileName))
-		} else if obj, _, _ := types.LookupFieldOrMethod(op.Recv.Named, true, p.Types, op.Wrapper); obj != nil {
+		} else if obj, index, _ := types.LookupFieldOrMethod(op.Recv.Named, true, p.Types, op.Wrapper); obj != nil && len(index) == 1 {
+			// Only a field or method of the type itself: one promoted
+			// from an embedded type (its own generated wrapper) is
+			// shadowed by the wrapper, as a method declared on the type
+			// shadows it.
 			b.errs = append(b.errs, errAt(op.decl, "wrapper name %s is already a field or method of %s at %s: set wrapper=... to another name", op.Wrapper, op.Recv.Named.Obj().Name(), b.fset.Position(obj.Pos())))
 		}
 	}
