@@ -55,8 +55,15 @@
 //     name already declared (in the package, as a field or method of the
 //     receiver, as an import or dot-imported name of one of its files, or in
 //     one of its _test.go files), redact= of an unknown parameter, after=
-//     naming the op itself or a name no op has in the package or the
-//     packages it imports.
+//     naming the op itself, a name no op has in the package or the
+//     packages it imports, or one two imported packages both declare.
+//
+// Op names are unique in a package only. Each generated descriptor carries
+// its package's import path and is declared at package initialization
+// (runtime.Declare): ops of one name that packages linked into one test
+// binary declare are named after their packages there
+// (stripe.Client.Refund), and an after= naming another package's op is
+// written with that package's path so that it follows the op.
 //
 // Warnings do not stop generation: a write without an error result (it is
 // traced, but no fault can be injected into it) or without a context, an

@@ -180,6 +180,7 @@ func (e *emitter) op(f *jen.File, op *Op) {
 		jen.Id("Name"): jen.Lit(op.Name),
 		jen.Id("Kind"): e.rt(kind),
 		jen.Id("Pos"):  jen.Lit(fmt.Sprintf("%s:%d", op.Pos.Filename, op.Pos.Line)),
+		jen.Id("Pkg"):  jen.Lit(e.pkg.Path),
 	}
 	var params []jen.Code
 	for i, p := range op.Params {
@@ -192,7 +193,10 @@ func (e *emitter) op(f *jen.File, op *Op) {
 	}
 	if len(op.After) > 0 {
 		var after []jen.Code
-		for _, a := range op.After {
+		for i, a := range op.After {
+			if i < len(op.AfterPkgs) && op.AfterPkgs[i] != "" {
+				a = op.AfterPkgs[i] + " " + a // another package's op (runtime.Declare)
+			}
 			after = append(after, jen.Lit(a))
 		}
 		fields[jen.Id("After")] = jen.Index().String().Values(after...)
@@ -206,7 +210,7 @@ func (e *emitter) op(f *jen.File, op *Op) {
 	if op.Idempotent {
 		fields[jen.Id("Idempotent")] = jen.True()
 	}
-	f.Var().Id(e.opVars[op]).Op("=").Op("&").Add(e.rt("Op")).Values(fields)
+	f.Var().Id(e.opVars[op]).Op("=").Add(e.rt("Declare")).Call(jen.Op("&").Add(e.rt("Op")).Values(fields))
 
 	names := e.localNames(op)
 	f.Commentf("%s calls %s and records the call for agentidem (//agentidem:%s).", op.Wrapper, op.Func, verb)

@@ -9,6 +9,7 @@ import (
 	"go/token"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -243,12 +244,13 @@ func testDecls(pkg *packages.Package) map[string]token.Position {
 type opIndex struct {
 	byID    map[string][]string
 	imports map[string][]string
+	paths   map[string]string // package ID -> import path
 }
 
 // indexOps reads the op names of every package in the dependency graph of
 // listed that is not in the standard library.
 func indexOps(listed []*packages.Package) *opIndex {
-	idx := &opIndex{byID: map[string][]string{}, imports: map[string][]string{}}
+	idx := &opIndex{byID: map[string][]string{}, imports: map[string][]string{}, paths: map[string]string{}}
 	fset := token.NewFileSet()
 	packages.Visit(listed, nil, func(p *packages.Package) {
 		if _, done := idx.byID[p.ID]; done {
@@ -269,6 +271,7 @@ func indexOps(listed []*packages.Package) *opIndex {
 			}
 		}
 		idx.byID[p.ID] = names
+		idx.paths[p.ID] = p.PkgPath
 	})
 	return idx
 }
@@ -279,9 +282,10 @@ func isStd(p *packages.Package) bool {
 }
 
 // known returns the op names declared in the package with id and in every
-// package it imports, directly or not.
-func (idx *opIndex) known(id string) map[string]bool {
-	out := map[string]bool{}
+// package it imports, directly or not, each with the import paths of the
+// packages that declare it, that of the package itself first.
+func (idx *opIndex) known(id string) map[string][]string {
+	out := map[string][]string{}
 	seen := map[string]bool{}
 	var walk func(string)
 	walk = func(id string) {
@@ -290,7 +294,9 @@ func (idx *opIndex) known(id string) map[string]bool {
 		}
 		seen[id] = true
 		for _, n := range idx.byID[id] {
-			out[n] = true
+			if p := idx.paths[id]; !slices.Contains(out[n], p) {
+				out[n] = append(out[n], p)
+			}
 		}
 		for _, imp := range idx.imports[id] {
 			walk(imp)

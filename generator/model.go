@@ -12,6 +12,7 @@ import (
 	"go/types"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"sort"
 	"strings"
 
@@ -48,6 +49,11 @@ type Op struct {
 	Identity   []Expr       // identity= expressions, in order
 	Entity     *Expr        // entity= expression, or nil
 	After      []string
+	// AfterPkgs holds, for each entry of After, the import path of the
+	// package that declares the op it names when that is another package
+	// ("" for an op of this one): the generated file writes it, so that
+	// the runtime follows the op if it renames it (runtime.Declare).
+	AfterPkgs []string
 	// RedactIdentity says identity or entity mention a redacted parameter:
 	// the runtime then records a digest instead of the value.
 	RedactIdentity bool
@@ -130,8 +136,9 @@ type builder struct {
 // buildContext is what buildPackage needs to know beyond the package.
 type buildContext struct {
 	// knownOps are the op names declared in the package, its _test.go
-	// files and its dependencies: what after= may name.
-	knownOps map[string]bool
+	// files and its dependencies (what after= may name), each with the
+	// import paths of the packages that declare it.
+	knownOps map[string][]string
 	// testDecls are the top-level declarations of the package's own
 	// _test.go files (Name, or Type.Method), which the type check of a
 	// plain build does not see but go test compiles with the wrappers.
@@ -439,11 +446,23 @@ func (b *builder) buildOp(fn *ast.FuncDecl) *Op {
 			b.errs = append(b.errs, errAt(a.Pos, "after=%s: an op cannot come after itself; remove it from after=", a.Text))
 			continue
 		}
-		if b.ctx.knownOps != nil && !b.ctx.knownOps[a.Text] {
-			b.errs = append(b.errs, errAt(a.Pos, "after=%s: no op named %q in this package or the packages it imports (ops: %s): fix the name, or annotate the tool it means with //agentidem:write name=%s", a.Text, a.Text, knownList(b.ctx.knownOps), a.Text))
-			continue
+		pkg := ""
+		if b.ctx.knownOps != nil {
+			paths, ok := b.ctx.knownOps[a.Text]
+			if !ok {
+				b.errs = append(b.errs, errAt(a.Pos, "after=%s: no op named %q in this package or the packages it imports (ops: %s): fix the name, or annotate the tool it means with //agentidem:write name=%s", a.Text, a.Text, knownList(b.ctx.knownOps), a.Text))
+				continue
+			}
+			if !slices.Contains(paths, b.pkg.PkgPath) {
+				if len(paths) > 1 {
+					b.errs = append(b.errs, errAt(a.Pos, "after=%s: packages this one imports declare an op named %q each (%s): after= cannot tell which; give one of them another name (name=...) and write that one here", a.Text, a.Text, strings.Join(paths, ", ")))
+					continue
+				}
+				pkg = paths[0]
+			}
 		}
 		op.After = append(op.After, a.Text)
+		op.AfterPkgs = append(op.AfterPkgs, pkg)
 	}
 	op.Idempotent = d.Idempotent
 	return op
@@ -606,7 +625,7 @@ func (b *builder) fileScopeLookup(name string) (types.Object, string) {
 }
 
 // knownList lists op names, sorted, at most ten.
-func knownList(ops map[string]bool) string {
+func knownList(ops map[string][]string) string {
 	var names []string
 	for n := range ops {
 		names = append(names, n)

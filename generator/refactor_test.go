@@ -207,3 +207,50 @@ func (a *Audited) Send(ctx context.Context, id string) error { return a.Client.S
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "wrapper name SendTraced is already a field or method of Audited")
 }
+
+// TestAfterNamesAnotherPackagesOp: after= naming an op of a package this
+// one imports is written with that package's path, so that the runtime
+// follows the op when ops of one name in two packages of the test binary
+// are renamed after their packages (runtime.Declare); where two imported
+// packages declare the name, after= cannot tell which, and says so.
+func TestAfterNamesAnotherPackagesOp(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds a module")
+	}
+	dir := tempModule(t)
+	gateway := `package %s
+
+import "context"
+
+type Client struct{}
+
+//agentidem:write identity=id
+func (c *Client) Refund(ctx context.Context, id string) error { return nil }
+`
+	for _, p := range []string{"stripe", "paypal"} {
+		writeFile(t, filepath.Join(dir, p, p+".go"), strings.Replace(gateway, "%s", p, 1))
+	}
+	billing := `package billing
+
+import (
+	"context"
+
+	_ "example.com/e2e/stripe"
+)
+
+//agentidem:write identity=id after=Client.Refund
+func notify(ctx context.Context, id string) error { return nil }
+`
+	writeFile(t, filepath.Join(dir, "billing", "billing.go"), billing)
+	generateIn(t, dir, generator.Config{}, "./...")
+	data, err := os.ReadFile(filepath.Join(dir, "billing", generator.FileName))
+	require.NoError(t, err)
+	assert.Contains(t, string(data), `After:  []string{"example.com/e2e/stripe Client.Refund"},`)
+	assert.Contains(t, string(data), `Pkg:    "example.com/e2e/billing",`)
+	buildAndVet(t, dir)
+
+	writeFile(t, filepath.Join(dir, "billing", "billing.go"), strings.Replace(billing, "\t_ \"example.com/e2e/stripe\"\n", "\t_ \"example.com/e2e/paypal\"\n\t_ \"example.com/e2e/stripe\"\n", 1))
+	_, err = generator.Generate(generator.Config{Dir: dir}, "./billing")
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), `after=Client.Refund: packages this one imports declare an op named "Client.Refund" each (example.com/e2e/`)
+}

@@ -45,7 +45,8 @@ func (k *Kind) UnmarshalText(b []byte) error {
 }
 
 // Op describes one annotated tool function. agentidem-gen declares one per
-// annotated function; it is read-only after package initialization.
+// annotated function (Declare); it is read-only after package
+// initialization.
 type Op struct {
 	// Name is the logical op name used in traces, fault targets and after=.
 	Name string
@@ -54,7 +55,9 @@ type Op struct {
 	// Params names the recorded arguments, in order. A context.Context
 	// parameter is not recorded.
 	Params []string
-	// After lists ops that must happen before this one.
+	// After lists ops that must happen before this one, by name. Generated
+	// code writes an op of another package as "importpath Name", which
+	// Declare turns into that op's name.
 	After []string
 	// NoError says the function has no error result: the runtime can trace
 	// it but cannot make it fail or lose its acknowledgement.
@@ -73,6 +76,15 @@ type Op struct {
 	Idempotent bool
 	// Pos is the source position of the annotated function, for reports.
 	Pos string
+	// Pkg is the import path of the package that declares the op, which
+	// generated code sets: ops of one name that packages of one test
+	// binary declare are renamed after their packages (Declare).
+	Pkg string
+
+	// declaredName is Name as declared, before Declare renamed it, and
+	// afterRefs the ops After names, as declared (declare.go).
+	declaredName string
+	afterRefs    []opRef
 }
 
 // Redacted stands in for the value of a parameter listed in redact=; the

@@ -21,12 +21,13 @@ var (
 	_ func(*Billing, ai_context.Context, string) (int, error)             = (*Billing).Quote
 )
 
-var agentidemOp_Billing_CreateInvoiceTraced = &agentidemrt.Op{
+var agentidemOp_Billing_CreateInvoiceTraced = agentidemrt.Declare(&agentidemrt.Op{
 	Kind:   agentidemrt.KindWrite,
 	Name:   "createInvoice",
 	Params: []string{"id", "customer"},
+	Pkg:    "github.com/agentidem/agentidem-go/examples/invoices",
 	Pos:    "billing.go:82",
-}
+})
 
 // CreateInvoiceTraced calls CreateInvoice and records the call for agentidem (//agentidem:write).
 func (b *Billing) CreateInvoiceTraced(ctx ai_context.Context, id string, customer string) (aiR0 Invoice, aiErr error) {
@@ -46,13 +47,14 @@ func (b *Billing) CreateInvoiceTraced(ctx ai_context.Context, id string, custome
 	return aiV0, aiErr
 }
 
-var agentidemOp_Billing_AttachInvoiceTraced = &agentidemrt.Op{
+var agentidemOp_Billing_AttachInvoiceTraced = agentidemrt.Declare(&agentidemrt.Op{
 	After:  []string{"createInvoice"},
 	Kind:   agentidemrt.KindWrite,
 	Name:   "attachInvoice",
 	Params: []string{"id", "orderID"},
+	Pkg:    "github.com/agentidem/agentidem-go/examples/invoices",
 	Pos:    "billing.go:98",
-}
+})
 
 // AttachInvoiceTraced calls AttachInvoice and records the call for agentidem (//agentidem:write).
 func (b *Billing) AttachInvoiceTraced(ctx ai_context.Context, id string, orderID string) (aiErr error) {
@@ -72,12 +74,13 @@ func (b *Billing) AttachInvoiceTraced(ctx ai_context.Context, id string, orderID
 	return
 }
 
-var agentidemOp_Billing_SetSeatsTraced = &agentidemrt.Op{
+var agentidemOp_Billing_SetSeatsTraced = agentidemrt.Declare(&agentidemrt.Op{
 	Kind:   agentidemrt.KindWrite,
 	Name:   "setSeats",
 	Params: []string{"sub", "seats"},
+	Pkg:    "github.com/agentidem/agentidem-go/examples/invoices",
 	Pos:    "billing.go:122",
-}
+})
 
 // SetSeatsTraced calls SetSeats and records the call for agentidem (//agentidem:write).
 func (b *Billing) SetSeatsTraced(ctx ai_context.Context, sub string, seats int) (aiErr error) {
@@ -97,12 +100,13 @@ func (b *Billing) SetSeatsTraced(ctx ai_context.Context, sub string, seats int) 
 	return
 }
 
-var agentidemOp_Billing_MonthlyTotalTraced = &agentidemrt.Op{
+var agentidemOp_Billing_MonthlyTotalTraced = agentidemrt.Declare(&agentidemrt.Op{
 	Kind:   agentidemrt.KindRead,
 	Name:   "monthlyTotal",
 	Params: []string{"sub"},
+	Pkg:    "github.com/agentidem/agentidem-go/examples/invoices",
 	Pos:    "billing.go:135",
-}
+})
 
 // MonthlyTotalTraced calls MonthlyTotal and records the call for agentidem (//agentidem:read).
 func (b *Billing) MonthlyTotalTraced(ctx ai_context.Context, sub string) (aiR0 int, aiErr error) {
@@ -122,12 +126,13 @@ func (b *Billing) MonthlyTotalTraced(ctx ai_context.Context, sub string) (aiR0 i
 	return aiV0, aiErr
 }
 
-var agentidemOp_Billing_ApplyDiscountTraced = &agentidemrt.Op{
+var agentidemOp_Billing_ApplyDiscountTraced = agentidemrt.Declare(&agentidemrt.Op{
 	Kind:   agentidemrt.KindWrite,
 	Name:   "applyDiscount",
 	Params: []string{"id", "percent"},
+	Pkg:    "github.com/agentidem/agentidem-go/examples/invoices",
 	Pos:    "billing.go:144",
-}
+})
 
 // ApplyDiscountTraced calls ApplyDiscount and records the call for agentidem (//agentidem:write).
 func (b *Billing) ApplyDiscountTraced(ctx ai_context.Context, id string, percent int) (aiErr error) {
@@ -147,12 +152,13 @@ func (b *Billing) ApplyDiscountTraced(ctx ai_context.Context, id string, percent
 	return
 }
 
-var agentidemOp_Billing_ApplyCreditTraced = &agentidemrt.Op{
+var agentidemOp_Billing_ApplyCreditTraced = agentidemrt.Declare(&agentidemrt.Op{
 	Kind:   agentidemrt.KindWrite,
 	Name:   "applyCredit",
 	Params: []string{"id", "amount"},
+	Pkg:    "github.com/agentidem/agentidem-go/examples/invoices",
 	Pos:    "billing.go:152",
-}
+})
 
 // ApplyCreditTraced calls ApplyCredit and records the call for agentidem (//agentidem:write).
 func (b *Billing) ApplyCreditTraced(ctx ai_context.Context, id string, amount int) (aiErr error) {
@@ -172,12 +178,13 @@ func (b *Billing) ApplyCreditTraced(ctx ai_context.Context, id string, amount in
 	return
 }
 
-var agentidemOp_Billing_AddLineItemTraced = &agentidemrt.Op{
+var agentidemOp_Billing_AddLineItemTraced = agentidemrt.Declare(&agentidemrt.Op{
 	Kind:   agentidemrt.KindWrite,
 	Name:   "addLineItem",
 	Params: []string{"id", "sku", "key"},
+	Pkg:    "github.com/agentidem/agentidem-go/examples/invoices",
 	Pos:    "billing.go:179",
-}
+})
 
 // AddLineItemTraced calls AddLineItem and records the call for agentidem (//agentidem:write).
 func (b *Billing) AddLineItemTraced(ctx ai_context.Context, id string, sku string, key string) (aiErr error) {
@@ -201,12 +208,13 @@ func (b *Billing) AddLineItemTraced(ctx ai_context.Context, id string, sku strin
 	return
 }
 
-var agentidemOp_Billing_NotifyAccountingTraced = &agentidemrt.Op{
+var agentidemOp_Billing_NotifyAccountingTraced = agentidemrt.Declare(&agentidemrt.Op{
 	Kind:   agentidemrt.KindWrite,
 	Name:   "notifyAccounting",
 	Params: []string{"id", "key"},
+	Pkg:    "github.com/agentidem/agentidem-go/examples/invoices",
 	Pos:    "billing.go:191",
-}
+})
 
 // NotifyAccountingTraced calls NotifyAccounting and records the call for agentidem (//agentidem:write).
 func (b *Billing) NotifyAccountingTraced(ctx ai_context.Context, id string, key string) (aiErr error) {
@@ -230,12 +238,13 @@ func (b *Billing) NotifyAccountingTraced(ctx ai_context.Context, id string, key 
 	return
 }
 
-var agentidemOp_Billing_QuoteTraced = &agentidemrt.Op{
+var agentidemOp_Billing_QuoteTraced = agentidemrt.Declare(&agentidemrt.Op{
 	Kind:   agentidemrt.KindRead,
 	Name:   "quote",
 	Params: []string{"provider"},
+	Pkg:    "github.com/agentidem/agentidem-go/examples/invoices",
 	Pos:    "billing.go:228",
-}
+})
 
 // QuoteTraced calls Quote and records the call for agentidem (//agentidem:read).
 func (b *Billing) QuoteTraced(ctx ai_context.Context, provider string) (aiR0 int, aiErr error) {

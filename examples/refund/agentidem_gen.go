@@ -15,12 +15,13 @@ var (
 	_ func(*Bank, ai_context.Context, string, string) (Receipt, error) = (*Bank).RefundWithKey
 )
 
-var agentidemOp_Bank_GetPaymentTraced = &agentidemrt.Op{
+var agentidemOp_Bank_GetPaymentTraced = agentidemrt.Declare(&agentidemrt.Op{
 	Kind:   agentidemrt.KindRead,
 	Name:   "getPayment",
 	Params: []string{"id"},
+	Pkg:    "github.com/agentidem/agentidem-go/examples/refund",
 	Pos:    "tools.go:61",
-}
+})
 
 // GetPaymentTraced calls GetPayment and records the call for agentidem (//agentidem:read).
 func (b *Bank) GetPaymentTraced(ctx ai_context.Context, id string) (aiR0 Payment, aiErr error) {
@@ -40,12 +41,13 @@ func (b *Bank) GetPaymentTraced(ctx ai_context.Context, id string) (aiR0 Payment
 	return aiV0, aiErr
 }
 
-var agentidemOp_Bank_RefundTraced = &agentidemrt.Op{
+var agentidemOp_Bank_RefundTraced = agentidemrt.Declare(&agentidemrt.Op{
 	Kind:   agentidemrt.KindWrite,
 	Name:   "refund",
 	Params: []string{"id"},
+	Pkg:    "github.com/agentidem/agentidem-go/examples/refund",
 	Pos:    "tools.go:76",
-}
+})
 
 // RefundTraced calls Refund and records the call for agentidem (//agentidem:write).
 func (b *Bank) RefundTraced(ctx ai_context.Context, id string) (aiR0 Receipt, aiErr error) {
@@ -65,12 +67,13 @@ func (b *Bank) RefundTraced(ctx ai_context.Context, id string) (aiR0 Receipt, ai
 	return aiV0, aiErr
 }
 
-var agentidemOp_Bank_RefundWithKeyTraced = &agentidemrt.Op{
+var agentidemOp_Bank_RefundWithKeyTraced = agentidemrt.Declare(&agentidemrt.Op{
 	Kind:   agentidemrt.KindWrite,
 	Name:   "refundWithKey",
 	Params: []string{"id", "key"},
+	Pkg:    "github.com/agentidem/agentidem-go/examples/refund",
 	Pos:    "tools.go:86",
-}
+})
 
 // RefundWithKeyTraced calls RefundWithKey and records the call for agentidem (//agentidem:write).
 func (b *Bank) RefundWithKeyTraced(ctx ai_context.Context, id string, key string) (aiR0 Receipt, aiErr error) {

@@ -14,12 +14,13 @@ var (
 	_ func(*Client, ai_context.Context, OrderRequest, string) (Order, error) = (*Client).PlaceOrder
 )
 
-var agentidemOp_Client_GetQuoteTraced = &agentidemrt.Op{
+var agentidemOp_Client_GetQuoteTraced = agentidemrt.Declare(&agentidemrt.Op{
 	Kind:   agentidemrt.KindRead,
 	Name:   "getQuote",
 	Params: []string{"sku"},
+	Pkg:    "github.com/agentidem/agentidem-go/examples/shop",
 	Pos:    "tools.go:48",
-}
+})
 
 // GetQuoteTraced calls GetQuote and records the call for agentidem (//agentidem:read).
 func (c *Client) GetQuoteTraced(ctx ai_context.Context, sku string) (aiR0 Quote, aiErr error) {
@@ -39,12 +40,13 @@ func (c *Client) GetQuoteTraced(ctx ai_context.Context, sku string) (aiR0 Quote,
 	return aiV0, aiErr
 }
 
-var agentidemOp_Client_PlaceOrderTraced = &agentidemrt.Op{
+var agentidemOp_Client_PlaceOrderTraced = agentidemrt.Declare(&agentidemrt.Op{
 	Kind:   agentidemrt.KindWrite,
 	Name:   "placeOrder",
 	Params: []string{"order", "key"},
+	Pkg:    "github.com/agentidem/agentidem-go/examples/shop",
 	Pos:    "tools.go:62",
-}
+})
 
 // PlaceOrderTraced calls PlaceOrder and records the call for agentidem (//agentidem:write).
 func (c *Client) PlaceOrderTraced(ctx ai_context.Context, order OrderRequest, key string) (aiR0 Order, aiErr error) {

@@ -16,12 +16,13 @@ var (
 	_ func(*Worker, ai_context.Context, string, string, Request) (Receipt, error) = (*Worker).Submit
 )
 
-var agentidemOp_Helpdesk_FindTraced = &agentidemrt.Op{
+var agentidemOp_Helpdesk_FindTraced = agentidemrt.Declare(&agentidemrt.Op{
 	Kind:   agentidemrt.KindRead,
 	Name:   "findTickets",
 	Params: []string{"disputeID"},
+	Pkg:    "github.com/agentidem/agentidem-go/examples/tickets",
 	Pos:    "helpdesk.go:61",
-}
+})
 
 // FindTraced calls Find and records the call for agentidem (//agentidem:read).
 func (h *Helpdesk) FindTraced(ctx ai_context.Context, disputeID string) (aiR0 []Ticket, aiErr error) {
@@ -41,12 +42,13 @@ func (h *Helpdesk) FindTraced(ctx ai_context.Context, disputeID string) (aiR0 []
 	return aiV0, aiErr
 }
 
-var agentidemOp_Helpdesk_CreateTraced = &agentidemrt.Op{
+var agentidemOp_Helpdesk_CreateTraced = agentidemrt.Declare(&agentidemrt.Op{
 	Kind:   agentidemrt.KindWrite,
 	Name:   "createTicket",
 	Params: []string{"key", "req"},
+	Pkg:    "github.com/agentidem/agentidem-go/examples/tickets",
 	Pos:    "helpdesk.go:79",
-}
+})
 
 // CreateTraced calls Create and records the call for agentidem (//agentidem:write).
 func (h *Helpdesk) CreateTraced(ctx ai_context.Context, key string, req Request) (aiR0 Ticket, aiErr error) {
@@ -70,12 +72,13 @@ func (h *Helpdesk) CreateTraced(ctx ai_context.Context, key string, req Request)
 	return aiV0, aiErr
 }
 
-var agentidemOp_Helpdesk_CreateUnkeyedTraced = &agentidemrt.Op{
+var agentidemOp_Helpdesk_CreateUnkeyedTraced = agentidemrt.Declare(&agentidemrt.Op{
 	Kind:   agentidemrt.KindWrite,
 	Name:   "createTicketUnkeyed",
 	Params: []string{"req"},
+	Pkg:    "github.com/agentidem/agentidem-go/examples/tickets",
 	Pos:    "helpdesk.go:89",
-}
+})
 
 // CreateUnkeyedTraced calls CreateUnkeyed and records the call for agentidem (//agentidem:write).
 func (h *Helpdesk) CreateUnkeyedTraced(ctx ai_context.Context, req Request) (aiR0 Ticket, aiErr error) {
@@ -98,12 +101,13 @@ func (h *Helpdesk) CreateUnkeyedTraced(ctx ai_context.Context, req Request) (aiR
 	return aiV0, aiErr
 }
 
-var agentidemOp_Worker_SubmitTraced = &agentidemrt.Op{
+var agentidemOp_Worker_SubmitTraced = agentidemrt.Declare(&agentidemrt.Op{
 	Kind:   agentidemrt.KindWrite,
 	Name:   "submitTicket",
 	Params: []string{"session", "key", "req"},
+	Pkg:    "github.com/agentidem/agentidem-go/examples/tickets",
 	Pos:    "worker.go:95",
-}
+})
 
 // SubmitTraced calls Submit and records the call for agentidem (//agentidem:write).
 func (w *Worker) SubmitTraced(ctx ai_context.Context, session string, key string, req Request) (aiR0 Receipt, aiErr error) {

@@ -13,12 +13,13 @@ var (
 	_ func(*Store, ai_context.Context, string, int) error = (*Store).Put
 )
 
-var agentidemOp_Store_PutTraced = &agentidemrt.Op{
+var agentidemOp_Store_PutTraced = agentidemrt.Declare(&agentidemrt.Op{
 	Kind:   agentidemrt.KindWrite,
 	Name:   "Store.Put",
 	Params: []string{"key", "v"},
+	Pkg:    "github.com/agentidem/agentidem-go/internal/benchtool",
 	Pos:    "tools.go:32",
-}
+})
 
 // PutTraced calls Put and records the call for agentidem (//agentidem:write).
 func (s *Store) PutTraced(ctx ai_context.Context, key string, v int) (aiErr error) {

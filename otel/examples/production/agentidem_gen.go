@@ -17,12 +17,13 @@ var (
 	_ func(*Payments, ai_context.Context, string, int, string) (Receipt, error) = (*Payments).Refund
 )
 
-var agentidemOp_Payments_RefundKeyedTraced = &agentidemrt.Op{
+var agentidemOp_Payments_RefundKeyedTraced = agentidemrt.Declare(&agentidemrt.Op{
 	Kind:   agentidemrt.KindWrite,
 	Name:   "refund.keyed",
 	Params: []string{"key", "order", "cents"},
+	Pkg:    "github.com/agentidem/agentidem-go/otel/examples/production",
 	Pos:    "more.go:16",
-}
+})
 
 // RefundKeyedTraced calls RefundKeyed and records the call for agentidem (//agentidem:write).
 func (p *Payments) RefundKeyedTraced(ctx ai_context.Context, key string, order string, cents int) (aiR0 Receipt, aiErr error) {
@@ -42,12 +43,13 @@ func (p *Payments) RefundKeyedTraced(ctx ai_context.Context, key string, order s
 	return aiV0, aiErr
 }
 
-var agentidemOp_Invoices_CreateTraced = &agentidemrt.Op{
+var agentidemOp_Invoices_CreateTraced = agentidemrt.Declare(&agentidemrt.Op{
 	Kind:   agentidemrt.KindWrite,
 	Name:   "invoice.create",
 	Params: []string{"order"},
+	Pkg:    "github.com/agentidem/agentidem-go/otel/examples/production",
 	Pos:    "more.go:63",
-}
+})
 
 // CreateTraced calls Create and records the call for agentidem (//agentidem:write).
 func (v *Invoices) CreateTraced(ctx ai_context.Context, order string) (aiErr error) {
@@ -67,13 +69,14 @@ func (v *Invoices) CreateTraced(ctx ai_context.Context, order string) (aiErr err
 	return
 }
 
-var agentidemOp_Invoices_AttachTraced = &agentidemrt.Op{
+var agentidemOp_Invoices_AttachTraced = agentidemrt.Declare(&agentidemrt.Op{
 	After:  []string{"invoice.create"},
 	Kind:   agentidemrt.KindWrite,
 	Name:   "invoice.attach",
 	Params: []string{"order"},
+	Pkg:    "github.com/agentidem/agentidem-go/otel/examples/production",
 	Pos:    "more.go:75",
-}
+})
 
 // AttachTraced calls Attach and records the call for agentidem (//agentidem:write).
 func (v *Invoices) AttachTraced(ctx ai_context.Context, order string) (aiErr error) {
@@ -93,12 +96,13 @@ func (v *Invoices) AttachTraced(ctx ai_context.Context, order string) (aiErr err
 	return
 }
 
-var agentidemOp_Ledger_ApplyTraced = &agentidemrt.Op{
+var agentidemOp_Ledger_ApplyTraced = agentidemrt.Declare(&agentidemrt.Op{
 	Kind:   agentidemrt.KindWrite,
 	Name:   "ledger.refund",
 	Params: []string{"order", "cents", "key"},
+	Pkg:    "github.com/agentidem/agentidem-go/otel/examples/production",
 	Pos:    "tools.go:42",
-}
+})
 
 // ApplyTraced calls Apply and records the call for agentidem (//agentidem:write).
 func (l *Ledger) ApplyTraced(ctx ai_context.Context, order string, cents int, key string) (aiR0 Receipt, aiErr error) {
@@ -118,12 +122,13 @@ func (l *Ledger) ApplyTraced(ctx ai_context.Context, order string, cents int, ke
 	return aiV0, aiErr
 }
 
-var agentidemOp_Payments_RefundTraced = &agentidemrt.Op{
+var agentidemOp_Payments_RefundTraced = agentidemrt.Declare(&agentidemrt.Op{
 	Kind:   agentidemrt.KindWrite,
 	Name:   "refund",
 	Params: []string{"order", "cents", "key"},
+	Pkg:    "github.com/agentidem/agentidem-go/otel/examples/production",
 	Pos:    "tools.go:110",
-}
+})
 
 // RefundTraced calls Refund and records the call for agentidem (//agentidem:write).
 func (p *Payments) RefundTraced(ctx ai_context.Context, order string, cents int, key string) (aiR0 Receipt, aiErr error) {

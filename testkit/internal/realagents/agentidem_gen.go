@@ -19,12 +19,13 @@ var (
 	_ func(*Invoices, ai_context.Context, string, string) error         = (*Invoices).Attach
 )
 
-var agentidemOp_PayClient_ChargeTraced = &agentidemrt.Op{
+var agentidemOp_PayClient_ChargeTraced = agentidemrt.Declare(&agentidemrt.Op{
 	Kind:   agentidemrt.KindWrite,
 	Name:   "charge",
 	Params: []string{"order", "cents"},
+	Pkg:    "github.com/agentidem/agentidem-go/testkit/internal/realagents",
 	Pos:    "realagents.go:168",
-}
+})
 
 // ChargeTraced calls Charge and records the call for agentidem (//agentidem:write).
 func (c *PayClient) ChargeTraced(ctx ai_context.Context, order string, cents int) (aiR0 string, aiErr error) {
@@ -44,12 +45,13 @@ func (c *PayClient) ChargeTraced(ctx ai_context.Context, order string, cents int
 	return aiV0, aiErr
 }
 
-var agentidemOp_PayClient_ChargeKeyedTraced = &agentidemrt.Op{
+var agentidemOp_PayClient_ChargeKeyedTraced = agentidemrt.Declare(&agentidemrt.Op{
 	Kind:   agentidemrt.KindWrite,
 	Name:   "chargeKeyed",
 	Params: []string{"order", "cents"},
+	Pkg:    "github.com/agentidem/agentidem-go/testkit/internal/realagents",
 	Pos:    "realagents.go:176",
-}
+})
 
 // ChargeKeyedTraced calls ChargeKeyed and records the call for agentidem (//agentidem:write).
 func (c *PayClient) ChargeKeyedTraced(ctx ai_context.Context, order string, cents int) (aiR0 string, aiErr error) {
@@ -69,12 +71,13 @@ func (c *PayClient) ChargeKeyedTraced(ctx ai_context.Context, order string, cent
 	return aiV0, aiErr
 }
 
-var agentidemOp_Ledger_CreditTraced = &agentidemrt.Op{
+var agentidemOp_Ledger_CreditTraced = agentidemrt.Declare(&agentidemrt.Op{
 	Kind:   agentidemrt.KindWrite,
 	Name:   "credit",
 	Params: []string{"account", "cents"},
+	Pkg:    "github.com/agentidem/agentidem-go/testkit/internal/realagents",
 	Pos:    "realagents.go:210",
-}
+})
 
 // CreditTraced calls Credit and records the call for agentidem (//agentidem:write).
 func (l *Ledger) CreditTraced(ctx ai_context.Context, account string, cents int) (aiErr error) {
@@ -94,12 +97,13 @@ func (l *Ledger) CreditTraced(ctx ai_context.Context, account string, cents int)
 	return
 }
 
-var agentidemOp_Ledger_CreditOnceTraced = &agentidemrt.Op{
+var agentidemOp_Ledger_CreditOnceTraced = agentidemrt.Declare(&agentidemrt.Op{
 	Kind:   agentidemrt.KindWrite,
 	Name:   "creditOnce",
 	Params: []string{"key", "account", "cents"},
+	Pkg:    "github.com/agentidem/agentidem-go/testkit/internal/realagents",
 	Pos:    "realagents.go:218",
-}
+})
 
 // CreditOnceTraced calls CreditOnce and records the call for agentidem (//agentidem:write).
 func (l *Ledger) CreditOnceTraced(ctx ai_context.Context, key string, account string, cents int) (aiErr error) {
@@ -119,12 +123,13 @@ func (l *Ledger) CreditOnceTraced(ctx ai_context.Context, key string, account st
 	return
 }
 
-var agentidemOp_Queue_SubmitTraced = &agentidemrt.Op{
+var agentidemOp_Queue_SubmitTraced = agentidemrt.Declare(&agentidemrt.Op{
 	Kind:   agentidemrt.KindWrite,
 	Name:   "submitCredit",
 	Params: []string{"account", "cents"},
+	Pkg:    "github.com/agentidem/agentidem-go/testkit/internal/realagents",
 	Pos:    "realagents.go:242",
-}
+})
 
 // SubmitTraced calls Submit and records the call for agentidem (//agentidem:write).
 func (q *Queue) SubmitTraced(ctx ai_context.Context, account string, cents int) (aiErr error) {
@@ -144,13 +149,14 @@ func (q *Queue) SubmitTraced(ctx ai_context.Context, account string, cents int) 
 	return
 }
 
-var agentidemOp_Invoices_CreateTraced = &agentidemrt.Op{
+var agentidemOp_Invoices_CreateTraced = agentidemrt.Declare(&agentidemrt.Op{
 	Idempotent: true,
 	Kind:       agentidemrt.KindWrite,
 	Name:       "createInvoice",
 	Params:     []string{"inv"},
+	Pkg:        "github.com/agentidem/agentidem-go/testkit/internal/realagents",
 	Pos:        "realagents.go:292",
-}
+})
 
 // CreateTraced calls Create and records the call for agentidem (//agentidem:write).
 func (b *Invoices) CreateTraced(ctx ai_context.Context, inv string) (aiErr error) {
@@ -170,14 +176,15 @@ func (b *Invoices) CreateTraced(ctx ai_context.Context, inv string) (aiErr error
 	return
 }
 
-var agentidemOp_Invoices_AttachTraced = &agentidemrt.Op{
+var agentidemOp_Invoices_AttachTraced = agentidemrt.Declare(&agentidemrt.Op{
 	After:      []string{"createInvoice"},
 	Idempotent: true,
 	Kind:       agentidemrt.KindWrite,
 	Name:       "attachInvoice",
 	Params:     []string{"order", "inv"},
+	Pkg:        "github.com/agentidem/agentidem-go/testkit/internal/realagents",
 	Pos:        "realagents.go:302",
-}
+})
 
 // AttachTraced calls Attach and records the call for agentidem (//agentidem:write).
 func (b *Invoices) AttachTraced(ctx ai_context.Context, order string, inv string) (aiErr error) {

@@ -24,12 +24,13 @@ func _[T any]() {
 	var _ func(ai_context.Context, T) error = Record[T]
 }
 
-var agentidemOp_Desk_FindTraced = &agentidemrt.Op{
+var agentidemOp_Desk_FindTraced = agentidemrt.Declare(&agentidemrt.Op{
 	Kind:   agentidemrt.KindRead,
 	Name:   "findTicket",
 	Params: []string{"key"},
+	Pkg:    "github.com/agentidem/agentidem-go/testkit/internal/realworld",
 	Pos:    "realworld.go:39",
-}
+})
 
 // FindTraced calls Find and records the call for agentidem (//agentidem:read).
 func (d *Desk) FindTraced(ctx ai_context.Context, key string) (aiR0 bool, aiErr error) {
@@ -49,12 +50,13 @@ func (d *Desk) FindTraced(ctx ai_context.Context, key string) (aiR0 bool, aiErr 
 	return aiV0, aiErr
 }
 
-var agentidemOp_Desk_OpenTraced = &agentidemrt.Op{
+var agentidemOp_Desk_OpenTraced = agentidemrt.Declare(&agentidemrt.Op{
 	Kind:   agentidemrt.KindWrite,
 	Name:   "openTicket",
 	Params: []string{"key"},
+	Pkg:    "github.com/agentidem/agentidem-go/testkit/internal/realworld",
 	Pos:    "realworld.go:46",
-}
+})
 
 // OpenTraced calls Open and records the call for agentidem (//agentidem:write).
 func (d *Desk) OpenTraced(ctx ai_context.Context, key string) (aiR0 string, aiErr error) {
@@ -74,12 +76,13 @@ func (d *Desk) OpenTraced(ctx ai_context.Context, key string) (aiR0 string, aiEr
 	return aiV0, aiErr
 }
 
-var agentidemOp_Desk_FindNoCtxTraced = &agentidemrt.Op{
+var agentidemOp_Desk_FindNoCtxTraced = agentidemrt.Declare(&agentidemrt.Op{
 	Kind:   agentidemrt.KindRead,
 	Name:   "findTicketNoCtx",
 	Params: []string{"key"},
+	Pkg:    "github.com/agentidem/agentidem-go/testkit/internal/realworld",
 	Pos:    "realworld.go:53",
-}
+})
 
 // FindNoCtxTraced calls FindNoCtx and records the call for agentidem (//agentidem:read).
 func (d *Desk) FindNoCtxTraced(key string) (aiR0 bool, aiErr error) {
@@ -99,12 +102,13 @@ func (d *Desk) FindNoCtxTraced(key string) (aiR0 bool, aiErr error) {
 	return aiV0, aiErr
 }
 
-var agentidemOp_Desk_OpenNoCtxTraced = &agentidemrt.Op{
+var agentidemOp_Desk_OpenNoCtxTraced = agentidemrt.Declare(&agentidemrt.Op{
 	Kind:   agentidemrt.KindWrite,
 	Name:   "openTicketNoCtx",
 	Params: []string{"key"},
+	Pkg:    "github.com/agentidem/agentidem-go/testkit/internal/realworld",
 	Pos:    "realworld.go:58",
-}
+})
 
 // OpenNoCtxTraced calls OpenNoCtx and records the call for agentidem (//agentidem:write).
 func (d *Desk) OpenNoCtxTraced(key string) (aiR0 string, aiErr error) {
@@ -124,13 +128,14 @@ func (d *Desk) OpenNoCtxTraced(key string) (aiR0 string, aiErr error) {
 	return aiV0, aiErr
 }
 
-var agentidemOp_NotifyTraced = &agentidemrt.Op{
+var agentidemOp_NotifyTraced = agentidemrt.Declare(&agentidemrt.Op{
 	Idempotent: true,
 	Kind:       agentidemrt.KindWrite,
 	Name:       "notify",
 	Params:     []string{"url", "key"},
+	Pkg:        "github.com/agentidem/agentidem-go/testkit/internal/realworld",
 	Pos:        "realworld.go:64",
-}
+})
 
 // NotifyTraced calls Notify and records the call for agentidem (//agentidem:write).
 func NotifyTraced(ctx ai_context.Context, url string, key string) (aiErr error) {
@@ -150,12 +155,13 @@ func NotifyTraced(ctx ai_context.Context, url string, key string) (aiErr error) 
 	return
 }
 
-var agentidemOp_RequestTicketTraced = &agentidemrt.Op{
+var agentidemOp_RequestTicketTraced = agentidemrt.Declare(&agentidemrt.Op{
 	Kind:   agentidemrt.KindWrite,
 	Name:   "requestTicket",
 	Params: []string{"url", "key"},
+	Pkg:    "github.com/agentidem/agentidem-go/testkit/internal/realworld",
 	Pos:    "realworld.go:98",
-}
+})
 
 // RequestTicketTraced calls RequestTicket and records the call for agentidem (//agentidem:write).
 func RequestTicketTraced(ctx ai_context.Context, url string, key string) (aiErr error) {
@@ -175,12 +181,13 @@ func RequestTicketTraced(ctx ai_context.Context, url string, key string) (aiErr 
 	return
 }
 
-var agentidemOp_RecordTraced = &agentidemrt.Op{
+var agentidemOp_RecordTraced = agentidemrt.Declare(&agentidemrt.Op{
 	Kind:   agentidemrt.KindWrite,
 	Name:   "record",
 	Params: []string{"v"},
+	Pkg:    "github.com/agentidem/agentidem-go/testkit/internal/realworld",
 	Pos:    "realworld.go:119",
-}
+})
 
 // RecordTraced calls Record and records the call for agentidem (//agentidem:write).
 func RecordTraced[T any](ctx ai_context.Context, v T) (aiErr error) {
@@ -200,12 +207,13 @@ func RecordTraced[T any](ctx ai_context.Context, v T) (aiErr error) {
 	return
 }
 
-var agentidemOp_WeirdTraced = &agentidemrt.Op{
+var agentidemOp_WeirdTraced = agentidemrt.Declare(&agentidemrt.Op{
 	Kind:   agentidemrt.KindRead,
 	Name:   "weird",
 	Params: []string{"kind"},
+	Pkg:    "github.com/agentidem/agentidem-go/testkit/internal/realworld",
 	Pos:    "realworld.go:124",
-}
+})
 
 // WeirdTraced calls Weird and records the call for agentidem (//agentidem:read).
 func WeirdTraced(ctx ai_context.Context, kind string) (aiR0 any, aiErr error) {
@@ -224,12 +232,13 @@ func WeirdTraced(ctx ai_context.Context, kind string) (aiR0 any, aiErr error) {
 	return aiV0, aiErr
 }
 
-var agentidemOp_WaitTraced = &agentidemrt.Op{
+var agentidemOp_WaitTraced = agentidemrt.Declare(&agentidemrt.Op{
 	Kind:   agentidemrt.KindWrite,
 	Name:   "hold",
 	Params: []string{"id", "release"},
+	Pkg:    "github.com/agentidem/agentidem-go/testkit/internal/realworld",
 	Pos:    "realworld.go:144",
-}
+})
 
 // WaitTraced calls Wait and records the call for agentidem (//agentidem:write).
 func WaitTraced(ctx ai_context.Context, id string, release <-chan struct{}) (aiErr error) {

@@ -16,12 +16,13 @@ var (
 	_ func(*Ledger, ai_context.Context, int) error            = (*Ledger).Boom
 )
 
-var agentidemOp_Ledger_PutTraced = &agentidemrt.Op{
+var agentidemOp_Ledger_PutTraced = agentidemrt.Declare(&agentidemrt.Op{
 	Kind:   agentidemrt.KindWrite,
 	Name:   "put",
 	Params: []string{"key", "entry"},
+	Pkg:    "github.com/agentidem/agentidem-go/testkit/internal/tools",
 	Pos:    "tools.go:23",
-}
+})
 
 // PutTraced calls Put and records the call for agentidem (//agentidem:write).
 func (l *Ledger) PutTraced(ctx ai_context.Context, key string, entry string) (aiErr error) {
@@ -41,12 +42,13 @@ func (l *Ledger) PutTraced(ctx ai_context.Context, key string, entry string) (ai
 	return
 }
 
-var agentidemOp_Ledger_PostTraced = &agentidemrt.Op{
+var agentidemOp_Ledger_PostTraced = agentidemrt.Declare(&agentidemrt.Op{
 	Kind:   agentidemrt.KindWrite,
 	Name:   "post",
 	Params: []string{"key", "entry"},
+	Pkg:    "github.com/agentidem/agentidem-go/testkit/internal/tools",
 	Pos:    "tools.go:43",
-}
+})
 
 // PostTraced calls Post and records the call for agentidem (//agentidem:write).
 func (l *Ledger) PostTraced(ctx ai_context.Context, key string, entry string) (aiErr error) {
@@ -66,11 +68,12 @@ func (l *Ledger) PostTraced(ctx ai_context.Context, key string, entry string) (a
 	return
 }
 
-var agentidemOp_Ledger_CountTraced = &agentidemrt.Op{
+var agentidemOp_Ledger_CountTraced = agentidemrt.Declare(&agentidemrt.Op{
 	Kind: agentidemrt.KindRead,
 	Name: "count",
+	Pkg:  "github.com/agentidem/agentidem-go/testkit/internal/tools",
 	Pos:  "tools.go:56",
-}
+})
 
 // CountTraced calls Count and records the call for agentidem (//agentidem:read).
 func (l *Ledger) CountTraced(ctx ai_context.Context) (aiR0 int, aiErr error) {
@@ -89,12 +92,13 @@ func (l *Ledger) CountTraced(ctx ai_context.Context) (aiR0 int, aiErr error) {
 	return aiV0, aiErr
 }
 
-var agentidemOp_Ledger_BoomTraced = &agentidemrt.Op{
+var agentidemOp_Ledger_BoomTraced = agentidemrt.Declare(&agentidemrt.Op{
 	Kind:   agentidemrt.KindWrite,
 	Name:   "boom",
 	Params: []string{"n"},
+	Pkg:    "github.com/agentidem/agentidem-go/testkit/internal/tools",
 	Pos:    "tools.go:65",
-}
+})
 
 // BoomTraced calls Boom and records the call for agentidem (//agentidem:write).
 func (l *Ledger) BoomTraced(ctx ai_context.Context, n int) (aiErr error) {

@@ -15,12 +15,13 @@ var (
 	_ func(*CRM, ai_context.Context, string, string) error          = (*CRM).Enroll
 )
 
-var agentidemOp_CRM_FindTraced = &agentidemrt.Op{
+var agentidemOp_CRM_FindTraced = agentidemrt.Declare(&agentidemrt.Op{
 	Kind:   agentidemrt.KindRead,
 	Name:   "findCustomer",
 	Params: []string{"email"},
+	Pkg:    "github.com/agentidem/agentidem-go/idem/sqlite/internal/crm",
 	Pos:    "crm.go:30",
-}
+})
 
 // FindTraced calls Find and records the call for agentidem (//agentidem:read).
 func (c *CRM) FindTraced(ctx ai_context.Context, email string) (aiR0 bool, aiErr error) {
@@ -40,12 +41,13 @@ func (c *CRM) FindTraced(ctx ai_context.Context, email string) (aiR0 bool, aiErr
 	return aiV0, aiErr
 }
 
-var agentidemOp_CRM_CreateTraced = &agentidemrt.Op{
+var agentidemOp_CRM_CreateTraced = agentidemrt.Declare(&agentidemrt.Op{
 	Kind:   agentidemrt.KindWrite,
 	Name:   "createCustomer",
 	Params: []string{"email", "name"},
+	Pkg:    "github.com/agentidem/agentidem-go/idem/sqlite/internal/crm",
 	Pos:    "crm.go:42",
-}
+})
 
 // CreateTraced calls Create and records the call for agentidem (//agentidem:write).
 func (c *CRM) CreateTraced(ctx ai_context.Context, email string, name string) (aiR0 int64, aiErr error) {
@@ -65,12 +67,13 @@ func (c *CRM) CreateTraced(ctx ai_context.Context, email string, name string) (a
 	return aiV0, aiErr
 }
 
-var agentidemOp_CRM_EnrollTraced = &agentidemrt.Op{
+var agentidemOp_CRM_EnrollTraced = agentidemrt.Declare(&agentidemrt.Op{
 	Kind:   agentidemrt.KindWrite,
 	Name:   "enrollMember",
 	Params: []string{"email", "name"},
+	Pkg:    "github.com/agentidem/agentidem-go/idem/sqlite/internal/crm",
 	Pos:    "crm.go:54",
-}
+})
 
 // EnrollTraced calls Enroll and records the call for agentidem (//agentidem:write).
 func (c *CRM) EnrollTraced(ctx ai_context.Context, email string, name string) (aiErr error) {

@@ -18,12 +18,13 @@ var (
 	_ func(*Desk, ai_context.Context, string) error                  = (*Desk).Open
 )
 
-var agentidemOp_Desk_GetTraced = &agentidemrt.Op{
+var agentidemOp_Desk_GetTraced = agentidemrt.Declare(&agentidemrt.Op{
 	Kind:   agentidemrt.KindRead,
 	Name:   "getTicket",
 	Params: []string{"id"},
+	Pkg:    "github.com/agentidem/agentidem-go/idem/sqlite/internal/desk",
 	Pos:    "desk.go:26",
-}
+})
 
 // GetTraced calls Get and records the call for agentidem (//agentidem:read).
 func (d *Desk) GetTraced(ctx ai_context.Context, id string) (aiR0 string, aiErr error) {
@@ -43,13 +44,14 @@ func (d *Desk) GetTraced(ctx ai_context.Context, id string) (aiR0 string, aiErr 
 	return aiV0, aiErr
 }
 
-var agentidemOp_Desk_UpsertTraced = &agentidemrt.Op{
+var agentidemOp_Desk_UpsertTraced = agentidemrt.Declare(&agentidemrt.Op{
 	Idempotent: true,
 	Kind:       agentidemrt.KindWrite,
 	Name:       "upsertTicket",
 	Params:     []string{"id", "status"},
+	Pkg:        "github.com/agentidem/agentidem-go/idem/sqlite/internal/desk",
 	Pos:        "desk.go:36",
-}
+})
 
 // UpsertTraced calls Upsert and records the call for agentidem (//agentidem:write).
 func (d *Desk) UpsertTraced(ctx ai_context.Context, id string, status string) (aiErr error) {
@@ -69,12 +71,13 @@ func (d *Desk) UpsertTraced(ctx ai_context.Context, id string, status string) (a
 	return
 }
 
-var agentidemOp_Desk_CloseTraced = &agentidemrt.Op{
+var agentidemOp_Desk_CloseTraced = agentidemrt.Declare(&agentidemrt.Op{
 	Kind:   agentidemrt.KindWrite,
 	Name:   "closeTicket",
 	Params: []string{"id"},
+	Pkg:    "github.com/agentidem/agentidem-go/idem/sqlite/internal/desk",
 	Pos:    "desk.go:42",
-}
+})
 
 // CloseTraced calls Close and records the call for agentidem (//agentidem:write).
 func (d *Desk) CloseTraced(ctx ai_context.Context, id string) (aiErr error) {
@@ -94,12 +97,13 @@ func (d *Desk) CloseTraced(ctx ai_context.Context, id string) (aiErr error) {
 	return
 }
 
-var agentidemOp_Desk_NoteTraced = &agentidemrt.Op{
+var agentidemOp_Desk_NoteTraced = agentidemrt.Declare(&agentidemrt.Op{
 	Kind:   agentidemrt.KindWrite,
 	Name:   "addNote",
 	Params: []string{"id", "body"},
+	Pkg:    "github.com/agentidem/agentidem-go/idem/sqlite/internal/desk",
 	Pos:    "desk.go:48",
-}
+})
 
 // NoteTraced calls Note and records the call for agentidem (//agentidem:write).
 func (d *Desk) NoteTraced(ctx ai_context.Context, id string, body string) (aiErr error) {
@@ -119,12 +123,13 @@ func (d *Desk) NoteTraced(ctx ai_context.Context, id string, body string) (aiErr
 	return
 }
 
-var agentidemOp_Desk_RefundTraced = &agentidemrt.Op{
+var agentidemOp_Desk_RefundTraced = agentidemrt.Declare(&agentidemrt.Op{
 	Kind:   agentidemrt.KindWrite,
 	Name:   "refund",
 	Params: []string{"payment", "amount"},
+	Pkg:    "github.com/agentidem/agentidem-go/idem/sqlite/internal/desk",
 	Pos:    "desk.go:60",
-}
+})
 
 // RefundTraced calls Refund and records the call for agentidem (//agentidem:write).
 func (d *Desk) RefundTraced(ctx ai_context.Context, payment string, amount int64) (aiR0 string, aiErr error) {
@@ -144,12 +149,13 @@ func (d *Desk) RefundTraced(ctx ai_context.Context, payment string, amount int64
 	return aiV0, aiErr
 }
 
-var agentidemOp_Desk_OpenTraced = &agentidemrt.Op{
+var agentidemOp_Desk_OpenTraced = agentidemrt.Declare(&agentidemrt.Op{
 	Kind:   agentidemrt.KindWrite,
 	Name:   "openTicket",
 	Params: []string{"id"},
+	Pkg:    "github.com/agentidem/agentidem-go/idem/sqlite/internal/desk",
 	Pos:    "desk.go:79",
-}
+})
 
 // OpenTraced calls Open and records the call for agentidem (//agentidem:write).
 func (d *Desk) OpenTraced(ctx ai_context.Context, id string) (aiErr error) {

@@ -16,13 +16,14 @@ var (
 	_ func(*Program, ai_context.Context, string) (string, error) = (*Program).Lookup
 )
 
-var agentidemOp_Program_CountVisitTraced = &agentidemrt.Op{
+var agentidemOp_Program_CountVisitTraced = agentidemrt.Declare(&agentidemrt.Op{
 	Idempotent: true,
 	Kind:       agentidemrt.KindWrite,
 	Name:       "countVisit",
 	Params:     []string{"member"},
+	Pkg:        "github.com/agentidem/agentidem-go/idem/sqlite/internal/loyalty",
 	Pos:        "loyalty.go:23",
-}
+})
 
 // CountVisitTraced calls CountVisit and records the call for agentidem (//agentidem:write).
 func (p *Program) CountVisitTraced(ctx ai_context.Context, member string) (aiErr error) {
@@ -42,12 +43,13 @@ func (p *Program) CountVisitTraced(ctx ai_context.Context, member string) (aiErr
 	return
 }
 
-var agentidemOp_Program_AddVisitTraced = &agentidemrt.Op{
+var agentidemOp_Program_AddVisitTraced = agentidemrt.Declare(&agentidemrt.Op{
 	Kind:   agentidemrt.KindWrite,
 	Name:   "addVisit",
 	Params: []string{"member"},
+	Pkg:    "github.com/agentidem/agentidem-go/idem/sqlite/internal/loyalty",
 	Pos:    "loyalty.go:31",
-}
+})
 
 // AddVisitTraced calls AddVisit and records the call for agentidem (//agentidem:write).
 func (p *Program) AddVisitTraced(ctx ai_context.Context, member string) (aiErr error) {
@@ -67,12 +69,13 @@ func (p *Program) AddVisitTraced(ctx ai_context.Context, member string) (aiErr e
 	return
 }
 
-var agentidemOp_Program_EnrollTraced = &agentidemrt.Op{
+var agentidemOp_Program_EnrollTraced = agentidemrt.Declare(&agentidemrt.Op{
 	Kind:   agentidemrt.KindWrite,
 	Name:   "enroll",
 	Params: []string{"email", "tier"},
+	Pkg:    "github.com/agentidem/agentidem-go/idem/sqlite/internal/loyalty",
 	Pos:    "loyalty.go:39",
-}
+})
 
 // EnrollTraced calls Enroll and records the call for agentidem (//agentidem:write).
 func (p *Program) EnrollTraced(ctx ai_context.Context, email string, tier string) (aiErr error) {
@@ -92,12 +95,13 @@ func (p *Program) EnrollTraced(ctx ai_context.Context, email string, tier string
 	return
 }
 
-var agentidemOp_Program_LookupTraced = &agentidemrt.Op{
+var agentidemOp_Program_LookupTraced = agentidemrt.Declare(&agentidemrt.Op{
 	Kind:   agentidemrt.KindRead,
 	Name:   "lookupMember",
 	Params: []string{"email"},
+	Pkg:    "github.com/agentidem/agentidem-go/idem/sqlite/internal/loyalty",
 	Pos:    "loyalty.go:47",
-}
+})
 
 // LookupTraced calls Lookup and records the call for agentidem (//agentidem:read).
 func (p *Program) LookupTraced(ctx ai_context.Context, email string) (aiR0 string, aiErr error) {

@@ -20,12 +20,13 @@ var (
 	_ func(*Warehouse, ai_context.Context, string, string) error = (*Warehouse).ShipNaive
 )
 
-var agentidemOp_Warehouse_LevelTraced = &agentidemrt.Op{
+var agentidemOp_Warehouse_LevelTraced = agentidemrt.Declare(&agentidemrt.Op{
 	Kind:   agentidemrt.KindRead,
 	Name:   "level",
 	Params: []string{"sku"},
+	Pkg:    "github.com/agentidem/agentidem-go/idem/sqlite/internal/stock",
 	Pos:    "stock.go:28",
-}
+})
 
 // LevelTraced calls Level and records the call for agentidem (//agentidem:read).
 func (w *Warehouse) LevelTraced(ctx ai_context.Context, sku string) (aiR0 int, aiErr error) {
@@ -45,12 +46,13 @@ func (w *Warehouse) LevelTraced(ctx ai_context.Context, sku string) (aiR0 int, a
 	return aiV0, aiErr
 }
 
-var agentidemOp_Warehouse_SetLevelTraced = &agentidemrt.Op{
+var agentidemOp_Warehouse_SetLevelTraced = agentidemrt.Declare(&agentidemrt.Op{
 	Kind:   agentidemrt.KindWrite,
 	Name:   "setLevel",
 	Params: []string{"sku", "n"},
+	Pkg:    "github.com/agentidem/agentidem-go/idem/sqlite/internal/stock",
 	Pos:    "stock.go:40",
-}
+})
 
 // SetLevelTraced calls SetLevel and records the call for agentidem (//agentidem:write).
 func (w *Warehouse) SetLevelTraced(ctx ai_context.Context, sku string, n int) (aiErr error) {
@@ -70,12 +72,13 @@ func (w *Warehouse) SetLevelTraced(ctx ai_context.Context, sku string, n int) (a
 	return
 }
 
-var agentidemOp_Warehouse_AdjustTraced = &agentidemrt.Op{
+var agentidemOp_Warehouse_AdjustTraced = agentidemrt.Declare(&agentidemrt.Op{
 	Kind:   agentidemrt.KindWrite,
 	Name:   "adjust",
 	Params: []string{"sku", "delta"},
+	Pkg:    "github.com/agentidem/agentidem-go/idem/sqlite/internal/stock",
 	Pos:    "stock.go:48",
-}
+})
 
 // AdjustTraced calls Adjust and records the call for agentidem (//agentidem:write).
 func (w *Warehouse) AdjustTraced(ctx ai_context.Context, sku string, delta int) (aiErr error) {
@@ -95,12 +98,13 @@ func (w *Warehouse) AdjustTraced(ctx ai_context.Context, sku string, delta int) 
 	return
 }
 
-var agentidemOp_Warehouse_TagTraced = &agentidemrt.Op{
+var agentidemOp_Warehouse_TagTraced = agentidemrt.Declare(&agentidemrt.Op{
 	Kind:   agentidemrt.KindWrite,
 	Name:   "tag",
 	Params: []string{"sku", "tag"},
+	Pkg:    "github.com/agentidem/agentidem-go/idem/sqlite/internal/stock",
 	Pos:    "stock.go:56",
-}
+})
 
 // TagTraced calls Tag and records the call for agentidem (//agentidem:write).
 func (w *Warehouse) TagTraced(ctx ai_context.Context, sku string, tag string) (aiErr error) {
@@ -120,12 +124,13 @@ func (w *Warehouse) TagTraced(ctx ai_context.Context, sku string, tag string) (a
 	return
 }
 
-var agentidemOp_Warehouse_PlaceTraced = &agentidemrt.Op{
+var agentidemOp_Warehouse_PlaceTraced = agentidemrt.Declare(&agentidemrt.Op{
 	Kind:   agentidemrt.KindWrite,
 	Name:   "place",
 	Params: []string{"ref", "sku"},
+	Pkg:    "github.com/agentidem/agentidem-go/idem/sqlite/internal/stock",
 	Pos:    "stock.go:65",
-}
+})
 
 // PlaceTraced calls Place and records the call for agentidem (//agentidem:write).
 func (w *Warehouse) PlaceTraced(ctx ai_context.Context, ref string, sku string) (aiErr error) {
@@ -145,12 +150,13 @@ func (w *Warehouse) PlaceTraced(ctx ai_context.Context, ref string, sku string) 
 	return
 }
 
-var agentidemOp_Warehouse_PlaceNaiveTraced = &agentidemrt.Op{
+var agentidemOp_Warehouse_PlaceNaiveTraced = agentidemrt.Declare(&agentidemrt.Op{
 	Kind:   agentidemrt.KindWrite,
 	Name:   "placeNaive",
 	Params: []string{"ref", "sku"},
+	Pkg:    "github.com/agentidem/agentidem-go/idem/sqlite/internal/stock",
 	Pos:    "stock.go:86",
-}
+})
 
 // PlaceNaiveTraced calls PlaceNaive and records the call for agentidem (//agentidem:write).
 func (w *Warehouse) PlaceNaiveTraced(ctx ai_context.Context, ref string, sku string) (aiErr error) {
@@ -170,12 +176,13 @@ func (w *Warehouse) PlaceNaiveTraced(ctx ai_context.Context, ref string, sku str
 	return
 }
 
-var agentidemOp_Warehouse_ShipTraced = &agentidemrt.Op{
+var agentidemOp_Warehouse_ShipTraced = agentidemrt.Declare(&agentidemrt.Op{
 	Kind:   agentidemrt.KindWrite,
 	Name:   "ship",
 	Params: []string{"ref", "sku"},
+	Pkg:    "github.com/agentidem/agentidem-go/idem/sqlite/internal/stock",
 	Pos:    "stock.go:106",
-}
+})
 
 // ShipTraced calls Ship and records the call for agentidem (//agentidem:write).
 func (w *Warehouse) ShipTraced(ctx ai_context.Context, ref string, sku string) (aiErr error) {
@@ -195,12 +202,13 @@ func (w *Warehouse) ShipTraced(ctx ai_context.Context, ref string, sku string) (
 	return
 }
 
-var agentidemOp_Warehouse_ShipNaiveTraced = &agentidemrt.Op{
+var agentidemOp_Warehouse_ShipNaiveTraced = agentidemrt.Declare(&agentidemrt.Op{
 	Kind:   agentidemrt.KindWrite,
 	Name:   "shipNaive",
 	Params: []string{"ref", "sku"},
+	Pkg:    "github.com/agentidem/agentidem-go/idem/sqlite/internal/stock",
 	Pos:    "stock.go:114",
-}
+})
 
 // ShipNaiveTraced calls ShipNaive and records the call for agentidem (//agentidem:write).
 func (w *Warehouse) ShipNaiveTraced(ctx ai_context.Context, ref string, sku string) (aiErr error) {
