@@ -28,7 +28,7 @@ type reportConfig struct {
 func newReportCmd(stdout, stderr io.Writer) *cobra.Command {
 	var cfg reportConfig
 	cmd := &cobra.Command{
-		Use:                   "report [--html out.html] [--junit out.xml] [--merge out.json] [-q] FILE.json|DIR...",
+		Use:                   "report [--html out.html|pages/] [--junit out.xml] [--merge out.json] [-q] FILE.json|DIR...",
 		DisableFlagsInUseLine: true,
 		Short:                 "Print saved fault-suite reports; write them as HTML or JUnit XML",
 		Long: `report reads fault-suite reports saved as JSON (testkit writes one per test
@@ -37,11 +37,15 @@ to $AGENTIDEM_REPORT_DIR/<package>/<Test>.json; a directory stands for the
 with its fault, and every finding with its op, identity, calls and replay
 line.
 
---html writes one self-contained HTML page (no network, no external file):
-per scenario a timeline of the calls of each invocation, parallel batches
-shaded, injected faults and findings marked, details of every call on click.
-With several reports, --html names a directory that gets one page per report,
-at the path of its JSON file below the directory it was found in.
+--html writes each report as one self-contained HTML page (no network, no
+external file): per scenario a timeline of the calls of each invocation,
+parallel batches shaded, injected faults and findings marked, details of
+every call on click. --html names a directory, made as needed, when it ends
+in / or is one already, or when the reports are several or come from a DIR:
+each report gets its page there, at the path of its JSON file below the DIR
+it was found in (a FILE.json given by itself: its name). So
+--html pages/ reports/ writes pages/agent/TestRefundAgent.html however many
+reports reports/ holds, and --html report.html FILE.json writes that file.
 --junit writes JUnit XML, one testsuite per report and one testcase per
 scenario, for CI systems.
 
@@ -69,7 +73,7 @@ read or an output cannot be written, 2 for usage errors.`,
 			return runReport(cfg, args, stdout, stderr)
 		},
 	}
-	cmd.Flags().StringVar(&cfg.html, "html", "", "write the report as one self-contained HTML `file` (a directory for several reports)")
+	cmd.Flags().StringVar(&cfg.html, "html", "", "write the report as one self-contained HTML `file` (a directory, made as needed, for a DIR, several reports or a name ending in /)")
 	cmd.Flags().StringVar(&cfg.junit, "junit", "", "write the reports as JUnit XML to `file`")
 	cmd.Flags().StringVar(&cfg.merge, "merge", "", "merge the given shard reports of one test into one report, written as JSON to `file`")
 	cmd.Flags().BoolVarP(&cfg.quiet, "quiet", "q", false, "do not print the summaries")
@@ -77,10 +81,12 @@ read or an output cannot be written, 2 for usage errors.`,
 }
 
 // reportFile is a report to read: its path, and the name of its HTML page
-// among several (its path below the directory argument it was found in,
-// or its file name when given by itself), without the extension.
+// in an --html directory (its path below the directory argument it was
+// found in, or its file name when given by itself), without the extension.
+// inDir is set for a file found in a directory argument.
 type reportFile struct {
 	path, page string
+	inDir      bool
 }
 
 // reportFiles expands directories to the .json files in them and in their
@@ -92,7 +98,7 @@ func reportFiles(args []string) ([]reportFile, error) {
 		fi, err := os.Stat(a)
 		if err != nil || !fi.IsDir() {
 			// ReadReport says what is wrong
-			files = append(files, reportFile{a, strings.TrimSuffix(filepath.Base(a), ".json")})
+			files = append(files, reportFile{path: a, page: strings.TrimSuffix(filepath.Base(a), ".json")})
 			continue
 		}
 		var found []reportFile
@@ -113,7 +119,7 @@ func reportFiles(args []string) ([]reportFile, error) {
 			if err != nil {
 				return err
 			}
-			found = append(found, reportFile{path, strings.TrimSuffix(rel, ".json")})
+			found = append(found, reportFile{path: path, page: strings.TrimSuffix(rel, ".json"), inDir: true})
 			return nil
 		})
 		if err != nil {
@@ -177,7 +183,7 @@ func runReport(cfg reportConfig, args []string, stdout, stderr io.Writer) error 
 			return err
 		}
 		wrote = append(wrote, fmt.Sprintf("wrote %s (%s, %d shards)", cfg.merge, size(n), len(reps)))
-		reps, files = []*runtime.Report{merged}, []reportFile{{cfg.merge, strings.TrimSuffix(filepath.Base(cfg.merge), ".json")}}
+		reps, files = []*runtime.Report{merged}, []reportFile{{path: cfg.merge, page: strings.TrimSuffix(filepath.Base(cfg.merge), ".json")}}
 	}
 	if cfg.html != "" {
 		targets, err := htmlTargets(cfg.html, files)
@@ -260,7 +266,7 @@ func refuseOverwrite(cfg reportConfig, files []reportFile) error {
 		pages := files
 		if cfg.merge != "" {
 			// one page, of the merged report
-			pages = []reportFile{{cfg.merge, strings.TrimSuffix(filepath.Base(cfg.merge), ".json")}}
+			pages = []reportFile{{path: cfg.merge, page: strings.TrimSuffix(filepath.Base(cfg.merge), ".json")}}
 		}
 		targets, err := htmlTargets(cfg.html, pages)
 		if err != nil {
@@ -290,15 +296,21 @@ func refuseOverwrite(cfg reportConfig, files []reportFile) error {
 	return nil
 }
 
-// htmlTargets names the HTML file of each report: the --html file for one
-// report; for several, a page per report in the --html directory, at the
-// path its JSON file has below the directory it was found in
-// (reports/billing/TestRefund.json gives pages/billing/TestRefund.html).
+// htmlTargets names the HTML file of each report. --html names a
+// directory when it ends in a slash, is one already, or the reports are
+// several or come from a directory argument; each report then gets a page
+// in it at the path its JSON file has below the directory it was found in
+// (reports/billing/TestRefund.json gives pages/billing/TestRefund.html),
+// and the directories are made. Otherwise (one report given as a file)
+// --html is the page's file.
+//
+// Whether pages/ is a directory must not depend on how many reports
+// reports/ holds today: the documented `--html pages/ reports/` wrote
+// pages/ as a file for one report (and failed on its trailing slash), and
+// a CI job whose first run has one report would find its page somewhere
+// else on the next.
 func htmlTargets(html string, files []reportFile) ([]string, error) {
-	if len(files) == 1 {
-		if fi, err := os.Stat(html); err == nil && fi.IsDir() {
-			return []string{filepath.Join(html, filepath.Base(files[0].page)+".html")}, nil
-		}
+	if !htmlIsDir(html, files) {
 		return []string{html}, nil
 	}
 	seen := map[string]string{}
@@ -317,6 +329,19 @@ func htmlTargets(html string, files []reportFile) ([]string, error) {
 		}
 	}
 	return targets, nil
+}
+
+// htmlIsDir reports whether --html names a directory of pages rather than
+// the file of one page (see htmlTargets).
+func htmlIsDir(html string, files []reportFile) bool {
+	if len(files) != 1 || files[0].inDir {
+		return true
+	}
+	if strings.HasSuffix(html, "/") || strings.HasSuffix(html, string(filepath.Separator)) {
+		return true
+	}
+	fi, err := os.Stat(html)
+	return err == nil && fi.IsDir()
 }
 
 // writeAtomic renders into memory, then replaces path through a temporary
