@@ -8,10 +8,12 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
 	"github.com/agentidem/agentidem-go/internal/render"
+	"github.com/agentidem/agentidem-go/internal/reportfile"
 	"github.com/agentidem/agentidem-go/internal/reportschema"
 	"github.com/agentidem/agentidem-go/runtime"
 	"github.com/spf13/cobra"
@@ -35,7 +37,10 @@ func newReportCmd(stdout, stderr io.Writer) *cobra.Command {
 to $AGENTIDEM_REPORT_DIR/<package>/<Test>.json; a directory stands for the
 .json files in it and below it) and prints each one's readable summary: the verdict, every scenario
 with its fault, and every finding with its op, identity, calls and replay
-line.
+line. A .json file in a directory that does not claim to be a report (not a
+JSON object, or no schema_version: a golden trace of testkit.Golden,
+another tool's file) is skipped with a note; one named by itself, or one
+that claims to be a report and does not read, is an error.
 
 --html writes each report as one self-contained HTML page (no network, no
 external file): per scenario a timeline of the calls of each invocation,
@@ -83,10 +88,10 @@ read or an output cannot be written, 2 for usage errors.`,
 // reportFile is a report to read: its path, and the name of its HTML page
 // in an --html directory (its path below the directory argument it was
 // found in, or its file name when given by itself), without the extension.
-// inDir is set for a file found in a directory argument.
+// dir is the directory argument it was found in, empty for a file given by
+// itself.
 type reportFile struct {
-	path, page string
-	inDir      bool
+	path, page, dir string
 }
 
 // reportFiles expands directories to the .json files in them and in their
@@ -119,7 +124,7 @@ func reportFiles(args []string) ([]reportFile, error) {
 			if err != nil {
 				return err
 			}
-			found = append(found, reportFile{path: path, page: strings.TrimSuffix(rel, ".json"), inDir: true})
+			found = append(found, reportFile{path: path, page: strings.TrimSuffix(rel, ".json"), dir: a})
 			return nil
 		})
 		if err != nil {
@@ -156,15 +161,45 @@ func runReport(cfg reportConfig, args []string, stdout, stderr io.Writer) error 
 	// piped output and CI logs stay plain.
 	prog := render.NewProgress(stderr, render.Style{Live: out.Live && render.IsTerminal(stderr), Color: out.Color}, steps)
 	reps := make([]*runtime.Report, 0, len(files))
+	var read []reportFile
+	var notes []string
+	skipped := map[string]string{}
 	for _, f := range files {
 		prog.Step("reading " + f.path)
 		rep, err := readValidReport(f.path)
+		// A directory stands for the reports below it, but not every
+		// .json file there need be one. Golden traces (testkit.Golden)
+		// live in the packages' testdata directories, which a walk meets
+		// when AGENTIDEM_REPORT_DIR is the module's root or a testdata
+		// directory, or when the command is given a source tree; and
+		// other tools may write JSON where the reports go. One such file
+		// failed the whole directory, so a file found in a directory that
+		// does not claim to be a report (not a JSON object, or no string
+		// schema_version) is skipped with a note. A file that claims to
+		// be a report but does not read, or is not JSON at all (a report
+		// cut short), still fails, as does any file named by itself: that
+		// one was meant to be rendered.
+		var nr *reportfile.Error
+		if err != nil && f.dir != "" && errors.As(err, &nr) && nr.Foreign {
+			notes = append(notes, fmt.Sprintf("skipped %s: %s", f.path, nr.What))
+			skipped[f.path] = nr.What
+			if cfg.html != "" {
+				prog.Drop(1) // its page
+			}
+			continue
+		}
 		if err != nil {
 			prog.Done("")
 			return err
 		}
 		reps = append(reps, rep)
+		read = append(read, f)
 	}
+	if err := everyDirHasAReport(args, files, read, skipped); err != nil {
+		prog.Done("")
+		return err
+	}
+	files = read
 	if err := refuseOverwrite(cfg, files); err != nil {
 		prog.Done("")
 		return err
@@ -234,8 +269,35 @@ func runReport(cfg reportConfig, args []string, stdout, stderr io.Writer) error 
 			fmt.Fprintln(stdout)
 		}
 	}
-	for _, s := range wrote {
+	for _, s := range append(notes, wrote...) {
 		fmt.Fprintf(stderr, "agentidem-gen: %s\n", s)
+	}
+	return nil
+}
+
+// everyDirHasAReport fails for a directory argument whose .json files were
+// all skipped as not reports (skipped maps each to why), as for one with no
+// .json file: the command was given nothing to render there.
+func everyDirHasAReport(args []string, found, read []reportFile, skipped map[string]string) error {
+	for _, a := range args {
+		var first string
+		n := 0
+		for _, f := range found {
+			if f.dir == a {
+				if n == 0 {
+					first = f.path
+				}
+				n++
+			}
+		}
+		if n == 0 || slices.ContainsFunc(read, func(f reportFile) bool { return f.dir == a }) {
+			continue
+		}
+		more := ""
+		if n > 1 {
+			more = fmt.Sprintf(", and %d more", n-1)
+		}
+		return fmt.Errorf("reading reports: no report in %s, only other JSON (%s: %s%s); give the directory testkit writes reports to (AGENTIDEM_REPORT_DIR)", a, first, skipped[first], more)
 	}
 	return nil
 }
@@ -244,7 +306,7 @@ func runReport(cfg reportConfig, args []string, stdout, stderr io.Writer) error 
 // schema of its version, so that a file that is not a whole report is
 // refused with what it lacks instead of being rendered as a failed suite.
 func readValidReport(path string) (*runtime.Report, error) {
-	rep, err := runtime.ReadReport(path) // names an unreadable file or version
+	rep, err := runtime.ReadReport(path) // names an unreadable file, one that is not a report, another version
 	if err != nil {
 		return nil, err
 	}
@@ -334,7 +396,7 @@ func htmlTargets(html string, files []reportFile) ([]string, error) {
 // htmlIsDir reports whether --html names a directory of pages rather than
 // the file of one page (see htmlTargets).
 func htmlIsDir(html string, files []reportFile) bool {
-	if len(files) != 1 || files[0].inDir {
+	if len(files) != 1 || files[0].dir != "" {
 		return true
 	}
 	if strings.HasSuffix(html, "/") || strings.HasSuffix(html, string(filepath.Separator)) {
