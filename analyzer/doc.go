@@ -261,7 +261,8 @@
 //
 // //agentidem:ignore <reason> silences every diagnostic on its own line and
 // on the next line; in a function's doc comment it silences the whole
-// function. The reason is required:
+// function. The reason is required; this analyzer is the one that checks
+// it (agentidem-gen skips ignores, which change no wrapper):
 //
 //	//agentidem:ignore users are created by the nightly import only, one process
 //	_, err = db.Exec("INSERT INTO users (email) VALUES ($1)", email)

@@ -49,8 +49,9 @@
 //     unexported id), which two values then cannot differ in;
 //   - determinism: time.Now, math/rand, crypto/rand and uuid.New* anywhere in
 //     an identity are rejected, since a retry would get a fresh identity;
-//   - placement: a directive that is not in the doc comment of a function
-//     declaration, a second one on one function, one on init or _;
+//   - placement: a read or write directive that is not in the doc comment
+//     of a function declaration, a second one on one function, one on init
+//     or _;
 //   - names: two ops with one name, two wrappers with one name, a wrapper
 //     name already declared (in the package, as a field or method of the
 //     receiver, as an import or dot-imported name of one of its files, or in
@@ -64,6 +65,11 @@
 // binary declare are named after their packages there
 // (stripe.Client.Refund), and an after= naming another package's op is
 // written with that package's path so that it follows the op.
+//
+// //agentidem:ignore is not the generator's: it silences agentidem-vet's
+// diagnostics on a line or a function and changes no wrapper, so the
+// generator skips it wherever it is, and agentidem-vet checks it (one
+// without a reason is "bad directive: //agentidem:ignore needs a reason").
 //
 // Warnings do not stop generation: a write without an error result (it is
 // traced, but no fault can be injected into it) or without a context, an

@@ -229,6 +229,8 @@ func posOf(err error) (token.Position, bool) {
 
 // misplaced reports read and write directives that are not in the doc
 // comment of a function declaration: they would silently do nothing.
+// //agentidem:ignore is not one of them: it belongs on the line above the
+// code it silences, and it is the analyzer's directive (see buildOp).
 func (b *builder) misplaced(f *ast.File, docs map[*ast.CommentGroup]bool) {
 	for _, cg := range f.Comments {
 		for _, c := range cg.List {
@@ -243,13 +245,34 @@ func (b *builder) misplaced(f *ast.File, docs map[*ast.CommentGroup]bool) {
 			if !directive.IsDirective(c.Text) {
 				continue
 			}
-			d, _ := directive.Parse(c.Text, b.fset.Position(c.Slash))
-			if d != nil && d.Kind == directive.Ignore {
+			if directive.IsIgnore(c.Text) {
 				continue
 			}
 			b.errs = append(b.errs, errAt(b.fset.Position(c.Slash), "%s is not in the doc comment of a function or method declaration, so it annotates nothing: put it right above func", strings.SplitN(c.Text, " ", 2)[0]))
 		}
 	}
+}
+
+// withoutIgnores returns doc without its //agentidem:ignore lines. An
+// ignore silences agentidem-vet's diagnostics and changes nothing the
+// generator writes, so the generator leaves it, well formed or not, to the
+// vet tool, which reads it and reports one without a reason ("bad
+// directive: //agentidem:ignore needs a reason"): go generate does not fail
+// over a linter's comment.
+func withoutIgnores(doc *ast.CommentGroup) *ast.CommentGroup {
+	if doc == nil {
+		return nil
+	}
+	var kept []*ast.Comment
+	for _, c := range doc.List {
+		if !directive.IsIgnore(c.Text) {
+			kept = append(kept, c)
+		}
+	}
+	if len(kept) == len(doc.List) {
+		return doc
+	}
+	return &ast.CommentGroup{List: kept}
 }
 
 // spaced reports whether a comment looks like a read or write directive
@@ -269,7 +292,7 @@ func spaced(text string) bool {
 }
 
 func (b *builder) buildOp(fn *ast.FuncDecl) *Op {
-	d, _, errs := directive.FromDoc(b.fset, fn.Doc)
+	d, _, errs := directive.FromDoc(b.fset, withoutIgnores(fn.Doc))
 	b.errs = append(b.errs, errs...)
 	if d == nil {
 		return nil

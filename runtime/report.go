@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	"bytes"
 	_ "embed"
 	"encoding/json"
 	"fmt"
@@ -8,6 +9,8 @@ import (
 	"os"
 	"sync/atomic"
 	"time"
+
+	"github.com/agentidem/agentidem-go/internal/reportfile"
 )
 
 // SchemaVersion is the version of the report's JSON shape. The JSON Schema
@@ -291,33 +294,40 @@ var (
 const maxKeptReportBuffer = 16 << 20
 
 // ReadReport reads a report written by WriteJSON, of this schema version or
-// of version 1 (written before the AgentIdem-compatible shape).
+// of version 1 (written before the AgentIdem-compatible shape). A file
+// that is not a report (not a JSON object, no schema_version, a golden
+// trace of testkit.Golden, fields of other JSON types than a report's) is
+// refused with an error that says so and where, in JSON's terms.
 func ReadReport(path string) (*Report, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
 	}
-	var probe struct {
-		SchemaVersion string  `json:"schema_version"`
-		Name          *string `json:"name"`
-		Baseline      struct {
+	version, members, err := reportfile.Sniff(path, b)
+	if err != nil {
+		return nil, err
+	}
+	if version == "1" && isNull(members["name"]) {
+		var baseline struct {
 			Operations json.RawMessage `json:"operations"`
-		} `json:"baseline"`
+		}
+		if json.Unmarshal(members["baseline"], &baseline) == nil && baseline.Operations != nil {
+			return nil, fmt.Errorf("reading report %s: written by the AgentIdem Python SDK (no name, the baseline is a trace); this reads reports of agentidem-go, whose JSON is a superset of that one", path)
+		}
 	}
-	if err := json.Unmarshal(b, &probe); err != nil {
-		return nil, fmt.Errorf("reading report %s: %w", path, err)
-	}
-	if probe.SchemaVersion == "1" && probe.Name == nil && probe.Baseline.Operations != nil {
-		return nil, fmt.Errorf("reading report %s: written by the AgentIdem Python SDK (no name, the baseline is a trace); this reads reports of agentidem-go, whose JSON is a superset of that one", path)
-	}
-	if probe.SchemaVersion != SchemaVersion && probe.SchemaVersion != "1" {
-		return nil, fmt.Errorf("reading report %s: schema_version %q is not one this version reads (%q or \"1\"); render it with the agentidem-gen of the agentidem-go that wrote it", path, probe.SchemaVersion, SchemaVersion)
+	if version != SchemaVersion && version != "1" {
+		return nil, fmt.Errorf("reading report %s: schema_version %q is not one this version reads (%q or \"1\"); render it with the agentidem-gen of the agentidem-go that wrote it", path, version, SchemaVersion)
 	}
 	var r Report
 	if err := json.Unmarshal(b, &r); err != nil {
-		return nil, fmt.Errorf("reading report %s: %w", path, err)
+		return nil, reportfile.Undecodable(path, err)
 	}
 	return &r, nil
+}
+
+// isNull reports whether a member is absent or null.
+func isNull(v json.RawMessage) bool {
+	return v == nil || string(bytes.TrimSpace(v)) == "null"
 }
 
 // ReportSchema is the JSON Schema (draft 2020-12) of the report that

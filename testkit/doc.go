@@ -1,10 +1,12 @@
 // Package testkit runs an agent under every fault and delivery scenario that
 // production gives it, inside go test, and fails the test with what it finds.
+// The test of the refund agent of examples/refund that refunds under an
+// idempotency key:
 //
-//	func TestRefund(t *testing.T) {
+//	func TestKeyedAgentRefundsOnce(t *testing.T) {
 //		var bank *refund.Bank
 //		testkit.TestAgent(t, func(ctx context.Context) error {
-//			_, err := (&refund.Agent{Bank: bank}).Run(ctx, "payment-123")
+//			_, err := (&refund.KeyedAgent{Bank: bank}).Run(ctx, "payment-123")
 //			return err
 //		},
 //			testkit.Setup(func(ctx context.Context) error { bank = refund.NewBank(100, "payment-123"); return nil }),
@@ -16,6 +18,11 @@
 //			}),
 //		)
 //	}
+//
+// It passes. With refund.NaiveAgent, which retries the refund after a
+// timeout without asking the bank whether the first one went through, it
+// fails: a lost acknowledgement makes it refund twice (duplicate_write,
+// and the invariant fails), and so do two deliveries at once.
 //
 // TestAgent runs a baseline without faults, then, for every write call of the
 // baseline, a lost acknowledgement (the write runs, the agent sees a

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/agentidem/agentidem-go/runtime"
 	"github.com/agentidem/agentidem-go/testkit"
 	"github.com/agentidem/agentidem-go/testkit/internal/tools"
 	"github.com/stretchr/testify/assert"
@@ -160,5 +161,26 @@ func TestGoldenParallelAgentIsStable(t *testing.T) {
 	for range 3 {
 		_, errs, _ := goldenRun(t, path, parallel, testkit.Schedules(2))
 		require.Empty(t, errs)
+	}
+}
+
+// TestAGoldenTraceIsKnownForNoReport: a golden trace is JSON in a
+// package's testdata/, where a walk of a tree of reports may meet it;
+// runtime.ReadReport (and so agentidem-gen report) must know it for a
+// golden trace, not call it a report of an unknown version, whatever calls
+// it records (reads, or a write with its identity).
+func TestAGoldenTraceIsKnownForNoReport(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv("AGENTIDEM_UPDATE", "1")
+	for name, agent := range map[string]func(**tools.Ledger) func(context.Context) error{
+		"read.trace.json":  func(l **tools.Ledger) func(context.Context) error { return reader(l, 2) },
+		"write.trace.json": func(l **tools.Ledger) func(context.Context) error { return poster(l, "k1") },
+	} {
+		path := filepath.Join(dir, "testdata", name)
+		goldenRun(t, path, agent)
+		require.FileExists(t, path)
+		_, err := runtime.ReadReport(path)
+		require.Error(t, err, name)
+		assert.Equal(t, "reading report "+path+": a golden trace that testkit.Golden keeps, not a report; the reports are the files testkit writes below $AGENTIDEM_REPORT_DIR", err.Error())
 	}
 }

@@ -8,10 +8,12 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
 	"github.com/agentidem/agentidem-go/internal/render"
+	"github.com/agentidem/agentidem-go/internal/reportfile"
 	"github.com/agentidem/agentidem-go/internal/reportschema"
 	"github.com/agentidem/agentidem-go/runtime"
 	"github.com/spf13/cobra"
@@ -28,20 +30,27 @@ type reportConfig struct {
 func newReportCmd(stdout, stderr io.Writer) *cobra.Command {
 	var cfg reportConfig
 	cmd := &cobra.Command{
-		Use:                   "report [--html out.html] [--junit out.xml] [--merge out.json] [-q] FILE.json|DIR...",
+		Use:                   "report [--html out.html|pages/] [--junit out.xml] [--merge out.json] [-q] FILE.json|DIR...",
 		DisableFlagsInUseLine: true,
 		Short:                 "Print saved fault-suite reports; write them as HTML or JUnit XML",
 		Long: `report reads fault-suite reports saved as JSON (testkit writes one per test
 to $AGENTIDEM_REPORT_DIR/<package>/<Test>.json; a directory stands for the
 .json files in it and below it) and prints each one's readable summary: the verdict, every scenario
 with its fault, and every finding with its op, identity, calls and replay
-line.
+line. A .json file in a directory that does not claim to be a report (not a
+JSON object, or no schema_version: a golden trace of testkit.Golden,
+another tool's file) is skipped with a note; one named by itself, or one
+that claims to be a report and does not read, is an error.
 
---html writes one self-contained HTML page (no network, no external file):
-per scenario a timeline of the calls of each invocation, parallel batches
-shaded, injected faults and findings marked, details of every call on click.
-With several reports, --html names a directory that gets one page per report,
-at the path of its JSON file below the directory it was found in.
+--html writes each report as one self-contained HTML page (no network, no
+external file): per scenario a timeline of the calls of each invocation,
+parallel batches shaded, injected faults and findings marked, details of
+every call on click. --html names a directory, made as needed, when it ends
+in / or is one already, or when the reports are several or come from a DIR:
+each report gets its page there, at the path of its JSON file below the DIR
+it was found in (a FILE.json given by itself: its name). So
+--html pages/ reports/ writes pages/agent/TestRefundAgent.html however many
+reports reports/ holds, and --html report.html FILE.json writes that file.
 --junit writes JUnit XML, one testsuite per report and one testcase per
 scenario, for CI systems.
 
@@ -69,7 +78,7 @@ read or an output cannot be written, 2 for usage errors.`,
 			return runReport(cfg, args, stdout, stderr)
 		},
 	}
-	cmd.Flags().StringVar(&cfg.html, "html", "", "write the report as one self-contained HTML `file` (a directory for several reports)")
+	cmd.Flags().StringVar(&cfg.html, "html", "", "write the report as one self-contained HTML `file` (a directory, made as needed, for a DIR, several reports or a name ending in /)")
 	cmd.Flags().StringVar(&cfg.junit, "junit", "", "write the reports as JUnit XML to `file`")
 	cmd.Flags().StringVar(&cfg.merge, "merge", "", "merge the given shard reports of one test into one report, written as JSON to `file`")
 	cmd.Flags().BoolVarP(&cfg.quiet, "quiet", "q", false, "do not print the summaries")
@@ -77,10 +86,12 @@ read or an output cannot be written, 2 for usage errors.`,
 }
 
 // reportFile is a report to read: its path, and the name of its HTML page
-// among several (its path below the directory argument it was found in,
-// or its file name when given by itself), without the extension.
+// in an --html directory (its path below the directory argument it was
+// found in, or its file name when given by itself), without the extension.
+// dir is the directory argument it was found in, empty for a file given by
+// itself.
 type reportFile struct {
-	path, page string
+	path, page, dir string
 }
 
 // reportFiles expands directories to the .json files in them and in their
@@ -92,7 +103,7 @@ func reportFiles(args []string) ([]reportFile, error) {
 		fi, err := os.Stat(a)
 		if err != nil || !fi.IsDir() {
 			// ReadReport says what is wrong
-			files = append(files, reportFile{a, strings.TrimSuffix(filepath.Base(a), ".json")})
+			files = append(files, reportFile{path: a, page: strings.TrimSuffix(filepath.Base(a), ".json")})
 			continue
 		}
 		var found []reportFile
@@ -113,7 +124,7 @@ func reportFiles(args []string) ([]reportFile, error) {
 			if err != nil {
 				return err
 			}
-			found = append(found, reportFile{path, strings.TrimSuffix(rel, ".json")})
+			found = append(found, reportFile{path: path, page: strings.TrimSuffix(rel, ".json"), dir: a})
 			return nil
 		})
 		if err != nil {
@@ -150,15 +161,45 @@ func runReport(cfg reportConfig, args []string, stdout, stderr io.Writer) error 
 	// piped output and CI logs stay plain.
 	prog := render.NewProgress(stderr, render.Style{Live: out.Live && render.IsTerminal(stderr), Color: out.Color}, steps)
 	reps := make([]*runtime.Report, 0, len(files))
+	var read []reportFile
+	var notes []string
+	skipped := map[string]string{}
 	for _, f := range files {
 		prog.Step("reading " + f.path)
 		rep, err := readValidReport(f.path)
+		// A directory stands for the reports below it, but not every
+		// .json file there need be one. Golden traces (testkit.Golden)
+		// live in the packages' testdata directories, which a walk meets
+		// when AGENTIDEM_REPORT_DIR is the module's root or a testdata
+		// directory, or when the command is given a source tree; and
+		// other tools may write JSON where the reports go. One such file
+		// failed the whole directory, so a file found in a directory that
+		// does not claim to be a report (not a JSON object, or no string
+		// schema_version) is skipped with a note. A file that claims to
+		// be a report but does not read, or is not JSON at all (a report
+		// cut short), still fails, as does any file named by itself: that
+		// one was meant to be rendered.
+		var nr *reportfile.Error
+		if err != nil && f.dir != "" && errors.As(err, &nr) && nr.Foreign {
+			notes = append(notes, fmt.Sprintf("skipped %s: %s", f.path, nr.What))
+			skipped[f.path] = nr.What
+			if cfg.html != "" {
+				prog.Drop(1) // its page
+			}
+			continue
+		}
 		if err != nil {
 			prog.Done("")
 			return err
 		}
 		reps = append(reps, rep)
+		read = append(read, f)
 	}
+	if err := everyDirHasAReport(args, files, read, skipped); err != nil {
+		prog.Done("")
+		return err
+	}
+	files = read
 	if err := refuseOverwrite(cfg, files); err != nil {
 		prog.Done("")
 		return err
@@ -177,7 +218,7 @@ func runReport(cfg reportConfig, args []string, stdout, stderr io.Writer) error 
 			return err
 		}
 		wrote = append(wrote, fmt.Sprintf("wrote %s (%s, %d shards)", cfg.merge, size(n), len(reps)))
-		reps, files = []*runtime.Report{merged}, []reportFile{{cfg.merge, strings.TrimSuffix(filepath.Base(cfg.merge), ".json")}}
+		reps, files = []*runtime.Report{merged}, []reportFile{{path: cfg.merge, page: strings.TrimSuffix(filepath.Base(cfg.merge), ".json")}}
 	}
 	if cfg.html != "" {
 		targets, err := htmlTargets(cfg.html, files)
@@ -228,8 +269,35 @@ func runReport(cfg reportConfig, args []string, stdout, stderr io.Writer) error 
 			fmt.Fprintln(stdout)
 		}
 	}
-	for _, s := range wrote {
+	for _, s := range append(notes, wrote...) {
 		fmt.Fprintf(stderr, "agentidem-gen: %s\n", s)
+	}
+	return nil
+}
+
+// everyDirHasAReport fails for a directory argument whose .json files were
+// all skipped as not reports (skipped maps each to why), as for one with no
+// .json file: the command was given nothing to render there.
+func everyDirHasAReport(args []string, found, read []reportFile, skipped map[string]string) error {
+	for _, a := range args {
+		var first string
+		n := 0
+		for _, f := range found {
+			if f.dir == a {
+				if n == 0 {
+					first = f.path
+				}
+				n++
+			}
+		}
+		if n == 0 || slices.ContainsFunc(read, func(f reportFile) bool { return f.dir == a }) {
+			continue
+		}
+		more := ""
+		if n > 1 {
+			more = fmt.Sprintf(", and %d more", n-1)
+		}
+		return fmt.Errorf("reading reports: no report in %s, only other JSON (%s: %s%s); give the directory testkit writes reports to (AGENTIDEM_REPORT_DIR)", a, first, skipped[first], more)
 	}
 	return nil
 }
@@ -238,7 +306,7 @@ func runReport(cfg reportConfig, args []string, stdout, stderr io.Writer) error 
 // schema of its version, so that a file that is not a whole report is
 // refused with what it lacks instead of being rendered as a failed suite.
 func readValidReport(path string) (*runtime.Report, error) {
-	rep, err := runtime.ReadReport(path) // names an unreadable file or version
+	rep, err := runtime.ReadReport(path) // names an unreadable file, one that is not a report, another version
 	if err != nil {
 		return nil, err
 	}
@@ -260,7 +328,7 @@ func refuseOverwrite(cfg reportConfig, files []reportFile) error {
 		pages := files
 		if cfg.merge != "" {
 			// one page, of the merged report
-			pages = []reportFile{{cfg.merge, strings.TrimSuffix(filepath.Base(cfg.merge), ".json")}}
+			pages = []reportFile{{path: cfg.merge, page: strings.TrimSuffix(filepath.Base(cfg.merge), ".json")}}
 		}
 		targets, err := htmlTargets(cfg.html, pages)
 		if err != nil {
@@ -290,15 +358,21 @@ func refuseOverwrite(cfg reportConfig, files []reportFile) error {
 	return nil
 }
 
-// htmlTargets names the HTML file of each report: the --html file for one
-// report; for several, a page per report in the --html directory, at the
-// path its JSON file has below the directory it was found in
-// (reports/billing/TestRefund.json gives pages/billing/TestRefund.html).
+// htmlTargets names the HTML file of each report. --html names a
+// directory when it ends in a slash, is one already, or the reports are
+// several or come from a directory argument; each report then gets a page
+// in it at the path its JSON file has below the directory it was found in
+// (reports/billing/TestRefund.json gives pages/billing/TestRefund.html),
+// and the directories are made. Otherwise (one report given as a file)
+// --html is the page's file.
+//
+// Whether pages/ is a directory must not depend on how many reports
+// reports/ holds today: the documented `--html pages/ reports/` wrote
+// pages/ as a file for one report (and failed on its trailing slash), and
+// a CI job whose first run has one report would find its page somewhere
+// else on the next.
 func htmlTargets(html string, files []reportFile) ([]string, error) {
-	if len(files) == 1 {
-		if fi, err := os.Stat(html); err == nil && fi.IsDir() {
-			return []string{filepath.Join(html, filepath.Base(files[0].page)+".html")}, nil
-		}
+	if !htmlIsDir(html, files) {
 		return []string{html}, nil
 	}
 	seen := map[string]string{}
@@ -317,6 +391,19 @@ func htmlTargets(html string, files []reportFile) ([]string, error) {
 		}
 	}
 	return targets, nil
+}
+
+// htmlIsDir reports whether --html names a directory of pages rather than
+// the file of one page (see htmlTargets).
+func htmlIsDir(html string, files []reportFile) bool {
+	if len(files) != 1 || files[0].dir != "" {
+		return true
+	}
+	if strings.HasSuffix(html, "/") || strings.HasSuffix(html, string(filepath.Separator)) {
+		return true
+	}
+	fi, err := os.Stat(html)
+	return err == nil && fi.IsDir()
 }
 
 // writeAtomic renders into memory, then replaces path through a temporary

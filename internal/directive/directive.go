@@ -107,6 +107,15 @@ func (e *Error) Error() string {
 // IsDirective reports whether a comment's text is an //agentidem: directive.
 func IsDirective(text string) bool { return strings.HasPrefix(text, Prefix) }
 
+// IsIgnore reports whether a comment's text is an //agentidem:ignore
+// directive, with its reason or without one (which Parse reports as an
+// error). The generator skips such comments: an ignore silences the
+// analyzer, which reads and checks it, and changes no wrapper.
+func IsIgnore(text string) bool {
+	rest, ok := strings.CutPrefix(text, Prefix+"ignore")
+	return ok && (rest == "" || rest[0] == ' ' || rest[0] == '\t')
+}
+
 // FromDoc parses the directives in a doc comment. It returns at most one
 // read or write directive: a second one is an error. Comments that are not
 // directives are ignored; ignore directives are returned in ignores.

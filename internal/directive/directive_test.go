@@ -60,6 +60,21 @@ func TestParseIgnore(t *testing.T) {
 	assert.Equal(t, "the sink has a unique index", d.Reason)
 }
 
+// TestIsIgnoreKnowsAnIgnoreWithOrWithoutItsReason: the generator skips
+// every ignore, including the bare one that Parse refuses, and only those.
+func TestIsIgnoreKnowsAnIgnoreWithOrWithoutItsReason(t *testing.T) {
+	for text, want := range map[string]bool{
+		"//agentidem:ignore":                         true,
+		"//agentidem:ignore\t":                       true,
+		"//agentidem:ignore the sink is keyed":       true,
+		"//agentidem:ignored":                        false,
+		"//agentidem:read":                           false,
+		"// agentidem:ignore prose, not a directive": false,
+	} {
+		assert.Equal(t, want, IsIgnore(text), text)
+	}
+}
+
 func TestParseErrors(t *testing.T) {
 	cases := []struct{ src, want string }{
 		{`//agentidem:write`, "agent.go:10:1: //agentidem:write needs identity=EXPRS"},

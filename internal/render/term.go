@@ -77,6 +77,15 @@ func (p *Progress) Step(msg string) {
 	p.drawn = true
 }
 
+// Drop takes n steps off the total, for steps that will not run after
+// all (agentidem-gen report renders no page for a file it skipped as not
+// a report), so that the last step still reads [total/total].
+func (p *Progress) Drop(n int) {
+	if p.total > 0 {
+		p.total = max(p.total-n, p.n)
+	}
+}
+
 // Done clears the status line and prints msg on its own line (nothing when
 // msg is empty).
 func (p *Progress) Done(msg string) {

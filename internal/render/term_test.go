@@ -80,6 +80,16 @@ func TestProgress(t *testing.T) {
 		t.Errorf("plain progress %q: only the final line, no redraws", plain.String())
 	}
 
+	// Steps dropped on the way come off the total.
+	var dropped bytes.Buffer
+	p = NewProgress(&dropped, Style{Live: true}, 4)
+	p.Step("reading golden.json")
+	p.Drop(2)
+	p.Step("rendering html")
+	if want := "\r\x1b[K[1/4] reading golden.json\r\x1b[K[2/2] rendering html"; dropped.String() != want {
+		t.Errorf("progress after Drop %q, want %q", dropped.String(), want)
+	}
+
 	var colored bytes.Buffer
 	p = NewProgress(&colored, Style{Live: true, Color: true}, 0)
 	p.Step("x")
