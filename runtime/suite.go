@@ -300,11 +300,21 @@ func hasOrderFinding(res *Result) bool {
 
 // orderFindings are the ordering findings of a failed baseline, each with
 // the schedule it failed under and what the dependent call did there.
+//
+// Each is the baseline's finding, and its replay line selects the
+// baseline: the baseline runs under the listed schedule on every run, so
+// it fails in that order again and its subtest reports the finding. The
+// line used to select the listed schedule's interleaving subtest, which
+// passed: that schedule does not report the finding again (orderSeen, so
+// that a whole run reports it once), and where the reverse order failed
+// too, no interleaving runs at all. The schedule's own form stays beside
+// it: AGENTIDEM_SCHEDULE in front of a go test command that runs the
+// baseline shows the finding as well.
 func (s *Suite) orderFindings(res *Result, sch *scheduler) []Finding {
 	probe := &Result{}
 	s.orderChecks(probe, res.Trace, Scenario{Kind: ScenarioInterleaving})
 	name := sch.schedule.String()
-	replay := s.cfg.replay(ScenarioInterleaving+"/"+name) + scheduleEnv(name)
+	replay := s.cfg.replay(ScenarioBaseline) + scheduleEnv(name)
 	var out []Finding
 	for _, f := range probe.Findings {
 		what := res.Error

@@ -106,8 +106,12 @@
 // to four mutually dependent calls, within the Schedules budget (default
 // 3000). Calls on different entities commute and are not reordered against
 // each other; larger rounds are sampled by seeded PCT (Seed, Depth,
-// AGENTIDEM_SEED). Calls in flight together on the scheduler's logical clock
-// form a batch, and the checks are:
+// AGENTIDEM_SEED). Where the agent fails in the listed order itself, which the baseline
+// runs, the ordering finding is the baseline's, and its replay line reruns
+// the baseline, which fails in that order on every run; the reverse order,
+// when it passes, is the baseline the faults are planned from. Calls in
+// flight together on the scheduler's logical clock form a batch, and the
+// checks are:
 //
 //   - dependent_calls_concurrent: an op in one batch with an op it declares
 //     after=;
