@@ -34,6 +34,7 @@ type config struct {
 	replay      func(scenario string) string
 	seed        int64
 	seedSet     bool
+	seedEnv     bool // the seed came from AGENTIDEM_SEED (seedEnv)
 
 	bubble         Bubble
 	stall          time.Duration

@@ -106,7 +106,13 @@
 // to four mutually dependent calls, within the Schedules budget (default
 // 3000). Calls on different entities commute and are not reordered against
 // each other; larger rounds are sampled by seeded PCT (Seed, Depth,
-// AGENTIDEM_SEED). Where the agent fails in the listed order itself, which the baseline
+// AGENTIDEM_SEED). Which schedules the sample holds follows from the seed,
+// so a schedule's replay line from a run seeded by AGENTIDEM_SEED sets it
+// first:
+//
+//	AGENTIDEM_SEED=2 go test -run 'TestInvoices/interleaving/s2f2s4f4s0f0s1f1s3f3'
+//
+// Where the agent fails in the listed order itself, which the baseline
 // runs, the ordering finding is the baseline's, and its replay line reruns
 // the baseline, which fails in that order on every run; the reverse order,
 // when it passes, is the baseline the faults are planned from. Calls in

@@ -115,7 +115,8 @@ func Schedules(n int) Option { return With(runtime.Schedules(n)) }
 // Depth sets the PCT depth used for large batches; see runtime.Depth.
 func Depth(d int) Option { return With(runtime.Depth(d)) }
 
-// Seed pins the PCT sampler; AGENTIDEM_SEED does the same.
+// Seed pins the PCT sampler; AGENTIDEM_SEED does the same, and a replay
+// line of a schedule from a run it seeded sets it first.
 func Seed(s int64) Option { return With(runtime.Seed(s)) }
 
 // Replay runs exactly one schedule, as printed in a finding's replay line;
