@@ -116,7 +116,7 @@ func interleavingScenario(name string) Scenario {
 // (or the scheduler could not tell, because of a hazard): whether
 // Interleavings has anything to explore. It runs the pre-flight once.
 func (s *Suite) Parallel(ctx context.Context) bool {
-	if !s.BaselineOK() {
+	if !s.BaselineOK() || s.selectErr != nil {
 		return false
 	}
 	s.cfg.defaults()
@@ -147,7 +147,7 @@ func (s *Suite) Interleavings(ctx context.Context, each func(*Result)) (*Explora
 	s.cfg.defaults()
 	ex := &Exploration{}
 	defer s.commutingWrites()
-	if !s.BaselineOK() {
+	if !s.BaselineOK() || s.selectErr != nil {
 		return ex, nil
 	}
 	if s.cfg.replaySchedule != "" {
@@ -542,7 +542,7 @@ func variantOutcome(scheduled []*Result, alike func(a, b *Result) bool) {
 // that was in flight with others in the listed schedule: the call fails
 // with a conflict while the rest of its batch succeeds.
 func (s *Suite) PartialBatchPlan() []Scenario {
-	if s.pre == nil || s.pre.err != nil || s.pre.sch.hazard != "" {
+	if s.pre == nil || s.pre.err != nil || s.pre.sch.hazard != "" || s.selectErr != nil {
 		return nil
 	}
 	first := s.pre.res

@@ -31,6 +31,7 @@ type config struct {
 	invariants  []invariant
 	exactlyOnce bool
 	only        string
+	onlyFrom    string // what set only: "AGENTIDEM_SCENARIO" or "OnlyScenario"
 	replay      func(scenario string) string
 	seed        int64
 	seedSet     bool
@@ -51,7 +52,7 @@ type config struct {
 }
 
 func newConfig(opts []Option) config {
-	c := config{only: os.Getenv("AGENTIDEM_SCENARIO")}
+	c := config{only: os.Getenv("AGENTIDEM_SCENARIO"), onlyFrom: "AGENTIDEM_SCENARIO"}
 	for _, o := range opts {
 		if o != nil {
 			o.apply(&c)
@@ -194,9 +195,16 @@ func ExactlyOnce() Option {
 
 // OnlyScenario runs the baseline and the one scenario with this full name
 // (as printed in a replay line). The environment variable
-// AGENTIDEM_SCENARIO does the same.
+// AGENTIDEM_SCENARIO does the same; the option overrides it. The
+// interleavings and partial batch failures of an agent with parallel calls
+// run whichever scenario it names ("interleaving" names them all,
+// "interleaving/<schedule>" one of them, and AGENTIDEM_SCHEDULE runs that
+// one alone). A name that is none of the suite's scenarios (a misspelling,
+// a write the agent no longer makes) is a *ConfigError, which Baseline
+// returns, naming the closest scenarios: the suite runs nothing more, where
+// it ran the baseline alone and reported it safe.
 func OnlyScenario(name string) Option {
-	return optionFunc(func(c *config) { c.only = name })
+	return optionFunc(func(c *config) { c.only, c.onlyFrom = name, "OnlyScenario" })
 }
 
 // DefaultStallTimeout bounds how long a scenario may go without progress

@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -94,6 +95,7 @@ type Suite struct {
 	nothingTraced    bool
 	seenOnce         map[string]bool // findings reported once per suite
 	orderSeen        map[string]bool
+	selectErr        error         // the scenario selection names no scenario (checkSelection)
 	commuting        []heldFinding // concurrent_writes_same_entity findings held back (commutingWrites)
 	shardRan         *Shard        // this shard's part, once explored (shard.go)
 	pre              *preflightRun
@@ -167,7 +169,11 @@ func Run(ctx context.Context, name string, fn func(ctx context.Context) error, o
 // two writes to one entity) in flight together, the failure is the order
 // finding, not a broken baseline: the reverse order is tried, and when it
 // passes it is the baseline the faults are planned from. Plan is empty when
-// the baseline failed.
+// the baseline failed. When the baseline passed and OnlyScenario (or
+// AGENTIDEM_SCENARIO) names none of the scenarios planned from it, Baseline
+// returns a *ConfigError that names the closest ones, the report counts the
+// name as a scenario that did not run, and Plan, PartialBatchPlan and
+// Interleavings run nothing.
 func (s *Suite) Baseline(ctx context.Context) (*Result, error) {
 	sc := Scenario{Name: ScenarioBaseline, Kind: ScenarioBaseline, OperationIndex: -1, Deliveries: 1}
 	res, sch, err := s.runGated(ctx, sc, prefixChooser(nil), nil)
@@ -252,6 +258,15 @@ func (s *Suite) Baseline(ctx context.Context) (*Result, error) {
 		}
 	}
 	if err == nil && s.BaselineOK() {
+		if serr := s.checkSelection(ctx); serr != nil {
+			// Nothing the selection asked for can run: the suite stops
+			// here, and the report counts the selection as a scenario
+			// that did not run, so that it does not read SAFE.
+			s.selectErr = serr
+			sc := Scenario{Name: s.cfg.only, Kind: cmp.Or(strings.Split(s.cfg.only, "/")[0], s.cfg.only), OperationIndex: -1}
+			s.NotRun(sc, serr.Error())
+			return res, serr
+		}
 		s.serialWindows(ctx)
 	}
 	return res, err
@@ -349,6 +364,23 @@ func (s *Suite) BaselineOK() bool {
 // sequential and concurrent. With
 // OnlyScenario, just that one.
 func (s *Suite) Plan() []Scenario {
+	if s.selectErr != nil {
+		return nil
+	}
+	plan := s.plan()
+	if s.cfg.only != "" {
+		for _, sc := range plan {
+			if sc.Name == s.cfg.only {
+				return []Scenario{sc}
+			}
+		}
+		return nil
+	}
+	return plan
+}
+
+// plan is Plan whatever OnlyScenario selects.
+func (s *Suite) plan() []Scenario {
 	if !s.BaselineOK() {
 		return nil
 	}
@@ -383,14 +415,6 @@ func (s *Suite) Plan() []Scenario {
 		Scenario{Name: ScenarioDuplicateSeq, Kind: ScenarioDuplicateSeq, OperationIndex: -1, Deliveries: 2, listed: listed},
 		Scenario{Name: ScenarioDuplicateConcurrent, Kind: ScenarioDuplicateConcurrent, OperationIndex: -1, Deliveries: 2, Concurrent: true, listed: listed},
 	)
-	if s.cfg.only != "" {
-		for _, sc := range plan {
-			if sc.Name == s.cfg.only {
-				return []Scenario{sc}
-			}
-		}
-		return nil
-	}
 	return plan
 }
 

@@ -31,7 +31,11 @@
 //
 //	go test -run 'TestRefund/lost_acknowledgement/refund#1'
 //
-// reruns exactly one; every finding prints that line. Under plain go test
+// reruns exactly one; every finding prints that line. AGENTIDEM_SCENARIO
+// (runtime.OnlyScenario) runs the baseline and one scenario too, named as
+// the line names it (lost_acknowledgement/refund#1); a name that is none of
+// the suite's scenarios fails the test, naming the closest ones, whatever
+// -run selects. Under plain go test
 // (no -v, no -run pattern below the test, no -failfast) a scenario that
 // passes runs without its subtest, which would print nothing, and a failing
 // one gets its subtest after the run, under the same name: go test -v lists

@@ -233,9 +233,17 @@ func suite(t TB, fn func(ctx context.Context) error, fail bool, opts []Option) *
 	if baseRes != nil {
 		reported[baseRes] = len(baseRes.Findings)
 	}
+	// A setting the suite cannot run as asked (a scenario selection that
+	// names no scenario) is the whole suite's problem, not the baseline's:
+	// it fails the test itself, where no -run pattern leaves it out (a
+	// replay line's selects one scenario's subtest, not the baseline's).
+	var cfgErr *runtime.ConfigError
+	if errors.As(baseErr, &cfgErr) {
+		harness(t, fail, baseErr)
+	}
 	reportBase := func(st TB) {
 		st.Helper()
-		if baseErr != nil {
+		if baseErr != nil && cfgErr == nil {
 			harness(st, fail, baseErr)
 		}
 		reportResult(st, baseRes, fail, printed)
