@@ -5,9 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"os"
 	"sort"
-	"strconv"
 	"strings"
 )
 
@@ -46,15 +44,18 @@ func Schedules(n int) Option { return optionFunc(func(c *config) { c.budget = n 
 // Depth sets the PCT depth d: d-1 priority change points per round.
 func Depth(d int) Option { return optionFunc(func(c *config) { c.depth = d }) }
 
-// Seed pins the PCT sampler. AGENTIDEM_SEED does the same; without either
-// the seed is 1, so runs are reproducible by default. The replay line of a
-// schedule from a run seeded by AGENTIDEM_SEED sets it first
-// ("AGENTIDEM_SEED=2 go test -run ..."), since the seed decides which
-// schedules the sample holds.
+// Seed pins the PCT sampler. AGENTIDEM_SEED does the same, where the option
+// is not given (a value that is not a whole number is a *ConfigError, and
+// the suite does not run); without either the seed is 1, so runs are
+// reproducible by default. The replay line of a schedule from a run seeded
+// by AGENTIDEM_SEED sets it first ("AGENTIDEM_SEED=2 go test -run ..."),
+// since the seed decides which schedules the sample holds.
 func Seed(s int64) Option { return optionFunc(func(c *config) { c.seed = s; c.seedSet = true }) }
 
 // Replay runs exactly one schedule, as printed by a finding.
-// AGENTIDEM_SCHEDULE does the same.
+// AGENTIDEM_SCHEDULE does the same, where the option is not given; a value
+// that does not parse as a schedule is a *ConfigError, and the suite does
+// not run.
 func Replay(schedule string) Option {
 	return optionFunc(func(c *config) { c.replaySchedule = schedule })
 }
@@ -75,15 +76,7 @@ func (c *config) defaults() {
 		c.depth = DefaultDepth
 	}
 	if !c.seedSet {
-		c.seed = 1
-		if v := os.Getenv("AGENTIDEM_SEED"); v != "" {
-			if n, err := strconv.ParseInt(v, 10, 64); err == nil {
-				c.seed, c.seedEnv = n, true
-			}
-		}
-	}
-	if c.replaySchedule == "" {
-		c.replaySchedule = os.Getenv("AGENTIDEM_SCHEDULE")
+		c.seed = 1 // AGENTIDEM_SEED, where given, was read with the options (readEnv)
 	}
 	c.shardDefaults()
 }

@@ -35,10 +35,12 @@ type config struct {
 	replay      func(scenario string) string
 	seed        int64
 	seedSet     bool
-	seedEnv     bool // the seed came from AGENTIDEM_SEED (seedEnv)
+	seedEnv     bool  // the seed came from AGENTIDEM_SEED (seedEnv)
+	envErr      error // AGENTIDEM_* variables that do not parse (readEnv)
 
 	bubble         Bubble
 	stall          time.Duration
+	stallEnv       time.Duration // AGENTIDEM_STALL_TIMEOUT, read once (readEnv)
 	budget         int
 	depth          int
 	replaySchedule string
@@ -61,6 +63,7 @@ func newConfig(opts []Option) config {
 	if c.replay == nil {
 		c.replay = func(s string) string { return "AGENTIDEM_SCENARIO='" + s + "'" }
 	}
+	c.readEnv()
 	return c
 }
 
@@ -215,8 +218,10 @@ const DefaultStallTimeout = 10 * time.Second
 
 // StallTimeout sets the stall bound of every scenario (default
 // DefaultStallTimeout). AGENTIDEM_STALL_TIMEOUT (a time.Duration such as
-// "30s") does the same. Raise it for agents whose tools are slow, not stuck.
-// Setup and Teardown may run six times as long.
+// "30s") does the same, where the option is not given; a value that does
+// not parse as a positive duration with its unit ("1", "bogus") is a
+// *ConfigError, and the suite does not run. Raise it for agents whose tools
+// are slow, not stuck. Setup and Teardown may run six times as long.
 func StallTimeout(d time.Duration) Option {
 	return optionFunc(func(c *config) { c.stall = d })
 }
@@ -225,10 +230,8 @@ func (c *config) stallTimeout() time.Duration {
 	if c.stall > 0 {
 		return c.stall
 	}
-	if v := os.Getenv("AGENTIDEM_STALL_TIMEOUT"); v != "" {
-		if d, err := time.ParseDuration(v); err == nil && d > 0 {
-			return d
-		}
+	if c.stallEnv > 0 {
+		return c.stallEnv
 	}
 	return DefaultStallTimeout
 }

@@ -2,19 +2,31 @@ package runtime
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"os"
 	"slices"
+	"strconv"
 	"strings"
+	"time"
 )
 
-// ConfigError is a setting the suite cannot run as asked: a scenario
-// selection (OnlyScenario, AGENTIDEM_SCENARIO) that names none of the
-// suite's scenarios. Falling back would run another suite than the one
-// asked for and call it safe: a misspelled scenario ran the baseline alone
-// and reported SAFE. So Baseline returns the error and the suite runs
-// nothing more (Run returns it too), the report counts the selection as a
-// scenario that did not run, and testkit fails the test with it, whatever
-// -run selects.
+// ConfigError is a setting the suite cannot run as asked: an AGENTIDEM_*
+// environment variable whose value does not parse (AGENTIDEM_SEED=abc,
+// AGENTIDEM_STALL_TIMEOUT=1 without its unit), or a scenario selection
+// (OnlyScenario, AGENTIDEM_SCENARIO) that names none of the suite's
+// scenarios. Falling back would run another suite than the one asked for
+// and call it safe: a misspelled scenario ran the baseline alone and
+// reported SAFE, a bad seed ran seed 1's sample, a stall bound without its
+// unit ran with 10 s. So Baseline returns the error (joined with the
+// others, for several variables) and the suite runs nothing more (Run
+// returns it too): a variable that does not parse stops it before the
+// baseline, whose result then says it did not run, and a selection once
+// the baseline showed what the scenarios are, the report counting the
+// selection as a scenario that did not run. testkit fails the test with
+// it, whatever -run selects. (A malformed AGENTIDEM_SHARD, and a schedule
+// that does not fit the agent, are errors of the exploration, which
+// Interleavings returns.)
 type ConfigError struct {
 	// Setting is what was set: an environment variable
 	// ("AGENTIDEM_SCENARIO") or an option ("OnlyScenario").
@@ -25,6 +37,8 @@ type ConfigError struct {
 	Want string
 }
 
+// Error names the setting and its value, and says what it takes:
+// AGENTIDEM_SEED="abc": want a whole number, ...
 func (e *ConfigError) Error() string {
 	if strings.HasPrefix(e.Setting, "AGENTIDEM_") {
 		return fmt.Sprintf("%s=%q: %s", e.Setting, e.Value, e.Want)
@@ -113,4 +127,49 @@ func editDistance(a, b string) int {
 		prev, cur = cur, prev
 	}
 	return prev[len(rb)]
+}
+
+// readEnv reads the AGENTIDEM_* variables that set what no option set:
+// AGENTIDEM_SEED (Seed), AGENTIDEM_STALL_TIMEOUT (StallTimeout) and
+// AGENTIDEM_SCHEDULE (Replay), and checks AGENTIDEM_GC, which gcPaceUp
+// reads. (AGENTIDEM_SCENARIO is read before the options, which override
+// it, and checked once the baseline ran, checkSelection; AGENTIDEM_SHARD
+// where the exploration starts, shardDefaults.) A value that does not
+// parse is a *ConfigError in c.envErr, which stops the suite before its
+// baseline: each of them used to be ignored, and the suite ran with the
+// default in its place.
+func (c *config) readEnv() {
+	var errs []error
+	bad := func(name, value, want string) {
+		errs = append(errs, &ConfigError{Setting: name, Value: value, Want: want})
+	}
+	if v := os.Getenv("AGENTIDEM_SEED"); v != "" && !c.seedSet {
+		if n, err := strconv.ParseInt(v, 10, 64); err != nil {
+			bad("AGENTIDEM_SEED", v, "want a whole number, the seed of the PCT sampler (AGENTIDEM_SEED=2)")
+		} else {
+			c.seed, c.seedSet, c.seedEnv = n, true, true
+		}
+	}
+	if v := os.Getenv("AGENTIDEM_STALL_TIMEOUT"); v != "" && c.stall <= 0 {
+		if d, err := time.ParseDuration(v); err != nil || d <= 0 {
+			bad("AGENTIDEM_STALL_TIMEOUT", v, "want a positive duration with its unit, as time.ParseDuration reads it (AGENTIDEM_STALL_TIMEOUT=30s, 2m)")
+		} else {
+			c.stallEnv = d
+		}
+	}
+	if v := os.Getenv("AGENTIDEM_SCHEDULE"); v != "" && c.replaySchedule == "" {
+		if _, err := ParseSchedule(v); err != nil || strings.TrimSpace(v) == "" {
+			want := "want a schedule as a replay line prints it (AGENTIDEM_SCHEDULE='s0s1f0f1', rounds joined by a dot)"
+			if err != nil {
+				want += ": " + err.Error()
+			}
+			bad("AGENTIDEM_SCHEDULE", v, want)
+		} else {
+			c.replaySchedule = v
+		}
+	}
+	if v := os.Getenv("AGENTIDEM_GC"); v != "" && v != "default" {
+		bad("AGENTIDEM_GC", v, "want default, which leaves the garbage collector's pacing as it is while suites run, or no value")
+	}
+	c.envErr = errors.Join(errs...)
 }

@@ -173,9 +173,25 @@ func Run(ctx context.Context, name string, fn func(ctx context.Context) error, o
 // AGENTIDEM_SCENARIO) names none of the scenarios planned from it, Baseline
 // returns a *ConfigError that names the closest ones, the report counts the
 // name as a scenario that did not run, and Plan, PartialBatchPlan and
-// Interleavings run nothing.
+// Interleavings run nothing. An AGENTIDEM_* variable that does not parse
+// is a *ConfigError before the agent runs at all: the baseline's result
+// says it did not run, and nothing else runs either.
 func (s *Suite) Baseline(ctx context.Context) (*Result, error) {
 	sc := Scenario{Name: ScenarioBaseline, Kind: ScenarioBaseline, OperationIndex: -1, Deliveries: 1}
+	if err := s.cfg.envErr; err != nil {
+		// Run with the default in its place, the suite would be another
+		// than the one asked for (a stall bound of 10 s where 1 was
+		// given without its unit, seed 1's sample for a seed that is no
+		// number), and its verdict would pass for that one's.
+		why := "not run: " + err.Error()
+		res := &Result{
+			Scenario: sc.Name, Kind: sc.Kind, OperationIndex: sc.OperationIndex, Replay: s.cfg.replay(sc.Name),
+			Inconclusive: true, Error: why, Trace: &Trace{Name: s.name, Ops: []Operation{}, Notes: []string{why}},
+			Findings: []Finding{}, Duplicates: []Duplicate{}, Invariants: []InvariantResult{},
+		}
+		s.baseline, s.base, s.baseErr = res, res.Trace, err
+		return res, err
+	}
 	res, sch, err := s.runGated(ctx, sc, prefixChooser(nil), nil)
 	if err == nil && sch.err == nil && baselineFailed(res) && len(sch.shapes) > 0 {
 		if order := s.orderFindings(res, sch); len(order) > 0 {

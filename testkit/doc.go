@@ -255,7 +255,7 @@
 //
 // An inconclusive scenario (a fault that never fired, a goroutine that
 // called a tool after its run) fails nothing by itself; FailInconclusive
-// (or AGENTIDEM_FAIL_INCONCLUSIVE=1) makes each fail the test, for a CI
+// (or AGENTIDEM_FAIL_INCONCLUSIVE=1, or true) makes each fail the test, for a CI
 // gate where ok must mean every scenario was judged.
 //
 // Run does the same without failing the test, for tests that prove a buggy
@@ -276,6 +276,19 @@
 // running suite's report. GOGC set in the environment, a percent the program
 // set, or AGENTIDEM_GC=default leaves the collector alone (README,
 // Benchmarks).
+//
+// # Environment variables
+//
+// AGENTIDEM_SCENARIO, AGENTIDEM_SCHEDULE, AGENTIDEM_SEED, AGENTIDEM_SHARD,
+// AGENTIDEM_STALL_TIMEOUT, AGENTIDEM_FAIL_INCONCLUSIVE, AGENTIDEM_UPDATE,
+// AGENTIDEM_REPORT_DIR and AGENTIDEM_GC set for every test what an option
+// sets for one (the option, where given, wins; README, Environment
+// variables). A value that does not parse (AGENTIDEM_STALL_TIMEOUT=1
+// without its unit, AGENTIDEM_SEED=abc) fails the test before the agent
+// runs, whatever -run selects, naming the variable, the value and what it
+// takes: the suite never runs with a default in its place.
+// AGENTIDEM_FAIL_INCONCLUSIVE and AGENTIDEM_UPDATE take 1, true or yes, and
+// 0, false or no.
 //
 // testkit takes a small TB interface, so it can be driven by a fake in its
 // own tests; *testing.T and *testing.B satisfy it.
