@@ -22,7 +22,7 @@ func (s *Suite) CanonicalTrace() (tr *Trace, ordered bool) {
 // the distinct schedules after reduction, up to the Schedules budget. Call
 // it after Parallel.
 func (s *Suite) PlannedSchedules() int {
-	if !s.BaselineOK() {
+	if !s.BaselineOK() || s.selectErr != nil {
 		return 0
 	}
 	s.cfg.defaults()

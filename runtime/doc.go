@@ -109,6 +109,14 @@
 // arguments; package github.com/agentidem/agentidem-go/otel turns them into
 // OpenTelemetry spans. Without an observer the inactive path is unchanged.
 //
+// The environment variables AGENTIDEM_SCENARIO, AGENTIDEM_SCHEDULE,
+// AGENTIDEM_SEED, AGENTIDEM_SHARD and AGENTIDEM_STALL_TIMEOUT set what
+// OnlyScenario, Replay, Seed, ShardOf and StallTimeout set, where those
+// options are not given; AGENTIDEM_GC=default leaves the garbage
+// collector's pacing alone. A value that does not parse, or a scenario name
+// that is none of the suite's, is a [ConfigError]: the suite does not run
+// with a default in its place.
+//
 // The package imports only the standard library and knows nothing of
 // package testing.
 package runtime

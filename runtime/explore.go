@@ -5,9 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"os"
 	"sort"
-	"strconv"
 	"strings"
 )
 
@@ -46,12 +44,18 @@ func Schedules(n int) Option { return optionFunc(func(c *config) { c.budget = n 
 // Depth sets the PCT depth d: d-1 priority change points per round.
 func Depth(d int) Option { return optionFunc(func(c *config) { c.depth = d }) }
 
-// Seed pins the PCT sampler. AGENTIDEM_SEED does the same; without either
-// the seed is 1, so runs are reproducible by default.
+// Seed pins the PCT sampler. AGENTIDEM_SEED does the same, where the option
+// is not given (a value that is not a whole number is a *ConfigError, and
+// the suite does not run); without either the seed is 1, so runs are
+// reproducible by default. The replay line of a schedule from a run seeded
+// by AGENTIDEM_SEED sets it first ("AGENTIDEM_SEED=2 go test -run ..."),
+// since the seed decides which schedules the sample holds.
 func Seed(s int64) Option { return optionFunc(func(c *config) { c.seed = s; c.seedSet = true }) }
 
 // Replay runs exactly one schedule, as printed by a finding.
-// AGENTIDEM_SCHEDULE does the same.
+// AGENTIDEM_SCHEDULE does the same, where the option is not given; a value
+// that does not parse as a schedule is a *ConfigError, and the suite does
+// not run.
 func Replay(schedule string) Option {
 	return optionFunc(func(c *config) { c.replaySchedule = schedule })
 }
@@ -72,15 +76,7 @@ func (c *config) defaults() {
 		c.depth = DefaultDepth
 	}
 	if !c.seedSet {
-		c.seed = 1
-		if v := os.Getenv("AGENTIDEM_SEED"); v != "" {
-			if n, err := strconv.ParseInt(v, 10, 64); err == nil {
-				c.seed = n
-			}
-		}
-	}
-	if c.replaySchedule == "" {
-		c.replaySchedule = os.Getenv("AGENTIDEM_SCHEDULE")
+		c.seed = 1 // AGENTIDEM_SEED, where given, was read with the options (readEnv)
 	}
 	c.shardDefaults()
 }
@@ -113,7 +109,7 @@ func interleavingScenario(name string) Scenario {
 // (or the scheduler could not tell, because of a hazard): whether
 // Interleavings has anything to explore. It runs the pre-flight once.
 func (s *Suite) Parallel(ctx context.Context) bool {
-	if !s.BaselineOK() {
+	if !s.BaselineOK() || s.selectErr != nil {
 		return false
 	}
 	s.cfg.defaults()
@@ -144,7 +140,7 @@ func (s *Suite) Interleavings(ctx context.Context, each func(*Result)) (*Explora
 	s.cfg.defaults()
 	ex := &Exploration{}
 	defer s.commutingWrites()
-	if !s.BaselineOK() {
+	if !s.BaselineOK() || s.selectErr != nil {
 		return ex, nil
 	}
 	if s.cfg.replaySchedule != "" {
@@ -335,7 +331,7 @@ func (s *Suite) scheduled(ctx context.Context, choose chooser, bubble Bubble) (*
 	name := sch.schedule.String()
 	res.Scenario = ScenarioInterleaving + "/" + name
 	res.Schedule, res.Legend = name, sch.legend()
-	res.Replay = s.shardEnv() + s.cfg.replay(res.Scenario) + scheduleEnv(name)
+	res.Replay = s.shardEnv() + s.seedEnv() + s.cfg.replay(res.Scenario) + scheduleEnv(name)
 	for i := range res.Findings {
 		res.Findings[i].Scenario = res.Scenario
 		res.Findings[i].Replay = res.Replay
@@ -411,6 +407,20 @@ func (s *Suite) runGated(ctx context.Context, sc Scenario, choose chooser, bubbl
 		body(nil)
 	}
 	return res, sch, err
+}
+
+// seedEnv is what a replay line of an interleaving sets first,
+// "AGENTIDEM_SEED=2 ", where the seed came from the environment: which
+// schedules a PCT exploration samples, and so which subtests there are,
+// follows from the seed, and the line's -run pattern, run without it,
+// selected a schedule that the default seed's sample does not hold, and
+// go test printed ok [no tests to run] (red team rtI, item 2). With Seed
+// the test sets its seed itself.
+func (s *Suite) seedEnv() string {
+	if s.cfg.seedEnv {
+		return fmt.Sprintf("AGENTIDEM_SEED=%d ", s.cfg.seed)
+	}
+	return ""
 }
 
 func scheduleEnv(name string) string {
@@ -525,7 +535,7 @@ func variantOutcome(scheduled []*Result, alike func(a, b *Result) bool) {
 // that was in flight with others in the listed schedule: the call fails
 // with a conflict while the rest of its batch succeeds.
 func (s *Suite) PartialBatchPlan() []Scenario {
-	if s.pre == nil || s.pre.err != nil || s.pre.sch.hazard != "" {
+	if s.pre == nil || s.pre.err != nil || s.pre.sch.hazard != "" || s.selectErr != nil {
 		return nil
 	}
 	first := s.pre.res

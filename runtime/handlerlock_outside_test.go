@@ -70,7 +70,7 @@ func TestHandlerBlockedOnAnOutsideSleeperExcusesNoClient(t *testing.T) {
 	apart := 0
 	const runs = 20
 	for range runs {
-		s := NewSuite("handler-outside-sleeper", agent, OnlyScenario("none"), StallTimeout(2*time.Second))
+		s := NewSuite("handler-outside-sleeper", agent, OnlyScenario(ScenarioBaseline), StallTimeout(2*time.Second))
 		res, err := s.Baseline(context.Background())
 		s.Report()
 		if err != nil {

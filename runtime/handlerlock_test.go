@@ -94,7 +94,7 @@ func TestSchedulerSeesAHandlerBlockedBehindAGate(t *testing.T) {
 				}
 				wg.Wait()
 			}
-			s := NewSuite("handler-lock-parallel", agent, OnlyScenario("none"), StallTimeout(2*time.Second))
+			s := NewSuite("handler-lock-parallel", agent, OnlyScenario(ScenarioBaseline), StallTimeout(2*time.Second))
 			endSuite(t, s)
 			res, err := s.Baseline(context.Background())
 			if err != nil {
@@ -164,7 +164,7 @@ func TestStallNamesAHandlerOnAnOlderConnection(t *testing.T) {
 		}
 		return tracedPut(ctx, func(string) {}, "k")
 	}
-	s := NewSuite("stall-older-conn", agent, OnlyScenario("none"), StallTimeout(300*time.Millisecond))
+	s := NewSuite("stall-older-conn", agent, OnlyScenario(ScenarioBaseline), StallTimeout(300*time.Millisecond))
 	endSuite(t, s)
 	msg := baselineStall(t, s)
 	for _, want := range []string{

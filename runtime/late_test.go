@@ -192,7 +192,7 @@ func TestLateOpsAreSorted(t *testing.T) {
 		}()
 		return tracedPut(ctx, put, "a")
 	}
-	s := NewSuite("sorted", agent, OnlyScenario("none"))
+	s := NewSuite("sorted", agent, OnlyScenario(ScenarioBaseline))
 	if _, err := s.Baseline(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -256,7 +256,7 @@ func TestSetupCallIsNotAnotherSuitesRunsCall(t *testing.T) {
 				<-release
 				return nil
 			}
-			busy := NewSuite("busy", busyAgent, OnlyScenario("none"))
+			busy := NewSuite("busy", busyAgent, OnlyScenario(ScenarioBaseline))
 			endSuite(t, busy)
 			done := make(chan *Result)
 			go func() {
@@ -270,7 +270,7 @@ func TestSetupCallIsNotAnotherSuitesRunsCall(t *testing.T) {
 				return err
 			}
 			seeding := NewSuite("seeding", func(ctx context.Context) error { return tracedPut(ctx, put, "own") },
-				OnlyScenario("none"), Setup(seed))
+				OnlyScenario(ScenarioBaseline), Setup(seed))
 			endSuite(t, seeding)
 			own, err := seeding.Baseline(context.Background())
 			if later != nil {
@@ -328,7 +328,7 @@ func TestServerSetupStartedServesTheAgent(t *testing.T) {
 				reqs <- r
 				return <-r.done
 			}
-			s := NewSuite("served", agent, OnlyScenario("none"), Setup(setup),
+			s := NewSuite("served", agent, OnlyScenario(ScenarioBaseline), Setup(setup),
 				Teardown(func(context.Context) error { close(reqs); return nil }))
 			endSuite(t, s)
 			res, err := s.Baseline(context.Background())
@@ -392,7 +392,7 @@ func TestServerStartedOnceByASetup(t *testing.T) {
 	t.Run("one after the other", func(t *testing.T) {
 		srv := &onceServer{}
 		for _, name := range []string{"first", "second"} {
-			s := NewSuite(name, func(context.Context) error { return srv.call(name) }, OnlyScenario("none"), Setup(srv.setup(t)))
+			s := NewSuite(name, func(context.Context) error { return srv.call(name) }, OnlyScenario(ScenarioBaseline), Setup(srv.setup(t)))
 			res, err := s.Baseline(context.Background())
 			if err != nil {
 				t.Fatal(err)
@@ -414,7 +414,7 @@ func TestServerStartedOnceByASetup(t *testing.T) {
 			once.Do(func() { close(inside) })
 			<-release
 			return nil
-		}, OnlyScenario("none"), Setup(srv.setup(t)))
+		}, OnlyScenario(ScenarioBaseline), Setup(srv.setup(t)))
 		endSuite(t, a)
 		done := make(chan *Result, 1)
 		go func() {
@@ -422,7 +422,7 @@ func TestServerStartedOnceByASetup(t *testing.T) {
 			done <- res
 		}()
 		<-inside
-		b := NewSuite("b", func(context.Context) error { return srv.call("k") }, OnlyScenario("none"), Setup(srv.setup(t)))
+		b := NewSuite("b", func(context.Context) error { return srv.call("k") }, OnlyScenario(ScenarioBaseline), Setup(srv.setup(t)))
 		endSuite(t, b)
 		bres, err := b.Baseline(context.Background())
 		close(release)
@@ -537,7 +537,7 @@ func TestSharedPoolOfTwoSuites(t *testing.T) {
 			return err
 		}
 	}
-	first := NewSuite("first", agent("first"), OnlyScenario("none"))
+	first := NewSuite("first", agent("first"), OnlyScenario(ScenarioBaseline))
 	endSuite(t, first)
 	if _, err := first.Baseline(context.Background()); err != nil {
 		t.Fatal(err)

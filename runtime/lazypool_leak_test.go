@@ -49,7 +49,7 @@ func TestLazyPoolOfTheAgentIsALeakOnEveryRun(t *testing.T) {
 		return nil
 	}
 	for run := 1; run <= 3; run++ {
-		rep, err := Run(context.Background(), t.Name(), agent, OnlyScenario("none"))
+		rep, err := Run(context.Background(), t.Name(), agent, OnlyScenario(ScenarioBaseline))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -31,12 +31,16 @@ type config struct {
 	invariants  []invariant
 	exactlyOnce bool
 	only        string
+	onlyFrom    string // what set only: "AGENTIDEM_SCENARIO" or "OnlyScenario"
 	replay      func(scenario string) string
 	seed        int64
 	seedSet     bool
+	seedEnv     bool  // the seed came from AGENTIDEM_SEED (seedEnv)
+	envErr      error // AGENTIDEM_* variables that do not parse (readEnv)
 
 	bubble         Bubble
 	stall          time.Duration
+	stallEnv       time.Duration // AGENTIDEM_STALL_TIMEOUT, read once (readEnv)
 	budget         int
 	depth          int
 	replaySchedule string
@@ -50,7 +54,7 @@ type config struct {
 }
 
 func newConfig(opts []Option) config {
-	c := config{only: os.Getenv("AGENTIDEM_SCENARIO")}
+	c := config{only: os.Getenv("AGENTIDEM_SCENARIO"), onlyFrom: "AGENTIDEM_SCENARIO"}
 	for _, o := range opts {
 		if o != nil {
 			o.apply(&c)
@@ -59,6 +63,7 @@ func newConfig(opts []Option) config {
 	if c.replay == nil {
 		c.replay = func(s string) string { return "AGENTIDEM_SCENARIO='" + s + "'" }
 	}
+	c.readEnv()
 	return c
 }
 
@@ -193,9 +198,16 @@ func ExactlyOnce() Option {
 
 // OnlyScenario runs the baseline and the one scenario with this full name
 // (as printed in a replay line). The environment variable
-// AGENTIDEM_SCENARIO does the same.
+// AGENTIDEM_SCENARIO does the same; the option overrides it. The
+// interleavings and partial batch failures of an agent with parallel calls
+// run whichever scenario it names ("interleaving" names them all,
+// "interleaving/<schedule>" one of them, and AGENTIDEM_SCHEDULE runs that
+// one alone). A name that is none of the suite's scenarios (a misspelling,
+// a write the agent no longer makes) is a *ConfigError, which Baseline
+// returns, naming the closest scenarios: the suite runs nothing more, where
+// it ran the baseline alone and reported it safe.
 func OnlyScenario(name string) Option {
-	return optionFunc(func(c *config) { c.only = name })
+	return optionFunc(func(c *config) { c.only, c.onlyFrom = name, "OnlyScenario" })
 }
 
 // DefaultStallTimeout bounds how long a scenario may go without progress
@@ -206,8 +218,10 @@ const DefaultStallTimeout = 10 * time.Second
 
 // StallTimeout sets the stall bound of every scenario (default
 // DefaultStallTimeout). AGENTIDEM_STALL_TIMEOUT (a time.Duration such as
-// "30s") does the same. Raise it for agents whose tools are slow, not stuck.
-// Setup and Teardown may run six times as long.
+// "30s") does the same, where the option is not given; a value that does
+// not parse as a positive duration with its unit ("1", "bogus") is a
+// *ConfigError, and the suite does not run. Raise it for agents whose tools
+// are slow, not stuck. Setup and Teardown may run six times as long.
 func StallTimeout(d time.Duration) Option {
 	return optionFunc(func(c *config) { c.stall = d })
 }
@@ -216,10 +230,8 @@ func (c *config) stallTimeout() time.Duration {
 	if c.stall > 0 {
 		return c.stall
 	}
-	if v := os.Getenv("AGENTIDEM_STALL_TIMEOUT"); v != "" {
-		if d, err := time.ParseDuration(v); err == nil && d > 0 {
-			return d
-		}
+	if c.stallEnv > 0 {
+		return c.stallEnv
 	}
 	return DefaultStallTimeout
 }

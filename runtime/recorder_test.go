@@ -369,7 +369,7 @@ func TestLeftGoroutineCallsDuringAnotherSuite(t *testing.T) {
 					}()
 					return tracedPut(ctx, put, "a")
 				}
-				s := NewSuite("left", agent, OnlyScenario("none"))
+				s := NewSuite("left", agent, OnlyScenario(ScenarioBaseline))
 				endSuite(t, s)
 				if _, err := s.Baseline(context.Background()); err != nil {
 					t.Fatal(err)

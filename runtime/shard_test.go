@@ -254,6 +254,36 @@ func TestShardReplayLineSetsTheShard(t *testing.T) {
 	}
 }
 
+// A replay line of a schedule sets the seed first where the run took it
+// from AGENTIDEM_SEED: which schedules PCT samples follows from the seed,
+// and the line run without it selected a schedule the default seed's
+// sample does not hold. With the Seed option the test sets its seed
+// itself, and the line says nothing of it.
+func TestReplayLineSetsTheSeedTakenFromTheEnvironment(t *testing.T) {
+	interleavings := func(rep *Report) []*Result {
+		var out []*Result
+		for _, res := range rep.Results {
+			if res.Kind == ScenarioInterleaving {
+				out = append(out, res)
+			}
+		}
+		return out
+	}
+	t.Setenv("AGENTIDEM_SEED", "2")
+	seeded := interleavings(fanRun(t, 5, Schedules(12)))
+	require.NotEmpty(t, seeded)
+	for _, res := range seeded {
+		assert.True(t, strings.HasPrefix(res.Replay, "AGENTIDEM_SEED=2 AGENTIDEM_SCENARIO="), res.Replay)
+		for _, f := range res.Findings {
+			assert.Equal(t, res.Replay, f.Replay)
+		}
+	}
+	t.Setenv("AGENTIDEM_SEED", "")
+	for _, res := range interleavings(fanRun(t, 5, Schedules(12), Seed(2))) {
+		assert.False(t, strings.Contains(res.Replay, "AGENTIDEM_SEED"), res.Replay)
+	}
+}
+
 // TestBadShardIsAnError checks that a malformed shard stops the
 // exploration with an error naming the variable, rather than running
 // everything or nothing quietly.

@@ -40,7 +40,7 @@ func TestStallMessageTellsEachKindOfWaitOnce(t *testing.T) {
 		wg.Wait()
 		return err
 	}
-	s := NewSuite("stall", agent, OnlyScenario("none"), StallTimeout(300*time.Millisecond))
+	s := NewSuite("stall", agent, OnlyScenario(ScenarioBaseline), StallTimeout(300*time.Millisecond))
 	endSuite(t, s)
 	msg := baselineStall(t, s)
 	for _, want := range []string{

@@ -42,7 +42,7 @@ func TestStallInsideStateSaysSo(t *testing.T) {
 			_, ok := rows.Load("a")
 			return ok
 		}),
-		OnlyScenario("none"), StallTimeout(300*time.Millisecond))
+		OnlyScenario(ScenarioBaseline), StallTimeout(300*time.Millisecond))
 	if err != nil {
 		t.Fatal(err)
 	}

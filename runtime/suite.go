@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -94,6 +95,7 @@ type Suite struct {
 	nothingTraced    bool
 	seenOnce         map[string]bool // findings reported once per suite
 	orderSeen        map[string]bool
+	selectErr        error         // the scenario selection names no scenario (checkSelection)
 	commuting        []heldFinding // concurrent_writes_same_entity findings held back (commutingWrites)
 	shardRan         *Shard        // this shard's part, once explored (shard.go)
 	pre              *preflightRun
@@ -167,9 +169,29 @@ func Run(ctx context.Context, name string, fn func(ctx context.Context) error, o
 // two writes to one entity) in flight together, the failure is the order
 // finding, not a broken baseline: the reverse order is tried, and when it
 // passes it is the baseline the faults are planned from. Plan is empty when
-// the baseline failed.
+// the baseline failed. When the baseline passed and OnlyScenario (or
+// AGENTIDEM_SCENARIO) names none of the scenarios planned from it, Baseline
+// returns a *ConfigError that names the closest ones, the report counts the
+// name as a scenario that did not run, and Plan, PartialBatchPlan and
+// Interleavings run nothing. An AGENTIDEM_* variable that does not parse
+// is a *ConfigError before the agent runs at all: the baseline's result
+// says it did not run, and nothing else runs either.
 func (s *Suite) Baseline(ctx context.Context) (*Result, error) {
 	sc := Scenario{Name: ScenarioBaseline, Kind: ScenarioBaseline, OperationIndex: -1, Deliveries: 1}
+	if err := s.cfg.envErr; err != nil {
+		// Run with the default in its place, the suite would be another
+		// than the one asked for (a stall bound of 10 s where 1 was
+		// given without its unit, seed 1's sample for a seed that is no
+		// number), and its verdict would pass for that one's.
+		why := "not run: " + err.Error()
+		res := &Result{
+			Scenario: sc.Name, Kind: sc.Kind, OperationIndex: sc.OperationIndex, Replay: s.cfg.replay(sc.Name),
+			Inconclusive: true, Error: why, Trace: &Trace{Name: s.name, Ops: []Operation{}, Notes: []string{why}},
+			Findings: []Finding{}, Duplicates: []Duplicate{}, Invariants: []InvariantResult{},
+		}
+		s.baseline, s.base, s.baseErr = res, res.Trace, err
+		return res, err
+	}
 	res, sch, err := s.runGated(ctx, sc, prefixChooser(nil), nil)
 	if err == nil && sch.err == nil && baselineFailed(res) && len(sch.shapes) > 0 {
 		if order := s.orderFindings(res, sch); len(order) > 0 {
@@ -252,6 +274,15 @@ func (s *Suite) Baseline(ctx context.Context) (*Result, error) {
 		}
 	}
 	if err == nil && s.BaselineOK() {
+		if serr := s.checkSelection(ctx); serr != nil {
+			// Nothing the selection asked for can run: the suite stops
+			// here, and the report counts the selection as a scenario
+			// that did not run, so that it does not read SAFE.
+			s.selectErr = serr
+			sc := Scenario{Name: s.cfg.only, Kind: cmp.Or(strings.Split(s.cfg.only, "/")[0], s.cfg.only), OperationIndex: -1}
+			s.NotRun(sc, serr.Error())
+			return res, serr
+		}
 		s.serialWindows(ctx)
 	}
 	return res, err
@@ -300,11 +331,21 @@ func hasOrderFinding(res *Result) bool {
 
 // orderFindings are the ordering findings of a failed baseline, each with
 // the schedule it failed under and what the dependent call did there.
+//
+// Each is the baseline's finding, and its replay line selects the
+// baseline: the baseline runs under the listed schedule on every run, so
+// it fails in that order again and its subtest reports the finding. The
+// line used to select the listed schedule's interleaving subtest, which
+// passed: that schedule does not report the finding again (orderSeen, so
+// that a whole run reports it once), and where the reverse order failed
+// too, no interleaving runs at all. The schedule's own form stays beside
+// it: AGENTIDEM_SCHEDULE in front of a go test command that runs the
+// baseline shows the finding as well.
 func (s *Suite) orderFindings(res *Result, sch *scheduler) []Finding {
 	probe := &Result{}
 	s.orderChecks(probe, res.Trace, Scenario{Kind: ScenarioInterleaving})
 	name := sch.schedule.String()
-	replay := s.cfg.replay(ScenarioInterleaving+"/"+name) + scheduleEnv(name)
+	replay := s.cfg.replay(ScenarioBaseline) + scheduleEnv(name)
 	var out []Finding
 	for _, f := range probe.Findings {
 		what := res.Error
@@ -339,6 +380,23 @@ func (s *Suite) BaselineOK() bool {
 // sequential and concurrent. With
 // OnlyScenario, just that one.
 func (s *Suite) Plan() []Scenario {
+	if s.selectErr != nil {
+		return nil
+	}
+	plan := s.plan()
+	if s.cfg.only != "" {
+		for _, sc := range plan {
+			if sc.Name == s.cfg.only {
+				return []Scenario{sc}
+			}
+		}
+		return nil
+	}
+	return plan
+}
+
+// plan is Plan whatever OnlyScenario selects.
+func (s *Suite) plan() []Scenario {
 	if !s.BaselineOK() {
 		return nil
 	}
@@ -373,14 +431,6 @@ func (s *Suite) Plan() []Scenario {
 		Scenario{Name: ScenarioDuplicateSeq, Kind: ScenarioDuplicateSeq, OperationIndex: -1, Deliveries: 2, listed: listed},
 		Scenario{Name: ScenarioDuplicateConcurrent, Kind: ScenarioDuplicateConcurrent, OperationIndex: -1, Deliveries: 2, Concurrent: true, listed: listed},
 	)
-	if s.cfg.only != "" {
-		for _, sc := range plan {
-			if sc.Name == s.cfg.only {
-				return []Scenario{sc}
-			}
-		}
-		return nil
-	}
 	return plan
 }
 

@@ -38,7 +38,11 @@
 //
 //	go test -run 'TestRefund/lost_acknowledgement/refund#1'
 //
-// reruns exactly one; every finding prints that line. Under plain go test
+// reruns exactly one; every finding prints that line. AGENTIDEM_SCENARIO
+// (runtime.OnlyScenario) runs the baseline and one scenario too, named as
+// the line names it (lost_acknowledgement/refund#1); a name that is none of
+// the suite's scenarios fails the test, naming the closest ones, whatever
+// -run selects. Under plain go test
 // (no -v, no -run pattern below the test, no -failfast) a scenario that
 // passes runs without its subtest, which would print nothing, and a failing
 // one gets its subtest after the run, under the same name: go test -v lists
@@ -113,8 +117,18 @@
 // to four mutually dependent calls, within the Schedules budget (default
 // 3000). Calls on different entities commute and are not reordered against
 // each other; larger rounds are sampled by seeded PCT (Seed, Depth,
-// AGENTIDEM_SEED). Calls in flight together on the scheduler's logical clock
-// form a batch, and the checks are:
+// AGENTIDEM_SEED). Which schedules the sample holds follows from the seed,
+// so a schedule's replay line from a run seeded by AGENTIDEM_SEED sets it
+// first:
+//
+//	AGENTIDEM_SEED=2 go test -run 'TestInvoices/interleaving/s2f2s4f4s0f0s1f1s3f3'
+//
+// Where the agent fails in the listed order itself, which the baseline
+// runs, the ordering finding is the baseline's, and its replay line reruns
+// the baseline, which fails in that order on every run; the reverse order,
+// when it passes, is the baseline the faults are planned from. Calls in
+// flight together on the scheduler's logical clock form a batch, and the
+// checks are:
 //
 //   - dependent_calls_concurrent: an op in one batch with an op it declares
 //     after=;
@@ -248,7 +262,7 @@
 //
 // An inconclusive scenario (a fault that never fired, a goroutine that
 // called a tool after its run) fails nothing by itself; FailInconclusive
-// (or AGENTIDEM_FAIL_INCONCLUSIVE=1) makes each fail the test, for a CI
+// (or AGENTIDEM_FAIL_INCONCLUSIVE=1, or true) makes each fail the test, for a CI
 // gate where ok must mean every scenario was judged.
 //
 // Run does the same without failing the test, for tests that prove a buggy
@@ -269,6 +283,19 @@
 // running suite's report. GOGC set in the environment, a percent the program
 // set, or AGENTIDEM_GC=default leaves the collector alone (README,
 // Benchmarks).
+//
+// # Environment variables
+//
+// AGENTIDEM_SCENARIO, AGENTIDEM_SCHEDULE, AGENTIDEM_SEED, AGENTIDEM_SHARD,
+// AGENTIDEM_STALL_TIMEOUT, AGENTIDEM_FAIL_INCONCLUSIVE, AGENTIDEM_UPDATE,
+// AGENTIDEM_REPORT_DIR and AGENTIDEM_GC set for every test what an option
+// sets for one (the option, where given, wins; README, Environment
+// variables). A value that does not parse (AGENTIDEM_STALL_TIMEOUT=1
+// without its unit, AGENTIDEM_SEED=abc) fails the test before the agent
+// runs, whatever -run selects, naming the variable, the value and what it
+// takes: the suite never runs with a default in its place.
+// AGENTIDEM_FAIL_INCONCLUSIVE and AGENTIDEM_UPDATE take 1, true or yes, and
+// 0, false or no.
 //
 // testkit takes a small TB interface, so it can be driven by a fake in its
 // own tests; *testing.T and *testing.B satisfy it.

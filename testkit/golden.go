@@ -23,17 +23,12 @@ import (
 var update = flag.Bool("update", false, "rewrite golden files (testkit.Golden) instead of comparing with them")
 
 // updating reports whether golden files are to be rewritten: -update, or
-// AGENTIDEM_UPDATE set to 1 or true (for go test ./... over packages that
-// do not all import testkit, where -update would be an unknown flag).
+// AGENTIDEM_UPDATE set to 1, true or yes (for go test ./... over packages
+// that do not all import testkit, where -update would be an unknown flag).
+// Another value fails the suite before it runs (readEnv).
 func updating() bool {
-	if *update {
-		return true
-	}
-	switch strings.ToLower(os.Getenv("AGENTIDEM_UPDATE")) {
-	case "1", "true", "yes":
-		return true
-	}
-	return false
+	on, _ := envSwitch("AGENTIDEM_UPDATE", "")
+	return *update || on
 }
 
 // Golden compares the agent's fault-free behaviour with a golden trace kept

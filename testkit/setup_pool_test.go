@@ -181,7 +181,7 @@ func TestSetupPoolIsNoLeakOfTheAgent(t *testing.T) {
 				pool   *setupPool
 				starts int
 			)
-			opts := []testkit.Option{testkit.NoSummary(), testkit.With(runtime.OnlyScenario("none")),
+			opts := []testkit.Option{testkit.NoSummary(), testkit.With(runtime.OnlyScenario(runtime.ScenarioBaseline)),
 				testkit.Setup(func(context.Context) error {
 					if perScenario || pool == nil {
 						if c.growing {

@@ -101,8 +101,9 @@ func StallTimeout(d time.Duration) Option { return With(runtime.StallTimeout(d))
 // inconclusive scenario fails nothing: the summary's first line says
 // INCONCLUSIVE and the report counts it, but go test prints ok. Use it
 // where a green go test must mean every scenario was judged (a CI gate).
-// AGENTIDEM_FAIL_INCONCLUSIVE=1 does the same for every test. Run never
-// fails t, with it or without.
+// AGENTIDEM_FAIL_INCONCLUSIVE=1 (or true, yes) does the same for every
+// test; a value that is no such switch fails the test before its suite
+// runs. Run never fails t, with it or without.
 func FailInconclusive() Option { return func(s *settings) { s.failInconclusive = true } }
 
 // NoSummary leaves the summary out of the test log.
@@ -115,7 +116,8 @@ func Schedules(n int) Option { return With(runtime.Schedules(n)) }
 // Depth sets the PCT depth used for large batches; see runtime.Depth.
 func Depth(d int) Option { return With(runtime.Depth(d)) }
 
-// Seed pins the PCT sampler; AGENTIDEM_SEED does the same.
+// Seed pins the PCT sampler; AGENTIDEM_SEED does the same, and a replay
+// line of a schedule from a run it seeded sets it first.
 func Seed(s int64) Option { return With(runtime.Seed(s)) }
 
 // Replay runs exactly one schedule, as printed in a finding's replay line;
@@ -205,6 +207,14 @@ func suite(t TB, fn func(ctx context.Context) error, fail bool, opts []Option) *
 			s.Report()
 		}
 	}()
+	if err := readEnv(&st); err != nil {
+		// As for runtime's own variables (runtime.ConfigError): the suite
+		// does not run with a default in the value's place, and the test
+		// fails, whatever -run selects.
+		harness(t, fail, err)
+		reportTaken = true
+		return s.Report()
+	}
 	ctx := context.Background()
 	printed := map[string]string{} // problems printed so far (findings.go)
 	// reported counts, per result, the findings its subtest was given to
@@ -232,9 +242,18 @@ func suite(t TB, fn func(ctx context.Context) error, fail bool, opts []Option) *
 	if baseRes != nil {
 		reported[baseRes] = len(baseRes.Findings)
 	}
+	// A setting the suite cannot run as asked (an AGENTIDEM_* variable
+	// that does not parse, a scenario selection that names no scenario)
+	// is the whole suite's problem, not the baseline's: it fails the test
+	// itself, where no -run pattern leaves it out (a replay line's selects
+	// one scenario's subtest, not the baseline's).
+	var cfgErr *runtime.ConfigError
+	if errors.As(baseErr, &cfgErr) {
+		harness(t, fail, baseErr)
+	}
 	reportBase := func(st TB) {
 		st.Helper()
-		if baseErr != nil {
+		if baseErr != nil && cfgErr == nil {
 			harness(st, fail, baseErr)
 		}
 		reportResult(st, baseRes, fail, printed)
@@ -392,7 +411,7 @@ func suite(t TB, fn func(ctx context.Context) error, fail bool, opts []Option) *
 			}
 		}
 	}
-	if fail && (st.failInconclusive || os.Getenv("AGENTIDEM_FAIL_INCONCLUSIVE") == "1") {
+	if fail && st.failInconclusive { // the option, or AGENTIDEM_FAIL_INCONCLUSIVE (readEnv)
 		failInconclusive(t, rep)
 	}
 	switch {

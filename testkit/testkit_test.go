@@ -374,7 +374,7 @@ func TestLeakedGoroutineIsReported(t *testing.T) {
 		}()
 		<-done
 		return nil
-	}, ledgerSetup(&l), testkit.With(runtime.OnlyScenario("none")))
+	}, ledgerSetup(&l), testkit.With(runtime.OnlyScenario(runtime.ScenarioBaseline)))
 	close(release)
 	assert.True(t, rep.Has(runtime.CodeGoroutineLeak))
 	for _, f := range rep.Findings {
@@ -393,7 +393,7 @@ func TestLeakedGoroutineIsReported(t *testing.T) {
 		}()
 		<-done
 		return nil
-	}, ledgerSetup(&l), testkit.With(runtime.OnlyScenario("none")))
+	}, ledgerSetup(&l), testkit.With(runtime.OnlyScenario(runtime.ScenarioBaseline)))
 	assert.False(t, rep.Has(runtime.CodeGoroutineLeak))
 }
 

@@ -86,6 +86,9 @@ func TestStrictDependencyBugIsAnOrderFindingNotABrokenBaseline(t *testing.T) {
 	f := first(t, rep, runtime.CodeDependentCallsConcurrent)
 	assert.Equal(t, runtime.ScenarioBaseline, f.Scenario)
 	assert.Contains(t, f.Message, "attachInvoice failed: attach ORD-9 to INV-1: no such invoice")
+	// The baseline's finding: its line reruns the baseline, which fails in
+	// the listed order again, and names that order beside it.
+	assert.Contains(t, f.Replay, "/^baseline$'")
 	assert.Contains(t, f.Replay, "AGENTIDEM_SCHEDULE='s0s1f0f1'")
 	assert.NotEmpty(t, rep.Results, "the fault scenarios ran from the passing order")
 }

@@ -28,7 +28,7 @@ func TestLateCallOfTheBaselineMakesTheVerdictInconclusive(t *testing.T) {
 		put(ctx, "a")
 		return nil
 	}
-	s := runtime.NewSuite("late-baseline", agent, runtime.OnlyScenario("none"))
+	s := runtime.NewSuite("late-baseline", agent, runtime.OnlyScenario(runtime.ScenarioBaseline))
 	base, err := s.Baseline(context.Background())
 	if err != nil {
 		t.Fatal(err)

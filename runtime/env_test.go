@@ -1,0 +1,73 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// An AGENTIDEM_* variable whose value does not parse stops the suite before
+// the agent runs, with an error that names the variable, the value and the
+// form it takes; the baseline's result says it did not run, and the report
+// is not safe. Before, each was ignored and the suite ran with the default
+// in its place (a stall bound of 10 s for AGENTIDEM_STALL_TIMEOUT=1, seed 1
+// for AGENTIDEM_SEED=abc) and reported on that suite (red team rtI, item
+// 4).
+func TestAnEnvironmentVariableThatDoesNotParseStopsTheSuite(t *testing.T) {
+	for _, c := range []struct{ name, value, want string }{
+		{"AGENTIDEM_SEED", "abc", `AGENTIDEM_SEED="abc": want a whole number, the seed of the PCT sampler (AGENTIDEM_SEED=2)`},
+		{"AGENTIDEM_STALL_TIMEOUT", "1", `AGENTIDEM_STALL_TIMEOUT="1": want a positive duration with its unit, as time.ParseDuration reads it (AGENTIDEM_STALL_TIMEOUT=30s, 2m)`},
+		{"AGENTIDEM_STALL_TIMEOUT", "bogus", `AGENTIDEM_STALL_TIMEOUT="bogus": want a positive duration`},
+		{"AGENTIDEM_STALL_TIMEOUT", "-5s", `AGENTIDEM_STALL_TIMEOUT="-5s": want a positive duration`},
+		{"AGENTIDEM_SCHEDULE", "s0s1f1", `AGENTIDEM_SCHEDULE="s0s1f1": want a schedule as a replay line prints it (AGENTIDEM_SCHEDULE='s0s1f0f1', rounds joined by a dot): schedule "s0s1f1": round 1: every call needs s and f`},
+		{"AGENTIDEM_GC", "off", `AGENTIDEM_GC="off": want default, which leaves the garbage collector's pacing as it is while suites run, or no value`},
+	} {
+		t.Run(c.name+"="+c.value, func(t *testing.T) {
+			t.Setenv(c.name, c.value)
+			rep, err, runs := runNotes(t)
+			var cfg *ConfigError
+			require.True(t, errors.As(err, &cfg), "error %v, want a *ConfigError", err)
+			assert.Equal(t, ConfigError{Setting: c.name, Value: c.value, Want: cfg.Want}, *cfg)
+			assert.True(t, strings.HasPrefix(err.Error(), c.want), "error:\n%s\nwant it to start:\n%s", err, c.want)
+			assert.Zero(t, runs, "the agent ran")
+			assert.False(t, rep.Safe)
+			assert.False(t, rep.BaselineSucceeded)
+			assert.Empty(t, rep.Results)
+			assert.Equal(t, []string{"not run: " + err.Error()}, rep.Baseline.Trace.Notes)
+		})
+	}
+}
+
+// Several variables that do not parse are all named at once.
+func TestEveryVariableThatDoesNotParseIsNamed(t *testing.T) {
+	t.Setenv("AGENTIDEM_SEED", "1.5")
+	t.Setenv("AGENTIDEM_STALL_TIMEOUT", "10")
+	_, err, _ := runNotes(t)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), `AGENTIDEM_SEED="1.5"`)
+	assert.Contains(t, err.Error(), `AGENTIDEM_STALL_TIMEOUT="10"`)
+}
+
+// Values that parse are taken, and an option given in the test overrides
+// its variable, which is then not read at all.
+func TestEnvironmentVariablesThatParseAreTaken(t *testing.T) {
+	t.Setenv("AGENTIDEM_STALL_TIMEOUT", "30s")
+	t.Setenv("AGENTIDEM_SEED", "7")
+	rep, err, _ := runNotes(t)
+	require.NoError(t, err)
+	assert.Equal(t, int64(7), rep.Seed)
+	agent := func(context.Context) error { return nil }
+	assert.Equal(t, 30*time.Second, NewSuite("s", agent).StallTimeout())
+
+	t.Setenv("AGENTIDEM_STALL_TIMEOUT", "bogus")
+	t.Setenv("AGENTIDEM_SEED", "abc")
+	rep, err, _ = runNotes(t, Seed(3), StallTimeout(time.Second))
+	require.NoError(t, err)
+	assert.Equal(t, int64(3), rep.Seed)
+	assert.Equal(t, time.Second, NewSuite("s", agent, StallTimeout(time.Second)).StallTimeout())
+}
