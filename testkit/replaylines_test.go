@@ -166,3 +166,38 @@ func TestAReplayLineOfASeededRunSetsTheSeed(t *testing.T) {
 	assert.Contains(t, rerun, "2 and 4 landed first", "the replay line %q did not show the finding:\n%s", m[0], rerun)
 	assert.Contains(t, rerun, "--- FAIL: TestReplaySeededChild", "the replay line %q passed:\n%s", m[0], rerun)
 }
+
+// TestReplayBrokenBaselineChild is run by
+// TestAReplayLineFailsWhenTheBaselineFails in a child process: an agent
+// whose baseline fails (its first write errs), as after a regression.
+func TestReplayBrokenBaselineChild(t *testing.T) {
+	if os.Getenv(replayChildEnv) != "1" {
+		t.Skip("run by TestAReplayLineFailsWhenTheBaselineFails")
+	}
+	var w *tally
+	testkit.TestAgent(t, func(ctx context.Context) error {
+		if err := w.add(ctx, 1); err != nil {
+			return err
+		}
+		if os.Getenv("AGENTIDEM_REPLAY_BREAK") == "1" {
+			return errors.New("the second add is refused: a regression")
+		}
+		return w.add(ctx, 2)
+	}, testkit.Setup(func(context.Context) error { w = &tally{}; return nil }))
+}
+
+// A replay line selects one scenario's subtest, not the baseline's. Pasted
+// back after the agent broke so that its baseline fails, no scenario runs:
+// the test passed, with nothing printed (red team rtI, noticed with item
+// 1). The baseline's failure fails the test itself.
+func TestAReplayLineFailsWhenTheBaselineFails(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the test binary twice")
+	}
+	out := runReplayChild(nil, "-test.run=^TestReplayBrokenBaselineChild$", "-test.v")
+	require.Contains(t, out, "--- PASS: TestReplayBrokenBaselineChild/lost_acknowledgement/add#1 ", "output:\n%s", out)
+
+	broken := runReplayChild([]string{"AGENTIDEM_REPLAY_BREAK=1"}, "-test.run=^TestReplayBrokenBaselineChild$/^lost_acknowledgement$/^add#1$")
+	assert.Contains(t, broken, "--- FAIL: TestReplayBrokenBaselineChild ", "the replay line passed with a failing baseline:\n%s", broken)
+	assert.Contains(t, broken, "the second add is refused: a regression", "the baseline's failure is not printed:\n%s", broken)
+}

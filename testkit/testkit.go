@@ -259,7 +259,20 @@ func suite(t TB, fn func(ctx context.Context) error, fail bool, opts []Option) *
 		reportResult(st, baseRes, fail, printed)
 	}
 	if eager {
-		subtest(t, runtime.ScenarioBaseline, reportBase)
+		if !subtest(t, runtime.ScenarioBaseline, reportBase) && cfgErr == nil && !s.BaselineOK() {
+			// -run left the baseline's subtest out (a replay line selects
+			// one scenario's), and the baseline failed: no scenario runs,
+			// and the test passed with nothing said, a replay line pasted
+			// back after a regression reading ok (red team rtI). The
+			// baseline's report fails the test itself.
+			t.Helper()
+			t.Logf("the baseline, whose subtest -run does not select, failed: no scenario ran")
+			if record("", reportBase).failed {
+				reportBase(t)
+			} else {
+				harness(t, fail, errors.New("the baseline failed: no scenario ran"))
+			}
+		}
 	} else {
 		record(noteSubtest(t, runtime.ScenarioBaseline), reportBase).flush(t)
 	}
