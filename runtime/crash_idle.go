@@ -21,7 +21,8 @@ import (
 // run made no progress for crashIdle, and none of the invocation's
 // goroutines can go on by itself (each is blocked on a channel, a select,
 // a lock or a condition, none asleep, running or waiting for network I/O:
-// world's busy). Its delivery then ends with errCrashed, its goroutines
+// world's busy; one whose code, the agent's own, reads a reply counts
+// so for readGrace only). Its delivery then ends with errCrashed, its goroutines
 // are left where they wait, as a stalled agent's are, the trace notes
 // where, and the invocation is delivered again. Known limit: a goroutine
 // the invocation did not start (a fake model the test started, which
@@ -44,6 +45,12 @@ const crashPoll = 5 * time.Millisecond
 type crashWatch struct {
 	seen  int64     // r.progress when last looked
 	since time.Time // when progress was first seen at seen
+	// reading holds the goroutines seen waiting for network I/O of the
+	// agent's own (ioAwaited), since when: as in world.quiet, they count
+	// as busy for readGrace only, so that a goroutine of the crashed
+	// invocation that reads for good (a websocket's loop) does not hold
+	// its redelivery up until the stall bound.
+	reading map[uint64]time.Time
 }
 
 // gone reports whether inv crashed and can no longer act, and if so
@@ -66,17 +73,29 @@ func (cw *crashWatch) gone(r *recorder, inv *invocation, self uint64) bool {
 	}
 	var where []string
 	w := r.world
+	grace := readGraceUnder(r.stallAfter)
+	busy := false
 	for _, g := range w.ours(w.snapshot(), self) {
 		if g.harnessWait() || g.state == "IO wait" && g.idleConnection() {
 			continue
 		}
-		if busy, _ := g.busy(time.Time{}); busy {
-			cw.since = now // look again after another crashIdle
-			return false
+		what := describeState(g.state)
+		if b, why := g.busy(time.Time{}); b {
+			// Each read's grace runs from when it was first seen,
+			// whatever else is busy: all of the goroutines are looked at.
+			if why != ioAwaited || !cw.readLapsed(g.id, now, grace) {
+				busy = true
+				continue
+			}
+			what = fmt.Sprintf("waiting for network I/O for more than %s, taken for a loop that reads for good", grace)
 		}
 		if n := w.invocationOf(g.id); n == inv.n {
-			where = append(where, fmt.Sprintf("goroutine %d %s at %s", g.id, describeState(g.state), g.where()))
+			where = append(where, fmt.Sprintf("goroutine %d %s at %s", g.id, what, g.where()))
 		}
+	}
+	if busy {
+		cw.since = now // look again after another crashIdle
+		return false
 	}
 	if len(where) == 0 {
 		return false // nothing of it is left but what returns by itself
@@ -84,9 +103,22 @@ func (cw *crashWatch) gone(r *recorder, inv *invocation, self uint64) bool {
 	if len(where) > maxBlocked {
 		where = append(where[:maxBlocked:maxBlocked], fmt.Sprintf("and %d more", len(where)-maxBlocked))
 	}
-	r.addNote(fmt.Sprintf("delivery %d crashed and did not return: for %s nothing of the run progressed and none of its goroutines was running, asleep or waiting for network I/O (%s), as if waiting for goroutines the crash ended; it was taken as gone, as a crashed process is, its goroutines were left where they wait, and the invocation was delivered again",
+	r.addNote(fmt.Sprintf("delivery %d crashed and did not return: for %s nothing of the run progressed and none of its goroutines was running, asleep or waiting for an answer over the network (%s), as if waiting for goroutines the crash ended; it was taken as gone, as a crashed process is, its goroutines were left where they wait, and the invocation was delivered again",
 		inv.n, crashIdle, strings.Join(where, "; ")))
 	return true
+}
+
+// readLapsed reports whether goroutine gid, waiting for network I/O of the
+// agent's own, was first seen so more than grace before now.
+func (cw *crashWatch) readLapsed(gid uint64, now time.Time, grace time.Duration) bool {
+	t, ok := cw.reading[gid]
+	if !ok {
+		if cw.reading == nil {
+			cw.reading = map[uint64]time.Time{}
+		}
+		cw.reading[gid], t = now, now
+	}
+	return now.Sub(t) > grace
 }
 
 // callsInFlight reports whether a call of the run began and has not ended.

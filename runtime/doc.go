@@ -96,7 +96,10 @@
 // blocked on a channel, a lock or a condition, and none is running, asleep
 // (time.Sleep, or, for a moment, the timed wait of a library that
 // retries: SQLite's busy handler, a rate limiter) or waiting for network
-// I/O. A tool body blocked on a channel counts as
+// I/O (outside a tool body, only where the waiting goroutine runs code of
+// the user's, and for a second at most: a response body streamed after
+// its headers, a reply; a library's reader loop is quiet). A tool body
+// blocked on a channel counts as
 // busy for a moment (a worker may answer it), unless it waits for a tool it
 // called itself: on its own goroutine (parked at that call's gate), or on a
 // server's (a call reached a gate after the body began). A scenario that

@@ -321,14 +321,20 @@ func leftRunning(r *recorder) map[uint64]bool {
 
 // untilLeftQuiet waits, up to grace, until each goroutine r's invocations
 // left running has ended or waits for another goroutine (not asleep, not
-// running, not waiting for a timer or an HTTP answer: gInfo.busy).
+// running, not waiting for a timer or an HTTP answer: gInfo.busy). One
+// that reads a reply in the agent's own code (ioAwaited) is waited for
+// for readGrace at most from the start, as world.quiet bounds it: under a
+// stall bound shorter than grace, one that reads for good (a websocket's
+// loop) must not make the scenario stall.
 func untilLeftQuiet(r *recorder, grace time.Duration) {
 	left := leftRunning(r)
-	deadline := time.Now().Add(grace)
+	start := time.Now()
+	deadline := start.Add(grace)
+	reads := start.Add(readGraceUnder(r.stallAfter))
 	for pause := 50 * time.Microsecond; len(left) > 0; pause = min(2*pause, 2*time.Millisecond) {
 		busy := false
 		for _, g := range snapshotSome(func(id, _ uint64) bool { return left[id] }) {
-			if b, _ := g.busy(time.Time{}); left[g.id] && b {
+			if b, why := g.busy(time.Time{}); left[g.id] && b && (why != ioAwaited || time.Now().Before(reads)) {
 				busy = true
 				break
 			}

@@ -100,8 +100,14 @@ type Suite struct {
 	shardRan         *Shard        // this shard's part, once explored (shard.go)
 	pre              *preflightRun
 	inBubble         bool // a scheduled run in a bubble is under way (runGated)
-	callGoroutines   int  // goroutines that made calls in the baseline
-	offRoot          bool // some call of the baseline came from a goroutine not an invocation's own
+	// readLoops is apart from the suite: the worlds of its scenarios
+	// point to it, and something of the process keeps a scenario's world
+	// reachable after the suite's last use, so that a pointer into the
+	// suite there kept the suite, and its traces, alive
+	// (TestSuiteIsCollected).
+	readLoops      *readLoops
+	callGoroutines int  // goroutines that made calls in the baseline
+	offRoot        bool // some call of the baseline came from a goroutine not an invocation's own
 	// leavesCallers: a call of the baseline came after its invocation had
 	// returned, from a goroutine the agent started and did not wait for
 	// (fire and forget). The goroutines each later scenario leaves running
@@ -564,7 +570,12 @@ func (s *Suite) run(ctx context.Context, sc Scenario) (*Result, *Trace, error) {
 		res.Clock = ClockVirtual // in a bubble: a stall is the bubble's watchdog's
 	} else {
 		r.stallAfter = s.cfg.stallTimeout()
+		w.stallAfter = r.stallAfter
 	}
+	if s.readLoops == nil {
+		s.readLoops = &readLoops{}
+	}
+	w.loops = s.readLoops
 	if bubble.In() {
 		// The suite runs in a bubble the test made (synctest.Test):
 		// every scenario's clock is the bubble's, which each result
@@ -706,6 +717,7 @@ func (s *Suite) run(ctx context.Context, sc Scenario) (*Result, *Trace, error) {
 	s.spare = r.takeSpare()
 	tr := r.trace()
 	tr.ID, tr.StartedAt, tr.CompletedAt = sc.Name, began, time.Now()
+	tr.Notes = append(tr.Notes, w.takeReadNotes()...)
 	s.runs += tr.Invocations
 	if sc.Kind == ScenarioBaseline && s.cfg.bubble != nil {
 		// Only a bubble cares (Suite.bubble); outlived takes a snapshot.

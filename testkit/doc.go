@@ -156,12 +156,18 @@
 // goroutines created since the scenario began are the scenario's; they are
 // quiet when each is parked at a gate or blocked on a channel, a select, a
 // lock or a condition, and none is running, asleep, in a system call or
-// waiting for an HTTP answer or other network I/O (an idle keep-alive
-// connection or a listening server counts as quiet). This hosts what real
-// agents use: net/http clients (http.DefaultClient, keep-alive transports),
-// httptest servers started per test or per package, database/sql, channel
-// semaphores, singleflight, sync.Cond, WaitGroup, errgroup, timers and
-// context.WithTimeout.
+// waiting for an HTTP answer or other network I/O. An idle keep-alive
+// connection, a listening server and a library's reader loop (which runs
+// none of the user's code: a gRPC transport's) count as quiet. A goroutine
+// of the user's code reading a response body streamed after its headers
+// (HTTP/1.1 or HTTP/2) or a reply on a raw connection counts as busy for
+// 1 s at most (half the stall bound, if that is under 2 s): a loop of the
+// agent's own that reads forever (a websocket's) costs that second once
+// in the suite, not a stall, and a slower reply is not waited for to its
+// end. This hosts what real agents use: net/http clients
+// (http.DefaultClient, keep-alive transports), httptest servers started
+// per test or per package, database/sql, channel semaphores, singleflight,
+// sync.Cond, WaitGroup, errgroup, timers and context.WithTimeout.
 //
 // VirtualTime runs the interleavings of an agent with parallel calls in a
 // testing/synctest bubble instead: time is virtual, so staggers and

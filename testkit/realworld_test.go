@@ -502,7 +502,13 @@ func TestNothingTracedIsAnError(t *testing.T) {
 // A client library's background reader (a gRPC transport, a pub/sub
 // subscription) sits in network I/O for as long as its connection lives,
 // waiting for messages nobody here waits for. It must not hold the
-// schedule up: only a tool body's or an HTTP client's network wait does.
+// schedule up. The readers here (the server's, and Setup's standing for
+// the library's) run the test's own code, which the scheduler cannot tell
+// from the agent's code reading a reply: each counts as busy for a second,
+// once in the suite, and two of them, first seen one after the other, must
+// not add up to the stall bound. A library's own loop, with no frame of
+// the user's code, is quiet from the start (runtime's
+// TestALibrarysReaderLoopIsNotWaitedFor).
 func TestBackgroundNetworkReaderDoesNotStall(t *testing.T) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
