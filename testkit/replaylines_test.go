@@ -84,7 +84,7 @@ func TestAnOrderFindingOfTheBaselineFailsItsReplayLine(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the test binary twice")
 	}
-	const finding = "[dependent_calls_concurrent] attachInvoice dispatched concurrently"
+	const finding = "attachInvoice dispatched concurrently with its prerequisite" // invoices.attachInvoice in this binary, which links two packages declaring attachInvoice (runtime.Declare)
 	out := runReplayChild(nil, "-test.run=^TestReplayOrderChild$")
 	require.Contains(t, out, "--- FAIL: TestReplayOrderChild/baseline ", "output:\n%s", out)
 	assert.Equal(t, 1, strings.Count(out, finding), "the finding is reported once in a whole run:\n%s", out)
