@@ -96,9 +96,10 @@ func (c *Call) args() Args {
 	return Args{Names: c.op.Params, Values: c.values()}
 }
 
-// values returns the recorded argument values: in c.buf, or in the rare
-// part for a call with more than it holds. It is read under c.mu or by the
-// call's own goroutine (the rare part is made only by it).
+// values returns the recorded argument values, as they were when the call
+// began (keepArgs): in c.buf, or in the rare part for a call with more than
+// it holds. It is read under c.mu or by the call's own goroutine (the rare
+// part is made only by it).
 func (c *Call) values() []any {
 	if x := c.rec.rare; x != nil && x.values != nil {
 		return x.values
@@ -111,6 +112,11 @@ func (c *Call) values() []any {
 // Redacted), the identity values and the entity values (nil: the identity for
 // writes, nothing for reads). ctx is the tool's context, or nil for a tool
 // without one. It returns the Call and the context to pass to the tool.
+//
+// The arguments are recorded as they are when Begin is called, as the
+// identity is: a pointer, map or slice the caller changes afterwards (a
+// request struct reused for the next call) does not change the record.
+// Args describes what the record holds.
 //
 // Begin is called only by generated code, and only when Enabled is true.
 func Begin(ctx context.Context, op *Op, args, identity, entity []any) (*Call, context.Context) {
@@ -145,11 +151,16 @@ func Begin(ctx context.Context, op *Op, args, identity, entity []any) (*Call, co
 	c := r.newCall()
 	c.Context, c.op, c.inv, c.parent = parent, op, inv, outer
 	// The values are copied, not args kept: the caller's slice does not
-	// escape, so the wrapper's []any{...} stays on its stack.
+	// escape, so the wrapper's []any{...} stays on its stack. What a value
+	// points to is recorded as it is now (keepArgs, args.go): the agent
+	// may reuse a request struct for its next call.
 	if len(args) <= len(c.buf) {
 		c.rec.nvals = uint8(copy(c.buf[:], args))
+		keepArgs(c.buf[:c.rec.nvals])
 	} else {
-		c.rare().values = append([]any(nil), args...)
+		x := c.rare()
+		x.values = append([]any(nil), args...)
+		keepArgs(x.values)
 	}
 	c.pc = callSite(framePCs())
 	if op.Kind == KindWrite && inv.failed.Load() > 0 {

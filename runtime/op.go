@@ -109,6 +109,15 @@ func Enabled() bool { return activeRuns.Load() != 0 }
 
 // Args is the recorded arguments of a call, encoded as a JSON object in
 // parameter order.
+//
+// The values are what the arguments were when the call began (Begin). A
+// string, number, boolean, or struct or array of them is the value passed.
+// A value the caller could change afterwards, through a pointer, map,
+// slice or interface it holds, is recorded by what it encoded to then: a
+// map[string]any or []any (a framework tool's decoded arguments) as a copy,
+// anything else as the json.RawMessage of its JSON. A value JSON cannot
+// encode is kept as passed and written as a description of its type. Args
+// read back from a report hold generic JSON values.
 type Args struct {
 	Names  []string
 	Values []any

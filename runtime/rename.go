@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	"bytes"
 	"encoding/json"
 	"strings"
 )
@@ -174,16 +175,26 @@ func sameArgs(a, b Args) bool {
 			same = equalAs(x, w)
 		case bool:
 			same = equalAs(x, w)
+		case json.RawMessage:
+			// An argument recorded at Begin by its JSON (args.go):
+			// equal bytes encode alike without encoding them again.
+			y, ok := w.(json.RawMessage)
+			same = ok && bytes.Equal(x, y) || jsonEqual(v, w)
 		default:
-			ea, erra := json.Marshal(v)
-			eb, errb := json.Marshal(w)
-			same = erra == nil && errb == nil && string(ea) == string(eb)
+			same = jsonEqual(v, w)
 		}
 		if !same {
 			return false
 		}
 	}
 	return true
+}
+
+// jsonEqual reports whether v and w both encode, and to the same JSON.
+func jsonEqual(v, w any) bool {
+	ea, erra := json.Marshal(v)
+	eb, errb := json.Marshal(w)
+	return erra == nil && errb == nil && string(ea) == string(eb)
 }
 
 // equalAs reports whether y holds a T equal to x.

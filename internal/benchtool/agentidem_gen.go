@@ -10,7 +10,8 @@ import (
 // The guards below break the build when an annotated function's signature
 // changed and go generate was not run again.
 var (
-	_ func(*Store, ai_context.Context, string, int) error = (*Store).Put
+	_ func(*Store, ai_context.Context, string, int) error  = (*Store).Put
+	_ func(*Store, ai_context.Context, string, *Req) error = (*Store).PutReq
 )
 
 var agentidemOp_Store_PutTraced = agentidemrt.Declare(&agentidemrt.Op{
@@ -18,7 +19,7 @@ var agentidemOp_Store_PutTraced = agentidemrt.Declare(&agentidemrt.Op{
 	Name:   "Store.Put",
 	Params: []string{"key", "v"},
 	Pkg:    "github.com/agentidem/agentidem-go/internal/benchtool",
-	Pos:    "tools.go:32",
+	Pos:    "tools.go:33",
 })
 
 // PutTraced calls Put and records the call for agentidem (//agentidem:write).
@@ -33,6 +34,32 @@ func (s *Store) PutTraced(ctx ai_context.Context, key string, v int) (aiErr erro
 	}
 	defer aiCall.Recover(&aiErr)
 	aiErr = s.Put(aiCtx, key, v)
+	if aiLost := aiCall.Finish(aiErr); aiLost != nil {
+		return aiLost
+	}
+	return
+}
+
+var agentidemOp_Store_PutReqTraced = agentidemrt.Declare(&agentidemrt.Op{
+	Kind:   agentidemrt.KindWrite,
+	Name:   "Store.PutReq",
+	Params: []string{"key", "req"},
+	Pkg:    "github.com/agentidem/agentidem-go/internal/benchtool",
+	Pos:    "tools.go:50",
+})
+
+// PutReqTraced calls PutReq and records the call for agentidem (//agentidem:write).
+func (s *Store) PutReqTraced(ctx ai_context.Context, key string, req *Req) (aiErr error) {
+	if !agentidemrt.Enabled() {
+		return s.PutReq(ctx, key, req)
+	}
+	aiArgs := []any{key, req}
+	aiCall, aiCtx := agentidemrt.Begin(ctx, agentidemOp_Store_PutReqTraced, aiArgs, aiArgs[0:1:1], nil)
+	if aiErr = aiCall.Start(); aiErr != nil {
+		return
+	}
+	defer aiCall.Recover(&aiErr)
+	aiErr = s.PutReq(aiCtx, key, req)
 	if aiLost := aiCall.Finish(aiErr); aiLost != nil {
 		return aiLost
 	}

@@ -2,6 +2,7 @@ package benchtool
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -80,6 +81,41 @@ func TestIdentitiesKept(t *testing.T) {
 		}
 		if op.Args.Values[1] != i {
 			t.Errorf("call %d: argument v = %v, want %d", i, op.Args.Values[1], i)
+		}
+	}
+}
+
+// TestPointerArgumentAllocs pins what recording a pointer argument adds to
+// a traced call: its JSON, taken when the call begins, and the boxing of
+// that JSON, beside the boxing of the key: 3. The request is reused, and
+// each call keeps the value it was given.
+func TestPointerArgumentAllocs(t *testing.T) {
+	if testing.Short() {
+		t.Skip("allocation counts in -short mode are not pinned")
+	}
+	s := NewStore()
+	req := &Req{}
+	i := 0
+	var active float64
+	tr, err := runtime.RunTraced(context.Background(), "allocs", func(ctx context.Context) error {
+		active = testing.AllocsPerRun(100, func() {
+			i++
+			req.V = 1000 + i
+			_ = s.PutReqTraced(ctx, keys[i&mask], req)
+		})
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if active > 3 {
+		t.Errorf("active wrapper with a pointer argument: %v allocations per call, want at most 3", active)
+	}
+	for k, op := range tr.Ops {
+		// AllocsPerRun calls the function once more than it counts.
+		want := fmt.Sprintf(`{"key":%q,"req":{"V":%d}}`, keys[(k+1)&mask], 1001+k)
+		if got, _ := op.Args.MarshalJSON(); string(got) != want {
+			t.Fatalf("call %d: arguments %s, want %s", k, got, want)
 		}
 	}
 }

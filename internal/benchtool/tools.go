@@ -1,6 +1,7 @@
 // Package benchtool is the subject of the wrapper benchmarks: one annotated
 // tool, Store.Put, that inserts into a map under a mutex, and its generated
-// wrapper Store.PutTraced.
+// wrapper Store.PutTraced; Store.PutReq does the same with its value in a
+// request struct, for the cost of recording a pointer argument.
 //
 // The benchmarks compare a direct call, the wrapper with no run active (what
 // production pays) and the wrapper inside runtime.RunTraced (what a test
@@ -32,6 +33,23 @@ func NewStore() *Store { return &Store{m: map[string]int{}} }
 func (s *Store) Put(ctx context.Context, key string, v int) error {
 	s.mu.Lock()
 	s.m[key] = v
+	s.mu.Unlock()
+	return nil
+}
+
+// Req is the request of PutReq.
+type Req struct {
+	V int
+}
+
+// PutReq sets key to req.V: Put with its value in a request struct, so
+// that its wrapper records a pointer argument, which the runtime encodes
+// when the call begins (BenchmarkWrapperActivePointer).
+//
+//agentidem:write identity=key
+func (s *Store) PutReq(ctx context.Context, key string, req *Req) error {
+	s.mu.Lock()
+	s.m[key] = req.V
 	s.mu.Unlock()
 	return nil
 }
