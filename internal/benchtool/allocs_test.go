@@ -108,7 +108,7 @@ func TestPointerArgumentAllocs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if active > 3 {
+	if active > 3 && !raceEnabled { // json.Marshal's pooled buffer (race_test.go)
 		t.Errorf("active wrapper with a pointer argument: %v allocations per call, want at most 3", active)
 	}
 	for k, op := range tr.Ops {

@@ -64,7 +64,7 @@ func TestTrace(t *testing.T) {
 	tracecheck.Expect(t, tr,
 		`Sum read args={"xs":[1,2,3]} identity= entity= success/received result=6`,
 		`Sum read args={"xs":[1.5,2]} identity= entity= success/received result=3.5`,
-		`Save write args={"m":{"k":9},"key":"k","v":9} identity="k" entity="k" success/received result=null`,
+		`Save write args={"m":{},"key":"k","v":9} identity="k" entity="k" success/received result=null`, // m as it was when the call began
 		`Label read args={"s":"10.0.0.1"} identity= entity= success/received result="10.0.0.1"`,
 		`Box.Put write args={"k":1,"v":"one"} identity=1 entity=1 success/received result=null`,
 		`Box.Get read args={"k":1} identity= entity= success/received result=["one",true]`,

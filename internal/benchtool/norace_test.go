@@ -1,0 +1,5 @@
+//go:build !race
+
+package benchtool
+
+const raceEnabled = false
