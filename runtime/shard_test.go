@@ -230,17 +230,8 @@ func TestShardReplayLineSetsTheShard(t *testing.T) {
 		require.NoError(t, err)
 		return rep
 	}
-	interleavings := func(rep *Report) []*Result {
-		var out []*Result
-		for _, res := range rep.Results {
-			if res.Kind == ScenarioInterleaving {
-				out = append(out, res)
-			}
-		}
-		return out
-	}
 	t.Setenv("AGENTIDEM_SHARD", "2/2")
-	sharded := interleavings(run())
+	sharded := interleavingsOf(run())
 	require.NotEmpty(t, sharded)
 	for _, res := range sharded {
 		assert.True(t, strings.HasPrefix(res.Replay, "AGENTIDEM_SHARD=2/2 "), res.Replay)
@@ -249,7 +240,7 @@ func TestShardReplayLineSetsTheShard(t *testing.T) {
 		}
 	}
 	t.Setenv("AGENTIDEM_SHARD", "")
-	for _, res := range interleavings(run()) {
+	for _, res := range interleavingsOf(run()) {
 		assert.False(t, strings.Contains(res.Replay, "AGENTIDEM_SHARD"), res.Replay)
 	}
 }
@@ -260,17 +251,8 @@ func TestShardReplayLineSetsTheShard(t *testing.T) {
 // sample does not hold. With the Seed option the test sets its seed
 // itself, and the line says nothing of it.
 func TestReplayLineSetsTheSeedTakenFromTheEnvironment(t *testing.T) {
-	interleavings := func(rep *Report) []*Result {
-		var out []*Result
-		for _, res := range rep.Results {
-			if res.Kind == ScenarioInterleaving {
-				out = append(out, res)
-			}
-		}
-		return out
-	}
 	t.Setenv("AGENTIDEM_SEED", "2")
-	seeded := interleavings(fanRun(t, 5, Schedules(12)))
+	seeded := interleavingsOf(fanRun(t, 5, Schedules(12)))
 	require.NotEmpty(t, seeded)
 	for _, res := range seeded {
 		assert.True(t, strings.HasPrefix(res.Replay, "AGENTIDEM_SEED=2 AGENTIDEM_SCENARIO="), res.Replay)
@@ -279,7 +261,7 @@ func TestReplayLineSetsTheSeedTakenFromTheEnvironment(t *testing.T) {
 		}
 	}
 	t.Setenv("AGENTIDEM_SEED", "")
-	for _, res := range interleavings(fanRun(t, 5, Schedules(12), Seed(2))) {
+	for _, res := range interleavingsOf(fanRun(t, 5, Schedules(12), Seed(2))) {
 		assert.False(t, strings.Contains(res.Replay, "AGENTIDEM_SEED"), res.Replay)
 	}
 }
@@ -321,4 +303,15 @@ func TestMergeRefusesShardsOfTwoSuites(t *testing.T) {
 	_, err = MergeShards(one, other)
 	assert.ErrorContains(t, err, "not of one suite")
 	assert.ErrorContains(t, err, "their baselines replay as")
+}
+
+// interleavingsOf returns the interleaving scenarios of rep.
+func interleavingsOf(rep *Report) []*Result {
+	var out []*Result
+	for _, res := range rep.Results {
+		if res.Kind == ScenarioInterleaving {
+			out = append(out, res)
+		}
+	}
+	return out
 }

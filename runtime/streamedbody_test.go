@@ -233,15 +233,7 @@ func TestAnAnswerStreamedAfterItsHeadersIsWaitedFor(t *testing.T) {
 			rep := runOrders(t, func(s func() *orders) func(context.Context) error {
 				return captureAndCancel(s, askOverHTTP(client, srv.URL), false)
 			})
-			if !rep.Has(runtime.CodeConcurrentWritesEntity) {
-				t.Errorf("capture and cancelOrder of one order, in flight together, were not found: findings %s", findings(rep))
-			}
-			if s := stalls(rep); len(s) > 0 {
-				t.Errorf("stalled: %s", strings.Join(s, "\n"))
-			}
-			if n := loopNotes(rep); len(n) > 0 {
-				t.Errorf("the answer, %s in coming, was taken for a loop's read: %s", modelDelay, strings.Join(n, "\n"))
-			}
+			expectInFlightTogether(t, rep, "answer")
 		})
 	}
 }
@@ -301,15 +293,7 @@ func TestAReplyReadOffARawConnectionIsWaitedFor(t *testing.T) {
 	rep := runOrders(t, func(s func() *orders) func(context.Context) error {
 		return captureAndCancel(s, askOverTCP(addr), false)
 	})
-	if !rep.Has(runtime.CodeConcurrentWritesEntity) {
-		t.Errorf("capture and cancelOrder of one order, in flight together, were not found: findings %s", findings(rep))
-	}
-	if s := stalls(rep); len(s) > 0 {
-		t.Errorf("stalled: %s", strings.Join(s, "\n"))
-	}
-	if n := loopNotes(rep); len(n) > 0 {
-		t.Errorf("the reply, %s in coming, was taken for a loop's read: %s", modelDelay, strings.Join(n, "\n"))
-	}
+	expectInFlightTogether(t, rep, "reply")
 }
 
 // The agent fixed (the cancellation waits for the capture) is SAFE, with
@@ -495,5 +479,21 @@ func TestALibrarysReaderLoopIsNotWaitedFor(t *testing.T) {
 	}
 	if !rep.Has(runtime.CodeConcurrentWritesEntity) {
 		t.Errorf("capture and cancelOrder of one order, in flight together, were not found: findings %s", findings(rep))
+	}
+}
+
+// expectInFlightTogether checks that rep found the capture and the
+// cancellation of one order in flight together, with no stall, and without
+// taking the awaited read (what: the answer, the reply) for a loop's.
+func expectInFlightTogether(t *testing.T, rep *runtime.Report, what string) {
+	t.Helper()
+	if !rep.Has(runtime.CodeConcurrentWritesEntity) {
+		t.Errorf("capture and cancelOrder of one order, in flight together, were not found: findings %s", findings(rep))
+	}
+	if s := stalls(rep); len(s) > 0 {
+		t.Errorf("stalled: %s", strings.Join(s, "\n"))
+	}
+	if n := loopNotes(rep); len(n) > 0 {
+		t.Errorf("the %s, %s in coming, was taken for a loop's read: %s", what, modelDelay, strings.Join(n, "\n"))
 	}
 }
