@@ -769,7 +769,19 @@ func (s *scheduler) knownQuiet() (quiet, stopped bool) {
 // (nestingOf): a tool that calls a tool, or a handler of this process
 // that serves a tool's HTTP request, is not a batch of two.
 func batches(ops []Operation) {
-	idx := make([]int, 0, len(ops))
+	// A batch holds two calls at least, and only a gate gives calls
+	// ticks: most scenarios run without one, and were paying the index
+	// and its sort for nothing.
+	ticked := 0
+	for i := range ops {
+		if ops[i].StartTick > 0 {
+			ticked++
+		}
+	}
+	if ticked < 2 {
+		return
+	}
+	idx := make([]int, 0, ticked)
 	for i := range ops {
 		if ops[i].StartTick > 0 {
 			idx = append(idx, i)
