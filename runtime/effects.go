@@ -1124,70 +1124,98 @@ func crashCut(tr *Trace) map[string]bool {
 func judgeRepeatsIn(tr *Trace, end, baseEnd string, baseWin map[string][2]string, un *untraced, baseline, fold bool, baseTr *Trace) []Finding {
 	type key struct{ op, id string }
 	// The effective writes by op and identity, in order of first
-	// execution, with the index of the first; groups holds the calls of
-	// those executed more than once (most are not, and get no slice).
-	// Keys are looked up by a scan while they are few, as in most runs,
-	// and in a map beyond.
+	// execution, with the index of the first; groups holds, for those
+	// executed more than once, the indexes of their calls in trace order
+	// (by position in order; nil when none was). Keys are looked up by a
+	// scan while they are few, as in most runs, and in a map beyond.
 	type firstWrite struct {
 		k key
 		i int
+		n int // the calls that executed it
 	}
 	var (
 		order  []firstWrite
-		index  map[key]int
-		groups map[key][]int
+		index  map[key]int // the position of each key in order, past 16 keys
+		groups [][]int
 	)
-	firstOf := func(k key) (int, bool) {
+	posOf := func(k key) (int, bool) {
 		if index != nil {
-			f, ok := index[k]
-			return f, ok
+			p, ok := index[k]
+			return p, ok
 		}
-		for _, w := range order {
-			if w.k == k {
-				return w.i, true
+		for p := range order {
+			if order[p].k == k {
+				return p, true
 			}
 		}
 		return 0, false
 	}
+	executed := func(o *Operation) bool {
+		if o.Kind != KindWrite || o.Replayed || o.IdentityError != "" {
+			return false
+		}
+		return o.Status == StatusSuccess || landed(o)
+	}
+	repeated := 0 // writes executed more than once: most have one finding
 	for i := range tr.Ops {
 		o := &tr.Ops[i]
-		if o.Kind != KindWrite || o.Replayed || o.IdentityError != "" {
-			continue
-		}
-		if o.Status != StatusSuccess && !landed(o) {
+		if !executed(o) {
 			continue
 		}
 		k := key{o.Name, o.Identity}
-		f, seen := firstOf(k)
-		if !seen {
-			if order == nil {
-				order = make([]firstWrite, 0, len(tr.Ops)-i)
-			}
-			order = append(order, firstWrite{k, i})
-			if index != nil {
-				index[k] = i
-			} else if len(order) > 16 {
-				index = make(map[key]int, len(order))
-				for _, w := range order {
-					index[w.k] = w.i
-				}
+		if p, seen := posOf(k); seen {
+			if order[p].n++; order[p].n == 2 {
+				repeated++
 			}
 			continue
 		}
-		if groups == nil {
-			groups = map[key][]int{}
+		if order == nil {
+			order = make([]firstWrite, 0, len(tr.Ops)-i)
 		}
-		if groups[k] == nil {
-			groups[k] = append(make([]int, 0, 2), f) // most repeat once
+		order = append(order, firstWrite{k: k, i: i, n: 1})
+		if index != nil {
+			index[k] = len(order) - 1
+		} else if len(order) > 16 {
+			index = make(map[key]int, len(order))
+			for p, w := range order {
+				index[w.k] = p
+			}
 		}
-		groups[k] = append(groups[k], i)
+	}
+	if repeated > 0 {
+		// The calls of each repeated write, in one allocation for them
+		// all: a map of a slice for each, grown call by call, was 3
+		// allocations a write for the ten-write agent's redeliveries.
+		members := 0
+		for p := range order {
+			if order[p].n > 1 {
+				members += order[p].n
+			}
+		}
+		groups = make([][]int, len(order))
+		all := make([]int, members)
+		for p, w := range order {
+			if w.n > 1 {
+				groups[p], all = all[:1:w.n], all[w.n:]
+				groups[p][0] = w.i
+			}
+		}
+		for i := order[0].i + 1; i < len(tr.Ops); i++ {
+			o := &tr.Ops[i]
+			if !executed(o) {
+				continue
+			}
+			if p, _ := posOf(key{o.Name, o.Identity}); order[p].n > 1 && order[p].i != i {
+				groups[p] = append(groups[p], i)
+			}
+		}
 	}
 	// A write that failed by itself yet changed the state (landed) is an
 	// execution of its group only if a later execution changed a place it
 	// changed too: a declined charge that recorded the attempt, retried
 	// with another card, is one charge.
 	var views stateViews // the snapshots decoded, for repeats that changed the state (redone)
-	for k, idx := range groups {
+	for p, idx := range groups {
 		var kept []int // made only when a call is left out: most groups keep all
 		for n, i := range idx {
 			if o := &tr.Ops[i]; landed(o) && !redoneLater(tr, o, idx, &views) {
@@ -1201,7 +1229,7 @@ func judgeRepeatsIn(tr *Trace, end, baseEnd string, baseWin map[string][2]string
 			}
 		}
 		if kept != nil {
-			groups[k] = kept
+			groups[p] = kept
 		}
 	}
 	// What one delivery left, for calls that overlapped.
@@ -1603,8 +1631,7 @@ func judgeRepeatsIn(tr *Trace, end, baseEnd string, baseWin map[string][2]string
 			firsts = append(firsts, x)
 		}
 	}
-	for _, w := range order {
-		idx := groups[w.k]
+	for _, idx := range groups {
 		if len(idx) < 2 {
 			continue
 		}
@@ -1633,10 +1660,9 @@ func judgeRepeatsIn(tr *Trace, end, baseEnd string, baseWin map[string][2]string
 			}
 		}
 	}
-	repeated := len(groups) // groups with repeats: most have one finding
-	dupFound := false       // a duplicate_write finding was made
-	deferredNoted := false  // the trace says why a repeat was judged by the end (deferredNote)
-	stillNoted := false     // the trace says why a repeat was not judged (neverStillNote)
+	dupFound := false      // a duplicate_write finding was made
+	deferredNoted := false // the trace says why a repeat was judged by the end (deferredNote)
+	stillNoted := false    // the trace says why a repeat was not judged (neverStillNote)
 	var out []Finding
 	if repeated > 0 {
 		out = make([]Finding, 0, repeated)
@@ -1693,9 +1719,8 @@ func judgeRepeatsIn(tr *Trace, end, baseEnd string, baseWin map[string][2]string
 		// repeat's among them.
 		return !baseline && baseReorders(k)
 	}
-	for _, w := range order {
-		k := w.k
-		idx := groups[k]
+	for p, idx := range groups {
+		k := order[p].k
 		if len(idx) < 2 {
 			continue
 		}
@@ -2995,8 +3020,9 @@ func (s *Suite) duplicates(res *Result, tr *Trace, sc Scenario, namesOf func() r
 	if tr.unsettled {
 		res.Inconclusive = true // a repeat left unjudged: an end never held still (judgeRepeatsIn)
 	}
-	if n := countCode(found, CodeDuplicateWrite); n > 0 {
-		res.Duplicates = slices.Grow(res.Duplicates, n)
+	ndup := countCode(found, CodeDuplicateWrite)
+	if ndup > 0 {
+		res.Duplicates = slices.Grow(res.Duplicates, ndup)
 	}
 	lead := -1
 	for i := range found {
@@ -3017,10 +3043,31 @@ func (s *Suite) duplicates(res *Result, tr *Trace, sc Scenario, namesOf func() r
 		}
 		if lead < 0 {
 			lead = i
+			if fold && ndup > 1 {
+				f.Follows = make([]string, 0, ndup-1) // every later duplicate folds into it
+			}
 		}
 	}
 	if lead >= 0 && len(found[lead].Follows) > 0 {
-		found[lead].Message += fmt.Sprintf("; the redelivery repeated the later writes too, and their duplicates follow from this one: %s", strings.Join(found[lead].Follows, "; "))
+		// One allocation for the message, where a Sprintf of a Join
+		// appended to it took three.
+		const intro = "; the redelivery repeated the later writes too, and their duplicates follow from this one: "
+		f := &found[lead]
+		n := len(f.Message) + len(intro)
+		for _, x := range f.Follows {
+			n += len(x) + len("; ")
+		}
+		var b strings.Builder
+		b.Grow(n)
+		b.WriteString(f.Message)
+		b.WriteString(intro)
+		for j, x := range f.Follows {
+			if j > 0 {
+				b.WriteString("; ")
+			}
+			b.WriteString(x)
+		}
+		f.Message = b.String()
 	}
 	for _, f := range found {
 		if f.Code != "" {
