@@ -26,6 +26,11 @@ var errAbandoned = errors.New("abandoned after a stall: the agent did not return
 
 // recorder is the state of one active run: the trace being written, the
 // planned fault, the gate.
+//
+// It is 760 bytes: with the 8-byte header the allocator puts before an
+// object above 512 bytes that holds pointers, that fills the 768-byte size
+// class, and 8 bytes more take the 896-byte one (128 bytes a scenario).
+// Put a new field where padding is (beside the bools), or check the size.
 type recorder struct {
 	name  string
 	fault Fault
@@ -72,15 +77,14 @@ type recorder struct {
 	ncalls                    int
 	occ                       []opCount      // calls so far per op name (occurrences)
 	occIndex                  map[string]int // the index of each name in occ, past 16 names
-	fired                     bool
 	faultNote                 string
 	panics                    []Panic
 	errs                      []string
 	invs                      int
 	current                   *invocation // the newest invocation, for calls without a context
 	all                       []*invocation
-	pending                   int // deliveries of a concurrent scenario started, not yet in all: in flight all the same (lookup)
-	crashed                   bool
+	pending                   int         // deliveries of a concurrent scenario started, not yet in all: in flight all the same (lookup)
+	fired, crashed            bool        // beside unstopped: see the size note above
 	unstopped                 bool        // a call after the crash could not be stopped (Call.stopIfCrashed)
 	crashEnded                []string    // goroutines the crash ended that the invocation had started, where (Call.stopIfCrashed)
 	heldPastDeadline          bool        // a call's context ended while a gate held it (Call.endedAtGate)
@@ -113,6 +117,9 @@ type recorder struct {
 	block   []Call
 	blocked int       // the size of the last block
 	secrets secretSet // the values of redacted parameters (Call.Redact)
+	// ids are the ids of calls the suite's traces made (Call.idIn); nil
+	// outside a suite.
+	ids *callIDs
 }
 
 // invocation is one delivery of the agent within a run.
@@ -149,6 +156,12 @@ type invocation struct {
 	// from the first on, each write records the path it was called
 	// through (Call.notePath).
 	failed atomic.Int32
+	// err and panicked are the agent func's outcome, written by the
+	// invocation's goroutine before it closes its done channel and read
+	// after (invokeNumbered): here, not in variables the goroutine's
+	// closure shares, which cost two allocations an invocation.
+	err      error
+	panicked bool
 }
 
 // noteCaller is called for each call the invocation's context attributes
@@ -408,6 +421,16 @@ type opCount struct {
 type spareCalls struct {
 	block   []Call
 	blocked int
+	// calls and names are the most calls and op names a recorder of the
+	// suite has listed so far: the next one sizes its lists to them
+	// (useSpare). Grown from nothing, the list of calls took three
+	// allocations of its chunks and three of the list of chunks for the
+	// 22 calls of a redelivery of the ten-write agent, and the counts by
+	// name two.
+	calls, names int
+	// ids are the suite's ids of calls (Call.idIn), made by its first
+	// recorder.
+	ids *callIDs
 }
 
 // takeSpare hands r's unused Calls to the next recorder (useSpare). r
@@ -416,20 +439,32 @@ type spareCalls struct {
 func (r *recorder) takeSpare() spareCalls {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	sp := spareCalls{block: r.block, blocked: r.blocked}
+	sp := spareCalls{block: r.block, blocked: r.blocked, calls: r.ncalls, names: cap(r.occ), ids: r.ids}
+	if len(r.calls) > 0 {
+		sp.calls = max(sp.calls, cap(r.calls[0])) // the size r was given
+	}
 	r.block = nil
 	return sp
 }
 
-// useSpare makes r hand out the Calls sp holds before it makes a block;
-// r has recorded nothing yet.
+// useSpare makes r hand out the Calls sp holds before it makes a block,
+// and sizes its lists as sp says; r has recorded nothing yet.
 func (r *recorder) useSpare(sp spareCalls) {
-	if len(sp.block) == 0 {
-		return
-	}
 	r.mu.Lock()
-	r.block, r.blocked = sp.block, sp.blocked
-	r.mu.Unlock()
+	defer r.mu.Unlock()
+	if len(sp.block) > 0 {
+		r.block, r.blocked = sp.block, sp.blocked
+	}
+	if sp.calls > 0 {
+		r.calls = [][]*Call{make([]*Call, 0, min(sp.calls, 1024))}
+	}
+	if sp.names > 0 {
+		r.occ = make([]opCount, 0, sp.names)
+	}
+	r.ids = sp.ids
+	if r.ids == nil {
+		r.ids = &callIDs{m: map[callIDKey]string{}}
+	}
 }
 
 // untilCallsEnd waits, up to grace, until the calls of r that began and
@@ -461,7 +496,7 @@ func (r *recorder) untilCallsEnd(grace time.Duration) {
 // 1024 calls and are never copied.
 func (r *recorder) addCall(c *Call) {
 	n := len(r.calls)
-	if n == 0 || len(r.calls[n-1]) == cap(r.calls[n-1]) {
+	if n == 0 || len(r.calls[n-1]) == cap(r.calls[n-1]) { // a first chunk may be there (useSpare)
 		r.calls = append(r.calls, make([]*Call, 0, min(max(r.ncalls, 8), 1024)))
 		n++
 	}
@@ -549,10 +584,6 @@ func (r *recorder) invokeNumbered(ctx context.Context, fn func(context.Context) 
 	// (a crashed invocation's next call, a tool without an error result
 	// that panicked) ends it and not the harness. Its results are read
 	// only after done is closed.
-	var (
-		err      error
-		panicked bool
-	)
 	done := make(chan struct{})
 	w := r.world
 	// The goroutines alive before the invocation starts: more after it
@@ -613,23 +644,23 @@ func (r *recorder) invokeNumbered(ctx context.Context, fn func(context.Context) 
 			}
 			if v := recover(); v != nil {
 				r.addPanic(Panic{Value: fmt.Sprint(v), Stack: string(debug.Stack())})
-				panicked = true
-				err = fmt.Errorf("agent panicked: %v", v)
+				inv.panicked = true
+				inv.err = fmt.Errorf("agent panicked: %v", v)
 				return
 			}
 			if inv.dead.Load() {
 				// The crashed invocation tried another call and was
 				// stopped there, as a dead worker would be.
-				err = errCrashed
+				inv.err = errCrashed
 				return
 			}
 			// runtime.Goexit: a tool without an error result panicked.
-			panicked = true
-			err = fmt.Errorf("agent goroutine exited (runtime.Goexit)")
+			inv.panicked = true
+			inv.err = fmt.Errorf("agent goroutine exited (runtime.Goexit)")
 		}()
 		defer inv.returned.Store(true)
 		defer inv.cancelled(gid, running, created, harness)
-		err = fn(ctx)
+		inv.err = fn(ctx)
 		returned = true
 	}
 	if w == nil {
@@ -666,7 +697,7 @@ func (r *recorder) invokeNumbered(ctx context.Context, fn func(context.Context) 
 				// lockstep, deliver waits once both deliveries returned.
 				settleAfterFuncs([]uint64{inv.gid})
 			}
-			return err, panicked
+			return inv.err, inv.panicked
 		case <-r.abandoned:
 			// The scenario stalled and the agent did not return after its
 			// context was cancelled: it is left running (stallWatch).
@@ -792,6 +823,10 @@ func (r *recorder) expand() (*Trace, []*Call) {
 		}
 	}
 	t.Ops = make([]Operation, r.ncalls)
+	if r.ids != nil {
+		r.ids.mu.Lock()
+		defer r.ids.mu.Unlock()
+	}
 	var calls []*Call
 	if r.judge != nil {
 		calls = make([]*Call, 0, r.ncalls)

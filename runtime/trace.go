@@ -368,7 +368,7 @@ var observations = [...]Observation{observationReceived: ObservationReceived, ob
 // over all of it while the GC runs.
 func (c *Call) expand(r *recorder, o *Operation) {
 	op, rec := c.op, &c.rec
-	o.ID = c.idLocked()
+	o.ID = c.idIn(r.ids)
 	o.Name, o.Kind = op.Name, op.Kind
 	o.Args = c.args()
 	if rec.Identity != "" {
@@ -410,8 +410,8 @@ func (c *Call) expand(r *recorder, o *Operation) {
 		o.viaAdapter = adapterSite(c.pc)
 	}
 	if p := c.parent; p != nil {
-		o.Parent = p.idLocked() // numbered: expand holds r.mu, and numbered every call first
+		o.Parent = p.idIn(r.ids) // numbered: expand holds r.mu, and numbered every call first
 	} else if x := rec.rare; x != nil && x.served != nil {
-		o.served = x.served.idLocked()
+		o.served = x.served.idIn(r.ids)
 	}
 }
