@@ -85,9 +85,10 @@ func appendCanonical(b []byte, v any) ([]byte, error) {
 	return append(b, buf.Bytes()...), nil
 }
 
-// jsonPlain says which ASCII bytes encoding/json writes as they are in a
-// string: printable, and not '"', '\\', '<', '>' or '&'.
-var jsonPlain = func() (t [utf8.RuneSelf]bool) {
+// jsonPlain says which bytes encoding/json writes as they are in a
+// string: printable ASCII, and not '"', '\\', '<', '>' or '&'. A byte
+// from utf8.RuneSelf on starts a rune, which appendJSONString decodes.
+var jsonPlain = func() (t [256]bool) {
 	for c := 0x20; c < utf8.RuneSelf; c++ {
 		t[c] = c != '"' && c != '\\' && c != '<' && c != '>' && c != '&'
 	}
@@ -96,17 +97,33 @@ var jsonPlain = func() (t [utf8.RuneSelf]bool) {
 
 // appendJSONString writes s as encoding/json would (HTML-safe escaping
 // included), so the fast path and the reflective path agree byte for byte.
+// Most strings of a report or an identity have nothing to escape: their
+// bytes are looked up one table read each and appended in one piece.
 func appendJSONString(b []byte, s string) []byte {
-	const hex = "0123456789abcdef"
+	i := 0
+	for i < len(s) && jsonPlain[s[i]] {
+		i++
+	}
 	b = append(b, '"')
+	if i == len(s) {
+		b = append(b, s...)
+		return append(b, '"')
+	}
+	return appendJSONStringFrom(b, s, i)
+}
+
+// appendJSONStringFrom escapes s from i on, the bytes before i plain,
+// after the opening quote, and closes it.
+func appendJSONStringFrom(b []byte, s string, i int) []byte {
+	const hex = "0123456789abcdef"
 	start := 0
-	for i := 0; i < len(s); {
+	for i < len(s) {
 		c := s[i]
+		if jsonPlain[c] {
+			i++
+			continue
+		}
 		if c < utf8.RuneSelf {
-			if jsonPlain[c] {
-				i++
-				continue
-			}
 			b = append(b, s[start:i]...)
 			switch c {
 			case '"', '\\':

@@ -593,3 +593,65 @@ func TestAppendFractionAsRFC3339(t *testing.T) {
 		}
 	}
 }
+
+// flipMarshaler's text is "odd" and "even" by turns.
+type flipMarshaler struct{ n int }
+
+func (f *flipMarshaler) MarshalJSON() ([]byte, error) {
+	f.n++
+	if f.n%2 == 1 {
+		return []byte(`"odd"`), nil
+	}
+	return []byte(`"even"`), nil
+}
+
+// TestReportEncoderReusesOnlyEqualText gives reportWriter's shortcuts in
+// an operation (the identity copied from the entity, the status and
+// observation as one literal, a named argument copied from args) and its
+// texts (strings copied from where they were written before, looked up by
+// address or by three bytes) the cases where a shortcut taken wrongly
+// shows: strings alike in the bytes looked at, equal strings at other
+// addresses, every status beside every observation, more arguments than
+// are copied, arguments whose text comes from encoding/json, and checks
+// the bytes against the reflection path's.
+func TestReportEncoderReusesOnlyEqualText(t *testing.T) {
+	r := tenWriteReport(t)
+	b := *r.Baseline
+	r.Baseline = &b
+	tr := *b.Trace
+	b.Trace = &tr
+	long := `put executed 2 times for identity "a": one <effect> & more`
+	alike := []string{`"<ab>"`, `"<xb>"`, `"<ab>"`[:5] + `"`, "<ab>", "<xb>", `"a"`, `"b"`, "é\"", "ü\"",
+		long, strings.Clone(long), long[:len(long)-1] + "!", strings.Repeat("x", textMin), strings.Repeat("y", textMin)}
+	statuses := []Status{StatusSuccess, StatusFailed, StatusRunning, ""}
+	observations := []Observation{ObservationReceived, ObservationFailed, ObservationLost, ""}
+	var ops []Operation
+	for i := range 3 * len(alike) {
+		o := tr.Ops[i%len(tr.Ops)]
+		o.Kind = []Kind{KindWrite, KindRead, KindWrite}[i%3]
+		o.Entity = alike[i%len(alike)]
+		o.Identity = alike[(i+i/len(alike))%len(alike)]
+		o.Error = alike[(i+3)%len(alike)]
+		o.Status = statuses[i%len(statuses)]
+		o.Observation = observations[(i/len(statuses))%len(observations)]
+		switch i % 4 {
+		case 0:
+			o.Entity = ""
+		case 1:
+			o.Args = Args{Names: []string{"k"}, Values: []any{o.Entity}}
+		case 2:
+			o.Args = Args{Names: []string{"a", "b", "c"}, Values: []any{
+				1.5, map[string]any{"z": "<", "a": nil}, json.Number("12.50"), struct{ X string }{"<x>"}, -0.0,
+				alike[i%len(alike)], uint8(7), int32(-3), uint64(math.MaxUint64), nil, true, "tenth"}}
+		case 3:
+			// Written once in args and once in named_args: odd, then
+			// even, unless the second is a copy of the first.
+			o.Args = Args{Names: []string{"flip"}, Values: []any{new(flipMarshaler)}}
+		}
+		ops = append(ops, o)
+	}
+	tr.Ops = ops
+	r.Findings = append(r.Findings, Finding{Code: "x", Message: strings.Clone(long), Replay: alike[1]},
+		Finding{Code: "y", Message: long[:len(long)-1] + "?", Replay: alike[0], Identities: alike})
+	checkEncoding(t, "shortcuts", r)
+}
