@@ -2,7 +2,11 @@ package testkit
 
 import (
 	"fmt"
+	"slices"
+	"strings"
 	"testing"
+
+	"github.com/agentidem/agentidem-go/runtime"
 )
 
 // TestReportFileNamesOfManySuitesOfOneTest: every suite of one test gets
@@ -34,5 +38,30 @@ func TestReportFileNamesOfManySuitesOfOneTest(t *testing.T) {
 	// Another directory numbers on its own.
 	if got := reportFileName(t.TempDir(), "TestMany"); got != "TestMany.json" {
 		t.Fatalf("in another directory: %q", got)
+	}
+}
+
+// group gathers a plan's scenarios by their first path element, the groups
+// in the order the plan names them first and each group's scenarios in plan
+// order, whether the plan lists a group's scenarios together or not.
+func TestGroupKeepsPlanOrder(t *testing.T) {
+	var plan []runtime.Scenario
+	for _, name := range []string{"a/x#1", "b/x#1", "a/x#2", "c", "b/x#2", "a/y#1", "c/z"} {
+		plan = append(plan, runtime.Scenario{Name: name})
+	}
+	var got []string
+	for _, g := range group(plan) {
+		var names []string
+		for _, sc := range g.scs {
+			names = append(names, sc.Name)
+		}
+		got = append(got, g.name+": "+strings.Join(names, " "))
+	}
+	want := []string{"a: a/x#1 a/x#2 a/y#1", "b: b/x#1 b/x#2", "c: c c/z"}
+	if !slices.Equal(got, want) {
+		t.Errorf("group = %q, want %q", got, want)
+	}
+	if len(group(nil)) != 0 {
+		t.Errorf("group(nil) has groups")
 	}
 }

@@ -33,14 +33,14 @@ func tenWriteReport(tb testing.TB) *runtime.Report {
 }
 
 // A report written over a longer one from an earlier run is the new report
-// and nothing after it; over a shorter one, all of it.
+// and nothing after it; over a shorter one or one as long, all of it.
 func TestWriteReportOverAnEarlierFile(t *testing.T) {
 	rep := tenWriteReport(t)
 	var want bytes.Buffer
 	if err := rep.WriteJSON(&want); err != nil {
 		t.Fatal(err)
 	}
-	for _, old := range []int{2 * want.Len(), want.Len() / 3, 0} {
+	for _, old := range []int{2 * want.Len(), want.Len() + 1, want.Len(), want.Len() - 1, want.Len() / 3, 0} {
 		dir := t.TempDir()
 		test := fmt.Sprintf("TestEarlier%d", old)
 		path := filepath.Join(dir, test+".json")
