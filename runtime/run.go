@@ -833,10 +833,11 @@ func (r *recorder) expand() (*Trace, []*Call) {
 		calls = make([]*Call, 0, r.ncalls)
 	}
 	i := 0
+	var site siteMemo
 	for _, chunk := range r.calls {
 		for _, c := range chunk {
 			c.mu.Lock()
-			c.expand(r, &t.Ops[i])
+			c.expand(r, &t.Ops[i], &site)
 			c.mu.Unlock()
 			if r.judge != nil {
 				calls = append(calls, c)
