@@ -91,9 +91,13 @@ func (c *Call) idLocked() string {
 	return strconv.Itoa(c.inv.n) + ":" + c.op.Name + "#" + strconv.Itoa(int(c.rec.Occurrence))
 }
 
-// callIDKey is what a call's id is made of (idLocked).
+// callIDKey is what a call's id is made of (idLocked): its op, by
+// address, for the op's name (a pointer is hashed and compared in one
+// step, where the name took a hash and a comparison of its bytes),
+// invocation and occurrence. Two ops of one name give the same id under
+// two keys.
 type callIDKey struct {
-	name     string
+	op       *Op
 	inv, occ int32
 }
 
@@ -117,7 +121,7 @@ func (c *Call) idIn(ids *callIDs) string {
 	if ids == nil || c.rec.Occurrence <= 0 || c.inv == nil {
 		return c.idLocked()
 	}
-	k := callIDKey{c.op.Name, int32(c.inv.n), c.rec.Occurrence}
+	k := callIDKey{c.op, int32(c.inv.n), c.rec.Occurrence}
 	if id, ok := ids.m[k]; ok {
 		return id
 	}
