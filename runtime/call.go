@@ -91,47 +91,6 @@ func (c *Call) idLocked() string {
 	return strconv.Itoa(c.inv.n) + ":" + c.op.Name + "#" + strconv.Itoa(int(c.rec.Occurrence))
 }
 
-// callIDKey is what a call's id is made of (idLocked): its op, by
-// address, for the op's name (a pointer is hashed and compared in one
-// step, where the name took a hash and a comparison of its bytes),
-// invocation and occurrence. Two ops of one name give the same id under
-// two keys.
-type callIDKey struct {
-	op       *Op
-	inv, occ int32
-}
-
-// callIDs holds the ids of calls a suite's traces made (Call.idIn): every
-// scenario's calls have the same ids ("1:Ledger.Post#3"), and building
-// each trace's afresh was an allocation per call, a ninth of the
-// ten-write suite's. A suite reads its traces one at a time; the lock
-// keeps the map whole should two runs of one suite read theirs at once.
-type callIDs struct {
-	mu sync.Mutex
-	m  map[callIDKey]string
-}
-
-// maxKeptIDs bounds the ids a suite keeps.
-const maxKeptIDs = 4096
-
-// idIn is idLocked, taken from ids where an earlier trace of the suite
-// made it, and kept there otherwise; the caller holds ids.mu. With ids
-// nil (a run outside a suite), the id is built.
-func (c *Call) idIn(ids *callIDs) string {
-	if ids == nil || c.rec.Occurrence <= 0 || c.inv == nil {
-		return c.idLocked()
-	}
-	k := callIDKey{c.op, int32(c.inv.n), c.rec.Occurrence}
-	if id, ok := ids.m[k]; ok {
-		return id
-	}
-	id := c.idLocked()
-	if len(ids.m) < maxKeptIDs {
-		ids.m[k] = id
-	}
-	return id
-}
-
 // args returns the call's recorded arguments.
 func (c *Call) args() Args {
 	return Args{Names: c.op.Params, Values: c.values()}

@@ -463,7 +463,7 @@ func (r *recorder) useSpare(sp spareCalls) {
 	}
 	r.ids = sp.ids
 	if r.ids == nil {
-		r.ids = &callIDs{m: map[callIDKey]string{}}
+		r.ids = &callIDs{}
 	}
 }
 
