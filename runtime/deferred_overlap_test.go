@@ -203,7 +203,7 @@ func TestDeferredEffectOfOverlappedRepeatJudgedByTheEndOnlyWhereItLandedByReturn
 		cl.order = 2
 		b.effect = &cl
 		tr := &Trace{Ops: []Operation{a, b}, end: end, returned: returned}
-		return tr, judgeRepeatsIn(tr, end, base.end, windows(base), untracedIn(base, false), false, false, nil)
+		return tr, judgeRepeatsIn(nil, tr, end, base.end, windows(base), untracedIn(base, false), false, false, nil)
 	}
 	quiet := effectView{order: 1, inCluster: true, before: s1, after: s1}
 	landing := effectView{order: 1, inCluster: true, before: s0, after: s1}

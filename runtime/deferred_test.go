@@ -108,7 +108,7 @@ func TestDeferredEffectJudgedByTheEndOnlyWhereItLandedByReturn(t *testing.T) {
 	base := &Trace{Ops: []Operation{pay("1:pay#1", 1, 1)}, gaps: [][2]string{{s0, s1}}, end: s1, returned: s1}
 	run := func(base *Trace, end, returned string) (*Trace, []Finding) {
 		tr := &Trace{Ops: []Operation{pay("1:pay#1", 1, 1), pay("1:pay#2", 1, 2)}, end: end, returned: returned}
-		return tr, judgeRepeatsIn(tr, end, base.end, windows(base), untracedIn(base, false), false, false, nil)
+		return tr, judgeRepeatsIn(nil, tr, end, base.end, windows(base), untracedIn(base, false), false, false, nil)
 	}
 	tr, fs := run(base, s1, s1)
 	assert.Empty(t, fs)
@@ -157,7 +157,7 @@ func TestDeferredEffectJudgedByTheEndOnlyWhereItLandedByReturn(t *testing.T) {
 	stillBase.endStill = true
 	tr, fs = func() (*Trace, []Finding) {
 		tr := &Trace{Ops: []Operation{pay("1:pay#1", 1, 1), pay("1:pay#2", 1, 2)}, end: s1, returned: s0, endStill: true}
-		return tr, judgeRepeatsIn(tr, s1, stillBase.end, windows(&stillBase), untracedIn(&stillBase, false), false, false, nil)
+		return tr, judgeRepeatsIn(nil, tr, s1, stillBase.end, windows(&stillBase), untracedIn(&stillBase, false), false, false, nil)
 	}()
 	assert.Empty(t, fs)
 	assert.Equal(t, RepeatAbsorbed, tr.Ops[1].Repeat)

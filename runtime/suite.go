@@ -89,6 +89,9 @@ type Suite struct {
 	// Calls, for the next one (recorder.takeSpare). Scenarios run one at
 	// a time.
 	spare spareCalls
+	// found is the slice Suite.duplicates last had judgeRepeatsIn append
+	// its findings to, emptied, for the next scenario's.
+	found []Finding
 
 	scheduledResults []*Result
 	impure           string // why the agent cannot run in a bubble

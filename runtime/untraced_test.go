@@ -258,7 +258,7 @@ func TestUntracedChangeInARepeatSeenAlone(t *testing.T) {
 		repeat := Operation{ID: "2:save#1", Name: "save", Kind: KindWrite, Status: StatusSuccess, Identity: `"c-1"`, Invocation: 2, Args: args, StateChange: DescribeChange(s1, after),
 			effect: &effectView{order: 2, inCluster: true, seen: true, before: s1, after: after, others: others}}
 		tr := &Trace{Ops: []Operation{first, repeat}}
-		fs := judgeRepeatsIn(tr, "", "", windows(base), untracedIn(base, settle), false, true, nil)
+		fs := judgeRepeatsIn(nil, tr, "", "", windows(base), untracedIn(base, settle), false, true, nil)
 		return tr, fs
 	}
 	tr, fs := run(true, false, s2)
