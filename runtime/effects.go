@@ -1142,13 +1142,22 @@ func judgeRepeatsIn(out []Finding, tr *Trace, end, baseEnd string, baseWin map[s
 		index  map[key]int    // the position of each key in order, past 16 keys
 		groups [][]int
 	)
+	// next is the position after the key found last: a redelivery
+	// repeats the writes in their order, and finds each there without a
+	// scan.
+	next := 0
 	posOf := func(k key) (int, bool) {
 		if index != nil {
 			p, ok := index[k]
 			return p, ok
 		}
+		if next < len(order) && order[next].k == k {
+			next++
+			return next - 1, true
+		}
 		for p := range order {
 			if order[p].k == k {
+				next = p + 1
 				return p, true
 			}
 		}

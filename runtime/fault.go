@@ -68,20 +68,23 @@ type InjectedError struct {
 }
 
 // Error says which op failed and how, in words an agent log can use.
-func (e *InjectedError) Error() string {
+func (e *InjectedError) Error() string { return e.Fault.Op + e.says() }
+
+// says is what Error says after the op's name.
+func (e *InjectedError) says() string {
 	switch e.Fault.Kind {
 	case FaultLostAck:
-		return e.Fault.Op + ": timeout waiting for the result (injected lost acknowledgement)"
+		return ": timeout waiting for the result (injected lost acknowledgement)"
 	case FaultBefore:
-		return e.Fault.Op + ": unavailable (injected failure before the operation)"
+		return ": unavailable (injected failure before the operation)"
 	case FaultLostRequest:
-		return e.Fault.Op + ": timeout waiting for the result (injected lost request: the operation did not run)"
+		return ": timeout waiting for the result (injected lost request: the operation did not run)"
 	case FaultCrash:
-		return e.Fault.Op + ": invocation cancelled after the operation (injected crash)"
+		return ": invocation cancelled after the operation (injected crash)"
 	case FaultConflict:
-		return e.Fault.Op + ": conflict (injected failure of one call of a parallel batch)"
+		return ": conflict (injected failure of one call of a parallel batch)"
 	}
-	return e.Fault.Op + ": injected fault"
+	return ": injected fault"
 }
 
 // Is matches ErrInjected, and context.DeadlineExceeded for a lost

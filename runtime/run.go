@@ -915,8 +915,13 @@ var runs atomic.Uint64
 // encodable returns v, or a string naming its type when JSON cannot encode
 // it (a channel, NaN, an *http.Response): the report is always written.
 func encodable(v any) any {
-	if v == nil {
+	switch v.(type) {
+	case nil:
 		return nil
+	case string, int, int64, int32, uint, uint64, uint32, bool:
+		// appendCanonical writes these without an error: a result of
+		// one is not encoded to be dropped.
+		return v
 	}
 	if _, err := appendCanonical(nil, v); err != nil {
 		return fmt.Sprintf("<%T: not JSON: %v>", v, err)

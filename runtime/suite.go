@@ -816,7 +816,7 @@ func (s *Suite) run(ctx context.Context, sc Scenario) (*Result, *Trace, error) {
 	claimed := false
 	for i, err := range errs {
 		if err != nil {
-			msgs = append(msgs, "delivery "+strconv.Itoa(i+1)+": "+errorText(err))
+			msgs = append(msgs, deliveryError(i+1, err))
 		} else {
 			claimed = true
 		}
@@ -1151,6 +1151,16 @@ func errorText(err error) (s string) {
 		}
 	}()
 	return err.Error()
+}
+
+// deliveryError says how delivery n failed with err: "delivery 2: " and
+// errorText(err). An injected fault the agent returned as it was, as most
+// do, is written in one piece, not its Error and then the line.
+func deliveryError(n int, err error) string {
+	if e, ok := err.(*InjectedError); ok && e != nil {
+		return "delivery " + strconv.Itoa(n) + ": " + e.Fault.Op + e.says()
+	}
+	return "delivery " + strconv.Itoa(n) + ": " + errorText(err)
 }
 
 // hookBound is how long Setup or Teardown may run: six times the stall
