@@ -1741,7 +1741,11 @@ func judgeRepeatsIn(out []Finding, tr *Trace, end, baseEnd string, baseWin map[s
 			continue
 		}
 		first := &tr.Ops[idx[0]]
-		opID := []string{k.op, k.id} // a finding's Ops and Identities, one allocation
+		// A finding's Ops and Identities, and its Calls (dups, below), in
+		// one allocation.
+		ids := make([]string, 2, 2+len(idx))
+		ids[0], ids[1] = k.op, k.id
+		opID := ids[:2:2]
 		firstSeen := firstVisible(first, k.op, k.id, baseWin) || landedBefore(tr, first)
 		// The arguments seen so far, when the judgement of a repeat reads
 		// them (readsArgs): encoding them is most of the cost otherwise.
@@ -1752,7 +1756,7 @@ func judgeRepeatsIn(out []Finding, tr *Trace, end, baseEnd string, baseWin map[s
 				break
 			}
 		}
-		dups := append(make([]string, 0, len(idx)), first.ID)
+		dups := append(ids[2:2:cap(ids)], first.ID)
 		// cutBefore returns an execution of the op for this identity
 		// before the one at position n of idx whose work the crash cut
 		// short (crashCut), or "".
@@ -2617,7 +2621,9 @@ func landedBefore(tr *Trace, first *Operation) bool {
 	}
 	for i := range tr.Ops {
 		o := &tr.Ops[i]
-		if o != first && o.Name == first.Name && o.Identity == first.Identity && landed(o) && ranBefore(o) {
+		// landed first: most calls did not fail, and their op and
+		// identity are then not compared.
+		if o != first && landed(o) && o.Name == first.Name && o.Identity == first.Identity && ranBefore(o) {
 			return true
 		}
 	}
