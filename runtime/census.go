@@ -66,6 +66,22 @@ func goHarness(fn func()) {
 	census.mu.Unlock()
 }
 
+// goInvocation is goHarness for an invocation's own goroutine, whose stack
+// it grows first thing (growStack), from the goroutine's first frame: from
+// the invocation's (recorder.invokeNumbered), a closure of many defers,
+// the copy read that frame's tables too.
+func goInvocation(fn func()) {
+	census.mu.Lock()
+	census.started++
+	seq := census.started
+	go func() {
+		growStack()
+		defer harnessEnded(seq)
+		fn()
+	}()
+	census.mu.Unlock()
+}
+
 // HarnessAside runs fn in a goroutine of the harness while the caller goes
 // on: a goroutine that calls no tool and waits at no gate (testkit opens a
 // suite's report file in it while the suite runs: making a file took 0.2

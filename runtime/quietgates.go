@@ -147,7 +147,7 @@ func (w *world) exited() {
 func (w *world) startRoot(fn func()) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	goHarness(fn)
+	goInvocation(fn)
 	w.made++
 }
 
