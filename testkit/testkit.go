@@ -336,12 +336,16 @@ func suite(t TB, fn func(ctx context.Context) error, fail bool, opts []Option) *
 		}
 	}
 	parallel := s.Parallel(ctx) // runs the listed schedule once, when the baseline passed
-	prog = startProgress(testName, 1+len(s.Plan())+s.PlannedSchedules()+len(s.PartialBatchPlan()))
+	// Plan makes the plan anew at each call (42 scenarios and their names
+	// for the ten-write agent): once here, for the progress line and the
+	// runs.
+	plan := s.Plan()
+	prog = startProgress(testName, 1+len(plan)+s.PlannedSchedules()+len(s.PartialBatchPlan()))
 	defer prog.done()
 	if st.golden != "" {
 		checkGolden(t, s, st.golden, pkg, fail)
 	}
-	runPlan(s.Plan())
+	runPlan(plan)
 	// The interleavings: a subtest per schedule, and the exploration's
 	// problems and figures under interleaving.
 	schedule := func(res *runtime.Result) func(TB) {
@@ -585,8 +589,6 @@ func callerPackage() string {
 		}
 	}
 }
-
-var unsafeFileChars = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
 
 // writeReport writes the report of test to its file in dir, opened then
 // and there (reportFile).
