@@ -27,16 +27,21 @@ func reportResult(t TB, res *runtime.Result, fail bool, printed map[string]strin
 		// lines are written when its subtest is made, not now. A
 		// problem fails the first scenario that shows it as an error
 		// (one that showed it as a warning had no subtest for it).
-		for _, f := range res.Findings {
-			key := f.GroupKey()
-			if fail && f.Severity == runtime.SeverityError && (printed[key] == "" || printed[failingKey(key)] == "") {
+		for i := range res.Findings {
+			f := &res.Findings[i]
+			if !fail || f.Severity != runtime.SeverityError {
+				continue
+			}
+			if key := f.GroupKey(); printed[key] == "" || printed[failingKey(key)] == "" {
 				r.failed = true
+				break
 			}
 		}
 		// A report prints only in its subtest: a scenario that gets
 		// none printed nothing a later one may point back to.
 		if r.failed {
-			for _, f := range res.Findings {
+			for i := range res.Findings {
+				f := &res.Findings[i]
 				key := f.GroupKey()
 				if printed[key] == "" {
 					printed[key] = f.Scenario

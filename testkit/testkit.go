@@ -330,8 +330,11 @@ func suite(t TB, fn func(ctx context.Context) error, fail bool, opts []Option) *
 			// make and to copy its output through.
 			name := noteSubtest(t, g) // before the runs: replay lines name it
 			for _, sc := range scs {
-				report := scenario(sc)
-				record(name+"/"+strings.TrimPrefix(sc.Name, g+"/"), report).flush(t)
+				d := record("", scenario(sc))
+				if d.failed { // named only for its subtest: most pass
+					d.name = name + "/" + strings.TrimPrefix(sc.Name, g+"/")
+				}
+				d.flush(t)
 			}
 		}
 	}
