@@ -77,6 +77,9 @@ func (n *testNames) scenario(sc string) string {
 		name = uniqueName(first, n.used[first])
 	}
 	n.mu.Unlock()
+	if name == first { // the first suite of a test
+		return sc
+	}
 	if more {
 		return name + "/" + rest
 	}

@@ -66,6 +66,39 @@ func TestFileBaseAsTheRegexpDid(t *testing.T) {
 	}
 }
 
+// TestReplayLineAsSplit: a replay line quotes each element of the
+// scenario's path as the line written from strings.Split did, empty
+// elements and characters regexp treats as special included.
+func TestReplayLineAsSplit(t *testing.T) {
+	r := newReplayLines("example.com/m/agent", "TestAgent/table case#01")
+	split := func(scenario string) string {
+		var b strings.Builder
+		b.WriteString(r.head)
+		for i, p := range strings.Split(scenario, "/") {
+			if i > 0 {
+				b.WriteByte('/')
+			}
+			b.WriteString("^" + regexp.QuoteMeta(p) + "$")
+		}
+		return b.String() + r.tail
+	}
+	paths := []string{"", "baseline", "crash_restart/post#1", "interleaving/s0s1f0f1.s1f1", "a//b", "/a", "a/", "/", "x.y/(z)|[w]{2}*+?^$\\"}
+	rng := rand.New(rand.NewPCG(3, 4))
+	const alphabet = "ab/#.*$^\\(_"
+	for range 2000 {
+		b := make([]byte, rng.IntN(10))
+		for i := range b {
+			b[i] = alphabet[rng.IntN(len(alphabet))]
+		}
+		paths = append(paths, string(b))
+	}
+	for _, p := range paths {
+		if got, want := r.line(p), split(p); got != want {
+			t.Fatalf("line(%q) = %s, want %s", p, got, want)
+		}
+	}
+}
+
 // group gathers a plan's scenarios by their first path element, the groups
 // in the order the plan names them first and each group's scenarios in plan
 // order, whether the plan lists a group's scenarios together or not.

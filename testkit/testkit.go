@@ -558,15 +558,24 @@ func newReplayLines(pkg, test string) replayLines {
 	return replayLines{head: b.String(), tail: tail}
 }
 
+// line is called for every scenario of a suite (its result's replay line)
+// and writes the line in one allocation: split, and each element quoted
+// into a string of its own, a scenario of two elements took two, and the
+// name of its first element (testNames.scenario) one more.
 func (r replayLines) line(scenario string) string {
 	var b strings.Builder
-	b.Grow(len(r.head) + len(scenario) + 16 + len(r.tail))
+	b.Grow(len(r.head) + len(scenario) + 2*strings.Count(scenario, "/") + 2 + len(r.tail))
 	b.WriteString(r.head)
-	for i, p := range strings.Split(scenario, "/") {
-		if i > 0 {
-			b.WriteByte('/')
+	for {
+		p, rest, more := strings.Cut(scenario, "/")
+		b.WriteByte('^')
+		b.WriteString(regexp.QuoteMeta(p)) // p itself when nothing is to quote
+		b.WriteByte('$')
+		if !more {
+			break
 		}
-		b.WriteString("^" + regexp.QuoteMeta(p) + "$")
+		b.WriteByte('/')
+		scenario = rest
 	}
 	b.WriteString(r.tail)
 	return b.String()
