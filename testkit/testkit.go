@@ -637,7 +637,7 @@ func writeReport(dir, test string, rep *runtime.Report) error {
 type reportFile struct {
 	dir, path string
 	opened    chan struct{} // closed once f, made and err are set
-	f         *os.File
+	f         *reportFD
 	made      bool // the file was made for this report
 	err       error
 }
@@ -713,7 +713,7 @@ func (r *reportFile) abandon() {
 // offsetWriter writes to f from offset 0 on, one write after the other,
 // and counts the bytes written.
 type offsetWriter struct {
-	f *os.File
+	f *reportFD
 	n int64
 }
 
