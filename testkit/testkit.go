@@ -253,7 +253,9 @@ func suite(t TB, fn func(ctx context.Context) error, fail bool, opts []Option) *
 		harness(t, fail, baseErr)
 	}
 	reportBase := func(st TB) {
-		st.Helper()
+		if !plainLines(st) {
+			st.Helper()
+		}
 		if baseErr != nil && cfgErr == nil {
 			harness(st, fail, baseErr)
 		}
@@ -286,7 +288,9 @@ func suite(t TB, fn func(ctx context.Context) error, fail bool, opts []Option) *
 			reported[res] = len(res.Findings)
 		}
 		return func(st TB) {
-			st.Helper()
+			if !plainLines(st) {
+				st.Helper()
+			}
 			if err != nil {
 				harness(st, fail, err)
 			}
@@ -497,7 +501,9 @@ func firstElem(name string) string {
 // schedule): an error under TestAgent, a log line under Run, whose report
 // carries it.
 func harness(t TB, fail bool, err error) {
-	t.Helper()
+	if !plainLines(t) {
+		t.Helper()
+	}
 	if fail {
 		errorLine(t, "testkit: "+err.Error())
 	} else {
