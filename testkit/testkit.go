@@ -15,6 +15,7 @@ import (
 	"runtime/debug"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -588,10 +589,36 @@ func (r replayLines) line(scenario string) string {
 }
 
 // callerPackage finds the import path of the test that called testkit.
+// The frames are read once per chain of return addresses above the suite
+// (callerPackages): the same addresses stand for the same functions, and
+// reading their names took two thirds of the call.
 func callerPackage() string {
-	pcs := make([]uintptr, 16)
-	n := goruntime.Callers(3, pcs)
-	frames := goruntime.CallersFrames(pcs[:n])
+	var pcs [16]uintptr
+	n := goruntime.Callers(3, pcs[:])
+	callerPackages.Lock()
+	defer callerPackages.Unlock()
+	if p, ok := callerPackages.m[pcs]; ok {
+		return p
+	}
+	if callerPackages.m == nil {
+		callerPackages.m = map[[16]uintptr]string{}
+	}
+	p := packageOfFrames(pcs[:n])
+	callerPackages.m[pcs] = p
+	return p
+}
+
+// callerPackages holds callerPackage's answers by the return addresses it
+// read: a test binary calls testkit from a few places, each many times.
+var callerPackages struct {
+	sync.Mutex
+	m map[[16]uintptr]string
+}
+
+// packageOfFrames is the import path of the first function of pcs outside
+// testkit, less a _test suffix, or "".
+func packageOfFrames(pcs []uintptr) string {
+	frames := goruntime.CallersFrames(pcs)
 	for {
 		fr, more := frames.Next()
 		name := fr.Function
