@@ -2,6 +2,8 @@ package testkit
 
 import (
 	"fmt"
+	"math/rand/v2"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -38,6 +40,62 @@ func TestReportFileNamesOfManySuitesOfOneTest(t *testing.T) {
 	// Another directory numbers on its own.
 	if got := reportFileName(t.TempDir(), "TestMany"); got != "TestMany.json" {
 		t.Fatalf("in another directory: %q", got)
+	}
+}
+
+// TestFileBaseAsTheRegexpDid: a report's file name is the test's name with
+// each run of other bytes than [A-Za-z0-9._-] written as one '_', as
+// regexp.ReplaceAllString did before fileBase, runes outside ASCII and
+// bytes that are no UTF-8 included.
+func TestFileBaseAsTheRegexpDid(t *testing.T) {
+	re := regexp.MustCompile(`[^A-Za-z0-9._-]+`)
+	names := []string{"", "TestA", "TestA/b", "TestA/b c/d#01", "Test/ünïcode/名前", "a//b", "/lead", "trail/", "x\xffy\x80\x80z", "__..--", "Test A\tB\nC", "€"}
+	rng := rand.New(rand.NewPCG(1, 2))
+	const alphabet = "aZ09._-/ #\x00\x7f\xc3\xa9\xff"
+	for range 2000 {
+		b := make([]byte, rng.IntN(12))
+		for i := range b {
+			b[i] = alphabet[rng.IntN(len(alphabet))]
+		}
+		names = append(names, string(b))
+	}
+	for _, n := range names {
+		if got, want := fileBase(n), re.ReplaceAllString(n, "_"); got != want {
+			t.Fatalf("fileBase(%q) = %q, want %q", n, got, want)
+		}
+	}
+}
+
+// TestReplayLineAsSplit: a replay line quotes each element of the
+// scenario's path as the line written from strings.Split did, empty
+// elements and characters regexp treats as special included.
+func TestReplayLineAsSplit(t *testing.T) {
+	r := newReplayLines("example.com/m/agent", "TestAgent/table case#01")
+	split := func(scenario string) string {
+		var b strings.Builder
+		b.WriteString(r.head)
+		for i, p := range strings.Split(scenario, "/") {
+			if i > 0 {
+				b.WriteByte('/')
+			}
+			b.WriteString("^" + regexp.QuoteMeta(p) + "$")
+		}
+		return b.String() + r.tail
+	}
+	paths := []string{"", "baseline", "crash_restart/post#1", "interleaving/s0s1f0f1.s1f1", "a//b", "/a", "a/", "/", "x.y/(z)|[w]{2}*+?^$\\"}
+	rng := rand.New(rand.NewPCG(3, 4))
+	const alphabet = "ab/#.*$^\\(_"
+	for range 2000 {
+		b := make([]byte, rng.IntN(10))
+		for i := range b {
+			b[i] = alphabet[rng.IntN(len(alphabet))]
+		}
+		paths = append(paths, string(b))
+	}
+	for _, p := range paths {
+		if got, want := r.line(p), split(p); got != want {
+			t.Fatalf("line(%q) = %s, want %s", p, got, want)
+		}
 	}
 }
 

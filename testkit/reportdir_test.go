@@ -68,3 +68,23 @@ func TestReportsOfTwoPackagesMeetApart(t *testing.T) {
 		t.Errorf("package a writes to %s, package b/c to %s; want reports/a and reports/b/c under %s", da, db, root)
 	}
 }
+
+// workingDir answers as os.Getwd does, whatever PWD says: the directory
+// itself, another path to it (a symbolic link), another directory, a
+// relative path, nothing.
+func TestWorkingDirAsGetwd(t *testing.T) {
+	dir := t.TempDir()
+	link := filepath.Join(t.TempDir(), "link")
+	if err := os.Symlink(dir, link); err != nil {
+		t.Skip("no symbolic links here:", err)
+	}
+	t.Chdir(dir)
+	for _, pwd := range []string{dir, link, t.TempDir(), "relative", "", dir + "/"} {
+		t.Setenv("PWD", pwd)
+		got, err := workingDir()
+		want, werr := os.Getwd()
+		if got != want || (err == nil) != (werr == nil) {
+			t.Errorf("PWD=%q: workingDir() = %q, %v; os.Getwd() = %q, %v", pwd, got, err, want, werr)
+		}
+	}
+}

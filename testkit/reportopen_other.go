@@ -10,7 +10,7 @@ import (
 
 // openReport opens the report file at path for writing, making it if
 // need be, and says whether it made it.
-func openReport(path string) (f *os.File, made bool, err error) {
+func openReport(path string) (f *reportFD, made bool, err error) {
 	for {
 		f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o666)
 		if err == nil {
@@ -31,6 +31,9 @@ func openReport(path string) (f *os.File, made bool, err error) {
 
 // openOldReport opens the report file an earlier run left at path for
 // writing, and fails where there is none.
-func openOldReport(path string) (*os.File, error) {
+func openOldReport(path string) (*reportFD, error) {
 	return os.OpenFile(path, os.O_WRONLY, 0o666)
 }
+
+// reportFD is an open report file.
+type reportFD = os.File

@@ -114,13 +114,25 @@ func (r *recorder) Logf(string, ...any)   {}
 // the test's earlier suites. With eager subtests (go test -v) it is logged
 // at once, as it is printed.
 func logSummary(t TB, rep *runtime.Report, eager bool) {
-	t.Helper()
+	if !plainLines(t) {
+		t.Helper()
+	}
 	c, ok := t.(interface {
 		Cleanup(func())
 		Failed() bool
 	})
 	if eager || !ok || !reflect.TypeOf(t).Comparable() {
 		logLine(t, testSummary(rep, !eager))
+		return
+	}
+	if c.Failed() {
+		// Logged now, after any an earlier suite left waiting, with
+		// nothing to wait for the end of the test (t.Cleanup, another
+		// walk of the stack).
+		if v, ok := waitingSummaries.Load(t); ok {
+			v.(*summaries).log(t)
+		}
+		logLine(t, testSummary(rep, true))
 		return
 	}
 	v, loaded := waitingSummaries.LoadOrStore(t, &summaries{})
@@ -151,7 +163,9 @@ type summaries struct {
 
 // log logs the waiting summaries in the order of their suites.
 func (w *summaries) log(t TB) {
-	t.Helper()
+	if !plainLines(t) {
+		t.Helper()
+	}
 	w.mu.Lock()
 	reps := w.reps
 	w.reps = nil

@@ -15,6 +15,7 @@ import (
 	"runtime/debug"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -253,7 +254,9 @@ func suite(t TB, fn func(ctx context.Context) error, fail bool, opts []Option) *
 		harness(t, fail, baseErr)
 	}
 	reportBase := func(st TB) {
-		st.Helper()
+		if !plainLines(st) {
+			st.Helper()
+		}
 		if baseErr != nil && cfgErr == nil {
 			harness(st, fail, baseErr)
 		}
@@ -286,7 +289,9 @@ func suite(t TB, fn func(ctx context.Context) error, fail bool, opts []Option) *
 			reported[res] = len(res.Findings)
 		}
 		return func(st TB) {
-			st.Helper()
+			if !plainLines(st) {
+				st.Helper()
+			}
 			if err != nil {
 				harness(st, fail, err)
 			}
@@ -330,18 +335,25 @@ func suite(t TB, fn func(ctx context.Context) error, fail bool, opts []Option) *
 			// make and to copy its output through.
 			name := noteSubtest(t, g) // before the runs: replay lines name it
 			for _, sc := range scs {
-				report := scenario(sc)
-				record(name+"/"+strings.TrimPrefix(sc.Name, g+"/"), report).flush(t)
+				d := record("", scenario(sc))
+				if d.failed { // named only for its subtest: most pass
+					d.name = name + "/" + strings.TrimPrefix(sc.Name, g+"/")
+				}
+				d.flush(t)
 			}
 		}
 	}
 	parallel := s.Parallel(ctx) // runs the listed schedule once, when the baseline passed
-	prog = startProgress(testName, 1+len(s.Plan())+s.PlannedSchedules()+len(s.PartialBatchPlan()))
+	// Plan makes the plan anew at each call (42 scenarios and their names
+	// for the ten-write agent): once here, for the progress line and the
+	// runs.
+	plan := s.Plan()
+	prog = startProgress(testName, 1+len(plan)+s.PlannedSchedules()+len(s.PartialBatchPlan()))
 	defer prog.done()
 	if st.golden != "" {
 		checkGolden(t, s, st.golden, pkg, fail)
 	}
-	runPlan(s.Plan())
+	runPlan(plan)
 	// The interleavings: a subtest per schedule, and the exploration's
 	// problems and figures under interleaving.
 	schedule := func(res *runtime.Result) func(TB) {
@@ -490,7 +502,9 @@ func firstElem(name string) string {
 // schedule): an error under TestAgent, a log line under Run, whose report
 // carries it.
 func harness(t TB, fail bool, err error) {
-	t.Helper()
+	if !plainLines(t) {
+		t.Helper()
+	}
 	if fail {
 		errorLine(t, "testkit: "+err.Error())
 	} else {
@@ -551,25 +565,60 @@ func newReplayLines(pkg, test string) replayLines {
 	return replayLines{head: b.String(), tail: tail}
 }
 
+// line is called for every scenario of a suite (its result's replay line)
+// and writes the line in one allocation: split, and each element quoted
+// into a string of its own, a scenario of two elements took two, and the
+// name of its first element (testNames.scenario) one more.
 func (r replayLines) line(scenario string) string {
 	var b strings.Builder
-	b.Grow(len(r.head) + len(scenario) + 16 + len(r.tail))
+	b.Grow(len(r.head) + len(scenario) + 2*strings.Count(scenario, "/") + 2 + len(r.tail))
 	b.WriteString(r.head)
-	for i, p := range strings.Split(scenario, "/") {
-		if i > 0 {
-			b.WriteByte('/')
+	for {
+		p, rest, more := strings.Cut(scenario, "/")
+		b.WriteByte('^')
+		b.WriteString(regexp.QuoteMeta(p)) // p itself when nothing is to quote
+		b.WriteByte('$')
+		if !more {
+			break
 		}
-		b.WriteString("^" + regexp.QuoteMeta(p) + "$")
+		b.WriteByte('/')
+		scenario = rest
 	}
 	b.WriteString(r.tail)
 	return b.String()
 }
 
 // callerPackage finds the import path of the test that called testkit.
+// The frames are read once per chain of return addresses above the suite
+// (callerPackages): the same addresses stand for the same functions, and
+// reading their names took two thirds of the call.
 func callerPackage() string {
-	pcs := make([]uintptr, 16)
-	n := goruntime.Callers(3, pcs)
-	frames := goruntime.CallersFrames(pcs[:n])
+	var pcs [16]uintptr
+	n := goruntime.Callers(3, pcs[:])
+	callerPackages.Lock()
+	defer callerPackages.Unlock()
+	if p, ok := callerPackages.m[pcs]; ok {
+		return p
+	}
+	if callerPackages.m == nil {
+		callerPackages.m = map[[16]uintptr]string{}
+	}
+	p := packageOfFrames(pcs[:n])
+	callerPackages.m[pcs] = p
+	return p
+}
+
+// callerPackages holds callerPackage's answers by the return addresses it
+// read: a test binary calls testkit from a few places, each many times.
+var callerPackages struct {
+	sync.Mutex
+	m map[[16]uintptr]string
+}
+
+// packageOfFrames is the import path of the first function of pcs outside
+// testkit, less a _test suffix, or "".
+func packageOfFrames(pcs []uintptr) string {
+	frames := goruntime.CallersFrames(pcs)
 	for {
 		fr, more := frames.Next()
 		name := fr.Function
@@ -585,8 +634,6 @@ func callerPackage() string {
 		}
 	}
 }
-
-var unsafeFileChars = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
 
 // writeReport writes the report of test to its file in dir, opened then
 // and there (reportFile).
@@ -623,7 +670,7 @@ func writeReport(dir, test string, rep *runtime.Report) error {
 type reportFile struct {
 	dir, path string
 	opened    chan struct{} // closed once f, made and err are set
-	f         *os.File
+	f         *reportFD
 	made      bool // the file was made for this report
 	err       error
 }
@@ -699,7 +746,7 @@ func (r *reportFile) abandon() {
 // offsetWriter writes to f from offset 0 on, one write after the other,
 // and counts the bytes written.
 type offsetWriter struct {
-	f *os.File
+	f *reportFD
 	n int64
 }
 
