@@ -171,7 +171,7 @@ func (c *Call) values() []any {
 //go:noinline
 func Begin(ctx context.Context, op *Op, args, identity, entity []any) (*Call, context.Context) {
 	ret, site := framePCs() // Begin has a frame of its own: it is never inlined
-	return begin(ctx, op, callArgs{vals: args, identity: identity, entity: entity}, ret, site)
+	return begin(ctx, op, &callArgs{vals: args, identity: identity, entity: entity}, ret, site)
 }
 
 // BeginArgs is Begin for a wrapper that hands over its arguments as Args,
@@ -184,7 +184,7 @@ func Begin(ctx context.Context, op *Op, args, identity, entity []any) (*Call, co
 //go:noinline
 func BeginArgs(ctx context.Context, op *Op, args []Arg, identity, entity ArgSpan) (*Call, context.Context) {
 	ret, site := framePCs()
-	return begin(ctx, op, callArgs{typed: args, idSpan: identity, entSpan: entity}, ret, site)
+	return begin(ctx, op, &callArgs{typed: args, idSpan: identity, entSpan: entity}, ret, site)
 }
 
 // callArgs is what Begin or BeginArgs was given to record.
@@ -209,7 +209,7 @@ func (a *callArgs) boxed() (vals, identity, entity []any) {
 // callers of Begin's caller are found at the same depth from either.
 //
 //go:noinline
-func begin(ctx context.Context, op *Op, a callArgs, ret, site uintptr) (*Call, context.Context) {
+func begin(ctx context.Context, op *Op, a *callArgs, ret, site uintptr) (*Call, context.Context) {
 	if inHook() {
 		// State or Settle reading the world: not the agent's call.
 		args, identity, entity := a.boxed()
