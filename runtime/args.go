@@ -186,10 +186,10 @@ func copyJSONShaped(v any, depth int) (any, bool) {
 
 // Arg is one argument of a traced call as a generated wrapper hands it to
 // BeginArgs. A string or a number travels in it unboxed, and the call
-// keeps it in its own memory (Call.strs, Call.words), so that recording it
-// costs no allocation: boxed into the wrapper's []any for Begin, every
-// string and every number above 255 was an allocation, the only ones of
-// a traced call. Str, Num and Val make one.
+// keeps it in its own memory (Call.strs, the end of Call.canon), so that
+// recording it costs no allocation: boxed into the wrapper's []any for
+// Begin, every string and every number above 255 was an allocation, the
+// only ones of a traced call. Str, Num and Val make one.
 type Arg struct {
 	typ  unsafe.Pointer // the dynamic type of a Str or a Num
 	s    string         // a Str's value
@@ -256,16 +256,6 @@ func (a *Arg) boxed() any {
 	p := new(uint64)
 	*p = a.word
 	return packAny(a.typ, unsafe.Pointer(p))
-}
-
-// boxArgs returns args as Begin would have been given them, for the calls
-// that do not record them in a Call of a run (an observer's, a late one).
-func boxArgs(args []Arg) []any {
-	out := make([]any, len(args))
-	for i := range args {
-		out[i] = args[i].boxed()
-	}
-	return out
 }
 
 // of returns the values s names in vals, or nil for the zero ArgSpan.

@@ -102,3 +102,35 @@ func TestBeginArgsOutsideRun(t *testing.T) {
 		t.Errorf("outside a run: active %v, context %v", c.Active(), cctx)
 	}
 }
+
+// TestBeginArgsObservedAllocs checks that a call an observer sees, outside
+// any run, allocates through BeginArgs no more than through Begin with
+// the wrapper's []any: the boxing of its string and its number.
+func TestBeginArgsObservedAllocs(t *testing.T) {
+	defer SetObserver(nopObserver{}, []byte("k"))()
+	op := &Op{Name: "put", Kind: KindWrite, Params: []string{"key", "v"}}
+	ctx := context.Background()
+	keys := []string{"key-1", "key-2"}
+	i := 0
+	viaBegin := testing.AllocsPerRun(100, func() {
+		i++
+		key, v := keys[i%2], 1000+i
+		args := []any{key, v}
+		c, _ := Begin(ctx, op, args, args[0:1:1], nil)
+		_ = c.Finish(nil)
+	})
+	viaArgs := testing.AllocsPerRun(100, func() {
+		i++
+		key, v := keys[i%2], 1000+i
+		c, _ := BeginArgs(ctx, op, []Arg{Str(key), Num(v)}, Span(0, 1), ArgSpan{})
+		_ = c.Finish(nil)
+	})
+	if viaArgs > viaBegin {
+		t.Errorf("observed call: %v allocations through BeginArgs, %v through Begin", viaArgs, viaBegin)
+	}
+}
+
+type nopObserver struct{}
+
+func (nopObserver) StartCall(ctx context.Context, _ *ObservedCall) context.Context { return ctx }
+func (nopObserver) EndCall(context.Context, *ObservedCall)                         {}

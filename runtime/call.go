@@ -195,12 +195,21 @@ type callArgs struct {
 }
 
 // boxed returns a's values, identity and entity as Begin is given them,
-// for a call no run records.
-func (a *callArgs) boxed() (vals, identity, entity []any) {
+// for a call no run records (an observer's), in buf when they fit: as the
+// wrapper's []any for Begin was, the list is on the stack, and only its
+// strings and numbers are boxed.
+func (a *callArgs) boxed(buf *[4]any) (vals, identity, entity []any) {
 	if a.typed == nil {
 		return a.vals, a.identity, a.entity
 	}
-	vals = boxArgs(a.typed)
+	if len(a.typed) <= len(buf) {
+		vals = buf[:len(a.typed)]
+	} else {
+		vals = make([]any, len(a.typed))
+	}
+	for i := range a.typed {
+		vals[i] = a.typed[i].boxed()
+	}
 	return vals, a.idSpan.of(vals), a.entSpan.of(vals)
 }
 
@@ -212,7 +221,7 @@ func (a *callArgs) boxed() (vals, identity, entity []any) {
 func begin(ctx context.Context, op *Op, a *callArgs, ret, site uintptr) (*Call, context.Context) {
 	if inHook() {
 		// State or Settle reading the world: not the agent's call.
-		args, identity, entity := a.boxed()
+		args, identity, entity := a.boxed(new([4]any))
 		return observe(ctx, op, args, identity, entity, callSite(ret, site))
 	}
 	inv, outer, detached, viaHTTP, late := lookup(ctx, op)
@@ -224,7 +233,7 @@ func begin(ctx context.Context, op *Op, a *callArgs, ret, site uintptr) (*Call, 
 		if late != nil {
 			late.note(op, site)
 		}
-		args, identity, entity := a.boxed()
+		args, identity, entity := a.boxed(new([4]any))
 		return observe(ctx, op, args, identity, entity, site)
 	}
 	if !detached && ctx != nil {
@@ -305,7 +314,7 @@ func begin(ctx context.Context, op *Op, a *callArgs, ret, site uintptr) (*Call, 
 		r.mu.Unlock()
 		inv.endIfCrashed(ctx)
 		r.late.note(op, c.pc)
-		args, identity, entity := a.boxed()
+		args, identity, entity := a.boxed(new([4]any))
 		return observe(ctx, op, args, identity, entity, c.pc)
 	}
 	if r.goroutines != nil {
