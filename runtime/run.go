@@ -394,7 +394,10 @@ func (r *recorder) at(d int64) time.Time {
 const maxCallBlock = 12 << 10 / int(unsafe.Sizeof(Call{}))
 
 // callBlock is a block of Calls that newCall hands out in turn: next
-// counts those claimed, and may run past the end.
+// counts those claimed, and may run past the end. It is an allocation of
+// its own, for each block and for each recorder handed spare Calls
+// (useSpare): about 60 a suite of the ten-write agent, 1.7% more than with
+// the block under r.mu, for one lock a call fewer.
 type callBlock struct {
 	calls []Call
 	next  atomic.Int64
