@@ -287,10 +287,6 @@ func (e *emitter) op(f *jen.File, op *Op) {
 	if len(args) > 0 {
 		argList = jen.Index().Any().Values(args...)
 	}
-	if needArgs(op, argIndex) {
-		body = append(body, jen.Id(names.args).Op(":=").Add(argList))
-		argList = jen.Id(names.args)
-	}
 	// An expression that can panic (o.ID with a nil o) is evaluated under
 	// a recover, so that the tool still runs as it would in production;
 	// the call then records the panic (identity_panicked).
@@ -305,25 +301,64 @@ func (e *emitter) op(f *jen.File, op *Op) {
 		panics = append(panics, jen.Id(names.call).Dot("IdentityPanicked").Call(jen.Lit(key+"="+srcList(xs)), jen.Id(panicked)))
 		return jen.Id(dst)
 	}
-	var identity jen.Code = jen.Nil()
-	if len(op.Identity) > 0 {
-		identity = guarded("identity", op.Identity, names.id, names.idPanic)
-	}
-	var entity jen.Code = jen.Nil()
-	if op.Entity != nil {
-		entity = guarded("entity", []Expr{*op.Entity}, names.ent, names.entPanic)
-	}
 	ctxArg := jen.Nil()
 	ctxRecv := jen.Id("_")
 	if ctxName != "" {
 		ctxArg = jen.Id(ctxName)
 		ctxRecv = jen.Id(names.ctx)
 	}
-	// Begin is called by the wrapper itself, never through a helper: the
-	// runtime finds the agent's call site two frames above Begin.
-	body = append(body, jen.List(jen.Id(names.call), ctxRecv).Op(":=").Add(e.rt("Begin")).Call(
-		ctxArg, jen.Id(e.opVars[op]), argList, identity, entity,
-	))
+	// Begin and BeginArgs are called by the wrapper itself, never through
+	// a helper: the runtime finds the agent's call site two frames above.
+	idSpan, idOK := argSpan(op.Identity, argIndex)
+	var entSpan [2]int
+	entOK := true
+	if op.Entity != nil {
+		entSpan, entOK = argSpan([]Expr{*op.Entity}, argIndex)
+	}
+	if idOK && entOK {
+		// The identity and the entity are arguments, or absent: the
+		// arguments go to BeginArgs as Args, strings and numbers
+		// unboxed, which records them without an allocation.
+		var typed []jen.Code
+		for i, p := range op.Params {
+			switch {
+			case i == op.CtxParam:
+			case p.Redacted:
+				typed = append(typed, e.rt("Val").Call(e.rt("Redacted")))
+			default:
+				typed = append(typed, e.rt(argKind(p.Type, op.Variadic && i == len(op.Params)-1)).Call(jen.Id(p.Name)))
+			}
+		}
+		typedList := jen.Nil()
+		if len(typed) > 0 {
+			typedList = jen.Index().Add(e.rt("Arg")).Values(typed...)
+		}
+		span := func(s [2]int) jen.Code {
+			if s[1] == 0 {
+				return e.rt("ArgSpan").Values()
+			}
+			return e.rt("Span").Call(jen.Lit(s[0]), jen.Lit(s[1]))
+		}
+		body = append(body, jen.List(jen.Id(names.call), ctxRecv).Op(":=").Add(e.rt("BeginArgs")).Call(
+			ctxArg, jen.Id(e.opVars[op]), typedList, span(idSpan), span(entSpan),
+		))
+	} else {
+		if needArgs(op, argIndex) {
+			body = append(body, jen.Id(names.args).Op(":=").Add(argList))
+			argList = jen.Id(names.args)
+		}
+		var identity jen.Code = jen.Nil()
+		if len(op.Identity) > 0 {
+			identity = guarded("identity", op.Identity, names.id, names.idPanic)
+		}
+		var entity jen.Code = jen.Nil()
+		if op.Entity != nil {
+			entity = guarded("entity", []Expr{*op.Entity}, names.ent, names.entPanic)
+		}
+		body = append(body, jen.List(jen.Id(names.call), ctxRecv).Op(":=").Add(e.rt("Begin")).Call(
+			ctxArg, jen.Id(e.opVars[op]), argList, identity, entity,
+		))
+	}
 	body = append(body, panics...)
 	// The values of redacted parameters go to the runtime, never to the
 	// trace, so it can blank them in results, errors and findings.
@@ -707,6 +742,45 @@ func (e *emitter) expr(x Expr) jen.Code {
 		}
 	}
 	return out
+}
+
+// argSpan returns the recorded arguments xs are, [from, to), when they are
+// consecutive recorded parameters in order; {0, 0} and ok for none.
+func argSpan(xs []Expr, argIndex map[string]int) (span [2]int, ok bool) {
+	if len(xs) == 0 {
+		return span, true
+	}
+	first, ok := argIndex[xs[0].Src]
+	for k, x := range xs {
+		if i, isArg := argIndex[x.Src]; !isArg || i != first+k {
+			return span, false
+		}
+	}
+	return [2]int{first, first + len(xs)}, ok
+}
+
+// argKind is the runtime's constructor of the Arg of a parameter of type
+// t (BeginArgs): Str for a string, Num for a number or a boolean, which
+// are recorded unboxed, and Val for any other type (a variadic parameter
+// is a slice).
+func argKind(t types.Type, variadic bool) string {
+	if variadic {
+		return "Val"
+	}
+	if _, ok := t.(*types.TypeParam); ok {
+		return "Val"
+	}
+	b, ok := t.Underlying().(*types.Basic)
+	if !ok {
+		return "Val"
+	}
+	switch info := b.Info(); {
+	case info&types.IsString != 0:
+		return "Str"
+	case info&(types.IsInteger|types.IsFloat|types.IsBoolean) != 0:
+		return "Num"
+	}
+	return "Val"
 }
 
 // needArgs reports whether a wrapper refers to its recorded arguments by

@@ -5,6 +5,7 @@ import (
 	"reflect"
 	"sync"
 	"time"
+	"unsafe"
 )
 
 // The arguments of a call are recorded as they were when it began. A
@@ -181,4 +182,97 @@ func copyJSONShaped(v any, depth int) (any, bool) {
 		return out, true
 	}
 	return v, !mayChange(v)
+}
+
+// Arg is one argument of a traced call as a generated wrapper hands it to
+// BeginArgs. A string or a number travels in it unboxed, and the call
+// keeps it in its own memory (Call.strs, the end of Call.canon), so that
+// recording it costs no allocation: boxed into the wrapper's []any for
+// Begin, every string and every number above 255 was an allocation, the
+// only ones of a traced call. Str, Num and Val make one.
+type Arg struct {
+	typ  unsafe.Pointer // the dynamic type of a Str or a Num
+	s    string         // a Str's value
+	word uint64         // a Num's value, in its own type's layout
+	v    any            // a Val's value
+	str  bool           // a Str
+}
+
+// Str is the Arg of a string argument, of any type over string.
+func Str[T ~string](v T) Arg {
+	var zero T // boxing a zero value allocates nothing: for its type only
+	return Arg{typ: typeOf(zero), s: string(v), str: true}
+}
+
+// Num is the Arg of a number or boolean argument, of any type over one.
+func Num[T ~int | ~int8 | ~int16 | ~int32 | ~int64 | ~uint | ~uint8 | ~uint16 | ~uint32 | ~uint64 | ~uintptr | ~float32 | ~float64 | ~bool](v T) Arg {
+	var zero T
+	a := Arg{typ: typeOf(zero)}
+	*(*T)(unsafe.Pointer(&a.word)) = v // 8 bytes at most
+	return a
+}
+
+// Val is the Arg of an argument of any other type, boxed as Begin's
+// arguments are.
+func Val(v any) Arg { return Arg{v: v} }
+
+// ArgSpan names the arguments args[From:To] of a call, which are its
+// identity or its entity (BeginArgs). The zero ArgSpan names none.
+type ArgSpan struct{ From, To int }
+
+// Span returns the ArgSpan of args[from:to].
+func Span(from, to int) ArgSpan { return ArgSpan{from, to} }
+
+// eface is the layout of an interface value: its dynamic type, and a
+// pointer to its value for a type that is not pointer-shaped (as no type
+// of a Str or a Num is).
+type eface struct {
+	typ, data unsafe.Pointer
+}
+
+// typeOf returns the dynamic type of v.
+func typeOf(v any) unsafe.Pointer { return (*eface)(unsafe.Pointer(&v)).typ }
+
+// packAny returns the interface value of dynamic type typ whose value is
+// at p, without copying it: what p points to must never be written again,
+// as the value of an interface never changes.
+func packAny(typ, p unsafe.Pointer) (v any) {
+	e := (*eface)(unsafe.Pointer(&v))
+	e.typ, e.data = typ, p
+	return v
+}
+
+// boxed returns a as Begin would have been given it: a Val's value, or a
+// Str's or a Num's in memory of its own, as boxing puts it.
+func (a *Arg) boxed() any {
+	switch {
+	case a.typ == nil:
+		return a.v
+	case a.str:
+		p := new(string)
+		*p = a.s
+		return packAny(a.typ, unsafe.Pointer(p))
+	}
+	p := new(uint64)
+	*p = a.word
+	return packAny(a.typ, unsafe.Pointer(p))
+}
+
+// of returns the values s names in vals, or nil for the zero ArgSpan.
+func (s ArgSpan) of(vals []any) []any {
+	if s.To <= s.From {
+		return nil
+	}
+	return vals[s.From:s.To:s.To]
+}
+
+// unboxed reports whether the arguments s names in args are all a Str's
+// or a Num's, which keepArgs leaves as they are.
+func (s ArgSpan) unboxed(args []Arg) bool {
+	for i := s.From; i < s.To; i++ {
+		if args[i].typ == nil {
+			return false
+		}
+	}
+	return true
 }

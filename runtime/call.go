@@ -27,8 +27,14 @@ type Call struct {
 	// buf holds the arguments of small calls, so the caller's slice never
 	// escapes and costs no allocation.
 	buf [4]any
+	// strs holds the first string arguments a wrapper handed over unboxed
+	// (BeginArgs), which buf's values point to: written once, before any
+	// other goroutine has the call.
+	strs [2]string
 	// canon holds the canonical identity and entity of small calls: their
-	// strings share its bytes, which are never written again.
+	// strings share its bytes, which are never written again. Its last
+	// words hold the first number arguments handed over unboxed, as strs
+	// the strings (canonWords): 8-byte aligned, as it follows strs.
 	canon [64]byte
 
 	mu  sync.Mutex
@@ -119,20 +125,74 @@ func (c *Call) values() []any {
 // Args describes what the record holds.
 //
 // Begin is called only by generated code, and only when Enabled is true.
+// Wrappers generated since BeginArgs call that instead.
+//
+//go:noinline
 func Begin(ctx context.Context, op *Op, args, identity, entity []any) (*Call, context.Context) {
+	ret, site := framePCs() // Begin has a frame of its own: it is never inlined
+	return begin(ctx, op, &callArgs{vals: args, identity: identity, entity: entity}, ret, site)
+}
+
+// BeginArgs is Begin for a wrapper that hands over its arguments as Args,
+// so that its strings and numbers are recorded unboxed, without an
+// allocation; its identity and its entity are arguments of its own,
+// args[identity.From:identity.To] and args[entity.From:entity.To] (the
+// zero ArgSpan: none). It is called only by generated code, and only when
+// Enabled is true.
+//
+//go:noinline
+func BeginArgs(ctx context.Context, op *Op, args []Arg, identity, entity ArgSpan) (*Call, context.Context) {
+	ret, site := framePCs()
+	return begin(ctx, op, &callArgs{typed: args, idSpan: identity, entSpan: entity}, ret, site)
+}
+
+// callArgs is what Begin or BeginArgs was given to record.
+type callArgs struct {
+	vals, identity, entity []any // Begin's
+	typed                  []Arg // BeginArgs'
+	idSpan, entSpan        ArgSpan
+}
+
+// boxed returns a's values, identity and entity as Begin is given them,
+// for a call no run records (an observer's), in buf when they fit: as the
+// wrapper's []any for Begin was, the list is on the stack, and only its
+// strings and numbers are boxed.
+func (a *callArgs) boxed(buf *[4]any) (vals, identity, entity []any) {
+	if a.typed == nil {
+		return a.vals, a.identity, a.entity
+	}
+	if len(a.typed) <= len(buf) {
+		vals = buf[:len(a.typed)]
+	} else {
+		vals = make([]any, len(a.typed))
+	}
+	for i := range a.typed {
+		vals[i] = a.typed[i].boxed()
+	}
+	return vals, a.idSpan.of(vals), a.entSpan.of(vals)
+}
+
+// begin is Begin and BeginArgs, given the return addresses framePCs read
+// in them (callSite). It is called by those two only, directly: the
+// callers of Begin's caller are found at the same depth from either.
+//
+//go:noinline
+func begin(ctx context.Context, op *Op, a *callArgs, ret, site uintptr) (*Call, context.Context) {
 	if inHook() {
 		// State or Settle reading the world: not the agent's call.
-		return observe(ctx, op, args, identity, entity, callSite(framePCs()))
+		args, identity, entity := a.boxed(new([4]any))
+		return observe(ctx, op, args, identity, entity, callSite(ret, site))
 	}
 	inv, outer, detached, viaHTTP, late := lookup(ctx, op)
 	if inv == nil {
 		// No run, or one that has ended (the call comes from a goroutine
 		// its agent left running, which its suite reports: late.go): the
 		// tool runs as in production.
-		site := callSite(framePCs())
+		site := callSite(ret, site)
 		if late != nil {
 			late.note(op, site)
 		}
+		args, identity, entity := a.boxed(new([4]any))
 		return observe(ctx, op, args, identity, entity, site)
 	}
 	if !detached && ctx != nil {
@@ -154,22 +214,33 @@ func Begin(ctx context.Context, op *Op, args, identity, entity []any) (*Call, co
 	// escape, so the wrapper's []any{...} stays on its stack. What a value
 	// points to is recorded as it is now (keepArgs, args.go): the agent
 	// may reuse a request struct for its next call.
-	if len(args) <= len(c.buf) {
-		c.rec.nvals = uint8(copy(c.buf[:], args))
+	identity, entity, canon := a.identity, a.entity, c.canon[:0:len(c.canon)]
+	if a.typed != nil {
+		var vals []any
+		vals, canon = c.setArgs(a.typed)
+		identity, entity = a.idSpan.of(vals), a.entSpan.of(vals)
+		if !a.idSpan.unboxed(a.typed) || !a.entSpan.unboxed(a.typed) {
+			// keepArgs would change what they are: the identity is
+			// computed from the values the wrapper gave, as Begin's.
+			identity, entity = slices.Clone(identity), slices.Clone(entity)
+		}
+		keepArgs(vals)
+	} else if len(a.vals) <= len(c.buf) {
+		c.rec.nvals = uint8(copy(c.buf[:], a.vals))
 		keepArgs(c.buf[:c.rec.nvals])
 	} else {
 		x := c.rare()
-		x.values = append([]any(nil), args...)
+		x.values = append([]any(nil), a.vals...)
 		keepArgs(x.values)
 	}
-	c.pc = callSite(framePCs())
+	c.pc = callSite(ret, site)
 	if op.Kind == KindWrite && inv.failed.Load() > 0 {
 		c.rare().path = c.path() // no other goroutine has c yet
 	}
 	// c is zero (newCall): set only what is not. What the op says (name,
 	// kind, parameter names, after=) is read from it when the trace is.
 	c.rec.start = r.now()
-	c.computeIdentity(identity, entity)
+	c.computeIdentity(canon, identity, entity)
 	c.rec.Seq = -1
 	if viaHTTP != 0 {
 		x := c.rare() // before any other goroutine has c
@@ -202,6 +273,7 @@ func Begin(ctx context.Context, op *Op, args, identity, entity []any) (*Call, co
 		r.mu.Unlock()
 		inv.endIfCrashed(ctx)
 		r.late.note(op, c.pc)
+		args, identity, entity := a.boxed(new([4]any))
 		return observe(ctx, op, args, identity, entity, c.pc)
 	}
 	if r.goroutines != nil {
@@ -225,8 +297,50 @@ func Begin(ctx context.Context, op *Op, args, identity, entity []any) (*Call, co
 	return c, c
 }
 
-func (c *Call) computeIdentity(identity, entity []any) {
-	b := c.canon[:0:len(c.canon)]
+// canonWords is how many number arguments the end of Call.canon holds,
+// at most: the identity keeps 48 bytes before them.
+const canonWords = 2
+
+// setArgs records args, a call's arguments as BeginArgs was given them,
+// and returns the values recorded: in c.buf, or in the rare part for a
+// call with more than it holds, as Begin's. The first strings are kept in
+// c.strs and the first numbers at the end of c.canon (the rest are boxed,
+// as the wrapper would have boxed them for Begin), and it returns the
+// part of c.canon left for the identity; only the call's own goroutine
+// has c yet.
+func (c *Call) setArgs(args []Arg) (vals []any, canon []byte) {
+	if len(args) <= len(c.buf) {
+		c.rec.nvals = uint8(len(args))
+		vals = c.buf[:len(args)]
+	} else {
+		vals = make([]any, len(args))
+		c.rare().values = vals
+	}
+	ns, nw := 0, 0
+	for i := range args {
+		a := &args[i]
+		switch {
+		case a.typ == nil:
+			vals[i] = a.v
+		case a.str && ns < len(c.strs):
+			c.strs[ns] = a.s
+			vals[i] = packAny(a.typ, unsafe.Pointer(&c.strs[ns]))
+			ns++
+		case !a.str && nw < canonWords:
+			nw++
+			w := (*uint64)(unsafe.Pointer(&c.canon[len(c.canon)-8*nw]))
+			*w = a.word
+			vals[i] = packAny(a.typ, unsafe.Pointer(w))
+		default:
+			vals[i] = a.boxed()
+		}
+	}
+	return vals, c.canon[: 0 : len(c.canon)-8*nw]
+}
+
+// computeIdentity records the canonical identity and entity of c, in b
+// (c.canon, or the part of it setArgs left) when they fit.
+func (c *Call) computeIdentity(b []byte, identity, entity []any) {
 	if c.op.Kind == KindWrite {
 		var id string
 		var err error
@@ -601,7 +715,7 @@ const (
 )
 
 // path returns the path of call c: its call site and the return addresses
-// of the frames above it. It is called by Begin, Start and Finish,
+// of the frames above it. It is called by begin, Start and Finish,
 // directly, and only for a write that failed or follows one that failed
 // in its invocation.
 //

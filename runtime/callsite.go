@@ -35,8 +35,9 @@ func fastRet(ret uintptr) *atomic.Uintptr {
 }
 
 // callSite returns the call site's program counter, given what framePCs
-// read in Begin (ret 0: not available on this platform). It is called by
-// Begin only: its Callers skip counts callSite, Begin and the wrapper.
+// read in Begin or BeginArgs (ret 0: not available on this platform). It
+// is called by begin only: its Callers skip counts callSite, begin, Begin
+// (or BeginArgs) and the wrapper.
 func callSite(ret, site uintptr) uintptr {
 	if ret != 0 {
 		slot := fastRet(ret)
@@ -50,7 +51,7 @@ func callSite(ret, site uintptr) uintptr {
 	}
 	// The traced function (the wrapper) and its caller, the site.
 	var pcs [2]uintptr
-	if goruntime.Callers(3, pcs[:]) != 2 {
+	if goruntime.Callers(4, pcs[:]) != 2 {
 		return 0
 	}
 	wrapper := adapterWrapper(pcs[0])
@@ -150,7 +151,7 @@ func adapterPackage(pkg string) bool {
 // agentidem's own packages: the line that called the framework, often the
 // one that dropped the agent's context (agent.Generate(context.Background(),
 // ...)). Without such a frame on the goroutine (a server's goroutine), or
-// without a main module, it is the call site. Begin calls it, on the rare
+// without a main module, it is the call site. begin calls it, on the rare
 // path of a detached context only: it unwinds the whole stack.
 func agentSite(site uintptr) string {
 	main := mainModule()
@@ -158,7 +159,7 @@ func agentSite(site uintptr) string {
 		return siteOf(site)
 	}
 	var pcs [64]uintptr
-	n := goruntime.Callers(3, pcs[:]) // from Begin's caller
+	n := goruntime.Callers(4, pcs[:]) // from Begin's caller (agentSite, begin, Begin)
 	frames := goruntime.CallersFrames(pcs[:n])
 	first := true
 	for {

@@ -2,7 +2,7 @@ package runtime
 
 // framePCs reads two return addresses off the frame pointers (assembly):
 // the caller's own return address and its caller's. It is called by Begin
-// only, directly.
+// and BeginArgs only, directly.
 func framePCs() (ret, site uintptr)
 
 // fpCallers reads the return addresses of the frames above its caller off

@@ -2,7 +2,7 @@
 
 // func framePCs() (ret, site uintptr)
 //
-// Called by Begin: BP is Begin's frame pointer. ret is Begin's return
+// Called by Begin or BeginArgs: BP is its frame pointer. ret is its return
 // address (in the wrapper), site the wrapper's return address (in the
 // agent's code). See callSite.
 TEXT ·framePCs(SB), NOSPLIT|NOFRAME, $0-16

@@ -34,8 +34,7 @@ func (b *Billing) CreateInvoiceTraced(ctx ai_context.Context, id string, custome
 	if !agentidemrt.Enabled() {
 		return b.CreateInvoice(ctx, id, customer)
 	}
-	aiArgs := []any{id, customer}
-	aiCall, aiCtx := agentidemrt.Begin(ctx, agentidemOp_Billing_CreateInvoiceTraced, aiArgs, aiArgs[0:1:1], aiArgs[0:1:1])
+	aiCall, aiCtx := agentidemrt.BeginArgs(ctx, agentidemOp_Billing_CreateInvoiceTraced, []agentidemrt.Arg{agentidemrt.Str(id), agentidemrt.Str(customer)}, agentidemrt.Span(0, 1), agentidemrt.Span(0, 1))
 	if aiErr = aiCall.Start(); aiErr != nil {
 		return
 	}
@@ -61,8 +60,7 @@ func (b *Billing) AttachInvoiceTraced(ctx ai_context.Context, id string, orderID
 	if !agentidemrt.Enabled() {
 		return b.AttachInvoice(ctx, id, orderID)
 	}
-	aiArgs := []any{id, orderID}
-	aiCall, aiCtx := agentidemrt.Begin(ctx, agentidemOp_Billing_AttachInvoiceTraced, aiArgs, aiArgs[0:2:2], aiArgs[0:1:1])
+	aiCall, aiCtx := agentidemrt.BeginArgs(ctx, agentidemOp_Billing_AttachInvoiceTraced, []agentidemrt.Arg{agentidemrt.Str(id), agentidemrt.Str(orderID)}, agentidemrt.Span(0, 2), agentidemrt.Span(0, 1))
 	if aiErr = aiCall.Start(); aiErr != nil {
 		return
 	}
@@ -87,8 +85,7 @@ func (b *Billing) SetSeatsTraced(ctx ai_context.Context, sub string, seats int) 
 	if !agentidemrt.Enabled() {
 		return b.SetSeats(ctx, sub, seats)
 	}
-	aiArgs := []any{sub, seats}
-	aiCall, aiCtx := agentidemrt.Begin(ctx, agentidemOp_Billing_SetSeatsTraced, aiArgs, aiArgs[0:2:2], aiArgs[0:1:1])
+	aiCall, aiCtx := agentidemrt.BeginArgs(ctx, agentidemOp_Billing_SetSeatsTraced, []agentidemrt.Arg{agentidemrt.Str(sub), agentidemrt.Num(seats)}, agentidemrt.Span(0, 2), agentidemrt.Span(0, 1))
 	if aiErr = aiCall.Start(); aiErr != nil {
 		return
 	}
@@ -113,8 +110,7 @@ func (b *Billing) MonthlyTotalTraced(ctx ai_context.Context, sub string) (aiR0 i
 	if !agentidemrt.Enabled() {
 		return b.MonthlyTotal(ctx, sub)
 	}
-	aiArgs := []any{sub}
-	aiCall, aiCtx := agentidemrt.Begin(ctx, agentidemOp_Billing_MonthlyTotalTraced, aiArgs, nil, aiArgs[0:1:1])
+	aiCall, aiCtx := agentidemrt.BeginArgs(ctx, agentidemOp_Billing_MonthlyTotalTraced, []agentidemrt.Arg{agentidemrt.Str(sub)}, agentidemrt.ArgSpan{}, agentidemrt.Span(0, 1))
 	if aiErr = aiCall.Start(); aiErr != nil {
 		return
 	}
@@ -139,8 +135,7 @@ func (b *Billing) ApplyDiscountTraced(ctx ai_context.Context, id string, percent
 	if !agentidemrt.Enabled() {
 		return b.ApplyDiscount(ctx, id, percent)
 	}
-	aiArgs := []any{id, percent}
-	aiCall, aiCtx := agentidemrt.Begin(ctx, agentidemOp_Billing_ApplyDiscountTraced, aiArgs, aiArgs[0:2:2], aiArgs[0:1:1])
+	aiCall, aiCtx := agentidemrt.BeginArgs(ctx, agentidemOp_Billing_ApplyDiscountTraced, []agentidemrt.Arg{agentidemrt.Str(id), agentidemrt.Num(percent)}, agentidemrt.Span(0, 2), agentidemrt.Span(0, 1))
 	if aiErr = aiCall.Start(); aiErr != nil {
 		return
 	}
@@ -165,8 +160,7 @@ func (b *Billing) ApplyCreditTraced(ctx ai_context.Context, id string, amount in
 	if !agentidemrt.Enabled() {
 		return b.ApplyCredit(ctx, id, amount)
 	}
-	aiArgs := []any{id, amount}
-	aiCall, aiCtx := agentidemrt.Begin(ctx, agentidemOp_Billing_ApplyCreditTraced, aiArgs, aiArgs[0:2:2], aiArgs[0:1:1])
+	aiCall, aiCtx := agentidemrt.BeginArgs(ctx, agentidemOp_Billing_ApplyCreditTraced, []agentidemrt.Arg{agentidemrt.Str(id), agentidemrt.Num(amount)}, agentidemrt.Span(0, 2), agentidemrt.Span(0, 1))
 	if aiErr = aiCall.Start(); aiErr != nil {
 		return
 	}
@@ -251,7 +245,7 @@ func (b *Billing) QuoteTraced(ctx ai_context.Context, provider string) (aiR0 int
 	if !agentidemrt.Enabled() {
 		return b.Quote(ctx, provider)
 	}
-	aiCall, aiCtx := agentidemrt.Begin(ctx, agentidemOp_Billing_QuoteTraced, []any{provider}, nil, nil)
+	aiCall, aiCtx := agentidemrt.BeginArgs(ctx, agentidemOp_Billing_QuoteTraced, []agentidemrt.Arg{agentidemrt.Str(provider)}, agentidemrt.ArgSpan{}, agentidemrt.ArgSpan{})
 	if aiErr = aiCall.Start(); aiErr != nil {
 		return
 	}

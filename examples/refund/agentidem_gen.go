@@ -28,8 +28,7 @@ func (b *Bank) GetPaymentTraced(ctx ai_context.Context, id string) (aiR0 Payment
 	if !agentidemrt.Enabled() {
 		return b.GetPayment(ctx, id)
 	}
-	aiArgs := []any{id}
-	aiCall, aiCtx := agentidemrt.Begin(ctx, agentidemOp_Bank_GetPaymentTraced, aiArgs, nil, aiArgs[0:1:1])
+	aiCall, aiCtx := agentidemrt.BeginArgs(ctx, agentidemOp_Bank_GetPaymentTraced, []agentidemrt.Arg{agentidemrt.Str(id)}, agentidemrt.ArgSpan{}, agentidemrt.Span(0, 1))
 	if aiErr = aiCall.Start(); aiErr != nil {
 		return
 	}
@@ -54,8 +53,7 @@ func (b *Bank) RefundTraced(ctx ai_context.Context, id string) (aiR0 Receipt, ai
 	if !agentidemrt.Enabled() {
 		return b.Refund(ctx, id)
 	}
-	aiArgs := []any{id}
-	aiCall, aiCtx := agentidemrt.Begin(ctx, agentidemOp_Bank_RefundTraced, aiArgs, aiArgs[0:1:1], nil)
+	aiCall, aiCtx := agentidemrt.BeginArgs(ctx, agentidemOp_Bank_RefundTraced, []agentidemrt.Arg{agentidemrt.Str(id)}, agentidemrt.Span(0, 1), agentidemrt.ArgSpan{})
 	if aiErr = aiCall.Start(); aiErr != nil {
 		return
 	}
@@ -80,8 +78,7 @@ func (b *Bank) RefundWithKeyTraced(ctx ai_context.Context, id string, key string
 	if !agentidemrt.Enabled() {
 		return b.RefundWithKey(ctx, id, key)
 	}
-	aiArgs := []any{id, key}
-	aiCall, aiCtx := agentidemrt.Begin(ctx, agentidemOp_Bank_RefundWithKeyTraced, aiArgs, aiArgs[0:1:1], nil)
+	aiCall, aiCtx := agentidemrt.BeginArgs(ctx, agentidemOp_Bank_RefundWithKeyTraced, []agentidemrt.Arg{agentidemrt.Str(id), agentidemrt.Str(key)}, agentidemrt.Span(0, 1), agentidemrt.ArgSpan{})
 	if aiErr = aiCall.Start(); aiErr != nil {
 		return
 	}

@@ -27,8 +27,7 @@ func (c *Client) GetQuoteTraced(ctx ai_context.Context, sku string) (aiR0 Quote,
 	if !agentidemrt.Enabled() {
 		return c.GetQuote(ctx, sku)
 	}
-	aiArgs := []any{sku}
-	aiCall, aiCtx := agentidemrt.Begin(ctx, agentidemOp_Client_GetQuoteTraced, aiArgs, nil, aiArgs[0:1:1])
+	aiCall, aiCtx := agentidemrt.BeginArgs(ctx, agentidemOp_Client_GetQuoteTraced, []agentidemrt.Arg{agentidemrt.Str(sku)}, agentidemrt.ArgSpan{}, agentidemrt.Span(0, 1))
 	if aiErr = aiCall.Start(); aiErr != nil {
 		return
 	}

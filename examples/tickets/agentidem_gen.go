@@ -29,8 +29,7 @@ func (h *Helpdesk) FindTraced(ctx ai_context.Context, disputeID string) (aiR0 []
 	if !agentidemrt.Enabled() {
 		return h.Find(ctx, disputeID)
 	}
-	aiArgs := []any{disputeID}
-	aiCall, aiCtx := agentidemrt.Begin(ctx, agentidemOp_Helpdesk_FindTraced, aiArgs, nil, aiArgs[0:1:1])
+	aiCall, aiCtx := agentidemrt.BeginArgs(ctx, agentidemOp_Helpdesk_FindTraced, []agentidemrt.Arg{agentidemrt.Str(disputeID)}, agentidemrt.ArgSpan{}, agentidemrt.Span(0, 1))
 	if aiErr = aiCall.Start(); aiErr != nil {
 		return
 	}

@@ -27,8 +27,7 @@ func (s *Store) PutTraced(ctx ai_context.Context, key string, v int) (aiErr erro
 	if !agentidemrt.Enabled() {
 		return s.Put(ctx, key, v)
 	}
-	aiArgs := []any{key, v}
-	aiCall, aiCtx := agentidemrt.Begin(ctx, agentidemOp_Store_PutTraced, aiArgs, aiArgs[0:1:1], nil)
+	aiCall, aiCtx := agentidemrt.BeginArgs(ctx, agentidemOp_Store_PutTraced, []agentidemrt.Arg{agentidemrt.Str(key), agentidemrt.Num(v)}, agentidemrt.Span(0, 1), agentidemrt.ArgSpan{})
 	if aiErr = aiCall.Start(); aiErr != nil {
 		return
 	}
@@ -53,8 +52,7 @@ func (s *Store) PutReqTraced(ctx ai_context.Context, key string, req *Req) (aiEr
 	if !agentidemrt.Enabled() {
 		return s.PutReq(ctx, key, req)
 	}
-	aiArgs := []any{key, req}
-	aiCall, aiCtx := agentidemrt.Begin(ctx, agentidemOp_Store_PutReqTraced, aiArgs, aiArgs[0:1:1], nil)
+	aiCall, aiCtx := agentidemrt.BeginArgs(ctx, agentidemOp_Store_PutReqTraced, []agentidemrt.Arg{agentidemrt.Str(key), agentidemrt.Val(req)}, agentidemrt.Span(0, 1), agentidemrt.ArgSpan{})
 	if aiErr = aiCall.Start(); aiErr != nil {
 		return
 	}

@@ -30,8 +30,7 @@ func (p *Payments) RefundKeyedTraced(ctx ai_context.Context, key string, order s
 	if !agentidemrt.Enabled() {
 		return p.RefundKeyed(ctx, key, order, cents)
 	}
-	aiArgs := []any{key, order, cents}
-	aiCall, aiCtx := agentidemrt.Begin(ctx, agentidemOp_Payments_RefundKeyedTraced, aiArgs, aiArgs[0:1:1], aiArgs[1:2:2])
+	aiCall, aiCtx := agentidemrt.BeginArgs(ctx, agentidemOp_Payments_RefundKeyedTraced, []agentidemrt.Arg{agentidemrt.Str(key), agentidemrt.Str(order), agentidemrt.Num(cents)}, agentidemrt.Span(0, 1), agentidemrt.Span(1, 2))
 	if aiErr = aiCall.Start(); aiErr != nil {
 		return
 	}
@@ -56,8 +55,7 @@ func (v *Invoices) CreateTraced(ctx ai_context.Context, order string) (aiErr err
 	if !agentidemrt.Enabled() {
 		return v.Create(ctx, order)
 	}
-	aiArgs := []any{order}
-	aiCall, aiCtx := agentidemrt.Begin(ctx, agentidemOp_Invoices_CreateTraced, aiArgs, aiArgs[0:1:1], nil)
+	aiCall, aiCtx := agentidemrt.BeginArgs(ctx, agentidemOp_Invoices_CreateTraced, []agentidemrt.Arg{agentidemrt.Str(order)}, agentidemrt.Span(0, 1), agentidemrt.ArgSpan{})
 	if aiErr = aiCall.Start(); aiErr != nil {
 		return
 	}
@@ -83,8 +81,7 @@ func (v *Invoices) AttachTraced(ctx ai_context.Context, order string) (aiErr err
 	if !agentidemrt.Enabled() {
 		return v.Attach(ctx, order)
 	}
-	aiArgs := []any{order}
-	aiCall, aiCtx := agentidemrt.Begin(ctx, agentidemOp_Invoices_AttachTraced, aiArgs, aiArgs[0:1:1], nil)
+	aiCall, aiCtx := agentidemrt.BeginArgs(ctx, agentidemOp_Invoices_AttachTraced, []agentidemrt.Arg{agentidemrt.Str(order)}, agentidemrt.Span(0, 1), agentidemrt.ArgSpan{})
 	if aiErr = aiCall.Start(); aiErr != nil {
 		return
 	}
@@ -109,8 +106,7 @@ func (l *Ledger) ApplyTraced(ctx ai_context.Context, order string, cents int, ke
 	if !agentidemrt.Enabled() {
 		return l.Apply(ctx, order, cents, key)
 	}
-	aiArgs := []any{order, cents, key}
-	aiCall, aiCtx := agentidemrt.Begin(ctx, agentidemOp_Ledger_ApplyTraced, aiArgs, aiArgs[0:1:1], nil)
+	aiCall, aiCtx := agentidemrt.BeginArgs(ctx, agentidemOp_Ledger_ApplyTraced, []agentidemrt.Arg{agentidemrt.Str(order), agentidemrt.Num(cents), agentidemrt.Str(key)}, agentidemrt.Span(0, 1), agentidemrt.ArgSpan{})
 	if aiErr = aiCall.Start(); aiErr != nil {
 		return
 	}
@@ -135,8 +131,7 @@ func (p *Payments) RefundTraced(ctx ai_context.Context, order string, cents int,
 	if !agentidemrt.Enabled() {
 		return p.Refund(ctx, order, cents, key)
 	}
-	aiArgs := []any{order, cents, key}
-	aiCall, aiCtx := agentidemrt.Begin(ctx, agentidemOp_Payments_RefundTraced, aiArgs, aiArgs[0:1:1], nil)
+	aiCall, aiCtx := agentidemrt.BeginArgs(ctx, agentidemOp_Payments_RefundTraced, []agentidemrt.Arg{agentidemrt.Str(order), agentidemrt.Num(cents), agentidemrt.Str(key)}, agentidemrt.Span(0, 1), agentidemrt.ArgSpan{})
 	if aiErr = aiCall.Start(); aiErr != nil {
 		return
 	}

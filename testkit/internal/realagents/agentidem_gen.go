@@ -32,8 +32,7 @@ func (c *PayClient) ChargeTraced(ctx ai_context.Context, order string, cents int
 	if !agentidemrt.Enabled() {
 		return c.Charge(ctx, order, cents)
 	}
-	aiArgs := []any{order, cents}
-	aiCall, aiCtx := agentidemrt.Begin(ctx, agentidemOp_PayClient_ChargeTraced, aiArgs, aiArgs[0:1:1], nil)
+	aiCall, aiCtx := agentidemrt.BeginArgs(ctx, agentidemOp_PayClient_ChargeTraced, []agentidemrt.Arg{agentidemrt.Str(order), agentidemrt.Num(cents)}, agentidemrt.Span(0, 1), agentidemrt.ArgSpan{})
 	if aiErr = aiCall.Start(); aiErr != nil {
 		return
 	}
@@ -58,8 +57,7 @@ func (c *PayClient) ChargeKeyedTraced(ctx ai_context.Context, order string, cent
 	if !agentidemrt.Enabled() {
 		return c.ChargeKeyed(ctx, order, cents)
 	}
-	aiArgs := []any{order, cents}
-	aiCall, aiCtx := agentidemrt.Begin(ctx, agentidemOp_PayClient_ChargeKeyedTraced, aiArgs, aiArgs[0:1:1], nil)
+	aiCall, aiCtx := agentidemrt.BeginArgs(ctx, agentidemOp_PayClient_ChargeKeyedTraced, []agentidemrt.Arg{agentidemrt.Str(order), agentidemrt.Num(cents)}, agentidemrt.Span(0, 1), agentidemrt.ArgSpan{})
 	if aiErr = aiCall.Start(); aiErr != nil {
 		return
 	}
@@ -84,8 +82,7 @@ func (l *Ledger) CreditTraced(ctx ai_context.Context, account string, cents int)
 	if !agentidemrt.Enabled() {
 		return l.Credit(ctx, account, cents)
 	}
-	aiArgs := []any{account, cents}
-	aiCall, aiCtx := agentidemrt.Begin(ctx, agentidemOp_Ledger_CreditTraced, aiArgs, aiArgs[0:1:1], nil)
+	aiCall, aiCtx := agentidemrt.BeginArgs(ctx, agentidemOp_Ledger_CreditTraced, []agentidemrt.Arg{agentidemrt.Str(account), agentidemrt.Num(cents)}, agentidemrt.Span(0, 1), agentidemrt.ArgSpan{})
 	if aiErr = aiCall.Start(); aiErr != nil {
 		return
 	}
@@ -110,8 +107,7 @@ func (l *Ledger) CreditOnceTraced(ctx ai_context.Context, key string, account st
 	if !agentidemrt.Enabled() {
 		return l.CreditOnce(ctx, key, account, cents)
 	}
-	aiArgs := []any{key, account, cents}
-	aiCall, aiCtx := agentidemrt.Begin(ctx, agentidemOp_Ledger_CreditOnceTraced, aiArgs, aiArgs[0:1:1], nil)
+	aiCall, aiCtx := agentidemrt.BeginArgs(ctx, agentidemOp_Ledger_CreditOnceTraced, []agentidemrt.Arg{agentidemrt.Str(key), agentidemrt.Str(account), agentidemrt.Num(cents)}, agentidemrt.Span(0, 1), agentidemrt.ArgSpan{})
 	if aiErr = aiCall.Start(); aiErr != nil {
 		return
 	}
@@ -136,8 +132,7 @@ func (q *Queue) SubmitTraced(ctx ai_context.Context, account string, cents int) 
 	if !agentidemrt.Enabled() {
 		return q.Submit(ctx, account, cents)
 	}
-	aiArgs := []any{account, cents}
-	aiCall, aiCtx := agentidemrt.Begin(ctx, agentidemOp_Queue_SubmitTraced, aiArgs, aiArgs[0:1:1], nil)
+	aiCall, aiCtx := agentidemrt.BeginArgs(ctx, agentidemOp_Queue_SubmitTraced, []agentidemrt.Arg{agentidemrt.Str(account), agentidemrt.Num(cents)}, agentidemrt.Span(0, 1), agentidemrt.ArgSpan{})
 	if aiErr = aiCall.Start(); aiErr != nil {
 		return
 	}
@@ -163,8 +158,7 @@ func (b *Invoices) CreateTraced(ctx ai_context.Context, inv string) (aiErr error
 	if !agentidemrt.Enabled() {
 		return b.Create(ctx, inv)
 	}
-	aiArgs := []any{inv}
-	aiCall, aiCtx := agentidemrt.Begin(ctx, agentidemOp_Invoices_CreateTraced, aiArgs, aiArgs[0:1:1], nil)
+	aiCall, aiCtx := agentidemrt.BeginArgs(ctx, agentidemOp_Invoices_CreateTraced, []agentidemrt.Arg{agentidemrt.Str(inv)}, agentidemrt.Span(0, 1), agentidemrt.ArgSpan{})
 	if aiErr = aiCall.Start(); aiErr != nil {
 		return
 	}
@@ -191,8 +185,7 @@ func (b *Invoices) AttachTraced(ctx ai_context.Context, order string, inv string
 	if !agentidemrt.Enabled() {
 		return b.Attach(ctx, order, inv)
 	}
-	aiArgs := []any{order, inv}
-	aiCall, aiCtx := agentidemrt.Begin(ctx, agentidemOp_Invoices_AttachTraced, aiArgs, aiArgs[0:1:1], aiArgs[1:2:2])
+	aiCall, aiCtx := agentidemrt.BeginArgs(ctx, agentidemOp_Invoices_AttachTraced, []agentidemrt.Arg{agentidemrt.Str(order), agentidemrt.Str(inv)}, agentidemrt.Span(0, 1), agentidemrt.Span(1, 2))
 	if aiErr = aiCall.Start(); aiErr != nil {
 		return
 	}

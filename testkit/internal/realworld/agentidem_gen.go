@@ -37,8 +37,7 @@ func (d *Desk) FindTraced(ctx ai_context.Context, key string) (aiR0 bool, aiErr 
 	if !agentidemrt.Enabled() {
 		return d.Find(ctx, key)
 	}
-	aiArgs := []any{key}
-	aiCall, aiCtx := agentidemrt.Begin(ctx, agentidemOp_Desk_FindTraced, aiArgs, nil, aiArgs[0:1:1])
+	aiCall, aiCtx := agentidemrt.BeginArgs(ctx, agentidemOp_Desk_FindTraced, []agentidemrt.Arg{agentidemrt.Str(key)}, agentidemrt.ArgSpan{}, agentidemrt.Span(0, 1))
 	if aiErr = aiCall.Start(); aiErr != nil {
 		return
 	}
@@ -63,8 +62,7 @@ func (d *Desk) OpenTraced(ctx ai_context.Context, key string) (aiR0 string, aiEr
 	if !agentidemrt.Enabled() {
 		return d.Open(ctx, key)
 	}
-	aiArgs := []any{key}
-	aiCall, aiCtx := agentidemrt.Begin(ctx, agentidemOp_Desk_OpenTraced, aiArgs, aiArgs[0:1:1], nil)
+	aiCall, aiCtx := agentidemrt.BeginArgs(ctx, agentidemOp_Desk_OpenTraced, []agentidemrt.Arg{agentidemrt.Str(key)}, agentidemrt.Span(0, 1), agentidemrt.ArgSpan{})
 	if aiErr = aiCall.Start(); aiErr != nil {
 		return
 	}
@@ -89,8 +87,7 @@ func (d *Desk) FindNoCtxTraced(key string) (aiR0 bool, aiErr error) {
 	if !agentidemrt.Enabled() {
 		return d.FindNoCtx(key)
 	}
-	aiArgs := []any{key}
-	aiCall, _ := agentidemrt.Begin(nil, agentidemOp_Desk_FindNoCtxTraced, aiArgs, nil, aiArgs[0:1:1])
+	aiCall, _ := agentidemrt.BeginArgs(nil, agentidemOp_Desk_FindNoCtxTraced, []agentidemrt.Arg{agentidemrt.Str(key)}, agentidemrt.ArgSpan{}, agentidemrt.Span(0, 1))
 	if aiErr = aiCall.Start(); aiErr != nil {
 		return
 	}
@@ -115,8 +112,7 @@ func (d *Desk) OpenNoCtxTraced(key string) (aiR0 string, aiErr error) {
 	if !agentidemrt.Enabled() {
 		return d.OpenNoCtx(key)
 	}
-	aiArgs := []any{key}
-	aiCall, _ := agentidemrt.Begin(nil, agentidemOp_Desk_OpenNoCtxTraced, aiArgs, aiArgs[0:1:1], nil)
+	aiCall, _ := agentidemrt.BeginArgs(nil, agentidemOp_Desk_OpenNoCtxTraced, []agentidemrt.Arg{agentidemrt.Str(key)}, agentidemrt.Span(0, 1), agentidemrt.ArgSpan{})
 	if aiErr = aiCall.Start(); aiErr != nil {
 		return
 	}
@@ -142,8 +138,7 @@ func NotifyTraced(ctx ai_context.Context, url string, key string) (aiErr error) 
 	if !agentidemrt.Enabled() {
 		return Notify(ctx, url, key)
 	}
-	aiArgs := []any{url, key}
-	aiCall, aiCtx := agentidemrt.Begin(ctx, agentidemOp_NotifyTraced, aiArgs, aiArgs[1:2:2], nil)
+	aiCall, aiCtx := agentidemrt.BeginArgs(ctx, agentidemOp_NotifyTraced, []agentidemrt.Arg{agentidemrt.Str(url), agentidemrt.Str(key)}, agentidemrt.Span(1, 2), agentidemrt.ArgSpan{})
 	if aiErr = aiCall.Start(); aiErr != nil {
 		return
 	}
@@ -168,8 +163,7 @@ func RequestTicketTraced(ctx ai_context.Context, url string, key string) (aiErr 
 	if !agentidemrt.Enabled() {
 		return RequestTicket(ctx, url, key)
 	}
-	aiArgs := []any{url, key}
-	aiCall, aiCtx := agentidemrt.Begin(ctx, agentidemOp_RequestTicketTraced, aiArgs, aiArgs[1:2:2], nil)
+	aiCall, aiCtx := agentidemrt.BeginArgs(ctx, agentidemOp_RequestTicketTraced, []agentidemrt.Arg{agentidemrt.Str(url), agentidemrt.Str(key)}, agentidemrt.Span(1, 2), agentidemrt.ArgSpan{})
 	if aiErr = aiCall.Start(); aiErr != nil {
 		return
 	}
@@ -194,8 +188,7 @@ func RecordTraced[T any](ctx ai_context.Context, v T) (aiErr error) {
 	if !agentidemrt.Enabled() {
 		return Record[T](ctx, v)
 	}
-	aiArgs := []any{v}
-	aiCall, aiCtx := agentidemrt.Begin(ctx, agentidemOp_RecordTraced, aiArgs, aiArgs[0:1:1], nil)
+	aiCall, aiCtx := agentidemrt.BeginArgs(ctx, agentidemOp_RecordTraced, []agentidemrt.Arg{agentidemrt.Val(v)}, agentidemrt.Span(0, 1), agentidemrt.ArgSpan{})
 	if aiErr = aiCall.Start(); aiErr != nil {
 		return
 	}
@@ -220,7 +213,7 @@ func WeirdTraced(ctx ai_context.Context, kind string) (aiR0 any, aiErr error) {
 	if !agentidemrt.Enabled() {
 		return Weird(ctx, kind)
 	}
-	aiCall, aiCtx := agentidemrt.Begin(ctx, agentidemOp_WeirdTraced, []any{kind}, nil, nil)
+	aiCall, aiCtx := agentidemrt.BeginArgs(ctx, agentidemOp_WeirdTraced, []agentidemrt.Arg{agentidemrt.Str(kind)}, agentidemrt.ArgSpan{}, agentidemrt.ArgSpan{})
 	if aiErr = aiCall.Start(); aiErr != nil {
 		return
 	}
@@ -245,8 +238,7 @@ func WaitTraced(ctx ai_context.Context, id string, release <-chan struct{}) (aiE
 	if !agentidemrt.Enabled() {
 		return Wait(ctx, id, release)
 	}
-	aiArgs := []any{id, release}
-	aiCall, aiCtx := agentidemrt.Begin(ctx, agentidemOp_WaitTraced, aiArgs, aiArgs[0:1:1], nil)
+	aiCall, aiCtx := agentidemrt.BeginArgs(ctx, agentidemOp_WaitTraced, []agentidemrt.Arg{agentidemrt.Str(id), agentidemrt.Val(release)}, agentidemrt.Span(0, 1), agentidemrt.ArgSpan{})
 	if aiErr = aiCall.Start(); aiErr != nil {
 		return
 	}

@@ -29,8 +29,7 @@ func (l *Ledger) PutTraced(ctx ai_context.Context, key string, entry string) (ai
 	if !agentidemrt.Enabled() {
 		return l.Put(ctx, key, entry)
 	}
-	aiArgs := []any{key, entry}
-	aiCall, aiCtx := agentidemrt.Begin(ctx, agentidemOp_Ledger_PutTraced, aiArgs, aiArgs[0:1:1], nil)
+	aiCall, aiCtx := agentidemrt.BeginArgs(ctx, agentidemOp_Ledger_PutTraced, []agentidemrt.Arg{agentidemrt.Str(key), agentidemrt.Str(entry)}, agentidemrt.Span(0, 1), agentidemrt.ArgSpan{})
 	if aiErr = aiCall.Start(); aiErr != nil {
 		return
 	}
@@ -55,8 +54,7 @@ func (l *Ledger) PostTraced(ctx ai_context.Context, key string, entry string) (a
 	if !agentidemrt.Enabled() {
 		return l.Post(ctx, key, entry)
 	}
-	aiArgs := []any{key, entry}
-	aiCall, aiCtx := agentidemrt.Begin(ctx, agentidemOp_Ledger_PostTraced, aiArgs, aiArgs[0:1:1], nil)
+	aiCall, aiCtx := agentidemrt.BeginArgs(ctx, agentidemOp_Ledger_PostTraced, []agentidemrt.Arg{agentidemrt.Str(key), agentidemrt.Str(entry)}, agentidemrt.Span(0, 1), agentidemrt.ArgSpan{})
 	if aiErr = aiCall.Start(); aiErr != nil {
 		return
 	}
@@ -80,7 +78,7 @@ func (l *Ledger) CountTraced(ctx ai_context.Context) (aiR0 int, aiErr error) {
 	if !agentidemrt.Enabled() {
 		return l.Count(ctx)
 	}
-	aiCall, aiCtx := agentidemrt.Begin(ctx, agentidemOp_Ledger_CountTraced, nil, nil, nil)
+	aiCall, aiCtx := agentidemrt.BeginArgs(ctx, agentidemOp_Ledger_CountTraced, nil, agentidemrt.ArgSpan{}, agentidemrt.ArgSpan{})
 	if aiErr = aiCall.Start(); aiErr != nil {
 		return
 	}
@@ -105,8 +103,7 @@ func (l *Ledger) BoomTraced(ctx ai_context.Context, n int) (aiErr error) {
 	if !agentidemrt.Enabled() {
 		return l.Boom(ctx, n)
 	}
-	aiArgs := []any{n}
-	aiCall, aiCtx := agentidemrt.Begin(ctx, agentidemOp_Ledger_BoomTraced, aiArgs, aiArgs[0:1:1], nil)
+	aiCall, aiCtx := agentidemrt.BeginArgs(ctx, agentidemOp_Ledger_BoomTraced, []agentidemrt.Arg{agentidemrt.Num(n)}, agentidemrt.Span(0, 1), agentidemrt.ArgSpan{})
 	if aiErr = aiCall.Start(); aiErr != nil {
 		return
 	}

@@ -28,8 +28,7 @@ func (c *CRM) FindTraced(ctx ai_context.Context, email string) (aiR0 bool, aiErr
 	if !agentidemrt.Enabled() {
 		return c.Find(ctx, email)
 	}
-	aiArgs := []any{email}
-	aiCall, aiCtx := agentidemrt.Begin(ctx, agentidemOp_CRM_FindTraced, aiArgs, nil, aiArgs[0:1:1])
+	aiCall, aiCtx := agentidemrt.BeginArgs(ctx, agentidemOp_CRM_FindTraced, []agentidemrt.Arg{agentidemrt.Str(email)}, agentidemrt.ArgSpan{}, agentidemrt.Span(0, 1))
 	if aiErr = aiCall.Start(); aiErr != nil {
 		return
 	}
@@ -54,8 +53,7 @@ func (c *CRM) CreateTraced(ctx ai_context.Context, email string, name string) (a
 	if !agentidemrt.Enabled() {
 		return c.Create(ctx, email, name)
 	}
-	aiArgs := []any{email, name}
-	aiCall, aiCtx := agentidemrt.Begin(ctx, agentidemOp_CRM_CreateTraced, aiArgs, aiArgs[0:1:1], nil)
+	aiCall, aiCtx := agentidemrt.BeginArgs(ctx, agentidemOp_CRM_CreateTraced, []agentidemrt.Arg{agentidemrt.Str(email), agentidemrt.Str(name)}, agentidemrt.Span(0, 1), agentidemrt.ArgSpan{})
 	if aiErr = aiCall.Start(); aiErr != nil {
 		return
 	}
@@ -80,8 +78,7 @@ func (c *CRM) EnrollTraced(ctx ai_context.Context, email string, name string) (a
 	if !agentidemrt.Enabled() {
 		return c.Enroll(ctx, email, name)
 	}
-	aiArgs := []any{email, name}
-	aiCall, aiCtx := agentidemrt.Begin(ctx, agentidemOp_CRM_EnrollTraced, aiArgs, aiArgs[0:1:1], nil)
+	aiCall, aiCtx := agentidemrt.BeginArgs(ctx, agentidemOp_CRM_EnrollTraced, []agentidemrt.Arg{agentidemrt.Str(email), agentidemrt.Str(name)}, agentidemrt.Span(0, 1), agentidemrt.ArgSpan{})
 	if aiErr = aiCall.Start(); aiErr != nil {
 		return
 	}

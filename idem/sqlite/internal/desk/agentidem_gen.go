@@ -31,8 +31,7 @@ func (d *Desk) GetTraced(ctx ai_context.Context, id string) (aiR0 string, aiErr 
 	if !agentidemrt.Enabled() {
 		return d.Get(ctx, id)
 	}
-	aiArgs := []any{id}
-	aiCall, aiCtx := agentidemrt.Begin(ctx, agentidemOp_Desk_GetTraced, aiArgs, nil, aiArgs[0:1:1])
+	aiCall, aiCtx := agentidemrt.BeginArgs(ctx, agentidemOp_Desk_GetTraced, []agentidemrt.Arg{agentidemrt.Str(id)}, agentidemrt.ArgSpan{}, agentidemrt.Span(0, 1))
 	if aiErr = aiCall.Start(); aiErr != nil {
 		return
 	}
@@ -58,8 +57,7 @@ func (d *Desk) UpsertTraced(ctx ai_context.Context, id string, status string) (a
 	if !agentidemrt.Enabled() {
 		return d.Upsert(ctx, id, status)
 	}
-	aiArgs := []any{id, status}
-	aiCall, aiCtx := agentidemrt.Begin(ctx, agentidemOp_Desk_UpsertTraced, aiArgs, aiArgs[0:1:1], nil)
+	aiCall, aiCtx := agentidemrt.BeginArgs(ctx, agentidemOp_Desk_UpsertTraced, []agentidemrt.Arg{agentidemrt.Str(id), agentidemrt.Str(status)}, agentidemrt.Span(0, 1), agentidemrt.ArgSpan{})
 	if aiErr = aiCall.Start(); aiErr != nil {
 		return
 	}
@@ -84,8 +82,7 @@ func (d *Desk) CloseTraced(ctx ai_context.Context, id string) (aiErr error) {
 	if !agentidemrt.Enabled() {
 		return d.Close(ctx, id)
 	}
-	aiArgs := []any{id}
-	aiCall, aiCtx := agentidemrt.Begin(ctx, agentidemOp_Desk_CloseTraced, aiArgs, aiArgs[0:1:1], nil)
+	aiCall, aiCtx := agentidemrt.BeginArgs(ctx, agentidemOp_Desk_CloseTraced, []agentidemrt.Arg{agentidemrt.Str(id)}, agentidemrt.Span(0, 1), agentidemrt.ArgSpan{})
 	if aiErr = aiCall.Start(); aiErr != nil {
 		return
 	}
@@ -110,8 +107,7 @@ func (d *Desk) NoteTraced(ctx ai_context.Context, id string, body string) (aiErr
 	if !agentidemrt.Enabled() {
 		return d.Note(ctx, id, body)
 	}
-	aiArgs := []any{id, body}
-	aiCall, aiCtx := agentidemrt.Begin(ctx, agentidemOp_Desk_NoteTraced, aiArgs, aiArgs[0:2:2], nil)
+	aiCall, aiCtx := agentidemrt.BeginArgs(ctx, agentidemOp_Desk_NoteTraced, []agentidemrt.Arg{agentidemrt.Str(id), agentidemrt.Str(body)}, agentidemrt.Span(0, 2), agentidemrt.ArgSpan{})
 	if aiErr = aiCall.Start(); aiErr != nil {
 		return
 	}
@@ -136,8 +132,7 @@ func (d *Desk) RefundTraced(ctx ai_context.Context, payment string, amount int64
 	if !agentidemrt.Enabled() {
 		return d.Refund(ctx, payment, amount)
 	}
-	aiArgs := []any{payment, amount}
-	aiCall, aiCtx := agentidemrt.Begin(ctx, agentidemOp_Desk_RefundTraced, aiArgs, aiArgs[0:1:1], nil)
+	aiCall, aiCtx := agentidemrt.BeginArgs(ctx, agentidemOp_Desk_RefundTraced, []agentidemrt.Arg{agentidemrt.Str(payment), agentidemrt.Num(amount)}, agentidemrt.Span(0, 1), agentidemrt.ArgSpan{})
 	if aiErr = aiCall.Start(); aiErr != nil {
 		return
 	}
@@ -162,8 +157,7 @@ func (d *Desk) OpenTraced(ctx ai_context.Context, id string) (aiErr error) {
 	if !agentidemrt.Enabled() {
 		return d.Open(ctx, id)
 	}
-	aiArgs := []any{id}
-	aiCall, aiCtx := agentidemrt.Begin(ctx, agentidemOp_Desk_OpenTraced, aiArgs, aiArgs[0:1:1], nil)
+	aiCall, aiCtx := agentidemrt.BeginArgs(ctx, agentidemOp_Desk_OpenTraced, []agentidemrt.Arg{agentidemrt.Str(id)}, agentidemrt.Span(0, 1), agentidemrt.ArgSpan{})
 	if aiErr = aiCall.Start(); aiErr != nil {
 		return
 	}

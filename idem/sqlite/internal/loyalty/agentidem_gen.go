@@ -30,8 +30,7 @@ func (p *Program) CountVisitTraced(ctx ai_context.Context, member string) (aiErr
 	if !agentidemrt.Enabled() {
 		return p.CountVisit(ctx, member)
 	}
-	aiArgs := []any{member}
-	aiCall, aiCtx := agentidemrt.Begin(ctx, agentidemOp_Program_CountVisitTraced, aiArgs, aiArgs[0:1:1], nil)
+	aiCall, aiCtx := agentidemrt.BeginArgs(ctx, agentidemOp_Program_CountVisitTraced, []agentidemrt.Arg{agentidemrt.Str(member)}, agentidemrt.Span(0, 1), agentidemrt.ArgSpan{})
 	if aiErr = aiCall.Start(); aiErr != nil {
 		return
 	}
@@ -56,8 +55,7 @@ func (p *Program) AddVisitTraced(ctx ai_context.Context, member string) (aiErr e
 	if !agentidemrt.Enabled() {
 		return p.AddVisit(ctx, member)
 	}
-	aiArgs := []any{member}
-	aiCall, aiCtx := agentidemrt.Begin(ctx, agentidemOp_Program_AddVisitTraced, aiArgs, aiArgs[0:1:1], nil)
+	aiCall, aiCtx := agentidemrt.BeginArgs(ctx, agentidemOp_Program_AddVisitTraced, []agentidemrt.Arg{agentidemrt.Str(member)}, agentidemrt.Span(0, 1), agentidemrt.ArgSpan{})
 	if aiErr = aiCall.Start(); aiErr != nil {
 		return
 	}
@@ -82,8 +80,7 @@ func (p *Program) EnrollTraced(ctx ai_context.Context, email string, tier string
 	if !agentidemrt.Enabled() {
 		return p.Enroll(ctx, email, tier)
 	}
-	aiArgs := []any{email, tier}
-	aiCall, aiCtx := agentidemrt.Begin(ctx, agentidemOp_Program_EnrollTraced, aiArgs, aiArgs[0:1:1], nil)
+	aiCall, aiCtx := agentidemrt.BeginArgs(ctx, agentidemOp_Program_EnrollTraced, []agentidemrt.Arg{agentidemrt.Str(email), agentidemrt.Str(tier)}, agentidemrt.Span(0, 1), agentidemrt.ArgSpan{})
 	if aiErr = aiCall.Start(); aiErr != nil {
 		return
 	}
@@ -108,8 +105,7 @@ func (p *Program) LookupTraced(ctx ai_context.Context, email string) (aiR0 strin
 	if !agentidemrt.Enabled() {
 		return p.Lookup(ctx, email)
 	}
-	aiArgs := []any{email}
-	aiCall, aiCtx := agentidemrt.Begin(ctx, agentidemOp_Program_LookupTraced, aiArgs, nil, aiArgs[0:1:1])
+	aiCall, aiCtx := agentidemrt.BeginArgs(ctx, agentidemOp_Program_LookupTraced, []agentidemrt.Arg{agentidemrt.Str(email)}, agentidemrt.ArgSpan{}, agentidemrt.Span(0, 1))
 	if aiErr = aiCall.Start(); aiErr != nil {
 		return
 	}

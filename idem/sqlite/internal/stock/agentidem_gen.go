@@ -33,8 +33,7 @@ func (w *Warehouse) LevelTraced(ctx ai_context.Context, sku string) (aiR0 int, a
 	if !agentidemrt.Enabled() {
 		return w.Level(ctx, sku)
 	}
-	aiArgs := []any{sku}
-	aiCall, aiCtx := agentidemrt.Begin(ctx, agentidemOp_Warehouse_LevelTraced, aiArgs, nil, aiArgs[0:1:1])
+	aiCall, aiCtx := agentidemrt.BeginArgs(ctx, agentidemOp_Warehouse_LevelTraced, []agentidemrt.Arg{agentidemrt.Str(sku)}, agentidemrt.ArgSpan{}, agentidemrt.Span(0, 1))
 	if aiErr = aiCall.Start(); aiErr != nil {
 		return
 	}
@@ -59,8 +58,7 @@ func (w *Warehouse) SetLevelTraced(ctx ai_context.Context, sku string, n int) (a
 	if !agentidemrt.Enabled() {
 		return w.SetLevel(ctx, sku, n)
 	}
-	aiArgs := []any{sku, n}
-	aiCall, aiCtx := agentidemrt.Begin(ctx, agentidemOp_Warehouse_SetLevelTraced, aiArgs, aiArgs[0:1:1], nil)
+	aiCall, aiCtx := agentidemrt.BeginArgs(ctx, agentidemOp_Warehouse_SetLevelTraced, []agentidemrt.Arg{agentidemrt.Str(sku), agentidemrt.Num(n)}, agentidemrt.Span(0, 1), agentidemrt.ArgSpan{})
 	if aiErr = aiCall.Start(); aiErr != nil {
 		return
 	}
@@ -85,8 +83,7 @@ func (w *Warehouse) AdjustTraced(ctx ai_context.Context, sku string, delta int) 
 	if !agentidemrt.Enabled() {
 		return w.Adjust(ctx, sku, delta)
 	}
-	aiArgs := []any{sku, delta}
-	aiCall, aiCtx := agentidemrt.Begin(ctx, agentidemOp_Warehouse_AdjustTraced, aiArgs, aiArgs[0:1:1], nil)
+	aiCall, aiCtx := agentidemrt.BeginArgs(ctx, agentidemOp_Warehouse_AdjustTraced, []agentidemrt.Arg{agentidemrt.Str(sku), agentidemrt.Num(delta)}, agentidemrt.Span(0, 1), agentidemrt.ArgSpan{})
 	if aiErr = aiCall.Start(); aiErr != nil {
 		return
 	}
@@ -111,8 +108,7 @@ func (w *Warehouse) TagTraced(ctx ai_context.Context, sku string, tag string) (a
 	if !agentidemrt.Enabled() {
 		return w.Tag(ctx, sku, tag)
 	}
-	aiArgs := []any{sku, tag}
-	aiCall, aiCtx := agentidemrt.Begin(ctx, agentidemOp_Warehouse_TagTraced, aiArgs, aiArgs[0:2:2], nil)
+	aiCall, aiCtx := agentidemrt.BeginArgs(ctx, agentidemOp_Warehouse_TagTraced, []agentidemrt.Arg{agentidemrt.Str(sku), agentidemrt.Str(tag)}, agentidemrt.Span(0, 2), agentidemrt.ArgSpan{})
 	if aiErr = aiCall.Start(); aiErr != nil {
 		return
 	}
@@ -137,8 +133,7 @@ func (w *Warehouse) PlaceTraced(ctx ai_context.Context, ref string, sku string) 
 	if !agentidemrt.Enabled() {
 		return w.Place(ctx, ref, sku)
 	}
-	aiArgs := []any{ref, sku}
-	aiCall, aiCtx := agentidemrt.Begin(ctx, agentidemOp_Warehouse_PlaceTraced, aiArgs, aiArgs[0:1:1], nil)
+	aiCall, aiCtx := agentidemrt.BeginArgs(ctx, agentidemOp_Warehouse_PlaceTraced, []agentidemrt.Arg{agentidemrt.Str(ref), agentidemrt.Str(sku)}, agentidemrt.Span(0, 1), agentidemrt.ArgSpan{})
 	if aiErr = aiCall.Start(); aiErr != nil {
 		return
 	}
@@ -163,8 +158,7 @@ func (w *Warehouse) PlaceNaiveTraced(ctx ai_context.Context, ref string, sku str
 	if !agentidemrt.Enabled() {
 		return w.PlaceNaive(ctx, ref, sku)
 	}
-	aiArgs := []any{ref, sku}
-	aiCall, aiCtx := agentidemrt.Begin(ctx, agentidemOp_Warehouse_PlaceNaiveTraced, aiArgs, aiArgs[0:1:1], nil)
+	aiCall, aiCtx := agentidemrt.BeginArgs(ctx, agentidemOp_Warehouse_PlaceNaiveTraced, []agentidemrt.Arg{agentidemrt.Str(ref), agentidemrt.Str(sku)}, agentidemrt.Span(0, 1), agentidemrt.ArgSpan{})
 	if aiErr = aiCall.Start(); aiErr != nil {
 		return
 	}
@@ -189,8 +183,7 @@ func (w *Warehouse) ShipTraced(ctx ai_context.Context, ref string, sku string) (
 	if !agentidemrt.Enabled() {
 		return w.Ship(ctx, ref, sku)
 	}
-	aiArgs := []any{ref, sku}
-	aiCall, aiCtx := agentidemrt.Begin(ctx, agentidemOp_Warehouse_ShipTraced, aiArgs, aiArgs[0:1:1], nil)
+	aiCall, aiCtx := agentidemrt.BeginArgs(ctx, agentidemOp_Warehouse_ShipTraced, []agentidemrt.Arg{agentidemrt.Str(ref), agentidemrt.Str(sku)}, agentidemrt.Span(0, 1), agentidemrt.ArgSpan{})
 	if aiErr = aiCall.Start(); aiErr != nil {
 		return
 	}
@@ -215,8 +208,7 @@ func (w *Warehouse) ShipNaiveTraced(ctx ai_context.Context, ref string, sku stri
 	if !agentidemrt.Enabled() {
 		return w.ShipNaive(ctx, ref, sku)
 	}
-	aiArgs := []any{ref, sku}
-	aiCall, aiCtx := agentidemrt.Begin(ctx, agentidemOp_Warehouse_ShipNaiveTraced, aiArgs, aiArgs[0:1:1], nil)
+	aiCall, aiCtx := agentidemrt.BeginArgs(ctx, agentidemOp_Warehouse_ShipNaiveTraced, []agentidemrt.Arg{agentidemrt.Str(ref), agentidemrt.Str(sku)}, agentidemrt.Span(0, 1), agentidemrt.ArgSpan{})
 	if aiErr = aiCall.Start(); aiErr != nil {
 		return
 	}

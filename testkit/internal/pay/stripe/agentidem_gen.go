@@ -26,8 +26,7 @@ func (g *Gateway) RefundTraced(ctx ai_context.Context, payment string) (aiErr er
 	if !agentidemrt.Enabled() {
 		return g.Refund(ctx, payment)
 	}
-	aiArgs := []any{payment}
-	aiCall, aiCtx := agentidemrt.Begin(ctx, agentidemOp_Gateway_RefundTraced, aiArgs, aiArgs[0:1:1], nil)
+	aiCall, aiCtx := agentidemrt.BeginArgs(ctx, agentidemOp_Gateway_RefundTraced, []agentidemrt.Arg{agentidemrt.Str(payment)}, agentidemrt.Span(0, 1), agentidemrt.ArgSpan{})
 	if aiErr = aiCall.Start(); aiErr != nil {
 		return
 	}
