@@ -50,15 +50,7 @@ func TestReportFileNamesOfManySuitesOfOneTest(t *testing.T) {
 func TestFileBaseAsTheRegexpDid(t *testing.T) {
 	re := regexp.MustCompile(`[^A-Za-z0-9._-]+`)
 	names := []string{"", "TestA", "TestA/b", "TestA/b c/d#01", "Test/ünïcode/名前", "a//b", "/lead", "trail/", "x\xffy\x80\x80z", "__..--", "Test A\tB\nC", "€"}
-	rng := rand.New(rand.NewPCG(1, 2))
-	const alphabet = "aZ09._-/ #\x00\x7f\xc3\xa9\xff"
-	for range 2000 {
-		b := make([]byte, rng.IntN(12))
-		for i := range b {
-			b[i] = alphabet[rng.IntN(len(alphabet))]
-		}
-		names = append(names, string(b))
-	}
+	names = append(names, randomStrings(rand.New(rand.NewPCG(1, 2)), "aZ09._-/ #\x00\x7f\xc3\xa9\xff", 12, 2000)...)
 	for _, n := range names {
 		if got, want := fileBase(n), re.ReplaceAllString(n, "_"); got != want {
 			t.Fatalf("fileBase(%q) = %q, want %q", n, got, want)
@@ -83,15 +75,7 @@ func TestReplayLineAsSplit(t *testing.T) {
 		return b.String() + r.tail
 	}
 	paths := []string{"", "baseline", "crash_restart/post#1", "interleaving/s0s1f0f1.s1f1", "a//b", "/a", "a/", "/", "x.y/(z)|[w]{2}*+?^$\\"}
-	rng := rand.New(rand.NewPCG(3, 4))
-	const alphabet = "ab/#.*$^\\(_"
-	for range 2000 {
-		b := make([]byte, rng.IntN(10))
-		for i := range b {
-			b[i] = alphabet[rng.IntN(len(alphabet))]
-		}
-		paths = append(paths, string(b))
-	}
+	paths = append(paths, randomStrings(rand.New(rand.NewPCG(3, 4)), "ab/#.*$^\\(_", 10, 2000)...)
 	for _, p := range paths {
 		if got, want := r.line(p), split(p); got != want {
 			t.Fatalf("line(%q) = %s, want %s", p, got, want)
@@ -122,4 +106,18 @@ func TestGroupKeepsPlanOrder(t *testing.T) {
 	if len(group(nil)) != 0 {
 		t.Errorf("group(nil) has groups")
 	}
+}
+
+// randomStrings returns n strings of fewer than maxLen bytes drawn from
+// alphabet, the same ones for the same rng seed.
+func randomStrings(rng *rand.Rand, alphabet string, maxLen, n int) []string {
+	out := make([]string, n)
+	for k := range out {
+		b := make([]byte, rng.IntN(maxLen))
+		for i := range b {
+			b[i] = alphabet[rng.IntN(len(alphabet))]
+		}
+		out[k] = string(b)
+	}
+	return out
 }
