@@ -2,6 +2,8 @@ package render
 
 import (
 	"flag"
+	"fmt"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
@@ -185,7 +187,17 @@ func syntheticCases() []textCase {
 	oneFailed := &runtime.Report{Name: "T", Safe: true, BaselineSucceeded: true, Results: []*runtime.Result{plain[1]}}
 	oneDelivery := &runtime.Report{Name: "T", Safe: true, BaselineSucceeded: true, Results: []*runtime.Result{absorbed, sched("s0f0s1f1")}}
 	oneFault := &runtime.Report{Name: "T", Safe: true, BaselineSucceeded: true, Results: []*runtime.Result{res("lost_request/post#1")}}
+	// More kinds folded than foldedLine counts without a map, some of
+	// them escaped.
+	var many []*runtime.Result
+	for i := range 40 {
+		r := res(fmt.Sprintf("kind%02d\x1b/post#%d", i%17, i))
+		r.Failed = i%3 == 0
+		many = append(many, r)
+	}
+	manyKinds := &runtime.Report{Name: "T", Safe: true, BaselineSucceeded: true, Baseline: base, Results: many}
 	return []textCase{
+		{"many-kinds", manyKinds},
 		{"mixed", mixed},
 		{"merged", &merged},
 		{"baseline-failed", baselineFailed},
@@ -195,5 +207,41 @@ func syntheticCases() []textCase {
 		{"one-failed", oneFailed},
 		{"one-delivery", oneDelivery},
 		{"one-fault", oneFault},
+	}
+}
+
+// TestHasControlAndBidi checks the byte scans against the rune tests
+// they stand for, on every rune up to U+2FFF alone and between other
+// bytes, and on random bytes (invalid UTF-8, cut sequences).
+func TestHasControlAndBidi(t *testing.T) {
+	check := func(s string) {
+		t.Helper()
+		if got, want := hasControl(s), strings.ContainsFunc(s, isControl); got != want {
+			t.Fatalf("hasControl(%q) = %v, want %v", s, got, want)
+		}
+		if got, want := hasControl([]byte(s)), strings.ContainsFunc(s, isControl); got != want {
+			t.Fatalf("hasControl([]byte(%q)) = %v, want %v", s, got, want)
+		}
+		if got, want := hasBidi(s), strings.ContainsFunc(s, isBidi); got != want {
+			t.Fatalf("hasBidi(%q) = %v, want %v", s, got, want)
+		}
+	}
+	for r := rune(0); r < 0x3000; r++ {
+		e := string(r)
+		check(e)
+		check("a" + e + "b")
+		check(e[:len(e)-1])
+		check("\xe2" + e)
+		check("\xc2" + e)
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	alphabet := []byte{'a', '\t', 0x1b, 0x7f, 0x80, 0x81, 0x8e, 0x9c, 0x9f, 0xa0, 0xa6, 0xaa, 0xc2, 0xd8, 0xe2, 0xff}
+	buf := make([]byte, 8)
+	for range 200000 {
+		n := rng.IntN(len(buf) + 1)
+		for i := range n {
+			buf[i] = alphabet[rng.IntN(len(alphabet))]
+		}
+		check(string(buf[:n]))
 	}
 }
