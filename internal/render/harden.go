@@ -1,9 +1,6 @@
 package render
 
-import (
-	"fmt"
-	"strings"
-)
+import "strings"
 
 // isBidi reports whether r is a Unicode bidirectional control: embeddings,
 // overrides and isolates (U+202A..U+202E, U+2066..U+2069) and the marks
@@ -14,20 +11,41 @@ func isBidi(r rune) bool {
 	return r >= 0x202a && r <= 0x202e || r >= 0x2066 && r <= 0x2069 || r == 0x200e || r == 0x200f || r == 0x061c
 }
 
+// hasBidi is strings.ContainsFunc(s, isBidi), by bytes: it looks for the
+// UTF-8 encodings of the runes isBidi accepts. A lead byte always starts
+// a rune where ContainsFunc decodes one, so the two agree on any input,
+// invalid UTF-8 included. Text runs it over the whole summary, where
+// ContainsFunc called isBidi through a func value for each byte.
+func hasBidi(s string) bool {
+	for i := 0; i+1 < len(s); i++ {
+		switch s[i] {
+		case 0xd8: // U+061C is D8 9C
+			if s[i+1] == 0x9c {
+				return true
+			}
+		case 0xe2: // U+200E, U+200F: E2 80 8E..8F; U+202A..U+202E: E2 80 AA..AE; U+2066..U+2069: E2 81 A6..A9
+			if i+2 >= len(s) {
+				return false
+			}
+			c1, c2 := s[i+1], s[i+2]
+			if c1 == 0x80 && (c2 == 0x8e || c2 == 0x8f || c2 >= 0xaa && c2 <= 0xae) || c1 == 0x81 && c2 >= 0xa6 && c2 <= 0xa9 {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // escapeBidi writes every bidirectional control in s as the six characters
 // \uXXXX. The result is safe in text, in HTML text and in HTML attributes.
 func escapeBidi(s string) string {
-	if !strings.ContainsFunc(s, isBidi) {
+	if !hasBidi(s) {
 		return s
 	}
 	var b strings.Builder
 	b.Grow(len(s) + 16)
 	for _, r := range s {
-		if isBidi(r) {
-			fmt.Fprintf(&b, "\\u%04x", r)
-			continue
-		}
-		b.WriteRune(r)
+		writeEscaped(&b, r, isBidi)
 	}
 	return b.String()
 }

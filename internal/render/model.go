@@ -76,7 +76,7 @@ func scenarioStatus(res *runtime.Result, baseline bool) string {
 // scenarios returns the baseline (when present) and the fault scenarios, in
 // the order they ran.
 func scenarios(r *runtime.Report) []*runtime.Result {
-	var out []*runtime.Result
+	out := make([]*runtime.Result, 0, 1+len(r.Results)) // not grown by doubling
 	if r.Baseline != nil {
 		out = append(out, r.Baseline)
 	}

@@ -1,8 +1,7 @@
 package render
 
 import (
-	"fmt"
-	"strings"
+	"strconv"
 
 	"github.com/agentidem/agentidem-go/runtime"
 )
@@ -15,16 +14,29 @@ func legendLine(res *runtime.Result) string {
 	if res.Legend == "" {
 		return ""
 	}
-	return fmt.Sprintf("schedule %s: %s (s = start, f = finish)", res.Schedule, res.Legend)
+	return string(appendLegendLine(nil, res))
 }
 
-// scheduleLegends maps each schedule scenario's name to its legend line,
-// for the findings that name the scenario.
-func scheduleLegends(r *runtime.Report) map[string]string {
-	out := map[string]string{}
-	for _, res := range scenarios(r) {
-		if l := legendLine(res); l != "" {
-			out[res.Scenario] = l
+// appendLegendLine appends the legend line of a scenario with a legend.
+func appendLegendLine(p []byte, res *runtime.Result) []byte {
+	p = append(p, "schedule "...)
+	p = append(p, res.Schedule...)
+	p = append(p, ": "...)
+	p = append(p, res.Legend...)
+	return append(p, " (s = start, f = finish)"...)
+}
+
+// scheduleResults maps each schedule scenario's name to the scenario (the
+// last of that name), for the findings that name it and print its legend
+// line. Never nil, so that Text builds it once, at its first finding.
+func scheduleResults(r *runtime.Report) map[string]*runtime.Result {
+	out := map[string]*runtime.Result{}
+	if r.Baseline != nil && r.Baseline.Legend != "" {
+		out[r.Baseline.Scenario] = r.Baseline
+	}
+	for _, res := range r.Results {
+		if res != nil && res.Legend != "" {
+			out[res.Scenario] = res
 		}
 	}
 	return out
@@ -59,32 +71,56 @@ func countKinds(r *runtime.Report) counts {
 // duplicate deliveries, 6 schedules". A suite of schedules only does not
 // speak of faults.
 func scenarioCounts(r *runtime.Report) string {
+	return string(appendScenarioCounts(nil, r))
+}
+
+// appendScenarioCounts appends scenarioCounts(r) to p, for Text's
+// headline, without the strings it was joined from.
+func appendScenarioCounts(p []byte, r *runtime.Report) []byte {
 	c := countKinds(r)
-	var parts []string
+	start := len(p)
+	next := func() {
+		if len(p) > start {
+			p = append(p, ", "...)
+		}
+	}
 	if c.faults > 0 {
-		fired := fmt.Sprintf("%d of %d planned faults fired", c.fired, c.faults)
+		p = appendPlural(p, c.faults, "fault scenario")
+		p = append(p, " ("...)
 		switch {
 		case c.fired == c.faults && c.faults == 1:
-			fired = "the fault fired"
+			p = append(p, "the fault fired"...)
 		case c.fired == c.faults:
-			fired = fmt.Sprintf("all %d faults fired", c.faults)
+			p = append(p, "all "...)
+			p = strconv.AppendInt(p, int64(c.faults), 10)
+			p = append(p, " faults fired"...)
+		default:
+			p = strconv.AppendInt(p, int64(c.fired), 10)
+			p = append(p, " of "...)
+			p = strconv.AppendInt(p, int64(c.faults), 10)
+			p = append(p, " planned faults fired"...)
 		}
-		parts = append(parts, fmt.Sprintf("%s (%s)", plural(c.faults, "fault scenario"), fired))
+		p = append(p, ')')
 	}
 	switch {
 	case c.deliveries == 1:
-		parts = append(parts, "1 duplicate delivery")
+		next()
+		p = append(p, "1 duplicate delivery"...)
 	case c.deliveries > 1:
-		parts = append(parts, fmt.Sprintf("%d duplicate deliveries", c.deliveries))
+		next()
+		p = strconv.AppendInt(p, int64(c.deliveries), 10)
+		p = append(p, " duplicate deliveries"...)
 	}
 	if c.schedules > 0 {
-		parts = append(parts, plural(c.schedules, "schedule"))
+		next()
+		p = appendPlural(p, c.schedules, "schedule")
 	}
 	if c.other > 0 {
-		parts = append(parts, plural(c.other, "other scenario"))
+		next()
+		p = appendPlural(p, c.other, "other scenario")
 	}
-	if len(parts) == 0 {
-		return "no other scenario"
+	if len(p) == start {
+		p = append(p, "no other scenario"...)
 	}
-	return strings.Join(parts, ", ")
+	return p
 }

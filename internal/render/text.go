@@ -1,9 +1,10 @@
 package render
 
 import (
-	"fmt"
+	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/agentidem/agentidem-go/runtime"
 )
@@ -40,6 +41,12 @@ const (
 // status, its fault and whether it fired, its calls and findings), then every
 // finding with its op, identity, calls, scenario and replay line. It ends
 // without a newline.
+//
+// Every line is appended to one builder, padded as %-*s pads (to a width in
+// runes), without fmt: testkit prints this summary for every failing
+// TestAgent, and fmt's boxed arguments and intermediate strings were most of
+// its cost (BenchmarkTextTenWrite). testdata/text holds what it printed
+// with fmt, and TestTextGolden holds it to that.
 func Text(r *runtime.Report, opts ...Option) string {
 	var cfg textConfig
 	for _, o := range opts {
@@ -47,14 +54,44 @@ func Text(r *runtime.Report, opts ...Option) string {
 			o.apply(&cfg)
 		}
 	}
-	paint := func(code, s string) string {
-		if !cfg.color || code == "" {
-			return s
+	all := scenarios(r)
+	var folded []*runtime.Result
+	if cfg.fold {
+		// Shown from the front of one buffer, folded from its back, then
+		// turned back into the order they ran.
+		part := make([]*runtime.Result, len(all))
+		shown, back := 0, len(part)
+		for i, res := range all {
+			if i == 0 && res == r.Baseline || !plainOK(res) {
+				part[shown] = res
+				shown++
+			} else {
+				back--
+				part[back] = res
+			}
 		}
-		return code + s + ansiReset
+		all, folded = part[:shown:shown], part[back:]
+		slices.Reverse(folded)
 	}
-	var b strings.Builder
-	b.Grow(1024 + 96*len(r.Results)) // grown line by line, it was copied a dozen times
+	problems := r.Problems
+	if len(problems) == 0 && len(r.Findings) > 0 {
+		problems = runtime.GroupFindings(r.Findings) // a report from before problems
+	}
+
+	// scratch holds a scenario line's facts, grown rarely past this.
+	w := textWriter{color: cfg.color, scratch: make([]byte, 0, 256)}
+	// About what each line takes, so that the builder is not copied as
+	// it grows.
+	size := 512 + 112*len(all)
+	if len(folded) > 0 {
+		size += 160
+	}
+	for i := range problems {
+		size += 256 + 160*len(problems[i].SeenIn)
+	}
+	w.b.Grow(size)
+	b := &w.b
+
 	verdict := Verdict(r)
 	vcolor := ansiGreen
 	switch verdict {
@@ -63,29 +100,35 @@ func Text(r *runtime.Report, opts ...Option) string {
 	case VerdictInconclusive:
 		vcolor = ansiYellow
 	}
-	fmt.Fprintf(&b, "agentidem %s: %s — baseline %s, %s, %d unsafe, %d inconclusive, %d agent runs, %s\n",
-		clean(r.Name), paint(vcolor, verdict), baselineWord(r), scenarioCounts(r),
-		r.UnsafeCount, r.InconclusiveCount, r.AgentRuns, formatDuration(r.Duration))
+	b.WriteString("agentidem ")
+	w.clean(r.Name)
+	b.WriteString(": ")
+	w.paint(vcolor, verdict, 0)
+	b.WriteString(" — baseline ")
+	b.WriteString(baselineWord(r))
+	b.WriteString(", ")
+	w.scratch = appendScenarioCounts(w.scratch[:0], r)
+	b.Write(w.scratch)
+	b.WriteString(", ")
+	w.int(r.UnsafeCount)
+	b.WriteString(" unsafe, ")
+	w.int(r.InconclusiveCount)
+	b.WriteString(" inconclusive, ")
+	w.int(r.AgentRuns)
+	b.WriteString(" agent runs, ")
+	b.WriteString(formatDuration(r.Duration))
+	b.WriteByte('\n')
 	if r.BaselineFailure != "" {
-		fmt.Fprintf(&b, "  baseline failure: %s\n", oneLine(r.BaselineFailure))
+		b.WriteString("  baseline failure: ")
+		w.oneLine(r.BaselineFailure)
+		b.WriteByte('\n')
 	}
 	if r.Shard != nil {
-		fmt.Fprintf(&b, "  %s\n", clean(r.Shard.String()))
+		b.WriteString("  ")
+		w.clean(r.Shard.String())
+		b.WriteByte('\n')
 	}
 
-	all := scenarios(r)
-	var folded []*runtime.Result
-	if cfg.fold {
-		shown := all[:0:0]
-		for i, res := range all {
-			if i == 0 && res == r.Baseline || !plainOK(res) {
-				shown = append(shown, res)
-			} else {
-				folded = append(folded, res)
-			}
-		}
-		all = shown
-	}
 	if len(all)+len(folded) > 0 {
 		b.WriteString("scenarios:\n")
 		width := 0
@@ -95,30 +138,42 @@ func Text(r *runtime.Report, opts ...Option) string {
 		for i, res := range all {
 			status := scenarioStatus(res, i == 0 && res == r.Baseline)
 			word, color := statusWord(status)
-			fmt.Fprintf(&b, "  %s %-*s  %s\n", paint(color, fmt.Sprintf("%-12s", word)), width, clean(res.Scenario), scenarioFacts(res))
+			b.WriteString("  ")
+			w.paint(color, word, 12)
+			b.WriteByte(' ')
+			w.pad(w.clean(res.Scenario), width)
+			b.WriteString("  ")
+			w.scratch = appendScenarioFacts(w.scratch[:0], res)
+			w.cleanBytes(w.scratch)
+			b.WriteByte('\n')
 			if res.Trace != nil {
 				for _, n := range res.Trace.Notes {
-					fmt.Fprintf(&b, "               note: %s\n", oneLine(n))
+					b.WriteString("               note: ")
+					w.oneLine(n)
+					b.WriteByte('\n')
 				}
 			}
 		}
 		if len(folded) > 0 {
 			word, color := statusWord(statusSafe)
-			fmt.Fprintf(&b, "  %s %s\n", paint(color, fmt.Sprintf("%-12s", word)), foldedLine(folded, len(all) > 0))
+			b.WriteString("  ")
+			w.paint(color, word, 12)
+			b.WriteByte(' ')
+			w.foldedLine(folded, len(all) > 0)
+			b.WriteByte('\n')
 		}
 	}
 
 	// One finding per problem, with every scenario that shows it.
-	problems := r.Problems
-	if len(problems) == 0 && len(r.Findings) > 0 {
-		problems = runtime.GroupFindings(r.Findings) // a report from before problems
-	}
 	if len(problems) > 0 {
 		b.WriteString("findings:\n")
 	}
-	legends := scheduleLegends(r)
-	for _, f := range problems {
-		sev := string(f.Severity)
+	var legends map[string]*runtime.Result // built for the first finding that may need it
+	for i := range problems {
+		f := &problems[i]
+		if legends == nil {
+			legends = scheduleResults(r)
+		}
 		color := ansiDim
 		switch f.Severity {
 		case runtime.SeverityError:
@@ -126,40 +181,182 @@ func Text(r *runtime.Report, opts ...Option) string {
 		case runtime.SeverityWarning:
 			color = ansiYellow
 		}
-		fmt.Fprintf(&b, "  %s %-22s %s\n", paint(color, fmt.Sprintf("%-7s", sev)), clean(f.Code), clean(f.Scenario))
-		fmt.Fprintf(&b, "          %s\n", oneLine(f.Message))
-		var facts []string
-		if len(f.Ops) > 0 {
-			facts = append(facts, "op: "+strings.Join(f.Ops, ", "))
-		}
-		if len(f.Identities) > 0 {
-			facts = append(facts, "identity: "+strings.Join(f.Identities, ", "))
-		}
-		if len(f.Calls) > 0 {
-			facts = append(facts, "calls: "+strings.Join(f.Calls, ", "))
-		}
-		if len(facts) > 0 {
-			fmt.Fprintf(&b, "          %s\n", clean(strings.Join(facts, "  ")))
+		b.WriteString("  ")
+		w.paint(color, string(f.Severity), 7)
+		b.WriteByte(' ')
+		w.pad(w.clean(f.Code), 22)
+		b.WriteByte(' ')
+		w.clean(f.Scenario)
+		b.WriteString("\n          ")
+		w.oneLine(f.Message)
+		b.WriteByte('\n')
+		if len(f.Ops)+len(f.Identities)+len(f.Calls) > 0 {
+			// Joined, then escaped as one string, as clean(strings.Join(facts, "  ")) did.
+			p := w.scratch[:0]
+			p = appendFact(p, "op: ", f.Ops)
+			p = appendFact(p, "identity: ", f.Identities)
+			p = appendFact(p, "calls: ", f.Calls)
+			w.scratch = p
+			b.WriteString("          ")
+			w.cleanBytes(p)
+			b.WriteByte('\n')
 		}
 		if len(f.SeenIn) > 1 {
-			fmt.Fprintf(&b, "          seen in %d scenarios:\n", len(f.SeenIn))
+			b.WriteString("          seen in ")
+			w.int(len(f.SeenIn))
+			b.WriteString(" scenarios:\n")
 			for _, in := range f.SeenIn {
-				fmt.Fprintf(&b, "            %s\n", clean(in.Scenario))
-				if l := legends[in.Scenario]; l != "" {
-					fmt.Fprintf(&b, "              %s\n", clean(l))
+				b.WriteString("            ")
+				w.clean(in.Scenario)
+				b.WriteByte('\n')
+				if res := legends[in.Scenario]; res != nil {
+					b.WriteString("              ")
+					w.scratch = appendLegendLine(w.scratch[:0], res)
+					w.cleanBytes(w.scratch)
+					b.WriteByte('\n')
 				}
-				fmt.Fprintf(&b, "              replay: %s\n", clean(in.Replay))
+				b.WriteString("              replay: ")
+				w.clean(in.Replay)
+				b.WriteByte('\n')
 			}
 		} else {
-			if l := legends[f.Scenario]; l != "" && !strings.Contains(f.Message, l) {
-				fmt.Fprintf(&b, "          %s\n", clean(l))
+			if res := legends[f.Scenario]; res != nil {
+				if l := legendLine(res); !strings.Contains(f.Message, l) {
+					b.WriteString("          ")
+					w.clean(l)
+					b.WriteByte('\n')
+				}
 			}
 			if f.Replay != "" {
-				fmt.Fprintf(&b, "          replay: %s\n", clean(f.Replay))
+				b.WriteString("          replay: ")
+				w.clean(f.Replay)
+				b.WriteByte('\n')
 			}
 		}
 	}
 	return escapeBidi(strings.TrimRight(b.String(), "\n"))
+}
+
+// textWriter is the builder Text appends to, with a scratch buffer for
+// the pieces that are escaped as a whole (clean decides by the whole
+// string: one control character in it makes it rewrite invalid UTF-8 too).
+type textWriter struct {
+	b       strings.Builder
+	scratch []byte
+	color   bool
+}
+
+// paint writes s padded to width runes (as %-*s), in color code when
+// colors are on: the padding inside the color, as it was.
+func (w *textWriter) paint(code, s string, width int) {
+	on := w.color && code != ""
+	if on {
+		w.b.WriteString(code)
+	}
+	w.b.WriteString(s)
+	w.pad(utf8.RuneCountInString(s), width)
+	if on {
+		w.b.WriteString(ansiReset)
+	}
+}
+
+// pad writes the spaces that pad a string of n runes to width.
+func (w *textWriter) pad(n, width int) {
+	const spaces = "                                "
+	for n < width {
+		k := min(width-n, len(spaces))
+		w.b.WriteString(spaces[:k])
+		n += k
+	}
+}
+
+func (w *textWriter) int(n int) {
+	var d [20]byte
+	w.b.Write(strconv.AppendInt(d[:0], int64(n), 10))
+}
+
+// clean writes clean(s) and returns how many runes it wrote.
+func (w *textWriter) clean(s string) int {
+	if !hasControl(s) {
+		w.b.WriteString(s)
+		return utf8.RuneCountInString(s)
+	}
+	n := 0
+	for _, r := range s {
+		n += writeEscaped(&w.b, r, isControl)
+	}
+	return n
+}
+
+// cleanBytes writes clean(string(p)).
+func (w *textWriter) cleanBytes(p []byte) {
+	if !hasControl(p) {
+		w.b.Write(p)
+		return
+	}
+	for _, r := range string(p) { // no copy: the compiler ranges over p
+		writeEscaped(&w.b, r, isControl)
+	}
+}
+
+// oneLine writes a message on its line: trailing newlines dropped, the
+// others written " | ", and the result escaped (clean) as one string.
+func (w *textWriter) oneLine(s string) {
+	s = strings.TrimRight(s, "\n")
+	if strings.IndexByte(s, '\n') < 0 {
+		w.clean(s)
+		return
+	}
+	p := w.scratch[:0]
+	for {
+		i := strings.IndexByte(s, '\n')
+		if i < 0 {
+			break
+		}
+		p = append(p, s[:i]...)
+		p = append(p, " | "...)
+		s = s[i+1:]
+	}
+	p = append(p, s...)
+	w.scratch = p
+	w.cleanBytes(p)
+}
+
+// writeEscaped writes r, or \uXXXX (as %04x) when escape(r), and returns
+// the runes written.
+func writeEscaped(b *strings.Builder, r rune, escape func(rune) bool) int {
+	if !escape(r) {
+		b.WriteRune(r)
+		return 1
+	}
+	const hex = "0123456789abcdef"
+	// Every rune escaped here (controls, bidi marks) is below U+10000:
+	// four digits, as %04x writes it.
+	b.WriteString("\\u")
+	b.WriteByte(hex[r>>12&0xf])
+	b.WriteByte(hex[r>>8&0xf])
+	b.WriteByte(hex[r>>4&0xf])
+	b.WriteByte(hex[r&0xf])
+	return 6
+}
+
+// appendFact appends label and the items joined by ", ", after the facts
+// already in p and "  ". Nothing for no items.
+func appendFact(p []byte, label string, items []string) []byte {
+	if len(items) == 0 {
+		return p
+	}
+	if len(p) > 0 {
+		p = append(p, "  "...)
+	}
+	p = append(p, label...)
+	for i, it := range items {
+		if i > 0 {
+			p = append(p, ", "...)
+		}
+		p = append(p, it...)
+	}
+	return p
 }
 
 // plainOK reports whether a scenario passed with nothing to note: no
@@ -182,70 +379,117 @@ func plainOK(res *runtime.Result) bool {
 	return true
 }
 
-// foldedLine counts folded scenarios by their first path element, in the
-// order they ran, and those where the agent returned an error (under a
-// fault, most agents give up): "30 more with nothing to note:
-// lost_request (10), ...; the agent returned an error in 20".
-func foldedLine(folded []*runtime.Result, more bool) string {
-	counts := map[string]int{}
-	var order []string
+// foldedLine writes the count of folded scenarios by their first path
+// element, in the order they ran, and those where the agent returned an
+// error (under a fault, most agents give up): "30 more with nothing to
+// note: lost_request (10), ...; the agent returned an error in 20".
+func (w *textWriter) foldedLine(folded []*runtime.Result, more bool) {
+	// Kinds are scenario families, a handful: counted in a slice, and in
+	// a map only past a dozen, where a linear search would start to cost.
+	type kindCount struct {
+		kind string
+		n    int
+	}
+	var (
+		small [8]kindCount
+		order = small[:0]
+		index map[string]int
+	)
 	failed := 0
 	for _, res := range folded {
 		kind, _, _ := strings.Cut(res.Scenario, "/")
-		if counts[kind] == 0 {
-			order = append(order, kind)
+		at := -1
+		if index != nil {
+			if i, ok := index[kind]; ok {
+				at = i
+			}
+		} else {
+			for i := range order {
+				if order[i].kind == kind {
+					at = i
+					break
+				}
+			}
 		}
-		counts[kind]++
+		if at < 0 {
+			at = len(order)
+			order = append(order, kindCount{kind: kind})
+			if index != nil {
+				index[kind] = at
+			} else if len(order) > 12 {
+				index = make(map[string]int, 2*len(order))
+				for i, kc := range order {
+					index[kc.kind] = i
+				}
+			}
+		}
+		order[at].n++
 		if res.Failed {
 			failed++
 		}
 	}
-	parts := make([]string, len(order))
-	for i, k := range order {
-		parts[i] = fmt.Sprintf("%s (%d)", clean(k), counts[k])
-	}
-	what := plural(len(folded), "scenario")
+	b := &w.b
 	if more {
-		what = fmt.Sprintf("%d more", len(folded))
+		w.int(len(folded))
+		b.WriteString(" more")
+	} else {
+		writePlural(b, len(folded), "scenario")
 	}
-	line := fmt.Sprintf("%s with nothing to note: %s", what, strings.Join(parts, ", "))
+	b.WriteString(" with nothing to note: ")
+	for i, kc := range order {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		w.clean(kc.kind)
+		b.WriteString(" (")
+		w.int(kc.n)
+		b.WriteByte(')')
+	}
 	switch {
 	case failed == len(folded) && failed > 1:
-		line += "; the agent returned an error in each"
+		b.WriteString("; the agent returned an error in each")
 	case failed > 0:
-		line += fmt.Sprintf("; the agent returned an error in %d", failed)
+		b.WriteString("; the agent returned an error in ")
+		w.int(failed)
 	}
-	return line
 }
 
 // scenarioFacts is the tail of a scenario line: fault, calls, findings,
-// joined by ", ". It is written into one builder, not listed and joined:
-// the summary writes a line per scenario, and its pieces were most of the
-// summary's allocations (BenchmarkSummary).
+// joined by ", " and escaped (clean).
 func scenarioFacts(res *runtime.Result) string {
-	var b strings.Builder
-	b.Grow(96)
+	return clean(string(appendScenarioFacts(nil, res)))
+}
+
+// appendScenarioFacts appends the tail of a scenario line, not yet
+// escaped: it is written piece by piece, not listed and joined, since the
+// summary writes a line per scenario and its pieces were most of the
+// summary's allocations (BenchmarkSummary).
+func appendScenarioFacts(p []byte, res *runtime.Result) []byte {
+	start := len(p)
 	next := func() {
-		if b.Len() > 0 {
-			b.WriteString(", ")
+		if len(p) > start {
+			p = append(p, ", "...)
 		}
 	}
-	if res.Legend != "" {
-		b.WriteString(res.Legend)
-	}
-	if fl := faultLabel(res); fl != "" {
+	p = append(p, res.Legend...)
+	if res.Fault != nil && res.Fault.Kind != runtime.FaultNone { // faultLabel(res) != ""
 		next()
-		b.WriteString("fault ")
-		b.WriteString(fl)
+		// faultLabel, that is Fault.String, without its string.
+		p = append(p, "fault "...)
+		p = append(p, res.Fault.Op...)
+		p = append(p, '#')
+		p = strconv.AppendInt(p, int64(res.Fault.Occurrence), 10)
+		p = append(p, ' ')
+		p = append(p, res.Fault.Kind...)
 		if res.FaultFired {
-			b.WriteString(" (fired)")
+			p = append(p, " (fired)"...)
 		} else {
-			b.WriteString(" (did not fire")
+			p = append(p, " (did not fire"...)
 			if res.Trace != nil && res.Trace.FaultNote != "" {
-				b.WriteString(": ")
-				b.WriteString(res.Trace.FaultNote)
+				p = append(p, ": "...)
+				p = append(p, res.Trace.FaultNote...)
 			}
-			b.WriteString(")")
+			p = append(p, ')')
 		}
 	}
 	calls := 0
@@ -253,9 +497,9 @@ func scenarioFacts(res *runtime.Result) string {
 		calls = len(res.Trace.Ops)
 	}
 	next()
-	writePlural(&b, calls, "call")
+	p = appendPlural(p, calls, "call")
 	if res.Clock == runtime.ClockVirtual {
-		b.WriteString(", on virtual time")
+		p = append(p, ", on virtual time"...)
 	}
 	if res.Trace != nil {
 		// Repeats that had no further effect, and what said so.
@@ -277,15 +521,15 @@ func scenarioFacts(res *runtime.Result) string {
 			}
 		}
 		for _, j := range order {
-			b.WriteString(", ")
-			writePlural(&b, by[j], "repeat")
-			b.WriteString(" absorbed (")
-			b.WriteString(judgedWords(j))
-			b.WriteString(")")
+			p = append(p, ", "...)
+			p = appendPlural(p, by[j], "repeat")
+			p = append(p, " absorbed ("...)
+			p = append(p, judgedWords(j)...)
+			p = append(p, ')')
 		}
 	}
 	if res.Failed {
-		b.WriteString(", agent returned an error")
+		p = append(p, ", agent returned an error"...)
 	}
 	errs, others := 0, 0
 	for _, f := range res.Findings {
@@ -296,14 +540,14 @@ func scenarioFacts(res *runtime.Result) string {
 		}
 	}
 	if errs > 0 {
-		b.WriteString(", ")
-		writePlural(&b, errs, "error finding")
+		p = append(p, ", "...)
+		p = appendPlural(p, errs, "error finding")
 	}
 	if others > 0 {
-		b.WriteString(", ")
-		writePlural(&b, others, "other finding")
+		p = append(p, ", "...)
+		p = appendPlural(p, others, "other finding")
 	}
-	return clean(b.String())
+	return p
 }
 
 func statusWord(status string) (word, color string) {
@@ -329,6 +573,17 @@ func writePlural(b *strings.Builder, n int, noun string) {
 	}
 }
 
+// appendPlural appends plural(n, noun) to p.
+func appendPlural(p []byte, n int, noun string) []byte {
+	p = strconv.AppendInt(p, int64(n), 10)
+	p = append(p, ' ')
+	p = append(p, noun...)
+	if n != 1 {
+		p = append(p, 's')
+	}
+	return p
+}
+
 func plural(n int, noun string) string {
 	if n == 1 {
 		return "1 " + noun
@@ -336,28 +591,33 @@ func plural(n int, noun string) string {
 	return strconv.Itoa(n) + " " + noun + "s"
 }
 
-// oneLine keeps a message on its line: newlines become " | " and other
-// control characters are escaped.
-func oneLine(s string) string {
-	s = strings.TrimRight(s, "\n")
-	return clean(strings.ReplaceAll(s, "\n", " | "))
-}
-
 // clean escapes control characters (ANSI escapes, carriage returns) in text
 // that came from a trace, so it cannot rewrite the reader's terminal.
 func clean(s string) string {
-	if !strings.ContainsFunc(s, isControl) {
+	if !hasControl(s) {
 		return s
 	}
 	var b strings.Builder
+	b.Grow(len(s) + 16)
 	for _, r := range s {
-		if isControl(r) {
-			fmt.Fprintf(&b, "\\u%04x", r)
-			continue
-		}
-		b.WriteRune(r)
+		writeEscaped(&b, r, isControl)
 	}
 	return b.String()
+}
+
+// hasControl is strings.ContainsFunc(s, isControl), by bytes: a C0
+// control but the tab, DEL, or C2 80..C2 9F, the UTF-8 of U+0080..U+009F.
+// C2 is a lead byte, so it starts a rune wherever ContainsFunc decodes
+// one, and the two agree on any input, invalid UTF-8 included; this one
+// makes no call per byte.
+func hasControl[S ~string | ~[]byte](s S) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c < 0x20 && c != '\t' || c == 0x7f || c == 0xc2 && i+1 < len(s) && s[i+1] >= 0x80 && s[i+1] < 0xa0 {
+			return true
+		}
+	}
+	return false
 }
 
 func isControl(r rune) bool {
