@@ -112,14 +112,14 @@ func TestBeginArgsObservedAllocs(t *testing.T) {
 	ctx := context.Background()
 	keys := []string{"key-1", "key-2"}
 	i := 0
-	viaBegin := testing.AllocsPerRun(100, func() {
+	viaBegin := fewestAllocs(func() {
 		i++
 		key, v := keys[i%2], 1000+i
 		args := []any{key, v}
 		c, _ := Begin(ctx, op, args, args[0:1:1], nil)
 		_ = c.Finish(nil)
 	})
-	viaArgs := testing.AllocsPerRun(100, func() {
+	viaArgs := fewestAllocs(func() {
 		i++
 		key, v := keys[i%2], 1000+i
 		c, _ := BeginArgs(ctx, op, []Arg{Str(key), Num(v)}, Span(0, 1), ArgSpan{})
@@ -128,6 +128,19 @@ func TestBeginArgsObservedAllocs(t *testing.T) {
 	if viaArgs > viaBegin {
 		t.Errorf("observed call: %v allocations through BeginArgs, %v through Begin", viaArgs, viaBegin)
 	}
+}
+
+// fewestAllocs is the fewest allocations one run of fn made, of fifty.
+// Under -race sync.Pool drops a share of what is put back, on purpose, and
+// the average of many runs then read 7 or 8 through BeginArgs against 6
+// through Begin, as the pool happened to drop; a run where it dropped
+// nothing shows what the call itself allocates.
+func fewestAllocs(fn func()) float64 {
+	fewest := testing.AllocsPerRun(1, fn)
+	for range 49 {
+		fewest = min(fewest, testing.AllocsPerRun(1, fn))
+	}
+	return fewest
 }
 
 type nopObserver struct{}
