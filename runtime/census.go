@@ -55,27 +55,22 @@ var census struct {
 var endGrace = 5 * time.Millisecond
 
 // goHarness runs fn in a goroutine of the harness, counted in the census.
-func goHarness(fn func()) {
-	census.mu.Lock()
-	census.started++
-	seq := census.started
-	go func() {
-		defer harnessEnded(seq)
-		fn()
-	}()
-	census.mu.Unlock()
-}
+func goHarness(fn func()) { startCounted(fn, false) }
 
 // goInvocation is goHarness for an invocation's own goroutine, whose stack
 // it grows first thing (growStack), from the goroutine's first frame: from
 // the invocation's (recorder.invokeNumbered), a closure of many defers,
 // the copy read that frame's tables too.
-func goInvocation(fn func()) {
+func goInvocation(fn func()) { startCounted(fn, true) }
+
+func startCounted(fn func(), grow bool) {
 	census.mu.Lock()
 	census.started++
 	seq := census.started
 	go func() {
-		growStack()
+		if grow {
+			growStack()
+		}
 		defer harnessEnded(seq)
 		fn()
 	}()
