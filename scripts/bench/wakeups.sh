@@ -14,7 +14,14 @@
 #    goroutine running them changed processor; and how long a processor
 #    started for nothing (no goroutine ran on it) by a thread woken from
 #    sleep stayed up: the time that thread took to be scheduled, find no
-#    work and give up.
+#    work and give up;
+# 3. traced: per suite, the time during which no goroutine ran at all, and
+#    the time goroutines made ready waited for a processor, summed. What
+#    the suite takes with two processors beyond these, against one, is
+#    not spent waiting for the scheduler: the same code runs slower (the
+#    futex calls of the wake-ups themselves, the woken thread taking the
+#    scheduler's lock, a goroutine moved to a processor whose cache is
+#    cold).
 #
 # Every goroutine the harness starts or wakes (an invocation's, a Setup's, a
 # gated call's) makes the Go runtime wake an idle processor's thread if one
@@ -55,10 +62,14 @@ for p in ${PROCS:-1 default}; do
 		for (i = 1; i <= NF; i++) if ($i ~ /^Time=/) { t = substr($i, 6) + 0; break }
 	}
 	/ Log / && /Category="agentidem-suite"/ {
-		if (/Message="start"/) { in_suite = 1; start = t; starts = 0; moves = 0; split($3, f, "="); harness = f[2] }
-		else if (/Message="end"/ && in_suite) {
+		if (/Message="start"/) {
+			in_suite = 1; start = t; starts = 0; moves = 0; split($3, f, "="); harness = f[2]
+			still = 0; waited = 0; since = nrun == 0 ? t : -1
+		} else if (/Message="end"/ && in_suite) {
 			in_suite = 0
 			d = (t - start) / 1000
+			if (since >= 0) still += t - since
+			stills[++nsuites] = still / 1000; waits[nsuites] = waited / 1000
 			b = starts == 0 ? "0" : (starts < 5 ? "1-4" : (starts < 20 ? "5-19" : "20+"))
 			n[b]++; all++
 			times[b, n[b]] = d
@@ -76,6 +87,20 @@ for p in ${PROCS:-1 default}; do
 			delete up[id]
 		}
 		next
+	}
+	/ StateTransition / && /GoID=/ {
+		# The goroutines running: while none runs, the suite waits on
+		# nothing but the scheduler and the machine (still); a goroutine
+		# made ready waits until a processor runs it (waited).
+		match($0, /GoID=[0-9]+ [A-Za-z]+->[A-Za-z]+/)
+		split(substr($0, RSTART + 5, RLENGTH - 5), tr, /[ >-]+/)
+		g = tr[1]; before = nrun
+		if (tr[3] == "Running") { if (!(g in running)) { running[g] = 1; nrun++ } }
+		else if (tr[2] == "Running" && (g in running)) { delete running[g]; nrun-- }
+		if (tr[3] == "Runnable") ready[g] = t
+		else if (tr[3] == "Running" && (g in ready)) { if (in_suite) waited += t - ready[g]; delete ready[g] }
+		if (in_suite && before > 0 && nrun == 0) since = t
+		else if (in_suite && before == 0 && nrun > 0 && since >= 0) { still += t - since; since = -1 }
 	}
 	/ StateTransition / && /GoID=/ && /->Running/ {
 		split($2, f, "="); ran[f[2]] = 1
@@ -97,6 +122,11 @@ for p in ${PROCS:-1 default}; do
 			sortn(a, n[b])
 			printf "%-8s %-22s %8d %7.0f%% %10.0f %10.0f %10.0f %8.0f%%\n", p, "traced, " b " P starts", n[b], 100 * n[b] / all, pct(a, n[b], 0.1), pct(a, n[b], 0.5), pct(a, n[b], 0.9), 100 * moved[b] / n[b]
 		}
+		if (nsuites > 0) {
+			sortn(stills, nsuites); sortn(waits, nsuites)
+			printf "%-8s %-22s %8d %8s %10.0f %10.0f %10.0f\n", p, "no goroutine running", nsuites, "", pct(stills, nsuites, 0.1), pct(stills, nsuites, 0.5), pct(stills, nsuites, 0.9)
+			printf "%-8s %-22s %8d %8s %10.0f %10.0f %10.0f\n", p, "ready, not yet running", nsuites, "", pct(waits, nsuites, 0.1), pct(waits, nsuites, 0.5), pct(waits, nsuites, 0.9)
+		}
 		# Up for 10 us or less: a thread that was running already took
 		# the processor; longer: one woken from sleep.
 		delete a; nslow = 0
@@ -112,5 +142,8 @@ echo " the suite ran; with one processor there is none to start. Traced suites t
 echo " for nothing: of the starts during the whole run after which no goroutine ran on that processor before it was"
 echo " idle again, those up for more than 10 us (the share: of all such starts), and how long: the time a thread woken"
 echo " from sleep took to run, find no work and give up. The others were taken by a thread already running."
-echo " moved: the share of the group's suites in which the goroutine running them (go test's) ran on another"
+echo " no goroutine running: of each traced suite, the time during which no goroutine ran on any processor;"
+echo " ready, not yet running: the sum over the suite of the time each goroutine made ready waited for a processor"
+echo " (on a harness that runs one thing at a time, most of it is the suite waiting too).)"
+echo "(moved: the share of the group's suites in which the goroutine running them (go test's) ran on another"
 echo " processor than the one before at least once.)"
