@@ -294,16 +294,22 @@ func (w *reportWriter) time(k string, t time.Time, typ reflect.Type) {
 // appendTime appends t as time.Time.MarshalJSON writes it, or null where it
 // fails (see time).
 func (w *reportWriter) appendTime(b []byte, t time.Time, typ reflect.Type) []byte {
-	b = append(b, '"')
 	sec, loc := t.Unix(), t.Location()
 	if c := &w.clock; c.loc == loc && c.sec == sec && loc != nil {
 		// The same second as the time before, in the same place: its
-		// date, clock and zone, and this time's fraction.
-		b = append(b, c.date...)
-		b = appendFraction(b, t.Nanosecond())
-		b = append(b, c.zone...)
-		return append(b, '"')
+		// date, clock and zone, and this time's fraction. The date and
+		// the zone are copied as arrays and cut to their length, in
+		// moves the compiler writes inline: appending them as slices
+		// called memmove for each, a fifth of the encoding's memmoves.
+		l := len(b)
+		b = slices.Grow(b, len(c.date)+10+len(c.zone))
+		*(*[len(c.date)]byte)(b[l : l+len(c.date)]) = c.date
+		b = appendFraction(b[:l+dateText], t.Nanosecond())
+		l = len(b)
+		*(*[len(c.zone)]byte)(b[l : l+len(c.zone)]) = c.zone
+		return b[:l+c.zoneLen]
 	}
+	b = append(b, '"')
 	n := len(b)
 	text, err := t.AppendText(b)
 	if err != nil {
@@ -320,16 +326,24 @@ func (w *reportWriter) appendTime(b []byte, t time.Time, typ reflect.Type) []byt
 // date and clock to the second (19 bytes for years 0 to 9999), a fraction
 // of the second without its trailing zeros, and the zone. A report's times
 // come by the hundred within one second, and the text of the date is the
-// costliest part of writing one.
+// costliest part of writing one. date holds the opening quote and the
+// date (dateText bytes), zone the zone and the closing quote (zoneLen
+// bytes; a longer zone is not kept).
 type clock struct {
-	loc        *time.Location
-	sec        int64
-	date, zone []byte
+	loc     *time.Location
+	sec     int64
+	date    [24]byte
+	zone    [8]byte
+	zoneLen int
 }
+
+// dateText is the length of a time's text up to its fraction, quote
+// included: "2006-01-02T15:04:05.
+const dateText = 1 + len("2006-01-02T15:04:05")
 
 // remember keeps text, the RFC 3339 text of a time at second sec in loc.
 func (c *clock) remember(text []byte, sec int64, loc *time.Location) {
-	const dateLen = len("2006-01-02T15:04:05")
+	const dateLen = dateText - 1
 	c.loc = nil
 	if len(text) <= dateLen || text[dateLen-3] != ':' {
 		return // a year of more than four digits, or before year 0
@@ -342,9 +356,15 @@ func (c *clock) remember(text []byte, sec int64, loc *time.Location) {
 		}
 		zone = zone[i:]
 	}
+	if len(zone) >= len(c.zone) {
+		return
+	}
 	c.loc, c.sec = loc, sec
-	c.date = append(c.date[:0], text[:dateLen]...)
-	c.zone = append(c.zone[:0], zone...)
+	c.date[0] = '"'
+	copy(c.date[1:], text[:dateLen])
+	c.zoneLen = copy(c.zone[:], zone)
+	c.zone[c.zoneLen] = '"'
+	c.zoneLen++
 }
 
 // appendFraction appends ns as RFC 3339 with nanoseconds writes a

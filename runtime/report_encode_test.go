@@ -550,7 +550,10 @@ func TestTimesWrittenAsMarshalJSON(t *testing.T) {
 	}
 	base := time.Date(2026, 12, 1, 23, 59, 59, 0, time.UTC)
 	var times []time.Time
-	for _, loc := range []*time.Location{time.UTC, time.Local, india, west, zero, nyc} {
+	// An offset with seconds (RFC 3339 writes minutes), and offsets
+	// MarshalJSON refuses (24 hours and more).
+	odd := []*time.Location{time.FixedZone("S", 3600+30), time.FixedZone("D", 24*3600), time.FixedZone("M", -24*3600-60)}
+	for _, loc := range append([]*time.Location{time.UTC, time.Local, india, west, zero, nyc}, odd...) {
 		for _, ns := range []int{0, 1, 10, 120, 999999999, 500000000, 123456789, 100} {
 			times = append(times, base.In(loc).Add(time.Duration(ns)))
 		}
@@ -559,7 +562,8 @@ func TestTimesWrittenAsMarshalJSON(t *testing.T) {
 	// The spring-forward second in New York, on either side.
 	gap := time.Date(2026, 3, 8, 7, 0, 0, 0, time.UTC)
 	times = append(times, gap.Add(-time.Nanosecond).In(nyc), gap.In(nyc), gap.Add(time.Nanosecond).In(nyc), time.Date(9999, 12, 31, 23, 59, 59, 5, time.UTC),
-		time.Date(10000, 1, 1, 0, 0, 0, 5, time.UTC), time.Date(10000, 1, 1, 0, 0, 0, 6, time.UTC), time.Date(0, 1, 1, 0, 0, 0, 7, time.UTC))
+		time.Date(10000, 1, 1, 0, 0, 0, 5, time.UTC), time.Date(10000, 1, 1, 0, 0, 0, 6, time.UTC), time.Date(0, 1, 1, 0, 0, 0, 7, time.UTC),
+		time.Date(-1, 12, 31, 23, 59, 59, 8, time.UTC), time.Date(-1, 12, 31, 23, 59, 59, 9, time.UTC), time.Date(0, 1, 1, 0, 0, 0, 0, time.UTC))
 	w := reportWriter{}
 	for i, tm := range times {
 		w.b, w.first, w.err = w.b[:0], true, nil
