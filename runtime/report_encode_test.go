@@ -550,7 +550,10 @@ func TestTimesWrittenAsMarshalJSON(t *testing.T) {
 	}
 	base := time.Date(2026, 12, 1, 23, 59, 59, 0, time.UTC)
 	var times []time.Time
-	for _, loc := range []*time.Location{time.UTC, time.Local, india, west, zero, nyc} {
+	// An offset with seconds (RFC 3339 writes minutes), and offsets
+	// MarshalJSON refuses (24 hours and more).
+	odd := []*time.Location{time.FixedZone("S", 3600+30), time.FixedZone("D", 24*3600), time.FixedZone("M", -24*3600-60)}
+	for _, loc := range append([]*time.Location{time.UTC, time.Local, india, west, zero, nyc}, odd...) {
 		for _, ns := range []int{0, 1, 10, 120, 999999999, 500000000, 123456789, 100} {
 			times = append(times, base.In(loc).Add(time.Duration(ns)))
 		}
@@ -559,7 +562,8 @@ func TestTimesWrittenAsMarshalJSON(t *testing.T) {
 	// The spring-forward second in New York, on either side.
 	gap := time.Date(2026, 3, 8, 7, 0, 0, 0, time.UTC)
 	times = append(times, gap.Add(-time.Nanosecond).In(nyc), gap.In(nyc), gap.Add(time.Nanosecond).In(nyc), time.Date(9999, 12, 31, 23, 59, 59, 5, time.UTC),
-		time.Date(10000, 1, 1, 0, 0, 0, 5, time.UTC), time.Date(10000, 1, 1, 0, 0, 0, 6, time.UTC), time.Date(0, 1, 1, 0, 0, 0, 7, time.UTC))
+		time.Date(10000, 1, 1, 0, 0, 0, 5, time.UTC), time.Date(10000, 1, 1, 0, 0, 0, 6, time.UTC), time.Date(0, 1, 1, 0, 0, 0, 7, time.UTC),
+		time.Date(-1, 12, 31, 23, 59, 59, 8, time.UTC), time.Date(-1, 12, 31, 23, 59, 59, 9, time.UTC), time.Date(0, 1, 1, 0, 0, 0, 0, time.UTC))
 	w := reportWriter{}
 	for i, tm := range times {
 		w.b, w.first, w.err = w.b[:0], true, nil
@@ -578,12 +582,25 @@ func TestTimesWrittenAsMarshalJSON(t *testing.T) {
 }
 
 // TestAppendFractionAsRFC3339 compares the fraction of a second the
-// encoder writes, two digits at a time, with time's RFC 3339 text: the
-// edges of each pair of digits, trailing zeros, and a sweep of values.
+// encoder writes, eight digits at a time in one word, with time's RFC 3339
+// text: the edges of each digit, of each pair and of each half of the
+// word, trailing zeros in every number, a sweep and random values. (The
+// encoder's was also checked against the two-digit loop it replaced on
+// every value from 0 to 999,999,999.)
 func TestAppendFractionAsRFC3339(t *testing.T) {
-	ns := []int{0, 1, 9, 10, 11, 99, 100, 101, 999, 1000, 120000000, 100000000, 500000000, 123456789, 987654321, 999999999}
+	ns := []int{0, 1, 9, 10, 11, 99, 100, 101, 999, 1000, 9999, 10000, 10001, 99999999, 100000000, 100000001,
+		120000000, 500000000, 123456789, 987654321, 999999999, 999990000, 900000009, 10000001}
 	for v := 7; v < 1e9; v = v*3 + 1 {
 		ns = append(ns, v, v-v%100, v-v%10000)
+	}
+	// Each digit alone, as 1 and as 9, and every number of trailing zeros.
+	for p := 1; p < 1e9; p *= 10 {
+		ns = append(ns, p, 9*p, 999999999-999999999%p, 999999999/p*p+p/2)
+	}
+	rnd := rand.New(rand.NewPCG(1, 2))
+	for range 100000 {
+		v := rnd.IntN(1e9)
+		ns = append(ns, v, v-v%(1+rnd.IntN(1e6)))
 	}
 	for _, n := range ns {
 		text := time.Date(2026, 12, 3, 4, 5, 6, n, time.UTC).Format(time.RFC3339Nano)

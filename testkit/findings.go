@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/agentidem/agentidem-go/internal/render"
 	"github.com/agentidem/agentidem-go/runtime"
@@ -159,23 +160,91 @@ func firstLine(s string) string {
 // scenarios that show only problems printed under an earlier one had no
 // subtest (reportResult): a problem seen in more than one scenario gets a
 // line that replays the second, as the others replay.
+//
+// The lines of the problems are appended to one builder grown once to
+// their size, with no fmt and no joined lists: with fmt.Fprintf, a list
+// joined per problem and the builder grown as it went, they took a fifth
+// of the ten-write suite's summary.
 func testSummary(rep *runtime.Report, folded bool) string {
 	brief := *rep
 	brief.Findings, brief.Problems = nil, nil
+	text := strings.TrimRight(render.Text(&brief, render.FoldPlainOK()), "\n")
+	if len(rep.Problems) == 0 {
+		return text
+	}
+	const (
+		head  = "\nproblems (each printed in full under the first scenario that shows it):"
+		again = " (each scenario named here replays alike): "
+	)
+	size := len(text) + len(head)
+	for i := range rep.Problems {
+		p := &rep.Problems[i]
+		size += 16 + len(p.Severity) + len(p.Code) + len(p.Message)
+		for _, s := range p.Ops {
+			size += 2 + len(s)
+		}
+		for _, s := range p.Identities {
+			size += 16 + len(s)
+		}
+		for _, in := range p.SeenIn {
+			size += 2 + len(in.Scenario)
+		}
+		if folded && len(p.SeenIn) > 1 {
+			size += 24 + len(again) + len(p.SeenIn[1].Scenario) + len(p.SeenIn[1].Replay)
+		}
+	}
 	var b strings.Builder
-	b.WriteString(strings.TrimRight(render.Text(&brief, render.FoldPlainOK()), "\n"))
-	if len(rep.Problems) > 0 {
-		fmt.Fprintf(&b, "\nproblems (each printed in full under the first scenario that shows it):")
-		for _, p := range rep.Problems {
-			var where []string
-			for _, in := range p.SeenIn {
-				where = append(where, in.Scenario)
+	b.Grow(size)
+	b.WriteString(text)
+	b.WriteString(head)
+	for i := range rep.Problems {
+		p := &rep.Problems[i]
+		// "\n  %-7s %s %s: %s": the severity padded to seven runes.
+		b.WriteString("\n  ")
+		b.WriteString(string(p.Severity))
+		for n := utf8.RuneCountInString(string(p.Severity)); n < 7; n++ {
+			b.WriteByte(' ')
+		}
+		b.WriteByte(' ')
+		b.WriteString(p.Code)
+		b.WriteByte(' ')
+		writeAbout(&b, p)
+		b.WriteString(": ")
+		for j, in := range p.SeenIn {
+			if j > 0 {
+				b.WriteString(", ")
 			}
-			fmt.Fprintf(&b, "\n  %-7s %s %s: %s", p.Severity, p.Code, about(p), strings.Join(where, ", "))
-			if folded && len(p.SeenIn) > 1 && p.SeenIn[1].Replay != "" {
-				fmt.Fprintf(&b, "\n          replay %s (each scenario named here replays alike): %s", p.SeenIn[1].Scenario, p.SeenIn[1].Replay)
-			}
+			b.WriteString(in.Scenario)
+		}
+		if folded && len(p.SeenIn) > 1 && p.SeenIn[1].Replay != "" {
+			b.WriteString("\n          replay ")
+			b.WriteString(p.SeenIn[1].Scenario)
+			b.WriteString(again)
+			b.WriteString(p.SeenIn[1].Replay)
 		}
 	}
 	return b.String()
+}
+
+// writeAbout writes about(*f) to b.
+func writeAbout(b *strings.Builder, f *runtime.Finding) {
+	start := b.Len()
+	for i, s := range f.Ops {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(s)
+	}
+	if len(f.Identities) > 0 {
+		b.WriteString(" for identity ")
+		for i, s := range f.Identities {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			b.WriteString(s)
+		}
+	}
+	if b.Len() == start {
+		b.WriteString(firstLine(f.Message))
+	}
 }

@@ -212,7 +212,8 @@ func syntheticCases() []textCase {
 
 // TestHasControlAndBidi checks the byte scans against the rune tests
 // they stand for, on every rune up to U+2FFF alone and between other
-// bytes, and on random bytes (invalid UTF-8, cut sequences).
+// bytes, and on random bytes (invalid UTF-8, cut sequences), short and up
+// to 96 bytes long.
 func TestHasControlAndBidi(t *testing.T) {
 	check := func(s string) {
 		t.Helper()
@@ -243,5 +244,18 @@ func TestHasControlAndBidi(t *testing.T) {
 			buf[i] = alphabet[rng.IntN(len(alphabet))]
 		}
 		check(string(buf[:n]))
+	}
+	// Longer strings, mostly plain, as a summary is: hasBidi looks for
+	// the lead bytes many at a time.
+	long := make([]byte, 96)
+	for range 20000 {
+		n := rng.IntN(len(long) + 1)
+		for i := range n {
+			long[i] = 'a'
+			if rng.IntN(8) == 0 {
+				long[i] = alphabet[rng.IntN(len(alphabet))]
+			}
+		}
+		check(string(long[:n]))
 	}
 }
