@@ -864,7 +864,7 @@ func nestingOf(ops []Operation) nesting {
 	for i := range ops {
 		p := ops[i].Parent
 		if p == "" {
-			p = ops[i].served // a handler's call inside the request it serves
+			p = ops[i].served() // a handler's call inside the request it serves
 		}
 		if p != "" {
 			if n == nil {

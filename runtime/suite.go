@@ -1460,7 +1460,7 @@ func (s *Suite) identityUnstable(tr *Trace, kind string, namesOf func() renaming
 				switch {
 				case a.viaAdapter:
 					via = "through a framework every call of a tool comes through the adapter"
-				case len(a.path) > 1 && len(b.path) > 1 && !slices.Equal(a.path, b.path):
+				case len(a.path()) > 1 && len(b.path()) > 1 && !slices.Equal(a.path(), b.path()):
 					via = fmt.Sprintf("both came through %s, which the agent reached from different places (a dispatcher's line, as a tool registry's), so the suite cannot tell a retry from other work", shortSite(a.Site))
 				}
 				if via != "" {
