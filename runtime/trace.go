@@ -295,6 +295,15 @@ type Trace struct {
 	// gaps are the changes of the State snapshot outside every traced
 	// write (judge.gaps).
 	gaps [][2]string
+	// rare holds what few runs record (traceRare), nil for most: in the
+	// Trace, its 96 bytes took every scenario's trace from the 416-byte
+	// size class to the 512-byte one.
+	rare *traceRare
+}
+
+// traceRare is what few traces hold (Trace.rare). It is written only while
+// the trace is made, before the suite judges it.
+type traceRare struct {
 	// refusedOps and unattributedOps name the op of each entry of Refused
 	// and Unattributed: a finding's Ops, which group them (GroupKey).
 	refusedOps, unattributedOps []string
@@ -302,6 +311,26 @@ type Trace struct {
 	// suite left running made during this run, with that run's context
 	// (lateAmid), and amidLateOps their ops.
 	amidLate, amidLateOps []string
+}
+
+// noTraceRare is the traceRare of a trace that has none: only read.
+var noTraceRare traceRare
+
+// odd returns t's rare part to read, noTraceRare when it has none.
+func (t *Trace) odd() *traceRare {
+	if t.rare == nil {
+		return &noTraceRare
+	}
+	return t.rare
+}
+
+// withRare returns t's rare part to write, making it; only while t is
+// made.
+func (t *Trace) withRare() *traceRare {
+	if t.rare == nil {
+		t.rare = new(traceRare)
+	}
+	return t.rare
 }
 
 // Calls returns the operations of the op named name.
@@ -350,9 +379,11 @@ type callRecord struct {
 	Error            string
 	// start and end are the call's start and completion times as offsets
 	// from the run's clock base (recorder.now); end is set when ended is.
-	start, end         int64
-	Occurrence, Seq    int32
-	StartTick, EndTick int
+	start, end      int64
+	Occurrence, Seq int32
+	// StartTick and EndTick fit an int32 as Seq does: with an int each,
+	// a Call was 376 bytes and a block of maxCallBlock held 32, 33 now.
+	StartTick, EndTick int32
 	status             callStatus
 	observation        callObservation
 	ended              bool
@@ -468,7 +499,7 @@ func (c *Call) expand(r *recorder, o *Operation, site *siteMemo) {
 	o.Idempotent = op.Idempotent && op.Kind == KindWrite
 	o.Invocation = c.inv.n
 	o.Occurrence, o.Seq = int(rec.Occurrence), int(rec.Seq)
-	o.StartTick, o.EndTick = rec.StartTick, rec.EndTick
+	o.StartTick, o.EndTick = int(rec.StartTick), int(rec.EndTick)
 	o.Detached = rec.Detached
 	o.StartedAt = r.at(rec.start)
 	if rec.ended {
