@@ -279,8 +279,9 @@ func begin(ctx context.Context, op *Op, a *callArgs, ret, site uintptr) (*Call, 
 	if r.goroutines != nil {
 		r.goroutines[gid] = true
 	}
-	if afterReturn && !slices.Contains(r.afterReturnOps, op.Name) {
-		r.afterReturnOps = append(r.afterReturnOps, op.Name)
+	if afterReturn && !slices.Contains(r.odd().afterReturnOps, op.Name) {
+		x := r.rareLocked()
+		x.afterReturnOps = append(x.afterReturnOps, op.Name)
 	}
 	r.addCall(c)
 	if r.gate == nil {
@@ -509,7 +510,8 @@ func (c *Call) stopIfCrashed() error {
 			// later deliveries share (started once, on first use), which
 			// the restart then waits for in vain (crashEnded).
 			r.mu.Lock()
-			r.crashEnded = append(r.crashEnded, fmt.Sprintf("goroutine %d, at its call of %s at %s", gid, c.op.Name, shortSite(siteOf(c.pc))))
+			x := r.rareLocked()
+			x.crashEnded = append(x.crashEnded, fmt.Sprintf("goroutine %d, at its call of %s at %s", gid, c.op.Name, shortSite(siteOf(c.pc))))
 			r.mu.Unlock()
 		}
 		goruntime.Goexit()

@@ -17,7 +17,7 @@ func TestClusterAfterAVisibleFirstExecutionIsARepeat(t *testing.T) {
 	op := func(id string, order int, ev effectView) Operation {
 		ev.order = order
 		return Operation{ID: id, Name: "add_line", Kind: KindWrite, Status: StatusSuccess, Identity: `"k"`, Invocation: 1,
-			Overlapped: ev.inCluster, effect: &ev, Args: Args{Names: []string{"k"}, Values: []any{"k"}}}
+			Overlapped: ev.inCluster, more: judgedMore(&ev), Args: Args{Names: []string{"k"}, Values: []any{"k"}}}
 	}
 	cluster := effectView{inCluster: true, clusterKeys: 1, before: `{"L":[` + row + `]}`, after: `{"L":[` + row + `,` + row + `]}`}
 	first := op("1:add_line#1", 1, effectView{seen: true, before: `{"L":null}`, after: `{"L":[` + row + `]}`})

@@ -193,15 +193,15 @@ func TestDeferredEffectOfOverlappedRepeatJudgedByTheEndOnlyWhereItLandedByReturn
 	s0, s1, s2 := `{"charges":0}`, `{"charges":1}`, `{"charges":2}`
 	args := Args{Names: []string{"order"}, Values: []any{"o-1"}}
 	first := Operation{ID: "1:charge#1", Name: "charge", Kind: KindWrite, Status: StatusSuccess, Identity: `"o-1"`, Invocation: 1, Args: args,
-		effect: &effectView{order: 1, inCluster: true, seen: true, before: s0, after: s0}}
+		more: judgedMore(&effectView{order: 1, inCluster: true, seen: true, before: s0, after: s0})}
 	base := &Trace{Ops: []Operation{first}, gaps: [][2]string{{s0, s1}}, end: s1, returned: s1}
 	run := func(end, returned string, cluster effectView) (*Trace, []Finding) {
 		a, b := first, first
-		a.Overlapped, a.effect = true, &cluster
+		a.Overlapped, a.more = true, judgedMore(&cluster)
 		b.ID, b.Invocation, b.Overlapped = "2:charge#2", 2, true
 		cl := cluster
 		cl.order = 2
-		b.effect = &cl
+		b.more = judgedMore(&cl)
 		tr := &Trace{Ops: []Operation{a, b}, end: end, returned: returned}
 		return tr, judgeRepeatsIn(nil, tr, end, base.end, windows(base), untracedIn(base, false), false, false, nil)
 	}

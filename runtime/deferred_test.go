@@ -103,7 +103,7 @@ func TestDeferredEffectJudgedByTheEndOnlyWhereItLandedByReturn(t *testing.T) {
 	args := Args{Names: []string{"order"}, Values: []any{"o-1"}}
 	pay := func(id string, inv, order int) Operation {
 		return Operation{ID: id, Name: "pay", Kind: KindWrite, Status: StatusSuccess, Identity: `"o-1"`, Invocation: inv, Args: args,
-			effect: &effectView{order: order, inCluster: true, seen: true, before: s0, after: s0}}
+			more: judgedMore(&effectView{order: order, inCluster: true, seen: true, before: s0, after: s0})}
 	}
 	base := &Trace{Ops: []Operation{pay("1:pay#1", 1, 1)}, gaps: [][2]string{{s0, s1}}, end: s1, returned: s1}
 	run := func(base *Trace, end, returned string) (*Trace, []Finding) {

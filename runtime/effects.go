@@ -801,15 +801,12 @@ func lateNote(change string) string {
 	return fmt.Sprintf(lateNotePrefix+" (%s): if that is the effect of a traced write landing late (a transaction committed after its writes, a server that answers 202 and books afterwards, a queue a worker drains), the snapshots around its calls did not see it; a repeat of such a write is judged by the end state where the state had landed when the agent returned (a note then says so), and otherwise may have been judged by what it did before its effect landed; give testkit.SettleOn so the suite waits for effects that land later (an untraced write of the agent or of the world changes the state too)", change)
 }
 
-// record copies what the judge saw into the call's trace record; j.mu is
-// held (judge.record).
-func (e *callEffect) record(o *Operation) {
-	if e == nil {
-		return
-	}
+// record copies what the judge saw into the call's trace record, in v
+// and m, which are zero; j.mu is held (judge.record).
+func (e *callEffect) record(o *Operation, v *effectView, m *opMore) {
 	o.Overlapped = e.overlapped
-	v := &effectView{order: e.order, settled: e.settled}
-	o.effect = v
+	o.withMore(m).view = v
+	v.order, v.settled = e.order, e.settled
 	if cl := e.cl; cl != nil {
 		v.inCluster = true
 		v.before, v.after, v.clErr, v.clusterKeys = cl.before, cl.after, cl.err, len(cl.keys)
@@ -858,8 +855,21 @@ func (j *judge) record(calls []*Call, ops []Operation, aborted bool) bool {
 		return false
 	}
 	defer j.mu.Unlock()
+	// What the judge saw of the calls is in two blocks, one of views and
+	// one of the ops' opMores to point to them: two allocations a trace,
+	// where a view each was one a call.
+	n := 0
+	for _, c := range calls {
+		if c.effect != nil {
+			n++
+		}
+	}
+	views, mores := make([]effectView, n), make([]opMore, n)
 	for i, c := range calls {
-		c.effect.record(&ops[i])
+		if c.effect != nil {
+			c.effect.record(&ops[i], &views[0], &mores[0])
+			views, mores = views[1:], mores[1:]
+		}
 	}
 	return true
 }
@@ -983,7 +993,7 @@ func landedByReturn(tr *Trace, end string, base *Trace) bool {
 // clusterTaken reports whether o ran in a cluster of overlapping calls
 // whose snapshots, before and after it, were both taken.
 func clusterTaken(o *Operation) bool {
-	e := o.effect
+	e := o.effect()
 	return e != nil && e.inCluster && e.clErr == "" && e.before != "" && e.after != ""
 }
 
@@ -1050,7 +1060,7 @@ func judgeRepeats(tr *Trace, end, baseEnd string, baseWin map[string][2]string, 
 // the state that no call made inside o changed in its own window: an
 // effect o had itself. False when o's window is not known.
 func changedBeyondNested(tr *Trace, o *Operation, views *stateViews) bool {
-	if o.effect == nil || o.Overlapped {
+	if o.effect() == nil || o.Overlapped {
 		return false
 	}
 	before, after := o.stateWindow() // taken, though the Settle around them timed out
@@ -1064,7 +1074,7 @@ func changedBeyondNested(tr *Trace, o *Operation, views *stateViews) bool {
 	inner := map[string]bool{}
 	for i := range tr.Ops {
 		n := &tr.Ops[i]
-		if n.Parent != o.ID || n.effect == nil {
+		if n.Parent != o.ID || n.effect() == nil {
 			continue
 		}
 		b, a := n.stateWindow()
@@ -1691,7 +1701,7 @@ func judgeRepeatsIn(out []Finding, tr *Trace, end, baseEnd string, baseWin map[s
 	// request), and this run and the baseline ended once the Settle saw
 	// the world quiet: their ends hold what o set going.
 	nestedSettled := func(o *Operation) bool {
-		return (o.Parent != "" || o.served != "") && tr.endSettled && baseEnd != "" && !baseline
+		return (o.Parent != "" || o.served() != "") && tr.endSettled && baseEnd != "" && !baseline
 	}
 	// onlyReordered says repeat o's window changed the order of entries
 	// and nothing else.
@@ -1953,7 +1963,7 @@ func judgeRepeatsIn(out []Finding, tr *Trace, end, baseEnd string, baseWin map[s
 						// made under another name (T-2) what one
 						// execution made (T-1): an open of one
 						// delivery's pair ran first.
-						if fe := first.effect; firstSeen && before != after && (fe == nil || !fe.inCluster || fe.before != before || fe.after != after) {
+						if fe := first.effect(); firstSeen && before != after && (fe == nil || !fe.inCluster || fe.before != before || fe.after != after) {
 							// The first execution ran before this
 							// cluster and its effect was seen: the
 							// cluster made one execution's change
@@ -2058,7 +2068,7 @@ func judgeRepeatsIn(out []Finding, tr *Trace, end, baseEnd string, baseWin map[s
 				// settle, or the op says repeats change nothing): the
 				// op's effect lands within its call.
 				o.Repeat, o.JudgedBy = RepeatAbsorbed, JudgedByState
-			case o.stateSeen() && o.StateChange == "" && o.effect.outerQuiet:
+			case o.stateSeen() && o.StateChange == "" && o.effect().outerQuiet:
 				// A call made inside another settles nothing itself: its
 				// effect may land after it returned (a bank books the
 				// transfer a worker made a moment later). The outer
@@ -2318,7 +2328,7 @@ func judgeRepeatsIn(out []Finding, tr *Trace, end, baseEnd string, baseWin map[s
 							change = endChange
 							note = "the calls overlapped in time, so this compares the end state with what one delivery left"
 						}
-					case o.stateSeen() || o.Overlapped && o.effect != nil && !effectSeen(o):
+					case o.stateSeen() || o.Overlapped && o.effect() != nil && !effectSeen(o):
 						if change == "" && note == "" { // what another repeat showed says more
 							note = unseenNote
 						}
@@ -2561,7 +2571,7 @@ func meets(op, end *parts, o *Operation, window bool, views *stateViews) bool {
 // changedInWindow reports whether the snapshots around overlapped repeat
 // o's cluster differ at one of members; true without both of them.
 func changedInWindow(o *Operation, members []place, views *stateViews) bool {
-	v := o.effect
+	v := o.effect()
 	if v == nil || !v.inCluster || v.clErr != "" || v.before == "" || v.after == "" {
 		return true
 	}
@@ -2582,7 +2592,7 @@ func firstVisible(first *Operation, op, id string, baseWin map[string][2]string)
 	if first.StateChange != "" {
 		return true
 	}
-	if !first.Overlapped || first.effect == nil {
+	if !first.Overlapped || first.effect() == nil {
 		return false
 	}
 	before, after := first.stateWindow()
@@ -2944,7 +2954,7 @@ func readsArgs(o *Operation, baseline bool) bool {
 // took up from the outbox), and the baseline's windows, with no Settle
 // around a first call, do not; such a cluster is judged by the run's end.
 func comparesOne(o *Operation, baseline bool) bool {
-	v := o.effect
+	v := o.effect()
 	return o.Overlapped && !baseline && v != nil && v.inCluster && !v.settled && v.clErr == "" && v.clusterKeys == 1 && v.before != "" && v.after != ""
 }
 

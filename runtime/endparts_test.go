@@ -55,7 +55,7 @@ func TestOverlappedRepeatsJudgedByThePartsTheEndChanged(t *testing.T) {
 // call it did not number (0) compares with none, as sort.SliceStable had it.
 func TestFirstExecutionIsTheFirstToRun(t *testing.T) {
 	op := func(id string, order int) Operation {
-		return Operation{ID: id, Name: "put", Kind: KindWrite, Status: StatusSuccess, Identity: `"k"`, effect: &effectView{order: order},
+		return Operation{ID: id, Name: "put", Kind: KindWrite, Status: StatusSuccess, Identity: `"k"`, more: judgedMore(&effectView{order: order}),
 			Args: Args{Names: []string{"v"}, Values: []any{"k"}}}
 	}
 	tr := &Trace{Ops: []Operation{op("1:put#1", 3), op("1:put#2", 4), op("2:put#1", 2), op("2:put#2", 1)}}
@@ -98,7 +98,7 @@ func TestOverlappedInsertsUnderNewIDsAreDuplicates(t *testing.T) {
 func TestSeenChangeIsNotContradictedByAnUnseenRepeat(t *testing.T) {
 	op := func(id string, change string) Operation {
 		return Operation{ID: id, Name: "put", Kind: KindWrite, Status: StatusSuccess, Identity: `"k"`, Invocation: 1,
-			StateChange: change, effect: &effectView{seen: true}}
+			StateChange: change, more: judgedMore(&effectView{seen: true})}
 	}
 	tr := &Trace{Ops: []Operation{op("1:put#1", ""), op("1:put#2", `k: 1 → 2`), op("1:put#3", "")}}
 	fs := judgeRepeats(tr, "", "", nil, false, false)

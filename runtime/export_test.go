@@ -9,3 +9,6 @@ func CheckReportEncoding(tb testing.TB, name string, r *Report) {
 	tb.Helper()
 	checkEncoding(tb, name, r)
 }
+
+// judgedMore returns the opMore of an Operation the State judge saw as v.
+func judgedMore(v *effectView) *opMore { return &opMore{view: v} }

@@ -8,7 +8,7 @@ import "testing"
 // visible.
 func TestFirstVisibleIgnoresASiblingsInsert(t *testing.T) {
 	first := &Operation{Name: "a", Identity: `"k"`, Overlapped: true,
-		effect: &effectView{inCluster: true, before: `{}`, after: `{"b-1":"y"}`, clusterKeys: 2}}
+		more: judgedMore(&effectView{inCluster: true, before: `{}`, after: `{"b-1":"y"}`, clusterKeys: 2})}
 	baseWin := map[string][2]string{"a\x00\"k\"\x00": {`{}`, `{"a-1":"x"}`}}
 	if firstVisible(first, "a", `"k"`, baseWin) {
 		t.Error("firstVisible: a sibling's new row taken for the first execution's effect")
@@ -21,12 +21,12 @@ func TestFirstVisibleIgnoresASiblingsInsert(t *testing.T) {
 // the top-level key both changes sit under.
 func TestFirstVisibleComparesNestedPlaces(t *testing.T) {
 	first := &Operation{Name: "a", Identity: `"k"`, Overlapped: true,
-		effect: &effectView{inCluster: true, before: `{"db":{"mail":[],"orders":{"o1":"new"}}}`, after: `{"db":{"mail":["m1"],"orders":{"o1":"new"}}}`, clusterKeys: 2}}
+		more: judgedMore(&effectView{inCluster: true, before: `{"db":{"mail":[],"orders":{"o1":"new"}}}`, after: `{"db":{"mail":["m1"],"orders":{"o1":"new"}}}`, clusterKeys: 2})}
 	baseWin := map[string][2]string{"a\x00\"k\"\x00": {`{"db":{"mail":[],"orders":{"o1":"new"}}}`, `{"db":{"mail":[],"orders":{"o1":"paid"}}}`}}
 	if firstVisible(first, "a", `"k"`, baseWin) {
 		t.Error("firstVisible: a sibling's change under the same top-level key taken for the first execution's effect")
 	}
-	first.effect.after = `{"db":{"mail":["m1"],"orders":{"o1":"paid"}}}`
+	first.effect().after = `{"db":{"mail":["m1"],"orders":{"o1":"paid"}}}`
 	if !firstVisible(first, "a", `"k"`, baseWin) {
 		t.Error("firstVisible: the first execution's own change not seen")
 	}

@@ -9,7 +9,7 @@ import (
 func windowOp(id string, st Status, order int, before, after string, seen bool) Operation {
 	ev := effectView{order: order, seen: seen, inCluster: !seen, clusterKeys: 2, before: before, after: after}
 	o := Operation{ID: id, Name: "charge", Kind: KindWrite, Status: st, Identity: `"o1"`, Invocation: 1,
-		Overlapped: !seen, effect: &ev, Args: Args{Names: []string{"order"}, Values: []any{"o1"}}}
+		Overlapped: !seen, more: judgedMore(&ev), Args: Args{Names: []string{"order"}, Values: []any{"o1"}}}
 	if seen {
 		o.StateChange = DescribeChange(before, after)
 	}

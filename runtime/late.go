@@ -455,7 +455,7 @@ func (s *Suite) stillRunning(res *Result, tr *Trace, add func(Finding)) {
 // run's, so neither its verdict nor a pass can be trusted. Findings from
 // the trace alone (a count of executions, a panic) stand.
 func amidLate(res *Result, tr *Trace) {
-	if len(tr.amidLate) == 0 {
+	if len(tr.odd().amidLate) == 0 {
 		return
 	}
 	res.Inconclusive = true
@@ -484,12 +484,12 @@ func amidLate(res *Result, tr *Trace) {
 	}
 	seen := map[string]bool{}
 	var lines, ops []string
-	for i, msg := range tr.amidLate {
+	for i, msg := range tr.odd().amidLate {
 		if !seen[msg] {
 			seen[msg] = true
 			lines = append(lines, msg)
-			if i < len(tr.amidLateOps) && !slices.Contains(ops, tr.amidLateOps[i]) {
-				ops = append(ops, tr.amidLateOps[i])
+			if x := tr.odd(); i < len(x.amidLateOps) && !slices.Contains(ops, x.amidLateOps[i]) {
+				ops = append(ops, x.amidLateOps[i])
 			}
 		}
 	}

@@ -588,16 +588,16 @@ func TestLeftCallWhoseRunEndedMeanwhileIsLate(t *testing.T) {
 	if got := leftCall([]*recorder{own}, left, leftBehindPut, "it has no context.Context parameter"); got != left {
 		t.Errorf("leftCall returned %p, want the ended run's late calls %p", got, left)
 	}
-	if len(own.refused) != 0 || len(own.errs) != 0 {
-		t.Errorf("the ended run recorded a refusal: %v", own.refused)
+	if len(own.odd().refused) != 0 || len(own.errs) != 0 {
+		t.Errorf("the ended run recorded a refusal: %v", own.odd().refused)
 	}
 	active := newRecorder("suite", Fault{}, nil)
 	active.late = &lateCalls{scenario: "retry", suite: w}
 	if got := leftCall([]*recorder{own, active}, left, leftBehindPut, "it has no context.Context parameter"); got != nil {
 		t.Errorf("leftCall returned %p, want nil: the active run of the suite refuses the call", got)
 	}
-	if len(active.refused) != 1 {
-		t.Errorf("the active run recorded %d refusals, want 1", len(active.refused))
+	if len(active.odd().refused) != 1 {
+		t.Errorf("the active run recorded %d refusals, want 1", len(active.odd().refused))
 	}
 }
 

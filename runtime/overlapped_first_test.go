@@ -202,12 +202,12 @@ func TestRepeatWithNoExecutionSeenAloneSaysItCannotTell(t *testing.T) {
 	trace := func() *Trace {
 		return &Trace{Ops: []Operation{
 			{ID: "1:checkout#1", Name: "checkout", Kind: KindWrite, Status: StatusSuccess, Identity: `"c1"`, Invocation: 1, Overlapped: true,
-				Args:   Args{Names: []string{"cart"}, Values: []any{"c1"}},
-				effect: &effectView{order: 2, inCluster: true, clusterKeys: 2, before: `{"cart":[[1,"p1"]],"orders":[]}`, after: `{"cart":[[2,"p1"]],"orders":[["c1",1]]}`}},
+				Args: Args{Names: []string{"cart"}, Values: []any{"c1"}},
+				more: judgedMore(&effectView{order: 2, inCluster: true, clusterKeys: 2, before: `{"cart":[[1,"p1"]],"orders":[]}`, after: `{"cart":[[2,"p1"]],"orders":[["c1",1]]}`})},
 			{ID: "2:checkout#2", Name: "checkout", Kind: KindWrite, Status: StatusSuccess, Identity: `"c1"`, Invocation: 2,
 				Args:        Args{Names: []string{"cart"}, Values: []any{"c1"}},
 				StateChange: `cart: 1 → 0 entries, removed [2,"p1"]`,
-				effect:      &effectView{order: 4, seen: true, inCluster: true, clusterKeys: 1, before: `{"cart":[[2,"p1"]],"orders":[["c1",1]]}`, after: `{"cart":[],"orders":[["c1",1]]}`}},
+				more:        judgedMore(&effectView{order: 4, seen: true, inCluster: true, clusterKeys: 1, before: `{"cart":[[2,"p1"]],"orders":[["c1",1]]}`, after: `{"cart":[],"orders":[["c1",1]]}`})},
 		}}
 	}
 	end := `{"cart":[],"orders":[["c1",1]]}`

@@ -27,10 +27,11 @@ var errAbandoned = errors.New("abandoned after a stall: the agent did not return
 // recorder is the state of one active run: the trace being written, the
 // planned fault, the gate.
 //
-// It is 744 bytes: with the 8-byte header the allocator puts before an
-// object above 512 bytes that holds pointers, that is within the 768-byte
-// size class, and 24 bytes more take the 896-byte one (128 bytes a
-// scenario).
+// It is 552 bytes: with the 8-byte header the allocator puts before an
+// object above 512 bytes that holds pointers, that is within the 576-byte
+// size class, and 24 bytes more take the 640-byte one (64 bytes a
+// scenario). What few runs record is in rare (recRare): in the recorder,
+// it took the 768-byte class.
 // Put a new field where padding is (beside the bools), or check the size.
 type recorder struct {
 	name  string
@@ -72,32 +73,30 @@ type recorder struct {
 	// invocation that begins after it begins cancelled.
 	aborted atomic.Bool
 
-	mu                        sync.Mutex
-	seq                       int
-	calls                     [][]*Call // in the order they began, in chunks (addCall)
-	ncalls                    int
-	occ                       []opCount      // calls so far per op name (occurrences)
-	occIndex                  map[string]int // the index of each name in occ, past 16 names
-	faultNote                 string
-	panics                    []Panic
-	errs                      []string
-	invs                      int
-	current                   *invocation // the newest invocation, for calls without a context
-	all                       []*invocation
-	pending                   int         // deliveries of a concurrent scenario started, not yet in all: in flight all the same (lookup)
-	fired, crashed            bool        // beside unstopped: see the size note above
-	unstopped                 bool        // a call after the crash could not be stopped (Call.stopIfCrashed)
-	crashEnded                []string    // goroutines the crash ended that the invocation had started, where (Call.stopIfCrashed)
-	heldPastDeadline          bool        // a call's context ended while a gate held it (Call.endedAtGate)
-	heldAny                   atomic.Bool // a call's deadline ran out at a gate (Call.endedAtGate)
-	notes                     []string
-	impure                    string          // why the agent cannot run in a bubble, if seen
-	detached                  map[string]bool // call sites that passed a context without the run
-	refused                   []string        // calls that could not be attributed to a run
-	refusedOps                []string        // their ops
-	unattributed, unattribOps []string        // Trace.Unattributed, and their ops
-	amidLate, amidLateOps     []string        // Trace.amidLate, and their ops
-	amidClosed                bool            // closeAmid was called: lateAmid tells no more
+	mu               sync.Mutex
+	seq              int
+	calls            [][]*Call // in the order they began, in chunks (addCall)
+	ncalls           int
+	occ              []opCount      // calls so far per op name (occurrences)
+	occIndex         map[string]int // the index of each name in occ, past 16 names
+	faultNote        string
+	panics           []Panic
+	errs             []string
+	invs             int
+	current          *invocation // the newest invocation, for calls without a context
+	all              []*invocation
+	pending          int         // deliveries of a concurrent scenario started, not yet in all: in flight all the same (lookup)
+	fired, crashed   bool        // beside unstopped: see the size note above
+	unstopped        bool        // a call after the crash could not be stopped (Call.stopIfCrashed)
+	heldPastDeadline bool        // a call's context ended while a gate held it (Call.endedAtGate)
+	heldAny          atomic.Bool // a call's deadline ran out at a gate (Call.endedAtGate)
+	notes            []string
+	impure           string          // why the agent cannot run in a bubble, if seen
+	detached         map[string]bool // call sites that passed a context without the run
+	amidClosed       bool            // closeAmid was called: lateAmid tells no more
+	// rare holds what few runs record (recRare), made on first use
+	// under mu.
+	rare *recRare
 
 	judge *judge // the State judge, when State is given
 	id    uint64 // the run's number in the process (runs)
@@ -111,8 +110,6 @@ type recorder struct {
 	// returned, by a goroutine the agent left running (the gated baseline
 	// waits for it: Suite.leavesCallers).
 	afterReturn atomic.Bool
-	// afterReturnOps names the ops of those calls.
-	afterReturnOps []string
 
 	// block holds the Calls not yet handed out (newCall).
 	block   atomic.Pointer[callBlock]
@@ -121,6 +118,39 @@ type recorder struct {
 	// ids are the ids of calls the suite's traces made (Call.idIn); nil
 	// outside a suite.
 	ids *callIDs
+}
+
+// recRare is what few runs record, apart from the recorder (recorder.rare):
+// 192 bytes every scenario allocated, and with them the recorder took the
+// 768-byte size class where it now takes the 576-byte one.
+type recRare struct {
+	crashEnded                []string // goroutines the crash ended that the invocation had started, where (Call.stopIfCrashed)
+	refused                   []string // calls that could not be attributed to a run
+	refusedOps                []string // their ops
+	unattributed, unattribOps []string // Trace.Unattributed, and their ops
+	amidLate, amidLateOps     []string // Trace.amidLate, and their ops
+	// afterReturnOps names the ops of the calls made after their
+	// invocation had returned (recorder.afterReturn).
+	afterReturnOps []string
+}
+
+// noRare is the recRare of a run that recorded none of it: only read.
+var noRare recRare
+
+// rareLocked returns r's rare part, making it; r.mu is held.
+func (r *recorder) rareLocked() *recRare {
+	if r.rare == nil {
+		r.rare = new(recRare)
+	}
+	return r.rare
+}
+
+// odd returns r's rare part to read, noRare if it has none; r.mu is held.
+func (r *recorder) odd() *recRare {
+	if r.rare == nil {
+		return &noRare
+	}
+	return r.rare
 }
 
 // invocation is one delivery of the agent within a run.
@@ -570,7 +600,7 @@ func (r *recorder) stop() {
 // the last time, and returns what it was told (Trace.amidLate).
 func (r *recorder) closeAmid() (notes, ops []string) {
 	r.mu.Lock()
-	notes, ops = slices.Clone(r.amidLate), slices.Clone(r.amidLateOps)
+	notes, ops = slices.Clone(r.odd().amidLate), slices.Clone(r.odd().amidLateOps)
 	r.amidClosed = true
 	r.mu.Unlock()
 	global.mu.Lock()
@@ -877,10 +907,14 @@ func (r *recorder) expand() (*Trace, []*Call) {
 	t.Panics = append([]Panic(nil), r.panics...)
 	t.Errors = append([]string(nil), r.errs...)
 	t.Notes = append([]string(nil), r.notes...)
-	t.Refused = append([]string(nil), r.refused...)
-	t.refusedOps = append([]string(nil), r.refusedOps...)
-	t.Unattributed = append([]string(nil), r.unattributed...)
-	t.unattributedOps = append([]string(nil), r.unattribOps...)
+	x := r.odd()
+	t.Refused = append([]string(nil), x.refused...)
+	t.Unattributed = append([]string(nil), x.unattributed...)
+	if len(x.refusedOps) > 0 || len(x.unattribOps) > 0 {
+		tx := t.withRare()
+		tx.refusedOps = append([]string(nil), x.refusedOps...)
+		tx.unattributedOps = append([]string(nil), x.unattribOps...)
+	}
 	for site := range r.detached {
 		t.Detached = append(t.Detached, site)
 	}
@@ -1451,8 +1485,9 @@ func (r *recorder) refuse(op, msg string) bool {
 	if r.stopped.Load() {
 		return false
 	}
-	r.refused = append(r.refused, msg)
-	r.refusedOps = append(r.refusedOps, op)
+	x := r.rareLocked()
+	x.refused = append(x.refused, msg)
+	x.refusedOps = append(x.refusedOps, op)
 	r.errs = append(r.errs, msg)
 	return true
 }
@@ -1483,8 +1518,9 @@ func lateAmid(ended *recorder, op *Op) {
 		}
 		r.mu.Lock()
 		if !r.amidClosed {
-			r.amidLate = append(r.amidLate, fmt.Sprintf("a call of %s was made during this run by a goroutine that scenario %s left running, with that run's context: it ran as in production, and what it changed landed in the world this run's State and invariants read (the world Setup built for this scenario, reached through a variable the goroutine reads when it runs), where it cannot be told from this run's own effects", op.Name, l.scenario))
-			r.amidLateOps = append(r.amidLateOps, op.Name)
+			x := r.rareLocked()
+			x.amidLate = append(x.amidLate, fmt.Sprintf("a call of %s was made during this run by a goroutine that scenario %s left running, with that run's context: it ran as in production, and what it changed landed in the world this run's State and invariants read (the world Setup built for this scenario, reached through a variable the goroutine reads when it runs), where it cannot be told from this run's own effects", op.Name, l.scenario))
+			x.amidLateOps = append(x.amidLateOps, op.Name)
 		}
 		r.mu.Unlock()
 	}
@@ -1498,8 +1534,9 @@ func (r *recorder) unattributable(op, msg string) {
 	if r.stopped.Load() {
 		return
 	}
-	r.unattributed = append(r.unattributed, msg)
-	r.unattribOps = append(r.unattribOps, op)
+	x := r.rareLocked()
+	x.unattributed = append(x.unattributed, msg)
+	x.unattribOps = append(x.unattribOps, op)
 }
 
 func (r *recorder) noteDetached(site string) {

@@ -155,7 +155,7 @@ func (s *scheduler) release(w *gateWait) {
 	if w.p == PointStart {
 		s.rec.number(w.c)
 		w.c.mu.Lock()
-		w.c.rec.StartTick = s.tick
+		w.c.rec.StartTick = int32(s.tick)
 		w.c.mu.Unlock()
 		if s.realtime && s.rec.world != nil {
 			s.rec.world.body(w.c.gid, true)
@@ -168,7 +168,7 @@ func (s *scheduler) release(w *gateWait) {
 		}
 	} else {
 		w.c.mu.Lock()
-		w.c.rec.EndTick = s.tick
+		w.c.rec.EndTick = int32(s.tick)
 		w.c.mu.Unlock()
 	}
 	s.mu.Unlock()
@@ -429,7 +429,7 @@ func (s *scheduler) play(calls []*Call, round *int) (stalled, stop bool) {
 	for _, c := range calls {
 		c.mu.Lock()
 		if c.rec.StartTick > 0 && c.rec.EndTick == 0 && s.find0(c) == nil {
-			c.rec.EndTick = s.tick
+			c.rec.EndTick = int32(s.tick)
 		}
 		c.mu.Unlock()
 	}
@@ -864,7 +864,7 @@ func nestingOf(ops []Operation) nesting {
 	for i := range ops {
 		p := ops[i].Parent
 		if p == "" {
-			p = ops[i].served // a handler's call inside the request it serves
+			p = ops[i].served() // a handler's call inside the request it serves
 		}
 		if p != "" {
 			if n == nil {

@@ -166,7 +166,7 @@ func TestRedoneByPlaces(t *testing.T) {
 		{"a count set back from another one", `{"q":{"a":[2]}}`, `{"q":{"a":1}}`, `{"q":{"a":0}}`, `{"q":{"a":1}}`, true, false},
 	}
 	seen := func(id, before, after string) Operation {
-		return Operation{ID: id, StateChange: describeChange(before, after, maxChange), effect: &effectView{seen: true, before: before, after: after}}
+		return Operation{ID: id, StateChange: describeChange(before, after, maxChange), more: judgedMore(&effectView{seen: true, before: before, after: after})}
 	}
 	for _, c := range cases {
 		tr := &Trace{Ops: []Operation{seen("1:op#1", c.firstBefore, c.firstAfter), seen("2:op#2", c.before, c.after)}}

@@ -92,7 +92,7 @@ func madeTables(tr *Trace, n string) []string {
 	var out []string
 	for i := range tr.Ops {
 		o := &tr.Ops[i]
-		if o.Kind != KindWrite || o.Status != StatusSuccess || o.Result == nil || o.effect == nil {
+		if o.Kind != KindWrite || o.Status != StatusSuccess || o.Result == nil || o.effect() == nil {
 			continue
 		}
 		c, err := Canonical(o.Result)

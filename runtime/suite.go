@@ -773,7 +773,7 @@ func (s *Suite) run(ctx context.Context, sc Scenario) (*Result, *Trace, error) {
 	if stall != "" {
 		res.Inconclusive = true
 		r.mu.Lock()
-		if ended := r.crashEnded; len(ended) > 0 {
+		if ended := r.odd().crashEnded; len(ended) > 0 {
 			// The crash ended goroutines the crashed delivery had started.
 			// If one was a worker the deliveries share (started once, in
 			// an object Setup made), the restart waits for it in vain,
@@ -800,7 +800,7 @@ func (s *Suite) run(ctx context.Context, sc Scenario) (*Result, *Trace, error) {
 		s.callGoroutines = len(r.goroutines)
 		s.offRoot = len(callers) > 0
 		s.leavesCallers = r.afterReturn.Load()
-		s.afterReturnOps = slices.Clone(r.afterReturnOps)
+		s.afterReturnOps = slices.Clone(r.odd().afterReturnOps)
 		r.mu.Unlock()
 		notStartedByAgent(callers, pre, r.roots)
 		// An HTTP server's connection that served a call and waits for
@@ -853,7 +853,10 @@ func (s *Suite) run(ctx context.Context, sc Scenario) (*Result, *Trace, error) {
 		}
 	}
 	s.checkInvariants(res, tr)
-	tr.amidLate, tr.amidLateOps = r.closeAmid() // what landed while the world was read, too
+	if notes, ops := r.closeAmid(); len(notes) > 0 || len(ops) > 0 { // what landed while the world was read, too
+		x := tr.withRare()
+		x.amidLate, x.amidLateOps = notes, ops
+	}
 	amidLate(res, tr)
 	var err error
 	if teardown := s.cfg.teardown(-1); teardown != nil {
@@ -1379,7 +1382,7 @@ func (s *Suite) visibility(tr *Trace, add func(Finding)) {
 	for i, msg := range tr.Refused {
 		if !refused[msg] {
 			refused[msg] = true
-			add(Finding{Code: CodeContextDetached, Severity: SeverityError, Ops: opOf(tr.refusedOps, i), Message: msg})
+			add(Finding{Code: CodeContextDetached, Severity: SeverityError, Ops: opOf(tr.odd().refusedOps, i), Message: msg})
 		}
 	}
 	// So is a call the run could not tell was its own: a warning, and the
@@ -1387,7 +1390,7 @@ func (s *Suite) visibility(tr *Trace, add func(Finding)) {
 	for i, msg := range tr.Unattributed {
 		if !refused[msg] {
 			refused[msg] = true
-			add(Finding{Code: CodeContextDetached, Severity: SeverityWarning, Ops: opOf(tr.unattributedOps, i), Message: msg})
+			add(Finding{Code: CodeContextDetached, Severity: SeverityWarning, Ops: opOf(tr.odd().unattributedOps, i), Message: msg})
 		}
 	}
 }
@@ -1460,7 +1463,7 @@ func (s *Suite) identityUnstable(tr *Trace, kind string, namesOf func() renaming
 				switch {
 				case a.viaAdapter:
 					via = "through a framework every call of a tool comes through the adapter"
-				case len(a.path) > 1 && len(b.path) > 1 && !slices.Equal(a.path, b.path):
+				case len(a.path()) > 1 && len(b.path()) > 1 && !slices.Equal(a.path(), b.path()):
 					via = fmt.Sprintf("both came through %s, which the agent reached from different places (a dispatcher's line, as a tool registry's), so the suite cannot tell a retry from other work", shortSite(a.Site))
 				}
 				if via != "" {

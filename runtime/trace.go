@@ -36,7 +36,11 @@ type Operation struct {
 	ID   string `json:"id"`
 	Name string `json:"name"`
 	Kind Kind   `json:"kind"`
-	Args Args   `json:"args"`
+	// viaAdapter says Site is a framework adapter's line, the same for
+	// every call of the tool (adapterSite). It sits in the padding after
+	// Kind, where it costs no byte (see more).
+	viaAdapter bool
+	Args       Args `json:"args"`
 	// Identity is the canonical JSON of the identity (writes), "" for reads.
 	Identity string `json:"identity,omitempty"`
 	// IdentityError says why the identity could not be computed.
@@ -102,21 +106,68 @@ type Operation struct {
 	StartedAt   time.Time `json:"started_at"`
 	CompletedAt time.Time `json:"completed_at,omitzero"`
 
-	// effect is what the State judge had seen of the call when the trace
+	// more holds what few calls record and no report writes (opMore),
+	// nil for most: one pointer where its fields took 48 bytes, so that
+	// an Operation is 496 bytes, not 544, and the trace's []Operation
+	// the ten-write agent's suite allocates 7% smaller (the traces'
+	// operations were a third of the suite's bytes).
+	more *opMore
+}
+
+// opMore is the part of an Operation that few calls record. It is never
+// written once an Operation points to it (withMore copies it first):
+// copies of an Operation share it, as they shared its fields' values.
+type opMore struct {
+	// view is what the State judge had seen of the call when the trace
 	// was read (callEffect.record), nil without State.
-	effect *effectView
+	view *effectView
 	// path is the call's site and the frames above it, where recorded
 	// (callRare.path).
 	path []uintptr
-	// viaAdapter says Site is a framework adapter's line, the same for
-	// every call of the tool (adapterSite).
-	viaAdapter bool
 	// served is the ID of the call whose HTTP request this one, made by
 	// an HTTP handler of this process, serves (callRare.served): like
 	// Parent, it was not in flight beside that call but inside it
 	// (nestingOf). Not written: a report read back has no batches to
 	// number.
 	served string
+}
+
+// effect returns what the State judge had seen of the call when the
+// trace was read (callEffect.record), nil without State.
+func (o *Operation) effect() *effectView {
+	if o.more == nil {
+		return nil
+	}
+	return o.more.view
+}
+
+// path returns the call's site and the frames above it, where recorded
+// (callRare.path).
+func (o *Operation) path() []uintptr {
+	if o.more == nil {
+		return nil
+	}
+	return o.more.path
+}
+
+// served returns the ID of the call whose HTTP request this one serves
+// (opMore.served), or "".
+func (o *Operation) served() string {
+	if o.more == nil {
+		return ""
+	}
+	return o.more.served
+}
+
+// withMore points o to m, a zero opMore, holding what o's held, and
+// returns it for the caller to write: an opMore another copy of o may
+// share is never written.
+func (o *Operation) withMore(m *opMore) *opMore {
+	if o.more != nil {
+		*m = *o.more
+	}
+	o.more = m
+	return m
 }
 
 // effectView is a copy of what the State judge saw of a call and of the
@@ -142,25 +193,27 @@ type effectView struct {
 
 // stateSeen reports whether the call ran alone between snapshots of the
 // world: its effect is the difference between them (stateWindow).
-func (o *Operation) stateSeen() bool { return o.effect != nil && o.effect.seen }
+func (o *Operation) stateSeen() bool { e := o.effect(); return e != nil && e.seen }
 
 // stateSettled reports whether the world was let settle around the call
 // (Settle).
-func (o *Operation) stateSettled() bool { return o.effect != nil && o.effect.settled }
+func (o *Operation) stateSettled() bool { e := o.effect(); return e != nil && e.settled }
 
 // stateWindow returns the snapshots before and after the cluster of the
 // call: for a call that ran alone (stateSeen), before and after it.
 func (o *Operation) stateWindow() (before, after string) {
-	return o.effect.before, o.effect.after
+	e := o.effect()
+	return e.before, e.after
 }
 
 // execOrder is, with State, the order in which the call began to run among
 // the run's writes (1 for the first); 0 without State.
 func (o *Operation) execOrder() int {
-	if o.effect == nil {
+	e := o.effect()
+	if e == nil {
 		return 0
 	}
-	return o.effect.order
+	return e.order
 }
 
 // Effective reports whether the call is a write whose effect happened here
@@ -242,6 +295,15 @@ type Trace struct {
 	// gaps are the changes of the State snapshot outside every traced
 	// write (judge.gaps).
 	gaps [][2]string
+	// rare holds what few runs record (traceRare), nil for most: in the
+	// Trace, its 96 bytes took every scenario's trace from the 416-byte
+	// size class to the 512-byte one.
+	rare *traceRare
+}
+
+// traceRare is what few traces hold (Trace.rare). It is written only while
+// the trace is made, before the suite judges it.
+type traceRare struct {
 	// refusedOps and unattributedOps name the op of each entry of Refused
 	// and Unattributed: a finding's Ops, which group them (GroupKey).
 	refusedOps, unattributedOps []string
@@ -249,6 +311,26 @@ type Trace struct {
 	// suite left running made during this run, with that run's context
 	// (lateAmid), and amidLateOps their ops.
 	amidLate, amidLateOps []string
+}
+
+// noTraceRare is the traceRare of a trace that has none: only read.
+var noTraceRare traceRare
+
+// odd returns t's rare part to read, noTraceRare when it has none.
+func (t *Trace) odd() *traceRare {
+	if t.rare == nil {
+		return &noTraceRare
+	}
+	return t.rare
+}
+
+// withRare returns t's rare part to write, making it; only while t is
+// made.
+func (t *Trace) withRare() *traceRare {
+	if t.rare == nil {
+		t.rare = new(traceRare)
+	}
+	return t.rare
 }
 
 // Calls returns the operations of the op named name.
@@ -297,9 +379,11 @@ type callRecord struct {
 	Error            string
 	// start and end are the call's start and completion times as offsets
 	// from the run's clock base (recorder.now); end is set when ended is.
-	start, end         int64
-	Occurrence, Seq    int32
-	StartTick, EndTick int
+	start, end      int64
+	Occurrence, Seq int32
+	// StartTick and EndTick fit an int32 as Seq does: with an int each,
+	// a Call was 376 bytes and a block of maxCallBlock held 32, 33 now.
+	StartTick, EndTick int32
 	status             callStatus
 	observation        callObservation
 	ended              bool
@@ -328,6 +412,11 @@ type callRare struct {
 	// path is the call site and the frames above it, of a write that
 	// failed or came after one that failed in its invocation (notePath).
 	path []uintptr
+	// more is the trace's opMore of the call, where it needs one: written
+	// once, when the trace is read (expand), so that the path of a
+	// failed write costs its Operation no allocation of its own (one
+	// each in most fault scenarios).
+	more opMore
 }
 
 // rare returns the call's rare part, making it; the caller holds c.mu or
@@ -410,7 +499,7 @@ func (c *Call) expand(r *recorder, o *Operation, site *siteMemo) {
 	o.Idempotent = op.Idempotent && op.Kind == KindWrite
 	o.Invocation = c.inv.n
 	o.Occurrence, o.Seq = int(rec.Occurrence), int(rec.Seq)
-	o.StartTick, o.EndTick = rec.StartTick, rec.EndTick
+	o.StartTick, o.EndTick = int(rec.StartTick), int(rec.EndTick)
 	o.Detached = rec.Detached
 	o.StartedAt = r.at(rec.start)
 	if rec.ended {
@@ -421,14 +510,19 @@ func (c *Call) expand(r *recorder, o *Operation, site *siteMemo) {
 	}
 	if x := rec.rare; x != nil {
 		o.IdentityError, o.IdentityPanic, o.Panic = x.identityError, x.identityPanic, x.panic
-		o.path = x.path
+		if served := c.parent == nil && x.served != nil; x.path != nil || served {
+			m := &x.more
+			m.path = x.path
+			if served {
+				m.served = x.served.idIn(r.ids)
+			}
+			o.more = m
+		}
 	}
 	if c.pc != 0 {
 		o.Site, o.viaAdapter = site.of(c.pc)
 	}
 	if p := c.parent; p != nil {
 		o.Parent = p.idIn(r.ids) // numbered: expand holds r.mu, and numbered every call first
-	} else if x := rec.rare; x != nil && x.served != nil {
-		o.served = x.served.idIn(r.ids)
 	}
 }

@@ -68,7 +68,7 @@ func (u *untraced) load() {
 		var views stateViews
 		seen := map[[2]string]bool{}
 		for i := range u.base.Ops {
-			v := u.base.Ops[i].effect
+			v := u.base.Ops[i].effect()
 			if v == nil || !v.inCluster || v.clErr != "" || v.before == "" || v.after == "" {
 				continue
 			}
@@ -158,7 +158,7 @@ func count(s string) int {
 // applies reports whether the rule may leave anything out of repeat o's
 // window: another invocation ran its own code while it was open.
 func (u *untraced) applies(o *Operation) bool {
-	if u == nil || o.effect == nil || !o.effect.others {
+	if u == nil || o.effect() == nil || !o.effect().others {
 		return false
 	}
 	u.load()

@@ -229,10 +229,10 @@ func TestUntracedWriteToTheWritesOwnPlaceIsNeverLeftOut(t *testing.T) {
 	base := `{"c":{"n":0}}`
 	one := `{"c":{"n":1}}`    // one execution: n from 0 to 1
 	marked := `{"c":{"n":2}}` // the agent's code then adds 1 again, untraced
-	tr := &Trace{Ops: []Operation{{Name: "inc", Kind: KindWrite, effect: &effectView{inCluster: true, seen: true, before: base, after: one}}},
+	tr := &Trace{Ops: []Operation{{Name: "inc", Kind: KindWrite, more: judgedMore(&effectView{inCluster: true, seen: true, before: base, after: one})}},
 		gaps: [][2]string{{one, marked}}}
 	un := untracedIn(tr, false)
-	o := &Operation{Name: "inc", ID: "2:inc#1", effect: &effectView{others: true}}
+	o := &Operation{Name: "inc", ID: "2:inc#1", more: judgedMore(&effectView{others: true})}
 	var views stateViews
 	_, ok := un.explains(o, one, marked, &views)
 	assert.False(t, ok, "a change at the place the traced write changes is the write's")
@@ -251,12 +251,12 @@ func TestUntracedChangeInARepeatSeenAlone(t *testing.T) {
 	s2other := `{"audit":["conflict on c-1"],"contacts":{"c-1":"Ada"}}`
 	args := Args{Names: []string{"key"}, Values: []any{"c-1"}}
 	base := &Trace{Ops: []Operation{{ID: "1:save#1", Name: "save", Kind: KindWrite, Status: StatusSuccess, Identity: `"c-1"`, Args: args, StateChange: DescribeChange(s0, s1),
-		effect: &effectView{order: 1, inCluster: true, seen: true, before: s0, after: s1}}}, gaps: [][2]string{{s1, s2}}}
+		more: judgedMore(&effectView{order: 1, inCluster: true, seen: true, before: s0, after: s1})}}, gaps: [][2]string{{s1, s2}}}
 	run := func(others, settle bool, after string) (*Trace, []Finding) {
 		first := Operation{ID: "1:save#1", Name: "save", Kind: KindWrite, Status: StatusSuccess, Identity: `"c-1"`, Invocation: 1, Args: args, StateChange: DescribeChange(s0, s1),
-			effect: &effectView{order: 1, inCluster: true, seen: true, before: s0, after: s1}}
+			more: judgedMore(&effectView{order: 1, inCluster: true, seen: true, before: s0, after: s1})}
 		repeat := Operation{ID: "2:save#1", Name: "save", Kind: KindWrite, Status: StatusSuccess, Identity: `"c-1"`, Invocation: 2, Args: args, StateChange: DescribeChange(s1, after),
-			effect: &effectView{order: 2, inCluster: true, seen: true, before: s1, after: after, others: others}}
+			more: judgedMore(&effectView{order: 2, inCluster: true, seen: true, before: s1, after: after, others: others})}
 		tr := &Trace{Ops: []Operation{first, repeat}}
 		fs := judgeRepeatsIn(nil, tr, "", "", windows(base), untracedIn(base, settle), false, true, nil)
 		return tr, fs
