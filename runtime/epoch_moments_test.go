@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/stretchr/testify/assert"
@@ -50,6 +51,24 @@ func TestEpochLike(t *testing.T) {
 	assert.Equal(t, `{"due_ms":`+ms+`}`, withoutClocks(`{"due_ms":`+ms+`}`, map[string]bool{ms: true}))
 	assert.Equal(t, `["\u0000clock opened A","\u0000clock"]`,
 		withoutMoments(`["2026-05-01T10:00:00Z opened A",`+ms+`]`))
+}
+
+// In a testing/synctest bubble the clock starts at 2000-01-01: a moment
+// stamped there is one on the bubble's clock, and a suite made there
+// widens no window on the real clock (from 2000 to now it would take
+// every count from 1e9 to 1.8e9 for Unix seconds).
+func TestEpochWindowInABubble(t *testing.T) {
+	realNow := time.Now()
+	synctest.Test(t, func(t *testing.T) {
+		noteSuiteStart(time.Now())
+		w := nowWindow()
+		assert.True(t, w.epochLike(strconv.FormatInt(time.Now().UnixMilli(), 10)))
+		assert.False(t, w.epochLike(strconv.FormatInt(realNow.UnixMilli(), 10)))
+	})
+	w := nowWindow()
+	assert.True(t, w.epochLike(strconv.FormatInt(time.Now().UnixMilli(), 10)))
+	assert.False(t, w.epochLike("1000000000"), "a count of 1e9 read as a moment of 2001")
+	assert.False(t, w.epochLike(strconv.FormatInt(time.Date(2000, 1, 1, 0, 0, 5, 0, time.UTC).Unix(), 10)))
 }
 
 // stampedWorld is a world whose writes stamp what they do in Unix

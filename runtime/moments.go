@@ -39,17 +39,28 @@ import (
 const momentMargin = time.Minute
 
 // processStart is the start of the window before any suite was made (a
-// test of the comparisons themselves).
-var processStart = time.Now()
+// test of the comparisons themselves). It is read on the real clock:
+// package initialisation never runs in a testing/synctest bubble.
+var processStart = time.Now().UnixNano()
 
-// firstSuite is the moment the first suite of the process was made, in
-// nanoseconds since the Unix epoch; 0 before.
+// bubbleEpoch is the moment every testing/synctest bubble's clock starts
+// at, midnight UTC on 2000-01-01: a suite run in a bubble (VirtualTime, or
+// a test's own synctest.Test) stamps on that clock.
+var bubbleEpoch = time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC).UnixNano()
+
+// firstSuite is the moment the first suite of the process was made, on
+// the real clock, in nanoseconds since the Unix epoch; 0 before.
 var firstSuite atomic.Int64
 
 // noteSuiteStart records t, the moment a suite was made, as the start of
-// the window where it is the first.
+// the window where it is the first. A suite made in a bubble is not
+// recorded: its moment is on the bubble's clock, 26 years before the real
+// one, and a window from it to the real now would take every count of
+// about 1e9 to 1.8e9 for a moment in seconds.
 func noteSuiteStart(t time.Time) {
-	firstSuite.CompareAndSwap(0, t.UnixNano())
+	if ns := t.UnixNano(); ns >= processStart {
+		firstSuite.CompareAndSwap(0, ns)
+	}
 }
 
 // momentWindow is the wall-clock window a number must fall within, read
@@ -57,13 +68,19 @@ func noteSuiteStart(t time.Time) {
 // since the Unix epoch.
 type momentWindow struct{ lo, hi int64 }
 
-// nowWindow returns the window as of now.
+// nowWindow returns the window as of now, on the clock the caller runs
+// on: in a testing/synctest bubble (its now before the process started),
+// from the bubble's epoch to its now.
 func nowWindow() momentWindow {
+	now := time.Now().UnixNano()
 	lo := firstSuite.Load()
-	if lo == 0 {
-		lo = processStart.UnixNano()
+	switch {
+	case now < processStart:
+		lo = bubbleEpoch
+	case lo == 0:
+		lo = processStart
 	}
-	return momentWindow{lo - int64(momentMargin), time.Now().UnixNano() + int64(momentMargin)}
+	return momentWindow{lo - int64(momentMargin), now + int64(momentMargin)}
 }
 
 // epochLike reports whether n, the text of a JSON number, reads as a
