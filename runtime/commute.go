@@ -143,6 +143,8 @@ func namedOutsideReferences(tr *Trace) map[string]bool {
 			switch {
 			case refTarget(name) != "":
 				refs[t] = true
+			case number && nowWindow().epochLike(t):
+				plain[t] = true // a moment the call was given: it stays
 			case number && name != "" && !strings.EqualFold(name, "id"):
 				refs[t] = true // a value, not a name
 			default:

@@ -137,7 +137,8 @@ func (m madeNames) add(path []string, entry string) {
 // an earlier call's answer held it: the sink handed it out (create_order
 // answered 2, and the agent wrote the lines of order 2), and it names
 // what the sink named; or it is a number passed under a parameter that
-// names no member (idParam).
+// names no member (idParam), and no moment (epochLike: a due time in Unix
+// milliseconds is the agent's, as a due date in text is).
 func namedIn(tr *Trace) map[string]bool {
 	named := map[string]bool{}
 	answered := map[string]bool{} // what the answers so far held
@@ -171,7 +172,7 @@ func namedIn(tr *Trace) map[string]bool {
 		if v, err := decodeState(argsKey(o)); err == nil {
 			args, _ := v.(map[string]any)
 			for k, a := range args {
-				if _, number := a.(json.Number); number && !idParam(k) {
+				if n, number := a.(json.Number); number && !idParam(k) && !nowWindow().epochLike(string(n)) {
 					continue // a quantity, an amount: a value, not a name
 				}
 				walk(a, named, answered)

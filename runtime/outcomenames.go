@@ -215,10 +215,12 @@ func renamed(v any, rename map[string]string) any {
 // withoutMoments returns outcome s with the moment (clockLike, to the end
 // of its fraction of a second and its zone) that begins a string replaced
 // by one placeholder, unless a call of either run was given that string
-// (named): the rest of the string stays. s is returned as it is when it
-// cannot be decoded.
+// (named): the rest of the string stays. So is a number that reads as a
+// moment (epochLike), whole, unless a call was given it. s is returned as
+// it is when it cannot be decoded.
 func withoutMoments(s string, named ...map[string]bool) string {
-	return mapStrings(s, func(x string) string {
+	w := nowWindow()
+	return mapScalars(s, func(x string) string {
 		if !clockLike(x) {
 			return x
 		}
@@ -228,7 +230,7 @@ func withoutMoments(s string, named ...map[string]bool) string {
 			}
 		}
 		return clockMoment + x[momentLen(x):]
-	})
+	}, func(n json.Number) any { return w.numberMoment(n, named...) })
 }
 
 // momentLen returns the length of the moment s begins with (clockLike):

@@ -967,32 +967,36 @@ func clockLike(s string) bool {
 	return true
 }
 
-// holdsClock reports whether snapshot s may hold a moment (clockLike): a
-// quick look before withoutClocks decodes it.
+// holdsClock reports whether snapshot s may hold a moment (clockLike, or a
+// number that reads as one: epochLike): a quick look before withoutClocks
+// decodes it.
 func holdsClock(s string) bool {
 	for i := 0; i+19 <= len(s); i++ {
 		if s[i+13] == ':' && s[i+16] == ':' && s[i+4] == '-' && clockLike(s[i:]) {
 			return true
 		}
 	}
-	return false
+	return nowWindow().holdsNumber(s)
 }
 
 // withoutClocks returns snapshot s with every string that reads as a
-// moment (clockLike) and that no call was given (named) replaced by one
-// placeholder. Two runs stamp what they make at other moments: compared
-// across runs (a scenario with the baseline), a row created at T1 is the
-// row the baseline created at T0. Within a run the moments stay: a repeat
-// that stamps a row again is judged by what it changed. The result is
-// encoded as encode does, so that snapshots compared are all passed
-// through it; s is returned as it is when it cannot be decoded.
+// moment (clockLike), and every number that does (epochLike: Unix seconds
+// to nanoseconds within the suite's wall-clock window), that no call was
+// given (named) replaced by one placeholder. Two runs stamp what they make
+// at other moments: compared across runs (a scenario with the baseline), a
+// row created at T1 is the row the baseline created at T0. Within a run
+// the moments stay: a repeat that stamps a row again is judged by what it
+// changed. The result is encoded as encode does, so that snapshots
+// compared are all passed through it; s is returned as it is when it
+// cannot be decoded.
 func withoutClocks(s string, named map[string]bool) string {
-	return mapStrings(s, func(x string) string {
+	w := nowWindow()
+	return mapScalars(s, func(x string) string {
 		if clockLike(x) && !named[x] {
 			return clockMoment
 		}
 		return x
-	})
+	}, func(n json.Number) any { return w.numberMoment(n, named) })
 }
 
 // mapStrings returns snapshot s with every string value changed by f,

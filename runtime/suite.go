@@ -132,7 +132,9 @@ func NewSuite(name string, fn func(ctx context.Context) error, opts ...Option) *
 	if fn == nil {
 		panic("runtime: NewSuite with a nil agent func")
 	}
-	return &Suite{name: name, fn: fn, cfg: newConfig(opts), started: time.Now()}
+	s := &Suite{name: name, fn: fn, cfg: newConfig(opts), started: time.Now()}
+	noteSuiteStart(s.started) // the window of the moments stored as numbers (epochLike)
+	return s
 }
 
 // StallTimeout returns how long a scenario of the suite may go without
