@@ -37,6 +37,21 @@ type Gate interface {
 // delivery goes on alone, and the trace says so. The agent serialized its
 // deliveries; that is its right, and the duplicate checks still judge what
 // the two deliveries did.
+//
+// So it does when the other delivery stays busy outside any gate for
+// aloneAfter while one waits: it may wait for a lock the waiting delivery
+// holds in a way no snapshot tells from a slow answer, a lock service
+// reached over HTTP (a long poll: waiting for network I/O, busy), or a
+// lock polled with sleeps. A red team's agent (rtK, dlock) took such a
+// lock before its first call: the delivery holding it waited at its gate
+// for the other, which waited on the network for the lock, and every run
+// stalled for 10 s. A slow answer does not cost the lockstep its
+// interleaving: two deliveries released together wait for their answers
+// together, and reach their next gates a moment apart, not aloneAfter.
+// One answered later than the other's by more than aloneAfter, and read
+// after that wait, does: the first delivery writes before the second
+// reads (TestCheckThenBookOverHTTPStillCaught; with aloneAfter cut to
+// 1 ms, a second find answered 300 ms after the first lost the duplicate).
 type lockstep struct {
 	rec     *recorder
 	mu      sync.Mutex
@@ -48,10 +63,52 @@ type lockstep struct {
 	waiting map[*Call]int // the calls at the gate, with their delivery
 	nth     map[*Call]int // the calls at the gate, with their k
 	bypass  bool
+	began   time.Time
+	moved   map[int]time.Time // delivery -> when it last reached or left a gate
 }
 
 func newLockstep(n int) *lockstep {
-	return &lockstep{n: n, arrived: map[int]int{}, passed: map[int]int{}, done: map[int]bool{}, waiting: map[*Call]int{}, nth: map[*Call]int{}, changed: make(chan struct{})}
+	return &lockstep{n: n, arrived: map[int]int{}, passed: map[int]int{}, done: map[int]bool{}, waiting: map[*Call]int{}, nth: map[*Call]int{}, changed: make(chan struct{}),
+		began: time.Now(), moved: map[int]time.Time{}}
+}
+
+// aloneAfter is how long the other deliveries must have stayed busy
+// outside any gate before a waiting delivery goes on alone: readGrace
+// (1 s), cut to half a stall bound shorter than two of it, the grace the
+// suite gives a read of the agent's own that may never end.
+func (l *lockstep) aloneAfter() time.Duration {
+	return readGraceUnder(l.rec.world.stallAfter)
+}
+
+// outsideSinceLocked is how long every delivery but inv that has not
+// returned has been outside any gate, since it last reached or left one
+// (since the lockstep began, for one that has not reached a gate yet): the
+// shortest of them.
+func (l *lockstep) outsideSinceLocked(inv int) time.Duration {
+	least := time.Duration(-1)
+	for j := 1; j <= l.n; j++ {
+		if j == inv || l.done[j] || l.atGateLocked(j) {
+			continue
+		}
+		at, ok := l.moved[j]
+		if !ok {
+			at = l.began
+		}
+		if d := time.Since(at); least < 0 || d < least {
+			least = d
+		}
+	}
+	return max(least, 0)
+}
+
+// atGateLocked reports whether a call of delivery j waits at the gate.
+func (l *lockstep) atGateLocked(j int) bool {
+	for _, d := range l.waiting {
+		if d == j {
+			return true
+		}
+	}
+	return false
 }
 
 // changedLocked wakes every waiter.
@@ -71,7 +128,9 @@ func (l *lockstep) Wait(c *Call, p Point) {
 	k := l.arrived[inv]
 	l.waiting[c] = inv // a delivery may have several calls waiting (parallel calls)
 	l.nth[c] = k
+	l.moved[inv] = time.Now()
 	defer func() {
+		l.moved[inv] = time.Now()
 		delete(l.waiting, c)
 		delete(l.nth, c)
 		l.rec.number(c) // let through by bypass: numbered now
@@ -98,9 +157,17 @@ func (l *lockstep) Wait(c *Call, p Point) {
 		poll = min(2*poll, 5*time.Millisecond)
 		quiet := l.rec != nil && l.rec.world != nil
 		self := uint64(0)
+		outlasted := time.Duration(0)
 		if quiet {
 			self = goroutineID()
 			quiet, _, _ = l.rec.world.quiet(self, held)
+			if !quiet {
+				l.mu.Lock()
+				if d := l.outsideSinceLocked(inv); d >= l.aloneAfter() {
+					quiet, outlasted = true, l.aloneAfter()
+				}
+				l.mu.Unlock()
+			}
 		}
 		var blocked []string
 		if quiet {
@@ -110,6 +177,9 @@ func (l *lockstep) Wait(c *Call, p Point) {
 		if quiet && !l.bypass && !l.ready(inv, k) && l.lowestWaiting() == inv {
 			l.passed[inv] = k
 			others := "the other delivery was blocked outside any gate"
+			if outlasted > 0 {
+				others = fmt.Sprintf("the other delivery was still busy outside any gate after %s, as one waiting for a lock this delivery holds is when the lock is a service's reached over the network or one polled with sleeps, which no stack tells from a slow answer", outlasted)
+			}
 			if len(blocked) > 0 {
 				others += " (" + strings.Join(blocked, "; ") + ")"
 			}
