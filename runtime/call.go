@@ -512,6 +512,7 @@ func (c *Call) stopIfCrashed() error {
 			r.crashEnded = append(r.crashEnded, fmt.Sprintf("goroutine %d, at its call of %s at %s", gid, c.op.Name, shortSite(siteOf(c.pc))))
 			r.mu.Unlock()
 		}
+		r.endedByCrash(c.inv.n) // what it may hold (crashlock.go)
 		goruntime.Goexit()
 	}
 	if r.world != nil {
