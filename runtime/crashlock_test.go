@@ -90,6 +90,19 @@ func (a *lockedAgent) runLeaky(ctx context.Context) error {
 	return nil
 }
 
+// runErrLeak forgets to unlock when the charge fails: the crashed
+// delivery sees the crash's error and returns holding the lock, which no
+// Goexit of the suite's left held; any error does the same in production,
+// and the next delivery blocks for good.
+func (a *lockedAgent) runErrLeak(ctx context.Context) error {
+	a.mu.Lock()
+	if err := a.shop.charge(ctx, "o-1"); err != nil {
+		return err
+	}
+	a.mu.Unlock()
+	return nil
+}
+
 func runLocked(t *testing.T, run func(*lockedAgent, context.Context) error, only string) *Report {
 	t.Helper()
 	var a *lockedAgent
@@ -178,5 +191,16 @@ func TestLeakedMutexStallStaysAnError(t *testing.T) {
 	assert.Contains(t, msg, "is blocked on a sync.Mutex at crashlock_test.go:")
 	assert.Contains(t, msg, "so a longer StallTimeout helps only if a goroutine outside the scenario ends that wait")
 	assert.NotContains(t, msg, "if the agent is only slow")
+	assert.NotContains(t, strings.Join(r.Trace.Notes, "\n"), "could not be tested")
+}
+
+// The crash scenario of an agent that returns holding its lock: the suite
+// ended none of its goroutines, and the stall stays an error.
+func TestErrorPathLeakedMutexStallStaysAnError(t *testing.T) {
+	rep := runLocked(t, (*lockedAgent).runErrLeak, "crash_restart/charge#1")
+	r := resultOf(t, rep, "crash_restart/charge#1")
+	require.Equal(t, []string{CodeStalled}, resultCodes(r), "%v", r.Trace.Notes)
+	assert.False(t, r.Safe)
+	assert.Contains(t, r.Findings[0].Message, "is blocked on a sync.Mutex at crashlock_test.go:")
 	assert.NotContains(t, strings.Join(r.Trace.Notes, "\n"), "could not be tested")
 }
