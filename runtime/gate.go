@@ -65,11 +65,15 @@ type lockstep struct {
 	bypass  bool
 	began   time.Time
 	moved   map[int]time.Time // delivery -> when it last reached or left a gate
+	// outlasted: delivery -> its moved when another went on alone past
+	// it (outsideLocked): not moved since, it is still in the wait that
+	// outlasted aloneAfter once, and is not waited for again.
+	outlasted map[int]time.Time
 }
 
 func newLockstep(n int) *lockstep {
 	return &lockstep{n: n, arrived: map[int]int{}, passed: map[int]int{}, done: map[int]bool{}, waiting: map[*Call]int{}, nth: map[*Call]int{}, changed: make(chan struct{}),
-		began: time.Now(), moved: map[int]time.Time{}}
+		began: time.Now(), moved: map[int]time.Time{}, outlasted: map[int]time.Time{}}
 }
 
 // aloneAfter is how long the other deliveries must have stayed busy
@@ -80,12 +84,22 @@ func (l *lockstep) aloneAfter() time.Duration {
 	return readGraceUnder(l.rec.world.stallAfter)
 }
 
-// outsideSinceLocked is how long every delivery but inv that has not
-// returned has been outside any gate, since it last reached or left one
-// (since the lockstep began, for one that has not reached a gate yet): the
-// shortest of them.
-func (l *lockstep) outsideSinceLocked(inv int) time.Duration {
-	least := time.Duration(-1)
+// outsideLocked reports whether every delivery but inv that has not
+// returned and has no call at the gate has been outside any gate for
+// aloneAfter while inv waited: since it last reached or left a gate (since
+// the lockstep began, for one that has not reached a gate yet), and since
+// inv's call reached the gate, at since. A slow answer that the other
+// delivery waited for while inv ran up to its gate is not held against it:
+// two deliveries released together and answered 700 ms later reached
+// their next gates a moment apart, but, counted from its release, the
+// later one had been outside for longer than aloneAfter, and the earlier
+// went on alone at once (TestCheckThenBookOverHTTPStillCaught). A
+// delivery still in a wait that outlasted aloneAfter once is not waited
+// for again: the lock service's holder goes on alone at each of its calls
+// after the first at once. It marks the deliveries it counted when it
+// reports true.
+func (l *lockstep) outsideLocked(inv int, since time.Time) bool {
+	var counted []int
 	for j := 1; j <= l.n; j++ {
 		if j == inv || l.done[j] || l.atGateLocked(j) {
 			continue
@@ -94,11 +108,32 @@ func (l *lockstep) outsideSinceLocked(inv int) time.Duration {
 		if !ok {
 			at = l.began
 		}
-		if d := time.Since(at); least < 0 || d < least {
-			least = d
+		counted = append(counted, j)
+		if o, ok := l.outlasted[j]; ok && o.Equal(at) {
+			continue
+		}
+		if time.Since(later(at, since)) < l.aloneAfter() {
+			return false
 		}
 	}
-	return max(least, 0)
+	if len(counted) == 0 {
+		return false
+	}
+	for _, j := range counted {
+		at, ok := l.moved[j]
+		if !ok {
+			at = l.began
+		}
+		l.outlasted[j] = at
+	}
+	return true
+}
+
+func later(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
 }
 
 // atGateLocked reports whether a call of delivery j waits at the gate.
@@ -137,6 +172,7 @@ func (l *lockstep) Wait(c *Call, p Point) {
 	}()
 	l.changedLocked()
 	l.numberReadyLocked()
+	arrivedAt := time.Now()
 	poll := 100 * time.Microsecond
 	for !l.bypass && !l.ready(inv, k) {
 		ch := l.changed
@@ -163,7 +199,7 @@ func (l *lockstep) Wait(c *Call, p Point) {
 			quiet, _, _ = l.rec.world.quiet(self, held)
 			if !quiet {
 				l.mu.Lock()
-				if d := l.outsideSinceLocked(inv); d >= l.aloneAfter() {
+				if l.lowestWaiting() == inv && l.outsideLocked(inv, arrivedAt) {
 					quiet, outlasted = true, l.aloneAfter()
 				}
 				l.mu.Unlock()
