@@ -5,6 +5,7 @@ import (
 	goruntime "runtime"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // crashEnd is a goroutine of a crashed delivery that the suite ended at a
@@ -50,7 +51,9 @@ func (r *recorder) endedByCrash(n int) {
 // evidence is the function, not the lock: an F that took the lock and
 // released it before the call the crash stopped, with another goroutine
 // holding it, reads the same (a known limit). A stall of a scenario with
-// no crash, or of a restart blocked on anything else, is not this.
+// no crash, or of a restart blocked on anything else, is not this, nor one
+// where a goroutine of the scenario was running, asleep or waiting for the
+// network, which may be what it waits for.
 // It returns "" when the evidence is not there.
 func (r *recorder) lockLeftByCrash(gs []gInfo) string {
 	r.mu.Lock()
@@ -58,6 +61,17 @@ func (r *recorder) lockLeftByCrash(gs []gInfo) string {
 	r.mu.Unlock()
 	if len(ends) == 0 || r.world == nil {
 		return ""
+	}
+	for i := range gs {
+		// A goroutine that may go on by itself, or waits for the
+		// network, may be what the scenario waits for: not this.
+		g := &gs[i]
+		if g.bystander() {
+			continue
+		}
+		if busy, _ := g.busy(time.Time{}); busy || g.state == "IO wait" {
+			return ""
+		}
 	}
 	for i := range gs {
 		g := &gs[i]
@@ -108,6 +122,13 @@ func cutLine(site string) (string, int, bool) {
 	}
 	n, err := strconv.Atoi(site[i+1:])
 	return site[:i], n, err == nil
+}
+
+// bystander reports whether g is no cause of a stall: parked at a gate,
+// a wait of the harness's, a connection waiting for its peer (the goroutines
+// world.blocked leaves out).
+func (g *gInfo) bystander() bool {
+	return g.atGate() || g.harnessWait() || g.state == "IO wait" && g.idleConnection() || g.has("(*persistConn).writeLoop") || g.has("(*connReader).backgroundRead")
 }
 
 // aliveIn reports whether goroutine id is among gs.

@@ -148,7 +148,7 @@ func resultOf(t *testing.T, rep *Report, scenario string) *Result {
 }
 
 func TestCrashLeavesAMutexHeldInconclusive(t *testing.T) {
-	for range 3 {
+	for range 2 {
 		rep := runLocked(t, (*lockedAgent).runRetry, "")
 		r := resultOf(t, rep, "crash_restart/charge#1")
 		assert.True(t, r.Inconclusive, "the restart could not be tested")

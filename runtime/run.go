@@ -1585,7 +1585,7 @@ func stallAdvice(gs []gInfo, crashed bool) string {
 	onNetwork := false
 	for i := range gs {
 		g := &gs[i]
-		if g.atGate() || g.harnessWait() || g.state == "IO wait" && g.idleConnection() || g.has("(*persistConn).writeLoop") || g.has("(*connReader).backgroundRead") {
+		if g.bystander() {
 			continue
 		}
 		busy, why := g.busy(time.Time{})
