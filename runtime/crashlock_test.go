@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -105,7 +106,9 @@ func (a *lockedAgent) runErrLeak(ctx context.Context) error {
 
 func runLocked(t *testing.T, run func(*lockedAgent, context.Context) error, only string) *Report {
 	t.Helper()
-	var a *lockedAgent
+	// Atomic: a delivery a stall left running read it while the next
+	// scenario's Setup set it (-race).
+	var a atomic.Pointer[lockedAgent]
 	var all []*lockedAgent
 	defer func() {
 		// Free the deliveries left blocked on a lock (goleak): each
@@ -120,17 +123,17 @@ func runLocked(t *testing.T, run func(*lockedAgent, context.Context) error, only
 	}()
 	opts := []Option{
 		Setup(func(context.Context) error {
-			a = &lockedAgent{shop: &shop{charges: map[string]int{}}}
-			all = append(all, a)
+			a.Store(&lockedAgent{shop: &shop{charges: map[string]int{}}})
+			all = append(all, a.Load())
 			return nil
 		}),
-		State(func() any { return a.shop.snapshot() }),
+		State(func() any { return a.Load().shop.snapshot() }),
 		StallTimeout(500 * time.Millisecond),
 	}
 	if only != "" {
 		opts = append(opts, OnlyScenario(only))
 	}
-	rep, err := Run(context.Background(), "locked", func(ctx context.Context) error { return run(a, ctx) }, opts...)
+	rep, err := Run(context.Background(), "locked", func(ctx context.Context) error { return run(a.Load(), ctx) }, opts...)
 	require.NoError(t, err)
 	require.True(t, rep.BaselineSucceeded, "baseline: %s", rep.BaselineFailure)
 	return rep
