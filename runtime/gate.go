@@ -37,6 +37,21 @@ type Gate interface {
 // delivery goes on alone, and the trace says so. The agent serialized its
 // deliveries; that is its right, and the duplicate checks still judge what
 // the two deliveries did.
+//
+// So it does when the other delivery stays busy outside any gate for
+// aloneAfter while one waits: it may wait for a lock the waiting delivery
+// holds in a way no snapshot tells from a slow answer, a lock service
+// reached over HTTP (a long poll: waiting for network I/O, busy), or a
+// lock polled with sleeps. A red team's agent (rtK, dlock) took such a
+// lock before its first call: the delivery holding it waited at its gate
+// for the other, which waited on the network for the lock, and every run
+// stalled for 10 s. A slow answer does not cost the lockstep its
+// interleaving: two deliveries released together wait for their answers
+// together, and reach their next gates a moment apart, not aloneAfter.
+// One answered later than the other's by more than aloneAfter, and read
+// after that wait, does: the first delivery writes before the second
+// reads (TestCheckThenBookOverHTTPStillCaught; with aloneAfter cut to
+// 1 ms, a second find answered 300 ms after the first lost the duplicate).
 type lockstep struct {
 	rec     *recorder
 	mu      sync.Mutex
@@ -48,10 +63,87 @@ type lockstep struct {
 	waiting map[*Call]int // the calls at the gate, with their delivery
 	nth     map[*Call]int // the calls at the gate, with their k
 	bypass  bool
+	began   time.Time
+	moved   map[int]time.Time // delivery -> when it last reached or left a gate
+	// outlasted: delivery -> its moved when another went on alone past
+	// it (outsideLocked): not moved since, it is still in the wait that
+	// outlasted aloneAfter once, and is not waited for again.
+	outlasted map[int]time.Time
 }
 
 func newLockstep(n int) *lockstep {
-	return &lockstep{n: n, arrived: map[int]int{}, passed: map[int]int{}, done: map[int]bool{}, waiting: map[*Call]int{}, nth: map[*Call]int{}, changed: make(chan struct{})}
+	return &lockstep{n: n, arrived: map[int]int{}, passed: map[int]int{}, done: map[int]bool{}, waiting: map[*Call]int{}, nth: map[*Call]int{}, changed: make(chan struct{}),
+		began: time.Now(), moved: map[int]time.Time{}, outlasted: map[int]time.Time{}}
+}
+
+// aloneAfter is how long the other deliveries must have stayed busy
+// outside any gate before a waiting delivery goes on alone: readGrace
+// (1 s), cut to half a stall bound shorter than two of it, the grace the
+// suite gives a read of the agent's own that may never end.
+func (l *lockstep) aloneAfter() time.Duration {
+	return readGraceUnder(l.rec.world.stallAfter)
+}
+
+// outsideLocked reports whether every delivery but inv that has not
+// returned and has no call at the gate has been outside any gate for
+// aloneAfter while inv waited: since it last reached or left a gate (since
+// the lockstep began, for one that has not reached a gate yet), and since
+// inv's call reached the gate, at since. A slow answer that the other
+// delivery waited for while inv ran up to its gate is not held against it:
+// two deliveries released together and answered 700 ms later reached
+// their next gates a moment apart, but, counted from its release, the
+// later one had been outside for longer than aloneAfter, and the earlier
+// went on alone at once (TestCheckThenBookOverHTTPStillCaught). A
+// delivery still in a wait that outlasted aloneAfter once is not waited
+// for again: the lock service's holder goes on alone at each of its calls
+// after the first at once. It marks the deliveries it counted when it
+// reports true.
+func (l *lockstep) outsideLocked(inv int, since time.Time) bool {
+	var counted []int
+	for j := 1; j <= l.n; j++ {
+		if j == inv || l.done[j] || l.atGateLocked(j) {
+			continue
+		}
+		at, ok := l.moved[j]
+		if !ok {
+			at = l.began
+		}
+		counted = append(counted, j)
+		if o, ok := l.outlasted[j]; ok && o.Equal(at) {
+			continue
+		}
+		if time.Since(later(at, since)) < l.aloneAfter() {
+			return false
+		}
+	}
+	if len(counted) == 0 {
+		return false
+	}
+	for _, j := range counted {
+		at, ok := l.moved[j]
+		if !ok {
+			at = l.began
+		}
+		l.outlasted[j] = at
+	}
+	return true
+}
+
+func later(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
+}
+
+// atGateLocked reports whether a call of delivery j waits at the gate.
+func (l *lockstep) atGateLocked(j int) bool {
+	for _, d := range l.waiting {
+		if d == j {
+			return true
+		}
+	}
+	return false
 }
 
 // changedLocked wakes every waiter.
@@ -71,13 +163,16 @@ func (l *lockstep) Wait(c *Call, p Point) {
 	k := l.arrived[inv]
 	l.waiting[c] = inv // a delivery may have several calls waiting (parallel calls)
 	l.nth[c] = k
+	l.moved[inv] = time.Now()
 	defer func() {
+		l.moved[inv] = time.Now()
 		delete(l.waiting, c)
 		delete(l.nth, c)
 		l.rec.number(c) // let through by bypass: numbered now
 	}()
 	l.changedLocked()
 	l.numberReadyLocked()
+	arrivedAt := time.Now()
 	poll := 100 * time.Microsecond
 	for !l.bypass && !l.ready(inv, k) {
 		ch := l.changed
@@ -98,9 +193,17 @@ func (l *lockstep) Wait(c *Call, p Point) {
 		poll = min(2*poll, 5*time.Millisecond)
 		quiet := l.rec != nil && l.rec.world != nil
 		self := uint64(0)
+		outlasted := time.Duration(0)
 		if quiet {
 			self = goroutineID()
 			quiet, _, _ = l.rec.world.quiet(self, held)
+			if !quiet {
+				l.mu.Lock()
+				if l.lowestWaiting() == inv && l.outsideLocked(inv, arrivedAt) {
+					quiet, outlasted = true, l.aloneAfter()
+				}
+				l.mu.Unlock()
+			}
 		}
 		var blocked []string
 		if quiet {
@@ -110,6 +213,9 @@ func (l *lockstep) Wait(c *Call, p Point) {
 		if quiet && !l.bypass && !l.ready(inv, k) && l.lowestWaiting() == inv {
 			l.passed[inv] = k
 			others := "the other delivery was blocked outside any gate"
+			if outlasted > 0 {
+				others = fmt.Sprintf("the other delivery was still busy outside any gate after %s, as one waiting for a lock this delivery holds is when the lock is a service's reached over the network or one polled with sleeps, which no stack tells from a slow answer", outlasted)
+			}
 			if len(blocked) > 0 {
 				others += " (" + strings.Join(blocked, "; ") + ")"
 			}

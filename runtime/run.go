@@ -124,11 +124,13 @@ type recorder struct {
 // 192 bytes every scenario allocated, and with them the recorder took the
 // 768-byte size class where it now takes the 576-byte one.
 type recRare struct {
-	crashEnded                []string // goroutines the crash ended that the invocation had started, where (Call.stopIfCrashed)
-	refused                   []string // calls that could not be attributed to a run
-	refusedOps                []string // their ops
-	unattributed, unattribOps []string // Trace.Unattributed, and their ops
-	amidLate, amidLateOps     []string // Trace.amidLate, and their ops
+	crashEnded                []string   // goroutines the crash ended that the invocation had started, where (Call.stopIfCrashed)
+	crashEnds                 []crashEnd // the stacks of the goroutines the crash ended (crashlock.go)
+	crashLock                 string     // why a stall is the suite's own: a lock the crash left held (lockLeftByCrash)
+	refused                   []string   // calls that could not be attributed to a run
+	refusedOps                []string   // their ops
+	unattributed, unattribOps []string   // Trace.Unattributed, and their ops
+	amidLate, amidLateOps     []string   // Trace.amidLate, and their ops
 	// afterReturnOps names the ops of the calls made after their
 	// invocation had returned (recorder.afterReturn).
 	afterReturnOps []string
@@ -1581,8 +1583,17 @@ func (r *recorder) stalled() bool {
 // that are neither parked at a gate nor done, and the calls held at gates.
 func (r *recorder) describeStall() string {
 	var blocked, held []string
+	advice := "raise the bound with StallTimeout if the agent is only slow"
 	if r.world != nil {
-		blocked = r.world.blocked(goroutineID())
+		self := goroutineID()
+		blocked = r.world.blocked(self)
+		gs := r.world.ours(r.world.snapshot(), self)
+		if lock := r.lockLeftByCrash(gs); lock != "" {
+			r.mu.Lock()
+			r.rareLocked().crashLock = lock
+			r.mu.Unlock()
+		}
+		advice = stallAdvice(gs, r.didCrash())
 	}
 	if h, ok := r.gate.(interface{ held() []string }); ok {
 		held = h.held()
@@ -1596,7 +1607,39 @@ func (r *recorder) describeStall() string {
 	case len(held) > 0:
 		msg += ": " + strings.Join(held, "; ")
 	}
-	return msg + "; the scenario was abandoned (raise the bound with StallTimeout if the agent is only slow)"
+	return msg + "; the scenario was abandoned (" + advice + ")"
+}
+
+// stallAdvice says whether a longer StallTimeout may help a scenario whose
+// goroutines gs stalled: only if one of them may go on by itself (running,
+// asleep), or waits for the network, whose answer may be merely slow.
+// Blocked on locks and channels, they wait for another goroutine: none of
+// the scenario's can act, and the red team's stall of a mutex left held
+// (rtK mutexcrash) was told to raise the bound, which could not help.
+// crashed: the scenario crashed a delivery, which may have left held what a
+// real crash leaves held as well.
+func stallAdvice(gs []gInfo, crashed bool) string {
+	onNetwork := false
+	for i := range gs {
+		g := &gs[i]
+		if g.bystander() {
+			continue
+		}
+		busy, why := g.busy(time.Time{})
+		switch {
+		case busy && ioWaits[why], g.state == "IO wait":
+			onNetwork = true
+		case busy:
+			return "raise the bound with StallTimeout if the agent is only slow"
+		}
+	}
+	switch {
+	case onNetwork && crashed:
+		return "it waits for the network: raise the bound with StallTimeout only if the answer is merely slow; if it waits for a lock or lease that the crashed delivery took in a service and never released (a lock with no expiry), it waits for good, after a real crash as well: give the lock a lease that expires, or let the restart take over what its earlier delivery holds"
+	case onNetwork:
+		return "it waits for the network: raise the bound with StallTimeout only if the answer is merely slow"
+	}
+	return "no goroutine of the scenario was running, asleep or waiting for the network: each waits for another goroutine (a lock, a channel, a condition), so a longer StallTimeout helps only if a goroutine outside the scenario ends that wait"
 }
 
 // abort unblocks what the harness holds: gates open, invocations are

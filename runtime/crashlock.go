@@ -1,0 +1,151 @@
+package runtime
+
+import (
+	"fmt"
+	goruntime "runtime"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// crashEnd is a goroutine of a crashed delivery that the suite ended at a
+// later call (Call.stopIfCrashed): which delivery, and the functions on
+// its stack when it was ended, innermost first, with their lines.
+type crashEnd struct {
+	gid      uint64
+	delivery int
+	funcs    []string
+	sites    []string
+}
+
+// endedByCrash records the stack of the calling goroutine, which the crash
+// of delivery n is about to end with runtime.Goexit: the evidence a stall
+// of the restart on a lock is read against (lockLeftByCrash). Once per
+// goroutine the crash ends, in a crash scenario only.
+func (r *recorder) endedByCrash(n int) {
+	var pcs [64]uintptr
+	frames := goruntime.CallersFrames(pcs[:goruntime.Callers(2, pcs[:])])
+	e := crashEnd{gid: goroutineID(), delivery: n}
+	for {
+		f, more := frames.Next()
+		e.funcs = append(e.funcs, f.Function)
+		e.sites = append(e.sites, fmt.Sprintf("%s:%d", f.File, f.Line))
+		if !more {
+			break
+		}
+	}
+	r.mu.Lock()
+	x := r.rareLocked()
+	x.crashEnds = append(x.crashEnds, e)
+	r.mu.Unlock()
+}
+
+// lockLeftByCrash says, when the evidence is there, that the stall of a
+// crash scenario is the suite's own: a goroutine of a later delivery is
+// blocked on a sync.Mutex or sync.RWMutex, taken in a function F, and the
+// suite ended a goroutine of the crashed delivery (runtime.Goexit, where a
+// real crash ends the process) while F was on its stack, past the lock:
+// the lock it most likely held, which a Goexit does not release unless a
+// defer does, and a real crash releases with the process (a red team's
+// agent, rtK mutexcrash: a mutex held across a retry loop, unlocked
+// without defer). Who holds a sync.Mutex is not recorded anywhere, so the
+// evidence is the function, not the lock: an F that took the lock and
+// released it before the call the crash stopped, with another goroutine
+// holding it, reads the same (a known limit). A stall of a scenario with
+// no crash, or of a restart blocked on anything else, is not this, nor one
+// where a goroutine of the scenario was running, asleep or waiting for the
+// network, which may be what it waits for.
+// It returns "" when the evidence is not there.
+func (r *recorder) lockLeftByCrash(gs []gInfo) string {
+	r.mu.Lock()
+	ends := r.odd().crashEnds
+	r.mu.Unlock()
+	if len(ends) == 0 || r.world == nil {
+		return ""
+	}
+	for i := range gs {
+		// A goroutine that may go on by itself, or waits for the
+		// network, may be what the scenario waits for: not this.
+		g := &gs[i]
+		if g.bystander() {
+			continue
+		}
+		if busy, _ := g.busy(time.Time{}); busy || g.state == "IO wait" {
+			return ""
+		}
+	}
+	for i := range gs {
+		g := &gs[i]
+		switch g.state {
+		case "sync.Mutex.Lock", "sync.RWMutex.Lock", "sync.RWMutex.RLock":
+		default:
+			continue
+		}
+		caller := -1 // the frame that called Lock
+		for j, f := range g.funcs {
+			if !strings.HasPrefix(f, "sync.") && !strings.HasPrefix(f, "runtime.") && !strings.HasPrefix(f, "internal/sync.") {
+				caller = j
+				break
+			}
+		}
+		if caller < 0 {
+			continue
+		}
+		d := r.world.invocationOf(g.id)
+		for _, e := range ends {
+			if d == 0 || d == e.delivery || aliveIn(gs, e.gid) {
+				continue
+			}
+			for j, f := range e.funcs {
+				if f != g.funcs[caller] || !pastIn(e.sites[j], g.files[caller]) {
+					continue
+				}
+				lock := strings.TrimSuffix(strings.TrimSuffix(g.state, ".Lock"), ".RLock")
+				return fmt.Sprintf("delivery %d (goroutine %d) is blocked on a %s at %s, in %s, and the suite had ended goroutine %d of the crashed delivery %d (runtime.Goexit, at its call after the crash) in that same function, at %s, past where it takes the lock: the crashed delivery most likely held the lock then, and nothing released it (a %s is released only by its Unlock, which runs at a Goexit only if deferred); a real crash ends the process, and the lock with it, so the suite could not test the restart, and the scenario is inconclusive; unlock with defer (defer mu.Unlock() right after mu.Lock()), so that the lock is released however the function ends",
+					d, g.id, lock, shortSite(g.files[caller]), shortFunc(f), e.gid, e.delivery, shortSite(e.sites[j]), lock)
+			}
+		}
+	}
+	return ""
+}
+
+// pastIn reports whether site is a later line of the file of site lock.
+func pastIn(site, lock string) bool {
+	file, line, ok := cutLine(site)
+	lfile, lline, lok := cutLine(lock)
+	return ok && lok && file == lfile && line > lline
+}
+
+func cutLine(site string) (string, int, bool) {
+	i := strings.LastIndexByte(site, ':')
+	if i < 0 {
+		return "", 0, false
+	}
+	n, err := strconv.Atoi(site[i+1:])
+	return site[:i], n, err == nil
+}
+
+// bystander reports whether g is no cause of a stall: parked at a gate,
+// a wait of the harness's, a connection waiting for its peer (the goroutines
+// world.blocked leaves out).
+func (g *gInfo) bystander() bool {
+	return g.atGate() || g.harnessWait() || g.state == "IO wait" && g.idleConnection() || g.has("(*persistConn).writeLoop") || g.has("(*connReader).backgroundRead")
+}
+
+// aliveIn reports whether goroutine id is among gs.
+func aliveIn(gs []gInfo, id uint64) bool {
+	for _, g := range gs {
+		if g.id == id {
+			return true
+		}
+	}
+	return false
+}
+
+// shortFunc is f without its package path: mutexcrash.(*Agent).RunRetry.
+func shortFunc(f string) string {
+	if i := strings.LastIndexByte(f, '/'); i >= 0 {
+		return f[i+1:]
+	}
+	return f
+}
