@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"sort"
+	"strconv"
 	"strings"
 )
 
@@ -90,12 +92,22 @@ type Exploration struct {
 	Rounds    int `json:"rounds"`
 	Space     int `json:"space"`
 	Unreduced int `json:"unreduced"`
-	// Explored is how many schedules ran; Exhaustive whether that is all.
+	// Explored is how many schedules ran; Exhaustive whether every order
+	// of the exploration ran, each as chosen (a schedule whose rounds were
+	// not the ones its order was chosen from, run followTries times,
+	// stops the exploration with a Hazard). The orders that ran may be
+	// more or fewer than Space, which counts the listed schedule's rounds,
+	// when the rounds after the first change with the order of the calls
+	// before them.
 	Explored   int    `json:"explored"`
 	Exhaustive bool   `json:"exhaustive"`
 	Strategy   string `json:"strategy"` // "exhaustive", "pct" or "replay"
 	// Hazard says why scheduling stopped, if it did.
 	Hazard string `json:"hazard,omitempty"`
+	// beside counts the schedules of an exhaustive exploration that are
+	// no order of its space: the reverse of the listed order, when it
+	// reverses calls that commute too (roundShape.reversed).
+	beside int
 	// Shard says which part of a sharded exploration ran (shard.go);
 	// Explored then counts this shard's schedules.
 	Shard *Shard `json:"shard,omitempty"`
@@ -174,15 +186,8 @@ func (s *Suite) Interleavings(ctx context.Context, each func(*Result)) (*Explora
 	if len(preSched.shapes) == 0 {
 		return ex, nil // no two calls ever in flight together
 	}
-	ex.Rounds = len(preSched.shapes)
-	ex.Space, ex.Unreduced = 1, 1
-	exhaustive := true
-	for _, sh := range preSched.shapes {
-		ex.Space = capMul(ex.Space, sh.space())
-		ex.Unreduced = capMul(ex.Unreduced, countInterleavings(len(sh.labels)))
-		exhaustive = exhaustive && sh.exhaustive()
-	}
-	exhaustive = exhaustive && ex.Space <= s.cfg.budget
+	var exhaustive bool
+	ex.Rounds, ex.Space, ex.Unreduced, exhaustive = spaceOf(preSched.shapes, s.cfg.budget)
 	ex.Exhaustive = exhaustive
 	if s.cfg.shardErr != nil {
 		return ex, s.cfg.shardErr
@@ -195,53 +200,225 @@ func (s *Suite) Interleavings(ctx context.Context, each func(*Result)) (*Explora
 	}
 
 	seen := map[string]bool{}
-	run := func(choose chooser) (*Result, *scheduler, error) {
-		res, sch, err := s.scheduled(ctx, choose, s.bubble())
+	// run runs one schedule until the rounds it can compare with ref's
+	// (the first upto, whose shapes the order was chosen from: followed)
+	// are ref's, followTries times at most, and records the last run. One
+	// that never followed is recorded inconclusive, and stops the
+	// exploration (stop): the orders it was to run were not run.
+	// With grown set, a run whose rounds only hold more calls than ref's
+	// is taken at once: ref (the pre-flight) missed them.
+	stop := false
+	run := func(choose chooser, ref *scheduler, upto int, grown bool) (*scheduler, error) {
+		var (
+			res    *Result
+			sch    *scheduler
+			err    error
+			missed []string
+		)
+		for try := 0; try < followTries; try++ {
+			res, sch, err = s.scheduled(ctx, choose, s.bubble())
+			why, grew := followed(ref, sch, upto)
+			if grew && grown && err == nil && res.Trace != nil {
+				res.Trace.Notes = append(res.Trace.Notes, "interleaving: the pre-flight run of the listed schedule missed calls that this run of it had: "+why+"; the orders explored are this run's rounds'")
+			}
+			if why == "" || grew && grown || err != nil {
+				break
+			}
+			missed = append(missed, why)
+		}
+		if len(missed) > 0 && res.Trace != nil {
+			res.Trace.Notes = append(res.Trace.Notes, fmt.Sprintf("interleaving: this schedule ran %d times: %s", len(missed)+1, strings.Join(missed, "; ")))
+		}
+		if len(missed) == followTries && err == nil {
+			stop = true
+			ex.Hazard = unfollowedHazard(res.Schedule, missed[len(missed)-1], sch.realtime)
+			res.Error = strings.TrimPrefix(res.Error+"; "+ex.Hazard, "; ")
+			res.Inconclusive, res.Safe = true, false
+		}
 		if seen[res.Scenario] {
-			return res, sch, err // the reverse is often one of the orders: counted once
+			return sch, err // the reverse is often one of the orders: counted once
 		}
 		seen[res.Scenario] = true
 		ex.Explored = len(seen)
 		s.record(res, each)
-		return res, sch, err
+		return sch, err
 	}
 	var errs []error
-	_, first, err := run(prefixChooser(nil))
+	// The listed schedule's first run is compared with the pre-flight's,
+	// on real time: in a bubble the pre-flight (on real time) may see
+	// other rounds, and the bubble's, exact, are the ones explored.
+	var listed *scheduler
+	if s.bubble() == nil {
+		listed = preSched
+	}
+	first, err := run(prefixChooser(nil), listed, len(preSched.shapes), true)
 	if err != nil {
 		errs = append(errs, err)
 	}
-	if ex.Explored < s.cfg.budget {
-		if _, _, err := run(reverseChooser()); err != nil {
+	if len(first.shapes) > 0 && !slices.EqualFunc(first.shapes, preSched.shapes, func(a, b roundShape) bool { return slices.Equal(a.labels, b.labels) }) {
+		// The space is the rounds the exploration takes its orders
+		// from: the first run's, not the pre-flight's (which, on real
+		// time, can miss a call: followed).
+		ex.Rounds, ex.Space, ex.Unreduced, exhaustive = spaceOf(first.shapes, s.cfg.budget)
+	}
+	reverse := ""
+	if ex.Explored < s.cfg.budget && !stop {
+		sch, err := run(reverseChooser(), first, 1, false)
+		if err != nil {
 			errs = append(errs, err)
 		}
+		reverse = sch.schedule.String()
 	}
+	done := false // every order of the exploration ran
 	if exhaustive {
 		ex.Strategy = "exhaustive"
-		choices := next(nil, first.shapes)
-		for choices != nil && len(seen) < s.cfg.budget {
-			_, sch, err := run(prefixChooser(choices))
+		orders := map[string]bool{first.schedule.String(): true}
+		choices, ref := next(nil, first.shapes), first
+		for choices != nil && len(seen) < s.cfg.budget && !stop {
+			sch, err := run(prefixChooser(choices), ref, len(choices), false)
 			if err != nil {
 				errs = append(errs, err)
 				break
 			}
-			choices = next(choices, sch.shapes)
+			orders[sch.schedule.String()] = true
+			choices, ref = next(choices, sch.shapes), sch
+		}
+		switch {
+		case choices == nil && !stop && len(errs) == 0:
+			done = true
+			if reverse != "" && !orders[reverse] {
+				// The reverse reverses calls that commute too: no
+				// order of the space (roundShape.reversed).
+				ex.beside = 1
+			}
+		case ex.Hazard == "" && len(errs) == 0:
+			ex.Hazard = fmt.Sprintf("the budget of %s ran out before the last order (testkit.Schedules raises it)", countNoun(s.cfg.budget, "schedule"))
 		}
 	} else {
 		ex.Strategy = "pct"
 		rng := rand.New(rand.NewPCG(uint64(s.cfg.seed), 0x61676e74))
-		for tries := 0; len(seen) < s.cfg.budget && tries < 4*s.cfg.budget; tries++ {
-			if _, _, err := run(pctChooser(rng, s.cfg.depth)); err != nil {
+		for tries := 0; len(seen) < s.cfg.budget && tries < 4*s.cfg.budget && !stop; tries++ {
+			if _, err := run(pctChooser(rng, s.cfg.depth), first, 1, false); err != nil {
 				errs = append(errs, err)
 				break
 			}
 		}
 	}
+	// Every order of the space, each run as chosen: the legend says "Ran
+	// every order" only then. It said so after an exploration that ended
+	// on a schedule whose round had missed a call (next took the smaller
+	// round's orders for all there were: 14 of 90 orders run, red team
+	// rtK), and after one a stall or the budget had cut short.
+	ex.Exhaustive = exhaustive && done
 	s.outcomes()
 	s.explainOrderAcross()
 	if len(errs) > 0 {
 		return ex, errs[0]
 	}
 	return ex, nil
+}
+
+// followTries is how many times a schedule runs, at most, while its rounds
+// are not the ones its order was chosen from (followed). On real time a
+// call can reach its start gate after its round was played: a worker of
+// a dispatcher started before the scenario (at package init) is not
+// watched, and in a process of thousands of goroutines it ran late 3 times
+// in 20 explorations of 90 orders (red team rtK, rtk/poolpar), each time
+// in one schedule only; run again, the schedule has its whole round.
+const followTries = 3
+
+// followed compares the first upto rounds of run with ref's, which the
+// order run followed was chosen from: those rounds followed the same
+// orders in both (a round's calls depend only on the orders of the rounds
+// before it), so they hold the same calls (op and delivery: arguments may
+// hold random ids). It returns what differs in the first round that does,
+// "" when none does or there is no ref, and grew when that round only held
+// more calls than ref's (ref missed them). The next order is taken from the rounds a run saw
+// (next): after a run whose round missed a call, it was taken from a
+// round of two calls for one of three, whose 6 orders were all run, and
+// the exploration ended there with 14 of its 90 orders run, saying "Ran
+// every order" (red team rtK).
+func followed(ref, run *scheduler, upto int) (why string, grew bool) {
+	if ref == nil {
+		return "", false
+	}
+	for r := 0; r < min(upto, len(ref.rounds)); r++ {
+		want := roundOps(ref.rounds[r])
+		var got []string
+		if r < len(run.rounds) {
+			got = roundOps(run.rounds[r])
+		}
+		if slices.Equal(want, got) {
+			continue
+		}
+		missing, extra := opsMinus(want, got), opsMinus(got, want)
+		what := fmt.Sprintf("round %d held %s (%s) where the round its order was chosen from held %d (%s)",
+			r+1, countNoun(len(got), "call"), strings.Join(got, ", "), len(want), strings.Join(want, ", "))
+		if len(got) < 2 {
+			what = fmt.Sprintf("round %d was not played as a round (%s at its start gates together) where the round its order was chosen from held %d calls (%s)",
+				r+1, countNoun(len(got), "call"), len(want), strings.Join(want, ", "))
+		}
+		if len(missing) > 0 {
+			what += fmt.Sprintf(": %s had not reached its start gate when the round was played", strings.Join(missing, ", "))
+		}
+		if len(extra) > 0 {
+			what += fmt.Sprintf(": %s, not in the round then, was in it now", strings.Join(extra, ", "))
+		}
+		return what, len(missing) == 0
+	}
+	return "", false
+}
+
+// roundOps names a round's calls by op, with the delivery in front when it
+// is not the first ("2:op"), sorted.
+func roundOps(calls []*Call) []string {
+	out := make([]string, len(calls))
+	for i, c := range calls {
+		out[i] = c.op.Name
+		if c.inv != nil && c.inv.n > 1 {
+			out[i] = strconv.Itoa(c.inv.n) + ":" + c.op.Name
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// opsMinus is a without b, as multisets of sorted names.
+func opsMinus(a, b []string) []string {
+	var out []string
+	for i, j := 0, 0; i < len(a); i++ {
+		for j < len(b) && b[j] < a[i] {
+			j++
+		}
+		if j < len(b) && b[j] == a[i] {
+			j++
+			continue
+		}
+		out = append(out, a[i])
+	}
+	return out
+}
+
+// unfollowedHazard is why an exploration stopped at schedule sched, which
+// never held the rounds its order was chosen from (why, of its last run).
+func unfollowedHazard(sched, why string, realtime bool) string {
+	h := fmt.Sprintf("schedule %s could not be run as chosen: in %d runs of it, its rounds were not the ones its order was chosen from (in the last, %s), so the orders after it were not run and not every order ran", sched, followTries, why)
+	if realtime {
+		return h + "; on real time the goroutines older than the scenario are not watched: a dispatcher, a worker pool or a transport started before it (at package init, by Setup or by the test) that carries the agent's calls must say when a call is on its way to it, with runtime.Sending (README: Real agents: real time, stalls), or be started by Setup for each scenario"
+	}
+	return h + "; in a bubble that means the agent's parallel calls depend on more than the order of the calls before them (a random choice, a value read from outside the run)"
+}
+
+// spaceOf counts the rounds of shapes and their orders, with and without
+// reduction, and says whether the budget holds every one of them.
+func spaceOf(shapes []roundShape, budget int) (rounds, space, unreduced int, exhaustive bool) {
+	space, unreduced, exhaustive = 1, 1, true
+	for _, sh := range shapes {
+		space = capMul(space, sh.space())
+		unreduced = capMul(unreduced, countInterleavings(len(sh.labels)))
+		exhaustive = exhaustive && sh.exhaustive()
+	}
+	return len(shapes), space, unreduced, exhaustive && space <= budget
 }
 
 // capMul is a*b for counts (not negative), capped at countCap.

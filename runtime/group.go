@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"regexp"
+	"slices"
 	"strings"
 )
 
@@ -58,7 +59,14 @@ func firstLine(s string) string {
 
 // GroupFindings merges findings about one problem (same GroupKey) into one,
 // in order of first appearance: the first one's text, with SeenIn listing
-// every scenario that shows it and its replay line.
+// every scenario that shows it and its replay line, each scenario once.
+//
+// A scenario may show one problem in two findings: a goroutine_leak for
+// the call a goroutine of an earlier scenario made during its run
+// (amidLate) and one for the call its own goroutine made after it
+// (reportLate), both on notify. SeenIn listed such a scenario twice, and
+// the summary's problem line read "lost_request/notify#1,
+// lost_request/notify#1, ..." (red team rtK, rtk/late TestLate1500ms).
 func GroupFindings(fs []Finding) []Finding {
 	out := []Finding{}
 	at := map[string]int{}
@@ -66,7 +74,9 @@ func GroupFindings(fs []Finding) []Finding {
 		k := f.GroupKey()
 		occ := Occurrence{Scenario: f.Scenario, Replay: f.Replay}
 		if i, ok := at[k]; ok {
-			out[i].SeenIn = append(out[i].SeenIn, occ)
+			if !slices.ContainsFunc(out[i].SeenIn, func(o Occurrence) bool { return o.Scenario == occ.Scenario }) {
+				out[i].SeenIn = append(out[i].SeenIn, occ)
+			}
 			continue
 		}
 		at[k] = len(out)

@@ -107,18 +107,42 @@ func (e *Exploration) String() string {
 	case e.Strategy == "replay":
 		return "Ran the one schedule asked for (testkit.Replay or AGENTIDEM_SCHEDULE)."
 	case e.Exhaustive:
-		s := fmt.Sprintf("Ran every order of the agent's parallel calls that may change the outcome: %s (%s of calls in flight together).",
-			countNoun(e.Space, "order"), rounds)
+		// The count is of the orders that ran: it was the space's, which
+		// the listed schedule's rounds give, and the reverse, run second,
+		// went untold where it is no order of the space (calls that
+		// commute, whose answers it returns in the other order): "Ran
+		// every order ...: 1 order" after 2 schedules (red team rtK,
+		// rtk/shape).
+		orders := e.Explored - e.beside
+		s := fmt.Sprintf("Ran every order of the agent's parallel calls that may change the outcome: %s (%s of calls in flight together",
+			countNoun(orders, "order"), rounds)
+		if orders != e.Space {
+			s += fmt.Sprintf("; the listed schedule's rounds have %s, and the rounds after the first changed with the order of the calls before them", countNoun(e.Space, "order"))
+		}
+		s += ")"
+		if e.beside > 0 {
+			s += fmt.Sprintf(", and the reverse of the listed order, which reverses calls that commute too (the agent sees their answers in the other order): %s in all", countNoun(e.Explored, "schedule"))
+		}
+		s += "."
 		if e.Unreduced > e.Space {
 			others := "The other " + bigCount(e.Unreduced-e.Space)
 			if e.Unreduced >= countCap {
 				// Capped: the difference of a cap and a count is no count.
 				others = "The others"
 			}
-			s += fmt.Sprintf(" %s of the %s possible only swap calls on different entities, which commute, so they were not run.",
+			s += fmt.Sprintf(" %s of the %s possible only swap calls on different entities, which commute, so they were not run",
 				others, bigCount(e.Unreduced))
+			if e.beside > 0 {
+				s += ", but for that reverse"
+			}
+			s += "."
 		}
 		return s
+	case e.Strategy == "exhaustive":
+		// Stopped by a schedule that could not run to its end, whose
+		// result and the test's log say why.
+		return fmt.Sprintf("Ran %s of the %s orders of the agent's parallel calls that may change the outcome (%s of calls in flight together), and stopped: not every order.",
+			countNoun(e.Explored, "schedule"), bigCount(e.Space), rounds)
 	}
 	return fmt.Sprintf("Ran %s of the %s orders of the agent's parallel calls that may change the outcome (%s of calls in flight together), sampled by PCT: not every order. testkit.Schedules raises the budget; AGENTIDEM_SEED draws another sample.",
 		countNoun(e.Explored, "schedule"), bigCount(e.Space), rounds)

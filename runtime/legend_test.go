@@ -128,13 +128,26 @@ func TestExplorationSentence(t *testing.T) {
 		ex   Exploration
 		want string
 	}{
-		{Exploration{Rounds: 1, Space: 6, Unreduced: 6, Explored: 7, Exhaustive: true, Strategy: "exhaustive"},
+		{Exploration{Rounds: 1, Space: 6, Unreduced: 6, Explored: 6, Exhaustive: true, Strategy: "exhaustive"},
 			"Ran every order of the agent's parallel calls that may change the outcome: 6 orders (1 round of calls in flight together)."},
-		{Exploration{Rounds: 2, Space: 36, Unreduced: 400, Explored: 37, Exhaustive: true, Strategy: "exhaustive"},
-			"Ran every order of the agent's parallel calls that may change the outcome: 36 orders (2 rounds of calls in flight together). The other 364 of the 400 possible only swap calls on different entities, which commute, so they were not run."},
+		// The reverse, no order of the space, ran besides: the count is
+		// of the orders, and the schedules are told apart (rtk/shape).
+		{Exploration{Rounds: 2, Space: 36, Unreduced: 400, Explored: 37, Exhaustive: true, Strategy: "exhaustive", beside: 1},
+			"Ran every order of the agent's parallel calls that may change the outcome: 36 orders (2 rounds of calls in flight together), and the reverse of the listed order, which reverses calls that commute too (the agent sees their answers in the other order): 37 schedules in all. The other 364 of the 400 possible only swap calls on different entities, which commute, so they were not run, but for that reverse."},
+		{Exploration{Rounds: 1, Space: 1, Unreduced: 6, Explored: 2, Exhaustive: true, Strategy: "exhaustive", beside: 1},
+			"Ran every order of the agent's parallel calls that may change the outcome: 1 order (1 round of calls in flight together), and the reverse of the listed order, which reverses calls that commute too (the agent sees their answers in the other order): 2 schedules in all."},
+		// Rounds after the first that change with the order: the orders
+		// that ran, and the listed schedule's count.
+		{Exploration{Rounds: 2, Space: 12, Unreduced: 12, Explored: 8, Exhaustive: true, Strategy: "exhaustive"},
+			"Ran every order of the agent's parallel calls that may change the outcome: 8 orders (2 rounds of calls in flight together; the listed schedule's rounds have 12 orders, and the rounds after the first changed with the order of the calls before them)."},
+		// Cut short: never "every order", and the count is what ran.
+		{Exploration{Rounds: 1, Space: 90, Unreduced: 90, Explored: 14, Strategy: "exhaustive", Hazard: "schedule s0s1f0f1 could not be run as chosen"},
+			"Scheduling stopped after 14 schedules: schedule s0s1f0f1 could not be run as chosen"},
+		{Exploration{Rounds: 1, Space: 90, Unreduced: 90, Explored: 14, Strategy: "exhaustive"},
+			"Ran 14 schedules of the 90 orders of the agent's parallel calls that may change the outcome (1 round of calls in flight together), and stopped: not every order."},
 		{Exploration{Rounds: 1, Space: countCap, Unreduced: countCap, Explored: 3000, Strategy: "pct"},
 			"Ran 3000 schedules of the " + bigCount(countCap) + " orders of the agent's parallel calls that may change the outcome (1 round of calls in flight together), sampled by PCT: not every order."},
-		{Exploration{Rounds: 3, Space: 48, Unreduced: countCap, Explored: 49, Exhaustive: true, Strategy: "exhaustive"},
+		{Exploration{Rounds: 3, Space: 48, Unreduced: countCap, Explored: 48, Exhaustive: true, Strategy: "exhaustive"},
 			"Ran every order of the agent's parallel calls that may change the outcome: 48 orders (3 rounds of calls in flight together). The others of the " + bigCount(countCap) + " possible only swap calls on different entities, which commute, so they were not run."},
 		{Exploration{Explored: 1, Strategy: "replay"}, "Ran the one schedule asked for"},
 		{Exploration{}, "No two calls were ever in flight together"},
