@@ -27,15 +27,17 @@ var errAbandoned = errors.New("abandoned after a stall: the agent did not return
 // recorder is the state of one active run: the trace being written, the
 // planned fault, the gate.
 //
-// It is 744 bytes: with the 8-byte header the allocator puts before an
+// It is 752 bytes: with the 8-byte header the allocator puts before an
 // object above 512 bytes that holds pointers, that is within the 768-byte
-// size class, and 24 bytes more take the 896-byte one (128 bytes a
+// size class, and 16 bytes more take the 896-byte one (128 bytes a
 // scenario).
 // Put a new field where padding is (beside the bools), or check the size.
 type recorder struct {
 	name  string
 	fault Fault
-	gate  Gate
+	// faultErr gives the error the agent sees for the fault (FaultError).
+	faultErr func(op string, kind FaultKind) error
+	gate     Gate
 	// base is the clock reading the times of calls are offsets from (now).
 	base time.Time
 
