@@ -211,7 +211,7 @@ func TestNotRetriedNote(t *testing.T) {
 		want  string // "" for no note
 	}{
 		{"gives up", putRetrying(&s, never), nil,
-			"no injected fault was retried: after the injected error of each of its 3 fault scenarios (lost_acknowledgement, lost_request, before_operation_failure) the agent did not call the failed op again. An agent that does not retry is safe from these faults; one that retries only on particular errors (a *url.Error, an HTTP status such as 503 or 504) was not tested, since an injected fault is a *runtime.InjectedError, which is neither: make the suite's faults return those errors with testkit.FaultError (runtime.FaultError)"},
+			"no injected fault was retried: after the injected error of each of its 3 fault scenarios (lost_acknowledgement, lost_request, before_operation_failure), the agent did not call the failed op again. An agent that does not retry is safe from these faults; one that retries only on particular errors (a *url.Error, an HTTP status such as 503 or 504) was not tested, since an injected fault is a *runtime.InjectedError, which is neither: make the suite's faults return those errors with testkit.FaultError (runtime.FaultError)"},
 		{"goes on to other work", func(ctx context.Context) error {
 			if err := s.putTraced(ctx, "k", 1); err != nil {
 				_, err = s.getTraced(ctx, "k")

@@ -61,9 +61,9 @@ func notRetried(results []*Result, chosen bool) []string {
 	}
 	b.WriteString(" (" + strings.Join(kinds, ", ") + ")")
 	if chosen {
-		b.WriteString(", the error FaultError gave where it gave one,")
+		b.WriteString(", the error FaultError gave where it gave one")
 	}
-	b.WriteString(" the agent did not call the failed op again. An agent that does not retry is safe from these faults; ")
+	b.WriteString(", the agent did not call the failed op again. An agent that does not retry is safe from these faults; ")
 	if chosen {
 		b.WriteString("if it retries on other errors than those, make FaultError return them")
 	} else {
