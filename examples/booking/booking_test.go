@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentidem/agentidem-go/internal/reportschema"
 	"github.com/agentidem/agentidem-go/runtime"
 	"github.com/agentidem/agentidem-go/testkit"
 	"github.com/stretchr/testify/assert"
@@ -112,6 +113,7 @@ func noteOnDefaultFaults(t *testing.T, fn agentFunc) {
 	assert.Contains(t, rep.Notes[0], "lost_acknowledgement, lost_request, before_operation_failure")
 	assert.Contains(t, rep.Notes[0], "testkit.FaultError")
 	assert.Contains(t, testkit.Summary(rep), "\n  note: no injected fault was retried")
+	assert.NoError(t, reportschema.Validate(rep), "the report with its notes fits the schema")
 }
 
 // Red team rtK: reported SAFE with nothing said, 10 runs of 10. It still
