@@ -439,13 +439,14 @@ func (c *Call) Start() error {
 		c.executing()
 		return nil
 	}
-	err := &InjectedError{Fault: Fault{Kind: f, Op: c.op.Name, Occurrence: int(c.rec.Occurrence)}}
+	err := c.injected(f)
+	text := errorText(err) // FaultError's error may panic in Error: not under the lock
 	c.notePath(c.path())
 	c.mu.Lock()
 	c.rec.status = statusFailed
 	c.rec.observation = observationFailed
 	c.rec.faulted = true
-	c.rec.Error = err.Error()
+	c.rec.Error = text
 	c.rec.end, c.rec.ended = r.now(), true
 	c.mu.Unlock()
 	r.markFired()
@@ -653,7 +654,7 @@ func (c *Call) Finish(err error, results ...any) error {
 		r.noteUnfired(fmt.Sprintf("%s has no error result: its acknowledgement cannot be lost", c.op.Name))
 		return nil
 	}
-	ierr := &InjectedError{Fault: Fault{Kind: f, Op: c.op.Name, Occurrence: int(c.rec.Occurrence)}}
+	ierr := c.injected(f)
 	c.mu.Lock()
 	c.rec.observation = observationLost
 	c.rec.faulted = true

@@ -63,12 +63,29 @@ func (f Fault) String() string {
 // matches ErrInjected, and a lost acknowledgement also matches
 // context.DeadlineExceeded and reports Timeout() == true, as a network
 // timeout would.
+//
+// With Err set (FaultError chose it), the agent sees Err: its text, what
+// errors.Is and errors.As find through it (a *url.Error, a status error
+// of the agent's HTTP client), its Timeout and Temporary; the
+// InjectedError still matches ErrInjected, and errors.As still finds it.
 type InjectedError struct {
 	Fault Fault
+	// Err is the error FaultError gave for this fault, nil for the
+	// runtime's own.
+	Err error
 }
 
-// Error says which op failed and how, in words an agent log can use.
-func (e *InjectedError) Error() string { return e.Fault.Op + e.says() }
+// Error says which op failed and how, in words an agent log can use: Err's
+// text when Err is set, as the agent's own code would have it.
+func (e *InjectedError) Error() string {
+	if e.Err != nil {
+		return e.Err.Error()
+	}
+	return e.Fault.Op + e.says()
+}
+
+// Unwrap returns Err (nil for the runtime's own error).
+func (e *InjectedError) Unwrap() error { return e.Err }
 
 // says is what Error says after the op's name.
 func (e *InjectedError) says() string {
@@ -88,8 +105,13 @@ func (e *InjectedError) says() string {
 }
 
 // Is matches ErrInjected, and context.DeadlineExceeded for a lost
-// acknowledgement, context.Canceled for a crash.
+// acknowledgement, context.Canceled for a crash. With Err set it matches
+// ErrInjected only, and errors.Is goes on to Err: a 504 chosen for a lost
+// acknowledgement is no context.DeadlineExceeded, as in production.
 func (e *InjectedError) Is(target error) bool {
+	if e.Err != nil {
+		return target == ErrInjected
+	}
 	switch target {
 	case ErrInjected:
 		return true
@@ -102,13 +124,88 @@ func (e *InjectedError) Is(target error) bool {
 }
 
 // Timeout reports whether the fault looks like a timeout (a lost
-// acknowledgement or a lost request).
+// acknowledgement or a lost request); with Err set, what the first error
+// of Err's chain with a Timeout method reports (as errors.As finds a
+// net.Error there), false when none has one.
 func (e *InjectedError) Timeout() bool {
+	if e.Err != nil {
+		var t interface{ Timeout() bool }
+		return errors.As(e.Err, &t) && t.Timeout()
+	}
 	return e.Fault.Kind == FaultLostAck || e.Fault.Kind == FaultLostRequest
 }
 
-// Temporary reports true: every injected fault is worth a retry to the agent.
-func (e *InjectedError) Temporary() bool { return true }
+// Temporary reports true: every injected fault is worth a retry to the
+// agent. With Err set, it reports what the first error of Err's chain
+// with a Temporary method reports, false when none has one.
+func (e *InjectedError) Temporary() bool {
+	if e.Err != nil {
+		var t interface{ Temporary() bool }
+		return errors.As(e.Err, &t) && t.Temporary()
+	}
+	return true
+}
+
+// FaultError makes each fault the suite injects return the error fn gives
+// for the faulted op and the kind of fault, wrapped in the
+// *InjectedError, where fn gives one (nil keeps the runtime's own error
+// for that fault). Give it the errors the agent's retry condition looks
+// for. The runtime's own error matches context.DeadlineExceeded and
+// reports Timeout() for a lost acknowledgement, but it is no *url.Error and
+// carries no HTTP status: an agent that retries only on a *url.Error, or
+// only on a 502/503/504 of its own HTTP client, never retried under test
+// and was reported SAFE, while against a real lost answer it booked twice
+// on every run (red team rtK; examples/booking). The report says so in a
+// note when no injected fault was retried (Report.Notes).
+//
+// The agent then sees fn's error (InjectedError.Err): its text, what
+// errors.Is and errors.As find in it, its Timeout; errors.Is(err,
+// ErrInjected) still holds, and errors.As still finds the
+// *InjectedError. For a lost acknowledgement the tool ran and the answer
+// never came (a timeout, a connection reset, a gateway's 504); for a
+// failure before the operation or a lost request it did not run (a
+// connection refused, a 503); a partial batch failure is a conflict (a
+// 409); a crash cancels the invocation, whatever the error. fn runs in
+// the goroutine of the faulted call, once per fault, and may be called
+// from several goroutines at once; a panic in it is the agent's
+// (agent_panic). Given more than once, the functions are asked in the
+// order given, and the first error one returns is the fault's: a function
+// for one op, then one for every other.
+//
+//	runtime.FaultError(func(op string, kind runtime.FaultKind) error {
+//		if kind == runtime.FaultLostAck {
+//			return &url.Error{Op: "Post", URL: base + "/bookings", Err: context.DeadlineExceeded}
+//		}
+//		return nil
+//	})
+func FaultError(fn func(op string, kind FaultKind) error) Option {
+	return optionFunc(func(c *config) {
+		if fn == nil {
+			return
+		}
+		prev := c.faultErr
+		if prev == nil {
+			c.faultErr = fn
+			return
+		}
+		c.faultErr = func(op string, kind FaultKind) error {
+			if err := prev(op, kind); err != nil {
+				return err
+			}
+			return fn(op, kind)
+		}
+	})
+}
+
+// injected returns the error of fault f on call c: the runtime's own, with
+// the error FaultError gives for it.
+func (c *Call) injected(f FaultKind) *InjectedError {
+	e := &InjectedError{Fault: Fault{Kind: f, Op: c.op.Name, Occurrence: int(c.rec.Occurrence)}}
+	if fn := c.inv.rec.faultErr; fn != nil {
+		e.Err = fn(c.op.Name, f)
+	}
+	return e
+}
 
 // PanicError is returned by a wrapper whose tool panicked.
 type PanicError struct {

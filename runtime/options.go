@@ -51,6 +51,8 @@ type config struct {
 
 	state  func() any                  // State: the world's snapshot
 	settle func(context.Context) error // Settle: wait for late effects
+
+	faultErr func(op string, kind FaultKind) error // FaultError's, asked in the order given
 }
 
 func newConfig(opts []Option) config {

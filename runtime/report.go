@@ -219,6 +219,11 @@ type Report struct {
 	// SeenIn lists every scenario that shows it with its replay line. The
 	// text and HTML reports and the go test output show these.
 	Problems []Finding `json:"problems,omitempty"`
+	// Notes say what the verdict does not: a fact about the whole suite
+	// that no scenario shows, and what to do about it (no injected fault
+	// was retried: FaultError). None is a finding, or fails anything; the
+	// text and HTML reports print them under the verdict.
+	Notes []string `json:"notes,omitempty"`
 	// AgentRuns counts invocations of the agent over the whole suite.
 	AgentRuns int       `json:"agent_runs"`
 	Seed      int64     `json:"seed"`

@@ -1038,6 +1038,7 @@ func (w *reportWriter) report(r *Report) {
 		}
 		w.close(']')
 	}
+	w.stringsOmit("notes", r.Notes)
 	w.integer("agent_runs", int64(r.AgentRuns))
 	w.integer("seed", r.Seed)
 	w.time("started_at", r.StartedAt, timeType)

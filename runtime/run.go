@@ -36,7 +36,9 @@ var errAbandoned = errors.New("abandoned after a stall: the agent did not return
 type recorder struct {
 	name  string
 	fault Fault
-	gate  Gate
+	// faultErr gives the error the agent sees for the fault (FaultError).
+	faultErr func(op string, kind FaultKind) error
+	gate     Gate
 	// base is the clock reading the times of calls are offsets from (now).
 	base time.Time
 

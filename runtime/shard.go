@@ -310,7 +310,7 @@ func MergeShards(reps ...*Report) (*Report, error) {
 	out := &Report{
 		SchemaVersion: first.SchemaVersion, Name: first.Name, Seed: first.Seed,
 		BaselineSucceeded: first.BaselineSucceeded, BaselineFailure: first.BaselineFailure,
-		Baseline: first.Baseline, StartedAt: first.StartedAt, Findings: []Finding{},
+		Baseline: first.Baseline, StartedAt: first.StartedAt, Findings: []Finding{}, Notes: first.Notes,
 		Shard: &Shard{Total: total, Planned: first.Shard.Planned},
 	}
 	// The schedules, dealt round-robin by the plan, are dealt back.

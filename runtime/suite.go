@@ -564,6 +564,7 @@ func (s *Suite) run(ctx context.Context, sc Scenario) (*Result, *Trace, error) {
 		gate = sc.sched
 	}
 	r := newRecorder(s.name, sc.Fault, gate)
+	r.faultErr = s.cfg.faultErr
 	r.late = s.newLate(sc.Name)
 	res.late = r.late
 	s.watchLate(r.id, r.late)
@@ -1170,7 +1171,7 @@ func errorText(err error) (s string) {
 // errorText(err). An injected fault the agent returned as it was, as most
 // do, is written in one piece, not its Error and then the line.
 func deliveryError(n int, err error) string {
-	if e, ok := err.(*InjectedError); ok && e != nil {
+	if e, ok := err.(*InjectedError); ok && e != nil && e.Err == nil {
 		return "delivery " + strconv.Itoa(n) + ": " + e.Fault.Op + e.says()
 	}
 	return "delivery " + strconv.Itoa(n) + ": " + errorText(err)
@@ -1908,6 +1909,7 @@ func (s *Suite) Report() *Report {
 		}
 	}
 	r.tally()
+	r.Notes = notRetried(r.Results, s.cfg.faultErr != nil) // retried.go
 	r.Shard = s.shardPart()
 	return r
 }

@@ -131,6 +131,16 @@ func Replay(schedule string) Option { return With(runtime.Replay(schedule)) }
 // order_variant_outcome finding. See runtime.Outcome.
 func Outcome(fn func() any) Option { return With(runtime.Outcome(fn)) }
 
+// FaultError makes each injected fault return, wrapped, the error fn gives
+// for the op and the kind of fault (nil keeps the runtime's own): a
+// *url.Error, a status error of the agent's HTTP client, whatever its
+// retry condition looks for, so that the retry it makes in production runs
+// here too. See runtime.FaultError, and the note a report gives when no
+// injected fault was retried.
+func FaultError(fn func(op string, kind runtime.FaultKind) error) Option {
+	return With(runtime.FaultError(fn))
+}
+
 // With passes a runtime option through.
 func With(o runtime.Option) Option { return func(s *settings) { s.rt = append(s.rt, o) } }
 

@@ -74,6 +74,7 @@ type page struct {
 	Headline     string
 	Stats        []stat
 	BaselineFail string
+	Notes        []string       // the report's, under the verdict
 	Errors       []errorGroup   // error findings by scenario, for the header
 	Scenarios    []scenarioView // in the order they ran
 	Timelines    []scenarioView // the same, problems first
@@ -210,6 +211,7 @@ func buildPage(r *runtime.Report) page {
 		p.VerdictClass = "unsafe"
 	}
 	p.BaselineFail = r.BaselineFailure
+	p.Notes = r.Notes
 	all := scenarios(r)
 	unsafe := 0
 	for i, res := range all {

@@ -128,6 +128,11 @@ func Text(r *runtime.Report, opts ...Option) string {
 		w.clean(r.Shard.String())
 		b.WriteByte('\n')
 	}
+	for _, n := range r.Notes {
+		b.WriteString("  note: ")
+		w.oneLine(n)
+		b.WriteByte('\n')
+	}
 
 	if len(all)+len(folded) > 0 {
 		b.WriteString("scenarios:\n")

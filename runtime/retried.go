@@ -1,0 +1,95 @@
+package runtime
+
+import (
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// notRetried returns the report's note when the suite injected faults
+// whose errors reached the agent and the agent retried none of them: in
+// every fault scenario whose fault fired as an error the agent saw (a lost
+// acknowledgement, a lost request, a failure before the operation, a
+// partial batch failure; not a crash, whose invocation ends), no call of
+// the faulted op followed the faulted one in its invocation. It returns
+// nil when there is no such scenario, or when one shows a retry.
+//
+// Such an agent may not retry at all, and is safe from these faults; or it
+// retries only on errors the injected one is not. An injected fault is a
+// *InjectedError, a timeout that is no *url.Error and carries no HTTP
+// status: an agent that retried only on those never retried under test,
+// and was reported SAFE with nothing said, while a real lost answer made
+// it book twice on every run (red team rtK, examples/booking). The note
+// says both, true of either agent, and names FaultError, which makes the
+// faults return the errors the agent looks for. chosen says FaultError
+// was given: the errors were those it chose, and the note says so.
+//
+// A retry is told by the op alone, as the agent's loop calls it again
+// (with the same arguments or not): an agent that goes on to another call
+// of the op after an error (the next item of a list) is taken to retry,
+// and gets no note. The note stays silent where it cannot tell.
+func notRetried(results []*Result, chosen bool) []string {
+	var kinds []string
+	n := 0
+	for _, res := range results {
+		if res == nil || res.Fault == nil || !res.FaultFired || res.Trace == nil || !seenAsError(res.Fault.Kind) {
+			continue
+		}
+		ops := res.Trace.Ops
+		for i := range ops {
+			if f := ops[i].Fault; f == FaultNone || !seenAsError(f) {
+				continue
+			}
+			if calledAgain(ops, &ops[i]) {
+				return nil
+			}
+		}
+		n++
+		if k := string(res.Fault.Kind); !slices.Contains(kinds, k) {
+			kinds = append(kinds, k)
+		}
+	}
+	if n == 0 {
+		return nil
+	}
+	var b strings.Builder
+	b.WriteString("no injected fault was retried: after the injected error of each of ")
+	if n == 1 {
+		b.WriteString("its 1 fault scenario")
+	} else {
+		b.WriteString("its " + strconv.Itoa(n) + " fault scenarios")
+	}
+	b.WriteString(" (" + strings.Join(kinds, ", ") + ")")
+	if chosen {
+		b.WriteString(", the error FaultError gave where it gave one")
+	}
+	b.WriteString(", the agent did not call the failed op again. An agent that does not retry is safe from these faults; ")
+	if chosen {
+		b.WriteString("if it retries on other errors than those, make FaultError return them")
+	} else {
+		b.WriteString("one that retries only on particular errors (a *url.Error, an HTTP status such as 503 or 504) was not tested, since an injected fault is a *runtime.InjectedError, which is neither: make the suite's faults return those errors with testkit.FaultError (runtime.FaultError)")
+	}
+	return []string{b.String()}
+}
+
+// seenAsError reports whether fault kind k reaches the agent as an error
+// it may retry on: every kind but a crash, after which the invocation is
+// gone and the next delivery, not a retry, calls again.
+func seenAsError(k FaultKind) bool {
+	switch k {
+	case FaultLostAck, FaultLostRequest, FaultBefore, FaultConflict:
+		return true
+	}
+	return false
+}
+
+// calledAgain reports whether the invocation of call o started another
+// call of o's op after it.
+func calledAgain(ops []Operation, o *Operation) bool {
+	for i := range ops {
+		if p := &ops[i]; p.Name == o.Name && p.Invocation == o.Invocation && p.Seq > o.Seq {
+			return true
+		}
+	}
+	return false
+}
