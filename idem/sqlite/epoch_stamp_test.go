@@ -40,24 +40,6 @@ var (
 	visitOp     = &runtime.Op{Name: "count_visit", Kind: runtime.KindWrite, Params: []string{"account"}}
 )
 
-// stampTraced runs fn as a traced call of op with args, which are its identity
-// too.
-func stampTraced(ctx context.Context, op *runtime.Op, args []any, fn func(context.Context) error) (err error) {
-	if !runtime.Enabled() {
-		return fn(ctx)
-	}
-	c, cctx := runtime.Begin(ctx, op, args, args, nil)
-	if err = c.Start(); err != nil {
-		return err
-	}
-	defer c.Recover(&err)
-	err = fn(cctx)
-	if lost := c.Finish(err); lost != nil {
-		return lost
-	}
-	return err
-}
-
 // retried calls f up to three times while it fails, as an agent's tool
 // loop does.
 func retried(ctx context.Context, f func() error) error {
@@ -77,24 +59,38 @@ func rowsState(db *sql.DB, tables ...string) func() any {
 	return func() any {
 		out := map[string][][]any{}
 		for _, table := range tables {
-			rows, err := db.Query(`SELECT * FROM ` + table + ` ORDER BY 1`)
+			rows, err := queryRows(db, `SELECT * FROM `+table+` ORDER BY 1`)
 			if err != nil {
 				return err.Error()
 			}
-			cols, _ := rows.Columns()
-			for rows.Next() {
-				vals := make([]any, len(cols))
-				ptrs := make([]any, len(cols))
-				for i := range vals {
-					ptrs[i] = &vals[i]
-				}
-				rows.Scan(ptrs...)
-				out[table] = append(out[table], vals)
+			if len(rows) > 0 {
+				out[table] = rows
 			}
-			rows.Close()
 		}
 		return out
 	}
+}
+
+// queryRows runs q and returns its rows, each a list of its columns'
+// values as the driver scanned them.
+func queryRows(db *sql.DB, q string) ([][]any, error) {
+	rows, err := db.Query(q)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	cols, _ := rows.Columns()
+	var out [][]any
+	for rows.Next() {
+		vals := make([]any, len(cols))
+		ptrs := make([]any, len(cols))
+		for i := range vals {
+			ptrs[i] = &vals[i]
+		}
+		rows.Scan(ptrs...)
+		out = append(out, vals)
+	}
+	return out, nil
 }
 
 // stampSuite runs agent against a fresh database of stampSchema, with
@@ -128,7 +124,7 @@ func findings(rep *runtime.Report) []string {
 // subscription with the SQL expression stamp (bound to arg where it is a
 // parameter).
 func subscribe(ctx context.Context, db *sql.DB, stamp string, arg ...any) error {
-	return stampTraced(ctx, subscribeOp, []any{"ada@example.com"}, func(ctx context.Context) error {
+	return tracedWrite(ctx, subscribeOp, []any{"ada@example.com"}, func(ctx context.Context) error {
 		_, err := db.ExecContext(ctx, `INSERT INTO subscribers (email, list, created) VALUES ('ada@example.com', 'news', `+stamp+`) ON CONFLICT (email) DO NOTHING`, arg...)
 		return err
 	})
@@ -196,7 +192,7 @@ func TestWhatARepeatDoesTwiceBesideANumberStampIsCaught(t *testing.T) {
 				return err
 			}
 			return retried(ctx, func() error {
-				return stampTraced(ctx, logEventOp, []any{"ada@example.com", "welcome"}, func(ctx context.Context) error {
+				return tracedWrite(ctx, logEventOp, []any{"ada@example.com", "welcome"}, func(ctx context.Context) error {
 					_, err := db.ExecContext(ctx, `INSERT INTO events (email, kind, at_ms) VALUES ('ada@example.com', 'welcome', ?)`, time.Now().UnixMilli())
 					return err
 				})
@@ -204,7 +200,7 @@ func TestWhatARepeatDoesTwiceBesideANumberStampIsCaught(t *testing.T) {
 		}, []string{"subscribers", "events"}, "log_event"},
 		{"balance doubled", func(ctx context.Context, db *sql.DB) error {
 			return retried(ctx, func() error {
-				return stampTraced(ctx, doubleOp, []any{"a1"}, func(ctx context.Context) error {
+				return tracedWrite(ctx, doubleOp, []any{"a1"}, func(ctx context.Context) error {
 					_, err := db.ExecContext(ctx, `UPDATE accounts SET cents = cents * 2, updated_ms = ? WHERE id = 'a1'`, time.Now().UnixMilli())
 					return err
 				})
@@ -212,7 +208,7 @@ func TestWhatARepeatDoesTwiceBesideANumberStampIsCaught(t *testing.T) {
 		}, []string{"accounts"}, "double_balance"},
 		{"counter incremented", func(ctx context.Context, db *sql.DB) error {
 			return retried(ctx, func() error {
-				return stampTraced(ctx, visitOp, []any{"a1"}, func(ctx context.Context) error {
+				return tracedWrite(ctx, visitOp, []any{"a1"}, func(ctx context.Context) error {
 					_, err := db.ExecContext(ctx, `UPDATE accounts SET visits = visits + 1, updated_ms = CAST(unixepoch('subsec')*1000 AS INTEGER) WHERE id = 'a1'`)
 					return err
 				})
@@ -262,7 +258,7 @@ func payInTx(ctx context.Context, db *sql.DB, commitFailed bool) error {
 			return err
 		}
 		paid := false
-		err = stampTraced(ctx, stampIsPaidOp, []any{"o-1"}, func(ctx context.Context) error {
+		err = tracedWrite(ctx, stampIsPaidOp, []any{"o-1"}, func(ctx context.Context) error {
 			var p int
 			err := tx.QueryRowContext(ctx, `SELECT paid FROM orders WHERE id = 'o-1'`).Scan(&p)
 			paid = p > 0
@@ -272,13 +268,13 @@ func payInTx(ctx context.Context, db *sql.DB, commitFailed bool) error {
 			return tx.Rollback()
 		}
 		if err == nil {
-			err = stampTraced(ctx, stampInsertPaymentOp, []any{"o-1"}, func(ctx context.Context) error {
+			err = tracedWrite(ctx, stampInsertPaymentOp, []any{"o-1"}, func(ctx context.Context) error {
 				_, err := tx.ExecContext(ctx, `INSERT INTO payments (order_id, cents, paid_ms) VALUES ('o-1', 1250, ?)`, time.Now().UnixMilli())
 				return err
 			})
 		}
 		if err == nil {
-			err = stampTraced(ctx, stampMarkPaidOp, []any{"o-1"}, func(ctx context.Context) error {
+			err = tracedWrite(ctx, stampMarkPaidOp, []any{"o-1"}, func(ctx context.Context) error {
 				_, err := tx.ExecContext(ctx, `UPDATE orders SET paid = 1 WHERE id = 'o-1'`)
 				return err
 			})

@@ -89,21 +89,13 @@ func auditState(db *sql.DB) func() any {
 			"signups":   `SELECT id, email, name FROM signups ORDER BY id`,
 			"audit_log": `SELECT id, line FROM audit_log ORDER BY id`,
 		} {
-			rows, err := db.Query(q)
+			rows, err := queryRows(db, q)
 			if err != nil {
 				return err.Error()
 			}
-			cols, _ := rows.Columns()
-			for rows.Next() {
-				vals := make([]any, len(cols))
-				ptrs := make([]any, len(cols))
-				for i := range vals {
-					ptrs[i] = &vals[i]
-				}
-				rows.Scan(ptrs...)
-				out[name] = append(out[name], vals)
+			if len(rows) > 0 {
+				out[name] = rows
 			}
-			rows.Close()
 		}
 		return out
 	}
