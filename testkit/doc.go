@@ -287,8 +287,7 @@
 // of its time. The
 // setting goes back after the first collection that follows the last
 // running suite's report. GOGC set in the environment, a percent the program
-// set, or AGENTIDEM_GC=default leaves the collector alone (README,
-// Benchmarks).
+// set, or AGENTIDEM_GC=default leaves the collector alone (docs/performance.md).
 //
 // # Environment variables
 //

@@ -42,7 +42,7 @@
 # difference between them is the Go scheduler waking idle processors for
 # the harness's short-lived goroutines, not the work: the ten-write suite
 # under TestAgent took about twice as long with the default of 2 as with 1
-# on a machine of 2 CPUs (README, Benchmarks).
+# on a machine of 2 CPUs (docs/performance.md).
 #
 #   bash scripts/bench/suite.sh
 #   BEFORE=e0e3c29 ROUNDS=5 bash scripts/bench/suite.sh
