@@ -83,6 +83,9 @@ func build(k runtime.Kind, opts []Option) Spec {
 
 // Identity takes the logical identity of a write from the named arguments,
 // in order: Identity("order_id") makes two calls for one order one effect.
+// A name with dots is a path into nested objects: Identity("customer.email")
+// takes the email field of the customer argument, {"customer": {"email":
+// ...}} (an argument whose own name is "customer.email" comes first).
 // A call without one of them (or with null) has no known identity: it is
 // left out of duplicate detection and reported as identity_missing, never
 // taken for the repeat of another call that lacks it too.
@@ -101,7 +104,8 @@ func IdentityFunc(fn func(args map[string]any) any) Option {
 }
 
 // Entity names the arguments that say what the tool touches, for the
-// checks on concurrent calls; a write's entity defaults to its identity.
+// checks on concurrent calls (a dotted name is a path, as in Identity); a
+// write's entity defaults to its identity.
 func Entity(args ...string) Option {
 	return optionFunc(func(s *Spec) { s.entity = append([]string(nil), args...) })
 }
@@ -271,7 +275,7 @@ func compile(tool string, s Spec, framework string) *Tool {
 	}
 	redactID := false
 	for _, a := range append(append([]string(nil), s.identity...), s.entity...) {
-		if slices.Contains(s.redact, a) {
+		if slices.Contains(s.redact, a) || redactedPath(s.redact, a) {
 			redactID = true
 		}
 	}
@@ -295,6 +299,18 @@ func compile(tool string, s Spec, framework string) *Tool {
 func (e *Tool) Values(raw json.RawMessage) (args, identity, entity []any) {
 	args, identity, entity, _ = e.ValuesOf(raw)
 	return args, identity, entity
+}
+
+// redactedPath reports whether the identity or entity path a goes into
+// an argument Redact names ("card.number" into a redacted "card"): the
+// value it picks is part of a secret, so it is recorded as a digest.
+func redactedPath(redact []string, a string) bool {
+	for _, r := range redact {
+		if strings.HasPrefix(a, r+".") {
+			return true
+		}
+	}
+	return false
 }
 
 // ValuesOf is Values, and says which of the arguments named by Identity
@@ -416,10 +432,35 @@ func exactInteger(s string) (json.Number, bool) {
 	return json.Number(r.Num().String()), true
 }
 
+// pick returns the values of the named arguments of m, nil for one that is
+// missing. A name with dots is also a path into nested objects: a key of m
+// spelt exactly so comes first (nothing that named a dotted key before
+// paths existed changes), else "customer.email" is the email field of the
+// object under customer, and so on down, an exact key winning at every
+// level. A path through anything but an object (an array, a string) is
+// missing.
 func pick(m map[string]any, names []string) []any {
 	out := make([]any, len(names))
 	for i, n := range names {
-		out[i] = m[n]
+		out[i] = lookupPath(m, n)
 	}
 	return out
+}
+
+// lookupPath is the value at name in m: see pick.
+func lookupPath(m map[string]any, name string) any {
+	if v, ok := m[name]; ok {
+		return v
+	}
+	for i := 0; i < len(name); i++ {
+		if name[i] != '.' {
+			continue
+		}
+		if sub, ok := m[name[:i]].(map[string]any); ok {
+			if v := lookupPath(sub, name[i+1:]); v != nil {
+				return v
+			}
+		}
+	}
+	return nil
 }
