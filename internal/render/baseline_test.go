@@ -2,6 +2,7 @@ package render
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -31,6 +32,14 @@ func TestBaselineWordAgreesWithItsRow(t *testing.T) {
 	header, _, _ := strings.Cut(text, "\n")
 	if !strings.Contains(header, "baseline unsafe") || strings.Contains(header, "baseline ok") {
 		t.Errorf("header %q does not say the baseline is unsafe", header)
+	}
+	// The counts after the baseline's word are of the other scenarios:
+	// "0 unsafe" alone, after "baseline unsafe", read as a contradiction.
+	if len(rep.Results) == 0 {
+		t.Fatalf("fixture: no scenario after the baseline")
+	}
+	if want := fmt.Sprintf(", %d of %d unsafe, ", rep.UnsafeCount, len(rep.Results)); !strings.Contains(header, want) {
+		t.Errorf("header %q does not say %q", header, want)
 	}
 	if !strings.Contains(text, "UNSAFE       baseline") {
 		t.Errorf("baseline row not UNSAFE:\n%s", text)

@@ -49,7 +49,7 @@ func exampleReport() *runtime.Report {
 func ExampleText() {
 	fmt.Println(render.Text(exampleReport()))
 	// Output:
-	// agentidem TestRefund: UNSAFE — baseline ok, 1 fault scenario (the fault fired), 1 unsafe, 0 inconclusive, 2 agent runs, 1.5ms
+	// agentidem TestRefund: UNSAFE — baseline ok, 1 fault scenario (the fault fired), 1 of 1 unsafe, 0 inconclusive, 2 agent runs, 1.5ms
 	// scenarios:
 	//   ok           baseline                       1 call
 	//   UNSAFE       lost_acknowledgement/refund#1  fault refund#1 lost_acknowledgement (fired), 2 calls, 1 error finding

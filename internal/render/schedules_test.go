@@ -28,7 +28,7 @@ func TestSchedulesOnlyReadPlainly(t *testing.T) {
 	rep := schedulesOnly()
 	text := Text(rep)
 	head := strings.SplitN(text, "\n", 2)[0]
-	if !strings.Contains(head, "baseline ok, 2 schedules, 1 unsafe") || strings.Contains(head, "fault") {
+	if !strings.Contains(head, "baseline ok, 2 schedules, 1 of 2 unsafe") || strings.Contains(head, "fault") {
 		t.Errorf("headline %q", head)
 	}
 	for _, want := range []string{

@@ -110,10 +110,20 @@ func Text(r *runtime.Report, opts ...Option) string {
 	w.scratch = appendScenarioCounts(w.scratch[:0], r)
 	b.Write(w.scratch)
 	b.WriteString(", ")
-	w.int(r.UnsafeCount)
-	b.WriteString(" unsafe, ")
-	w.int(r.InconclusiveCount)
-	b.WriteString(" inconclusive, ")
+	// UnsafeCount and InconclusiveCount count the scenarios after the
+	// baseline, the ones just listed: "U of N unsafe" says so, where a bare
+	// "0 unsafe" after "baseline unsafe" read as a contradiction. With no
+	// other scenario there is nothing to count.
+	if len(r.Results) > 0 || r.UnsafeCount > 0 || r.InconclusiveCount > 0 {
+		w.int(r.UnsafeCount)
+		if len(r.Results) > 0 {
+			b.WriteString(" of ")
+			w.int(len(r.Results))
+		}
+		b.WriteString(" unsafe, ")
+		w.int(r.InconclusiveCount)
+		b.WriteString(" inconclusive, ")
+	}
 	w.int(r.AgentRuns)
 	b.WriteString(" agent runs, ")
 	b.WriteString(formatDuration(r.Duration))

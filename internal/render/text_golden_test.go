@@ -175,7 +175,7 @@ func syntheticCases() []textCase {
 			Message: "the agent failed without a fault: boom\nat line 2\n\n", Replay: "go test -run '^T$/^baseline$'"}}}
 	baselineFailed := &runtime.Report{Name: "T", BaselineFailure: "boom\r\nat line 2\n\n", Baseline: failedBase, Findings: failedBase.Findings,
 		Duration: 900 * time.Nanosecond}
-	baselineUnsafe := &runtime.Report{Name: "T", BaselineSucceeded: true, UnsafeCount: 1, Duration: 450 * time.Microsecond,
+	baselineUnsafe := &runtime.Report{Name: "T", BaselineSucceeded: true, Duration: 450 * time.Microsecond,
 		Baseline: &runtime.Result{Scenario: "baseline", Kind: "baseline", Trace: &runtime.Trace{},
 			Findings: []runtime.Finding{{Code: runtime.CodeDuplicateWrite, Severity: runtime.SeverityError, Scenario: "baseline", Message: "twice"}}}}
 	inconclusive := &runtime.Report{Name: "T", Safe: true, BaselineSucceeded: true, InconclusiveCount: 2, Duration: 75 * time.Millisecond,

@@ -12,8 +12,8 @@ func TestTextNaiveAgent(t *testing.T) {
 	rep := naiveReport(t)
 	got := Text(rep)
 	lines := strings.Split(got, "\n")
-	head := fmt.Sprintf("agentidem TestNaiveAgent: UNSAFE — baseline ok, %d fault scenarios (all %d faults fired), 2 duplicate deliveries, 2 unsafe, 0 inconclusive, %d agent runs, ",
-		plannedCount(rep), plannedCount(rep), rep.AgentRuns)
+	head := fmt.Sprintf("agentidem TestNaiveAgent: UNSAFE — baseline ok, %d fault scenarios (all %d faults fired), 2 duplicate deliveries, 2 of %d unsafe, 0 inconclusive, %d agent runs, ",
+		plannedCount(rep), plannedCount(rep), len(rep.Results), rep.AgentRuns)
 	if !strings.HasPrefix(lines[0], head) || plannedCount(rep) < 3 || firedCount(rep) != plannedCount(rep) {
 		t.Errorf("headline %q, want prefix %q", lines[0], head)
 	}
