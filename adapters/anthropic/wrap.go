@@ -17,8 +17,28 @@ import (
 // InputSchema are the wrapped tool's. Tools not in specs are returned as
 // they are. Pass the result to NewToolRunner (NewToolRunnerStreaming calls
 // the same Execute); the op descriptors are made once, here.
+//
+// Wrap panics on a key of specs that misspells one of tools: a key that
+// names none of them while a tool that no key names is spelt nearly like
+// it ("bookRoom" for book_room; toolspec.Tools.Misspelt). Such a key is a
+// programming error that no run reveals: its tool is passed through
+// untraced and never faulted, and the suite may pass an agent it never
+// tested. Wrap has no error to return it in and, like regexp.MustCompile
+// on a bad pattern, panics, naming the key and the tool; the panic comes
+// on the first run of any test, before the code ships. A key near no
+// untraced tool is not an error: one Tools map may describe the tools of
+// several runners, each of which has some of them.
 func Wrap(specs Tools, tools []anthropic.BetaTool) []anthropic.BetaTool {
 	set := toolspec.Compile(specs, "anthropic")
+	names := make([]string, 0, len(tools))
+	for _, t := range tools {
+		if t != nil {
+			names = append(names, t.Name())
+		}
+	}
+	if err := specs.Misspelt(names); err != nil {
+		panic("agentidemanthropic: Wrap: " + err.Error())
+	}
 	out := make([]anthropic.BetaTool, len(tools))
 	for i, t := range tools {
 		out[i] = t

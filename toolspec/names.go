@@ -1,0 +1,100 @@
+package toolspec
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// Misspelt returns an error naming each key of t that misspells one of
+// names (the tools a framework serves), with the tool it misspells, or
+// nil. A key misspells a tool when it names none of names while the tool,
+// which no key names, is spelt nearly like it (Nearest): "bookRoom" for
+// book_room. Such a key fails silently: the tool it meant is served
+// without a Spec, untraced, so the suite never faults it and may pass an
+// agent it never tested. A key that names no tool and is near none of the
+// unnamed ones is not an error: one Tools map may describe the tools of
+// several agents, each of which serves some of them.
+func (t Tools) Misspelt(names []string) error {
+	var unnamed []string
+	have := make(map[string]bool, len(names))
+	for _, n := range names {
+		have[n] = true
+		if _, ok := t[n]; !ok {
+			unnamed = append(unnamed, n)
+		}
+	}
+	keys := make([]string, 0, len(t))
+	for k := range t {
+		if !have[k] {
+			keys = append(keys, k)
+		}
+	}
+	sort.Strings(keys)
+	var parts []string
+	for _, k := range keys {
+		if near := Nearest(k, unnamed); near != "" {
+			parts = append(parts, fmt.Sprintf("%q names no tool (did you mean %q?)", k, near))
+		}
+	}
+	if len(parts) == 0 {
+		return nil
+	}
+	return fmt.Errorf("Tools key %s: a tool that no key names is not traced, never faulted, and the suite cannot see it", strings.Join(parts, "; "))
+}
+
+// Nearest returns the name in names that key most likely misspells, or ""
+// when none is close: compared without case and without the separators
+// _ - . and space (bookRoom, book_room and Book-Room are one), a name at
+// an edit distance of at most a third of key's length (one edit for a
+// short name). Of equally near names, the one nearest as spelt, then the
+// first in order, wins.
+func Nearest(key string, names []string) string {
+	nk := fold(key)
+	limit := max(1, len([]rune(nk))/3)
+	best, bestD, bestRaw := "", limit+1, 0
+	for _, n := range names {
+		d := distance(nk, fold(n))
+		if d > limit {
+			continue
+		}
+		raw := distance(key, n)
+		if d < bestD || d == bestD && (raw < bestRaw || raw == bestRaw && n < best) {
+			best, bestD, bestRaw = n, d, raw
+		}
+	}
+	return best
+}
+
+// fold is s in lower case, without the separators _ - . and space.
+func fold(s string) string {
+	return strings.Map(func(r rune) rune {
+		switch r {
+		case '_', '-', '.', ' ':
+			return -1
+		}
+		return r
+	}, strings.ToLower(s))
+}
+
+// distance is the Levenshtein distance between a and b, in runes.
+func distance(a, b string) int {
+	ra, rb := []rune(a), []rune(b)
+	prev := make([]int, len(rb)+1)
+	cur := make([]int, len(rb)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(ra); i++ {
+		cur[0] = i
+		for j := 1; j <= len(rb); j++ {
+			cost := 1
+			if ra[i-1] == rb[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(rb)]
+}
