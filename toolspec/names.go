@@ -16,6 +16,27 @@ import (
 // unnamed ones is not an error: one Tools map may describe the tools of
 // several agents, each of which serves some of them.
 func (t Tools) Misspelt(names []string) error {
+	m := t.Misspellings(names)
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var parts []string
+	for _, k := range keys {
+		parts = append(parts, fmt.Sprintf("%q names no tool (did you mean %q?)", k, m[k]))
+	}
+	if len(parts) == 0 {
+		return nil
+	}
+	return fmt.Errorf("Tools key %s: a tool that no key names is not traced, never faulted, and the suite cannot see it", strings.Join(parts, "; "))
+}
+
+// Misspellings maps each key of t that misspells one of names (see
+// Misspelt) to the tool it misspells; nil when none does. Adapters that
+// learn the tools a server serves only when it serves them (an MCP
+// server's list) check each call of a tool without a key against it.
+func (t Tools) Misspellings(names []string) map[string]string {
 	var unnamed []string
 	have := make(map[string]bool, len(names))
 	for _, n := range names {
@@ -24,23 +45,19 @@ func (t Tools) Misspelt(names []string) error {
 			unnamed = append(unnamed, n)
 		}
 	}
-	keys := make([]string, 0, len(t))
+	var out map[string]string
 	for k := range t {
-		if !have[k] {
-			keys = append(keys, k)
+		if have[k] {
+			continue
 		}
-	}
-	sort.Strings(keys)
-	var parts []string
-	for _, k := range keys {
 		if near := Nearest(k, unnamed); near != "" {
-			parts = append(parts, fmt.Sprintf("%q names no tool (did you mean %q?)", k, near))
+			if out == nil {
+				out = map[string]string{}
+			}
+			out[k] = near
 		}
 	}
-	if len(parts) == 0 {
-		return nil
-	}
-	return fmt.Errorf("Tools key %s: a tool that no key names is not traced, never faulted, and the suite cannot see it", strings.Join(parts, "; "))
+	return out
 }
 
 // Nearest returns the name in names that key most likely misspells, or ""

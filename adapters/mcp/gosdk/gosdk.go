@@ -53,6 +53,11 @@ const (
 //
 // A call whose result has isError set is recorded as failed. A fault the
 // runtime injects reaches the client as the error of its CallTool.
+//
+// During a run, a call of a tool that a key of tools misspells (the key
+// names none of the server's listed tools, the tool has no key and is
+// spelt nearly like it: "bookRoom" for book_room) is refused with an error
+// that names both (agentidemmcp.Misspelt), rather than run untraced.
 func Middleware(tools agentidemmcp.Tools) mcp.Middleware {
 	reg := agentidemmcp.New(tools)
 	var mu sync.Mutex
@@ -86,6 +91,15 @@ func Middleware(tools agentidemmcp.Tools) mcp.Middleware {
 				}
 			}
 			if reg.Op(ctr.Params.Name) == nil {
+				mu.Lock()
+				served := make([]string, 0, len(listed))
+				for name := range listed {
+					served = append(served, name)
+				}
+				mu.Unlock()
+				if err := agentidemmcp.Misspelt(tools, ctr.Params.Name, served); err != nil {
+					return nil, err
+				}
 				return next(ctx, method, req)
 			}
 			ctx, stop := agentidemmcp.Resolve(ctx, ctr.Params.Meta[agentidemmcp.MetaKey])

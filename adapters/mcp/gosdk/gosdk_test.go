@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	agentidemmcp "github.com/agentidem/agentidem-go/adapters/mcp"
 	"github.com/agentidem/agentidem-go/adapters/mcp/gosdk"
 	"github.com/agentidem/agentidem-go/adapters/mcp/internal/bank"
 	"github.com/agentidem/agentidem-go/internal/reportschema"
@@ -29,6 +30,12 @@ type world struct {
 
 func newWorld(t *testing.T) *world {
 	t.Helper()
+	return newWorldWith(t, bank.Tools)
+}
+
+// newWorldWith is newWorld with the middleware given tools.
+func newWorldWith(t *testing.T, tools agentidemmcp.Tools) *world {
+	t.Helper()
 	w := &world{}
 	w.bank.Store(bank.New())
 	srv := mcp.NewServer(&mcp.Implementation{Name: "bank", Version: "1.0.0"}, nil)
@@ -42,7 +49,7 @@ func newWorld(t *testing.T) *world {
 			r, err := w.bank.Load().Refund(ctx, in)
 			return nil, r, err
 		})
-	srv.AddReceivingMiddleware(gosdk.Middleware(bank.Tools))
+	srv.AddReceivingMiddleware(gosdk.Middleware(tools))
 	w.srv = srv
 	return w
 }
@@ -273,5 +280,27 @@ func TestWithoutPropagateCallsAreStillTraced(t *testing.T) {
 	calls := tr.Calls("refund")
 	if len(calls) != 2 || calls[0].Replayed || !calls[1].Replayed {
 		t.Fatalf("want the second call replayed, got %+v", calls)
+	}
+}
+
+// A Tools key "refnd" for the server's refund tool left refund untraced:
+// with get_payment traced, the suite passed the client as SAFE without
+// ever faulting its refunds. The middleware, which lists the server's
+// tools, now refuses the misspelt tool's calls while the suite runs, and
+// the baseline fails naming the key and the tool; production is
+// untouched.
+func TestMisspeltKeyFailsTheSuite(t *testing.T) {
+	misspelt := agentidemmcp.Tools{
+		"get_payment": bank.Tools["get_payment"],
+		"refnd":       agentidemmcp.Write(agentidemmcp.Identity("payment_id")),
+	}
+	w := newWorldWith(t, misspelt)
+	rep := checked(t, testkit.Run(t, w.agent(true), w.options()...))
+	const want = `Tools key "refnd" names no tool of this server (did you mean "refund"?)`
+	if rep.Safe || !strings.Contains(rep.BaselineFailure, want) {
+		t.Fatalf("safe %v, baseline failure %q; want the suite failed with %s", rep.Safe, rep.BaselineFailure, want)
+	}
+	if err := w.agent(true)(context.Background()); err != nil {
+		t.Errorf("no run active: the call must go through, got %v", err)
 	}
 }

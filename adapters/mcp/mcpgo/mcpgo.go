@@ -46,6 +46,11 @@ import (
 //
 // A result with isError set is recorded as a failed call. A fault the
 // runtime injects reaches the client as the error of its CallTool.
+//
+// During a run, a call of a tool that a key of tools misspells (the key
+// names none of the server's tools, the tool has no key and is spelt
+// nearly like it: "bookRoom" for book_room) is refused with an error that
+// names both (agentidemmcp.Misspelt), rather than run untraced.
 func Middleware(tools agentidemmcp.Tools) server.ToolHandlerMiddleware {
 	reg := agentidemmcp.New(tools)
 	return func(next server.ToolHandlerFunc) server.ToolHandlerFunc {
@@ -66,6 +71,9 @@ func Middleware(tools agentidemmcp.Tools) server.ToolHandlerMiddleware {
 			// scheduler no longer waits for it (Meta's transit).
 			agentidemmcp.Arrived(tok)
 			if reg.Op(req.Params.Name) == nil {
+				if err := misspelt(ctx, tools, req.Params.Name); err != nil {
+					return nil, err
+				}
 				return next(ctx, req)
 			}
 			ctx, stop := agentidemmcp.Resolve(ctx, tok)
@@ -79,6 +87,20 @@ func Middleware(tools agentidemmcp.Tools) server.ToolHandlerMiddleware {
 				outcome)
 		}
 	}
+}
+
+// misspelt is agentidemmcp.Misspelt for a call of tool, a tool that is
+// not traced, against the tools of the server that serves it.
+func misspelt(ctx context.Context, tools agentidemmcp.Tools, tool string) error {
+	srv := server.ServerFromContext(ctx)
+	if srv == nil || len(tools) == 0 {
+		return nil
+	}
+	var served []string
+	for name := range srv.ListTools() {
+		served = append(served, name)
+	}
+	return agentidemmcp.Misspelt(tools, tool, served)
 }
 
 // hints reads a tool's annotation.

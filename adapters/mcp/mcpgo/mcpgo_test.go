@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	agentidemmcp "github.com/agentidem/agentidem-go/adapters/mcp"
 	"github.com/agentidem/agentidem-go/adapters/mcp/internal/bank"
 	"github.com/agentidem/agentidem-go/adapters/mcp/mcpgo"
 	"github.com/agentidem/agentidem-go/internal/reportschema"
@@ -32,11 +33,17 @@ type world struct {
 
 func newWorld(t *testing.T) *world {
 	t.Helper()
+	return newWorldWith(t, bank.Tools)
+}
+
+// newWorldWith is newWorld with the middleware given tools.
+func newWorldWith(t *testing.T, tools agentidemmcp.Tools) *world {
+	t.Helper()
 	w := &world{}
 	w.bank.Store(bank.New())
 	srv := server.NewMCPServer("bank", "1.0.0",
 		server.WithToolCapabilities(false),
-		server.WithToolHandlerMiddleware(mcpgo.Middleware(bank.Tools)))
+		server.WithToolHandlerMiddleware(mcpgo.Middleware(tools)))
 	srv.AddTool(mcp.NewTool("get_payment", mcp.WithDescription("read a payment"),
 		mcp.WithString("payment_id", mcp.Required())),
 		mcp.NewStructuredToolHandler(func(ctx context.Context, _ mcp.CallToolRequest, in bank.GetPaymentIn) (bank.Payment, error) {
@@ -192,4 +199,25 @@ func checked(t *testing.T, rep *runtime.Report) *runtime.Report {
 		t.Fatalf("report does not match the schema: %v", err)
 	}
 	return rep
+}
+
+// A Tools key "refnd" for the server's refund tool left refund untraced:
+// with get_payment traced, the suite passed the client as SAFE without
+// ever faulting its refunds (fixed or not, it could not tell). The call of the misspelt tool is now
+// refused while the suite runs, and the baseline fails naming the key and
+// the tool; production is untouched.
+func TestMisspeltKeyFailsTheSuite(t *testing.T) {
+	misspelt := agentidemmcp.Tools{
+		"get_payment": bank.Tools["get_payment"],
+		"refnd":       agentidemmcp.Write(agentidemmcp.Identity("payment_id")),
+	}
+	w := newWorldWith(t, misspelt)
+	rep := checked(t, testkit.Run(t, bank.Client{Keyed: true, Call: w.call}.Run, w.options()...))
+	const want = `Tools key "refnd" names no tool of this server (did you mean "refund"?)`
+	if rep.Safe || !strings.Contains(rep.BaselineFailure, want) {
+		t.Fatalf("safe %v, baseline failure %q; want the suite failed with %s", rep.Safe, rep.BaselineFailure, want)
+	}
+	if err := (bank.Client{Keyed: true, Call: w.call}).Run(context.Background()); err != nil {
+		t.Errorf("no run active: the call must go through, got %v", err)
+	}
 }
