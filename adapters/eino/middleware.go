@@ -23,6 +23,10 @@ import (
 // answer it streams is not recorded, and an injected lost acknowledgement
 // closes the stream and returns the error instead. When no run is active,
 // or a tool is not in tools, the call goes straight to the tool.
+//
+// A middleware sees the calls, never the node's tools, so it cannot tell a
+// key that misspells a tool (which leaves the tool untraced) from a tool
+// left out on purpose: Check, given the node's tools, does.
 func Middleware(tools Tools) compose.ToolMiddleware {
 	reg := toolspec.Compile(tools, "eino")
 	return compose.ToolMiddleware{

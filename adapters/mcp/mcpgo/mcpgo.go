@@ -96,6 +96,16 @@ func misspelt(ctx context.Context, tools agentidemmcp.Tools, tool string) error 
 	if srv == nil || len(tools) == 0 {
 		return nil
 	}
+	every := true // every key names a tool of the server: nothing to list
+	for k := range tools {
+		if srv.GetTool(k) == nil {
+			every = false
+			break
+		}
+	}
+	if every {
+		return nil
+	}
 	var served []string
 	for name := range srv.ListTools() {
 		served = append(served, name)
