@@ -25,7 +25,8 @@ const minSecret = 3
 // in memory for the scenario, to blank them ("[redacted]") wherever else
 // they show up in its result — the tool's result and error text, the
 // agent's error, findings, panics, invariant messages — so that neither
-// the JSON report nor its text and HTML renderings carry them. A value is
+// the JSON report nor its text and HTML renderings carry them. Outside a
+// run, an Observer is told the call redacts (ObservedCall.Redacts). A value is
 // searched for as its text (a string, a number) and, for a struct, map or
 // slice, as each string and number inside it; texts of fewer than three
 // characters are not searched for. A number (an int, a float64, a
@@ -38,7 +39,14 @@ const minSecret = 3
 //
 // Redact is called only by generated code, right after Begin.
 func (c *Call) Redact(vals ...any) {
-	if c.inv == nil || len(vals) == 0 {
+	if len(vals) == 0 {
+		return
+	}
+	if c.obs != nil {
+		// Outside a run: the observer withholds the error text.
+		c.obs.call.Redacts = true
+	}
+	if c.inv == nil {
 		return
 	}
 	c.inv.rec.secrets.add(vals...)
