@@ -184,13 +184,15 @@ func begin(ctx context.Context, op *Op, a *callArgs, ret, site uintptr) (*Call, 
 		return observe(ctx, op, args, identity, entity, callSite(ret, site))
 	}
 	inv, outer, detached, viaHTTP, late := lookup(ctx, op)
-	if inv == nil && late != nil {
+	if inv == nil {
 		if rc := receivedOf(ctx); rc != nil && endedRun(ctx) {
 			// A server received the call on a context kept from a run
 			// that has ended (a session connected with its context):
 			// that run's late call, and one whose context carries no run
 			// for the runs active now (Received).
-			late.note(op, callSite(ret, site))
+			if late != nil {
+				late.note(op, callSite(ret, site))
+			}
 			inv, outer, detached, viaHTTP, late = lookup(rc.bare(), op)
 		}
 	}

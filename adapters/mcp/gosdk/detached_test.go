@@ -143,3 +143,46 @@ func TestAgentCtxInCallToolIsNotRefused(t *testing.T) {
 		t.Errorf("the agent passing its ctx to CallTool is unsafe")
 	}
 }
+
+// TestSessionKeptFromAnEndedRun: a session connected inside one run, with
+// its context, and kept for the next (a client made once, on first use):
+// its server serves the next run's calls on a context that carries the
+// ended run. A call that comes without the token (CallTool given
+// context.Background()) is not lost to the run active now: it is traced
+// there, as one whose context does not come from the agent's, or refused
+// with a reason; never run untraced in silence.
+func TestSessionKeptFromAnEndedRun(t *testing.T) {
+	w := newWorld(t)
+	var cs *mcp.ClientSession
+	var ss *mcp.ServerSession
+	defer func() {
+		if cs != nil {
+			cs.Close()
+			ss.Wait()
+		}
+	}()
+	if _, err := runtime.RunTraced(context.Background(), "first", func(ctx context.Context) error {
+		st, ct := mcp.NewInMemoryTransports()
+		var err error
+		if ss, err = w.srv.Connect(context.WithoutCancel(ctx), st, nil); err != nil {
+			return err
+		}
+		c := mcp.NewClient(&mcp.Implementation{Name: "agent", Version: "1.0.0"}, nil)
+		c.AddSendingMiddleware(gosdk.Propagate())
+		if cs, err = c.Connect(context.WithoutCancel(ctx), ct, nil); err != nil {
+			return err
+		}
+		_, err = caller(cs)(ctx, "get_payment", map[string]any{"payment_id": "pay-1"})
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	tr, err := runtime.RunTraced(context.Background(), "second", func(ctx context.Context) error {
+		_, err := caller(cs)(context.Background(), "refund", map[string]any{"payment_id": "pay-1", "idempotency_key": "k-1"})
+		return err
+	})
+	t.Logf("err %v; refunds %d; detached %v; refused %v", err, len(tr.Calls("refund")), tr.Detached, tr.Refused)
+	if len(tr.Calls("refund")) == 0 && len(tr.Refused) == 0 {
+		t.Fatalf("the refund ran untraced and unreported (err %v)", err)
+	}
+}
