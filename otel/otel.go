@@ -181,7 +181,7 @@ func (o *Observer) EndCall(ctx context.Context, c *runtime.ObservedCall) {
 	span.SetAttributes(attrs...)
 	if c.Err != nil {
 		msg := c.Err.Error()
-		if c.Op.RedactIdentity {
+		if c.Op.RedactIdentity || c.Redacts {
 			// The error text may quote the redacted values.
 			msg = fmt.Sprintf("%T (text withheld: the op redacts)", c.Err)
 		}

@@ -133,3 +133,40 @@ func TestEnvKeyMakesDigestsComparable(t *testing.T) {
 	t.Setenv(agentidemotel.KeyEnv, "shared by every replica")
 	assert.Equal(t, digest(), digest(), "the same key: the same digest, across restarts")
 }
+
+// An op that redacts a parameter its identity does not use: the wrapper
+// hands the card to Call.Redact, and the span's status must not quote it
+// (it did: only a redacted identity withheld the error text).
+var opPay = &runtime.Op{Name: "pay", Kind: runtime.KindWrite, Params: []string{"card", "order"}}
+
+func payTraced(ctx context.Context, card, order string) (aiErr error) {
+	if !runtime.Enabled() {
+		return nil
+	}
+	aiCall, _ := runtime.Begin(ctx, opPay, []any{runtime.Redacted, order}, []any{order}, nil)
+	aiCall.Redact(card)
+	if aiErr = aiCall.Start(); aiErr != nil {
+		return
+	}
+	defer aiCall.Recover(&aiErr)
+	aiErr = errors.New("card " + card + " declined")
+	if aiLost := aiCall.Finish(aiErr); aiLost != nil {
+		return aiLost
+	}
+	return
+}
+
+func TestErrorTextOfARedactingOpIsWithheld(t *testing.T) {
+	exp := tracetest.NewInMemoryExporter()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(exp))
+	defer tp.Shutdown(context.Background())
+	uninstall := agentidemotel.Install(agentidemotel.WithTracerProvider(tp))
+	require.Error(t, payTraced(context.Background(), "4242-4242-4242-4242", "o1"))
+	uninstall()
+	spans := exp.GetSpans().Snapshots()
+	require.Len(t, spans, 1)
+	st := spans[0].Status()
+	assert.Equal(t, codes.Error, st.Code)
+	assert.NotContains(t, st.Description, "4242", "the span's status quotes the redacted card")
+	assert.Contains(t, st.Description, "text withheld")
+}

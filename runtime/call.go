@@ -185,6 +185,18 @@ func begin(ctx context.Context, op *Op, a *callArgs, ret, site uintptr) (*Call, 
 	}
 	inv, outer, detached, viaHTTP, late := lookup(ctx, op)
 	if inv == nil {
+		if rc := receivedOf(ctx); rc != nil && endedRun(ctx) {
+			// A server received the call on a context kept from a run
+			// that has ended (a session connected with its context):
+			// that run's late call, and one whose context carries no run
+			// for the runs active now (Received).
+			if late != nil {
+				late.note(op, callSite(ret, site))
+			}
+			inv, outer, detached, viaHTTP, late = lookup(rc.bare(), op)
+		}
+	}
+	if inv == nil {
 		// No run, or one that has ended (the call comes from a goroutine
 		// its agent left running, which its suite reports: late.go): the
 		// tool runs as in production.

@@ -63,6 +63,10 @@ type ObservedCall struct {
 	// Replayed says the tool's sink answered from a stored result
 	// (MarkReplayed): not a second effect.
 	Replayed bool
+	// Redacts says the call has redacted arguments (the wrapper handed
+	// their values to Call.Redact): Err may quote them, and its text
+	// must not leave the process, whether or not the identity uses them.
+	Redacts bool
 }
 
 // observerState is the installed observer and its digest key.

@@ -3,7 +3,10 @@ package runtime
 import (
 	"bytes"
 	"encoding/json"
+	"math"
+	"math/big"
 	"reflect"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -22,14 +25,28 @@ const minSecret = 3
 // in memory for the scenario, to blank them ("[redacted]") wherever else
 // they show up in its result — the tool's result and error text, the
 // agent's error, findings, panics, invariant messages — so that neither
-// the JSON report nor its text and HTML renderings carry them. A value is
+// the JSON report nor its text and HTML renderings carry them. Outside a
+// run, an Observer is told the call redacts (ObservedCall.Redacts). A value is
 // searched for as its text (a string, a number) and, for a struct, map or
 // slice, as each string and number inside it; texts of fewer than three
-// characters are not searched for.
+// characters are not searched for. A number (an int, a float64, a
+// json.Number) is searched for under each text a tool may write it as:
+// its JSON literal, its exact decimal digits when it is an integer
+// however written (1.2345678901234567891e19), and its float64 as
+// encoding/json and fmt's %v write it (12345678901234567000,
+// 1.2345678901234567e+19), which a tool that decoded it into a float64
+// echoes.
 //
 // Redact is called only by generated code, right after Begin.
 func (c *Call) Redact(vals ...any) {
-	if c.inv == nil || len(vals) == 0 {
+	if len(vals) == 0 {
+		return
+	}
+	if c.obs != nil {
+		// Outside a run: the observer withholds the error text.
+		c.obs.call.Redacts = true
+	}
+	if c.inv == nil {
 		return
 	}
 	c.inv.rec.secrets.add(vals...)
@@ -94,6 +111,8 @@ func secretTexts(v any) []string {
 		return []string{x}
 	case []byte:
 		return []string{string(x)}
+	case json.Number:
+		return numberTexts(x)
 	}
 	raw, err := json.Marshal(v)
 	if err != nil {
@@ -112,7 +131,7 @@ func secretTexts(v any) []string {
 		case string:
 			out = append(out, x)
 		case json.Number:
-			out = append(out, x.String())
+			out = append(out, numberTexts(x)...)
 		case []any:
 			for _, e := range x {
 				walk(e)
@@ -125,6 +144,53 @@ func secretTexts(v any) []string {
 	}
 	walk(generic)
 	return out
+}
+
+// numberTexts returns the texts under which the number n, a JSON literal,
+// can show up in a tool's text: the literal; the decimal digits of its
+// exact value when that is an integer written otherwise (1.5e3, 1500.0:
+// a tool that decoded it exactly, into a json.Number normalised or a
+// big.Int, writes those); and, since most decoders give a float64 (a
+// value of 2^53 or more rounded), that float64 as encoding/json writes it
+// (12345678901234567000, 1e+21) and as fmt's %v and strconv's shortest
+// 'g' write it (1.2345678901234567e+19, 1e+06).
+func numberTexts(n json.Number) []string {
+	s := n.String()
+	out := []string{s}
+	add := func(t string) {
+		if !slices.Contains(out, t) {
+			out = append(out, t)
+		}
+	}
+	if d, ok := integerDigits(s); ok {
+		add(d)
+	}
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil || math.IsInf(f, 0) {
+		return out
+	}
+	if b, err := json.Marshal(f); err == nil {
+		add(string(b))
+	}
+	add(strconv.FormatFloat(f, 'g', -1, 64))
+	return out
+}
+
+// integerDigits returns the decimal digits of the JSON number literal s
+// when its exact value is an integer (its exponent bounded, so that the
+// value stays small to compute).
+func integerDigits(s string) (string, bool) {
+	if i := strings.IndexAny(s, "eE"); i >= 0 {
+		e, err := strconv.Atoi(strings.TrimPrefix(s[i+1:], "+"))
+		if err != nil || e > 400 || e < -400 {
+			return "", false
+		}
+	}
+	r, ok := new(big.Rat).SetString(s)
+	if !ok || !r.IsInt() {
+		return "", false
+	}
+	return r.Num().String(), true
 }
 
 // redactResult blanks the redacted values of the scenario recorded by r,

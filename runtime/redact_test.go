@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -106,5 +107,35 @@ func TestIdentityDigestIsKeyed(t *testing.T) {
 		if strings.Contains(ids[0], hex.EncodeToString(sum[:])) {
 			t.Fatalf("the digest of PIN 1234 is the unkeyed SHA-256 of %04d: recoverable by brute force", pin)
 		}
+	}
+}
+
+// TestNumberSecretIsBlankedInItsFloatForms: a redacted uint64 that the tool
+// converts to a float64 and prints (fmt's %v, encoding/json) is blanked in
+// those forms too, not only as its own digits (red team R1's kin for
+// generated wrappers).
+func TestNumberSecretIsBlankedInItsFloatForms(t *testing.T) {
+	const acct uint64 = 12345678901234567891
+	op := &runtime.Op{Name: "charge", Kind: runtime.KindWrite, Params: []string{"acct"}}
+	rep, err := runtime.Run(context.Background(), "charge", func(ctx context.Context) error {
+		c, _ := runtime.Begin(ctx, op, []any{runtime.Redacted}, []any{"o-1"}, nil)
+		c.Redact(acct)
+		if err := c.Start(); err != nil {
+			return err
+		}
+		f := float64(acct)
+		text, _ := json.Marshal(map[string]any{"account": f})
+		return c.Finish(nil, fmt.Sprintf("charged %v (%s)", f, text))
+	})
+	require.NoError(t, err)
+	var js bytes.Buffer
+	require.NoError(t, rep.WriteJSON(&js))
+	for _, form := range []string{"1.2345678901234567e+19", "12345678901234567000", "123456789012345"} {
+		if strings.Contains(js.String(), form) {
+			t.Errorf("the report holds the redacted account as %s", form)
+		}
+	}
+	if !strings.Contains(js.String(), `charged [redacted] ({\"account\":[redacted]})`) {
+		t.Errorf("the result lost its shape or was not recorded")
 	}
 }

@@ -1046,9 +1046,15 @@ func lookup(ctx context.Context, op *Op) (inv *invocation, outer *Call, detached
 		// but it may come from a goroutine an ended one left behind.
 		return nil, nil, false, 0, lateCaller()
 	}
-	why := "it has no context.Context parameter"
+	why, fix := "it has no context.Context parameter", "pass the agent's ctx to the tool"
+	alone := "do not run agents whose tools lack a context in parallel (t.Parallel)"
 	if ctx != nil {
 		why = "its context.Context does not come from the agent's"
+		if rc := receivedOf(ctx); rc != nil {
+			// A server's, which every call has: the transport says
+			// what it lacked.
+			why, fix, alone = rc.why, rc.fix, "do not run such agents in parallel (t.Parallel)"
+		}
 	}
 	inv, left, leftBy, handler := attribute(recs, goroutineID())
 	live := 0 // the deliveries of the one active run in flight
@@ -1123,13 +1129,13 @@ func lookup(ctx context.Context, op *Op) (inv *invocation, outer *Call, detached
 	}
 	if inv == nil {
 		refused := false
-		whose := fmt.Sprintf("one invocation of one run (%d runs active in this process); pass the agent's ctx to the tool, or do not run agents whose tools lack a context in parallel (t.Parallel)", len(recs))
+		whose := fmt.Sprintf("one invocation of one run (%d runs active in this process); %s, or %s", len(recs), fix, alone)
 		if live > 1 {
 			whose = fmt.Sprintf("either of the %d deliveries of this run in flight together", live)
 			if handler != 0 {
 				whose += " (it serves an HTTP request to this process: the agent's ctx cannot cross HTTP, so the handler's calls cannot be told apart; the duplicate checks do not see them here; invariants on the world still do)"
 			} else {
-				whose += "; pass the agent's ctx to the tool"
+				whose += "; " + fix
 			}
 		}
 		for _, r := range recs {

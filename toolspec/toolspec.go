@@ -371,6 +371,16 @@ func (e *Tool) ValuesOf(raw json.RawMessage) (args, identity, entity []any, miss
 // as a float64, two different ids would round to one value and share an
 // identity. Every other number is a float64, as encoding/json gives it.
 func decode(raw []byte, v *any) error {
+	if err := decodeLiteral(raw, v); err != nil {
+		return err
+	}
+	*v = numbers(*v)
+	return nil
+}
+
+// decodeLiteral unmarshals JSON arguments into v the way encoding/json
+// does, but keeps every number as the json.Number of its literal.
+func decodeLiteral(raw []byte, v *any) error {
 	d := json.NewDecoder(bytes.NewReader(raw))
 	d.UseNumber()
 	if err := d.Decode(v); err != nil {
@@ -379,7 +389,6 @@ func decode(raw []byte, v *any) error {
 	if _, err := d.Token(); err != io.EOF {
 		return errors.New("toolspec: trailing data after JSON arguments")
 	}
-	*v = numbers(*v)
 	return nil
 }
 

@@ -63,6 +63,13 @@ func (r *Registry) lookup(tool string) *toolspec.Tool {
 	})
 }
 
+// noRunWhy and noRunFix are what a refused call that came without the
+// agent's invocation lacked and what to do (runtime.Received).
+const (
+	noRunWhy = "it came over MCP on a request whose context does not carry the agent's invocation (the client's CallTool was given context.Background() or a context kept from elsewhere, or the client sends no token)"
+	noRunFix = "pass the agent's ctx to CallTool, with gosdk.Propagate installed on a go-sdk client (with mcp-go, over a transport that drops the context, mcpgo.Meta(ctx) in the request's _meta)"
+)
+
 // Call runs one call of tool, with the JSON arguments args, through the
 // agentidem runtime, the way a generated wrapper runs an annotated
 // function: it records the call, lets the runtime gate it and inject a
@@ -77,9 +84,13 @@ func (r *Registry) lookup(tool string) *toolspec.Tool {
 //
 // The call belongs to the agent invocation that ctx carries (see Token and
 // Resolve for transports that drop it). A call whose context carries no
-// run is attributed to the one run active in the process, if there is
-// exactly one, so a forgotten propagation does not silently leave the
-// tools untested.
+// run is attributed to the one invocation running in the process, if
+// there is exactly one, so a forgotten propagation does not silently
+// leave the tools untested; the report warns (context_detached) that the
+// agent's cancellation does not reach it. With several at once (two
+// deliveries of concurrent duplicate delivery, parallel tests) it is
+// refused, and the report says the request's context did not carry the
+// agent's invocation.
 //
 // When no run is active, or the tool is not in the registry, Call is
 // next(ctx).
@@ -93,17 +104,16 @@ func Call[R any](ctx context.Context, r *Registry, tool string, args json.RawMes
 		return next(ctx)
 	}
 	vals, identity, entity, missing := e.ValuesOf(args)
-	call, cctx := runtime.Begin(ctx, e.Op, vals, identity, entity)
-	if !call.Active() && !call.Observed() {
-		// ctx carries no run: the transport dropped the caller's context
-		// and no token came with the call. Attribute it the way the
-		// runtime attributes a tool without a context: to the one active
-		// run of the process (with several, the runtime refuses the call
-		// and every run reports why). The tool keeps the server's context,
-		// through which it still finds the call.
-		call, _ = runtime.Begin(nil, e.Op, vals, identity, entity)
-		cctx = joined{Context: ctx, client: call}
-	}
+	// When ctx carries no run (the client's context did not reach the
+	// server with the agent's invocation: CallTool given
+	// context.Background(), or no token sent), the runtime attributes the
+	// call by its goroutine: to the one invocation running, with a
+	// context_detached warning; with several deliveries or runs at once
+	// it refuses the call, and says why in MCP's words. It did so too
+	// when the adapter called Begin without a context, but worded the
+	// refusal as for a tool that has no context.Context parameter, which
+	// no MCP call is (red team R4), and a second time for the same call.
+	call, cctx := runtime.Begin(runtime.Received(ctx, noRunWhy, noRunFix), e.Op, vals, identity, entity)
 	call.IdentityMissing(missing...)
 	call.Redact(e.Secrets(args)...)
 	if err = call.Start(); err != nil {
