@@ -56,6 +56,17 @@
 // WithRecover asks the sink (for example, "is there a refund for this
 // order?") and stores what it finds; without it the function runs again.
 //
+// Under agentidem's fault suite, the crash_restart scenario's crash is not
+// the death of a process: the crashed delivery's code runs on until its
+// next traced call, deferred functions too. A key that such a delivery
+// holds (runtime.Crashed) is left as a dead holder leaves it, neither
+// released nor completed, whatever the function returned: pending, with
+// its lease ended, so that the restart takes it over at once as abandoned
+// and WithRecover is tested as after a real crash. Setup must reset the
+// store with the rest of the world: a key completed by an earlier run or
+// test is replayed without the function running, and the suite reports the
+// run inconclusive, having tested nothing of that write.
+//
 // # Backends
 //
 // A Store runs on a Backend:

@@ -150,3 +150,9 @@ func TestStoreErrorsIfClassifies(t *testing.T) {
 		t.Fatalf("after 3 calls: fn ran %d times, replayed %v, err %v; want 1 run and the stored error replayed", runs, rep, err)
 	}
 }
+
+// TestSuite: the fault suite's verdicts on agents that use a Store on the
+// memory backend (idemtest.Suite: crash_restart and stale keys).
+func TestSuite(t *testing.T) {
+	idemtest.Suite(t, func(t *testing.T) idem.Backend { return idem.NewMemoryBackend() })
+}

@@ -67,6 +67,11 @@ func (s *Store) Purge(ctx context.Context) (int64, error) {
 //     that would not ask the sink.
 //   - When fn panics (or its goroutine exits), the key is released and the
 //     panic goes on.
+//   - Inside an agentidem run whose crash_restart scenario crashed the
+//     caller's delivery (runtime.Crashed), the key is neither released
+//     nor completed, whatever fn returned: it is left pending with its
+//     lease ended, as a dead holder leaves it once its lease ran out, and
+//     the restart takes it over as abandoned (WithRecover).
 //
 // fn gets a context that is cancelled, with cause ErrLeaseLost, if the key
 // is taken away from it.
@@ -193,6 +198,10 @@ func (s *Store) run(ctx context.Context, cfg *config, key, token string, abandon
 		recovering = false
 		if found {
 			finished = true
+			if runtime.Crashed(ctx) {
+				s.leftByCrash(bg, key, token)
+				return r, true, nil
+			}
 			if cerr := s.b.Complete(bg, key, token, Outcome{Result: r}, cfg.ttl); cerr != nil {
 				return r, true, keyError("completing", key, cerr)
 			}
@@ -204,6 +213,10 @@ func (s *Store) run(ctx context.Context, cfg *config, key, token string, abandon
 	res, err = fn(fctx)
 	hb.stop()
 	finished = true
+	if runtime.Crashed(ctx) {
+		s.leftByCrash(bg, key, token)
+		return res, false, err
+	}
 	if err != nil {
 		if !cfg.storeError(err) {
 			if rerr := s.b.Release(bg, key, token); rerr != nil {
@@ -230,11 +243,31 @@ func (s *Store) run(ctx context.Context, cfg *config, key, token string, abandon
 // team's refund made twice). Its lease is ended instead: the next call
 // takes it over as abandoned and recovers again.
 func (s *Store) giveBack(ctx context.Context, key, token string, abandoned bool) {
+	if runtime.Crashed(ctx) {
+		s.leftByCrash(ctx, key, token)
+		return
+	}
 	if abandoned {
 		_ = s.b.Extend(ctx, key, token, 0)
 		return
 	}
 	_ = s.b.Release(ctx, key, token)
+}
+
+// leftByCrash leaves key as its holder's death does, when the fault
+// suite crashed the delivery that holds it (runtime.Crashed): pending,
+// neither released nor completed, for the restart to take over as
+// abandoned and recover (WithRecover), or run fn again without it, as in
+// production. The suite's crash is no death: it cancels the delivery's
+// context and ends its goroutines at their next traced call, so fn
+// returned the crash's error, or its goroutine exited through run's
+// deferred give-back, and the key was released; the restart then claimed
+// it afresh and ran fn without asking the sink, a second effect no real
+// crash makes (a red team's charge made twice through idem.Do with
+// WithRecover). Its lease is ended, not left to run out: the suite's
+// restart comes after the lease, without waiting it out.
+func (s *Store) leftByCrash(ctx context.Context, key, token string) {
+	_ = s.b.Extend(ctx, key, token, 0)
 }
 
 // heartbeat renews the lease every third of it until stopped; when the

@@ -192,8 +192,10 @@ func Invariant(name string, fn func(*Trace) error) Option {
 
 // ExactlyOnce also demands that every write of the baseline took effect in
 // each scenario where the agent reported success: a write identity that
-// never succeeded there is a missing_write finding. Without it the suite
-// checks at-most-once only.
+// never succeeded there is a missing_write finding. A success its sink
+// replayed from a key that no execution of the scenario made (a key Setup
+// did not reset) did not take effect there. Without it the suite checks
+// at-most-once only.
 func ExactlyOnce() Option {
 	return optionFunc(func(c *config) { c.exactlyOnce = true })
 }

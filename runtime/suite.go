@@ -1329,7 +1329,12 @@ func (s *Suite) analyze(res *Result, tr *Trace, sc Scenario, claimed bool) {
 	s.stillRunning(res, tr, add)
 	s.identityPanicked(tr, add)
 
-	if sc.Fault.Kind != FaultNone && !tr.Fired {
+	stale := staleReplays(res, tr) // writes replayed from a world not fresh (stalereplay.go)
+	if why := staleFault(tr, sc, stale); why != "" {
+		res.FaultFired = false
+		add(Finding{Code: CodeFaultNotTriggered, Severity: SeverityWarning, Ops: []string{sc.Fault.Op},
+			Message: fmt.Sprintf("%s fired %s; the scenario proves nothing", sc.Fault, why)})
+	} else if sc.Fault.Kind != FaultNone && !tr.Fired {
 		why := tr.FaultNote
 		if why == "" && slices.Contains(s.afterReturnOps, sc.Fault.Op) {
 			why = fmt.Sprintf("in the baseline, %s was called after the agent had returned, by a goroutine it left running, and here it had not been called when the run ended: a call that comes later is untraced, and the scenario's goroutine_leak warning says so", sc.Fault.Op)
@@ -1345,7 +1350,7 @@ func (s *Suite) analyze(res *Result, tr *Trace, sc Scenario, claimed bool) {
 	if s.base != nil && sc.Kind != ScenarioBaseline {
 		s.identityUnstable(tr, sc.Kind, namesOf, add)
 		if s.cfg.exactlyOnce && claimed {
-			s.missingWrites(tr, namesOf(), add)
+			s.missingWrites(tr, namesOf(), stale, add)
 		}
 	}
 }
@@ -1842,11 +1847,17 @@ func argLeaves(o *Operation) map[string]string {
 
 // missingWrites finds baseline write identities that never took effect in a
 // scenario where the agent said it succeeded.
-func (s *Suite) missingWrites(tr *Trace, names renaming, add func(Finding)) {
-	done := map[string]bool{}
+func (s *Suite) missingWrites(tr *Trace, names renaming, stale map[string]bool, add func(Finding)) {
+	done, replayed := map[string]bool{}, map[string]bool{}
 	for i := range tr.Ops {
+		// A replay from a key no execution of the run made (stale) did
+		// not take effect in this world.
 		if o := &tr.Ops[i]; o.Kind == KindWrite && o.Status == StatusSuccess {
-			done[o.Name+"\x00"+o.Identity] = true
+			if stale[o.ID] {
+				replayed[o.Name+"\x00"+o.Identity] = true
+			} else {
+				done[o.Name+"\x00"+o.Identity] = true
+			}
 		}
 	}
 	seen := map[string]bool{}
@@ -1858,8 +1869,11 @@ func (s *Suite) missingWrites(tr *Trace, names renaming, add func(Finding)) {
 		}
 		seen[k] = true
 		id := names.identity(o.Identity)
-		add(Finding{Code: CodeMissingWrite, Severity: SeverityError, Ops: []string{o.Name}, Identities: []string{id},
-			Message: fmt.Sprintf("%s for identity %s never took effect, yet the agent reported success: the work was silently dropped; return the error or retry with the same identity", o.Name, id)})
+		msg := fmt.Sprintf("%s for identity %s never took effect, yet the agent reported success: the work was silently dropped; return the error or retry with the same identity", o.Name, id)
+		if replayed[k] {
+			msg = fmt.Sprintf("%s for identity %s never took effect, yet the agent reported success: its sink only replayed it, from a key no execution of this run made (see the note), so the world Setup gave was not fresh; reset the idem store in Setup", o.Name, id)
+		}
+		add(Finding{Code: CodeMissingWrite, Severity: SeverityError, Ops: []string{o.Name}, Identities: []string{id}, Message: msg})
 	}
 }
 

@@ -1,5 +1,7 @@
 // Package idemtest is the contract test suite that every idem.Backend
-// passes, plus the load and crash helpers the backends' own tests share.
+// passes, plus the load and crash helpers the backends' own tests share,
+// and Suite, the verdicts of agentidem's fault suite on agents that use a
+// Store on the backend.
 //
 // A backend's test runs the suite in one line:
 //

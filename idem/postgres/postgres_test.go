@@ -222,3 +222,11 @@ func BenchmarkPostgresWait(b *testing.B) {
 		})
 	}
 }
+
+// TestSuite: the fault suite's verdicts on agents that use a Store on
+// PostgreSQL (idemtest.Suite: crash_restart and stale keys; a red team's
+// rtM P3 and P4 were found here).
+func TestSuite(t *testing.T) {
+	shared := open(t)
+	idemtest.Suite(t, func(t *testing.T) idem.Backend { return shared })
+}

@@ -205,3 +205,10 @@ func BenchmarkSQLite(b *testing.B) {
 		idemtest.Impl{Name: "naive", Do: n.do},
 	)
 }
+
+// TestSuite: the fault suite's verdicts on agents that use a Store on
+// SQLite (idemtest.Suite: crash_restart and stale keys).
+func TestSuite(t *testing.T) {
+	shared := open(t, filepath.Join(t.TempDir(), "idem.db"))
+	idemtest.Suite(t, func(t *testing.T) idem.Backend { return shared })
+}

@@ -1,0 +1,96 @@
+package runtime
+
+import (
+	"fmt"
+	"strings"
+)
+
+// staleReplays returns the IDs of the writes of tr that their sink
+// replayed (MarkReplayed) from a key that no execution of the run made:
+// no call of the same op and identity executed in the run (its tool ran,
+// neither stopped by a fault before it nor by a crash, nor itself a
+// replay). The sink's key came from before the run: Setup did not give a
+// fresh world (an idempotency table it does not reset, a store made once
+// for the test, a key an earlier test or run completed within its TTL).
+// Such a write never executed in the run, so nothing of it was tested:
+// its retries, redeliveries and crashes all replay the same stored
+// answer, and the suite said SAFE, "all faults fired", with nothing
+// executed in any run, the baseline included (a red team's, rtM P3: a
+// PostgreSQL idem table left out of Setup's TRUNCATE). A replay that
+// follows the run's own execution of the work (the retry after a lost
+// acknowledgement, the second delivery, the restart after a crash) is the
+// tested case, and is not one of these.
+//
+// When there are any, the run's trace gets a note and the result is
+// inconclusive. It returns nil when there are none.
+func staleReplays(res *Result, tr *Trace) map[string]bool {
+	var stale map[string]bool
+	for i := range tr.Ops {
+		if o := &tr.Ops[i]; o.Kind == KindWrite && o.Replayed && o.Status == StatusSuccess {
+			if stale == nil {
+				stale = map[string]bool{}
+			}
+			stale[o.ID] = true
+		}
+	}
+	if stale == nil {
+		return nil
+	}
+	ran := map[string]bool{}
+	for i := range tr.Ops {
+		if o := &tr.Ops[i]; o.Kind == KindWrite && executedHere(o) {
+			ran[o.Name+"\x00"+o.Identity] = true
+		}
+	}
+	var which []string
+	for i := range tr.Ops {
+		o := &tr.Ops[i]
+		if !stale[o.ID] {
+			continue
+		}
+		if ran[o.Name+"\x00"+o.Identity] {
+			delete(stale, o.ID)
+			continue
+		}
+		which = append(which, fmt.Sprintf("%s (identity %s)", o.ID, o.Identity))
+	}
+	if len(stale) == 0 {
+		return nil
+	}
+	res.Inconclusive = true
+	verb := "was replayed by its"
+	if len(which) > 1 {
+		verb = "were replayed by their"
+	}
+	tr.Notes = append(tr.Notes, fmt.Sprintf("%s %s sink (MarkReplayed) from a key that no execution of this run made: the world Setup gave was not fresh (an idempotency key or stored result left by an earlier run or test, within its TTL: reset the idem store in Setup, as the rest of the world), so the write never executed in this run and nothing of it was tested",
+		strings.Join(which, ", "), verb))
+	return stale
+}
+
+// executedHere reports whether write o's tool ran in the run: not a
+// replay, nor a call a fault failed before the tool (a lost request, a
+// failure before the operation, a partial batch's conflict), nor one the
+// crash of its invocation stopped.
+func executedHere(o *Operation) bool {
+	switch o.Fault {
+	case FaultBefore, FaultLostRequest, FaultConflict:
+		return false
+	}
+	return !o.Replayed && o.Status != StatusRunning && o.Error != errNotExecutedCrashed
+}
+
+// staleFault says why the fault of sc, which fired, tested nothing: the
+// call it fired on was a stale replay (staleReplays), whose lost answer
+// or crash is followed by one more replay of the same stored answer, no
+// retry of an effect. "" otherwise.
+func staleFault(tr *Trace, sc Scenario, stale map[string]bool) string {
+	if len(stale) == 0 || sc.Fault.Kind == FaultNone || !tr.Fired {
+		return ""
+	}
+	for i := range tr.Ops {
+		if o := &tr.Ops[i]; o.Fault != FaultNone && stale[o.ID] {
+			return fmt.Sprintf("on %s, which its sink replayed from a key no execution of this run made (see the note): it tested no retry of an effect, so it is counted as not fired", o.ID)
+		}
+	}
+	return ""
+}
