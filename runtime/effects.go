@@ -2639,8 +2639,8 @@ func firstVisible(first *Operation, op, id string, baseWin map[string][2]string)
 
 // landedBefore reports whether an execution of first's op and identity
 // that ran before it failed by itself yet changed the state in its own
-// window (landed; left out of the group when no later execution redid
-// what it did): a booking whose gateway answered 502, retried with its
+// window (landed; left out of the group when no other execution did what
+// it did): a booking whose gateway answered 502, retried with its
 // key. Its effect was visible, and a repeat with equal snapshots changed
 // nothing.
 func landedBefore(tr *Trace, first *Operation) bool {
