@@ -967,8 +967,9 @@ func clockLike(s string) bool {
 	return true
 }
 
-// holdsClock reports whether snapshot s may hold a moment (clockLike, or a
-// number that reads as one: epochLike): a quick look before withoutClocks
+// holdsClock reports whether snapshot s may hold a moment (clockLike, a
+// moment inside a string or in a compact form: textMoments, or a number
+// that reads as one: epochLike): a quick look before withoutClocks
 // decodes it.
 func holdsClock(s string) bool {
 	for i := 0; i+19 <= len(s); i++ {
@@ -976,26 +977,36 @@ func holdsClock(s string) bool {
 			return true
 		}
 	}
-	return nowWindow().holdsNumber(s)
+	w := nowWindow()
+	for i := 0; i+14 <= len(s); i++ {
+		if w.momentAt(s, i) > 0 {
+			return true
+		}
+	}
+	return w.holdsNumber(s)
 }
 
-// withoutClocks returns snapshot s with every string that reads as a
-// moment (clockLike), and every number that does (epochLike: Unix seconds
-// to nanoseconds within the suite's wall-clock window), that no call was
-// given (named) replaced by one placeholder. Two runs stamp what they make
-// at other moments: compared across runs (a scenario with the baseline), a
-// row created at T1 is the row the baseline created at T0. Within a run
-// the moments stay: a repeat that stamps a row again is judged by what it
-// changed. The result is encoded as encode does, so that snapshots
-// compared are all passed through it; s is returned as it is when it
-// cannot be decoded.
+// withoutClocks returns snapshot s with every moment a string holds
+// (textMoments: a date and a time of day that begins it, clockLike, or
+// one inside it or in a compact form, 20261205-195822, within the suite's
+// wall-clock window), and every number that reads as one (epochLike: Unix
+// seconds to nanoseconds within that window), that no call was given
+// (named) replaced by one placeholder; the rest of a string stays. Two runs
+// stamp what they make at other moments: compared across runs (a scenario
+// with the baseline), a row created at T1 is the row the baseline created
+// at T0, and a receipt RCPT-<T1>-A the baseline's RCPT-<T0>-A, where
+// RCPT-<T1>-B still differs. Within a run the moments stay: a repeat that
+// stamps a row again is judged by what it changed. The result is encoded
+// as encode does, so that snapshots compared are all passed through it; s
+// is returned as it is when it cannot be decoded.
 func withoutClocks(s string, named map[string]bool) string {
 	w := nowWindow()
+	given := func(x string) bool { return named[x] }
 	return mapScalars(s, func(x string) string {
-		if clockLike(x) && !named[x] {
-			return clockMoment
+		if named[x] {
+			return x
 		}
-		return x
+		return w.textMoments(x, given)
 	}, func(n json.Number) any { return w.numberMoment(n, named) })
 }
 
