@@ -662,15 +662,54 @@ func rowsBy(l []any, col int) (map[string]any, bool) {
 
 // idKey returns the key of object r that names it: "id", or, where r has
 // none, "ID" or "Id", as encoding/json writes the field ID of a Go struct
-// with no json tag (a row scanned from SELECT id, ...). "" when r has
-// none of them.
+// with no json tag (a row scanned from SELECT id, ...). Where r has none
+// of them, the one key named as a row's number (numberKey) whose value is
+// a whole number: a table's BIGSERIAL primary key named for its table
+// (tag_id, invoice_id, invoiceId), or a number column a sequence fills
+// (an invoice's number, a seq). "" when r has none, or two such keys (a
+// line's line_id beside its order_id: which names the row is not known).
 func idKey(r map[string]any) string {
 	for _, k := range [...]string{"id", "ID", "Id"} {
 		if _, ok := r[k]; ok {
 			return k
 		}
 	}
-	return ""
+	found := ""
+	for k, v := range r {
+		n, ok := v.(json.Number)
+		if !ok || !numberKey(k) || !wholeNumber(n) {
+			continue
+		}
+		if found != "" {
+			return ""
+		}
+		found = k
+	}
+	return found
+}
+
+// numberKey reports whether key k is named as the number of a row: ends
+// in _id, Id or ID after a word of two letters or more (invoice_id,
+// tagId), or is, or ends in, number, num, no, seq or serial (number,
+// invoice_no, lineNumber). PostgreSQL's usual names for a sequence's
+// column, which only "id" was before: a rolled back attempt that used up
+// number 1 made the run's invoice number 2, and a duplicate_write, where
+// the same table keyed by id was SAFE (red team, /tmp/rtM P2, P5). A count
+// or an amount (quantity, cents, n) is never one.
+func numberKey(k string) bool {
+	if refTarget(k) != "" {
+		return true
+	}
+	l := strings.ToLower(k)
+	for _, w := range [...]string{"number", "num", "no", "seq", "serial"} {
+		if l == w {
+			return true
+		}
+		if t, ok := strings.CutSuffix(l, w); ok && len(t) >= 2 && (strings.HasSuffix(t, "_") || k[len(t)] >= 'A' && k[len(t)] <= 'Z') {
+			return true
+		}
+	}
+	return false
 }
 
 // rowKey returns the encoding of row e's value in column col (-1: an
