@@ -1238,14 +1238,21 @@ func judgeRepeatsIn(out []Finding, tr *Trace, end, baseEnd string, baseWin map[s
 		}
 	}
 	// A write that failed by itself yet changed the state (landed) is an
-	// execution of its group only if a later execution changed a place it
-	// changed too: a declined charge that recorded the attempt, retried
-	// with another card, is one charge.
+	// execution of its group only if another execution of it, before or
+	// after, changed a place it changed too: a declined charge that
+	// recorded the attempt, retried with another card, is one charge, and
+	// two charges whose gateway moved the money and then timed out
+	// confirming it are two. Looked for after it only, the last landed
+	// call of a group was always left out, and a redelivery that landed
+	// the charge again, failing as the first delivery's had, was no
+	// duplicate (red team rtL R0, adapters/mcp/rtl/failedeffect
+	// TestAlwaysErrState; adapters/eino/rtl/interrupt TestPayThenApprove,
+	// a payment made before the approval interrupt).
 	var views stateViews // the snapshots decoded, for repeats that changed the state (redone)
 	for p, idx := range groups {
 		var kept []int // made only when a call is left out: most groups keep all
 		for n, i := range idx {
-			if o := &tr.Ops[i]; landed(o) && !redoneLater(tr, o, idx, &views) {
+			if o := &tr.Ops[i]; landed(o) && !redoneByAnother(tr, o, idx, &views) {
 				if kept == nil {
 					kept = append(make([]int, 0, len(idx)-1), idx[:n]...)
 				}
@@ -2361,8 +2368,22 @@ func judgeRepeatsIn(out []Finding, tr *Trace, end, baseEnd string, baseWin map[s
 			continue
 		}
 		fmt.Fprintf(&b, "%s executed %d times for identity %s (%s): one effect done %d times", k.op, len(dups), k.id, strings.Join(dups, ", "), len(dups))
-		if landed(first) {
+		// A repeat that failed yet landed is named too: its error says
+		// the write did not happen, and State says it did.
+		var again *Operation
+		for _, id := range dups[1:] {
+			if o := traceOp(tr, id); o != nil && landed(o) {
+				again = o
+				break
+			}
+		}
+		switch {
+		case landed(first) && again != nil:
+			fmt.Fprintf(&b, " (%s failed with %q, yet it changed the state: %s; it landed, and %s did it again, failing too)", first.ID, clip(first.Error, 120), clip(first.StateChange, maxChange/2), again.ID)
+		case landed(first):
 			fmt.Fprintf(&b, " (%s failed with %q, yet it changed the state: %s; it landed, and the retry did it again)", first.ID, clip(first.Error, 120), clip(first.StateChange, maxChange/2))
+		case again != nil:
+			fmt.Fprintf(&b, " (%s failed with %q, yet it changed the state: it landed)", again.ID, clip(again.Error, 120))
 		}
 		switch {
 		case change != "" && note != "":
@@ -2618,8 +2639,8 @@ func firstVisible(first *Operation, op, id string, baseWin map[string][2]string)
 
 // landedBefore reports whether an execution of first's op and identity
 // that ran before it failed by itself yet changed the state in its own
-// window (landed; left out of the group when no later execution redid
-// what it did): a booking whose gateway answered 502, retried with its
+// window (landed; left out of the group when no other execution did what
+// it did): a booking whose gateway answered 502, retried with its
 // key. Its effect was visible, and a repeat with equal snapshots changed
 // nothing.
 func landedBefore(tr *Trace, first *Operation) bool {
@@ -2881,35 +2902,20 @@ func landed(o *Operation) bool {
 	return o.Status == StatusFailed && o.Fault == FaultNone && o.stateSeen() && o.StateChange != ""
 }
 
-// redoneLater reports whether an execution of o's group that ran after it
-// (group lists them all) changed the state where landed call o changed it,
-// or may have: one that overlapped other writes, whose own change is not
-// known.
-func redoneLater(tr *Trace, o *Operation, group []int, views *stateViews) bool {
+// redoneByAnother reports whether another execution of o's group (group
+// lists them all), before or after it, changed the state where landed call
+// o changed it, or may have: one that overlapped other writes, whose own
+// change is not known.
+func redoneByAnother(tr *Trace, o *Operation, group []int, views *stateViews) bool {
 	ob, oa := o.stateWindow()
-	mine, ok := changedPlaces(views.of(ob), views.of(oa))
+	oav := views.of(oa)
+	mine, ok := changedPlaces(views.of(ob), oav)
 	if !ok {
 		return true
 	}
-	// The same place: a key or a row by its path; a list's entry only if
-	// the same entry, also where o's list held one and was one value (a
-	// first entry, then the same again).
-	oav := views.of(oa)
-	overlaps := func(p place) bool {
-		return slices.ContainsFunc(mine, func(q place) bool {
-			switch {
-			case p.elem && q.elem:
-				return p.entry == q.entry && slices.Equal(p.path, q.path)
-			case p.elem && slices.Equal(p.path, q.path):
-				return holds(oav, q, p.entry)
-			}
-			n := min(len(p.path), len(q.path))
-			return slices.Equal(p.path[:n], q.path[:n])
-		})
-	}
 	for _, i := range group {
 		l := &tr.Ops[i]
-		if l == o || l.execOrder() <= o.execOrder() {
+		if l == o {
 			continue
 		}
 		if l.Overlapped {
@@ -2919,12 +2925,36 @@ func redoneLater(tr *Trace, o *Operation, group []int, views *stateViews) bool {
 			continue
 		}
 		lb, la := l.stateWindow()
-		theirs, ok := changedPlaces(views.of(lb), views.of(la))
-		if !ok || slices.ContainsFunc(theirs, overlaps) {
+		lav := views.of(la)
+		theirs, ok := changedPlaces(views.of(lb), lav)
+		if !ok {
 			return true
+		}
+		for _, p := range theirs {
+			if slices.ContainsFunc(mine, func(q place) bool { return samePlace(p, lav, q, oav) }) {
+				return true
+			}
 		}
 	}
 	return false
+}
+
+// samePlace reports whether place p, of a change that left snapshot pv, and
+// place q, of one that left qv, are one place: a key or a row by its path;
+// a list's entry only if the same entry, also where the other change's
+// list held one and was one value (a first entry, then the same again, in
+// either order).
+func samePlace(p place, pv *stateView, q place, qv *stateView) bool {
+	switch {
+	case p.elem && q.elem:
+		return p.entry == q.entry && slices.Equal(p.path, q.path)
+	case p.elem && slices.Equal(p.path, q.path):
+		return holds(qv, q, p.entry)
+	case q.elem && slices.Equal(p.path, q.path):
+		return holds(pv, p, q.entry)
+	}
+	n := min(len(p.path), len(q.path))
+	return slices.Equal(p.path[:n], q.path[:n])
 }
 
 // holds reports whether the list at place q of snapshot v holds entry (an

@@ -904,11 +904,19 @@ func (l leftOut) heldElsewhere(v any, texts map[string][]string) bool {
 		switch x := v.(type) {
 		case map[string]any:
 			id := idKey(x)
+			own := ""
+			if len(path) > 0 {
+				own = strings.ToLower(path[len(path)-1])
+			}
 			for k, e := range x {
 				if t, ok := scalarText(e); ok {
 					colls, held := texts[t]
-					if !held || k == id {
-						continue // a row's own id names it, among its collection's
+					// A row's own id names it, among its collection's;
+					// a note's order_id, the one number it has, names
+					// a row of orders (idKey reads either way).
+					to := refTarget(k)
+					if !held || k == id && (to == "" || !slices.ContainsFunc(colls, func(c string) bool { return c != own && strings.Contains(c, to) })) {
+						continue
 					}
 					if !inside {
 						return true

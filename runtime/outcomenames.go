@@ -212,63 +212,38 @@ func renamed(v any, rename map[string]string) any {
 	return v
 }
 
-// withoutMoments returns outcome s with the moment (clockLike, to the end
-// of its fraction of a second and its zone) that begins a string replaced
-// by one placeholder, unless a call of either run was given that string
-// (named): the rest of the string stays. So is a number that reads as a
-// moment (epochLike), whole, unless a call was given it. s is returned as
-// it is when it cannot be decoded.
+// withoutMoments returns outcome s with every moment a string holds
+// (textMoments: one that begins it, as clockLike reads it, to the end of
+// its fraction of a second and its zone; one inside it or in a compact
+// form, within the suite's wall-clock window) replaced by one
+// placeholder, unless a call of either run was given that string or that
+// moment (named): the rest of the string stays. So is a number that reads
+// as a moment (epochLike), whole, unless a call was given it. s is
+// returned as it is when it cannot be decoded.
 func withoutMoments(s string, named ...map[string]bool) string {
 	w := nowWindow()
-	return mapScalars(s, func(x string) string {
-		if !clockLike(x) {
-			return x
-		}
+	given := func(x string) bool {
 		for _, n := range named {
 			if n[x] {
-				return x
+				return true
 			}
 		}
-		return clockMoment + x[momentLen(x):]
+		return false
+	}
+	return mapScalars(s, func(x string) string {
+		if given(x) {
+			return x
+		}
+		return w.textMoments(x, given)
 	}, func(n json.Number) any { return w.numberMoment(n, named...) })
 }
 
 // momentLen returns the length of the moment s begins with (clockLike):
 // its date and time of day, a fraction of a second, and a zone (Z, +01:00,
-// or " +0000 UTC", as time.Time's String writes it, with its monotonic
-// reading "m=+0.001").
+// +01, or " +0000 UTC", as time.Time's String writes it, with its
+// monotonic reading "m=+0.001"): momentEnd.
 func momentLen(s string) int {
-	n := 19
-	digits := func() {
-		for n < len(s) && s[n] >= '0' && s[n] <= '9' {
-			n++
-		}
-	}
-	if n < len(s) && (s[n] == '.' || s[n] == ',') {
-		n++
-		digits()
-	}
-	switch {
-	case n < len(s) && s[n] == 'Z':
-		n++
-	case n+5 < len(s) && (s[n] == '+' || s[n] == '-') && s[n+3] == ':':
-		n += 6
-	case n+5 < len(s) && s[n] == ' ' && (s[n+1] == '+' || s[n+1] == '-'):
-		n += 6 // " +0000", then a zone's name
-		upper := func(i int) bool { return i < len(s) && s[i] >= 'A' && s[i] <= 'Z' }
-		if n < len(s) && s[n] == ' ' && upper(n+1) {
-			n++
-			for upper(n) {
-				n++
-			}
-		}
-		if strings.HasPrefix(s[n:], " m=") {
-			n += 3
-			for n < len(s) && s[n] != ' ' {
-				n++
-			}
-		}
-	}
+	n, _, _ := momentEnd(s, 19, false)
 	return min(n, len(s))
 }
 

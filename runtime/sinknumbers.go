@@ -331,7 +331,11 @@ func numbersInBaseNames(s string, rename numberNames) (string, bool) {
 				var of func(t string) bool // whether the member names a row of table t
 				switch {
 				case k == idk && table != "":
-					of = func(t string) bool { return t == table }
+					// The row's own number, or, named for another
+					// table (a note's one number, its order_id), a
+					// reference to that table's rows.
+					target := refTarget(k)
+					of = func(t string) bool { return t == table || target != "" && readsAsRowOf(t, target) }
 				case refTarget(k) != "":
 					target := refTarget(k)
 					of = func(t string) bool { return readsAsRowOf(t, target) }

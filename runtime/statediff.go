@@ -662,15 +662,54 @@ func rowsBy(l []any, col int) (map[string]any, bool) {
 
 // idKey returns the key of object r that names it: "id", or, where r has
 // none, "ID" or "Id", as encoding/json writes the field ID of a Go struct
-// with no json tag (a row scanned from SELECT id, ...). "" when r has
-// none of them.
+// with no json tag (a row scanned from SELECT id, ...). Where r has none
+// of them, the one key named as a row's number (numberKey) whose value is
+// a whole number: a table's BIGSERIAL primary key named for its table
+// (tag_id, invoice_id, invoiceId), or a number column a sequence fills
+// (an invoice's number, a seq). "" when r has none, or two such keys (a
+// line's line_id beside its order_id: which names the row is not known).
 func idKey(r map[string]any) string {
 	for _, k := range [...]string{"id", "ID", "Id"} {
 		if _, ok := r[k]; ok {
 			return k
 		}
 	}
-	return ""
+	found := ""
+	for k, v := range r {
+		n, ok := v.(json.Number)
+		if !ok || !numberKey(k) || !wholeNumber(n) {
+			continue
+		}
+		if found != "" {
+			return ""
+		}
+		found = k
+	}
+	return found
+}
+
+// numberKey reports whether key k is named as the number of a row: ends
+// in _id, Id or ID after a word of two letters or more (invoice_id,
+// tagId), or is, or ends in, number, num, no, seq or serial (number,
+// invoice_no, lineNumber). PostgreSQL's usual names for a sequence's
+// column, which only "id" was before: a rolled back attempt that used up
+// number 1 made the run's invoice number 2, and a duplicate_write, where
+// the same table keyed by id was SAFE (red team, /tmp/rtM P2, P5). A count
+// or an amount (quantity, cents, n) is never one.
+func numberKey(k string) bool {
+	if refTarget(k) != "" {
+		return true
+	}
+	l := strings.ToLower(k)
+	for _, w := range [...]string{"number", "num", "no", "seq", "serial"} {
+		if l == w {
+			return true
+		}
+		if t, ok := strings.CutSuffix(l, w); ok && len(t) >= 2 && (strings.HasSuffix(t, "_") || k[len(t)] >= 'A' && k[len(t)] <= 'Z') {
+			return true
+		}
+	}
+	return false
 }
 
 // rowKey returns the encoding of row e's value in column col (-1: an
@@ -967,8 +1006,9 @@ func clockLike(s string) bool {
 	return true
 }
 
-// holdsClock reports whether snapshot s may hold a moment (clockLike, or a
-// number that reads as one: epochLike): a quick look before withoutClocks
+// holdsClock reports whether snapshot s may hold a moment (clockLike, a
+// moment inside a string or in a compact form: textMoments, or a number
+// that reads as one: epochLike): a quick look before withoutClocks
 // decodes it.
 func holdsClock(s string) bool {
 	for i := 0; i+19 <= len(s); i++ {
@@ -976,26 +1016,36 @@ func holdsClock(s string) bool {
 			return true
 		}
 	}
-	return nowWindow().holdsNumber(s)
+	w := nowWindow()
+	for i := 0; i+14 <= len(s); i++ {
+		if w.momentAt(s, i) > 0 {
+			return true
+		}
+	}
+	return w.holdsNumber(s)
 }
 
-// withoutClocks returns snapshot s with every string that reads as a
-// moment (clockLike), and every number that does (epochLike: Unix seconds
-// to nanoseconds within the suite's wall-clock window), that no call was
-// given (named) replaced by one placeholder. Two runs stamp what they make
-// at other moments: compared across runs (a scenario with the baseline), a
-// row created at T1 is the row the baseline created at T0. Within a run
-// the moments stay: a repeat that stamps a row again is judged by what it
-// changed. The result is encoded as encode does, so that snapshots
-// compared are all passed through it; s is returned as it is when it
-// cannot be decoded.
+// withoutClocks returns snapshot s with every moment a string holds
+// (textMoments: a date and a time of day that begins it, clockLike, or
+// one inside it or in a compact form, 20261205-195822, within the suite's
+// wall-clock window), and every number that reads as one (epochLike: Unix
+// seconds to nanoseconds within that window), that no call was given
+// (named) replaced by one placeholder; the rest of a string stays. Two runs
+// stamp what they make at other moments: compared across runs (a scenario
+// with the baseline), a row created at T1 is the row the baseline created
+// at T0, and a receipt RCPT-<T1>-A the baseline's RCPT-<T0>-A, where
+// RCPT-<T1>-B still differs. Within a run the moments stay: a repeat that
+// stamps a row again is judged by what it changed. The result is encoded
+// as encode does, so that snapshots compared are all passed through it; s
+// is returned as it is when it cannot be decoded.
 func withoutClocks(s string, named map[string]bool) string {
 	w := nowWindow()
+	given := func(x string) bool { return named[x] }
 	return mapScalars(s, func(x string) string {
-		if clockLike(x) && !named[x] {
-			return clockMoment
+		if named[x] {
+			return x
 		}
-		return x
+		return w.textMoments(x, given)
 	}, func(n json.Number) any { return w.numberMoment(n, named) })
 }
 
