@@ -726,12 +726,24 @@ const (
 // holding still, and its repeat was counted (review of 461f5c3). A
 // baseline that never held still (a heartbeat in the state) calibrates
 // nothing: its landedAfter is where the wait stopped.
+//
+// The run's world may change later than the baseline's did: its timers
+// and goroutines wait for the CPUs a loaded machine (a CI runner, several
+// go test -race at once) gives them. A wait that let the run's last change
+// come two polls later than the baseline's (10 ms) left the run of a
+// correct agent, whose world ships 135 ms after its agent returned in the
+// baseline and 212 ms after it in the run, unjudged and inconclusive
+// (4 runs of 40 beside 3 busy loops). The run's last change may now come
+// as late again as the baseline's, or endStillMax later where that is
+// more; the wait runs that long only where the run's state never held
+// still.
 func stillFor(base *Trace) (still, wait time.Duration) {
 	if base == nil || !base.endStill {
 		return endStill, endStillMax
 	}
 	still = max(endStill, 2*base.landedAfter+endPoll)
-	return still, max(endStillMax, base.landedAfter+still+2*endPoll)
+	late := max(base.landedAfter, endStillMax) // how much later than the baseline's
+	return still, base.landedAfter + late + still + 2*endPoll
 }
 
 // maxPassed bounds the states judge.passed keeps.
