@@ -666,10 +666,27 @@ func (j *judge) finish() {
 		// (endCalibrate), and every other run at least twice as long as
 		// the world took to go still there (judge.stillFor), for as
 		// long as that takes (judge.stillMax).
-		start := time.Now()
-		stillSince := start
-		for time.Since(start) < j.stillMax {
-			time.Sleep(endPoll)
+		//
+		// Those times run on the polls' clock, not the wall's: a poll
+		// whose sleep of endPoll overran twice that counts 2*endPoll.
+		// On a loaded machine (a CI runner, several go test -race at
+		// once) the goroutines that carry the world's change wait for a
+		// CPU as the polls do, and on the wall's clock the state held
+		// still while they waited: a booking queued 15 ms behind another
+		// was read as never made (a missed duplicate_write, 3 runs of 50
+		// beside 3 busy loops; TestABookingQueuedBehindAnotherOnALoadedMachine).
+		// The wait stretches as the polls are kept waiting; unloaded,
+		// the clocks agree.
+		var (
+			on, stillSince time.Duration // on the polls' clock, from the first end snapshot
+			last           = time.Now()
+		)
+		for on < j.stillMax {
+			slept := time.Now()
+			endSleep(endPoll)
+			now := time.Now()
+			on += now.Sub(last) - max(now.Sub(slept)-2*endPoll, 0)
+			last = now
 			again, err := j.snapshot()
 			if err != nil {
 				break
@@ -679,12 +696,12 @@ func (j *judge) finish() {
 				if j.keepPassed && len(j.passed) < maxPassed {
 					j.passed = append(j.passed, s)
 				}
-				s, stillSince = again, time.Now()
-				j.landedAfter = stillSince.Sub(start)
+				s, stillSince = again, on
+				j.landedAfter = on
 				j.mu.Unlock()
 				continue
 			}
-			if time.Since(stillSince) >= j.stillFor {
+			if on-stillSince >= j.stillFor {
 				j.mu.Lock()
 				j.still = true
 				j.mu.Unlock()
@@ -702,6 +719,10 @@ func (j *judge) finish() {
 		j.late = describeChange(j.lastAfter, s, maxChange)
 	}
 }
+
+// endSleep is the sleep between two polls of the end state (judge.finish);
+// a test makes it overrun, as a loaded machine does.
+var endSleep = time.Sleep
 
 // endStill is how long the end state must hold still at least, when the
 // state changed outside the traced writes and no Settle is given, to be
