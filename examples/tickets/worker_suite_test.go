@@ -71,12 +71,12 @@ func TestResubmitAgentIsCaughtByTheFaultSuite(t *testing.T) {
 	// delivery may already have opened two), so the count is matched, not
 	// fixed. On a loaded machine the worker is kept waiting past
 	// SettleOn's quiet window (testkit.SettleUntil says so), the first
-	// ticket lands in the repeat's window with the second, and the window
-	// adds both (0 → 2): the same duplicate_write in the same scenarios,
-	// described from another window (5 runs of 10 beside 3 busy loops on
-	// a machine other jobs loaded). The count then asked for one ticket
-	// added to one or more, and failed; it asks for tickets added.
-	want := regexp.MustCompile(`tickets: (\d+) → (\d+) entries, added \{"dispute_id":"D-1001","id":"T-\d+","queue":"disputes"\}`)
+	// ticket lands in the repeat's window, alone or with the second (0 → 1,
+	// 0 → 2): the same duplicate_write in the same scenarios, described
+	// from another window (5 runs of 10 beside 3 busy loops on a machine
+	// other jobs loaded, load average 27). The count then asked for one
+	// ticket added to one or more, and failed; it asks for tickets added.
+	want := regexp.MustCompile(`tickets: (\d+) → (\d+) entr(?:y|ies), added \{"dispute_id":"D-1001","id":"T-\d+","queue":"disputes"\}`)
 	var msgs []string
 	for _, f := range rep.Findings {
 		if f.Code == runtime.CodeDuplicateWrite && f.Ops[0] == "submitTicket" {
