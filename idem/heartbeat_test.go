@@ -81,25 +81,33 @@ func TestDoStartsNoGoroutine(t *testing.T) {
 }
 
 // A holder whose fn outlives a third of the lease renews it, and stops
-// renewing once its outcome is stored.
+// renewing once its outcome is stored. In a testing/synctest bubble: on
+// the real clock, with a 30 ms lease and fn sleeping 60 ms, a process that
+// the machine's load kept off its CPUs for the whole of fn (2 runs of 200
+// beside 3 busy loops) woke with fn's sleep and the renewal both due, fn
+// returned first, and no renewal was made, a failure of the test's timing,
+// not of the heartbeat. On the bubble's clock the renewals come at 10s,
+// 20s, ... 60s, and fn returns at 65s.
 func TestHeartbeatRenewsUntilDone(t *testing.T) {
-	b := &extendCounter{Backend: idem.NewMemoryBackend()}
-	s := idem.New(b, idem.WithLease(30*time.Millisecond))
-	if _, _, err := s.Do(context.Background(), "slow", "p", func(context.Context) ([]byte, error) {
-		time.Sleep(60 * time.Millisecond) // three or more renewals, 10ms apart
-		return []byte(`1`), nil
-	}); err != nil {
-		t.Fatal(err)
-	}
-	time.Sleep(40 * time.Millisecond) // a renewal left running would come now
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if b.extends < 2 {
-		t.Errorf("fn ran for two leases and the lease was renewed %d times; want 2 or more", b.extends)
-	}
-	if b.late != 0 {
-		t.Errorf("the lease was renewed %d times after the outcome was stored; want none", b.late)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		b := &extendCounter{Backend: idem.NewMemoryBackend()}
+		s := idem.New(b, idem.WithLease(30*time.Second))
+		if _, _, err := s.Do(context.Background(), "slow", "p", func(context.Context) ([]byte, error) {
+			time.Sleep(65 * time.Second) // six renewals, 10s apart
+			return []byte(`1`), nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(40 * time.Second) // a renewal left running would come now
+		b.mu.Lock()
+		defer b.mu.Unlock()
+		if b.extends != 6 {
+			t.Errorf("fn ran for 65s of a 30s lease and the lease was renewed %d times; want 6 (every 10s)", b.extends)
+		}
+		if b.late != 0 {
+			t.Errorf("the lease was renewed %d times after the outcome was stored; want none", b.late)
+		}
+	})
 }
 
 // A holder that loses its lease (the backend says another took the key)

@@ -156,6 +156,59 @@ func noneLanded(run, ret, last any) bool {
 	return true
 }
 
+// partWay reports whether mid is a state on the way from ret to last
+// that the world may have passed through: at every place where ret and
+// last differ, mid holds what one of them holds there (a mail sent, its
+// receipt not yet), and elsewhere what both hold; and at least one of the
+// changes is in it. Maps are walked key by key; any other value (a list,
+// a scalar) is a place whole.
+func partWay(mid, ret, last any) bool {
+	some := false
+	var walk func(mid, ret, last any) bool
+	walk = func(mid, ret, last any) bool {
+		if reflect.DeepEqual(ret, last) {
+			return reflect.DeepEqual(mid, ret)
+		}
+		mm, ok1 := mid.(map[string]any)
+		rm, ok2 := ret.(map[string]any)
+		lm, ok3 := last.(map[string]any)
+		if !ok1 || !ok2 || !ok3 {
+			switch {
+			case reflect.DeepEqual(mid, last):
+				some = true
+				return true
+			default:
+				return reflect.DeepEqual(mid, ret)
+			}
+		}
+		keys := map[string]bool{}
+		for _, m := range []map[string]any{mm, rm, lm} {
+			for k := range m {
+				keys[k] = true
+			}
+		}
+		for k := range keys {
+			mv, inMid := mm[k]
+			rv, inRet := rm[k]
+			lv, inLast := lm[k]
+			switch {
+			case inMid && inRet && inLast:
+				if !walk(mv, rv, lv) {
+					return false
+				}
+			case inMid == inRet && (!inMid || reflect.DeepEqual(mv, rv)):
+				// as ret has it (absent, or equal)
+			case inMid == inLast && (!inMid || reflect.DeepEqual(mv, lv)):
+				some = true // as last has it
+			default:
+				return false
+			}
+		}
+		return true
+	}
+	return walk(mid, ret, last) && some
+}
+
 // beforeTheWorldNote says why the repeat id of op was not judged.
 func beforeTheWorldNote(op, id string) string {
 	return fmt.Sprintf("%s (a repeat of %s) was not judged: no call of %s changed the state in its own window, and this run's end differs from the baseline's only where the world changed by itself after the baseline's agent returned, holding what the baseline held then: the world's own change (a service confirming the order) had not landed in this run when its end held still, so the end cannot say whether a second effect stayed; give a Settle that waits for the world to go quiet (testkit.SettleUntil)", id, op, op)

@@ -308,3 +308,58 @@ func TestWorldWorkerChangeInARepeatsWindow(t *testing.T) {
 		})
 	}
 }
+
+// As the receipt cases above, with the baseline's agent returning 80 ms
+// after its call, as a loaded machine (go test -race beside busy loops)
+// made it: the mail and its receipt both landed before it returned, in
+// one gap between snapshots, and the baseline never showed the mail
+// alone. A correct agent's repeat, whose window holds the mail alone (the
+// receipt lands after it), was a duplicate_write in every scenario with a
+// repeat (on that machine, 3 runs of 20 of the receipt case); the window
+// is part of the way the world went by itself in that gap, and the run
+// ended as the baseline did. The naive agent mails twice and is caught.
+func TestWorldWorkerStepsThatLandedBeforeTheBaselineReturned(t *testing.T) {
+	for _, naive := range []bool{false, true} {
+		w := &shopWorld{receipt: true, naive: naive}
+		setups := 0
+		agent := func(ctx context.Context) error {
+			err := shopAgent(w)(ctx)
+			if setups == 1 {
+				time.Sleep(80 * time.Millisecond) // the baseline's agent, slow to return
+			}
+			return err
+		}
+		rep, err := Run(context.Background(), t.Name(), agent,
+			Setup(func(context.Context) error { setups++; w.start(); return nil }),
+			Teardown(func(context.Context) error { w.stop(); return nil }),
+			State(w.snapshot))
+		require.NoError(t, err)
+		require.NotContains(t, rep.Baseline.Trace.returned, `"receipts":null`, "the receipt landed before the baseline's agent returned")
+		if naive {
+			for _, sc := range []string{ScenarioDuplicateSeq, ScenarioDuplicateConcurrent, "lost_acknowledgement/place_order#1"} {
+				assert.Equal(t, []string{"duplicate_write place_order"}, findings(rep, sc), sc)
+			}
+			continue
+		}
+		assert.Empty(t, findings(rep, ""))
+		assert.Zero(t, rep.InconclusiveCount)
+	}
+}
+
+// partWay, the rule of the test above at the level of one state.
+func TestPartWayMixesTheWorldsSteps(t *testing.T) {
+	ret := map[string]any{"orders": []any{"ORD-1"}, "emails": nil, "receipts": nil, "order": map[string]any{"status": "new", "paid": true}}
+	last := map[string]any{"orders": []any{"ORD-1"}, "emails": []any{"mail"}, "receipts": []any{"delivered"}, "order": map[string]any{"status": "shipped", "paid": true}}
+	mail := map[string]any{"orders": []any{"ORD-1"}, "emails": []any{"mail"}, "receipts": nil, "order": map[string]any{"status": "new", "paid": true}}
+	assert.True(t, partWay(mail, ret, last), "the mail, not its receipt")
+	assert.True(t, partWay(last, ret, last))
+	assert.False(t, partWay(ret, ret, last), "none of the world's steps")
+	twice := map[string]any{"orders": []any{"ORD-1"}, "emails": []any{"mail", "mail"}, "receipts": nil, "order": map[string]any{"status": "new", "paid": true}}
+	assert.False(t, partWay(twice, ret, last), "a value neither held")
+	other := map[string]any{"orders": []any{"ORD-1", "ORD-2"}, "emails": []any{"mail"}, "receipts": nil, "order": map[string]any{"status": "new", "paid": true}}
+	assert.False(t, partWay(other, ret, last), "a change where the world made none")
+	unpaid := map[string]any{"orders": []any{"ORD-1"}, "emails": []any{"mail"}, "receipts": nil, "order": map[string]any{"status": "shipped"}}
+	assert.False(t, partWay(unpaid, ret, last), "a key the world did not remove")
+	extra := map[string]any{"orders": []any{"ORD-1"}, "emails": []any{"mail"}, "receipts": nil, "order": map[string]any{"status": "new", "paid": true}, "lock": "held"}
+	assert.False(t, partWay(extra, ret, last), "a key the world did not add")
+}

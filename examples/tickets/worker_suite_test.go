@@ -69,8 +69,14 @@ func TestResubmitAgentIsCaughtByTheFaultSuite(t *testing.T) {
 	// repeat is the first to change the tickets depends on how fast the
 	// worker runs on real time (in duplicate_delivery/sequential the first
 	// delivery may already have opened two), so the count is matched, not
-	// fixed.
-	want := regexp.MustCompile(`tickets: (\d+) → (\d+) entries, added \{"dispute_id":"D-1001","id":"T-\d+","queue":"disputes"\}`)
+	// fixed. On a loaded machine the worker is kept waiting past
+	// SettleOn's quiet window (testkit.SettleUntil says so), the first
+	// ticket lands in the repeat's window, alone or with the second (0 → 1,
+	// 0 → 2): the same duplicate_write in the same scenarios, described
+	// from another window (5 runs of 10 beside 3 busy loops on a machine
+	// other jobs loaded, load average 27). The count then asked for one
+	// ticket added to one or more, and failed; it asks for tickets added.
+	want := regexp.MustCompile(`tickets: (\d+) → (\d+) entr(?:y|ies), added \{"dispute_id":"D-1001","id":"T-\d+","queue":"disputes"\}`)
 	var msgs []string
 	for _, f := range rep.Findings {
 		if f.Code == runtime.CodeDuplicateWrite && f.Ops[0] == "submitTicket" {
@@ -80,8 +86,8 @@ func TestResubmitAgentIsCaughtByTheFaultSuite(t *testing.T) {
 				t.Errorf("%s: %q does not match %s", f.Scenario, f.Message, want)
 				continue
 			}
-			if from, to := atoi(m[1]), atoi(m[2]); to != from+1 || from < 1 {
-				t.Errorf("%s: %q: want one ticket added to at least one", f.Scenario, f.Message)
+			if from, to := atoi(m[1]), atoi(m[2]); to <= from {
+				t.Errorf("%s: %q: want tickets added", f.Scenario, f.Message)
 			}
 		}
 	}
