@@ -13,6 +13,13 @@ func TestConcurrentDeps(t *testing.T) {
 	analysistest.Run(t, analysistest.TestData(), analyzer.ConcurrentDeps, "deps")
 }
 
+// A goroutine that locks, receives or selects somewhere is left out of its
+// batch only when it waits before its call on something another goroutine
+// may signal (red team rtM, L3).
+func TestConcurrentDepsWaits(t *testing.T) {
+	analysistest.Run(t, analysistest.TestData(), analyzer.ConcurrentDeps, "depsorder")
+}
+
 func TestConcurrentWrites(t *testing.T) {
 	analysistest.Run(t, analysistest.TestData(), analyzer.ConcurrentWrites, "writes")
 }
