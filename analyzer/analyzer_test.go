@@ -32,6 +32,12 @@ func TestCheckBeforeCreateSQL(t *testing.T) {
 	analysistest.Run(t, analysistest.TestData(), analyzer.CheckBeforeCreate, "cbcsql")
 }
 
+// What serializes a check and its insert is what the code runs, not what
+// it mentions (red team rtM, L1 and L2).
+func TestCheckBeforeCreateSerialized(t *testing.T) {
+	analysistest.Run(t, analysistest.TestData(), analyzer.CheckBeforeCreate, "cbcserial/...")
+}
+
 func TestIdentity(t *testing.T) {
 	analysistest.Run(t, analysistest.TestData(), analyzer.Identity, "identity", "escapes")
 }
