@@ -28,7 +28,8 @@ import (
 // Param (a database, connection or transaction), a statement that takes a
 // lock: func lockKey(ctx, tx *sql.Tx, key string) running SELECT
 // pg_advisory_xact_lock(hashtext($1)). Session says the lock outlives the
-// statement's transaction (pg_advisory_lock, GET_LOCK).
+// statement's transaction (pg_advisory_lock, GET_LOCK); such a lock taken
+// on a handle that is no parameter (a store's s.db) has Param -1.
 type LockFact struct {
 	Param   int
 	Session bool
@@ -314,7 +315,7 @@ func (p *sqlPkg) lockFact(fn *types.Func) (LockFact, bool) {
 	if f, ok := p.locks[fn]; ok {
 		return f, true
 	}
-	if fn.Pkg() == p.pass.Pkg || fn.Pkg() == nil || !hasHandleParam(fn) {
+	if fn.Pkg() == p.pass.Pkg || fn.Pkg() == nil || !hasHandleParam(fn) && fn.Type().(*types.Signature).Recv() == nil {
 		return LockFact{}, false
 	}
 	var f LockFact
@@ -325,7 +326,8 @@ func (p *sqlPkg) lockFact(fn *types.Func) (LockFact, bool) {
 }
 
 // hasHandleParam reports whether fn takes a database, connection or
-// transaction: only such a function may have a LockFact.
+// transaction: only such a function, or a method (on a store holding a
+// database), may have a LockFact.
 func hasHandleParam(fn *types.Func) bool {
 	sig, ok := fn.Type().(*types.Signature)
 	if !ok {
@@ -349,11 +351,21 @@ func (p *sqlPkg) queryLock(info *types.Info, call *ast.CallExpr, locals map[type
 	if !queryMethods[sel.Sel.Name] && !execMethods[sel.Sel.Name] {
 		return nil, lockNone
 	}
-	_, q, ok := queryArg(info, call, func(e ast.Expr) (string, bool) { return p.constString(locals, e) })
-	if !ok {
-		return nil, lockNone
+	if _, q, ok := queryArg(info, call, func(e ast.Expr) (string, bool) { return p.constString(locals, e) }); ok {
+		return sel.X, lockSQL(q)
 	}
-	return sel.X, lockSQL(q)
+	// A query built at run time (fmt.Sprintf("SELECT pg_advisory_xact_lock(%d)",
+	// id)): the lock is in one of its literals.
+	k := lockNone
+	for _, a := range call.Args {
+		ast.Inspect(a, func(n ast.Node) bool {
+			if lit, ok := n.(*ast.BasicLit); ok && lit.Kind == token.STRING {
+				k = max(k, lockSQL(stringValue(lit)))
+			}
+			return true
+		})
+	}
+	return sel.X, k
 }
 
 // locksOn returns, for each call in body that takes a lock (by its query,
@@ -375,7 +387,11 @@ func (p *sqlPkg) locksOn(info *types.Info, body ast.Node, locals map[types.Objec
 				if lf.Session {
 					k = lockSession
 				}
-				fn(call, call.Args[lf.Param], k)
+				var h ast.Expr
+				if lf.Param >= 0 {
+					h = call.Args[lf.Param]
+				}
+				fn(call, h, k)
 			}
 		}
 		return true
@@ -412,19 +428,20 @@ func (p *sqlPkg) computeLocks() {
 					params[sig.Params().At(i)] = i
 				}
 			}
-			if len(params) == 0 {
+			if len(params) == 0 && sig.Recv() == nil {
 				continue
 			}
 			best, found := p.locks[d.fn], false
 			_, had := p.locks[d.fn]
 			p.locksOn(info, d.fd.Body, nil, func(_ *ast.CallExpr, h ast.Expr, k lockKind) {
-				id, ok := ast.Unparen(h).(*ast.Ident)
-				if !ok {
-					return
+				i := -1
+				if id, ok := ast.Unparen(h).(*ast.Ident); ok {
+					if j, ok := params[info.Uses[id]]; ok {
+						i = j
+					}
 				}
-				i, ok := params[info.Uses[id]]
-				if !ok {
-					return
+				if i < 0 && k != lockSession {
+					return // a transaction's lock, in a transaction of its own
 				}
 				if !found || (k == lockSession && !best.Session) {
 					best, found = LockFact{Param: i, Session: k == lockSession}, true
@@ -480,7 +497,8 @@ func (w *cbcWalker) serializedPair(rd, a *cbcAccess) bool {
 // mentionsSerialization reports whether a function serializes something
 // by what it says: a lock or serializable level in a query it runs, a
 // serializable level constant or options variable it names, a lock helper
-// (LockFact) it calls, or, with mutex set, a Lock or TryLock call. It
+// (LockFact) it calls or a function named for it (withSerializableTx),
+// or, with mutex set, a Lock or TryLock call. It
 // stands where no access is resolved (an op's check and create, a
 // function summarized for its callers, a transaction helper): there a
 // mention says nothing for sure, and silence is the safe side. A string
@@ -495,7 +513,7 @@ func (p *sqlPkg) mentionsSerialization(info *types.Info, files []*ast.File, body
 		case *ast.BasicLit:
 			if n.Kind == token.STRING {
 				q := normSQL(stringValue(n))
-				if sqlStatement(q) && (lockSQL(q) != lockNone || strings.Contains(q, "FOR UPDATE") && mutex || strings.Contains(q, "FOR SHARE") && mutex) {
+				if q == "SERIALIZABLE" || sqlStatement(q) && (lockSQL(q) != lockNone || strings.Contains(q, "FOR UPDATE") && mutex || strings.Contains(q, "FOR SHARE") && mutex) {
 					found = true
 				}
 			}
@@ -505,6 +523,10 @@ func (p *sqlPkg) mentionsSerialization(info *types.Info, files []*ast.File, body
 				if valueLevel(obj.Type(), obj.Val()) == levelSerial {
 					found = true
 				}
+			case *types.Func:
+				// A helper named for it (withSerializableTx): its body is
+				// not read here.
+				found = strings.Contains(obj.Name(), "Serializable")
 			case *types.Var:
 				if obj.Pkg() != nil && obj.Parent() == obj.Pkg().Scope() && optionsType(obj.Type()) &&
 					varLevel(info, files, obj, body.End(), 0) != levelDefault {

@@ -4,10 +4,12 @@
 package cbcserial
 
 import (
+	"billing"
 	"cbcserial/locks"
 	"context"
 	"database/sql"
 	"errors"
+	"fmt"
 	"log"
 	"sync"
 
@@ -511,4 +513,91 @@ func forUpdate(ctx context.Context, conn *pgx.Conn, email string) error {
 		}
 	}
 	return tx.Commit(ctx)
+}
+
+// A lock whose query is built at run time is read from its literal.
+func lockBuilt(ctx context.Context, db *sql.DB, email string, shard int) error {
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	if _, err := tx.ExecContext(ctx, fmt.Sprintf("SELECT pg_advisory_xact_lock(%d, hashtext($1))", shard), email); err != nil {
+		return err
+	}
+	var id int64
+	err = tx.QueryRowContext(ctx, "SELECT id FROM users WHERE email = $1", email).Scan(&id)
+	if errors.Is(err, sql.ErrNoRows) {
+		_, err = tx.ExecContext(ctx, "INSERT INTO users (email) VALUES ($1)", email)
+	}
+	return err
+}
+
+// A store method that takes a session lock on its own database.
+type store struct{ db *sql.DB }
+
+func (s *store) lock(ctx context.Context, key string) error {
+	_, err := s.db.ExecContext(ctx, "SELECT pg_advisory_lock(hashtext($1))", key)
+	return err
+}
+
+func (s *store) ensure(ctx context.Context, email string) error {
+	if err := s.lock(ctx, email); err != nil {
+		return err
+	}
+	var id int64
+	err := s.db.QueryRowContext(ctx, "SELECT id FROM users WHERE email = $1", email).Scan(&id)
+	if errors.Is(err, sql.ErrNoRows) {
+		_, err = s.db.ExecContext(ctx, "INSERT INTO users (email) VALUES ($1)", email)
+	}
+	return err
+}
+
+// A method whose transaction-scoped lock is in a transaction of its own
+// serializes nothing of its caller's.
+func (s *store) lockInOwnTx(ctx context.Context, key string) error {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Commit()
+	_, err = tx.ExecContext(ctx, "SELECT pg_advisory_xact_lock(hashtext($1))", key)
+	return err
+}
+
+func (s *store) ensureAfterOwnTx(ctx context.Context, email string) error {
+	if err := s.lockInOwnTx(ctx, email); err != nil {
+		return err
+	}
+	var id int64
+	err := s.db.QueryRowContext(ctx, "SELECT id FROM users WHERE email = $1", email).Scan(&id)
+	if errors.Is(err, sql.ErrNoRows) {
+		_, err = s.db.ExecContext(ctx, "INSERT INTO users (email) VALUES ($1)", email) // want `INSERT INTO users runs when`
+	}
+	return err
+}
+
+// Annotated ops: their accesses are not seen here, so a serializable
+// transaction or a lock the function runs still silences; a log line does
+// not.
+func opsLogMentions(ctx context.Context, key string) (*billing.Ticket, error) {
+	log.Printf("tickets: not SERIALIZABLE, the sink deduplicates")
+	t, err := billing.FindTicketTraced(ctx, key)
+	if errors.Is(err, billing.ErrNotFound) {
+		return billing.CreateTicketTraced(ctx, key, "printer on fire") // want `CreateTicket after FindTicket on the same key races`
+	}
+	return t, err
+}
+
+func opsInSerializable(ctx context.Context, db *sql.DB, key string) (*billing.Ticket, error) {
+	tx, err := db.BeginTx(ctx, serialOpts)
+	if err != nil {
+		return nil, err
+	}
+	defer tx.Rollback()
+	t, err := billing.FindTicketTraced(ctx, key)
+	if errors.Is(err, billing.ErrNotFound) {
+		return billing.CreateTicketTraced(ctx, key, "printer on fire")
+	}
+	return t, err
 }
