@@ -124,6 +124,9 @@ type cbcAccess struct {
 	// tx is the transaction begun here (or for this literal) the access
 	// runs in, nil when none.
 	tx types.Object
+	// onDB says the access runs on a database handle (a *sql.DB, a pool,
+	// a connection), in no transaction of this function's.
+	onDB bool
 	// txParam is the parameter holding the transaction the access runs
 	// in, when summarizing a function; -1 when none.
 	txParam int
@@ -487,10 +490,12 @@ func (w *cbcWalker) summaryCall(call *ast.CallExpr, ctx []guard) bool {
 	access := func(s SQLAccess) *cbcAccess {
 		tx := -1
 		var txObj types.Object
+		onDB := s.Tx < 0 // the function runs it on a handle of its own
 		if s.Tx >= 0 {
 			if s.Tx >= len(call.Args) {
 				return nil
 			}
+			onDB = isNil(w.info, call.Args[s.Tx]) || handleOf(w.info.TypeOf(call.Args[s.Tx])) == handleDB
 			if !isNil(w.info, call.Args[s.Tx]) {
 				t, ok := w.handleOK(call.Args[s.Tx])
 				if !ok {
@@ -506,7 +511,7 @@ func (w *cbcWalker) summaryCall(call *ast.CallExpr, ctx []guard) bool {
 		if len(keys) == 0 {
 			return nil
 		}
-		return &cbcAccess{call: call, table: s.Table, keys: keys, txParam: tx, tx: txObj, update: s.Update, summary: true}
+		return &cbcAccess{call: call, table: s.Table, keys: keys, txParam: tx, tx: txObj, onDB: onDB, update: s.Update, summary: true}
 	}
 	for _, s := range sum.Reads {
 		if a := access(s); a != nil {
@@ -684,6 +689,7 @@ func (w *cbcWalker) sqlAccess(call *ast.CallExpr) (a *cbcAccess, isRead bool) {
 			return nil, false
 		}
 		tx = t
+		a.onDB = h == handleDB
 		if id, isID := ast.Unparen(sel.X).(*ast.Ident); isID && h == handleTx && w.txs[w.info.Uses[id]] {
 			a.tx = w.info.Uses[id]
 		}

@@ -467,13 +467,18 @@ func (p *sqlPkg) computeLocks() {
 // and the insert a: both run in one transaction begun here that is
 // serializable (or of a level not resolved here) or that takes a lock
 // before the check; or, wherever they run, a lock that outlives its
-// statement is taken before the check.
+// statement is taken before the check. An access whose handle is not
+// resolved (a prepared statement, a builder's RunWith) may run in any
+// transaction begun here: one such transaction serialized covers it.
 func (w *cbcWalker) serializedPair(rd, a *cbcAccess) bool {
 	if rd.call == nil || w.sp == nil {
 		return false
 	}
-	if a.tx != nil && rd.tx == a.tx && w.txLevel[a.tx] != levelDefault {
-		return true
+	unresolved := (a.tx == nil && !a.onDB) || (rd.tx == nil && !rd.onDB)
+	for tx, lv := range w.txLevel {
+		if lv != levelDefault && (unresolved || a.tx != nil && rd.tx == a.tx && tx == a.tx) {
+			return true
+		}
 	}
 	found := false
 	w.sp.locksOn(w.info, w.outer, w.strs, func(call *ast.CallExpr, h ast.Expr, k lockKind) {
@@ -484,10 +489,11 @@ func (w *cbcWalker) serializedPair(rd, a *cbcAccess) bool {
 			found = true
 			return
 		}
-		if a.tx == nil || rd.tx != a.tx {
-			return // a transaction's lock serializes nothing outside it
+		id, ok := ast.Unparen(h).(*ast.Ident)
+		if !ok || !w.txs[w.info.Uses[id]] {
+			return // a lock on a database ends with its statement
 		}
-		if id, ok := ast.Unparen(h).(*ast.Ident); ok && w.info.Uses[id] == a.tx {
+		if unresolved || a.tx != nil && rd.tx == a.tx && w.info.Uses[id] == a.tx {
 			found = true
 		}
 	})

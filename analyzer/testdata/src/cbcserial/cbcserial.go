@@ -601,3 +601,49 @@ func opsInSerializable(ctx context.Context, db *sql.DB, key string) (*billing.Ti
 	}
 	return t, err
 }
+
+// Statements prepared on a transaction: the access's transaction is not
+// resolved, a serializable one begun here covers it.
+func preparedInSerial(ctx context.Context, db *sql.DB, email string) error {
+	tx, err := db.BeginTx(ctx, serialOpts)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	sel, err := tx.PrepareContext(ctx, "SELECT id FROM users WHERE email = $1")
+	if err != nil {
+		return err
+	}
+	ins, err := tx.PrepareContext(ctx, "INSERT INTO users (email) VALUES ($1)")
+	if err != nil {
+		return err
+	}
+	var id int64
+	err = sel.QueryRowContext(ctx, email).Scan(&id)
+	if errors.Is(err, sql.ErrNoRows) {
+		_, err = ins.ExecContext(ctx, email)
+	}
+	return err
+}
+
+func preparedInDefault(ctx context.Context, db *sql.DB, email string) error {
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	sel, err := tx.PrepareContext(ctx, "SELECT id FROM users WHERE email = $1")
+	if err != nil {
+		return err
+	}
+	ins, err := tx.PrepareContext(ctx, "INSERT INTO users (email) VALUES ($1)")
+	if err != nil {
+		return err
+	}
+	var id int64
+	err = sel.QueryRowContext(ctx, email).Scan(&id)
+	if errors.Is(err, sql.ErrNoRows) {
+		_, err = ins.ExecContext(ctx, email) // want `INSERT INTO users runs when`
+	}
+	return err
+}
