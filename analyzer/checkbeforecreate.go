@@ -437,7 +437,10 @@ func (w *cbcWalker) call(call *ast.CallExpr, ctx []guard) {
 // function with a SQL summary.
 func (w *cbcWalker) summaryCall(call *ast.CallExpr, ctx []guard) bool {
 	fn, ok := typeutil.Callee(w.info, call).(*types.Func)
-	if !ok {
+	if !ok || fn.Pkg() != nil && sqlPackage(fn.Pkg().Path()) {
+		// A driver's method is a query, read by sqlAccess: pgx's own
+		// (*Conn).Exec, summarized as pgx was analyzed, hid every
+		// check-then-insert on a *pgx.Conn or *pgxpool.Pool.
 		return false
 	}
 	sum := w.sp.summary(fn)

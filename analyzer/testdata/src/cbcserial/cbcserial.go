@@ -14,6 +14,7 @@ import (
 	"sync"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 )
 
 type PgError struct{ Code string }
@@ -644,6 +645,18 @@ func preparedInDefault(ctx context.Context, db *sql.DB, email string) error {
 	err = sel.QueryRowContext(ctx, email).Scan(&id)
 	if errors.Is(err, sql.ErrNoRows) {
 		_, err = ins.ExecContext(ctx, email) // want `INSERT INTO users runs when`
+	}
+	return err
+}
+
+// B11: on a pool of the real driver, whose methods run SQL of their own
+// (a red team's miss: the driver's Exec was summarized and hid the
+// INSERT).
+func poolPlain(ctx context.Context, pool *pgxpool.Pool, email string) error {
+	var id int64
+	err := pool.QueryRow(ctx, `SELECT id FROM users WHERE email = $1`, email).Scan(&id)
+	if errors.Is(err, pgx.ErrNoRows) {
+		_, err = pool.Exec(ctx, `INSERT INTO users (email) VALUES ($1)`, email) // want `INSERT INTO users runs when`
 	}
 	return err
 }
