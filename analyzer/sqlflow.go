@@ -208,7 +208,7 @@ type sqlPkg struct {
 	stmtFuncs map[*types.Func][2]int
 	prefixers map[*types.Func]bool
 	summaries map[*types.Func]*SQLFuncFact
-	locks     map[*types.Func]LockFact // functions that lock on a handle parameter
+	locks     map[*types.Func]LockFact // functions that take a database lock (LockFact)
 	fields    map[*types.Var]string    // statement fields prepared with a constant query
 	badFields map[*types.Var]bool
 	impls     map[*types.Func]*SQLFuncFact // interface methods resolved
