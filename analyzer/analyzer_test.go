@@ -9,8 +9,11 @@ import (
 	"github.com/agentidem/agentidem-go/analyzer"
 )
 
+// depsorder: a goroutine that locks, receives or selects somewhere is left
+// out of its batch only when it waits before its call on something another
+// goroutine may signal (red team rtM, L3). One run loads both packages.
 func TestConcurrentDeps(t *testing.T) {
-	analysistest.Run(t, analysistest.TestData(), analyzer.ConcurrentDeps, "deps")
+	analysistest.Run(t, analysistest.TestData(), analyzer.ConcurrentDeps, "deps", "depsorder")
 }
 
 func TestConcurrentWrites(t *testing.T) {
@@ -21,8 +24,10 @@ func TestCheckBeforeCreateOps(t *testing.T) {
 	analysistest.Run(t, analysistest.TestData(), analyzer.CheckBeforeCreate, "cbcops")
 }
 
+// cbcserial: what serializes a check and its insert is what the code
+// runs, not what it mentions (red team rtM, L1 and L2). One run loads both.
 func TestCheckBeforeCreateSQL(t *testing.T) {
-	analysistest.Run(t, analysistest.TestData(), analyzer.CheckBeforeCreate, "cbcsql")
+	analysistest.Run(t, analysistest.TestData(), analyzer.CheckBeforeCreate, "cbcsql", "cbcserial/...")
 }
 
 func TestIdentity(t *testing.T) {

@@ -32,6 +32,9 @@ type opUse struct {
 	launched bool // runs in a goroutine of the batch, not in the starter
 	inLoop   bool
 	local    [2]token.Pos // innermost function literal around the call
+	// site is the call of the local closure the call is in, when it is
+	// in one: where the goroutine around that call makes it.
+	site token.Pos
 	// bind maps the parameters of a local closure the call is in to the
 	// arguments of the closure's call (process(a) for process :=
 	// func(id string) {...}).
@@ -53,7 +56,7 @@ type batcher struct {
 	// funcs are the package's functions by their object, for waits
 	// through a helper; waiting caches what waits found for them.
 	funcs   map[*types.Func]*ast.FuncDecl
-	waiting map[*types.Func]bool
+	waiting map[waitKey]bool
 	// limited holds the errgroup.Group variables the package limits to
 	// one goroutine with a SetLimit(1) that runs whenever its function
 	// does (not under an if, a switch, a select or a loop); read once per
@@ -151,7 +154,7 @@ func filesOf(b *batcher) []*ast.File {
 
 func newBatcher(r *ops) *batcher {
 	b := &batcher{r: r, info: r.pass.TypesInfo, closures: map[*types.Var]*ast.FuncLit{},
-		funcs: map[*types.Func]*ast.FuncDecl{}, waiting: map[*types.Func]bool{}}
+		funcs: map[*types.Func]*ast.FuncDecl{}, waiting: map[waitKey]bool{}}
 	for _, f := range r.pass.Files {
 		for _, d := range f.Decls {
 			if fd, ok := d.(*ast.FuncDecl); ok && fd.Body != nil {
@@ -314,9 +317,7 @@ func (b *batcher) fanOutBatch(call *ast.CallExpr) *batch {
 		stmt := &ast.ExprStmt{X: arg}
 		m := &member{stmt: stmt, direct: true}
 		if lit, ok := ast.Unparen(arg).(*ast.FuncLit); ok {
-			if !b.waits(lit.Body) {
-				b.collect(m, lit.Body, true, false, [2]token.Pos{lit.Pos(), lit.End()}, 0)
-			}
+			b.collectGoroutine(m, lit, false, 0)
 		} else {
 			b.collect(m, arg, true, false, [2]token.Pos{}, 0)
 		}
@@ -395,28 +396,115 @@ func (b *batcher) containsLaunch(n ast.Node) bool {
 // channel, or a call of a function of the package that waits so
 // (waitAll(&g), whose body is g.Wait()), of another package that waits on
 // what it is passed (WaitsFact), or a local closure that waits (wait :=
-// func() { wg.Wait() }). Ordering may be enforced there, so
-// the batch ends (or the goroutine is left out): when in doubt, say
-// nothing.
+// func() { wg.Wait() }). Ordering may be enforced there, so the batch
+// ends: when in doubt, say nothing. This is the starter's view; a
+// goroutine of the batch is judged by waitsBefore.
 func (b *batcher) waits(n ast.Node) bool {
-	return b.waitsIn(n, 0)
+	return b.waitsIn(n, 0, false, token.NoPos)
 }
 
-// waitsIn is waits, depth calls of the package's functions deep.
-func (b *batcher) waitsIn(n ast.Node, depth int) bool {
+// waitsBefore reports whether a goroutine's body waits, before pos (the
+// op call, or the call of the closure holding it), on something another
+// goroutine of the batch may signal: a Wait, a sync.Once's Do, a channel
+// receive, a range over a channel, a helper that waits so. Only such a
+// wait can hold the call back until the prerequisite is done. What orders
+// nothing is not a wait here (a red team's misses: each goroutine was
+// left out when it waited anywhere): a Lock (a mutex around each call
+// serializes them in either order, one taken after the call to collect
+// its error holds nothing back), a deferred or later wait (a semaphore's
+// release, defer func() { <-sem }()), a receive of ctx.Done() (no
+// goroutine signals it to let another start), a select with a default
+// case (it does not block). A wait inside a loop that also holds the call
+// precedes the call of the next round, so it counts.
+func (b *batcher) waitsBefore(body ast.Node, pos token.Pos) bool {
+	return b.waitsIn(body, 0, true, pos)
+}
+
+// waitKey caches what waitsIn found for a function of the package, in the
+// starter's view or a goroutine's.
+type waitKey struct {
+	fn        *types.Func
+	goroutine bool
+}
+
+// waitsIn is waits (goroutine unset) or waitsBefore (goroutine set, pos
+// valid; an invalid pos is anywhere), depth calls of the package's
+// functions deep.
+func (b *batcher) waitsIn(n ast.Node, depth int, goroutine bool, pos token.Pos) bool {
+	var loops []ast.Node
+	if pos.IsValid() {
+		ast.Inspect(n, func(m ast.Node) bool {
+			switch m.(type) {
+			case *ast.ForStmt, *ast.RangeStmt:
+				if m.Pos() <= pos && pos < m.End() {
+					loops = append(loops, m)
+				}
+			}
+			return m == nil || m.Pos() <= pos
+		})
+	}
+	before := func(m ast.Node) bool {
+		if !pos.IsValid() || m.End() <= pos {
+			return true
+		}
+		for _, l := range loops {
+			if l.Pos() <= m.Pos() && m.End() <= l.End() {
+				return true
+			}
+		}
+		return false
+	}
 	found := false
-	ast.Inspect(n, func(m ast.Node) bool {
-		if found {
+	noBlock := map[*ast.CommClause]bool{} // clauses of a select with a default
+	var visit func(m ast.Node) bool
+	visit = func(m ast.Node) bool {
+		if found || m == nil {
 			return false
 		}
-		if _, ok := waitedOn(b.info, m); ok {
+		if goroutine {
+			switch m := m.(type) {
+			case *ast.DeferStmt, *ast.GoStmt:
+				return false // runs after the call, or elsewhere
+			case *ast.SelectStmt:
+				for _, c := range m.Body.List {
+					if c.(*ast.CommClause).Comm == nil {
+						for _, c := range m.Body.List {
+							noBlock[c.(*ast.CommClause)] = true
+						}
+					}
+				}
+			case *ast.CommClause:
+				if noBlock[m] {
+					for _, s := range m.Body {
+						ast.Inspect(s, visit)
+					}
+					return false
+				}
+			case *ast.UnaryExpr:
+				if m.Op == token.ARROW && b.ctxDone(m.X) {
+					return true
+				}
+			case *ast.CallExpr:
+				if sel, ok := ast.Unparen(m.Fun).(*ast.SelectorExpr); ok {
+					switch sel.Sel.Name {
+					case "Lock", "RLock", "TryLock", "TryRLock":
+						return true
+					}
+				}
+			}
+		}
+		if _, ok := waitedOn(b.info, m); ok && before(m) {
 			found = true
 			return false
 		}
 		switch m := m.(type) {
 		case *ast.SelectStmt:
-			found = true
+			// A goroutine's select waits on its receives, found one by one.
+			found = !goroutine && before(m)
 		case *ast.CallExpr:
+			if !before(m) {
+				return true
+			}
 			if sel, ok := ast.Unparen(m.Fun).(*ast.SelectorExpr); ok && sel.Sel.Name == "Do" {
 				found = isSyncOnce(b.info.TypeOf(sel.X))
 			}
@@ -426,7 +514,7 @@ func (b *batcher) waitsIn(n ast.Node, depth int) bool {
 			if id, ok := ast.Unparen(m.Fun).(*ast.Ident); ok {
 				// A local closure that waits: wait := func() { wg.Wait() }.
 				if v, ok := b.info.Uses[id].(*types.Var); ok {
-					if lit := b.closures[v]; lit != nil && b.waitsIn(lit.Body, depth+1) {
+					if lit := b.closures[v]; lit != nil && b.waitsIn(lit.Body, depth+1, goroutine, token.NoPos) {
 						found = true
 						return false
 					}
@@ -442,19 +530,60 @@ func (b *batcher) waitsIn(n ast.Node, depth int) bool {
 					return false
 				}
 				if fd := b.funcs[fn.Origin()]; fd != nil {
-					w, ok := b.waiting[fn.Origin()]
+					k := waitKey{fn.Origin(), goroutine}
+					w, ok := b.waiting[k]
 					if !ok {
-						b.waiting[fn.Origin()] = false // a recursion waits for nothing more
-						w = b.waitsIn(fd.Body, depth+1)
-						b.waiting[fn.Origin()] = w
+						b.waiting[k] = false // a recursion waits for nothing more
+						w = b.waitsIn(fd.Body, depth+1, goroutine, token.NoPos)
+						b.waiting[k] = w
 					}
 					found = w
 				}
 			}
 		}
-		return true
-	})
+		return !found
+	}
+	ast.Inspect(n, visit)
 	return found
+}
+
+// ctxDone reports whether e is ctx.Done() of a context.Context: a
+// cancellation, which no goroutine of the batch sends to let another go.
+func (b *batcher) ctxDone(e ast.Expr) bool {
+	call, ok := ast.Unparen(e).(*ast.CallExpr)
+	if !ok || len(call.Args) != 0 {
+		return false
+	}
+	sel, ok := ast.Unparen(call.Fun).(*ast.SelectorExpr)
+	if !ok || sel.Sel.Name != "Done" {
+		return false
+	}
+	t := b.info.TypeOf(sel.X)
+	return t != nil && isContext(t)
+}
+
+// collectGoroutine records the op calls of a goroutine's function literal
+// into m, but those it waits before (waitsBefore): their order may be
+// enforced.
+func (b *batcher) collectGoroutine(m *member, lit *ast.FuncLit, inLoop bool, depth int) {
+	start := len(m.uses)
+	b.collect(m, lit.Body, true, inLoop, [2]token.Pos{lit.Pos(), lit.End()}, depth)
+	b.dropWaited(m, start, lit.Body)
+}
+
+// dropWaited drops from m.uses[start:] the calls body waits before.
+func (b *batcher) dropWaited(m *member, start int, body ast.Node) {
+	kept := m.uses[:start]
+	for _, u := range m.uses[start:] {
+		at := u.expr.Pos()
+		if u.site.IsValid() {
+			at = u.site
+		}
+		if !b.waitsBefore(body, at) {
+			kept = append(kept, u)
+		}
+	}
+	m.uses = kept
 }
 
 // waitedOn returns what n waits on, and whether it waits: the receiver of
@@ -508,11 +637,7 @@ func (b *batcher) collect(m *member, n ast.Node, launched, inLoop bool, local [2
 			}
 			if id, ok := e.(*ast.Ident); ok && depth == 0 {
 				if v, ok := b.info.Uses[id].(*types.Var); ok && b.closures[v] != nil {
-					lit := b.closures[v]
-					if b.waits(lit.Body) {
-						return
-					}
-					b.collect(m, lit.Body, true, inLoop, [2]token.Pos{lit.Pos(), lit.End()}, 1)
+					b.collectGoroutine(m, b.closures[v], inLoop, 1)
 				}
 			}
 			return
@@ -532,16 +657,12 @@ func (b *batcher) collect(m *member, n ast.Node, launched, inLoop bool, local [2
 		case ast.Stmt:
 			if arg := b.launchArg(n); arg != nil && !launched {
 				if lit, ok := arg.(*ast.FuncLit); ok {
-					if !b.waits(lit.Body) {
-						b.collect(m, lit.Body, true, inLoop, [2]token.Pos{lit.Pos(), lit.End()}, depth)
-					}
+					b.collectGoroutine(m, lit, inLoop, depth)
 					return false
 				}
 				if call, ok := arg.(*ast.CallExpr); ok {
 					if lit, ok := call.Fun.(*ast.FuncLit); ok {
-						if !b.waits(lit.Body) {
-							b.collect(m, lit.Body, true, inLoop, [2]token.Pos{lit.Pos(), lit.End()}, depth)
-						}
+						b.collectGoroutine(m, lit, inLoop, depth)
 						return false
 					}
 				}
@@ -569,10 +690,18 @@ func (b *batcher) collect(m *member, n ast.Node, launched, inLoop bool, local [2
 			} else if id, ok := ast.Unparen(n.Fun).(*ast.Ident); ok && depth == 0 {
 				if v, ok := b.info.Uses[id].(*types.Var); ok && b.closures[v] != nil {
 					lit := b.closures[v]
-					if !(launched && b.waits(lit.Body)) {
-						b.bind = b.bindParams(lit, n, local)
-						b.collect(m, lit.Body, launched, inLoop, [2]token.Pos{lit.Pos(), lit.End()}, 1)
-						b.bind = nil
+					start := len(m.uses)
+					b.bind = b.bindParams(lit, n, local)
+					b.collect(m, lit.Body, launched, inLoop, [2]token.Pos{lit.Pos(), lit.End()}, 1)
+					b.bind = nil
+					if launched {
+						// In a goroutine, what the closure waits before a
+						// call holds it back; the goroutine's own waits are
+						// judged at the closure's call.
+						b.dropWaited(m, start, lit.Body)
+						for _, u := range m.uses[start:] {
+							u.site = n.Pos()
+						}
 					}
 				}
 			}

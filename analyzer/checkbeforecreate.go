@@ -46,7 +46,7 @@ func runCheckBeforeCreate(pass *analysis.Pass) (res any, err error) {
 		}
 		for _, decl := range f.Decls {
 			fd, ok := decl.(*ast.FuncDecl)
-			if !ok || fd.Body == nil || serializedBut(pass.TypesInfo, fd.Body, false) {
+			if !ok || fd.Body == nil {
 				continue
 			}
 			// Each function literal is a function of its own. One passed to
@@ -74,6 +74,13 @@ func runCheckBeforeCreate(pass *analysis.Pass) (res any, err error) {
 					if !ok {
 						return true
 					}
+					if i >= 1 && strings.HasPrefix(fn.Pkg().Path(), "github.com/jackc/pgx/") && fn.Name() == "BeginTxFunc" &&
+						optionsLevel(pass.TypesInfo, pass.Files, n.Args[i-1], n.Pos(), 0) != levelDefault {
+						// pgx.BeginTxFunc(ctx, db, opts, fn) with options that
+						// are (or may be) serializable: as a transaction from
+						// elsewhere, say nothing.
+						return true
+					}
 					for _, field := range lit.Type.Params.List {
 						for _, name := range field.Names {
 							if obj := pass.TypesInfo.Defs[name]; obj != nil && handleOf(obj.Type()) == handleTx {
@@ -99,7 +106,8 @@ func runCheckBeforeCreate(pass *analysis.Pass) (res any, err error) {
 
 func newWalker(pass *analysis.Pass, r *ops, p *sqlPkg, body *ast.BlockStmt) *cbcWalker {
 	w := &cbcWalker{pass: pass, r: r, sp: p, info: pass.TypesInfo, body: body,
-		derived: map[types.Object][]int{}, txs: map[types.Object]bool{}, stmtq: map[types.Object]stmtInfo{}}
+		derived: map[types.Object][]int{}, txs: map[types.Object]bool{}, stmtq: map[types.Object]stmtInfo{},
+		txLevel: map[types.Object]level{}}
 	w.countFlags()
 	return w
 }
@@ -116,6 +124,9 @@ type cbcAccess struct {
 	// tx is the transaction begun here (or for this literal) the access
 	// runs in, nil when none.
 	tx types.Object
+	// onDB says the access runs on a database handle (a *sql.DB, a pool,
+	// a connection), in no transaction of this function's.
+	onDB bool
 	// txParam is the parameter holding the transaction the access runs
 	// in, when summarizing a function; -1 when none.
 	txParam int
@@ -153,6 +164,9 @@ type cbcWalker struct {
 	reads   []*cbcAccess
 	derived map[types.Object][]int // variables holding what a read returned
 	txs     map[types.Object]bool  // transactions begun in this function
+	// txLevel is the isolation level each transaction begun here was
+	// begun with (a literal's from a helper: the default).
+	txLevel map[types.Object]level
 	// sqliteTxs are the transactions begun here on a database this
 	// package opens with a SQLite driver, and only so.
 	sqliteTxs map[types.Object]bool
@@ -423,7 +437,10 @@ func (w *cbcWalker) call(call *ast.CallExpr, ctx []guard) {
 // function with a SQL summary.
 func (w *cbcWalker) summaryCall(call *ast.CallExpr, ctx []guard) bool {
 	fn, ok := typeutil.Callee(w.info, call).(*types.Func)
-	if !ok {
+	if !ok || fn.Pkg() != nil && sqlPackage(fn.Pkg().Path()) {
+		// A driver's method is a query, read by sqlAccess: pgx's own
+		// (*Conn).Exec, summarized as pgx was analyzed, hid every
+		// check-then-insert on a *pgx.Conn or *pgxpool.Pool.
 		return false
 	}
 	sum := w.sp.summary(fn)
@@ -475,23 +492,29 @@ func (w *cbcWalker) summaryCall(call *ast.CallExpr, ctx []guard) bool {
 	k := &keyer{info: w.info, params: w.params}
 	access := func(s SQLAccess) *cbcAccess {
 		tx := -1
+		var txObj types.Object
+		onDB := s.Tx < 0 // the function runs it on a handle of its own
 		if s.Tx >= 0 {
 			if s.Tx >= len(call.Args) {
 				return nil
 			}
+			onDB = isNil(w.info, call.Args[s.Tx]) || handleOf(w.info.TypeOf(call.Args[s.Tx])) == handleDB
 			if !isNil(w.info, call.Args[s.Tx]) {
 				t, ok := w.handleOK(call.Args[s.Tx])
 				if !ok {
 					return nil
 				}
 				tx = t
+				if id, ok := ast.Unparen(call.Args[s.Tx]).(*ast.Ident); ok && w.txs[w.info.Uses[id]] {
+					txObj = w.info.Uses[id]
+				}
 			}
 		}
 		keys := callKeys(k, call, s.Keys)
 		if len(keys) == 0 {
 			return nil
 		}
-		return &cbcAccess{call: call, table: s.Table, keys: keys, txParam: tx, update: s.Update, summary: true}
+		return &cbcAccess{call: call, table: s.Table, keys: keys, txParam: tx, tx: txObj, onDB: onDB, update: s.Update, summary: true}
 	}
 	for _, s := range sum.Reads {
 		if a := access(s); a != nil {
@@ -669,6 +692,7 @@ func (w *cbcWalker) sqlAccess(call *ast.CallExpr) (a *cbcAccess, isRead bool) {
 			return nil, false
 		}
 		tx = t
+		a.onDB = h == handleDB
 		if id, isID := ast.Unparen(sel.X).(*ast.Ident); isID && h == handleTx && w.txs[w.info.Uses[id]] {
 			a.tx = w.info.Uses[id]
 		}
@@ -731,10 +755,12 @@ func (w *cbcWalker) sqlAccess(call *ast.CallExpr) (a *cbcAccess, isRead bool) {
 func (w *cbcWalker) assign(lhs, rhs []ast.Expr) {
 	reads := w.readsIn(rhs...)
 	begun, sqlite := false, false
+	lv := levelDefault
 	if len(rhs) == 1 {
 		if call, ok := ast.Unparen(rhs[0]).(*ast.CallExpr); ok {
 			if fn, ok := typeutil.Callee(w.info, call).(*types.Func); ok && strings.HasPrefix(fn.Name(), "Begin") && fn.Pkg() != nil && sqlPackage(fn.Pkg().Path()) {
 				begun = true
+				lv = w.beginLevel(call)
 				if sel, ok := ast.Unparen(call.Fun).(*ast.SelectorExpr); ok {
 					if id, ok := ast.Unparen(sel.X).(*ast.Ident); ok {
 						sqlite = sqliteOpened(w.info, w.pass.Files, w.info.Uses[id])
@@ -754,6 +780,7 @@ func (w *cbcWalker) assign(lhs, rhs []ast.Expr) {
 		}
 		if begun && handleOf(obj.Type()) == handleTx {
 			w.txs[obj] = true
+			w.txLevel[obj] = lv
 			if w.sqliteTxs == nil {
 				w.sqliteTxs = map[types.Object]bool{}
 			}
@@ -1167,6 +1194,14 @@ func (w *cbcWalker) checkWrite(a *cbcAccess, ctx []guard) {
 				semaphoreBefore(w.info, w.outer, rd.call.Pos()) || inSingleflight(w.info, w.outer, rd.call.Pos())) {
 				return
 			}
+			if a.op == nil && w.serializedPair(rd, a) {
+				return
+			}
+			if a.op != nil && w.sp.mentionsSerialization(w.info, w.pass.Files, w.outer, false) {
+				// The ops' accesses are not seen here: a lock or a
+				// serializable level the function uses may cover them.
+				return
+			}
 			if a.op == nil && a.tx != nil && rd.tx == a.tx && w.sqliteTxs[a.tx] {
 				// A SQLite transaction is serializable: of two that
 				// both read no row, the second to write fails with
@@ -1334,12 +1369,6 @@ func sqliteOpened(info *types.Info, files []*ast.File, obj types.Object) bool {
 	return declared && good
 }
 
-// serialized reports whether a function serializes its check and create:
-// a serializable transaction, an advisory or table lock, or a mutex.
-func serialized(info *types.Info, body *ast.BlockStmt) bool {
-	return serializedBut(info, body, true)
-}
-
 // lockedBefore reports whether body takes a mutex (Lock, TryLock) before
 // pos: one taken after the check, for a cache, serializes nothing of it.
 func lockedBefore(body *ast.BlockStmt, pos token.Pos) bool {
@@ -1377,9 +1406,6 @@ func (w *cbcWalker) rowLocked(rd *cbcAccess) bool {
 	return found
 }
 
-// serializedBut is serialized, counting a mutex and a row lock (FOR
-// UPDATE, FOR SHARE) only when locks is set (else the caller looks where
-// they are, lockedBefore and rowLocked).
 // semaphoreBefore reports whether body acquires a channel semaphore before
 // pos (sem <- struct{}{}, the channel received from elsewhere in body:
 // defer func() { <-sem }()): the check and the create run one delivery at
@@ -1454,36 +1480,6 @@ func inSingleflight(info *types.Info, body *ast.BlockStmt, pos token.Pos) bool {
 		}
 		for _, a := range c.Args {
 			if lit, ok := ast.Unparen(a).(*ast.FuncLit); ok && lit.Pos() <= pos && pos < lit.End() {
-				found = true
-			}
-		}
-		return true
-	})
-	return found
-}
-
-func serializedBut(info *types.Info, body *ast.BlockStmt, locks bool) bool {
-	found := false
-	ast.Inspect(body, func(n ast.Node) bool {
-		if found {
-			return false
-		}
-		var text string
-		switch n := n.(type) {
-		case *ast.Ident:
-			text = n.Name
-		case *ast.BasicLit:
-			text = strings.ToUpper(n.Value)
-		case *ast.CallExpr:
-			if sel, ok := ast.Unparen(n.Fun).(*ast.SelectorExpr); ok && locks && (sel.Sel.Name == "Lock" || sel.Sel.Name == "TryLock") {
-				found = true
-			}
-			return true
-		default:
-			return true
-		}
-		for _, m := range []string{"Serializable", "SERIALIZABLE", "PG_ADVISORY", "LOCK TABLE", "GET_LOCK", "FOR UPDATE", "FOR SHARE"} {
-			if strings.Contains(text, m) && (locks || !strings.HasPrefix(m, "FOR ")) {
 				found = true
 			}
 		}

@@ -110,17 +110,47 @@
 // It is reported on a *sql.DB, *sql.Conn, *pgx.Conn or *pgxpool.Pool, and
 // in a transaction begun in the same function or handed to a literal by a
 // helper that begins it at the default isolation level
-// (withTx(ctx, db, func(tx *sql.Tx) error {...}), pgx.BeginFunc); never in
-// a transaction that comes from elsewhere (it may be serializable), nor in
-// a function that mentions a serializable isolation level, an advisory or
-// table lock, FOR UPDATE or FOR SHARE (not in the PostgreSQL check itself,
-// $n placeholders or pgx: it locks no row that is absent), or takes a mutex before the check (one taken after
-// the insert, for a cache, serializes nothing), or a channel semaphore
-// (sem <- struct{}{} with <-sem to release it; a send of anything else is
-// no semaphore), or runs the check and the create in a function handed to
-// a singleflight.Group's Do or DoChan: these serialize the deliveries of
-// one process, as a mutex does. Nor when the check and the
-// insert run in one transaction begun on a database the package opens with
+// (withTx(ctx, db, func(tx *sql.Tx) error {...}), pgx.BeginFunc, and
+// pgx.BeginTxFunc with options resolved to a level that is not
+// serializable); never in a transaction that comes from elsewhere (it may
+// be serializable).
+//
+// What serializes the check and the insert is what the code runs, not
+// what it mentions (a log line saying SERIALIZABLE serializes nothing).
+// When both run in one transaction begun here, that transaction
+// serializes them when it is begun serializable, or with options not
+// resolved here (a parameter, a field, a call's result: it may be), or
+// when it runs, before the check, a statement that takes a lock held to
+// its end: pg_advisory_xact_lock, LOCK TABLE, SET TRANSACTION ISOLATION
+// LEVEL SERIALIZABLE. The options are resolved through their value: a
+// literal (&sql.TxOptions{Isolation: sql.LevelSerializable},
+// pgx.TxOptions{IsoLevel: pgx.Serializable}), a package-level variable the
+// package never assigns (var serialOpts = &sql.TxOptions{...}), a local
+// variable with what is assigned to it before the Begin; a level set only
+// under a branch (if strict { opts.Isolation = sql.LevelSerializable })
+// leaves the default on the other path, and is reported. The lock may be
+// taken by a helper, func lockKey(ctx, tx *sql.Tx, key string) whose body
+// runs the lock on its parameter, in the package or, through a fact, in
+// another. Outside a transaction (on a *sql.DB, a pool, a connection)
+// only a lock that outlives its statement serializes: a session advisory
+// lock (pg_advisory_lock) or MySQL's GET_LOCK, taken before the check; a
+// transaction-scoped lock taken on a *sql.DB is released when its one
+// statement ends, and a serializable transaction begun beside a check and
+// an insert that run on the database, not on it, serializes neither.
+// Where the accesses are not resolved (the check and the create are
+// annotated ops, a function summarized for its callers, a transaction
+// helper), a lock or serializable level the function runs or names still
+// silences: there silence is the safe side.
+//
+// Nor is a check reported under FOR UPDATE or FOR SHARE (not in the
+// PostgreSQL check itself, $n placeholders or pgx: it locks no row that
+// is absent), or when the function takes a mutex before the check (one
+// taken after the insert, for a cache, serializes nothing), or a channel
+// semaphore (sem <- struct{}{} with <-sem to release it; a send of
+// anything else is no semaphore), or runs the check and the create in a
+// function handed to a singleflight.Group's Do or DoChan: these serialize
+// the deliveries of one process, as a mutex does. Nor when the check and
+// the insert run in one transaction begun on a database the package opens with
 // a SQLite driver, and only so (db, err := sql.Open("sqlite", path), or
 // "sqlite3"): a SQLite transaction is serializable, and of two that both
 // read no row the second to write fails with SQLITE_BUSY. The driver of a
@@ -146,6 +176,29 @@
 //
 //	_, err := db.Exec("INSERT INTO users (email) VALUES ($1) ON CONFLICT DO NOTHING", email)
 //
+// Wrong: a transaction-scoped lock taken on the database is released as
+// its statement ends, before the check runs:
+//
+//	db.ExecContext(ctx, "SELECT pg_advisory_xact_lock(hashtext($1))", email)
+//	err := db.QueryRowContext(ctx, "SELECT id FROM users WHERE email = $1", email).Scan(&id)
+//	if errors.Is(err, sql.ErrNoRows) {
+//		_, err = db.ExecContext(ctx, "INSERT INTO users (email) VALUES ($1)", email)
+//	}
+//
+// Fixed: take it in the transaction that runs the check and the insert
+// (or a helper, lockKey(ctx, tx, email), that does), or begin that
+// transaction serializable and retry it on a serialization failure:
+//
+//	tx, err := db.BeginTx(ctx, nil)
+//	...
+//	tx.ExecContext(ctx, "SELECT pg_advisory_xact_lock(hashtext($1))", email)
+//	err = tx.QueryRowContext(ctx, "SELECT id FROM users WHERE email = $1", email).Scan(&id)
+//	if errors.Is(err, sql.ErrNoRows) {
+//		_, err = tx.ExecContext(ctx, "INSERT INTO users (email) VALUES ($1)", email)
+//	}
+//	...
+//	err = tx.Commit()
+//
 // For PostgreSQL queries ($n placeholders or pgx) written as one string
 // literal without RETURNING, the diagnostic carries that edit as a
 // suggested fix (agentidem-vet -fix).
@@ -164,8 +217,19 @@
 // through a local closure (f := func() {...}; g.Go(f)) count, one level
 // deep; in a closure's call, its parameters are the call's arguments, so
 // process(a) and process(b) of process := func(id string) {...} are on two
-// entities (not when the closure assigns its parameter). A goroutine that itself waits on something is left out: its order
-// may be enforced. Go on an errgroup.Group limited with SetLimit(1) waits
+// entities (not when the closure assigns its parameter). A goroutine's call
+// is left out when the goroutine waits before it on something another
+// goroutine may signal: a channel receive (of a channel the
+// prerequisite's goroutine closes or sends on), a range over a channel, a
+// Wait (of a WaitGroup the prerequisite's goroutine is part of), a
+// sync.Once's Do, a select without default on such a receive, a helper or
+// closure that waits so: its order may be enforced. What cannot hold the
+// call back until the prerequisite is done is no such wait: a Lock (a
+// mutex around each call serializes them in either order; one taken after
+// the call, to collect its error under a shared mutex, holds nothing
+// back), a wait after the call or in a defer (a channel semaphore's
+// release), a receive of ctx.Done(), a select with a default case. A wait
+// in a loop around the call counts wherever it is in the loop. Go on an errgroup.Group limited with SetLimit(1) waits
 // for the goroutine before it, so it starts a new batch, where the
 // SetLimit(1) runs whenever its function does (one under an if, a switch,
 // a select or a loop leaves the Go calls concurrent when it does not run).
@@ -176,6 +240,13 @@
 // parameters in goroutines with no wait between the starts (such as
 // parallel(calls ...func() error)), makes a batch of its arguments at every
 // call, in its own package or, through a fact, in others.
+//
+// Calls the check does not follow to a goroutine are not judged, and no
+// batch is reported for them: function values taken from a slice or a map
+// and started in a loop (for _, c := range calls { g.Go(c) }), and work
+// sent to a worker pool over a channel (jobs <- func() error {...}):
+// which goroutine runs which call, and when, is decided at run time. The
+// interleavings of testkit's runtime checks see those batches.
 //
 // Wrong:
 //

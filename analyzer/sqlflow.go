@@ -175,7 +175,7 @@ var sqlFacts = &analysis.Analyzer{
 	URL:        docURL + "#hdr-checkbeforecreate",
 	Requires:   []*analysis.Analyzer{Directives},
 	Run:        runSQLFacts,
-	FactTypes:  []analysis.Fact{new(TxFuncFact), new(StmtFuncFact), new(SQLFuncFact), new(SQLPkgFact), new(SQLImplFact)},
+	FactTypes:  []analysis.Fact{new(TxFuncFact), new(StmtFuncFact), new(SQLFuncFact), new(SQLPkgFact), new(SQLImplFact), new(LockFact)},
 	ResultType: reflect.TypeFor[*sqlPkg](),
 }
 
@@ -195,8 +195,8 @@ func runSQLFacts(pass *analysis.Pass) (res any, err error) {
 	p.prepare()
 	p.summarize(pass.ResultOf[Directives].(*ops))
 	p.exportImpls()
-	if viaFacts || len(p.summaries)+len(p.txFuncs)+len(p.stmtFuncs) > 0 {
-		pass.ExportPackageFact(&SQLPkgFact{Funcs: len(p.summaries) + len(p.txFuncs) + len(p.stmtFuncs)})
+	if n := len(p.summaries) + len(p.txFuncs) + len(p.stmtFuncs) + len(p.locks); viaFacts || n > 0 {
+		pass.ExportPackageFact(&SQLPkgFact{Funcs: n})
 	}
 	return p, nil
 }
@@ -208,7 +208,8 @@ type sqlPkg struct {
 	stmtFuncs map[*types.Func][2]int
 	prefixers map[*types.Func]bool
 	summaries map[*types.Func]*SQLFuncFact
-	fields    map[*types.Var]string // statement fields prepared with a constant query
+	locks     map[*types.Func]LockFact // functions that take a database lock (LockFact)
+	fields    map[*types.Var]string    // statement fields prepared with a constant query
 	badFields map[*types.Var]bool
 	impls     map[*types.Func]*SQLFuncFact // interface methods resolved
 	implFound map[*types.Func]bool         // some implementation of the method is known
@@ -226,6 +227,7 @@ func newSQLPkg(pass *analysis.Pass) *sqlPkg {
 		stmtFuncs: map[*types.Func][2]int{},
 		prefixers: map[*types.Func]bool{},
 		summaries: map[*types.Func]*SQLFuncFact{},
+		locks:     map[*types.Func]LockFact{},
 		fields:    map[*types.Var]string{},
 		badFields: map[*types.Var]bool{},
 		impls:     map[*types.Func]*SQLFuncFact{},
@@ -710,6 +712,7 @@ func (p *sqlPkg) ifaceSummary(m *types.Func, depth int) *SQLFuncFact {
 // statement helpers, prefixing helpers and prepared statement fields.
 func (p *sqlPkg) prepare() {
 	info := p.pass.TypesInfo
+	p.computeLocks()
 	for _, f := range p.pass.Files {
 		for _, decl := range f.Decls {
 			fd, ok := decl.(*ast.FuncDecl)
@@ -720,7 +723,7 @@ func (p *sqlPkg) prepare() {
 			if !ok {
 				continue
 			}
-			if i, ok := txFuncParam(info, fn, fd.Body); ok {
+			if i, ok := p.txFuncParam(info, fn, fd.Body); ok {
 				p.txFuncs[fn] = i
 				p.pass.ExportObjectFact(fn, &TxFuncFact{Param: i})
 			}
@@ -843,7 +846,7 @@ func isStmtType(t types.Type) bool {
 
 // txFuncParam reports whether fn begins a transaction at the default
 // isolation level and calls one of its function parameters with it.
-func txFuncParam(info *types.Info, fn *types.Func, body *ast.BlockStmt) (int, bool) {
+func (p *sqlPkg) txFuncParam(info *types.Info, fn *types.Func, body *ast.BlockStmt) (int, bool) {
 	sig := fn.Type().(*types.Signature)
 	params := map[types.Object]int{}
 	for i := 0; i < sig.Params().Len(); i++ {
@@ -851,7 +854,7 @@ func txFuncParam(info *types.Info, fn *types.Func, body *ast.BlockStmt) (int, bo
 			params[sig.Params().At(i)] = i
 		}
 	}
-	if len(params) == 0 || serialized(info, body) {
+	if len(params) == 0 || p.mentionsSerialization(info, p.pass.Files, body, true) {
 		return 0, false
 	}
 	txs := map[types.Object]bool{}
@@ -1123,7 +1126,7 @@ func (p *sqlPkg) summarize(r *ops) {
 
 func (p *sqlPkg) summarizeFunc(r *ops, fd *ast.FuncDecl, fn *types.Func) *SQLFuncFact {
 	info := p.pass.TypesInfo
-	if serialized(info, fd.Body) {
+	if p.mentionsSerialization(info, p.pass.Files, fd.Body, true) {
 		return nil
 	}
 	sig := fn.Type().(*types.Signature)
