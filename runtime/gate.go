@@ -52,6 +52,14 @@ type Gate interface {
 // after that wait, does: the first delivery writes before the second
 // reads (TestCheckThenBookOverHTTPStillCaught; with aloneAfter cut to
 // 1 ms, a second find answered 300 ms after the first lost the duplicate).
+//
+// A delivery in its model API client's retry back-off (retryBackoffs) is
+// asleep, not blocked: waited for, as one in time.Sleep. Taken for
+// blocked, it let the other go on alone at once, and a check-then-book
+// across two model turns passed against a rate-limited API (rtL, R3).
+// When the back-off outlasts aloneAfter and the other goes on alone all
+// the same, the world's rate limit, not the agent, ran the deliveries one
+// after the other: the scenario is inconclusive (recorder.apart).
 type lockstep struct {
 	rec     *recorder
 	mu      sync.Mutex
