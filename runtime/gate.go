@@ -52,6 +52,14 @@ type Gate interface {
 // after that wait, does: the first delivery writes before the second
 // reads (TestCheckThenBookOverHTTPStillCaught; with aloneAfter cut to
 // 1 ms, a second find answered 300 ms after the first lost the duplicate).
+//
+// A delivery in its model API client's retry back-off (retryBackoffs) is
+// asleep, not blocked: waited for, as one in time.Sleep. Taken for
+// blocked, it let the other go on alone at once, and a check-then-book
+// across two model turns passed against a rate-limited API (rtL, R3).
+// When the back-off outlasts aloneAfter and the other goes on alone all
+// the same, the world's rate limit, not the agent, ran the deliveries one
+// after the other: the scenario is inconclusive (recorder.apart).
 type lockstep struct {
 	rec     *recorder
 	mu      sync.Mutex
@@ -206,8 +214,10 @@ func (l *lockstep) Wait(c *Call, p Point) {
 			}
 		}
 		var blocked []string
+		var backoff map[int]string
 		if quiet {
 			blocked = l.rec.world.blocked(self)
+			backoff = l.rec.world.backingOff(self)
 		}
 		l.mu.Lock()
 		if quiet && !l.bypass && !l.ready(inv, k) && l.lowestWaiting() == inv {
@@ -219,7 +229,28 @@ func (l *lockstep) Wait(c *Call, p Point) {
 			if len(blocked) > 0 {
 				others += " (" + strings.Join(blocked, "; ") + ")"
 			}
-			l.rec.addNote(fmt.Sprintf("concurrent delivery: delivery %d went on alone at its call %d (%s): %s, so the deliveries ran one after the other there", inv, k, c.op.Name, others))
+			note := fmt.Sprintf("concurrent delivery: delivery %d went on alone at its call %d (%s): %s, so the deliveries ran one after the other there", inv, k, c.op.Name, others)
+			// A delivery in its API client's retry back-off waits for
+			// the world's rate limit, not for a lock this one holds:
+			// the agent did not serialize its deliveries, the world
+			// did, and the one scenario that could show what only two
+			// deliveries at once do (check-then-act) did not run them
+			// at once. Inconclusive (rtL, R3). busy counts the back-off
+			// as asleep, so this is a back-off that outlasted
+			// aloneAfter; a shorter one is waited for.
+			var apart []string
+			for j := 1; j <= l.n; j++ {
+				if where, ok := backoff[j]; ok && j != inv && !l.done[j] && !l.atGateLocked(j) {
+					apart = append(apart, fmt.Sprintf("delivery %d was in its API client's retry back-off at %s", j, where))
+				}
+			}
+			if len(apart) > 0 {
+				note += "; " + strings.Join(apart, "; ") + ": it waited for the world's rate limit, not for a lock this delivery holds, so this scenario did not test the deliveries at once and proves nothing of what only two deliveries at once do (a check-then-act)"
+				l.rec.mu.Lock()
+				l.rec.apart = true
+				l.rec.mu.Unlock()
+			}
+			l.rec.addNote(note)
 			l.changedLocked()
 			l.numberReadyLocked()
 		}

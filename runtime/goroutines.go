@@ -278,6 +278,37 @@ var timedWaits = []string{
 	"github.com/sethvargo/go-retry.",
 }
 
+// retryBackoffs are the HTTP clients of model APIs that wait, in a select
+// on a timer (time.After) and the caller's context, before they send a
+// request again after a 429 or a 5xx: the Stainless-generated SDKs
+// (Anthropic's, OpenAI's), whose function is
+// <module>/internal/requestconfig.(*RequestConfig).send (Execute in older
+// versions). Their package is one of infraPrefixes, whose selects are not
+// parked: a delivery in the back-off was quiet, and the other went on
+// alone at its gate at once (red team rtL, R3: a model API that answers
+// every other request 429 with retry-after-ms 5; a check-then-book across
+// two model turns, UNSAFE without the limit, was SAFE in 9 of 45 suites).
+// The wait ends by itself, with no lock behind it: busy, as time.Sleep is,
+// for as long as it lasts (retryBackoff).
+var retryBackoffs = []string{
+	"github.com/anthropics/anthropic-sdk-go",
+	"github.com/openai/openai-go",
+}
+
+// retryBackoffWhy is why a goroutine in a retry back-off is busy.
+const retryBackoffWhy = "in its API client's retry back-off (a 429 or a 5xx answered), on a timer"
+
+// retryBackoff reports whether f, the function a goroutine is blocked in
+// (in a select), is the retry back-off of one of retryBackoffs.
+func retryBackoff(f string) bool {
+	for _, m := range retryBackoffs {
+		if rest, ok := strings.CutPrefix(f, m); ok && strings.Contains(rest, "/internal/requestconfig.(*RequestConfig).") {
+			return true
+		}
+	}
+	return false
+}
+
 // timedWaitWhy is why a goroutine in one of timedWaits is busy; world.quiet
 // lets it count so for timedGrace only: the wait may be for a lock that a
 // call parked at a gate holds (a transaction open across a traced call),
@@ -483,11 +514,14 @@ func (g *gInfo) busy(since time.Time) (bool, string) {
 		return true, ioAwaited
 	}
 	// Blocked on a channel, select, lock or condition: quiet, unless it is
-	// a timed wait of a library that retries (asleep, as in time.Sleep), a
-	// client waiting for an answer that network I/O will bring, or a tool
+	// a timed wait of a library that retries or an API client's retry
+	// back-off (asleep, as in time.Sleep), a client waiting for an answer that network I/O will bring, or a tool
 	// body that began a moment ago (a worker may answer it).
 	if (g.state == "select" || g.state == "chan receive") && len(g.funcs) > 0 && timedWait(g.funcs[0]) {
 		return true, timedWaitWhy
+	}
+	if g.state == "select" && len(g.funcs) > 0 && retryBackoff(g.funcs[0]) {
+		return true, retryBackoffWhy
 	}
 	for _, f := range g.funcs {
 		switch {
@@ -1484,7 +1518,7 @@ func (w *world) blocked(self uint64) []string {
 			continue
 		}
 		what := describeState(g.state)
-		if busy, why := g.busy(time.Time{}); busy && (why == httpAwaiting || why == ioAwaited) {
+		if busy, why := g.busy(time.Time{}); busy && (why == httpAwaiting || why == ioAwaited || why == retryBackoffWhy) {
 			what = why // an HTTP/2 body's reader is "waiting on a sync.Cond" by its state
 		}
 		where := what + " at " + g.where()
@@ -1534,6 +1568,26 @@ func (w *world) blocked(self uint64) []string {
 }
 
 const maxBlocked = 12
+
+// backingOff returns, for each delivery with a goroutine (other than self)
+// in an API client's retry back-off (retryBackoffs), where it waits: a
+// delivery waiting for the timer of the world's rate limit, not for a lock
+// another delivery holds (lockstep.Wait).
+func (w *world) backingOff(self uint64) map[int]string {
+	var out map[int]string
+	for _, g := range w.ours(w.snapshot(), self) {
+		if busy, why := g.busy(time.Time{}); !busy || why != retryBackoffWhy {
+			continue
+		}
+		if inv := w.invocationOf(g.id); inv > 0 {
+			if out == nil {
+				out = map[int]string{}
+			}
+			out[inv] = g.where()
+		}
+	}
+	return out
+}
 
 func describeState(state string) string {
 	switch state {

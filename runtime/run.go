@@ -91,6 +91,7 @@ type recorder struct {
 	fired, crashed   bool        // beside unstopped: see the size note above
 	unstopped        bool        // a call after the crash could not be stopped (Call.stopIfCrashed)
 	heldPastDeadline bool        // a call's context ended while a gate held it (Call.endedAtGate)
+	apart            bool        // the concurrent deliveries ran apart for a wait of the world's (lockstep.Wait)
 	heldAny          atomic.Bool // a call's deadline ran out at a gate (Call.endedAtGate)
 	notes            []string
 	impure           string          // why the agent cannot run in a bubble, if seen

@@ -767,9 +767,11 @@ func (s *Suite) run(ctx context.Context, sc Scenario) (*Result, *Trace, error) {
 		r.mu.Unlock()
 	}
 	r.mu.Lock()
-	if r.unstopped || r.heldPastDeadline {
-		// A call the crash should have stopped ran, or a call's context
-		// ended while a gate held it (their notes say why).
+	if r.unstopped || r.heldPastDeadline || r.apart {
+		// A call the crash should have stopped ran, a call's context
+		// ended while a gate held it, or the concurrent deliveries ran
+		// one after the other for a wait of the world's (their notes
+		// say why).
 		res.Inconclusive = true
 	}
 	r.mu.Unlock()
@@ -852,6 +854,12 @@ func (s *Suite) run(ctx context.Context, sc Scenario) (*Result, *Trace, error) {
 	}
 	for _, e := range tr.Errors {
 		res.Error = strings.TrimPrefix(res.Error+"; "+e, "; ")
+	}
+	if (sc.Kind == ScenarioDuplicateSeq || sc.Kind == ScenarioDuplicateConcurrent) && stall == "" {
+		if notes := s.stoppedEarly(tr, errs); len(notes) > 0 {
+			res.Inconclusive = true
+			tr.Notes = append(tr.Notes, notes...)
+		}
 	}
 
 	s.analyze(res, tr, sc, claimed)
@@ -1175,6 +1183,65 @@ func deliveryError(n int, err error) string {
 		return "delivery " + strconv.Itoa(n) + ": " + e.Fault.Op + e.says()
 	}
 	return "delivery " + strconv.Itoa(n) + ": " + errorText(err)
+}
+
+// stoppedEarly returns a note for each delivery of a duplicate delivery
+// that did not reach the calls another delivery (or the baseline) made:
+// it returned an error no injected fault caused, having made fewer traced
+// calls, and its last call, if any, did not fail. Such a delivery was
+// stopped by the world, not by what it saw of the other's work: its model
+// API answered 429 past its client's retries, before any tool call (red
+// team rtL, R2: in 1 of 30 runs of a concurrent delivery that shared a
+// rate limiter, whose other delivery's two calls were then judged alone,
+// "ok"), or between two turns. The scenario then holds one delivery's
+// work, not two of the same, and proves nothing of what only two
+// deliveries show: a check-then-act at the sink passed in those runs, and
+// the verdict flipped between runs. A delivery that makes fewer calls and
+// returns nil (it read, found the other's booking and stopped; it waited
+// on the agent's lock and found the work done) was tested, as was one
+// whose last call failed and whose error is, most likely, that call's (a
+// sink refusing the second booking).
+func (s *Suite) stoppedEarly(tr *Trace, errs []error) []string {
+	ref := 0
+	if s.base != nil {
+		ref = len(s.base.Ops)
+	}
+	calls := make([]int, len(errs)+1)
+	last := make([]*Operation, len(errs)+1)
+	for i := range tr.Ops {
+		o := &tr.Ops[i]
+		if o.Invocation < 1 || o.Invocation > len(errs) {
+			continue
+		}
+		calls[o.Invocation]++
+		if last[o.Invocation] == nil || o.Seq > last[o.Invocation].Seq {
+			last[o.Invocation] = o
+		}
+	}
+	var notes []string
+	for n := 1; n <= len(errs); n++ {
+		err := errs[n-1]
+		var injected *InjectedError
+		if err == nil || errors.As(err, &injected) || last[n] != nil && last[n].Error != "" {
+			continue
+		}
+		most, whose := ref, "the baseline"
+		for j := 1; j <= len(errs); j++ {
+			if j != n && calls[j] >= most {
+				most, whose = calls[j], fmt.Sprintf("delivery %d", j)
+			}
+		}
+		if calls[n] >= most {
+			continue
+		}
+		where := "before any traced call"
+		if o := last[n]; o != nil {
+			where = fmt.Sprintf("after %d traced call(s), the last %s", calls[n], o.ID)
+		}
+		notes = append(notes, fmt.Sprintf("duplicate delivery: delivery %d stopped %s with an error no injected fault caused (%s), where %s made %d: the world stopped it (a model API's 429 past its client's retries, a network error), not the other delivery's work, so this scenario did not test two deliveries of the same work and proves nothing of what only they show (a check-then-act)",
+			n, where, errorText(err), whose, most))
+	}
+	return notes
 }
 
 // hookBound is how long Setup or Teardown may run: six times the stall
