@@ -70,3 +70,10 @@ func TestDocTitles(t *testing.T) {
 func TestCheckBeforeCreateShapes(t *testing.T) {
 	analysistest.Run(t, analysistest.TestData(), analyzer.CheckBeforeCreate, "cbcshapes", "cbcsplit/...", "cbcmod/...")
 }
+
+// Writes that add distinct rows of one entity commute; writes that
+// overwrite one row, or keep the first of rows that share a key, race (red
+// team rtM, L5).
+func TestConcurrentWritesRows(t *testing.T) {
+	analysistest.Run(t, analysistest.TestData(), analyzer.ConcurrentWrites, "writestags")
+}

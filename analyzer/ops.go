@@ -32,6 +32,12 @@ type OpFact struct {
 	Variadic   bool     // the last parameter is variadic
 	Wrapper    string   // name of the generated wrapper
 	Idempotent bool     // declared idempotent, or the body makes the write idempotent at its sink
+	// DistinctRows: every statement the body runs is an INSERT that
+	// skips a row already there on a conflict of columns holding every
+	// identity parameter (ON CONFLICT (post, tag) DO NOTHING for
+	// identity="post, tag"). Two calls with different identities then
+	// add different rows, and in either order end alike.
+	DistinctRows bool
 }
 
 // AFact marks OpFact as an analysis fact.
@@ -191,6 +197,7 @@ func runDirectives(pass *analysis.Pass) (any, error) {
 				// skips what exists) is as safe to repeat as one behind
 				// an idempotency key.
 				fact.Idempotent = d.Idempotent || sinkIdempotent(pass, fd.Body, funcs)
+				fact.DistinctRows = insertsDistinctRows(pass, fd.Body, fact.Identity)
 			}
 			pass.ExportObjectFact(fn, fact)
 			r.ops[fn] = fact
