@@ -81,7 +81,8 @@ func runConcurrentWrites(pass *analysis.Pass) (any, error) {
 		return nil, nil
 	}
 	seen := map[token.Pos]bool{}
-	for _, bt := range newBatcher(r).batches() {
+	b := newBatcher(r)
+	for _, bt := range b.batches() {
 		bt.concurrent(func(mu, mv *member, u, v *opUse) {
 			if u.op.Kind != "write" || v.op.Kind != "write" || u.op.Name != v.op.Name {
 				return
@@ -116,7 +117,115 @@ func runConcurrentWrites(pass *analysis.Pass) (any, error) {
 			})
 		})
 	}
+	loopWrites(pass, r, b, seen)
 	return nil, nil
+}
+
+// loopWrites reports a write started in a goroutine at each turn of a
+// loop, on an entity the turns share: the goroutines run at once, as two
+// written out do (for _, t := range titles { wg.Go(func() {
+// SetTitleTraced(ctx, post, t) }) }). An entity that depends on a
+// variable the loop declares or assigns (one order per turn) differs
+// between turns, or may: not reported. Nor are loops that wait between
+// their starts (a Wait, a receive or a send in the loop, a group limited
+// to one goroutine), or calls the goroutine waits before.
+func loopWrites(pass *analysis.Pass, r *ops, b *batcher, seen map[token.Pos]bool) {
+	for _, f := range pass.Files {
+		if ast.IsGenerated(f) {
+			continue
+		}
+		ast.Inspect(f, func(n ast.Node) bool {
+			loop, ok := n.(ast.Stmt)
+			switch n.(type) {
+			case *ast.ForStmt, *ast.RangeStmt:
+			default:
+				return true
+			}
+			if !ok || !launchesTogether(b, &ast.BlockStmt{List: []ast.Stmt{loop}}) || sendsIn(loop) {
+				return true
+			}
+			m := &member{stmt: loop, loop: true}
+			b.collect(m, loop, false, false, [2]token.Pos{}, 0)
+			for _, u := range m.uses {
+				if !u.launched || u.call == nil || u.op.Kind != "write" || seen[u.call.Pos()] {
+					continue
+				}
+				k := &keyer{info: pass.TypesInfo, local: u.local, bind: u.bind}
+				if _, ok := opKeys(k, u.op, u.call, u.op.Entity); !ok || turnsDiffer(pass, loop, k.objs) {
+					continue
+				}
+				if turnsAddDistinctRows(pass, loop, u) {
+					continue
+				}
+				seen[u.call.Pos()] = true
+				r.report(pass, analysis.Diagnostic{
+					Pos: u.call.Pos(),
+					End: u.call.End(),
+					Message: fmt.Sprintf("%s writes on the same entity (%s) start at each turn of a loop (line %d) whose goroutines run at once: they race on one entity; "+
+						"make it one write, or run them one after the other",
+						u.op.Name, entityText(pass.TypesInfo, u.op, u.call), pass.Fset.Position(loop.Pos()).Line),
+				})
+			}
+			return true
+		})
+	}
+}
+
+// turnsDiffer reports whether a key over objs may differ between turns of
+// loop: one of them is declared or assigned in it.
+func turnsDiffer(pass *analysis.Pass, loop ast.Stmt, objs []types.Object) bool {
+	for _, o := range objs {
+		if loop.Pos() <= o.Pos() && o.Pos() < loop.End() {
+			return true
+		}
+	}
+	return assignedBetween(pass.TypesInfo, pass.Files, objs, loop.Pos(), loop.End(), loop)
+}
+
+// turnsAddDistinctRows is addDistinctRows for the turns of a loop: the
+// op adds distinct rows, its identity differs between turns, and every
+// other argument (a context aside) is the same at every turn.
+func turnsAddDistinctRows(pass *analysis.Pass, loop ast.Stmt, u *opUse) bool {
+	if !u.op.DistinctRows {
+		return false
+	}
+	k := &keyer{info: pass.TypesInfo, local: u.local, bind: u.bind}
+	if _, ok := opKeys(k, u.op, u.call, u.op.Identity); !ok || !turnsDiffer(pass, loop, k.objs) {
+		return false
+	}
+	for i, p := range u.op.Params {
+		if i >= len(u.call.Args) || contains(u.op.Identity, p) {
+			continue
+		}
+		if u.op.Variadic && i == len(u.op.Params)-1 {
+			return false
+		}
+		if t := pass.TypesInfo.TypeOf(u.call.Args[i]); t != nil && isContext(t) {
+			continue
+		}
+		ka := &keyer{info: pass.TypesInfo, local: u.local, bind: u.bind}
+		if _, ok := ka.key(u.call.Args[i]); !ok || turnsDiffer(pass, loop, ka.objs) {
+			return false
+		}
+	}
+	return true
+}
+
+// sendsIn reports whether loop sends on a channel outside the code it
+// starts: a send on a full semaphore waits, and with room for one it
+// runs the turns one after the other.
+func sendsIn(loop ast.Stmt) bool {
+	found := false
+	ast.Inspect(loop, func(n ast.Node) bool {
+		switch n.(type) {
+		case *ast.FuncLit:
+			return false
+		case *ast.SendStmt:
+			found = true
+		}
+		return !found
+	})
+	return found
 }
 
 // assignedBetween reports whether any of objs is assigned in the source
