@@ -128,7 +128,8 @@ func runConcurrentWrites(pass *analysis.Pass) (any, error) {
 // variable the loop declares or assigns (one order per turn) differs
 // between turns, or may: not reported. Nor are loops that wait between
 // their starts (a Wait, a receive or a send in the loop, a group limited
-// to one goroutine), or calls the goroutine waits before.
+// to one goroutine, a range over a channel, a sleep), or calls the
+// goroutine waits before.
 func loopWrites(pass *analysis.Pass, r *ops, b *batcher, seen map[token.Pos]bool) {
 	for _, f := range pass.Files {
 		if ast.IsGenerated(f) {
@@ -141,7 +142,7 @@ func loopWrites(pass *analysis.Pass, r *ops, b *batcher, seen map[token.Pos]bool
 			default:
 				return true
 			}
-			if !ok || !launchesTogether(b, &ast.BlockStmt{List: []ast.Stmt{loop}}) || sendsIn(loop) {
+			if !ok || !launchesTogether(b, &ast.BlockStmt{List: []ast.Stmt{loop}}) || paced(pass.TypesInfo, loop) {
 				return true
 			}
 			m := &member{stmt: loop, loop: true}
@@ -211,17 +212,33 @@ func turnsAddDistinctRows(pass *analysis.Pass, loop ast.Stmt, u *opUse) bool {
 	return true
 }
 
-// sendsIn reports whether loop sends on a channel outside the code it
-// starts: a send on a full semaphore waits, and with room for one it
-// runs the turns one after the other.
-func sendsIn(loop ast.Stmt) bool {
+// paced reports whether loop's turns may wait for each other, or for
+// time, outside the code they start: a send (on a full semaphore it waits,
+// and with room for one it runs the turns one after the other), a range
+// over a channel (a ticker's, a queue's), a time.Sleep or time.After. Its
+// goroutines may then never overlap: when in doubt, say nothing.
+func paced(info *types.Info, loop ast.Stmt) bool {
+	if rs, ok := loop.(*ast.RangeStmt); ok {
+		if t := info.TypeOf(rs.X); t != nil {
+			if _, isChan := t.Underlying().(*types.Chan); isChan {
+				return true
+			}
+		}
+	}
 	found := false
 	ast.Inspect(loop, func(n ast.Node) bool {
-		switch n.(type) {
+		switch n := n.(type) {
 		case *ast.FuncLit:
 			return false
 		case *ast.SendStmt:
 			found = true
+		case *ast.CallExpr:
+			if fn, ok := typeutil.Callee(info, n).(*types.Func); ok && fn.Pkg() != nil && fn.Pkg().Path() == "time" {
+				switch fn.Name() {
+				case "Sleep", "After", "Tick":
+					found = true
+				}
+			}
 		}
 		return !found
 	})

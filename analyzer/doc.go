@@ -293,8 +293,9 @@
 // A write started in a goroutine at each turn of a loop pairs with
 // itself, as the same calls written out do: reported when its entity is
 // the same at every turn, not when it depends on a variable the loop
-// declares or assigns (one order per turn), nor when the loop waits or
-// sends on a channel between its starts (a semaphore with room for one),
+// declares or assigns (one order per turn), nor when the loop waits,
+// sends on a channel (a semaphore with room for one), ranges over one or
+// sleeps between its starts,
 // nor for distinct rows (as above, with the identity changing per turn and
 // every other argument not).
 //

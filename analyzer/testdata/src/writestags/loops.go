@@ -119,3 +119,10 @@ func LoopInGoroutine(ctx context.Context, post string, titles []string) {
 	})
 	wg.Wait()
 }
+
+// Turns paced by a ticker, one title per tick.
+func TickerLoop(ctx context.Context, post string, ticks <-chan string) {
+	for t := range ticks {
+		go SetTitleTraced(ctx, post, t)
+	}
+}
