@@ -62,3 +62,17 @@ func TestDocTitles(t *testing.T) {
 func TestCheckBeforeCreateShapes(t *testing.T) {
 	analysistest.Run(t, analysistest.TestData(), analyzer.CheckBeforeCreate, "cbcshapes", "cbcsplit/...", "cbcmod/...")
 }
+
+// Writes that add distinct rows of one entity commute; writes that
+// overwrite one row, or keep the first of rows that share a key, race (red
+// team rtM, L5).
+func TestConcurrentWritesRows(t *testing.T) {
+	analysistest.Run(t, analysistest.TestData(), analyzer.ConcurrentWrites, "writestags")
+}
+
+// A write that uses package idem is idempotent at the sink only when its
+// INSERTs are under the key or resolve conflicts; and package idem is its
+// own import path, not every path that begins so (red team rtM, L4).
+func TestCheckBeforeCreateIdem(t *testing.T) {
+	analysistest.Run(t, analysistest.TestData(), analyzer.CheckBeforeCreate, "cbcidem", "github.com/agentidem/agentidem-go/idem/postgres/agentcase")
+}

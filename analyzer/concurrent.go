@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"golang.org/x/tools/go/analysis"
+	"golang.org/x/tools/go/types/typeutil"
 )
 
 // ConcurrentDeps reports an op and an op it declares after= started in one
@@ -80,7 +81,8 @@ func runConcurrentWrites(pass *analysis.Pass) (any, error) {
 		return nil, nil
 	}
 	seen := map[token.Pos]bool{}
-	for _, bt := range newBatcher(r).batches() {
+	b := newBatcher(r)
+	for _, bt := range b.batches() {
 		bt.concurrent(func(mu, mv *member, u, v *opUse) {
 			if u.op.Kind != "write" || v.op.Kind != "write" || u.op.Name != v.op.Name {
 				return
@@ -93,6 +95,11 @@ func runConcurrentWrites(pass *analysis.Pass) (any, error) {
 			a, ok1 := opKeys(ku, u.op, u.call, u.op.Entity)
 			b, ok2 := opKeys(kv, v.op, v.call, v.op.Entity)
 			if !ok1 || !ok2 || strings.Join(a, "\x00") != strings.Join(b, "\x00") {
+				return
+			}
+			// Rows of one entity that differ by identity, each added
+			// only when absent (two tags of one post), commute.
+			if addDistinctRows(pass.TypesInfo, u, v) {
 				return
 			}
 			// A variable of the key assigned between the two starts may
@@ -110,7 +117,132 @@ func runConcurrentWrites(pass *analysis.Pass) (any, error) {
 			})
 		})
 	}
+	loopWrites(pass, r, b, seen)
 	return nil, nil
+}
+
+// loopWrites reports a write started in a goroutine at each turn of a
+// loop, on an entity the turns share: the goroutines run at once, as two
+// written out do (for _, t := range titles { wg.Go(func() {
+// SetTitleTraced(ctx, post, t) }) }). An entity that depends on a
+// variable the loop declares or assigns (one order per turn) differs
+// between turns, or may: not reported. Nor are loops that wait between
+// their starts (a Wait, a receive or a send in the loop, a group limited
+// to one goroutine, a range over a channel, a sleep), or calls the
+// goroutine waits before.
+func loopWrites(pass *analysis.Pass, r *ops, b *batcher, seen map[token.Pos]bool) {
+	for _, f := range pass.Files {
+		if ast.IsGenerated(f) {
+			continue
+		}
+		ast.Inspect(f, func(n ast.Node) bool {
+			loop, ok := n.(ast.Stmt)
+			switch n.(type) {
+			case *ast.ForStmt, *ast.RangeStmt:
+			default:
+				return true
+			}
+			if !ok || !launchesTogether(b, &ast.BlockStmt{List: []ast.Stmt{loop}}) || paced(pass.TypesInfo, loop) {
+				return true
+			}
+			m := &member{stmt: loop, loop: true}
+			b.collect(m, loop, false, false, [2]token.Pos{}, 0)
+			for _, u := range m.uses {
+				if !u.launched || u.call == nil || u.op.Kind != "write" || seen[u.call.Pos()] {
+					continue
+				}
+				k := &keyer{info: pass.TypesInfo, local: u.local, bind: u.bind}
+				if _, ok := opKeys(k, u.op, u.call, u.op.Entity); !ok || turnsDiffer(pass, loop, k.objs) {
+					continue
+				}
+				if turnsAddDistinctRows(pass, loop, u) {
+					continue
+				}
+				seen[u.call.Pos()] = true
+				r.report(pass, analysis.Diagnostic{
+					Pos: u.call.Pos(),
+					End: u.call.End(),
+					Message: fmt.Sprintf("%s writes on the same entity (%s) start at each turn of a loop (line %d) whose goroutines run at once: they race on one entity; "+
+						"make it one write, or run them one after the other",
+						u.op.Name, entityText(pass.TypesInfo, u.op, u.call), pass.Fset.Position(loop.Pos()).Line),
+				})
+			}
+			return true
+		})
+	}
+}
+
+// turnsDiffer reports whether a key over objs may differ between turns of
+// loop: one of them is declared or assigned in it.
+func turnsDiffer(pass *analysis.Pass, loop ast.Stmt, objs []types.Object) bool {
+	for _, o := range objs {
+		if loop.Pos() <= o.Pos() && o.Pos() < loop.End() {
+			return true
+		}
+	}
+	return assignedBetween(pass.TypesInfo, pass.Files, objs, loop.Pos(), loop.End(), loop)
+}
+
+// turnsAddDistinctRows is addDistinctRows for the turns of a loop: the
+// op adds distinct rows, its identity differs between turns, and every
+// other argument (a context aside) is the same at every turn.
+func turnsAddDistinctRows(pass *analysis.Pass, loop ast.Stmt, u *opUse) bool {
+	if !u.op.DistinctRows {
+		return false
+	}
+	k := &keyer{info: pass.TypesInfo, local: u.local, bind: u.bind}
+	if _, ok := opKeys(k, u.op, u.call, u.op.Identity); !ok || !turnsDiffer(pass, loop, k.objs) {
+		return false
+	}
+	for i, p := range u.op.Params {
+		if i >= len(u.call.Args) || contains(u.op.Identity, p) {
+			continue
+		}
+		if u.op.Variadic && i == len(u.op.Params)-1 {
+			return false
+		}
+		if t := pass.TypesInfo.TypeOf(u.call.Args[i]); t != nil && isContext(t) {
+			continue
+		}
+		ka := &keyer{info: pass.TypesInfo, local: u.local, bind: u.bind}
+		if _, ok := ka.key(u.call.Args[i]); !ok || turnsDiffer(pass, loop, ka.objs) {
+			return false
+		}
+	}
+	return true
+}
+
+// paced reports whether loop's turns may wait for each other, or for
+// time, outside the code they start: a send (on a full semaphore it waits,
+// and with room for one it runs the turns one after the other), a range
+// over a channel (a ticker's, a queue's), a time.Sleep or time.After. Its
+// goroutines may then never overlap: when in doubt, say nothing.
+func paced(info *types.Info, loop ast.Stmt) bool {
+	if rs, ok := loop.(*ast.RangeStmt); ok {
+		if t := info.TypeOf(rs.X); t != nil {
+			if _, isChan := t.Underlying().(*types.Chan); isChan {
+				return true
+			}
+		}
+	}
+	found := false
+	ast.Inspect(loop, func(n ast.Node) bool {
+		switch n := n.(type) {
+		case *ast.FuncLit:
+			return false
+		case *ast.SendStmt:
+			found = true
+		case *ast.CallExpr:
+			if fn, ok := typeutil.Callee(info, n).(*types.Func); ok && fn.Pkg() != nil && fn.Pkg().Path() == "time" {
+				switch fn.Name() {
+				case "Sleep", "After", "Tick":
+					found = true
+				}
+			}
+		}
+		return !found
+	})
+	return found
 }
 
 // assignedBetween reports whether any of objs is assigned in the source
@@ -177,4 +309,154 @@ func entityText(info *types.Info, op *OpFact, call *ast.CallExpr) string {
 		}
 	}
 	return strings.Join(op.Entity, ", ")
+}
+
+// insertsDistinctRows computes OpFact.DistinctRows for a write's body.
+// The statements are those the body holds in string literals and
+// constants; a call of anything but the standard library or a SQL package
+// (a helper, a store of another package, a function value) may write what
+// the body does not show, and so may a statement that is neither a SELECT
+// nor such an INSERT: the write is then not known to add distinct rows.
+// The conflict target must name every identity parameter (matched to the
+// column by name, case and underscores aside): with ON CONFLICT (post) DO
+// NOTHING two tags of one post are one row, and the first to land wins.
+// A target-less ON CONFLICT DO NOTHING, or DO UPDATE, is not taken.
+func insertsDistinctRows(pass *analysis.Pass, body *ast.BlockStmt, identity []string) bool {
+	if body == nil || len(identity) == 0 {
+		return false
+	}
+	ids := map[string]bool{}
+	for _, e := range identity {
+		if !token.IsIdentifier(e) {
+			return false
+		}
+		ids[columnName(e)] = true
+	}
+	inserts, ok := 0, true
+	stmt := func(q string) {
+		q = normSQL(q)
+		switch {
+		case isInsert(q):
+			inserts++
+			if !conflictTargetCovers(q, ids) {
+				ok = false
+			}
+		case isSelect(q):
+		case hasWord(q, "INSERT"), hasWord(q, "UPDATE"), hasWord(q, "DELETE"), hasWord(q, "MERGE"),
+			hasWord(q, "REPLACE"), hasWord(q, "TRUNCATE"), hasWord(q, "UPSERT"):
+			ok = false
+		}
+	}
+	ast.Inspect(body, func(n ast.Node) bool {
+		if !ok {
+			return false
+		}
+		switch n := n.(type) {
+		case *ast.BasicLit:
+			if n.Kind == token.STRING {
+				stmt(stringValue(n))
+			}
+		case *ast.Ident:
+			if _, isConst := pass.TypesInfo.Uses[n].(*types.Const); isConst {
+				if s, isStr := constString(pass, n); isStr {
+					stmt(s)
+				}
+			}
+		case *ast.SelectorExpr:
+			if _, isConst := pass.TypesInfo.Uses[n.Sel].(*types.Const); isConst {
+				if s, isStr := constString(pass, n); isStr {
+					stmt(s)
+				}
+				return false
+			}
+		case *ast.CallExpr:
+			if tv, found := pass.TypesInfo.Types[n.Fun]; found && tv.IsType() {
+				return true // a conversion
+			}
+			switch fn := typeutil.Callee(pass.TypesInfo, n).(type) {
+			case *types.Builtin:
+			case *types.Func:
+				if fn.Pkg() != nil && !inGOROOT(pass.Fset, fn.Pos()) && !sqlPackage(fn.Pkg().Path()) {
+					ok = false
+				}
+			default:
+				ok = false
+			}
+		}
+		return ok
+	})
+	return ok && inserts > 0
+}
+
+// conflictTargetCovers reports whether q, a normalized INSERT, ends with
+// ON CONFLICT (cols) DO NOTHING where cols hold every column of ids.
+func conflictTargetCovers(q string, ids map[string]bool) bool {
+	_, rest, found := strings.Cut(q, " ON CONFLICT (")
+	if !found {
+		return false
+	}
+	target, rest, found := strings.Cut(rest, ")")
+	if !found || !strings.HasPrefix(strings.TrimSpace(rest), "DO NOTHING") || strings.Contains(rest, "ON CONFLICT") {
+		return false
+	}
+	cols := map[string]bool{}
+	for _, c := range strings.Split(target, ",") {
+		cols[columnName(c)] = true
+	}
+	for id := range ids {
+		if !cols[id] {
+			return false
+		}
+	}
+	return true
+}
+
+// columnName folds a column or parameter name for matching: order_id,
+// "ORDER_ID" and orderID are one.
+func columnName(s string) string {
+	s = strings.Trim(strings.TrimSpace(s), `"`+"`")
+	return strings.ToLower(strings.ReplaceAll(s, "_", ""))
+}
+
+// addDistinctRows reports whether the writes u and v, of one op whose
+// body adds distinct rows (OpFact.DistinctRows), add different rows, or
+// the same row twice: their identities differ in two constants, or differ
+// as written while every other argument (a context aside) is the same at
+// both, so that two identities that differ as written yet hold one value
+// make one row either way. AddTag(post, "go") and AddTag(post, "sql") end
+// alike in either order; AddTag(post, tag, "red") and AddTag(post, tag2,
+// "blue") may be one row whose color is the first to land.
+func addDistinctRows(info *types.Info, u, v *opUse) bool {
+	if !u.op.DistinctRows || u.call == nil || v.call == nil || len(u.call.Args) != len(v.call.Args) {
+		return false
+	}
+	ku := &keyer{info: info, local: u.local, bind: u.bind}
+	kv := &keyer{info: info, local: v.local, bind: v.bind}
+	a, ok1 := opKeys(ku, u.op, u.call, u.op.Identity)
+	b, ok2 := opKeys(kv, v.op, v.call, v.op.Identity)
+	if !ok1 || !ok2 || len(a) != len(b) || strings.Join(a, "\x00") == strings.Join(b, "\x00") {
+		return false
+	}
+	for i := range a {
+		if strings.HasPrefix(a[i], "(c:") && strings.HasPrefix(b[i], "(c:") && a[i] != b[i] {
+			return true // two constants: two rows
+		}
+	}
+	for i, p := range u.op.Params {
+		if i >= len(u.call.Args) || contains(u.op.Identity, p) {
+			continue
+		}
+		if u.op.Variadic && i == len(u.op.Params)-1 {
+			return false
+		}
+		if t := info.TypeOf(u.call.Args[i]); t != nil && isContext(t) {
+			continue
+		}
+		x, ok1 := ku.key(u.call.Args[i])
+		y, ok2 := kv.key(v.call.Args[i])
+		if !ok1 || !ok2 || x != y {
+			return false
+		}
+	}
+	return true
 }

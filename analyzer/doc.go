@@ -50,13 +50,18 @@
 // thing (t.ID == "", t.Key, a count): acct.Balance == 0 says the account
 // is empty, not absent, and dropping that check would be wrong. When an
 // argument is built by a call (createTicket(ctx, request(id))), the
-// variables it is built from stand in for the key. A write whose body uses
-// package idem (itself, or through a function of its package two calls
-// deep: s.dedup.Once(ctx, key, fn) whose body is idem.Do) or resolves every
-// INSERT with ON CONFLICT is idempotent at the sink and never reported; the
-// INSERTs and the idem of the functions it calls count, those of its
-// package two calls deep, those of other packages through a fact (a
-// store's InsertUserIfAbsent, a module's dedup.Do).
+// variables it is built from stand in for the key. A write whose every
+// INSERT resolves conflicts (ON CONFLICT) or runs in a function literal
+// handed to package idem (idem.Do's fn), itself or through a function that
+// reaches it (s.dedup.Once(ctx, key, fn) whose body is idem.Do), is
+// idempotent at the sink and never reported, and so is one that shows no
+// INSERT and uses package idem (an API call under the key); the INSERTs
+// and the idem of the functions it calls count, those of its package two
+// calls deep, those of other packages through a fact (a store's
+// InsertUserIfAbsent, a module's dedup.Do). A plain INSERT outside the
+// key makes the write a create, whatever else uses idem beside it (the
+// notification's idem.Do, an idem.Key for a log). Package idem is its own
+// import path: not its backends (idem/postgres), nor code under its tree.
 //
 // Wrong:
 //
@@ -272,14 +277,43 @@
 // by the arguments at each call (through a local closure, by the arguments
 // of the closure's call); the two are the same when they name the
 // same variables and constants, and no variable of the key is assigned
-// between the two starts. Writes inside loops are not compared.
+// between the two starts.
+//
+// Writes whose rows differ do not race: an op whose body only inserts
+// rows skipped when there, on a conflict of columns that hold every
+// identity parameter (INSERT INTO tags (post, tag) ... ON CONFLICT (post,
+// tag) DO NOTHING for identity="post, tag" entity=post), called with
+// identities that differ in constants, or differ as written with every
+// other argument the same (two variables that hold one tag then add one
+// row), ends alike in either order. A body that updates, upserts (DO
+// UPDATE), conflicts on fewer columns (ON CONFLICT (post): the first tag
+// to land wins), or calls a helper the analyzer cannot see into, is not
+// taken so.
+//
+// A write started in a goroutine at each turn of a loop pairs with
+// itself, as the same calls written out do: reported when its entity is
+// the same at every turn, not when it depends on a variable the loop
+// declares or assigns (one order per turn), nor when the loop waits,
+// sends on a channel (a semaphore with room for one), ranges over one or
+// sleeps between its starts,
+// nor for distinct rows (as above, with the identity changing per turn and
+// every other argument not).
 //
 // Wrong:
 //
 //	g.Go(func() error { return s.RefundTraced(ctx, o.ID, 100) })
 //	g.Go(func() error { return s.RefundTraced(ctx, o.ID, 250) })
 //
-// Fixed: one write (a refund of 350), or one after the other.
+//	for _, t := range titles {
+//		wg.Go(func() { SetTitleTraced(ctx, post, t) })
+//	}
+//
+// Fixed: one write (a refund of 350, the last title), or one after the
+// other. Not reported:
+//
+//	for _, tag := range tags {
+//		wg.Go(func() { AddTagTraced(ctx, post, tag) }) // ON CONFLICT (post, tag) DO NOTHING
+//	}
 //
 // # identity
 //

@@ -32,6 +32,12 @@ type OpFact struct {
 	Variadic   bool     // the last parameter is variadic
 	Wrapper    string   // name of the generated wrapper
 	Idempotent bool     // declared idempotent, or the body makes the write idempotent at its sink
+	// DistinctRows: every statement the body runs is an INSERT that
+	// skips a row already there on a conflict of columns holding every
+	// identity parameter (ON CONFLICT (post, tag) DO NOTHING for
+	// identity="post, tag"). Two calls with different identities then
+	// add different rows, and in either order end alike.
+	DistinctRows bool
 }
 
 // AFact marks OpFact as an analysis fact.
@@ -191,6 +197,7 @@ func runDirectives(pass *analysis.Pass) (any, error) {
 				// skips what exists) is as safe to repeat as one behind
 				// an idempotency key.
 				fact.Idempotent = d.Idempotent || sinkIdempotent(pass, fd.Body, funcs)
+				fact.DistinctRows = insertsDistinctRows(pass, fd.Body, fact.Identity)
 			}
 			pass.ExportObjectFact(fn, fact)
 			r.ops[fn] = fact
@@ -619,16 +626,26 @@ func constString(pass *analysis.Pass, e ast.Expr) (string, bool) {
 }
 
 // sinkIdempotent reports whether a write's body makes it idempotent at the
-// sink: it uses the idem package, itself or through a function of the
-// package it calls, two calls deep (s.dedup.Once(ctx, key, fn) whose body
-// is idem.Do), or every INSERT it runs resolves conflicts.
+// sink: every INSERT it runs, itself or through the helpers sinkOf
+// follows, resolves conflicts (ON CONFLICT ...) or runs in a function
+// handed to package idem (idem.Do's fn), or to a function that reaches it
+// (s.dedup.Once(ctx, key, fn) whose body is idem.Do); with no INSERT in
+// sight, it uses package idem (the work under the key is an API call). A
+// plain INSERT beside a use of idem (the notification's idem.Do after
+// it, an idem.Key computed for a log) makes the write a create again: a
+// red team's ticket inserts were taken for idempotent so.
 func sinkIdempotent(pass *analysis.Pass, body *ast.BlockStmt, funcs map[*types.Func]*ast.FuncDecl) bool {
 	if body == nil {
 		return false
 	}
 	sum := sinkOf(pass, body, funcs, 0)
-	return sum.Idem || sum.Inserts > 0 && sum.Inserts == sum.Safe
+	return sum.Inserts == sum.Safe && (sum.Inserts > 0 || sum.Idem)
 }
+
+// idemPath is package idem's import path. Only the package itself
+// deduplicates: its backends (idem/postgres, idem/sqlite) store keys for
+// it, and code under its tree (their test agents) is code like any other.
+const idemPath = "github.com/agentidem/agentidem-go/idem"
 
 // sinkOf summarises the writes of body: the INSERT statements it holds,
 // in string literals or constants, those of the helpers of this package it
@@ -637,11 +654,19 @@ func sinkIdempotent(pass *analysis.Pass, body *ast.BlockStmt, funcs map[*types.F
 // idem. A red team's add_user returned its store's InsertUserIfAbsent
 // (INSERT ... ON CONFLICT DO NOTHING, in another package), and add_team a
 // helper of its package holding such a constant: both were taken for
-// plain creates, and the check before them for a race.
+// plain creates, and the check before them for a race. An INSERT in a
+// function literal handed to package idem, or to a function that reaches
+// it (keyed), counts as one that resolves conflicts: the key makes it.
 func sinkOf(pass *analysis.Pass, body *ast.BlockStmt, funcs map[*types.Func]*ast.FuncDecl, depth int) SinkFact {
 	var sum SinkFact
 	if depth == 0 && reachesIdem(pass, body, funcs, 0) {
 		sum.Idem = true
+	}
+	keyed := keyedLits(pass, body, funcs)
+	for lit := range keyed {
+		sub := sinkOf(pass, lit.Body, funcs, depth)
+		sum.Inserts += sub.Inserts
+		sum.Safe += sub.Inserts
 	}
 	query := func(q string) {
 		if q = normSQL(q); isInsert(q) {
@@ -653,6 +678,8 @@ func sinkOf(pass *analysis.Pass, body *ast.BlockStmt, funcs map[*types.Func]*ast
 	}
 	ast.Inspect(body, func(n ast.Node) bool {
 		switch n := n.(type) {
+		case *ast.FuncLit:
+			return !keyed[n] // summed above
 		case *ast.Ident:
 			// A query held in a constant (const insertTicket = "INSERT
 			// ... ON CONFLICT ..."), of this package or another.
@@ -697,8 +724,110 @@ func sinkOf(pass *analysis.Pass, body *ast.BlockStmt, funcs map[*types.Func]*ast
 	return sum
 }
 
-// reachesIdem reports whether n uses the idem package, or calls a function
-// of this package that does, depth calls deep (at most two).
+// keyedLits returns the function literals of body that run under an
+// idempotency key: handed to a function of package idem (idem.Do's fn),
+// to a function of this package that reaches it, or to one of another
+// package whose SinkFact says it does, directly or through a local
+// variable that holds the literal (work := func(...) {...}; idem.Do(...,
+// work)).
+func keyedLits(pass *analysis.Pass, body *ast.BlockStmt, funcs map[*types.Func]*ast.FuncDecl) map[*ast.FuncLit]bool {
+	var keyed map[*ast.FuncLit]bool
+	var closures map[types.Object]*ast.FuncLit
+	ast.Inspect(body, func(n ast.Node) bool {
+		call, ok := n.(*ast.CallExpr)
+		if !ok {
+			return true
+		}
+		fn, ok := typeutil.Callee(pass.TypesInfo, call).(*types.Func)
+		if !ok || !keys(pass, fn.Origin(), funcs) {
+			return true
+		}
+		for _, a := range call.Args {
+			switch a := ast.Unparen(a).(type) {
+			case *ast.FuncLit:
+				if keyed == nil {
+					keyed = map[*ast.FuncLit]bool{}
+				}
+				keyed[a] = true
+			case *ast.Ident:
+				if closures == nil {
+					closures = localClosures(pass.TypesInfo, body)
+				}
+				if lit := closures[pass.TypesInfo.Uses[a]]; lit != nil {
+					if keyed == nil {
+						keyed = map[*ast.FuncLit]bool{}
+					}
+					keyed[lit] = true
+				}
+			}
+		}
+		return true
+	})
+	return keyed
+}
+
+// keys reports whether fn runs what it is given under an idempotency key:
+// it is of package idem, or reaches it.
+func keys(pass *analysis.Pass, fn *types.Func, funcs map[*types.Func]*ast.FuncDecl) bool {
+	if fn.Pkg() == nil {
+		return false
+	}
+	if fn.Pkg().Path() == idemPath {
+		return true
+	}
+	if fd := funcs[fn]; fd != nil {
+		return reachesIdem(pass, fd.Body, funcs, 1)
+	}
+	var sum SinkFact
+	return fn.Pkg() != pass.Pkg && pass.ImportObjectFact(fn, &sum) && sum.Idem
+}
+
+// localClosures maps the variables of body assigned a function literal
+// exactly once (work := func(...) {...}) to it.
+func localClosures(info *types.Info, body *ast.BlockStmt) map[types.Object]*ast.FuncLit {
+	out := map[types.Object]*ast.FuncLit{}
+	count := map[types.Object]int{}
+	note := func(id *ast.Ident, rhs ast.Expr) {
+		obj := info.ObjectOf(id)
+		if obj == nil {
+			return
+		}
+		count[obj]++
+		if lit, ok := rhs.(*ast.FuncLit); ok {
+			out[obj] = lit
+		}
+	}
+	ast.Inspect(body, func(n ast.Node) bool {
+		switch n := n.(type) {
+		case *ast.AssignStmt:
+			for i, l := range n.Lhs {
+				if id, ok := l.(*ast.Ident); ok && len(n.Rhs) == len(n.Lhs) {
+					note(id, n.Rhs[i])
+				}
+			}
+		case *ast.ValueSpec:
+			for i, id := range n.Names {
+				var rhs ast.Expr
+				if i < len(n.Values) {
+					rhs = n.Values[i]
+				}
+				note(id, rhs)
+			}
+		}
+		return true
+	})
+	for obj, n := range count {
+		if n != 1 {
+			delete(out, obj)
+		}
+	}
+	return out
+}
+
+// reachesIdem reports whether n uses package idem (its own import path,
+// not a path that begins so: idem/postgres, a module idempotency), or
+// calls a function of this package that does, depth calls deep (at most
+// two).
 func reachesIdem(pass *analysis.Pass, n ast.Node, funcs map[*types.Func]*ast.FuncDecl, depth int) bool {
 	found := false
 	ast.Inspect(n, func(m ast.Node) bool {
@@ -707,8 +836,7 @@ func reachesIdem(pass *analysis.Pass, n ast.Node, funcs map[*types.Func]*ast.Fun
 		}
 		switch m := m.(type) {
 		case *ast.Ident:
-			if obj := pass.TypesInfo.Uses[m]; obj != nil && obj.Pkg() != nil &&
-				strings.HasPrefix(obj.Pkg().Path(), "github.com/agentidem/agentidem-go/idem") {
+			if obj := pass.TypesInfo.Uses[m]; obj != nil && obj.Pkg() != nil && obj.Pkg().Path() == idemPath {
 				found = true
 			}
 		case *ast.CallExpr:
