@@ -4,13 +4,14 @@ import (
 	"bytes"
 	"encoding/json"
 	"math"
-	"math/big"
 	"reflect"
 	"slices"
 	"sort"
 	"strconv"
 	"strings"
 	"sync"
+
+	"github.com/agentidem/agentidem-go/internal/jsonnum"
 )
 
 // redactedText replaces a redacted value wherever it shows up in a report.
@@ -162,7 +163,7 @@ func numberTexts(n json.Number) []string {
 			out = append(out, t)
 		}
 	}
-	if d, ok := integerDigits(s); ok {
+	if d, ok := jsonnum.IntegerDigits(s); ok {
 		add(d)
 	}
 	f, err := strconv.ParseFloat(s, 64)
@@ -174,23 +175,6 @@ func numberTexts(n json.Number) []string {
 	}
 	add(strconv.FormatFloat(f, 'g', -1, 64))
 	return out
-}
-
-// integerDigits returns the decimal digits of the JSON number literal s
-// when its exact value is an integer (its exponent bounded, so that the
-// value stays small to compute).
-func integerDigits(s string) (string, bool) {
-	if i := strings.IndexAny(s, "eE"); i >= 0 {
-		e, err := strconv.Atoi(strings.TrimPrefix(s[i+1:], "+"))
-		if err != nil || e > 400 || e < -400 {
-			return "", false
-		}
-	}
-	r, ok := new(big.Rat).SetString(s)
-	if !ok || !r.IsInt() {
-		return "", false
-	}
-	return r.Num().String(), true
 }
 
 // redactResult blanks the redacted values of the scenario recorded by r,

@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/agentidem/agentidem-go/internal/editdist"
 )
 
 // ConfigError is a setting the suite cannot run as asked: an AGENTIDEM_*
@@ -87,7 +89,7 @@ func noScenario(name string, names []string) string {
 	const shown = 6
 	dist := make(map[string]int, len(names))
 	for _, n := range names {
-		dist[n] = editDistance(name, n)
+		dist[n] = editdist.Distance(name, n)
 	}
 	byCloseness := slices.Clone(names)
 	slices.SortStableFunc(byCloseness, func(a, b string) int { return dist[a] - dist[b] })
@@ -105,28 +107,6 @@ func noScenario(name string, names []string) string {
 	}
 	b.WriteString("; give a scenario's full name, as its replay line prints it")
 	return b.String()
-}
-
-// editDistance is the Levenshtein distance between a and b, in runes.
-func editDistance(a, b string) int {
-	ra, rb := []rune(a), []rune(b)
-	prev := make([]int, len(rb)+1)
-	cur := make([]int, len(rb)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(ra); i++ {
-		cur[0] = i
-		for j := 1; j <= len(rb); j++ {
-			cost := 1
-			if ra[i-1] == rb[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(rb)]
 }
 
 // readEnv reads the AGENTIDEM_* variables that set what no option set:

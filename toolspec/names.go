@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+
+	"github.com/agentidem/agentidem-go/internal/editdist"
 )
 
 // Misspelt returns an error naming each key of t that misspells one of
@@ -71,11 +73,11 @@ func Nearest(key string, names []string) string {
 	limit := max(1, len([]rune(nk))/3)
 	best, bestD, bestRaw := "", limit+1, 0
 	for _, n := range names {
-		d := distance(nk, fold(n))
+		d := editdist.Distance(nk, fold(n))
 		if d > limit {
 			continue
 		}
-		raw := distance(key, n)
+		raw := editdist.Distance(key, n)
 		if d < bestD || d == bestD && (raw < bestRaw || raw == bestRaw && n < best) {
 			best, bestD, bestRaw = n, d, raw
 		}
@@ -92,26 +94,4 @@ func fold(s string) string {
 		}
 		return r
 	}, strings.ToLower(s))
-}
-
-// distance is the Levenshtein distance between a and b, in runes.
-func distance(a, b string) int {
-	ra, rb := []rune(a), []rune(b)
-	prev := make([]int, len(rb)+1)
-	cur := make([]int, len(rb)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(ra); i++ {
-		cur[0] = i
-		for j := 1; j <= len(rb); j++ {
-			cost := 1
-			if ra[i-1] == rb[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(rb)]
 }

@@ -25,13 +25,12 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"math/big"
 	"slices"
 	"sort"
-	"strconv"
 	"strings"
 	"sync"
 
+	"github.com/agentidem/agentidem-go/internal/jsonnum"
 	"github.com/agentidem/agentidem-go/runtime"
 )
 
@@ -408,8 +407,8 @@ func numbers(v any) any {
 		if math.Abs(f) < 1<<53 || math.Trunc(f) != f {
 			return f
 		}
-		if n, ok := exactInteger(string(x)); ok {
-			return n
+		if d, ok := jsonnum.IntegerDigits(string(x)); ok {
+			return json.Number(d)
 		}
 		return f
 	case map[string]any:
@@ -422,23 +421,6 @@ func numbers(v any) any {
 		}
 	}
 	return v
-}
-
-// exactInteger returns the decimal digits of the JSON number literal s when
-// its exact value is an integer (the exponent bounded, so that the exact
-// value stays small to compute).
-func exactInteger(s string) (json.Number, bool) {
-	if i := strings.IndexAny(s, "eE"); i >= 0 {
-		e, err := strconv.Atoi(strings.TrimPrefix(s[i+1:], "+"))
-		if err != nil || e > 400 || e < -400 {
-			return "", false
-		}
-	}
-	r, ok := new(big.Rat).SetString(s)
-	if !ok || !r.IsInt() {
-		return "", false
-	}
-	return json.Number(r.Num().String()), true
 }
 
 // pick returns the values of the named arguments of m, nil for one that is
