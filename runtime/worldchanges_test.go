@@ -88,15 +88,7 @@ func TestWorldThatConfirmsThenShipsIsJudgedByItsEnd(t *testing.T) {
 	}{{"rolled back", false}, {"failed attempt committed", true}} {
 		t.Run(c.name, func(t *testing.T) {
 			w := &kvWorld{}
-			agent, pending := txPayer(w, c.buggy, func(_ int, done func()) {
-				time.AfterFunc(60*time.Millisecond, func() {
-					w.do(func(m map[string]any) { m["status"] = "confirmed" })
-					time.AfterFunc(70*time.Millisecond, func() {
-						defer done()
-						w.do(func(m map[string]any) { m["status"] = "shipped" })
-					})
-				})
-			})
+			agent, pending := txPayer(w, c.buggy, confirmThenShip(w, 60*time.Millisecond, 70*time.Millisecond, 70*time.Millisecond))
 			res := verdict(t, w, agent, pending)
 			assert.Equal(t, c.buggy, hasCode(res, CodeDuplicateWrite), "findings %v; notes %v", res.Findings, res.Trace.Notes)
 			assert.False(t, res.Inconclusive, "notes %v", res.Trace.Notes)
@@ -119,19 +111,7 @@ func TestWorldSlowerInTheRunThanInTheBaselineIsJudgedByItsEnd(t *testing.T) {
 	}{{"rolled back", false}, {"failed attempt committed", true}} {
 		t.Run(c.name, func(t *testing.T) {
 			w := &kvWorld{}
-			agent, pending := txPayer(w, c.buggy, func(run int, done func()) {
-				ship := 130 * time.Millisecond
-				if run == 0 {
-					ship = 70 * time.Millisecond
-				}
-				time.AfterFunc(60*time.Millisecond, func() {
-					w.do(func(m map[string]any) { m["status"] = "confirmed" })
-					time.AfterFunc(ship, func() {
-						defer done()
-						w.do(func(m map[string]any) { m["status"] = "shipped" })
-					})
-				})
-			})
+			agent, pending := txPayer(w, c.buggy, confirmThenShip(w, 60*time.Millisecond, 70*time.Millisecond, 130*time.Millisecond))
 			res := verdict(t, w, agent, pending)
 			assert.Equal(t, c.buggy, hasCode(res, CodeDuplicateWrite), "findings %v; notes %v", res.Findings, res.Trace.Notes)
 			assert.False(t, res.Inconclusive, "notes %v", res.Trace.Notes)
@@ -288,20 +268,28 @@ func TestHoldLeftBesideTheWorldsCaptureIsCaught(t *testing.T) {
 func TestRunEndReadMidwayThroughTheWorldsChangesIsUnjudged(t *testing.T) {
 	for _, buggy := range []bool{false, true} {
 		w := &kvWorld{}
-		agent, pending := txPayer(w, buggy, func(run int, done func()) {
-			ship := 200 * time.Millisecond
-			if run == 0 {
-				ship = 30 * time.Millisecond
-			}
-			time.AfterFunc(15*time.Millisecond, func() {
-				w.do(func(m map[string]any) { m["status"] = "confirmed" })
-				time.AfterFunc(ship, func() {
-					defer done()
-					w.do(func(m map[string]any) { m["status"] = "shipped" })
-				})
-			})
-		})
+		agent, pending := txPayer(w, buggy, confirmThenShip(w, 15*time.Millisecond, 30*time.Millisecond, 200*time.Millisecond))
 		res := verdict(t, w, agent, pending)
 		assert.Equal(t, buggy, hasCode(res, CodeDuplicateWrite), "buggy=%v: findings %v; notes %v", buggy, res.Findings, res.Trace.Notes)
+	}
+}
+
+// confirmThenShip is the world of an order its services confirm (confirm
+// after the payment's commit) and then ship: shipBase later in the
+// baseline (run 0), shipRun later in the other runs. done is called once
+// it shipped.
+func confirmThenShip(w *kvWorld, confirm, shipBase, shipRun time.Duration) func(run int, done func()) {
+	return func(run int, done func()) {
+		ship := shipRun
+		if run == 0 {
+			ship = shipBase
+		}
+		time.AfterFunc(confirm, func() {
+			w.do(func(m map[string]any) { m["status"] = "confirmed" })
+			time.AfterFunc(ship, func() {
+				defer done()
+				w.do(func(m map[string]any) { m["status"] = "shipped" })
+			})
+		})
 	}
 }
