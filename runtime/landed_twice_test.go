@@ -58,8 +58,14 @@ func TestTwoLandedChargesOfOneOrderAreADuplicate(t *testing.T) {
 		if keyed {
 			want = nil // the gateway books an order once: nothing twice
 		}
-		if got := dupScenarios(rep); !dupsAsWanted(rep, got, want) {
+		if got := dupScenarios(rep); !slices.Equal(got, want) {
 			t.Errorf("keyed=%v: duplicate_write in %v, want %v; findings %v", keyed, got, want, findings(rep, ""))
+		}
+		if failedOverlapped(rep) {
+			// The judgement by the end (landedTogether) was taken: -v
+			// counts the runs that took it (4 and 7 in two sets of 30
+			// under -race; the 7 all failed before it).
+			t.Logf("keyed=%v: the concurrent delivery's failed charges overlapped", keyed)
 		}
 		for _, f := range rep.Findings {
 			if f.Code == CodeDuplicateWrite && !strings.Contains(f.Message, "did it again, failing too") {
@@ -88,7 +94,7 @@ func TestLandedRepeatOfASuccessfulChargeIsADuplicate(t *testing.T) {
 		if keyed {
 			want = nil
 		}
-		if got := dupScenarios(rep); !dupsAsWanted(rep, got, want) {
+		if got := dupScenarios(rep); !slices.Equal(got, want) {
 			t.Errorf("keyed=%v: duplicate_write in %v, want %v; findings %v", keyed, got, want, findings(rep, ""))
 		}
 	}
@@ -137,29 +143,21 @@ func TestPaymentMadeBeforeAnApprovalInterruptIsADuplicateWhenRedelivered(t *test
 			return nil
 		}
 		rep := runOn(t, w, nil, agent)
-		if got := dupScenarios(rep); !dupsAsWanted(rep, got, tc.want) {
+		if got := dupScenarios(rep); !slices.Equal(got, tc.want) {
 			t.Errorf("%s: duplicate_write in %v, want %v; findings %v", tc.name, got, tc.want, findings(rep, ""))
 		}
 	}
 }
 
-// dupsAsWanted reports whether got, the scenarios with a duplicate_write,
-// are want; where failed calls of the concurrent delivery overlapped, want
-// without that scenario will do too: such calls have no window of their
-// own, so neither is known to have landed, and the scenario reports them
-// only where another call of theirs succeeded (the lockstep lets them
-// overlap now and then: CI167, CI171). The sequential delivery reports
-// them every time.
-func dupsAsWanted(rep *Report, got, want []string) bool {
-	if slices.Equal(got, want) {
-		return true
-	}
+// failedOverlapped reports whether failed calls of the concurrent delivery
+// overlapped: they have no window of their own, and only the end says
+// whether they landed (landedTogether). Before, that scenario missed them
+// (the lockstep lets them overlap now and then: CI167, CI171).
+func failedOverlapped(rep *Report) bool {
 	for _, r := range rep.Results {
-		if r.Scenario != ScenarioDuplicateConcurrent || r.Trace == nil {
-			continue
-		}
-		if slices.ContainsFunc(r.Trace.Ops, func(o Operation) bool { return o.Overlapped && o.Status == StatusFailed }) {
-			return slices.Equal(got, slices.DeleteFunc(slices.Clone(want), func(s string) bool { return s == ScenarioDuplicateConcurrent }))
+		if r.Scenario == ScenarioDuplicateConcurrent && r.Trace != nil &&
+			slices.ContainsFunc(r.Trace.Ops, func(o Operation) bool { return o.Overlapped && o.Status == StatusFailed }) {
+			return true
 		}
 	}
 	return false

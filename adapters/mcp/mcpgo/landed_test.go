@@ -84,13 +84,14 @@ func TestChargeThatLandsAndErrsEveryTimeIsADuplicateWhenRedelivered(t *testing.T
 		want := []string{runtime.ScenarioDuplicateConcurrent, runtime.ScenarioDuplicateSeq}
 		if keyed {
 			want = nil
-		} else if overlapped(rep, runtime.ScenarioDuplicateConcurrent) {
-			// Not caught yet: two failed calls that overlapped have no
-			// window of their own, so neither is known to have landed,
-			// and the deliveries' lockstep lets them overlap now and then
-			// (3 to 8 runs in 20 under -race). The sequential delivery
-			// catches the bug every time, so the suite stays UNSAFE.
-			want = []string{runtime.ScenarioDuplicateSeq}
+		}
+		if overlapped(rep, runtime.ScenarioDuplicateConcurrent) {
+			// Two failed calls that overlapped have no window of their
+			// own, and the deliveries' lockstep lets them overlap now and
+			// then (3 to 8 runs in 20 under -race): the end says whether
+			// they landed, and the concurrent delivery reports them as
+			// the sequential one does (before, it missed them: CI167).
+			t.Logf("keyed=%v: the concurrent delivery's calls overlapped", keyed)
 		}
 		if !slices.Equal(dups, want) {
 			t.Errorf("keyed=%v: duplicate_write in %v, want %v", keyed, dups, want)
