@@ -27,8 +27,14 @@ import (
 //     the baseline, where it ran alone, stands for them;
 //   - the declaration (Op.Idempotent): a repeat with the same arguments as an
 //     earlier execution is absorbed; a repeat with other arguments under the
-//     same identity is a change of the first effect (the identity names one
-//     thing, the last value set wins), an update, never a duplicate;
+//     same identity is taken as a change of the first effect (the identity
+//     names one thing, the last value set wins), an update. The declaration
+//     speaks of equal arguments only: where State shows such a repeat only
+//     adding beside what the first execution made, which still stood,
+//     restating none of it in its arguments, and the run ended with more
+//     there than one delivery, it is a duplicate (addedBeside: a second
+//     comment, its text reworded by the retry; set_tags(T-1, [a, b]) after
+//     [a] restates a, and is the update);
 //   - the sink (MarkReplayed, idem.Store): the call never executed again.
 //
 // Without any of them every execution counts as an effect. A write that
@@ -43,7 +49,8 @@ const (
 	RepeatAbsorbed = "absorbed"
 	// RepeatUpdate: an op declared idempotent was called again for the same
 	// identity with other arguments: it changed the first effect, it did
-	// not add a second one.
+	// not add a second one (by State, or on the declaration alone, as
+	// JudgedBy says).
 	RepeatUpdate = "update"
 	// RepeatDuplicate: the write repeated an earlier one and had an effect
 	// of its own.
@@ -1783,6 +1790,7 @@ func judgeRepeatsIn(out []Finding, tr *Trace, end, baseEnd string, baseWin map[s
 			}
 		}
 	}
+	besideNoted := false   // the trace says why a repeat that added beside was taken as an update (addedBeside)
 	dupFound := false      // a duplicate_write finding was made
 	deferredNoted := false // the trace says why a repeat was judged by the end (deferredNote)
 	stillNoted := false    // the trace says why a repeat was not judged (neverStillNote)
@@ -1925,6 +1933,28 @@ func judgeRepeatsIn(out []Finding, tr *Trace, end, baseEnd string, baseWin map[s
 				notIdem = append(notIdem, o.ID)
 				if notIdemChange == "" {
 					notIdemChange = what
+				}
+			case o.Idempotent && by == JudgedByState && !baseline:
+				// The declaration speaks of repeats with equal
+				// arguments; this one was given others, and its own
+				// window says what it did (addedBeside).
+				beside, undecided := addedBeside(first, o, end, baseEnd, endSame, &views)
+				switch {
+				case beside:
+					o.Repeat = RepeatDuplicate
+					dups = append(dups, o.ID)
+					if change == "" {
+						change = what
+						note = fmt.Sprintf("with other arguments than %s, it added beside what %s made, which still stood, restating none of it, and the run ended with more there than one delivery leaves: the idempotent declaration covers repeats with equal arguments", first.ID, first.ID)
+					}
+				case undecided != "":
+					o.Repeat = RepeatUpdate
+					if !besideNoted {
+						besideNoted = true
+						tr.Notes = append(tr.Notes, fmt.Sprintf("%s's repeat %s, with other arguments than %s, only added entries to the state, as a second entry beside the first's does (a comment reworded by the retry), but %s; it was taken as an update, as the idempotent declaration of %s says", k.op, o.ID, first.ID, undecided, k.op))
+					}
+				default:
+					o.Repeat = RepeatUpdate
 				}
 			case o.Idempotent:
 				o.Repeat = RepeatUpdate
@@ -3010,6 +3040,220 @@ func (m *stateViews) of(s string) *stateView {
 // ran alone: it executed, and a retry of it is a repeat.
 func landed(o *Operation) bool {
 	return o.Status == StatusFailed && o.Fault == FaultNone && o.stateSeen() && o.StateChange != ""
+}
+
+// addedBeside reports whether repeat o of an op declared idempotent,
+// called with other arguments than first, its group's first execution,
+// made a second effect beside first's rather than an update of it (red
+// team rtL R5, adapters/mcp/rtl/idemargs: add_comment(T-1, "refund issued
+// (attempt 2)") retried a timed-out "(attempt 1)", and the tracker, which
+// drops an identical comment, posted a second one). All of these hold:
+//
+//   - o's own window only added members (no value changed in place, no
+//     member removed: a field an upsert set anew, a row it replaced, are
+//     an update), to collections that first's own window added to;
+//   - what first left stood still where o began;
+//   - o's arguments do not restate first's effect: not every string
+//     first added (its entries, its row's fields; or, with no string,
+//     every number) is among the values o was given. set_tags(T-1, [a])
+//     then set_tags(T-1, [a, b]) adds b beside a, and restates a: the
+//     set as a whole, given again, is an update, the shape MCP's
+//     idempotentHint is for;
+//   - the run ended otherwise than one delivery (the baseline's end, not
+//     alike: same), with more members in each collection o added to.
+//     An agent that adds two tags to a ticket, or posts two comments,
+//     in one delivery (add_tag(T-1, "refund"), add_tag(T-1, "urgent")),
+//     does it in the baseline too, and its end is one delivery's.
+//
+// Where o's window is of that shape but the rest cannot be told (first
+// was not seen alone, an end was not taken), undecided says why, and o is
+// taken as an update: the declaration stands where the evidence does not
+// decide, with a note. In the baseline (no end to compare with) o is an
+// update.
+func addedBeside(first, o *Operation, end, baseEnd string, same func() bool, views *stateViews) (beside bool, undecided string) {
+	if first == o || !o.stateSeen() {
+		return false, ""
+	}
+	ob, oa := o.stateWindow()
+	obv, oav := views.of(ob), views.of(oa)
+	op := partsOf(ob, oa, views)
+	if obv == nil || oav == nil || op.whole || len(op.added) == 0 || len(op.removed) > 0 {
+		return false, ""
+	}
+	for _, p := range op.places {
+		if _, _, added, ok := member(p, obv, oav); !ok || !added {
+			return false, "" // a value changed in place: an update
+		}
+	}
+	if !first.stateSeen() || first.StateChange == "" {
+		return false, "its first execution " + first.ID + " was not seen alone, so what it made is not known"
+	}
+	fb, fa := first.stateWindow()
+	fp := partsOf(fb, fa, views)
+	fav := views.of(fa)
+	if fp.whole || fav == nil {
+		return false, "the snapshots around " + first.ID + " did not decode"
+	}
+	// The collections first added to: a member of one, or a list it
+	// made from none ([] to ["a"] is a change of the list).
+	for c := range op.added {
+		if _, ok := fp.added[c]; !ok && !slices.ContainsFunc(fp.places, func(q place) bool { return !q.elem && pathKey(q.path) == c }) {
+			return false, "" // it added to something else (a field of the row first made)
+		}
+	}
+	// What first left stood where o began: each place as first left
+	// it, a list's entry as many times or more, or a list holding its
+	// entries still.
+	var made []any // the values first added, for the restatement
+	for _, q := range fp.places {
+		was, now := fav.at(q), obv.at(q)
+		switch {
+		case q.elem:
+			w, _ := strconv.Atoi(was)
+			n, _ := strconv.Atoi(now)
+			if n < w {
+				return false, ""
+			}
+			if e, err := decodeState(q.entry); err == nil {
+				made = append(made, e)
+			}
+			continue
+		case was != now && !listHolds(now, was):
+			return false, ""
+		}
+		switch v, err := decodeState(was); {
+		case err != nil:
+		case v == true && len(q.path) > 0:
+			// A set kept as an object of true ({"alice": true}):
+			// its keys are what it holds.
+			made = append(made, q.path[len(q.path)-1])
+		default:
+			made = append(made, v)
+		}
+	}
+	if restates(made, o) {
+		return false, ""
+	}
+	if end == "" || baseEnd == "" {
+		return false, "the run's end or the baseline's was not taken, so whether the run ended with more than one delivery leaves is not known"
+	}
+	if same() {
+		return false, "" // the run ended as one delivery: nothing more stayed
+	}
+	endV, baseV := views.of(end), views.of(baseEnd)
+	if endV == nil || baseV == nil {
+		return false, "the end states did not decode"
+	}
+	for _, ms := range op.added {
+		if coll := collectionOf(ms[0]); membersAt(endV, coll) <= membersAt(baseV, coll) {
+			return false, "" // no more there than one delivery leaves
+		}
+	}
+	return true, ""
+}
+
+// collectionOf returns the place of the collection that member m (of a
+// parts' added or removed) belongs to: a list's entry, the list; a key or
+// a row, the object or list that holds it.
+func collectionOf(m place) place {
+	if m.elem {
+		return place{path: m.path}
+	}
+	return place{path: m.path[:len(m.path)-1]}
+}
+
+// membersAt returns how many members the collection at place c of v
+// holds: a list's entries, an object's keys; 0 for anything else.
+func membersAt(v *stateView, c place) int {
+	x, err := decodeState(v.at(c))
+	if err != nil {
+		return 0
+	}
+	switch x := x.(type) {
+	case []any:
+		return len(x)
+	case map[string]any:
+		return len(x)
+	}
+	return 0
+}
+
+// restates reports whether the values first made (made) are among what
+// repeat o was given: every string in them is a string of o's arguments,
+// or, where they hold no string, every number is a number of them. An
+// entry the sink stamps (a row's id, its created_at) is no argument: such
+// a row is not restated, and the end decides (addedBeside).
+func restates(made []any, o *Operation) bool {
+	args, err := decodeState(argsKey(o))
+	if err != nil {
+		return false
+	}
+	given := map[string]bool{}
+	leaves(args, func(x any) { given[encode(x)] = true })
+	var strs, nums []string
+	for _, v := range made {
+		leaves(v, func(x any) {
+			switch x.(type) {
+			case string:
+				strs = append(strs, encode(x))
+			case bool, nil:
+			default:
+				nums = append(nums, encode(x))
+			}
+		})
+	}
+	want := strs
+	if len(want) == 0 {
+		want = nums
+	}
+	if len(want) == 0 {
+		return false
+	}
+	for _, x := range want {
+		if !given[x] {
+			return false
+		}
+	}
+	return true
+}
+
+// leaves calls f with each value of v that is not an object or a list,
+// at any depth (an object's keys are no values).
+func leaves(v any, f func(any)) {
+	switch x := v.(type) {
+	case map[string]any:
+		for _, e := range x {
+			leaves(e, f)
+		}
+	case []any:
+		for _, e := range x {
+			leaves(e, f)
+		}
+	default:
+		f(x)
+	}
+}
+
+// listHolds reports whether the list encoded in outer holds every entry of
+// the list encoded in inner, as many times.
+func listHolds(outer, inner string) bool {
+	o, err1 := decodeState(outer)
+	i, err2 := decodeState(inner)
+	ol, ok1 := o.([]any)
+	il, ok2 := i.([]any)
+	if err1 != nil || err2 != nil || !ok1 || !ok2 {
+		return false
+	}
+	count := map[string]int{}
+	for _, e := range ol {
+		count[encode(e)]++
+	}
+	for _, e := range il {
+		if count[encode(e)]--; count[encode(e)] < 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // failedTogether reports whether write o failed by itself (no injected
