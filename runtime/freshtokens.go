@@ -345,59 +345,71 @@ func tokenChar(c byte) bool {
 // tokenTexts returns a test of whether a text was given to a call of one
 // of trs (its arguments and identity) or answered by one (its result),
 // whole or inside a longer string: a token the agent saw or chose is
-// never taken for the sink's draw (freshTokens).
+// never taken for the sink's draw (freshTokens). The traces are read on
+// the test's first use, and each text's answer kept.
 func tokenTexts(trs ...*Trace) func(string) bool {
-	set := map[string]bool{}
+	var set, seen map[string]bool
 	var long []string
-	var walk func(v any)
-	walk = func(v any) {
-		switch x := v.(type) {
-		case map[string]any:
-			for k, e := range x {
-				walk(k)
-				walk(e)
-			}
-		case []any:
-			for _, e := range x {
-				walk(e)
-			}
-		case string:
-			if len(x) >= minToken && !set[x] {
-				set[x] = true
-				long = append(long, x)
+	read := func() {
+		set, seen = map[string]bool{}, map[string]bool{}
+		var walk func(v any)
+		walk = func(v any) {
+			switch x := v.(type) {
+			case map[string]any:
+				for k, e := range x {
+					walk(k)
+					walk(e)
+				}
+			case []any:
+				for _, e := range x {
+					walk(e)
+				}
+			case string:
+				if len(x) >= minToken && !set[x] {
+					set[x] = true
+					long = append(long, x)
+				}
 			}
 		}
-	}
-	read := func(s string) {
-		if v, err := decodeState(s); err == nil {
-			walk(v)
+		decode := func(s string) {
+			if v, err := decodeState(s); err == nil {
+				walk(v)
+			}
 		}
-	}
-	for _, tr := range trs {
-		if tr == nil {
-			continue
-		}
-		for i := range tr.Ops {
-			o := &tr.Ops[i]
-			read(argsKey(o))
-			read(o.Identity)
-			if o.Result != nil {
-				if b, err := json.Marshal(o.Result); err == nil {
-					read(string(b))
+		for _, tr := range trs {
+			if tr == nil {
+				continue
+			}
+			for i := range tr.Ops {
+				o := &tr.Ops[i]
+				decode(argsKey(o))
+				decode(o.Identity)
+				if o.Result != nil {
+					if b, err := json.Marshal(o.Result); err == nil {
+						decode(string(b))
+					}
 				}
 			}
 		}
 	}
 	return func(s string) bool {
+		if set == nil {
+			read()
+		}
 		if set[s] {
 			return true
 		}
-		for _, l := range long {
-			if len(l) > len(s) && strings.Contains(l, s) {
-				return true
+		named, ok := seen[s]
+		if !ok {
+			for _, l := range long {
+				if len(l) > len(s) && strings.Contains(l, s) {
+					named = true
+					break
+				}
 			}
+			seen[s] = named
 		}
-		return false
+		return named
 	}
 }
 
