@@ -46,6 +46,16 @@ var (
 	infrastructureRunning atomic.Int64
 )
 
+// isInfrastructure reports whether goroutine id is one GoInfrastructure
+// runs.
+func isInfrastructure(id uint64) bool {
+	if infrastructureRunning.Load() == 0 {
+		return false
+	}
+	_, ok := infrastructure.Load(id)
+	return ok
+}
+
 // infrastructureLocked reports whether goroutine id is a goroutine
 // GoInfrastructure runs, or descends from one by the parents w has
 // learned (a connection's reader it started). w.mu is held.
@@ -54,7 +64,7 @@ func (w *world) infrastructureLocked(id uint64) bool {
 		return false
 	}
 	for i := 0; i < 64 && id != 0; i++ {
-		if _, ok := infrastructure.Load(id); ok {
+		if isInfrastructure(id) {
 			return true
 		}
 		id = w.parent[id]
