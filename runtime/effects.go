@@ -1326,14 +1326,16 @@ func judgeRepeatsIn(out []Finding, tr *Trace, end, baseEnd string, baseWin map[s
 	}
 	// sinkNames pairs the names the sink gave this run with those it gave
 	// the baseline: what the write calls of one op, identity and arguments
-	// answered (sinkRenaming).
+	// answered (sinkRenaming), and the tokens it drew for each run that
+	// no call was given or answered, where the two ends hold them at one
+	// place (withFreshTokens: an api_token DEFAULT md5(random()::text)).
 	var sinkRn map[string]string
 	sinkKnown := false
 	sinkNames := func() map[string]string {
 		if !sinkKnown {
 			sinkKnown = true
 			if baseTr != nil && !baseline {
-				sinkRn = sinkRenaming(tr, baseTr)
+				sinkRn = withFreshTokens(sinkRenaming(tr, baseTr), end, baseEnd, tr, baseTr)
 			}
 		}
 		return sinkRn

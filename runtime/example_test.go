@@ -58,3 +58,23 @@ func ExampleRun() {
 	//   seen in lost_acknowledgement/refund#1
 	//   seen in duplicate_delivery/concurrent
 }
+
+// GoInfrastructure starts a library's own service goroutine (here a cache
+// refresher, started on first use), which a suite never takes for the
+// agent's, whichever call of a scenario starts it.
+func ExampleGoInfrastructure() {
+	refreshed := make(chan string)
+	stop := make(chan struct{})
+	runtime.GoInfrastructure(func() {
+		for {
+			select {
+			case refreshed <- "rates refreshed":
+			case <-stop:
+				return
+			}
+		}
+	})
+	fmt.Println(<-refreshed)
+	close(stop)
+	// Output: rates refreshed
+}

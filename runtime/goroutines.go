@@ -1065,10 +1065,12 @@ func (w *world) ours(all []gInfo, self uint64) []gInfo {
 // oursLocked reports whether goroutine id is the scenario's: created since
 // it began, or an older one that reached a gate; without the snapshot at
 // the start (a scenario without gates), one that descends from an
-// invocation. w.mu is held.
+// invocation. Never a goroutine of the process's infrastructure
+// (GoInfrastructure), which the first call of a scenario may start. w.mu
+// is held.
 func (w *world) oursLocked(id uint64) bool {
 	if w.before != nil {
-		return !w.before[id] || w.visitor[id]
+		return (!w.before[id] || w.visitor[id]) && !w.infrastructureLocked(id)
 	}
 	for i := 0; i < 64 && id != 0; i++ {
 		if _, ok := w.roots[id]; ok {

@@ -14,7 +14,10 @@
 // LISTENs on one connection of its own (outside the pool), so a waiter
 // wakes a round trip after the holder finishes instead of at its next poll
 // (idem.WithPollInterval, 50ms by default). Waiters keep polling, for
-// holders that die and for the time no listening connection is up.
+// holders that die and for the time no listening connection is up. The
+// listening goroutine starts on the first wait set up (every idem.Do sets
+// one up), through runtime.GoInfrastructure: a suite whose first call
+// starts it takes it for the process's, not for a loop of the agent's.
 //
 //	b, err := postgres.Open(ctx, os.Getenv("DATABASE_URL"))
 //	if err != nil { ... }

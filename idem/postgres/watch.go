@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/agentidem/agentidem-go/idem"
+	"github.com/agentidem/agentidem-go/runtime"
 	"github.com/jackc/pgx/v5"
 )
 
@@ -98,7 +99,9 @@ func (l *listener) ensure(b *Backend) bool {
 	}
 	lctx, lcancel := context.WithCancel(context.Background())
 	l.conn, l.cancel, l.done = conn, lcancel, make(chan struct{})
-	go l.loop(lctx, conn, l.done)
+	// The first Watch may come inside a tool call of a suite's scenario:
+	// the loop is the backend's, not the agent's (runtime.GoInfrastructure).
+	runtime.GoInfrastructure(func() { l.loop(lctx, conn, l.done) })
 	return true
 }
 
