@@ -2660,11 +2660,13 @@ func member(p place, a, b *stateView) (coll string, m place, added, ok bool) {
 	}
 	for i := 1; i <= len(p.path); i++ {
 		q := place{path: p.path[:i]}
-		x, y := a.at(q), b.at(q)
+		// Missing (null) or not, unencoded (stateView.value): p's
+		// collection is on its path.
+		x, y := a.value(q.path) == nil, b.value(q.path) == nil
 		switch {
-		case x == "null" && y != "null":
+		case x && !y:
 			return pathKey(p.path[:i-1]), q, true, true
-		case y == "null" && x != "null":
+		case y && !x:
 			return pathKey(p.path[:i-1]), q, false, true
 		}
 	}

@@ -531,6 +531,14 @@ func (g *gInfo) busy(since time.Time) (bool, string) {
 			return true, httpConnecting
 		case awaitingHTTP(f):
 			return true, httpAwaiting
+		case strings.HasPrefix(f, "net/http.(*bodyEOFSignal)."):
+			// At an HTTP/1 response body's end (or closing it early),
+			// g waits on a channel for the transport's read loop to
+			// take the connection back, which it does by itself. Taken
+			// for quiet, a loaded machine that ran the read loop late
+			// let the other delivery go on alone, and a check-then-book
+			// over HTTP was missed (TestReaderAtAnHTTPBodysEndIsBusy).
+			return true, httpBodyEnd
 		}
 	}
 	if !since.IsZero() && time.Since(since) < bodyGrace {
@@ -1355,6 +1363,9 @@ const (
 	ioInTool       = "network I/O in a tool"
 	httpConnecting = "connecting for an HTTP request"
 	httpAwaiting   = "waiting for an HTTP response"
+	// httpBodyEnd: a moment's running of the transport's read loop ends
+	// it, not the network: not among ioWaits.
+	httpBodyEnd = "at the end of an HTTP response body, waiting for the transport to take the connection back"
 	// ioAwaited: a goroutine running the agent's own code waits for
 	// network I/O outside a tool body, or for an HTTP/2 body anywhere;
 	// busy for readGrace only (world.quiet).
