@@ -515,8 +515,9 @@ func (g *gInfo) busy(since time.Time) (bool, string) {
 	}
 	// Blocked on a channel, select, lock or condition: quiet, unless it is
 	// a timed wait of a library that retries or an API client's retry
-	// back-off (asleep, as in time.Sleep), a client waiting for an answer that network I/O will bring, or a tool
-	// body that began a moment ago (a worker may answer it).
+	// back-off (asleep, as in time.Sleep), a client waiting for an answer
+	// that network I/O will bring, or a tool body that began a moment ago
+	// (a worker may answer it).
 	if (g.state == "select" || g.state == "chan receive") && len(g.funcs) > 0 && timedWait(g.funcs[0]) {
 		return true, timedWaitWhy
 	}

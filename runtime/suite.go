@@ -1991,6 +1991,9 @@ func (s *Suite) Report() *Report {
 	}
 	r.tally()
 	r.Notes = notRetried(r.Results, s.cfg.faultErr != nil) // retried.go
+	if s.cfg.state == nil {
+		r.Notes = append(r.Notes, declaredUnchecked(r.Baseline, r.Results)...) // unchecked.go
+	}
 	r.Shard = s.shardPart()
 	return r
 }

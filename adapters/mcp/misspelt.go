@@ -19,8 +19,35 @@ import (
 // an agent that returns its tool errors fails the baseline with it.
 // Production (no run active) never gets here.
 func Misspelt(tools Tools, tool string, served []string) error {
-	if _, ok := tools[tool]; ok {
+	key := misspeltBy(tools, tool, served)
+	if key == "" {
 		return nil
+	}
+	return fmt.Errorf("agentidem: Tools key %q names no tool of this server (did you mean %q?): call of %s refused in a test, where it would run untraced and never faulted; fix the key",
+		key, tool, tool)
+}
+
+// MisspeltAnnotated is Misspelt for a call of tool that the server's own
+// annotations trace (readOnlyHint or idempotentHint) while no key names
+// it: the key that misspells it gave a Spec (an identity, an entity, after=,
+// redact=) that the call would go without, traced by its annotations alone
+// (an idempotent write's identity is then its whole arguments, and nothing
+// is redacted). The SDK middlewares checked only untraced tools, and such
+// a key passed in silence. Nil when no key misspells tool.
+func MisspeltAnnotated(tools Tools, tool string, served []string) error {
+	key := misspeltBy(tools, tool, served)
+	if key == "" {
+		return nil
+	}
+	return fmt.Errorf("agentidem: Tools key %q names no tool of this server (did you mean %q?): call of %s refused in a test, where its annotations alone would trace it, without the key's Spec; fix the key",
+		key, tool, tool)
+}
+
+// misspeltBy returns the first (sorted) key of tools that misspells tool,
+// or "" when tool has a key or none misspells it.
+func misspeltBy(tools Tools, tool string, served []string) string {
+	if _, ok := tools[tool]; ok || len(tools) == 0 {
+		return ""
 	}
 	var keys []string
 	for k, t := range tools.Misspellings(served) {
@@ -29,9 +56,8 @@ func Misspelt(tools Tools, tool string, served []string) error {
 		}
 	}
 	if len(keys) == 0 {
-		return nil
+		return ""
 	}
 	sort.Strings(keys)
-	return fmt.Errorf("agentidem: Tools key %q names no tool of this server (did you mean %q?): call of %s refused in a test, where it would run untraced and never faulted; fix the key",
-		keys[0], tool, tool)
+	return keys[0]
 }

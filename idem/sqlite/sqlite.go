@@ -200,17 +200,23 @@ func (b *Backend) apply(ctx context.Context, name, version string) error {
 		return err
 	}
 	defer tx.Rollback()
-	var n int
-	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM idem_schema_migrations WHERE version = ?`, version).Scan(&n); err != nil {
+	// The version is claimed by the transaction's first statement, a write,
+	// not checked by a SELECT first: on a handle of New whose transactions
+	// are deferred (not Open's BEGIN IMMEDIATE), a SELECT took a read
+	// snapshot, and when another process applied the migration before this
+	// one wrote, the write failed with SQLITE_BUSY_SNAPSHOT and so did
+	// Migrate (TestMigrateWhileAnotherProcessMigrates; agentidem-vet's
+	// check-then-insert finding). A first write waits for the other writer
+	// (the busy timeout) and then finds the version taken; a migration that
+	// fails rolls its claim back with it.
+	res, err := tx.ExecContext(ctx, `INSERT INTO idem_schema_migrations (version, applied_ms) VALUES (?, ?) ON CONFLICT (version) DO NOTHING`, version, b.now().UnixMilli())
+	if err != nil {
 		return err
 	}
-	if n > 0 {
-		return nil
+	if n, err := res.RowsAffected(); err != nil || n == 0 {
+		return err // applied already
 	}
 	if _, err := tx.ExecContext(ctx, string(body)); err != nil {
-		return err
-	}
-	if _, err := tx.ExecContext(ctx, `INSERT INTO idem_schema_migrations (version, applied_ms) VALUES (?, ?)`, version, b.now().UnixMilli()); err != nil {
 		return err
 	}
 	return tx.Commit()

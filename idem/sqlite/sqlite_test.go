@@ -107,6 +107,7 @@ func (n *naive) do(ctx context.Context, key string, fn func(context.Context) ([]
 	if r, err = fn(ctx); err != nil {
 		return nil, false, err
 	}
+	//agentidem:ignore seeded bug: the control TestNaiveCheckThenInsertDuplicates must duplicate
 	_, err = n.db.ExecContext(ctx, `INSERT INTO naive_keys (k, result) VALUES (?, ?)`, key, r)
 	return r, false, err
 }

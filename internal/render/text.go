@@ -124,8 +124,9 @@ func Text(r *runtime.Report, opts ...Option) string {
 		w.int(r.InconclusiveCount)
 		b.WriteString(" inconclusive, ")
 	}
-	w.int(r.AgentRuns)
-	b.WriteString(" agent runs, ")
+	w.scratch = appendPlural(w.scratch[:0], r.AgentRuns, "agent run") // "1 agent run", not "1 agent runs"
+	b.Write(w.scratch)
+	b.WriteString(", ")
 	b.WriteString(formatDuration(r.Duration))
 	b.WriteByte('\n')
 	if r.BaselineFailure != "" {

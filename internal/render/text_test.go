@@ -158,3 +158,16 @@ func TestFoldPlainOK(t *testing.T) {
 		t.Errorf("folded safe summary:\n%s", got)
 	}
 }
+
+// TestOneAgentRunIsSingular: a suite of one agent run (a baseline alone)
+// said "1 agent runs" (red team rtL); the count takes its noun's number as
+// the scenario counts do.
+func TestOneAgentRunIsSingular(t *testing.T) {
+	for n, want := range map[int]string{0: ", 0 agent runs, ", 1: ", 1 agent run, ", 2: ", 2 agent runs, "} {
+		rep := &runtime.Report{SchemaVersion: runtime.SchemaVersion, Name: "TestOne", Safe: true, BaselineSucceeded: true, AgentRuns: n,
+			Baseline: &runtime.Result{Scenario: "baseline", Kind: "baseline", OperationIndex: -1, Safe: true, Trace: &runtime.Trace{Ops: []runtime.Operation{}, Invocations: 1}}}
+		if head, _, _ := strings.Cut(Text(rep), "\n"); !strings.Contains(head, want) {
+			t.Errorf("%d runs: headline %q lacks %q", n, head, want)
+		}
+	}
+}

@@ -57,7 +57,9 @@ const (
 // During a run, a call of a tool that a key of tools misspells (the key
 // names none of the server's listed tools, the tool has no key and is
 // spelt nearly like it: "bookRoom" for book_room) is refused with an error
-// that names both (agentidemmcp.Misspelt), rather than run untraced.
+// that names both (agentidemmcp.Misspelt), rather than run untraced, or
+// traced by its annotations alone without the key's Spec
+// (agentidemmcp.MisspeltAnnotated).
 func Middleware(tools agentidemmcp.Tools) mcp.Middleware {
 	reg := agentidemmcp.New(tools)
 	var mu sync.Mutex
@@ -90,16 +92,25 @@ func Middleware(tools agentidemmcp.Tools) mcp.Middleware {
 					}
 				}
 			}
-			if reg.Op(ctr.Params.Name) == nil {
+			op := reg.Op(ctr.Params.Name)
+			if _, named := tools[ctr.Params.Name]; !named && len(tools) > 0 {
+				// A key that misspells the tool is refused whether the
+				// tool is untraced or traced by its annotations alone.
 				mu.Lock()
 				served := make([]string, 0, len(listed))
 				for name := range listed {
 					served = append(served, name)
 				}
 				mu.Unlock()
-				if err := agentidemmcp.Misspelt(tools, ctr.Params.Name, served); err != nil {
+				misspelt := agentidemmcp.Misspelt
+				if op != nil {
+					misspelt = agentidemmcp.MisspeltAnnotated
+				}
+				if err := misspelt(tools, ctr.Params.Name, served); err != nil {
 					return nil, err
 				}
+			}
+			if op == nil {
 				return next(ctx, method, req)
 			}
 			ctx, stop := agentidemmcp.Resolve(ctx, ctr.Params.Meta[agentidemmcp.MetaKey])

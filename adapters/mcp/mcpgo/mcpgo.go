@@ -50,7 +50,9 @@ import (
 // During a run, a call of a tool that a key of tools misspells (the key
 // names none of the server's tools, the tool has no key and is spelt
 // nearly like it: "bookRoom" for book_room) is refused with an error that
-// names both (agentidemmcp.Misspelt), rather than run untraced.
+// names both (agentidemmcp.Misspelt), rather than run untraced, or traced
+// by its annotations alone without the key's Spec
+// (agentidemmcp.MisspeltAnnotated).
 func Middleware(tools agentidemmcp.Tools) server.ToolHandlerMiddleware {
 	reg := agentidemmcp.New(tools)
 	return func(next server.ToolHandlerFunc) server.ToolHandlerFunc {
@@ -70,10 +72,13 @@ func Middleware(tools agentidemmcp.Tools) server.ToolHandlerMiddleware {
 			// The call is here, whether or not its tool is traced: the
 			// scheduler no longer waits for it (Meta's transit).
 			agentidemmcp.Arrived(tok)
-			if reg.Op(req.Params.Name) == nil {
-				if err := misspelt(ctx, tools, req.Params.Name); err != nil {
-					return nil, err
-				}
+			// A key that misspells the tool is refused whether the tool
+			// is untraced or traced by its annotations alone.
+			op := reg.Op(req.Params.Name)
+			if err := misspelt(ctx, tools, req.Params.Name, op != nil); err != nil {
+				return nil, err
+			}
+			if op == nil {
 				return next(ctx, req)
 			}
 			ctx, stop := agentidemmcp.Resolve(ctx, tok)
@@ -89,11 +94,15 @@ func Middleware(tools agentidemmcp.Tools) server.ToolHandlerMiddleware {
 	}
 }
 
-// misspelt is agentidemmcp.Misspelt for a call of tool, a tool that is
-// not traced, against the tools of the server that serves it.
-func misspelt(ctx context.Context, tools agentidemmcp.Tools, tool string) error {
+// misspelt is agentidemmcp.Misspelt for a call of tool against the tools
+// of the server that serves it, or MisspeltAnnotated when the tool is
+// traced by its annotations (hinted).
+func misspelt(ctx context.Context, tools agentidemmcp.Tools, tool string, hinted bool) error {
+	if _, ok := tools[tool]; ok || len(tools) == 0 {
+		return nil // the common case of a traced call, without listing anything
+	}
 	srv := server.ServerFromContext(ctx)
-	if srv == nil || len(tools) == 0 {
+	if srv == nil {
 		return nil
 	}
 	every := true // every key names a tool of the server: nothing to list
@@ -109,6 +118,9 @@ func misspelt(ctx context.Context, tools agentidemmcp.Tools, tool string) error 
 	var served []string
 	for name := range srv.ListTools() {
 		served = append(served, name)
+	}
+	if hinted {
+		return agentidemmcp.MisspeltAnnotated(tools, tool, served)
 	}
 	return agentidemmcp.Misspelt(tools, tool, served)
 }
