@@ -2020,6 +2020,20 @@ func judgeRepeatsIn(out []Finding, tr *Trace, end, baseEnd string, baseWin map[s
 						b, a = withoutClocks(b, named), withoutClocks(a, named)
 					}
 					switch {
+					case w0 != b && un != nil && un.restlessOut(normState(w0)) == un.restlessOut(normState(b)) && worldRestless(normState(w[1]), normState(after)):
+						// From where one execution started but for what
+						// changes by itself (a heartbeat that beat
+						// before the baseline's call, where a loaded
+						// machine delayed the call, and not before this
+						// cluster began), and the rest is what the world
+						// did by itself in the baseline, which never
+						// held still: unjudged, as below (1 run of 12 of
+						// TestWorldWorkerChangeInARepeatsWindow's
+						// heartbeat case beside CPU burners was a
+						// duplicate_write;
+						// TestRestlessWorldsBeatBeforeTheBaselinesCall).
+						worldUnjudged = true
+						return ""
 					case w0 == b:
 						c := describeChange(w1, a, maxChange)
 						if c != "" && sameChangeUpToMadeNames(w0, w1, b, a, namedByRun(), baseMadeNamesNow()) {

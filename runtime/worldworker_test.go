@@ -297,6 +297,20 @@ func TestWorldWorkerChangeInARepeatsWindow(t *testing.T) {
 						assert.Len(t, append(worldNotes(r.Trace), untracedNotes(r.Trace)...), 1, "%s: %q", r.Scenario, r.Trace.Notes)
 						continue
 					}
+					if r.Scenario == ScenarioDuplicateSeq && repeat.JudgedBy == JudgedByState {
+						// The mail the worker sends 20 ms after it was
+						// queued landed before the repeat began: the
+						// first call, whose answer takes 2 ms, took
+						// longer, or the second delivery started late,
+						// as on a loaded machine (1 run of 10 under
+						// -race beside CPU burners). The repeat's window
+						// held nothing, and nothing of the world's
+						// needed a note. Where the mail lands is the
+						// machine's doing; the verdict (absorbed, no
+						// finding) is the product's.
+						assert.Empty(t, repeat.StateChange, r.Scenario)
+						continue
+					}
 					want := JudgedByEndState // its own window, then the end
 					if r.Scenario == ScenarioDuplicateConcurrent {
 						want = JudgedByOneExecution // the calls overlapped
