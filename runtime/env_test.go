@@ -26,6 +26,12 @@ func TestAnEnvironmentVariableThatDoesNotParseStopsTheSuite(t *testing.T) {
 		{"AGENTIDEM_STALL_TIMEOUT", "-5s", `AGENTIDEM_STALL_TIMEOUT="-5s": want a positive duration`},
 		{"AGENTIDEM_SCHEDULE", "s0s1f1", `AGENTIDEM_SCHEDULE="s0s1f1": want a schedule as a replay line prints it (AGENTIDEM_SCHEDULE='s0s1f0f1', rounds joined by a dot): schedule "s0s1f1": round 1: every call needs s and f`},
 		{"AGENTIDEM_GC", "off", `AGENTIDEM_GC="off": want default, which leaves the garbage collector's pacing as it is while suites run, or no value`},
+		// An agent with no parallel calls explores no schedule, where the
+		// shard was read: before, there AGENTIDEM_SHARD=x ran the whole
+		// suite and passed (red team rtO, item 8).
+		{"AGENTIDEM_SHARD", "x", `AGENTIDEM_SHARD="x": want i/n with 1 <= i <= n (AGENTIDEM_SHARD=2/4 runs the second of four shards)`},
+		{"AGENTIDEM_SHARD", "4/3", `AGENTIDEM_SHARD="4/3": want i/n`},
+		{"TEST_TOTAL_SHARDS", "three", `TEST_TOTAL_SHARDS="three": want the number of Bazel's shards, a whole number from 1`},
 	} {
 		t.Run(c.name+"="+c.value, func(t *testing.T) {
 			t.Setenv(c.name, c.value)
@@ -41,6 +47,41 @@ func TestAnEnvironmentVariableThatDoesNotParseStopsTheSuite(t *testing.T) {
 			assert.Equal(t, []string{"not run: " + err.Error()}, rep.Baseline.Trace.Notes)
 		})
 	}
+}
+
+// Bazel's shard index out of its range, and AGENTIDEM_SHARD naming
+// another shard than Bazel's, stop a suite without parallel calls too;
+// a ShardOf option wins over both, which are then not read; values that
+// parse, agreeing, run the suite (whose two notes are duplicates under a
+// second delivery: not safe, but run).
+func TestAShardSettingThatDoesNotFitStopsASuiteWithoutParallelCalls(t *testing.T) {
+	t.Setenv("TEST_SHARD_STATUS_FILE", "")
+	t.Setenv("TEST_TOTAL_SHARDS", "3")
+	for _, c := range []struct{ index, own, want string }{
+		{"3", "", `TEST_SHARD_INDEX="3": want Bazel's shard index, a whole number from 0 to 2 with TEST_TOTAL_SHARDS=3`},
+		{"", "", `TEST_SHARD_INDEX="": want Bazel's shard index`},
+		{"0", "2/3", `AGENTIDEM_SHARD="2/3": it and TEST_TOTAL_SHARDS="3", TEST_SHARD_INDEX="0" (shard 1/3) name different shards: set one of them`},
+	} {
+		t.Setenv("TEST_SHARD_INDEX", c.index)
+		t.Setenv("AGENTIDEM_SHARD", c.own)
+		rep, err, runs := runNotes(t)
+		var cfg *ConfigError
+		require.True(t, errors.As(err, &cfg), "error %v, want a *ConfigError", err)
+		assert.True(t, strings.HasPrefix(err.Error(), c.want), "error:\n%s\nwant it to start:\n%s", err, c.want)
+		assert.Zero(t, runs, "the agent ran")
+		assert.False(t, rep.Safe)
+
+		rep, err, runs = runNotes(t, ShardOf(1, 1))
+		require.NoError(t, err, "ShardOf wins")
+		assert.True(t, rep.BaselineSucceeded)
+		assert.NotZero(t, runs)
+	}
+	t.Setenv("TEST_SHARD_INDEX", "1")
+	t.Setenv("AGENTIDEM_SHARD", "2/3")
+	rep, err, runs := runNotes(t)
+	require.NoError(t, err)
+	assert.True(t, rep.BaselineSucceeded)
+	assert.NotZero(t, runs)
 }
 
 // Several variables that do not parse are all named at once.

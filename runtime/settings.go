@@ -26,9 +26,11 @@ import (
 // baseline, whose result then says it did not run, and a selection once
 // the baseline showed what the scenarios are, the report counting the
 // selection as a scenario that did not run. testkit fails the test with
-// it, whatever -run selects. (A malformed AGENTIDEM_SHARD, and a schedule
-// that does not fit the agent, are errors of the exploration, which
-// Interleavings returns.)
+// it, whatever -run selects. A malformed AGENTIDEM_SHARD (or Bazel's
+// TEST_TOTAL_SHARDS and TEST_SHARD_INDEX) is one too, for an agent that
+// explores no schedule as well. (A bad ShardOf, and a schedule that does
+// not fit the agent, are errors of the exploration, which Interleavings
+// returns.)
 type ConfigError struct {
 	// Setting is what was set: an environment variable
 	// ("AGENTIDEM_SCENARIO") or an option ("OnlyScenario").
@@ -42,7 +44,7 @@ type ConfigError struct {
 // Error names the setting and its value, and says what it takes:
 // AGENTIDEM_SEED="abc": want a whole number, ...
 func (e *ConfigError) Error() string {
-	if strings.HasPrefix(e.Setting, "AGENTIDEM_") {
+	if strings.HasPrefix(e.Setting, "AGENTIDEM_") || strings.HasPrefix(e.Setting, "TEST_") {
 		return fmt.Sprintf("%s=%q: %s", e.Setting, e.Value, e.Want)
 	}
 	return fmt.Sprintf("%s(%q): %s", e.Setting, e.Value, e.Want)
@@ -114,7 +116,8 @@ func noScenario(name string, names []string) string {
 // AGENTIDEM_SCHEDULE (Replay), and checks AGENTIDEM_GC, which gcPaceUp
 // reads. (AGENTIDEM_SCENARIO is read before the options, which override
 // it, and checked once the baseline ran, checkSelection; AGENTIDEM_SHARD
-// where the exploration starts, shardDefaults.) A value that does not
+// and Bazel's TEST_TOTAL_SHARDS and TEST_SHARD_INDEX are checked here and
+// taken where the exploration starts, shardDefaults.) A value that does not
 // parse is a *ConfigError in c.envErr, which stops the suite before its
 // baseline: each of them used to be ignored, and the suite ran with the
 // default in its place.
@@ -150,6 +153,11 @@ func (c *config) readEnv() {
 	}
 	if v := os.Getenv("AGENTIDEM_GC"); v != "" && v != "default" {
 		bad("AGENTIDEM_GC", v, "want default, which leaves the garbage collector's pacing as it is while suites run, or no value")
+	}
+	if c.shard == nil && c.shardErr == nil { // ShardOf, where given, wins
+		if _, _, err := shardFromEnv(); err != nil {
+			errs = append(errs, err)
+		}
 	}
 	c.envErr = errors.Join(errs...)
 }

@@ -86,28 +86,18 @@ func ShardOf(index, total int) Option {
 // shardDefaults reads the shard from the environment when no option chose
 // one. A malformed setting, or AGENTIDEM_SHARD and Bazel's variables that
 // name different shards, is an error of the exploration, never a silent
-// whole run or a silent wrong part.
+// whole run or a silent wrong part; readEnv found it already, for every
+// suite, and it stopped the suite before its baseline.
 func (c *config) shardDefaults() {
 	if c.shard != nil || c.shardErr != nil {
 		return
 	}
-	var own, bazel *Shard
-	if v := os.Getenv("AGENTIDEM_SHARD"); v != "" {
-		i, n, ok := parseShard(v)
-		if !ok {
-			c.shardErr = fmt.Errorf("AGENTIDEM_SHARD=%q: want i/n with 1 <= i <= n (AGENTIDEM_SHARD=2/4 runs the second of four shards)", v)
-			return
-		}
-		own = &Shard{Index: i, Total: n, Source: "AGENTIDEM_SHARD"}
+	own, bazel, err := shardFromEnv()
+	if err != nil {
+		c.shardErr = err
+		return
 	}
-	total, index := os.Getenv("TEST_TOTAL_SHARDS"), os.Getenv("TEST_SHARD_INDEX")
-	if total != "" {
-		n, err1 := strconv.Atoi(total)
-		i, err2 := strconv.Atoi(index)
-		if err1 != nil || err2 != nil || n < 1 || i < 0 || i >= n {
-			c.shardErr = fmt.Errorf("TEST_TOTAL_SHARDS=%q, TEST_SHARD_INDEX=%q: want 0 <= index < total", total, index)
-			return
-		}
+	if bazel != nil {
 		if f := os.Getenv("TEST_SHARD_STATUS_FILE"); f != "" {
 			// Bazel asks the test to touch the file to say it shards.
 			if fh, err := os.OpenFile(f, os.O_CREATE|os.O_WRONLY, 0o666); err == nil {
@@ -117,18 +107,48 @@ func (c *config) shardDefaults() {
 				return
 			}
 		}
-		bazel = &Shard{Index: i + 1, Total: n, Source: "TEST_TOTAL_SHARDS"}
 	}
-	switch {
-	case own != nil && bazel != nil && (own.Index != bazel.Index || own.Total != bazel.Total):
-		// Either one alone would leave the other's shards unrun: every
-		// process of a Bazel test running shard 1/2 of AGENTIDEM_SHARD.
-		c.shardErr = fmt.Errorf("AGENTIDEM_SHARD=%d/%d and TEST_TOTAL_SHARDS=%q, TEST_SHARD_INDEX=%q (shard %d/%d) name different shards: set one of them", own.Index, own.Total, total, index, bazel.Index, bazel.Total)
-	case own != nil:
+	if own != nil {
 		c.shard = own
-	default:
+	} else {
 		c.shard = bazel
 	}
+}
+
+// shardFromEnv reads the shards that AGENTIDEM_SHARD and Bazel's
+// TEST_TOTAL_SHARDS and TEST_SHARD_INDEX name, nil where unset. A value
+// that does not parse, or the two naming different shards, is a
+// *ConfigError. readEnv checks them for every suite, an agent's without
+// parallel calls too, which explores nothing: before, there a bad value
+// was read nowhere and passed in silence (AGENTIDEM_SHARD=x, red team rtO
+// item 8), where the README says it fails the test.
+func shardFromEnv() (own, bazel *Shard, err error) {
+	if v := os.Getenv("AGENTIDEM_SHARD"); v != "" {
+		i, n, ok := parseShard(v)
+		if !ok {
+			return nil, nil, &ConfigError{Setting: "AGENTIDEM_SHARD", Value: v, Want: "want i/n with 1 <= i <= n (AGENTIDEM_SHARD=2/4 runs the second of four shards)"}
+		}
+		own = &Shard{Index: i, Total: n, Source: "AGENTIDEM_SHARD"}
+	}
+	total, index := os.Getenv("TEST_TOTAL_SHARDS"), os.Getenv("TEST_SHARD_INDEX")
+	if total != "" {
+		n, err := strconv.Atoi(total)
+		if err != nil || n < 1 {
+			return nil, nil, &ConfigError{Setting: "TEST_TOTAL_SHARDS", Value: total, Want: "want the number of Bazel's shards, a whole number from 1"}
+		}
+		i, err := strconv.Atoi(index)
+		if err != nil || i < 0 || i >= n {
+			return nil, nil, &ConfigError{Setting: "TEST_SHARD_INDEX", Value: index, Want: fmt.Sprintf("want Bazel's shard index, a whole number from 0 to %d with TEST_TOTAL_SHARDS=%d", n-1, n)}
+		}
+		bazel = &Shard{Index: i + 1, Total: n, Source: "TEST_TOTAL_SHARDS"}
+	}
+	if own != nil && bazel != nil && (own.Index != bazel.Index || own.Total != bazel.Total) {
+		// Either one alone would leave the other's shards unrun: every
+		// process of a Bazel test running shard 1/2 of AGENTIDEM_SHARD.
+		return nil, nil, &ConfigError{Setting: "AGENTIDEM_SHARD", Value: os.Getenv("AGENTIDEM_SHARD"),
+			Want: fmt.Sprintf("it and TEST_TOTAL_SHARDS=%q, TEST_SHARD_INDEX=%q (shard %d/%d) name different shards: set one of them", total, index, bazel.Index, bazel.Total)}
+	}
+	return own, bazel, nil
 }
 
 func parseShard(v string) (i, n int, ok bool) {

@@ -58,6 +58,11 @@ func TestAnEnvironmentVariableThatDoesNotParseFailsTheTest(t *testing.T) {
 		{"AGENTIDEM_SEED", "abc", `testkit: AGENTIDEM_SEED="abc": want a whole number`},
 		{"AGENTIDEM_FAIL_INCONCLUSIVE", "on", `testkit: AGENTIDEM_FAIL_INCONCLUSIVE="on": want 1 (or true, yes) to fail the test on an inconclusive scenario, or 0 (or false, no) or no value not to`},
 		{"AGENTIDEM_UPDATE", "please", `testkit: AGENTIDEM_UPDATE="please": want 1 (or true, yes) to rewrite golden files`},
+		// The agent has no parallel calls, so no exploration, where the
+		// shard was read: before, AGENTIDEM_SHARD=x passed (red team
+		// rtO, item 8).
+		{"AGENTIDEM_SHARD", "x", `testkit: AGENTIDEM_SHARD="x": want i/n with 1 <= i <= n`},
+		{"TEST_TOTAL_SHARDS", "0", `testkit: TEST_TOTAL_SHARDS="0": want the number of Bazel's shards`},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Setenv(c.name, c.value)

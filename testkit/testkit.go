@@ -146,7 +146,8 @@ func With(o runtime.Option) Option { return func(s *settings) { s.rt = append(s.
 
 // TestAgent runs the fault suite of agent fn and fails t with every finding
 // of severity error, each in the subtest of its scenario. It returns the
-// report.
+// report. A nil fn fails t at once (t.FailNow, where t has it; otherwise
+// the report returned is not safe and its baseline did not run).
 func TestAgent(t TB, fn func(ctx context.Context) error, opts ...Option) *runtime.Report {
 	t.Helper()
 	return suite(t, fn, true, opts)
@@ -154,16 +155,39 @@ func TestAgent(t TB, fn func(ctx context.Context) error, opts ...Option) *runtim
 
 // Run runs the fault suite like TestAgent but never fails t: findings are
 // only logged. Use it to prove that a buggy agent is caught, by asserting on
-// the returned report.
+// the returned report. A nil fn is the test's mistake, not a finding: it
+// fails t as it does under TestAgent.
 func Run(t TB, fn func(ctx context.Context) error, opts ...Option) *runtime.Report {
 	t.Helper()
 	return suite(t, fn, false, opts)
 }
 
+// nilAgent fails t for a nil agent func and returns a report that is not
+// safe, whose baseline did not run. It panicked before: the one line that
+// said what was wrong sat above a goroutine trace (red team rtO, item 6).
+// Run fails t too: a nil fn is no finding to log, and a test that goes on
+// with a report of nothing would assert on nothing.
+func nilAgent(t TB, fail bool) *runtime.Report {
+	if !plainLines(t) {
+		t.Helper()
+	}
+	entry := "Run"
+	if fail {
+		entry = "TestAgent"
+	}
+	errorLine(t, "testkit: "+entry+" got a nil agent func: give it the function that runs the agent once, func(ctx context.Context) error")
+	if f, ok := t.(interface{ FailNow() }); ok {
+		f.FailNow()
+	}
+	rep := runtime.NewSuite(t.Name(), func(context.Context) error { return errors.New("nil agent func") }).Report()
+	rep.BaselineFailure = "not run: nil agent func"
+	return rep
+}
+
 func suite(t TB, fn func(ctx context.Context) error, fail bool, opts []Option) *runtime.Report {
 	t.Helper()
 	if fn == nil {
-		panic("testkit: nil agent func")
+		return nilAgent(t, fail)
 	}
 	var st settings
 	for _, o := range opts {

@@ -13,7 +13,7 @@
 //
 //	agentidem-gen [generate] [packages]   write agentidem_gen.go in each package (default ".")
 //	agentidem-gen check [packages]        exit 1 naming every stale generated file
-//	agentidem-gen report [--html F|DIR] [--junit F] FILE.json|DIR...
+//	agentidem-gen report [--html F.html|DIR] [--junit F] FILE.json|DIR...
 //	                                      print saved reports; write HTML pages and JUnit XML
 //
 // Exit status: 0 on success, 1 for errors in the input (all of them are

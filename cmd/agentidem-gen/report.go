@@ -45,12 +45,15 @@ that claims to be a report and does not read, is an error.
 --html writes each report as one self-contained HTML page (no network, no
 external file): per scenario a timeline of the calls of each invocation,
 parallel batches shaded, injected faults and findings marked, details of
-every call on click. --html names a directory, made as needed, when it ends
-in / or is one already, or when the reports are several or come from a DIR:
+every call on click. --html names one page's file when it ends in .html,
+and a directory otherwise, made as needed, with a trailing / or without:
 each report gets its page there, at the path of its JSON file below the DIR
 it was found in (a FILE.json given by itself: its name). So
---html pages/ reports/ writes pages/agent/TestRefundAgent.html however many
-reports reports/ holds, and --html report.html FILE.json writes that file.
+--html pages reports/ writes pages/agent/TestRefundAgent.html however many
+reports reports/ holds, --html pages FILE.json writes pages/FILE.html, and
+--html report.html FILE.json writes that file. A name ending in .html for a
+DIR or several reports, or a name without it that is a file already, is a
+usage error.
 --junit writes JUnit XML, one testsuite per report and one testcase per
 scenario, for CI systems.
 
@@ -78,7 +81,7 @@ read or an output cannot be written, 2 for usage errors.`,
 			return runReport(cfg, args, stdout, stderr)
 		},
 	}
-	cmd.Flags().StringVar(&cfg.html, "html", "", "write the report as one self-contained HTML `file` (a directory, made as needed, for a DIR, several reports or a name ending in /)")
+	cmd.Flags().StringVar(&cfg.html, "html", "", "write the report as one self-contained HTML `file` when it ends in .html; any other name is a directory of pages, made as needed")
 	cmd.Flags().StringVar(&cfg.junit, "junit", "", "write the reports as JUnit XML to `file`")
 	cmd.Flags().StringVar(&cfg.merge, "merge", "", "merge the given shard reports of one test into one report, written as JSON to `file`")
 	cmd.Flags().BoolVarP(&cfg.quiet, "quiet", "q", false, "do not print the summaries")
@@ -358,13 +361,11 @@ func refuseOverwrite(cfg reportConfig, files []reportFile) error {
 	return nil
 }
 
-// htmlTargets names the HTML file of each report. --html names a
-// directory when it ends in a slash, is one already, or the reports are
-// several or come from a directory argument; each report then gets a page
-// in it at the path its JSON file has below the directory it was found in
-// (reports/billing/TestRefund.json gives pages/billing/TestRefund.html),
-// and the directories are made. Otherwise (one report given as a file)
-// --html is the page's file.
+// htmlTargets names the HTML file of each report. --html names one page's
+// file when it ends in .html, and a directory otherwise (htmlIsDir); each
+// report then gets a page in it at the path its JSON file has below the
+// directory it was found in (reports/billing/TestRefund.json gives
+// pages/billing/TestRefund.html), and the directories are made.
 //
 // Whether pages/ is a directory must not depend on how many reports
 // reports/ holds today: the documented `--html pages/ reports/` wrote
@@ -372,7 +373,11 @@ func refuseOverwrite(cfg reportConfig, files []reportFile) error {
 // a CI job whose first run has one report would find its page somewhere
 // else on the next.
 func htmlTargets(html string, files []reportFile) ([]string, error) {
-	if !htmlIsDir(html, files) {
+	dir, err := htmlIsDir(html, files)
+	if err != nil {
+		return nil, err
+	}
+	if !dir {
 		return []string{html}, nil
 	}
 	seen := map[string]string{}
@@ -394,16 +399,33 @@ func htmlTargets(html string, files []reportFile) ([]string, error) {
 }
 
 // htmlIsDir reports whether --html names a directory of pages rather than
-// the file of one page (see htmlTargets).
-func htmlIsDir(html string, files []reportFile) bool {
-	if len(files) != 1 || files[0].dir != "" {
-		return true
+// the file of one page: a name that ends in .html is a page's file, any
+// other a directory, made as needed, with a trailing slash or without.
+// Before, for one report given as a file, the slash decided: --html pages
+// wrote a file named pages, --html pages/ made the directory (red team
+// rtO, item 11). Where the name cannot be what it says, the error says
+// what to give: a name ending in .html for several reports or a directory
+// of them (whose number must not decide, see htmlTargets), or that is a
+// directory already; a name without it that is a file already (such as
+// the page an earlier version wrote for --html pages).
+func htmlIsDir(html string, files []reportFile) (bool, error) {
+	slash := strings.HasSuffix(html, "/") || strings.HasSuffix(html, string(filepath.Separator))
+	page := !slash && strings.EqualFold(filepath.Ext(html), ".html")
+	fi, statErr := os.Stat(html)
+	exists := statErr == nil
+	switch {
+	case page && exists && fi.IsDir():
+		return false, usageError{fmt.Errorf("--html %s is a directory, and a name ending in .html names one page's file: give %s%c to write the pages in it", html, html, filepath.Separator)}
+	case page && len(files) == 1 && files[0].dir != "":
+		return false, usageError{fmt.Errorf("--html %s names one page's file (it ends in .html), and %s is a directory of reports: give a directory for their pages (--html pages/), which holds a page per report however many it holds", html, files[0].dir)}
+	case page && len(files) != 1:
+		return false, usageError{fmt.Errorf("--html %s names one page's file (it ends in .html), and there are %d reports: give a directory for their pages (--html pages/)", html, len(files))}
+	case page:
+		return false, nil
+	case exists && !fi.IsDir():
+		return false, usageError{fmt.Errorf("--html %s is a file, and a name that does not end in .html names a directory of pages: give a name ending in .html for one report's page, or a directory", html)}
 	}
-	if strings.HasSuffix(html, "/") || strings.HasSuffix(html, string(filepath.Separator)) {
-		return true
-	}
-	fi, err := os.Stat(html)
-	return err == nil && fi.IsDir()
+	return true, nil
 }
 
 // writeAtomic renders into memory, then replaces path through a temporary

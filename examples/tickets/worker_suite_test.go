@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/agentidem/agentidem-go/runtime"
@@ -54,7 +55,26 @@ type currentStream struct{ w *suiteWorld }
 
 func (s currentStream) Events() []testkit.Event { return s.w.events.Events() }
 
+// The two agents' suites run inside a testing/synctest bubble, the test's
+// own synctest.Test: the worker's delay, the agents' Patience and
+// SettleOn's quiet window then all run on the bubble's clock, so how many
+// times an agent submits (the async agent resubmits when the worker is
+// slower than its patience), and so the faults the suite plans from its
+// baseline, are the same on every run. On real time that was up to the
+// machine's load: beside 3 busy loops the async agent's baseline made one
+// call (5 runs of 30), its suite planned a fault at a resubmission that
+// the scenario then never made (INCONCLUSIVE, fault_not_triggered, which
+// made scripts/demo.sh exit 1; 4 runs), or saw the worker's first ticket
+// land in a repeat's window (a false duplicate_write; 2 runs); in the
+// bubble, 0 of 30 (red team rtO).
+// A bubble holds this world because it keeps to itself: channels, timers
+// and a mutex never held across a call, the worker started by Setup.
+
 func TestResubmitAgentIsCaughtByTheFaultSuite(t *testing.T) {
+	synctest.Test(t, testResubmitAgentIsCaughtByTheFaultSuite)
+}
+
+func testResubmitAgentIsCaughtByTheFaultSuite(t *testing.T) {
 	w := &suiteWorld{}
 	rep := testkit.Run(t, func(ctx context.Context) error {
 		_, err := (&ResubmitAgent{Worker: w.worker, Session: "s-1"}).Run(ctx, dispute)
@@ -63,36 +83,37 @@ func TestResubmitAgentIsCaughtByTheFaultSuite(t *testing.T) {
 	if rep.Safe {
 		t.Fatal("the resubmitting agent opens two tickets, and the fault suite says safe")
 	}
-	// Its impatience shows without any fault (it submits again before the
-	// worker took the first request up), and a crash after the submission
-	// makes it submit again in any case: the worker opens both. Which
-	// repeat is the first to change the tickets depends on how fast the
-	// worker runs on real time (in duplicate_delivery/sequential the first
-	// delivery may already have opened two), so the count is matched, not
-	// fixed. On a loaded machine the worker is kept waiting past
-	// SettleOn's quiet window (testkit.SettleUntil says so), the first
-	// ticket lands in the repeat's window, alone or with the second (0 → 1,
-	// 0 → 2): the same duplicate_write in the same scenarios, described
-	// from another window (5 runs of 10 beside 3 busy loops on a machine
-	// other jobs loaded, load average 27). The count then asked for one
-	// ticket added to one or more, and failed; it asks for tickets added.
+	// Its impatience shows without any fault (30ms of patience, the
+	// worker's 50ms: it submits again before the first ticket opened), and
+	// a crash after a submission or a second delivery makes it submit
+	// again in any case: the worker opens both. On the bubble's clock each
+	// repeat's window holds the ticket it opened, in the same scenarios on
+	// every run.
 	want := regexp.MustCompile(`tickets: (\d+) → (\d+) entr(?:y|ies), added \{"dispute_id":"D-1001","id":"T-\d+","queue":"disputes"\}`)
-	var msgs []string
+	var scenarios []string
 	for _, f := range rep.Findings {
 		if f.Code == runtime.CodeDuplicateWrite && f.Ops[0] == "submitTicket" {
-			msgs = append(msgs, f.Scenario)
+			scenarios = append(scenarios, f.Scenario)
 			m := want.FindStringSubmatch(f.Message)
 			if m == nil {
 				t.Errorf("%s: %q does not match %s", f.Scenario, f.Message, want)
 				continue
 			}
-			if from, to := atoi(m[1]), atoi(m[2]); to <= from {
-				t.Errorf("%s: %q: want tickets added", f.Scenario, f.Message)
+			if from, to := atoi(m[1]), atoi(m[2]); to != from+1 {
+				t.Errorf("%s: %q: want one ticket added", f.Scenario, f.Message)
 			}
 		}
 	}
-	if !slices.Contains(msgs, "crash_restart/submitTicket#1") {
-		t.Errorf("duplicate_write submitTicket in %v, want crash_restart/submitTicket#1 among them", msgs)
+	wantScenarios := []string{
+		"baseline",
+		"lost_acknowledgement/submitTicket#2",
+		"crash_restart/submitTicket#1",
+		"crash_restart/submitTicket#2",
+		"duplicate_delivery/sequential",
+		"duplicate_delivery/concurrent",
+	}
+	if !slices.Equal(scenarios, wantScenarios) {
+		t.Errorf("duplicate_write submitTicket in %v, want %v", scenarios, wantScenarios)
 	}
 }
 
@@ -102,6 +123,10 @@ func atoi(s string) int {
 }
 
 func TestAsyncAgentPassesTheFaultSuite(t *testing.T) {
+	synctest.Test(t, testAsyncAgentPassesTheFaultSuite)
+}
+
+func testAsyncAgentPassesTheFaultSuite(t *testing.T) {
 	w := &suiteWorld{}
 	rep := testkit.TestAgent(t, func(ctx context.Context) error {
 		_, err := (&AsyncAgent{Worker: w.worker, Session: "s-1"}).Run(ctx, dispute)
@@ -119,6 +144,13 @@ func TestAsyncAgentPassesTheFaultSuite(t *testing.T) {
 	}
 	if !rep.Safe || !slices.Contains(absorbed, "crash_restart/submitTicket#1") {
 		t.Fatalf("safe=%v, absorbed resubmissions in %v (want crash_restart/submitTicket#1 among them)", rep.Safe, absorbed)
+	}
+	// Safe and every planned fault fired: the baseline resubmitted (two
+	// calls), and so did each scenario that faulted the resubmission. An
+	// inconclusive scenario is safe too, and go test prints ok; the demo's
+	// table does not (scripts/demo.sh).
+	if n := len(rep.Baseline.Trace.Ops); rep.InconclusiveCount != 0 || n != 2 {
+		t.Fatalf("%d inconclusive scenarios, %d calls in the baseline: want 0 and 2 (a submission and its resubmission)", rep.InconclusiveCount, n)
 	}
 }
 

@@ -163,7 +163,15 @@ type laneView struct {
 }
 
 type rowView struct {
-	ID          string
+	ID string
+	// Call names the call as findings, faults and schedule legends do:
+	// op#k, with the delivery in front after the first ("2:op#k"). Sched
+	// is its number in the scenario's schedule legend ("s1", "round 2:
+	// s0"), "" outside one. Before, a row was numbered by its place in
+	// start order ("#0"), beside a legend whose s0 was another call
+	// (red team rtO, item 10).
+	Call        string
+	Sched       string
 	Seq         int
 	Name        string
 	Kind        string
@@ -213,13 +221,8 @@ func buildPage(r *runtime.Report) page {
 	p.BaselineFail = r.BaselineFailure
 	p.Notes = r.Notes
 	all := scenarios(r)
-	unsafe := 0
 	for i, res := range all {
-		sv := buildScenario(i, res, i == 0 && res == r.Baseline)
-		if sv.Status == statusUnsafe || sv.Status == statusFailed {
-			unsafe++
-		}
-		p.Scenarios = append(p.Scenarios, sv)
+		p.Scenarios = append(p.Scenarios, buildScenario(i, res, i == 0 && res == r.Baseline))
 	}
 	p.Errors = groupErrors(p.Scenarios)
 	// Timelines put what needs reading first: unsafe and failed scenarios,
@@ -231,24 +234,8 @@ func buildPage(r *runtime.Report) page {
 			}
 		}
 	}
-	switch p.Verdict {
-	case VerdictBaselineFailed:
-		p.Headline = "the agent failed without any fault; no fault scenario ran"
-	case VerdictUnsafe:
-		p.Headline = fmt.Sprintf("%s of %s unsafe", strconv.Itoa(unsafe), plural(len(all), "scenario"))
-		if len(p.Scenarios) > 0 && p.Scenarios[0].Status == statusUnsafe && r.Baseline != nil {
-			p.Headline += ", the baseline among them: the bug shows without any fault"
-		}
-	case VerdictInconclusive:
-		n := r.InconclusiveCount
-		if r.Baseline != nil && r.Baseline.Inconclusive {
-			n++
-		}
-		p.Headline = fmt.Sprintf("no unsafe scenario, but %s inconclusive", plural(n, "scenario"))
-	default:
-		p.Headline = fmt.Sprintf("all %s safe", plural(len(all), "scenario"))
-	}
 	baseline := baselineWord(r)
+	p.Headline = headline(r, p.Verdict, baseline)
 	kinds := countKinds(r)
 	p.Stats = []stat{
 		{"baseline", baseline, map[string]string{"ok": "", "inconclusive": "warn", "unsafe": "bad", "failed": "bad"}[baseline]},
@@ -263,6 +250,46 @@ func buildPage(r *runtime.Report) page {
 		p.Stats = slices.Insert(p.Stats, 3, stat{"schedules", strconv.Itoa(kinds.schedules), ""})
 	}
 	return p
+}
+
+// headline says what the verdict rests on with the counts of the text
+// summary's first line (Text) and of the tiles: the baseline apart, then
+// the scenarios after it, of which the report's UnsafeCount and
+// InconclusiveCount are. Before, it counted the baseline among the
+// scenarios, and the page said "4 of 7 scenarios unsafe" where the console
+// said "4 of 6 unsafe" for the same run, and "54 of 60" beside an unsafe
+// tile of 53 (red team rtO, item 10).
+func headline(r *runtime.Report, verdict, baseline string) string {
+	n := len(r.Results)
+	switch verdict {
+	case VerdictBaselineFailed:
+		return "the agent failed without any fault; no fault scenario ran"
+	case VerdictUnsafe:
+		switch {
+		case baseline != "unsafe":
+			return fmt.Sprintf("%d of %s after the baseline unsafe", r.UnsafeCount, plural(n, "scenario"))
+		case n == 0:
+			return "the baseline unsafe: the bug shows without any fault"
+		case r.UnsafeCount == 0:
+			return fmt.Sprintf("the baseline unsafe, none of the %s after it: the bug shows without any fault", plural(n, "scenario"))
+		}
+		return fmt.Sprintf("the baseline unsafe, and %d of the %s after it: the bug shows without any fault", r.UnsafeCount, plural(n, "scenario"))
+	case VerdictInconclusive:
+		switch {
+		case baseline != "inconclusive":
+			return fmt.Sprintf("no unsafe scenario, but %d of %s after the baseline inconclusive", r.InconclusiveCount, plural(n, "scenario"))
+		case r.InconclusiveCount == 0:
+			return "no unsafe scenario, but the baseline inconclusive"
+		}
+		return fmt.Sprintf("no unsafe scenario, but the baseline and %d of the %s after it inconclusive", r.InconclusiveCount, plural(n, "scenario"))
+	}
+	switch n {
+	case 0:
+		return "the baseline safe; no other scenario ran"
+	case 1:
+		return "the baseline and the scenario after it safe"
+	}
+	return fmt.Sprintf("the baseline and all %s after it safe", plural(n, "scenario"))
 }
 
 // groupErrors folds the error findings of all scenarios into problems, in
@@ -386,6 +413,7 @@ func buildScenario(i int, res *runtime.Result, baseline bool) scenarioView {
 			}
 		}
 	}
+	sched := legendNumbers(res.Legend)
 	for _, i := range order {
 		o := &ops[i]
 		if n := len(sv.Lanes); n == 0 || sv.Lanes[n-1].Invocation != o.Invocation {
@@ -396,9 +424,66 @@ func buildScenario(i int, res *runtime.Result, baseline bool) scenarioView {
 			sv.Lanes = append(sv.Lanes, laneView{Invocation: o.Invocation, Label: label})
 		}
 		lane := &sv.Lanes[len(sv.Lanes)-1]
-		lane.Rows = append(lane.Rows, buildRow(o, clk, codes[o.ID], warns[o.ID], dup[o.ID], shade))
+		row := buildRow(o, clk, codes[o.ID], warns[o.ID], dup[o.ID], shade)
+		row.Sched = sched[row.Call]
+		lane.Rows = append(lane.Rows, row)
 	}
 	return sv
+}
+
+// callName names a call as a schedule's legend does (runtime's
+// legendName): op#k, with the delivery in front when it is not the first;
+// its ID where the trace numbers no occurrence.
+func callName(o *runtime.Operation) string {
+	if o.Occurrence < 1 {
+		return o.ID
+	}
+	name := o.Name + "#" + strconv.Itoa(o.Occurrence)
+	if o.Invocation > 1 {
+		name = strconv.Itoa(o.Invocation) + ":" + name
+	}
+	return name
+}
+
+// legendNumbers reads a schedule's legend, "s0 = createInvoice#1, s1 =
+// attachInvoice#1" (rounds after the first as "; round 2: ..."), into
+// each call's number there: createInvoice#1 → s0, or → "round 2: s0" in
+// a legend of several rounds. Nil for no legend.
+func legendNumbers(legend string) map[string]string {
+	if legend == "" {
+		return nil
+	}
+	out := map[string]string{}
+	for _, round := range strings.Split(legend, "; ") {
+		prefix := ""
+		if strings.HasPrefix(round, "round ") {
+			if head, rest, ok := strings.Cut(round, ": "); ok {
+				prefix, round = head+": ", rest
+			}
+		}
+		for _, entry := range strings.Split(round, ", ") {
+			if num, call, ok := strings.Cut(entry, " = "); ok {
+				out[call] = prefix + num
+			}
+		}
+	}
+	return out
+}
+
+// ordinal writes n as 1st, 2nd, 3rd, 4th, ..., 11th, 12th, 13th, 21st.
+func ordinal(n int) string {
+	suffix := "th"
+	if n%100 < 11 || n%100 > 13 {
+		switch n % 10 {
+		case 1:
+			suffix = "st"
+		case 2:
+			suffix = "nd"
+		case 3:
+			suffix = "rd"
+		}
+	}
+	return strconv.Itoa(n) + suffix
 }
 
 // at is the time a fraction of the clock's span stands for.
@@ -415,7 +500,7 @@ func buildRow(o *runtime.Operation, clk clock, codes, warns []string, dup bool, 
 		left = 1 - width
 	}
 	row := rowView{
-		ID: o.ID, Seq: o.Seq, Name: o.Name, Kind: o.Kind.String(),
+		ID: o.ID, Call: callName(o), Seq: o.Seq, Name: o.Name, Kind: o.Kind.String(),
 		Left: percent(left), Width: percent(width),
 		Args: argsJSON(o.Args), Identity: o.Identity, IdentityErr: o.IdentityError,
 		Entity: o.Entity, Result: prettyJSON(o.Result), Error: o.Error,
@@ -481,7 +566,8 @@ func buildRow(o *runtime.Operation, clk clock, codes, warns []string, dup bool, 
 		row.BandLeft, row.BandWidth = percent(p[0]), percent(max(p[1]-p[0], 0.012))
 	}
 	if clk.logical {
-		row.When = "call #" + strconv.Itoa(o.Seq) + " in start order"
+		// Not "#N": op#k is the call's name on this page.
+		row.When = "started " + ordinal(o.Seq+1) + " of the run's calls"
 	} else {
 		when := fmt.Sprintf("started +%s", formatDuration(clk.at(pos[0])))
 		if !o.CompletedAt.IsZero() && !o.StartedAt.IsZero() {
