@@ -52,6 +52,10 @@ type scheduler struct {
 	sentAt  time.Time // when sent last grew
 	bypass  bool
 	stalled bool
+	// busy is what the last look for quiet found still going (a
+	// goroutine, and why it counts as busy), or "" when it was quiet: a
+	// stall names what the gates wait for (held).
+	busy string
 
 	schedule Schedule
 	shapes   []roundShape
@@ -480,6 +484,13 @@ func (s *scheduler) held() []string {
 		out = append(out, t)
 	}
 	sort.Strings(out)
+	if len(out) > 0 && s.busy != "" {
+		// What the gates wait for: the scenario to go quiet, which
+		// the goroutine named here kept it from. Without it, a stall
+		// listed the idle timer loops of a job queue's client, and
+		// the call that waited, but not why (rtN F9).
+		out[len(out)-1] += " for the scenario to go quiet (each of its goroutines blocked or at a gate), and it never was: at the last look " + s.busy + " was still busy"
+	}
 	return out
 }
 
@@ -573,6 +584,9 @@ func (s *scheduler) realtimeQuiesce() bool {
 			// (Sending): the agent is not quiet, whatever its own
 			// goroutines do. Its arrival, or the end of the wait for
 			// it, ends the pause.
+			s.mu.Lock()
+			s.busy = "a call handed to a server in the process that had not reached it"
+			s.mu.Unlock()
 			if s.rec.stalled() {
 				return false
 			}
@@ -594,6 +608,9 @@ func (s *scheduler) realtimeQuiesce() bool {
 			// with an agent whose tools call HTTP services, most of a
 			// scenario's snapshots were taken while an answer was on
 			// its way.
+			s.mu.Lock()
+			s.busy = "a tool body that had just begun"
+			s.mu.Unlock()
 			if s.rec.stalled() {
 				return false
 			}
@@ -604,7 +621,11 @@ func (s *scheduler) realtimeQuiesce() bool {
 		quiet := s.rec.world.quietAtGates(s.parked())
 		onIO := false
 		if !quiet {
-			quiet, _, onIO = s.rec.world.quiet(0, held)
+			var why string
+			quiet, why, onIO = s.rec.world.quiet(0, held)
+			s.mu.Lock()
+			s.busy = why
+			s.mu.Unlock()
 		}
 		s.mu.Lock()
 		after := s.arrivals + s.tick + s.sent

@@ -1073,6 +1073,9 @@ func (s *Suite) callHook(w *world, name string, fn func(context.Context) error, 
 	var gid atomic.Uint64 // the hook's goroutine, read only if it stalls
 	hook := func() {
 		gid.Store(goroutineID())
+		if w != nil && name == "Setup" {
+			w.hook(gid.Load()) // what it starts is the world's (worldsLocked)
+		}
 		r := result{exited: true}
 		defer func() { res <- r }()
 		defer enterHook(true)()
