@@ -162,6 +162,9 @@ type judge struct {
 	// where a write was repeated, the end is read once it held still
 	// (finish).
 	worldMoves bool
+	// baseEnd is the baseline's end, where an end of this run that
+	// differs from it is read once it held still (unexplained.go).
+	baseEnd string
 	// worldLive says, in the baseline, that Setup left goroutines running
 	// (a queue worker, a server): the end is read once it held still, as
 	// where the state changed outside every traced write.
@@ -666,7 +669,7 @@ func (j *judge) finish() {
 		j.endErr = errorText(err)
 		return
 	}
-	if j.settle == nil && (j.changedOutside(s) || j.worldLive || j.worldMoves && j.repeatedNow()) {
+	if j.settle == nil && (j.changedOutside(s) || j.worldLive || j.worldMoves && j.repeatedNow() || j.baseEnd != "" && s != j.baseEnd) {
 		// The state changed outside every traced write in this run: an
 		// effect that lands outside its call (a booking a payments API
 		// makes after it answered 202, a worker's) may still be on its
@@ -2489,6 +2492,13 @@ func judgeRepeatsIn(out []Finding, tr *Trace, end, baseEnd string, baseWin map[s
 		out = append(out, Finding{Code: CodeDuplicateWrite, Severity: SeverityError, Ops: opID[:1:1], Identities: opID[1:2:2], Calls: dups,
 			Message: b.String()})
 	}
+	if !baseline {
+		// An end no traced call explains (unexplained.go): inconclusive.
+		if n := unexplainedEnd(tr, baseTr, end, alike); n != "" {
+			tr.unsettled = true
+			tr.Notes = append(tr.Notes, n)
+		}
+	}
 	return out
 }
 
@@ -3160,7 +3170,7 @@ func (s *Suite) duplicates(res *Result, tr *Trace, sc Scenario, namesOf func() r
 		}
 	}
 	if tr.unsettled {
-		res.Inconclusive = true // a repeat left unjudged: an end never held still (judgeRepeatsIn)
+		res.Inconclusive = true // a repeat left unjudged (an end never held still), or an end no traced call explains (judgeRepeatsIn)
 	}
 	ndup := countCode(found, CodeDuplicateWrite)
 	if ndup > 0 {

@@ -623,6 +623,13 @@ func (s *Suite) run(ctx context.Context, sc Scenario) (*Result, *Trace, error) {
 			// still, as where this run saw such a change. Not for an
 			// agent's own untraced line alone: that costs a run no wait.
 			r.judge.worldMoves = s.base.worldLive && len(s.base.gaps) > 0 && s.cfg.settle == nil
+			if s.base.worldLive && len(s.base.gaps) == 0 && s.cfg.settle == nil && seenAsError(sc.Fault.Kind) {
+				// Setup left goroutines running (a database/sql pool's),
+				// which never changed the baseline's state by themselves:
+				// an end that differs from the baseline's is read once it
+				// held still, for unexplainedEnd to compare.
+				r.judge.baseEnd = s.base.end
+			}
 		}
 	}
 	var pre map[uint64]bool // the goroutines there before the agent ran
