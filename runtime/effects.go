@@ -163,7 +163,9 @@ type judge struct {
 	// (finish).
 	worldMoves bool
 	// baseEnd is the baseline's end, where an end of this run that
-	// differs from it is read once it held still (unexplained.go).
+	// differs from it is read once it held still (unexplained.go), in a
+	// run with no repeat: how the end was read is the repeats' judging's
+	// (landedByReturn), which this leaves as it was.
 	baseEnd string
 	// worldLive says, in the baseline, that Setup left goroutines running
 	// (a queue worker, a server): the end is read once it held still, as
@@ -669,7 +671,7 @@ func (j *judge) finish() {
 		j.endErr = errorText(err)
 		return
 	}
-	if j.settle == nil && (j.changedOutside(s) || j.worldLive || j.worldMoves && j.repeatedNow() || j.baseEnd != "" && s != j.baseEnd) {
+	if j.settle == nil && (j.changedOutside(s) || j.worldLive || j.worldMoves && j.repeatedNow() || j.baseEnd != "" && s != j.baseEnd && !j.repeatedNow()) {
 		// The state changed outside every traced write in this run: an
 		// effect that lands outside its call (a booking a payments API
 		// makes after it answered 202, a worker's) may still be on its
