@@ -3,7 +3,6 @@ package runtime
 import (
 	"context"
 	"fmt"
-	"runtime/debug"
 	"slices"
 	"strconv"
 	"strings"
@@ -115,6 +114,13 @@ const CodeNotIdempotent = "not_idempotent"
 // tools: calls made while fn (or Settle) runs are the harness looking, not
 // the agent calling, and are not recorded. Without State no snapshot is
 // ever taken.
+//
+// A State that panics, or returns a value encoding/json cannot encode (a
+// func, a chan, a cycle), in the baseline is a *ConfigError: the suite
+// runs no scenario, and testkit fails the test, naming the value's type
+// or the panic value and the line that panicked. One that fails only in
+// a scenario's world leaves the repeats it could not judge unjudged, and
+// the scenario inconclusive, with a note.
 func State(fn func() any) Option {
 	return optionFunc(func(c *config) { c.state = fn })
 }
@@ -167,6 +173,11 @@ type judge struct {
 	// where a write was repeated, the end is read once it held still
 	// (finish).
 	worldMoves bool
+	// baseEnd is the baseline's end, where an end of this run that
+	// differs from it is read once it held still (unexplained.go), in a
+	// run with no repeat: how the end was read is the repeats' judging's
+	// (landedByReturn), which this leaves as it was.
+	baseEnd string
 	// worldLive says, in the baseline, that Setup left goroutines running
 	// (a queue worker, a server): the end is read once it held still, as
 	// where the state changed outside every traced write.
@@ -188,6 +199,8 @@ type judge struct {
 	// returns counts the writes returned so far (after): a repeat's
 	// Settle is taken again when one returned while it ran (before).
 	returns int
+	// failed keeps State's first error (stateerror.go).
+	failed stateFailure
 }
 
 // cluster is a run of write calls that overlapped in time: from the moment
@@ -304,17 +317,22 @@ func inHook() bool {
 	return hooks.gids[gid] > 0
 }
 
-// snapshot encodes the state, turning a panic into an error.
+// snapshot encodes the state, turning a panic into an error, the first
+// of which the judge keeps (stateerror.go).
 func (j *judge) snapshot() (s string, err error) {
 	defer func() {
 		if v := recover(); v != nil {
-			err = fmt.Errorf("State panicked: %v\n%s", v, debug.Stack())
+			err = statePanicError(v)
+		}
+		if err != nil {
+			j.failed.note(err)
 		}
 	}()
 	defer enterHook(false)()
-	s, err = Canonical(j.state())
+	v := j.state()
+	s, err = Canonical(v)
 	if err != nil {
-		err = fmt.Errorf("State cannot be encoded: %w", err)
+		err = stateEncodeError(v, err)
 	}
 	return s, err
 }
@@ -664,7 +682,7 @@ func (j *judge) finish() {
 		j.endErr = errorText(err)
 		return
 	}
-	if j.settle == nil && (j.changedOutside(s) || j.worldLive || j.worldMoves && j.repeatedNow()) {
+	if j.settle == nil && (j.changedOutside(s) || j.worldLive || j.worldMoves && j.repeatedNow() || j.baseEnd != "" && s != j.baseEnd && !j.repeatedNow()) {
 		// The state changed outside every traced write in this run: an
 		// effect that lands outside its call (a booking a payments API
 		// makes after it answered 202, a worker's) may still be on its
@@ -2467,15 +2485,18 @@ func judgeRepeatsIn(out []Finding, tr *Trace, end, baseEnd string, baseWin map[s
 					tr.Notes = append(tr.Notes, fmt.Sprintf("%s repeated %s and was not judged: %s after the crash; a goroutine the crash ended (runtime.Goexit, where a real crash ends the process) may have left undone what the Settle waits for, such as a count of pending jobs it lowers after its call; lower it in a defer", o.ID, first.ID, o.StateError))
 				case o.StateError != "":
 					// State or the Settle failed around the repeat (State
-					// could not be encoded or panicked, the world did not
-					// go quiet within the Settle's bound): the suite could
-					// not see whether it did anything. Counted, a correct
+					// could not be encoded or panicked in this scenario's
+					// world, though it worked in the baseline, where a
+					// failure stops the suite, stateerror.go; or the
+					// Settle failed, its bound reached or its check
+					// erring): the suite could not see whether it did
+					// anything. Counted, a correct
 					// agent failed whenever its worker was slower than the
 					// bound, or its State held a cycle (a red team's); as
 					// after a crash, the repeat is unjudged and the
 					// scenario inconclusive (Suite.duplicates).
 					tr.unsettled = true
-					tr.Notes = append(tr.Notes, fmt.Sprintf("%s repeated %s and was not judged: %s; fix State or raise the Settle's bound (testkit.FailInconclusive fails the test on such a scenario)", o.ID, first.ID, o.StateError))
+					tr.Notes = append(tr.Notes, fmt.Sprintf("%s repeated %s and was not judged: %s; %s (testkit.FailInconclusive fails the test on such a scenario)", o.ID, first.ID, o.StateError, stateAdvice(o.StateError)))
 				default:
 					o.Repeat, o.JudgedBy = RepeatDuplicate, JudgedByCount
 					dups = append(dups, o.ID)
@@ -2564,6 +2585,13 @@ func judgeRepeatsIn(out []Finding, tr *Trace, end, baseEnd string, baseWin map[s
 		}
 		out = append(out, Finding{Code: CodeDuplicateWrite, Severity: SeverityError, Ops: opID[:1:1], Identities: opID[1:2:2], Calls: dups,
 			Message: b.String()})
+	}
+	if !baseline {
+		// An end no traced call explains (unexplained.go): inconclusive.
+		if n := unexplainedEnd(tr, baseTr, end, alike); n != "" {
+			tr.unsettled = true
+			tr.Notes = append(tr.Notes, n)
+		}
 	}
 	return out
 }
@@ -3495,7 +3523,7 @@ func (s *Suite) duplicates(res *Result, tr *Trace, sc Scenario, namesOf func() r
 		}
 	}
 	if tr.unsettled {
-		res.Inconclusive = true // a repeat left unjudged: an end never held still (judgeRepeatsIn)
+		res.Inconclusive = true // a repeat left unjudged (an end never held still), or an end no traced call explains (judgeRepeatsIn)
 	}
 	ndup := countCode(found, CodeDuplicateWrite)
 	if ndup > 0 {

@@ -211,7 +211,7 @@ func TestNotRetriedNote(t *testing.T) {
 		want  string // "" for no note
 	}{
 		{"gives up", putRetrying(&s, never), nil,
-			"no injected fault was retried: after the injected error of each of its 3 fault scenarios (lost_acknowledgement, lost_request, before_operation_failure), the agent did not call the failed op again. An agent that does not retry is safe from these faults; one that retries only on particular errors (a *url.Error, an HTTP status such as 503 or 504) was not tested, since an injected fault is a *runtime.InjectedError, which is neither: make the suite's faults return those errors with testkit.FaultError (runtime.FaultError)"},
+			"no injected fault was retried: after the injected error of each of its 3 fault scenarios (lost_acknowledgement, lost_request, before_operation_failure), no traced call of the failed op followed. An agent that does not retry is safe from these faults; one that retries through the raw tool (a direct call of a tool that has a Traced wrapper) is not traced, and go tool agentidem-vet reports those calls; one that retries only on particular errors (a *url.Error, an HTTP status such as 503 or 504) was not tested, since an injected fault is a *runtime.InjectedError, which is neither: make the suite's faults return those errors with testkit.FaultError (runtime.FaultError)"},
 		{"goes on to other work", func(ctx context.Context) error {
 			if err := s.putTraced(ctx, "k", 1); err != nil {
 				_, err = s.getTraced(ctx, "k")
@@ -220,7 +220,7 @@ func TestNotRetriedNote(t *testing.T) {
 			return nil
 		}, nil, "no injected fault was retried"},
 		{"gives up on FaultError's errors", putRetrying(&s, never), []Option{FaultError(urlFaults)},
-			"no injected fault was retried: after the injected error of each of its 3 fault scenarios (lost_acknowledgement, lost_request, before_operation_failure), the error FaultError gave where it gave one, the agent did not call the failed op again. An agent that does not retry is safe from these faults; if it retries on other errors than those, make FaultError return them"},
+			"no injected fault was retried: after the injected error of each of its 3 fault scenarios (lost_acknowledgement, lost_request, before_operation_failure), the error FaultError gave where it gave one, no traced call of the failed op followed. An agent that does not retry is safe from these faults; one that retries through the raw tool (a direct call of a tool that has a Traced wrapper) is not traced, and go tool agentidem-vet reports those calls; if it retries on other errors than those, make FaultError return them"},
 		{"retries every error", putRetrying(&s, always), nil, ""},
 		{"retries a failure before the operation only", putRetrying(&s, onlyBefore), nil, ""},
 		{"reads only", func(ctx context.Context) error { _, err := s.getTraced(ctx, "k"); return err }, nil, ""},

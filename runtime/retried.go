@@ -27,7 +27,12 @@ import (
 // A retry is told by the op alone, as the agent's loop calls it again
 // (with the same arguments or not): an agent that goes on to another call
 // of the op after an error (the next item of a list) is taken to retry,
-// and gets no note. The note stays silent where it cannot tell.
+// and gets no note. The note stays silent where it cannot tell. It speaks
+// of traced calls only: a retry through the raw tool (w.Pay where
+// w.PayTraced failed) is no call the suite sees, and the note said "the
+// agent did not call the failed op again" of an agent that paid twice
+// that way (red team rtO #3); with State, such a scenario's end tells
+// (unexplained.go), and agentidem-vet reports the direct call.
 func notRetried(results []*Result, chosen bool) []string {
 	var kinds []string
 	n := 0
@@ -63,7 +68,7 @@ func notRetried(results []*Result, chosen bool) []string {
 	if chosen {
 		b.WriteString(", the error FaultError gave where it gave one")
 	}
-	b.WriteString(", the agent did not call the failed op again. An agent that does not retry is safe from these faults; ")
+	b.WriteString(", no traced call of the failed op followed. An agent that does not retry is safe from these faults; one that retries through the raw tool (a direct call of a tool that has a Traced wrapper) is not traced, and go tool agentidem-vet reports those calls; ")
 	if chosen {
 		b.WriteString("if it retries on other errors than those, make FaultError return them")
 	} else {

@@ -17,7 +17,8 @@ import (
 // environment variable whose value does not parse (AGENTIDEM_SEED=abc,
 // AGENTIDEM_STALL_TIMEOUT=1 without its unit), or a scenario selection
 // (OnlyScenario, AGENTIDEM_SCENARIO) that names none of the suite's
-// scenarios. Falling back would run another suite than the one asked for
+// scenarios, or a State that failed in the baseline (stateerror.go).
+// Falling back would run another suite than the one asked for
 // and call it safe: a misspelled scenario ran the baseline alone and
 // reported SAFE, a bad seed ran seed 1's sample, a stall bound without its
 // unit ran with 10 s. So Baseline returns the error (joined with the

@@ -79,7 +79,7 @@ type Suite struct {
 
 	baseline *Result
 	base     *Trace
-	baseErr  error // the baseline's Setup failed
+	baseErr  error // the baseline's Setup failed, or a *ConfigError stopped the suite
 	results  []*Result
 	runs     int
 	// baseNames is what the renaming of worlds named afresh reads of the
@@ -99,6 +99,7 @@ type Suite struct {
 	seenOnce         map[string]bool // findings reported once per suite
 	orderSeen        map[string]bool
 	selectErr        error         // the scenario selection names no scenario (checkSelection)
+	stateErr         error         // State's first failure in the baseline (stateerror.go)
 	commuting        []heldFinding // concurrent_writes_same_entity findings held back (commutingWrites)
 	shardRan         *Shard        // this shard's part, once explored (shard.go)
 	pre              *preflightRun
@@ -186,7 +187,9 @@ func Run(ctx context.Context, name string, fn func(ctx context.Context) error, o
 // name as a scenario that did not run, and Plan, PartialBatchPlan and
 // Interleavings run nothing. An AGENTIDEM_* variable that does not parse
 // is a *ConfigError before the agent runs at all: the baseline's result
-// says it did not run, and nothing else runs either.
+// says it did not run, and nothing else runs either. So is a State that
+// panicked or returned a value it cannot encode in the baseline: the
+// baseline's result is inconclusive, and nothing else runs.
 func (s *Suite) Baseline(ctx context.Context) (*Result, error) {
 	sc := Scenario{Name: ScenarioBaseline, Kind: ScenarioBaseline, OperationIndex: -1, Deliveries: 1}
 	if err := s.cfg.envErr; err != nil {
@@ -283,6 +286,21 @@ func (s *Suite) Baseline(ctx context.Context) (*Result, error) {
 		if f.Severity == SeverityError {
 			res.Safe = false
 		}
+	}
+	if err == nil && s.stateErr != nil {
+		// State failed in the baseline (stateerror.go): no write can be
+		// judged by the world, and a suite that ran on would leave every
+		// repeat unjudged and pass, a duplicate included. It stops here,
+		// as for a bad setting, and the test fails on the error.
+		cerr := stateConfigError(s.cfg.state, s.stateErr)
+		why := "not judged: " + cerr.Error()
+		res.Inconclusive, res.Safe = true, false
+		if res.Error == "" {
+			res.Error = why
+		}
+		tr.Notes = append(tr.Notes, why)
+		s.baseErr = cerr
+		return res, cerr
 	}
 	if err == nil && s.BaselineOK() {
 		if serr := s.checkSelection(ctx); serr != nil {
@@ -605,6 +623,13 @@ func (s *Suite) run(ctx context.Context, sc Scenario) (*Result, *Trace, error) {
 			// still, as where this run saw such a change. Not for an
 			// agent's own untraced line alone: that costs a run no wait.
 			r.judge.worldMoves = s.base.worldLive && len(s.base.gaps) > 0 && s.cfg.settle == nil
+			if s.base.worldLive && len(s.base.gaps) == 0 && s.cfg.settle == nil && seenAsError(sc.Fault.Kind) {
+				// Setup left goroutines running (a database/sql pool's),
+				// which never changed the baseline's state by themselves:
+				// an end that differs from the baseline's is read once it
+				// held still, for unexplainedEnd to compare.
+				r.judge.baseEnd = s.base.end
+			}
 		}
 	}
 	var pre map[uint64]bool // the goroutines there before the agent ran
@@ -756,6 +781,9 @@ func (s *Suite) run(ctx context.Context, sc Scenario) (*Result, *Trace, error) {
 		if r.judge.late != "" {
 			tr.Notes = append(tr.Notes, lateNote(r.judge.late))
 		}
+	}
+	if r.judge != nil && sc.Kind == ScenarioBaseline && s.stateErr == nil {
+		s.stateErr = r.judge.failed.err() // a *ConfigError once the baseline is done (Baseline)
 	}
 
 	res.Trace = tr

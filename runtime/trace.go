@@ -286,7 +286,9 @@ type Trace struct {
 	passed []string
 	// unsettled says a repeat was left unjudged because an end could not
 	// say what the agent left: it had not held still (neverStillNote), or
-	// it was read before the world's own change landed (beforeTheWorldNote).
+	// it was read before the world's own change landed (beforeTheWorldNote);
+	// or that the end differs from the baseline's in a way the traced
+	// calls do not explain (unexplainedEnd). The scenario is inconclusive.
 	unsettled bool
 	// returned is the State snapshot taken when the last delivery had
 	// returned, before the run waited for what the agent left running

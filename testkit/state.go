@@ -33,6 +33,14 @@ import (
 // (clocks, random ids). State may read through the agent's own traced
 // tools; those reads are not recorded as the agent's. Without State no
 // snapshot is ever taken.
+//
+// A State that panics, or returns what encoding/json cannot encode (a
+// func, a chan, a cycle), in the baseline fails the test before any
+// scenario runs, naming the value's type or the panic value and where.
+// With State, a fault scenario that ends otherwise than the baseline,
+// though its traced writes are the baseline's, is inconclusive: an
+// untraced call (a retry through the raw tool) may have made the
+// difference.
 func State(fn func() any) Option { return With(runtime.State(fn)) }
 
 // SettleOn lets the State judge wait for effects that land later: before

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -72,6 +73,14 @@ func TestAStateThatCouldNotBeReadJudgesNoRepeat(t *testing.T) {
 		}
 		return m
 	}
+	// repeated says a second open began: State fails from then on, in
+	// the scenarios' worlds and never in the baseline's, where a State
+	// that fails is a configuration error (brokenstate_test.go).
+	repeated := func(d **dedupDesk) bool {
+		(*d).mu.Lock()
+		defer (*d).mu.Unlock()
+		return (*d).pending >= 2
+	}
 	for _, tc := range []struct {
 		name  string
 		state func(d **dedupDesk) testkit.Option
@@ -85,13 +94,21 @@ func TestAStateThatCouldNotBeReadJudgesNoRepeat(t *testing.T) {
 		}},
 		{"state cannot be encoded", func(d **dedupDesk) testkit.Option {
 			return testkit.State(func() any {
+				if !repeated(d) {
+					return snapshot(d)
+				}
 				n := &node{Name: "a"}
 				n.Next = n
 				return map[string]any{"tickets": snapshot(d), "loop": n}
 			})
 		}},
 		{"state panics", func(d **dedupDesk) testkit.Option {
-			return testkit.State(func() any { panic(errors.New("state reader crashed")) })
+			return testkit.State(func() any {
+				if !repeated(d) {
+					return snapshot(d)
+				}
+				panic(errors.New("state reader crashed"))
+			})
 		}},
 	} {
 		for _, buggy := range []bool{false, true} {
@@ -108,6 +125,25 @@ func TestAStateThatCouldNotBeReadJudgesNoRepeat(t *testing.T) {
 				}
 				if rep.InconclusiveCount == 0 && (!buggy || rep.Safe) {
 					t.Errorf("no inconclusive scenario (safe %v): the repeats were judged though State could not be read", rep.Safe)
+				}
+				// The notes say what failed and what to do, true of it.
+				checked := 0
+				for _, res := range rep.Results {
+					for _, n := range res.Trace.Notes {
+						if !strings.Contains(n, "was not judged") || strings.Contains(n, "after the crash;") {
+							continue
+						}
+						settle := strings.Contains(n, "the world did not go quiet")
+						if settle != strings.Contains(n, "fix the Settle, or raise its bound") ||
+							!settle && !strings.Contains(n, "State worked in the baseline, but not in this scenario's world") ||
+							strings.Contains(n, "goroutine ") || strings.Contains(n, "\n") {
+							t.Errorf("%s: the note is not true of its failure (%s): %s", res.Scenario, tc.name, n)
+						}
+						checked++
+					}
+				}
+				if checked == 0 {
+					t.Errorf("no note says that a repeat was not judged")
 				}
 			})
 		}
