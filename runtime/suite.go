@@ -1456,7 +1456,7 @@ func (s *Suite) visibility(tr *Trace, add func(Finding)) {
 		if slices.Contains(tr.odd().handlerSites, site) {
 			if once("detached\x00" + site) {
 				add(Finding{Code: CodeContextDetached, Severity: SeverityWarning,
-					Message: fmt.Sprintf("a tool was called from %s by a handler of this process (an HTTP or gRPC server) serving the agent's request, with the request's context, which the agent's cannot reach across the network: the call was attributed to the agent's call in flight whose tool waits for the answer (to its delivery when none does), but the agent's cancellation (a crash, a deadline) does not reach the handler, as in production", shortSite(site))})
+					Message: fmt.Sprintf("a tool was called from %s by a handler of this process (an HTTP or gRPC server) serving the agent's request, with its request's context (the agent's ctx cannot cross the network): the call was attributed to the agent's call in flight whose tool waits for the answer (to its delivery when none does), but the agent's cancellation (a crash, a deadline) does not reach the handler, as in production", shortSite(site))})
 			}
 			continue
 		}
