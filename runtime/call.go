@@ -269,7 +269,7 @@ func begin(ctx context.Context, op *Op, a *callArgs, ret, site uintptr) (*Call, 
 	if detached {
 		c.rec.Detached = true
 		if c.pc != 0 {
-			r.noteDetached(agentSite(c.pc))
+			r.noteDetached(agentSite(c.pc), viaHTTP != 0)
 		}
 		if c.parent == nil {
 			// A tool calling a tool with context.Background(): the

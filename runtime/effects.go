@@ -1021,6 +1021,14 @@ func windowKey(k string, n int) string {
 // change anything and no Settle let the world settle.
 const unseenNote = "the state changed in neither call"
 
+// overlapNote is why a repeat counts when State saw the world change only
+// while executions of it overlapped other calls, so that no change was
+// told to be theirs (overlapChange says what changed), and no Settle let
+// the world settle. Told as unseenNote, the finding said that State saw
+// no execution change the world where it went from {} to {p1:1} (red team
+// rtN F7).
+const overlapNote = "the state changed only while the calls overlapped others"
+
 // endNeverStill reports whether both ends were read (the run's, end, and
 // the baseline's) but one of them did not hold still, and was not the
 // state when the agent returned: the world was still changing when it was
@@ -1939,6 +1947,7 @@ func judgeRepeatsIn(out []Finding, tr *Trace, end, baseEnd string, baseWin map[s
 			return baseSeen == 1
 		}
 		var change, note string
+		overlapChange := "" // with overlapNote: what State saw change
 		var notIdem []string
 		notIdemChange := ""
 		// changed judges repeat o, seen (judged by) to change the state
@@ -2510,6 +2519,13 @@ func judgeRepeatsIn(out []Finding, tr *Trace, end, baseEnd string, baseWin map[s
 						if change == "" && note == "" { // what another repeat showed says more
 							note = unseenNote
 						}
+						for _, x := range [2]*Operation{first, o} {
+							// The first execution's window may have
+							// changed where the repeat's did not.
+							if e := x.effect(); change == "" && note == unseenNote && e != nil && !x.stateSeen() && e.inCluster && e.before != e.after {
+								note, overlapChange = overlapNote, "in the window of "+x.ID+", "+DescribeChange(e.before, e.after)
+							}
+						}
 					}
 				}
 			}
@@ -2530,6 +2546,15 @@ func judgeRepeatsIn(out []Finding, tr *Trace, end, baseEnd string, baseWin map[s
 		dupFound = true
 		var b strings.Builder
 		b.Grow(400 + len(k.op) + len(k.id) + 16*len(dups) + len(change) + len(note)) // the whole message, most of it the advice below
+		if change == "" && note == overlapNote {
+			// An effect was seen, but not whose: the finding says what
+			// changed, and why the repeat still counts.
+			fmt.Fprintf(&b, "%s executed %d times for identity %s (%s), and State saw the world change only while its executions overlapped other calls in time (%s), so it could not tell which call changed it, nor whether a repeat did: without a Settle the suite cannot tell a write that changes nothing from one whose effect lands later (a background worker), so each execution counts as an effect; if the effect lands later, give a Settle (testkit.SettleOn) so the suite waits for it; if a repeat changes nothing (a set to the value it has), declare the op idempotent: State then checks the declaration",
+				k.op, len(dups), k.id, strings.Join(dups, ", "), clip(overlapChange, maxChange/2))
+			out = append(out, Finding{Code: CodeDuplicateWrite, Severity: SeverityError, Ops: opID[:1:1], Identities: opID[1:2:2], Calls: dups,
+				Message: b.String()})
+			continue
+		}
 		if change == "" && note == unseenNote {
 			// No effect was seen: the finding says why it still counts.
 			fmt.Fprintf(&b, "%s executed %d times for identity %s (%s), and State saw no execution change the world: without a Settle the suite cannot tell a write that changes nothing from one whose effect lands later (a background worker), so each execution counts as an effect; if the effect lands later, give a Settle (testkit.SettleOn) so the suite waits for it; if a repeat changes nothing (a set to the value it has), declare the op idempotent: State then checks the declaration",

@@ -650,9 +650,19 @@ func servedOverHTTP(gid uint64) uint64 {
 	return 0
 }
 
-// httpHandler reports whether g runs an HTTP handler of this process.
+// httpHandler reports whether g runs an HTTP handler of this process: one
+// of net/http's, or of a gRPC server's. google.golang.org/grpc serves over
+// an HTTP/2 transport of its own, with none of net/http's frames, and runs
+// each handler on a goroutine of its own (Server.handleStream): told
+// apart from the process's other goroutines, the handler's write was a
+// sibling of the agent's call whose request it serves, not nested in it,
+// and a correct agent whose tool sends an idempotency key to an
+// in-process gRPC service was UNSAFE with State, ten runs in ten (red
+// team rtN F1). By frame names: this package imports the standard
+// library only. The client's wait is told alike (awaitingRPC).
 func (g *gInfo) httpHandler() bool {
-	return g.has("net/http.serverHandler.ServeHTTP") || g.has("net/http.(*http2serverConn).runHandler") || g.has("golang.org/x/net/http2.(*serverConn).runHandler")
+	return g.has("net/http.serverHandler.ServeHTTP") || g.has("net/http.(*http2serverConn).runHandler") || g.has("golang.org/x/net/http2.(*serverConn).runHandler") ||
+		g.has("google.golang.org/grpc.(*Server).handleStream") || g.has("google.golang.org/grpc.(*Server).process")
 }
 
 // idleConnection reports whether g, in IO wait, is a connection or listener
@@ -1773,7 +1783,20 @@ func awaitingHTTP(f string) bool {
 // inRoundTrip reports whether g is in an HTTP client's round trip, its
 // request sent, whatever its state: woken by the transport (the request
 // written) and not yet run again, it is runnable, and still waits for the
-// answer.
+// answer. So is a gRPC client's call (awaitingRPC).
 func (g *gInfo) inRoundTrip() bool {
-	return slices.ContainsFunc(g.funcs, awaitingHTTP)
+	return slices.ContainsFunc(g.funcs, awaitingHTTP) || slices.ContainsFunc(g.funcs, awaitingRPC)
+}
+
+// awaitingRPC reports whether frame f is a gRPC client's call waiting for
+// its answer: a unary call (ClientConn.Invoke), or a stream's receive.
+// Only for servedCall, which asks it while a handler of this process
+// serves a call, its request sent by then: the call may also wait for a
+// connection, and a stream's receive for as long as the stream lives, so
+// busy does not count it as awaitingHTTP is.
+func awaitingRPC(f string) bool {
+	return strings.HasPrefix(f, "google.golang.org/grpc.(*ClientConn).Invoke") ||
+		strings.HasPrefix(f, "google.golang.org/grpc.invoke") ||
+		strings.HasPrefix(f, "google.golang.org/grpc.(*clientStream).RecvMsg") ||
+		strings.HasPrefix(f, "google.golang.org/grpc.(*addrConnStream).RecvMsg")
 }

@@ -95,7 +95,7 @@ type recorder struct {
 	heldAny          atomic.Bool // a call's deadline ran out at a gate (Call.endedAtGate)
 	notes            []string
 	impure           string          // why the agent cannot run in a bubble, if seen
-	detached         map[string]bool // call sites that passed a context without the run
+	detached         map[string]bool // call sites that passed a context without the run: true while only handlers did (noteDetached)
 	amidClosed       bool            // closeAmid was called: lateAmid tells no more
 	// rare holds what few runs record (recRare), made on first use
 	// under mu.
@@ -920,8 +920,12 @@ func (r *recorder) expand() (*Trace, []*Call) {
 		tx.refusedOps = append([]string(nil), x.refusedOps...)
 		tx.unattributedOps = append([]string(nil), x.unattribOps...)
 	}
-	for site := range r.detached {
+	for site, byHandler := range r.detached {
 		t.Detached = append(t.Detached, site)
+		if byHandler {
+			tx := t.withRare()
+			tx.handlerSites = append(tx.handlerSites, site)
+		}
 	}
 	sort.Strings(t.Detached)
 	for i := range t.Ops {
@@ -1124,8 +1128,8 @@ func lookup(ctx context.Context, op *Op) (inv *invocation, outer *Call, detached
 		// serves, as an untraced effect of theirs. Only the handler's
 		// own op goes unjudged: the scenario is inconclusive, and says
 		// so, rather than failed for what the agent cannot change (its
-		// ctx cannot cross HTTP).
-		recs[0].unattributable(op.Name, fmt.Sprintf("a call of %s was made by an HTTP handler of this process while %d deliveries of this run were in flight together: the agent's ctx cannot cross HTTP, so the call cannot be told to be either's, and %s was not traced, faulted or judged here; State still judged the world it changed, in the windows of the agent's writes", op.Name, live, op.Name))
+		// ctx cannot cross HTTP, nor gRPC).
+		recs[0].unattributable(op.Name, fmt.Sprintf("a call of %s was made by an HTTP or gRPC handler of this process while %d deliveries of this run were in flight together: the agent's ctx cannot cross the network, so the call cannot be told to be either's, and %s was not traced, faulted or judged here; State still judged the world it changed, in the windows of the agent's writes", op.Name, live, op.Name))
 		return nil, nil, false, 0, nil
 	}
 	if inv == nil {
@@ -1134,7 +1138,7 @@ func lookup(ctx context.Context, op *Op) (inv *invocation, outer *Call, detached
 		if live > 1 {
 			whose = fmt.Sprintf("either of the %d deliveries of this run in flight together", live)
 			if handler != 0 {
-				whose += " (it serves an HTTP request to this process: the agent's ctx cannot cross HTTP, so the handler's calls cannot be told apart; the duplicate checks do not see them here; invariants on the world still do)"
+				whose += " (it serves an HTTP request to this process, or a gRPC call: the agent's ctx cannot cross the network, so the handler's calls cannot be told apart; the duplicate checks do not see them here; invariants on the world still do)"
 			} else {
 				whose += "; " + fix
 			}
@@ -1550,12 +1554,20 @@ func (r *recorder) unattributable(op, msg string) {
 	x.unattribOps = append(x.unattribOps, op)
 }
 
-func (r *recorder) noteDetached(site string) {
+// noteDetached records that a call from site passed a context without the
+// run; byHandler says an HTTP or gRPC handler of this process made it
+// (lookup's viaHTTP), with its request's context: the agent's ctx cannot
+// cross the network, and the warning says so instead of asking for it
+// (red team rtN F8). A site some other call passed such a context from is
+// told as any other.
+func (r *recorder) noteDetached(site string, byHandler bool) {
 	r.mu.Lock()
 	if r.detached == nil {
 		r.detached = map[string]bool{}
 	}
-	r.detached[site] = true
+	if only, seen := r.detached[site]; !seen || only {
+		r.detached[site] = byHandler
+	}
 	r.mu.Unlock()
 }
 

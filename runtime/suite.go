@@ -1484,6 +1484,13 @@ func (s *Suite) visibility(tr *Trace, add func(Finding)) {
 		}
 	}
 	for _, site := range tr.Detached {
+		if slices.Contains(tr.odd().handlerSites, site) {
+			if once("detached\x00" + site) {
+				add(Finding{Code: CodeContextDetached, Severity: SeverityWarning,
+					Message: fmt.Sprintf("a tool was called from %s by a handler of this process (an HTTP or gRPC server) serving the agent's request, with its request's context (the agent's ctx cannot cross the network): the call was attributed to the agent's call in flight whose tool waits for the answer (to its delivery when none does), but the agent's cancellation (a crash, a deadline) does not reach the handler, as in production", shortSite(site))})
+			}
+			continue
+		}
 		if once("detached\x00" + site) {
 			add(Finding{Code: CodeContextDetached, Severity: SeverityWarning,
 				Message: fmt.Sprintf("a tool was called from %s with a context that does not come from the agent's (context.Background(), or one kept from elsewhere): the call was attributed by its goroutine, but the agent's cancellation (a crash, a deadline) never reaches it; pass the agent's ctx", shortSite(site))})

@@ -313,6 +313,10 @@ type traceRare struct {
 	// suite left running made during this run, with that run's context
 	// (lateAmid), and amidLateOps their ops.
 	amidLate, amidLateOps []string
+	// handlerSites are the entries of Detached where only handlers of
+	// this process serving the agent's requests passed such a context
+	// (recorder.noteDetached).
+	handlerSites []string
 }
 
 // noTraceRare is the traceRare of a trace that has none: only read.
