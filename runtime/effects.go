@@ -1319,23 +1319,10 @@ func judgeRepeatsIn(out []Finding, tr *Trace, end, baseEnd string, baseWin map[s
 	// TestAlwaysErrState; adapters/eino/rtl/interrupt TestPayThenApprove,
 	// a payment made before the approval interrupt).
 	var views stateViews // the snapshots decoded, for repeats that changed the state (redone)
-	for p, idx := range groups {
-		var kept []int // made only when a call is left out: most groups keep all
-		for n, i := range idx {
-			if o := &tr.Ops[i]; landed(o) && !redoneByAnother(tr, o, idx, &views) {
-				if kept == nil {
-					kept = append(make([]int, 0, len(idx)-1), idx[:n]...)
-				}
-				continue
-			}
-			if kept != nil {
-				kept = append(kept, i)
-			}
-		}
-		if kept != nil {
-			groups[p] = kept
-		}
-	}
+	leaveOut(groups, func(idx []int, i int) bool {
+		o := &tr.Ops[i]
+		return landed(o) && !redoneByAnother(tr, o, idx, &views)
+	})
 	// What one delivery left, for calls that overlapped.
 	// endSame holds the end states the same when their lists hold the same
 	// entries in another order (rows inserted in another order); for an op
@@ -1748,23 +1735,10 @@ func judgeRepeatsIn(out []Finding, tr *Trace, end, baseEnd string, baseWin map[s
 	// twice (red team rtL R0). A declined card that changed nothing in
 	// the baseline, or a conflict whose run ended as one delivery, stays
 	// out.
-	for p, idx := range groups {
-		var kept []int
-		for n, i := range idx {
-			if o := &tr.Ops[i]; failedTogether(o) && !landedTogether(o, end, baseEnd, endParts, baseWin, baseline, inBaseNames, endSame, &views) {
-				if kept == nil {
-					kept = append(make([]int, 0, len(idx)-1), idx[:n]...)
-				}
-				continue
-			}
-			if kept != nil {
-				kept = append(kept, i)
-			}
-		}
-		if kept != nil {
-			groups[p] = kept
-		}
-	}
+	leaveOut(groups, func(_ []int, i int) bool {
+		o := &tr.Ops[i]
+		return failedTogether(o) && !landedTogether(o, end, baseEnd, endParts, baseWin, baseline, inBaseNames, endSame, &views)
+	})
 
 	// The repeats seen alone that changed the state, compared with the
 	// earlier executions of their group (redone), and the set-backs among
@@ -3661,4 +3635,27 @@ func countCode(fs []Finding, code string) int {
 		}
 	}
 	return n
+}
+
+// leaveOut removes from each group the calls out says are no execution of
+// it (out is given the group as it was and the call's index in the trace).
+// A group's slice is copied only when a call is left out: most keep all.
+func leaveOut(groups [][]int, out func(idx []int, i int) bool) {
+	for p, idx := range groups {
+		var kept []int
+		for n, i := range idx {
+			if out(idx, i) {
+				if kept == nil {
+					kept = append(make([]int, 0, len(idx)-1), idx[:n]...)
+				}
+				continue
+			}
+			if kept != nil {
+				kept = append(kept, i)
+			}
+		}
+		if kept != nil {
+			groups[p] = kept
+		}
+	}
 }
