@@ -863,6 +863,13 @@ func lateNote(change string) string {
 	return fmt.Sprintf(lateNotePrefix+" (%s): if that is the effect of a traced write landing late (a transaction committed after its writes, a server that answers 202 and books afterwards, a queue a worker drains), the snapshots around its calls did not see it; a repeat of such a write is judged by the end state where the state had landed when the agent returned (a note then says so), and otherwise may have been judged by what it did before its effect landed; give testkit.SettleOn so the suite waits for effects that land later (an untraced write of the agent or of the world changes the state too)", change)
 }
 
+// endUnreadNote says that the end of a run with a repeated write could not
+// be read, and why: what the repeats left was judged by their own windows
+// alone, and the scenario is inconclusive.
+func endUnreadNote(err string) string {
+	return "the end of this run could not be read (" + err + "): a repeated write was judged by the snapshots around its calls alone, not by how the run ended against the baseline, which is what catches an effect that lands after its call; the scenario is inconclusive (fix State or the Settle for this world)"
+}
+
 // record copies what the judge saw into the call's trace record, in v
 // and m, which are zero; j.mu is held (judge.record).
 func (e *callEffect) record(o *Operation, v *effectView, m *opMore) {

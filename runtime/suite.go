@@ -781,6 +781,15 @@ func (s *Suite) run(ctx context.Context, sc Scenario) (*Result, *Trace, error) {
 		if r.judge.late != "" {
 			tr.Notes = append(tr.Notes, lateNote(r.judge.late))
 		}
+		if r.judge.endErr != "" && sc.Kind != ScenarioBaseline && r.judge.repeatedNow() {
+			// The end could not be read (State failed in this world, or
+			// it did not go quiet): every rule that asks how the run
+			// ended against the baseline had nothing to read, and a
+			// repeat its windows showed changing nothing passed on them
+			// alone. Never a plain pass (found by fO1, rtO #1).
+			tr.Notes = append(tr.Notes, endUnreadNote(r.judge.endErr))
+			tr.unsettled = true
+		}
 	}
 	if r.judge != nil && sc.Kind == ScenarioBaseline && s.stateErr == nil {
 		s.stateErr = r.judge.failed.err() // a *ConfigError once the baseline is done (Baseline)
