@@ -74,11 +74,14 @@ func joinInts(xs []int) string {
 
 // ShardOf makes the suite run shard index (from 1) of total shards of its
 // schedule exploration; it overrides AGENTIDEM_SHARD and Bazel's variables.
+// An index or total out of range is a *ConfigError that stops the suite
+// before its baseline, as a malformed AGENTIDEM_SHARD does, for an agent
+// without parallel calls too (readEnv).
 func ShardOf(index, total int) Option {
 	return optionFunc(func(c *config) {
 		c.shard, c.shardErr = &Shard{Index: index, Total: total, Source: "option"}, nil
 		if total < 1 || index < 1 || index > total {
-			c.shardErr = fmt.Errorf("ShardOf(%d, %d): want 1 <= index <= total", index, total)
+			c.shardErr = &ConfigError{Setting: "ShardOf", Value: fmt.Sprintf("%d, %d", index, total), Want: "want 1 <= index <= total (ShardOf(2, 4) runs the second of four shards)"}
 		}
 	})
 }
