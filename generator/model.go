@@ -17,7 +17,6 @@ import (
 	"strings"
 
 	"github.com/agentidem/agentidem-go/internal/directive"
-	"github.com/agentidem/agentidem-go/internal/editdist"
 	"golang.org/x/tools/go/ast/astutil"
 	"golang.org/x/tools/go/packages"
 )
@@ -254,8 +253,8 @@ func strayDirectives(fset *token.FileSet, f *ast.File, docs map[*ast.CommentGrou
 			switch {
 			case spaced(c.Text):
 				warns = append(warns, fmt.Sprintf("%s: warning: %q is not a directive, so it annotates nothing: write //agentidem:... with no space after //", fset.Position(c.Slash), c.Text))
-			case nearMiss(c.Text) != "":
-				errs = append(errs, errAt(fset.Position(c.Slash), "%s", nearMiss(c.Text)))
+			case directive.NearMiss(c.Text) != "":
+				errs = append(errs, errAt(fset.Position(c.Slash), "%s", directive.NearMiss(c.Text)))
 			}
 		}
 		if docs[cg] {
@@ -265,7 +264,7 @@ func strayDirectives(fset *token.FileSet, f *ast.File, docs map[*ast.CommentGrou
 			if !directive.IsDirective(c.Text) || directive.IsIgnore(c.Text) {
 				continue
 			}
-			if d, perrs := directive.Parse(c.Text, fset.Position(c.Slash)); d == nil && unknownVerb(c.Text) {
+			if d, perrs := directive.Parse(c.Text, fset.Position(c.Slash)); d == nil && directive.UnknownVerb(c.Text) {
 				errs = append(errs, perrs...)
 				continue
 			}
@@ -273,58 +272,6 @@ func strayDirectives(fset *token.FileSet, f *ast.File, docs map[*ast.CommentGrou
 		}
 	}
 	return errs, warns
-}
-
-// unknownVerb reports whether the directive text names no verb the
-// grammar has (//agentidem:wirte, //agentidem:Write, //agentidem: write).
-func unknownVerb(text string) bool {
-	rest := strings.TrimPrefix(text, directive.Prefix)
-	verb, _, _ := strings.Cut(strings.ReplaceAll(rest, "\t", " "), " ")
-	return verb != "read" && verb != "write" && verb != "ignore"
-}
-
-// nearMiss says why a comment that is not a directive was meant to be
-// one, or "": a block comment /*agentidem:..., a line comment whose prefix
-// is agentidem with another character than ':' (//agentidem write,
-// //agentidem.write), or a misspelt prefix within two edits of agentidem
-// followed by ':' and a verb (//agentidm:write). Go reads directives from
-// line comments with no space after //, so each of these annotates
-// nothing, and the function it sits on got no wrapper and no word
-// (fS). Prose is left alone: it has a space after //, or another word.
-func nearMiss(text string) string {
-	const want = "write it as a line comment, //agentidem:read or //agentidem:write identity=..., with no space after //"
-	if rest, ok := strings.CutPrefix(text, "/*"); ok && strings.HasPrefix(rest, "agentidem:") {
-		return fmt.Sprintf("%q is a block comment, not a directive, so it annotates nothing: %s", text, want)
-	}
-	rest, ok := strings.CutPrefix(text, "//")
-	if !ok || directive.IsDirective(text) {
-		return ""
-	}
-	if after, ok := strings.CutPrefix(rest, "agentidem"); ok && after != "" && after[0] != ':' {
-		if verb := strings.TrimLeft(after, " \t.;=-_/"); len(verb) < len(after) && startsWithVerb(verb) {
-			return fmt.Sprintf("%q is not a directive (the prefix is //agentidem:), so it annotates nothing: %s", text, want)
-		}
-		return ""
-	}
-	word, verb, found := strings.Cut(rest, ":")
-	if !found || len(word) < 6 || !startsWithVerb(verb) || strings.ContainsAny(word, " \t") {
-		return ""
-	}
-	if d := editdist.Distance(strings.ToLower(word), "agentidem"); d > 0 && d <= 2 {
-		return fmt.Sprintf("%q is not a directive (the prefix %s is misspelt), so it annotates nothing: %s", text, "//"+word+":", want)
-	}
-	return ""
-}
-
-// startsWithVerb reports whether s starts with read, write or ignore as a
-// word.
-func startsWithVerb(s string) bool {
-	for _, v := range []string{"read", "write", "ignore"} {
-		if after, ok := strings.CutPrefix(s, v); ok && (after == "" || after[0] == ' ' || after[0] == '\t' || after[0] == '*') {
-			return true
-		}
-	}
-	return false
 }
 
 // withoutIgnores returns doc without its //agentidem:ignore lines. An
