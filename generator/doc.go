@@ -51,7 +51,11 @@
 //     an identity are rejected, since a retry would get a fresh identity;
 //   - placement: a read or write directive that is not in the doc comment
 //     of a function declaration, a second one on one function, one on init
-//     or _;
+//     or _; a comment meant as a directive that is not one (a block comment
+//     /*agentidem:write, a misspelt prefix //agentidm:write, //agentidem
+//     write without the colon); and each of these in the files the load
+//     leaves out (build constraints, _test.go files without Config.Tests),
+//     where a bad directive is wrong in every build;
 //   - names: two ops with one name, two wrappers with one name, a wrapper
 //     name already declared (in the package, as a field or method of the
 //     receiver, as an import or dot-imported name of one of its files, or in

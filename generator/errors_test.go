@@ -65,6 +65,18 @@ var errorCases = []errorCase{
 	{"placement/placement.go", "//agentidem:read\n\t_ = x", `^//agentidem:read is not in the doc comment`},
 	{"placement/placement.go", "func init", `^func init cannot be called by an agent, so it cannot be wrapped: annotate the tool function it calls`},
 	{"placement/placement.go", "func _", `^func _ cannot be called by an agent`},
+	// Comments meant as directives that annotate nothing, in loaded
+	// files and in files the load leaves out (fS): before, each left its
+	// function unwrapped in silence.
+	{"stray/stray.go", "wirte", `^unknown directive "wirte": want read, write or ignore$`},
+	{"stray/stray.go", "//agentidem:write identity=id\nvar asVar", `^//agentidem:write is not in the doc comment`},
+	{"stray/stray.go", "/*agentidem:write", `^"/\*agentidem:write identity=id\*/" is a block comment, not a directive, so it annotates nothing: write it as a line comment, //agentidem:read or //agentidem:write identity=\.\.\., with no space after //$`},
+	{"stray/stray.go", "//agentidm:write", `^"//agentidm:write identity=id" is not a directive \(the prefix //agentidm: is misspelt\), so it annotates nothing: write it as a line comment`},
+	{"stray/stray.go", "identiy=id", `^unknown key "identiy" for //agentidem:write`},
+	{"stray/stray.go", "//agentidem:write identiy", `^//agentidem:write needs identity=EXPRS`},
+	{"stray/stray_test.go", "wirte", `^unknown directive "wirte"`},
+	{"stray/stray_test.go", "//agentidem:read\n\nfunc testSeparated", `^//agentidem:read is not in the doc comment`},
+	{"stray/stray_other.go", "idempotnet", `^"idempotnet" is not key=value`},
 	// Clashes between ops, and options naming what does not exist.
 	{"clash/clash.go", "func payB", `^op name "pay" is also used by payA \(clash\.go:7\): .*give one of them name=`},
 	{"clash/clash.go", "func refund(", `^wrapper name refundTraced is already declared at .*clash\.go:15:6: set wrapper=\.\.\. to another name`},

@@ -132,6 +132,52 @@ func excludedWarnings(cfg Config, pkg *packages.Package) []string {
 	return warns
 }
 
+// excludedErrors checks the directives in the files of pkg that this
+// load leaves out (as excludedWarnings lists them): a misspelt or
+// misplaced directive there is wrong in every build, and was passed in
+// silence, since only the functions that a well-formed directive
+// annotates were looked for in those files (fS). Each error is the one
+// the file would get in a build that includes it; the warnings are those
+// of directives written with a space after //.
+func excludedErrors(cfg Config, pkg *packages.Package) (Errors, []string) {
+	var (
+		errs  Errors
+		warns []string
+		paths []string
+	)
+	for _, path := range pkg.IgnoredFiles {
+		if strings.HasSuffix(path, ".go") {
+			paths = append(paths, path)
+		}
+	}
+	if !cfg.Tests {
+		paths = append(paths, testFiles(pkg)...)
+	}
+	slices.Sort(paths)
+	fset := token.NewFileSet()
+	for _, path := range slices.Compact(paths) {
+		src, err := os.ReadFile(path)
+		if err != nil || !bytes.Contains(src, []byte("agentidem")) || isGenerated(path) {
+			continue
+		}
+		f, err := parser.ParseFile(fset, path, src, parser.ParseComments|parser.SkipObjectResolution)
+		if err != nil {
+			continue // a file no build compiles as it is; the compiler will say
+		}
+		docs := map[*ast.CommentGroup]bool{}
+		for _, decl := range f.Decls {
+			if fn, ok := decl.(*ast.FuncDecl); ok && fn.Doc != nil {
+				docs[fn.Doc] = true
+				_, _, derrs := directive.FromDoc(fset, withoutIgnores(fn.Doc))
+				errs = append(errs, derrs...)
+			}
+		}
+		e, w := strayDirectives(fset, f, docs)
+		errs, warns = append(errs, e...), append(warns, w...)
+	}
+	return errs, warns
+}
+
 // exclusionReason says which constraint leaves the file at path out, and
 // how to include it.
 func exclusionReason(cfg Config, path string) (why, fix string) {

@@ -81,6 +81,10 @@ func Generate(cfg Config, patterns ...string) (*Output, error) {
 			ctx.testDecls = testDecls(pkg)
 			if lp := listedByID[pkg.ID]; lp != nil {
 				out.Warnings = append(out.Warnings, excludedWarnings(cfg, lp)...)
+				xerrs, xwarns := excludedErrors(cfg, lp)
+				sortByPos(xerrs)
+				errs = append(errs, xerrs...)
+				out.Warnings = append(out.Warnings, xwarns...)
 			}
 		}
 		p, perrs, warns := buildPackage(pkg, typeErrs, ctx)

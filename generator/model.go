@@ -232,25 +232,46 @@ func posOf(err error) (token.Position, bool) {
 // //agentidem:ignore is not one of them: it belongs on the line above the
 // code it silences, and it is the analyzer's directive (see buildOp).
 func (b *builder) misplaced(f *ast.File, docs map[*ast.CommentGroup]bool) {
+	errs, warns := strayDirectives(b.fset, f, docs)
+	b.errs = append(b.errs, errs...)
+	b.warnings = append(b.warnings, warns...)
+}
+
+// strayDirectives returns what is wrong with the comments of f that look
+// like directives and annotate nothing, docs being the doc comments of its
+// function declarations (whose directives buildOp reads): an error for a
+// read or write directive outside them, for one whose verb is unknown
+// there (//agentidem:wirte, reported as such rather than as misplaced),
+// and for a near miss of the directive form (a block comment
+// /*agentidem:write, a misspelt prefix //agentidm:write or //agentidem
+// write), which would otherwise leave a function unwrapped in silence; a
+// warning for a directive written with a space after //, which Go tools
+// read as prose, and which prose may well be.
+func strayDirectives(fset *token.FileSet, f *ast.File, docs map[*ast.CommentGroup]bool) (errs []error, warns []string) {
 	for _, cg := range f.Comments {
 		for _, c := range cg.List {
-			if spaced(c.Text) {
-				b.warnings = append(b.warnings, fmt.Sprintf("%s: warning: %q is not a directive, so it annotates nothing: write //agentidem:... with no space after //", b.fset.Position(c.Slash), c.Text))
+			switch {
+			case spaced(c.Text):
+				warns = append(warns, fmt.Sprintf("%s: warning: %q is not a directive, so it annotates nothing: write //agentidem:... with no space after //", fset.Position(c.Slash), c.Text))
+			case directive.NearMiss(c.Text) != "":
+				errs = append(errs, errAt(fset.Position(c.Slash), "%s", directive.NearMiss(c.Text)))
 			}
 		}
 		if docs[cg] {
 			continue
 		}
 		for _, c := range cg.List {
-			if !directive.IsDirective(c.Text) {
+			if !directive.IsDirective(c.Text) || directive.IsIgnore(c.Text) {
 				continue
 			}
-			if directive.IsIgnore(c.Text) {
+			if d, perrs := directive.Parse(c.Text, fset.Position(c.Slash)); d == nil && directive.UnknownVerb(c.Text) {
+				errs = append(errs, perrs...)
 				continue
 			}
-			b.errs = append(b.errs, errAt(b.fset.Position(c.Slash), "%s is not in the doc comment of a function or method declaration, so it annotates nothing: put it right above func", strings.SplitN(c.Text, " ", 2)[0]))
+			errs = append(errs, errAt(fset.Position(c.Slash), "%s is not in the doc comment of a function or method declaration, so it annotates nothing: put it right above func", strings.SplitN(c.Text, " ", 2)[0]))
 		}
 	}
+	return errs, warns
 }
 
 // withoutIgnores returns doc without its //agentidem:ignore lines. An

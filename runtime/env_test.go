@@ -3,6 +3,7 @@ package runtime
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -111,4 +112,37 @@ func TestEnvironmentVariablesThatParseAreTaken(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, int64(3), rep.Seed)
 	assert.Equal(t, time.Second, NewSuite("s", agent, StallTimeout(time.Second)).StallTimeout())
+}
+
+// A ShardOf out of range stops a suite without parallel calls as a
+// malformed AGENTIDEM_SHARD does, with a *ConfigError naming the option:
+// before, only the exploration of parallel calls read it, so such an agent
+// ran its whole suite and passed with ShardOf(0, 2) (fS). An agent with
+// parallel calls stops before its baseline too, and a ShardOf in range
+// runs both.
+func TestAShardOfOutOfRangeStopsASuiteWithoutParallelCalls(t *testing.T) {
+	t.Setenv("AGENTIDEM_SHARD", "")
+	t.Setenv("TEST_TOTAL_SHARDS", "")
+	for _, c := range []struct{ index, total int }{{0, 2}, {3, 2}, {1, 0}, {-1, -1}} {
+		rep, err, runs := runNotes(t, ShardOf(c.index, c.total))
+		var cfg *ConfigError
+		require.True(t, errors.As(err, &cfg), "ShardOf(%d, %d): error %v, want a *ConfigError", c.index, c.total, err)
+		assert.Equal(t, fmt.Sprintf("ShardOf(%d, %d): want 1 <= index <= total (ShardOf(2, 4) runs the second of four shards)", c.index, c.total), err.Error())
+		assert.Zero(t, runs, "the agent ran")
+		assert.False(t, rep.Safe)
+		assert.False(t, rep.BaselineSucceeded)
+		assert.Equal(t, []string{"not run: " + err.Error()}, rep.Baseline.Trace.Notes)
+	}
+	rep, err, runs := runNotes(t, ShardOf(2, 2))
+	require.NoError(t, err)
+	assert.True(t, rep.BaselineSucceeded)
+	assert.NotZero(t, runs)
+
+	var w *fanWorld
+	opts := []Option{Setup(func(context.Context) error { w = &fanWorld{}; return nil }), ShardOf(3, 2)}
+	_, err = Run(context.Background(), "fan", func(ctx context.Context) error { return w.agent(ctx, 2) }, opts...)
+	var cfg *ConfigError
+	require.True(t, errors.As(err, &cfg), "parallel calls: error %v, want a *ConfigError", err)
+	assert.Equal(t, "ShardOf", cfg.Setting)
+	assert.NotEmpty(t, schedulesOf(fanRun(t, 2, ShardOf(1, 2))), "a ShardOf in range explores")
 }

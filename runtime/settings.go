@@ -29,9 +29,9 @@ import (
 // selection as a scenario that did not run. testkit fails the test with
 // it, whatever -run selects. A malformed AGENTIDEM_SHARD (or Bazel's
 // TEST_TOTAL_SHARDS and TEST_SHARD_INDEX) is one too, for an agent that
-// explores no schedule as well. (A bad ShardOf, and a schedule that does
-// not fit the agent, are errors of the exploration, which Interleavings
-// returns.)
+// explores no schedule as well, and so is a ShardOf out of range. (A
+// schedule that does not fit the agent is an error of the exploration,
+// which Interleavings returns.)
 type ConfigError struct {
 	// Setting is what was set: an environment variable
 	// ("AGENTIDEM_SCENARIO") or an option ("OnlyScenario").
@@ -47,6 +47,9 @@ type ConfigError struct {
 func (e *ConfigError) Error() string {
 	if strings.HasPrefix(e.Setting, "AGENTIDEM_") || strings.HasPrefix(e.Setting, "TEST_") {
 		return fmt.Sprintf("%s=%q: %s", e.Setting, e.Value, e.Want)
+	}
+	if e.Setting == "ShardOf" { // its Value is the two numbers: ShardOf(0, 2)
+		return fmt.Sprintf("%s(%s): %s", e.Setting, e.Value, e.Want)
 	}
 	return fmt.Sprintf("%s(%q): %s", e.Setting, e.Value, e.Want)
 }
@@ -155,7 +158,13 @@ func (c *config) readEnv() {
 	if v := os.Getenv("AGENTIDEM_GC"); v != "" && v != "default" {
 		bad("AGENTIDEM_GC", v, "want default, which leaves the garbage collector's pacing as it is while suites run, or no value")
 	}
-	if c.shard == nil && c.shardErr == nil { // ShardOf, where given, wins
+	switch {
+	case c.shardErr != nil:
+		// A ShardOf out of range. Only the exploration of parallel calls
+		// read it, so an agent without them ran the whole suite and passed
+		// with ShardOf(0, 2) (fS), where AGENTIDEM_SHARD=x already failed.
+		errs = append(errs, c.shardErr)
+	case c.shard == nil: // ShardOf, where given, wins
 		if _, _, err := shardFromEnv(); err != nil {
 			errs = append(errs, err)
 		}

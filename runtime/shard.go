@@ -74,11 +74,14 @@ func joinInts(xs []int) string {
 
 // ShardOf makes the suite run shard index (from 1) of total shards of its
 // schedule exploration; it overrides AGENTIDEM_SHARD and Bazel's variables.
+// An index or total out of range is a *ConfigError that stops the suite
+// before its baseline, as a malformed AGENTIDEM_SHARD does, for an agent
+// without parallel calls too (readEnv).
 func ShardOf(index, total int) Option {
 	return optionFunc(func(c *config) {
 		c.shard, c.shardErr = &Shard{Index: index, Total: total, Source: "option"}, nil
 		if total < 1 || index < 1 || index > total {
-			c.shardErr = fmt.Errorf("ShardOf(%d, %d): want 1 <= index <= total", index, total)
+			c.shardErr = &ConfigError{Setting: "ShardOf", Value: fmt.Sprintf("%d, %d", index, total), Want: "want 1 <= index <= total (ShardOf(2, 4) runs the second of four shards)"}
 		}
 	})
 }
@@ -274,7 +277,9 @@ func (s *Suite) shardPart() *Shard {
 
 // MergeShards joins the reports of the shards of one suite into the report
 // one unsharded run would have written: the baseline and the fault
-// scenarios once (every shard runs them; the first shard's are kept), the
+// scenarios once (every shard runs them; of a scenario that did not end
+// alike in every shard, the worst copy is kept and a note says so; else
+// the first shard's), the notes of every shard (each once), the
 // schedules of all shards in the order the exploration planned them, order
 // findings once per problem, order_variant_outcome judged across all
 // schedules, and the counts and verdict recomputed. Duration is the
@@ -330,8 +335,27 @@ func MergeShards(reps ...*Report) (*Report, error) {
 	out := &Report{
 		SchemaVersion: first.SchemaVersion, Name: first.Name, Seed: first.Seed,
 		BaselineSucceeded: first.BaselineSucceeded, BaselineFailure: first.BaselineFailure,
-		Baseline: first.Baseline, StartedAt: first.StartedAt, Findings: []Finding{}, Notes: first.Notes,
+		Baseline: first.Baseline, StartedAt: first.StartedAt, Findings: []Finding{},
 		Shard: &Shard{Total: total, Planned: first.Shard.Planned},
+	}
+	// Every shard's notes, each once, in shard order: the first shard's
+	// alone were kept, and a note only shard 2 wrote (its retry counts,
+	// say) was lost from the merged report (fS).
+	noted := map[string]bool{}
+	for _, r := range byIndex {
+		for _, n := range r.Notes {
+			if !noted[n] {
+				noted[n] = true
+				out.Notes = append(out.Notes, n)
+			}
+		}
+	}
+	// The baseline every shard ran: the worst copy, with its verdict.
+	if b, i, note := worstCopy("the baseline", byIndex, func(r *Report) *Result { return r.Baseline }); b != nil {
+		out.Baseline, out.BaselineSucceeded, out.BaselineFailure = b, byIndex[i].BaselineSucceeded, byIndex[i].BaselineFailure
+		if note != "" {
+			out.Notes = append(out.Notes, note)
+		}
 	}
 	// The schedules, dealt round-robin by the plan, are dealt back.
 	scheduled := make([][]*Result, len(byIndex))
@@ -414,7 +438,19 @@ func MergeShards(reps ...*Report) (*Report, error) {
 				continue
 			}
 			seen[res.Scenario] = true
-			out.Results = append(out.Results, res)
+			name := res.Scenario
+			kept, _, note := worstCopy(name, byIndex, func(r *Report) *Result {
+				for _, x := range r.Results {
+					if x.Scenario == name {
+						return x
+					}
+				}
+				return nil
+			})
+			if note != "" {
+				out.Notes = append(out.Notes, note)
+			}
+			out.Results = append(out.Results, kept)
 		}
 	}
 	if !placed {
@@ -422,6 +458,87 @@ func MergeShards(reps ...*Report) (*Report, error) {
 	}
 	out.tally()
 	return out, nil
+}
+
+// worstCopy picks, of the copies of one scenario that every shard runs
+// (the baseline, a fault scenario, a partial batch failure), the one to
+// keep: the first shard's, unless another's is worse (an error finding,
+// then inconclusive, then a failed agent, then more findings, then more
+// notes). Before, the first shard's was kept whatever the others said, so
+// a duplicate_write or an inconclusive scenario that only shard 2 saw (an
+// agent whose fault scenarios do not end alike on every run) was lost
+// from the merged report, which then passed (fS). It returns the kept
+// copy, the index of its shard, and a note when the copies' verdicts or
+// finding codes differ.
+func worstCopy(name string, shards []*Report, of func(*Report) *Result) (*Result, int, string) {
+	var kept *Result
+	at := -1
+	for i, r := range shards {
+		if c := of(r); c != nil && (kept == nil || slices.Compare(harm(c), harm(kept)) > 0) {
+			kept, at = c, i
+		}
+	}
+	if kept == nil {
+		return nil, -1, ""
+	}
+	var told []string
+	alike := true
+	for _, r := range shards {
+		c := of(r)
+		if c == nil {
+			continue
+		}
+		alike = alike && verdictOf(c) == verdictOf(kept)
+		told = append(told, fmt.Sprintf("shard %d: %s", r.Shard.Index, verdictOf(c)))
+	}
+	if alike {
+		return kept, at, ""
+	}
+	return kept, at, fmt.Sprintf("%s did not end alike in every shard (%s): the merged report keeps shard %d's; every shard runs it, so its verdict varies from run to run", name, strings.Join(told, "; "), shards[at].Shard.Index)
+}
+
+// harm ranks a copy of a scenario for worstCopy, greater being worse.
+func harm(r *Result) []int {
+	errs := 0
+	for _, f := range r.Findings {
+		if f.Severity == SeverityError {
+			errs = 1
+		}
+	}
+	notes := 0
+	if r.Trace != nil {
+		notes = len(r.Trace.Notes)
+	}
+	return []int{errs, b2i(r.Inconclusive), b2i(r.Failed), len(r.Findings), notes}
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// verdictOf says how a copy of a scenario ended, for worstCopy's note:
+// "unsafe (duplicate_write)", "inconclusive", "safe".
+func verdictOf(r *Result) string {
+	var codes []string
+	for _, f := range r.Findings {
+		if !slices.Contains(codes, f.Code) {
+			codes = append(codes, f.Code)
+		}
+	}
+	v := "safe"
+	switch {
+	case slices.ContainsFunc(r.Findings, func(f Finding) bool { return f.Severity == SeverityError }):
+		v = "unsafe"
+	case r.Inconclusive:
+		v = "inconclusive"
+	}
+	if len(codes) > 0 {
+		v += " (" + strings.Join(codes, ", ") + ")"
+	}
+	return v
 }
 
 // cloneResult copies a result and its findings, so that merging never

@@ -315,3 +315,110 @@ func interleavingsOf(rep *Report) []*Result {
 	}
 	return out
 }
+
+// The merge keeps what any shard saw. Every shard runs the baseline and the
+// fault scenarios; the merge kept the first shard's copies and the first
+// shard's notes, so a duplicate_write that only shard 2's run of a fault
+// scenario showed (an agent whose scenarios do not end alike on every run,
+// here a retry that shard 2's run makes and shard 1's does not) and a note
+// only shard 1 or 2 wrote were lost, and the merged report passed (fS).
+// Now the worse copy is kept, with a note naming each shard's verdict, and
+// every shard's notes are there, each once.
+func TestMergeKeepsWhatAnyShardSaw(t *testing.T) {
+	var (
+		mu   sync.Mutex
+		done map[string]int
+	)
+	keyed := true // shard 2's run writes without a key and retries
+	write := func(ctx context.Context, op *Op) (aiErr error) {
+		aiCall, aiCtx := Begin(ctx, op, []any{op.Name}, []any{op.Name}, []any{op.Name})
+		if aiErr = aiCall.Start(); aiErr != nil {
+			return
+		}
+		mu.Lock()
+		if keyed && done[op.Name] > 0 {
+			MarkReplayed(aiCtx)
+		} else {
+			done[op.Name]++
+		}
+		mu.Unlock()
+		return aiCall.Finish(nil)
+	}
+	agent := func(ctx context.Context) error {
+		var wg sync.WaitGroup
+		errs := make([]error, 2)
+		for i, op := range fanOps[:2] {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				if errs[i] = write(ctx, op); errs[i] != nil && !keyed {
+					errs[i] = write(ctx, op) // a lost acknowledgement's retry writes twice
+				}
+			}()
+		}
+		wg.Wait()
+		return errors.Join(errs...)
+	}
+	shard := func(index int) *Report {
+		rep, err := Run(context.Background(), "keyed", agent,
+			Setup(func(context.Context) error { done = map[string]int{}; return nil }), ShardOf(index, 2))
+		require.NoError(t, err)
+		return rep
+	}
+	one := shard(1)
+	keyed = false
+	two := shard(2)
+	require.True(t, one.Safe, "shard 1's agent writes with a key: %v", one.Findings)
+	require.False(t, two.Safe, "shard 2's writes twice")
+	require.NotEmpty(t, one.Notes, "no injected fault was retried in shard 1")
+	two.Notes = append(two.Notes, "a note only shard 2 wrote", one.Notes[0])
+
+	for _, order := range [][]*Report{{one, two}, {two, one}} {
+		merged, err := MergeShards(order...)
+		require.NoError(t, err)
+		assert.False(t, merged.Safe, "shard 2's duplicate is in the merged report")
+		assert.True(t, merged.Has(CodeDuplicateWrite))
+		for _, n := range one.Notes {
+			assert.Equal(t, 1, countOf(merged.Notes, n), "shard 1's note %q, once", n)
+		}
+		assert.Equal(t, 1, countOf(merged.Notes, "a note only shard 2 wrote"))
+		var told []string
+		for _, n := range merged.Notes {
+			if strings.Contains(n, "did not end alike in every shard") {
+				told = append(told, n)
+			}
+		}
+		require.NotEmpty(t, told, "the merged report says the shards disagreed")
+		assert.Contains(t, told[0], "shard 1: safe; shard 2: unsafe (duplicate_write)")
+		assert.Contains(t, told[0], "the merged report keeps shard 2's")
+	}
+
+	// Shards that agree merge without such a note, and an inconclusive
+	// copy (shard 2's) is kept over a safe one, never passed.
+	keyed = true
+	two = shard(2)
+	merged, err := MergeShards(one, two)
+	require.NoError(t, err)
+	assert.True(t, merged.Safe)
+	for _, n := range merged.Notes {
+		assert.NotContains(t, n, "did not end alike")
+	}
+	res := two.Results[0]
+	res.Inconclusive, res.Safe = true, false
+	res.Trace.Notes = append(res.Trace.Notes, "not judged in shard 2")
+	merged, err = MergeShards(one, two)
+	require.NoError(t, err)
+	assert.True(t, merged.Results[0].Inconclusive, "shard 2's inconclusive copy of %s is kept", res.Scenario)
+	assert.Equal(t, 1, merged.InconclusiveCount)
+	assert.Equal(t, 1, countOf(merged.Notes, res.Scenario+" did not end alike in every shard (shard 1: safe; shard 2: inconclusive): the merged report keeps shard 2's; every shard runs it, so its verdict varies from run to run"))
+}
+
+func countOf(list []string, s string) int {
+	n := 0
+	for _, x := range list {
+		if x == s {
+			n++
+		}
+	}
+	return n
+}

@@ -233,3 +233,33 @@ func other() {}
 	assert.Equal(t, 0, code)
 	assert.Equal(t, filepath.Join(dir, "agent", "tools.go")+`:4:1: warning: "// agentidem:write identity=id" is not a directive, so it annotates nothing: write //agentidem:... with no space after //`+"\n", errOut)
 }
+
+// A comment meant as a directive that annotates nothing (an unknown verb
+// away from any function, a block comment, a misspelt prefix, a bad
+// directive in a _test.go file read only with --tests) fails generate and
+// check with its file:line:col and why: before, each left its function
+// unwrapped with exit status 0 and not a word (fS).
+func TestStrayDirectivesFailGenerateAndCheck(t *testing.T) {
+	dir := agentModule(t, goodSrc)
+	code, _, errOut := runCLI("./...")
+	require.Equal(t, 0, code, errOut)
+	for _, c := range []struct{ file, src, want string }{
+		{"more.go", "package agent\n\n//agentidem:wirte identity=id\n\nfunc more(id string) error { return nil }\n", `more.go:3:13: unknown directive "wirte": want read, write or ignore`},
+		{"more.go", "package agent\n\n/*agentidem:write identity=id*/\nfunc more(id string) error { return nil }\n", `more.go:3:1: "/*agentidem:write identity=id*/" is a block comment, not a directive`},
+		{"more.go", "package agent\n\n//agentiden:write identity=id\nfunc more(id string) error { return nil }\n", `more.go:3:1: "//agentiden:write identity=id" is not a directive (the prefix //agentiden: is misspelt)`},
+		// gofmt adds a space after the // of this one; before it runs:
+		{"more.go", "package agent\n\n//agentidem write identity=id\nfunc more(id string) error { return nil }\n", `more.go:3:1: "//agentidem write identity=id" is not a directive (the prefix is //agentidem:)`},
+		{"more_test.go", "package agent\n\n//agentidem:write identiy=id\nfunc more(id string) error { return nil }\n", `more_test.go:3:19: unknown key "identiy" for //agentidem:write`},
+	} {
+		path := filepath.Join(dir, "agent", c.file)
+		write(t, path, c.src)
+		for _, cmd := range [][]string{{"./..."}, {"check", "./..."}} {
+			code, _, errOut := runCLI(cmd...)
+			assert.Equal(t, 1, code, "%v with %s", cmd, c.src)
+			assert.Contains(t, errOut, filepath.Join(dir, "agent")+string(filepath.Separator)+c.want, "%v", cmd)
+		}
+		require.NoError(t, os.Remove(path))
+	}
+	code, _, errOut = runCLI("check", "./...")
+	assert.Equal(t, 0, code, errOut)
+}

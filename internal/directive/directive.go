@@ -26,6 +26,8 @@ import (
 	"go/token"
 	"strconv"
 	"strings"
+
+	"github.com/agentidem/agentidem-go/internal/editdist"
 )
 
 // Prefix starts every directive comment. There is no space after "//": a
@@ -114,6 +116,60 @@ func IsDirective(text string) bool { return strings.HasPrefix(text, Prefix) }
 func IsIgnore(text string) bool {
 	rest, ok := strings.CutPrefix(text, Prefix+"ignore")
 	return ok && (rest == "" || rest[0] == ' ' || rest[0] == '\t')
+}
+
+// UnknownVerb reports whether the directive text names no verb the
+// grammar has (//agentidem:wirte, //agentidem:Write, //agentidem: write).
+func UnknownVerb(text string) bool {
+	rest := strings.TrimPrefix(text, Prefix)
+	verb, _, _ := strings.Cut(strings.ReplaceAll(rest, "\t", " "), " ")
+	return verb != "read" && verb != "write" && verb != "ignore"
+}
+
+// NearMiss says why a comment that is not a directive was meant to be
+// one, or "": a block comment /*agentidem:..., a line comment whose prefix
+// is agentidem with another character than ':' (//agentidem write,
+// //agentidem.write), or a misspelt prefix within two edits of agentidem
+// followed by ':' and a verb (//agentidm:write). Go reads directives from
+// line comments with no space after //, so each of these annotates
+// nothing, and the function it sits on got no wrapper and no word
+// (fS). Prose is left alone: it has a space after //, or another word.
+// gofmt puts a space after the // of //agentidem write, which is then
+// prose.
+func NearMiss(text string) string {
+	const want = "write it as a line comment, //agentidem:read or //agentidem:write identity=..., with no space after //"
+	if rest, ok := strings.CutPrefix(text, "/*"); ok && strings.HasPrefix(rest, "agentidem:") {
+		return fmt.Sprintf("%q is a block comment, not a directive, so it annotates nothing: %s", text, want)
+	}
+	rest, ok := strings.CutPrefix(text, "//")
+	if !ok || IsDirective(text) {
+		return ""
+	}
+	if after, ok := strings.CutPrefix(rest, "agentidem"); ok && after != "" && after[0] != ':' {
+		if verb := strings.TrimLeft(after, " \t.;=-_/"); len(verb) < len(after) && startsWithVerb(verb) {
+			return fmt.Sprintf("%q is not a directive (the prefix is //agentidem:), so it annotates nothing: %s", text, want)
+		}
+		return ""
+	}
+	word, verb, found := strings.Cut(rest, ":")
+	if !found || len(word) < 6 || !startsWithVerb(verb) || strings.ContainsAny(word, " \t") {
+		return ""
+	}
+	if d := editdist.Distance(word, "agentidem"); d > 0 && d <= 2 {
+		return fmt.Sprintf("%q is not a directive (the prefix %s is misspelt), so it annotates nothing: %s", text, "//"+word+":", want)
+	}
+	return ""
+}
+
+// startsWithVerb reports whether s starts with read, write or ignore as a
+// word.
+func startsWithVerb(s string) bool {
+	for _, v := range []string{"read", "write", "ignore"} {
+		if after, ok := strings.CutPrefix(s, v); ok && (after == "" || after[0] == ' ' || after[0] == '\t' || after[0] == '*') {
+			return true
+		}
+	}
+	return false
 }
 
 // FromDoc parses the directives in a doc comment. It returns at most one

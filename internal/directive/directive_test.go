@@ -197,3 +197,36 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+// NearMiss names the comments meant as directives that Go does not read as
+// one (fS), and leaves prose and other tools' directives alone.
+func TestNearMiss(t *testing.T) {
+	for text, want := range map[string]string{
+		"/*agentidem:write identity=id*/": "is a block comment",
+		"//agentidm:write identity=id":    "the prefix //agentidm: is misspelt",
+		"//Agentidem:read":                "the prefix //Agentidem: is misspelt",
+		"//agentidem write identity=id":   "the prefix is //agentidem:",
+		"//agentidem.read":                "the prefix is //agentidem:",
+		"//agentidem_ignore reason":       "the prefix is //agentidem:",
+	} {
+		assert.Contains(t, NearMiss(text), want, text)
+	}
+	for _, text := range []string{
+		"//agentidem:write identity=id",  // a directive: Parse's business
+		"// agentidem:write identity=id", // spaced: the generator warns
+		"//agentidem-gen writes the wrappers",
+		"//agentidem.dev/write is the site",
+		"//nolint:write",
+		"//go:generate go tool agentidem-gen",
+		"//agent:write", // too far and too short
+		"//agentidem",
+		"/* agentidem:write in prose */",
+		"// see agentidem:write",
+	} {
+		assert.Empty(t, NearMiss(text), text)
+	}
+	assert.True(t, UnknownVerb("//agentidem:wirte identity=id"))
+	assert.True(t, UnknownVerb("//agentidem: write"))
+	assert.False(t, UnknownVerb("//agentidem:write identiy=id"))
+	assert.False(t, UnknownVerb("//agentidem:ignore\tbecause"))
+}
