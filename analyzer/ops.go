@@ -164,6 +164,7 @@ func runDirectives(pass *analysis.Pass) (any, error) {
 			}
 		}
 	}
+	sinks := newSinkScan(pass, funcs)
 	for _, f := range pass.Files {
 		tf := pass.Fset.File(f.Pos())
 		gen := ast.IsGenerated(f)
@@ -196,7 +197,7 @@ func runDirectives(pass *analysis.Pass) (any, error) {
 				// A declared idempotent write (an upsert, a create that
 				// skips what exists) is as safe to repeat as one behind
 				// an idempotency key.
-				fact.Idempotent = d.Idempotent || sinkIdempotent(pass, fd.Body, funcs)
+				fact.Idempotent = d.Idempotent || sinks.idempotent(fd.Body)
 				fact.DistinctRows = insertsDistinctRows(pass, fd.Body, fact.Identity)
 			}
 			pass.ExportObjectFact(fn, fact)
@@ -260,7 +261,7 @@ func runDirectives(pass *analysis.Pass) (any, error) {
 			if r.ops[fn] == nil && waitsOnParam(pass.TypesInfo, fn, fd.Body) {
 				pass.ExportObjectFact(fn, &WaitsFact{})
 			}
-			if sum := sinkOf(pass, fd.Body, funcs, 0); sum.Inserts > 0 || sum.Idem {
+			if sum := sinks.sinkOf(fd.Body, 0); sum.Inserts > 0 || sum.Idem {
 				pass.ExportObjectFact(fn, &sum)
 			}
 		}
@@ -625,7 +626,45 @@ func constString(pass *analysis.Pass, e ast.Expr) (string, bool) {
 	return constant.StringVal(tv.Value), true
 }
 
-// sinkIdempotent reports whether a write's body makes it idempotent at the
+// sinkScan answers sinkOf, keyedLits and reachesIdem for the functions
+// of one package, each body at each depth once. The three call one
+// another on every call they meet, two calls deep, and every function of
+// every package is summarised (its SinkFact), the standard library's
+// too, as go vet runs the tool on each dependency for its facts: walked
+// afresh each time, the bodies of a package's helpers were walked once
+// per caller at each depth, and analyzer's tests took 2.3x the CPU they
+// took before keyedLits (BenchmarkDirectives, ops_bench_test.go). The
+// answers depend only on the body and the depth, so remembering them
+// changes no fact and no diagnostic.
+type sinkScan struct {
+	pass  *analysis.Pass
+	funcs map[*types.Func]*ast.FuncDecl // the package's functions with a body
+	sums  map[sinkAt]SinkFact
+	reach map[reachAt]bool
+	keyed map[*ast.BlockStmt]map[*ast.FuncLit]bool
+}
+
+type sinkAt struct {
+	body  *ast.BlockStmt
+	depth int
+}
+
+type reachAt struct {
+	n     ast.Node
+	depth int
+}
+
+func newSinkScan(pass *analysis.Pass, funcs map[*types.Func]*ast.FuncDecl) *sinkScan {
+	return &sinkScan{
+		pass:  pass,
+		funcs: funcs,
+		sums:  map[sinkAt]SinkFact{},
+		reach: map[reachAt]bool{},
+		keyed: map[*ast.BlockStmt]map[*ast.FuncLit]bool{},
+	}
+}
+
+// idempotent reports whether a write's body makes it idempotent at the
 // sink: every INSERT it runs, itself or through the helpers sinkOf
 // follows, resolves conflicts (ON CONFLICT ...) or runs in a function
 // handed to package idem (idem.Do's fn), or to a function that reaches it
@@ -634,11 +673,11 @@ func constString(pass *analysis.Pass, e ast.Expr) (string, bool) {
 // plain INSERT beside a use of idem (the notification's idem.Do after
 // it, an idem.Key computed for a log) makes the write a create again: a
 // red team's ticket inserts were taken for idempotent so.
-func sinkIdempotent(pass *analysis.Pass, body *ast.BlockStmt, funcs map[*types.Func]*ast.FuncDecl) bool {
+func (sc *sinkScan) idempotent(body *ast.BlockStmt) bool {
 	if body == nil {
 		return false
 	}
-	sum := sinkOf(pass, body, funcs, 0)
+	sum := sc.sinkOf(body, 0)
 	return sum.Inserts == sum.Safe && (sum.Inserts > 0 || sum.Idem)
 }
 
@@ -657,14 +696,19 @@ const idemPath = "github.com/agentidem/agentidem-go/idem"
 // plain creates, and the check before them for a race. An INSERT in a
 // function literal handed to package idem, or to a function that reaches
 // it (keyed), counts as one that resolves conflicts: the key makes it.
-func sinkOf(pass *analysis.Pass, body *ast.BlockStmt, funcs map[*types.Func]*ast.FuncDecl, depth int) SinkFact {
+func (sc *sinkScan) sinkOf(body *ast.BlockStmt, depth int) SinkFact {
+	at := sinkAt{body, depth}
+	if sum, ok := sc.sums[at]; ok {
+		return sum
+	}
+	pass := sc.pass
 	var sum SinkFact
-	if depth == 0 && reachesIdem(pass, body, funcs, 0) {
+	if depth == 0 && sc.reachesIdem(body, 0) {
 		sum.Idem = true
 	}
-	keyed := keyedLits(pass, body, funcs)
+	keyed := sc.keyedLits(body)
 	for lit := range keyed {
-		sub := sinkOf(pass, lit.Body, funcs, depth)
+		sub := sc.sinkOf(lit.Body, depth)
 		sum.Inserts += sub.Inserts
 		sum.Safe += sub.Inserts
 	}
@@ -707,10 +751,10 @@ func sinkOf(pass *analysis.Pass, body *ast.BlockStmt, funcs map[*types.Func]*ast
 			}
 			fn = fn.Origin()
 			var callee SinkFact
-			switch fd := funcs[fn]; {
+			switch fd := sc.funcs[fn]; {
 			case fd != nil:
 				if depth < 2 && fd.Body != body {
-					callee = sinkOf(pass, fd.Body, funcs, depth+1)
+					callee = sc.sinkOf(fd.Body, depth+1)
 				}
 			case fn.Pkg() != nil && fn.Pkg() != pass.Pkg:
 				pass.ImportObjectFact(fn, &callee)
@@ -721,6 +765,7 @@ func sinkOf(pass *analysis.Pass, body *ast.BlockStmt, funcs map[*types.Func]*ast
 		}
 		return true
 	})
+	sc.sums[at] = sum
 	return sum
 }
 
@@ -730,7 +775,11 @@ func sinkOf(pass *analysis.Pass, body *ast.BlockStmt, funcs map[*types.Func]*ast
 // package whose SinkFact says it does, directly or through a local
 // variable that holds the literal (work := func(...) {...}; idem.Do(...,
 // work)).
-func keyedLits(pass *analysis.Pass, body *ast.BlockStmt, funcs map[*types.Func]*ast.FuncDecl) map[*ast.FuncLit]bool {
+func (sc *sinkScan) keyedLits(body *ast.BlockStmt) map[*ast.FuncLit]bool {
+	if keyed, ok := sc.keyed[body]; ok {
+		return keyed
+	}
+	pass := sc.pass
 	var keyed map[*ast.FuncLit]bool
 	var closures map[types.Object]*ast.FuncLit
 	ast.Inspect(body, func(n ast.Node) bool {
@@ -739,7 +788,7 @@ func keyedLits(pass *analysis.Pass, body *ast.BlockStmt, funcs map[*types.Func]*
 			return true
 		}
 		fn, ok := typeutil.Callee(pass.TypesInfo, call).(*types.Func)
-		if !ok || !keys(pass, fn.Origin(), funcs) {
+		if !ok || !sc.keys(fn.Origin()) {
 			return true
 		}
 		for _, a := range call.Args {
@@ -763,23 +812,24 @@ func keyedLits(pass *analysis.Pass, body *ast.BlockStmt, funcs map[*types.Func]*
 		}
 		return true
 	})
+	sc.keyed[body] = keyed
 	return keyed
 }
 
 // keys reports whether fn runs what it is given under an idempotency key:
 // it is of package idem, or reaches it.
-func keys(pass *analysis.Pass, fn *types.Func, funcs map[*types.Func]*ast.FuncDecl) bool {
+func (sc *sinkScan) keys(fn *types.Func) bool {
 	if fn.Pkg() == nil {
 		return false
 	}
 	if fn.Pkg().Path() == idemPath {
 		return true
 	}
-	if fd := funcs[fn]; fd != nil {
-		return reachesIdem(pass, fd.Body, funcs, 1)
+	if fd := sc.funcs[fn]; fd != nil {
+		return sc.reachesIdem(fd.Body, 1)
 	}
 	var sum SinkFact
-	return fn.Pkg() != pass.Pkg && pass.ImportObjectFact(fn, &sum) && sum.Idem
+	return fn.Pkg() != sc.pass.Pkg && sc.pass.ImportObjectFact(fn, &sum) && sum.Idem
 }
 
 // localClosures maps the variables of body assigned a function literal
@@ -828,7 +878,12 @@ func localClosures(info *types.Info, body *ast.BlockStmt) map[types.Object]*ast.
 // not a path that begins so: idem/postgres, a module idempotency), or
 // calls a function of this package that does, depth calls deep (at most
 // two).
-func reachesIdem(pass *analysis.Pass, n ast.Node, funcs map[*types.Func]*ast.FuncDecl, depth int) bool {
+func (sc *sinkScan) reachesIdem(n ast.Node, depth int) bool {
+	at := reachAt{n, depth}
+	if found, ok := sc.reach[at]; ok {
+		return found
+	}
+	pass := sc.pass
 	found := false
 	ast.Inspect(n, func(m ast.Node) bool {
 		if found {
@@ -844,13 +899,14 @@ func reachesIdem(pass *analysis.Pass, n ast.Node, funcs map[*types.Func]*ast.Fun
 				return true
 			}
 			if fn, ok := typeutil.Callee(pass.TypesInfo, m).(*types.Func); ok {
-				if fd := funcs[fn.Origin()]; fd != nil && fd.Body != n {
-					found = reachesIdem(pass, fd.Body, funcs, depth+1)
+				if fd := sc.funcs[fn.Origin()]; fd != nil && fd.Body != n {
+					found = sc.reachesIdem(fd.Body, depth+1)
 				}
 			}
 		}
 		return !found
 	})
+	sc.reach[at] = found
 	return found
 }
 
