@@ -627,20 +627,24 @@ func constString(pass *analysis.Pass, e ast.Expr) (string, bool) {
 }
 
 // sinkScan answers sinkOf, keyedLits and reachesIdem for the functions
-// of one package, each body at each depth once. The three call one
-// another on every call they meet, two calls deep, and every function of
-// every package is summarised (its SinkFact), the standard library's
-// too, as go vet runs the tool on each dependency for its facts: walked
-// afresh each time, the bodies of a package's helpers were walked once
-// per caller at each depth, and analyzer's tests took 2.3x the CPU they
-// took before keyedLits (BenchmarkDirectives, ops_bench_test.go). The
-// answers depend only on the body and the depth, so remembering them
-// changes no fact and no diagnostic.
+// of one package, each body at each depth once, and walks a body once
+// for what reachesIdem reads of it at any depth (idemUse). The three
+// call one another at every call they meet, two calls deep, and every
+// function of every package is summarised (its SinkFact), the standard
+// library's too, as go vet runs the tool on each dependency for its
+// facts. Walked afresh each time, a package's helpers were walked again
+// for every caller at every depth: since keyedLits (rtM L4) the
+// analyzer's tests took 2.3x the CPU they took before, and Directives
+// took 10.6 s a run on the bundled examples and their imports
+// (BenchmarkDirectives, ops_bench_test.go). The answers depend only on
+// the body and the depth, so remembering them changes no fact and no
+// diagnostic.
 type sinkScan struct {
 	pass  *analysis.Pass
 	funcs map[*types.Func]*ast.FuncDecl // the package's functions with a body
 	sums  map[sinkAt]SinkFact
 	reach map[reachAt]bool
+	uses  map[ast.Node]*idemUse
 	keyed map[*ast.BlockStmt]map[*ast.FuncLit]bool
 }
 
@@ -660,6 +664,7 @@ func newSinkScan(pass *analysis.Pass, funcs map[*types.Func]*ast.FuncDecl) *sink
 		funcs: funcs,
 		sums:  map[sinkAt]SinkFact{},
 		reach: map[reachAt]bool{},
+		uses:  map[ast.Node]*idemUse{},
 		keyed: map[*ast.BlockStmt]map[*ast.FuncLit]bool{},
 	}
 }
@@ -883,31 +888,50 @@ func (sc *sinkScan) reachesIdem(n ast.Node, depth int) bool {
 	if found, ok := sc.reach[at]; ok {
 		return found
 	}
-	pass := sc.pass
-	found := false
-	ast.Inspect(n, func(m ast.Node) bool {
-		if found {
-			return false
+	u := sc.idemUseOf(n)
+	found := u.direct
+	for _, body := range u.calls {
+		if found || depth >= 2 {
+			break
 		}
+		found = sc.reachesIdem(body, depth+1)
+	}
+	sc.reach[at] = found
+	return found
+}
+
+// idemUse is what reachesIdem reads of a node at any depth: whether it
+// names something of package idem itself, and the bodies of the
+// functions of this package it calls (n's own left out), one walk for
+// the three depths.
+type idemUse struct {
+	direct bool
+	calls  []*ast.BlockStmt
+}
+
+func (sc *sinkScan) idemUseOf(n ast.Node) *idemUse {
+	if u, ok := sc.uses[n]; ok {
+		return u
+	}
+	info := sc.pass.TypesInfo
+	u := &idemUse{}
+	ast.Inspect(n, func(m ast.Node) bool {
 		switch m := m.(type) {
 		case *ast.Ident:
-			if obj := pass.TypesInfo.Uses[m]; obj != nil && obj.Pkg() != nil && obj.Pkg().Path() == idemPath {
-				found = true
+			if obj := info.Uses[m]; obj != nil && obj.Pkg() != nil && obj.Pkg().Path() == idemPath {
+				u.direct = true
 			}
 		case *ast.CallExpr:
-			if depth >= 2 {
-				return true
-			}
-			if fn, ok := typeutil.Callee(pass.TypesInfo, m).(*types.Func); ok {
+			if fn, ok := typeutil.Callee(info, m).(*types.Func); ok {
 				if fd := sc.funcs[fn.Origin()]; fd != nil && fd.Body != n {
-					found = sc.reachesIdem(fd.Body, depth+1)
+					u.calls = append(u.calls, fd.Body)
 				}
 			}
 		}
-		return !found
+		return !u.direct
 	})
-	sc.reach[at] = found
-	return found
+	sc.uses[n] = u
+	return u
 }
 
 // waitsOnParam reports whether body, fn's, waits on one of fn's
