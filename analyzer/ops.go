@@ -164,6 +164,7 @@ func runDirectives(pass *analysis.Pass) (any, error) {
 			}
 		}
 	}
+	sinks := newSinkScan(pass, funcs)
 	for _, f := range pass.Files {
 		tf := pass.Fset.File(f.Pos())
 		gen := ast.IsGenerated(f)
@@ -196,7 +197,7 @@ func runDirectives(pass *analysis.Pass) (any, error) {
 				// A declared idempotent write (an upsert, a create that
 				// skips what exists) is as safe to repeat as one behind
 				// an idempotency key.
-				fact.Idempotent = d.Idempotent || sinkIdempotent(pass, fd.Body, funcs)
+				fact.Idempotent = d.Idempotent || sinks.idempotent(fd.Body)
 				fact.DistinctRows = insertsDistinctRows(pass, fd.Body, fact.Identity)
 			}
 			pass.ExportObjectFact(fn, fact)
@@ -260,7 +261,7 @@ func runDirectives(pass *analysis.Pass) (any, error) {
 			if r.ops[fn] == nil && waitsOnParam(pass.TypesInfo, fn, fd.Body) {
 				pass.ExportObjectFact(fn, &WaitsFact{})
 			}
-			if sum := sinkOf(pass, fd.Body, funcs, 0); sum.Inserts > 0 || sum.Idem {
+			if sum := sinks.sinkOf(fd.Body, 0); sum.Inserts > 0 || sum.Idem {
 				pass.ExportObjectFact(fn, &sum)
 			}
 		}
@@ -625,7 +626,51 @@ func constString(pass *analysis.Pass, e ast.Expr) (string, bool) {
 	return constant.StringVal(tv.Value), true
 }
 
-// sinkIdempotent reports whether a write's body makes it idempotent at the
+// sinkScan answers sinkOf, keyedLits and reachesIdem for the functions
+// of one package, each body at each depth once, and walks a body once
+// for what reachesIdem reads of it at any depth (idemUse). The three
+// call one another at every call they meet, two calls deep, and every
+// function of every package is summarised (its SinkFact), the standard
+// library's too, as go vet runs the tool on each dependency for its
+// facts. Walked afresh each time, a package's helpers were walked again
+// for every caller at every depth: since keyedLits (rtM L4) the
+// analyzer's tests took 2.3x the CPU they took before (28 s user, then
+// 64 s), and Directives 23.3 s a run on the bundled examples and their
+// imports, 6.0 s before keyedLits, 3.3 s so (BenchmarkDirectives in
+// ops_bench_test.go, medians of 3 alternated on a loaded 2-CPU machine).
+// The answers depend only on the body and the depth, so remembering them
+// changes no fact and no diagnostic.
+type sinkScan struct {
+	pass  *analysis.Pass
+	funcs map[*types.Func]*ast.FuncDecl // the package's functions with a body
+	sums  map[sinkAt]SinkFact
+	reach map[reachAt]bool
+	uses  map[ast.Node]*idemUse
+	keyed map[*ast.BlockStmt]map[*ast.FuncLit]bool
+}
+
+type sinkAt struct {
+	body  *ast.BlockStmt
+	depth int
+}
+
+type reachAt struct {
+	n     ast.Node
+	depth int
+}
+
+func newSinkScan(pass *analysis.Pass, funcs map[*types.Func]*ast.FuncDecl) *sinkScan {
+	return &sinkScan{
+		pass:  pass,
+		funcs: funcs,
+		sums:  map[sinkAt]SinkFact{},
+		reach: map[reachAt]bool{},
+		uses:  map[ast.Node]*idemUse{},
+		keyed: map[*ast.BlockStmt]map[*ast.FuncLit]bool{},
+	}
+}
+
+// idempotent reports whether a write's body makes it idempotent at the
 // sink: every INSERT it runs, itself or through the helpers sinkOf
 // follows, resolves conflicts (ON CONFLICT ...) or runs in a function
 // handed to package idem (idem.Do's fn), or to a function that reaches it
@@ -634,11 +679,11 @@ func constString(pass *analysis.Pass, e ast.Expr) (string, bool) {
 // plain INSERT beside a use of idem (the notification's idem.Do after
 // it, an idem.Key computed for a log) makes the write a create again: a
 // red team's ticket inserts were taken for idempotent so.
-func sinkIdempotent(pass *analysis.Pass, body *ast.BlockStmt, funcs map[*types.Func]*ast.FuncDecl) bool {
+func (sc *sinkScan) idempotent(body *ast.BlockStmt) bool {
 	if body == nil {
 		return false
 	}
-	sum := sinkOf(pass, body, funcs, 0)
+	sum := sc.sinkOf(body, 0)
 	return sum.Inserts == sum.Safe && (sum.Inserts > 0 || sum.Idem)
 }
 
@@ -657,14 +702,19 @@ const idemPath = "github.com/agentidem/agentidem-go/idem"
 // plain creates, and the check before them for a race. An INSERT in a
 // function literal handed to package idem, or to a function that reaches
 // it (keyed), counts as one that resolves conflicts: the key makes it.
-func sinkOf(pass *analysis.Pass, body *ast.BlockStmt, funcs map[*types.Func]*ast.FuncDecl, depth int) SinkFact {
+func (sc *sinkScan) sinkOf(body *ast.BlockStmt, depth int) SinkFact {
+	at := sinkAt{body, depth}
+	if sum, ok := sc.sums[at]; ok {
+		return sum
+	}
+	pass := sc.pass
 	var sum SinkFact
-	if depth == 0 && reachesIdem(pass, body, funcs, 0) {
+	if depth == 0 && sc.reachesIdem(body, 0) {
 		sum.Idem = true
 	}
-	keyed := keyedLits(pass, body, funcs)
+	keyed := sc.keyedLits(body)
 	for lit := range keyed {
-		sub := sinkOf(pass, lit.Body, funcs, depth)
+		sub := sc.sinkOf(lit.Body, depth)
 		sum.Inserts += sub.Inserts
 		sum.Safe += sub.Inserts
 	}
@@ -707,10 +757,10 @@ func sinkOf(pass *analysis.Pass, body *ast.BlockStmt, funcs map[*types.Func]*ast
 			}
 			fn = fn.Origin()
 			var callee SinkFact
-			switch fd := funcs[fn]; {
+			switch fd := sc.funcs[fn]; {
 			case fd != nil:
 				if depth < 2 && fd.Body != body {
-					callee = sinkOf(pass, fd.Body, funcs, depth+1)
+					callee = sc.sinkOf(fd.Body, depth+1)
 				}
 			case fn.Pkg() != nil && fn.Pkg() != pass.Pkg:
 				pass.ImportObjectFact(fn, &callee)
@@ -721,6 +771,7 @@ func sinkOf(pass *analysis.Pass, body *ast.BlockStmt, funcs map[*types.Func]*ast
 		}
 		return true
 	})
+	sc.sums[at] = sum
 	return sum
 }
 
@@ -730,7 +781,11 @@ func sinkOf(pass *analysis.Pass, body *ast.BlockStmt, funcs map[*types.Func]*ast
 // package whose SinkFact says it does, directly or through a local
 // variable that holds the literal (work := func(...) {...}; idem.Do(...,
 // work)).
-func keyedLits(pass *analysis.Pass, body *ast.BlockStmt, funcs map[*types.Func]*ast.FuncDecl) map[*ast.FuncLit]bool {
+func (sc *sinkScan) keyedLits(body *ast.BlockStmt) map[*ast.FuncLit]bool {
+	if keyed, ok := sc.keyed[body]; ok {
+		return keyed
+	}
+	pass := sc.pass
 	var keyed map[*ast.FuncLit]bool
 	var closures map[types.Object]*ast.FuncLit
 	ast.Inspect(body, func(n ast.Node) bool {
@@ -739,7 +794,7 @@ func keyedLits(pass *analysis.Pass, body *ast.BlockStmt, funcs map[*types.Func]*
 			return true
 		}
 		fn, ok := typeutil.Callee(pass.TypesInfo, call).(*types.Func)
-		if !ok || !keys(pass, fn.Origin(), funcs) {
+		if !ok || !sc.keys(fn.Origin()) {
 			return true
 		}
 		for _, a := range call.Args {
@@ -763,23 +818,24 @@ func keyedLits(pass *analysis.Pass, body *ast.BlockStmt, funcs map[*types.Func]*
 		}
 		return true
 	})
+	sc.keyed[body] = keyed
 	return keyed
 }
 
 // keys reports whether fn runs what it is given under an idempotency key:
 // it is of package idem, or reaches it.
-func keys(pass *analysis.Pass, fn *types.Func, funcs map[*types.Func]*ast.FuncDecl) bool {
+func (sc *sinkScan) keys(fn *types.Func) bool {
 	if fn.Pkg() == nil {
 		return false
 	}
 	if fn.Pkg().Path() == idemPath {
 		return true
 	}
-	if fd := funcs[fn]; fd != nil {
-		return reachesIdem(pass, fd.Body, funcs, 1)
+	if fd := sc.funcs[fn]; fd != nil {
+		return sc.reachesIdem(fd.Body, 1)
 	}
 	var sum SinkFact
-	return fn.Pkg() != pass.Pkg && pass.ImportObjectFact(fn, &sum) && sum.Idem
+	return fn.Pkg() != sc.pass.Pkg && sc.pass.ImportObjectFact(fn, &sum) && sum.Idem
 }
 
 // localClosures maps the variables of body assigned a function literal
@@ -828,30 +884,55 @@ func localClosures(info *types.Info, body *ast.BlockStmt) map[types.Object]*ast.
 // not a path that begins so: idem/postgres, a module idempotency), or
 // calls a function of this package that does, depth calls deep (at most
 // two).
-func reachesIdem(pass *analysis.Pass, n ast.Node, funcs map[*types.Func]*ast.FuncDecl, depth int) bool {
-	found := false
-	ast.Inspect(n, func(m ast.Node) bool {
-		if found {
-			return false
+func (sc *sinkScan) reachesIdem(n ast.Node, depth int) bool {
+	at := reachAt{n, depth}
+	if found, ok := sc.reach[at]; ok {
+		return found
+	}
+	u := sc.idemUseOf(n)
+	found := u.direct
+	for _, body := range u.calls {
+		if found || depth >= 2 {
+			break
 		}
+		found = sc.reachesIdem(body, depth+1)
+	}
+	sc.reach[at] = found
+	return found
+}
+
+// idemUse is what reachesIdem reads of a node at any depth: whether it
+// names something of package idem itself, and the bodies of the
+// functions of this package it calls (n's own left out), one walk for
+// the three depths.
+type idemUse struct {
+	direct bool
+	calls  []*ast.BlockStmt
+}
+
+func (sc *sinkScan) idemUseOf(n ast.Node) *idemUse {
+	if u, ok := sc.uses[n]; ok {
+		return u
+	}
+	info := sc.pass.TypesInfo
+	u := &idemUse{}
+	ast.Inspect(n, func(m ast.Node) bool {
 		switch m := m.(type) {
 		case *ast.Ident:
-			if obj := pass.TypesInfo.Uses[m]; obj != nil && obj.Pkg() != nil && obj.Pkg().Path() == idemPath {
-				found = true
+			if obj := info.Uses[m]; obj != nil && obj.Pkg() != nil && obj.Pkg().Path() == idemPath {
+				u.direct = true
 			}
 		case *ast.CallExpr:
-			if depth >= 2 {
-				return true
-			}
-			if fn, ok := typeutil.Callee(pass.TypesInfo, m).(*types.Func); ok {
-				if fd := funcs[fn.Origin()]; fd != nil && fd.Body != n {
-					found = reachesIdem(pass, fd.Body, funcs, depth+1)
+			if fn, ok := typeutil.Callee(info, m).(*types.Func); ok {
+				if fd := sc.funcs[fn.Origin()]; fd != nil && fd.Body != n {
+					u.calls = append(u.calls, fd.Body)
 				}
 			}
 		}
-		return !found
+		return !u.direct
 	})
-	return found
+	sc.uses[n] = u
+	return u
 }
 
 // waitsOnParam reports whether body, fn's, waits on one of fn's

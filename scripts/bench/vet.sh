@@ -15,21 +15,43 @@
 #
 #   VET_BENCH_MODULE=github.com/matrix-org/dendrite@v0.13.8 \
 #   VET_BENCH_EXCLUDE='/build/gobind|/clientapi$' scripts/bench/vet.sh
+#
+# VET_BENCH_MODULE=examples vets this repository's bundled examples
+# (./examples/..., in place, nothing fetched): agents that declare ops, so
+# every analyzer runs, and the standard library beneath them, summarised
+# for facts as under any go vet. BEFORE=<git revision> adds agentidem-vet
+# built at that revision, alternated with the others in each run:
+#
+#   VET_BENCH_MODULE=examples BEFORE=67af968 VET_BENCH_RUNS=5 scripts/bench/vet.sh
 set -euo pipefail
 module=${VET_BENCH_MODULE:-miniflux.app/v2@v2.3.5}
 runs=${VET_BENCH_RUNS:-3}
 repo=$(cd "$(dirname "$0")/../.." && pwd)
 work=$(mktemp -d)
-trap 'chmod -R u+w "$work" 2>/dev/null; rm -rf "$work"' EXIT
+cleanup() {
+	if [ -n "${BEFORE:-}" ]; then git -C "$repo" worktree remove --force "$work/before" >/dev/null 2>&1 || true; fi
+	chmod -R u+w "$work" 2>/dev/null
+	rm -rf "$work"
+}
+trap cleanup EXIT
 
 (cd "$repo" && go build -o "$work/agentidem-vet" ./cmd/agentidem-vet)
-dir=$(go mod download -json "$module" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')
-cp -r "$dir" "$work/src"
-chmod -R u+w "$work/src"
-cd "$work/src"
+if [ -n "${BEFORE:-}" ]; then
+	git -C "$repo" worktree add --detach "$work/before" "$BEFORE" >/dev/null 2>&1
+	(cd "$work/before" && go build -o "$work/agentidem-vet-before" ./cmd/agentidem-vet)
+fi
 export GOWORK=off GOFLAGS=-buildvcs=false
-go mod download
-mapfile -t pkgs < <(go list ./... | grep -Ev "${VET_BENCH_EXCLUDE:-^$}")
+if [ "$module" = examples ]; then
+	cd "$repo"
+	mapfile -t pkgs < <(go list ./examples/... | grep -Ev "${VET_BENCH_EXCLUDE:-^$}")
+else
+	dir=$(go mod download -json "$module" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')
+	cp -r "$dir" "$work/src"
+	chmod -R u+w "$work/src"
+	cd "$work/src"
+	go mod download
+	mapfile -t pkgs < <(go list ./... | grep -Ev "${VET_BENCH_EXCLUDE:-^$}")
+fi
 GOCACHE="$work/base" go build "${pkgs[@]}" >/dev/null
 # Compile the test variants too (go vet checks them); run nothing.
 GOCACHE="$work/base" go test -vet=off -exec=true -run='^$' "${pkgs[@]}" >/dev/null
@@ -50,10 +72,12 @@ median() { sort -n | awk '{a[NR]=$1} END {print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+
 
 default=()
 ours=()
+before=()
 for _ in $(seq "$runs"); do
 	default+=("$(run)")
 	ours+=("$(run -vettool="$work/agentidem-vet")")
 	if [ -n "${VET_BENCH_OUT:-}" ]; then cp "$work/out.txt" "$VET_BENCH_OUT"; fi
+	if [ -n "${BEFORE:-}" ]; then before+=("$(run -vettool="$work/agentidem-vet-before")"); fi
 done
 d=$(printf '%s\n' "${default[@]}" | median)
 o=$(printf '%s\n' "${ours[@]}" | median)
@@ -65,5 +89,8 @@ printf '| %-40s | %10s |\n' "tool" "seconds"
 printf '|%s|%s|\n' "------------------------------------------" "------------"
 printf '| %-40s | %10.2f |\n' "go vet (default suite)" "$d"
 printf '| %-40s | %10.2f |\n' "go vet -vettool=agentidem-vet" "$o"
+if [ -n "${BEFORE:-}" ]; then
+	printf '| %-40s | %10.2f |\n' "go vet -vettool=agentidem-vet ($BEFORE)" "$(printf '%s\n' "${before[@]}" | median)"
+fi
 echo
 printf 'ratio agentidem-vet / default: %.2f (target <= 1.00)\n' "$(echo "$o / $d" | bc -l)"

@@ -83,8 +83,13 @@ func (v *Invoices) Attach(ctx context.Context, order string) error {
 	return nil
 }
 
-// Bill creates and attaches the invoice of order. parallel is the bug:
-// both calls dispatched at once, as a model's parallel tool calls are.
+// Bill creates and attaches the invoice of order. parallel is the bug,
+// seeded on purpose: both calls dispatched at once, as a model's parallel
+// tool calls are, for the audit of the exported spans to catch
+// (TestParallelDependentCallsAreFound). agentidem-vet reports it too
+// (invoice.attach ... both start in one concurrent batch): a true
+// finding, silenced on its line so that CI's vet of this module stays
+// clean; analyzer/testdata/src/deps billBehindAFlag shows it still fires.
 func Bill(ctx context.Context, v *Invoices, order string, parallel bool) error {
 	ctx, span := otel.Tracer("billing-agent").Start(ctx, "billing-agent")
 	defer span.End()
@@ -98,6 +103,7 @@ func Bill(ctx context.Context, v *Invoices, order string, parallel bool) error {
 	var errs [2]error
 	wg.Add(2)
 	go func() { defer wg.Done(); errs[0] = v.CreateTraced(ctx, order) }()
+	//agentidem:ignore seeded bug: the audit must catch it (TestParallelDependentCallsAreFound)
 	go func() { defer wg.Done(); errs[1] = v.AttachTraced(ctx, order) }()
 	wg.Wait()
 	if errs[0] != nil {

@@ -107,6 +107,30 @@ func channelOrders(ctx context.Context, id string) {
 	go func() { <-created; shipOrder(id) }()
 }
 
+// otel/examples/production's Bill: the calls in order, or (the seeded
+// bug, behind a flag the linter cannot read) both at once, each in a
+// goroutine of its own that stores its error. The bug path is reported;
+// the example silences its line with //agentidem:ignore, so this case is
+// what shows the finding still fires.
+func billBehindAFlag(ctx context.Context, id string, parallel bool) error {
+	if !parallel {
+		if err := billing.CreateInvoiceTraced(ctx, id); err != nil {
+			return err
+		}
+		return billing.AttachInvoiceTraced(ctx, id)
+	}
+	var wg sync.WaitGroup
+	var errs [2]error
+	wg.Add(2)
+	go func() { defer wg.Done(); errs[0] = billing.CreateInvoiceTraced(ctx, id) }()
+	go func() { defer wg.Done(); errs[1] = billing.AttachInvoiceTraced(ctx, id) }() // want `AttachInvoice is declared after=CreateInvoice but both start in one concurrent batch`
+	wg.Wait()
+	if errs[0] != nil {
+		return errs[0]
+	}
+	return errs[1]
+}
+
 func ignored(id string) {
 	var wg sync.WaitGroup
 	wg.Go(func() { createOrder(id) })
