@@ -2511,6 +2511,20 @@ func judgeRepeatsIn(out []Finding, tr *Trace, end, baseEnd string, baseWin map[s
 				}
 			}
 		}
+		if len(dups) == 1 && len(notIdem) == 0 && !baseline && endParts != nil && landedByReturn(tr, end, baseTr) && !endSame() && carriedBetweenCalls(tr, k.op, k.id, idx, endParts, &views) {
+			// The repeats' windows changed nothing, but calls of the op
+			// that failed by themselves left effects between calls
+			// (gapcarried.go): judged by the end, which holds more.
+			for _, i := range idx[1:] {
+				if o := &tr.Ops[i]; o.Repeat == RepeatAbsorbed && (o.JudgedBy == JudgedByState || o.JudgedBy == JudgedByOneExecution) {
+					o.Repeat, o.JudgedBy = RepeatDuplicate, JudgedByEndState
+					dups = append(dups, o.ID)
+				}
+			}
+			if len(dups) > 1 {
+				change, note = endChange, carriedNote
+			}
+		}
 		if len(notIdem) > 0 {
 			calls := append([]string{first.ID}, notIdem...)
 			out = append(out, Finding{Code: CodeNotIdempotent, Severity: SeverityError, Ops: opID[:1:1], Identities: opID[1:2:2], Calls: calls,
