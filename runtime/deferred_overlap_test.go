@@ -460,4 +460,31 @@ func TestRepeatsWhoseEffectLandedBetweenCallsAreJudgedByTheEnd(t *testing.T) {
 		assert.Empty(t, fs, c.name)
 		assert.Equal(t, RepeatAbsorbed, tr.Ops[len(tr.Ops)-1].Repeat, "%s: %v", c.name, opsOf(tr))
 	}
+
+	// Both last attempts overlapped, in a cluster that changed nothing,
+	// where the baseline's one execution changed the state in its window:
+	// with one key the run ended as the baseline did, and the repeat is
+	// absorbed by the end (it was a duplicate_write "where one execution
+	// made charges: 0 → 1", 1 run in 20 at load 20); with a key per
+	// delivery the end holds two charges and it counts.
+	for _, c := range []struct {
+		end     string
+		wantDup bool
+	}{{s1, false}, {s2, true}} {
+		quiet := effectView{inCluster: true, before: c.end, after: c.end, clusterKeys: 1}
+		a, b := quiet, quiet
+		a.order, b.order = 3, 4
+		tr := &Trace{Ops: []Operation{
+			op("1:charge#1", 1, StatusFailed, true, effectView{order: 1, inCluster: true, before: s0, after: s0, clusterKeys: 1}),
+			op("2:charge#2", 2, StatusFailed, true, effectView{order: 2, inCluster: true, before: s0, after: s0, clusterKeys: 1}),
+			op("1:charge#3", 1, StatusSuccess, true, a),
+			op("2:charge#4", 2, StatusSuccess, true, b),
+		}, end: c.end, returned: c.end, gaps: [][2]string{{s0, c.end}}}
+		fs := judgeRepeatsIn(nil, tr, c.end, base.end, windows(base), untracedIn(base, false), false, false, base)
+		assert.Equal(t, c.wantDup, len(fs) == 1 && fs[0].Code == CodeDuplicateWrite, "end %s: %v %v", c.end, fs, opsOf(tr))
+		if !c.wantDup {
+			assert.Equal(t, RepeatAbsorbed, tr.Ops[3].Repeat, opsOf(tr))
+			assert.Equal(t, JudgedByEndState, tr.Ops[3].JudgedBy, opsOf(tr))
+		}
+	}
 }

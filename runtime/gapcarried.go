@@ -59,3 +59,10 @@ func carriedBetweenCalls(tr *Trace, op, id string, idx []int, endParts *parts, v
 	}
 	return meets(gp, endParts, nil, false, views)
 }
+
+// quietCluster reports whether the snapshots around overlapped call o's
+// cluster are equal: the cluster changed nothing.
+func quietCluster(o *Operation) bool {
+	before, after := o.stateWindow()
+	return before == after
+}
