@@ -2224,6 +2224,15 @@ func judgeRepeatsIn(out []Finding, tr *Trace, end, baseEnd string, baseWin map[s
 					before, after := o.stateWindow()
 					tr.Notes = append(tr.Notes, untracedNote(o, left, before, after, &views))
 				}
+			case oneKnown && oneChange != "" && quietCluster(o) && baseTr != nil && landedByReturn(tr, end, baseTr) && endSame():
+				// The cluster changed nothing where one execution in the
+				// baseline did: that execution's effect landed inside its
+				// window there, and here between calls (a booking made
+				// after the client gave up, on a loaded machine). Nothing
+				// is no second effect; the run ended as one delivery did
+				// (a false duplicate_write for one key for the order, 1
+				// run in 20 at load 20, task fK).
+				o.Repeat, o.JudgedBy = RepeatAbsorbed, JudgedByEndState
 			case oneKnown && oneChange != "" && (oneFrom || !(o.Idempotent && same)):
 				changed(o, same, JudgedByOneExecution, oneChange, "the calls overlapped in time, so this compares what they left with what one execution left in the baseline")
 			case o.stateSeen() && o.StateChange == "" && effectSeen(o):
@@ -2509,6 +2518,20 @@ func judgeRepeatsIn(out []Finding, tr *Trace, end, baseEnd string, baseWin map[s
 						}
 					}
 				}
+			}
+		}
+		if len(dups) == 1 && len(notIdem) == 0 && !baseline && endParts != nil && landedByReturn(tr, end, baseTr) && !endSame() && carriedBetweenCalls(tr, k.op, k.id, idx, endParts, &views) {
+			// The repeats' windows changed nothing, but calls of the op
+			// that failed by themselves left effects between calls
+			// (gapcarried.go): judged by the end, which holds more.
+			for _, i := range idx[1:] {
+				if o := &tr.Ops[i]; o.Repeat == RepeatAbsorbed && (o.JudgedBy == JudgedByState || o.JudgedBy == JudgedByOneExecution) {
+					o.Repeat, o.JudgedBy = RepeatDuplicate, JudgedByEndState
+					dups = append(dups, o.ID)
+				}
+			}
+			if len(dups) > 1 {
+				change, note = endChange, carriedNote
 			}
 		}
 		if len(notIdem) > 0 {
