@@ -1788,7 +1788,7 @@ func judgeRepeatsIn(out []Finding, tr *Trace, end, baseEnd string, baseWin map[s
 	// baseline (nil when the same, or either end is not known).
 	var endParts *parts
 	if !baseline && end != "" && baseEnd != "" && !endExact {
-		endChange = DescribeChange(baseEnd, end)
+		endChange = describeAcrossRuns(baseEnd, end, namedByRun(), maxChange)
 		endParts = partsOf(baseEnd, end, &views)
 	}
 	// The parts of the state each op and identity changed in the baseline
@@ -2194,7 +2194,10 @@ func judgeRepeatsIn(out []Finding, tr *Trace, end, baseEnd string, baseWin map[s
 							return ""
 						}
 						if c != "" {
-							c = describeChange(w[1], after, maxChange)
+							// Said as compared: without the moments,
+							// and the rows the sink numbered otherwise
+							// read as one (red team rtP #8).
+							c = describeAcrossRuns(w[1], after, namedByRun(), maxChange)
 						}
 						return c
 					case describeChange(w0, w1, -1) == describeChange(b, a, -1),
