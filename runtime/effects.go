@@ -2311,6 +2311,21 @@ func judgeRepeatsIn(out []Finding, tr *Trace, end, baseEnd string, baseWin map[s
 					tr.unsettled = true
 					tr.Notes = append(tr.Notes, worldNeverStillNote(k.op, o.ID))
 				}
+			case oneKnown && oneChange == "" && effectSeen(o) && landedAfterAll(o):
+				// The calls together made one execution's change, but the
+				// state changed again after the agent returned and the
+				// end, read once it held still, is not the baseline's: a
+				// second mail one of them asked for, landing after both
+				// windows, would be absorbed here, a pass of the buggy
+				// agent (TestWorldWorkerChangeInARepeatsWindow's late
+				// case, concurrent, 9 runs of 10 beside CPU burners,
+				// task fW). What landed may be a delivery's or the
+				// world's: unjudged, as the sequential case below.
+				if !stillNoted {
+					stillNoted = true
+					tr.unsettled = true
+					tr.Notes = append(tr.Notes, landedAfterAllNote(o, first.ID, describeChange(tr.returned, end, maxChange)))
+				}
 			case oneKnown && oneChange == "" && effectSeen(o):
 				o.Repeat, o.JudgedBy = RepeatAbsorbed, JudgedByOneExecution
 				if worldNoted {
