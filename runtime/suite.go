@@ -777,7 +777,7 @@ func (s *Suite) run(ctx context.Context, sc Scenario) (*Result, *Trace, error) {
 		tr.endStill, tr.landedAfter = r.judge.stillEnd()
 		tr.worldLive = r.judge.worldLive
 		tr.passed = r.judge.passedStates()
-		tr.gaps = r.judge.gapsSeen()
+		tr.gaps, tr.gapsAt = r.judge.gapsSeen()
 		if r.judge.late != "" {
 			tr.Notes = append(tr.Notes, lateNote(r.judge.late))
 		}

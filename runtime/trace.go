@@ -295,8 +295,9 @@ type Trace struct {
 	// (judge.noteReturn): equal to end, nothing changed the state after.
 	returned string
 	// gaps are the changes of the State snapshot outside every traced
-	// write (judge.gaps).
-	gaps [][2]string
+	// write (judge.gaps), and gapsAt when each began (judge.gapsAt).
+	gaps   [][2]string
+	gapsAt []int
 	// rare holds what few runs record (traceRare), nil for most: in the
 	// Trace, its 96 bytes took every scenario's trace from the 416-byte
 	// size class to the 512-byte one.
