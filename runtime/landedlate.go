@@ -64,18 +64,23 @@ func noAnswer(err string) bool {
 // made that change in its own window; nil for most traces, where no write
 // failed unanswered or the state changed in no gap.
 func lateLandings(tr *Trace) []lateLanding {
-	if tr == nil || len(tr.gaps) == 0 || len(tr.gapsAt) != len(tr.gaps) {
+	if tr == nil || len(tr.gaps) == 0 || len(tr.odd().gapsAt) != len(tr.gaps) {
 		return nil
 	}
-	var out []lateLanding
-	var views stateViews
-	var named map[string]bool
-	used := make([]bool, len(tr.gaps))
+	var (
+		out   []lateLanding
+		views stateViews
+		named map[string]bool
+		used  []bool // the gaps taken, made once a failed call is looked at
+	)
 	for i := range tr.Ops {
 		f := &tr.Ops[i]
 		if f.Kind != KindWrite || f.Status != StatusFailed || f.Fault != FaultNone || f.Replayed || f.IdentityError != "" ||
 			f.Error == errNotExecutedCrashed || !noAnswer(f.Error) || landed(f) || failedTogether(f) || f.execOrder() == 0 {
 			continue
+		}
+		if used == nil {
+			used = make([]bool, len(tr.gaps))
 		}
 		found := false
 		for j := range tr.Ops {
@@ -86,7 +91,7 @@ func lateLandings(tr *Trace) []lateLanding {
 			}
 			b, a := s.stateWindow()
 			for g, gap := range tr.gaps {
-				if used[g] || tr.gapsAt[g] <= f.execOrder() || gap[0] == gap[1] {
+				if used[g] || tr.odd().gapsAt[g] <= f.execOrder() || gap[0] == gap[1] {
 					continue // begun before f returned, or taken
 				}
 				same := describeChange(b, a, -1) == describeChange(gap[0], gap[1], -1)
@@ -121,11 +126,12 @@ func withoutLateGaps(base *Trace, late []lateLanding) *Trace {
 		return base
 	}
 	cp := *base
-	cp.gaps, cp.gapsAt = nil, nil
+	rare := *base.odd()
+	cp.rare, cp.gaps, rare.gapsAt = &rare, nil, nil
 	for g := range base.gaps {
 		if !slices.ContainsFunc(late, func(l lateLanding) bool { return l.gap == g }) {
 			cp.gaps = append(cp.gaps, base.gaps[g])
-			cp.gapsAt = append(cp.gapsAt, base.gapsAt[g])
+			rare.gapsAt = append(rare.gapsAt, base.odd().gapsAt[g])
 		}
 	}
 	return &cp

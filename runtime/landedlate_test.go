@@ -247,7 +247,7 @@ func TestLateLandingsNeedTheTwinsWholeChangeAfterTheFailedCall(t *testing.T) {
 		return &Trace{Ops: []Operation{
 			op("1:charge#1", 1, StatusFailed, ferr, s0, s0),
 			op("1:charge#2", 2, StatusSuccess, "", s0, s1),
-		}, gaps: gaps, gapsAt: at}
+		}, gaps: gaps, rare: &traceRare{gapsAt: at}}
 	}
 	const timeout = `Post "http://127.0.0.1:1/charge": context deadline exceeded`
 	for _, tc := range []struct {
