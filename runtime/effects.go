@@ -786,10 +786,12 @@ func (j *judge) lastUnanswered() time.Time {
 // with no Settle is read at the earliest, the state having held still: the
 // request may have reached the service, which books it later. A payments
 // fake that books 150 ms after a request whose attempt gave up at 40 ms
-// landed after the baseline's end had held still for its 100 ms
-// (endCalibrate), and the baseline, which charged twice, read "ok" in
-// 1 run of 4 (red team rtQ #1; landedlate.go). Bounded, as every wait of
-// the end, by the run's stillMax.
+// could land after the baseline's end had held still for its 100 ms
+// (endCalibrate), and the baseline, which charged twice, then saw one
+// charge (red team rtQ #1; landedlate.go): a charge landing 120 ms after
+// the agent returned was never in the baseline's end without this wait
+// (TestAFailedChargeThatLandsLateBesideItsRetryIsADuplicate). Bounded, as
+// every wait of the end, by the run's stillMax.
 const lateLandWait = endStillMax
 
 // endSleep is the sleep between two polls of the end state (judge.finish);
