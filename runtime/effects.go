@@ -163,6 +163,10 @@ type judge struct {
 	// and from the last to the end (untraced.go).
 	idle string
 	gaps [][2]string
+	// gapsAt holds, for each of gaps, the order (callEffect.order) of
+	// the first write that began after it began: every write before
+	// that one had returned when it began (lateLandings).
+	gapsAt []int
 	// still says the end was read again and had held still for
 	// stillFor (finish); landedAfter is how long after the first end
 	// snapshot the state last changed.
@@ -199,6 +203,10 @@ type judge struct {
 	// returns counts the writes returned so far (after): a repeat's
 	// Settle is taken again when one returned while it ran (before).
 	returns int
+	// unansweredAt is when a write last failed for want of an answer (a
+	// deadline, a dropped connection: noAnswer), zero if none did: its
+	// request may land later, and the end waits for it (finish).
+	unansweredAt time.Time
 	// failed keeps State's first error (stateerror.go).
 	failed stateFailure
 }
@@ -428,6 +436,7 @@ func (j *judge) before(c *Call) {
 		j.open = j.window()
 		if j.idle != "" && j.open.err == "" && j.open.before != j.idle {
 			j.gaps = append(j.gaps, [2]string{j.idle, j.open.before})
+			j.gapsAt = append(j.gapsAt, e.order)
 		}
 		j.open.others = j.othersOutside(c)
 	case j.onlyOuter(c):
@@ -599,8 +608,14 @@ func (j *judge) after(c *Call) {
 	if e.repeat && j.settle != nil && e.err == "" && !e.nested {
 		settleErr = j.quiet()
 	}
+	c.mu.Lock()
+	unanswered := c.rec.status == statusFailed && noAnswer(c.rec.Error)
+	c.mu.Unlock()
 	j.mu.Lock()
 	defer j.mu.Unlock()
+	if unanswered {
+		j.unansweredAt = time.Now()
+	}
 	if settleErr != nil {
 		e.err = errorText(settleErr) // under the lock: the trace may be read (record)
 	}
@@ -682,7 +697,8 @@ func (j *judge) finish() {
 		j.endErr = errorText(err)
 		return
 	}
-	if j.settle == nil && (j.changedOutside(s) || j.worldLive || j.worldMoves && j.repeatedNow() || j.baseEnd != "" && s != j.baseEnd && !j.repeatedNow()) {
+	unansweredAt := j.lastUnanswered()
+	if j.settle == nil && (j.changedOutside(s) || j.worldLive || j.worldMoves && j.repeatedNow() || j.baseEnd != "" && s != j.baseEnd && !j.repeatedNow() || !unansweredAt.IsZero()) {
 		// The state changed outside every traced write in this run: an
 		// effect that lands outside its call (a booking a payments API
 		// makes after it answered 202, a worker's) may still be on its
@@ -730,12 +746,19 @@ func (j *judge) finish() {
 				j.mu.Unlock()
 				continue
 			}
-			if on-stillSince >= j.stillFor {
+			if on-stillSince >= j.stillFor && (unansweredAt.IsZero() || time.Since(unansweredAt) >= lateLandWait) {
 				j.mu.Lock()
 				j.still = true
 				j.mu.Unlock()
 				break
 			}
+		}
+		if !unansweredAt.IsZero() && on >= j.stillMax && on-stillSince >= j.stillFor {
+			// Held still, and waited for as long as it could for what a
+			// failed write's request may still land (lateLandWait).
+			j.mu.Lock()
+			j.still = true
+			j.mu.Unlock()
 		}
 	}
 	j.end = s
@@ -743,11 +766,33 @@ func (j *judge) finish() {
 	defer j.mu.Unlock()
 	if j.idle != "" && s != j.idle {
 		j.gaps = append(j.gaps, [2]string{j.idle, s})
+		j.gapsAt = append(j.gapsAt, j.execs+1)
 	}
 	if j.settle == nil && j.repeated && j.lastAfter != "" && !sameUpToOrder(j.lastAfter, s) {
 		j.late = describeChange(j.lastAfter, s, maxChange)
 	}
 }
+
+// lastUnanswered returns when a write last failed for want of an answer
+// (judge.unansweredAt).
+func (j *judge) lastUnanswered() time.Time {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return j.unansweredAt
+}
+
+// lateLandWait is how long after a write failed for want of an answer (its
+// deadline ran out, its connection dropped: noAnswer) the end of a run
+// with no Settle is read at the earliest, the state having held still: the
+// request may have reached the service, which books it later. A payments
+// fake that books 150 ms after a request whose attempt gave up at 40 ms
+// could land after the baseline's end had held still for its 100 ms
+// (endCalibrate), and the baseline, which charged twice, then saw one
+// charge (red team rtQ #1; landedlate.go): a charge landing 120 ms after
+// the agent returned was never in the baseline's end without this wait
+// (TestAFailedChargeThatLandsLateBesideItsRetryIsADuplicate). Bounded, as
+// every wait of the end, by the run's stillMax.
+const lateLandWait = endStillMax
 
 // endSleep is the sleep between two polls of the end state (judge.finish);
 // a test makes it overrun, as a loaded machine does.
@@ -845,11 +890,11 @@ func (j *judge) noteReturn() {
 }
 
 // gapsSeen returns the changes the state went through outside every
-// traced write (gaps).
-func (j *judge) gapsSeen() [][2]string {
+// traced write (gaps), and when each began (gapsAt).
+func (j *judge) gapsSeen() ([][2]string, []int) {
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	return slices.Clone(j.gaps)
+	return slices.Clone(j.gaps), slices.Clone(j.gapsAt)
 }
 
 const lateNotePrefix = "the state changed after the last traced write returned"
@@ -858,9 +903,10 @@ const lateNotePrefix = "the state changed after the last traced write returned"
 // traced write returned, in a run with a repeat and no Settle: the suite
 // cannot tell an effect that landed late from any other untraced change,
 // and does not count it (README: what the harness cannot see), but says
-// what it saw.
+// what it saw; unless it is the change a retry of a call that failed for
+// want of an answer made again (landedlate.go): that is a duplicate_write.
 func lateNote(change string) string {
-	return fmt.Sprintf(lateNotePrefix+" (%s): if that is the effect of a traced write landing late (a transaction committed after its writes, a server that answers 202 and books afterwards, a queue a worker drains), the snapshots around its calls did not see it; a repeat of such a write is judged by the end state where the state had landed when the agent returned (a note then says so), and otherwise may have been judged by what it did before its effect landed; give testkit.SettleOn so the suite waits for effects that land later (an untraced write of the agent or of the world changes the state too)", change)
+	return fmt.Sprintf(lateNotePrefix+" (%s): if that is the effect of a traced write landing late (a transaction committed after its writes, a server that answers 202 and books afterwards, a queue a worker drains), the snapshots around its calls did not see it; a repeat of such a write is judged by the end state where the state had landed when the agent returned (a note then says so), and otherwise may have been judged by what it did before its effect landed; give a Settle so the suite waits for effects that land later: testkit.SettleUntil with what the world has pending (a fake service's requests in flight, a queue's jobs), or testkit.SettleOn where the world records its effects on an event stream (an untraced write of the agent or of the world changes the state too)", change)
 }
 
 // endUnreadNote says that the end of a run with a repeated write could not
@@ -2329,7 +2375,7 @@ func judgeRepeatsIn(out []Finding, tr *Trace, end, baseEnd string, baseWin map[s
 			case oneKnown && oneChange == "" && effectSeen(o):
 				o.Repeat, o.JudgedBy = RepeatAbsorbed, JudgedByOneExecution
 				if worldNoted {
-					tr.Notes = append(tr.Notes, worldNote(o, first.ID))
+					tr.Notes = append(tr.Notes, worldNoteIn(baseTr, o, first.ID))
 				}
 				if left != nil {
 					before, after := o.stateWindow()
@@ -2403,7 +2449,7 @@ func judgeRepeatsIn(out []Finding, tr *Trace, end, baseEnd string, baseWin map[s
 				// what the repeat's window holds is the world's, and no
 				// second effect stayed.
 				o.Repeat, o.JudgedBy = RepeatAbsorbed, JudgedByEndState
-				tr.Notes = append(tr.Notes, worldNote(o, first.ID))
+				tr.Notes = append(tr.Notes, worldNoteIn(baseTr, o, first.ID))
 			case o.stateSeen() && o.StateChange != "" && !baseline && un != nil && !un.base.endStill && func() bool { before, after := o.stateWindow(); return worldRestless(before, after) }():
 				// What the repeat's window holds is what the world did by
 				// itself in the baseline (a mail a worker of Setup's
@@ -3696,7 +3742,9 @@ func (s *Suite) duplicates(res *Result, tr *Trace, sc Scenario, namesOf func() r
 	fold := redelivers(sc.Kind)
 	var un *untraced
 	if sc.Kind != ScenarioBaseline {
-		un = untracedIn(baseTrace, s.cfg.settle != nil)
+		// Without the baseline's changes that were a failed call's
+		// effect landing late: the agent's, not the world's (landedlate.go).
+		un = untracedIn(withoutLateGaps(baseTrace, lateLandings(baseTrace)), s.cfg.settle != nil)
 	}
 	baseWin := windows(baseTrace)
 	if len(baseWin) > 0 {
@@ -3705,6 +3753,7 @@ func (s *Suite) duplicates(res *Result, tr *Trace, sc Scenario, namesOf func() r
 		baseWin = namesOf().windows(baseWin)
 	}
 	found := judgeRepeatsIn(s.found[:0], tr, tr.end, baseEnd, withWindows(baseWin, s.serial), un, sc.Kind == ScenarioBaseline, fold, baseTrace)
+	found = addLateLandings(found, tr, lateLandings(tr))
 	if crashFired(tr) {
 		for i := range tr.Ops {
 			if o := &tr.Ops[i]; o.Repeat == "" && strings.HasPrefix(o.StateError, settleTimeout) {

@@ -777,7 +777,10 @@ func (s *Suite) run(ctx context.Context, sc Scenario) (*Result, *Trace, error) {
 		tr.endStill, tr.landedAfter = r.judge.stillEnd()
 		tr.worldLive = r.judge.worldLive
 		tr.passed = r.judge.passedStates()
-		tr.gaps = r.judge.gapsSeen()
+		var gapsAt []int
+		if tr.gaps, gapsAt = r.judge.gapsSeen(); len(gapsAt) > 0 {
+			tr.withRare().gapsAt = gapsAt
+		}
 		if r.judge.late != "" {
 			tr.Notes = append(tr.Notes, lateNote(r.judge.late))
 		}

@@ -295,7 +295,7 @@ type Trace struct {
 	// (judge.noteReturn): equal to end, nothing changed the state after.
 	returned string
 	// gaps are the changes of the State snapshot outside every traced
-	// write (judge.gaps).
+	// write (judge.gaps); traceRare.gapsAt says when each began.
 	gaps [][2]string
 	// rare holds what few runs record (traceRare), nil for most: in the
 	// Trace, its 96 bytes took every scenario's trace from the 416-byte
@@ -317,6 +317,10 @@ type traceRare struct {
 	// this process serving the agent's requests passed such a context
 	// (recorder.noteDetached).
 	handlerSites []string
+	// gapsAt holds, for each of Trace.gaps, when it began
+	// (judge.gapsAt): in the rare part, as few runs' state changes
+	// outside their traced writes.
+	gapsAt []int
 }
 
 // noTraceRare is the traceRare of a trace that has none: only read.
