@@ -209,11 +209,24 @@ func (s *Suite) Baseline(ctx context.Context) (*Result, error) {
 	res, sch, err := s.runGated(ctx, sc, prefixChooser(nil), nil)
 	if err == nil && sch.err == nil && baselineFailed(res) && len(sch.shapes) > 0 {
 		if order := s.orderFindings(res, sch); len(order) > 0 {
+			// Only a reverse order that passes makes the failure the
+			// order's. Where it fails too (both tools write to a table
+			// Setup never made), the baseline failed, whatever the order:
+			// an order finding said "in the reverse order it did not"
+			// of a reverse order that failed as well (red team, /tmp/rtP
+			// #9). The order finding is made once the baseline passes,
+			// from its schedules.
 			alt, altSch, altErr := s.runGated(ctx, sc, reverseChooser(), nil)
 			if altErr == nil && altSch.err == nil && !baselineFailed(alt) {
 				res, sch = alt, altSch
+				for _, f := range order {
+					if s.orderSeen == nil {
+						s.orderSeen = map[string]bool{}
+					}
+					s.orderSeen[orderKey(f)] = true
+				}
+				res.Findings = append(res.Findings, order...)
 			}
-			res.Findings = append(res.Findings, order...)
 		}
 	}
 	tr := res.Trace
@@ -366,8 +379,9 @@ func hasOrderFinding(res *Result) bool {
 // it fails in that order again and its subtest reports the finding. The
 // line used to select the listed schedule's interleaving subtest, which
 // passed: that schedule does not report the finding again (orderSeen, so
-// that a whole run reports it once), and where the reverse order failed
-// too, no interleaving runs at all. The schedule's own form stays beside
+// that a whole run reports it once, marked by Baseline when it keeps the
+// finding: only where the reverse order passed), and where the reverse
+// order failed too, no interleaving runs at all. The schedule's own form stays beside
 // it: AGENTIDEM_SCHEDULE in front of a go test command that runs the
 // baseline shows the finding as well.
 func (s *Suite) orderFindings(res *Result, sch *scheduler) []Finding {
@@ -388,10 +402,6 @@ func (s *Suite) orderFindings(res *Result, sch *scheduler) []Finding {
 			f.Message += fmt.Sprintf(". In the order %s the agent failed (%s), in the reverse order it did not", withLegend(name, sch.legend()), what)
 		}
 		f.Scenario, f.Replay = ScenarioBaseline, replay
-		if s.orderSeen == nil {
-			s.orderSeen = map[string]bool{}
-		}
-		s.orderSeen[orderKey(f)] = true
 		out = append(out, f)
 	}
 	return out
