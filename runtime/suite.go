@@ -1017,9 +1017,18 @@ func (s *Suite) await(r *recorder, resCh <-chan []error, stalled bool) (errs []e
 	case errs = <-resCh:
 		return errs, stall
 	case <-grace.C:
-		return nil, stall + "; the agent did not return after its context was cancelled, and its goroutines were left running"
+		return nil, stall + leftRunningText
 	}
 }
+
+// leftRunningText ends a stall's message where the agent did not return
+// once cancelled. What its goroutines hold, they hold past the verdict: a
+// database connection in a query that waits for good, which the test's
+// t.Cleanup(pool.Close) waits for, and the binary hung there after the
+// verdict until go test's -timeout, with nothing said why (red team,
+// /tmp/rtP #6: pgxpool's Close waited for the connection of a tool that
+// ran on context.Background()).
+const leftRunningText = "; the agent did not return after its context was cancelled, and its goroutines were left running: a Cleanup or Teardown that closes what they use (a database pool, a client, a server) waits for them too, and the test binary can hang there until go test's -timeout; give every tool the agent's ctx, so that cancelling it ends their waits"
 
 // stallWatch watches a scenario whose deliveries run in the suite's own
 // goroutine (Suite.run): a timer reads the progress count every
@@ -1068,7 +1077,7 @@ func (w *stallWatch) giveUp() {
 	if w.done {
 		return
 	}
-	w.stall += "; the agent did not return after its context was cancelled, and its goroutines were left running"
+	w.stall += leftRunningText
 	w.gaveUp = true
 	close(w.r.abandoned)
 }
