@@ -167,8 +167,6 @@ func TestAStallInADatabaseStatementSaysALockMayHoldIt(t *testing.T) {
 			assert.NotContains(t, stall, "a response body, a reply")
 			if c.detached {
 				assert.Contains(t, stall, "its goroutines were left running: a Cleanup or Teardown that closes what they use (a database pool, a client, a server) waits for them too")
-			} else {
-				assert.NotContains(t, stall, "left running")
 			}
 		})
 	}
