@@ -1639,8 +1639,18 @@ func (r *recorder) describeStall() string {
 // (rtK mutexcrash) was told to raise the bound, which could not help.
 // crashed: the scenario crashed a delivery, which may have left held what a
 // real crash leaves held as well.
+//
+// A wait for the network inside a SQL driver (inDatabaseDriver) is a
+// statement waiting for the database's answer, and a statement that waits
+// for a lock another transaction holds waits for good: the red team's
+// agent held a row (SELECT ... FOR UPDATE in a transaction of its own)
+// and called a tool that updates it in another, and was told to raise the
+// bound "only if the answer is merely slow" of "a response body, a reply"
+// (/tmp/rtP #5). Said only where every goroutine waiting for the network
+// is in a driver: one waiting for an HTTP answer beside it may be merely
+// slow.
 func stallAdvice(gs []gInfo, crashed bool) string {
-	onNetwork := false
+	onNetwork, onDatabase := false, true
 	for i := range gs {
 		g := &gs[i]
 		if g.bystander() {
@@ -1650,11 +1660,14 @@ func stallAdvice(gs []gInfo, crashed bool) string {
 		switch {
 		case busy && ioWaits[why], g.state == "IO wait":
 			onNetwork = true
+			onDatabase = onDatabase && g.state == "IO wait" && g.inDatabaseDriver()
 		case busy:
 			return "raise the bound with StallTimeout if the agent is only slow"
 		}
 	}
 	switch {
+	case onNetwork && onDatabase:
+		return "it waits for the database: a statement that waits for a lock (a row locked by UPDATE or SELECT ... FOR UPDATE, an advisory or table lock) held by another transaction, possibly the agent's own left open across the tool call, waits for good, and a longer StallTimeout will not help: commit or roll back before calling a tool that writes the same rows, or make the write in that transaction (PostgreSQL's pg_locks shows who waits for whom); raise the bound only if the statement is merely slow"
 	case onNetwork && crashed:
 		return "it waits for the network: raise the bound with StallTimeout only if the answer is merely slow; if it waits for a lock or lease that the crashed delivery took in a service and never released (a lock with no expiry), it waits for good, after a real crash as well: give the lock a lease that expires, or let the restart take over what its earlier delivery holds"
 	case onNetwork:

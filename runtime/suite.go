@@ -209,11 +209,24 @@ func (s *Suite) Baseline(ctx context.Context) (*Result, error) {
 	res, sch, err := s.runGated(ctx, sc, prefixChooser(nil), nil)
 	if err == nil && sch.err == nil && baselineFailed(res) && len(sch.shapes) > 0 {
 		if order := s.orderFindings(res, sch); len(order) > 0 {
+			// Only a reverse order that passes makes the failure the
+			// order's. Where it fails too (both tools write to a table
+			// Setup never made), the baseline failed, whatever the order:
+			// an order finding said "in the reverse order it did not"
+			// of a reverse order that failed as well (red team, /tmp/rtP
+			// #9). The order finding is made once the baseline passes,
+			// from its schedules.
 			alt, altSch, altErr := s.runGated(ctx, sc, reverseChooser(), nil)
 			if altErr == nil && altSch.err == nil && !baselineFailed(alt) {
 				res, sch = alt, altSch
+				for _, f := range order {
+					if s.orderSeen == nil {
+						s.orderSeen = map[string]bool{}
+					}
+					s.orderSeen[orderKey(f)] = true
+				}
+				res.Findings = append(res.Findings, order...)
 			}
-			res.Findings = append(res.Findings, order...)
 		}
 	}
 	tr := res.Trace
@@ -366,8 +379,9 @@ func hasOrderFinding(res *Result) bool {
 // it fails in that order again and its subtest reports the finding. The
 // line used to select the listed schedule's interleaving subtest, which
 // passed: that schedule does not report the finding again (orderSeen, so
-// that a whole run reports it once), and where the reverse order failed
-// too, no interleaving runs at all. The schedule's own form stays beside
+// that a whole run reports it once, marked by Baseline when it keeps the
+// finding: only where the reverse order passed), and where the reverse
+// order failed too, no interleaving runs at all. The schedule's own form stays beside
 // it: AGENTIDEM_SCHEDULE in front of a go test command that runs the
 // baseline shows the finding as well.
 func (s *Suite) orderFindings(res *Result, sch *scheduler) []Finding {
@@ -388,10 +402,6 @@ func (s *Suite) orderFindings(res *Result, sch *scheduler) []Finding {
 			f.Message += fmt.Sprintf(". In the order %s the agent failed (%s), in the reverse order it did not", withLegend(name, sch.legend()), what)
 		}
 		f.Scenario, f.Replay = ScenarioBaseline, replay
-		if s.orderSeen == nil {
-			s.orderSeen = map[string]bool{}
-		}
-		s.orderSeen[orderKey(f)] = true
 		out = append(out, f)
 	}
 	return out
@@ -1010,9 +1020,18 @@ func (s *Suite) await(r *recorder, resCh <-chan []error, stalled bool) (errs []e
 	case errs = <-resCh:
 		return errs, stall
 	case <-grace.C:
-		return nil, stall + "; the agent did not return after its context was cancelled, and its goroutines were left running"
+		return nil, stall + leftRunningText
 	}
 }
+
+// leftRunningText ends a stall's message where the agent did not return
+// once cancelled. What its goroutines hold, they hold past the verdict: a
+// database connection in a query that waits for good, which the test's
+// t.Cleanup(pool.Close) waits for, and the binary hung there after the
+// verdict until go test's -timeout, with nothing said why (red team,
+// /tmp/rtP #6: pgxpool's Close waited for the connection of a tool that
+// ran on context.Background()).
+const leftRunningText = "; the agent did not return after its context was cancelled, and its goroutines were left running: a Cleanup or Teardown that closes what they use (a database pool, a client, a server) waits for them too, and the test binary can hang there until go test's -timeout; give every tool the agent's ctx, so that cancelling it ends their waits"
 
 // stallWatch watches a scenario whose deliveries run in the suite's own
 // goroutine (Suite.run): a timer reads the progress count every
@@ -1061,7 +1080,7 @@ func (w *stallWatch) giveUp() {
 	if w.done {
 		return
 	}
-	w.stall += "; the agent did not return after its context was cancelled, and its goroutines were left running"
+	w.stall += leftRunningText
 	w.gaveUp = true
 	close(w.r.abandoned)
 }
@@ -1579,7 +1598,7 @@ func (s *Suite) identityUnstable(tr *Trace, kind string, namesOf func() renaming
 			if b.Identity != a.Identity && otherWork(s.base, tr, a, b, j) {
 				continue // another goroutine's item from the same line: a's retry may follow
 			}
-			if b.Identity != a.Identity && !(inBase(a.Name, a.Identity) && inBase(a.Name, b.Identity)) && !reported[a.Name] && sameWork(a, b) && !keyFromSink(tr, a, b, i, j) {
+			if b.Identity != a.Identity && !(inBase(a.Name, a.Identity) && inBase(a.Name, b.Identity)) && !reported[a.Name] && sameWork(a, b) && !keyFromSink(tr, a, b, i, j) && !baseItemsUnderSinkName(s.base, tr, a, b, j) {
 				if reported == nil {
 					reported = map[string]bool{}
 				}
@@ -1644,7 +1663,7 @@ func (s *Suite) identityUnstable(tr *Trace, kind string, namesOf func() renaming
 		}
 		for i := range tr.Ops {
 			a := &tr.Ops[i]
-			if a.Invocation != 1 || a.Name != b.Name || a.Site != b.Site || a.Status != StatusSuccess && !landed(a) || !sameWork(a, b) || keyFromSink(tr, a, b, -1, j) {
+			if a.Invocation != 1 || a.Name != b.Name || a.Site != b.Site || a.Status != StatusSuccess && !landed(a) || !sameWork(a, b) || keyFromSink(tr, a, b, -1, j) || baseItemsUnderSinkName(s.base, tr, a, b, j) {
 				continue
 			}
 			if reported == nil {
@@ -1797,6 +1816,122 @@ func otherWork(base, tr *Trace, a, b *Operation, j int) bool {
 		}
 	}
 	return differ
+}
+
+// baseItemsUnderSinkName reports whether a and b (tr.Ops[j]) are two of
+// the baseline's writes of their op, x and y, under the name the sink gave
+// this run for what it named otherwise in the baseline: where a and b
+// differ, a holds x's value and b y's (apple, then pear); where they agree,
+// x and y agree too, on the same value or on the one a call of the
+// baseline with the same identity answered at the same place as a call of
+// the run before b answered a's (create_order "ORD-1" answered order 1 in
+// the baseline and 4 here). That is inBase's test under the one renaming
+// the answers justify, read at the identities' places alone: the
+// scenario's renaming (learnRenaming) renames a value by its text
+// wherever it stands, and leaves one out that the scenario also carries
+// elsewhere, so where the baseline's order was numbered 1 and each line's
+// quantity was 1 (a fresh database's first sequence number) the lines
+// were not read as the baseline's, and the pear line after a failed apple
+// was a retry under a fresh key: identity_unstable, an error, on the first
+// run against a fresh database and never after (red team, /tmp/rtP #10,
+// 5/5 fresh, 0/27 later). A retry whose differing part is new to the
+// baseline (a fresh key), or that keeps a part the baseline's two items
+// did not share (the item under a counter's next key), is no pair of the
+// baseline's, and is still told.
+func baseItemsUnderSinkName(base, tr *Trace, a, b *Operation, j int) bool {
+	if base == nil || !composite(a.Identity) || !composite(b.Identity) {
+		return false
+	}
+	pa, pb := identityParts(a.Identity), identityParts(b.Identity)
+	if pa == nil || pb == nil || len(pa) != len(pb) {
+		return false
+	}
+	shared := 0
+	for k, va := range pa {
+		vb, ok := pb[k]
+		if !ok {
+			return false
+		}
+		if va == vb {
+			shared++
+		}
+	}
+	if shared == 0 || shared == len(pa) {
+		return false // otherWork's case, or the same identity
+	}
+	// sinkNamed reports whether the run's value rv at a shared part is
+	// the baseline's bv by the sink's answers.
+	answered := map[[2]string]bool{} // the baseline's value, the run's
+	learned := false
+	sinkNamed := func(bv, rv string) bool {
+		if !learned {
+			learned = true
+			for i := range tr.Ops[:j] {
+				o := &tr.Ops[i]
+				if o.Kind != KindWrite || o.Status != StatusSuccess || o.Result == nil {
+					continue
+				}
+				rc, err := Canonical(o.Result)
+				if err != nil {
+					continue
+				}
+				rl := jsonLeaves(rc)
+				for n := range base.Ops {
+					x := &base.Ops[n]
+					if x.Kind != KindWrite || x.Name != o.Name || x.Identity != o.Identity || x.Status != StatusSuccess || x.Result == nil {
+						continue
+					}
+					bc, err := Canonical(x.Result)
+					if err != nil {
+						continue
+					}
+					for path, bl := range jsonLeaves(bc) {
+						if r, ok := rl[path]; ok {
+							answered[[2]string{canonicalLeaf(bl), canonicalLeaf(r)}] = true
+						}
+					}
+				}
+			}
+		}
+		return answered[[2]string{canonicalLeaf(bv), canonicalLeaf(rv)}]
+	}
+	var items []map[string]string
+	for n := range base.Ops {
+		if x := &base.Ops[n]; x.Kind == KindWrite && x.Name == a.Name {
+			if px := identityParts(x.Identity); len(px) == len(pa) {
+				items = append(items, px)
+			}
+		}
+	}
+	for _, px := range items {
+		for _, py := range items {
+			match := true
+			for k, va := range pa {
+				vb := pb[k]
+				if va == vb {
+					match = px[k] == py[k] && (px[k] == va || sinkNamed(px[k], va))
+				} else {
+					match = px[k] == va && py[k] == vb
+				}
+				if !match {
+					break
+				}
+			}
+			if match {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// canonicalLeaf returns a scalar's JSON in one spelling (a number 4 as
+// read from an identity and from an answer), or the text as given.
+func canonicalLeaf(v string) string {
+	if d, err := decodeState(v); err == nil {
+		return encode(d)
+	}
+	return v
 }
 
 // composite reports whether an encoded identity is a list or an object.
