@@ -59,8 +59,13 @@ type shopWorld struct {
 	// beatInRepeat makes a second delivery answer once the heartbeat beat
 	// after it began: the repeat's window holds a beat.
 	sentFirst, beatInRepeat bool
-	kick                    chan struct{}
-	stop                    func()
+	// atOnce makes a delivery that finds the order placed answer at
+	// once, as where a loaded machine kept it from starting until the
+	// first mail had gone out: the calls' window holds the order alone,
+	// and both mails land after the agent returned.
+	atOnce bool
+	kick   chan struct{}
+	stop   func()
 }
 
 func (w *shopWorld) start() {
@@ -182,7 +187,7 @@ func (w *shopWorld) place(ref string) error {
 		default:
 		}
 	}
-	sentFirst, beatInRepeat, beats := w.sentFirst, w.beatInRepeat, w.beats
+	sentFirst, beatInRepeat, beats, atOnce := w.sentFirst, w.beatInRepeat, w.beats, w.atOnce
 	if !placed || w.naive {
 		w.outbox = append(w.outbox, outboxRow{ID: len(w.outbox) + 1, Ref: ref})
 		select {
@@ -205,6 +210,9 @@ func (w *shopWorld) place(ref string) error {
 	}
 	if beatInRepeat {
 		w.waitFor(func() bool { return w.beats > beats })
+	}
+	if atOnce {
+		return nil
 	}
 	for deadline := time.Now().Add(500 * time.Millisecond); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
 		w.mu.Lock()
@@ -616,5 +624,35 @@ func TestWorldWorkerSecondMailAfterTheFirstWentOut(t *testing.T) {
 			require.Contains(t, r.Trace.end, "confirmation again", "%s: the buggy agent's second mail", sc)
 			assert.True(t, len(findings(rep, sc)) > 0 || r.Inconclusive && len(notesSaying(r.Trace, "cannot be told there from what the world did")) == 1, "%s: never a plain pass: %q", sc, r.Trace.Notes)
 		}
+	}
+}
+
+// Two deliveries at once whose calls together made one execution's change
+// (the order: the second answered at once), where the late mailer's second
+// mail and the first both land after the agent returned: the end, read
+// once it held still, is not the baseline's. The cluster was absorbed as
+// one execution, a plain pass of the buggy agent (beside CPU burners, the
+// concurrent twin of TestWorldWorkerSecondMailAfterTheFirstWentOut); it is
+// unjudged, the scenario inconclusive. The correct agent ends as the
+// baseline did and passes.
+func TestWorldWorkerConcurrentCallsOfOneChangeThenASecondMail(t *testing.T) {
+	for _, late := range []bool{true, false} {
+		w := &shopWorld{late: late}
+		var rep *Report
+		for range 5 { // a loaded machine may land the mail inside the baseline's call
+			rep = runShopWith(t, w, func(run int) { w.atOnce = run > 1 })
+			if strings.Contains(rep.Baseline.Trace.returned, `"emails":null`) {
+				break
+			}
+		}
+		require.Contains(t, rep.Baseline.Trace.returned, `"emails":null`, "the mail landed after the baseline's call")
+		r := resultOf(t, rep, ScenarioDuplicateConcurrent)
+		if !late {
+			assert.Empty(t, findings(rep, ScenarioDuplicateConcurrent))
+			assert.False(t, r.Inconclusive, "%q", r.Trace.Notes)
+			continue
+		}
+		require.Contains(t, r.Trace.end, "confirmation again", "the buggy agent's second mail")
+		assert.True(t, len(findings(rep, ScenarioDuplicateConcurrent)) > 0 || r.Inconclusive && len(notesSaying(r.Trace, "cannot be told there from what the world did")) == 1, "never a plain pass: %q", r.Trace.Notes)
 	}
 }
