@@ -39,6 +39,9 @@ var census struct {
 	base    uint64          // started then
 	ended   uint64          // of those started since base, how many ended
 	dumps   uint64          // dumps taken, ever
+	// adopted counts the goroutines listed since the dump without one
+	// (the tests' own goroutines, HarnessAside's): see maxAdopted.
+	adopted int
 	// settled, when not nil, is closed once every goroutine the harness
 	// started since base has ended (goroutinesBefore waits on it).
 	settled chan struct{}
@@ -53,6 +56,20 @@ var census struct {
 // harness still running for longer (an agent abandoned after a stall) is
 // rare.
 var endGrace = 5 * time.Millisecond
+
+// maxAdopted bounds the goroutines the last dump takes in without a new
+// one: the goroutine go test started for each test whose suite asks, and
+// each HarnessAside goroutine. Goroutine ids are never reused, so an id
+// listed stays right after its goroutine ended, but it stays in the list:
+// with every test of a binary taken in, the list grew by one a test, and
+// each scenario run under gates copies it twice (goroutinesBefore,
+// world.stillBefore). After 3,600 suites in one test binary
+// (TestMeasureSuite, 300 rounds), copying it was most of the ten-write
+// suite's baseline under TestAgent (215 µs, against 66 µs under
+// runtime.Run alone, one goroutine, GOMAXPROCS=1). Past the bound the census dumps again, and the new dump lists
+// only the goroutines still alive: one stop of the world every
+// maxAdopted tests, instead of a copy that grows with every test.
+const maxAdopted = 32
 
 // goHarness runs fn in a goroutine of the harness, counted in the census.
 func goHarness(fn func()) { startCounted(fn, false) }
@@ -100,6 +117,7 @@ func HarnessAside(fn func()) {
 		census.mu.Lock()
 		if census.ids != nil && seq > census.base {
 			census.ids[goroutineID()] = true
+			census.adopted++
 		}
 		endedLocked(seq)
 		census.mu.Unlock()
@@ -148,6 +166,10 @@ func goroutinesBefore() (ids map[uint64]bool, created uint64, known bool) {
 		}
 		if census.ended == since {
 			if newSelf && created-census.created == since+1 {
+				if census.adopted >= maxAdopted {
+					break // a new dump, which lists only those still alive
+				}
+				census.adopted++
 				// The dump takes in the one goroutine created since that
 				// the harness did not start: go test's for this test.
 				// Then the next test's is again the only one; counted
@@ -188,6 +210,7 @@ func goroutinesBefore() (ids map[uint64]bool, created uint64, known bool) {
 	if known {
 		census.ids = maps.Clone(ids)
 		census.created, census.base, census.ended = created, census.started, 0
+		census.adopted = 0
 		if census.settled != nil {
 			close(census.settled) // whoever waits finds this dump
 			census.settled = nil

@@ -3,6 +3,7 @@ package runtime
 import (
 	"context"
 	"fmt"
+	goruntime "runtime"
 	"sync"
 	"testing"
 	"time"
@@ -468,5 +469,40 @@ func heldGoroutine(start func(func()), running bool) (id uint64, end func() uint
 		close(stop)
 		<-ended
 		return self
+	}
+}
+
+// The dump takes in the goroutine of each test whose suite asks (above),
+// but not without end: ids are never reused, so a test's stays listed
+// after it ended, and a binary of many tests copied a list that grew by
+// one a test at each scenario run under gates. Past maxAdopted the census
+// dumps again, and the new list holds only the goroutines still alive.
+func TestCensusListStaysBoundedAcrossTests(t *testing.T) {
+	dumps := countDumps(t)
+	if _, _, known := goroutinesBefore(); !known {
+		t.Skip("runtime/metrics does not count created goroutines here")
+	}
+	ask := func() int {
+		got := make(chan int)
+		go func() { // as testing.(*T).Run starts a test, which then ends
+			ids, _, _ := goroutinesBefore()
+			got <- len(ids)
+		}()
+		return <-got
+	}
+	tests := 4 * min(maxAdopted, 64)
+	largest := 0
+	for range tests {
+		largest = max(largest, ask())
+	}
+	live := goruntime.NumGoroutine()
+	if limit := live + min(maxAdopted, 64) + 8; largest > limit {
+		t.Fatalf("after %d tests the census listed %d goroutines, with %d alive: want at most %d (those alive and up to maxAdopted=%d taken in since the last dump)", tests, largest, live, limit, maxAdopted)
+	}
+	// One dump for the first test, then one per maxAdopted tests taken in;
+	// a goroutine left running by an earlier test of the package may start
+	// one more now and then.
+	if n, want := dumps(), 1+tests/max(maxAdopted, 1); n < want-1 || n > want+3 {
+		t.Fatalf("the census took %d dumps for %d tests, want about %d (one per %d tests taken in)", n, tests, want, maxAdopted)
 	}
 }
