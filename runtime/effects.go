@@ -40,7 +40,9 @@ import (
 // failed by itself counts where State saw it change the world (landed),
 // or, where it overlapped other writes and has no window of its own, where
 // the run ended otherwise than one delivery where such a call changes the
-// state (landedTogether).
+// state (landedTogether). A write that succeeded but changed nothing, before
+// a later execution that made the change, does not count where State shows
+// that nothing of it landed later (noEffectFirst).
 
 // Repeat values of Operation.Repeat.
 const (
@@ -1397,6 +1399,22 @@ func judgeRepeatsIn(out []Finding, tr *Trace, end, baseEnd string, baseWin map[s
 		o := &tr.Ops[i]
 		return landed(o) && !redoneByAnother(tr, o, idx, &views)
 	})
+	// The mirror: a write that succeeded yet changed nothing, before any
+	// execution of its group that changed the state, is no execution of
+	// it where nothing of it can have landed later (noEffectFirst): a
+	// tool that answered its service's 404 as data for the model to read
+	// ({"error": "no such invoice"}), and the model, having opened the
+	// invoice, attached again, which made the one line (red team rtS #7:
+	// "one effect done 2 times" on the correct agent's baseline). Only
+	// where the baseline's state never changed outside a traced write: in
+	// a world whose effects land after their calls (a queue worker), an
+	// unchanged window says nothing of the call, and the first call's
+	// effect may be what a later window holds.
+	if baseline && len(tr.gaps) == 0 || !baseline && baseTr != nil && len(baseTr.gaps) == 0 {
+		leaveOut(groups, func(idx []int, i int) bool {
+			return noEffectFirst(tr, i, idx, end, &views)
+		})
+	}
 	// What one delivery left, for calls that overlapped.
 	// endSame holds the end states the same when their lists hold the same
 	// entries in another order (rows inserted in another order); for an op
@@ -3315,6 +3333,65 @@ func (m *stateViews) of(s string) *stateView {
 	v := viewOf(s)
 	(*m)[s] = v
 	return v
+}
+
+// noEffectFirst reports whether write tr.Ops[i] of a group (group lists
+// its calls) succeeded yet was no execution of the group's effect: State
+// saw it change nothing, alone, and nothing of it can have landed later.
+// All of these hold:
+//
+//   - it succeeded (an answer given as data, {"error": "404 no such
+//     invoice"}, is a success to the harness), ran alone, and its own
+//     window shows no change;
+//   - every call of the group that ran before it is such a call too: it
+//     comes before the group's first effect (after one, an unchanged
+//     window is an absorbed repeat, judged as such);
+//   - a call of the group that ran after it made a change in its own
+//     window, alone, and the run's end (end) holds at every place that
+//     call changed what its window left: the one effect stands, and no
+//     second one came on top of it there;
+//   - the state changed outside every traced write neither in this run
+//     after the call began (gaps), nor anywhere in the baseline (the
+//     caller checks that): a write whose effect lands after its call (a
+//     queue worker's mail, a service that answered 503 and booked the
+//     line later) shows there, and stays an execution.
+//
+// The rule mirrors the one for a write that failed yet changed the state
+// (landed): effects, not executions. Without State, every success counts.
+func noEffectFirst(tr *Trace, i int, group []int, end string, views *stateViews) bool {
+	quiet := func(o *Operation) bool {
+		if o.Status != StatusSuccess || o.Overlapped || !o.stateSeen() || o.StateChange != "" || o.StateError != "" || o.execOrder() == 0 {
+			return false
+		}
+		b, a := o.stateWindow()
+		return b != "" && b == a
+	}
+	o := &tr.Ops[i]
+	if end == "" || !quiet(o) || len(tr.odd().gapsAt) != len(tr.gaps) {
+		return false
+	}
+	for g, gap := range tr.gaps {
+		if tr.odd().gapsAt[g] > o.execOrder() && gap[0] != gap[1] {
+			return false // begun after o began: it may be o's, landing late
+		}
+	}
+	made := false
+	for _, j := range group {
+		l := &tr.Ops[j]
+		switch x := l.execOrder(); {
+		case l == o:
+		case x != 0 && x < o.execOrder():
+			if !quiet(l) {
+				return false // after the group's first effect, or not known
+			}
+		case !made && x > o.execOrder() && l.Status == StatusSuccess && !l.Overlapped && l.stateSeen() && l.StateChange != "" && l.StateError == "":
+			lb, la := l.stateWindow()
+			lav, endV := views.of(la), views.of(end)
+			places, ok := changedPlaces(views.of(lb), lav)
+			made = ok && len(places) > 0 && endV != nil && samePlaces(places, lav, endV)
+		}
+	}
+	return made
 }
 
 // landed reports whether write o failed (its own error: a client's
