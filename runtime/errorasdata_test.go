@@ -262,3 +262,58 @@ func TestErrorAsDataWhoseEffectLandedLaterIsAnExecution(t *testing.T) {
 	}
 }
 
+// The tool returns the 404 as a Go error (a framework's errors-as-results
+// middleware outside the harness's hands it to the model), so the first
+// attach failed by itself in the baseline. A lost acknowledgement or a
+// crash after it could never fire: they are not planned there (red team
+// rtS #8: the correct agent was INCONCLUSIVE on every run, and
+// testkit.FailInconclusive failed it); the attach that succeeded has
+// them, and the report's notes say what was left out.
+func TestNoFaultThatFollowsSuccessOnACallThatFailedInTheBaseline(t *testing.T) {
+	rep := runSelfCorrecting(t, "", true)
+	if !rep.Safe || rep.InconclusiveCount != 0 {
+		for _, r := range rep.Results {
+			if r.Inconclusive {
+				t.Errorf("%s inconclusive: %v %v", r.Scenario, r.Trace.Notes, findings(rep, r.Scenario))
+			}
+		}
+		t.Fatalf("safe %v, %d inconclusive: want safe", rep.Safe, rep.InconclusiveCount)
+	}
+	planned := map[string]bool{}
+	for _, r := range rep.Results {
+		planned[r.Scenario] = true
+	}
+	for _, sc := range []string{"lost_acknowledgement/attach_order#1", "crash_restart/attach_order#1"} {
+		if planned[sc] {
+			t.Errorf("%s was planned on the attach that failed in the baseline", sc)
+		}
+	}
+	for _, sc := range []string{"lost_acknowledgement/attach_order#2", "crash_restart/attach_order#2", "lost_request/attach_order#1", "before_operation_failure/attach_order#1"} {
+		if !planned[sc] {
+			t.Errorf("%s was not planned", sc)
+		}
+	}
+	want := "lost_acknowledgement and crash_restart were not planned on attach_order#1: it failed by itself in the baseline (billing: 404 no such invoice INV-9), and these faults follow a call's success, so they could not fire; the calls of attach_order that succeeded there have theirs"
+	if !slices.Contains(rep.Notes, want) {
+		t.Errorf("notes %q\nwant one: %s", rep.Notes, want)
+	}
+
+	// Its replay line names no scenario now: the error says why.
+	agent, setup, state, svc := selfCorrecting("", true)
+	_, err := Run(context.Background(), t.Name(), agent, Setup(setup), State(state), OnlyScenario("lost_acknowledgement/attach_order#1"))
+	svc().srv.Close()
+	var ce *ConfigError
+	if !errors.As(err, &ce) || !strings.Contains(err.Error(), "names no scenario of this suite: lost_acknowledgement and crash_restart were not planned on attach_order#1: it failed by itself in the baseline") {
+		t.Errorf("replay of the scenario no longer planned: %v", err)
+	}
+}
+
+// The same agent on a service that adds a line for every attach: the
+// lost acknowledgement of the attach that succeeded, still planned, is
+// caught.
+func TestFaultsOnTheCallThatSucceededStillCatchTheDuplicate(t *testing.T) {
+	rep := runSelfCorrecting(t, "unkeyed", true)
+	if !slices.Contains(findings(rep, "lost_acknowledgement/attach_order#2"), CodeDuplicateWrite+" attach_order") {
+		t.Errorf("lost_acknowledgement/attach_order#2 findings %v, want duplicate_write attach_order", findings(rep, "lost_acknowledgement/attach_order#2"))
+	}
+}
