@@ -3360,8 +3360,9 @@ func (m *stateViews) of(s string) *stateView {
 // All of these hold:
 //
 //   - it succeeded (an answer given as data, {"error": "404 no such
-//     invoice"}, is a success to the harness), ran alone, and its own
-//     window shows no change;
+//     invoice"}, is a success to the harness), and its own window shows no
+//     change, or, where it overlapped other writes, their cluster's window
+//     shows none (two deliveries at once, both told 404);
 //   - every call of the group that ran before it is such a call too: it
 //     comes before the group's first effect (after one, an unchanged
 //     window is an absorbed repeat, judged as such);
@@ -3379,10 +3380,10 @@ func (m *stateViews) of(s string) *stateView {
 // (landed): effects, not executions. Without State, every success counts.
 func noEffectFirst(tr *Trace, i int, group []int, end string, views *stateViews) bool {
 	quiet := func(o *Operation) bool {
-		if o.Status != StatusSuccess || o.Overlapped || !o.stateSeen() || o.StateChange != "" || o.StateError != "" || o.execOrder() == 0 {
+		if o.Status != StatusSuccess || o.StateChange != "" || o.StateError != "" || o.execOrder() == 0 || !o.stateSeen() && !clusterTaken(o) {
 			return false
 		}
-		b, a := o.stateWindow()
+		b, a := o.stateWindow() // its own, or its cluster's: nothing in it changed
 		return b != "" && b == a
 	}
 	o := &tr.Ops[i]
