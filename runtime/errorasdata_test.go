@@ -286,11 +286,13 @@ func TestErrorAsDataTogetherThatChangedNothingIsNoExecution(t *testing.T) {
 		return o
 	}
 	told404 := effectView{inCluster: true, clusterKeys: 1, before: s0, after: s0}
-	alone := func(b, a string) effectView { return effectView{seen: true, inCluster: true, clusterKeys: 1, before: b, after: a} }
+	alone := func(b, a string) effectView {
+		return effectView{seen: true, inCluster: true, clusterKeys: 1, before: b, after: a}
+	}
 	base := &Trace{} // the baseline: no change outside a traced write
 	baseWin := map[string][2]string{
-		`create_invoice` + "\x00" + `"INV-9"` + "\x00" + `["INV-9"]`:                                   {s0, s1},
-		`attach_order` + "\x00" + `["INV-9","ORD-9"]` + "\x00" + `["INV-9","ORD-9"]`:                  {s0, s0},
+		`create_invoice` + "\x00" + `"INV-9"` + "\x00" + `["INV-9"]`:                       {s0, s1},
+		`attach_order` + "\x00" + `["INV-9","ORD-9"]` + "\x00" + `["INV-9","ORD-9"]`:       {s0, s0},
 		windowKey(`attach_order`+"\x00"+`["INV-9","ORD-9"]`+"\x00"+`["INV-9","ORD-9"]`, 2): {s1, s2},
 	}
 	for _, buggy := range []bool{false, true} {
