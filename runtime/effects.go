@@ -1401,22 +1401,6 @@ func judgeRepeatsIn(out []Finding, tr *Trace, end, baseEnd string, baseWin map[s
 		o := &tr.Ops[i]
 		return landed(o) && !redoneByAnother(tr, o, idx, &views)
 	})
-	// The mirror: a write that succeeded yet changed nothing, before any
-	// execution of its group that changed the state, is no execution of
-	// it where nothing of it can have landed later (noEffectFirst): a
-	// tool that answered its service's 404 as data for the model to read
-	// ({"error": "no such invoice"}), and the model, having opened the
-	// invoice, attached again, which made the one line (red team rtS #7:
-	// "one effect done 2 times" on the correct agent's baseline). Only
-	// where the baseline's state never changed outside a traced write: in
-	// a world whose effects land after their calls (a queue worker), an
-	// unchanged window says nothing of the call, and the first call's
-	// effect may be what a later window holds.
-	if baseline && len(tr.gaps) == 0 || !baseline && baseTr != nil && len(baseTr.gaps) == 0 {
-		leaveOut(groups, func(idx []int, i int) bool {
-			return noEffectFirst(tr, i, idx, end, &views)
-		})
-	}
 	// What one delivery left, for calls that overlapped.
 	// endSame holds the end states the same when their lists hold the same
 	// entries in another order (rows inserted in another order); for an op
@@ -1910,6 +1894,45 @@ func judgeRepeatsIn(out []Finding, tr *Trace, end, baseEnd string, baseWin map[s
 		o := &tr.Ops[i]
 		return failedTogether(o) && !landedTogether(o, end, baseEnd, endParts, baseWin, baseline, inBaseNames, endSame, &views)
 	})
+
+	// The mirror of the landed rule above: a write that succeeded yet
+	// changed nothing, before any execution of its group that changed the
+	// state, is no execution of it where nothing of it can have landed
+	// later (noEffectFirst): a tool that answered its service's 404 as
+	// data for the model to read ({"error": "no such invoice"}), and the
+	// model, having opened the invoice, attached again, which made the one
+	// line (red team rtS #7: "one effect done 2 times" on the correct
+	// agent's baseline). Only where the baseline's state never changed
+	// outside a traced write, and, past the baseline, where the change
+	// that stands for the group's one effect is one the baseline saw a
+	// call of the op, identity and arguments make in its own window
+	// (madeInItsCall): an op whose effect lands after its call (a queue a
+	// worker of Setup's ships from, later) shows an unchanged window there,
+	// and a repeat's window may hold the first call's effect, not its own
+	// (TestSettleUntilWaitsForTheWorldItself's lazy outbox).
+	madeInItsCall := func(l *Operation) bool {
+		if baseline {
+			return true // no other run to say how the op makes its effect
+		}
+		lb, la := l.stateWindow()
+		key := inBaseNames(l.Name + "\x00" + l.Identity + "\x00" + argsKey(l))
+		for n := 1; ; n++ {
+			w, ok := baseWin[windowKey(key, n)]
+			if !ok {
+				return false
+			}
+			if w[0] != w[1] && (describeChange(w[0], w[1], -1) == describeChange(lb, la, -1) ||
+				sameChangeUpToMadeNames(w[0], w[1], lb, la, namedByRun(), baseMadeNamesNow()) ||
+				sameChangeInBaseNames(w[0], w[1], lb, la)) {
+				return true
+			}
+		}
+	}
+	if baseline && len(tr.gaps) == 0 || !baseline && baseTr != nil && len(baseTr.gaps) == 0 {
+		leaveOut(groups, func(idx []int, i int) bool {
+			return noEffectFirst(tr, i, idx, end, madeInItsCall, &views)
+		})
+	}
 
 	// The repeats seen alone that changed the state, compared with the
 	// earlier executions of their group (redone), and the set-backs among
@@ -3369,7 +3392,10 @@ func (m *stateViews) of(s string) *stateView {
 //   - a call of the group that ran after it made a change in its own
 //     window, alone, and the run's end (end) holds at every place that
 //     call changed what its window left: the one effect stands, and no
-//     second one came on top of it there;
+//     second one came on top of it there; past the baseline, the
+//     baseline saw a call of the op, identity and arguments make that
+//     change in its own window (madeInItsCall): the op's effect lands
+//     inside its call, and the later window holds its own;
 //   - the state changed outside every traced write neither in this run
 //     after the call began (gaps), nor anywhere in the baseline (the
 //     caller checks that): a write whose effect lands after its call (a
@@ -3378,7 +3404,7 @@ func (m *stateViews) of(s string) *stateView {
 //
 // The rule mirrors the one for a write that failed yet changed the state
 // (landed): effects, not executions. Without State, every success counts.
-func noEffectFirst(tr *Trace, i int, group []int, end string, views *stateViews) bool {
+func noEffectFirst(tr *Trace, i int, group []int, end string, madeInItsCall func(*Operation) bool, views *stateViews) bool {
 	quiet := func(o *Operation) bool {
 		if o.Status != StatusSuccess || o.StateChange != "" || o.StateError != "" || o.execOrder() == 0 || !o.stateSeen() && !clusterTaken(o) {
 			return false
@@ -3408,7 +3434,7 @@ func noEffectFirst(tr *Trace, i int, group []int, end string, views *stateViews)
 			lb, la := l.stateWindow()
 			lav, endV := views.of(la), views.of(end)
 			places, ok := changedPlaces(views.of(lb), lav)
-			made = ok && len(places) > 0 && endV != nil && samePlaces(places, lav, endV)
+			made = ok && len(places) > 0 && endV != nil && samePlaces(places, lav, endV) && madeInItsCall(l)
 		}
 	}
 	return made

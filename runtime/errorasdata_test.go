@@ -290,11 +290,15 @@ func TestErrorAsDataTogetherThatChangedNothingIsNoExecution(t *testing.T) {
 		return effectView{seen: true, inCluster: true, clusterKeys: 1, before: b, after: a}
 	}
 	base := &Trace{} // the baseline: no change outside a traced write
-	baseWin := map[string][2]string{
-		`create_invoice` + "\x00" + `"INV-9"` + "\x00" + `["INV-9"]`:                       {s0, s1},
-		`attach_order` + "\x00" + `["INV-9","ORD-9"]` + "\x00" + `["INV-9","ORD-9"]`:       {s0, s0},
-		windowKey(`attach_order`+"\x00"+`["INV-9","ORD-9"]`+"\x00"+`["INV-9","ORD-9"]`, 2): {s1, s2},
-	}
+	attachKey := func() string {
+		o := op("", "attach_order", 1, 1, told404)
+		return o.Name + "\x00" + o.Identity + "\x00" + argsKey(&o)
+	}()
+	createKey := func() string {
+		o := op("", "create_invoice", 1, 1, told404)
+		return o.Name + "\x00" + o.Identity + "\x00" + argsKey(&o)
+	}()
+	baseWin := map[string][2]string{createKey: {s0, s1}, attachKey: {s0, s0}, windowKey(attachKey, 2): {s1, s2}}
 	for _, buggy := range []bool{false, true} {
 		last := alone(s2, s2) // the other delivery's attach, answered from the line that stands
 		end := s2
