@@ -640,7 +640,9 @@ func isControl(r rune) bool {
 	return (r < 0x20 && r != '\t') || r == 0x7f || (r >= 0x80 && r < 0xa0)
 }
 
-// judgedWords says what decided that a repeat had no further effect.
+// judgedWords says in words what decided a repeat (runtime's JudgedBy*
+// values); every value has its words (TestJudgedWordsCoverEveryJudgedBy),
+// so a summary never shows a raw enum.
 func judgedWords(j string) string {
 	switch j {
 	case runtime.JudgedByDeclaration:
@@ -649,6 +651,10 @@ func judgedWords(j string) string {
 		return "state unchanged"
 	case runtime.JudgedByEndState:
 		return "end state as one delivery left it"
+	case runtime.JudgedByOneExecution:
+		return "overlapping calls left what one execution left"
+	case runtime.JudgedByCount:
+		return "counted: nothing else to judge by"
 	}
 	return j
 }
