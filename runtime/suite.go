@@ -804,6 +804,12 @@ func (s *Suite) run(ctx context.Context, sc Scenario) (*Result, *Trace, error) {
 			tr.unsettled = true
 		}
 	}
+	if r.judge != nil && sc.Kind == ScenarioBaseline && stall == "" && (len(tr.gaps) > 0 || tr.returned != tr.end) {
+		if f, ok := leftWriterFinding(w, pre); ok {
+			f.Scenario, f.Replay = sc.Name, res.Replay
+			res.Findings = append(res.Findings, f)
+		}
+	}
 	if r.judge != nil && sc.Kind == ScenarioBaseline && s.stateErr == nil {
 		s.stateErr = r.judge.failed.err() // a *ConfigError once the baseline is done (Baseline)
 	}
