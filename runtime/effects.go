@@ -273,7 +273,9 @@ func newJudge(ctx context.Context, c *config) *judge {
 // a goroutine of their own (callHook): a goroutine that descends from one
 // was started by the hook, and its calls are the hook's too. Once the hook
 // returned, the goroutines it left running are told as any other (lookup):
-// a server Setup started may serve an agent, this suite's or another's.
+// a server Setup started may serve an agent, this suite's or another's;
+// one that calls while no delivery waits for it (a queue's worker) is the
+// world's (worldWorker).
 var hooks struct {
 	n     atomic.Int32 // how many are running, read first
 	mu    sync.Mutex

@@ -1308,6 +1308,29 @@ func (w *world) gatedAncestors(ours []gInfo) map[uint64]bool {
 	return out
 }
 
+// setupStarted reports whether goroutine gid descends, by the links
+// learned so far (ours), from a goroutine the scenario's Setup ran in
+// (hooks), with no invocation's goroutine on the way: a worker of the
+// world, such as a job queue's, that Setup started and that carries out
+// later the work the agent queued (lookup).
+func (w *world) setupStarted(gid uint64) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if len(w.hooks) == 0 {
+		return false
+	}
+	for i := 0; i < 64 && gid != 0; i++ {
+		if _, ok := w.roots[gid]; ok {
+			return false
+		}
+		if w.hooks[gid] {
+			return true
+		}
+		gid = w.parent[gid]
+	}
+	return false
+}
+
 // invocationOf returns the invocation goroutine gid descends from, or 0.
 func (w *world) invocationOf(gid uint64) int {
 	w.mu.Lock()

@@ -522,3 +522,46 @@ func worldJudged(f Finding, tr *Trace) bool {
 	}
 	return false
 }
+
+// leftWriterFinding tells, after the baseline's run ended, of the
+// goroutines its invocations started that are still running the user's
+// code (a batching writer the agent starts per delivery on a ticker and
+// never stops), where the state changed outside every traced write: the
+// goroutine_leak warning above is only for goroutines that made tool
+// calls, and an untraced writer left running was told nowhere, its suite
+// reading "nothing to note" (red team rtR #11). pre are the goroutines
+// there before the agent ran. A goroutine of the standard library or of
+// a dependency alone (an HTTP client's keep-alive connection, a database
+// pool's opener) runs none of the user's code, and is no such writer.
+// The warning changes no verdict: the end state was read as always, once
+// the Settle returned or the state held still, and it says so.
+func leftWriterFinding(w *world, pre map[uint64]bool) (Finding, bool) {
+	if w == nil {
+		return Finding{}, false
+	}
+	all := snapshotGoroutines()
+	w.ours(all, 0) // the links to the invocations' goroutines
+	var where []string
+	n := 0
+	for i := range all {
+		g := &all[i]
+		if pre[g.id] || w.isRoot(g.id) || !g.runsUserCode() || w.invocationOf(g.id) == 0 {
+			continue
+		}
+		n++
+		at := g.where()
+		if k := len(g.funcs) - 1; k >= 0 && strings.HasPrefix(g.funcs[k], "created by ") && g.files[k] != "" {
+			at += ", started at " + shortSite(g.files[k])
+		}
+		if !slices.Contains(where, at) && len(where) < maxLateSites {
+			where = append(where, at)
+		}
+	}
+	if n == 0 {
+		return Finding{}, false
+	}
+	slices.Sort(where)
+	return Finding{Code: CodeGoroutineLeak, Severity: SeverityWarning,
+		Message: fmt.Sprintf("%s that the agent started (%s) %s still running when the baseline's run ended, and the state changed outside every traced write: a goroutine the agent leaves running may make such changes after the invocation returned, and keeps acting after it (a batching writer on a ticker flushes whatever reaches it later); the end state was read once the Settle returned or the state held still, and a change that comes later is not in it; stop the goroutines the agent starts before it returns (a deferred Close)",
+			plural(n, "a goroutine", strconv.Itoa(n)+" goroutines"), strings.Join(where, "; "), plural(n, "was", "were"))}, true
+}

@@ -137,6 +137,9 @@ type recRare struct {
 	// afterReturnOps names the ops of the calls made after their
 	// invocation had returned (recorder.afterReturn).
 	afterReturnOps []string
+	// world counts the calls that workers Setup started made during the
+	// run without the agent's context (worldWorker): the world's, untraced.
+	world *lateCalls
 }
 
 // noRare is the recRare of a run that recorded none of it: only read.
@@ -920,6 +923,17 @@ func (r *recorder) expand() (*Trace, []*Call) {
 		tx.refusedOps = append([]string(nil), x.refusedOps...)
 		tx.unattributedOps = append([]string(nil), x.unattribOps...)
 	}
+	if l := x.world; l != nil {
+		l.mu.Lock()
+		if len(l.ops) > 0 {
+			tx := t.withRare()
+			tx.worldOps = slices.Clone(l.ops)
+			for _, pc := range l.sites {
+				tx.worldSites = append(tx.worldSites, shortSite(siteOf(pc)))
+			}
+		}
+		l.mu.Unlock()
+	}
 	for site, byHandler := range r.detached {
 		t.Detached = append(t.Detached, site)
 		if byHandler {
@@ -1061,10 +1075,16 @@ func lookup(ctx context.Context, op *Op) (inv *invocation, outer *Call, detached
 			why, fix, alone = rc.why, rc.fix, "do not run such agents in parallel (t.Parallel)"
 		}
 	}
-	inv, left, leftBy, handler := attribute(recs, goroutineID())
+	gid := goroutineID()
+	inv, left, leftBy, handler := attribute(recs, gid)
 	live := 0 // the deliveries of the one active run in flight
 	if left == hookCalls {
 		return nil, nil, false, 0, nil // seeding the world in Setup's goroutines
+	}
+	if inv == nil && left == nil && leftBy == 0 && handler == 0 && receivedOf(ctx) == nil {
+		if w := worldWorker(recs, gid); w != nil {
+			return nil, nil, false, 0, w // the world's work, not the agent's call
+		}
 	}
 	if left == timerCalls {
 		for _, r := range recs {
@@ -1449,6 +1469,150 @@ func attribute(recs []*recorder, gid uint64) (inv *invocation, late *lateCalls, 
 		return nil, timerCalls, 0, handler
 	}
 	return nil, nil, 0, handler
+}
+
+// worldWorker returns the world calls of the active run whose scenario's
+// Setup started goroutine gid (world.setupStarted), or nil. Such a
+// goroutine, calling without the agent's context, is a worker of the
+// world (a job queue's, draining what the agent's traced call queued):
+// its call is work the world does for the agent, after the agent asked,
+// not a call the agent makes, and no delivery can make it by itself.
+// Taken for the one invocation running (lookup's fallback), it was
+// traced as the agent's: faults were planned on it that never fired in
+// a scenario whose worker took its job later, it was held at a gate that
+// the Settle waited behind (the Settle waits for the worker, the worker
+// for its gate) until the Settle's bound, and every repeat went unjudged,
+// a buggy agent passing as inconclusive (red team rtR #4, #8). It runs as
+// in production instead, untraced and ungated, and State judges what it
+// changes; the suite says so once (Suite.visibility).
+//
+// Not a worker's call: one made inside a traced call of an active run
+// the goroutine runs now (a pool of Setup's running an agent's tool,
+// which calls another with context.Background(): openOn), one made for
+// an HTTP request to this process (a server Setup started, whose handler,
+// or a goroutine it started, serves the agent's request), nor one made
+// while a delivery waits, outside any gate, on a channel, a lock or the
+// network (agentWaits): a server of Setup's that the agent sends a
+// request to over a channel and waits for (TestServerSetupStartedServesTheAgent)
+// makes the call the agent asked for, in its turn, on every delivery, and
+// is told as before. A worker's job is done while the delivery that
+// queued it has returned, waits at a gate (its enqueue held at its finish
+// gate), or runs on. The caller has checked a server's received context.
+func worldWorker(recs []*recorder, gid uint64) *lateCalls {
+	for _, r := range recs {
+		if r.world == nil || !r.world.setupStarted(gid) {
+			continue
+		}
+		for _, o := range recs {
+			if o.openOnAny(gid) {
+				return nil
+			}
+		}
+		if servedOverHTTP(gid) != 0 || r.agentWaits(gid) {
+			return nil
+		}
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		x := r.rareLocked()
+		if x.world == nil {
+			x.world = &lateCalls{}
+		}
+		return x.world
+	}
+	return nil
+}
+
+// agentWaits reports whether a delivery of the run that has not returned
+// has a goroutine (its own, or one of the user's code it started) blocked
+// outside the harness's gates on a channel, a lock or a condition: what
+// it waits for may be the answer goroutine gid, a goroutine of the world,
+// is working on. One asleep, waiting for network I/O, at a gate or in the
+// harness's part of a call (a Settle it runs) waits for no goroutine of
+// the world. One running or ready to run is given up to agentWaitsGrace
+// to block, return or reach a gate: a client that has just handed its
+// request to the server (a send on an unbuffered channel) is runnable for
+// a moment before it waits for the answer. One still running then is
+// taken to wait, as the call was told before (the agent's).
+func (r *recorder) agentWaits(gid uint64) bool {
+	deadline := time.Now().Add(agentWaitsGrace)
+	for pause := 50 * time.Microsecond; ; pause = min(2*pause, time.Millisecond) {
+		waits, moving := r.agentWaitsNow(gid)
+		if waits || !moving {
+			return waits
+		}
+		if time.Now().After(deadline) {
+			return true
+		}
+		time.Sleep(pause)
+	}
+}
+
+// agentWaitsGrace bounds agentWaits' wait for a delivery's goroutine to
+// block, return or reach a gate.
+const agentWaitsGrace = 250 * time.Millisecond
+
+// agentWaitsNow is one look of agentWaits: whether a goroutine of a live
+// delivery waits now, and whether one is running or ready to run.
+func (r *recorder) agentWaitsNow(gid uint64) (waits, moving bool) {
+	w := r.world
+	all := snapshotGoroutines()
+	w.ours(all, 0)
+	for i := range all {
+		g := &all[i]
+		if g.id == gid || len(g.funcs) == 0 || g.atGate() || g.has("agentidem-go/runtime.(*Call).") || harnessFrame(g.funcs[0]) {
+			continue
+		}
+		n := w.invocationOf(g.id)
+		if n == 0 {
+			continue
+		}
+		if inv := r.invocation(n); inv == nil || inv.returned.Load() {
+			continue
+		}
+		if !w.isRoot(g.id) && !g.runsUserCode() {
+			continue // a library's loop (an HTTP connection's) waits for its own
+		}
+		switch st := strings.TrimSuffix(g.state, " (durable)"); {
+		case progressing(st):
+			moving = true
+		case st == "chan receive", st == "chan send", st == "select", st == "sync.Cond.Wait", st == "semacquire",
+			strings.HasPrefix(st, "sync."), strings.HasPrefix(st, "chan receive"), strings.HasPrefix(st, "select"):
+			return true, moving
+		}
+	}
+	return false, moving
+}
+
+// harnessFrame reports whether f, a goroutine's innermost function, is the
+// harness's own: a delivery's goroutine waiting for its agent to return.
+func harnessFrame(f string) bool {
+	for _, p := range []string{"(*recorder).", "(*Suite).", "(*world).", "(*invocation).", "(*scheduler).", "(*lockstep)."} {
+		if strings.HasPrefix(f, "github.com/agentidem/agentidem-go/runtime."+p) {
+			return true
+		}
+	}
+	return false
+}
+
+// openOnAny reports whether goroutine gid runs a call of the run now
+// (begun, not ended).
+func (r *recorder) openOnAny(gid uint64) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, chunk := range r.calls {
+		for _, c := range chunk {
+			if c.gid != gid {
+				continue
+			}
+			c.mu.Lock()
+			ended := c.rec.ended
+			c.mu.Unlock()
+			if !ended {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // hookCalls stands for the calls of a goroutine a running Setup or

@@ -852,6 +852,12 @@ func (s *Suite) run(ctx context.Context, sc Scenario) (*Result, *Trace, error) {
 			tr.unsettled = true
 		}
 	}
+	if r.judge != nil && sc.Kind == ScenarioBaseline && stall == "" && (len(tr.gaps) > 0 || tr.returned != tr.end) {
+		if f, ok := leftWriterFinding(w, pre); ok {
+			f.Scenario, f.Replay = sc.Name, res.Replay
+			res.Findings = append(res.Findings, f)
+		}
+	}
 	if r.judge != nil && sc.Kind == ScenarioBaseline && s.stateErr == nil {
 		s.stateErr = r.judge.failed.err() // a *ConfigError once the baseline is done (Baseline)
 	}
@@ -1156,8 +1162,11 @@ func (w *stallWatch) stop() (string, bool) {
 // (hooks.roots), and until the hook returns their calls are the hook's too.
 // After, the goroutines it left running may serve an agent (a server
 // Setup started, whose handlers call a tool, for this suite or, started
-// once, for the package's tests) or not (a token refresher), and nothing
-// tells: they are told as any goroutine of no invocation (lookup).
+// once, for the package's tests) or not (a token refresher): they are
+// told as any goroutine of no invocation (lookup), but for a call, without
+// the agent's context, of one this scenario's Setup started, made while
+// no delivery waits for it: a queue's worker, whose call is the world's
+// work (worldWorker).
 //
 // t.FailNow or t.SkipNow in the hook (runtime.Goexit) ends its goroutine;
 // callHook then ends the caller's the same way, as if the hook had run in
@@ -1575,6 +1584,18 @@ func (s *Suite) visibility(tr *Trace, add func(Finding)) {
 				Message: fmt.Sprintf("a tool was called from %s with a context that does not come from the agent's (context.Background(), or one kept from elsewhere): the call was attributed by its goroutine, but the agent's cancellation (a crash, a deadline) never reaches it; pass the agent's ctx", shortSite(site))})
 		}
 	}
+	if ops := tr.odd().worldOps; len(ops) > 0 {
+		var fresh []string
+		for _, op := range ops {
+			if once("world\x00" + op) {
+				fresh = append(fresh, op)
+			}
+		}
+		if len(fresh) > 0 {
+			slices.Sort(fresh)
+			add(s.worldWorkerFinding(fresh, tr.odd().worldSites))
+		}
+	}
 	// A refused call is every scenario's that it happened in: the
 	// scenario did not see all of its calls, and may not pass as safe
 	// (printing a problem once is testkit's, by GroupKey).
@@ -1593,6 +1614,38 @@ func (s *Suite) visibility(tr *Trace, add func(Finding)) {
 			add(Finding{Code: CodeContextDetached, Severity: SeverityWarning, Ops: opOf(tr.odd().unattributedOps, i), Message: msg})
 		}
 	}
+}
+
+// worldWorkerFinding tells, once per suite and op, that ops were called by
+// a goroutine Setup started, without the agent's context (worldWorker):
+// work the world did for the agent, run untraced. With State, what it
+// changed was judged, and the finding is context (info); without State,
+// nothing judged it, and it is a warning. Neither makes a scenario
+// inconclusive: every call the agent made was traced. The advice is what
+// a queue's worker allows: its context cannot be the agent's (the job
+// outlives the delivery that queued it), so it says to trace the enqueue
+// and wait for the drain, not to pass the agent's ctx.
+func (s *Suite) worldWorkerFinding(ops, sites []string) Finding {
+	sites = slices.Clone(sites)
+	slices.Sort(sites)
+	sites = slices.Compact(sites)
+	at := ""
+	if len(sites) > 0 {
+		at = " at " + strings.Join(sites, ", ")
+	}
+	list := strings.Join(ops, ", ")
+	head := fmt.Sprintf("%s was called%s by a goroutine that Setup started, with a context that does not come from the agent's: a worker of the world (a job queue's, carrying out work the agent queued), whose calls are the world's work, not calls the agent makes, so they ran as in production, untraced, with no fault planned on them and no gate; ", list, at)
+	f := Finding{Code: CodeContextDetached, Severity: SeverityInfo, Ops: ops}
+	switch {
+	case s.cfg.state == nil:
+		f.Severity = SeverityWarning
+		f.Message = head + "with no testkit.State, nothing judged what they changed, and only the agent's own calls were (each execution of the call that queues the work counting as an effect): give State, with a Settle that waits for the worker to drain (testkit.SettleUntil)"
+	case s.cfg.settle == nil:
+		f.Message = head + "State judged what they changed, in the windows of the agent's writes and in the end state; give a Settle that waits for the worker to drain (testkit.SettleUntil): without one, the end is read once the state held still, and a job the worker carries out later is not in it"
+	default:
+		f.Message = head + "State judged what they changed, in the windows of the agent's writes and in the end state the Settle waited for"
+	}
+	return f
 }
 
 // opOf returns ops[i] as a finding's Ops, or nil past the end (a trace

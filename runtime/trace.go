@@ -317,6 +317,10 @@ type traceRare struct {
 	// this process serving the agent's requests passed such a context
 	// (recorder.noteDetached).
 	handlerSites []string
+	// worldOps and worldSites are the ops and call sites of the calls
+	// that workers Setup started made during the run without the agent's
+	// context: the world's, run untraced (worldWorker).
+	worldOps, worldSites []string
 	// gapsAt holds, for each of Trace.gaps, when it began
 	// (judge.gapsAt): in the rare part, as few runs' state changes
 	// outside their traced writes.
