@@ -285,40 +285,71 @@ var timedWaits = []string{
 	"modernc.org/sqlite.busyHandler",
 	"golang.org/x/time/rate.(*Limiter).wait",
 	"github.com/cenkalti/backoff/",
-	"github.com/hashicorp/go-retryablehttp.(*Client).Do",
 	"github.com/avast/retry-go/",
 	"github.com/sethvargo/go-retry.",
 }
 
-// retryBackoffs are the HTTP clients of model APIs that wait, in a select
-// on a timer (time.After) and the caller's context, before they send a
-// request again after a 429 or a 5xx: the Stainless-generated SDKs
-// (Anthropic's, OpenAI's), whose function is
-// <module>/internal/requestconfig.(*RequestConfig).send (Execute in older
-// versions). Their package is one of infraPrefixes, whose selects are not
-// parked: a delivery in the back-off was quiet, and the other went on
-// alone at its gate at once (red team rtL, R3: a model API that answers
-// every other request 429 with retry-after-ms 5; a check-then-book across
-// two model turns, UNSAFE without the limit, was SAFE in 9 of 45 suites).
-// The wait ends by itself, with no lock behind it: busy, as time.Sleep is,
-// for as long as it lasts (retryBackoff).
+// retryBackoffs are the functions in which HTTP clients wait, in a select
+// on a timer and the caller's context, before they send a request again
+// after a 429, a throttle or a 5xx (or, for some, between the polls of a
+// waiter): the Stainless-generated SDKs (Anthropic's, OpenAI's), whose
+// function is any of <module>/internal/requestconfig (send or Execute, a
+// method, in older versions; WaitForDelay in openai-go v3); aws-sdk-go-v2's
+// retry middleware (its internal sdk.SleepWithContext) and smithy-go's
+// SleepWithContext; hashicorp/go-retryablehttp's Client.Do; Google's
+// gax-go Sleep. Those packages' selects are otherwise not parked (each is
+// one of infraPrefixes, or parks for a moment only): a delivery in the
+// back-off was quiet, and the other went on alone at its gate at once (red
+// team rtL, R3: a model API that answers every other request 429 with
+// retry-after-ms 5; a check-then-book across two model turns, UNSAFE
+// without the limit, was SAFE in 9 of 45 suites; red team rtR #5: the same
+// with DynamoDB throttling a GetItem, aws-sdk-go-v2 backing off 30 ms, a
+// check-then-act SAFE on 4 of 4 runs). The wait ends by itself, with no
+// lock behind it: busy, as time.Sleep is, for as long as it lasts
+// (retryBackoff). Retry loops of no particular client (cenkalti/backoff,
+// retry-go) are timedWaits instead: what they retry may wait for a lock a
+// call parked at a gate holds.
 var retryBackoffs = []string{
+	"github.com/aws/aws-sdk-go-v2/internal/sdk.sleepWithContext",
+	"github.com/aws/smithy-go/time.SleepWithContext",
+	"github.com/hashicorp/go-retryablehttp.(*Client).Do",
+	"github.com/googleapis/gax-go/v2.Sleep",
+}
+
+// modelAPIClients are the module paths of the Stainless-generated SDKs,
+// whose back-off is a function of their internal/requestconfig package
+// (retryBackoffs).
+var modelAPIClients = []string{
 	"github.com/anthropics/anthropic-sdk-go",
 	"github.com/openai/openai-go",
 }
 
 // retryBackoffWhy is why a goroutine in a retry back-off is busy.
-const retryBackoffWhy = "in its API client's retry back-off (a 429 or a 5xx answered), on a timer"
+const retryBackoffWhy = "in its API client's retry back-off (a 429, a throttle or a 5xx answered), asleep on a timer"
 
 // retryBackoff reports whether f, the function a goroutine is blocked in
-// (in a select), is the retry back-off of one of retryBackoffs.
+// (in a select), is the back-off of one of retryBackoffs.
 func retryBackoff(f string) bool {
-	for _, m := range retryBackoffs {
-		if rest, ok := strings.CutPrefix(f, m); ok && strings.Contains(rest, "/internal/requestconfig.(*RequestConfig).") {
+	for _, m := range modelAPIClients {
+		if rest, ok := strings.CutPrefix(f, m); ok && strings.Contains(rest, "/internal/requestconfig.") {
+			return true
+		}
+	}
+	for _, b := range retryBackoffs {
+		if f == b || strings.HasPrefix(f, b+"(") || strings.HasPrefix(f, b+"[") {
 			return true
 		}
 	}
 	return false
+}
+
+// backoffClient names the client whose back-off f is (retryBackoff), for
+// the messages: its function without the package's directory.
+func backoffClient(f string) string {
+	if i := strings.LastIndex(f, "/"); i >= 0 {
+		return f[i+1:]
+	}
+	return f
 }
 
 // timedWaitWhy is why a goroutine in one of timedWaits is busy; world.quiet
@@ -417,6 +448,12 @@ func stdPackage(p string) bool {
 		return true
 	}
 	return false
+}
+
+// retryLoop reports whether f, one of timedWaits, is a retry loop's or a
+// rate limiter's wait (not SQLite's busy handler, which waits for a lock).
+func retryLoop(f string) bool {
+	return timedWait(f) && !strings.HasPrefix(f, "modernc.org/sqlite.")
 }
 
 // timedWait reports whether f, the function a goroutine is blocked in, is
@@ -1750,13 +1787,17 @@ func (w *world) blocked(self uint64) []string {
 const maxBlocked = 12
 
 // backingOff returns, for each delivery with a goroutine (other than self)
-// in an API client's retry back-off (retryBackoffs), where it waits: a
-// delivery waiting for the timer of the world's rate limit, not for a lock
-// another delivery holds (lockstep.Wait).
+// in an HTTP client's retry back-off (retryBackoffs) or in a retry loop's
+// or rate limiter's timed wait (retryLoop), where it waits: a delivery
+// waiting for the timer of the world's rate limit, not for a lock another
+// delivery holds (lockstep.Wait). A retry loop's wait is busy for
+// timedGrace only, after which the other delivery goes on alone: with
+// this, that scenario is inconclusive, not a plain pass that ran the
+// deliveries one after the other.
 func (w *world) backingOff(self uint64) map[int]string {
 	var out map[int]string
 	for _, g := range w.ours(w.snapshot(), self) {
-		if busy, why := g.busy(time.Time{}); !busy || why != retryBackoffWhy {
+		if busy, why := g.busy(time.Time{}); !busy || why != retryBackoffWhy && (why != timedWaitWhy || !retryLoop(g.funcs[0])) {
 			continue
 		}
 		if inv := w.invocationOf(g.id); inv > 0 {
