@@ -109,7 +109,7 @@ func (s *throttledOrders) snapshot() any {
 
 var (
 	opOrderExistsThrottled = &Op{Name: "orderExists", Kind: KindRead, Params: []string{"order"}, Pos: "sdkbackoff_test.go:1"}
-	opChargeThrottled = &Op{Name: "chargeOrder", Kind: KindWrite, Params: []string{"order"}, Pos: "sdkbackoff_test.go:2"}
+	opChargeThrottled      = &Op{Name: "chargeOrder", Kind: KindWrite, Params: []string{"order"}, Pos: "sdkbackoff_test.go:2"}
 )
 
 // getRetrying is the agent's SDK: a GET answered 400 is sent again after
