@@ -1407,15 +1407,15 @@ func (w *world) quiet(self uint64, held heldCalls) (quiet bool, why string, onIO
 				busy = false // waiting for what no sleep ends, by now
 			}
 		}
-		if busy && why == ioAwaited {
+		if busy && w.readLike(&g, why, since) {
 			reading = append(reading, g.id)
 			site := g.readSite()
 			switch {
 			case w.loops.has(site):
 				busy = false // a read here outlasted its grace before
 			case time.Since(w.seenSince(&w.inRead, g.id)) > readGraceUnder(w.stallAfter):
-				busy = false // reading for good (a websocket's loop), or too slow to wait for
-				w.lapsed(&g, site)
+				busy = false // reading for good (a websocket's loop, a long poll), or too slow to wait for
+				w.lapsed(&g, site, why)
 			}
 		}
 		if !busy && w.parkedOwn(&g, since, gatedBelow) {
@@ -1455,7 +1455,7 @@ func (w *world) quiet(self uint64, held heldCalls) (quiet bool, why string, onIO
 			// back to back, as long as a stall bound of 2 s (testkit's
 			// TestBackgroundNetworkReaderDoesNotStall stalled).
 			for j := i + 1; j < len(ours); j++ {
-				if b, why := ours[j].busy(w.bodyStart(&ours[j])); b && why == ioAwaited {
+				if since := w.bodyStart(&ours[j]); func() bool { b, why := ours[j].busy(since); return b && w.readLike(&ours[j], why, since) }() {
 					w.seenSince(&w.inRead, ours[j].id)
 				}
 			}
@@ -1485,6 +1485,22 @@ func (w *world) quiet(self uint64, held heldCalls) (quiet bool, why string, onIO
 	// are excused): what quietAtGates would read off the counts is not.
 	w.noteQuiet(ours, created, made, known && self == 0 && worldWhy == "")
 	return true, "", false
+}
+
+// readLike reports whether g, busy for why, waits for an answer that may
+// never come by itself, and so counts as busy for readGrace only: network
+// I/O of the agent's own code (ioAwaited), or an HTTP response that a
+// goroutine of the world (worlds: one Setup started, or older than the
+// scenario) waits for outside any tool body. The world's wait is no
+// call's: a consumer that Setup started long-polling a queue (SQS's
+// ReceiveMessage with WaitTimeSeconds 20, as AWS advises) waits there for
+// as long as nothing is queued, often for what the very call held at its
+// start gate would send. Busy for good, it kept the scenario from ever
+// going quiet, and every baseline stalled, correct agents' too (red team
+// rtR #7). A world's request answered within the grace (a worker's POST
+// to a service) is still waited for.
+func (w *world) readLike(g *gInfo, why string, since time.Time) bool {
+	return why == ioAwaited || why == httpAwaiting && since.IsZero() && w.worlds(g.id)
 }
 
 // worlds reports whether goroutine id is known to be the world's
@@ -1646,7 +1662,7 @@ func (g *gInfo) readSite() string {
 // still waiting when its readGrace lapsed: the suite takes reads at site
 // for a loop's from now on, and the scenario's trace says so once (two
 // deliveries' gates may see it lapse at once).
-func (w *world) lapsed(g *gInfo, site string) {
+func (w *world) lapsed(g *gInfo, site, why string) {
 	w.loops.add(site)
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -1657,6 +1673,11 @@ func (w *world) lapsed(g *gInfo, site string) {
 		w.lapsedAt = map[string]bool{}
 	}
 	w.lapsedAt[site] = true
+	if why == httpAwaiting {
+		w.readNotes = append(w.readNotes, fmt.Sprintf("goroutine %d of the world (one that Setup started, or older than the scenario) still waited for an HTTP response at %s after %s, outside any tool call: it was taken for the world idling (a long poll, such as a queue consumer's receive, which may wait for what a call held at its gate sends), the schedule went on without it, and no later scenario of the suite waits for a response there; if the world was doing the agent's work, a Settle that waits for it tells the end state",
+			g.id, g.where(), readGraceUnder(w.stallAfter)))
+		return
+	}
 	w.readNotes = append(w.readNotes, fmt.Sprintf("goroutine %d still waited for network I/O at %s after %s: it was taken for a loop that reads for as long as the agent runs (a websocket's, a subscription's), the schedule went on without it, and no later scenario of the suite waits for a read there; if it was a reply, what the agent did after it may have been played after calls it could have been in flight with",
 		g.id, g.where(), readGraceUnder(w.stallAfter)))
 }
