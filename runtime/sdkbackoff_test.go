@@ -200,3 +200,64 @@ func TestCheckThenActInAnSDKBackoffIsCaught(t *testing.T) {
 		assert.True(t, r.Safe && !r.Inconclusive, "run %d, keyed store: safe %v, inconclusive %v, findings %v; notes: %s", i, r.Safe, r.Inconclusive, r.Findings, strings.Join(r.Trace.Notes, "\n"))
 	}
 }
+
+// Red team rtS #10: openai-go honouring a 429's Retry-After of 12 s before
+// the agent's first tool call. The baseline was abandoned after the stall
+// bound with a message that said nothing was asleep and that a longer
+// StallTimeout helps only if a goroutine outside the scenario ends the
+// wait, and with nothing_traced, which blamed the wrappers. The stall
+// stays (a hang must end in bounded time), but its message says the
+// goroutine sleeps in its client's back-off, for how long at least, and
+// that a StallTimeout above the wait is the remedy; nothing_traced is not
+// said of a baseline that stalled before its first call. With the bound
+// above the wait, the same agent is safe.
+func TestBackoffPastTheStallBoundSaysSo(t *testing.T) {
+	defer func(saved []string) { retryBackoffs = saved }(retryBackoffs)
+	retryBackoffs = append(retryBackoffs[:len(retryBackoffs):len(retryBackoffs)], "github.com/agentidem/agentidem-go/runtime.testSleepWithContext")
+	svc := &throttledOrders{keyed: true}
+	srv := httptest.NewServer(svc)
+	defer srv.Close()
+	hc := &http.Client{Timeout: 30 * time.Second}
+	charge := checkThenCharge(hc, srv.URL)
+	agent := func(ctx context.Context) error {
+		// The model API's client, asked to wait 1.5 s before it sends
+		// the turn again.
+		if err := testSleepWithContext(ctx, 1500*time.Millisecond); err != nil {
+			return err
+		}
+		return charge(ctx)
+	}
+	run := func(stall time.Duration) *Report {
+		rep, err := Run(context.Background(), "retryafter", agent,
+			OnlyScenario(ScenarioDuplicateConcurrent),
+			StallTimeout(stall),
+			Setup(func(context.Context) error {
+				svc.mu.Lock()
+				svc.charges, svc.finds = map[string]int{}, 0
+				svc.mu.Unlock()
+				return nil
+			}),
+			State(svc.snapshot))
+		if err != nil && rep == nil {
+			t.Fatal(err)
+		}
+		return rep
+	}
+	rep := run(time.Second)
+	require.False(t, rep.BaselineSucceeded)
+	codes := resultCodes(rep.Baseline)
+	assert.Contains(t, codes, CodeStalled)
+	assert.NotContains(t, codes, CodeNothingTraced)
+	for _, f := range rep.Baseline.Findings {
+		if f.Code != CodeStalled {
+			continue
+		}
+		t.Log(f.Message)
+		assert.Contains(t, f.Message, "was not stuck but asleep for ")
+		assert.Contains(t, f.Message, "in its API client's retry back-off (runtime.testSleepWithContext, at sdkbackoff_test.go:")
+		assert.Contains(t, f.Message, "raise the bound with StallTimeout above that wait")
+		assert.NotContains(t, f.Message, "no goroutine of the scenario was running, asleep")
+	}
+	rep = run(5 * time.Second)
+	assert.True(t, rep.BaselineSucceeded && rep.Safe, "baseline %+v, safe %v", rep.BaselineFailure, rep.Safe)
+}
