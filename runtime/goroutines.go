@@ -343,6 +343,61 @@ func retryBackoff(f string) bool {
 	return false
 }
 
+// retryingWait says, when g waits in a back-off after which it sends a
+// request again (a retry, not a waiter's poll), which back-off, by its
+// function and place: an aws-sdk-go-v2 sleep under its retry middleware, a
+// Stainless SDK's under RequestConfig.Execute, go-retryablehttp's
+// Client.Do, a gax-go sleep under its Invoke, a retry library's wait. ""
+// otherwise.
+func (g *gInfo) retryingWait() string {
+	if len(g.funcs) == 0 || g.state != "select" && g.state != "chan receive" {
+		return ""
+	}
+	f := g.funcs[0]
+	retry := false
+	switch {
+	case retryBackoff(f) && g.state == "select":
+		retry = strings.HasPrefix(f, "github.com/hashicorp/go-retryablehttp.") || slices.ContainsFunc(g.funcs, func(c string) bool {
+			return slices.ContainsFunc(retryCallers, func(r string) bool { return strings.Contains(c, r) })
+		})
+	case timedWait(f):
+		retry = strings.HasPrefix(f, "github.com/cenkalti/backoff/") || strings.HasPrefix(f, "github.com/avast/retry-go/") || strings.HasPrefix(f, "github.com/sethvargo/go-retry.")
+	}
+	if !retry {
+		return ""
+	}
+	return backoffClient(f) + ", at " + g.where()
+}
+
+// retryCallers are the frames above a back-off of retryBackoffs that make
+// it a retry's (a waiter's polls sleep in the same functions).
+var retryCallers = []string{"/aws/retry.", "/internal/requestconfig.(*RequestConfig).", "gax-go/v2.invoke", "gax-go/v2.Invoke"}
+
+// noteRetrying records that g was seen in a retry's back-off
+// (retryingWait).
+func (w *world) noteRetrying(g *gInfo) {
+	where := g.retryingWait()
+	if where == "" {
+		return
+	}
+	w.mu.Lock()
+	if w.retrying == nil {
+		w.retrying = map[uint64]string{}
+	}
+	w.retrying[g.id] = where
+	w.mu.Unlock()
+}
+
+// takeRetrying returns where goroutine gid was seen in a retry's back-off
+// since the last call, and forgets it.
+func (w *world) takeRetrying(gid uint64) string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	where := w.retrying[gid]
+	delete(w.retrying, gid)
+	return where
+}
+
 // backoffClient names the client whose back-off f is (retryBackoff), for
 // the messages: its function without the package's directory.
 func backoffClient(f string) string {
@@ -838,6 +893,11 @@ type world struct {
 	inBody        map[uint64]time.Time
 	inTimed       map[uint64]time.Time // goroutines seen in a timed wait, since when (seenSince)
 	inRead        map[uint64]time.Time // goroutines seen waiting for network I/O of the agent's (ioAwaited), since when
+	// retrying are the goroutines seen in an HTTP client's or a retry
+	// library's back-off before it sends a request again (retryingWait),
+	// with where: the call whose body runs on one takes it when it
+	// finishes (takeRetrying), and forgets it when it starts.
+	retrying map[uint64]string
 	// loops are the suite's places of reads taken for loops (readLoops);
 	// nil for a world of no suite. readNotes say which reads of this
 	// scenario were taken so, for its trace.
@@ -1401,6 +1461,9 @@ func (w *world) quiet(self uint64, held heldCalls) (quiet bool, why string, onIO
 		w.noteNetwork(&g)
 		since := w.bodyStart(&g)
 		busy, why := g.busy(since)
+		if busy && (why == retryBackoffWhy || why == timedWaitWhy) {
+			w.noteRetrying(&g)
+		}
 		if busy && why == timedWaitWhy {
 			timed = append(timed, g.id)
 			if time.Since(w.seenSince(&w.inTimed, g.id)) > timedGrace {
@@ -1821,6 +1884,7 @@ func (w *world) backingOff(self uint64) map[int]string {
 		if busy, why := g.busy(time.Time{}); !busy || why != retryBackoffWhy && (why != timedWaitWhy || !retryLoop(g.funcs[0])) {
 			continue
 		}
+		w.noteRetrying(&g)
 		if inv := w.invocationOf(g.id); inv > 0 {
 			if out == nil {
 				out = map[int]string{}

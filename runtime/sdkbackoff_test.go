@@ -261,3 +261,92 @@ func TestBackoffPastTheStallBoundSaysSo(t *testing.T) {
 	rep = run(5 * time.Second)
 	assert.True(t, rep.BaselineSucceeded && rep.Safe, "baseline %+v, safe %v", rep.BaselineFailure, rep.Safe)
 }
+
+// lossyLedger credits an account over HTTP: POST /credit?tx=t adds 500 to
+// the balance, and answers the first request 500 after it applied it (the
+// answer lost on its way back, as a load balancer's reset does).
+type lossyLedger struct {
+	mu       sync.Mutex
+	balance  int
+	requests int
+}
+
+func (l *lossyLedger) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.balance += 500
+	l.requests++
+	if l.requests == 1 {
+		w.WriteHeader(http.StatusInternalServerError)
+	}
+}
+
+// postRetrying is the tool's SDK: a POST answered 5xx is sent again after
+// a 30 ms back-off, up to retries times.
+func postRetrying(ctx context.Context, hc *http.Client, u string, retries int) error {
+	for attempt := 0; ; attempt++ {
+		resp, err := post(ctx, hc, u)
+		if err != nil {
+			return err
+		}
+		resp.Body.Close()
+		if resp.StatusCode < 500 {
+			return nil
+		}
+		if attempt == retries {
+			return fmt.Errorf("credit: %s", resp.Status)
+		}
+		if err := testSleepWithContext(ctx, 30*time.Millisecond); err != nil {
+			return err
+		}
+	}
+}
+
+var opCreditLossy = &Op{Name: "credit", Kind: KindWrite, Params: []string{"tx"}, Pos: "sdkbackoff_test.go:3"}
+
+// Red team rtR #1 and rtS #2: the write's SDK (the AWS SDK's retryer, a
+// tool's own retrying HTTP helper) re-sends a request whose 5xx came after
+// it was applied: the account is credited twice on every run, below the
+// boundary where the suite injects faults. The suite was SAFE, and its
+// note said "An agent that does not retry is safe from these faults". Now
+// a scenario whose write was seen in its client's retry back-off notes
+// the call and the fix, and the suite's note no longer claims safety. The
+// twin whose client does not retry writes gets neither.
+func TestRetryInsideAWriteIsNoted(t *testing.T) {
+	defer func(saved, callers []string) { retryBackoffs, retryCallers = saved, callers }(retryBackoffs, retryCallers)
+	retryBackoffs = append(retryBackoffs[:len(retryBackoffs):len(retryBackoffs)], "github.com/agentidem/agentidem-go/runtime.testSleepWithContext")
+	retryCallers = append(retryCallers[:len(retryCallers):len(retryCallers)], "runtime.postRetrying")
+	for _, retries := range []int{3, 0, 3} {
+		l := &lossyLedger{}
+		srv := httptest.NewServer(l)
+		hc := &http.Client{Timeout: 30 * time.Second}
+		agent := func(ctx context.Context) error {
+			return traced(ctx, opCreditLossy, []any{"tx-1"}, []any{"tx-1"}, func(ctx context.Context) error {
+				return postRetrying(ctx, hc, srv.URL+"/credit?tx=tx-1", retries)
+			})
+		}
+		rep, err := Run(context.Background(), "lossy", agent,
+			Setup(func(context.Context) error {
+				l.mu.Lock()
+				l.balance, l.requests = 0, 0
+				l.mu.Unlock()
+				return nil
+			}),
+			State(func() any { l.mu.Lock(); defer l.mu.Unlock(); return l.balance }))
+		srv.Close()
+		require.NoError(t, err)
+		var notes []string
+		for _, r := range append([]*Result{rep.Baseline}, rep.Results...) {
+			notes = append(notes, r.Trace.Notes...)
+		}
+		notes = append(notes, rep.Notes...)
+		all := strings.Join(notes, "\n")
+		assert.NotContains(t, all, "An agent that does not retry is safe from these faults;", "retries %d", retries)
+		if retries > 0 {
+			assert.Contains(t, all, "a call of credit (a write) was seen in its client's retry back-off inside its tool body (runtime.testSleepWithContext, at sdkbackoff_test.go:", "retries %d", retries)
+			assert.Contains(t, all, "A write's tool was seen retrying inside its call all the same", "retries %d", retries)
+		} else {
+			assert.NotContains(t, all, retriedInsideMark, "retries %d", retries)
+		}
+	}
+}

@@ -2186,7 +2186,7 @@ func (s *Suite) Report() *Report {
 		}
 	}
 	r.tally()
-	r.Notes = notRetried(r.Results, s.cfg.faultErr != nil) // retried.go
+	r.Notes = notRetried(append([]*Result{r.Baseline}, r.Results...), s.cfg.faultErr != nil) // retried.go; the baseline has no fault, but may note a retry inside a call
 	if s.cfg.state == nil {
 		r.Notes = append(r.Notes, declaredUnchecked(r.Baseline, r.Results)...) // unchecked.go
 	}
