@@ -53,7 +53,7 @@ type Gate interface {
 // reads (TestCheckThenBookOverHTTPStillCaught; with aloneAfter cut to
 // 1 ms, a second find answered 300 ms after the first lost the duplicate).
 //
-// A delivery in its model API client's retry back-off (retryBackoffs) is
+// A delivery in its HTTP client's retry back-off (retryBackoffs) is
 // asleep, not blocked: waited for, as one in time.Sleep. Taken for
 // blocked, it let the other go on alone at once, and a check-then-book
 // across two model turns passed against a rate-limited API (rtL, R3).

@@ -285,40 +285,126 @@ var timedWaits = []string{
 	"modernc.org/sqlite.busyHandler",
 	"golang.org/x/time/rate.(*Limiter).wait",
 	"github.com/cenkalti/backoff/",
-	"github.com/hashicorp/go-retryablehttp.(*Client).Do",
 	"github.com/avast/retry-go/",
 	"github.com/sethvargo/go-retry.",
 }
 
-// retryBackoffs are the HTTP clients of model APIs that wait, in a select
-// on a timer (time.After) and the caller's context, before they send a
-// request again after a 429 or a 5xx: the Stainless-generated SDKs
-// (Anthropic's, OpenAI's), whose function is
-// <module>/internal/requestconfig.(*RequestConfig).send (Execute in older
-// versions). Their package is one of infraPrefixes, whose selects are not
-// parked: a delivery in the back-off was quiet, and the other went on
-// alone at its gate at once (red team rtL, R3: a model API that answers
-// every other request 429 with retry-after-ms 5; a check-then-book across
-// two model turns, UNSAFE without the limit, was SAFE in 9 of 45 suites).
-// The wait ends by itself, with no lock behind it: busy, as time.Sleep is,
-// for as long as it lasts (retryBackoff).
+// retryBackoffs are the functions in which HTTP clients wait, in a select
+// on a timer and the caller's context, before they send a request again
+// after a 429, a throttle or a 5xx (or, for some, between the polls of a
+// waiter): the Stainless-generated SDKs (Anthropic's, OpenAI's), whose
+// function is any of <module>/internal/requestconfig (send or Execute, a
+// method, in older versions; WaitForDelay in openai-go v3); aws-sdk-go-v2's
+// retry middleware (its internal sdk.SleepWithContext) and smithy-go's
+// SleepWithContext; hashicorp/go-retryablehttp's Client.Do; Google's
+// gax-go Sleep. Those packages' selects are otherwise not parked (each is
+// one of infraPrefixes, or parks for a moment only): a delivery in the
+// back-off was quiet, and the other went on alone at its gate at once (red
+// team rtL, R3: a model API that answers every other request 429 with
+// retry-after-ms 5; a check-then-book across two model turns, UNSAFE
+// without the limit, was SAFE in 9 of 45 suites; red team rtR #5: the same
+// with DynamoDB throttling a GetItem, aws-sdk-go-v2 backing off 30 ms, a
+// check-then-act SAFE on 4 of 4 runs). The wait ends by itself, with no
+// lock behind it: busy, as time.Sleep is, for as long as it lasts
+// (retryBackoff). Retry loops of no particular client (cenkalti/backoff,
+// retry-go) are timedWaits instead: what they retry may wait for a lock a
+// call parked at a gate holds.
 var retryBackoffs = []string{
+	"github.com/aws/aws-sdk-go-v2/internal/sdk.sleepWithContext",
+	"github.com/aws/smithy-go/time.SleepWithContext",
+	"github.com/hashicorp/go-retryablehttp.(*Client).Do",
+	"github.com/googleapis/gax-go/v2.Sleep",
+}
+
+// modelAPIClients are the module paths of the Stainless-generated SDKs,
+// whose back-off is a function of their internal/requestconfig package
+// (retryBackoffs).
+var modelAPIClients = []string{
 	"github.com/anthropics/anthropic-sdk-go",
 	"github.com/openai/openai-go",
 }
 
 // retryBackoffWhy is why a goroutine in a retry back-off is busy.
-const retryBackoffWhy = "in its API client's retry back-off (a 429 or a 5xx answered), on a timer"
+const retryBackoffWhy = "in its API client's retry back-off (a 429, a throttle or a 5xx answered), asleep on a timer"
 
 // retryBackoff reports whether f, the function a goroutine is blocked in
-// (in a select), is the retry back-off of one of retryBackoffs.
+// (in a select), is the back-off of one of retryBackoffs.
 func retryBackoff(f string) bool {
-	for _, m := range retryBackoffs {
-		if rest, ok := strings.CutPrefix(f, m); ok && strings.Contains(rest, "/internal/requestconfig.(*RequestConfig).") {
+	for _, m := range modelAPIClients {
+		if rest, ok := strings.CutPrefix(f, m); ok && strings.Contains(rest, "/internal/requestconfig.") {
+			return true
+		}
+	}
+	for _, b := range retryBackoffs {
+		if f == b || strings.HasPrefix(f, b+"(") || strings.HasPrefix(f, b+"[") {
 			return true
 		}
 	}
 	return false
+}
+
+// retryingWait says, when g waits in a back-off after which it sends a
+// request again (a retry, not a waiter's poll), which back-off, by its
+// function and place: an aws-sdk-go-v2 sleep under its retry middleware, a
+// Stainless SDK's under RequestConfig.Execute, go-retryablehttp's
+// Client.Do, a gax-go sleep under its Invoke, a retry library's wait. ""
+// otherwise.
+func (g *gInfo) retryingWait() string {
+	if len(g.funcs) == 0 || g.state != "select" && g.state != "chan receive" {
+		return ""
+	}
+	f := g.funcs[0]
+	retry := false
+	switch {
+	case retryBackoff(f) && g.state == "select":
+		retry = strings.HasPrefix(f, "github.com/hashicorp/go-retryablehttp.") || slices.ContainsFunc(g.funcs, func(c string) bool {
+			return slices.ContainsFunc(retryCallers, func(r string) bool { return strings.Contains(c, r) })
+		})
+	case timedWait(f):
+		retry = strings.HasPrefix(f, "github.com/cenkalti/backoff/") || strings.HasPrefix(f, "github.com/avast/retry-go/") || strings.HasPrefix(f, "github.com/sethvargo/go-retry.")
+	}
+	if !retry {
+		return ""
+	}
+	return backoffClient(f) + ", at " + g.where()
+}
+
+// retryCallers are the frames above a back-off of retryBackoffs that make
+// it a retry's (a waiter's polls sleep in the same functions).
+var retryCallers = []string{"/aws/retry.", "/internal/requestconfig.(*RequestConfig).", "gax-go/v2.invoke", "gax-go/v2.Invoke"}
+
+// noteRetrying records that g was seen in a retry's back-off
+// (retryingWait).
+func (w *world) noteRetrying(g *gInfo) {
+	where := g.retryingWait()
+	if where == "" {
+		return
+	}
+	w.mu.Lock()
+	if w.retrying == nil {
+		w.retrying = map[uint64]string{}
+	}
+	w.retrying[g.id] = where
+	w.mu.Unlock()
+}
+
+// takeRetrying returns where goroutine gid was seen in a retry's back-off
+// since the last call, and forgets it.
+func (w *world) takeRetrying(gid uint64) string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	where := w.retrying[gid]
+	delete(w.retrying, gid)
+	return where
+}
+
+// backoffClient names the client whose back-off f is (retryBackoff), for
+// the messages: its function without the package's directory.
+func backoffClient(f string) string {
+	if i := strings.LastIndex(f, "/"); i >= 0 {
+		return f[i+1:]
+	}
+	return f
 }
 
 // timedWaitWhy is why a goroutine in one of timedWaits is busy; world.quiet
@@ -417,6 +503,12 @@ func stdPackage(p string) bool {
 		return true
 	}
 	return false
+}
+
+// retryLoop reports whether f, one of timedWaits, is a retry loop's or a
+// rate limiter's wait (not SQLite's busy handler, which waits for a lock).
+func retryLoop(f string) bool {
+	return timedWait(f) && !strings.HasPrefix(f, "modernc.org/sqlite.")
 }
 
 // timedWait reports whether f, the function a goroutine is blocked in, is
@@ -801,6 +893,11 @@ type world struct {
 	inBody        map[uint64]time.Time
 	inTimed       map[uint64]time.Time // goroutines seen in a timed wait, since when (seenSince)
 	inRead        map[uint64]time.Time // goroutines seen waiting for network I/O of the agent's (ioAwaited), since when
+	// retrying are the goroutines seen in an HTTP client's or a retry
+	// library's back-off before it sends a request again (retryingWait),
+	// with where: the call whose body runs on one takes it when it
+	// finishes (takeRetrying), and forgets it when it starts.
+	retrying map[uint64]string
 	// loops are the suite's places of reads taken for loops (readLoops);
 	// nil for a world of no suite. readNotes say which reads of this
 	// scenario were taken so, for its trace.
@@ -1387,21 +1484,24 @@ func (w *world) quiet(self uint64, held heldCalls) (quiet bool, why string, onIO
 		w.noteNetwork(&g)
 		since := w.bodyStart(&g)
 		busy, why := g.busy(since)
+		if busy && (why == retryBackoffWhy || why == timedWaitWhy) {
+			w.noteRetrying(&g)
+		}
 		if busy && why == timedWaitWhy {
 			timed = append(timed, g.id)
 			if time.Since(w.seenSince(&w.inTimed, g.id)) > timedGrace {
 				busy = false // waiting for what no sleep ends, by now
 			}
 		}
-		if busy && why == ioAwaited {
+		if busy && w.readLike(&g, why, since) {
 			reading = append(reading, g.id)
 			site := g.readSite()
 			switch {
 			case w.loops.has(site):
 				busy = false // a read here outlasted its grace before
 			case time.Since(w.seenSince(&w.inRead, g.id)) > readGraceUnder(w.stallAfter):
-				busy = false // reading for good (a websocket's loop), or too slow to wait for
-				w.lapsed(&g, site)
+				busy = false // reading for good (a websocket's loop, a long poll), or too slow to wait for
+				w.lapsed(&g, site, why)
 			}
 		}
 		if !busy && w.parkedOwn(&g, since, gatedBelow) {
@@ -1441,7 +1541,7 @@ func (w *world) quiet(self uint64, held heldCalls) (quiet bool, why string, onIO
 			// back to back, as long as a stall bound of 2 s (testkit's
 			// TestBackgroundNetworkReaderDoesNotStall stalled).
 			for j := i + 1; j < len(ours); j++ {
-				if b, why := ours[j].busy(w.bodyStart(&ours[j])); b && why == ioAwaited {
+				if since := w.bodyStart(&ours[j]); func() bool { b, why := ours[j].busy(since); return b && w.readLike(&ours[j], why, since) }() {
 					w.seenSince(&w.inRead, ours[j].id)
 				}
 			}
@@ -1471,6 +1571,22 @@ func (w *world) quiet(self uint64, held heldCalls) (quiet bool, why string, onIO
 	// are excused): what quietAtGates would read off the counts is not.
 	w.noteQuiet(ours, created, made, known && self == 0 && worldWhy == "")
 	return true, "", false
+}
+
+// readLike reports whether g, busy for why, waits for an answer that may
+// never come by itself, and so counts as busy for readGrace only: network
+// I/O of the agent's own code (ioAwaited), or an HTTP response that a
+// goroutine of the world (worlds: one Setup started, or older than the
+// scenario) waits for outside any tool body. The world's wait is no
+// call's: a consumer that Setup started long-polling a queue (SQS's
+// ReceiveMessage with WaitTimeSeconds 20, as AWS advises) waits there for
+// as long as nothing is queued, often for what the very call held at its
+// start gate would send. Busy for good, it kept the scenario from ever
+// going quiet, and every baseline stalled, correct agents' too (red team
+// rtR #7). A world's request answered within the grace (a worker's POST
+// to a service) is still waited for.
+func (w *world) readLike(g *gInfo, why string, since time.Time) bool {
+	return why == ioAwaited || why == httpAwaiting && since.IsZero() && w.worlds(g.id)
 }
 
 // worlds reports whether goroutine id is known to be the world's
@@ -1632,7 +1748,7 @@ func (g *gInfo) readSite() string {
 // still waiting when its readGrace lapsed: the suite takes reads at site
 // for a loop's from now on, and the scenario's trace says so once (two
 // deliveries' gates may see it lapse at once).
-func (w *world) lapsed(g *gInfo, site string) {
+func (w *world) lapsed(g *gInfo, site, why string) {
 	w.loops.add(site)
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -1643,6 +1759,11 @@ func (w *world) lapsed(g *gInfo, site string) {
 		w.lapsedAt = map[string]bool{}
 	}
 	w.lapsedAt[site] = true
+	if why == httpAwaiting {
+		w.readNotes = append(w.readNotes, fmt.Sprintf("goroutine %d of the world (one that Setup started, or older than the scenario) still waited for an HTTP response at %s after %s, outside any tool call: it was taken for the world idling (a long poll, such as a queue consumer's receive, which may wait for what a call held at its gate sends), the schedule went on without it, and no later scenario of the suite waits for a response there; if the world was doing the agent's work, a Settle that waits for it tells the end state",
+			g.id, g.where(), readGraceUnder(w.stallAfter)))
+		return
+	}
 	w.readNotes = append(w.readNotes, fmt.Sprintf("goroutine %d still waited for network I/O at %s after %s: it was taken for a loop that reads for as long as the agent runs (a websocket's, a subscription's), the schedule went on without it, and no later scenario of the suite waits for a read there; if it was a reply, what the agent did after it may have been played after calls it could have been in flight with",
 		g.id, g.where(), readGraceUnder(w.stallAfter)))
 }
@@ -1773,15 +1894,20 @@ func (w *world) blocked(self uint64) []string {
 const maxBlocked = 12
 
 // backingOff returns, for each delivery with a goroutine (other than self)
-// in an API client's retry back-off (retryBackoffs), where it waits: a
-// delivery waiting for the timer of the world's rate limit, not for a lock
-// another delivery holds (lockstep.Wait).
+// in an HTTP client's retry back-off (retryBackoffs) or in a retry loop's
+// or rate limiter's timed wait (retryLoop), where it waits: a delivery
+// waiting for the timer of the world's rate limit, not for a lock another
+// delivery holds (lockstep.Wait). A retry loop's wait is busy for
+// timedGrace only, after which the other delivery goes on alone: with
+// this, that scenario is inconclusive, not a plain pass that ran the
+// deliveries one after the other.
 func (w *world) backingOff(self uint64) map[int]string {
 	var out map[int]string
 	for _, g := range w.ours(w.snapshot(), self) {
-		if busy, why := g.busy(time.Time{}); !busy || why != retryBackoffWhy {
+		if busy, why := g.busy(time.Time{}); !busy || why != retryBackoffWhy && (why != timedWaitWhy || !retryLoop(g.funcs[0])) {
 			continue
 		}
+		w.noteRetrying(&g)
 		if inv := w.invocationOf(g.id); inv > 0 {
 			if out == nil {
 				out = map[int]string{}

@@ -14,8 +14,15 @@ import (
 // the faulted op followed the faulted one in its invocation. It returns
 // nil when there is no such scenario, or when one shows a retry.
 //
-// Such an agent may not retry at all, and is safe from these faults; or it
-// retries only on errors the injected one is not. An injected fault is a
+// Such an agent may not retry at all, and is safe from these faults at its
+// tools' boundary; or it retries only on errors the injected one is not.
+// Neither says anything of a retry inside a call (a retrying HTTP client
+// in the tool body), which these faults never meet: the note said "An
+// agent that does not retry is safe from these faults" of agents whose
+// SDK or HTTP helper re-sent a write below the boundary and applied it
+// twice (red teams rtR #1, rtS #2). It says so now, and, where a write's
+// body was seen in such a retry (retriedInsideNote), that the suite is no
+// evidence of safety. An injected fault is a
 // *InjectedError, a timeout that is no *url.Error and carries no HTTP
 // status: an agent that retried only on those never retried under test,
 // and was reported SAFE with nothing said, while a real lost answer made
@@ -68,13 +75,33 @@ func notRetried(results []*Result, chosen bool) []string {
 	if chosen {
 		b.WriteString(", the error FaultError gave where it gave one")
 	}
-	b.WriteString(", no traced call of the failed op followed. An agent that does not retry is safe from these faults; one that retries through the raw tool (a direct call of a tool that has a Traced wrapper) is not traced, and go tool agentidem-vet reports those calls; ")
+	b.WriteString(", no traced call of the failed op followed. ")
+	if retriedInside(results) {
+		b.WriteString("A write's tool was seen retrying inside its call all the same (the scenario's note names it), below the boundary where these faults are injected: they never met that retry, and the suite is no evidence that it is safe; ")
+	} else {
+		b.WriteString("An agent that does not retry a traced call is safe from these faults at its tools' boundary; a retry inside a call (a retrying HTTP client or SDK in the tool body, such as aws-sdk-go-v2's retryer or go-retryablehttp, or a helper of the tool's own that sends a request again after a timeout) is below it, and no injected fault meets it: trace the function that sends one request, or turn the client's retries off for writes, or make the request idempotent (an idempotency key, a conditional write); ")
+	}
+	b.WriteString("one that retries through the raw tool (a direct call of a tool that has a Traced wrapper) is not traced, and go tool agentidem-vet reports those calls; ")
 	if chosen {
 		b.WriteString("if it retries on other errors than those, make FaultError return them")
 	} else {
 		b.WriteString("one that retries only on particular errors (a *url.Error, an HTTP status such as 503 or 504) was not tested, since an injected fault is a *runtime.InjectedError, which is neither: make the suite's faults return those errors with testkit.FaultError (runtime.FaultError)")
 	}
 	return []string{b.String()}
+}
+
+// retriedInside reports whether a scenario's trace notes a write whose
+// tool body was seen in its client's retry back-off (retriedInsideNote).
+func retriedInside(results []*Result) bool {
+	for _, res := range results {
+		if res == nil || res.Trace == nil {
+			continue
+		}
+		if slices.ContainsFunc(res.Trace.Notes, func(n string) bool { return strings.Contains(n, retriedInsideMark) }) {
+			return true
+		}
+	}
+	return false
 }
 
 // seenAsError reports whether fault kind k reaches the agent as an error

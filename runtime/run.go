@@ -68,6 +68,12 @@ type recorder struct {
 	stallAfter   time.Duration
 	seenProgress int64
 	seenAt       time.Time
+	// backoffs are the goroutines seen in an API client's retry back-off
+	// (retryBackoff) once no progress had been made for half the stall
+	// bound, at backoffsAt (noteBackoffs): one still there when the
+	// scenario stalls has slept that long at least. Under mu.
+	backoffs   map[uint64]bool
+	backoffsAt time.Time
 	// abandoned, when not nil, is closed when a stalled scenario gives up
 	// on its agent: invocations waited for inline return at once.
 	abandoned chan struct{}
@@ -1759,9 +1765,39 @@ func (r *recorder) stalled() bool {
 	p, now := r.progress.Load(), time.Now()
 	if p != r.seenProgress || r.seenAt.IsZero() {
 		r.seenProgress, r.seenAt = p, now
+		r.mu.Lock()
+		r.backoffs, r.backoffsAt = nil, time.Time{}
+		r.mu.Unlock()
 		return false
 	}
+	if now.Sub(r.seenAt) >= r.stallAfter/2 {
+		r.noteBackoffs()
+	}
 	return now.Sub(r.seenAt) >= r.stallAfter
+}
+
+// noteBackoffs records, once per stretch without progress, the scenario's
+// goroutines in an API client's retry back-off: a stall message can then
+// say how long one has slept at least. A stack dump shows that a goroutine
+// waits on a back-off's timer, not for how long (the delay argument is
+// printed as an inaccurate register value), so the length is told from two
+// looks.
+func (r *recorder) noteBackoffs() {
+	r.mu.Lock()
+	done := !r.backoffsAt.IsZero()
+	r.mu.Unlock()
+	if done || r.world == nil {
+		return
+	}
+	at, seen := time.Now(), map[uint64]bool{}
+	for _, g := range r.world.ours(r.world.snapshot(), goroutineID()) {
+		if busy, why := g.busy(time.Time{}); busy && why == retryBackoffWhy {
+			seen[g.id] = true
+		}
+	}
+	r.mu.Lock()
+	r.backoffs, r.backoffsAt = seen, at
+	r.mu.Unlock()
 }
 
 // describeStall says what is blocked and where: the scenario's goroutines
@@ -1778,7 +1814,13 @@ func (r *recorder) describeStall() string {
 			r.rareLocked().crashLock = lock
 			r.mu.Unlock()
 		}
-		advice = stallAdvice(gs, r.didCrash())
+		r.mu.Lock()
+		backoffs, at := r.backoffs, r.backoffsAt
+		r.mu.Unlock()
+		advice = backoffAdvice(gs, backoffs, at)
+		if advice == "" {
+			advice = stallAdvice(gs, r.didCrash())
+		}
 	}
 	if h, ok := r.gate.(interface{ held() []string }); ok {
 		held = h.held()
@@ -1838,6 +1880,31 @@ func stallAdvice(gs []gInfo, crashed bool) string {
 		return "it waits for the network: raise the bound with StallTimeout only if the answer is merely slow"
 	}
 	return "no goroutine of the scenario was running, asleep or waiting for the network: each waits for another goroutine (a lock, a channel, a condition), so a longer StallTimeout helps only if a goroutine outside the scenario ends that wait"
+}
+
+// backoffAdvice says, when a goroutine of gs sleeps in its API client's
+// retry back-off (retryBackoff), that the scenario was not stuck: the
+// service asked the client to wait (a 429's Retry-After, a throttle), and
+// the client sends its request again when its timer fires; a longer
+// StallTimeout lets it. seen are the goroutines that were in a back-off
+// at at (recorder.noteBackoffs): one still there has slept since then at
+// least. "" when none is in a back-off. A red team's openai-go client
+// honouring a 429's Retry-After of 12 s was told that nothing was asleep
+// and that a longer StallTimeout helps only if a goroutine outside the
+// scenario ends the wait (rtS #10).
+func backoffAdvice(gs []gInfo, seen map[uint64]bool, at time.Time) string {
+	for i := range gs {
+		g := &gs[i]
+		if busy, why := g.busy(time.Time{}); !busy || why != retryBackoffWhy {
+			continue
+		}
+		how := "asleep"
+		if seen[g.id] {
+			how += fmt.Sprintf(" for %s at least", time.Since(at).Round(100*time.Millisecond))
+		}
+		return fmt.Sprintf("goroutine %d was not stuck but %s in its API client's retry back-off (%s, at %s), waiting on a timer for as long as the service asked (a 429's Retry-After, a throttle) before it sends the request again: raise the bound with StallTimeout above that wait, or make the service in the test ask for a shorter one", g.id, how, backoffClient(g.funcs[0]), g.where())
+	}
+	return ""
 }
 
 // abort unblocks what the harness holds: gates open, invocations are

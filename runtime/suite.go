@@ -252,7 +252,13 @@ func (s *Suite) Baseline(ctx context.Context) (*Result, error) {
 		tr.Notes = append(tr.Notes, "virtual time was asked for but the scenarios run on real time: "+s.impure+"; a testing/synctest bubble cannot host that")
 	}
 	switch {
-	case len(tr.Ops) == 0 && len(tr.Panics) == 0:
+	case len(tr.Ops) == 0 && len(tr.Panics) == 0 && !resultHas(res, CodeStalled):
+		// A baseline abandoned as stalled before its first call (a model
+		// API client's retry back-off longer than the stall bound) says
+		// nothing of the wrappers: its stall is the finding, and the
+		// baseline fails as any stalled one does. nothing_traced blamed
+		// the wrappers of a red team's agent whose SDK was waiting out a
+		// 429's Retry-After of 12 s (rtS #10).
 		why := "the agent does not call the generated wrappers (call refundTraced, not refund; run go generate), or, through a framework, its tools do not pass the adapter's middleware or are not in its Tools, or the context it passes them does not come from the agent's ctx"
 		if res.Error != "" && !strings.HasSuffix(res.Error, "stalled") {
 			why += "; the agent returned an error before any call: " + res.Error
@@ -360,6 +366,11 @@ func (s *Suite) serialWindows(ctx context.Context) {
 
 func baselineFailed(res *Result) bool {
 	return res.Failed || len(res.Trace.Panics) > 0
+}
+
+// resultHas reports whether res has a finding of code.
+func resultHas(res *Result, code string) bool {
+	return slices.ContainsFunc(res.Findings, func(f Finding) bool { return f.Code == code })
 }
 
 func hasOrderFinding(res *Result) bool {
@@ -2276,7 +2287,7 @@ func (s *Suite) Report() *Report {
 		}
 	}
 	r.tally()
-	r.Notes = notRetried(r.Results, s.cfg.faultErr != nil) // retried.go
+	r.Notes = notRetried(append([]*Result{r.Baseline}, r.Results...), s.cfg.faultErr != nil) // retried.go; the baseline has no fault, but may note a retry inside a call
 	_, unplanned := s.notPlanned()
 	r.Notes = append(r.Notes, unplanned...)
 	if s.cfg.state == nil {
