@@ -702,6 +702,16 @@ func (c *Call) Recover(errp *error) {
 		panic(v)
 	}
 	r := c.inv.rec
+	if e, ok := r.exitingByCrash(goroutineID()); ok {
+		// A deferred function panicked while the crash's Goexit, at a
+		// call made inside this tool, unwound it: the suite's, not the
+		// tool's. Recovered, the Goexit goes on.
+		r.droppedCrashPanic(e, v)
+		if !c.rec.returned {
+			c.unwound()
+		}
+		return
+	}
 	p := Panic{Op: c.op.Name, Value: fmt.Sprint(v), Stack: string(debug.Stack()), exited: errp == nil}
 	c.mu.Lock()
 	c.rec.status = statusFailed
