@@ -697,6 +697,38 @@ func (c *Call) Finish(err error, results ...any) error {
 	return ierr
 }
 
+// FinishLater is called, instead of Finish, by an adapter whose tool
+// answered with a stream that its producer may still be writing (Eino's
+// streamable tools: the tool returns a reader at once and a goroutine of
+// its own does the work, a POST, then sends the result). The tool's effect
+// may come after the tool returns, so its answer is the end of the stream:
+// the adapter reads the stream to its end and then calls Finish, from the
+// goroutine that read it, and applies what Finish returns (a lost
+// acknowledgement, a crash) to the stream it hands on. Had Finish run when
+// the stream opened, a planned lost acknowledgement closed the stream
+// before the producer's POST, and the retry's single effect was judged an
+// absorbed repeat of an agent that is not safe (rtS #1).
+//
+// It tells the deferred Recover that the call is not unwound when the
+// function that called Start returns without Finish, and keeps the
+// call's path for a retry to be told by (Finish, from another goroutine,
+// cannot read it). Call it from the goroutine that called Start, after
+// the tool returned without error, and call Finish exactly once after.
+func (c *Call) FinishLater() {
+	if c.inv == nil {
+		return
+	}
+	if c.op.Kind == KindWrite {
+		path := c.path()
+		c.mu.Lock()
+		if c.rare().path == nil {
+			c.rec.rare.path = path
+		}
+		c.mu.Unlock()
+	}
+	c.rec.returned = true
+}
+
 // Recover is deferred by generated wrappers. A panic in the tool is recorded
 // in the trace with its stack. When errp is not nil (the tool has an error
 // result) the wrapper returns a *PanicError through it; otherwise the
