@@ -118,3 +118,73 @@ func TestCrashGoexitPanicInADeferIsNotTheAgents(t *testing.T) {
 		}
 	}
 }
+
+// The same inside a traced tool: the tool's own body calls two traced
+// writes, the charge and, whatever the charge answered, an audit entry;
+// its deferred end-of-work check panics on a body that did not run to its
+// end. The crash fires at the charge, and ends the goroutine at the audit
+// call: the check's panic reaches the outer tool's Recover while the
+// Goexit unwinds, and is the suite's, not the tool's.
+func TestCrashGoexitPanicInsideAToolIsNotTheTools(t *testing.T) {
+	checkout := &Op{Name: "checkout", Kind: KindWrite, Params: []string{"order"}}
+	charge := &Op{Name: "charge", Kind: KindWrite, Params: []string{"order"}}
+	audit := &Op{Name: "audit", Kind: KindWrite, Params: []string{"order"}}
+	var (
+		mu   sync.Mutex
+		done map[string]bool
+	)
+	leaf := func(ctx context.Context, op *Op, order string) (err error) {
+		c, _ := Begin(ctx, op, []any{order}, []any{order}, nil)
+		if err := c.Start(); err != nil {
+			return err
+		}
+		func() {
+			defer c.Recover(&err)
+			mu.Lock()
+			done[op.Name+":"+order] = true // keyed: a repeat changes nothing
+			mu.Unlock()
+		}()
+		return c.Finish(err)
+	}
+	agent := func(ctx context.Context) (err error) {
+		c, cctx := Begin(ctx, checkout, []any{"o-1"}, []any{"o-1"}, nil)
+		if err := c.Start(); err != nil {
+			return err
+		}
+		func() {
+			defer c.Recover(&err)
+			finished := false
+			defer func() {
+				if !finished {
+					panic("checkout: body ended without its result")
+				}
+			}()
+			err = leaf(cctx, charge, "o-1")
+			_ = leaf(cctx, audit, "o-1")
+			finished = true
+		}()
+		return c.Finish(err)
+	}
+	rep, err := Run(context.Background(), t.Name(), agent, OnlyScenario(ScenarioCrashRestart+"/charge#1"),
+		Setup(func(context.Context) error {
+			mu.Lock()
+			done = map[string]bool{}
+			mu.Unlock()
+			return nil
+		}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Results) != 1 {
+		t.Fatalf("%d results, want the crash scenario", len(rep.Results))
+	}
+	res := rep.Results[0]
+	for _, f := range res.Findings {
+		if f.Code == CodeAgentPanic {
+			t.Errorf("agent_panic from a panic the crash's Goexit caused: %s", f.Message)
+		}
+	}
+	if !res.FaultFired || !strings.Contains(strings.Join(res.Trace.Notes, "\n"), "panicked while it unwound") {
+		t.Errorf("fired %v, notes %q: want the crash fired and the dropped panic noted", res.FaultFired, res.Trace.Notes)
+	}
+}
