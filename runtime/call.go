@@ -8,6 +8,7 @@ import (
 	"runtime/debug"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 	"unsafe"
@@ -429,9 +430,21 @@ func (c *Call) Start() error {
 	}
 	if r.gate != nil {
 		live := c.live()
+		var (
+			arrived  time.Time
+			deadline time.Time
+		)
+		if live {
+			if d, ok := c.Context.Deadline(); ok {
+				arrived, deadline = time.Now(), d
+			}
+		}
 		r.gate.Wait(c, PointStart)
 		if live {
 			c.endedAtGate("start")
+		}
+		if !arrived.IsZero() {
+			c.heldAtStart(arrived, deadline)
 		}
 		if c.sched != nil && c.sched.judged != nil {
 			defer c.passedJudge()
@@ -610,6 +623,7 @@ func (c *Call) Finish(err error, results ...any) error {
 		}
 	}
 	if err != nil {
+		c.ranOutAfterGate()
 		c.failedPastDeadline(err)
 	}
 	if err != nil || c.rec.planned {
@@ -695,6 +709,38 @@ func (c *Call) Finish(err error, results ...any) error {
 	return ierr
 }
 
+// FinishLater is called, instead of Finish, by an adapter whose tool
+// answered with a stream that its producer may still be writing (Eino's
+// streamable tools: the tool returns a reader at once and a goroutine of
+// its own does the work, a POST, then sends the result). The tool's effect
+// may come after the tool returns, so its answer is the end of the stream:
+// the adapter reads the stream to its end and then calls Finish, from the
+// goroutine that read it, and applies what Finish returns (a lost
+// acknowledgement, a crash) to the stream it hands on. Had Finish run when
+// the stream opened, a planned lost acknowledgement closed the stream
+// before the producer's POST, and the retry's single effect was judged an
+// absorbed repeat of an agent that is not safe (rtS #1).
+//
+// It tells the deferred Recover that the call is not unwound when the
+// function that called Start returns without Finish, and keeps the
+// call's path for a retry to be told by (Finish, from another goroutine,
+// cannot read it). Call it from the goroutine that called Start, after
+// the tool returned without error, and call Finish exactly once after.
+func (c *Call) FinishLater() {
+	if c.inv == nil {
+		return
+	}
+	if c.op.Kind == KindWrite {
+		path := c.path()
+		c.mu.Lock()
+		if c.rare().path == nil {
+			c.rec.rare.path = path
+		}
+		c.mu.Unlock()
+	}
+	c.rec.returned = true
+}
+
 // Recover is deferred by generated wrappers. A panic in the tool is recorded
 // in the trace with its stack. When errp is not nil (the tool has an error
 // result) the wrapper returns a *PanicError through it; otherwise the
@@ -715,6 +761,16 @@ func (c *Call) Recover(errp *error) {
 		panic(v)
 	}
 	r := c.inv.rec
+	if e, ok := r.exitingByCrash(goroutineID()); ok {
+		// A deferred function panicked while the crash's Goexit, at a
+		// call made inside this tool, unwound it: the suite's, not the
+		// tool's. Recovered, the Goexit goes on.
+		r.droppedCrashPanic(e, v)
+		if !c.rec.returned {
+			c.unwound()
+		}
+		return
+	}
 	p := Panic{Op: c.op.Name, Value: fmt.Sprint(v), Stack: string(debug.Stack()), exited: errp == nil}
 	c.mu.Lock()
 	c.rec.status = statusFailed
@@ -1000,6 +1056,46 @@ func (c *Call) endedAtGate(where string) {
 	c.inv.rec.heldAny.Store(true)
 }
 
+// heldAtStart records how long the start gate held a call whose context
+// has a deadline (it arrived at the gate at arrived), when that is a tenth
+// or more of what the deadline left it then: the tool starts that much
+// later than in production, where nothing holds it, with that much less
+// of its deadline (ranOutAfterGate).
+func (c *Call) heldAtStart(arrived, deadline time.Time) {
+	held, budget := time.Since(arrived), deadline.Sub(arrived)
+	if held <= 0 || budget <= 0 || held < budget/10 {
+		return
+	}
+	c.mu.Lock()
+	x := c.rare()
+	x.heldStart, x.heldBudget = held, budget
+	c.mu.Unlock()
+}
+
+// ranOutAfterGate marks a call that failed with its context's deadline run
+// out in its tool, after the start gate held it a tenth or more of that
+// deadline (heldAtStart), as endedAtGate marks one whose deadline ran out
+// at the gate: the harness's order took the time the tool lacked (the
+// tools of parallel calls run one after another under a schedule, where
+// production runs them together), and what the agent does next (a retry
+// middleware sending the call again) is not what it does in production.
+// A red team's dispatcher (rtS #6: four 300 ms writes, a 500 ms deadline
+// per attempt set before the call, a retry on timeouts) had its third
+// and fourth calls time out in the tool and sent again, and the suite
+// planned its faults on a baseline of six calls. A deadline that was short
+// anyway (the gate held the call less than a tenth of it) is the agent's.
+func (c *Call) ranOutAfterGate() {
+	if !errors.Is(c.Context.Err(), context.DeadlineExceeded) || c.inv.dead.Load() {
+		return
+	}
+	c.mu.Lock()
+	if x := c.rec.rare; x != nil && x.heldPast == "" && x.heldStart > 0 {
+		x.heldPast = fmt.Sprintf("start gate for %s of the %s its deadline left it, and the deadline ran out in the tool, which production starts at once", x.heldStart.Round(time.Millisecond), x.heldBudget.Round(time.Millisecond))
+		c.inv.rec.heldAny.Store(true)
+	}
+	c.mu.Unlock()
+}
+
 // failedPastDeadline notes a call that failed (err, not nil) after its
 // deadline ran out at a gate (endedAtGate).
 func (c *Call) failedPastDeadline(err error) {
@@ -1022,7 +1118,12 @@ func (c *Call) failedPastDeadline(err error) {
 // gateDeadlineNote is the trace's note for a call of op whose deadline ran
 // out while the harness held it at its gate (where), and what followed.
 func gateDeadlineNote(op, where, then string) string {
-	return fmt.Sprintf("%s's deadline ran out while the harness held the call at its %s gate to follow the schedule, and %s: what the agent did next (a retry, a turn given up) may not happen in production, where nothing holds the call; the scenario is inconclusive; give the agent's calls deadlines longer than the harness's gates take under test (milliseconds, more on a loaded machine), or none", op, where, then)
+	ran := fmt.Sprintf("ran out while the harness held the call at its %s gate to follow the schedule", where)
+	if strings.HasPrefix(where, "start gate for ") {
+		ran = "ran short: the harness held the call at its " + where // ranOutAfterGate
+		then += " (under a schedule the tools of parallel calls run one after another, so a deadline set before the call must cover the tools of the calls before it)"
+	}
+	return fmt.Sprintf("%s's deadline %s, and %s: what the agent did next (a retry, a turn given up) may not happen in production, where nothing holds the call; the scenario is inconclusive; give the agent's calls deadlines longer than the harness's gates take under test (milliseconds, more on a loaded machine), or none", op, ran, then)
 }
 
 // retriedPastDeadline returns the name of an op whose call's deadline ran

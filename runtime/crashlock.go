@@ -149,3 +149,42 @@ func shortFunc(f string) string {
 	}
 	return f
 }
+
+// exitingByCrash reports whether goroutine gid is one the crash ended
+// (endedByCrash: Call.stopIfCrashed is ending it with runtime.Goexit), and
+// if so which delivery's crash and at which call. A recover in the
+// harness asks it: a panic raised while that goroutine unwinds comes
+// from a deferred function that the Goexit ran, and a real crash runs
+// none (droppedCrashPanic).
+func (r *recorder) exitingByCrash(gid uint64) (crashEnd, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.rare == nil {
+		return crashEnd{}, false
+	}
+	for _, e := range r.rare.crashEnds {
+		if e.gid == gid {
+			return e, true
+		}
+	}
+	return crashEnd{}, false
+}
+
+// droppedCrashPanic notes a panic v that a deferred function raised while
+// goroutine e.gid unwound from the crash's runtime.Goexit, which the
+// harness recovered and does not report: the suite's crash is a Goexit,
+// which runs the goroutine's deferred functions, where the process's
+// death runs none, and a deferred function written for a normal return
+// may panic on a goroutine ended in mid-call (a red team's Eino agent
+// run with Stream: the graph runner's deferred end-of-graph callback
+// asserts a stream it never got, rtS #5). The panic cannot happen in
+// production, so it is not the agent's finding; the note keeps it in
+// sight. It is called in the deferred function that recovered v.
+func (r *recorder) droppedCrashPanic(e crashEnd, v any) {
+	at := ""
+	if site := panicSite(); site != "" {
+		at = " at " + site
+	}
+	r.addNoteOnce(fmt.Sprintf("the crash of delivery %d ended goroutine %d (runtime.Goexit, at its call after the crash), and a deferred function panicked while it unwound%s: %v; a real crash runs no deferred code, so the panic is the suite's own and is not reported as the agent's",
+		e.delivery, e.gid, at, v))
+}

@@ -717,6 +717,13 @@ func (r *recorder) invokeNumbered(ctx context.Context, fn func(context.Context) 
 				return
 			}
 			if v := recover(); v != nil {
+				if e, ok := r.exitingByCrash(gid); ok {
+					// Raised by a deferred function the crash's Goexit
+					// ran; recovered, the Goexit goes on.
+					r.droppedCrashPanic(e, v)
+					inv.err = errCrashed
+					return
+				}
 				r.addPanic(Panic{Value: fmt.Sprint(v), Stack: string(debug.Stack())})
 				inv.panicked = true
 				inv.err = fmt.Errorf("agent panicked: %v", v)

@@ -424,7 +424,7 @@ func (s *scheduler) play(calls []*Call, round *int) (stalled, stop bool) {
 		// lets happen (a reservation that waits for the charge of
 		// the same turn): the calls ran in another order than the
 		// schedule's, which the trace's ticks show.
-		s.rec.addNote(fmt.Sprintf("interleaving: the schedule %s could not be followed: at step %s the call was still running, not at its gate (its tool waits for something: another call of the round, a call of its own, a worker), so that step came later than the schedule says", Schedule{Rounds: [][]Step{order}}.String(), strings.Join(missed, ", ")))
+		s.rec.addNote(fmt.Sprintf("interleaving: the schedule %s could not be followed: at step %s the call was still running, not at its gate (its tool waits for something: another call of the round, a call of its own, a worker; or it is slow: a timer, I/O), so that step came later than the schedule says", Schedule{Rounds: [][]Step{order}}.String(), strings.Join(missed, ", ")))
 	}
 	// A call that failed at its start gate never reaches its finish
 	// gate; it belonged to the batch the agent dispatched, so it is in

@@ -414,12 +414,17 @@ type callRecord struct {
 
 // callRare holds what few calls record, allocated on first use (Call.rare).
 type callRare struct {
-	values        []any  // the arguments of a call with more than Call.buf holds
-	heldPast      string // the gate at which its deadline ran out (Call.endedAtGate)
-	identityError string
-	identityPanic []string
-	panic         *Panic
-	viaHTTP       uint64 // the HTTP handler of this process the call was made for (lookup)
+	values   []any  // the arguments of a call with more than Call.buf holds
+	heldPast string // the gate at which its deadline ran out (Call.endedAtGate)
+	// heldStart is how long the start gate held a call whose context had
+	// a deadline, when that was a tenth of what the deadline left it or
+	// more, and heldBudget what the deadline left it on arrival
+	// (Call.heldAtStart).
+	heldStart, heldBudget time.Duration
+	identityError         string
+	identityPanic         []string
+	panic                 *Panic
+	viaHTTP               uint64 // the HTTP handler of this process the call was made for (lookup)
 	// served is the call of the invocation whose HTTP request the handler
 	// serves (recorder.servedCall), or nil.
 	served *Call

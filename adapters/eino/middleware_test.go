@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -172,9 +173,68 @@ func TestMiddlewareStreamable(t *testing.T) {
 	}
 }
 
-// A lost acknowledgement of a streaming call reaches the agent as the
-// error, and the stream it replaces is closed.
+// A lost acknowledgement of a streaming call comes after the tool's
+// stream ended, its work with it: the agent reads the chunks, then the
+// injected error in place of the stream's end.
 func TestMiddlewareStreamableLostAck(t *testing.T) {
+	var paid atomic.Int32
+	ep := agentidemeino.Middleware(specs).Streamable(func(context.Context, *compose.ToolInput) (*compose.StreamToolOutput, error) {
+		sr, sw := schema.Pipe[string](0)
+		go func() {
+			defer sw.Close()
+			if sw.Send("paying...", nil) {
+				return
+			}
+			paid.Add(1) // the effect, while the stream is produced
+			sw.Send("paid", nil)
+		}()
+		return &compose.StreamToolOutput{Result: sr}, nil
+	})
+	var (
+		mu    sync.Mutex
+		seen  []error
+		paids []int32
+	)
+	rep, err := runtime.Run(context.Background(), "stream", func(ctx context.Context) error {
+		out, err := ep(ctx, &compose.ToolInput{Name: "pay", Arguments: `{"order":"o-1"}`})
+		if err != nil {
+			return err
+		}
+		defer out.Result.Close()
+		for {
+			_, err = out.Result.Recv()
+			if err != nil {
+				break
+			}
+		}
+		mu.Lock()
+		seen = append(seen, err)
+		paids = append(paids, paid.Swap(0))
+		mu.Unlock()
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		return err
+	}, runtime.OnlyScenario("lost_acknowledgement/payOrder#1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Results) != 1 || !rep.Results[0].FaultFired {
+		t.Fatalf("lost acknowledgement did not fire: %+v", rep.Results)
+	}
+	last := seen[len(seen)-1]
+	if !errors.Is(last, runtime.ErrInjected) {
+		t.Errorf("agent saw %v at the stream's end, want the injected timeout", last)
+	}
+	if p := paids[len(paids)-1]; p != 1 {
+		t.Errorf("the tool paid %d times before its acknowledgement was lost, want 1: the fault came before its work", p)
+	}
+}
+
+// An agent that closes a tool's stream before its end closes the tool's
+// stream too, as in production; the tool may not have done its work, so
+// a lost acknowledgement planned on it did not fire.
+func TestMiddlewareStreamableClosedEarly(t *testing.T) {
 	var opened, closed atomic.Int32
 	ep := agentidemeino.Middleware(specs).Streamable(func(context.Context, *compose.ToolInput) (*compose.StreamToolOutput, error) {
 		sr, sw := schema.Pipe[string](0)
@@ -190,36 +250,29 @@ func TestMiddlewareStreamableLostAck(t *testing.T) {
 		}()
 		return &compose.StreamToolOutput{Result: sr}, nil
 	})
-	var seen []error
-	var mu sync.Mutex
 	rep, err := runtime.Run(context.Background(), "stream", func(ctx context.Context) error {
 		out, err := ep(ctx, &compose.ToolInput{Name: "pay", Arguments: `{"order":"o-1"}`})
-		mu.Lock()
-		seen = append(seen, err)
-		mu.Unlock()
 		if err != nil {
 			return err
 		}
+		_, _ = out.Result.Recv()
 		out.Result.Close()
 		return nil
 	}, runtime.OnlyScenario("lost_acknowledgement/payOrder#1"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(rep.Results) != 1 || !rep.Results[0].FaultFired {
-		t.Fatalf("lost acknowledgement did not fire: %+v", rep.Results)
+	if len(rep.Results) != 1 || rep.Results[0].FaultFired || !rep.Results[0].Inconclusive {
+		t.Fatalf("want the lost acknowledgement not fired, inconclusive: %+v", rep.Results)
 	}
-	last := seen[len(seen)-1]
-	if !errors.Is(last, runtime.ErrInjected) {
-		t.Errorf("agent saw %v, want the injected timeout", last)
+	if note := rep.Results[0].Trace.FaultNote; !strings.Contains(note, "closed the tool's stream before its end") {
+		t.Errorf("the fault note does not say why the fault did not fire: %q", note)
 	}
-	// Every stream opened was closed: the lost one by the middleware, the
-	// others by the agent.
 	deadline := time.Now().Add(5 * time.Second)
 	for closed.Load() != opened.Load() && time.Now().Before(deadline) {
 		time.Sleep(time.Millisecond)
 	}
 	if o, c := opened.Load(), closed.Load(); o != c {
-		t.Errorf("%d streams opened, %d closed: the lost stream leaked", o, c)
+		t.Errorf("%d streams opened, %d closed: a tool's stream leaked", o, c)
 	}
 }
