@@ -76,3 +76,10 @@ func TestConcurrentWritesRows(t *testing.T) {
 func TestCheckBeforeCreateIdem(t *testing.T) {
 	analysistest.Run(t, analysistest.TestData(), analyzer.CheckBeforeCreate, "cbcidem", "github.com/agentidem/agentidem-go/idem/postgres/agentcase")
 }
+
+// depsbranch: launches of which one runs (the clauses of a switch or a
+// select, a branch that leaves its block after starting a goroutine) are
+// no batch (red team fF).
+func TestConcurrentBranches(t *testing.T) {
+	analysistest.Run(t, analysistest.TestData(), analyzer.ConcurrentDeps, "depsbranch")
+}

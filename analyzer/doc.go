@@ -216,7 +216,11 @@
 // Lock or RLock call, a sync.Once's Do, a channel receive, a select, a
 // range over a channel, or a call of a function of the package, not a tool,
 // that waits so, two calls deep: waitAll(&g) whose body is g.Wait()),
-// together with what the starting goroutine does meanwhile. A dependent op
+// together with what the starting goroutine does meanwhile. Of the
+// clauses of a switch or a select one runs: they are no batch, and a
+// goroutine started in a branch that then leaves the block (a return, a
+// panic, a continue or break out of it) runs beside nothing after that
+// branch. A dependent op
 // and its prerequisite on entities whose argument expressions differ
 // (attachInvoice(b) beside createInvoice(a)) are no finding. Calls made
 // through a local closure (f := func() {...}; g.Go(f)) count, one level
