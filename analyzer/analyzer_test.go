@@ -83,3 +83,9 @@ func TestCheckBeforeCreateIdem(t *testing.T) {
 func TestConcurrentBranches(t *testing.T) {
 	analysistest.Run(t, analysistest.TestData(), analyzer.ConcurrentDeps, "depsbranch")
 }
+
+// identityvar: an identity made fresh in a variable before the call is
+// reported where it is made, not "at the call site" (red team fF).
+func TestIdentityThroughVariable(t *testing.T) {
+	analysistest.Run(t, analysistest.TestData(), analyzer.Identity, "identityvar")
+}
