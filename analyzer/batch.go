@@ -779,11 +779,17 @@ func (b *batcher) bindParams(lit *ast.FuncLit, call *ast.CallExpr, local [2]toke
 // { wg.Go(create); return }, or continue) runs beside no later member.
 func (bt *batch) concurrent(fn func(mu, mv *member, u, v *opUse)) {
 	for i, mu := range bt.members {
+		if i == len(bt.members)-1 {
+			break
+		}
+		var beside []*opUse // mu's goroutines that run beside what follows
+		for _, u := range mu.uses {
+			if u.launched && !leavesAfter(mu.stmt, u.launch) {
+				beside = append(beside, u)
+			}
+		}
 		for _, mv := range bt.members[i+1:] {
-			for _, u := range mu.uses {
-				if !u.launched || leavesAfter(mu.stmt, u.launch) {
-					continue
-				}
+			for _, u := range beside {
 				for _, v := range mv.uses {
 					fn(mu, mv, u, v)
 				}
