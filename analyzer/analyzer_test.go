@@ -89,3 +89,10 @@ func TestConcurrentBranches(t *testing.T) {
 func TestIdentityThroughVariable(t *testing.T) {
 	analysistest.Run(t, analysistest.TestData(), analyzer.Identity, "identityvar")
 }
+
+// writesdispatch: a write a loop's goroutine runs only when the turn's
+// tool call names it is not reported as starting at each turn (red team
+// fF).
+func TestConcurrentWritesDispatch(t *testing.T) {
+	analysistest.Run(t, analysistest.TestData(), analyzer.ConcurrentWrites, "writesdispatch")
+}

@@ -301,7 +301,10 @@
 // sends on a channel (a semaphore with room for one), ranges over one or
 // sleeps between its starts,
 // nor for distinct rows (as above, with the identity changing per turn and
-// every other argument not).
+// every other argument not), nor when the goroutine runs it only where a
+// value of the turn equals a constant (if tc.Name == "attach", case
+// "attach": of a switch on tc.Name): a dispatch of the tool calls a model
+// returned runs it at as many turns as the model asked for, maybe one.
 //
 // Wrong:
 //
