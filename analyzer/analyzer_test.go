@@ -96,3 +96,9 @@ func TestIdentityThroughVariable(t *testing.T) {
 func TestConcurrentWritesDispatch(t *testing.T) {
 	analysistest.Run(t, analysistest.TestData(), analyzer.ConcurrentWrites, "writesdispatch")
 }
+
+// writesleave: a loop that starts a write and then ends (break, return,
+// continue of an outer loop) starts it at one turn (red team fF).
+func TestConcurrentWritesLeave(t *testing.T) {
+	analysistest.Run(t, analysistest.TestData(), analyzer.ConcurrentWrites, "writesleave")
+}

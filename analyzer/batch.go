@@ -803,12 +803,30 @@ func (bt *batch) concurrent(fn func(mu, mv *member, u, v *opUse)) {
 // a panic, or a break, continue or goto out of stmt follows pos in one of
 // the blocks around it. Function literals are not entered.
 func leavesAfter(stmt ast.Stmt, pos token.Pos) bool {
-	if !pos.IsValid() || pos < stmt.Pos() || pos >= stmt.End() {
+	path := pathTo(stmt, pos)
+	if len(path) == 0 {
 		return false
 	}
-	// The path from stmt down to the innermost statement holding pos.
+	labels := declaredLabels(stmt)
+	for i, n := range path {
+		for _, s := range after(n, pos) {
+			if leaves(s, path[:i+1], labels) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// pathTo returns the nodes from root down to the innermost one holding
+// pos, a function literal at most: what its body does is not the
+// starter's. None when pos is not in root.
+func pathTo(root ast.Node, pos token.Pos) []ast.Node {
+	if !pos.IsValid() || pos < root.Pos() || pos >= root.End() {
+		return nil
+	}
 	var path []ast.Node
-	ast.Inspect(stmt, func(n ast.Node) bool {
+	ast.Inspect(root, func(n ast.Node) bool {
 		if n == nil || pos < n.Pos() || pos >= n.End() {
 			return false
 		}
@@ -816,37 +834,52 @@ func leavesAfter(stmt ast.Stmt, pos token.Pos) bool {
 		_, lit := n.(*ast.FuncLit)
 		return !lit
 	})
-	labels := map[string]bool{} // labels declared inside stmt
-	ast.Inspect(stmt, func(n ast.Node) bool {
+	return path
+}
+
+// after returns the statements that follow, in the block or clause n, the
+// one holding pos; none when n is no block or holds pos in none.
+func after(n ast.Node, pos token.Pos) []ast.Stmt {
+	var list []ast.Stmt
+	switch n := n.(type) {
+	case *ast.BlockStmt:
+		list = n.List
+	case *ast.CaseClause:
+		list = n.Body
+	case *ast.CommClause:
+		list = n.Body
+	}
+	for i, s := range list {
+		if s.Pos() <= pos && pos < s.End() {
+			return list[i+1:]
+		}
+	}
+	return nil
+}
+
+// declaredLabels returns the labels declared in root, outside function
+// literals.
+func declaredLabels(root ast.Node) map[string]bool {
+	labels := map[string]bool{}
+	ast.Inspect(root, func(n ast.Node) bool {
 		if l, ok := n.(*ast.LabeledStmt); ok {
 			labels[l.Label.Name] = true
 		}
 		_, lit := n.(*ast.FuncLit)
 		return !lit
 	})
-	for i, n := range path {
-		var list []ast.Stmt
-		switch n := n.(type) {
-		case *ast.BlockStmt:
-			list = n.List
-		case *ast.CaseClause:
-			list = n.Body
-		case *ast.CommClause:
-			list = n.Body
-		default:
-			continue
-		}
-		after := false
-		for _, s := range list {
-			if after && leaves(s, path[:i+1], labels) {
-				return true
-			}
-			if s.Pos() <= pos && pos < s.End() {
-				after = true
-			}
-		}
+	return labels
+}
+
+// isPanic reports whether s calls the builtin panic (not a variable that
+// shadows it).
+func isPanic(s *ast.ExprStmt) bool {
+	call, ok := s.X.(*ast.CallExpr)
+	if !ok {
+		return false
 	}
-	return false
+	id, ok := ast.Unparen(call.Fun).(*ast.Ident)
+	return ok && id.Name == "panic" && id.Obj == nil
 }
 
 // leaves reports whether s, run in the statements around it (outer, from
@@ -858,12 +891,7 @@ func leaves(s ast.Stmt, outer []ast.Node, labels map[string]bool) bool {
 	case *ast.ReturnStmt:
 		return true
 	case *ast.ExprStmt:
-		call, ok := s.X.(*ast.CallExpr)
-		if !ok {
-			return false
-		}
-		id, ok := ast.Unparen(call.Fun).(*ast.Ident)
-		return ok && id.Name == "panic" && id.Obj == nil
+		return isPanic(s)
 	case *ast.BranchStmt:
 		if s.Label != nil {
 			return !labels[s.Label.Name]

@@ -135,7 +135,11 @@ func loopWrites(pass *analysis.Pass, r *ops, b *batcher, seen map[token.Pos]bool
 		if ast.IsGenerated(f) {
 			continue
 		}
+		labels := map[ast.Stmt]string{} // a loop's own label
 		ast.Inspect(f, func(n ast.Node) bool {
+			if l, ok := n.(*ast.LabeledStmt); ok {
+				labels[l.Stmt] = l.Label.Name
+			}
 			loop, ok := n.(ast.Stmt)
 			switch n.(type) {
 			case *ast.ForStmt, *ast.RangeStmt:
@@ -155,7 +159,7 @@ func loopWrites(pass *analysis.Pass, r *ops, b *batcher, seen map[token.Pos]bool
 				if _, ok := opKeys(k, u.op, u.call, u.op.Entity); !ok || turnsDiffer(pass, loop, k.objs) {
 					continue
 				}
-				if turnsAddDistinctRows(pass, loop, u) || dispatched(pass, loop, u.call) {
+				if turnsAddDistinctRows(pass, loop, u) || dispatched(pass, loop, u.call) || leavesLoop(loop, labels[loop], u.launch) {
 					continue
 				}
 				seen[u.call.Pos()] = true
@@ -170,6 +174,52 @@ func loopWrites(pass *analysis.Pass, r *ops, b *batcher, seen map[token.Pos]bool
 			return true
 		})
 	}
+}
+
+// leavesLoop reports whether the starter, having run the statement at pos
+// inside loop (whose own label is label, if any), surely ends the loop's
+// turns: a return, a panic, a break of the loop, a continue or goto to a
+// label outside it follows pos in one of the blocks around it. A write
+// started so runs at one turn (start the first match, then break: red team
+// fF). Function literals are not entered.
+func leavesLoop(loop ast.Stmt, label string, pos token.Pos) bool {
+	path := pathTo(loop, pos)
+	inner := declaredLabels(loop)
+	for i, n := range path {
+		for _, s := range after(n, pos) {
+			switch s := s.(type) {
+			case *ast.ReturnStmt:
+				return true
+			case *ast.ExprStmt:
+				if isPanic(s) {
+					return true
+				}
+			case *ast.BranchStmt:
+				if s.Label != nil {
+					if !inner[s.Label.Name] && (s.Label.Name != label || s.Tok == token.BREAK) {
+						return true
+					}
+					continue
+				}
+				if s.Tok != token.BREAK {
+					continue
+				}
+				// An unlabeled break ends the loop when no loop, switch
+				// or select between them takes it.
+				mine := true
+				for _, o := range path[1 : i+1] {
+					switch o.(type) {
+					case *ast.ForStmt, *ast.RangeStmt, *ast.SwitchStmt, *ast.TypeSwitchStmt, *ast.SelectStmt:
+						mine = false
+					}
+				}
+				if mine {
+					return true
+				}
+			}
+		}
+	}
+	return false
 }
 
 // dispatched reports whether call runs only at the turns of loop where a

@@ -305,6 +305,9 @@
 // value of the turn equals a constant (if tc.Name == "attach", case
 // "attach": of a switch on tc.Name): a dispatch of the tool calls a model
 // returned runs it at as many turns as the model asked for, maybe one.
+// Nor is one reported when the loop ends after starting it (a break, a
+// return, a continue of an outer loop: the first match is started, at one
+// turn).
 //
 // Wrong:
 //
