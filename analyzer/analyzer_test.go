@@ -102,3 +102,9 @@ func TestConcurrentWritesDispatch(t *testing.T) {
 func TestConcurrentWritesLeave(t *testing.T) {
 	analysistest.Run(t, analysistest.TestData(), analyzer.ConcurrentWrites, "writesleave")
 }
+
+// depsdefer: a call deferred beside the Go of its prerequisite runs after
+// the wait that ends the batch (red team fF).
+func TestConcurrentDepsDefer(t *testing.T) {
+	analysistest.Run(t, analysistest.TestData(), analyzer.ConcurrentDeps, "depsdefer")
+}

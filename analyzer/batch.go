@@ -286,6 +286,19 @@ func (b *batcher) blockBatches(list []ast.Stmt) []*batch {
 	for _, s := range list {
 		direct := b.launchArg(s) != nil
 		if !direct && b.waits(s) {
+			// A deferred call runs as the function returns, after this
+			// wait on the path that reaches it here: it is no member
+			// (red team fF: defer attachInvoice(ctx, id) beside the
+			// Go of its create, then return g.Wait()).
+			if cur != nil {
+				kept := cur.members[:0]
+				for _, m := range cur.members {
+					if _, deferred := m.stmt.(*ast.DeferStmt); !deferred {
+						kept = append(kept, m)
+					}
+				}
+				cur.members = kept
+			}
 			flush()
 			continue
 		}

@@ -220,7 +220,9 @@
 // clauses of a switch or a select one runs: they are no batch, and a
 // goroutine started in a branch that then leaves the block (a return, a
 // panic, a continue or break out of it) runs beside nothing after that
-// branch. A dependent op
+// branch. A call the starting goroutine defers runs as the function
+// returns: in a batch that a wait ends, after it, and no member (one
+// deferred where the function returns without waiting is). A dependent op
 // and its prerequisite on entities whose argument expressions differ
 // (attachInvoice(b) beside createInvoice(a)) are no finding. Calls made
 // through a local closure (f := func() {...}; g.Go(f)) count, one level
