@@ -76,3 +76,35 @@ func TestConcurrentWritesRows(t *testing.T) {
 func TestCheckBeforeCreateIdem(t *testing.T) {
 	analysistest.Run(t, analysistest.TestData(), analyzer.CheckBeforeCreate, "cbcidem", "github.com/agentidem/agentidem-go/idem/postgres/agentcase")
 }
+
+// depsbranch: launches of which one runs (the clauses of a switch or a
+// select, a branch that leaves its block after starting a goroutine) are
+// no batch (red team fF).
+func TestConcurrentBranches(t *testing.T) {
+	analysistest.Run(t, analysistest.TestData(), analyzer.ConcurrentDeps, "depsbranch")
+}
+
+// identityvar: an identity made fresh in a variable before the call is
+// reported where it is made, not "at the call site" (red team fF).
+func TestIdentityThroughVariable(t *testing.T) {
+	analysistest.Run(t, analysistest.TestData(), analyzer.Identity, "identityvar")
+}
+
+// writesdispatch: a write a loop's goroutine runs only when the turn's
+// tool call names it is not reported as starting at each turn (red team
+// fF).
+func TestConcurrentWritesDispatch(t *testing.T) {
+	analysistest.Run(t, analysistest.TestData(), analyzer.ConcurrentWrites, "writesdispatch")
+}
+
+// writesleave: a loop that starts a write and then ends (break, return,
+// continue of an outer loop) starts it at one turn (red team fF).
+func TestConcurrentWritesLeave(t *testing.T) {
+	analysistest.Run(t, analysistest.TestData(), analyzer.ConcurrentWrites, "writesleave")
+}
+
+// depsdefer: a call deferred beside the Go of its prerequisite runs after
+// the wait that ends the batch (red team fF).
+func TestConcurrentDepsDefer(t *testing.T) {
+	analysistest.Run(t, analysistest.TestData(), analyzer.ConcurrentDeps, "depsdefer")
+}

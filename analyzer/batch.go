@@ -39,6 +39,9 @@ type opUse struct {
 	// arguments of the closure's call (process(a) for process :=
 	// func(id string) {...}).
 	bind map[types.Object]binding
+	// launch is the statement of the starter that starts the goroutine
+	// the call runs in (a go statement, a Go call), when it is known.
+	launch token.Pos
 }
 
 // A binding is the argument a closure's parameter holds, and the innermost
@@ -227,10 +230,26 @@ func (b *batcher) batches() []*batch {
 		if ast.IsGenerated(f) {
 			continue
 		}
+		// The body of a switch, a type switch or a select is a block of
+		// clauses of which one runs: they are no batch (a red team's
+		// false positive, fF). Each clause's own body is one.
+		clauses := map[*ast.BlockStmt]bool{}
 		ast.Inspect(f, func(n ast.Node) bool {
 			var list []ast.Stmt
 			switch n := n.(type) {
+			case *ast.SwitchStmt:
+				clauses[n.Body] = true
+				return true
+			case *ast.TypeSwitchStmt:
+				clauses[n.Body] = true
+				return true
+			case *ast.SelectStmt:
+				clauses[n.Body] = true
+				return true
 			case *ast.BlockStmt:
+				if clauses[n] {
+					return true
+				}
 				list = n.List
 			case *ast.CaseClause:
 				list = n.Body
@@ -267,6 +286,19 @@ func (b *batcher) blockBatches(list []ast.Stmt) []*batch {
 	for _, s := range list {
 		direct := b.launchArg(s) != nil
 		if !direct && b.waits(s) {
+			// A deferred call runs as the function returns, after this
+			// wait on the path that reaches it here: it is no member
+			// (red team fF: defer attachInvoice(ctx, id) beside the
+			// Go of its create, then return g.Wait()).
+			if cur != nil {
+				kept := cur.members[:0]
+				for _, m := range cur.members {
+					if _, deferred := m.stmt.(*ast.DeferStmt); !deferred {
+						kept = append(kept, m)
+					}
+				}
+				cur.members = kept
+			}
 			flush()
 			continue
 		}
@@ -656,6 +688,12 @@ func (b *batcher) collect(m *member, n ast.Node, launched, inLoop bool, local [2
 			return false
 		case ast.Stmt:
 			if arg := b.launchArg(n); arg != nil && !launched {
+				start := len(m.uses)
+				defer func() {
+					for _, u := range m.uses[start:] {
+						u.launch = n.Pos()
+					}
+				}()
 				if lit, ok := arg.(*ast.FuncLit); ok {
 					b.collectGoroutine(m, lit, inLoop, depth)
 					return false
@@ -749,18 +787,142 @@ func (b *batcher) bindParams(lit *ast.FuncLit, call *ast.CallExpr, local [2]toke
 }
 
 // concurrent calls fn for every pair of op uses that may run at the same
-// time: u in an earlier member and started in a goroutine, v later.
+// time: u in an earlier member and started in a goroutine, v later. A
+// goroutine started in a branch of mu that then leaves the block (if fresh
+// { wg.Go(create); return }, or continue) runs beside no later member.
 func (bt *batch) concurrent(fn func(mu, mv *member, u, v *opUse)) {
 	for i, mu := range bt.members {
+		if i == len(bt.members)-1 {
+			break
+		}
+		var beside []*opUse // mu's goroutines that run beside what follows
+		for _, u := range mu.uses {
+			if u.launched && !leavesAfter(mu.stmt, u.launch) {
+				beside = append(beside, u)
+			}
+		}
 		for _, mv := range bt.members[i+1:] {
-			for _, u := range mu.uses {
-				if !u.launched {
-					continue
-				}
+			for _, u := range beside {
 				for _, v := range mv.uses {
 					fn(mu, mv, u, v)
 				}
 			}
 		}
 	}
+}
+
+// leavesAfter reports whether the starter, having run the statement at
+// pos inside stmt, surely leaves the statement list stmt is in: a return,
+// a panic, or a break, continue or goto out of stmt follows pos in one of
+// the blocks around it. Function literals are not entered.
+func leavesAfter(stmt ast.Stmt, pos token.Pos) bool {
+	path := pathTo(stmt, pos)
+	if len(path) == 0 {
+		return false
+	}
+	labels := declaredLabels(stmt)
+	for i, n := range path {
+		for _, s := range after(n, pos) {
+			if leaves(s, path[:i+1], labels) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// pathTo returns the nodes from root down to the innermost one holding
+// pos, a function literal at most: what its body does is not the
+// starter's. None when pos is not in root.
+func pathTo(root ast.Node, pos token.Pos) []ast.Node {
+	if !pos.IsValid() || pos < root.Pos() || pos >= root.End() {
+		return nil
+	}
+	var path []ast.Node
+	ast.Inspect(root, func(n ast.Node) bool {
+		if n == nil || pos < n.Pos() || pos >= n.End() {
+			return false
+		}
+		path = append(path, n)
+		_, lit := n.(*ast.FuncLit)
+		return !lit
+	})
+	return path
+}
+
+// after returns the statements that follow, in the block or clause n, the
+// one holding pos; none when n is no block or holds pos in none.
+func after(n ast.Node, pos token.Pos) []ast.Stmt {
+	var list []ast.Stmt
+	switch n := n.(type) {
+	case *ast.BlockStmt:
+		list = n.List
+	case *ast.CaseClause:
+		list = n.Body
+	case *ast.CommClause:
+		list = n.Body
+	}
+	for i, s := range list {
+		if s.Pos() <= pos && pos < s.End() {
+			return list[i+1:]
+		}
+	}
+	return nil
+}
+
+// declaredLabels returns the labels declared in root, outside function
+// literals.
+func declaredLabels(root ast.Node) map[string]bool {
+	labels := map[string]bool{}
+	ast.Inspect(root, func(n ast.Node) bool {
+		if l, ok := n.(*ast.LabeledStmt); ok {
+			labels[l.Label.Name] = true
+		}
+		_, lit := n.(*ast.FuncLit)
+		return !lit
+	})
+	return labels
+}
+
+// isPanic reports whether s calls the builtin panic (not a variable that
+// shadows it).
+func isPanic(s *ast.ExprStmt) bool {
+	call, ok := s.X.(*ast.CallExpr)
+	if !ok {
+		return false
+	}
+	id, ok := ast.Unparen(call.Fun).(*ast.Ident)
+	return ok && id.Name == "panic" && id.Obj == nil
+}
+
+// leaves reports whether s, run in the statements around it (outer, from
+// the root statement down), always leaves the root: a return, a panic, a
+// goto or labeled branch to a label outside it, a break or continue whose
+// loop, switch or select is outside it.
+func leaves(s ast.Stmt, outer []ast.Node, labels map[string]bool) bool {
+	switch s := s.(type) {
+	case *ast.ReturnStmt:
+		return true
+	case *ast.ExprStmt:
+		return isPanic(s)
+	case *ast.BranchStmt:
+		if s.Label != nil {
+			return !labels[s.Label.Name]
+		}
+		switch s.Tok {
+		case token.BREAK, token.CONTINUE:
+			for _, n := range outer {
+				switch n.(type) {
+				case *ast.ForStmt, *ast.RangeStmt:
+					return false
+				case *ast.SwitchStmt, *ast.TypeSwitchStmt, *ast.SelectStmt:
+					if s.Tok == token.BREAK {
+						return false
+					}
+				}
+			}
+			return true
+		}
+	}
+	return false
 }

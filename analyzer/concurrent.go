@@ -135,7 +135,11 @@ func loopWrites(pass *analysis.Pass, r *ops, b *batcher, seen map[token.Pos]bool
 		if ast.IsGenerated(f) {
 			continue
 		}
+		labels := map[ast.Stmt]string{} // a loop's own label
 		ast.Inspect(f, func(n ast.Node) bool {
+			if l, ok := n.(*ast.LabeledStmt); ok {
+				labels[l.Stmt] = l.Label.Name
+			}
 			loop, ok := n.(ast.Stmt)
 			switch n.(type) {
 			case *ast.ForStmt, *ast.RangeStmt:
@@ -155,7 +159,7 @@ func loopWrites(pass *analysis.Pass, r *ops, b *batcher, seen map[token.Pos]bool
 				if _, ok := opKeys(k, u.op, u.call, u.op.Entity); !ok || turnsDiffer(pass, loop, k.objs) {
 					continue
 				}
-				if turnsAddDistinctRows(pass, loop, u) {
+				if turnsAddDistinctRows(pass, loop, u) || dispatched(pass, loop, u.call) || leavesLoop(loop, labels[loop], u.launch) {
 					continue
 				}
 				seen[u.call.Pos()] = true
@@ -170,6 +174,124 @@ func loopWrites(pass *analysis.Pass, r *ops, b *batcher, seen map[token.Pos]bool
 			return true
 		})
 	}
+}
+
+// leavesLoop reports whether the starter, having run the statement at pos
+// inside loop (whose own label is label, if any), surely ends the loop's
+// turns: a return, a panic, a break of the loop, a continue or goto to a
+// label outside it follows pos in one of the blocks around it. A write
+// started so runs at one turn (start the first match, then break: red team
+// fF). Function literals are not entered.
+func leavesLoop(loop ast.Stmt, label string, pos token.Pos) bool {
+	path := pathTo(loop, pos)
+	inner := declaredLabels(loop)
+	for i, n := range path {
+		for _, s := range after(n, pos) {
+			switch s := s.(type) {
+			case *ast.ReturnStmt:
+				return true
+			case *ast.ExprStmt:
+				if isPanic(s) {
+					return true
+				}
+			case *ast.BranchStmt:
+				if s.Label != nil {
+					if !inner[s.Label.Name] && (s.Label.Name != label || s.Tok == token.BREAK) {
+						return true
+					}
+					continue
+				}
+				if s.Tok != token.BREAK {
+					continue
+				}
+				// An unlabeled break ends the loop when no loop, switch
+				// or select between them takes it.
+				mine := true
+				for _, o := range path[1 : i+1] {
+					switch o.(type) {
+					case *ast.ForStmt, *ast.RangeStmt, *ast.SwitchStmt, *ast.TypeSwitchStmt, *ast.SelectStmt:
+						mine = false
+					}
+				}
+				if mine {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
+// dispatched reports whether call runs only at the turns of loop where a
+// value of the turn equals a constant: under if tc.Name == "attach", or
+// in a case "attach": of a switch on tc.Name (an agent running the tool
+// calls a model returned, each in a goroutine). How many turns run it is
+// decided at run time, by the model; one may (red team fF: reported as
+// starting "at each turn"). A filter (if t != "") is no dispatch.
+func dispatched(pass *analysis.Pass, loop ast.Stmt, call *ast.CallExpr) bool {
+	info := pass.TypesInfo
+	turnValue := func(e ast.Expr) bool {
+		var objs []types.Object
+		ast.Inspect(e, func(n ast.Node) bool {
+			if id, ok := n.(*ast.Ident); ok {
+				if v, ok := info.Uses[id].(*types.Var); ok {
+					objs = append(objs, v)
+				}
+			}
+			return true
+		})
+		return len(objs) > 0 && turnsDiffer(pass, loop, objs)
+	}
+	constant := func(e ast.Expr) bool {
+		tv, ok := info.Types[e]
+		return ok && tv.Value != nil
+	}
+	// selects reports whether cond holds only when a value of the turn
+	// equals a constant: x == c, or such a test joined by &&.
+	var selects func(cond ast.Expr) bool
+	selects = func(cond ast.Expr) bool {
+		be, ok := ast.Unparen(cond).(*ast.BinaryExpr)
+		if !ok {
+			return false
+		}
+		switch be.Op {
+		case token.LAND:
+			return selects(be.X) || selects(be.Y)
+		case token.EQL:
+			return constant(be.X) && turnValue(be.Y) || constant(be.Y) && turnValue(be.X)
+		}
+		return false
+	}
+	pos := call.Pos()
+	in := func(n ast.Node) bool { return n != nil && n.Pos() <= pos && pos < n.End() }
+	found := false
+	ast.Inspect(loop, func(n ast.Node) bool {
+		if found || !in(n) {
+			return false
+		}
+		switch n := n.(type) {
+		case *ast.IfStmt:
+			found = in(n.Body) && selects(n.Cond)
+		case *ast.SwitchStmt:
+			for _, c := range n.Body.List {
+				cc := c.(*ast.CaseClause)
+				if !in(cc) || len(cc.List) == 0 {
+					continue
+				}
+				all := true
+				for _, e := range cc.List {
+					if n.Tag != nil {
+						all = all && constant(e) && turnValue(n.Tag)
+					} else {
+						all = all && selects(e)
+					}
+				}
+				found = all
+			}
+		}
+		return !found
+	})
+	return found
 }
 
 // turnsDiffer reports whether a key over objs may differ between turns of

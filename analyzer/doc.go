@@ -216,7 +216,13 @@
 // Lock or RLock call, a sync.Once's Do, a channel receive, a select, a
 // range over a channel, or a call of a function of the package, not a tool,
 // that waits so, two calls deep: waitAll(&g) whose body is g.Wait()),
-// together with what the starting goroutine does meanwhile. A dependent op
+// together with what the starting goroutine does meanwhile. Of the
+// clauses of a switch or a select one runs: they are no batch, and a
+// goroutine started in a branch that then leaves the block (a return, a
+// panic, a continue or break out of it) runs beside nothing after that
+// branch. A call the starting goroutine defers runs as the function
+// returns: in a batch that a wait ends, after it, and no member (one
+// deferred where the function returns without waiting is). A dependent op
 // and its prerequisite on entities whose argument expressions differ
 // (attachInvoice(b) beside createInvoice(a)) are no finding. Calls made
 // through a local closure (f := func() {...}; g.Go(f)) count, one level
@@ -297,7 +303,13 @@
 // sends on a channel (a semaphore with room for one), ranges over one or
 // sleeps between its starts,
 // nor for distinct rows (as above, with the identity changing per turn and
-// every other argument not).
+// every other argument not), nor when the goroutine runs it only where a
+// value of the turn equals a constant (if tc.Name == "attach", case
+// "attach": of a switch on tc.Name): a dispatch of the tool calls a model
+// returned runs it at as many turns as the model asked for, maybe one.
+// Nor is one reported when the loop ends after starting it (a break, a
+// return, a continue of an outer loop: the first match is started, at one
+// turn).
 //
 // Wrong:
 //

@@ -75,11 +75,20 @@ func checkIdentities(pass *analysis.Pass, r *ops, fd *ast.FuncDecl, funcs map[*t
 					}
 					if src := nd.source(call.Args[i], 0); src != "" {
 						reported[p] = true
+						// Made before the call, in a variable: a retry loop
+						// around the call may reuse it, a redelivery, which
+						// runs the function again, may not (red team fF: the
+						// message said "at the call site" of a key made
+						// before the loop).
+						where, who := "at the call site", "every retry or redelivery"
+						if nd.source(call.Args[i], maxDepth) == "" {
+							where, who = "in this function before the call", "every run of the function, as a redelivery,"
+						}
 						r.report(pass, analysis.Diagnostic{
 							Pos: call.Args[i].Pos(),
 							End: call.Args[i].End(),
-							Message: fmt.Sprintf("identity of %s (%s) is built from %s at the call site: every retry or redelivery gets a fresh identity, so a repeat looks like a new effect; "+
-								"derive it from the request (an order ID, the tool-call ID)", op.Name, expr, src),
+							Message: fmt.Sprintf("identity of %s (%s) is built from %s %s: %s gets a fresh identity, so a repeat looks like a new effect; "+
+								"derive it from the request (an order ID, the tool-call ID)", op.Name, expr, src, where, who),
 						})
 					}
 				}
