@@ -538,6 +538,15 @@ func (c *Call) stopIfCrashed() error {
 	c.rec.Error = errNotExecutedCrashed
 	c.rec.end, c.rec.ended = r.now(), true
 	c.mu.Unlock()
+	if owned && !c.op.NoError && isWorkerCall(c.Context) && gid != c.inv.self.Load() {
+		// A framework's worker (FrameworkCall): refused, not ended.
+		if r.world != nil {
+			r.world.body(c.gid, false) // the tool does not run
+		}
+		r.addNoteOnce(fmt.Sprintf("the crash of delivery %d refused its later call of %s at %s, made by goroutine %d, a worker the framework started for the call (its adapter says so: runtime.FrameworkCall): ended with runtime.Goexit, the worker would have left the framework a call that returned neither a result nor an error, which a framework reads as an empty answer (Eino, run with Stream, then reads a nil stream and panics in a goroutine of its own); the call was not executed and returned an error matching context.Canceled, and the framework went on with that error; the delivery's own goroutine is still ended at its next call",
+			c.inv.n, c.op.Name, shortSite(siteOf(c.pc)), gid))
+		return errCrashedCall
+	}
 	if owned {
 		if gid != c.inv.self.Load() {
 			// A goroutine the invocation started: it may be a worker that
@@ -580,6 +589,44 @@ func Served(ctx context.Context) context.Context {
 	return servedContext{ctx}
 }
 
+// FrameworkCall returns ctx marked as the context of a call that a
+// framework makes from a worker goroutine of its own (Eino's ToolsNode
+// runs the calls of one turn in goroutines it starts, and waits for them),
+// for an adapter to pass to Begin. When the invocation crashed, a later
+// call made with it from a goroutine other than the invocation's own is
+// refused with an error matching context.Canceled and ErrInjected, as a
+// call of a worker the invocation did not start is, instead of ending the
+// goroutine with runtime.Goexit: a worker ended that way runs its
+// deferred functions (the framework's "done" of the task) and leaves the
+// framework a task with neither a result nor an error, which it takes for
+// an empty answer and uses, in a goroutine no harness recovers (rtS #1's
+// streaming calls: Eino read the nil stream of such a task and the test
+// binary died). The error ends the framework's turn the way any tool
+// error does. The invocation's own goroutine is still ended at its next
+// call, and a tool without an error result cannot be refused: its
+// worker is ended.
+func FrameworkCall(ctx context.Context) context.Context {
+	if ctx == nil || isWorkerCall(ctx) {
+		return ctx
+	}
+	return workerContext{ctx}
+}
+
+type workerKey struct{}
+
+type workerContext struct{ context.Context }
+
+func (c workerContext) Value(key any) any {
+	if _, ok := key.(workerKey); ok {
+		return true
+	}
+	return c.Context.Value(key)
+}
+
+func isWorkerCall(ctx context.Context) bool {
+	return ctx != nil && ctx.Value(workerKey{}) != nil
+}
+
 // servedKey marks a context Served returned.
 type servedKey struct{}
 
@@ -614,7 +661,11 @@ func (c *Call) Finish(err error, results ...any) error {
 		c.observeEnd(err)
 		return nil
 	}
-	c.rec.returned = true
+	if !c.rec.returned {
+		// (Set already by FinishLater, whose Finish may run while the
+		// wrapper's Recover reads it: written only once.)
+		c.rec.returned = true
+	}
 	r := c.inv.rec
 	end := r.now()
 	if r.world != nil && c.op.Kind == KindWrite && !c.op.Idempotent {

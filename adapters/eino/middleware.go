@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"sync"
 
 	"github.com/agentidem/agentidem-go/runtime"
 	"github.com/agentidem/agentidem-go/toolspec"
@@ -108,7 +109,7 @@ func lookup(reg *toolspec.Set, in *compose.ToolInput) *toolspec.Tool {
 func call[O any](ctx context.Context, e *toolspec.Tool, in *compose.ToolInput,
 	next func(context.Context, *compose.ToolInput) (O, error), record func(O) any) (out O, err error) {
 	vals, identity, entity, missing := e.ValuesOf(json.RawMessage(in.Arguments))
-	c, cctx := runtime.Begin(ctx, e.Op, vals, identity, entity)
+	c, cctx := runtime.Begin(runtime.FrameworkCall(ctx), e.Op, vals, identity, entity)
 	c.IdentityMissing(missing...)
 	c.Redact(e.Secrets(json.RawMessage(in.Arguments))...)
 	if err = c.Start(); err != nil {
@@ -141,8 +142,9 @@ func result(s string) any {
 // its opening: a lost acknowledgement injected when the stream opened
 // closed it before the POST, and the suite judged the agent's retry, the
 // only effect, an absorbed repeat (rtS #1: a buggy agent passed). A
-// goroutine hands the tool's chunks on as they come and, once the tool's
-// stream has ended, finishes the call with the stream's error, if any:
+// goroutine reads the tool's stream as it comes, never waiting for the
+// agent, and another hands the chunks on; once the tool's stream has
+// ended, the first finishes the call with the stream's error, if any:
 // what Finish returns for a lost acknowledgement or a crash ends the
 // stream handed on in its place, as a stream that breaks after the tool's
 // work did, and the agent never sees the end it would have. If the agent
@@ -153,7 +155,7 @@ func result(s string) any {
 func callStream[O any, T any](ctx context.Context, e *toolspec.Tool, in *compose.ToolInput,
 	next func(context.Context, *compose.ToolInput) (O, error), reader func(O) **schema.StreamReader[T]) (out O, err error) {
 	vals, identity, entity, missing := e.ValuesOf(json.RawMessage(in.Arguments))
-	c, cctx := runtime.Begin(ctx, e.Op, vals, identity, entity)
+	c, cctx := runtime.Begin(runtime.FrameworkCall(ctx), e.Op, vals, identity, entity)
 	c.IdentityMissing(missing...)
 	c.Redact(e.Secrets(json.RawMessage(in.Arguments))...)
 	if err = c.Start(); err != nil {
@@ -174,11 +176,12 @@ func callStream[O any, T any](ctx context.Context, e *toolspec.Tool, in *compose
 		return out, err
 	}
 	c.FinishLater()
-	r, w := schema.Pipe[T](0)
+	r, w := schema.Pipe[T](streamBuffer)
 	*p = r
-	go func() {
-		defer w.Close()
-		defer src.Close()
+	q := &chunkQueue[T]{}
+	q.cond.L = &q.mu
+	go func() { // reads the tool's stream to its end, then finishes the call
+		defer src.Close() // at once, if the agent closed its stream early
 		var serr error
 		for {
 			v, rerr := src.Recv()
@@ -189,18 +192,36 @@ func callStream[O any, T any](ctx context.Context, e *toolspec.Tool, in *compose
 				serr = rerr
 				break
 			}
-			if w.Send(v, nil) {
-				_ = c.Finish(errClosedEarly, nil)
-				return
+			if !q.push(v) {
+				return // closeEarly finished the call
 			}
 		}
-		var zero T
-		if lost := c.Finish(serr, nil); lost != nil {
-			w.Send(zero, lost)
+		if !q.finishing() {
 			return
 		}
-		if serr != nil {
-			w.Send(zero, serr)
+		if lost := c.Finish(serr, nil); lost != nil {
+			serr = lost
+		}
+		q.end(serr)
+	}()
+	go func() { // hands the chunks on, and the end
+		defer w.Close()
+		for {
+			v, ok, end := q.pop()
+			if !ok {
+				if end != nil {
+					w.Send(v, end)
+				}
+				return
+			}
+			if w.Send(v, nil) {
+				// The agent closed its stream: the reading goroutine
+				// stops at its next chunk and closes the tool's stream.
+				if q.closeEarly() {
+					_ = c.Finish(errClosedEarly, nil)
+				}
+				return
+			}
 		}
 	}()
 	return out, nil
@@ -209,3 +230,86 @@ func callStream[O any, T any](ctx context.Context, e *toolspec.Tool, in *compose
 // errClosedEarly is what a streaming call is finished with when the agent
 // closed its stream before the tool's stream ended (callStream).
 var errClosedEarly = errors.New("the agent closed the tool's stream before its end: the tool may not have finished its work")
+
+// streamBuffer is the capacity of the stream a streaming call hands on:
+// the chunks of a tool's stream that the agent leaves unread (Eino leaves
+// the other streams of a node that failed) are held there, so that the
+// goroutine handing them on ends, as the tool's own goroutine does in
+// production once its stream's buffer took them.
+const streamBuffer = 32
+
+// chunkQueue carries a tool's chunks from the goroutine that reads the
+// tool's stream, which never waits for the agent, to the one that hands
+// them on, which does.
+type chunkQueue[T any] struct {
+	mu     sync.Mutex
+	cond   sync.Cond
+	chunks []T
+	ended  bool
+	err    error // the stream's end: the tool's error, or the one Finish gave
+	closed bool  // the agent closed the stream handed on
+	done   bool  // the call is being finished, by one of the two
+}
+
+// finishing claims the call's Finish for the stream's end; false if the
+// agent's close claimed it first.
+func (q *chunkQueue[T]) finishing() bool {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.done {
+		return false
+	}
+	q.done = true
+	return true
+}
+
+// push queues v; false if the agent has closed its stream.
+func (q *chunkQueue[T]) push(v T) bool {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.closed {
+		return false
+	}
+	q.chunks = append(q.chunks, v)
+	q.cond.Signal()
+	return true
+}
+
+func (q *chunkQueue[T]) end(err error) {
+	q.mu.Lock()
+	q.ended, q.err = true, err
+	q.cond.Signal()
+	q.mu.Unlock()
+}
+
+// closeEarly notes that the agent closed the stream handed on (the
+// reading goroutine stops at its next chunk, and closes the tool's
+// stream), and claims the call's Finish unless the stream's end claimed
+// it first.
+func (q *chunkQueue[T]) closeEarly() bool {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.closed = true
+	if q.done {
+		return false
+	}
+	q.done = true
+	return true
+}
+
+// pop returns the next chunk, or ok false and the stream's end.
+func (q *chunkQueue[T]) pop() (v T, ok bool, end error) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	for len(q.chunks) == 0 && !q.ended {
+		q.cond.Wait()
+	}
+	if len(q.chunks) == 0 {
+		return v, false, q.err
+	}
+	v = q.chunks[0]
+	var zero T
+	q.chunks[0] = zero
+	q.chunks = q.chunks[1:]
+	return v, true, nil
+}

@@ -192,3 +192,56 @@ func TestStreamAgentCrashGoexitPanicIsNotTheAgents(t *testing.T) {
 		t.Errorf("no crash scenario notes the panic the crash's Goexit caused in Eino's graph runner")
 	}
 }
+
+// A keyed streaming tool beside an invokable one in one turn, run with
+// Stream: the crash fires at the streaming call's end, while Eino's
+// worker for the other call has not made it yet. Ended with Goexit, the
+// worker left Eino a task with neither a stream nor an error, whose nil
+// stream Eino then read in a goroutine of its own, and the test binary
+// died; refused (runtime.FrameworkCall), the call's error ends the turn,
+// and the correct agent passes.
+func TestStreamingCallCrashBesideAnotherCall(t *testing.T) {
+	var d *desk
+	w := newWorld()
+	agent := func(ctx context.Context) error {
+		open, err := utils.InferStreamTool("open_ticket", "open a ticket, streaming progress",
+			func(ctx context.Context, in ticketIn) (*schema.StreamReader[string], error) {
+				sr, sw := schema.Pipe[string](4)
+				go func() {
+					defer sw.Close()
+					if sw.Send("checking order "+in.OrderID+"\n", nil) {
+						return
+					}
+					d.open(ctx, in.OrderID, true)
+					sw.Send("opened a ticket for "+in.OrderID+"\n", nil)
+				}()
+				return sr, nil
+			})
+		if err != nil {
+			return err
+		}
+		create, err := utils.InferTool("createInvoice", "create an invoice", w.b.Load().create)
+		if err != nil {
+			return err
+		}
+		m := script{
+			toolCall("call_1", "open_ticket", `{"order_id":"ORD-9"}`),
+			toolCall("call_2", "createInvoice", `{"invoice_id":"INV-1","customer":"acme"}`),
+		}
+		spec := agentidemeino.Tools{
+			"open_ticket":   agentidemeino.Write(agentidemeino.Identity("order_id")),
+			"createInvoice": tools["createInvoice"],
+		}
+		return runReact(ctx, m, []tool.BaseTool{open, create}, spec, true)
+	}
+	rep := checked(t, testkit.Run(t, agent,
+		testkit.Setup(func(context.Context) error {
+			d = &desk{byOrder: map[string]bool{}}
+			w.b.Store(newBilling())
+			return nil
+		}),
+		testkit.State(func() any { return d.snapshot() })))
+	if !rep.Safe || rep.InconclusiveCount != 0 {
+		t.Errorf("correct agent: safe %v, %d inconclusive: %v", rep.Safe, rep.InconclusiveCount, codes(rep))
+	}
+}
