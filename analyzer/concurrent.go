@@ -246,6 +246,15 @@ func dispatched(pass *analysis.Pass, loop ast.Stmt, call *ast.CallExpr) bool {
 		tv, ok := info.Types[e]
 		return ok && tv.Value != nil
 	}
+	// A value as it is (tc.Name, kinds[i]), not arithmetic on it: i%2 ==
+	// 0 holds at every other turn.
+	plain := func(e ast.Expr) bool {
+		switch ast.Unparen(e).(type) {
+		case *ast.BinaryExpr, *ast.UnaryExpr:
+			return false
+		}
+		return true
+	}
 	// selects reports whether cond holds only when a value of the turn
 	// equals a constant: x == c, or such a test joined by &&.
 	var selects func(cond ast.Expr) bool
@@ -258,7 +267,7 @@ func dispatched(pass *analysis.Pass, loop ast.Stmt, call *ast.CallExpr) bool {
 		case token.LAND:
 			return selects(be.X) || selects(be.Y)
 		case token.EQL:
-			return constant(be.X) && turnValue(be.Y) || constant(be.Y) && turnValue(be.X)
+			return constant(be.X) && plain(be.Y) && turnValue(be.Y) || constant(be.Y) && plain(be.X) && turnValue(be.X)
 		}
 		return false
 	}
@@ -281,7 +290,7 @@ func dispatched(pass *analysis.Pass, loop ast.Stmt, call *ast.CallExpr) bool {
 				all := true
 				for _, e := range cc.List {
 					if n.Tag != nil {
-						all = all && constant(e) && turnValue(n.Tag)
+						all = all && constant(e) && plain(n.Tag) && turnValue(n.Tag)
 					} else {
 						all = all && selects(e)
 					}

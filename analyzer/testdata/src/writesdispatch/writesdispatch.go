@@ -105,3 +105,16 @@ func byDefault(order string, calls []toolCall) {
 	}
 	wg.Wait()
 }
+
+// Arithmetic on the turn selects many turns: every other one.
+func everyOther(order string, calls []toolCall) {
+	var wg sync.WaitGroup
+	for i := range calls {
+		wg.Go(func() {
+			if i%2 == 0 {
+				attachInvoice(order) // want `attachInvoice writes on the same entity \(order\) start at each turn of a loop`
+			}
+		})
+	}
+	wg.Wait()
+}
