@@ -68,12 +68,6 @@ type recorder struct {
 	stallAfter   time.Duration
 	seenProgress int64
 	seenAt       time.Time
-	// backoffs are the goroutines seen in an API client's retry back-off
-	// (retryBackoff) once no progress had been made for half the stall
-	// bound, at backoffsAt (noteBackoffs): one still there when the
-	// scenario stalls has slept that long at least. Under mu.
-	backoffs   map[uint64]bool
-	backoffsAt time.Time
 	// abandoned, when not nil, is closed when a stalled scenario gives up
 	// on its agent: invocations waited for inline return at once.
 	abandoned chan struct{}
@@ -143,6 +137,12 @@ type recRare struct {
 	// afterReturnOps names the ops of the calls made after their
 	// invocation had returned (recorder.afterReturn).
 	afterReturnOps []string
+	// backoffs are the goroutines seen in an API client's retry back-off
+	// (retryBackoff) once no progress had been made for half the stall
+	// bound, at backoffsAt (noteBackoffs): one still there when the
+	// scenario stalls has slept that long at least.
+	backoffs   map[uint64]bool
+	backoffsAt time.Time
 }
 
 // noRare is the recRare of a run that recorded none of it: only read.
@@ -1602,7 +1602,9 @@ func (r *recorder) stalled() bool {
 	if p != r.seenProgress || r.seenAt.IsZero() {
 		r.seenProgress, r.seenAt = p, now
 		r.mu.Lock()
-		r.backoffs, r.backoffsAt = nil, time.Time{}
+		if r.rare != nil {
+			r.rare.backoffs, r.rare.backoffsAt = nil, time.Time{}
+		}
 		r.mu.Unlock()
 		return false
 	}
@@ -1620,7 +1622,7 @@ func (r *recorder) stalled() bool {
 // looks.
 func (r *recorder) noteBackoffs() {
 	r.mu.Lock()
-	done := !r.backoffsAt.IsZero()
+	done := !r.odd().backoffsAt.IsZero()
 	r.mu.Unlock()
 	if done || r.world == nil {
 		return
@@ -1632,7 +1634,7 @@ func (r *recorder) noteBackoffs() {
 		}
 	}
 	r.mu.Lock()
-	r.backoffs, r.backoffsAt = seen, at
+	r.rareLocked().backoffs, r.rareLocked().backoffsAt = seen, at
 	r.mu.Unlock()
 }
 
@@ -1651,7 +1653,7 @@ func (r *recorder) describeStall() string {
 			r.mu.Unlock()
 		}
 		r.mu.Lock()
-		backoffs, at := r.backoffs, r.backoffsAt
+		backoffs, at := r.odd().backoffs, r.odd().backoffsAt
 		r.mu.Unlock()
 		advice = backoffAdvice(gs, backoffs, at)
 		if advice == "" {
