@@ -225,7 +225,11 @@ const DefaultStallTimeout = 10 * time.Second
 // "30s") does the same, where the option is not given; a value that does
 // not parse as a positive duration with its unit ("1", "bogus") is a
 // *ConfigError, and the suite does not run. Raise it for agents whose tools
-// are slow, not stuck. Setup and Teardown may run six times as long.
+// are slow, not stuck, and above the longest wait a service in the test
+// asks of an API client's retry back-off (a 429's Retry-After): a back-off
+// makes no progress while it sleeps, and one longer than the bound stalls
+// the scenario, whose message then names the back-off. Setup and Teardown
+// may run six times as long.
 func StallTimeout(d time.Duration) Option {
 	return optionFunc(func(c *config) { c.stall = d })
 }

@@ -68,12 +68,6 @@ type recorder struct {
 	stallAfter   time.Duration
 	seenProgress int64
 	seenAt       time.Time
-	// backoffs are the goroutines seen in an API client's retry back-off
-	// (retryBackoff) once no progress had been made for half the stall
-	// bound, at backoffsAt (noteBackoffs): one still there when the
-	// scenario stalls has slept that long at least. Under mu.
-	backoffs   map[uint64]bool
-	backoffsAt time.Time
 	// abandoned, when not nil, is closed when a stalled scenario gives up
 	// on its agent: invocations waited for inline return at once.
 	abandoned chan struct{}
@@ -146,6 +140,12 @@ type recRare struct {
 	// world counts the calls that workers Setup started made during the
 	// run without the agent's context (worldWorker): the world's, untraced.
 	world *lateCalls
+	// backoffs are the goroutines seen in an API client's retry back-off
+	// (retryBackoff) once no progress had been made for half the stall
+	// bound, at backoffsAt (noteBackoffs): one still there when the
+	// scenario stalls has slept that long at least.
+	backoffs   map[uint64]bool
+	backoffsAt time.Time
 }
 
 // noRare is the recRare of a run that recorded none of it: only read.
@@ -1773,7 +1773,9 @@ func (r *recorder) stalled() bool {
 	if p != r.seenProgress || r.seenAt.IsZero() {
 		r.seenProgress, r.seenAt = p, now
 		r.mu.Lock()
-		r.backoffs, r.backoffsAt = nil, time.Time{}
+		if r.rare != nil {
+			r.rare.backoffs, r.rare.backoffsAt = nil, time.Time{}
+		}
 		r.mu.Unlock()
 		return false
 	}
@@ -1791,7 +1793,7 @@ func (r *recorder) stalled() bool {
 // looks.
 func (r *recorder) noteBackoffs() {
 	r.mu.Lock()
-	done := !r.backoffsAt.IsZero()
+	done := !r.odd().backoffsAt.IsZero()
 	r.mu.Unlock()
 	if done || r.world == nil {
 		return
@@ -1803,7 +1805,7 @@ func (r *recorder) noteBackoffs() {
 		}
 	}
 	r.mu.Lock()
-	r.backoffs, r.backoffsAt = seen, at
+	r.rareLocked().backoffs, r.rareLocked().backoffsAt = seen, at
 	r.mu.Unlock()
 }
 
@@ -1822,7 +1824,7 @@ func (r *recorder) describeStall() string {
 			r.mu.Unlock()
 		}
 		r.mu.Lock()
-		backoffs, at := r.backoffs, r.backoffsAt
+		backoffs, at := r.odd().backoffs, r.odd().backoffsAt
 		r.mu.Unlock()
 		advice = backoffAdvice(gs, backoffs, at)
 		if advice == "" {
