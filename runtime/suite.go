@@ -633,6 +633,9 @@ func (s *Suite) run(ctx context.Context, sc Scenario) (*Result, *Trace, error) {
 			// still, as where this run saw such a change. Not for an
 			// agent's own untraced line alone: that costs a run no wait.
 			r.judge.worldMoves = s.base.worldLive && len(s.base.gaps) > 0 && s.cfg.settle == nil
+			if r.judge.worldMoves {
+				r.judge.atWork = w.worldAtWork
+			}
 			if s.base.worldLive && len(s.base.gaps) == 0 && s.cfg.settle == nil && seenAsError(sc.Fault.Kind) {
 				// Setup left goroutines running (a database/sql pool's),
 				// which never changed the baseline's state by themselves:
@@ -785,7 +788,10 @@ func (s *Suite) run(ctx context.Context, sc Scenario) (*Result, *Trace, error) {
 		tr.end, tr.returned = r.judge.end, r.judge.returned
 		tr.endSettled = r.judge.settle != nil && tr.end != ""
 		tr.endStill, tr.landedAfter = r.judge.stillEnd()
-		tr.worldLive = r.judge.worldLive
+		tr.worldLive, tr.worldLag = r.judge.worldLive, r.judge.worldLag
+		if !tr.endStill && r.judge.busyAt != "" {
+			tr.endBusy = r.judge.busyAt
+		}
 		tr.passed = r.judge.passedStates()
 		var gapsAt []int
 		if tr.gaps, gapsAt = r.judge.gapsSeen(); len(gapsAt) > 0 {

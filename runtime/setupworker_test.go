@@ -1,0 +1,186 @@
+package runtime
+
+import (
+	"context"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+)
+
+// refundQueue is a queue whose worker, which Setup starts, carries out each
+// queued refund after a poll delay (a job queue's poller: River's fetch
+// interval, an SQS receive). The agent's tool only queues the refund.
+// dedup makes the worker refund an order once (the bank keys the refund by
+// order: correct); without it every job is refunded (buggy).
+type refundQueue struct {
+	mu      sync.Mutex
+	refunds []string
+	seen    map[string]bool
+	dedup   bool
+	delay   func() time.Duration
+	// slowRepeat makes a call that finds a job for the order queued
+	// before answer 40 ms after it queued its own, as a service that
+	// checks the queue first does: the worker's first refund lands in
+	// the repeat's window.
+	slowRepeat bool
+	queued     map[string]bool
+	jobs       chan string
+	pending    int
+	stop       chan struct{}
+	done       chan struct{}
+}
+
+func (q *refundQueue) start() {
+	q.mu.Lock()
+	q.refunds, q.seen, q.queued, q.pending = nil, map[string]bool{}, map[string]bool{}, 0
+	q.mu.Unlock()
+	q.jobs, q.stop, q.done = make(chan string, 8), make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(q.done)
+		for {
+			select {
+			case <-q.stop:
+				return
+			case o := <-q.jobs:
+				time.Sleep(q.delay())
+				q.mu.Lock()
+				if !q.dedup || !q.seen[o] {
+					q.seen[o] = true
+					q.refunds = append(q.refunds, o)
+				}
+				q.pending--
+				q.mu.Unlock()
+			}
+		}
+	}()
+}
+
+func (q *refundQueue) close() { close(q.stop); <-q.done }
+
+func (q *refundQueue) snapshot() any {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	out := slices.Clone(q.refunds)
+	slices.Sort(out)
+	return out
+}
+
+func (q *refundQueue) enqueue(ctx context.Context, order string) error {
+	select {
+	case q.jobs <- order:
+		q.mu.Lock()
+		q.pending++
+		again := q.queued[order]
+		q.queued[order] = true
+		q.mu.Unlock()
+		if again && q.slowRepeat {
+			time.Sleep(40 * time.Millisecond)
+		}
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func refundAgent(q *refundQueue) func(context.Context) error {
+	op := &Op{Name: "enqueueRefund", Kind: KindWrite, Params: []string{"order"}}
+	return func(ctx context.Context) error {
+		return traced(ctx, op, []any{"ord-1"}, []any{"ord-1"}, func(ctx context.Context) error { return q.enqueue(ctx, "ord-1") })
+	}
+}
+
+func runRefunds(t *testing.T, q *refundQueue, opts ...Option) *Report {
+	t.Helper()
+	rep, err := Run(context.Background(), t.Name(), refundAgent(q), append([]Option{
+		Setup(func(context.Context) error { q.start(); return nil }),
+		Teardown(func(context.Context) error { q.close(); return nil }),
+		State(q.snapshot)}, opts...)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rep
+}
+
+// repeatScenarios are the scenarios of a refund suite that run
+// enqueueRefund twice.
+var repeatScenarios = []string{"crash_restart/enqueueRefund#1", ScenarioDuplicateSeq, ScenarioDuplicateConcurrent}
+
+// A queue's worker that Setup starts carries out each queued refund after
+// its next poll, 30 ms or 5 to 60 ms after the call; no Settle is given.
+// The baseline's agent returns once its world went quiet, with the refund
+// made; another run's returns at once. Read after holding still for
+// 25 ms, the end of a run of the correct agent (the bank refunds an order
+// once) held no refund at all and was counted as a second one, in 15 runs
+// of 15 with the fixed delay; the buggy agent's second refund, landing
+// after the end was read, passed a scenario with a note saying the repeat
+// left nothing (red team rtR #9, #2, #3). The end is now read once the
+// worker is at rest and the state held still for twice the baseline's lag;
+// an end that holds less than the baseline's is never a duplicate; and an
+// end read with the worker still asleep absorbs nothing.
+func TestSetupWorkerRefundsAfterItsPoll(t *testing.T) {
+	for _, c := range []struct {
+		label string
+		delay func() time.Duration
+	}{
+		{"30 ms", func() time.Duration { return 30 * time.Millisecond }},
+		{"5 to 60 ms", func() time.Duration { return time.Duration(5+rand.IntN(55)) * time.Millisecond }},
+	} {
+		t.Run(c.label, func(t *testing.T) {
+			for range 2 {
+				fixed := runRefunds(t, &refundQueue{dedup: true, delay: c.delay})
+				assert.Empty(t, findings(fixed, ""), "the correct agent: an end without the worker's refund is no second one")
+				buggy := runRefunds(t, &refundQueue{delay: c.delay})
+				for _, sc := range repeatScenarios {
+					res := resultOf(t, buggy, sc)
+					if !assert.NotNil(t, res, sc) {
+						continue
+					}
+					// Never a plain pass: the second refund is seen, or
+					// the scenario says it could not be.
+					assert.True(t, len(findings(buggy, sc)) > 0 || res.Inconclusive, "%s: the buggy agent passed", sc)
+					assert.Empty(t, notesSaying(res.Trace, "so the repeats left nothing"), sc)
+				}
+				assert.Contains(t, findings(buggy, ""), "duplicate_write enqueueRefund")
+			}
+		})
+	}
+}
+
+// The repeat's call answers 40 ms after it queued its job, and the
+// worker's refund of the first job (30 ms after it was queued) lands in
+// the repeat's window; the second refund lands after it. The finding said
+// "the repeat changed the state: [] → [ord-1]", the first job's refund
+// (red team rtR #10); it now says the world carried it out in the
+// repeat's window, and quotes the end.
+func TestSetupWorkerRefundInTheRepeatsWindowIsNotTheRepeats(t *testing.T) {
+	q := &refundQueue{slowRepeat: true, delay: func() time.Duration { return 30 * time.Millisecond }}
+	rep := runRefunds(t, q)
+	var msg string
+	for _, f := range rep.Findings {
+		if f.Code == CodeDuplicateWrite && f.Message != "" && f.Scenario == ScenarioDuplicateSeq {
+			msg = f.Message
+		}
+	}
+	if msg == "" {
+		for _, f := range rep.Findings {
+			if f.Code == CodeDuplicateWrite && f.Message != "" {
+				msg = f.Message
+			}
+		}
+	}
+	if !assert.NotEmpty(t, msg, "the buggy agent's second refund") {
+		return
+	}
+	t.Log(msg)
+	assert.NotContains(t, msg, "the repeat changed the state: state: null", msg)
+	if strings.Contains(msg, "in its window") {
+		assert.Contains(t, msg, "in its window the world carried out what", msg)
+	}
+	fixed := runRefunds(t, &refundQueue{dedup: true, slowRepeat: true, delay: func() time.Duration { return 30 * time.Millisecond }})
+	assert.Empty(t, findings(fixed, ""))
+}
