@@ -893,7 +893,7 @@ func stillFor(base *Trace) (still, wait time.Duration) {
 	if base == nil || !base.endStill {
 		return endStill, endStillMax
 	}
-	lag := max(base.landedAfter, base.worldLag)
+	lag := max(base.landedAfter, base.odd().worldLag)
 	still = max(endStill, 2*lag+endPoll)
 	late := max(lag, endStillMax) // how much later than the baseline's
 	return still, lag + late + still + 2*endPoll
@@ -2682,7 +2682,7 @@ func judgeRepeatsIn(out []Finding, tr *Trace, end, baseEnd string, baseWin map[s
 					o.Repeat, o.JudgedBy = RepeatAbsorbed, JudgedByDeclaration
 				case o.Idempotent:
 					o.Repeat, o.JudgedBy = RepeatUpdate, JudgedByDeclaration
-				case un != nil && tr.endBusy != "" && !effectSeen(o) && !reorders(k) && (o.stateSeen() && o.StateChange == "" || o.Overlapped && clusterTaken(o)) && endSame():
+				case un != nil && tr.odd().endBusy != "" && !effectSeen(o) && !reorders(k) && (o.stateSeen() && o.StateChange == "" || o.Overlapped && clusterTaken(o)) && endSame():
 					// As the two below, but the end, alike the baseline's,
 					// was read while a goroutine Setup started was still at
 					// work (asleep until its next poll): a second effect the
@@ -2693,7 +2693,7 @@ func judgeRepeatsIn(out []Finding, tr *Trace, end, baseEnd string, baseWin map[s
 					if !stillNoted {
 						stillNoted = true
 						tr.unsettled = true
-						tr.Notes = append(tr.Notes, busyEndNote(k.op, o.ID, tr.endBusy))
+						tr.Notes = append(tr.Notes, busyEndNote(k.op, o.ID, tr.odd().endBusy))
 					}
 				case un != nil && o.stateSeen() && o.StateChange == "" && !effectSeen(o) && landedByReturn(tr, end, un.base) && endSame() && !reorders(k):
 					// No execution of the op changed the state in its own

@@ -788,9 +788,12 @@ func (s *Suite) run(ctx context.Context, sc Scenario) (*Result, *Trace, error) {
 		tr.end, tr.returned = r.judge.end, r.judge.returned
 		tr.endSettled = r.judge.settle != nil && tr.end != ""
 		tr.endStill, tr.landedAfter = r.judge.stillEnd()
-		tr.worldLive, tr.worldLag = r.judge.worldLive, r.judge.worldLag
+		tr.worldLive = r.judge.worldLive
+		if r.judge.worldLag > 0 {
+			tr.withRare().worldLag = r.judge.worldLag
+		}
 		if !tr.endStill && r.judge.busyAt != "" {
-			tr.endBusy = r.judge.busyAt
+			tr.withRare().endBusy = r.judge.busyAt
 		}
 		tr.passed = r.judge.passedStates()
 		var gapsAt []int

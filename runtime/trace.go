@@ -280,13 +280,6 @@ type Trace struct {
 	// running (judge.worldLive).
 	worldLive   bool
 	landedAfter time.Duration
-	// worldLag is, in the baseline's trace, how long its world took to
-	// carry out by itself what the calls set going (judge.worldLag).
-	worldLag time.Duration
-	// endBusy is where a goroutine Setup started was still at work
-	// (asleep, running) when the wait for the run's end ran out
-	// (judge.busyAt): what it carries out may land after the end.
-	endBusy string
 	// passed holds, in the baseline's trace, the states the end went
 	// through after the agent returned, before the last, while it was read
 	// again (judge.passed).
@@ -328,6 +321,13 @@ type traceRare struct {
 	// (judge.gapsAt): in the rare part, as few runs' state changes
 	// outside their traced writes.
 	gapsAt []int
+	// worldLag is, in the baseline's trace, how long its world took to
+	// carry out by itself what the calls set going (judge.worldLag).
+	worldLag time.Duration
+	// endBusy is where a goroutine Setup started was still at work
+	// (asleep, running) when the wait for the run's end ran out
+	// (judge.busyAt): what it carries out may land after the end.
+	endBusy string
 }
 
 // noTraceRare is the traceRare of a trace that has none: only read.

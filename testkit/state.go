@@ -26,6 +26,15 @@ import (
 // snapshot is a not_idempotent finding, so a wrong declaration never hides
 // a real duplicate. See runtime.State.
 //
+// A write whose effect a worker that Setup started carries out later (a
+// queue's, after its next poll) is judged, with no Settle given, by the
+// end state, read once no goroutine of Setup's is running or asleep and the
+// state held still for twice as long as the baseline's world took: an end
+// that holds less than one delivery left, or that was read with the worker
+// still at work, cannot show a second effect, and the repeat is left
+// unjudged, its scenario inconclusive. Give such a worker a SettleUntil
+// that waits for its queue to drain, for every run to be judged.
+//
 // Give State when repeats of your writes are harmless by nature (an
 // upsert, "set status to X", a create that skips what exists) and the
 // world can be looked at. Return plain data (maps, slices, structs with
