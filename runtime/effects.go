@@ -203,6 +203,19 @@ type judge struct {
 	// taken as held still.
 	atWork func() string
 	busyAt string
+	// agentDone is, in the baseline, the snapshot taken as soon as its
+	// deliveries returned, before the run waited for the world to go
+	// quiet (noteAgentDone); worldAfterReturn says the state then was
+	// still the one the last traced write left, and the end is not: the
+	// world, not the agent's own code, made the change, after the agent
+	// returned (a queue's worker).
+	agentDone        string
+	worldAfterReturn bool
+	// changedAtGate says, in the baseline, that the state changed while
+	// a write that had returned was held at its finish gate, nothing else
+	// in flight (afterGate): the agent waited in the call, and the world
+	// made the change.
+	changedAtGate bool
 	// passed holds the states the end went through while it was read
 	// again, before the last (up to maxPassed), where keepPassed says so:
 	// in the baseline, the only run whose passed states are read
@@ -811,6 +824,7 @@ func (j *judge) finish() {
 			at = j.returnedAt
 		}
 		j.worldLag = min(max(at.Sub(j.idleAt), 0), endStillMax)
+		j.worldAfterReturn = j.changedAtGate || j.agentDone == j.idle
 	}
 	if j.idle != "" && s != j.idle {
 		j.gaps = append(j.gaps, [2]string{j.idle, s})
@@ -943,6 +957,39 @@ func (j *judge) noteReturn() {
 	if s, err := j.snapshot(); err == nil {
 		j.mu.Lock()
 		j.returned, j.returnedAt = s, time.Now()
+		j.mu.Unlock()
+	}
+}
+
+// afterGate is called, in the baseline, once write c, which returned, was
+// let go at its finish gate, where the scheduler held it until the world
+// went quiet: where Setup left goroutines running (worldLive) and no
+// write is in flight, a state that differs from the one c's window closed
+// on was changed by the world meanwhile, not by the agent, which waited
+// in the call (changedAtGate).
+func (j *judge) afterGate(c *Call) {
+	if !j.keepPassed || !j.worldLive || j.settle != nil || c.effect == nil {
+		return
+	}
+	j.mu.Lock()
+	idle, open := j.idle, len(j.inflight) > 0
+	j.mu.Unlock()
+	if open || idle == "" {
+		return
+	}
+	if s, err := j.snapshot(); err == nil && s != idle {
+		j.mu.Lock()
+		j.changedAtGate = true
+		j.mu.Unlock()
+	}
+}
+
+// noteAgentDone takes, in the baseline, the snapshot of the world as soon
+// as its deliveries returned (judge.agentDone).
+func (j *judge) noteAgentDone() {
+	if s, err := j.snapshot(); err == nil {
+		j.mu.Lock()
+		j.agentDone = s
 		j.mu.Unlock()
 	}
 }
@@ -2112,6 +2159,18 @@ func judgeRepeatsIn(out []Finding, tr *Trace, end, baseEnd string, baseWin map[s
 			}
 			return baseSeen == 1
 		}
+		// queuedOnly says o's op changed the state in no window of its
+		// own, here or in the baseline, where the world changed it after
+		// the agent returned (a queue's worker carrying out what the call
+		// queued), with no Settle given: an end alike the baseline's may
+		// have been read before a second job the repeat queued was
+		// picked up (a poller's next fetch, which leaves every goroutine
+		// at rest meanwhile), and cannot absorb the repeat. A buggy
+		// River agent's scenario passed so, the suite SAFE in 1 run of
+		// 40 on PostgreSQL (red team rtR #3).
+		queuedOnly := func(o *Operation) bool {
+			return !baseline && un != nil && un.base.odd().worldAfterReturn && !effectSeen(o)
+		}
 		var change, note string
 		overlapChange := "" // with overlapNote: what State saw change
 		var notIdem []string
@@ -2498,6 +2557,14 @@ func judgeRepeatsIn(out []Finding, tr *Trace, end, baseEnd string, baseWin map[s
 				// rowid): no second effect.
 				o.Repeat, o.JudgedBy = RepeatAbsorbed, JudgedByState
 				tr.Notes = append(tr.Notes, renamedNote(o, first.ID))
+			case o.stateSeen() && o.StateChange != "" && queuedOnly(o) && func() bool { before, after := o.stateWindow(); return worldAfter(before, after) }() && endSame():
+				// As below, but what the op does is all the world's,
+				// after the agent returned (queuedOnly): unjudged.
+				if !stillNoted {
+					stillNoted = true
+					tr.unsettled = true
+					tr.Notes = append(tr.Notes, queuedOnlyNote(k.op, o.ID, tr.odd().endBusy))
+				}
 			case o.stateSeen() && o.StateChange != "" && func() bool { before, after := o.stateWindow(); return worldAfter(before, after) }() && endSame():
 				// The repeat's window went from a state the baseline
 				// was in with no call in flight to the one the world
@@ -2682,7 +2749,7 @@ func judgeRepeatsIn(out []Finding, tr *Trace, end, baseEnd string, baseWin map[s
 					o.Repeat, o.JudgedBy = RepeatAbsorbed, JudgedByDeclaration
 				case o.Idempotent:
 					o.Repeat, o.JudgedBy = RepeatUpdate, JudgedByDeclaration
-				case un != nil && tr.odd().endBusy != "" && !effectSeen(o) && !reorders(k) && (o.stateSeen() && o.StateChange == "" || o.Overlapped && clusterTaken(o)) && endSame():
+				case un != nil && (tr.odd().endBusy != "" || queuedOnly(o)) && !effectSeen(o) && !reorders(k) && (o.stateSeen() && o.StateChange == "" || o.Overlapped && clusterTaken(o)) && endSame():
 					// As the two below, but the end, alike the baseline's,
 					// was read while a goroutine Setup started was still at
 					// work (asleep until its next poll): a second effect the
@@ -2693,7 +2760,11 @@ func judgeRepeatsIn(out []Finding, tr *Trace, end, baseEnd string, baseWin map[s
 					if !stillNoted {
 						stillNoted = true
 						tr.unsettled = true
-						tr.Notes = append(tr.Notes, busyEndNote(k.op, o.ID, tr.odd().endBusy))
+						if queuedOnly(o) {
+							tr.Notes = append(tr.Notes, queuedOnlyNote(k.op, o.ID, tr.odd().endBusy))
+						} else {
+							tr.Notes = append(tr.Notes, busyEndNote(k.op, o.ID, tr.odd().endBusy))
+						}
 					}
 				case un != nil && o.stateSeen() && o.StateChange == "" && !effectSeen(o) && landedByReturn(tr, end, un.base) && endSame() && !reorders(k):
 					// No execution of the op changed the state in its own

@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"context"
+	"errors"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -121,7 +122,10 @@ var repeatScenarios = []string{"crash_restart/enqueueRefund#1", ScenarioDuplicat
 // left nothing (red team rtR #9, #2, #3). The end is now read once the
 // worker is at rest and the state held still for twice the baseline's lag;
 // an end that holds less than the baseline's is never a duplicate; and an
-// end read with the worker still asleep absorbs nothing.
+// end alike the baseline's absorbs no repeat of an op whose effect is all
+// the worker's (a second job may still wait for the next poll): the
+// correct agent is inconclusive, with a note to give a Settle, never
+// unsafe, and the buggy one never passes a repeat scenario.
 func TestSetupWorkerRefundsAfterItsPoll(t *testing.T) {
 	for _, c := range []struct {
 		label string
@@ -134,6 +138,13 @@ func TestSetupWorkerRefundsAfterItsPoll(t *testing.T) {
 			for range 2 {
 				fixed := runRefunds(t, &refundQueue{dedup: true, delay: c.delay})
 				assert.Empty(t, findings(fixed, ""), "the correct agent: an end without the worker's refund is no second one")
+				for _, sc := range repeatScenarios {
+					// The end cannot absorb a repeat whose effect is all
+					// the worker's: the scenario says to give a Settle.
+					if res := resultOf(t, fixed, sc); res.Inconclusive {
+						assert.NotEmpty(t, notesSaying(res.Trace, "testkit.SettleUntil"), sc)
+					}
+				}
 				buggy := runRefunds(t, &refundQueue{delay: c.delay})
 				for _, sc := range repeatScenarios {
 					res := resultOf(t, buggy, sc)
@@ -183,4 +194,33 @@ func TestSetupWorkerRefundInTheRepeatsWindowIsNotTheRepeats(t *testing.T) {
 	}
 	fixed := runRefunds(t, &refundQueue{dedup: true, slowRepeat: true, delay: func() time.Duration { return 30 * time.Millisecond }})
 	assert.Empty(t, findings(fixed, ""))
+}
+
+// With a Settle that waits for the queue to drain, every repeat is judged:
+// the correct agent is safe, the buggy one caught in each repeat scenario.
+func TestSetupWorkerRefundsWithASettle(t *testing.T) {
+	for range 2 {
+		for _, dedup := range []bool{true, false} {
+			q := &refundQueue{dedup: dedup, delay: func() time.Duration { return time.Duration(5+rand.IntN(55)) * time.Millisecond }}
+			rep := runRefunds(t, q, Settle(func(ctx context.Context) error {
+				for deadline := time.Now().Add(2 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+					q.mu.Lock()
+					n := q.pending
+					q.mu.Unlock()
+					if n <= 0 {
+						return nil
+					}
+				}
+				return errors.New("jobs still pending")
+			}))
+			if dedup {
+				assert.Empty(t, findings(rep, ""))
+				assert.Zero(t, rep.InconclusiveCount)
+				continue
+			}
+			for _, sc := range repeatScenarios {
+				assert.Equal(t, []string{"duplicate_write enqueueRefund"}, findings(rep, sc), sc)
+			}
+		}
+	}
 }

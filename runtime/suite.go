@@ -695,6 +695,9 @@ func (s *Suite) run(ctx context.Context, sc Scenario) (*Result, *Trace, error) {
 			w = watchStalls(r)
 		}
 		errs = s.deliver(ctx, r, sc)
+		if sc.Kind == ScenarioBaseline && r.judge != nil && !r.aborted.Load() {
+			r.judge.noteAgentDone()
+		}
 		if s.returnState(r, sc) {
 			r.judge.noteReturn()
 		}
@@ -729,7 +732,15 @@ func (s *Suite) run(ctx context.Context, sc Scenario) (*Result, *Trace, error) {
 		w.mu.Lock()
 		w.counted = sc.sched != nil && !sc.Concurrent && !(sc.Kind == ScenarioBaseline && s.cfg.bubble != nil)
 		w.mu.Unlock()
-		w.start(func() { resCh <- s.deliver(ctx, r, sc) }, done)
+		w.start(func() {
+			errs := s.deliver(ctx, r, sc)
+			if sc.Kind == ScenarioBaseline && r.judge != nil && !r.aborted.Load() {
+				// What the agent left, before the world's wait below:
+				// did the world change the state after it returned?
+				r.judge.noteAgentDone()
+			}
+			resCh <- errs
+		}, done)
 		stalled := false
 		if sc.sched != nil {
 			stalled = sc.sched.drive(done)
@@ -791,6 +802,7 @@ func (s *Suite) run(ctx context.Context, sc Scenario) (*Result, *Trace, error) {
 		tr.worldLive = r.judge.worldLive
 		if r.judge.worldLag > 0 {
 			tr.withRare().worldLag = r.judge.worldLag
+			tr.withRare().worldAfterReturn = r.judge.worldAfterReturn
 		}
 		if !tr.endStill && r.judge.busyAt != "" {
 			tr.withRare().endBusy = r.judge.busyAt

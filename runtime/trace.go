@@ -328,6 +328,10 @@ type traceRare struct {
 	// (asleep, running) when the wait for the run's end ran out
 	// (judge.busyAt): what it carries out may land after the end.
 	endBusy string
+	// worldAfterReturn says, of the baseline, that the world changed the
+	// state after its agent returned, not its own code
+	// (judge.worldAfterReturn).
+	worldAfterReturn bool
 }
 
 // noTraceRare is the traceRare of a trace that has none: only read.

@@ -64,3 +64,15 @@ func (w *world) worldAtWork() string {
 func busyEndNote(op, id, where string) string {
 	return fmt.Sprintf("%s (a repeat of %s) was not judged: no call of %s changed the state in its own window, and the run ended as the baseline did, but a goroutine that Setup started was still at work at %s when the wait for the end ran out: what the repeat queued (a second job its worker carries out after the next poll) may land after the end was read, so the end cannot say whether a second effect stayed; give a Settle that waits for that work (testkit.SettleUntil, with the count of jobs queued or running)", id, op, op, where)
 }
+
+// queuedOnlyNote says why the repeat id of op was not judged: op changed
+// the state in no window of its own, and in the baseline the world made
+// its change after the agent returned (judgeRepeatsIn, queuedOnly). where,
+// if not "", is where a goroutine Setup started was still at work.
+func queuedOnlyNote(op, id, where string) string {
+	busy := ""
+	if where != "" {
+		busy = fmt.Sprintf(" (one was still at work at %s when the wait ran out)", where)
+	}
+	return fmt.Sprintf("%s (a repeat of %s) was not judged: no call of %s changed the state in its own window, here or in the baseline, where a worker of the world (a goroutine Setup started) changed it after the agent returned, carrying out what the call queued; this run ended as the baseline did, but with no Settle the suite cannot tell whether a second job the repeat queued was still waiting when the end was read (a poller picks it up at its next fetch, its goroutines at rest meanwhile)%s; give a Settle that waits for the queue to drain (testkit.SettleUntil, with the count of jobs queued or running) for the suite to judge the repeat", id, op, op, busy)
+}
