@@ -30,17 +30,27 @@ type refundQueue struct {
 	// the repeat's window.
 	slowRepeat bool
 	queued     map[string]bool
-	jobs       chan string
-	pending    int
-	stop       chan struct{}
-	done       chan struct{}
+	// poller makes the worker a poller: jobs wait in a table (a slice),
+	// fetched one at a time every 10 ms, and after each job the worker
+	// cools down for 150 ms (River's FetchCooldown), on a timer in a
+	// select: at rest, to the suite, with a job still waiting.
+	poller  bool
+	table   []string
+	jobs    chan string
+	pending int
+	stop    chan struct{}
+	done    chan struct{}
 }
 
 func (q *refundQueue) start() {
 	q.mu.Lock()
-	q.refunds, q.seen, q.queued, q.pending = nil, map[string]bool{}, map[string]bool{}, 0
+	q.refunds, q.seen, q.queued, q.pending, q.table = nil, map[string]bool{}, map[string]bool{}, 0, nil
 	q.mu.Unlock()
 	q.jobs, q.stop, q.done = make(chan string, 8), make(chan struct{}), make(chan struct{})
+	if q.poller {
+		go q.poll()
+		return
+	}
 	go func() {
 		defer close(q.done)
 		for {
@@ -61,6 +71,37 @@ func (q *refundQueue) start() {
 	}()
 }
 
+func (q *refundQueue) poll() {
+	defer close(q.done)
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		select {
+		case <-q.stop:
+			return
+		case <-tick.C:
+		}
+		q.mu.Lock()
+		if len(q.table) == 0 {
+			q.mu.Unlock()
+			continue
+		}
+		o := q.table[0]
+		q.table = q.table[1:]
+		if !q.dedup || !q.seen[o] {
+			q.seen[o] = true
+			q.refunds = append(q.refunds, o)
+		}
+		q.pending--
+		q.mu.Unlock()
+		select {
+		case <-q.stop:
+			return
+		case <-time.After(150 * time.Millisecond):
+		}
+	}
+}
+
 func (q *refundQueue) close() { close(q.stop); <-q.done }
 
 func (q *refundQueue) snapshot() any {
@@ -72,6 +113,13 @@ func (q *refundQueue) snapshot() any {
 }
 
 func (q *refundQueue) enqueue(ctx context.Context, order string) error {
+	if q.poller {
+		q.mu.Lock()
+		q.table = append(q.table, order)
+		q.pending++
+		q.mu.Unlock()
+		return nil
+	}
 	select {
 	case q.jobs <- order:
 		q.mu.Lock()
@@ -220,6 +268,30 @@ func TestSetupWorkerRefundsWithASettle(t *testing.T) {
 			}
 			for _, sc := range repeatScenarios {
 				assert.Equal(t, []string{"duplicate_write enqueueRefund"}, findings(rep, sc), sc)
+			}
+		}
+	}
+}
+
+// A poller's worker takes a job every 10 ms and cools down for 150 ms on a
+// timer after each: the buggy agent's second job waits in the table while
+// every goroutine of the world is at rest, and the end, read once it held
+// still, holds one refund, the baseline's. The repeat was absorbed, the
+// scenario a plain pass with a note saying the repeats left nothing (red
+// team rtR #3, River on PostgreSQL). It is now not judged: inconclusive,
+// with a note to give a Settle; the correct agent likewise, never unsafe.
+func TestSetupPollerSecondJobAfterTheEndIsNotAbsorbed(t *testing.T) {
+	for range 2 {
+		for _, dedup := range []bool{true, false} {
+			rep := runRefunds(t, &refundQueue{poller: true, dedup: dedup})
+			if dedup {
+				assert.Empty(t, findings(rep, ""), "the correct agent")
+			}
+			for _, sc := range repeatScenarios {
+				res := resultOf(t, rep, sc)
+				assert.True(t, len(findings(rep, sc)) > 0 || res.Inconclusive, "%s (dedup %v): a plain pass", sc, dedup)
+				assert.Empty(t, notesSaying(res.Trace, "so the repeats left nothing"), sc)
+				assert.Empty(t, notesSaying(res.Trace, "the run ended as the baseline did; give a Settle that waits for that work for the suite to judge the repeat by its own window"), sc)
 			}
 		}
 	}
