@@ -34,17 +34,28 @@ type refundQueue struct {
 	// fetched one at a time every 10 ms, and after each job the worker
 	// cools down for 150 ms (River's FetchCooldown), on a timer in a
 	// select: at rest, to the suite, with a job still waiting.
-	poller  bool
-	table   []string
-	jobs    chan string
-	pending int
-	stop    chan struct{}
-	done    chan struct{}
+	poller bool
+	table  []string
+	// slowAfterBaseline makes every call after the baseline's answer
+	// 40 ms after it queued its job (a loaded service): the worker's
+	// first refund lands in the first call's window, which it never did
+	// in the baseline.
+	slowAfterBaseline bool
+	starts            int
+	// fastFirst makes every call answer 40 ms after it queued its job
+	// (the worker's refund lands within it), but for the first call of
+	// a world after the baseline's, which answers at once.
+	fastFirst bool
+	jobs      chan string
+	pending   int
+	stop      chan struct{}
+	done      chan struct{}
 }
 
 func (q *refundQueue) start() {
 	q.mu.Lock()
 	q.refunds, q.seen, q.queued, q.pending, q.table = nil, map[string]bool{}, map[string]bool{}, 0, nil
+	q.starts++
 	q.mu.Unlock()
 	q.jobs, q.stop, q.done = make(chan string, 8), make(chan struct{}), make(chan struct{})
 	if q.poller {
@@ -117,7 +128,11 @@ func (q *refundQueue) enqueue(ctx context.Context, order string) error {
 		q.mu.Lock()
 		q.table = append(q.table, order)
 		q.pending++
+		slow := q.slowAfterBaseline && q.starts > 1
 		q.mu.Unlock()
+		if slow {
+			time.Sleep(40 * time.Millisecond)
+		}
 		return nil
 	}
 	select {
@@ -127,7 +142,7 @@ func (q *refundQueue) enqueue(ctx context.Context, order string) error {
 		again := q.queued[order]
 		q.queued[order] = true
 		q.mu.Unlock()
-		if again && q.slowRepeat {
+		if again && q.slowRepeat || q.fastFirst && (again || q.starts == 1) {
 			time.Sleep(40 * time.Millisecond)
 		}
 		return nil
@@ -281,9 +296,14 @@ func TestSetupWorkerRefundsWithASettle(t *testing.T) {
 // team rtR #3, River on PostgreSQL). It is now not judged: inconclusive,
 // with a note to give a Settle; the correct agent likewise, never unsafe.
 func TestSetupPollerSecondJobAfterTheEndIsNotAbsorbed(t *testing.T) {
-	for range 2 {
+	for i := range 4 {
 		for _, dedup := range []bool{true, false} {
-			rep := runRefunds(t, &refundQueue{poller: true, dedup: dedup})
+			// From the third run on, the first refund lands in the
+			// first call's window: a change seen there is the worker's,
+			// and the repeat whose window held nothing was absorbed as
+			// "state unchanged" (red team rtR #3, crash_restart on
+			// PostgreSQL).
+			rep := runRefunds(t, &refundQueue{poller: true, dedup: dedup, slowAfterBaseline: i >= 2})
 			if dedup {
 				assert.Empty(t, findings(rep, ""), "the correct agent")
 			}
@@ -293,6 +313,31 @@ func TestSetupPollerSecondJobAfterTheEndIsNotAbsorbed(t *testing.T) {
 				assert.Empty(t, notesSaying(res.Trace, "so the repeats left nothing"), sc)
 				assert.Empty(t, notesSaying(res.Trace, "the run ended as the baseline did; give a Settle that waits for that work for the suite to judge the repeat by its own window"), sc)
 			}
+		}
+	}
+}
+
+// The worker refunds 10 ms after the call queued the job; in the baseline
+// the call answers 40 ms after it queued, so the refund is within its
+// window. After a crash whose first call answered at once, its window held
+// nothing, and the restart's window held the first job's refund: the
+// correct agent was a duplicate_write ("the repeat changed the state: null
+// → [refund]"; red team rtR #2, River on PostgreSQL, 1 run of 20). That
+// window made one execution's change and the run ended as the baseline
+// did: not judged, never a duplicate. The buggy agent's second refund lands
+// in the same window, and is caught.
+func TestSetupWorkerFirstEffectLandingInTheRestartsWindow(t *testing.T) {
+	for range 2 {
+		for _, dedup := range []bool{true, false} {
+			q := &refundQueue{dedup: dedup, fastFirst: true, delay: func() time.Duration { return 10 * time.Millisecond }}
+			rep := runRefunds(t, q)
+			sc := "crash_restart/enqueueRefund#1"
+			res := resultOf(t, rep, sc)
+			if dedup {
+				assert.Empty(t, findings(rep, sc), "the correct agent")
+				continue
+			}
+			assert.True(t, len(findings(rep, sc)) > 0 || res.Inconclusive, "the buggy agent passed")
 		}
 	}
 }

@@ -76,3 +76,10 @@ func queuedOnlyNote(op, id, where string) string {
 	}
 	return fmt.Sprintf("%s (a repeat of %s) was not judged: no call of %s changed the state in its own window, here or in the baseline, where a worker of the world (a goroutine Setup started) changed it after the agent returned, carrying out what the call queued; this run ended as the baseline did, but with no Settle the suite cannot tell whether a second job the repeat queued was still waiting when the end was read (a poller picks it up at its next fetch, its goroutines at rest meanwhile)%s; give a Settle that waits for the queue to drain (testkit.SettleUntil, with the count of jobs queued or running) for the suite to judge the repeat", id, op, op, busy)
 }
+
+// finishedAllNote says why repeat o was not judged where its window made
+// the whole of one execution's change and the first execution's window
+// none of it (judgeRepeatsIn, finishedAll).
+func finishedAllNote(o *Operation, first string) string {
+	return fmt.Sprintf("%s (a repeat of %s) was not judged: %s's window held no change, and the repeat's window made the change one execution made in the baseline, no more: %s's effect landing late (a worker that Setup started, carrying out what the call queued, slower than in the baseline), and the run ended as the baseline did, so nothing shows whether the repeat set a second effect going that lands later; give a Settle that waits for that work (testkit.SettleUntil)", o.ID, o.Name, first, first)
+}
