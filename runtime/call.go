@@ -725,6 +725,9 @@ func (c *Call) Finish(err error, results ...any) error {
 		if live {
 			c.endedAtGate("finish")
 		}
+		if r.judge != nil {
+			r.judge.afterGate(c)
+		}
 	}
 	f := c.fault()
 	switch f {

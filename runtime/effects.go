@@ -190,6 +190,34 @@ type judge struct {
 	worldLive   bool
 	stillMax    time.Duration
 	landedAfter time.Duration
+	// idleAt is when the last window closed with nothing in flight (idle
+	// was taken), returnedAt when returned was; worldLag is, in a
+	// baseline whose Setup left goroutines running, how long after
+	// idleAt the state was first seen as it ended (finish): how long the
+	// world took to carry out by itself what the calls set going.
+	idleAt, returnedAt time.Time
+	worldLag           time.Duration
+	// atWork, where the baseline's world changed the state by itself
+	// with no Settle given (worldMoves), tells where a goroutine Setup
+	// started is still at work (world.worldAtWork): the end is read once
+	// none is, as well as held still. busyAt is where one was when the
+	// wait for the end ran out ("" if none was): the end is then not
+	// taken as held still.
+	atWork func() string
+	busyAt string
+	// agentDone is, in the baseline, the snapshot taken as soon as its
+	// deliveries returned, before the run waited for the world to go
+	// quiet (noteAgentDone); worldAfterReturn says the state then was
+	// still the one the last traced write left, and the end is not: the
+	// world, not the agent's own code, made the change, after the agent
+	// returned (a queue's worker).
+	agentDone        string
+	worldAfterReturn bool
+	// changedAtGate says, in the baseline, that the state changed while
+	// a write that had returned was held at its finish gate, nothing else
+	// in flight (afterGate): the agent waited in the call, and the world
+	// made the change.
+	changedAtGate bool
 	// passed holds the states the end went through while it was read
 	// again, before the last (up to maxPassed), where keepPassed says so:
 	// in the baseline, the only run whose passed states are read
@@ -672,7 +700,7 @@ func (j *judge) after(c *Call) {
 	}
 	j.open = nil
 	if err == nil {
-		j.idle = s
+		j.idle, j.idleAt = s, time.Now()
 	}
 }
 
@@ -702,6 +730,7 @@ func (j *judge) finish() {
 		return
 	}
 	unansweredAt := j.lastUnanswered()
+	seenAt := time.Now() // when s was first seen
 	if j.settle == nil && (j.changedOutside(s) || j.worldLive || j.worldMoves && j.repeatedNow() || j.baseEnd != "" && s != j.baseEnd && !j.repeatedNow() || !unansweredAt.IsZero()) {
 		// The state changed outside every traced write in this run: an
 		// effect that lands outside its call (a booking a payments API
@@ -745,19 +774,39 @@ func (j *judge) finish() {
 				if j.keepPassed && len(j.passed) < maxPassed {
 					j.passed = append(j.passed, s)
 				}
-				s, stillSince = again, on
+				s, stillSince, seenAt = again, on, now
 				j.landedAfter = on
 				j.mu.Unlock()
 				continue
 			}
 			if on-stillSince >= j.stillFor && (unansweredAt.IsZero() || time.Since(unansweredAt) >= lateLandWait) {
+				if j.atWork != nil {
+					// A worker of Setup's asleep until its next job
+					// leaves the state still meanwhile: the end is
+					// read once none is at work, and the state is read
+					// after that look, so that what one did just
+					// before it is in the end.
+					if j.busyAt = j.atWork(); j.busyAt != "" {
+						continue
+					}
+					if again, err = j.snapshot(); err != nil {
+						break
+					}
+					if again != s {
+						j.mu.Lock()
+						s, stillSince, seenAt = again, on, time.Now()
+						j.landedAfter = on
+						j.mu.Unlock()
+						continue
+					}
+				}
 				j.mu.Lock()
 				j.still = true
 				j.mu.Unlock()
 				break
 			}
 		}
-		if !unansweredAt.IsZero() && on >= j.stillMax && on-stillSince >= j.stillFor {
+		if !unansweredAt.IsZero() && on >= j.stillMax && on-stillSince >= j.stillFor && j.busyAt == "" {
 			// Held still, and waited for as long as it could for what a
 			// failed write's request may still land (lateLandWait).
 			j.mu.Lock()
@@ -768,6 +817,19 @@ func (j *judge) finish() {
 	j.end = s
 	j.mu.Lock()
 	defer j.mu.Unlock()
+	if j.keepPassed && j.worldLive && j.settle == nil && j.idle != "" && s != j.idle && !j.idleAt.IsZero() {
+		// The baseline's world changed the state by itself after the
+		// last traced write returned: learn how long it took, from then
+		// to the first snapshot that held the end (the one taken when
+		// the agent returned, where it did), for the other runs to wait
+		// as long for their end (stillFor).
+		at := seenAt
+		if j.returned == s && !j.returnedAt.IsZero() {
+			at = j.returnedAt
+		}
+		j.worldLag = min(max(at.Sub(j.idleAt), 0), endStillMax)
+		j.worldAfterReturn = j.changedAtGate || j.agentDone == j.idle
+	}
 	if j.idle != "" && s != j.idle {
 		j.gaps = append(j.gaps, [2]string{j.idle, s})
 		j.gapsAt = append(j.gapsAt, j.execs+1)
@@ -836,13 +898,23 @@ const (
 // as late again as the baseline's, or endStillMax later where that is
 // more; the wait runs that long only where the run's state never held
 // still.
+//
+// Where Setup left a goroutine running that carried out what the calls set
+// going (a queue's worker), the baseline's end may have landed before its
+// agent returned, which waits for the world to go quiet, while another
+// run's agent returns at once: the world's lag is then what the baseline
+// learned (worldLag), and the run's end must hold still for twice that
+// too. Held still for 25 ms, the end of a run whose worker refunded 30 ms
+// after the call was read before the refund, in 15 runs of 15 (red team
+// rtR #9).
 func stillFor(base *Trace) (still, wait time.Duration) {
 	if base == nil || !base.endStill {
 		return endStill, endStillMax
 	}
-	still = max(endStill, 2*base.landedAfter+endPoll)
-	late := max(base.landedAfter, endStillMax) // how much later than the baseline's
-	return still, base.landedAfter + late + still + 2*endPoll
+	lag := max(base.landedAfter, base.odd().worldLag)
+	still = max(endStill, 2*lag+endPoll)
+	late := max(lag, endStillMax) // how much later than the baseline's
+	return still, lag + late + still + 2*endPoll
 }
 
 // maxPassed bounds the states judge.passed keeps.
@@ -888,7 +960,40 @@ func (j *judge) changedOutside(s string) bool {
 func (j *judge) noteReturn() {
 	if s, err := j.snapshot(); err == nil {
 		j.mu.Lock()
-		j.returned = s
+		j.returned, j.returnedAt = s, time.Now()
+		j.mu.Unlock()
+	}
+}
+
+// afterGate is called, in the baseline, once write c, which returned, was
+// let go at its finish gate, where the scheduler held it until the world
+// went quiet: where Setup left goroutines running (worldLive) and no
+// write is in flight, a state that differs from the one c's window closed
+// on was changed by the world meanwhile, not by the agent, which waited
+// in the call (changedAtGate).
+func (j *judge) afterGate(c *Call) {
+	if !j.keepPassed || !j.worldLive || j.settle != nil || c.effect == nil {
+		return
+	}
+	j.mu.Lock()
+	idle, open := j.idle, len(j.inflight) > 0
+	j.mu.Unlock()
+	if open || idle == "" {
+		return
+	}
+	if s, err := j.snapshot(); err == nil && s != idle {
+		j.mu.Lock()
+		j.changedAtGate = true
+		j.mu.Unlock()
+	}
+}
+
+// noteAgentDone takes, in the baseline, the snapshot of the world as soon
+// as its deliveries returned (judge.agentDone).
+func (j *judge) noteAgentDone() {
+	if s, err := j.snapshot(); err == nil {
+		j.mu.Lock()
+		j.agentDone = s
 		j.mu.Unlock()
 	}
 }
@@ -1821,6 +1926,34 @@ func judgeRepeatsIn(out []Finding, tr *Trace, end, baseEnd string, baseWin map[s
 		}
 		return false
 	}
+	// finishedAll says repeat o's window made the whole of one
+	// execution's change in the baseline's window, no more, where the
+	// first execution's window held none of it: the first's effect landed
+	// late, in the repeat's window (a worker of Setup's carrying out what
+	// it queued, slower than in the baseline, where it landed within the
+	// call). Counted, a correct River agent on PostgreSQL was a
+	// duplicate_write in crash_restart, 1 run of 20 (red team rtR #2).
+	finishedAll := func(o, first *Operation) bool {
+		if baseline || baseTr == nil || !baseTr.worldLive || tr.endSettled || first.effect() == nil || first.Overlapped || o.Overlapped || first.stateSettled() || o.stateSettled() {
+			return false
+		}
+		fb, fa := first.stateWindow()
+		ob, oa := o.stateWindow()
+		if fb == "" || fa == "" || oa == "" || restNorm(fb) != restNorm(fa) || restNorm(fa) != restNorm(ob) {
+			return false
+		}
+		prefix := o.Name + "\x00" + o.Identity + "\x00"
+		for wk, w := range baseWin {
+			if !strings.HasPrefix(wk, prefix) || w[0] == "" || w[1] == "" {
+				continue
+			}
+			b0, b1 := restNorm(w[0]), restNorm(w[1])
+			if b0 != b1 && alike(restNorm(fb), b0) && alike(restNorm(oa), b1) {
+				return true
+			}
+		}
+		return false
+	}
 	// landedAfterAll says repeat o, whose window held nothing, ran in a
 	// run with no Settle where Setup left goroutines running, whose state
 	// changed after the agent returned and whose end, read once it held
@@ -2091,10 +2224,13 @@ func judgeRepeatsIn(out []Finding, tr *Trace, end, baseEnd string, baseWin map[s
 		// any, equal snapshots say nothing (the effect lands later: a
 		// worker takes a queued job up) and every execution counts.
 		baseSeen := -1
+		var seenInBase func(o *Operation) bool
 		effectSeen := func(o *Operation) bool {
-			if o.stateSettled() || o.Idempotent || firstSeen {
-				return true
-			}
+			return o.stateSettled() || o.Idempotent || firstSeen || seenInBase(o)
+		}
+		// seenInBase says whether one of the op's executions for this
+		// identity in the baseline changed the state in its own window.
+		seenInBase = func(o *Operation) bool {
 			if baseSeen < 0 {
 				baseSeen = 0
 				prefix := k.op + "\x00" + k.id + "\x00"
@@ -2115,6 +2251,23 @@ func judgeRepeatsIn(out []Finding, tr *Trace, end, baseEnd string, baseWin map[s
 				}
 			}
 			return baseSeen == 1
+		}
+		// queuedOnly says o's op changed the state in no window of its
+		// own, here or in the baseline, where the world changed it after
+		// the agent returned (a queue's worker carrying out what the call
+		// queued), with no Settle given: an end alike the baseline's may
+		// have been read before a second job the repeat queued was
+		// picked up (a poller's next fetch, which leaves every goroutine
+		// at rest meanwhile), and cannot absorb the repeat. A buggy
+		// River agent's scenario passed so, the suite SAFE in 1 run of
+		// 40 on PostgreSQL (red team rtR #3).
+		//
+		// The first execution's window showing a change (firstSeen) is no
+		// evidence there: in such a world it is the worker's, carrying out
+		// a job queued before (a River crash_restart whose first window
+		// held the refund was absorbed as "state unchanged").
+		queuedOnly := func(o *Operation) bool {
+			return !baseline && un != nil && un.base.odd().worldAfterReturn && !o.stateSettled() && !o.Idempotent && !seenInBase(o)
 		}
 		var change, note string
 		overlapChange := "" // with overlapNote: what State saw change
@@ -2473,7 +2626,7 @@ func judgeRepeatsIn(out []Finding, tr *Trace, end, baseEnd string, baseWin map[s
 					tr.unsettled = true
 					tr.Notes = append(tr.Notes, landedAfterAllNote(o, first.ID, describeChange(tr.returned, end, maxChange)))
 				}
-			case o.stateSeen() && o.StateChange == "" && effectSeen(o):
+			case o.stateSeen() && o.StateChange == "" && effectSeen(o) && !queuedOnly(o):
 				// The snapshots around the repeat are equal, and the
 				// first execution's effect was visible, or one in the
 				// baseline was, in its own window (or the world was let
@@ -2502,6 +2655,14 @@ func judgeRepeatsIn(out []Finding, tr *Trace, end, baseEnd string, baseWin map[s
 				// rowid): no second effect.
 				o.Repeat, o.JudgedBy = RepeatAbsorbed, JudgedByState
 				tr.Notes = append(tr.Notes, renamedNote(o, first.ID))
+			case o.stateSeen() && o.StateChange != "" && queuedOnly(o) && func() bool { before, after := o.stateWindow(); return worldAfter(before, after) }() && endSame():
+				// As below, but what the op does is all the world's,
+				// after the agent returned (queuedOnly): unjudged.
+				if !stillNoted {
+					stillNoted = true
+					tr.unsettled = true
+					tr.Notes = append(tr.Notes, queuedOnlyNote(k.op, o.ID, tr.odd().endBusy))
+				}
 			case o.stateSeen() && o.StateChange != "" && func() bool { before, after := o.stateWindow(); return worldAfter(before, after) }() && endSame():
 				// The repeat's window went from a state the baseline
 				// was in with no call in flight to the one the world
@@ -2512,6 +2673,19 @@ func judgeRepeatsIn(out []Finding, tr *Trace, end, baseEnd string, baseWin map[s
 				// second effect stayed.
 				o.Repeat, o.JudgedBy = RepeatAbsorbed, JudgedByEndState
 				tr.Notes = append(tr.Notes, worldNoteIn(baseTr, o, first.ID))
+			case o.stateSeen() && o.StateChange != "" && !o.Idempotent && endChange != "" && func() bool { before, after := o.stateWindow(); return worldAfter(before, after) }() && !endBeforeTheWorld(end, un.base, &views, alike):
+				// As above, but the run ended otherwise than the
+				// baseline: counted as before, by the end, which says
+				// what stayed. The window's change is the world
+				// carrying out what the first execution set going, not
+				// the repeat's: the finding says so, where it quoted it
+				// as what the repeat changed (red team rtR #10).
+				o.Repeat, o.JudgedBy = RepeatDuplicate, JudgedByEndState
+				dups = append(dups, o.ID)
+				if change == "" {
+					change = endChange
+					note = fmt.Sprintf("in its window the world carried out what %s set going (%s), as the baseline's world did by itself after its call, so this compares the end state with what one delivery left", first.ID, clip(o.StateChange, maxChange/2))
+				}
 			case o.stateSeen() && o.StateChange != "" && !baseline && un != nil && !un.base.endStill && func() bool { before, after := o.stateWindow(); return worldRestless(before, after) }():
 				// What the repeat's window holds is what the world did by
 				// itself in the baseline (a mail a worker of Setup's
@@ -2542,6 +2716,17 @@ func judgeRepeatsIn(out []Finding, tr *Trace, end, baseEnd string, baseWin map[s
 					stillNoted = true
 					tr.unsettled = true
 					tr.Notes = append(tr.Notes, finishedUnjudgedNote(o, first.ID))
+				}
+			case o.stateSeen() && o.StateChange != "" && !o.Idempotent && finishedAll(o, first) && endSame():
+				// The repeat's window holds the first execution's late
+				// effect, and the run ended as the baseline did: no
+				// second effect is seen, but what the repeat set going
+				// may land after the end. Unjudged, the scenario
+				// inconclusive.
+				if !stillNoted {
+					stillNoted = true
+					tr.unsettled = true
+					tr.Notes = append(tr.Notes, finishedAllNote(o, first.ID))
 				}
 			case o.stateSeen() && o.StateChange != "" && onlyRestless(o):
 				// Only what changes by itself (a heartbeat) changed in
@@ -2673,6 +2858,23 @@ func judgeRepeatsIn(out []Finding, tr *Trace, end, baseEnd string, baseWin map[s
 					o.Repeat, o.JudgedBy = RepeatAbsorbed, JudgedByDeclaration
 				case o.Idempotent:
 					o.Repeat, o.JudgedBy = RepeatUpdate, JudgedByDeclaration
+				case un != nil && (tr.odd().endBusy != "" && !effectSeen(o) || queuedOnly(o)) && !reorders(k) && (o.stateSeen() && o.StateChange == "" || o.Overlapped && clusterTaken(o)) && endSame():
+					// As the two below, but the end, alike the baseline's,
+					// was read while a goroutine Setup started was still at
+					// work (asleep until its next poll): a second effect the
+					// repeat queued may land after it. Absorbed, the buggy
+					// agent passed with a note saying the repeats left
+					// nothing (red team rtR #3); unjudged, the scenario
+					// inconclusive.
+					if !stillNoted {
+						stillNoted = true
+						tr.unsettled = true
+						if queuedOnly(o) {
+							tr.Notes = append(tr.Notes, queuedOnlyNote(k.op, o.ID, tr.odd().endBusy))
+						} else {
+							tr.Notes = append(tr.Notes, busyEndNote(k.op, o.ID, tr.odd().endBusy))
+						}
+					}
 				case un != nil && o.stateSeen() && o.StateChange == "" && !effectSeen(o) && landedByReturn(tr, end, un.base) && endSame() && !reorders(k):
 					// No execution of the op changed the state in its own
 					// window, here or in the baseline, and the baseline's

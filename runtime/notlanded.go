@@ -26,7 +26,7 @@ import (
 // went through on its way (confirmed, then shipped; base.passed), it was
 // read midway, and is left unjudged as well.
 func endBeforeTheWorld(end string, base *Trace, views *stateViews, alike func(e, b string) bool) bool {
-	if base == nil || end == "" || base.returned == "" || base.end == "" || base.returned == base.end || end == base.end {
+	if base == nil || end == "" || base.end == "" || end == base.end {
 		return false
 	}
 	run, last := views.of(end), views.of(base.end)
@@ -35,9 +35,16 @@ func endBeforeTheWorld(end string, base *Trace, views *stateViews, alike func(e,
 	}
 	// The run's end may hold what the baseline held when its agent
 	// returned, or any state its world went through on its way to its end
-	// (confirmed, before shipped: the run's shipping took longer).
-	tried := map[string]bool{base.end: true}
-	for _, mid := range append([]string{base.returned}, base.passed...) {
+	// (confirmed, before shipped: the run's shipping took longer). Where
+	// Setup left a goroutine running (worldLive), also a state the
+	// baseline's world changed by itself from after a traced write
+	// returned (worldStarts): a queue's worker that carries out what the
+	// call queued 5 to 60 ms later, whose refund had landed when the
+	// baseline's agent returned, had not when the run's end held still,
+	// and the run's end, no refund at all, was counted as a second one
+	// (red team rtR #9, #2).
+	tried := map[string]bool{base.end: true, "": true}
+	for _, mid := range append(append([]string{base.returned}, base.passed...), worldStarts(base)...) {
 		if tried[mid] {
 			continue
 		}
@@ -47,6 +54,22 @@ func endBeforeTheWorld(end string, base *Trace, views *stateViews, alike func(e,
 		}
 	}
 	return false
+}
+
+// worldStarts returns, for a baseline whose Setup left a goroutine running
+// (worldLive), the states its world changed from by itself after a traced
+// write returned: the first state of each of its gaps (judge.gaps). An end
+// that holds one of them, and so less than the baseline's end there, lacks
+// what the world did in the baseline, and can never show a second effect.
+func worldStarts(base *Trace) []string {
+	if !base.worldLive {
+		return nil
+	}
+	out := make([]string, 0, len(base.gaps))
+	for _, g := range base.gaps {
+		out = append(out, g[0])
+	}
+	return out
 }
 
 // differsWhereTheWorldDidNot reports whether a run whose end, or the

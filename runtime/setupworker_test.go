@@ -3,183 +3,341 @@ package runtime
 import (
 	"context"
 	"errors"
+	"math/rand/v2"
 	"slices"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 )
 
-// welcomeQueue is a job queue whose worker Setup starts (red team rtR #8,
-// the River-free shape of #4): the agent's traced enqueue puts a user on
-// a channel, and the worker mails the user a welcome through the traced
-// send_email tool, with context.Background(), as a queue's worker does:
-// the job outlives the delivery that queued it, and its context cannot be
-// the agent's. keyed sends the mail with an idempotency key derived from
-// the user, which the mailer honours (the fixed agent); unkeyed, each job
-// mails.
-type welcomeQueue struct {
-	keyed   bool
+// refundQueue is a queue whose worker, which Setup starts, carries out each
+// queued refund after a poll delay (a job queue's poller: River's fetch
+// interval, an SQS receive). The agent's tool only queues the refund.
+// dedup makes the worker refund an order once (the bank keys the refund by
+// order: correct); without it every job is refunded (buggy).
+type refundQueue struct {
 	mu      sync.Mutex
-	sent    []string
-	keys    map[string]bool
-	jobs    chan string
-	pending atomic.Int64
-	done    chan struct{}
+	refunds []string
+	seen    map[string]bool
+	dedup   bool
+	delay   func() time.Duration
+	// slowRepeat makes a call that finds a job for the order queued
+	// before answer 40 ms after it queued its own, as a service that
+	// checks the queue first does: the worker's first refund lands in
+	// the repeat's window.
+	slowRepeat bool
+	queued     map[string]bool
+	// poller makes the worker a poller: jobs wait in a table (a slice),
+	// fetched one at a time every 10 ms, and after each job the worker
+	// cools down for 150 ms (River's FetchCooldown), on a timer in a
+	// select: at rest, to the suite, with a job still waiting.
+	poller bool
+	table  []string
+	// slowAfterBaseline makes every call after the baseline's answer
+	// 40 ms after it queued its job (a loaded service): the worker's
+	// first refund lands in the first call's window, which it never did
+	// in the baseline.
+	slowAfterBaseline bool
+	starts            int
+	// fastFirst makes every call answer 40 ms after it queued its job
+	// (the worker's refund lands within it), but for the first call of
+	// a world after the baseline's, which answers at once.
+	fastFirst bool
+	jobs      chan string
+	pending   int
+	stop      chan struct{}
+	done      chan struct{}
 }
 
-var (
-	opEnqueueWelcome = &Op{Name: "enqueue_welcome", Kind: KindWrite, Params: []string{"user"}}
-	opSendEmail      = &Op{Name: "send_email", Kind: KindWrite, Params: []string{"user", "key"}}
-)
-
-func (q *welcomeQueue) start() {
+func (q *refundQueue) start() {
 	q.mu.Lock()
-	q.sent, q.keys = nil, map[string]bool{}
+	q.refunds, q.seen, q.queued, q.pending, q.table = nil, map[string]bool{}, map[string]bool{}, 0, nil
+	q.starts++
 	q.mu.Unlock()
-	q.jobs, q.done = make(chan string, 16), make(chan struct{})
+	q.jobs, q.stop, q.done = make(chan string, 8), make(chan struct{}), make(chan struct{})
+	if q.poller {
+		go q.poll()
+		return
+	}
 	go func() {
 		defer close(q.done)
-		for u := range q.jobs {
-			key := ""
-			if q.keyed {
-				key = "welcome-" + u
-			}
-			_ = traced(context.Background(), opSendEmail, []any{u, key}, []any{u}, func(context.Context) error {
+		for {
+			select {
+			case <-q.stop:
+				return
+			case o := <-q.jobs:
+				time.Sleep(q.delay())
 				q.mu.Lock()
-				defer q.mu.Unlock()
-				if key == "" || !q.keys[key] {
-					q.keys[key] = true
-					q.sent = append(q.sent, u)
+				if !q.dedup || !q.seen[o] {
+					q.seen[o] = true
+					q.refunds = append(q.refunds, o)
 				}
-				return nil
-			})
-			q.pending.Add(-1)
+				q.pending--
+				q.mu.Unlock()
+			}
 		}
 	}()
 }
 
-func (q *welcomeQueue) stop() { close(q.jobs); <-q.done }
+func (q *refundQueue) poll() {
+	defer close(q.done)
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		select {
+		case <-q.stop:
+			return
+		case <-tick.C:
+		}
+		q.mu.Lock()
+		if len(q.table) == 0 {
+			q.mu.Unlock()
+			continue
+		}
+		o := q.table[0]
+		q.table = q.table[1:]
+		if !q.dedup || !q.seen[o] {
+			q.seen[o] = true
+			q.refunds = append(q.refunds, o)
+		}
+		q.pending--
+		q.mu.Unlock()
+		select {
+		case <-q.stop:
+			return
+		case <-time.After(150 * time.Millisecond):
+		}
+	}
+}
 
-func (q *welcomeQueue) snapshot() any {
+func (q *refundQueue) close() { close(q.stop); <-q.done }
+
+func (q *refundQueue) snapshot() any {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	out := slices.Clone(q.sent)
+	out := slices.Clone(q.refunds)
 	slices.Sort(out)
 	return out
 }
 
-// drained is the Settle: it waits until the worker has taken every job.
-func (q *welcomeQueue) drained(ctx context.Context) error {
-	for q.pending.Load() != 0 {
-		select {
-		case <-ctx.Done():
-			return errors.New("the queue still had jobs pending")
-		case <-time.After(time.Millisecond):
+func (q *refundQueue) enqueue(ctx context.Context, order string) error {
+	if q.poller {
+		q.mu.Lock()
+		q.table = append(q.table, order)
+		q.pending++
+		slow := q.slowAfterBaseline && q.starts > 1
+		q.mu.Unlock()
+		if slow {
+			time.Sleep(40 * time.Millisecond)
 		}
+		return nil
 	}
-	return nil
+	select {
+	case q.jobs <- order:
+		q.mu.Lock()
+		q.pending++
+		again := q.queued[order]
+		q.queued[order] = true
+		q.mu.Unlock()
+		if again && q.slowRepeat || q.fastFirst && (again || q.starts == 1) {
+			time.Sleep(40 * time.Millisecond)
+		}
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
-// agent enqueues the welcome, and once more when the first enqueue failed
-// (the retry a lost acknowledgement gets).
-func (q *welcomeQueue) agent(ctx context.Context) error {
-	enqueue := func() error {
-		return traced(ctx, opEnqueueWelcome, []any{"u-1"}, []any{"u-1"}, func(context.Context) error {
-			q.pending.Add(1)
-			q.jobs <- "u-1"
-			return nil
-		})
+func refundAgent(q *refundQueue) func(context.Context) error {
+	op := &Op{Name: "enqueueRefund", Kind: KindWrite, Params: []string{"order"}}
+	return func(ctx context.Context) error {
+		return traced(ctx, op, []any{"ord-1"}, []any{"ord-1"}, func(ctx context.Context) error { return q.enqueue(ctx, "ord-1") })
 	}
-	if err := enqueue(); err != nil {
-		return enqueue()
-	}
-	return nil
 }
 
-func runWelcome(t *testing.T, keyed, state bool) *Report {
+func runRefunds(t *testing.T, q *refundQueue, opts ...Option) *Report {
 	t.Helper()
-	q := &welcomeQueue{keyed: keyed}
-	opts := []Option{
+	rep, err := Run(context.Background(), t.Name(), refundAgent(q), append([]Option{
 		Setup(func(context.Context) error { q.start(); return nil }),
-		Teardown(func(context.Context) error { q.stop(); return nil }),
+		Teardown(func(context.Context) error { q.close(); return nil }),
+		State(q.snapshot)}, opts...)...)
+	if err != nil {
+		t.Fatal(err)
 	}
-	if state {
-		opts = append(opts, State(q.snapshot), Settle(func(ctx context.Context) error {
-			ctx, cancel := context.WithTimeout(ctx, 3*time.Second)
-			defer cancel()
-			return q.drained(ctx)
-		}))
-	}
-	rep, err := Run(context.Background(), t.Name(), q.agent, opts...)
-	require.NoError(t, err)
 	return rep
 }
 
-// The calls a worker that Setup started makes without the agent's context
-// are the world's work: before, they were taken for the one delivery
-// running, faults were planned on them that the agent "never made", and,
-// held at a gate the Settle waited behind, every repeat went unjudged
-// until the Settle's bound: the buggy agent passed as inconclusive, the
-// correct one was inconclusive in 6 to 8 of 10 scenarios, 12 s a suite,
-// with a warning to pass the agent's ctx, which a queue's worker cannot.
-// Now the worker's calls run untraced and ungated, State judges the mails,
-// and an info says so once.
-func TestSetupWorkerCallsAreTheWorlds(t *testing.T) {
-	for _, keyed := range []bool{false, true} {
-		name := map[bool]string{false: "buggy", true: "fixed"}[keyed]
-		t.Run(name, func(t *testing.T) {
-			rep := runWelcome(t, keyed, true)
-			require.True(t, rep.BaselineSucceeded, rep.BaselineFailure)
-			assert.Equal(t, !keyed, rep.UnsafeCount > 0, "unsafe %d", rep.UnsafeCount)
-			assert.Equal(t, keyed, rep.Safe)
-			assert.Zero(t, rep.InconclusiveCount, "no scenario may be inconclusive")
-			assert.False(t, rep.Baseline.Inconclusive)
-			for _, res := range append([]*Result{rep.Baseline}, rep.Results...) {
-				assert.NotEqual(t, "send_email", res.OperationName, "a fault planned on the world's call: %s", res.Scenario)
-				assert.Empty(t, res.Trace.Calls("send_email"), "%s traced the world's call", res.Scenario)
-				for _, n := range res.Trace.Notes {
-					assert.NotContains(t, n, "did not go quiet", res.Scenario)
+// repeatScenarios are the scenarios of a refund suite that run
+// enqueueRefund twice.
+var repeatScenarios = []string{"crash_restart/enqueueRefund#1", ScenarioDuplicateSeq, ScenarioDuplicateConcurrent}
+
+// A queue's worker that Setup starts carries out each queued refund after
+// its next poll, 30 ms or 5 to 60 ms after the call; no Settle is given.
+// The baseline's agent returns once its world went quiet, with the refund
+// made; another run's returns at once. Read after holding still for
+// 25 ms, the end of a run of the correct agent (the bank refunds an order
+// once) held no refund at all and was counted as a second one, in 15 runs
+// of 15 with the fixed delay; the buggy agent's second refund, landing
+// after the end was read, passed a scenario with a note saying the repeat
+// left nothing (red team rtR #9, #2, #3). The end is now read once the
+// worker is at rest and the state held still for twice the baseline's lag;
+// an end that holds less than the baseline's is never a duplicate; and an
+// end alike the baseline's absorbs no repeat of an op whose effect is all
+// the worker's (a second job may still wait for the next poll): the
+// correct agent is inconclusive, with a note to give a Settle, never
+// unsafe, and the buggy one never passes a repeat scenario.
+func TestSetupWorkerRefundsAfterItsPoll(t *testing.T) {
+	for _, c := range []struct {
+		label string
+		delay func() time.Duration
+	}{
+		{"30 ms", func() time.Duration { return 30 * time.Millisecond }},
+		{"5 to 60 ms", func() time.Duration { return time.Duration(5+rand.IntN(55)) * time.Millisecond }},
+	} {
+		t.Run(c.label, func(t *testing.T) {
+			for range 2 {
+				fixed := runRefunds(t, &refundQueue{dedup: true, delay: c.delay})
+				assert.Empty(t, findings(fixed, ""), "the correct agent: an end without the worker's refund is no second one")
+				for _, sc := range repeatScenarios {
+					// The end cannot absorb a repeat whose effect is all
+					// the worker's: the scenario says to give a Settle.
+					if res := resultOf(t, fixed, sc); res.Inconclusive {
+						assert.NotEmpty(t, notesSaying(res.Trace, "testkit.SettleUntil"), sc)
+					}
 				}
+				buggy := runRefunds(t, &refundQueue{delay: c.delay})
+				for _, sc := range repeatScenarios {
+					res := resultOf(t, buggy, sc)
+					if !assert.NotNil(t, res, sc) {
+						continue
+					}
+					// Never a plain pass: the second refund is seen, or
+					// the scenario says it could not be.
+					assert.True(t, len(findings(buggy, sc)) > 0 || res.Inconclusive, "%s: the buggy agent passed", sc)
+					assert.Empty(t, notesSaying(res.Trace, "so the repeats left nothing"), sc)
+				}
+				assert.Contains(t, findings(buggy, ""), "duplicate_write enqueueRefund")
 			}
-			var infos int
-			for _, f := range rep.Findings {
-				assert.NotContains(t, f.Message, "pass the agent's ctx")
-				if f.Code == CodeContextDetached && strings.Contains(f.Message, "by a goroutine that Setup started") {
-					infos++
-					assert.Equal(t, SeverityInfo, f.Severity)
-					assert.Contains(t, f.Message, "send_email was called at setupworker_test.go:")
-					assert.Contains(t, f.Message, "State judged what they changed")
-				}
-				if !keyed && f.Severity == SeverityError {
-					assert.Equal(t, CodeDuplicateWrite, f.Code, f.Message)
-				}
-			}
-			assert.Equal(t, 1, infos, "told once a suite")
 		})
 	}
 }
 
-// Without State nothing judges what the worker's calls change: a warning
-// says so, and what to give; the agent's own enqueue is still judged by
-// its executions.
-func TestSetupWorkerCallsWithoutStateWarn(t *testing.T) {
-	rep := runWelcome(t, true, false)
-	require.True(t, rep.BaselineSucceeded, rep.BaselineFailure)
-	var warned bool
+// The repeat's call answers 40 ms after it queued its job, and the
+// worker's refund of the first job (30 ms after it was queued) lands in
+// the repeat's window; the second refund lands after it. The finding said
+// "the repeat changed the state: [] → [ord-1]", the first job's refund
+// (red team rtR #10); it now says the world carried it out in the
+// repeat's window, and quotes the end.
+func TestSetupWorkerRefundInTheRepeatsWindowIsNotTheRepeats(t *testing.T) {
+	q := &refundQueue{slowRepeat: true, delay: func() time.Duration { return 30 * time.Millisecond }}
+	rep := runRefunds(t, q)
+	var msg string
 	for _, f := range rep.Findings {
-		if f.Code == CodeContextDetached && strings.Contains(f.Message, "by a goroutine that Setup started") {
-			warned = true
-			assert.Equal(t, SeverityWarning, f.Severity)
-			assert.Contains(t, f.Message, "give State")
+		if f.Code == CodeDuplicateWrite && f.Message != "" && f.Scenario == ScenarioDuplicateSeq {
+			msg = f.Message
 		}
 	}
-	assert.True(t, warned, "%v", rep.Findings)
-	for _, res := range rep.Results {
-		assert.NotEqual(t, "send_email", res.OperationName, res.Scenario)
+	if msg == "" {
+		for _, f := range rep.Findings {
+			if f.Code == CodeDuplicateWrite && f.Message != "" {
+				msg = f.Message
+			}
+		}
+	}
+	if !assert.NotEmpty(t, msg, "the buggy agent's second refund") {
+		return
+	}
+	t.Log(msg)
+	assert.NotContains(t, msg, "the repeat changed the state: state: null", msg)
+	if strings.Contains(msg, "in its window") {
+		assert.Contains(t, msg, "in its window the world carried out what", msg)
+	}
+	fixed := runRefunds(t, &refundQueue{dedup: true, slowRepeat: true, delay: func() time.Duration { return 30 * time.Millisecond }})
+	assert.Empty(t, findings(fixed, ""))
+}
+
+// With a Settle that waits for the queue to drain, every repeat is judged:
+// the correct agent is safe, the buggy one caught in each repeat scenario.
+func TestSetupWorkerRefundsWithASettle(t *testing.T) {
+	for range 2 {
+		for _, dedup := range []bool{true, false} {
+			q := &refundQueue{dedup: dedup, delay: func() time.Duration { return time.Duration(5+rand.IntN(55)) * time.Millisecond }}
+			rep := runRefunds(t, q, Settle(func(ctx context.Context) error {
+				for deadline := time.Now().Add(2 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+					q.mu.Lock()
+					n := q.pending
+					q.mu.Unlock()
+					if n <= 0 {
+						return nil
+					}
+				}
+				return errors.New("jobs still pending")
+			}))
+			if dedup {
+				assert.Empty(t, findings(rep, ""))
+				assert.Zero(t, rep.InconclusiveCount)
+				continue
+			}
+			for _, sc := range repeatScenarios {
+				assert.Equal(t, []string{"duplicate_write enqueueRefund"}, findings(rep, sc), sc)
+			}
+		}
+	}
+}
+
+// A poller's worker takes a job every 10 ms and cools down for 150 ms on a
+// timer after each: the buggy agent's second job waits in the table while
+// every goroutine of the world is at rest, and the end, read once it held
+// still, holds one refund, the baseline's. The repeat was absorbed, the
+// scenario a plain pass with a note saying the repeats left nothing (red
+// team rtR #3, River on PostgreSQL). It is now not judged: inconclusive,
+// with a note to give a Settle; the correct agent likewise, never unsafe.
+func TestSetupPollerSecondJobAfterTheEndIsNotAbsorbed(t *testing.T) {
+	for i := range 4 {
+		for _, dedup := range []bool{true, false} {
+			// From the third run on, the first refund lands in the
+			// first call's window: a change seen there is the worker's,
+			// and the repeat whose window held nothing was absorbed as
+			// "state unchanged" (red team rtR #3, crash_restart on
+			// PostgreSQL).
+			rep := runRefunds(t, &refundQueue{poller: true, dedup: dedup, slowAfterBaseline: i >= 2})
+			if dedup {
+				assert.Empty(t, findings(rep, ""), "the correct agent")
+			}
+			for _, sc := range repeatScenarios {
+				res := resultOf(t, rep, sc)
+				assert.True(t, len(findings(rep, sc)) > 0 || res.Inconclusive, "%s (dedup %v): a plain pass", sc, dedup)
+				assert.Empty(t, notesSaying(res.Trace, "so the repeats left nothing"), sc)
+				assert.Empty(t, notesSaying(res.Trace, "the run ended as the baseline did; give a Settle that waits for that work for the suite to judge the repeat by its own window"), sc)
+			}
+		}
+	}
+}
+
+// The worker refunds 10 ms after the call queued the job; in the baseline
+// the call answers 40 ms after it queued, so the refund is within its
+// window. After a crash whose first call answered at once, its window held
+// nothing, and the restart's window held the first job's refund: the
+// correct agent was a duplicate_write ("the repeat changed the state: null
+// → [refund]"; red team rtR #2, River on PostgreSQL, 1 run of 20). That
+// window made one execution's change and the run ended as the baseline
+// did: not judged, never a duplicate. The buggy agent's second refund lands
+// in the same window, and is caught.
+func TestSetupWorkerFirstEffectLandingInTheRestartsWindow(t *testing.T) {
+	for range 2 {
+		for _, dedup := range []bool{true, false} {
+			q := &refundQueue{dedup: dedup, fastFirst: true, delay: func() time.Duration { return 10 * time.Millisecond }}
+			rep := runRefunds(t, q)
+			sc := "crash_restart/enqueueRefund#1"
+			res := resultOf(t, rep, sc)
+			if dedup {
+				assert.Empty(t, findings(rep, sc), "the correct agent")
+				continue
+			}
+			assert.True(t, len(findings(rep, sc)) > 0 || res.Inconclusive, "the buggy agent passed")
+		}
 	}
 }

@@ -692,6 +692,9 @@ func (s *Suite) run(ctx context.Context, sc Scenario) (*Result, *Trace, error) {
 			// still, as where this run saw such a change. Not for an
 			// agent's own untraced line alone: that costs a run no wait.
 			r.judge.worldMoves = s.base.worldLive && len(s.base.gaps) > 0 && s.cfg.settle == nil
+			if r.judge.worldMoves {
+				r.judge.atWork = w.worldAtWork
+			}
 			if s.base.worldLive && len(s.base.gaps) == 0 && s.cfg.settle == nil && seenAsError(sc.Fault.Kind) {
 				// Setup left goroutines running (a database/sql pool's),
 				// which never changed the baseline's state by themselves:
@@ -751,6 +754,9 @@ func (s *Suite) run(ctx context.Context, sc Scenario) (*Result, *Trace, error) {
 			w = watchStalls(r)
 		}
 		errs = s.deliver(ctx, r, sc)
+		if sc.Kind == ScenarioBaseline && r.judge != nil && !r.aborted.Load() {
+			r.judge.noteAgentDone()
+		}
 		if s.returnState(r, sc) {
 			r.judge.noteReturn()
 		}
@@ -785,7 +791,15 @@ func (s *Suite) run(ctx context.Context, sc Scenario) (*Result, *Trace, error) {
 		w.mu.Lock()
 		w.counted = sc.sched != nil && !sc.Concurrent && !(sc.Kind == ScenarioBaseline && s.cfg.bubble != nil)
 		w.mu.Unlock()
-		w.start(func() { resCh <- s.deliver(ctx, r, sc) }, done)
+		w.start(func() {
+			errs := s.deliver(ctx, r, sc)
+			if sc.Kind == ScenarioBaseline && r.judge != nil && !r.aborted.Load() {
+				// What the agent left, before the world's wait below:
+				// did the world change the state after it returned?
+				r.judge.noteAgentDone()
+			}
+			resCh <- errs
+		}, done)
 		stalled := false
 		if sc.sched != nil {
 			stalled = sc.sched.drive(done)
@@ -845,6 +859,13 @@ func (s *Suite) run(ctx context.Context, sc Scenario) (*Result, *Trace, error) {
 		tr.endSettled = r.judge.settle != nil && tr.end != ""
 		tr.endStill, tr.landedAfter = r.judge.stillEnd()
 		tr.worldLive = r.judge.worldLive
+		if r.judge.worldLag > 0 {
+			tr.withRare().worldLag = r.judge.worldLag
+			tr.withRare().worldAfterReturn = r.judge.worldAfterReturn
+		}
+		if !tr.endStill && r.judge.busyAt != "" {
+			tr.withRare().endBusy = r.judge.busyAt
+		}
 		tr.passed = r.judge.passedStates()
 		var gapsAt []int
 		if tr.gaps, gapsAt = r.judge.gapsSeen(); len(gapsAt) > 0 {

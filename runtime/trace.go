@@ -325,6 +325,17 @@ type traceRare struct {
 	// (judge.gapsAt): in the rare part, as few runs' state changes
 	// outside their traced writes.
 	gapsAt []int
+	// worldLag is, in the baseline's trace, how long its world took to
+	// carry out by itself what the calls set going (judge.worldLag).
+	worldLag time.Duration
+	// endBusy is where a goroutine Setup started was still at work
+	// (asleep, running) when the wait for the run's end ran out
+	// (judge.busyAt): what it carries out may land after the end.
+	endBusy string
+	// worldAfterReturn says, of the baseline, that the world changed the
+	// state after its agent returned, not its own code
+	// (judge.worldAfterReturn).
+	worldAfterReturn bool
 }
 
 // noTraceRare is the traceRare of a trace that has none: only read.

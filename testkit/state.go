@@ -26,6 +26,16 @@ import (
 // snapshot is a not_idempotent finding, so a wrong declaration never hides
 // a real duplicate. See runtime.State.
 //
+// A write whose effect a worker that Setup started carries out later (a
+// queue's, after its next poll) shows no effect in its own window: with no
+// Settle given, its repeat is judged by the end state, read once no
+// goroutine of Setup's is running or asleep and the state held still for
+// twice as long as the baseline's world took. An end with more than one
+// delivery left is a duplicate_write; an end that holds less, or alike the
+// baseline's (a second job may still wait in the queue), leaves the repeat
+// unjudged and its scenario inconclusive. Give such a worker a SettleUntil
+// that waits for its queue to drain, for every run to be judged.
+//
 // Give State when repeats of your writes are harmless by nature (an
 // upsert, "set status to X", a create that skips what exists) and the
 // world can be looked at. Return plain data (maps, slices, structs with
