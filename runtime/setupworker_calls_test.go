@@ -152,7 +152,7 @@ func TestSetupWorkerCallsAreTheWorlds(t *testing.T) {
 				if f.Code == CodeContextDetached && strings.Contains(f.Message, "by a goroutine that Setup started") {
 					infos++
 					assert.Equal(t, SeverityInfo, f.Severity)
-					assert.Contains(t, f.Message, "send_email was called at setupworker_test.go:")
+					assert.Contains(t, f.Message, "send_email was called at setupworker_calls_test.go:")
 					assert.Contains(t, f.Message, "State judged what they changed")
 				}
 				if !keyed && f.Severity == SeverityError {
