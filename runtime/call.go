@@ -10,7 +10,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"time"
 	"unsafe"
 )
 
@@ -460,9 +459,6 @@ func (c *Call) Start() error {
 		if r.world != nil && c.op.Kind == KindWrite {
 			gid := c.bodyGoroutine()
 			r.world.takeRetrying(gid) // a back-off before the body is not its
-			if !c.op.Idempotent {
-				c.watchRetry(r.world, gid, retryLook)
-			}
 		}
 		c.executing()
 		return nil
@@ -862,48 +858,18 @@ func (c *Call) bodyGoroutine() uint64 {
 // the service committed) is applied twice so, in production as under test,
 // and no scenario shows it: a red team's DynamoDB ADD behind idem.Do,
 // re-sent by the AWS SDK's retryer after a 500, credited twice on every
-// run of a SAFE suite (rtR #1). Said only where the back-off was seen (a
-// stack snapshot caught the body in it); a note, not a finding: the
+// run of a SAFE suite (rtR #1). Said only where the back-off was seen: a
+// stack snapshot the suite took while it waited for the scenario to go
+// quiet (a call of another delivery, or of the same turn, held at its
+// gate) caught the body in it. A write alone in its round (a baseline's
+// only call) is not looked at while it runs: a watch that looked at it
+// after 20, 40, 80 ms ... caught more, but its timers' goroutines, started
+// behind the census's back (census.go), cost later scenarios a stack dump
+// each. A note, not a finding: the
 // re-sent request may have been refused before it was applied, or be
 // idempotent at the service.
 func retriedInsideNote(op, where string) string {
 	return fmt.Sprintf("a call of %s (a write) was seen "+retriedInsideMark+" (%s): the client sends a request again below the boundary where the suite injects faults, so no scenario tested that retry; a write whose first request was applied and whose answer was lost (a 5xx or a timeout after the service committed) is applied twice that way: turn the client's retries off for this write (aws-sdk-go-v2: retry.AddWithMaxAttempts(retryer, 1) in the operation's options; go-retryablehttp: RetryMax 0), or make the request idempotent at the service (an idempotency key, a conditional write such as DynamoDB's ConditionExpression), or declare the op idempotent if it is", op, where)
-}
-
-// retryLook is when a write's body is first looked at for a retry's
-// back-off (watchRetry), after its start; each later look waits twice as
-// long, up to retryLooks of them.
-const (
-	retryLook  = 20 * time.Millisecond
-	retryLooks = 8
-)
-
-// watchRetry looks at goroutine gid, running c's tool body, after every,
-// and again at twice that each time while the call has not ended (at most
-// retryLooks times), for a retry's back-off (world.noteRetrying): the
-// suite's own looks come only while a call waits at a gate for the
-// scenario to go quiet, and a write alone in its round (a baseline's only
-// call) was never looked at while its SDK backed off (TestRetryInsideAWriteIsNoted
-// missed it in 2 of 10 runs under load). One stack dump per look, for
-// writes slower than retryLook only.
-func (c *Call) watchRetry(w *world, gid uint64, every time.Duration) {
-	if every > retryLook<<retryLooks {
-		return
-	}
-	time.AfterFunc(every, func() {
-		c.mu.Lock()
-		ended := c.rec.ended
-		c.mu.Unlock()
-		if ended {
-			return
-		}
-		for _, g := range snapshotSome(func(id, _ uint64) bool { return id == gid }) {
-			if g.id == gid && len(g.funcs) > 0 {
-				w.noteRetrying(&g)
-			}
-		}
-		c.watchRetry(w, gid, 2*every)
-	})
 }
 
 // retriedInsideMark is the words retriedInside finds the note by.

@@ -302,7 +302,10 @@ func postRetrying(ctx context.Context, hc *http.Client, u string, retries int) e
 	}
 }
 
-var opCreditLossy = &Op{Name: "credit", Kind: KindWrite, Params: []string{"tx"}, Pos: "sdkbackoff_test.go:3"}
+var (
+	opCreditLossy = &Op{Name: "credit", Kind: KindWrite, Params: []string{"tx"}, Pos: "sdkbackoff_test.go:3"}
+	opReadBalance = &Op{Name: "balance", Kind: KindRead, Params: []string{"acct"}, Pos: "sdkbackoff_test.go:4"}
+)
 
 // Red team rtR #1 and rtS #2: the write's SDK (the AWS SDK's retryer, a
 // tool's own retrying HTTP helper) re-sends a request whose 5xx came after
@@ -311,7 +314,9 @@ var opCreditLossy = &Op{Name: "credit", Kind: KindWrite, Params: []string{"tx"},
 // note said "An agent that does not retry is safe from these faults". Now
 // a scenario whose write was seen in its client's retry back-off notes
 // the call and the fix, and the suite's note no longer claims safety. The
-// twin whose client does not retry writes gets neither.
+// twin whose client does not retry writes gets neither. The back-off is
+// seen where the suite looks: here in duplicate_delivery/concurrent, whose
+// other delivery waits at its second call's gate meanwhile.
 func TestRetryInsideAWriteIsNoted(t *testing.T) {
 	defer func(saved, callers []string) { retryBackoffs, retryCallers = saved, callers }(retryBackoffs, retryCallers)
 	retryBackoffs = append(retryBackoffs[:len(retryBackoffs):len(retryBackoffs)], "github.com/agentidem/agentidem-go/runtime.testSleepWithContext")
@@ -321,9 +326,15 @@ func TestRetryInsideAWriteIsNoted(t *testing.T) {
 		srv := httptest.NewServer(l)
 		hc := &http.Client{Timeout: 30 * time.Second}
 		agent := func(ctx context.Context) error {
-			return traced(ctx, opCreditLossy, []any{"tx-1"}, []any{"tx-1"}, func(ctx context.Context) error {
+			if err := traced(ctx, opCreditLossy, []any{"tx-1"}, []any{"tx-1"}, func(ctx context.Context) error {
 				return postRetrying(ctx, hc, srv.URL+"/credit?tx=tx-1", retries)
-			})
+			}); err != nil {
+				return err
+			}
+			// A second call: the other delivery of the concurrent
+			// scenario waits at its gate for this one while its
+			// client backs off, and the suite looks at it meanwhile.
+			return traced(ctx, opReadBalance, []any{"acct-1"}, nil, func(context.Context) error { return nil })
 		}
 		rep, err := Run(context.Background(), "lossy", agent,
 			Setup(func(context.Context) error {
