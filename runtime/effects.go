@@ -4080,7 +4080,12 @@ func (s *Suite) duplicates(res *Result, tr *Trace, sc Scenario, namesOf func() r
 		baseWin = namesOf().windows(baseWin)
 	}
 	found := judgeRepeatsIn(s.found[:0], tr, tr.end, baseEnd, withWindows(baseWin, s.serial), un, sc.Kind == ScenarioBaseline, fold, baseTrace)
-	found = addLateLandings(found, tr, lateLandings(tr))
+	late := lateLandings(tr)
+	found = addLateLandings(found, tr, late)
+	if notes := lateInPlace(tr, late); len(notes) > 0 {
+		res.Inconclusive = true // a failed write's effect may have landed late (landedlate.go)
+		tr.Notes = append(tr.Notes, notes...)
+	}
 	if crashFired(tr) {
 		for i := range tr.Ops {
 			if o := &tr.Ops[i]; o.Repeat == "" && strings.HasPrefix(o.StateError, settleTimeout) {

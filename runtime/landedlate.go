@@ -211,3 +211,79 @@ func worldNoteIn(base *Trace, o *Operation, first string) string {
 	}
 	return fmt.Sprintf("%s's repeat %s was not counted although the state changed while it ran: the change is the one the baseline's state went through after %s, with no traced call in flight and no goroutine of Setup's running (an untraced write of the agent's, or an effect landing after its call returned), and the run ended as the baseline did; give a Settle that waits for such effects (testkit.SettleUntil) for the suite to judge the repeat by its own window", o.Name, o.ID, first)
 }
+
+// lateInPlace returns, for each failed write of tr that lateLandings did
+// not match (late), a note where its effect may have landed late all the
+// same: after it returned, with no traced call in flight, the state changed
+// only in places that a call of the same op, identity and arguments changed
+// in its own window, but not as that call changed them. A counter does
+// this: the retry's window took a balance from nothing to 500, and the
+// failed attempt, booked later, took it from 500 to 1000 (an ADD, an
+// UPDATE ... SET qty = qty - ?), which is not the retry's change "exactly"
+// and was read as the world's (red team rtR #6: idem.Do around a DynamoDB
+// ADD, a 40 ms deadline and a retry; every run credited 1000 for one 500
+// payment and the suite read SAFE). The suite cannot tell that change
+// from another of the same places, so the run is not judged safe on it:
+// its scenario is inconclusive, and the note says which call and places.
+func lateInPlace(tr *Trace, late []lateLanding) []string {
+	if tr == nil || len(tr.gaps) == 0 || len(tr.odd().gapsAt) != len(tr.gaps) {
+		return nil
+	}
+	var (
+		out   []string
+		views stateViews
+	)
+	for i := range tr.Ops {
+		f := &tr.Ops[i]
+		if f.Kind != KindWrite || f.Status != StatusFailed || f.Fault != FaultNone || f.Replayed || f.IdentityError != "" ||
+			f.Error == errNotExecutedCrashed || !noAnswer(f.Error) || landed(f) || failedTogether(f) || f.execOrder() == 0 ||
+			slices.ContainsFunc(late, func(l lateLanding) bool { return l.failed == i }) {
+			continue
+		}
+		note := ""
+		for j := range tr.Ops {
+			s := &tr.Ops[j]
+			if j == i || s.Kind != KindWrite || s.Replayed || s.Name != f.Name || s.Identity != f.Identity ||
+				!s.stateSeen() || s.StateChange == "" || s.Status != StatusSuccess && !landed(s) || argsKey(s) != argsKey(f) {
+				continue
+			}
+			b, a := s.stateWindow()
+			own, ok := changedPlaces(views.of(b), views.of(a))
+			if !ok || len(own) == 0 {
+				continue
+			}
+			for g, gap := range tr.gaps {
+				if tr.odd().gapsAt[g] <= f.execOrder() || gap[0] == gap[1] ||
+					slices.ContainsFunc(late, func(l lateLanding) bool { return l.gap == g }) {
+					continue
+				}
+				moved, ok := changedPlaces(views.of(gap[0]), views.of(gap[1]))
+				if !ok || len(moved) == 0 {
+					continue
+				}
+				inOwn := true
+				names := make([]string, 0, len(moved))
+				for _, p := range moved {
+					if !slices.ContainsFunc(own, func(q place) bool { return q.key() == p.key() }) {
+						inOwn = false
+						break
+					}
+					names = append(names, p.name())
+				}
+				if !inOwn {
+					continue
+				}
+				note = fmt.Sprintf("%s failed with %q, and after it returned, with no traced call in flight, the state changed in %s, which %s (the same op, identity and arguments) changed in its own call, though not as it did (%s): that may be %s's effect landing late (a counter or balance the service added to twice), or the world's; the suite cannot tell, so this run is not judged safe on it: make the write idempotent at the sink (an idempotency key the service honours, a conditional write), or find out whether the first attempt landed before retrying",
+					f.ID, clip(f.Error, 120), clip(strings.Join(names, ", "), 160), s.ID, clip(DescribeChange(gap[0], gap[1]), maxChange/2), f.ID)
+				break
+			}
+			if note != "" {
+				break
+			}
+		}
+		if note != "" {
+			out = append(out, note)
+		}
+	}
+	return out
+}

@@ -266,3 +266,66 @@ func TestLateLandingsNeedTheTwinsWholeChangeAfterTheFailedCall(t *testing.T) {
 		}
 	}
 }
+
+// balance is the service's state as a counter: what was booked, summed
+// (an ADD of each charge), where snapshot lists the charges.
+func (p *slowPay) balance() any {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return map[string]any{"balance": 500 * len(p.charges)}
+}
+
+// As TestAFailedChargeThatLandsLateBesideItsRetryIsADuplicate, with the
+// service's state a balance: the retry takes it from 0 to 500 in its own
+// call, and the first attempt, booked later, from 500 to 1000, not the
+// retry's change "exactly". The unkeyed agent credits twice on every
+// delivery, and its suite read SAFE (red team rtR #6: a DynamoDB ADD):
+// now the runs where the late change showed are inconclusive, with a note
+// naming the failed call. The keyed agent books once: no such note, SAFE.
+func TestAFailedCreditThatLandsLateOnACounterIsNotSafe(t *testing.T) {
+	run := func(t *testing.T, keyed bool) *Report {
+		var p *slowPay
+		rep, err := Run(context.Background(), t.Name(), lateCharge(&p, keyed, landNow),
+			Setup(func(context.Context) error {
+				if p != nil {
+					p.letLand()
+					p.srv.Close()
+				}
+				p = newSlowPay()
+				return nil
+			}),
+			State(func() any { return p.balance() }))
+		if p != nil {
+			p.letLand()
+			p.srv.Close()
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		return rep
+	}
+	const said = "may be 1:charge#1's effect landing late"
+	noted := func(r *Result) bool {
+		return slices.ContainsFunc(r.Trace.Notes, func(n string) bool { return strings.Contains(n, said) })
+	}
+	t.Run("unkeyed", func(t *testing.T) {
+		rep := run(t, false)
+		if rep.Safe {
+			t.Fatalf("SAFE for an agent that credits twice on every delivery; baseline notes %q", rep.Baseline.Trace.Notes)
+		}
+		if !noted(rep.Baseline) || rep.Baseline.Safe {
+			t.Fatalf("baseline safe %v, notes %q: want it inconclusive, saying %q", rep.Baseline.Safe, rep.Baseline.Trace.Notes, said)
+		}
+	})
+	t.Run("keyed", func(t *testing.T) {
+		rep := run(t, true)
+		for _, r := range append([]*Result{rep.Baseline}, rep.Results...) {
+			if noted(r) {
+				t.Errorf("%s: noted a late landing where the service booked the charge once: %q", r.Scenario, r.Trace.Notes)
+			}
+		}
+		if !rep.Safe || rep.InconclusiveCount > 0 {
+			t.Errorf("keyed agent: safe %v, %d inconclusive, findings %v", rep.Safe, rep.InconclusiveCount, findings(rep, ""))
+		}
+	})
+}
