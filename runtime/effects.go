@@ -3588,8 +3588,9 @@ func (m *stateViews) of(s string) *stateView {
 //
 //   - it succeeded (an answer given as data, {"error": "404 no such
 //     invoice"}, is a success to the harness), and its own window shows no
-//     change, or, where it overlapped other writes, their cluster's window
-//     shows none (two deliveries at once, both told 404);
+//     change, or, where it overlapped only calls of its op, identity and
+//     arguments, their cluster's window shows none (two deliveries at
+//     once, both told 404);
 //   - every call of the group that ran before it is such a call too: it
 //     comes before the group's first effect (after one, an unchanged
 //     window is an absorbed repeat, judged as such);
@@ -3610,10 +3611,16 @@ func (m *stateViews) of(s string) *stateView {
 // (landed): effects, not executions. Without State, every success counts.
 func noEffectFirst(tr *Trace, i int, group []int, end string, madeInItsCall func(*Operation) bool, views *stateViews) bool {
 	quiet := func(o *Operation) bool {
-		if o.Status != StatusSuccess || o.StateChange != "" || o.StateError != "" || o.execOrder() == 0 || !o.stateSeen() && !clusterTaken(o) {
+		if o.Status != StatusSuccess || o.StateChange != "" || o.StateError != "" || o.execOrder() == 0 ||
+			!o.stateSeen() && !(clusterTaken(o) && o.effect().clusterKeys == 1) {
 			return false
 		}
-		b, a := o.stateWindow() // its own, or its cluster's: nothing in it changed
+		// Its own window, or its cluster's where every call in it was this
+		// one call (both deliveries' attach, told 404 together): nothing
+		// in it changed. A cluster of other calls too may end where it
+		// began with each call's effect done (a payout beside a deposit
+		// of the same amount).
+		b, a := o.stateWindow()
 		return b != "" && b == a
 	}
 	o := &tr.Ops[i]
