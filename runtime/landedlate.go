@@ -59,6 +59,21 @@ func noAnswer(err string) bool {
 	return false
 }
 
+// unansweredWrite reports whether f is a traced write that failed for want
+// of an answer, by itself, and whose window saw nothing land: one whose
+// effect may land after it returned.
+func unansweredWrite(f *Operation) bool {
+	return f.Kind == KindWrite && f.Status == StatusFailed && f.Fault == FaultNone && !f.Replayed && f.IdentityError == "" &&
+		f.Error != errNotExecutedCrashed && noAnswer(f.Error) && !landed(f) && !failedTogether(f) && f.execOrder() != 0
+}
+
+// retriedAs reports whether s is a call of failed call f's op, identity and
+// arguments that made a change of the state in its own window: f's retry.
+func retriedAs(f, s *Operation) bool {
+	return s.Kind == KindWrite && !s.Replayed && s.Name == f.Name && s.Identity == f.Identity &&
+		s.stateSeen() && s.StateChange != "" && (s.Status == StatusSuccess || landed(s)) && argsKey(s) == argsKey(f)
+}
+
 // lateLandings returns the failed writes of tr whose effect landed after
 // they returned, beside a call of the same op, identity and arguments that
 // made that change in its own window; nil for most traces, where no write
@@ -75,8 +90,7 @@ func lateLandings(tr *Trace) []lateLanding {
 	)
 	for i := range tr.Ops {
 		f := &tr.Ops[i]
-		if f.Kind != KindWrite || f.Status != StatusFailed || f.Fault != FaultNone || f.Replayed || f.IdentityError != "" ||
-			f.Error == errNotExecutedCrashed || !noAnswer(f.Error) || landed(f) || failedTogether(f) || f.execOrder() == 0 {
+		if !unansweredWrite(f) {
 			continue
 		}
 		if used == nil {
@@ -85,8 +99,7 @@ func lateLandings(tr *Trace) []lateLanding {
 		found := false
 		for j := range tr.Ops {
 			s := &tr.Ops[j]
-			if j == i || s.Kind != KindWrite || s.Replayed || s.Name != f.Name || s.Identity != f.Identity ||
-				!s.stateSeen() || s.StateChange == "" || s.Status != StatusSuccess && !landed(s) || argsKey(s) != argsKey(f) {
+			if j == i || !retriedAs(f, s) {
 				continue
 			}
 			b, a := s.stateWindow()
@@ -235,16 +248,13 @@ func lateInPlace(tr *Trace, late []lateLanding) []string {
 	)
 	for i := range tr.Ops {
 		f := &tr.Ops[i]
-		if f.Kind != KindWrite || f.Status != StatusFailed || f.Fault != FaultNone || f.Replayed || f.IdentityError != "" ||
-			f.Error == errNotExecutedCrashed || !noAnswer(f.Error) || landed(f) || failedTogether(f) || f.execOrder() == 0 ||
-			slices.ContainsFunc(late, func(l lateLanding) bool { return l.failed == i }) {
+		if !unansweredWrite(f) || slices.ContainsFunc(late, func(l lateLanding) bool { return l.failed == i }) {
 			continue
 		}
 		note := ""
 		for j := range tr.Ops {
 			s := &tr.Ops[j]
-			if j == i || s.Kind != KindWrite || s.Replayed || s.Name != f.Name || s.Identity != f.Identity ||
-				!s.stateSeen() || s.StateChange == "" || s.Status != StatusSuccess && !landed(s) || argsKey(s) != argsKey(f) {
+			if j == i || !retriedAs(f, s) {
 				continue
 			}
 			b, a := s.stateWindow()

@@ -120,6 +120,12 @@ func lateCharge(p **slowPay, keyed bool, land func(*slowPay)) func(context.Conte
 
 func runLateCharge(t *testing.T, keyed bool, land func(*slowPay), opts ...Option) *Report {
 	t.Helper()
+	return runLateState(t, keyed, land, (*slowPay).snapshot, opts...)
+}
+
+// runLateState is runLateCharge with the service's state read by state.
+func runLateState(t *testing.T, keyed bool, land func(*slowPay), state func(*slowPay) any, opts ...Option) *Report {
+	t.Helper()
 	var p *slowPay
 	rep, err := Run(context.Background(), t.Name(), lateCharge(&p, keyed, land), append([]Option{
 		Setup(func(context.Context) error {
@@ -130,7 +136,7 @@ func runLateCharge(t *testing.T, keyed bool, land func(*slowPay), opts ...Option
 			p = newSlowPay()
 			return nil
 		}),
-		State(func() any { return p.snapshot() }),
+		State(func() any { return state(p) }),
 	}, opts...)...)
 	if p != nil {
 		p.letLand()
@@ -284,25 +290,7 @@ func (p *slowPay) balance() any {
 // naming the failed call. The keyed agent books once: no such note, SAFE.
 func TestAFailedCreditThatLandsLateOnACounterIsNotSafe(t *testing.T) {
 	run := func(t *testing.T, keyed bool) *Report {
-		var p *slowPay
-		rep, err := Run(context.Background(), t.Name(), lateCharge(&p, keyed, landNow),
-			Setup(func(context.Context) error {
-				if p != nil {
-					p.letLand()
-					p.srv.Close()
-				}
-				p = newSlowPay()
-				return nil
-			}),
-			State(func() any { return p.balance() }))
-		if p != nil {
-			p.letLand()
-			p.srv.Close()
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		return rep
+		return runLateState(t, keyed, landNow, (*slowPay).balance)
 	}
 	const said = "may be 1:charge#1's effect landing late"
 	noted := func(r *Result) bool {
