@@ -118,19 +118,7 @@ func TestStreamingToolWhoseWorkHappensWhileItStreams(t *testing.T) {
 		t.Run(fmt.Sprintf("keyed=%v", keyed), func(t *testing.T) {
 			var d *desk
 			agent := func(ctx context.Context) error {
-				open, err := utils.InferStreamTool("open_ticket", "open a ticket, streaming progress",
-					func(ctx context.Context, in ticketIn) (*schema.StreamReader[string], error) {
-						sr, sw := schema.Pipe[string](4)
-						go func() {
-							defer sw.Close()
-							if sw.Send("checking order "+in.OrderID+"\n", nil) {
-								return
-							}
-							d.open(ctx, in.OrderID, keyed)
-							sw.Send("opened a ticket for "+in.OrderID+"\n", nil)
-						}()
-						return sr, nil
-					})
+				open, err := streamingTicketTool(&d, keyed)
 				if err != nil {
 					return err
 				}
@@ -204,19 +192,7 @@ func TestStreamingCallCrashBesideAnotherCall(t *testing.T) {
 	var d *desk
 	w := newWorld()
 	agent := func(ctx context.Context) error {
-		open, err := utils.InferStreamTool("open_ticket", "open a ticket, streaming progress",
-			func(ctx context.Context, in ticketIn) (*schema.StreamReader[string], error) {
-				sr, sw := schema.Pipe[string](4)
-				go func() {
-					defer sw.Close()
-					if sw.Send("checking order "+in.OrderID+"\n", nil) {
-						return
-					}
-					d.open(ctx, in.OrderID, true)
-					sw.Send("opened a ticket for "+in.OrderID+"\n", nil)
-				}()
-				return sr, nil
-			})
+		open, err := streamingTicketTool(&d, true)
 		if err != nil {
 			return err
 		}
@@ -244,4 +220,23 @@ func TestStreamingCallCrashBesideAnotherCall(t *testing.T) {
 	if !rep.Safe || rep.InconclusiveCount != 0 {
 		t.Errorf("correct agent: safe %v, %d inconclusive: %v", rep.Safe, rep.InconclusiveCount, codes(rep))
 	}
+}
+
+// streamingTicketTool is a streaming tool that sends a progress chunk,
+// opens the ticket on *d (keyed by order or not) while it streams, then
+// sends the ticket: its work happens after the stream opened.
+func streamingTicketTool(d **desk, keyed bool) (tool.StreamableTool, error) {
+	return utils.InferStreamTool("open_ticket", "open a ticket, streaming progress",
+		func(ctx context.Context, in ticketIn) (*schema.StreamReader[string], error) {
+			sr, sw := schema.Pipe[string](4)
+			go func() {
+				defer sw.Close()
+				if sw.Send("checking order "+in.OrderID+"\n", nil) {
+					return
+				}
+				(*d).open(ctx, in.OrderID, keyed)
+				sw.Send("opened a ticket for "+in.OrderID+"\n", nil)
+			}()
+			return sr, nil
+		})
 }
