@@ -122,9 +122,17 @@ const CodeNotIdempotent = "not_idempotent"
 // runs no scenario, and testkit fails the test, naming the value's type
 // or the panic value and the line that panicked. One that fails only in
 // a scenario's world leaves the repeats it could not judge unjudged, and
-// the scenario inconclusive, with a note.
+// the scenario inconclusive, with a note. A nil fn is a *ConfigError that
+// stops the suite before its baseline: leave the option out for a suite
+// without a State.
 func State(fn func() any) Option {
-	return optionFunc(func(c *config) { c.state = fn })
+	return optionFunc(func(c *config) {
+		if fn == nil {
+			c.nilOption("State", "a func that returns what the world holds now (the rows, the sink's records), encodable as JSON")
+			return
+		}
+		c.state = fn
+	})
 }
 
 // Settle waits, for the State judge, until effects that land later (a
@@ -134,8 +142,16 @@ func State(fn func() any) Option {
 // around a first execution, so that the agent's own timing is left alone
 // where it decides whether to repeat. testkit.SettleOn builds one from an
 // event stream, testkit.SettleUntil from the world's own "nothing pending".
+//
+// A nil fn is a *ConfigError, as for State.
 func Settle(fn func(ctx context.Context) error) Option {
-	return optionFunc(func(c *config) { c.settle = fn })
+	return optionFunc(func(c *config) {
+		if fn == nil {
+			c.nilOption("Settle", "a func that returns once the world went quiet")
+			return
+		}
+		c.settle = fn
+	})
 }
 
 // judge takes the State snapshots of one run.

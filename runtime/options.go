@@ -37,6 +37,7 @@ type config struct {
 	seedSet     bool
 	seedEnv     bool  // the seed came from AGENTIDEM_SEED (seedEnv)
 	envErr      error // AGENTIDEM_* variables that do not parse (readEnv)
+	optErrs     []error // options given nil where nil means nothing (nilOption)
 
 	bubble         Bubble
 	stall          time.Duration
@@ -185,9 +186,24 @@ func unpanicked(fn func(context.Context) error, ctx context.Context) (err error)
 // Invariant adds a check that runs after the baseline and after every
 // scenario, with the scenario's trace. It usually inspects the world the
 // Setup built ("at most one refund per payment"). A returned error or a
-// panic is an invariant_failed finding.
+// panic is an invariant_failed finding. A nil fn is a *ConfigError that
+// stops the suite before its baseline (every scenario would fail by it).
 func Invariant(name string, fn func(*Trace) error) Option {
-	return optionFunc(func(c *config) { c.invariants = append(c.invariants, invariant{name, fn}) })
+	return optionFunc(func(c *config) {
+		if fn == nil {
+			c.nilOption(fmt.Sprintf("Invariant(%q)", name), "a func that checks the scenario's world and returns an error where it is wrong")
+			return
+		}
+		c.invariants = append(c.invariants, invariant{name, fn})
+	})
+}
+
+// nilOption records an option given a nil func where nil would silently
+// mean something else than the user wrote (a State left out, an invariant
+// that panics in every scenario): a *ConfigError that stops the suite
+// before its baseline (readEnv joins it with the environment's).
+func (c *config) nilOption(option, want string) {
+	c.optErrs = append(c.optErrs, &ConfigError{Setting: option, Value: "nil", Want: "want " + want + "; leave the option out where there is none"})
 }
 
 // ExactlyOnce also demands that every write of the baseline took effect in

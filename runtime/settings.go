@@ -48,6 +48,12 @@ func (e *ConfigError) Error() string {
 	if strings.HasPrefix(e.Setting, "AGENTIDEM_") || strings.HasPrefix(e.Setting, "TEST_") {
 		return fmt.Sprintf("%s=%q: %s", e.Setting, e.Value, e.Want)
 	}
+	if e.Value == "nil" && !strings.Contains(e.Setting, "=") { // an option given nil (nilOption)
+		if name, ok := strings.CutSuffix(e.Setting, ")"); ok { // Invariant("one refund")
+			return fmt.Sprintf("%s, nil): %s", name, e.Want)
+		}
+		return fmt.Sprintf("%s(nil): %s", e.Setting, e.Want)
+	}
 	if e.Setting == "ShardOf" { // its Value is the two numbers: ShardOf(0, 2)
 		return fmt.Sprintf("%s(%s): %s", e.Setting, e.Value, e.Want)
 	}
@@ -131,7 +137,7 @@ func noScenario(name string, names []string) string {
 // baseline: each of them used to be ignored, and the suite ran with the
 // default in its place.
 func (c *config) readEnv() {
-	var errs []error
+	errs := slices.Clone(c.optErrs)
 	bad := func(name, value, want string) {
 		errs = append(errs, &ConfigError{Setting: name, Value: value, Want: want})
 	}

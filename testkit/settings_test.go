@@ -93,3 +93,27 @@ func TestFailInconclusiveFromTheEnvironmentTakesTrue(t *testing.T) {
 		assert.Contains(t, strings.Join(ft.errors, "\n"), "inconclusive (FailInconclusive)", v)
 	}
 }
+
+// testkit.State(nil) (a State built in a helper that returned nil) fails
+// the test before the agent runs, naming the option. Before, the suite ran
+// without a State, and its findings asked for one (red team rtV, item 5).
+func TestANilStateFailsTheTest(t *testing.T) {
+	var l *tools.Ledger
+	var state func() any
+	for _, c := range []struct {
+		opt  testkit.Option
+		want string
+	}{
+		{testkit.State(state), "testkit: State(nil): want a func that returns what the world holds now"},
+		{testkit.Invariant("one put", nil), `testkit: Invariant("one put", nil): want a func`},
+	} {
+		ran := 0
+		agent := func(ctx context.Context) error { ran++; return putOnce(&l)(ctx) }
+		ft := &filterT{name: "TestLedger", run: func(string) bool { return true }}
+		rep := testkit.TestAgent(ft, agent, ledgerSetup(&l), c.opt, testkit.NoSummary())
+		all := strings.Join(ft.errors, "\n")
+		assert.Contains(t, all, c.want)
+		assert.Zero(t, ran, "the agent ran")
+		assert.False(t, rep.Safe)
+	}
+}

@@ -46,8 +46,9 @@ import (
 //
 // A State that panics, or returns what encoding/json cannot encode (a
 // func, a chan, a cycle), in the baseline fails the test before any
-// scenario runs, naming the value's type or the panic value and where.
-// With State, a fault scenario that ends otherwise than the baseline,
+// scenario runs, naming the value's type or the panic value and where;
+// so does a nil fn (a helper that returned no State), which would
+// otherwise leave the suite without one. With State, a fault scenario that ends otherwise than the baseline,
 // though its traced writes are the baseline's, is inconclusive: an
 // untraced call (a retry through the raw tool) may have made the
 // difference.
