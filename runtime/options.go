@@ -35,8 +35,8 @@ type config struct {
 	replay      func(scenario string) string
 	seed        int64
 	seedSet     bool
-	seedEnv     bool  // the seed came from AGENTIDEM_SEED (seedEnv)
-	envErr      error // AGENTIDEM_* variables that do not parse (readEnv)
+	seedEnv     bool    // the seed came from AGENTIDEM_SEED (seedEnv)
+	envErr      error   // AGENTIDEM_* variables that do not parse (readEnv)
 	optErrs     []error // options given nil where nil means nothing (nilOption)
 
 	bubble         Bubble
