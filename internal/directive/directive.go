@@ -336,6 +336,17 @@ func (p *parserState) parse() *Directive {
 				i++
 			}
 			val = p.text[valStart:i]
+			if end, whole := p.spaced(i, val); end > i {
+				// identity=orderID, cents: the value went on after a
+				// space. One error that says to quote it, not two that
+				// say "empty expression" and "cents is not key=value".
+				hint := ""
+				if !strings.Contains(whole, `"`) {
+					hint = fmt.Sprintf(" (or write it without spaces: %s=%s)", key, strings.Join(strings.Fields(whole), ""))
+				}
+				p.errorf(valStart, "the value of %s= ends at the space after %q: a value with spaces must be quoted: %s=%s%s", key, val, key, strconv.Quote(whole), hint)
+				val, i = whole, end
+			}
 		}
 		if key == "" {
 			p.errorf(keyStart, "missing key before '='")
@@ -432,6 +443,50 @@ func (p *parserState) nameList(key, val string, at func(int) token.Position, ok 
 		off += len(part) + 1
 	}
 	return out
+}
+
+// spaced reports where a bare value val, which ended at white space at i,
+// was meant to end, and the whole of it, when it is unfinished there: it
+// ends in a comma or leaves a bracket open (identity=orderID, cents or
+// identity=key(a, b)) and what follows is not key=value. end is i
+// otherwise.
+func (p *parserState) spaced(i int, val string) (end int, whole string) {
+	end, whole = i, val
+	for unfinished(whole) {
+		j := end
+		for j < len(p.text) && (p.text[j] == ' ' || p.text[j] == '\t') {
+			j++
+		}
+		k := j
+		for k < len(p.text) && p.text[k] != ' ' && p.text[k] != '\t' {
+			k++
+		}
+		word := p.text[j:k]
+		if word == "" || (strings.Contains(word, "=") && !strings.ContainsAny(word[:strings.Index(word, "=")], "()[]{},\"")) {
+			break // the end of the comment, or the next key=value
+		}
+		whole, end = whole+" "+word, k
+	}
+	return end, whole
+}
+
+// unfinished reports whether a value ends in a comma or leaves a bracket
+// open, outside string literals.
+func unfinished(v string) bool {
+	depth := 0
+	for i := 0; i < len(v); i++ {
+		switch v[i] {
+		case '"':
+			if end, ok := quotedEnd(v, i); ok {
+				i = end - 1
+			}
+		case '(', '[', '{':
+			depth++
+		case ')', ']', '}':
+			depth--
+		}
+	}
+	return depth > 0 || strings.HasSuffix(v, ",")
 }
 
 // exprList splits val at top-level commas and checks that each part is a Go

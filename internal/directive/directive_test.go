@@ -103,6 +103,11 @@ func TestParseErrors(t *testing.T) {
 		{`//agentidem:read idempotent`, `"idempotent" is not key=value`},
 		{`//agentidem:write identity=x =y`, `missing key before '='`},
 		{`//agentidem:ignore`, "needs a reason"},
+		// A space after a comma (rtV, item 6): one error that says how
+		// to write it, not "empty expression" and "is not key=value".
+		{`//agentidem:write identity=orderID, cents name=refund`, `agent.go:10:28: the value of identity= ends at the space after "orderID,": a value with spaces must be quoted: identity="orderID, cents" (or write it without spaces: identity=orderID,cents)`},
+		{`//agentidem:write identity=key(a, b)`, `identity="key(a, b)" (or write it without spaces: identity=key(a,b))`},
+		{`//agentidem:write identity=key(a, "x y") name=r`, `agent.go:10:28: the value of identity= ends at the space after "key(a,": a value with spaces must be quoted: identity="key(a, \"x y\")"`},
 	}
 	for _, c := range cases {
 		t.Run(c.src, func(t *testing.T) {
@@ -229,4 +234,21 @@ func TestNearMiss(t *testing.T) {
 	assert.True(t, UnknownVerb("//agentidem: write"))
 	assert.False(t, UnknownVerb("//agentidem:write identiy=id"))
 	assert.False(t, UnknownVerb("//agentidem:ignore\tbecause"))
+}
+
+// TestParseSpacedValueOneError: a value with a space after its comma gives
+// one error, and none for the words after the space.
+func TestParseSpacedValueOneError(t *testing.T) {
+	for _, src := range []string{
+		`//agentidem:write identity=orderID, cents name=refund`,
+		`//agentidem:write identity=key(a, "x y") name=r`,
+		`//agentidem:write name=r identity=a, b, c`,
+	} {
+		_, errs := Parse(src, at)
+		assert.Len(t, errs, 1, "%s: %v", src, errs)
+	}
+	// A trailing comma before a key=value is the old error still.
+	_, errs := Parse(`//agentidem:write identity=a, name=r`, at)
+	require.NotEmpty(t, errs)
+	assert.Contains(t, errs[0].Error(), "empty expression in identity=")
 }
