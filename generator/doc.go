@@ -26,9 +26,13 @@
 // with the same parameters and results (every package the file imports gets
 // an alias of its own, ai_context here, so that no name of the package can
 // collide with it), plus a compile-time guard
-// (var _ func(ai_context.Context, string) (Receipt, error) = refund) that breaks
-// the build when refund's signature changes and go generate was not run
-// again. The agent calls refundTraced; package runtime records the call when a
+// (_ = agentidemrt.SignatureChangedRunGoGenerate[func(ai_context.Context,
+// string) (Receipt, error)](refund)) that breaks the build when refund's
+// signature changes and go generate was not run again, with an error that
+// names SignatureChangedRunGoGenerate. Each op's declaration records the
+// annotation it was generated from: a suite whose annotated files no longer
+// hold it (idempotent removed, another identity) stops before its baseline
+// and says to run go generate (runtime.Op.Directive). The agent calls refundTraced; package runtime records the call when a
 // run is active (runtime.RunTraced, testkit) and does nothing else otherwise.
 // Methods get methods ((*Svc).Refund gets (*Svc).RefundTraced); generic
 // functions and methods of generic types get generic wrappers.

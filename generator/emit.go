@@ -26,11 +26,12 @@ func emit(p *Package) ([]byte, error) {
 	e.names()
 
 	f.Comment("The guards below break the build when an annotated function's signature")
-	f.Comment("changed and go generate was not run again.")
+	f.Comment("changed and go generate was not run again; the compiler's error names")
+	f.Comment("SignatureChangedRunGoGenerate.")
 	var guards []jen.Code
 	for _, op := range p.Ops {
 		if op.TypeParams.Len() == 0 && (op.Recv == nil || op.Recv.TypeParams.Len() == 0) {
-			guards = append(guards, jen.Id("_").Add(e.funcType(op, true)).Op("=").Add(e.methodExpr(op)))
+			guards = append(guards, jen.Id("_").Op("=").Add(e.rt("SignatureChangedRunGoGenerate")).Types(e.funcType(op, true)).Call(e.methodExpr(op)))
 		}
 	}
 	if len(guards) > 0 {
@@ -40,7 +41,7 @@ func emit(p *Package) ([]byte, error) {
 	for _, op := range p.Ops {
 		if op.TypeParams.Len() > 0 || (op.Recv != nil && op.Recv.TypeParams.Len() > 0) {
 			f.Func().Id("_").Types(e.typeParams(op)...).Params().Block(
-				jen.Var().Id("_").Add(e.funcType(op, true)).Op("=").Add(e.methodExpr(op)),
+				jen.Id("_").Op("=").Add(e.rt("SignatureChangedRunGoGenerate")).Types(e.funcType(op, true)).Call(e.methodExpr(op)),
 			)
 		}
 	}
@@ -181,6 +182,9 @@ func (e *emitter) op(f *jen.File, op *Op) {
 		jen.Id("Kind"): e.rt(kind),
 		jen.Id("Pos"):  jen.Lit(fmt.Sprintf("%s:%d", op.Pos.Filename, op.Pos.Line)),
 		jen.Id("Pkg"):  jen.Lit(e.pkg.Path),
+	}
+	if op.Directive != "" {
+		fields[jen.Id("Directive")] = jen.Lit(op.Directive)
 	}
 	var params []jen.Code
 	for i, p := range op.Params {

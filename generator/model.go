@@ -61,6 +61,8 @@ type Op struct {
 	Idempotent bool
 	Pos        token.Position // of the func keyword; Filename is the base name
 	Sig        *types.Signature
+	// Directive is the annotation's text as written (runtime.Op.Directive).
+	Directive string
 
 	decl token.Position // Pos with the full file name, for errors
 }
@@ -353,6 +355,7 @@ func (b *builder) buildOp(fn *ast.FuncDecl) *Op {
 		CtxParam:   -1,
 		Pos:        pos,
 		Sig:        sig,
+		Directive:  d.Text,
 		decl:       pos,
 	}
 	op.Pos.Filename = filepath.Base(pos.Filename)

@@ -245,8 +245,8 @@ func notify(ctx context.Context, id string) error { return nil }
 	generateIn(t, dir, generator.Config{}, "./...")
 	data, err := os.ReadFile(filepath.Join(dir, "billing", generator.FileName))
 	require.NoError(t, err)
-	assert.Contains(t, string(data), `After:  []string{"example.com/e2e/stripe Client.Refund"},`)
-	assert.Contains(t, string(data), `Pkg:    "example.com/e2e/billing",`)
+	assert.Contains(t, string(data), `After:     []string{"example.com/e2e/stripe Client.Refund"},`)
+	assert.Contains(t, string(data), `Pkg:       "example.com/e2e/billing",`)
 	buildAndVet(t, dir)
 
 	writeFile(t, filepath.Join(dir, "billing", "billing.go"), strings.Replace(billing, "\t_ \"example.com/e2e/stripe\"\n", "\t_ \"example.com/e2e/paypal\"\n\t_ \"example.com/e2e/stripe\"\n", 1))

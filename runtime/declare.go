@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"path"
+	goruntime "runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -44,12 +45,14 @@ type opRef struct{ pkg, name string }
 // initializer of a package-level variable, as generated code does): op
 // names are read without a lock once tests run.
 func Declare(op *Op) *Op {
+	_, file, _, _ := goruntime.Caller(1) // the generated file (stale.go)
 	declared.mu.Lock()
 	defer declared.mu.Unlock()
 	if slices.Contains(declared.ops, op) {
 		return op
 	}
 	op.declaredName = op.Name
+	op.genFile = file
 	op.afterRefs = make([]opRef, len(op.After))
 	for i, a := range op.After {
 		if pkg, name, ok := strings.Cut(a, " "); ok {
@@ -140,3 +143,11 @@ func (o *Op) resolveAfterLocked() {
 		}
 	}
 }
+
+// SignatureChangedRunGoGenerate returns f. The file agentidem-gen writes
+// passes each annotated function to it as the function type the wrapper
+// was generated for, so that a signature changed since breaks the build
+// with an error that names it: "cannot use (*Client).Refund (value of type
+// func(...)) as func(...) value in argument to
+// agentidemrt.SignatureChangedRunGoGenerate[...]". Run go generate.
+func SignatureChangedRunGoGenerate[F any](f F) F { return f }

@@ -80,11 +80,21 @@ type Op struct {
 	// generated code sets: ops of one name that packages of one test
 	// binary declare are renamed after their packages (Declare).
 	Pkg string
+	// Directive is the annotation the wrapper was generated from, as
+	// written (//agentidem:write identity=orderID idempotent). A suite
+	// compares it with the annotated file, next to the generated one, and
+	// stops before its baseline where they differ: a wrapper generated
+	// from an older annotation (idempotent since removed, another
+	// identity) would be judged by what the source no longer says
+	// (stale.go). Files generated before it was recorded leave it empty,
+	// and are not compared.
+	Directive string
 
 	// declaredName is Name as declared, before Declare renamed it, and
 	// afterRefs the ops After names, as declared (declare.go).
 	declaredName string
 	afterRefs    []opRef
+	genFile      string // the file that called Declare: the generated one
 }
 
 // Redacted stands in for the value of a parameter listed in redact=; the

@@ -48,6 +48,9 @@ func (e *ConfigError) Error() string {
 	if strings.HasPrefix(e.Setting, "AGENTIDEM_") || strings.HasPrefix(e.Setting, "TEST_") {
 		return fmt.Sprintf("%s=%q: %s", e.Setting, e.Value, e.Want)
 	}
+	if e.Value == "" && strings.HasSuffix(e.Setting, ".go") { // a generated file (stale.go)
+		return e.Setting + ": " + e.Want
+	}
 	if e.Value == "nil" && !strings.Contains(e.Setting, "=") { // an option given nil (nilOption)
 		if name, ok := strings.CutSuffix(e.Setting, ")"); ok { // Invariant("one refund")
 			return fmt.Sprintf("%s, nil): %s", name, e.Want)

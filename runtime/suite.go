@@ -192,7 +192,11 @@ func Run(ctx context.Context, name string, fn func(ctx context.Context) error, o
 // baseline's result is inconclusive, and nothing else runs.
 func (s *Suite) Baseline(ctx context.Context) (*Result, error) {
 	sc := Scenario{Name: ScenarioBaseline, Kind: ScenarioBaseline, OperationIndex: -1, Deliveries: 1}
-	if err := s.cfg.envErr; err != nil {
+	err := s.cfg.envErr
+	if err == nil {
+		err = staleDeclarations() // stale.go
+	}
+	if err != nil {
 		// Run with the default in its place, the suite would be another
 		// than the one asked for (a stall bound of 10 s where 1 was
 		// given without its unit, seed 1's sample for a seed that is no

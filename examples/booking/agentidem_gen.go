@@ -8,18 +8,20 @@ import (
 )
 
 // The guards below break the build when an annotated function's signature
-// changed and go generate was not run again.
+// changed and go generate was not run again; the compiler's error names
+// SignatureChangedRunGoGenerate.
 var (
-	_ func(*Client, ai_context.Context, string, string) ([]Booking, error)       = (*Client).FindBookings
-	_ func(*Client, ai_context.Context, string, string, string) (Booking, error) = (*Client).Book
+	_ = agentidemrt.SignatureChangedRunGoGenerate[func(*Client, ai_context.Context, string, string) ([]Booking, error)]((*Client).FindBookings)
+	_ = agentidemrt.SignatureChangedRunGoGenerate[func(*Client, ai_context.Context, string, string, string) (Booking, error)]((*Client).Book)
 )
 
 var agentidemOp_Client_FindBookingsTraced = agentidemrt.Declare(&agentidemrt.Op{
-	Kind:   agentidemrt.KindRead,
-	Name:   "find_bookings",
-	Params: []string{"customer", "flight"},
-	Pkg:    "github.com/agentidem/agentidem-go/examples/booking",
-	Pos:    "tools.go:39",
+	Directive: "//agentidem:read name=find_bookings entity=customer",
+	Kind:      agentidemrt.KindRead,
+	Name:      "find_bookings",
+	Params:    []string{"customer", "flight"},
+	Pkg:       "github.com/agentidem/agentidem-go/examples/booking",
+	Pos:       "tools.go:39",
 })
 
 // FindBookingsTraced calls FindBookings and records the call for agentidem (//agentidem:read).
@@ -40,11 +42,12 @@ func (c *Client) FindBookingsTraced(ctx ai_context.Context, customer string, fli
 }
 
 var agentidemOp_Client_BookTraced = agentidemrt.Declare(&agentidemrt.Op{
-	Kind:   agentidemrt.KindWrite,
-	Name:   "book",
-	Params: []string{"customer", "flight", "key"},
-	Pkg:    "github.com/agentidem/agentidem-go/examples/booking",
-	Pos:    "tools.go:55",
+	Directive: "//agentidem:write name=book identity=customer,flight",
+	Kind:      agentidemrt.KindWrite,
+	Name:      "book",
+	Params:    []string{"customer", "flight", "key"},
+	Pkg:       "github.com/agentidem/agentidem-go/examples/booking",
+	Pos:       "tools.go:55",
 })
 
 // BookTraced calls Book and records the call for agentidem (//agentidem:write).

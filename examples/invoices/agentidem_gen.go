@@ -8,25 +8,27 @@ import (
 )
 
 // The guards below break the build when an annotated function's signature
-// changed and go generate was not run again.
+// changed and go generate was not run again; the compiler's error names
+// SignatureChangedRunGoGenerate.
 var (
-	_ func(*Billing, ai_context.Context, string, string) (Invoice, error) = (*Billing).CreateInvoice
-	_ func(*Billing, ai_context.Context, string, string) error            = (*Billing).AttachInvoice
-	_ func(*Billing, ai_context.Context, string, int) error               = (*Billing).SetSeats
-	_ func(*Billing, ai_context.Context, string) (int, error)             = (*Billing).MonthlyTotal
-	_ func(*Billing, ai_context.Context, string, int) error               = (*Billing).ApplyDiscount
-	_ func(*Billing, ai_context.Context, string, int) error               = (*Billing).ApplyCredit
-	_ func(*Billing, ai_context.Context, string, string, string) error    = (*Billing).AddLineItem
-	_ func(*Billing, ai_context.Context, string, string) error            = (*Billing).NotifyAccounting
-	_ func(*Billing, ai_context.Context, string) (int, error)             = (*Billing).Quote
+	_ = agentidemrt.SignatureChangedRunGoGenerate[func(*Billing, ai_context.Context, string, string) (Invoice, error)]((*Billing).CreateInvoice)
+	_ = agentidemrt.SignatureChangedRunGoGenerate[func(*Billing, ai_context.Context, string, string) error]((*Billing).AttachInvoice)
+	_ = agentidemrt.SignatureChangedRunGoGenerate[func(*Billing, ai_context.Context, string, int) error]((*Billing).SetSeats)
+	_ = agentidemrt.SignatureChangedRunGoGenerate[func(*Billing, ai_context.Context, string) (int, error)]((*Billing).MonthlyTotal)
+	_ = agentidemrt.SignatureChangedRunGoGenerate[func(*Billing, ai_context.Context, string, int) error]((*Billing).ApplyDiscount)
+	_ = agentidemrt.SignatureChangedRunGoGenerate[func(*Billing, ai_context.Context, string, int) error]((*Billing).ApplyCredit)
+	_ = agentidemrt.SignatureChangedRunGoGenerate[func(*Billing, ai_context.Context, string, string, string) error]((*Billing).AddLineItem)
+	_ = agentidemrt.SignatureChangedRunGoGenerate[func(*Billing, ai_context.Context, string, string) error]((*Billing).NotifyAccounting)
+	_ = agentidemrt.SignatureChangedRunGoGenerate[func(*Billing, ai_context.Context, string) (int, error)]((*Billing).Quote)
 )
 
 var agentidemOp_Billing_CreateInvoiceTraced = agentidemrt.Declare(&agentidemrt.Op{
-	Kind:   agentidemrt.KindWrite,
-	Name:   "createInvoice",
-	Params: []string{"id", "customer"},
-	Pkg:    "github.com/agentidem/agentidem-go/examples/invoices",
-	Pos:    "billing.go:82",
+	Directive: "//agentidem:write identity=id entity=id name=createInvoice",
+	Kind:      agentidemrt.KindWrite,
+	Name:      "createInvoice",
+	Params:    []string{"id", "customer"},
+	Pkg:       "github.com/agentidem/agentidem-go/examples/invoices",
+	Pos:       "billing.go:82",
 })
 
 // CreateInvoiceTraced calls CreateInvoice and records the call for agentidem (//agentidem:write).
@@ -47,12 +49,13 @@ func (b *Billing) CreateInvoiceTraced(ctx ai_context.Context, id string, custome
 }
 
 var agentidemOp_Billing_AttachInvoiceTraced = agentidemrt.Declare(&agentidemrt.Op{
-	After:  []string{"createInvoice"},
-	Kind:   agentidemrt.KindWrite,
-	Name:   "attachInvoice",
-	Params: []string{"id", "orderID"},
-	Pkg:    "github.com/agentidem/agentidem-go/examples/invoices",
-	Pos:    "billing.go:98",
+	After:     []string{"createInvoice"},
+	Directive: "//agentidem:write identity=id,orderID entity=id after=createInvoice name=attachInvoice",
+	Kind:      agentidemrt.KindWrite,
+	Name:      "attachInvoice",
+	Params:    []string{"id", "orderID"},
+	Pkg:       "github.com/agentidem/agentidem-go/examples/invoices",
+	Pos:       "billing.go:98",
 })
 
 // AttachInvoiceTraced calls AttachInvoice and records the call for agentidem (//agentidem:write).
@@ -73,11 +76,12 @@ func (b *Billing) AttachInvoiceTraced(ctx ai_context.Context, id string, orderID
 }
 
 var agentidemOp_Billing_SetSeatsTraced = agentidemrt.Declare(&agentidemrt.Op{
-	Kind:   agentidemrt.KindWrite,
-	Name:   "setSeats",
-	Params: []string{"sub", "seats"},
-	Pkg:    "github.com/agentidem/agentidem-go/examples/invoices",
-	Pos:    "billing.go:122",
+	Directive: "//agentidem:write identity=sub,seats entity=sub name=setSeats",
+	Kind:      agentidemrt.KindWrite,
+	Name:      "setSeats",
+	Params:    []string{"sub", "seats"},
+	Pkg:       "github.com/agentidem/agentidem-go/examples/invoices",
+	Pos:       "billing.go:122",
 })
 
 // SetSeatsTraced calls SetSeats and records the call for agentidem (//agentidem:write).
@@ -98,11 +102,12 @@ func (b *Billing) SetSeatsTraced(ctx ai_context.Context, sub string, seats int) 
 }
 
 var agentidemOp_Billing_MonthlyTotalTraced = agentidemrt.Declare(&agentidemrt.Op{
-	Kind:   agentidemrt.KindRead,
-	Name:   "monthlyTotal",
-	Params: []string{"sub"},
-	Pkg:    "github.com/agentidem/agentidem-go/examples/invoices",
-	Pos:    "billing.go:135",
+	Directive: "//agentidem:read entity=sub name=monthlyTotal",
+	Kind:      agentidemrt.KindRead,
+	Name:      "monthlyTotal",
+	Params:    []string{"sub"},
+	Pkg:       "github.com/agentidem/agentidem-go/examples/invoices",
+	Pos:       "billing.go:135",
 })
 
 // MonthlyTotalTraced calls MonthlyTotal and records the call for agentidem (//agentidem:read).
@@ -123,11 +128,12 @@ func (b *Billing) MonthlyTotalTraced(ctx ai_context.Context, sub string) (aiR0 i
 }
 
 var agentidemOp_Billing_ApplyDiscountTraced = agentidemrt.Declare(&agentidemrt.Op{
-	Kind:   agentidemrt.KindWrite,
-	Name:   "applyDiscount",
-	Params: []string{"id", "percent"},
-	Pkg:    "github.com/agentidem/agentidem-go/examples/invoices",
-	Pos:    "billing.go:144",
+	Directive: "//agentidem:write identity=id,percent entity=id name=applyDiscount",
+	Kind:      agentidemrt.KindWrite,
+	Name:      "applyDiscount",
+	Params:    []string{"id", "percent"},
+	Pkg:       "github.com/agentidem/agentidem-go/examples/invoices",
+	Pos:       "billing.go:144",
 })
 
 // ApplyDiscountTraced calls ApplyDiscount and records the call for agentidem (//agentidem:write).
@@ -148,11 +154,12 @@ func (b *Billing) ApplyDiscountTraced(ctx ai_context.Context, id string, percent
 }
 
 var agentidemOp_Billing_ApplyCreditTraced = agentidemrt.Declare(&agentidemrt.Op{
-	Kind:   agentidemrt.KindWrite,
-	Name:   "applyCredit",
-	Params: []string{"id", "amount"},
-	Pkg:    "github.com/agentidem/agentidem-go/examples/invoices",
-	Pos:    "billing.go:152",
+	Directive: "//agentidem:write identity=id,amount entity=id name=applyCredit",
+	Kind:      agentidemrt.KindWrite,
+	Name:      "applyCredit",
+	Params:    []string{"id", "amount"},
+	Pkg:       "github.com/agentidem/agentidem-go/examples/invoices",
+	Pos:       "billing.go:152",
 })
 
 // ApplyCreditTraced calls ApplyCredit and records the call for agentidem (//agentidem:write).
@@ -173,11 +180,12 @@ func (b *Billing) ApplyCreditTraced(ctx ai_context.Context, id string, amount in
 }
 
 var agentidemOp_Billing_AddLineItemTraced = agentidemrt.Declare(&agentidemrt.Op{
-	Kind:   agentidemrt.KindWrite,
-	Name:   "addLineItem",
-	Params: []string{"id", "sku", "key"},
-	Pkg:    "github.com/agentidem/agentidem-go/examples/invoices",
-	Pos:    "billing.go:179",
+	Directive: "//agentidem:write identity=id,sku entity=\"id + \\\"/\\\" + sku\" name=addLineItem",
+	Kind:      agentidemrt.KindWrite,
+	Name:      "addLineItem",
+	Params:    []string{"id", "sku", "key"},
+	Pkg:       "github.com/agentidem/agentidem-go/examples/invoices",
+	Pos:       "billing.go:179",
 })
 
 // AddLineItemTraced calls AddLineItem and records the call for agentidem (//agentidem:write).
@@ -203,11 +211,12 @@ func (b *Billing) AddLineItemTraced(ctx ai_context.Context, id string, sku strin
 }
 
 var agentidemOp_Billing_NotifyAccountingTraced = agentidemrt.Declare(&agentidemrt.Op{
-	Kind:   agentidemrt.KindWrite,
-	Name:   "notifyAccounting",
-	Params: []string{"id", "key"},
-	Pkg:    "github.com/agentidem/agentidem-go/examples/invoices",
-	Pos:    "billing.go:191",
+	Directive: "//agentidem:write identity=id entity=\"\\\"accounting/\\\" + id\" name=notifyAccounting",
+	Kind:      agentidemrt.KindWrite,
+	Name:      "notifyAccounting",
+	Params:    []string{"id", "key"},
+	Pkg:       "github.com/agentidem/agentidem-go/examples/invoices",
+	Pos:       "billing.go:191",
 })
 
 // NotifyAccountingTraced calls NotifyAccounting and records the call for agentidem (//agentidem:write).
@@ -233,11 +242,12 @@ func (b *Billing) NotifyAccountingTraced(ctx ai_context.Context, id string, key 
 }
 
 var agentidemOp_Billing_QuoteTraced = agentidemrt.Declare(&agentidemrt.Op{
-	Kind:   agentidemrt.KindRead,
-	Name:   "quote",
-	Params: []string{"provider"},
-	Pkg:    "github.com/agentidem/agentidem-go/examples/invoices",
-	Pos:    "billing.go:228",
+	Directive: "//agentidem:read name=quote",
+	Kind:      agentidemrt.KindRead,
+	Name:      "quote",
+	Params:    []string{"provider"},
+	Pkg:       "github.com/agentidem/agentidem-go/examples/invoices",
+	Pos:       "billing.go:228",
 })
 
 // QuoteTraced calls Quote and records the call for agentidem (//agentidem:read).

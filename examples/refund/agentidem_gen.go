@@ -8,19 +8,21 @@ import (
 )
 
 // The guards below break the build when an annotated function's signature
-// changed and go generate was not run again.
+// changed and go generate was not run again; the compiler's error names
+// SignatureChangedRunGoGenerate.
 var (
-	_ func(*Bank, ai_context.Context, string) (Payment, error)         = (*Bank).GetPayment
-	_ func(*Bank, ai_context.Context, string) (Receipt, error)         = (*Bank).Refund
-	_ func(*Bank, ai_context.Context, string, string) (Receipt, error) = (*Bank).RefundWithKey
+	_ = agentidemrt.SignatureChangedRunGoGenerate[func(*Bank, ai_context.Context, string) (Payment, error)]((*Bank).GetPayment)
+	_ = agentidemrt.SignatureChangedRunGoGenerate[func(*Bank, ai_context.Context, string) (Receipt, error)]((*Bank).Refund)
+	_ = agentidemrt.SignatureChangedRunGoGenerate[func(*Bank, ai_context.Context, string, string) (Receipt, error)]((*Bank).RefundWithKey)
 )
 
 var agentidemOp_Bank_GetPaymentTraced = agentidemrt.Declare(&agentidemrt.Op{
-	Kind:   agentidemrt.KindRead,
-	Name:   "getPayment",
-	Params: []string{"id"},
-	Pkg:    "github.com/agentidem/agentidem-go/examples/refund",
-	Pos:    "tools.go:61",
+	Directive: "//agentidem:read name=getPayment entity=id",
+	Kind:      agentidemrt.KindRead,
+	Name:      "getPayment",
+	Params:    []string{"id"},
+	Pkg:       "github.com/agentidem/agentidem-go/examples/refund",
+	Pos:       "tools.go:61",
 })
 
 // GetPaymentTraced calls GetPayment and records the call for agentidem (//agentidem:read).
@@ -41,11 +43,12 @@ func (b *Bank) GetPaymentTraced(ctx ai_context.Context, id string) (aiR0 Payment
 }
 
 var agentidemOp_Bank_RefundTraced = agentidemrt.Declare(&agentidemrt.Op{
-	Kind:   agentidemrt.KindWrite,
-	Name:   "refund",
-	Params: []string{"id"},
-	Pkg:    "github.com/agentidem/agentidem-go/examples/refund",
-	Pos:    "tools.go:76",
+	Directive: "//agentidem:write identity=id name=refund",
+	Kind:      agentidemrt.KindWrite,
+	Name:      "refund",
+	Params:    []string{"id"},
+	Pkg:       "github.com/agentidem/agentidem-go/examples/refund",
+	Pos:       "tools.go:76",
 })
 
 // RefundTraced calls Refund and records the call for agentidem (//agentidem:write).
@@ -66,11 +69,12 @@ func (b *Bank) RefundTraced(ctx ai_context.Context, id string) (aiR0 Receipt, ai
 }
 
 var agentidemOp_Bank_RefundWithKeyTraced = agentidemrt.Declare(&agentidemrt.Op{
-	Kind:   agentidemrt.KindWrite,
-	Name:   "refundWithKey",
-	Params: []string{"id", "key"},
-	Pkg:    "github.com/agentidem/agentidem-go/examples/refund",
-	Pos:    "tools.go:86",
+	Directive: "//agentidem:write identity=id name=refundWithKey",
+	Kind:      agentidemrt.KindWrite,
+	Name:      "refundWithKey",
+	Params:    []string{"id", "key"},
+	Pkg:       "github.com/agentidem/agentidem-go/examples/refund",
+	Pos:       "tools.go:86",
 })
 
 // RefundWithKeyTraced calls RefundWithKey and records the call for agentidem (//agentidem:write).

@@ -8,18 +8,20 @@ import (
 )
 
 // The guards below break the build when an annotated function's signature
-// changed and go generate was not run again.
+// changed and go generate was not run again; the compiler's error names
+// SignatureChangedRunGoGenerate.
 var (
-	_ func(*Client, ai_context.Context, string) (Quote, error)               = (*Client).GetQuote
-	_ func(*Client, ai_context.Context, OrderRequest, string) (Order, error) = (*Client).PlaceOrder
+	_ = agentidemrt.SignatureChangedRunGoGenerate[func(*Client, ai_context.Context, string) (Quote, error)]((*Client).GetQuote)
+	_ = agentidemrt.SignatureChangedRunGoGenerate[func(*Client, ai_context.Context, OrderRequest, string) (Order, error)]((*Client).PlaceOrder)
 )
 
 var agentidemOp_Client_GetQuoteTraced = agentidemrt.Declare(&agentidemrt.Op{
-	Kind:   agentidemrt.KindRead,
-	Name:   "getQuote",
-	Params: []string{"sku"},
-	Pkg:    "github.com/agentidem/agentidem-go/examples/shop",
-	Pos:    "tools.go:48",
+	Directive: "//agentidem:read name=getQuote entity=sku",
+	Kind:      agentidemrt.KindRead,
+	Name:      "getQuote",
+	Params:    []string{"sku"},
+	Pkg:       "github.com/agentidem/agentidem-go/examples/shop",
+	Pos:       "tools.go:48",
 })
 
 // GetQuoteTraced calls GetQuote and records the call for agentidem (//agentidem:read).
@@ -40,11 +42,12 @@ func (c *Client) GetQuoteTraced(ctx ai_context.Context, sku string) (aiR0 Quote,
 }
 
 var agentidemOp_Client_PlaceOrderTraced = agentidemrt.Declare(&agentidemrt.Op{
-	Kind:   agentidemrt.KindWrite,
-	Name:   "placeOrder",
-	Params: []string{"order", "key"},
-	Pkg:    "github.com/agentidem/agentidem-go/examples/shop",
-	Pos:    "tools.go:62",
+	Directive: "//agentidem:write name=placeOrder identity=order.Customer,order.Items",
+	Kind:      agentidemrt.KindWrite,
+	Name:      "placeOrder",
+	Params:    []string{"order", "key"},
+	Pkg:       "github.com/agentidem/agentidem-go/examples/shop",
+	Pos:       "tools.go:62",
 })
 
 // PlaceOrderTraced calls PlaceOrder and records the call for agentidem (//agentidem:write).

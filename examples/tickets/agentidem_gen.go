@@ -8,20 +8,22 @@ import (
 )
 
 // The guards below break the build when an annotated function's signature
-// changed and go generate was not run again.
+// changed and go generate was not run again; the compiler's error names
+// SignatureChangedRunGoGenerate.
 var (
-	_ func(*Helpdesk, ai_context.Context, string) ([]Ticket, error)               = (*Helpdesk).Find
-	_ func(*Helpdesk, ai_context.Context, string, Request) (Ticket, error)        = (*Helpdesk).Create
-	_ func(*Helpdesk, ai_context.Context, Request) (Ticket, error)                = (*Helpdesk).CreateUnkeyed
-	_ func(*Worker, ai_context.Context, string, string, Request) (Receipt, error) = (*Worker).Submit
+	_ = agentidemrt.SignatureChangedRunGoGenerate[func(*Helpdesk, ai_context.Context, string) ([]Ticket, error)]((*Helpdesk).Find)
+	_ = agentidemrt.SignatureChangedRunGoGenerate[func(*Helpdesk, ai_context.Context, string, Request) (Ticket, error)]((*Helpdesk).Create)
+	_ = agentidemrt.SignatureChangedRunGoGenerate[func(*Helpdesk, ai_context.Context, Request) (Ticket, error)]((*Helpdesk).CreateUnkeyed)
+	_ = agentidemrt.SignatureChangedRunGoGenerate[func(*Worker, ai_context.Context, string, string, Request) (Receipt, error)]((*Worker).Submit)
 )
 
 var agentidemOp_Helpdesk_FindTraced = agentidemrt.Declare(&agentidemrt.Op{
-	Kind:   agentidemrt.KindRead,
-	Name:   "findTickets",
-	Params: []string{"disputeID"},
-	Pkg:    "github.com/agentidem/agentidem-go/examples/tickets",
-	Pos:    "helpdesk.go:61",
+	Directive: "//agentidem:read name=findTickets entity=disputeID",
+	Kind:      agentidemrt.KindRead,
+	Name:      "findTickets",
+	Params:    []string{"disputeID"},
+	Pkg:       "github.com/agentidem/agentidem-go/examples/tickets",
+	Pos:       "helpdesk.go:61",
 })
 
 // FindTraced calls Find and records the call for agentidem (//agentidem:read).
@@ -42,11 +44,12 @@ func (h *Helpdesk) FindTraced(ctx ai_context.Context, disputeID string) (aiR0 []
 }
 
 var agentidemOp_Helpdesk_CreateTraced = agentidemrt.Declare(&agentidemrt.Op{
-	Kind:   agentidemrt.KindWrite,
-	Name:   "createTicket",
-	Params: []string{"key", "req"},
-	Pkg:    "github.com/agentidem/agentidem-go/examples/tickets",
-	Pos:    "helpdesk.go:79",
+	Directive: "//agentidem:write identity=key entity=req.DisputeID name=createTicket",
+	Kind:      agentidemrt.KindWrite,
+	Name:      "createTicket",
+	Params:    []string{"key", "req"},
+	Pkg:       "github.com/agentidem/agentidem-go/examples/tickets",
+	Pos:       "helpdesk.go:79",
 })
 
 // CreateTraced calls Create and records the call for agentidem (//agentidem:write).
@@ -72,11 +75,12 @@ func (h *Helpdesk) CreateTraced(ctx ai_context.Context, key string, req Request)
 }
 
 var agentidemOp_Helpdesk_CreateUnkeyedTraced = agentidemrt.Declare(&agentidemrt.Op{
-	Kind:   agentidemrt.KindWrite,
-	Name:   "createTicketUnkeyed",
-	Params: []string{"req"},
-	Pkg:    "github.com/agentidem/agentidem-go/examples/tickets",
-	Pos:    "helpdesk.go:89",
+	Directive: "//agentidem:write identity=req.DisputeID,req.Queue name=createTicketUnkeyed",
+	Kind:      agentidemrt.KindWrite,
+	Name:      "createTicketUnkeyed",
+	Params:    []string{"req"},
+	Pkg:       "github.com/agentidem/agentidem-go/examples/tickets",
+	Pos:       "helpdesk.go:89",
 })
 
 // CreateUnkeyedTraced calls CreateUnkeyed and records the call for agentidem (//agentidem:write).
@@ -101,11 +105,12 @@ func (h *Helpdesk) CreateUnkeyedTraced(ctx ai_context.Context, req Request) (aiR
 }
 
 var agentidemOp_Worker_SubmitTraced = agentidemrt.Declare(&agentidemrt.Op{
-	Kind:   agentidemrt.KindWrite,
-	Name:   "submitTicket",
-	Params: []string{"session", "key", "req"},
-	Pkg:    "github.com/agentidem/agentidem-go/examples/tickets",
-	Pos:    "worker.go:95",
+	Directive: "//agentidem:write identity=req.DisputeID,req.Queue entity=req.DisputeID name=submitTicket",
+	Kind:      agentidemrt.KindWrite,
+	Name:      "submitTicket",
+	Params:    []string{"session", "key", "req"},
+	Pkg:       "github.com/agentidem/agentidem-go/examples/tickets",
+	Pos:       "worker.go:95",
 })
 
 // SubmitTraced calls Submit and records the call for agentidem (//agentidem:write).

@@ -8,18 +8,20 @@ import (
 )
 
 // The guards below break the build when an annotated function's signature
-// changed and go generate was not run again.
+// changed and go generate was not run again; the compiler's error names
+// SignatureChangedRunGoGenerate.
 var (
-	_ func(*Store, ai_context.Context, string, int) error  = (*Store).Put
-	_ func(*Store, ai_context.Context, string, *Req) error = (*Store).PutReq
+	_ = agentidemrt.SignatureChangedRunGoGenerate[func(*Store, ai_context.Context, string, int) error]((*Store).Put)
+	_ = agentidemrt.SignatureChangedRunGoGenerate[func(*Store, ai_context.Context, string, *Req) error]((*Store).PutReq)
 )
 
 var agentidemOp_Store_PutTraced = agentidemrt.Declare(&agentidemrt.Op{
-	Kind:   agentidemrt.KindWrite,
-	Name:   "Store.Put",
-	Params: []string{"key", "v"},
-	Pkg:    "github.com/agentidem/agentidem-go/internal/benchtool",
-	Pos:    "tools.go:33",
+	Directive: "//agentidem:write identity=key",
+	Kind:      agentidemrt.KindWrite,
+	Name:      "Store.Put",
+	Params:    []string{"key", "v"},
+	Pkg:       "github.com/agentidem/agentidem-go/internal/benchtool",
+	Pos:       "tools.go:33",
 })
 
 // PutTraced calls Put and records the call for agentidem (//agentidem:write).
@@ -40,11 +42,12 @@ func (s *Store) PutTraced(ctx ai_context.Context, key string, v int) (aiErr erro
 }
 
 var agentidemOp_Store_PutReqTraced = agentidemrt.Declare(&agentidemrt.Op{
-	Kind:   agentidemrt.KindWrite,
-	Name:   "Store.PutReq",
-	Params: []string{"key", "req"},
-	Pkg:    "github.com/agentidem/agentidem-go/internal/benchtool",
-	Pos:    "tools.go:50",
+	Directive: "//agentidem:write identity=key",
+	Kind:      agentidemrt.KindWrite,
+	Name:      "Store.PutReq",
+	Params:    []string{"key", "req"},
+	Pkg:       "github.com/agentidem/agentidem-go/internal/benchtool",
+	Pos:       "tools.go:50",
 })
 
 // PutReqTraced calls PutReq and records the call for agentidem (//agentidem:write).

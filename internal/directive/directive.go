@@ -89,6 +89,10 @@ type Directive struct {
 	Idempotent bool
 	// Reason is the text after //agentidem:ignore.
 	Reason string
+	// Text is the comment as written, without trailing white space: the
+	// generated file records it, so that a suite finds a wrapper made from
+	// an annotation the source no longer holds (runtime.Op.Directive).
+	Text string
 }
 
 // Error is a parse error at a source position. Its message reads
@@ -239,7 +243,7 @@ var knownKeys = map[Kind][]string{
 var flags = map[string]bool{"idempotent": true}
 
 func (p *parserState) parse() *Directive {
-	d := &Directive{Pos: p.base}
+	d := &Directive{Pos: p.base, Text: strings.TrimRight(p.text, " \t\r")}
 	off := len(Prefix)
 	rest := p.text[off:]
 	verbEnd := strings.IndexAny(rest, " \t")

@@ -8,19 +8,21 @@ import (
 )
 
 // The guards below break the build when an annotated function's signature
-// changed and go generate was not run again.
+// changed and go generate was not run again; the compiler's error names
+// SignatureChangedRunGoGenerate.
 var (
-	_ func(*Ledger, ai_context.Context, string) (string, error)         = (*Ledger).Book
-	_ func(*Ledger, ai_context.Context, string, string) (string, error) = (*Ledger).BookKeyed
-	_ func(*Client, ai_context.Context, string, string) (string, error) = (*Client).Refund
+	_ = agentidemrt.SignatureChangedRunGoGenerate[func(*Ledger, ai_context.Context, string) (string, error)]((*Ledger).Book)
+	_ = agentidemrt.SignatureChangedRunGoGenerate[func(*Ledger, ai_context.Context, string, string) (string, error)]((*Ledger).BookKeyed)
+	_ = agentidemrt.SignatureChangedRunGoGenerate[func(*Client, ai_context.Context, string, string) (string, error)]((*Client).Refund)
 )
 
 var agentidemOp_Ledger_BookTraced = agentidemrt.Declare(&agentidemrt.Op{
-	Kind:   agentidemrt.KindWrite,
-	Name:   "ledger_book",
-	Params: []string{"payment"},
-	Pkg:    "github.com/agentidem/agentidem-go/internal/grpctest",
-	Pos:    "grpcsvc.go:32",
+	Directive: "//agentidem:write identity=payment name=ledger_book",
+	Kind:      agentidemrt.KindWrite,
+	Name:      "ledger_book",
+	Params:    []string{"payment"},
+	Pkg:       "github.com/agentidem/agentidem-go/internal/grpctest",
+	Pos:       "grpcsvc.go:32",
 })
 
 // BookTraced calls Book and records the call for agentidem (//agentidem:write).
@@ -41,11 +43,12 @@ func (l *Ledger) BookTraced(ctx ai_context.Context, payment string) (aiR0 string
 }
 
 var agentidemOp_Ledger_BookKeyedTraced = agentidemrt.Declare(&agentidemrt.Op{
-	Kind:   agentidemrt.KindWrite,
-	Name:   "ledger_book_keyed",
-	Params: []string{"payment", "key"},
-	Pkg:    "github.com/agentidem/agentidem-go/internal/grpctest",
-	Pos:    "grpcsvc.go:42",
+	Directive: "//agentidem:write identity=payment name=ledger_book_keyed",
+	Kind:      agentidemrt.KindWrite,
+	Name:      "ledger_book_keyed",
+	Params:    []string{"payment", "key"},
+	Pkg:       "github.com/agentidem/agentidem-go/internal/grpctest",
+	Pos:       "grpcsvc.go:42",
 })
 
 // BookKeyedTraced calls BookKeyed and records the call for agentidem (//agentidem:write).
@@ -66,11 +69,12 @@ func (l *Ledger) BookKeyedTraced(ctx ai_context.Context, payment string, key str
 }
 
 var agentidemOp_Client_RefundTraced = agentidemrt.Declare(&agentidemrt.Op{
-	Kind:   agentidemrt.KindWrite,
-	Name:   "refund_rpc",
-	Params: []string{"payment", "key"},
-	Pkg:    "github.com/agentidem/agentidem-go/internal/grpctest",
-	Pos:    "grpcsvc.go:137",
+	Directive: "//agentidem:write identity=payment name=refund_rpc",
+	Kind:      agentidemrt.KindWrite,
+	Name:      "refund_rpc",
+	Params:    []string{"payment", "key"},
+	Pkg:       "github.com/agentidem/agentidem-go/internal/grpctest",
+	Pos:       "grpcsvc.go:137",
 })
 
 // RefundTraced calls Refund and records the call for agentidem (//agentidem:write).

@@ -8,21 +8,23 @@ import (
 )
 
 // The guards below break the build when an annotated function's signature
-// changed and go generate was not run again.
+// changed and go generate was not run again; the compiler's error names
+// SignatureChangedRunGoGenerate.
 var (
-	_ func(*Payments, ai_context.Context, string, string, int) (Receipt, error) = (*Payments).RefundKeyed
-	_ func(*Invoices, ai_context.Context, string) error                         = (*Invoices).Create
-	_ func(*Invoices, ai_context.Context, string) error                         = (*Invoices).Attach
-	_ func(*Ledger, ai_context.Context, string, int, string) (Receipt, error)   = (*Ledger).Apply
-	_ func(*Payments, ai_context.Context, string, int, string) (Receipt, error) = (*Payments).Refund
+	_ = agentidemrt.SignatureChangedRunGoGenerate[func(*Payments, ai_context.Context, string, string, int) (Receipt, error)]((*Payments).RefundKeyed)
+	_ = agentidemrt.SignatureChangedRunGoGenerate[func(*Invoices, ai_context.Context, string) error]((*Invoices).Create)
+	_ = agentidemrt.SignatureChangedRunGoGenerate[func(*Invoices, ai_context.Context, string) error]((*Invoices).Attach)
+	_ = agentidemrt.SignatureChangedRunGoGenerate[func(*Ledger, ai_context.Context, string, int, string) (Receipt, error)]((*Ledger).Apply)
+	_ = agentidemrt.SignatureChangedRunGoGenerate[func(*Payments, ai_context.Context, string, int, string) (Receipt, error)]((*Payments).Refund)
 )
 
 var agentidemOp_Payments_RefundKeyedTraced = agentidemrt.Declare(&agentidemrt.Op{
-	Kind:   agentidemrt.KindWrite,
-	Name:   "refund.keyed",
-	Params: []string{"key", "order", "cents"},
-	Pkg:    "github.com/agentidem/agentidem-go/otel/examples/production",
-	Pos:    "more.go:16",
+	Directive: "//agentidem:write identity=key entity=order name=refund.keyed",
+	Kind:      agentidemrt.KindWrite,
+	Name:      "refund.keyed",
+	Params:    []string{"key", "order", "cents"},
+	Pkg:       "github.com/agentidem/agentidem-go/otel/examples/production",
+	Pos:       "more.go:16",
 })
 
 // RefundKeyedTraced calls RefundKeyed and records the call for agentidem (//agentidem:write).
@@ -43,11 +45,12 @@ func (p *Payments) RefundKeyedTraced(ctx ai_context.Context, key string, order s
 }
 
 var agentidemOp_Invoices_CreateTraced = agentidemrt.Declare(&agentidemrt.Op{
-	Kind:   agentidemrt.KindWrite,
-	Name:   "invoice.create",
-	Params: []string{"order"},
-	Pkg:    "github.com/agentidem/agentidem-go/otel/examples/production",
-	Pos:    "more.go:63",
+	Directive: "//agentidem:write identity=order name=invoice.create",
+	Kind:      agentidemrt.KindWrite,
+	Name:      "invoice.create",
+	Params:    []string{"order"},
+	Pkg:       "github.com/agentidem/agentidem-go/otel/examples/production",
+	Pos:       "more.go:63",
 })
 
 // CreateTraced calls Create and records the call for agentidem (//agentidem:write).
@@ -68,12 +71,13 @@ func (v *Invoices) CreateTraced(ctx ai_context.Context, order string) (aiErr err
 }
 
 var agentidemOp_Invoices_AttachTraced = agentidemrt.Declare(&agentidemrt.Op{
-	After:  []string{"invoice.create"},
-	Kind:   agentidemrt.KindWrite,
-	Name:   "invoice.attach",
-	Params: []string{"order"},
-	Pkg:    "github.com/agentidem/agentidem-go/otel/examples/production",
-	Pos:    "more.go:75",
+	After:     []string{"invoice.create"},
+	Directive: "//agentidem:write identity=order name=invoice.attach after=invoice.create",
+	Kind:      agentidemrt.KindWrite,
+	Name:      "invoice.attach",
+	Params:    []string{"order"},
+	Pkg:       "github.com/agentidem/agentidem-go/otel/examples/production",
+	Pos:       "more.go:75",
 })
 
 // AttachTraced calls Attach and records the call for agentidem (//agentidem:write).
@@ -94,11 +98,12 @@ func (v *Invoices) AttachTraced(ctx ai_context.Context, order string) (aiErr err
 }
 
 var agentidemOp_Ledger_ApplyTraced = agentidemrt.Declare(&agentidemrt.Op{
-	Kind:   agentidemrt.KindWrite,
-	Name:   "ledger.refund",
-	Params: []string{"order", "cents", "key"},
-	Pkg:    "github.com/agentidem/agentidem-go/otel/examples/production",
-	Pos:    "tools.go:42",
+	Directive: "//agentidem:write identity=order name=ledger.refund",
+	Kind:      agentidemrt.KindWrite,
+	Name:      "ledger.refund",
+	Params:    []string{"order", "cents", "key"},
+	Pkg:       "github.com/agentidem/agentidem-go/otel/examples/production",
+	Pos:       "tools.go:42",
 })
 
 // ApplyTraced calls Apply and records the call for agentidem (//agentidem:write).
@@ -119,11 +124,12 @@ func (l *Ledger) ApplyTraced(ctx ai_context.Context, order string, cents int, ke
 }
 
 var agentidemOp_Payments_RefundTraced = agentidemrt.Declare(&agentidemrt.Op{
-	Kind:   agentidemrt.KindWrite,
-	Name:   "refund",
-	Params: []string{"order", "cents", "key"},
-	Pkg:    "github.com/agentidem/agentidem-go/otel/examples/production",
-	Pos:    "tools.go:110",
+	Directive: "//agentidem:write identity=order name=refund",
+	Kind:      agentidemrt.KindWrite,
+	Name:      "refund",
+	Params:    []string{"order", "cents", "key"},
+	Pkg:       "github.com/agentidem/agentidem-go/otel/examples/production",
+	Pos:       "tools.go:110",
 })
 
 // RefundTraced calls Refund and records the call for agentidem (//agentidem:write).

@@ -8,23 +8,25 @@ import (
 )
 
 // The guards below break the build when an annotated function's signature
-// changed and go generate was not run again.
+// changed and go generate was not run again; the compiler's error names
+// SignatureChangedRunGoGenerate.
 var (
-	_ func(*PayClient, ai_context.Context, string, int) (string, error) = (*PayClient).Charge
-	_ func(*PayClient, ai_context.Context, string, int) (string, error) = (*PayClient).ChargeKeyed
-	_ func(*Ledger, ai_context.Context, string, int) error              = (*Ledger).Credit
-	_ func(*Ledger, ai_context.Context, string, string, int) error      = (*Ledger).CreditOnce
-	_ func(*Queue, ai_context.Context, string, int) error               = (*Queue).Submit
-	_ func(*Invoices, ai_context.Context, string) error                 = (*Invoices).Create
-	_ func(*Invoices, ai_context.Context, string, string) error         = (*Invoices).Attach
+	_ = agentidemrt.SignatureChangedRunGoGenerate[func(*PayClient, ai_context.Context, string, int) (string, error)]((*PayClient).Charge)
+	_ = agentidemrt.SignatureChangedRunGoGenerate[func(*PayClient, ai_context.Context, string, int) (string, error)]((*PayClient).ChargeKeyed)
+	_ = agentidemrt.SignatureChangedRunGoGenerate[func(*Ledger, ai_context.Context, string, int) error]((*Ledger).Credit)
+	_ = agentidemrt.SignatureChangedRunGoGenerate[func(*Ledger, ai_context.Context, string, string, int) error]((*Ledger).CreditOnce)
+	_ = agentidemrt.SignatureChangedRunGoGenerate[func(*Queue, ai_context.Context, string, int) error]((*Queue).Submit)
+	_ = agentidemrt.SignatureChangedRunGoGenerate[func(*Invoices, ai_context.Context, string) error]((*Invoices).Create)
+	_ = agentidemrt.SignatureChangedRunGoGenerate[func(*Invoices, ai_context.Context, string, string) error]((*Invoices).Attach)
 )
 
 var agentidemOp_PayClient_ChargeTraced = agentidemrt.Declare(&agentidemrt.Op{
-	Kind:   agentidemrt.KindWrite,
-	Name:   "charge",
-	Params: []string{"order", "cents"},
-	Pkg:    "github.com/agentidem/agentidem-go/testkit/internal/realagents",
-	Pos:    "realagents.go:168",
+	Directive: "//agentidem:write name=charge identity=order",
+	Kind:      agentidemrt.KindWrite,
+	Name:      "charge",
+	Params:    []string{"order", "cents"},
+	Pkg:       "github.com/agentidem/agentidem-go/testkit/internal/realagents",
+	Pos:       "realagents.go:168",
 })
 
 // ChargeTraced calls Charge and records the call for agentidem (//agentidem:write).
@@ -45,11 +47,12 @@ func (c *PayClient) ChargeTraced(ctx ai_context.Context, order string, cents int
 }
 
 var agentidemOp_PayClient_ChargeKeyedTraced = agentidemrt.Declare(&agentidemrt.Op{
-	Kind:   agentidemrt.KindWrite,
-	Name:   "chargeKeyed",
-	Params: []string{"order", "cents"},
-	Pkg:    "github.com/agentidem/agentidem-go/testkit/internal/realagents",
-	Pos:    "realagents.go:176",
+	Directive: "//agentidem:write name=chargeKeyed identity=order",
+	Kind:      agentidemrt.KindWrite,
+	Name:      "chargeKeyed",
+	Params:    []string{"order", "cents"},
+	Pkg:       "github.com/agentidem/agentidem-go/testkit/internal/realagents",
+	Pos:       "realagents.go:176",
 })
 
 // ChargeKeyedTraced calls ChargeKeyed and records the call for agentidem (//agentidem:write).
@@ -70,11 +73,12 @@ func (c *PayClient) ChargeKeyedTraced(ctx ai_context.Context, order string, cent
 }
 
 var agentidemOp_Ledger_CreditTraced = agentidemrt.Declare(&agentidemrt.Op{
-	Kind:   agentidemrt.KindWrite,
-	Name:   "credit",
-	Params: []string{"account", "cents"},
-	Pkg:    "github.com/agentidem/agentidem-go/testkit/internal/realagents",
-	Pos:    "realagents.go:210",
+	Directive: "//agentidem:write name=credit identity=account",
+	Kind:      agentidemrt.KindWrite,
+	Name:      "credit",
+	Params:    []string{"account", "cents"},
+	Pkg:       "github.com/agentidem/agentidem-go/testkit/internal/realagents",
+	Pos:       "realagents.go:210",
 })
 
 // CreditTraced calls Credit and records the call for agentidem (//agentidem:write).
@@ -95,11 +99,12 @@ func (l *Ledger) CreditTraced(ctx ai_context.Context, account string, cents int)
 }
 
 var agentidemOp_Ledger_CreditOnceTraced = agentidemrt.Declare(&agentidemrt.Op{
-	Kind:   agentidemrt.KindWrite,
-	Name:   "creditOnce",
-	Params: []string{"key", "account", "cents"},
-	Pkg:    "github.com/agentidem/agentidem-go/testkit/internal/realagents",
-	Pos:    "realagents.go:218",
+	Directive: "//agentidem:write name=creditOnce identity=key",
+	Kind:      agentidemrt.KindWrite,
+	Name:      "creditOnce",
+	Params:    []string{"key", "account", "cents"},
+	Pkg:       "github.com/agentidem/agentidem-go/testkit/internal/realagents",
+	Pos:       "realagents.go:218",
 })
 
 // CreditOnceTraced calls CreditOnce and records the call for agentidem (//agentidem:write).
@@ -120,11 +125,12 @@ func (l *Ledger) CreditOnceTraced(ctx ai_context.Context, key string, account st
 }
 
 var agentidemOp_Queue_SubmitTraced = agentidemrt.Declare(&agentidemrt.Op{
-	Kind:   agentidemrt.KindWrite,
-	Name:   "submitCredit",
-	Params: []string{"account", "cents"},
-	Pkg:    "github.com/agentidem/agentidem-go/testkit/internal/realagents",
-	Pos:    "realagents.go:242",
+	Directive: "//agentidem:write name=submitCredit identity=account",
+	Kind:      agentidemrt.KindWrite,
+	Name:      "submitCredit",
+	Params:    []string{"account", "cents"},
+	Pkg:       "github.com/agentidem/agentidem-go/testkit/internal/realagents",
+	Pos:       "realagents.go:242",
 })
 
 // SubmitTraced calls Submit and records the call for agentidem (//agentidem:write).
@@ -145,6 +151,7 @@ func (q *Queue) SubmitTraced(ctx ai_context.Context, account string, cents int) 
 }
 
 var agentidemOp_Invoices_CreateTraced = agentidemrt.Declare(&agentidemrt.Op{
+	Directive:  "//agentidem:write name=createInvoice identity=inv idempotent",
 	Idempotent: true,
 	Kind:       agentidemrt.KindWrite,
 	Name:       "createInvoice",
@@ -172,6 +179,7 @@ func (b *Invoices) CreateTraced(ctx ai_context.Context, inv string) (aiErr error
 
 var agentidemOp_Invoices_AttachTraced = agentidemrt.Declare(&agentidemrt.Op{
 	After:      []string{"createInvoice"},
+	Directive:  "//agentidem:write name=attachInvoice identity=order entity=inv after=createInvoice idempotent",
 	Idempotent: true,
 	Kind:       agentidemrt.KindWrite,
 	Name:       "attachInvoice",

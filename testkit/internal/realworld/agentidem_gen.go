@@ -8,28 +8,30 @@ import (
 )
 
 // The guards below break the build when an annotated function's signature
-// changed and go generate was not run again.
+// changed and go generate was not run again; the compiler's error names
+// SignatureChangedRunGoGenerate.
 var (
-	_ func(*Desk, ai_context.Context, string) (bool, error)   = (*Desk).Find
-	_ func(*Desk, ai_context.Context, string) (string, error) = (*Desk).Open
-	_ func(*Desk, string) (bool, error)                       = (*Desk).FindNoCtx
-	_ func(*Desk, string) (string, error)                     = (*Desk).OpenNoCtx
-	_ func(ai_context.Context, string, string) error          = Notify
-	_ func(ai_context.Context, string, string) error          = RequestTicket
-	_ func(ai_context.Context, string) (any, error)           = Weird
-	_ func(ai_context.Context, string, <-chan struct{}) error = Wait
+	_ = agentidemrt.SignatureChangedRunGoGenerate[func(*Desk, ai_context.Context, string) (bool, error)]((*Desk).Find)
+	_ = agentidemrt.SignatureChangedRunGoGenerate[func(*Desk, ai_context.Context, string) (string, error)]((*Desk).Open)
+	_ = agentidemrt.SignatureChangedRunGoGenerate[func(*Desk, string) (bool, error)]((*Desk).FindNoCtx)
+	_ = agentidemrt.SignatureChangedRunGoGenerate[func(*Desk, string) (string, error)]((*Desk).OpenNoCtx)
+	_ = agentidemrt.SignatureChangedRunGoGenerate[func(ai_context.Context, string, string) error](Notify)
+	_ = agentidemrt.SignatureChangedRunGoGenerate[func(ai_context.Context, string, string) error](RequestTicket)
+	_ = agentidemrt.SignatureChangedRunGoGenerate[func(ai_context.Context, string) (any, error)](Weird)
+	_ = agentidemrt.SignatureChangedRunGoGenerate[func(ai_context.Context, string, <-chan struct{}) error](Wait)
 )
 
 func _[T any]() {
-	var _ func(ai_context.Context, T) error = Record[T]
+	_ = agentidemrt.SignatureChangedRunGoGenerate[func(ai_context.Context, T) error](Record[T])
 }
 
 var agentidemOp_Desk_FindTraced = agentidemrt.Declare(&agentidemrt.Op{
-	Kind:   agentidemrt.KindRead,
-	Name:   "findTicket",
-	Params: []string{"key"},
-	Pkg:    "github.com/agentidem/agentidem-go/testkit/internal/realworld",
-	Pos:    "realworld.go:39",
+	Directive: "//agentidem:read name=findTicket entity=key",
+	Kind:      agentidemrt.KindRead,
+	Name:      "findTicket",
+	Params:    []string{"key"},
+	Pkg:       "github.com/agentidem/agentidem-go/testkit/internal/realworld",
+	Pos:       "realworld.go:39",
 })
 
 // FindTraced calls Find and records the call for agentidem (//agentidem:read).
@@ -50,11 +52,12 @@ func (d *Desk) FindTraced(ctx ai_context.Context, key string) (aiR0 bool, aiErr 
 }
 
 var agentidemOp_Desk_OpenTraced = agentidemrt.Declare(&agentidemrt.Op{
-	Kind:   agentidemrt.KindWrite,
-	Name:   "openTicket",
-	Params: []string{"key"},
-	Pkg:    "github.com/agentidem/agentidem-go/testkit/internal/realworld",
-	Pos:    "realworld.go:46",
+	Directive: "//agentidem:write name=openTicket identity=key",
+	Kind:      agentidemrt.KindWrite,
+	Name:      "openTicket",
+	Params:    []string{"key"},
+	Pkg:       "github.com/agentidem/agentidem-go/testkit/internal/realworld",
+	Pos:       "realworld.go:46",
 })
 
 // OpenTraced calls Open and records the call for agentidem (//agentidem:write).
@@ -75,11 +78,12 @@ func (d *Desk) OpenTraced(ctx ai_context.Context, key string) (aiR0 string, aiEr
 }
 
 var agentidemOp_Desk_FindNoCtxTraced = agentidemrt.Declare(&agentidemrt.Op{
-	Kind:   agentidemrt.KindRead,
-	Name:   "findTicketNoCtx",
-	Params: []string{"key"},
-	Pkg:    "github.com/agentidem/agentidem-go/testkit/internal/realworld",
-	Pos:    "realworld.go:53",
+	Directive: "//agentidem:read name=findTicketNoCtx entity=key",
+	Kind:      agentidemrt.KindRead,
+	Name:      "findTicketNoCtx",
+	Params:    []string{"key"},
+	Pkg:       "github.com/agentidem/agentidem-go/testkit/internal/realworld",
+	Pos:       "realworld.go:53",
 })
 
 // FindNoCtxTraced calls FindNoCtx and records the call for agentidem (//agentidem:read).
@@ -100,11 +104,12 @@ func (d *Desk) FindNoCtxTraced(key string) (aiR0 bool, aiErr error) {
 }
 
 var agentidemOp_Desk_OpenNoCtxTraced = agentidemrt.Declare(&agentidemrt.Op{
-	Kind:   agentidemrt.KindWrite,
-	Name:   "openTicketNoCtx",
-	Params: []string{"key"},
-	Pkg:    "github.com/agentidem/agentidem-go/testkit/internal/realworld",
-	Pos:    "realworld.go:58",
+	Directive: "//agentidem:write name=openTicketNoCtx identity=key",
+	Kind:      agentidemrt.KindWrite,
+	Name:      "openTicketNoCtx",
+	Params:    []string{"key"},
+	Pkg:       "github.com/agentidem/agentidem-go/testkit/internal/realworld",
+	Pos:       "realworld.go:58",
 })
 
 // OpenNoCtxTraced calls OpenNoCtx and records the call for agentidem (//agentidem:write).
@@ -125,6 +130,7 @@ func (d *Desk) OpenNoCtxTraced(key string) (aiR0 string, aiErr error) {
 }
 
 var agentidemOp_NotifyTraced = agentidemrt.Declare(&agentidemrt.Op{
+	Directive:  "//agentidem:write name=notify identity=key idempotent",
 	Idempotent: true,
 	Kind:       agentidemrt.KindWrite,
 	Name:       "notify",
@@ -151,11 +157,12 @@ func NotifyTraced(ctx ai_context.Context, url string, key string) (aiErr error) 
 }
 
 var agentidemOp_RequestTicketTraced = agentidemrt.Declare(&agentidemrt.Op{
-	Kind:   agentidemrt.KindWrite,
-	Name:   "requestTicket",
-	Params: []string{"url", "key"},
-	Pkg:    "github.com/agentidem/agentidem-go/testkit/internal/realworld",
-	Pos:    "realworld.go:98",
+	Directive: "//agentidem:write name=requestTicket identity=key",
+	Kind:      agentidemrt.KindWrite,
+	Name:      "requestTicket",
+	Params:    []string{"url", "key"},
+	Pkg:       "github.com/agentidem/agentidem-go/testkit/internal/realworld",
+	Pos:       "realworld.go:98",
 })
 
 // RequestTicketTraced calls RequestTicket and records the call for agentidem (//agentidem:write).
@@ -176,11 +183,12 @@ func RequestTicketTraced(ctx ai_context.Context, url string, key string) (aiErr 
 }
 
 var agentidemOp_RecordTraced = agentidemrt.Declare(&agentidemrt.Op{
-	Kind:   agentidemrt.KindWrite,
-	Name:   "record",
-	Params: []string{"v"},
-	Pkg:    "github.com/agentidem/agentidem-go/testkit/internal/realworld",
-	Pos:    "realworld.go:119",
+	Directive: "//agentidem:write name=record identity=v",
+	Kind:      agentidemrt.KindWrite,
+	Name:      "record",
+	Params:    []string{"v"},
+	Pkg:       "github.com/agentidem/agentidem-go/testkit/internal/realworld",
+	Pos:       "realworld.go:119",
 })
 
 // RecordTraced calls Record and records the call for agentidem (//agentidem:write).
@@ -201,11 +209,12 @@ func RecordTraced[T any](ctx ai_context.Context, v T) (aiErr error) {
 }
 
 var agentidemOp_WeirdTraced = agentidemrt.Declare(&agentidemrt.Op{
-	Kind:   agentidemrt.KindRead,
-	Name:   "weird",
-	Params: []string{"kind"},
-	Pkg:    "github.com/agentidem/agentidem-go/testkit/internal/realworld",
-	Pos:    "realworld.go:124",
+	Directive: "//agentidem:read name=weird",
+	Kind:      agentidemrt.KindRead,
+	Name:      "weird",
+	Params:    []string{"kind"},
+	Pkg:       "github.com/agentidem/agentidem-go/testkit/internal/realworld",
+	Pos:       "realworld.go:124",
 })
 
 // WeirdTraced calls Weird and records the call for agentidem (//agentidem:read).
@@ -226,11 +235,12 @@ func WeirdTraced(ctx ai_context.Context, kind string) (aiR0 any, aiErr error) {
 }
 
 var agentidemOp_WaitTraced = agentidemrt.Declare(&agentidemrt.Op{
-	Kind:   agentidemrt.KindWrite,
-	Name:   "hold",
-	Params: []string{"id", "release"},
-	Pkg:    "github.com/agentidem/agentidem-go/testkit/internal/realworld",
-	Pos:    "realworld.go:144",
+	Directive: "//agentidem:write name=hold identity=id",
+	Kind:      agentidemrt.KindWrite,
+	Name:      "hold",
+	Params:    []string{"id", "release"},
+	Pkg:       "github.com/agentidem/agentidem-go/testkit/internal/realworld",
+	Pos:       "realworld.go:144",
 })
 
 // WaitTraced calls Wait and records the call for agentidem (//agentidem:write).

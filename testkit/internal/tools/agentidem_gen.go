@@ -8,20 +8,22 @@ import (
 )
 
 // The guards below break the build when an annotated function's signature
-// changed and go generate was not run again.
+// changed and go generate was not run again; the compiler's error names
+// SignatureChangedRunGoGenerate.
 var (
-	_ func(*Ledger, ai_context.Context, string, string) error = (*Ledger).Put
-	_ func(*Ledger, ai_context.Context, string, string) error = (*Ledger).Post
-	_ func(*Ledger, ai_context.Context) (int, error)          = (*Ledger).Count
-	_ func(*Ledger, ai_context.Context, int) error            = (*Ledger).Boom
+	_ = agentidemrt.SignatureChangedRunGoGenerate[func(*Ledger, ai_context.Context, string, string) error]((*Ledger).Put)
+	_ = agentidemrt.SignatureChangedRunGoGenerate[func(*Ledger, ai_context.Context, string, string) error]((*Ledger).Post)
+	_ = agentidemrt.SignatureChangedRunGoGenerate[func(*Ledger, ai_context.Context) (int, error)]((*Ledger).Count)
+	_ = agentidemrt.SignatureChangedRunGoGenerate[func(*Ledger, ai_context.Context, int) error]((*Ledger).Boom)
 )
 
 var agentidemOp_Ledger_PutTraced = agentidemrt.Declare(&agentidemrt.Op{
-	Kind:   agentidemrt.KindWrite,
-	Name:   "put",
-	Params: []string{"key", "entry"},
-	Pkg:    "github.com/agentidem/agentidem-go/testkit/internal/tools",
-	Pos:    "tools.go:23",
+	Directive: "//agentidem:write identity=key name=put",
+	Kind:      agentidemrt.KindWrite,
+	Name:      "put",
+	Params:    []string{"key", "entry"},
+	Pkg:       "github.com/agentidem/agentidem-go/testkit/internal/tools",
+	Pos:       "tools.go:23",
 })
 
 // PutTraced calls Put and records the call for agentidem (//agentidem:write).
@@ -42,11 +44,12 @@ func (l *Ledger) PutTraced(ctx ai_context.Context, key string, entry string) (ai
 }
 
 var agentidemOp_Ledger_PostTraced = agentidemrt.Declare(&agentidemrt.Op{
-	Kind:   agentidemrt.KindWrite,
-	Name:   "post",
-	Params: []string{"key", "entry"},
-	Pkg:    "github.com/agentidem/agentidem-go/testkit/internal/tools",
-	Pos:    "tools.go:43",
+	Directive: "//agentidem:write identity=key name=post",
+	Kind:      agentidemrt.KindWrite,
+	Name:      "post",
+	Params:    []string{"key", "entry"},
+	Pkg:       "github.com/agentidem/agentidem-go/testkit/internal/tools",
+	Pos:       "tools.go:43",
 })
 
 // PostTraced calls Post and records the call for agentidem (//agentidem:write).
@@ -67,10 +70,11 @@ func (l *Ledger) PostTraced(ctx ai_context.Context, key string, entry string) (a
 }
 
 var agentidemOp_Ledger_CountTraced = agentidemrt.Declare(&agentidemrt.Op{
-	Kind: agentidemrt.KindRead,
-	Name: "count",
-	Pkg:  "github.com/agentidem/agentidem-go/testkit/internal/tools",
-	Pos:  "tools.go:56",
+	Directive: "//agentidem:read name=count",
+	Kind:      agentidemrt.KindRead,
+	Name:      "count",
+	Pkg:       "github.com/agentidem/agentidem-go/testkit/internal/tools",
+	Pos:       "tools.go:56",
 })
 
 // CountTraced calls Count and records the call for agentidem (//agentidem:read).
@@ -91,11 +95,12 @@ func (l *Ledger) CountTraced(ctx ai_context.Context) (aiR0 int, aiErr error) {
 }
 
 var agentidemOp_Ledger_BoomTraced = agentidemrt.Declare(&agentidemrt.Op{
-	Kind:   agentidemrt.KindWrite,
-	Name:   "boom",
-	Params: []string{"n"},
-	Pkg:    "github.com/agentidem/agentidem-go/testkit/internal/tools",
-	Pos:    "tools.go:65",
+	Directive: "//agentidem:write identity=n name=boom",
+	Kind:      agentidemrt.KindWrite,
+	Name:      "boom",
+	Params:    []string{"n"},
+	Pkg:       "github.com/agentidem/agentidem-go/testkit/internal/tools",
+	Pos:       "tools.go:65",
 })
 
 // BoomTraced calls Boom and records the call for agentidem (//agentidem:write).

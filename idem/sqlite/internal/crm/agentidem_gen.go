@@ -8,19 +8,21 @@ import (
 )
 
 // The guards below break the build when an annotated function's signature
-// changed and go generate was not run again.
+// changed and go generate was not run again; the compiler's error names
+// SignatureChangedRunGoGenerate.
 var (
-	_ func(*CRM, ai_context.Context, string) (bool, error)          = (*CRM).Find
-	_ func(*CRM, ai_context.Context, string, string) (int64, error) = (*CRM).Create
-	_ func(*CRM, ai_context.Context, string, string) error          = (*CRM).Enroll
+	_ = agentidemrt.SignatureChangedRunGoGenerate[func(*CRM, ai_context.Context, string) (bool, error)]((*CRM).Find)
+	_ = agentidemrt.SignatureChangedRunGoGenerate[func(*CRM, ai_context.Context, string, string) (int64, error)]((*CRM).Create)
+	_ = agentidemrt.SignatureChangedRunGoGenerate[func(*CRM, ai_context.Context, string, string) error]((*CRM).Enroll)
 )
 
 var agentidemOp_CRM_FindTraced = agentidemrt.Declare(&agentidemrt.Op{
-	Kind:   agentidemrt.KindRead,
-	Name:   "findCustomer",
-	Params: []string{"email"},
-	Pkg:    "github.com/agentidem/agentidem-go/idem/sqlite/internal/crm",
-	Pos:    "crm.go:30",
+	Directive: "//agentidem:read name=findCustomer entity=email",
+	Kind:      agentidemrt.KindRead,
+	Name:      "findCustomer",
+	Params:    []string{"email"},
+	Pkg:       "github.com/agentidem/agentidem-go/idem/sqlite/internal/crm",
+	Pos:       "crm.go:30",
 })
 
 // FindTraced calls Find and records the call for agentidem (//agentidem:read).
@@ -41,11 +43,12 @@ func (c *CRM) FindTraced(ctx ai_context.Context, email string) (aiR0 bool, aiErr
 }
 
 var agentidemOp_CRM_CreateTraced = agentidemrt.Declare(&agentidemrt.Op{
-	Kind:   agentidemrt.KindWrite,
-	Name:   "createCustomer",
-	Params: []string{"email", "name"},
-	Pkg:    "github.com/agentidem/agentidem-go/idem/sqlite/internal/crm",
-	Pos:    "crm.go:42",
+	Directive: "//agentidem:write name=createCustomer identity=email",
+	Kind:      agentidemrt.KindWrite,
+	Name:      "createCustomer",
+	Params:    []string{"email", "name"},
+	Pkg:       "github.com/agentidem/agentidem-go/idem/sqlite/internal/crm",
+	Pos:       "crm.go:42",
 })
 
 // CreateTraced calls Create and records the call for agentidem (//agentidem:write).
@@ -66,11 +69,12 @@ func (c *CRM) CreateTraced(ctx ai_context.Context, email string, name string) (a
 }
 
 var agentidemOp_CRM_EnrollTraced = agentidemrt.Declare(&agentidemrt.Op{
-	Kind:   agentidemrt.KindWrite,
-	Name:   "enrollMember",
-	Params: []string{"email", "name"},
-	Pkg:    "github.com/agentidem/agentidem-go/idem/sqlite/internal/crm",
-	Pos:    "crm.go:54",
+	Directive: "//agentidem:write name=enrollMember identity=email",
+	Kind:      agentidemrt.KindWrite,
+	Name:      "enrollMember",
+	Params:    []string{"email", "name"},
+	Pkg:       "github.com/agentidem/agentidem-go/idem/sqlite/internal/crm",
+	Pos:       "crm.go:54",
 })
 
 // EnrollTraced calls Enroll and records the call for agentidem (//agentidem:write).

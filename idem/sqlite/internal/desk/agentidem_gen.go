@@ -8,22 +8,24 @@ import (
 )
 
 // The guards below break the build when an annotated function's signature
-// changed and go generate was not run again.
+// changed and go generate was not run again; the compiler's error names
+// SignatureChangedRunGoGenerate.
 var (
-	_ func(*Desk, ai_context.Context, string) (string, error)        = (*Desk).Get
-	_ func(*Desk, ai_context.Context, string, string) error          = (*Desk).Upsert
-	_ func(*Desk, ai_context.Context, string) error                  = (*Desk).Close
-	_ func(*Desk, ai_context.Context, string, string) error          = (*Desk).Note
-	_ func(*Desk, ai_context.Context, string, int64) (string, error) = (*Desk).Refund
-	_ func(*Desk, ai_context.Context, string) error                  = (*Desk).Open
+	_ = agentidemrt.SignatureChangedRunGoGenerate[func(*Desk, ai_context.Context, string) (string, error)]((*Desk).Get)
+	_ = agentidemrt.SignatureChangedRunGoGenerate[func(*Desk, ai_context.Context, string, string) error]((*Desk).Upsert)
+	_ = agentidemrt.SignatureChangedRunGoGenerate[func(*Desk, ai_context.Context, string) error]((*Desk).Close)
+	_ = agentidemrt.SignatureChangedRunGoGenerate[func(*Desk, ai_context.Context, string, string) error]((*Desk).Note)
+	_ = agentidemrt.SignatureChangedRunGoGenerate[func(*Desk, ai_context.Context, string, int64) (string, error)]((*Desk).Refund)
+	_ = agentidemrt.SignatureChangedRunGoGenerate[func(*Desk, ai_context.Context, string) error]((*Desk).Open)
 )
 
 var agentidemOp_Desk_GetTraced = agentidemrt.Declare(&agentidemrt.Op{
-	Kind:   agentidemrt.KindRead,
-	Name:   "getTicket",
-	Params: []string{"id"},
-	Pkg:    "github.com/agentidem/agentidem-go/idem/sqlite/internal/desk",
-	Pos:    "desk.go:26",
+	Directive: "//agentidem:read name=getTicket entity=id",
+	Kind:      agentidemrt.KindRead,
+	Name:      "getTicket",
+	Params:    []string{"id"},
+	Pkg:       "github.com/agentidem/agentidem-go/idem/sqlite/internal/desk",
+	Pos:       "desk.go:26",
 })
 
 // GetTraced calls Get and records the call for agentidem (//agentidem:read).
@@ -44,6 +46,7 @@ func (d *Desk) GetTraced(ctx ai_context.Context, id string) (aiR0 string, aiErr 
 }
 
 var agentidemOp_Desk_UpsertTraced = agentidemrt.Declare(&agentidemrt.Op{
+	Directive:  "//agentidem:write name=upsertTicket identity=id idempotent",
 	Idempotent: true,
 	Kind:       agentidemrt.KindWrite,
 	Name:       "upsertTicket",
@@ -70,11 +73,12 @@ func (d *Desk) UpsertTraced(ctx ai_context.Context, id string, status string) (a
 }
 
 var agentidemOp_Desk_CloseTraced = agentidemrt.Declare(&agentidemrt.Op{
-	Kind:   agentidemrt.KindWrite,
-	Name:   "closeTicket",
-	Params: []string{"id"},
-	Pkg:    "github.com/agentidem/agentidem-go/idem/sqlite/internal/desk",
-	Pos:    "desk.go:42",
+	Directive: "//agentidem:write name=closeTicket identity=id",
+	Kind:      agentidemrt.KindWrite,
+	Name:      "closeTicket",
+	Params:    []string{"id"},
+	Pkg:       "github.com/agentidem/agentidem-go/idem/sqlite/internal/desk",
+	Pos:       "desk.go:42",
 })
 
 // CloseTraced calls Close and records the call for agentidem (//agentidem:write).
@@ -95,11 +99,12 @@ func (d *Desk) CloseTraced(ctx ai_context.Context, id string) (aiErr error) {
 }
 
 var agentidemOp_Desk_NoteTraced = agentidemrt.Declare(&agentidemrt.Op{
-	Kind:   agentidemrt.KindWrite,
-	Name:   "addNote",
-	Params: []string{"id", "body"},
-	Pkg:    "github.com/agentidem/agentidem-go/idem/sqlite/internal/desk",
-	Pos:    "desk.go:48",
+	Directive: "//agentidem:write name=addNote identity=id,body",
+	Kind:      agentidemrt.KindWrite,
+	Name:      "addNote",
+	Params:    []string{"id", "body"},
+	Pkg:       "github.com/agentidem/agentidem-go/idem/sqlite/internal/desk",
+	Pos:       "desk.go:48",
 })
 
 // NoteTraced calls Note and records the call for agentidem (//agentidem:write).
@@ -120,11 +125,12 @@ func (d *Desk) NoteTraced(ctx ai_context.Context, id string, body string) (aiErr
 }
 
 var agentidemOp_Desk_RefundTraced = agentidemrt.Declare(&agentidemrt.Op{
-	Kind:   agentidemrt.KindWrite,
-	Name:   "refund",
-	Params: []string{"payment", "amount"},
-	Pkg:    "github.com/agentidem/agentidem-go/idem/sqlite/internal/desk",
-	Pos:    "desk.go:60",
+	Directive: "//agentidem:write name=refund identity=payment",
+	Kind:      agentidemrt.KindWrite,
+	Name:      "refund",
+	Params:    []string{"payment", "amount"},
+	Pkg:       "github.com/agentidem/agentidem-go/idem/sqlite/internal/desk",
+	Pos:       "desk.go:60",
 })
 
 // RefundTraced calls Refund and records the call for agentidem (//agentidem:write).
@@ -145,11 +151,12 @@ func (d *Desk) RefundTraced(ctx ai_context.Context, payment string, amount int64
 }
 
 var agentidemOp_Desk_OpenTraced = agentidemrt.Declare(&agentidemrt.Op{
-	Kind:   agentidemrt.KindWrite,
-	Name:   "openTicket",
-	Params: []string{"id"},
-	Pkg:    "github.com/agentidem/agentidem-go/idem/sqlite/internal/desk",
-	Pos:    "desk.go:79",
+	Directive: "//agentidem:write name=openTicket identity=id",
+	Kind:      agentidemrt.KindWrite,
+	Name:      "openTicket",
+	Params:    []string{"id"},
+	Pkg:       "github.com/agentidem/agentidem-go/idem/sqlite/internal/desk",
+	Pos:       "desk.go:79",
 })
 
 // OpenTraced calls Open and records the call for agentidem (//agentidem:write).

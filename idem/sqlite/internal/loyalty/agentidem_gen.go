@@ -8,15 +8,17 @@ import (
 )
 
 // The guards below break the build when an annotated function's signature
-// changed and go generate was not run again.
+// changed and go generate was not run again; the compiler's error names
+// SignatureChangedRunGoGenerate.
 var (
-	_ func(*Program, ai_context.Context, string) error           = (*Program).CountVisit
-	_ func(*Program, ai_context.Context, string) error           = (*Program).AddVisit
-	_ func(*Program, ai_context.Context, string, string) error   = (*Program).Enroll
-	_ func(*Program, ai_context.Context, string) (string, error) = (*Program).Lookup
+	_ = agentidemrt.SignatureChangedRunGoGenerate[func(*Program, ai_context.Context, string) error]((*Program).CountVisit)
+	_ = agentidemrt.SignatureChangedRunGoGenerate[func(*Program, ai_context.Context, string) error]((*Program).AddVisit)
+	_ = agentidemrt.SignatureChangedRunGoGenerate[func(*Program, ai_context.Context, string, string) error]((*Program).Enroll)
+	_ = agentidemrt.SignatureChangedRunGoGenerate[func(*Program, ai_context.Context, string) (string, error)]((*Program).Lookup)
 )
 
 var agentidemOp_Program_CountVisitTraced = agentidemrt.Declare(&agentidemrt.Op{
+	Directive:  "//agentidem:write name=countVisit identity=member idempotent",
 	Idempotent: true,
 	Kind:       agentidemrt.KindWrite,
 	Name:       "countVisit",
@@ -43,11 +45,12 @@ func (p *Program) CountVisitTraced(ctx ai_context.Context, member string) (aiErr
 }
 
 var agentidemOp_Program_AddVisitTraced = agentidemrt.Declare(&agentidemrt.Op{
-	Kind:   agentidemrt.KindWrite,
-	Name:   "addVisit",
-	Params: []string{"member"},
-	Pkg:    "github.com/agentidem/agentidem-go/idem/sqlite/internal/loyalty",
-	Pos:    "loyalty.go:31",
+	Directive: "//agentidem:write name=addVisit identity=member",
+	Kind:      agentidemrt.KindWrite,
+	Name:      "addVisit",
+	Params:    []string{"member"},
+	Pkg:       "github.com/agentidem/agentidem-go/idem/sqlite/internal/loyalty",
+	Pos:       "loyalty.go:31",
 })
 
 // AddVisitTraced calls AddVisit and records the call for agentidem (//agentidem:write).
@@ -68,11 +71,12 @@ func (p *Program) AddVisitTraced(ctx ai_context.Context, member string) (aiErr e
 }
 
 var agentidemOp_Program_EnrollTraced = agentidemrt.Declare(&agentidemrt.Op{
-	Kind:   agentidemrt.KindWrite,
-	Name:   "enroll",
-	Params: []string{"email", "tier"},
-	Pkg:    "github.com/agentidem/agentidem-go/idem/sqlite/internal/loyalty",
-	Pos:    "loyalty.go:39",
+	Directive: "//agentidem:write name=enroll identity=email",
+	Kind:      agentidemrt.KindWrite,
+	Name:      "enroll",
+	Params:    []string{"email", "tier"},
+	Pkg:       "github.com/agentidem/agentidem-go/idem/sqlite/internal/loyalty",
+	Pos:       "loyalty.go:39",
 })
 
 // EnrollTraced calls Enroll and records the call for agentidem (//agentidem:write).
@@ -93,11 +97,12 @@ func (p *Program) EnrollTraced(ctx ai_context.Context, email string, tier string
 }
 
 var agentidemOp_Program_LookupTraced = agentidemrt.Declare(&agentidemrt.Op{
-	Kind:   agentidemrt.KindRead,
-	Name:   "lookupMember",
-	Params: []string{"email"},
-	Pkg:    "github.com/agentidem/agentidem-go/idem/sqlite/internal/loyalty",
-	Pos:    "loyalty.go:47",
+	Directive: "//agentidem:read name=lookupMember entity=email",
+	Kind:      agentidemrt.KindRead,
+	Name:      "lookupMember",
+	Params:    []string{"email"},
+	Pkg:       "github.com/agentidem/agentidem-go/idem/sqlite/internal/loyalty",
+	Pos:       "loyalty.go:47",
 })
 
 // LookupTraced calls Lookup and records the call for agentidem (//agentidem:read).

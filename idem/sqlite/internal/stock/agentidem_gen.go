@@ -8,24 +8,26 @@ import (
 )
 
 // The guards below break the build when an annotated function's signature
-// changed and go generate was not run again.
+// changed and go generate was not run again; the compiler's error names
+// SignatureChangedRunGoGenerate.
 var (
-	_ func(*Warehouse, ai_context.Context, string) (int, error)  = (*Warehouse).Level
-	_ func(*Warehouse, ai_context.Context, string, int) error    = (*Warehouse).SetLevel
-	_ func(*Warehouse, ai_context.Context, string, int) error    = (*Warehouse).Adjust
-	_ func(*Warehouse, ai_context.Context, string, string) error = (*Warehouse).Tag
-	_ func(*Warehouse, ai_context.Context, string, string) error = (*Warehouse).Place
-	_ func(*Warehouse, ai_context.Context, string, string) error = (*Warehouse).PlaceNaive
-	_ func(*Warehouse, ai_context.Context, string, string) error = (*Warehouse).Ship
-	_ func(*Warehouse, ai_context.Context, string, string) error = (*Warehouse).ShipNaive
+	_ = agentidemrt.SignatureChangedRunGoGenerate[func(*Warehouse, ai_context.Context, string) (int, error)]((*Warehouse).Level)
+	_ = agentidemrt.SignatureChangedRunGoGenerate[func(*Warehouse, ai_context.Context, string, int) error]((*Warehouse).SetLevel)
+	_ = agentidemrt.SignatureChangedRunGoGenerate[func(*Warehouse, ai_context.Context, string, int) error]((*Warehouse).Adjust)
+	_ = agentidemrt.SignatureChangedRunGoGenerate[func(*Warehouse, ai_context.Context, string, string) error]((*Warehouse).Tag)
+	_ = agentidemrt.SignatureChangedRunGoGenerate[func(*Warehouse, ai_context.Context, string, string) error]((*Warehouse).Place)
+	_ = agentidemrt.SignatureChangedRunGoGenerate[func(*Warehouse, ai_context.Context, string, string) error]((*Warehouse).PlaceNaive)
+	_ = agentidemrt.SignatureChangedRunGoGenerate[func(*Warehouse, ai_context.Context, string, string) error]((*Warehouse).Ship)
+	_ = agentidemrt.SignatureChangedRunGoGenerate[func(*Warehouse, ai_context.Context, string, string) error]((*Warehouse).ShipNaive)
 )
 
 var agentidemOp_Warehouse_LevelTraced = agentidemrt.Declare(&agentidemrt.Op{
-	Kind:   agentidemrt.KindRead,
-	Name:   "level",
-	Params: []string{"sku"},
-	Pkg:    "github.com/agentidem/agentidem-go/idem/sqlite/internal/stock",
-	Pos:    "stock.go:28",
+	Directive: "//agentidem:read name=level entity=sku",
+	Kind:      agentidemrt.KindRead,
+	Name:      "level",
+	Params:    []string{"sku"},
+	Pkg:       "github.com/agentidem/agentidem-go/idem/sqlite/internal/stock",
+	Pos:       "stock.go:28",
 })
 
 // LevelTraced calls Level and records the call for agentidem (//agentidem:read).
@@ -46,11 +48,12 @@ func (w *Warehouse) LevelTraced(ctx ai_context.Context, sku string) (aiR0 int, a
 }
 
 var agentidemOp_Warehouse_SetLevelTraced = agentidemrt.Declare(&agentidemrt.Op{
-	Kind:   agentidemrt.KindWrite,
-	Name:   "setLevel",
-	Params: []string{"sku", "n"},
-	Pkg:    "github.com/agentidem/agentidem-go/idem/sqlite/internal/stock",
-	Pos:    "stock.go:40",
+	Directive: "//agentidem:write name=setLevel identity=sku",
+	Kind:      agentidemrt.KindWrite,
+	Name:      "setLevel",
+	Params:    []string{"sku", "n"},
+	Pkg:       "github.com/agentidem/agentidem-go/idem/sqlite/internal/stock",
+	Pos:       "stock.go:40",
 })
 
 // SetLevelTraced calls SetLevel and records the call for agentidem (//agentidem:write).
@@ -71,11 +74,12 @@ func (w *Warehouse) SetLevelTraced(ctx ai_context.Context, sku string, n int) (a
 }
 
 var agentidemOp_Warehouse_AdjustTraced = agentidemrt.Declare(&agentidemrt.Op{
-	Kind:   agentidemrt.KindWrite,
-	Name:   "adjust",
-	Params: []string{"sku", "delta"},
-	Pkg:    "github.com/agentidem/agentidem-go/idem/sqlite/internal/stock",
-	Pos:    "stock.go:48",
+	Directive: "//agentidem:write name=adjust identity=sku",
+	Kind:      agentidemrt.KindWrite,
+	Name:      "adjust",
+	Params:    []string{"sku", "delta"},
+	Pkg:       "github.com/agentidem/agentidem-go/idem/sqlite/internal/stock",
+	Pos:       "stock.go:48",
 })
 
 // AdjustTraced calls Adjust and records the call for agentidem (//agentidem:write).
@@ -96,11 +100,12 @@ func (w *Warehouse) AdjustTraced(ctx ai_context.Context, sku string, delta int) 
 }
 
 var agentidemOp_Warehouse_TagTraced = agentidemrt.Declare(&agentidemrt.Op{
-	Kind:   agentidemrt.KindWrite,
-	Name:   "tag",
-	Params: []string{"sku", "tag"},
-	Pkg:    "github.com/agentidem/agentidem-go/idem/sqlite/internal/stock",
-	Pos:    "stock.go:56",
+	Directive: "//agentidem:write name=tag identity=sku,tag",
+	Kind:      agentidemrt.KindWrite,
+	Name:      "tag",
+	Params:    []string{"sku", "tag"},
+	Pkg:       "github.com/agentidem/agentidem-go/idem/sqlite/internal/stock",
+	Pos:       "stock.go:56",
 })
 
 // TagTraced calls Tag and records the call for agentidem (//agentidem:write).
@@ -121,11 +126,12 @@ func (w *Warehouse) TagTraced(ctx ai_context.Context, sku string, tag string) (a
 }
 
 var agentidemOp_Warehouse_PlaceTraced = agentidemrt.Declare(&agentidemrt.Op{
-	Kind:   agentidemrt.KindWrite,
-	Name:   "place",
-	Params: []string{"ref", "sku"},
-	Pkg:    "github.com/agentidem/agentidem-go/idem/sqlite/internal/stock",
-	Pos:    "stock.go:65",
+	Directive: "//agentidem:write name=place identity=ref",
+	Kind:      agentidemrt.KindWrite,
+	Name:      "place",
+	Params:    []string{"ref", "sku"},
+	Pkg:       "github.com/agentidem/agentidem-go/idem/sqlite/internal/stock",
+	Pos:       "stock.go:65",
 })
 
 // PlaceTraced calls Place and records the call for agentidem (//agentidem:write).
@@ -146,11 +152,12 @@ func (w *Warehouse) PlaceTraced(ctx ai_context.Context, ref string, sku string) 
 }
 
 var agentidemOp_Warehouse_PlaceNaiveTraced = agentidemrt.Declare(&agentidemrt.Op{
-	Kind:   agentidemrt.KindWrite,
-	Name:   "placeNaive",
-	Params: []string{"ref", "sku"},
-	Pkg:    "github.com/agentidem/agentidem-go/idem/sqlite/internal/stock",
-	Pos:    "stock.go:86",
+	Directive: "//agentidem:write name=placeNaive identity=ref",
+	Kind:      agentidemrt.KindWrite,
+	Name:      "placeNaive",
+	Params:    []string{"ref", "sku"},
+	Pkg:       "github.com/agentidem/agentidem-go/idem/sqlite/internal/stock",
+	Pos:       "stock.go:86",
 })
 
 // PlaceNaiveTraced calls PlaceNaive and records the call for agentidem (//agentidem:write).
@@ -171,11 +178,12 @@ func (w *Warehouse) PlaceNaiveTraced(ctx ai_context.Context, ref string, sku str
 }
 
 var agentidemOp_Warehouse_ShipTraced = agentidemrt.Declare(&agentidemrt.Op{
-	Kind:   agentidemrt.KindWrite,
-	Name:   "ship",
-	Params: []string{"ref", "sku"},
-	Pkg:    "github.com/agentidem/agentidem-go/idem/sqlite/internal/stock",
-	Pos:    "stock.go:106",
+	Directive: "//agentidem:write name=ship identity=ref",
+	Kind:      agentidemrt.KindWrite,
+	Name:      "ship",
+	Params:    []string{"ref", "sku"},
+	Pkg:       "github.com/agentidem/agentidem-go/idem/sqlite/internal/stock",
+	Pos:       "stock.go:106",
 })
 
 // ShipTraced calls Ship and records the call for agentidem (//agentidem:write).
@@ -196,11 +204,12 @@ func (w *Warehouse) ShipTraced(ctx ai_context.Context, ref string, sku string) (
 }
 
 var agentidemOp_Warehouse_ShipNaiveTraced = agentidemrt.Declare(&agentidemrt.Op{
-	Kind:   agentidemrt.KindWrite,
-	Name:   "shipNaive",
-	Params: []string{"ref", "sku"},
-	Pkg:    "github.com/agentidem/agentidem-go/idem/sqlite/internal/stock",
-	Pos:    "stock.go:114",
+	Directive: "//agentidem:write name=shipNaive identity=ref",
+	Kind:      agentidemrt.KindWrite,
+	Name:      "shipNaive",
+	Params:    []string{"ref", "sku"},
+	Pkg:       "github.com/agentidem/agentidem-go/idem/sqlite/internal/stock",
+	Pos:       "stock.go:114",
 })
 
 // ShipNaiveTraced calls ShipNaive and records the call for agentidem (//agentidem:write).

@@ -8,17 +8,19 @@ import (
 )
 
 // The guards below break the build when an annotated function's signature
-// changed and go generate was not run again.
+// changed and go generate was not run again; the compiler's error names
+// SignatureChangedRunGoGenerate.
 var (
-	_ func(*Gateway, ai_context.Context, string) error = (*Gateway).Refund
+	_ = agentidemrt.SignatureChangedRunGoGenerate[func(*Gateway, ai_context.Context, string) error]((*Gateway).Refund)
 )
 
 var agentidemOp_Gateway_RefundTraced = agentidemrt.Declare(&agentidemrt.Op{
-	Kind:   agentidemrt.KindWrite,
-	Name:   "Gateway.Refund",
-	Params: []string{"payment"},
-	Pkg:    "github.com/agentidem/agentidem-go/testkit/internal/pay/paypal",
-	Pos:    "paypal.go:25",
+	Directive: "//agentidem:write identity=payment",
+	Kind:      agentidemrt.KindWrite,
+	Name:      "Gateway.Refund",
+	Params:    []string{"payment"},
+	Pkg:       "github.com/agentidem/agentidem-go/testkit/internal/pay/paypal",
+	Pos:       "paypal.go:25",
 })
 
 // RefundTraced calls Refund and records the call for agentidem (//agentidem:write).
