@@ -1,7 +1,9 @@
 // Command demotable prints the table that ends scripts/demo.sh: one row per
-// saved report of the bundled examples, with the example, the agent (its
-// test), whether the example means that agent to be buggy or fixed, the
-// verdict, the error findings by code, and the report's page.
+// agent (its test) of the bundled examples, with the example, the agent,
+// whether the example means that agent to be buggy or fixed, the verdict,
+// the error findings by code, and the report's page. A test that ran its
+// suite more than once (to show the verdict is the same every run) is one
+// row per verdict its runs had, which says how many runs it stands for.
 //
 //	go run ./internal/demotable .agentidem/reports
 //
@@ -18,6 +20,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -40,9 +43,13 @@ func main() {
 	}
 }
 
-// row is one agent's line of the table.
+// row is one agent's line of the table: runs is how many reports of one
+// test it stands for (a test that runs its suite 20 times, to show the
+// verdict is the same every run, leaves <Test>.json and <Test>_02.json to
+// <Test>_20.json).
 type row struct {
 	example, agent, expected, verdict, findings, report string
+	runs                                                int
 }
 
 // load reads every <Test>.json below dir (AGENTIDEM_REPORT_DIR=dir puts
@@ -73,14 +80,24 @@ func load(dir string) ([]row, error) {
 		if _, err := os.Stat(page); err != nil {
 			page = f
 		}
-		rows = append(rows, row{
+		r := row{
 			example:  filepath.Base(filepath.Dir(f)),
 			agent:    rep.Name,
 			expected: expected(rep.Name),
 			verdict:  render.Verdict(rep),
 			findings: findings(rep),
 			report:   page,
-		})
+			runs:     1,
+		}
+		// The runs of one test that ended alike are one row; a run that
+		// ended otherwise keeps a row of its own.
+		if i := slices.IndexFunc(rows, func(o row) bool {
+			return o.example == r.example && o.agent == r.agent && o.verdict == r.verdict && o.findings == r.findings
+		}); i >= 0 {
+			rows[i].runs++
+			continue
+		}
+		rows = append(rows, r)
 	}
 	return rows, nil
 }
@@ -157,15 +174,21 @@ func findings(rep *runtime.Report) string {
 // write prints the table and a closing line, and returns how many agents
 // broke their test name's promise (each marked "!" in the table).
 func write(w io.Writer, rows []row) int {
-	head := row{"example", "agent", "expected", "verdict", "findings (error)", "report"}
+	head := row{"example", "agent", "expected", "verdict", "findings (error)", "report", 0}
 	all := append([]row{head}, rows...)
 	var wd [5]int
+	bad, buggy, fixed := 0, 0, 0
+	for i := range all {
+		if r := &all[i]; r.runs > 1 {
+			r.agent = fmt.Sprintf("%s (%d runs)", r.agent, r.runs)
+			r.report += fmt.Sprintf(" (and %d more)", r.runs-1)
+		}
+	}
 	for _, r := range all {
 		for i, s := range []string{r.example, r.agent, r.expected, r.verdict, r.findings} {
 			wd[i] = max(wd[i], len(s))
 		}
 	}
-	bad, buggy, fixed := 0, 0, 0
 	for i, r := range all {
 		mark := " "
 		if i > 0 {

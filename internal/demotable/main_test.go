@@ -151,3 +151,48 @@ func TestNoReportsIsAnError(t *testing.T) {
 		t.Error("an empty directory loads without error")
 	}
 }
+
+// The reports of one test that ran its suite again and again (a test that
+// shows the verdict is the same every run) are one row that says how many
+// runs it stands for; a run that ended otherwise keeps its own row (red
+// team rtV, item 13: 29 of the demo's 65 rows were such repeats).
+func TestRunsOfOneTestAreOneRow(t *testing.T) {
+	dir := t.TempDir()
+	save(t, dir, "refund", "TestVerdictIsTheSameEveryRun", false)
+	src := filepath.Join(dir, "refund", "TestVerdictIsTheSameEveryRun.json")
+	b, err := os.ReadFile(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range []string{"_02", "_03"} {
+		if err := os.WriteFile(strings.Replace(src, ".json", n+".json", 1), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	save(t, dir, "refund", "TestVerdictIsTheSameEveryRunKeyed", true)
+	// A fourth run of the first test that ended SAFE: a row of its own.
+	other, err := os.ReadFile(filepath.Join(dir, "refund", "TestVerdictIsTheSameEveryRunKeyed.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	other = bytes.ReplaceAll(other, []byte(`"TestVerdictIsTheSameEveryRunKeyed"`), []byte(`"TestVerdictIsTheSameEveryRun"`))
+	if err := os.WriteFile(strings.Replace(src, ".json", "_04.json", 1), other, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	write(&out, rows)
+	text := out.String()
+	if len(rows) != 3 {
+		t.Fatalf("%d rows, want 3:\n%s", len(rows), text)
+	}
+	if !strings.Contains(text, "TestVerdictIsTheSameEveryRun (3 runs)") || !strings.Contains(text, "TestVerdictIsTheSameEveryRun.json (and 2 more)") {
+		t.Errorf("the three alike runs are not one row that says so:\n%s", text)
+	}
+	if !strings.Contains(text, "3 agents:") {
+		t.Errorf("closing line:\n%s", text)
+	}
+}
