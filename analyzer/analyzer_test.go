@@ -117,3 +117,10 @@ func TestIndirectCalls(t *testing.T) {
 	analysistest.Run(t, analysistest.TestData(), analyzer.ConcurrentDeps, "indirect/deps")
 	analysistest.Run(t, analysistest.TestData(), analyzer.Identity, "indirect/escape")
 }
+
+// cbcapi: check-then-create through an HTTP API (GET, 404, POST to the
+// collection) and through GORM (First then Create, FirstOrCreate), with
+// their twins (red team fF).
+func TestCheckBeforeCreateAPI(t *testing.T) {
+	analysistest.Run(t, analysistest.TestData(), analyzer.CheckBeforeCreate, "cbcapi")
+}

@@ -165,6 +165,35 @@ type bindings struct {
 	value     map[*types.Var]ast.Expr
 	unbound   map[*types.Var]bool // assigned again, addressed, or declared without one value
 	notIndexd map[*types.Var]bool // used other than as m[k] read
+	// defined is the value a variable is declared with, whatever follows;
+	// first the call whose first result declares it (x, err := f()).
+	defined map[*types.Var]ast.Expr
+	first   map[*types.Var]*ast.CallExpr
+}
+
+// definedBy returns the call whose first result defines v (req, err :=
+// http.NewRequest(...)), when v is never assigned again nor addressed.
+func (r *ops) definedBy(v *types.Var) *ast.CallExpr {
+	if v.Pkg() != r.pass.Pkg {
+		return nil
+	}
+	b := r.bindings()
+	if b.unbound[v] {
+		return nil
+	}
+	if call, ok := ast.Unparen(b.value[v]).(*ast.CallExpr); ok {
+		return call
+	}
+	return b.first[v]
+}
+
+// definedValue returns the expression v is declared with (u := User{...}),
+// whatever is assigned to it later: callers check that.
+func (r *ops) definedValue(v *types.Var) ast.Expr {
+	if v.Pkg() != r.pass.Pkg {
+		return nil
+	}
+	return r.bindings().defined[v]
 }
 
 // boundValue returns the expression a local (or unexported package-level)
@@ -197,7 +226,8 @@ func (r *ops) bindings() *bindings {
 		return r.binds
 	}
 	info := r.pass.TypesInfo
-	b := &bindings{value: map[*types.Var]ast.Expr{}, unbound: map[*types.Var]bool{}, notIndexd: map[*types.Var]bool{}}
+	b := &bindings{value: map[*types.Var]ast.Expr{}, unbound: map[*types.Var]bool{}, notIndexd: map[*types.Var]bool{},
+		defined: map[*types.Var]ast.Expr{}, first: map[*types.Var]*ast.CallExpr{}}
 	r.binds = b
 	varOf := func(e ast.Expr) *types.Var {
 		id, ok := ast.Unparen(e).(*ast.Ident)
@@ -221,6 +251,7 @@ func (r *ops) bindings() *bindings {
 					}
 					if len(n.Values) == len(n.Names) {
 						b.value[v] = n.Values[i]
+						b.defined[v] = n.Values[i]
 					} else {
 						b.unbound[v] = true
 					}
@@ -239,8 +270,13 @@ func (r *ops) bindings() *bindings {
 						continue
 					}
 					id := ast.Unparen(l).(*ast.Ident)
-					if n.Tok == token.DEFINE && info.Defs[id] == v && len(n.Lhs) == len(n.Rhs) {
-						b.value[v] = n.Rhs[i]
+					if n.Tok == token.DEFINE && info.Defs[id] == v {
+						if len(n.Lhs) == len(n.Rhs) {
+							b.value[v] = n.Rhs[i]
+							b.defined[v] = n.Rhs[i]
+						} else if call, ok := ast.Unparen(n.Rhs[0]).(*ast.CallExpr); ok && i == 0 {
+							b.first[v] = call // req, err := http.NewRequest(...)
+						}
 						continue
 					}
 					b.unbound[v] = true
