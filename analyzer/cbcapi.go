@@ -96,7 +96,7 @@ func isGormDB(t types.Type) bool {
 // httpAccess returns a GET (a read) or a POST (a write) with its URL as
 // written; nil for other calls and URLs it cannot render.
 func (w *cbcWalker) httpAccess(call *ast.CallExpr, fn *types.Func) (a *cbcAccess, isRead bool) {
-	method, urlArg := "", ast.Expr(nil)
+	method, urlArg, body := "", ast.Expr(nil), ast.Expr(nil)
 	sig := fn.Type().(*types.Signature)
 	onClient := sig.Recv() != nil
 	if onClient {
@@ -107,13 +107,21 @@ func (w *cbcWalker) httpAccess(call *ast.CallExpr, fn *types.Func) (a *cbcAccess
 	switch fn.Name() {
 	case "Get":
 		method = "GET"
-	case "Post", "PostForm":
+	case "Post":
 		method = "POST"
+		if len(call.Args) == 3 {
+			body = call.Args[2]
+		}
+	case "PostForm":
+		method = "POST"
+		if len(call.Args) == 2 {
+			body = call.Args[1]
+		}
 	case "Do":
 		if !onClient || len(call.Args) != 1 {
 			return nil, false
 		}
-		method, urlArg = w.httpRequest(call.Args[0])
+		method, urlArg, body = w.httpRequest(call.Args[0])
 	default:
 		return nil, false
 	}
@@ -127,13 +135,13 @@ func (w *cbcWalker) httpAccess(call *ast.CallExpr, fn *types.Func) (a *cbcAccess
 	if !ok || !strings.Contains(u, "/") {
 		return nil, false
 	}
-	return &cbcAccess{call: call, kind: "http", url: u, keys: []string{"url"}}, method == "GET"
+	return &cbcAccess{call: call, kind: "http", url: u, keys: []string{"url"}, body: body}, method == "GET"
 }
 
 // httpRequest resolves req of client.Do(req) to the method and URL of the
 // http.NewRequest (or NewRequestWithContext) that made it: a variable
 // defined by it and never assigned again.
-func (w *cbcWalker) httpRequest(e ast.Expr) (string, ast.Expr) {
+func (w *cbcWalker) httpRequest(e ast.Expr) (method string, url, body ast.Expr) {
 	var call *ast.CallExpr
 	switch e := ast.Unparen(e).(type) {
 	case *ast.CallExpr:
@@ -141,16 +149,16 @@ func (w *cbcWalker) httpRequest(e ast.Expr) (string, ast.Expr) {
 	case *ast.Ident:
 		v, ok := w.info.Uses[e].(*types.Var)
 		if !ok {
-			return "", nil
+			return "", nil, nil
 		}
 		call = w.r.definedBy(v)
 	}
 	if call == nil {
-		return "", nil
+		return "", nil, nil
 	}
 	fn, ok := typeutil.Callee(w.info, call).(*types.Func)
 	if !ok || fn.Pkg() == nil || fn.Pkg().Path() != "net/http" {
-		return "", nil
+		return "", nil, nil
 	}
 	i := 0
 	switch fn.Name() {
@@ -158,16 +166,20 @@ func (w *cbcWalker) httpRequest(e ast.Expr) (string, ast.Expr) {
 	case "NewRequestWithContext":
 		i = 1
 	default:
-		return "", nil
+		return "", nil, nil
 	}
 	if len(call.Args) < i+2 {
-		return "", nil
+		return "", nil, nil
 	}
 	m := w.info.Types[call.Args[i]].Value
 	if m == nil || m.Kind() != constant.String {
-		return "", nil
+		return "", nil, nil
 	}
-	return strings.ToUpper(constant.StringVal(m)), call.Args[i+1]
+	var b ast.Expr
+	if len(call.Args) > i+2 {
+		b = call.Args[i+2]
+	}
+	return strings.ToUpper(constant.StringVal(m)), call.Args[i+1], b
 }
 
 // renderURL renders a URL as written: constant text as it is, a variable
@@ -275,6 +287,8 @@ func (w *cbcWalker) sprintfURL(format string, args []ast.Expr, depth int) (strin
 // followed by one path segment or a query, holding a variable.
 var oneResource = regexp.MustCompile(`^(/[^/?#]*\{[^}]*\}[^/?#]*/?|\?[^#]*\{[^}]*\}[^#]*)$`)
 
+// lookupOf reports whether get looks one resource up in the collection
+// post creates in; see oneResource.
 func lookupOf(get, post string) bool {
 	post = strings.TrimSuffix(post, "/")
 	if post == "" || !strings.Contains(post, "/") || strings.ContainsAny(post, "?#") || !strings.HasPrefix(get, post) {
@@ -870,3 +884,56 @@ func gormReadName(rd *cbcAccess) string {
 	}
 	return name + " of " + rd.model.Obj().Name()
 }
+
+// sendsKey reports whether the POST sends the key the GET looked up: a
+// variable of the GET's last segment or query appears in the POST's body,
+// directly or through the local variables it is built from (json.Marshal
+// of a struct holding it, url.Values with it). A POST that sends no key
+// (a new session after an expired one) creates another thing.
+func (w *cbcWalker) sendsKey(rd, a *cbcAccess) bool {
+	if a.body == nil {
+		return false
+	}
+	post := strings.TrimSuffix(a.url, "/")
+	var roots []string
+	for _, m := range urlKey.FindAllStringSubmatch(rd.url[len(post):], -1) {
+		root, _, _ := strings.Cut(m[1], ".")
+		roots = append(roots, root)
+	}
+	if len(roots) == 0 {
+		return false
+	}
+	found := false
+	seen := map[*types.Var]bool{}
+	var visit func(e ast.Node, depth int)
+	visit = func(e ast.Node, depth int) {
+		ast.Inspect(e, func(n ast.Node) bool {
+			id, ok := n.(*ast.Ident)
+			if !ok || found {
+				return !found
+			}
+			v, ok := w.info.Uses[id].(*types.Var)
+			if !ok || v.IsField() {
+				return true
+			}
+			if slices.Contains(roots, fmt.Sprintf("%s@%d", v.Name(), v.Pos())) {
+				found = true
+				return false
+			}
+			if !seen[v] && depth < 3 {
+				seen[v] = true
+				if d := w.r.definedValue(v); d != nil {
+					visit(d, depth+1)
+				} else if c := w.r.definedBy(v); c != nil {
+					visit(c, depth+1)
+				}
+			}
+			return true
+		})
+	}
+	visit(a.body, 0)
+	return found
+}
+
+// urlKey is a variable in a rendered URL: {id@1234} or {req@1234.Email}.
+var urlKey = regexp.MustCompile(`\{([^{}]*@[0-9]+[^{}]*)\}`)

@@ -140,6 +140,7 @@ type cbcAccess struct {
 	// create, "" for SQL and ops (cbcapi.go).
 	kind  string
 	url   string       // http: the URL as written
+	body  ast.Expr     // http: what a POST sends
 	model *types.Named // gorm: the model
 	conds []gormCond   // gorm: the read's conditions, the create's fields
 }
@@ -1201,7 +1202,7 @@ func (w *cbcWalker) checkWrite(a *cbcAccess, ctx []guard) {
 			if (rd.op == nil) != (a.op == nil) || rd.kind != a.kind || (rd.op == nil && rd.kind != "http" && rd.table != a.table) {
 				continue
 			}
-			if a.kind == "http" && !lookupOf(rd.url, a.url) {
+			if a.kind == "http" && (!lookupOf(rd.url, a.url) || !w.sendsKey(rd, a)) {
 				continue
 			}
 			same := intersects(rd.keys, a.keys)

@@ -234,7 +234,11 @@
 // http.NewRequest or NewRequestWithContext with a constant method and
 // sent with Do): the GET's is the POST's followed by one path segment or
 // a query, holding a variable (GET base+"/customers/"+id or
-// base+"/customers?email="+email, POST base+"/customers"). Only a status
+// base+"/customers?email="+email, POST base+"/customers"), and the POST
+// sends that variable in its body, directly or through the local
+// variables the body is built from (json.Marshal of a struct holding it):
+// a POST that sends no key (a new session after an expired one) creates
+// another thing. Only a status
 // of 404 tells absence: net/http returns no error for one, so a POST on a
 // transport error, or on another status (401, 500), is not judged; nor is
 // a POST to another collection, a subresource, or the resource itself

@@ -59,3 +59,27 @@ func notCalled(ctx context.Context, id string) (string, error) {
 func plain(ctx context.Context, id string) error {
 	return retry(ctx, desk.Refund, id, 100)
 }
+
+// A local closure that calls what it is handed is a helper too.
+func viaClosure(ctx context.Context, id string) error {
+	if _, err := desk.WeatherTraced(ctx, "Paris"); err != nil {
+		return err
+	}
+	try := func(f func(context.Context, string, int) error) error { return f(ctx, id, 1) }
+	return try(desk.Refund) // want `Refund handed to try, which calls it, in agent code escapes the trace`
+}
+
+// Through an interface the raw method is not judged: the value the agent
+// holds may be a traced implementation the module does not show.
+type creator interface {
+	CreateTicket(ctx context.Context, id, title string) (desk.Ticket, error)
+	Close() error
+}
+
+func viaInterface(ctx context.Context, c creator, id string) error {
+	if _, err := desk.WeatherTraced(ctx, "Paris"); err != nil {
+		return err
+	}
+	_, err := c.CreateTicket(ctx, id, "t")
+	return err
+}
