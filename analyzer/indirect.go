@@ -331,6 +331,11 @@ func (r *ops) ifaceImpl(m *types.Func) *types.Func {
 	if impl, ok := r.ifaces[m]; ok {
 		return impl
 	}
+	if r.frozen {
+		// The analyzers that use the result run at once: after
+		// Directives, what it resolved is read, never extended.
+		return nil
+	}
 	if r.ifaces == nil {
 		r.ifaces = map[*types.Func]*types.Func{}
 	}

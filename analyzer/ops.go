@@ -145,6 +145,9 @@ type ops struct {
 	ifaces      map[*types.Func]*types.Func // interface method -> the implementation all agree on, or nil
 	methodNames map[string]bool             // names of methods that are ops or wrappers
 	modTypes    []*types.Named              // the module's types visible here
+	// frozen is set at the end of Directives: the analyzers that use the
+	// result run concurrently and only read it.
+	frozen bool
 }
 
 func runDirectives(pass *analysis.Pass) (any, error) {
@@ -272,6 +275,9 @@ func runDirectives(pass *analysis.Pass) (any, error) {
 			}
 		}
 	}
+	// The variables bound once, for calls that do not name their op: the
+	// analyzers that read them run concurrently.
+	r.bindings()
 	// Ops of other packages, as far as this package calls them.
 	for _, f := range pass.Files {
 		ast.Inspect(f, func(n ast.Node) bool {
@@ -324,6 +330,7 @@ func runDirectives(pass *analysis.Pass) (any, error) {
 			return true
 		})
 	}
+	r.frozen = true
 	return r, nil
 }
 
