@@ -108,3 +108,19 @@ func TestConcurrentWritesLeave(t *testing.T) {
 func TestConcurrentDepsDefer(t *testing.T) {
 	analysistest.Run(t, analysistest.TestData(), analyzer.ConcurrentDeps, "depsdefer")
 }
+
+// indirect: ops called without naming them, through method values, a map
+// literal of tools and an interface the agent holds, and raw tools handed
+// to a helper that calls them (red team fF).
+func TestIndirectCalls(t *testing.T) {
+	analysistest.Run(t, analysistest.TestData(), analyzer.CheckBeforeCreate, "indirect/cbc")
+	analysistest.Run(t, analysistest.TestData(), analyzer.ConcurrentDeps, "indirect/deps")
+	analysistest.Run(t, analysistest.TestData(), analyzer.Identity, "indirect/escape")
+}
+
+// cbcapi: check-then-create through an HTTP API (GET, 404, POST to the
+// collection) and through GORM (First then Create, FirstOrCreate), with
+// their twins (red team fF).
+func TestCheckBeforeCreateAPI(t *testing.T) {
+	analysistest.Run(t, analysistest.TestData(), analyzer.CheckBeforeCreate, "cbcapi")
+}

@@ -37,7 +37,7 @@ func runCheckBeforeCreate(pass *analysis.Pass) (res any, err error) {
 	r := pass.ResultOf[Directives].(*ops)
 	p := pass.ResultOf[sqlFacts].(*sqlPkg)
 	sqlUse := p != nil
-	if len(r.ops)+len(r.wrappers) == 0 && !sqlUse {
+	if len(r.ops)+len(r.wrappers) == 0 && !sqlUse && !importsAPI(pass.Pkg) {
 		return nil, nil
 	}
 	for _, f := range pass.Files {
@@ -136,6 +136,13 @@ type cbcAccess struct {
 	// calls and how each argument renders.
 	via  string
 	args []string
+	// kind is "http" for a GET or a POST, "gorm" for a GORM read or
+	// create, "" for SQL and ops (cbcapi.go).
+	kind  string
+	url   string       // http: the URL as written
+	body  ast.Expr     // http: what a POST sends
+	model *types.Named // gorm: the model
+	conds []gormCond   // gorm: the read's conditions, the create's fields
 }
 
 // state of a branch with respect to a read: the key is (maybe) absent, or
@@ -403,6 +410,9 @@ func (w *cbcWalker) call(call *ast.CallExpr, ctx []guard) {
 		} else if !op.Idempotent {
 			w.checkWrite(a, ctx)
 		}
+		return
+	}
+	if w.params == nil && w.apiAccess(call, ctx) {
 		return
 	}
 	if w.sp == nil {
@@ -955,6 +965,17 @@ func (w *cbcWalker) branches(e ast.Expr) (t, f state) {
 			if len(w.readsIn(d)) == 0 {
 				d, o = o, d
 			}
+			if w.httpStatus(d) {
+				// resp.StatusCode == http.StatusNotFound; other statuses
+				// (a 500, a 401) say nothing of presence.
+				if len(w.readsIn(o)) > 0 || !statusNotFound(w.info, o) {
+					return unknown, unknown
+				}
+				if e.Op == token.EQL {
+					return absent, notAbsent
+				}
+				return notAbsent, absent
+			}
 			if len(w.readsIn(d)) == 0 || len(w.readsIn(o)) > 0 || !w.presenceValue(d) {
 				return unknown, unknown
 			}
@@ -968,7 +989,8 @@ func (w *cbcWalker) branches(e ast.Expr) (t, f state) {
 				// presence (if err != nil || exists { return err } was
 				// taken for a found, the create after it for guarded: a
 				// red team's miss).
-				if w.anySummary(w.readsIn(d)) || w.answersPresence(w.readsIn(d)) {
+				if w.anySummary(w.readsIn(d)) || w.answersPresence(w.readsIn(d)) || w.anyKind(w.readsIn(d), "http") {
+					// net/http answers a 404 without an error.
 					return unknown, unknown
 				}
 				eq = notAbsent
@@ -1177,7 +1199,10 @@ func (w *cbcWalker) checkWrite(a *cbcAccess, ctx []guard) {
 		}
 		for _, ri := range g.reads {
 			rd := w.reads[ri]
-			if (rd.op == nil) != (a.op == nil) || (rd.op == nil && rd.table != a.table) {
+			if (rd.op == nil) != (a.op == nil) || rd.kind != a.kind || (rd.op == nil && rd.kind != "http" && rd.table != a.table) {
+				continue
+			}
+			if a.kind == "http" && (!lookupOf(rd.url, a.url) || !w.sendsKey(rd, a)) {
 				continue
 			}
 			same := intersects(rd.keys, a.keys)
@@ -1194,7 +1219,13 @@ func (w *cbcWalker) checkWrite(a *cbcAccess, ctx []guard) {
 				semaphoreBefore(w.info, w.outer, rd.call.Pos()) || inSingleflight(w.info, w.outer, rd.call.Pos())) {
 				return
 			}
-			if a.op == nil && w.serializedPair(rd, a) {
+			if a.kind == "http" && sentIdempotencyKey(w.outerBody()) {
+				return
+			}
+			if a.kind == "gorm" && (gormUnique(rd, a) || w.gormSerialized(rd.call.Pos())) {
+				return
+			}
+			if a.op == nil && a.kind == "" && w.serializedPair(rd, a) {
 				return
 			}
 			if a.op != nil && w.sp.mentionsSerialization(w.info, w.pass.Files, w.outer, false) {
@@ -1217,6 +1248,20 @@ func (w *cbcWalker) checkWrite(a *cbcAccess, ctx []guard) {
 func (w *cbcWalker) report(rd, a *cbcAccess) {
 	line := w.pass.Fset.Position(rd.call.Pos()).Line
 	d := analysis.Diagnostic{Pos: a.call.Pos(), End: a.call.End()}
+	switch a.kind {
+	case "http":
+		d.Message = fmt.Sprintf("POST %s runs when the GET of %s (line %d) answered 404: two concurrent or redelivered calls can both see 404 and both create; "+
+			"send an Idempotency-Key the server deduplicates on, create with PUT on the key, or handle the conflict the server answers",
+			renderedURL(a.url), renderedURL(rd.url), line)
+		w.r.report(w.pass, d)
+		return
+	case "gorm":
+		d.Message = fmt.Sprintf("Create of %s runs when %s (line %d) found no record for the same key: two concurrent or redelivered calls can both find none and both insert, "+
+			"and the model declares no unique index on the key; declare one (gorm:\"uniqueIndex\") and create with Clauses(clause.OnConflict{DoNothing: true}), or handle gorm.ErrDuplicatedKey",
+			a.model.Obj().Name(), gormReadName(rd), line)
+		w.r.report(w.pass, d)
+		return
+	}
 	if a.op != nil {
 		d.Message = fmt.Sprintf("%s after %s on the same key races: two deliveries can both find nothing (line %d) and both create; "+
 			"enforce a unique idempotency key at the sink (idem.Store, or a unique constraint with INSERT ... ON CONFLICT DO NOTHING) and drop the check",

@@ -20,6 +20,23 @@
 // (*Svc).RefundTraced, or wrapper=IDENT). A function that calls at least one
 // wrapper is agent code.
 //
+// A call need not name its op. It is followed through a variable bound
+// once to an op or its wrapper (find := d.FindTicketTraced; find(ctx, id):
+// declared with that one value, never assigned again nor addressed),
+// through an entry, picked by a constant key, of a map literal bound once
+// and only ever indexed (tools := map[string]createFn{"create":
+// d.CreateTicketTraced}; tools["create"](ctx, id, title)), and through a
+// method of an interface of the module (type desk interface {
+// FindTicketTraced(...); ... }) when every type of the module that
+// implements it, declared in the package or in a package of the module it
+// imports, has the method annotated or generated for the same op, all
+// through the wrapper or all not. A type of the module whose method runs
+// no op (a test double) leaves the interface unresolved; so do types the
+// package cannot see, a method expression ((*Desk).FindTicket, whose
+// arguments are shifted), a map indexed by a value known at run time
+// (tools[call.Name]: which op runs is the model's choice, judged by the
+// runtime checks) and a map that is changed or handed on.
+//
 // Files with a "// Code generated ... DO NOT EDIT." header are never
 // reported. When in doubt, an analyzer says nothing: a false positive is
 // worse than a missed finding.
@@ -208,6 +225,79 @@
 // literal without RETURNING, the diagnostic carries that edit as a
 // suggested fix (agentidem-vet -fix).
 //
+// Over HTTP, the check is a GET of one resource of a collection that
+// answered 404, and the create a POST to that collection, on the branch
+// where the status was 404 (if resp.StatusCode == http.StatusNotFound, or
+// an early return when it was not). The URLs are compared as written
+// (concatenation, fmt.Sprintf with a constant format, url.PathEscape and
+// the like, a local variable bound once, a request made by
+// http.NewRequest or NewRequestWithContext with a constant method and
+// sent with Do): the GET's is the POST's followed by one path segment or
+// a query, holding a variable (GET base+"/customers/"+id or
+// base+"/customers?email="+email, POST base+"/customers"), and the POST
+// sends that variable in its body, directly or through the local
+// variables the body is built from (json.Marshal of a struct holding it):
+// a POST that sends no key (a new session after an expired one) creates
+// another thing. Only a status
+// of 404 tells absence: net/http returns no error for one, so a POST on a
+// transport error, or on another status (401, 500), is not judged; nor is
+// a POST to another collection, a subresource, or the resource itself
+// (PUT or POST on the key), nor one whose function names an idempotency
+// key (an Idempotency-Key header) or looks at the conflict the server
+// answers (http.StatusConflict), nor one under a mutex, semaphore or
+// singleflight as above. Test files are not judged for HTTP or GORM: a
+// test steps through a GET that must answer 404, then the POST, on
+// purpose.
+//
+// Wrong:
+//
+//	resp, err := c.Get(base + "/customers/" + id)
+//	...
+//	if resp.StatusCode == http.StatusNotFound {
+//		_, err = c.Post(base+"/customers", "application/json", body)
+//	}
+//
+// Fixed: send the key the server deduplicates on, or create with PUT on
+// the resource's own URL:
+//
+//	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, base+"/customers", body)
+//	req.Header.Set("Idempotency-Key", "customer/"+id)
+//	resp, err := c.Do(req)
+//
+// With GORM, the check is First, Take or Last of a model with equality
+// conditions (Where("email = ? AND org = ?", email, org), a struct or map
+// literal, inline conditions, a lone primary key), and the create is
+// Create of the same model whose fields give a condition's column the same
+// value (Create(&User{Email: email}), or a variable declared with such a
+// literal and never assigned), on the branch where the read found no
+// record (errors.Is(err, gorm.ErrRecordNotFound), or an early return when
+// err == nil). FirstOrCreate runs that SELECT and that INSERT itself and
+// is judged as the pair. A chain with a call that changes what the
+// conditions mean (Or, Not, Joins, Table, Raw, Scopes) is not read, nor a
+// create with Clauses (clause.OnConflict). Neither is reported when the
+// model declares a unique index covering the key's columns (primaryKey,
+// the ID field, unique, uniqueIndex, index:name,unique; gorm.Model
+// included): a racing create then fails and its retry finds the record.
+// That is why FirstOrCreate keyed on a unique column is not reported,
+// while one keyed on a column without a declared index can leave two
+// records. Nor when the function runs in a GORM transaction (Transaction,
+// Begin) or names a lock (a Locking clause, FOR UPDATE, SERIALIZABLE):
+// its isolation is not resolved, and silence is the safe side; nor when
+// the create's error is checked for gorm.ErrDuplicatedKey.
+//
+// Wrong:
+//
+//	err := db.Where("email = ?", email).First(&u).Error
+//	if errors.Is(err, gorm.ErrRecordNotFound) {
+//		err = db.Create(&User{Email: email}).Error
+//	}
+//
+// Fixed: a unique index on the key, and an insert that skips a record
+// that is there:
+//
+//	Email string `gorm:"uniqueIndex"`
+//	err := db.Clauses(clause.OnConflict{DoNothing: true}).Create(&User{Email: email}).Error
+//
 // # concurrentdeps
 //
 // An op and an op it declares after= started in the same concurrent batch.
@@ -356,7 +446,20 @@
 // code is a function, or a function literal on its own, that calls a
 // generated wrapper, and any literal it starts as a goroutine; a literal
 // beside it that only reads state, or a benchmark timing the direct call,
-// is not. When the wrapper exists, the suggested fix calls it.
+// is not. When the wrapper exists, the suggested fix calls it. A call
+// through a variable bound once to the annotated function is a direct
+// call too (refund := tools.Refund; refund(ctx, id, 100)); one through an
+// interface is not judged (the value may be a traced implementation the
+// module does not show).
+//
+// So is an annotated function handed, unwrapped, to a helper that calls
+// it: retry(ctx, tools.Refund, id), where retry, a function of the
+// package or a local closure bound once, calls that parameter in its own
+// body. A helper that only makes a closure around it or stores it (it may
+// trace the call), a helper of another package, one that uses this
+// toolkit's packages, and a value read for its type
+// (reflect.TypeOf(tools.Refund)) are not judged. The suggested fix hands
+// the wrapper.
 //
 // Wrong:
 //

@@ -50,7 +50,7 @@ func runIdentity(pass *analysis.Pass) (any, error) {
 				continue
 			}
 			checkIdentities(pass, r, fd, funcs)
-			checkEscapes(pass, r, fd)
+			checkEscapes(pass, r, fd, funcs)
 		}
 	}
 	return nil, nil
@@ -306,13 +306,14 @@ func nondetFunc(info *types.Info, call *ast.CallExpr) string {
 // (go, Group.Go, WaitGroup.Go) by agent code. A literal that only reads
 // state, or a benchmark that times the direct call beside the wrapper in
 // separate literals, is not agent code.
-func checkEscapes(pass *analysis.Pass, r *ops, fd *ast.FuncDecl) {
+func checkEscapes(pass *analysis.Pass, r *ops, fd *ast.FuncDecl, funcs map[*types.Func]*ast.FuncDecl) {
 	self, _ := pass.TypesInfo.Defs[fd.Name].(*types.Func)
 	b := &batcher{r: r, info: pass.TypesInfo}
 	var unit func(body *ast.BlockStmt, launched, parentAgent bool)
 	unit = func(body *ast.BlockStmt, launched, parentAgent bool) {
 		agent := false
 		var direct []*ast.CallExpr
+		var handed []handedRaw
 		var lits []*ast.FuncLit
 		launchedLits := map[*ast.FuncLit]bool{}
 		ast.Inspect(body, func(n ast.Node) bool {
@@ -329,13 +330,16 @@ func checkEscapes(pass *analysis.Pass, r *ops, fd *ast.FuncDecl) {
 					launchedLits[lit] = true
 				}
 			case *ast.CallExpr:
-				if op, wrapper, _ := r.opCall(n); op != nil {
+				if op, wrapper, _, h := r.resolve(n); op != nil {
 					if wrapper {
 						agent = true
-					} else {
+					} else if h != viaIface {
+						// Through an interface the value may be a traced
+						// implementation the module does not show.
 						direct = append(direct, n)
 					}
 				}
+				handed = append(handed, rawHanded(r, funcs, n)...)
 			}
 			return true
 		})
@@ -343,6 +347,9 @@ func checkEscapes(pass *analysis.Pass, r *ops, fd *ast.FuncDecl) {
 		if agent {
 			for _, call := range direct {
 				reportEscape(pass, r, self, call)
+			}
+			for _, hr := range handed {
+				reportHanded(pass, r, self, hr)
 			}
 		}
 		for _, lit := range lits {
@@ -353,7 +360,7 @@ func checkEscapes(pass *analysis.Pass, r *ops, fd *ast.FuncDecl) {
 }
 
 func reportEscape(pass *analysis.Pass, r *ops, self *types.Func, call *ast.CallExpr) {
-	op, _, fn := r.opCall(call)
+	op, _, fn, h := r.resolve(call)
 	if fn == self {
 		return
 	}
@@ -370,7 +377,7 @@ func reportEscape(pass *analysis.Pass, r *ops, self *types.Func, call *ast.CallE
 	case *ast.SelectorExpr:
 		name = f.Sel
 	}
-	if name != nil && wrapperObject(fn.Pkg(), fn, op.Wrapper) != nil && (fn.Pkg() == pass.Pkg || ast.IsExported(op.Wrapper)) {
+	if h == direct && name != nil && wrapperObject(fn.Pkg(), fn, op.Wrapper) != nil && (fn.Pkg() == pass.Pkg || ast.IsExported(op.Wrapper)) {
 		d.SuggestedFixes = []analysis.SuggestedFix{{
 			Message:   "call " + op.Wrapper,
 			TextEdits: []analysis.TextEdit{{Pos: name.Pos(), End: name.End(), NewText: []byte(op.Wrapper)}},
@@ -386,4 +393,136 @@ func indexOf(list []string, s string) int {
 		}
 	}
 	return -1
+}
+
+// handedRaw is an annotated function handed as a value to a helper that
+// calls it (retry(ctx, tools.Refund, id)): the call the helper makes
+// escapes the trace as a direct one does.
+type handedRaw struct {
+	arg    ast.Expr // the function value
+	helper string   // the helper's name
+	fn     *types.Func
+	op     *OpFact
+}
+
+// rawHanded returns the arguments of call that are annotated functions
+// (named, or through a variable bound once to one) handed, unwrapped, to a
+// helper of the package that calls that parameter itself: a function
+// declared here, or a local closure bound once. A helper that only stores
+// the value or returns a closure that calls it (it may trace the call), a
+// helper of another package, and one that uses this toolkit's packages
+// (it may trace the call itself) are not judged.
+func rawHanded(r *ops, funcs map[*types.Func]*ast.FuncDecl, call *ast.CallExpr) []handedRaw {
+	if call.Ellipsis.IsValid() {
+		return nil
+	}
+	info := r.pass.TypesInfo
+	var params *ast.FieldList
+	var body *ast.BlockStmt
+	name := ""
+	if fn, _ := calleeFunc(info, call); fn != nil {
+		if fd := funcs[fn.Origin()]; fd != nil {
+			params, body, name = fd.Type.Params, fd.Body, fd.Name.Name
+		}
+	} else if id, ok := ast.Unparen(call.Fun).(*ast.Ident); ok {
+		if v, ok := info.Uses[id].(*types.Var); ok {
+			if lit, ok := ast.Unparen(r.boundValue(v)).(*ast.FuncLit); ok {
+				params, body, name = lit.Type.Params, lit.Body, id.Name
+			}
+		}
+	}
+	if body == nil || usesToolkit(info, body) {
+		return nil
+	}
+	var objs []types.Object
+	for _, field := range params.List {
+		if _, variadic := field.Type.(*ast.Ellipsis); variadic {
+			break
+		}
+		if len(field.Names) == 0 {
+			objs = append(objs, nil)
+		}
+		for _, n := range field.Names {
+			objs = append(objs, info.Defs[n])
+		}
+	}
+	var out []handedRaw
+	for i, arg := range call.Args {
+		if i >= len(objs) || objs[i] == nil {
+			break
+		}
+		switch ast.Unparen(arg).(type) {
+		case *ast.Ident, *ast.SelectorExpr:
+		default:
+			continue
+		}
+		op, wrapper, fn, h := r.resolve(arg)
+		if op == nil || wrapper || h == viaIface || !callsParam(info, body, objs[i]) {
+			continue
+		}
+		out = append(out, handedRaw{arg: arg, helper: name, fn: fn, op: op})
+	}
+	return out
+}
+
+// callsParam reports whether body calls the parameter p itself, outside
+// the function literals it makes.
+func callsParam(info *types.Info, body *ast.BlockStmt, p types.Object) bool {
+	found := false
+	ast.Inspect(body, func(n ast.Node) bool {
+		switch n := n.(type) {
+		case *ast.FuncLit:
+			return false
+		case *ast.CallExpr:
+			if id, ok := ast.Unparen(n.Fun).(*ast.Ident); ok && info.Uses[id] == p {
+				found = true
+			}
+		}
+		return !found
+	})
+	return found
+}
+
+// usesToolkit reports whether n refers to a package of this toolkit (its
+// runtime, say): such a helper may trace what it calls.
+func usesToolkit(info *types.Info, n ast.Node) bool {
+	found := false
+	ast.Inspect(n, func(n ast.Node) bool {
+		if id, ok := n.(*ast.Ident); ok {
+			if obj := info.Uses[id]; obj != nil && obj.Pkg() != nil && strings.HasPrefix(obj.Pkg().Path(), "github.com/agentidem/agentidem-go/") {
+				found = true
+			}
+		}
+		return !found
+	})
+	return found
+}
+
+func reportHanded(pass *analysis.Pass, r *ops, self *types.Func, hr handedRaw) {
+	if hr.fn == self {
+		return
+	}
+	d := analysis.Diagnostic{
+		Pos: hr.arg.Pos(),
+		End: hr.arg.End(),
+		Message: fmt.Sprintf("%s handed to %s, which calls it, in agent code escapes the trace: the harness can neither see nor fault the call; hand it %s",
+			hr.op.Func, hr.helper, hr.op.Wrapper),
+	}
+	var name *ast.Ident
+	switch f := ast.Unparen(hr.arg).(type) {
+	case *ast.Ident:
+		if _, ok := pass.TypesInfo.Uses[f].(*types.Func); ok {
+			name = f
+		}
+	case *ast.SelectorExpr:
+		name = f.Sel
+	}
+	if name != nil && pass.TypesInfo.Uses[name] == hr.fn && wrapperObject(hr.fn.Pkg(), hr.fn, hr.op.Wrapper) != nil &&
+		(hr.fn.Pkg() == pass.Pkg || ast.IsExported(hr.op.Wrapper)) {
+		d.SuggestedFixes = []analysis.SuggestedFix{{
+			Message:   "hand it " + hr.op.Wrapper,
+			TextEdits: []analysis.TextEdit{{Pos: name.Pos(), End: name.End(), NewText: []byte(hr.op.Wrapper)}},
+		}}
+	}
+	r.report(pass, d)
 }

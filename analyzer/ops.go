@@ -139,6 +139,15 @@ type ops struct {
 	// silenced lines per file, and silenced ranges (functions with a doc ignore).
 	lines  map[*token.File]map[int]bool
 	ranges [][2]token.Pos
+
+	// Calls that do not name their op (indirect.go), computed on demand.
+	binds       *bindings
+	ifaces      map[*types.Func]*types.Func // interface method -> the implementation all agree on, or nil
+	methodNames map[string]bool             // names of methods that are ops or wrappers
+	modTypes    []*types.Named              // the module's types visible here
+	// frozen is set at the end of Directives: the analyzers that use the
+	// result run concurrently and only read it.
+	frozen bool
 }
 
 func runDirectives(pass *analysis.Pass) (any, error) {
@@ -266,6 +275,9 @@ func runDirectives(pass *analysis.Pass) (any, error) {
 			}
 		}
 	}
+	// The variables bound once, for calls that do not name their op: the
+	// analyzers that read them run concurrently.
+	r.bindings()
 	// Ops of other packages, as far as this package calls them.
 	for _, f := range pass.Files {
 		ast.Inspect(f, func(n ast.Node) bool {
@@ -282,6 +294,12 @@ func runDirectives(pass *analysis.Pass) (any, error) {
 				return true
 			}
 			fn = fn.Origin()
+			if types.IsInterface(recvType(fn)) {
+				// d.FindTicketTraced(ctx, id) on an interface whose
+				// implementations run one op: that op's fact.
+				r.ifaceImpl(fn)
+				return true
+			}
 			if fn.Pkg() == nil || fn.Pkg() == pass.Pkg || inGOROOT(pass.Fset, fn.Pos()) {
 				return true
 			}
@@ -312,6 +330,7 @@ func runDirectives(pass *analysis.Pass) (any, error) {
 			return true
 		})
 	}
+	r.frozen = true
 	return r, nil
 }
 
@@ -544,30 +563,12 @@ func launchesTogether(b *batcher, body *ast.BlockStmt) bool {
 }
 
 // opCall resolves a call (or a function value) to the op it runs, and says
-// whether it goes through the generated wrapper.
+// whether it goes through the generated wrapper. It follows a variable or a
+// map entry bound once to an op, and an interface method whose
+// implementations in the module run one op (see resolve).
 func (r *ops) opCall(e ast.Expr) (op *OpFact, wrapper bool, fn *types.Func) {
-	info := r.pass.TypesInfo
-	switch e := e.(type) {
-	case *ast.CallExpr:
-		fn, _ = typeutil.Callee(info, e).(*types.Func)
-	case *ast.SelectorExpr:
-		fn, _ = info.Uses[e.Sel].(*types.Func)
-	case *ast.Ident:
-		fn, _ = info.Uses[e].(*types.Func)
-	case *ast.ParenExpr:
-		return r.opCall(e.X)
-	}
-	if fn == nil {
-		return nil, false, nil
-	}
-	fn = fn.Origin()
-	if op := r.ops[fn]; op != nil {
-		return op, false, fn
-	}
-	if op := r.wrappers[fn]; op != nil {
-		return op, true, fn
-	}
-	return nil, false, nil
+	op, wrapper, fn, _ = r.resolve(e)
+	return op, wrapper, fn
 }
 
 // inGOROOT reports whether pos is in a file of the standard library.
