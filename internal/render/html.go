@@ -371,9 +371,11 @@ func buildScenario(i int, res *runtime.Result, baseline bool) scenarioView {
 			}
 		}
 	}
+	// The calls that repeated an effect: not the first of each
+	// duplicate's calls, which made the one effect the others repeated.
 	dup := map[string]bool{}
 	for _, d := range res.Duplicates {
-		for _, c := range d.Calls {
+		for _, c := range d.Calls[min(1, len(d.Calls)):] {
 			dup[c] = true
 		}
 	}

@@ -333,6 +333,23 @@ func TestHTMLShowsTheNaiveAgentsBug(t *testing.T) {
 			}
 		}
 	}
+	// The repeat is the duplicate effect; the first refund made the one
+	// effect it repeated, and is not marked so (red team rtV, item 22b).
+	for _, res := range scenarios(rep) {
+		for _, d := range res.Duplicates {
+			for i, c := range d.Calls {
+				for _, row := range find(byName[res.Scenario], "details", "call") {
+					if id, _ := attr(row, "data-call"); id != c {
+						continue
+					}
+					title, _ := attr(find(row, "summary")[0], "title")
+					if got := strings.Contains(title, "duplicate effect"); got != (i > 0) {
+						t.Errorf("%s: call %s (%d of the duplicate's calls) marked duplicate effect: %v", res.Scenario, c, i+1, got)
+					}
+				}
+			}
+		}
+	}
 	// A call's hover title and its details carry args, identity, result.
 	row := find(byName["lost_acknowledgement/refund#1"], "details", "call")[1]
 	title, _ := attr(find(row, "summary")[0], "title")
