@@ -729,6 +729,9 @@ func (c *Call) Finish(err error, results ...any) error {
 	f := c.fault()
 	switch f {
 	case FaultLostAck, FaultCrash:
+	case FaultLostResponse:
+		c.lostNone()
+		return nil
 	default:
 		return nil
 	}

@@ -1,0 +1,211 @@
+package runtime
+
+import (
+	"context"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"syscall"
+)
+
+// Transport returns an http.RoundTripper that sends each request through
+// base (http.DefaultTransport when nil) and, while a run is active, tells
+// the run which traced call sent it. Wrap the HTTP client of each tool that
+// writes through HTTP with it:
+//
+//	client := &http.Client{Transport: runtime.Transport(nil)}
+//
+// An SDK that takes an *http.Client (aws-sdk-go-v2's HTTPClient option,
+// openai-go's option.WithHTTPClient, stripe-go's backend config, a
+// go-retryablehttp Client's HTTPClient) takes one made so.
+//
+// Why: a client that retries by itself (go-retryablehttp, the AWS SDK's
+// retryer, openai-go, stripe-go, a loop of the tool's own that sends the
+// request again after a timeout or a reset connection) sends a POST again
+// when the answer to the first was lost in transit, and a service that
+// does not deduplicate it applies it twice. That retry is inside the tool
+// call, below the boundary where the suite injects its faults, and no
+// other scenario meets it (red teams rtR #1, rtS #2: both SAFE where every
+// lost answer doubled a credit or a refund). Through Transport the suite
+// sees the requests each call sends (the trace's http_requests), and
+// plans for each write whose baseline call sent a POST or a PATCH (or a
+// request marked with WriteRequest) a lost_response scenario
+// (FaultLostResponse): the first such request of the call reaches the
+// service, whose answer is read and dropped, and the client gets a
+// connection reset instead, an error the retrying clients above retry on.
+// With State, a call that then changed the world more than the baseline's
+// same call did (two refunds for one) is a duplicate_write; a retry the
+// service deduplicated (an Idempotency-Key it honors, a conditional write)
+// changes nothing more, and is safe. Without State the suite cannot see
+// what the service did, and the scenario is inconclusive.
+//
+// The call is found through the request's context (the tool's ctx, or
+// one made from it: http.NewRequestWithContext(ctx, ...)), else through
+// the goroutine that sends it: the call's own, or one the tool started
+// while the call runs. A request no traced call sent goes to base
+// untouched, as does every request while no run is active: then the cost
+// is one atomic load over base's.
+func Transport(base http.RoundTripper) http.RoundTripper {
+	return &transport{base: base}
+}
+
+type transport struct{ base http.RoundTripper }
+
+// RoundTrip sends req through base, recording it on the traced call that
+// sent it and losing its response where the run's fault says so.
+func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
+	base := t.base
+	if base == nil {
+		base = http.DefaultTransport
+	}
+	if !Enabled() {
+		return base.RoundTrip(req)
+	}
+	c := sendingCall(req.Context())
+	if c == nil {
+		return base.RoundTrip(req)
+	}
+	sent := sentRequest{Method: req.Method, Host: req.URL.Host, Path: req.URL.Path, Write: writeRequest(req)}
+	lose := false
+	c.mu.Lock()
+	x := c.rare()
+	if sent.Write && c.rec.planned && c.inv.rec.fault.Kind == FaultLostResponse && !x.lostResponse {
+		x.lostResponse, lose, sent.Lost = true, true, true
+	}
+	x.sent = append(x.sent, sent)
+	c.mu.Unlock()
+	if !lose {
+		return base.RoundTrip(req)
+	}
+	resp, err := base.RoundTrip(req)
+	if err != nil {
+		// The request did not get through: nothing was lost.
+		c.mu.Lock()
+		x.lostResponse = false
+		x.sent[len(x.sent)-1].Lost = false
+		c.mu.Unlock()
+		return resp, err
+	}
+	// The service answered: its answer is read whole, so that what it
+	// did is done, and dropped, as a connection reset after the request
+	// reached the service drops it.
+	_, _ = io.Copy(io.Discard, resp.Body)
+	_ = resp.Body.Close()
+	c.mu.Lock()
+	c.rec.faulted = true
+	k := int(c.rec.Occurrence)
+	c.mu.Unlock()
+	c.inv.rec.markFired()
+	return nil, &InjectedError{
+		Fault: Fault{Kind: FaultLostResponse, Op: c.op.Name, Occurrence: k},
+		Err:   &net.OpError{Op: "read", Net: "tcp", Addr: hostAddr(req.URL.Host), Err: os.NewSyscallError("read", syscall.ECONNRESET)},
+	}
+}
+
+// hostAddr is a request's host as the address of a connection.
+type hostAddr string
+
+func (a hostAddr) Network() string { return "tcp" }
+func (a hostAddr) String() string  { return string(a) }
+
+// sentRequest is one HTTP request a traced call sent through Transport.
+type sentRequest struct {
+	Method string `json:"method"`
+	Host   string `json:"host"`
+	Path   string `json:"path"`
+	// Write says the request is not idempotent: a POST, a PATCH, or one
+	// marked with WriteRequest.
+	Write bool `json:"write,omitempty"`
+	// Lost says the lost_response fault dropped its answer.
+	Lost bool `json:"lost,omitempty"`
+}
+
+// what names the request: its method, host and path.
+func (s sentRequest) what() string { return s.Method + " " + s.Host + s.Path }
+
+type writeRequestKey struct{}
+
+// WriteRequest returns req marked as a request that is not idempotent, for
+// Transport: a PUT or a DELETE whose service applies each one it gets (a
+// PUT that appends, a DELETE of "the oldest entry"). POST and PATCH
+// requests are taken as such without it. A lost_response scenario is
+// planned only for writes whose calls sent one.
+func WriteRequest(req *http.Request) *http.Request {
+	return req.WithContext(context.WithValue(req.Context(), writeRequestKey{}, true))
+}
+
+// writeRequest reports whether req is not idempotent (WriteRequest).
+func writeRequest(req *http.Request) bool {
+	switch req.Method {
+	case http.MethodPost, http.MethodPatch:
+		return true
+	}
+	marked, _ := req.Context().Value(writeRequestKey{}).(bool)
+	return marked
+}
+
+// sendingCall returns the traced call of an active run that sends the
+// request whose context is ctx, or nil: the call ctx comes from, else the
+// call in flight on the calling goroutine, or on the goroutine that
+// started it (a tool that sends its request from a goroutine of its own,
+// without its ctx).
+func sendingCall(ctx context.Context) *Call {
+	if ctx != nil {
+		if c, ok := ctx.Value(callKey{}).(*Call); ok && c != nil {
+			if c.inv == nil || c.inv.rec.stopped.Load() {
+				return nil // no run's call, or an ended run's
+			}
+			return c
+		}
+	}
+	recs := activeRecorders()
+	if len(recs) == 0 {
+		return nil
+	}
+	gid := goroutineID()
+	if c := openOnAny(recs, gid); c != nil {
+		return c
+	}
+	// A goroutine the tool started: its parents lead to the call's.
+	all := snapshotSome(nil)
+	parent := make(map[uint64]uint64, len(all))
+	for i := range all {
+		parent[all[i].id] = all[i].parent
+	}
+	for id, i := parent[gid], 0; id != 0 && i < 64; id, i = parent[id], i+1 {
+		if c := openOnAny(recs, id); c != nil {
+			return c
+		}
+	}
+	return nil
+}
+
+// openOnAny returns the innermost call of the runs recs that goroutine gid
+// runs now (begun, not ended), or nil.
+func openOnAny(recs []*recorder, gid uint64) *Call {
+	for _, r := range recs {
+		if r.stopped.Load() {
+			continue
+		}
+		r.mu.Lock()
+		for i := len(r.calls) - 1; i >= 0; i-- {
+			chunk := r.calls[i]
+			for j := len(chunk) - 1; j >= 0; j-- {
+				c := chunk[j]
+				if c.gid != gid {
+					continue
+				}
+				c.mu.Lock()
+				ended := c.rec.ended
+				c.mu.Unlock()
+				if !ended {
+					r.mu.Unlock()
+					return c
+				}
+			}
+		}
+		r.mu.Unlock()
+	}
+	return nil
+}

@@ -1,0 +1,373 @@
+package runtime
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// refundService creates a refund for each POST /refunds it gets; with
+// honorKey, a POST whose Idempotency-Key it has seen creates nothing more
+// and answers as the first did. GET /refunds lists them.
+type refundService struct {
+	honorKey bool
+	mu       sync.Mutex
+	refunds  []string
+	keys     map[string]bool
+	posts    int
+}
+
+func (s *refundService) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if r.Method != http.MethodPost || r.URL.Path != "/refunds" {
+		fmt.Fprintf(w, "%d", len(s.refunds))
+		return
+	}
+	s.posts++
+	body, _ := io.ReadAll(r.Body)
+	if k := r.Header.Get("Idempotency-Key"); s.honorKey && k != "" {
+		if s.keys[k] {
+			io.WriteString(w, "ok")
+			return
+		}
+		s.keys[k] = true
+	}
+	s.refunds = append(s.refunds, string(body))
+	io.WriteString(w, "ok")
+}
+
+func (s *refundService) reset() {
+	s.mu.Lock()
+	s.refunds, s.keys, s.posts = nil, map[string]bool{}, 0
+	s.mu.Unlock()
+}
+
+func (s *refundService) snapshot() any {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return map[string]any{"refunds": append([]string{}, s.refunds...)}
+}
+
+var opRefundHTTP = &Op{Name: "refund", Kind: KindWrite, Params: []string{"order"}, Pos: "transport_test.go:1"}
+
+// postAgainOnError is a tool's own "retry on error" helper: the POST is sent
+// again, up to three times, when the client returns an error.
+func postAgainOnError(ctx context.Context, hc *http.Client, u, body, key string) error {
+	var err error
+	for range 3 {
+		var req *http.Request
+		req, err = http.NewRequestWithContext(ctx, http.MethodPost, u, strings.NewReader(body))
+		if err != nil {
+			return err
+		}
+		if key != "" {
+			req.Header.Set("Idempotency-Key", key)
+		}
+		var resp *http.Response
+		resp, err = hc.Do(req)
+		if err == nil {
+			io.Copy(io.Discard, resp.Body)
+			return resp.Body.Close()
+		}
+	}
+	return err
+}
+
+// sdkStyle is a client of an SDK's shape: it retries a request on a
+// connection error or a 5xx, never on a 4xx, and rewinds the body.
+func sdkStyle(ctx context.Context, hc *http.Client, u string, body []byte) error {
+	for attempt := 0; ; attempt++ {
+		req, err := http.NewRequestWithContext(ctx, http.MethodPost, u, bytes.NewReader(body))
+		if err != nil {
+			return err
+		}
+		resp, err := hc.Do(req)
+		var op *net.OpError
+		retry := err != nil && errors.As(err, &op) || err == nil && resp.StatusCode >= 500
+		if err == nil && !retry {
+			io.Copy(io.Discard, resp.Body)
+			return resp.Body.Close()
+		}
+		if err == nil {
+			resp.Body.Close()
+		}
+		if !retry || attempt == 2 {
+			if err == nil {
+				err = fmt.Errorf("refund: %s", resp.Status)
+			}
+			return err
+		}
+	}
+}
+
+type refundStyle int
+
+const (
+	styleLoop      refundStyle = iota // the tool's own retry loop
+	styleLoopKey                      // the same, with an Idempotency-Key
+	styleNoRetry                      // one request, its error returned
+	styleSDK                          // an SDK-style client (connection errors, 5xx)
+	styleGoroutine                    // the loop, run by a goroutine the tool starts, without its ctx
+)
+
+// httpRefundAgent refunds each order through an HTTP service.
+func httpRefundAgent(hc *http.Client, base string, style refundStyle, orders ...string) func(context.Context) error {
+	return func(ctx context.Context) error {
+		for _, o := range orders {
+			err := traced(ctx, opRefundHTTP, []any{o}, []any{o}, func(ctx context.Context) error {
+				u := base + "/refunds"
+				switch style {
+				case styleLoopKey:
+					return postAgainOnError(ctx, hc, u, o, "refund-"+o)
+				case styleNoRetry:
+					req, _ := http.NewRequestWithContext(ctx, http.MethodPost, u, strings.NewReader(o))
+					resp, err := hc.Do(req)
+					if err != nil {
+						return err
+					}
+					return resp.Body.Close()
+				case styleSDK:
+					return sdkStyle(ctx, hc, u, []byte(o))
+				case styleGoroutine:
+					done := make(chan error, 1)
+					go func() { done <- postAgainOnError(context.Background(), hc, u, o, "") }()
+					return <-done
+				}
+				return postAgainOnError(ctx, hc, u, o, "")
+			})
+			if err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+}
+
+// runHTTPRefunds runs httpRefundAgent's suite against a fresh refund service,
+// with State when withState, and returns the report.
+func runHTTPRefunds(t *testing.T, style refundStyle, honorKey, withState bool, opts ...Option) (*Report, *refundService) {
+	t.Helper()
+	svc := &refundService{honorKey: honorKey}
+	srv := httptest.NewServer(svc)
+	t.Cleanup(srv.Close)
+	hc := &http.Client{Transport: Transport(nil), Timeout: 10 * time.Second}
+	all := []Option{Setup(func(context.Context) error { svc.reset(); return nil })}
+	if withState {
+		all = append(all, State(svc.snapshot))
+	}
+	rep, err := Run(context.Background(), "refunds", httpRefundAgent(hc, srv.URL, style, "o-1"), append(all, opts...)...)
+	require.NoError(t, err)
+	require.True(t, rep.BaselineSucceeded, "baseline: %+v", rep.BaselineFailure)
+	return rep, svc
+}
+
+const lostRefund = "lost_response/refund#1"
+
+// A tool whose own loop sends the refund's POST again after an error, to a
+// service that creates a refund per POST, refunds twice whenever the first
+// answer is lost in transit; no injected fault at the tool's boundary met
+// that retry, and the suite was SAFE (red teams rtR #1, rtS #2). The
+// lost_response scenario loses that answer: the loop sends the POST again,
+// the service makes a second refund, and State sees the call add two
+// where the baseline's added one.
+func TestLostResponseRetriedInsideTheCallIsADuplicate(t *testing.T) {
+	rep, _ := runHTTPRefunds(t, styleLoop, false, true)
+	r := resultOf(t, rep, lostRefund)
+	require.True(t, r.FaultFired, "notes: %v", r.Trace.Notes)
+	assert.False(t, r.Safe)
+	require.Contains(t, resultCodes(r), CodeDuplicateWrite, "findings: %v; notes: %v", r.Findings, r.Trace.Notes)
+	msg := r.Findings[0].Message
+	assert.Contains(t, msg, "1:refund#1's HTTP client sent POST ")
+	assert.Contains(t, msg, "/refunds again inside the call after the injected lost response")
+	assert.Contains(t, msg, "the service applied it twice")
+	assert.Contains(t, msg, "refunds gained 2 entries where the baseline's call added 1")
+	assert.False(t, rep.Safe)
+	for _, o := range r.Trace.Ops {
+		if o.Name == "refund" {
+			assert.Equal(t, FaultLostResponse, o.Fault)
+			require.Len(t, o.sent(), 2)
+			assert.True(t, o.sent()[0].Lost)
+			assert.Equal(t, "POST", o.sent()[1].Method)
+		}
+	}
+}
+
+// The same loop with an Idempotency-Key the service honors: the second
+// POST creates nothing, and the scenario is safe.
+func TestLostResponseRetriedWithAKeyIsSafe(t *testing.T) {
+	rep, svc := runHTTPRefunds(t, styleLoopKey, true, true)
+	r := resultOf(t, rep, lostRefund)
+	require.True(t, r.FaultFired)
+	assert.True(t, r.Safe && !r.Inconclusive, "findings: %v; notes: %v", r.Findings, r.Trace.Notes)
+	assert.True(t, rep.Safe)
+	svc.mu.Lock()
+	defer svc.mu.Unlock()
+	assert.Len(t, svc.refunds, 1, "the last scenario's world")
+}
+
+// Without State the suite cannot see what the service did with the second
+// POST: the scenario is inconclusive, and says why; never safe, never a
+// finding.
+func TestLostResponseRetriedWithoutStateIsInconclusive(t *testing.T) {
+	rep, _ := runHTTPRefunds(t, styleLoop, false, false)
+	r := resultOf(t, rep, lostRefund)
+	require.True(t, r.FaultFired)
+	assert.True(t, r.Inconclusive)
+	assert.False(t, r.Safe)
+	assert.NotContains(t, resultCodes(r), CodeDuplicateWrite)
+	notes := strings.Join(r.Trace.Notes, "\n")
+	assert.Contains(t, notes, "1:refund#1's HTTP client sent POST ")
+	assert.Contains(t, notes, "without testkit.State the suite cannot see whether the service applied it more than once")
+}
+
+// A tool that does not retry hands the reset connection to the agent, as
+// a lost acknowledgement would: this agent gives up, and no repeat is
+// made; the error names the reset.
+func TestLostResponseWithoutARetryReachesTheTool(t *testing.T) {
+	rep, _ := runHTTPRefunds(t, styleNoRetry, false, true)
+	r := resultOf(t, rep, lostRefund)
+	require.True(t, r.FaultFired)
+	assert.NotContains(t, resultCodes(r), CodeDuplicateWrite, "findings: %v", r.Findings)
+	assert.True(t, r.Failed)
+	assert.Contains(t, r.Error, "connection reset by peer")
+	for _, o := range r.Trace.Ops {
+		if o.Name == "refund" {
+			assert.Len(t, o.sent(), 1)
+			assert.Equal(t, StatusFailed, o.Status)
+		}
+	}
+}
+
+// An SDK-style client (retries connection errors and 5xx) meets the reset
+// as the tool's own loop does.
+func TestLostResponseSDKStyleClient(t *testing.T) {
+	rep, _ := runHTTPRefunds(t, styleSDK, false, true)
+	r := resultOf(t, rep, lostRefund)
+	require.True(t, r.FaultFired)
+	assert.Contains(t, resultCodes(r), CodeDuplicateWrite, "findings: %v; notes: %v", r.Findings, r.Trace.Notes)
+}
+
+// A request sent by a goroutine the tool started, with no ctx of the
+// call's, is the call's all the same: its goroutine descends from the
+// call's.
+func TestLostResponseFromAGoroutineOfTheTool(t *testing.T) {
+	rep, _ := runHTTPRefunds(t, styleGoroutine, false, true)
+	r := resultOf(t, rep, lostRefund)
+	require.True(t, r.FaultFired, "notes: %v; findings: %v", r.Trace.Notes, r.Findings)
+	assert.Contains(t, resultCodes(r), CodeDuplicateWrite, "findings: %v; notes: %v", r.Findings, r.Trace.Notes)
+}
+
+// Two calls in flight at once, each its own requests: each call's
+// lost_response scenario loses its own POST's answer, and the other
+// call's requests are not its.
+func TestLostResponseTwoCallsInFlight(t *testing.T) {
+	svc := &refundService{}
+	srv := httptest.NewServer(svc)
+	defer srv.Close()
+	hc := &http.Client{Transport: Transport(nil), Timeout: 10 * time.Second}
+	agent := func(ctx context.Context) error {
+		var wg sync.WaitGroup
+		errs := make([]error, 2)
+		for i, o := range []string{"o-1", "o-2"} {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				errs[i] = traced(ctx, opRefundHTTP, []any{o}, []any{o}, func(ctx context.Context) error {
+					return postAgainOnError(ctx, hc, srv.URL+"/refunds", o, "")
+				})
+			}()
+		}
+		wg.Wait()
+		return errors.Join(errs...)
+	}
+	rep, err := Run(context.Background(), "two", agent, Setup(func(context.Context) error { svc.reset(); return nil }), State(svc.snapshot))
+	require.NoError(t, err)
+	require.True(t, rep.BaselineSucceeded)
+	for _, o := range rep.Baseline.Trace.Ops {
+		require.Len(t, o.sent(), 1, "%s", o.ID)
+	}
+	n := 0
+	for _, r := range rep.Results {
+		if !strings.HasPrefix(r.Scenario, "lost_response/") {
+			continue
+		}
+		n++
+		require.True(t, r.FaultFired, "%s", r.Scenario)
+		for _, o := range r.Trace.Ops {
+			want := 1
+			if o.Fault == FaultLostResponse {
+				want = 2
+			}
+			assert.Len(t, o.sent(), want, "%s %s", r.Scenario, o.ID)
+		}
+		// The calls ran together: neither's window is its own.
+		assert.True(t, r.Inconclusive || slicesHas(resultCodes(r), CodeDuplicateWrite), "%s: findings %v notes %v", r.Scenario, r.Findings, r.Trace.Notes)
+		assert.False(t, r.Safe, "%s", r.Scenario)
+	}
+	assert.Equal(t, 2, n)
+}
+
+func slicesHas(xs []string, x string) bool {
+	for _, y := range xs {
+		if y == x {
+			return true
+		}
+	}
+	return false
+}
+
+// Without a run, Transport is its base: the request goes through as is.
+func TestTransportWithNoRun(t *testing.T) {
+	svc := &refundService{}
+	svc.reset()
+	srv := httptest.NewServer(svc)
+	defer srv.Close()
+	hc := &http.Client{Transport: Transport(nil)}
+	require.NoError(t, postAgainOnError(context.Background(), hc, srv.URL+"/refunds", "o-9", ""))
+	assert.Equal(t, 1, svc.posts)
+	assert.Len(t, svc.refunds, 1)
+}
+
+// A write whose calls sent no request through Transport gets no
+// lost_response scenario: reports of agents that do not use it keep
+// their scenarios.
+func TestNoLostResponseWithoutTransport(t *testing.T) {
+	svc := &refundService{}
+	srv := httptest.NewServer(svc)
+	defer srv.Close()
+	rep, err := Run(context.Background(), "plain", httpRefundAgent(&http.Client{}, srv.URL, styleLoop, "o-1"), Setup(func(context.Context) error { svc.reset(); return nil }), State(svc.snapshot))
+	require.NoError(t, err)
+	for _, r := range rep.Results {
+		assert.False(t, strings.HasPrefix(r.Scenario, "lost_response"), r.Scenario)
+	}
+}
+
+// The error the client gets is a connection reset, as retrying clients
+// recognize it: a *net.OpError of ECONNRESET inside the *url.Error, that
+// says "connection reset" (what aws-sdk-go-v2's retryer looks for; openai-go,
+// stripe-go and go-retryablehttp retry on any error of the round trip); it
+// matches ErrInjected.
+func TestLostResponseError(t *testing.T) {
+	e := &InjectedError{Fault: Fault{Kind: FaultLostResponse, Op: "refund", Occurrence: 1},
+		Err: &net.OpError{Op: "read", Net: "tcp", Addr: hostAddr("127.0.0.1:80"), Err: os.NewSyscallError("read", syscall.ECONNRESET)}}
+	var op *net.OpError
+	require.True(t, errors.As(e, &op))
+	assert.True(t, errors.Is(e, syscall.ECONNRESET))
+	assert.True(t, errors.Is(e, ErrInjected))
+	assert.Equal(t, "read tcp 127.0.0.1:80: read: connection reset by peer", e.Error())
+}
