@@ -59,7 +59,10 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if base == nil {
 		base = http.DefaultTransport
 	}
-	if !Enabled() {
+	if !Enabled() || inHook() {
+		// No run; or State, Settle, Setup or Teardown reading or
+		// seeding the world through the agent's client: the harness's
+		// request, none of a call's.
 		return base.RoundTrip(req)
 	}
 	c := sendingCall(req.Context())

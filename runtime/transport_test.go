@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -370,4 +371,63 @@ func TestLostResponseError(t *testing.T) {
 	assert.True(t, errors.Is(e, syscall.ECONNRESET))
 	assert.True(t, errors.Is(e, ErrInjected))
 	assert.Equal(t, "read tcp 127.0.0.1:80: read: connection reset by peer", e.Error())
+}
+
+// State that reads the service through the agent's own client, with
+// Transport, reads it as the harness: its requests are no call's, and the
+// lost response is the tool's POST's, not State's.
+func TestLostResponseStateReadsThroughTheSameClient(t *testing.T) {
+	svc := &refundService{}
+	srv := httptest.NewServer(svc)
+	defer srv.Close()
+	hc := &http.Client{Transport: Transport(nil), Timeout: 10 * time.Second}
+	state := func() any {
+		// A query API that takes a POST, as DynamoDB's Scan does.
+		resp, err := hc.Post(srv.URL+"/query", "text/plain", nil)
+		if err != nil {
+			return err.Error()
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		n, _ := strconv.Atoi(string(b))
+		return map[string]any{"refunds": n}
+	}
+	rep, err := Run(context.Background(), "state via client", httpRefundAgent(hc, srv.URL, styleLoop, "o-1"),
+		Setup(func(context.Context) error { svc.reset(); return nil }), State(state))
+	require.NoError(t, err)
+	require.True(t, rep.BaselineSucceeded)
+	for _, o := range rep.Baseline.Trace.Ops {
+		require.Len(t, o.sent(), 1, "State's requests are not the call's")
+	}
+	r := resultOf(t, rep, lostRefund)
+	require.True(t, r.FaultFired)
+	require.Contains(t, resultCodes(r), CodeDuplicateWrite, "findings: %v; notes: %v", r.Findings, r.Trace.Notes)
+	assert.Contains(t, r.Findings[0].Message, "refunds moved by +2 where the baseline's call moved it by +1")
+}
+
+// nopTransport answers every request at once, so that the benchmarks
+// below measure the wrapper, not the network.
+type nopTransport struct{ resp http.Response }
+
+func (n *nopTransport) RoundTrip(*http.Request) (*http.Response, error) { return &n.resp, nil }
+
+// BenchmarkTransportInactive is the cost of Transport over its base while
+// no run is active (one atomic load); BenchmarkTransportBase is the base
+// alone.
+func BenchmarkTransportInactive(b *testing.B) {
+	req, _ := http.NewRequest(http.MethodPost, "http://svc.test/refunds", nil)
+	rt := Transport(&nopTransport{})
+	b.ReportAllocs()
+	for b.Loop() {
+		rt.RoundTrip(req)
+	}
+}
+
+func BenchmarkTransportBase(b *testing.B) {
+	req, _ := http.NewRequest(http.MethodPost, "http://svc.test/refunds", nil)
+	var rt http.RoundTripper = &nopTransport{}
+	b.ReportAllocs()
+	for b.Loop() {
+		rt.RoundTrip(req)
+	}
 }
