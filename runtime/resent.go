@@ -25,6 +25,10 @@ import (
 // shared with other calls), the scenario is inconclusive, and its note
 // says what it could not see.
 
+// resentMark is the words a finding of a request sent again inside a call
+// says, which Finding.GroupKey tells it by.
+const resentMark = "inside the call after the injected lost response"
+
 // sentWrite reports whether call o sent a request that is not idempotent
 // through Transport: its lost_response scenario can fire.
 func sentWrite(o *Operation) bool {
@@ -74,7 +78,7 @@ func (s *Suite) resentInside(res *Result, tr *Trace, sc Scenario, add func(Findi
 	if again == 0 {
 		return // the error reached the tool: judged as any lost answer
 	}
-	what := fmt.Sprintf("%s's HTTP client sent %s %s inside the call after the injected lost response (the first request reached the service, which answered; the connection was reset before the answer came)",
+	what := fmt.Sprintf("%s's HTTP client sent %s %s "+resentMark+" (the first request reached the service, which answered; the connection was reset before the answer came)",
 		o.ID, lost.what(), timesAgain(again))
 	inconclusive := func(why string) {
 		res.Inconclusive = true
