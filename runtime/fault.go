@@ -47,9 +47,9 @@ const (
 	// FaultLostResponse loses the answer of the first request that is not
 	// idempotent (a POST, a PATCH, one marked with WriteRequest) the call
 	// sends through Transport: the request reaches the service, whose
-	// answer is read and dropped, and the call's HTTP client gets a
-	// connection reset (a *net.OpError, ECONNRESET), which retrying
-	// clients retry on. A client that retries sends the request again
+	// answer is read and dropped, and the call's HTTP client gets a read
+	// timeout (a *net.OpError, "read tcp HOST: i/o timeout"), which
+	// retrying clients retry on. A client that retries sends the request again
 	// inside the call, and the service applies it twice unless it
 	// deduplicates it; a client that does not hands the error to the tool,
 	// and the agent sees what the tool makes of it, as after a lost
@@ -113,7 +113,7 @@ func (e *InjectedError) says() string {
 	case FaultConflict:
 		return ": conflict (injected failure of one call of a parallel batch)"
 	case FaultLostResponse:
-		return ": connection reset before the response (injected lost response)"
+		return ": timeout reading the response (injected lost response)"
 	}
 	return ": injected fault"
 }

@@ -78,7 +78,7 @@ func (s *Suite) resentInside(res *Result, tr *Trace, sc Scenario, add func(Findi
 	if again == 0 {
 		return // the error reached the tool: judged as any lost answer
 	}
-	what := fmt.Sprintf("%s's HTTP client sent %s %s "+resentMark+" (the first request reached the service, which answered; the connection was reset before the answer came)",
+	what := fmt.Sprintf("%s's HTTP client sent %s %s "+resentMark+" (the first request reached the service, which answered; the client's read of the answer timed out)",
 		o.ID, lost.what(), timesAgain(again))
 	inconclusive := func(why string) {
 		res.Inconclusive = true

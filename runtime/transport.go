@@ -6,7 +6,6 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"syscall"
 )
 
 // Transport returns an http.RoundTripper that sends each request through
@@ -33,7 +32,8 @@ import (
 // request marked with WriteRequest) a lost_response scenario
 // (FaultLostResponse): the first such request of the call reaches the
 // service, whose answer is read and dropped, and the client gets a
-// connection reset instead, an error the retrying clients above retry on.
+// read timeout instead (lostResponseError), an error the retrying clients
+// above retry on.
 // With State, a call that then changed the world more than the baseline's
 // same call did (two refunds for one) is a duplicate_write; a retry the
 // service deduplicated (an Idempotency-Key it honors, a conditional write)
@@ -91,7 +91,7 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		return resp, err
 	}
 	// The service answered: its answer is read whole, so that what it
-	// did is done, and dropped, as a connection reset after the request
+	// did is done, and dropped, as a read that times out after the request
 	// reached the service drops it.
 	_, _ = io.Copy(io.Discard, resp.Body)
 	_ = resp.Body.Close()
@@ -102,8 +102,21 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	c.inv.rec.markFired()
 	return nil, &InjectedError{
 		Fault: Fault{Kind: FaultLostResponse, Op: c.op.Name, Occurrence: k},
-		Err:   &net.OpError{Op: "read", Net: "tcp", Addr: hostAddr(req.URL.Host), Err: os.NewSyscallError("read", syscall.ECONNRESET)},
+		Err:   lostResponseError(req.URL.Host),
 	}
+}
+
+// lostResponseError is the error the client of a request whose response
+// was lost gets: a read on the connection that timed out after the request
+// was written ("read tcp HOST: i/o timeout"), a *net.OpError whose Timeout
+// and Temporary report true. Retrying clients retry on it: aws-sdk-go-v2's
+// retryer (a temporary *net.OpError, and a timeout), go-retryablehttp,
+// openai-go and stripe-go (any error of the round trip), and helpers of a
+// tool's own that retry only timeouts or only net.Errors. A connection
+// reset (ECONNRESET) is no timeout, and a helper that retries timeouts
+// (red team rtS #2's) passed it on to the tool.
+func lostResponseError(host string) error {
+	return &net.OpError{Op: "read", Net: "tcp", Addr: hostAddr(host), Err: os.ErrDeadlineExceeded}
 }
 
 // hostAddr is a request's host as the address of a connection.

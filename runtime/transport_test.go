@@ -9,11 +9,10 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
-	"os"
+	"net/url"
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -116,6 +115,25 @@ func sdkStyle(ctx context.Context, hc *http.Client, u string, body []byte) error
 	}
 }
 
+// postOnTimeout sends the POST again when the client's error is a
+// timeout (a net.Error whose Timeout is true), as red team rtS #2's
+// DoRetry does.
+func postOnTimeout(ctx context.Context, hc *http.Client, u, body string) error {
+	var err error
+	for range 3 {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, u, strings.NewReader(body))
+		var resp *http.Response
+		if resp, err = hc.Do(req); err == nil {
+			return resp.Body.Close()
+		}
+		var ne net.Error
+		if !errors.As(err, &ne) || !ne.Timeout() {
+			return err
+		}
+	}
+	return err
+}
+
 type refundStyle int
 
 const (
@@ -124,6 +142,7 @@ const (
 	styleNoRetry                      // one request, its error returned
 	styleSDK                          // an SDK-style client (connection errors, 5xx)
 	styleGoroutine                    // the loop, run by a goroutine the tool starts, without its ctx
+	styleTimeouts                     // a helper that retries timeouts only (red team rtS #2's)
 )
 
 // httpRefundAgent refunds each order through an HTTP service.
@@ -144,6 +163,8 @@ func httpRefundAgent(hc *http.Client, base string, style refundStyle, orders ...
 					return resp.Body.Close()
 				case styleSDK:
 					return sdkStyle(ctx, hc, u, []byte(o))
+				case styleTimeouts:
+					return postOnTimeout(ctx, hc, u, o)
 				case styleGoroutine:
 					done := make(chan error, 1)
 					go func() { done <- postAgainOnError(context.Background(), hc, u, o, "") }()
@@ -245,7 +266,8 @@ func TestLostResponseWithoutARetryReachesTheTool(t *testing.T) {
 	require.True(t, r.FaultFired)
 	assert.NotContains(t, resultCodes(r), CodeDuplicateWrite, "findings: %v", r.Findings)
 	assert.True(t, r.Failed)
-	assert.Contains(t, r.Error, "connection reset by peer")
+	assert.Contains(t, r.Error, "read tcp 127.0.0.1:")
+	assert.Contains(t, r.Error, "i/o timeout")
 	for _, o := range r.Trace.Ops {
 		if o.Name == "refund" {
 			assert.Len(t, o.sent(), 1)
@@ -258,6 +280,16 @@ func TestLostResponseWithoutARetryReachesTheTool(t *testing.T) {
 // as the tool's own loop does.
 func TestLostResponseSDKStyleClient(t *testing.T) {
 	rep, _ := runHTTPRefunds(t, styleSDK, false, true)
+	r := resultOf(t, rep, lostRefund)
+	require.True(t, r.FaultFired)
+	assert.Contains(t, resultCodes(r), CodeDuplicateWrite, "findings: %v; notes: %v", r.Findings, r.Trace.Notes)
+}
+
+// A helper that retries timeouts only meets the lost response too: a
+// connection reset, no timeout, went past it to the tool (red team rtS
+// #2's DoRetry).
+func TestLostResponseTimeoutRetryingHelper(t *testing.T) {
+	rep, _ := runHTTPRefunds(t, styleTimeouts, false, true)
 	r := resultOf(t, rep, lostRefund)
 	require.True(t, r.FaultFired)
 	assert.Contains(t, resultCodes(r), CodeDuplicateWrite, "findings: %v; notes: %v", r.Findings, r.Trace.Notes)
@@ -358,19 +390,24 @@ func TestNoLostResponseWithoutTransport(t *testing.T) {
 	}
 }
 
-// The error the client gets is a connection reset, as retrying clients
-// recognize it: a *net.OpError of ECONNRESET inside the *url.Error, that
-// says "connection reset" (what aws-sdk-go-v2's retryer looks for; openai-go,
-// stripe-go and go-retryablehttp retry on any error of the round trip); it
-// matches ErrInjected.
+// The error the client gets is a read that timed out, as retrying clients
+// recognize it: a *net.OpError, Timeout and Temporary (what aws-sdk-go-v2's
+// retryer and helpers that retry timeouts look for; openai-go, stripe-go
+// and go-retryablehttp retry on any error of the round trip); it matches
+// ErrInjected, and is no context.DeadlineExceeded, which clients take for
+// their caller's deadline and do not retry.
 func TestLostResponseError(t *testing.T) {
-	e := &InjectedError{Fault: Fault{Kind: FaultLostResponse, Op: "refund", Occurrence: 1},
-		Err: &net.OpError{Op: "read", Net: "tcp", Addr: hostAddr("127.0.0.1:80"), Err: os.NewSyscallError("read", syscall.ECONNRESET)}}
+	e := &InjectedError{Fault: Fault{Kind: FaultLostResponse, Op: "refund", Occurrence: 1}, Err: lostResponseError("127.0.0.1:80")}
 	var op *net.OpError
 	require.True(t, errors.As(e, &op))
-	assert.True(t, errors.Is(e, syscall.ECONNRESET))
+	assert.True(t, op.Timeout())
+	assert.True(t, op.Temporary())
+	var ne net.Error
+	require.True(t, errors.As(error(&url.Error{Op: "Post", URL: "http://127.0.0.1:80/refunds", Err: e}), &ne))
+	assert.True(t, ne.Timeout())
 	assert.True(t, errors.Is(e, ErrInjected))
-	assert.Equal(t, "read tcp 127.0.0.1:80: read: connection reset by peer", e.Error())
+	assert.False(t, errors.Is(e, context.DeadlineExceeded))
+	assert.Equal(t, "read tcp 127.0.0.1:80: i/o timeout", e.Error())
 }
 
 // State that reads the service through the agent's own client, with
