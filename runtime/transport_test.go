@@ -42,6 +42,7 @@ func (s *refundService) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	body, _ := io.ReadAll(r.Body)
 	if k := r.Header.Get("Idempotency-Key"); s.honorKey && k != "" {
 		if s.keys[k] {
+			w.Header().Set("Idempotent-Replayed", "true")
 			io.WriteString(w, "ok")
 			return
 		}
@@ -467,4 +468,36 @@ func BenchmarkTransportBase(b *testing.B) {
 	for b.Loop() {
 		rt.RoundTrip(req)
 	}
+}
+
+// A tool whose service answers a keyed retry "replayed", and says so
+// (MarkReplayed), replayed its own lost request, sent in this run: no
+// stale key, and the scenario fired (red team rtS #2's keyed tool).
+func TestLostResponseReplayOfItsOwnRequestIsNotStale(t *testing.T) {
+	svc := &refundService{honorKey: true}
+	srv := httptest.NewServer(svc)
+	defer srv.Close()
+	hc := &http.Client{Transport: Transport(nil), Timeout: 10 * time.Second}
+	agent := func(ctx context.Context) error {
+		return traced(ctx, opRefundHTTP, []any{"o-1"}, []any{"o-1"}, func(ctx context.Context) error {
+			for range 3 {
+				req, _ := http.NewRequestWithContext(ctx, http.MethodPost, srv.URL+"/refunds", strings.NewReader("o-1"))
+				req.Header.Set("Idempotency-Key", "refund-o-1")
+				resp, err := hc.Do(req)
+				if err != nil {
+					continue
+				}
+				if resp.Header.Get("Idempotent-Replayed") == "true" {
+					MarkReplayed(ctx)
+				}
+				return resp.Body.Close()
+			}
+			return errors.New("refund: no answer")
+		})
+	}
+	rep, err := Run(context.Background(), "replayed", agent, Setup(func(context.Context) error { svc.reset(); return nil }), State(svc.snapshot))
+	require.NoError(t, err)
+	r := resultOf(t, rep, lostRefund)
+	assert.True(t, r.FaultFired, "findings %v; notes %v", r.Findings, r.Trace.Notes)
+	assert.True(t, r.Safe && !r.Inconclusive, "findings %v; notes %v", r.Findings, r.Trace.Notes)
 }
