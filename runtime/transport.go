@@ -1,7 +1,9 @@
 package runtime
 
 import (
+	"bytes"
 	"context"
+	"hash/fnv"
 	"io"
 	"net"
 	"net/http"
@@ -70,6 +72,11 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		return base.RoundTrip(req)
 	}
 	sent := sentRequest{Method: req.Method, Host: req.URL.Host, Path: req.URL.Path, Write: writeRequest(req)}
+	if sent.Write {
+		// A retry sends the same body; another request to the same
+		// path (DynamoDB's operations are all POST /) sends another.
+		sent.body, req = bodyDigest(req)
+	}
 	lose := false
 	c.mu.Lock()
 	x := c.rare()
@@ -135,7 +142,52 @@ type sentRequest struct {
 	Write bool `json:"write,omitempty"`
 	// Lost says the lost_response fault dropped its answer.
 	Lost bool `json:"lost,omitempty"`
+	// body is a digest of the request's body (bodyDigest): the requests
+	// a client sent again are those of the same method, host, path and
+	// body.
+	body uint64
 }
+
+// bodyDigest returns a digest of req's body, and the request to send: req
+// itself when its body can be read again (GetBody, or none), else a copy
+// of req whose body is what was read.
+func bodyDigest(req *http.Request) (uint64, *http.Request) {
+	h := fnv.New64a()
+	switch {
+	case req.Body == nil || req.Body == http.NoBody:
+	case req.GetBody != nil:
+		if b, err := req.GetBody(); err == nil {
+			_, _ = io.Copy(h, b)
+			_ = b.Close()
+		}
+	default:
+		b, err := io.ReadAll(req.Body)
+		_ = req.Body.Close()
+		h.Write(b)
+		cp := req.Clone(req.Context())
+		cp.Body = &readBody{Reader: bytes.NewReader(b), err: err}
+		cp.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(b)), nil }
+		req = cp
+	}
+	return h.Sum64(), req
+}
+
+// readBody is a body read ahead of sending: its bytes, then the error the
+// read ended with, if any.
+type readBody struct {
+	*bytes.Reader
+	err error
+}
+
+func (r *readBody) Read(p []byte) (int, error) {
+	n, err := r.Reader.Read(p)
+	if err == io.EOF && r.err != nil {
+		err = r.err
+	}
+	return n, err
+}
+
+func (r *readBody) Close() error { return nil }
 
 // what names the request: its method, host and path.
 func (s sentRequest) what() string { return s.Method + " " + s.Host + s.Path }

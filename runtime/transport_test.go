@@ -34,7 +34,7 @@ type refundService struct {
 func (s *refundService) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if r.Method != http.MethodPost || r.URL.Path != "/refunds" {
+	if r.Method != http.MethodPost || r.URL.Path != "/refunds" || r.URL.Query().Get("dry") == "1" {
 		fmt.Fprintf(w, "%d", len(s.refunds))
 		return
 	}
@@ -500,4 +500,101 @@ func TestLostResponseReplayOfItsOwnRequestIsNotStale(t *testing.T) {
 	r := resultOf(t, rep, lostRefund)
 	assert.True(t, r.FaultFired, "findings %v; notes %v", r.Findings, r.Trace.Notes)
 	assert.True(t, r.Safe && !r.Inconclusive, "findings %v; notes %v", r.Findings, r.Trace.Notes)
+}
+
+// A tool that, after its POST failed, asks the service whether it was
+// applied through another POST to the same path (an RPC API, as
+// DynamoDB's, whose operations are all POST /) sent nothing again: the
+// requests differ by body, and the scenario is judged as any lost answer
+// the tool checked, with nothing said of a retry.
+func TestLostResponseOtherRequestToTheSamePathIsNoRetry(t *testing.T) {
+	svc := &refundService{}
+	srv := httptest.NewServer(svc)
+	defer srv.Close()
+	hc := &http.Client{Transport: Transport(nil), Timeout: 10 * time.Second}
+	agent := func(ctx context.Context) error {
+		return traced(ctx, opRefundHTTP, []any{"o-1"}, []any{"o-1"}, func(ctx context.Context) error {
+			req, _ := http.NewRequestWithContext(ctx, http.MethodPost, srv.URL+"/refunds", strings.NewReader("o-1"))
+			resp, err := hc.Do(req)
+			if err == nil {
+				return resp.Body.Close()
+			}
+			// Was it applied? A query, sent as a POST too.
+			req, _ = http.NewRequestWithContext(ctx, http.MethodPost, srv.URL+"/refunds", strings.NewReader(`{"query":"count"}`))
+			req.URL.RawQuery = "dry=1"
+			resp, err = hc.Do(req)
+			if err != nil {
+				return err
+			}
+			return resp.Body.Close()
+		})
+	}
+	rep, err := Run(context.Background(), "other", agent, Setup(func(context.Context) error { svc.reset(); return nil }))
+	require.NoError(t, err)
+	r := resultOf(t, rep, lostRefund)
+	require.True(t, r.FaultFired)
+	assert.NotContains(t, strings.Join(r.Trace.Notes, "\n"), "again inside the call", "notes: %v", r.Trace.Notes)
+	assert.False(t, r.Inconclusive, "notes: %v", r.Trace.Notes)
+}
+
+// ledgerService credits an account by each POST /credit it gets, as an
+// unconditional DynamoDB ADD does (red team rtR #1's ledger).
+type ledgerService struct {
+	mu      sync.Mutex
+	balance int
+}
+
+func (s *ledgerService) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	io.Copy(io.Discard, r.Body)
+	s.mu.Lock()
+	s.balance += 500
+	s.mu.Unlock()
+}
+
+var opCreditHTTP = &Op{Name: "credit", Kind: KindWrite, Params: []string{"tx"}, Pos: "transport_test.go:2"}
+
+// A credit whose client sends the POST again after the lost response
+// credits twice: with State giving the balance as a number, a
+// duplicate_write that says it moved by +1000 where the baseline's moved
+// it by +500; with State giving it inside a string, as the red team's
+// DynamoDB fake did ("balance={"N":"1000"};"), the suite cannot measure
+// it, and the scenario is inconclusive, never safe.
+func TestLostResponseCreditedTwice(t *testing.T) {
+	for _, asString := range []bool{false, true} {
+		svc := &ledgerService{}
+		srv := httptest.NewServer(svc)
+		hc := &http.Client{Transport: Transport(nil), Timeout: 10 * time.Second}
+		agent := func(ctx context.Context) error {
+			return traced(ctx, opCreditHTTP, []any{"pay-7"}, []any{"pay-7"}, func(ctx context.Context) error {
+				return sdkStyle(ctx, hc, srv.URL+"/credit", []byte(`{"tx":"pay-7","cents":500}`))
+			})
+		}
+		state := func() any {
+			svc.mu.Lock()
+			defer svc.mu.Unlock()
+			if asString {
+				return map[string]any{"balances/acct-1": fmt.Sprintf(`balance={"N":"%d"};`, svc.balance)}
+			}
+			return map[string]any{"balances": map[string]any{"acct-1": svc.balance}}
+		}
+		rep, err := Run(context.Background(), "credit", agent, Setup(func(context.Context) error {
+			svc.mu.Lock()
+			svc.balance = 0
+			svc.mu.Unlock()
+			return nil
+		}), State(state))
+		srv.Close()
+		require.NoError(t, err)
+		r := resultOf(t, rep, "lost_response/credit#1")
+		require.True(t, r.FaultFired)
+		assert.False(t, r.Safe, "string %v", asString)
+		if !asString {
+			require.Contains(t, resultCodes(r), CodeDuplicateWrite, "findings %v notes %v", r.Findings, r.Trace.Notes)
+			assert.Contains(t, r.Findings[0].Message, "balances.acct-1 moved by +1000 where the baseline's call moved it by +500")
+			continue
+		}
+		assert.True(t, r.Inconclusive)
+		assert.NotContains(t, resultCodes(r), CodeDuplicateWrite)
+		assert.Contains(t, strings.Join(r.Trace.Notes, "\n"), "another change, and not more entries or a number moved further")
+	}
 }
