@@ -739,6 +739,7 @@ func (w *reportWriter) operation(o *Operation) {
 			if s.Write {
 				b = append(b, `,"write":true`...)
 			}
+			b = appendIntOmit(b, `,"status":`, s.Status)
 			if s.Lost {
 				b = append(b, `,"lost":true`...)
 			}

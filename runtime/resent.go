@@ -95,6 +95,19 @@ func (s *Suite) resentInside(res *Result, tr *Trace, sc Scenario, add func(Findi
 			break
 		}
 	}
+	if b != nil {
+		if first, again := sentTwice(b.sent()); again != nil {
+			// The baseline's call is no one request's effect to
+			// compare with: the service may have applied the first
+			// (a 500 after committing) as well.
+			answer := "no answer"
+			if first.Status != 0 {
+				answer = "an answer of " + strconv.Itoa(first.Status)
+			}
+			inconclusive(fmt.Sprintf("the baseline's %s sent %s again inside the call too, after %s, so its change is not known to be one request's, and the suite cannot compare with it; if the service applied the first request before it failed, the baseline itself applied it twice", b.ID, first.what(), answer))
+			return
+		}
+	}
 	if b == nil || !o.stateSeen() || !b.stateSeen() {
 		inconclusive("State could not tell the call's effect apart from other calls' (its window, or the baseline's same call's, held other writes), so the suite cannot see whether the service applied it more than once")
 		return
@@ -132,6 +145,23 @@ func (s *Suite) resentInside(res *Result, tr *Trace, sc Scenario, add func(Findi
 	}
 	add(Finding{Code: CodeDuplicateWrite, Severity: SeverityError, Ops: []string{o.Name}, Identities: []string{o.Identity}, Calls: []string{o.ID}, Message: msg})
 	res.Duplicates = append(res.Duplicates, Duplicate{Op: o.Name, Args: o.Args, Identity: o.Identity, Count: again + 1, Calls: []string{o.ID}})
+}
+
+// sentTwice returns the first write request of sent that the call sent
+// again (the same method, host, path and body), and the later one; nil
+// when it sent none twice.
+func sentTwice(sent []sentRequest) (first, again *sentRequest) {
+	for i := range sent {
+		if !sent[i].Write {
+			continue
+		}
+		for j := i + 1; j < len(sent); j++ {
+			if r := &sent[j]; r.Method == sent[i].Method && r.Host == sent[i].Host && r.Path == sent[i].Path && r.body == sent[i].body {
+				return &sent[i], r
+			}
+		}
+	}
+	return nil, nil
 }
 
 // sameChange reports whether the change from a to b (the baseline's call)

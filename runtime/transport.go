@@ -83,17 +83,20 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if sent.Write && c.rec.planned && c.inv.rec.fault.Kind == FaultLostResponse && !x.lostResponse {
 		x.lostResponse, lose, sent.Lost = true, true, true
 	}
+	i := len(x.sent)
 	x.sent = append(x.sent, sent)
 	c.mu.Unlock()
-	if !lose {
-		return base.RoundTrip(req)
-	}
 	resp, err := base.RoundTrip(req)
-	if err != nil {
-		// The request did not get through: nothing was lost.
+	if !lose || err != nil {
 		c.mu.Lock()
-		x.lostResponse = false
-		x.sent[len(x.sent)-1].Lost = false
+		if resp != nil {
+			x.sent[i].Status = resp.StatusCode
+		}
+		if lose {
+			// The request did not get through: nothing was lost.
+			x.lostResponse = false
+			x.sent[i].Lost = false
+		}
 		c.mu.Unlock()
 		return resp, err
 	}
@@ -140,6 +143,9 @@ type sentRequest struct {
 	// Write says the request is not idempotent: a POST, a PATCH, or one
 	// marked with WriteRequest.
 	Write bool `json:"write,omitempty"`
+	// Status is the status code of the answer the client got, 0 for
+	// none (an error, a lost response).
+	Status int `json:"status,omitempty"`
 	// Lost says the lost_response fault dropped its answer.
 	Lost bool `json:"lost,omitempty"`
 	// body is a digest of the request's body (bodyDigest): the requests

@@ -542,13 +542,20 @@ func TestLostResponseOtherRequestToTheSamePathIsNoRetry(t *testing.T) {
 type ledgerService struct {
 	mu      sync.Mutex
 	balance int
+	// fail500 answers the first credit of each run 500 after applying
+	// it, as the red team's DynamoDB fake did (LoseFirstUpdate).
+	fail500, failed bool
 }
 
 func (s *ledgerService) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	io.Copy(io.Discard, r.Body)
 	s.mu.Lock()
+	defer s.mu.Unlock()
 	s.balance += 500
-	s.mu.Unlock()
+	if s.fail500 && !s.failed {
+		s.failed = true
+		w.WriteHeader(http.StatusInternalServerError)
+	}
 }
 
 var opCreditHTTP = &Op{Name: "credit", Kind: KindWrite, Params: []string{"tx"}, Pos: "transport_test.go:2"}
@@ -597,4 +604,42 @@ func TestLostResponseCreditedTwice(t *testing.T) {
 		assert.NotContains(t, resultCodes(r), CodeDuplicateWrite)
 		assert.Contains(t, strings.Join(r.Trace.Notes, "\n"), "another change, and not more entries or a number moved further")
 	}
+}
+
+// Where the baseline's own call sent its POST again (after a 500 the
+// service answered once it had applied it, in every run), its change is
+// no one request's: compared with it, the lost response's double credit
+// looked like the baseline's. The scenario is inconclusive, and says the
+// baseline sent it twice, after an answer of 500 (red team rtR #1's fake,
+// LoseFirstUpdate).
+func TestLostResponseBaselineSentItTwice(t *testing.T) {
+	svc := &ledgerService{fail500: true}
+	srv := httptest.NewServer(svc)
+	defer srv.Close()
+	hc := &http.Client{Transport: Transport(nil), Timeout: 10 * time.Second}
+	agent := func(ctx context.Context) error {
+		return traced(ctx, opCreditHTTP, []any{"pay-7"}, []any{"pay-7"}, func(ctx context.Context) error {
+			return sdkStyle(ctx, hc, srv.URL+"/credit", []byte(`{"tx":"pay-7","cents":500}`))
+		})
+	}
+	rep, err := Run(context.Background(), "credit", agent, Setup(func(context.Context) error {
+		svc.mu.Lock()
+		svc.balance, svc.failed = 0, false
+		svc.mu.Unlock()
+		return nil
+	}), State(func() any {
+		svc.mu.Lock()
+		defer svc.mu.Unlock()
+		return map[string]any{"balance": svc.balance}
+	}))
+	require.NoError(t, err)
+	sent := rep.Baseline.Trace.Ops[0].sent()
+	require.Len(t, sent, 2)
+	assert.Equal(t, 500, sent[0].Status)
+	assert.Equal(t, 200, sent[1].Status)
+	r := resultOf(t, rep, "lost_response/credit#1")
+	require.True(t, r.FaultFired)
+	assert.True(t, r.Inconclusive && !r.Safe, "findings %v notes %v", r.Findings, r.Trace.Notes)
+	assert.Contains(t, strings.Join(r.Trace.Notes, "\n"), "the baseline's 1:credit#1 sent POST ")
+	assert.Contains(t, strings.Join(r.Trace.Notes, "\n"), "/credit again inside the call too, after an answer of 500")
 }
