@@ -225,8 +225,13 @@ func timesApplied(again int) string {
 //
 // Only more of the same counts: a collection the baseline's call added
 // nothing to, or a number it left as it was, is not compared (bookkeeping a
-// deduplicating service keeps of each attempt, a moment stamped), and a
-// number of ten digits or more is taken for a clock, and left out.
+// deduplicating service keeps of each attempt, a moment stamped); a number
+// counts only where it moved by a whole multiple of the baseline's move,
+// twice it or more, as the same request applied again moves it (an id a
+// counter handed out, 42 where the baseline got 17, is no second credit);
+// a number of ten digits or more is taken for a clock, and left out. A
+// number a change first made (a key added with it, as DynamoDB's ADD
+// makes an item) moved from 0.
 func exceeds(before, after, baseBefore, baseAfter string) (string, bool) {
 	var g, bg growth
 	if !g.of(before, after) || !bg.of(baseBefore, baseAfter) {
@@ -240,7 +245,7 @@ func exceeds(before, after, baseBefore, baseAfter string) (string, bool) {
 	}
 	for _, p := range sortedKeys(bg.numbers) {
 		d, bd := g.numbers[p], bg.numbers[p]
-		if bd != 0 && d*bd > 0 && math.Abs(d) > math.Abs(bd) {
+		if k := d / bd; bd != 0 && k >= 2 && k == math.Trunc(k) {
 			out = append(out, fmt.Sprintf("%s moved by %s where the baseline's call moved it by %s", placeName(p), fmtNum(d), fmtNum(bd)))
 		}
 	}
@@ -283,8 +288,11 @@ func (g *growth) walk(path string, a, b any) {
 		for k, yv := range y {
 			if xv, in := x[k]; in {
 				g.walk(path+"\x01"+k, xv, yv)
-			} else {
-				g.entries[path]++
+				continue
+			}
+			g.entries[path]++
+			if n, ok := yv.(json.Number); ok {
+				g.walk(path+"\x01"+k, json.Number("0"), n)
 			}
 		}
 	case []any:

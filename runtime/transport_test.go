@@ -643,3 +643,30 @@ func TestLostResponseBaselineSentItTwice(t *testing.T) {
 	assert.Contains(t, strings.Join(r.Trace.Notes, "\n"), "the baseline's 1:credit#1 sent POST ")
 	assert.Contains(t, strings.Join(r.Trace.Notes, "\n"), "/credit again inside the call too, after an answer of 500")
 }
+
+// exceeds says where a call's change holds more of what the baseline's same
+// call's did, and nowhere else.
+func TestExceeds(t *testing.T) {
+	for _, tc := range []struct {
+		name                 string
+		before, after        string
+		baseBefore, baseAfte string
+		want                 string
+	}{
+		{"two refunds for one", `{"r":[]}`, `{"r":["a","a"]}`, `{"r":[]}`, `{"r":["a"]}`, "r gained 2 entries where the baseline's call added 1"},
+		{"keyed: one", `{"r":[]}`, `{"r":["a"]}`, `{"r":[]}`, `{"r":["a"]}`, ""},
+		{"credited twice", `{"b":100}`, `{"b":1100}`, `{"b":100}`, `{"b":600}`, "b moved by +1000 where the baseline's call moved it by +500"},
+		{"item made by an ADD", `{}`, `{"acct":1000}`, `{}`, `{"acct":500}`, "acct moved by +1000 where the baseline's call moved it by +500"},
+		{"an id handed out, no multiple", `{}`, `{"seq":42}`, `{}`, `{"seq":17}`, ""},
+		{"a clock", `{"at":1733400000}`, `{"at":1733400009}`, `{"at":1733400000}`, `{"at":1733400003}`, ""},
+		{"bookkeeping the baseline did not touch", `{"r":[],"log":[]}`, `{"r":["a"],"log":["x","y"]}`, `{"r":[],"log":[]}`, `{"r":["a"],"log":[]}`, ""},
+		{"keys added", `{"t":{}}`, `{"t":{"T-1":{},"T-2":{}}}`, `{"t":{}}`, `{"t":{"T-1":{}}}`, "t gained 2 entries where the baseline's call added 1"},
+		{"moved the other way", `{"b":100}`, `{"b":-900}`, `{"b":100}`, `{"b":600}`, ""},
+	} {
+		got, ok := exceeds(tc.before, tc.after, tc.baseBefore, tc.baseAfte)
+		assert.True(t, ok, tc.name)
+		assert.Equal(t, tc.want, got, tc.name)
+	}
+	_, ok := exceeds("not json", "{}", "{}", "{}")
+	assert.False(t, ok)
+}
