@@ -703,6 +703,14 @@ func (c *Call) Finish(err error, results ...any) error {
 		c.rec.status = statusFailed
 		c.rec.observation = observationFailed
 		c.rec.Error = text
+		if c.rec.planned && c.lostAppliedLocked() {
+			// The service applied the request whose answer the
+			// lost_response fault dropped, and the tool failed on
+			// that: its effect happened, and its answer was lost, as
+			// after a lost acknowledgement (resent.go).
+			c.rec.status = statusSuccess
+			c.rec.observation = observationLost
+		}
 	} else {
 		c.rec.status = statusSuccess
 		c.rec.observation = observationReceived

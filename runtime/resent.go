@@ -55,6 +55,19 @@ func (c *Call) lostNone() {
 	}
 }
 
+// lostAppliedLocked reports whether the call's request whose answer the
+// lost_response fault dropped was answered 2xx (the service says it
+// applied it) and the client did not send it again: the tool's failure
+// after that is a lost acknowledgement's, its effect done. c.mu is held.
+func (c *Call) lostAppliedLocked() bool {
+	x := c.rec.rare
+	if x == nil || !x.lostResponse {
+		return false
+	}
+	lost, again := resentOf(x.sent)
+	return again == 0 && lost.dropped >= 200 && lost.dropped < 300
+}
+
 // resentInside judges the lost_response scenario of run tr: where the
 // faulted call's client sent the lost request again, the call's effect
 // against the baseline's same call's (see above). It adds a duplicate_write

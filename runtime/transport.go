@@ -106,6 +106,7 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	_, _ = io.Copy(io.Discard, resp.Body)
 	_ = resp.Body.Close()
 	c.mu.Lock()
+	x.sent[i].dropped = resp.StatusCode
 	c.rec.faulted = true
 	k := int(c.rec.Occurrence)
 	c.mu.Unlock()
@@ -148,6 +149,9 @@ type sentRequest struct {
 	Status int `json:"status,omitempty"`
 	// Lost says the lost_response fault dropped its answer.
 	Lost bool `json:"lost,omitempty"`
+	// dropped is the status code of the answer the lost_response fault
+	// dropped (Lost), which the client never saw.
+	dropped int
 	// body is a digest of the request's body (bodyDigest): the requests
 	// a client sent again are those of the same method, host, path and
 	// body.

@@ -272,7 +272,11 @@ func TestLostResponseWithoutARetryReachesTheTool(t *testing.T) {
 	for _, o := range r.Trace.Ops {
 		if o.Name == "refund" {
 			assert.Len(t, o.sent(), 1)
-			assert.Equal(t, StatusFailed, o.Status)
+			// The service applied it (201), and the tool's error came
+			// of the lost answer: a lost acknowledgement's record.
+			assert.Equal(t, StatusSuccess, o.Status)
+			assert.Equal(t, ObservationLost, o.Observation)
+			assert.Contains(t, o.Error, "i/o timeout")
 		}
 	}
 }
@@ -669,4 +673,50 @@ func TestExceeds(t *testing.T) {
 	}
 	_, ok := exceeds("not json", "{}", "{}", "{}")
 	assert.False(t, ok)
+}
+
+// An agent that calls the tool again after the lost response reached it
+// (its client does not retry) refunds twice, as after a lost
+// acknowledgement: without State the first call counts as an execution
+// (the service answered 2xx to the request whose answer was dropped), and
+// the repeat is a duplicate_write; with a key the service honors, the
+// repeat is answered from the first and the scenario is safe.
+func TestLostResponseRetriedByTheAgent(t *testing.T) {
+	for _, keyed := range []bool{false, true} {
+		svc := &refundService{honorKey: keyed}
+		srv := httptest.NewServer(svc)
+		hc := &http.Client{Transport: Transport(nil), Timeout: 10 * time.Second}
+		refund := func(ctx context.Context) error {
+			return traced(ctx, opRefundHTTP, []any{"o-1"}, []any{"o-1"}, func(ctx context.Context) error {
+				req, _ := http.NewRequestWithContext(ctx, http.MethodPost, srv.URL+"/refunds", strings.NewReader("o-1"))
+				if keyed {
+					req.Header.Set("Idempotency-Key", "refund-o-1")
+				}
+				resp, err := hc.Do(req)
+				if err != nil {
+					return err
+				}
+				if resp.Header.Get("Idempotent-Replayed") == "true" {
+					MarkReplayed(ctx)
+				}
+				return resp.Body.Close()
+			})
+		}
+		agent := func(ctx context.Context) error {
+			if err := refund(ctx); err != nil {
+				return refund(ctx)
+			}
+			return nil
+		}
+		rep, err := Run(context.Background(), "agent retry", agent, Setup(func(context.Context) error { svc.reset(); return nil }))
+		srv.Close()
+		require.NoError(t, err)
+		r := resultOf(t, rep, lostRefund)
+		require.True(t, r.FaultFired)
+		if keyed {
+			assert.True(t, r.Safe && !r.Inconclusive, "keyed: findings %v notes %v", r.Findings, r.Trace.Notes)
+			continue
+		}
+		assert.Contains(t, resultCodes(r), CodeDuplicateWrite, "findings %v notes %v", r.Findings, r.Trace.Notes)
+	}
 }
