@@ -220,6 +220,11 @@ func TestLostResponseRetriedInsideTheCallIsADuplicate(t *testing.T) {
 	assert.Contains(t, msg, "the service applied it twice")
 	assert.Contains(t, msg, "refunds gained 2 entries where the baseline's call added 1")
 	assert.False(t, rep.Safe)
+	// The suite's note on faults not retried says the lost responses met
+	// the retries inside these calls, not that no fault did.
+	require.NotEmpty(t, rep.Notes)
+	assert.Contains(t, rep.Notes[0], "the lost_response scenarios met it in the writes whose requests went through runtime.Transport")
+	assert.NotContains(t, rep.Notes[0], "is below it, and no injected fault meets it")
 	for _, o := range r.Trace.Ops {
 		if o.Name == "refund" {
 			assert.Equal(t, FaultLostResponse, o.Fault)
@@ -353,6 +358,7 @@ func TestLostResponseTwoCallsInFlight(t *testing.T) {
 			}
 			assert.Len(t, o.sent(), want, "%s %s", r.Scenario, o.ID)
 		}
+		t.Logf("%s: inconclusive %v findings %v notes %v", r.Scenario, r.Inconclusive, r.Findings, r.Trace.Notes)
 		// The calls ran together: neither's window is its own.
 		assert.True(t, r.Inconclusive || slicesHas(resultCodes(r), CodeDuplicateWrite), "%s: findings %v notes %v", r.Scenario, r.Findings, r.Trace.Notes)
 		assert.False(t, r.Safe, "%s", r.Scenario)
