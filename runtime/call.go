@@ -703,6 +703,14 @@ func (c *Call) Finish(err error, results ...any) error {
 		c.rec.status = statusFailed
 		c.rec.observation = observationFailed
 		c.rec.Error = text
+		if c.rec.planned && c.lostAppliedLocked() {
+			// The service applied the request whose answer the
+			// lost_response fault dropped, and the tool failed on
+			// that: its effect happened, and its answer was lost, as
+			// after a lost acknowledgement (resent.go).
+			c.rec.status = statusSuccess
+			c.rec.observation = observationLost
+		}
 	} else {
 		c.rec.status = statusSuccess
 		c.rec.observation = observationReceived
@@ -729,6 +737,9 @@ func (c *Call) Finish(err error, results ...any) error {
 	f := c.fault()
 	switch f {
 	case FaultLostAck, FaultCrash:
+	case FaultLostResponse:
+		c.lostNone()
+		return nil
 	default:
 		return nil
 	}
@@ -870,7 +881,7 @@ func (c *Call) bodyGoroutine() uint64 {
 // re-sent request may have been refused before it was applied, or be
 // idempotent at the service.
 func retriedInsideNote(op, where string) string {
-	return fmt.Sprintf("a call of %s (a write) was seen "+retriedInsideMark+" (%s): the client sends a request again below the boundary where the suite injects faults, so no scenario tested that retry; a write whose first request was applied and whose answer was lost (a 5xx or a timeout after the service committed) is applied twice that way: turn the client's retries off for this write (aws-sdk-go-v2: retry.AddWithMaxAttempts(retryer, 1) in the operation's options; go-retryablehttp: RetryMax 0), or make the request idempotent at the service (an idempotency key, a conditional write such as DynamoDB's ConditionExpression), or declare the op idempotent if it is", op, where)
+	return fmt.Sprintf("a call of %s (a write) was seen "+retriedInsideMark+" (%s): the client sends a request again below the boundary where the suite injects faults, so no scenario tested that retry; a write whose first request was applied and whose answer was lost (a 5xx or a timeout after the service committed) is applied twice that way: turn the client's retries off for this write (aws-sdk-go-v2: retry.AddWithMaxAttempts(retryer, 1) in the operation's options; go-retryablehttp: RetryMax 0), or make the request idempotent at the service (an idempotency key, a conditional write such as DynamoDB's ConditionExpression), or declare the op idempotent if it is; to test that retry, wrap the tool's HTTP client with runtime.Transport, whose lost_response scenario drops the answer to the write's first request after the service got it", op, where)
 }
 
 // retriedInsideMark is the words retriedInside finds the note by.

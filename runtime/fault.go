@@ -44,6 +44,18 @@ const (
 	// FaultConflict fails the call before the tool runs with a conflict, as
 	// one failed member of a parallel batch.
 	FaultConflict FaultKind = "partial_batch_failure"
+	// FaultLostResponse loses the answer of the first request that is not
+	// idempotent (a POST, a PATCH, one marked with WriteRequest) the call
+	// sends through Transport: the request reaches the service, whose
+	// answer is read and dropped, and the call's HTTP client gets a read
+	// timeout (a *net.OpError, "read tcp HOST: i/o timeout"), which
+	// retrying clients retry on. A client that retries sends the request again
+	// inside the call, and the service applies it twice unless it
+	// deduplicates it; a client that does not hands the error to the tool,
+	// and the agent sees what the tool makes of it, as after a lost
+	// acknowledgement. Planned only for writes whose baseline call sent
+	// such a request through Transport.
+	FaultLostResponse FaultKind = "lost_response"
 )
 
 // Fault targets one call: the Occurrence-th call (1-based, counted over the
@@ -100,6 +112,8 @@ func (e *InjectedError) says() string {
 		return ": invocation cancelled after the operation (injected crash)"
 	case FaultConflict:
 		return ": conflict (injected failure of one call of a parallel batch)"
+	case FaultLostResponse:
+		return ": timeout reading the response (injected lost response)"
 	}
 	return ": injected fault"
 }

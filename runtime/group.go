@@ -45,6 +45,13 @@ func (f Finding) GroupKey() string {
 	if f.Code == CodeAgentPanic || f.Code == CodeBaselineFailed {
 		key += "\x00" + firstLine(f.Message)
 	}
+	if f.Code == CodeDuplicateWrite && strings.Contains(f.Message, resentMark) {
+		// A request the client sent again inside one call (resent.go)
+		// is another problem than the agent's repeat of the call, with
+		// another fix (the client's retries, not the agent's): printed
+		// as "as in" a crash's duplicate, its own message was never.
+		key += "\x00inside"
+	}
 	return key
 }
 

@@ -111,6 +111,8 @@ type operationJSON struct {
 	Result      any        `json:"result"`
 	Error       *string    `json:"error"`
 	CompletedAt *time.Time `json:"completed_at"`
+	// HTTPRequests are the requests the call sent through Transport.
+	HTTPRequests []sentRequest `json:"http_requests,omitempty"`
 }
 
 type plainOperation Operation
@@ -124,6 +126,7 @@ func (o *Operation) wire() operationJSON {
 	if !o.CompletedAt.IsZero() {
 		w.CompletedAt = &o.CompletedAt
 	}
+	w.HTTPRequests = o.sent()
 	return w
 }
 
@@ -140,6 +143,7 @@ func (o *Operation) UnmarshalJSON(b []byte) error {
 		Identity    *string         `json:"identity"`
 		Error       *string         `json:"error"`
 		CompletedAt *time.Time      `json:"completed_at"`
+		Sent        []sentRequest   `json:"http_requests"`
 	}{plain: (*plain)(o)}
 	if err := json.Unmarshal(b, &w); err != nil {
 		return err
@@ -151,6 +155,9 @@ func (o *Operation) UnmarshalJSON(b []byte) error {
 	o.Args, o.Identity, o.Error = args, str(w.Identity), str(w.Error)
 	if w.CompletedAt != nil {
 		o.CompletedAt = *w.CompletedAt
+	}
+	if len(w.Sent) > 0 {
+		o.more = &opMore{sent: w.Sent}
 	}
 	return nil
 }

@@ -724,6 +724,29 @@ func (w *reportWriter) operation(o *Operation) {
 		b = append(b, `,"completed_at":`...)
 		b = w.appendTime(b, o.CompletedAt, timePtrType)
 	}
+	if sent := o.sent(); len(sent) > 0 {
+		b = append(b, `,"http_requests":[`...)
+		for i, s := range sent {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = append(b, `{"method":`...)
+			b = appendJSONString(b, s.Method)
+			b = append(b, `,"host":`...)
+			b = appendJSONString(b, s.Host)
+			b = append(b, `,"path":`...)
+			b = appendJSONString(b, s.Path)
+			if s.Write {
+				b = append(b, `,"write":true`...)
+			}
+			b = appendIntOmit(b, `,"status":`, s.Status)
+			if s.Lost {
+				b = append(b, `,"lost":true`...)
+			}
+			b = append(b, '}')
+		}
+		b = append(b, ']')
+	}
 	w.b = append(b, '}')
 	w.first = false
 }

@@ -229,6 +229,7 @@ func TestReportEncoderMatchesReflection(t *testing.T) {
 		return errors.New("always <fails>")
 	}, Setup(func(context.Context) error { s = newStore(); return nil }))
 	reports["nothing traced"] = mustRun(t, "nothing", func(context.Context) error { return nil })
+	reports["lost response"], _ = runHTTPRefunds(t, styleLoop, false, true) // http_requests (transport.go)
 
 	for name, rep := range reports {
 		if rep == nil {

@@ -76,7 +76,9 @@ func notRetried(results []*Result, chosen bool) []string {
 		b.WriteString(", the error FaultError gave where it gave one")
 	}
 	b.WriteString(", no traced call of the failed op followed. ")
-	if retriedInside(results) {
+	if lostResponses(results) {
+		b.WriteString("An agent that does not retry a traced call is safe from these faults at its tools' boundary; a retry inside a call (a retrying HTTP client or SDK in the tool body) is below it: the lost_response scenarios met it in the writes whose requests went through runtime.Transport, and their results say what it did; in other writes no injected fault meets it: wrap their HTTP clients with runtime.Transport, or turn the client's retries off for writes, or make the request idempotent (an idempotency key, a conditional write); ")
+	} else if retriedInside(results) {
 		b.WriteString("A write's tool was seen retrying inside its call all the same (the scenario's note names it), below the boundary where these faults are injected: they never met that retry, and the suite is no evidence that it is safe; ")
 	} else {
 		b.WriteString("An agent that does not retry a traced call is safe from these faults at its tools' boundary; a retry inside a call (a retrying HTTP client or SDK in the tool body, such as aws-sdk-go-v2's retryer or go-retryablehttp, or a helper of the tool's own that sends a request again after a timeout) is below it, and no injected fault meets it: trace the function that sends one request, or turn the client's retries off for writes, or make the request idempotent (an idempotency key, a conditional write); ")
@@ -102,6 +104,14 @@ func retriedInside(results []*Result) bool {
 		}
 	}
 	return false
+}
+
+// lostResponses reports whether the suite ran a lost_response scenario:
+// some write's requests went through Transport.
+func lostResponses(results []*Result) bool {
+	return slices.ContainsFunc(results, func(r *Result) bool {
+		return r != nil && r.Fault != nil && r.Fault.Kind == FaultLostResponse
+	})
 }
 
 // seenAsError reports whether fault kind k reaches the agent as an error

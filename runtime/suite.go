@@ -485,6 +485,18 @@ func (s *Suite) plan() []Scenario {
 				listed:         listed,
 			})
 		}
+		if sentWrite(&op) {
+			// Its client's requests are seen (Transport): one loses its
+			// answer, for a retry inside the call to meet (resent.go).
+			plan = append(plan, Scenario{
+				Name:           string(FaultLostResponse) + "/" + target,
+				Kind:           string(FaultLostResponse),
+				Fault:          Fault{Kind: FaultLostResponse, Op: op.Name, Occurrence: op.Occurrence},
+				OperationIndex: i,
+				Deliveries:     1,
+				listed:         listed,
+			})
+		}
 	}
 	plan = append(plan,
 		Scenario{Name: ScenarioDuplicateSeq, Kind: ScenarioDuplicateSeq, OperationIndex: -1, Deliveries: 2, listed: listed},
@@ -1543,6 +1555,7 @@ func (s *Suite) analyze(res *Result, tr *Trace, sc Scenario, claimed bool) {
 	// Duplicate effects: one op, one identity, more than one execution
 	// that had an effect (effects.go).
 	s.duplicates(res, tr, sc, namesOf, add)
+	s.resentInside(res, tr, sc, add) // a request its client sent again inside a call (resent.go)
 
 	s.visibility(tr, add)
 	if len(tr.Unattributed) > 0 {

@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	"slices"
 	"time"
 )
 
@@ -130,6 +131,9 @@ type opMore struct {
 	// (nestingOf). Not written: a report read back has no batches to
 	// number.
 	served string
+	// sent lists the HTTP requests the call sent through Transport
+	// (callRare.sent), written as the operation's http_requests.
+	sent []sentRequest
 }
 
 // effect returns what the State judge had seen of the call when the
@@ -139,6 +143,15 @@ func (o *Operation) effect() *effectView {
 		return nil
 	}
 	return o.more.view
+}
+
+// sent returns the HTTP requests the call sent through Transport
+// (opMore.sent), nil for most.
+func (o *Operation) sent() []sentRequest {
+	if o.more == nil {
+		return nil
+	}
+	return o.more.sent
 }
 
 // path returns the call's site and the frames above it, where recorded
@@ -442,6 +455,11 @@ type callRare struct {
 	// path is the call site and the frames above it, of a write that
 	// failed or came after one that failed in its invocation (notePath).
 	path []uintptr
+	// sent lists the HTTP requests the call sent through Transport, in
+	// the order sent; lostResponse says the lost_response fault took the
+	// answer of one of them (transport.RoundTrip).
+	sent         []sentRequest
+	lostResponse bool
 	// more is the trace's opMore of the call, where it needs one: written
 	// once, when the trace is read (expand), so that the path of a
 	// failed write costs its Operation no allocation of its own (one
@@ -540,12 +558,13 @@ func (c *Call) expand(r *recorder, o *Operation, site *siteMemo) {
 	}
 	if x := rec.rare; x != nil {
 		o.IdentityError, o.IdentityPanic, o.Panic = x.identityError, x.identityPanic, x.panic
-		if served := c.parent == nil && x.served != nil; x.path != nil || served {
+		if served := c.parent == nil && x.served != nil; x.path != nil || served || x.sent != nil {
 			m := &x.more
 			m.path = x.path
 			if served {
 				m.served = x.served.idIn(r.ids)
 			}
+			m.sent = slices.Clone(x.sent)
 			o.more = m
 		}
 	}

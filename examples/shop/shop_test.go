@@ -46,6 +46,17 @@ func clients(t testing.TB) map[string]func(t testing.TB) (*Service, *Client) {
 			t.Cleanup(func() { tr.CloseIdleConnections(); srv.Close() })
 			return svc, &Client{Base: srv.URL, HTTP: &http.Client{Transport: tr}}
 		},
+		// Through runtime.Transport, the suite sees the requests each
+		// tool sends, and loses the answer of placeOrder's POST in a
+		// lost_response scenario (the tool's client does not retry:
+		// the agent sees the error, as after a lost acknowledgement).
+		"runtime-transport/test-server": func(t testing.TB) (*Service, *Client) {
+			svc := NewService(prices)
+			srv := httptest.NewServer(svc)
+			tr := &http.Transport{MaxIdleConnsPerHost: 4}
+			t.Cleanup(func() { tr.CloseIdleConnections(); srv.Close() })
+			return svc, &Client{Base: srv.URL, HTTP: &http.Client{Transport: runtime.Transport(tr)}}
+		},
 	}
 }
 
@@ -81,6 +92,13 @@ func TestNaiveAgentIsCaught(t *testing.T) {
 			assert.Contains(t, got["crash_restart/placeOrder#1"], runtime.CodeDuplicateWrite)
 			assert.Contains(t, got["duplicate_delivery/concurrent"], runtime.CodeDuplicateWrite)
 			assert.Contains(t, got["duplicate_delivery/sequential"], runtime.CodeDuplicateWrite)
+			if strings.HasPrefix(name, "runtime-transport/") {
+				// The lost response reached the agent, which placed
+				// the order again: the lost acknowledgement's duplicate.
+				assert.Contains(t, got["lost_response/placeOrder#1"], runtime.CodeDuplicateWrite)
+			} else {
+				assert.NotContains(t, got, "lost_response/placeOrder#1")
+			}
 			assertRanEverything(t, rep)
 			require.NoError(t, reportschema.Validate(rep))
 		})
