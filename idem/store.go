@@ -75,6 +75,19 @@ func (s *Store) Purge(ctx context.Context) (int64, error) {
 //
 // fn gets a context that is cancelled, with cause ErrLeaseLost, if the key
 // is taken away from it.
+//
+// What Do makes idempotent is fn as the store sees it: run once, its
+// result kept. Where fn's effect is in the store's own database, in the
+// transaction that completes the key, that is the effect. Where fn calls
+// another service (a payment API over HTTP), an answer lost after the
+// service acted is an error of fn, which releases the key (above), and
+// the retry runs fn again: the service acts twice unless it deduplicates
+// the request itself. Send it a key of its own made from the same work
+// (an Idempotency-Key header of idem.Key's value), and test it with the
+// tool's HTTP client wrapped in runtime.Transport, whose lost_response
+// scenario loses such an answer inside the call (the fault suite's
+// lost_acknowledgement comes after fn returned, where Do has stored the
+// result and replays it).
 func (s *Store) Do(ctx context.Context, key string, params any, fn func(context.Context) ([]byte, error), opts ...Option) ([]byte, bool, error) {
 	cfg := s.cfg
 	for _, o := range opts {
@@ -341,10 +354,16 @@ func (h *heartbeat) stop() {
 // A tool function becomes idempotent at its sink in one statement:
 //
 //	func refund(ctx context.Context, orderID string, cents int) (Receipt, error) {
-//		r, _, err := idem.Do(ctx, store, idem.Key("refund", orderID), cents,
-//			func(ctx context.Context) (Receipt, error) { return payments.Refund(ctx, orderID, cents) })
+//		key := idem.Key("refund", orderID)
+//		r, _, err := idem.Do(ctx, store, key, cents,
+//			func(ctx context.Context) (Receipt, error) { return payments.Refund(ctx, orderID, cents, key) })
 //		return r, err
 //	}
+//
+// where payments.Refund sends key to the payment service as its
+// idempotency key: an answer lost inside fn releases the key (see
+// Store.Do), and only the service's own deduplication keeps its retry
+// from refunding again.
 func Do[T any](ctx context.Context, s *Store, key string, params any, fn func(context.Context) (T, error), opts ...Option) (T, bool, error) {
 	var zero, fresh T
 	ran := false
