@@ -1962,6 +1962,16 @@ func judgeRepeatsIn(out []Finding, tr *Trace, end, baseEnd string, baseWin map[s
 		return !baseline && baseTr != nil && baseTr.worldLive && !tr.endSettled && !o.stateSettled() && tr.endStill &&
 			tr.returned != "" && end != "" && baseEnd != "" && !alike(tr.returned, end) && !endSame()
 	}
+	// notLandedYet says overlapped repeat o ran where no Settle was given
+	// and Setup left goroutines running, and the state did not change
+	// from its cluster's end to the run's end, which is not the
+	// baseline's: what the calls set going had not landed when the end
+	// was read.
+	notLandedYet := func(o *Operation) bool {
+		_, after := o.stateWindow()
+		return !baseline && baseTr != nil && baseTr.worldLive && !tr.endSettled && !o.stateSettled() &&
+			end != "" && baseEnd != "" && after != "" && alike(end, after) && !endSame()
+	}
 	var reorderCache map[key]bool
 	// baseReorders says a window of k in baseWin reordered a list.
 	baseReorders := func(k key) bool {
@@ -2125,6 +2135,10 @@ func judgeRepeatsIn(out []Finding, tr *Trace, end, baseEnd string, baseWin map[s
 	dupFound := false      // a duplicate_write finding was made
 	deferredNoted := false // the trace says why a repeat was judged by the end (deferredNote)
 	stillNoted := false    // the trace says why a repeat was not judged (neverStillNote)
+	// lateIn holds, by op, the repeat of another op whose window held the
+	// late effect of a call of it (foreignWindow): there an empty window
+	// of its own repeat says nothing (unjudgedLate, below).
+	var lateIn map[string]string
 	if repeated > 0 {
 		out = slices.Grow(out, repeated)
 	}
@@ -2605,6 +2619,23 @@ func judgeRepeatsIn(out []Finding, tr *Trace, end, baseEnd string, baseWin map[s
 				// (a false duplicate_write for one key for the order, 1
 				// run in 20 at load 20, task fK).
 				o.Repeat, o.JudgedBy = RepeatAbsorbed, JudgedByEndState
+			case oneKnown && oneChange != "" && quietCluster(o) && notLandedYet(o):
+				// As above, but the run's state never changed from the
+				// cluster's end to its own (the end is not the
+				// baseline's): nothing of the calls had landed when the
+				// end was read, in a world whose goroutines Setup left
+				// running and with no Settle (a long-polling consumer
+				// holding the confirmation, at rest in its receive). Less
+				// than one delivery's effect is no second one, nor proof
+				// there is none: unjudged, the scenario inconclusive.
+				// Counted, the correct agent of such a queue was a
+				// duplicate_write "mails: [...] → null" (1 run in 10
+				// under -race; TestOverlappedCallsWhoseEffectHadNotLanded).
+				if !stillNoted {
+					stillNoted = true
+					tr.unsettled = true
+					tr.Notes = append(tr.Notes, notLandedYetNote(o, first.ID, oneChange))
+				}
 			case oneKnown && oneChange != "" && (oneFrom || !(o.Idempotent && same)):
 				changed(o, same, JudgedByOneExecution, oneChange, "the calls overlapped in time, so this compares what they left with what one execution left in the baseline")
 			case o.stateSeen() && o.StateChange == "" && effectSeen(o) && landedAfterAll(o):
@@ -2818,6 +2849,31 @@ func judgeRepeatsIn(out []Finding, tr *Trace, end, baseEnd string, baseWin map[s
 				case o.Idempotent && same && r.against == "" && ends:
 					byEnd("after another write changed what it acts on")
 				default:
+					if by, outside := foreignWindow(tr, i, baseWin, &views); outside && ends && !baseline && baseTr != nil && endSame() {
+						// The window changed only places the op changed in
+						// no window of the baseline, and the run ended as
+						// the baseline did: no evidence of a second
+						// execution (otherop.go). Another op's earlier
+						// call accounts for the change: absorbed; nothing
+						// does: unjudged, the scenario inconclusive.
+						if by != nil {
+							o.Repeat, o.JudgedBy = RepeatAbsorbed, JudgedByEndState
+							tr.Notes = append(tr.Notes, foreignNote(o, by))
+							for _, op := range by {
+								if lateIn == nil {
+									lateIn = map[string]string{}
+								}
+								if _, ok := lateIn[op]; !ok {
+									lateIn[op] = o.ID
+								}
+							}
+						} else if !stillNoted {
+							stillNoted = true
+							tr.unsettled = true
+							tr.Notes = append(tr.Notes, foreignUnjudgedNote(o, first.ID))
+						}
+						break
+					}
 					why := ""
 					switch {
 					case r.unseen:
@@ -3086,6 +3142,7 @@ func judgeRepeatsIn(out []Finding, tr *Trace, end, baseEnd string, baseWin map[s
 		out = append(out, Finding{Code: CodeDuplicateWrite, Severity: SeverityError, Ops: opID[:1:1], Identities: opID[1:2:2], Calls: dups,
 			Message: b.String()})
 	}
+	unjudgedLate(tr, lateIn)
 	if !baseline {
 		// An end no traced call explains (unexplained.go): inconclusive.
 		if n := unexplainedEnd(tr, baseTr, end, alike); n != "" {
