@@ -1202,7 +1202,7 @@ func endNeverStill(tr *Trace, end string, base *Trace) bool {
 // worldNeverStillNote says why the repeat id of op, whose window held what
 // the world did by itself in the baseline, was not judged.
 func worldNeverStillNote(op, id string) string {
-	return fmt.Sprintf("%s (a repeat of %s) was not judged: what changed in its window is what the world did by itself in the baseline (a worker that Setup started, carrying out what a call queued), and the baseline's state never held still when its end was read (a counter that changes by itself), so neither the baseline nor the end can say whether the repeat did it again; give a Settle that waits for that work (testkit.SettleUntil), or leave the parts that change by themselves out of State", id, op)
+	return fmt.Sprintf("%s (a repeat of %s) was not judged: what changed in its window is what the world did by itself in the baseline (a worker that Setup started, carrying out what a call queued), and the baseline's state kept changing by itself while its end was read (a counter that changes by itself), so neither the baseline nor the end can say whether the repeat did it again; give a Settle that waits for that work (testkit.SettleUntil), or leave the parts that change by themselves out of State", id, op)
 }
 
 // neverStillNote says why the repeat id of op was not judged.
@@ -1826,11 +1826,12 @@ func judgeRepeatsIn(out []Finding, tr *Trace, end, baseEnd string, baseWin map[s
 		return false
 	}
 	// worldRestless is worldAfter for a baseline whose state never held
-	// still (a heartbeat in State): the places that went on changing by
+	// still, or changed places by themselves twice or more as its end was
+	// read (a heartbeat in State, restlessKnown): the places that went on changing by
 	// themselves (untraced.restless) left out of every state compared,
 	// and the end not consulted, since it says nothing there.
 	worldRestless := func(from, to string) bool {
-		if un == nil || baseline || from == "" || to == "" || un.base.endStill || len(un.base.passed) == 0 {
+		if un == nil || baseline || from == "" || to == "" || len(un.base.passed) == 0 || un.base.endStill && !un.restlessKnown() {
 			return false // still, or never read again: not a restless world
 		}
 		f, t := un.restlessOut(from), un.restlessOut(to)
@@ -1859,7 +1860,7 @@ func judgeRepeatsIn(out []Finding, tr *Trace, end, baseEnd string, baseWin map[s
 	}
 	// restNorm reads a state with the places that change by themselves
 	// left out (worldRestless), where the baseline never held still.
-	restlessWorld := !baseline && un != nil && !un.base.endStill && len(un.base.passed) > 0
+	restlessWorld := !baseline && un != nil && len(un.base.passed) > 0 && (!un.base.endStill || un.restlessKnown())
 	restNorm := func(s string) string {
 		if !restlessWorld {
 			return s
@@ -2717,7 +2718,7 @@ func judgeRepeatsIn(out []Finding, tr *Trace, end, baseEnd string, baseWin map[s
 					change = endChange
 					note = fmt.Sprintf("in its window the world carried out what %s set going (%s), as the baseline's world did by itself after its call, so this compares the end state with what one delivery left", first.ID, clip(o.StateChange, maxChange/2))
 				}
-			case o.stateSeen() && o.StateChange != "" && !baseline && un != nil && !un.base.endStill && func() bool { before, after := o.stateWindow(); return worldRestless(before, after) }():
+			case o.stateSeen() && o.StateChange != "" && !baseline && un != nil && func() bool { before, after := o.stateWindow(); return worldRestless(before, after) }():
 				// What the repeat's window holds is what the world did by
 				// itself in the baseline (a mail a worker of Setup's
 				// sent), and the baseline's state never held still (a
