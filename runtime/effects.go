@@ -1218,7 +1218,7 @@ func endNeverStill(tr *Trace, end string, base *Trace) bool {
 // worldNeverStillNote says why the repeat id of op, whose window held what
 // the world did by itself in the baseline, was not judged.
 func worldNeverStillNote(op, id string) string {
-	return fmt.Sprintf("%s (a repeat of %s) was not judged: what changed in its window is what the world did by itself in the baseline (a worker that Setup started, carrying out what a call queued), and the baseline's state never held still when its end was read (a counter that changes by itself), so neither the baseline nor the end can say whether the repeat did it again; give a Settle that waits for that work (testkit.SettleUntil), or leave the parts that change by themselves out of State", id, op)
+	return fmt.Sprintf("%s (a repeat of %s) was not judged: what changed in its window is what the world did by itself in the baseline (a worker that Setup started, carrying out what a call queued), and the baseline's state kept changing by itself while its end was read (a counter that changes by itself), so neither the baseline nor the end can say whether the repeat did it again; give a Settle that waits for that work (testkit.SettleUntil), or leave the parts that change by themselves out of State", id, op)
 }
 
 // neverStillNote says why the repeat id of op was not judged.
@@ -1842,11 +1842,12 @@ func judgeRepeatsIn(out []Finding, tr *Trace, end, baseEnd string, baseWin map[s
 		return false
 	}
 	// worldRestless is worldAfter for a baseline whose state never held
-	// still (a heartbeat in State): the places that went on changing by
+	// still, or changed places by themselves twice or more as its end was
+	// read (a heartbeat in State, restlessKnown): the places that went on changing by
 	// themselves (untraced.restless) left out of every state compared,
 	// and the end not consulted, since it says nothing there.
 	worldRestless := func(from, to string) bool {
-		if un == nil || baseline || from == "" || to == "" || un.base.endStill || len(un.base.passed) == 0 {
+		if un == nil || baseline || from == "" || to == "" || len(un.base.passed) == 0 || un.base.endStill && !un.restlessKnown() {
 			return false // still, or never read again: not a restless world
 		}
 		f, t := un.restlessOut(from), un.restlessOut(to)
@@ -1875,7 +1876,7 @@ func judgeRepeatsIn(out []Finding, tr *Trace, end, baseEnd string, baseWin map[s
 	}
 	// restNorm reads a state with the places that change by themselves
 	// left out (worldRestless), where the baseline never held still.
-	restlessWorld := !baseline && un != nil && !un.base.endStill && len(un.base.passed) > 0
+	restlessWorld := !baseline && un != nil && len(un.base.passed) > 0 && (!un.base.endStill || un.restlessKnown())
 	restNorm := func(s string) string {
 		if !restlessWorld {
 			return s
@@ -1977,6 +1978,16 @@ func judgeRepeatsIn(out []Finding, tr *Trace, end, baseEnd string, baseWin map[s
 	landedAfterAll := func(o *Operation) bool {
 		return !baseline && baseTr != nil && baseTr.worldLive && !tr.endSettled && !o.stateSettled() && tr.endStill &&
 			tr.returned != "" && end != "" && baseEnd != "" && !alike(tr.returned, end) && !endSame()
+	}
+	// notLandedYet says overlapped repeat o ran where no Settle was given
+	// and Setup left goroutines running, and the state did not change
+	// from its cluster's end to the run's end, which is not the
+	// baseline's: what the calls set going had not landed when the end
+	// was read.
+	notLandedYet := func(o *Operation) bool {
+		_, after := o.stateWindow()
+		return !baseline && baseTr != nil && baseTr.worldLive && !tr.endSettled && !o.stateSettled() &&
+			end != "" && baseEnd != "" && after != "" && alike(end, after) && !endSame()
 	}
 	var reorderCache map[key]bool
 	// baseReorders says a window of k in baseWin reordered a list.
@@ -2141,6 +2152,10 @@ func judgeRepeatsIn(out []Finding, tr *Trace, end, baseEnd string, baseWin map[s
 	dupFound := false      // a duplicate_write finding was made
 	deferredNoted := false // the trace says why a repeat was judged by the end (deferredNote)
 	stillNoted := false    // the trace says why a repeat was not judged (neverStillNote)
+	// lateIn holds, by op, the repeat of another op whose window held the
+	// late effect of a call of it (foreignWindow): there an empty window
+	// of its own repeat says nothing (unjudgedLate, below).
+	var lateIn map[string]string
 	if repeated > 0 {
 		out = slices.Grow(out, repeated)
 	}
@@ -2621,6 +2636,23 @@ func judgeRepeatsIn(out []Finding, tr *Trace, end, baseEnd string, baseWin map[s
 				// (a false duplicate_write for one key for the order, 1
 				// run in 20 at load 20, task fK).
 				o.Repeat, o.JudgedBy = RepeatAbsorbed, JudgedByEndState
+			case oneKnown && oneChange != "" && quietCluster(o) && notLandedYet(o):
+				// As above, but the run's state never changed from the
+				// cluster's end to its own (the end is not the
+				// baseline's): nothing of the calls had landed when the
+				// end was read, in a world whose goroutines Setup left
+				// running and with no Settle (a long-polling consumer
+				// holding the confirmation, at rest in its receive). Less
+				// than one delivery's effect is no second one, nor proof
+				// there is none: unjudged, the scenario inconclusive.
+				// Counted, the correct agent of such a queue was a
+				// duplicate_write "mails: [...] → null" (1 run in 10
+				// under -race; TestOverlappedCallsWhoseEffectHadNotLanded).
+				if !stillNoted {
+					stillNoted = true
+					tr.unsettled = true
+					tr.Notes = append(tr.Notes, notLandedYetNote(o, first.ID, oneChange))
+				}
 			case oneKnown && oneChange != "" && (oneFrom || !(o.Idempotent && same)):
 				changed(o, same, JudgedByOneExecution, oneChange, "the calls overlapped in time, so this compares what they left with what one execution left in the baseline")
 			case o.stateSeen() && o.StateChange == "" && effectSeen(o) && landedAfterAll(o):
@@ -2702,7 +2734,7 @@ func judgeRepeatsIn(out []Finding, tr *Trace, end, baseEnd string, baseWin map[s
 					change = endChange
 					note = fmt.Sprintf("in its window the world carried out what %s set going (%s), as the baseline's world did by itself after its call, so this compares the end state with what one delivery left", first.ID, clip(o.StateChange, maxChange/2))
 				}
-			case o.stateSeen() && o.StateChange != "" && !baseline && un != nil && !un.base.endStill && func() bool { before, after := o.stateWindow(); return worldRestless(before, after) }():
+			case o.stateSeen() && o.StateChange != "" && !baseline && un != nil && func() bool { before, after := o.stateWindow(); return worldRestless(before, after) }():
 				// What the repeat's window holds is what the world did by
 				// itself in the baseline (a mail a worker of Setup's
 				// sent), and the baseline's state never held still (a
@@ -2834,6 +2866,31 @@ func judgeRepeatsIn(out []Finding, tr *Trace, end, baseEnd string, baseWin map[s
 				case o.Idempotent && same && r.against == "" && ends:
 					byEnd("after another write changed what it acts on")
 				default:
+					if by, outside := foreignWindow(tr, i, baseWin, &views); outside && ends && !baseline && baseTr != nil && endSame() {
+						// The window changed only places the op changed in
+						// no window of the baseline, and the run ended as
+						// the baseline did: no evidence of a second
+						// execution (otherop.go). Another op's earlier
+						// call accounts for the change: absorbed; nothing
+						// does: unjudged, the scenario inconclusive.
+						if by != nil {
+							o.Repeat, o.JudgedBy = RepeatAbsorbed, JudgedByEndState
+							tr.Notes = append(tr.Notes, foreignNote(o, by))
+							for _, op := range by {
+								if lateIn == nil {
+									lateIn = map[string]string{}
+								}
+								if _, ok := lateIn[op]; !ok {
+									lateIn[op] = o.ID
+								}
+							}
+						} else if !stillNoted {
+							stillNoted = true
+							tr.unsettled = true
+							tr.Notes = append(tr.Notes, foreignUnjudgedNote(o, first.ID))
+						}
+						break
+					}
 					why := ""
 					switch {
 					case r.unseen:
@@ -3102,6 +3159,7 @@ func judgeRepeatsIn(out []Finding, tr *Trace, end, baseEnd string, baseWin map[s
 		out = append(out, Finding{Code: CodeDuplicateWrite, Severity: SeverityError, Ops: opID[:1:1], Identities: opID[1:2:2], Calls: dups,
 			Message: b.String()})
 	}
+	unjudgedLate(tr, lateIn)
 	if !baseline {
 		// An end no traced call explains (unexplained.go): inconclusive.
 		if n := unexplainedEnd(tr, baseTr, end, alike); n != "" {

@@ -53,6 +53,10 @@ type shopWorld struct {
 	// of Setup's: the baseline's state never holds still.
 	beat  bool
 	beats int
+	// beatsThenRest stops the heartbeat after that many beats (0: never),
+	// as a loaded machine starves its goroutine: the state then holds
+	// still.
+	beatsThenRest int
 	// sentFirst makes the first delivery answer once its confirmation
 	// went out, as a loaded machine made it (its 2 ms answer took longer
 	// than the worker's 20 ms): the world's mail lands inside its call.
@@ -89,7 +93,9 @@ func (w *shopWorld) start() {
 				return
 			case <-t.C:
 				w.mu.Lock()
-				w.beats++
+				if w.beatsThenRest == 0 || w.beats < w.beatsThenRest {
+					w.beats++
+				}
 				w.mu.Unlock()
 			}
 		}
@@ -654,5 +660,42 @@ func TestWorldWorkerConcurrentCallsOfOneChangeThenASecondMail(t *testing.T) {
 		}
 		require.Contains(t, r.Trace.end, "confirmation again", "the buggy agent's second mail")
 		assert.True(t, len(findings(rep, ScenarioDuplicateConcurrent)) > 0 || r.Inconclusive && len(notesSaying(r.Trace, "cannot be told there from what the world did")) == 1, "never a plain pass: %q", r.Trace.Notes)
+	}
+}
+
+// The heartbeat case above, with the baseline's heartbeat starved after
+// three beats, as a loaded machine starved it (go test -race beside CPU
+// burners): it beat while the baseline's end was read again, then not
+// for the hold, and the end held still. The world was taken for one that
+// holds still, the heartbeat for the repeats' change, and the correct
+// agent was a duplicate_write in every scenario with a repeat (1 run of
+// 20 of TestWorldWorkerChangeInARepeatsWindow's heartbeat case). A place
+// that changed twice or more by itself as the end was read is the
+// world's restless place all the same: the repeats are unjudged, never a
+// false duplicate; the naive agent is still never a plain pass.
+func TestHeartbeatStarvedInTheBaseline(t *testing.T) {
+	for _, naive := range []bool{false, true} {
+		for range 2 {
+			w := &shopWorld{beat: true, naive: naive}
+			setups := 0
+			rep, err := Run(context.Background(), t.Name(), shopAgent(w),
+				Setup(func(context.Context) error {
+					setups++
+					w.beatsThenRest = 0
+					if setups == 1 {
+						w.beatsThenRest = 3
+					}
+					w.start()
+					return nil
+				}),
+				Teardown(func(context.Context) error { w.stop(); return nil }),
+				State(w.snapshot))
+			require.NoError(t, err)
+			require.True(t, rep.Baseline.Trace.endStill, "the baseline's end held still")
+			if !naive {
+				assert.Empty(t, findings(rep, ""), "the world's heartbeat and mail")
+			}
+			assert.True(t, len(findings(rep, "")) > 0 || rep.InconclusiveCount > 0, "safe, with repeats no one could judge")
+		}
 	}
 }
