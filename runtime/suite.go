@@ -1611,6 +1611,13 @@ func (s *Suite) visibility(tr *Trace, add func(Finding)) {
 			}
 			continue
 		}
+		if slices.Contains(tr.odd().serverSites, site) {
+			if once("detached\x00" + site) {
+				add(Finding{Code: CodeContextDetached, Severity: SeverityWarning,
+					Message: fmt.Sprintf("a tool was called from %s by a goroutine that Setup started (a server of the world: a message bus's subscription, a consumer, a pool's worker) while the agent waited for its answer, with a context that does not come from the agent's: the call was attributed to the delivery in flight, but with two deliveries in flight together it cannot be told whose, and the agent's cancellation (a crash, a deadline) does not reach it; where the request crosses a transport that carries no Go context, carry the run: put runtime.Token(ctx) in the request (a message's headers, a job's payload) and take the handler's context from runtime.Resolve(ctx, token)", shortSite(site))})
+			}
+			continue
+		}
 		if once("detached\x00" + site) {
 			add(Finding{Code: CodeContextDetached, Severity: SeverityWarning,
 				Message: fmt.Sprintf("a tool was called from %s with a context that does not come from the agent's (context.Background(), or one kept from elsewhere): the call was attributed by its goroutine, but the agent's cancellation (a crash, a deadline) never reaches it; pass the agent's ctx", shortSite(site))})
