@@ -1893,6 +1893,46 @@ func (w *world) blocked(self uint64) []string {
 
 const maxBlocked = 12
 
+// timedSelects returns, as "N at file:line", the goroutines of
+// gs (the scenario's, at a stall) blocked in a select that is not the
+// agent's own: one of the world (a goroutine of no delivery, such as a
+// server that Setup started), or one whose select is a library's code.
+// Its cases may include a timer (a pull request's expiry, a context's
+// deadline) that the stack does not show, and the wait may then end by
+// itself (stallAdvice).
+func (w *world) timedSelects(gs []gInfo) []string {
+	var out []string
+	for i := range gs {
+		g := &gs[i]
+		if g.state != "select" || g.bystander() {
+			continue
+		}
+		if busy, _ := g.busy(time.Time{}); busy {
+			continue
+		}
+		if w.invocationOf(g.id) != 0 && !g.selectsInLibrary() {
+			continue
+		}
+		out = append(out, fmt.Sprintf("%d at %s", g.id, g.where()))
+	}
+	return out
+}
+
+// selectsInLibrary reports whether the select g is blocked in is a
+// library's: the first frame of g's stack that is not the standard
+// library's or this package's is a dependency's (frameOf).
+func (g *gInfo) selectsInLibrary() bool {
+	for i := range g.funcs {
+		switch frameOf(g.funcs[i], g.files[i]) {
+		case dependencyCode:
+			return true
+		case userCode:
+			return false
+		}
+	}
+	return false
+}
+
 // backingOff returns, for each delivery with a goroutine (other than self)
 // in an HTTP client's retry back-off (retryBackoffs) or in a retry loop's
 // or rate limiter's timed wait (retryLoop), where it waits: a delivery

@@ -1875,7 +1875,7 @@ func (r *recorder) describeStall() string {
 		r.mu.Unlock()
 		advice = backoffAdvice(gs, backoffs, at)
 		if advice == "" {
-			advice = stallAdvice(gs, r.didCrash())
+			advice = stallAdvice(gs, r.didCrash(), r.world.timedSelects(gs))
 		}
 	}
 	if h, ok := r.gate.(interface{ held() []string }); ok {
@@ -1911,7 +1911,16 @@ func (r *recorder) describeStall() string {
 // (/tmp/rtP #5). Said only where every goroutine waiting for the network
 // is in a driver: one waiting for an HTTP answer beside it may be merely
 // slow.
-func stallAdvice(gs []gInfo, crashed bool) string {
+//
+// timed are the goroutines of gs in a select outside the agent's code
+// (world.timedSelects), told as "goroutine N at file:line": such a select
+// may have a timer among its cases, which no stack shows, and the server
+// answers when it fires. A JetStream pull request with nats.go's default
+// 30 s wait, answered by the in-process server at its expiry, was told
+// that each goroutine waits for another and that a longer StallTimeout
+// helps only if a goroutine outside the scenario ends the wait: untrue,
+// and a longer bound did help (red team rtU #4).
+func stallAdvice(gs []gInfo, crashed bool, timed []string) string {
 	onNetwork, onDatabase := false, true
 	for i := range gs {
 		g := &gs[i]
@@ -1934,6 +1943,17 @@ func stallAdvice(gs []gInfo, crashed bool) string {
 		return "it waits for the network: raise the bound with StallTimeout only if the answer is merely slow; if it waits for a lock or lease that the crashed delivery took in a service and never released (a lock with no expiry), it waits for good, after a real crash as well: give the lock a lease that expires, or let the restart take over what its earlier delivery holds"
 	case onNetwork:
 		return "it waits for the network: raise the bound with StallTimeout only if the answer is merely slow"
+	}
+	if len(timed) > 0 {
+		who := "goroutine " + timed[0] + " waits in a select"
+		if len(timed) > 1 {
+			who = "goroutines " + strings.Join(timed[:min(3, len(timed))], ", ")
+			if len(timed) > 3 {
+				who += fmt.Sprintf(" and %d more", len(timed)-3)
+			}
+			who += " wait in selects"
+		}
+		return fmt.Sprintf("no goroutine of the scenario was running, asleep or waiting for the network as far as their stacks show, but %s outside the agent's code, which may have a timer among their cases that no stack shows: a library's timed long poll (a message broker's pull request, a queue's receive, which the server answers when its wait expires); if so, a StallTimeout longer than the client's poll, or a shorter poll, lets it end; if not, each goroutine waits for another (a lock, a channel, a condition)", who)
 	}
 	return "no goroutine of the scenario was running, asleep or waiting for the network: each waits for another goroutine (a lock, a channel, a condition), so a longer StallTimeout helps only if a goroutine outside the scenario ends that wait"
 }

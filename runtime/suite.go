@@ -274,7 +274,12 @@ func (s *Suite) Baseline(ctx context.Context) (*Result, error) {
 			res.Error = "nothing traced"
 		}
 		s.nothingTraced = true
-	case baselineFailed(res) && !hasOrderFinding(res):
+	case baselineFailed(res) && !hasOrderFinding(res) && !resultHas(res, CodeStalled):
+		// A stalled baseline is one the harness abandoned: its stalled
+		// finding says what waited and what to do. baseline_failed beside
+		// it said "the agent failed without any fault" of an agent whose
+		// only error was the cancellation the abandonment sent it (red
+		// team rtU #4).
 		msg := res.Error
 		if msg == "" && len(tr.Panics) > 0 {
 			msg = "panic: " + tr.Panics[0].Value
