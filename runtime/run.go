@@ -1102,13 +1102,13 @@ func lookup(ctx context.Context, op *Op) (inv *invocation, outer *Call, detached
 		if w := worldWorker(recs, gid); w != nil {
 			return nil, nil, false, 0, w, false // the world's work, not the agent's call
 		}
-		// A goroutine Setup started that worldWorker left to the agent:
-		// a server of the world (a message bus's subscription, a
-		// consumer) serving a delivery that waits for its answer. The
-		// request came over a transport that carries no Go context
-		// (the agent's ctx could not reach it), unless the tool takes
-		// none.
-		setupServer = ctx != nil && setupStartedIn(recs, gid)
+		// A goroutine Setup started that worldWorker left to the agent,
+		// running no traced call and serving no HTTP request: a server
+		// of the world (a message bus's subscription, a consumer)
+		// serving a delivery that waits for its answer. The request
+		// came over a transport that carries no Go context (the
+		// agent's ctx could not reach it), unless the tool takes none.
+		setupServer = ctx != nil && setupStartedIn(recs, gid) && !openOnAnyIn(recs, gid) && servedOverHTTP(gid) == 0
 	}
 	if left == timerCalls {
 		for _, r := range recs {
@@ -1218,6 +1218,18 @@ func lookup(ctx context.Context, op *Op) (inv *invocation, outer *Call, detached
 func setupStartedIn(recs []*recorder, gid uint64) bool {
 	for _, r := range recs {
 		if r.world != nil && r.world.setupStarted(gid) {
+			return true
+		}
+	}
+	return false
+}
+
+// openOnAnyIn reports whether goroutine gid runs a traced call of one of
+// the runs recs now (recorder.openOnAny): a call it makes is made inside
+// that one, not served over a transport.
+func openOnAnyIn(recs []*recorder, gid uint64) bool {
+	for _, r := range recs {
+		if r.openOnAny(gid) {
 			return true
 		}
 	}
