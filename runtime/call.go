@@ -185,7 +185,7 @@ func begin(ctx context.Context, op *Op, a *callArgs, ret, site uintptr) (*Call, 
 		args, identity, entity := a.boxed(new([4]any))
 		return observe(ctx, op, args, identity, entity, callSite(ret, site))
 	}
-	inv, outer, detached, viaHTTP, late := lookup(ctx, op)
+	inv, outer, detached, viaHTTP, late, server := lookup(ctx, op)
 	if inv == nil {
 		if rc := receivedOf(ctx); rc != nil && endedRun(ctx) {
 			// A server received the call on a context kept from a run
@@ -195,7 +195,7 @@ func begin(ctx context.Context, op *Op, a *callArgs, ret, site uintptr) (*Call, 
 			if late != nil {
 				late.note(op, callSite(ret, site))
 			}
-			inv, outer, detached, viaHTTP, late = lookup(rc.bare(), op)
+			inv, outer, detached, viaHTTP, late, server = lookup(rc.bare(), op)
 		}
 	}
 	if inv == nil {
@@ -271,7 +271,14 @@ func begin(ctx context.Context, op *Op, a *callArgs, ret, site uintptr) (*Call, 
 	if detached {
 		c.rec.Detached = true
 		if c.pc != 0 {
-			r.noteDetached(agentSite(c.pc), viaHTTP != 0)
+			by := byAnyone
+			switch {
+			case viaHTTP != 0:
+				by = byHandler
+			case server:
+				by = bySetupServer
+			}
+			r.noteDetached(agentSite(c.pc), by)
 		}
 		if c.parent == nil {
 			// A tool calling a tool with context.Background(): the

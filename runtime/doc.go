@@ -52,7 +52,13 @@
 // a call it could not tell was its own, a context_detached warning, and
 // is inconclusive. Ancestry cannot tell which agent a shared goroutine
 // serves while the invocation that started it is still running either:
-// tools that such goroutines call need the agent's ctx. From a suite's first scenario to its Report, Enabled
+// tools that such goroutines call need the agent's ctx. A tool that a
+// server in the process runs for the agent (a message bus's responder that
+// Setup started) gets the server's context, not the agent's: with two
+// deliveries in flight its call cannot be told to be either's, and the
+// scenario is inconclusive; the agent puts Token(ctx) in the request's
+// headers and the handler takes its context from Resolve to carry the run
+// across. From a suite's first scenario to its Report, Enabled
 // is true, so that a late call between two scenarios is seen too. When an
 // invocation returns, its context is cancelled, as a server cancels a
 // request's, and what the agent registered with context.AfterFunc, on that

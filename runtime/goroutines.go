@@ -1484,6 +1484,9 @@ func (w *world) quiet(self uint64, held heldCalls) (quiet bool, why string, onIO
 		w.noteNetwork(&g)
 		since := w.bodyStart(&g)
 		busy, why := g.busy(since)
+		if busy && why == ioAwaited && since.IsZero() && w.worlds(g.id) {
+			why = worldAwaited
+		}
 		if busy && (why == retryBackoffWhy || why == timedWaitWhy) {
 			w.noteRetrying(&g)
 		}
@@ -1586,7 +1589,7 @@ func (w *world) quiet(self uint64, held heldCalls) (quiet bool, why string, onIO
 // rtR #7). A world's request answered within the grace (a worker's POST
 // to a service) is still waited for.
 func (w *world) readLike(g *gInfo, why string, since time.Time) bool {
-	return why == ioAwaited || why == httpAwaiting && since.IsZero() && w.worlds(g.id)
+	return why == ioAwaited || why == worldAwaited || why == httpAwaiting && since.IsZero() && w.worlds(g.id)
 }
 
 // worlds reports whether goroutine id is known to be the world's
@@ -1675,7 +1678,17 @@ const (
 // /tmp/rtP #5).
 const dbAwaited = "waiting for the database's answer to a statement (network I/O in its SQL driver)"
 
-var ioWaits = map[string]bool{ioInTool: true, httpConnecting: true, httpAwaiting: true, ioAwaited: true}
+// worldAwaited: what world.quiet makes of ioAwaited in a goroutine of the
+// world (world.worlds: one that Setup started, or older than the
+// scenario) outside any tool body: a consumer's blocking read (a Redis
+// stream's XREADGROUP BLOCK, a Kafka fetch, an AMQP delivery), which
+// waits for what the agent sends, not an answer the agent waits for.
+// Busy for readGrace as ioAwaited is (a worker's read of its own
+// request's reply is still waited for), but its lapse is told as the
+// world idling, not as a loop of the agent's (red team rtT #3).
+const worldAwaited = "waiting for network I/O in a goroutine of the world (a consumer's receive, a long poll)"
+
+var ioWaits = map[string]bool{ioInTool: true, httpConnecting: true, httpAwaiting: true, ioAwaited: true, worldAwaited: true}
 
 // readGrace is how long a goroutine counts as busy for ioAwaited since it
 // was first seen in that wait (world.quiet); past it, the scheduler goes on
@@ -1759,9 +1772,13 @@ func (w *world) lapsed(g *gInfo, site, why string) {
 		w.lapsedAt = map[string]bool{}
 	}
 	w.lapsedAt[site] = true
-	if why == httpAwaiting {
-		w.readNotes = append(w.readNotes, fmt.Sprintf("goroutine %d of the world (one that Setup started, or older than the scenario) still waited for an HTTP response at %s after %s, outside any tool call: it was taken for the world idling (a long poll, such as a queue consumer's receive, which may wait for what a call held at its gate sends), the schedule went on without it, and no later scenario of the suite waits for a response there; if the world was doing the agent's work, a Settle that waits for it tells the end state",
-			g.id, g.where(), readGraceUnder(w.stallAfter)))
+	if why == httpAwaiting || why == worldAwaited {
+		what, there := "an HTTP response", "a response"
+		if why == worldAwaited {
+			what, there = "network I/O", "a read"
+		}
+		w.readNotes = append(w.readNotes, fmt.Sprintf("goroutine %d of the world (one that Setup started, or older than the scenario) still waited for %s at %s after %s, outside any tool call: it was taken for the world idling (a long poll, such as a queue consumer's receive, which may wait for what a call held at its gate sends), the schedule went on without it, and no later scenario of the suite waits for %s there; if the world was doing the agent's work, a Settle that waits for it tells the end state",
+			g.id, what, g.where(), readGraceUnder(w.stallAfter), there))
 		return
 	}
 	w.readNotes = append(w.readNotes, fmt.Sprintf("goroutine %d still waited for network I/O at %s after %s: it was taken for a loop that reads for as long as the agent runs (a websocket's, a subscription's), the schedule went on without it, and no later scenario of the suite waits for a read there; if it was a reply, what the agent did after it may have been played after calls it could have been in flight with",
@@ -1892,6 +1909,46 @@ func (w *world) blocked(self uint64) []string {
 }
 
 const maxBlocked = 12
+
+// timedSelects returns, as "N at file:line", the goroutines of
+// gs (the scenario's, at a stall) blocked in a select that is not the
+// agent's own: one of the world (a goroutine of no delivery, such as a
+// server that Setup started), or one whose select is a library's code.
+// Its cases may include a timer (a pull request's expiry, a context's
+// deadline) that the stack does not show, and the wait may then end by
+// itself (stallAdvice).
+func (w *world) timedSelects(gs []gInfo) []string {
+	var out []string
+	for i := range gs {
+		g := &gs[i]
+		if g.state != "select" || g.bystander() {
+			continue
+		}
+		if busy, _ := g.busy(time.Time{}); busy {
+			continue
+		}
+		if w.invocationOf(g.id) != 0 && !g.selectsInLibrary() {
+			continue
+		}
+		out = append(out, fmt.Sprintf("%d at %s", g.id, g.where()))
+	}
+	return out
+}
+
+// selectsInLibrary reports whether the select g is blocked in is a
+// library's: the first frame of g's stack that is not the standard
+// library's or this package's is a dependency's (frameOf).
+func (g *gInfo) selectsInLibrary() bool {
+	for i := range g.funcs {
+		switch frameOf(g.funcs[i], g.files[i]) {
+		case dependencyCode:
+			return true
+		case userCode:
+			return false
+		}
+	}
+	return false
+}
 
 // backingOff returns, for each delivery with a goroutine (other than self)
 // in an HTTP client's retry back-off (retryBackoffs) or in a retry loop's

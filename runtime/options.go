@@ -244,8 +244,12 @@ const DefaultStallTimeout = 10 * time.Second
 // are slow, not stuck, and above the longest wait a service in the test
 // asks of an API client's retry back-off (a 429's Retry-After): a back-off
 // makes no progress while it sleeps, and one longer than the bound stalls
-// the scenario, whose message then names the back-off. Setup and Teardown
-// may run six times as long.
+// the scenario, whose message then names the back-off; and above the wait
+// of a library's long poll that the agent makes (a JetStream Fetch waits
+// 30 s by default, answered by the server when its expiry fires), or make
+// that poll shorter under test: a stall message names the goroutines of
+// the world or of a library blocked in a select, whose timer no stack
+// shows. Setup and Teardown may run six times as long.
 func StallTimeout(d time.Duration) Option {
 	return optionFunc(func(c *config) { c.stall = d })
 }

@@ -94,9 +94,9 @@ type recorder struct {
 	apart            bool        // the concurrent deliveries ran apart for a wait of the world's (lockstep.Wait)
 	heldAny          atomic.Bool // a call's deadline ran out at a gate (Call.endedAtGate)
 	notes            []string
-	impure           string          // why the agent cannot run in a bubble, if seen
-	detached         map[string]bool // call sites that passed a context without the run: true while only handlers did (noteDetached)
-	amidClosed       bool            // closeAmid was called: lateAmid tells no more
+	impure           string                // why the agent cannot run in a bubble, if seen
+	detached         map[string]detachedBy // call sites that passed a context without the run, and who, while only one kind did (noteDetached)
+	amidClosed       bool                  // closeAmid was called: lateAmid tells no more
 	// rare holds what few runs record (recRare), made on first use
 	// under mu.
 	rare *recRare
@@ -947,11 +947,15 @@ func (r *recorder) expand() (*Trace, []*Call) {
 		}
 		l.mu.Unlock()
 	}
-	for site, byHandler := range r.detached {
+	for site, by := range r.detached {
 		t.Detached = append(t.Detached, site)
-		if byHandler {
+		switch by {
+		case byHandler:
 			tx := t.withRare()
 			tx.handlerSites = append(tx.handlerSites, site)
+		case bySetupServer:
+			tx := t.withRare()
+			tx.serverSites = append(tx.serverSites, site)
 		}
 	}
 	sort.Strings(t.Detached)
@@ -1039,7 +1043,7 @@ func encodable(v any) any {
 // run's context, from such a goroutine, made while a run is active, is
 // refused in the active runs: it may serve one of them (a worker an
 // earlier invocation started and the agent reuses), and no run can tell.
-func lookup(ctx context.Context, op *Op) (inv *invocation, outer *Call, detached bool, viaHTTP uint64, late *lateCalls) {
+func lookup(ctx context.Context, op *Op) (inv *invocation, outer *Call, detached bool, viaHTTP uint64, late *lateCalls, setupServer bool) {
 	if ctx != nil {
 		switch v := ctx.Value(enclosingKey{}).(type) {
 		case *Call:
@@ -1057,26 +1061,26 @@ func lookup(ctx context.Context, op *Op) (inv *invocation, outer *Call, detached
 				// told by its goroutine, as a call with
 				// context.Background() is (detached).
 				if cur := claimedByGoroutine(); cur != nil {
-					return cur, nil, true, 0, nil
+					return cur, nil, true, 0, nil, false
 				}
 				inv.endIfCrashed(ctx)
 				lateAmid(inv.rec, op)
-				return nil, nil, false, 0, inv.rec.late
+				return nil, nil, false, 0, inv.rec.late, false
 			}
 			if cur := otherDelivery(inv); cur != nil {
-				return cur, nil, true, 0, nil
+				return cur, nil, true, 0, nil, false
 			}
-			return inv, outer, false, 0, nil
+			return inv, outer, false, 0, nil, false
 		}
 	}
 	recs := activeRecorders()
 	if len(recs) == 0 {
 		if watching.Load() == 0 {
-			return nil, nil, false, 0, nil
+			return nil, nil, false, 0, nil, false
 		}
 		// Between two scenarios of a suite: no run to claim the call,
 		// but it may come from a goroutine an ended one left behind.
-		return nil, nil, false, 0, lateCaller()
+		return nil, nil, false, 0, lateCaller(), false
 	}
 	why, fix := "it has no context.Context parameter", "pass the agent's ctx to the tool"
 	alone := "do not run agents whose tools lack a context in parallel (t.Parallel)"
@@ -1092,18 +1096,25 @@ func lookup(ctx context.Context, op *Op) (inv *invocation, outer *Call, detached
 	inv, left, leftBy, handler := attribute(recs, gid)
 	live := 0 // the deliveries of the one active run in flight
 	if left == hookCalls {
-		return nil, nil, false, 0, nil // seeding the world in Setup's goroutines
+		return nil, nil, false, 0, nil, false // seeding the world in Setup's goroutines
 	}
 	if inv == nil && left == nil && leftBy == 0 && handler == 0 && receivedOf(ctx) == nil {
 		if w := worldWorker(recs, gid); w != nil {
-			return nil, nil, false, 0, w // the world's work, not the agent's call
+			return nil, nil, false, 0, w, false // the world's work, not the agent's call
 		}
+		// A goroutine Setup started that worldWorker left to the agent,
+		// running no traced call and serving no HTTP request: a server
+		// of the world (a message bus's subscription, a consumer)
+		// serving a delivery that waits for its answer. The request
+		// came over a transport that carries no Go context (the
+		// agent's ctx could not reach it), unless the tool takes none.
+		setupServer = ctx != nil && setupStartedIn(recs, gid) && !openOnAnyIn(recs, gid) && servedOverHTTP(gid) == 0
 	}
 	if left == timerCalls {
 		for _, r := range recs {
 			r.unattributable(op.Name, fmt.Sprintf("a call of %s was made during this run from a time.AfterFunc callback, and %s: the Go runtime does not record which goroutine set a timer, so the call cannot be told to be this run's (an earlier scenario's timer, or another test's, fires as well); it ran as in production, and was not traced, faulted or judged here; pass the agent's ctx into the callback", op.Name, why))
 		}
-		return nil, nil, false, 0, nil
+		return nil, nil, false, 0, nil, false
 	}
 	if inv != nil && inv.rec.stopped.Load() {
 		// An invocation its run abandoned (a stall), or a goroutine it
@@ -1111,7 +1122,7 @@ func lookup(ctx context.Context, op *Op) (inv *invocation, outer *Call, detached
 		inv, left, leftBy = nil, inv.rec.late, 1 // 1: known to be left, by whom does not matter here
 	}
 	if left != nil || leftBy != 0 {
-		return nil, nil, false, 0, leftCall(recs, left, op, why)
+		return nil, nil, false, 0, leftCall(recs, left, op, why), false
 	}
 	if inv == nil && len(recs) == 1 {
 		// No invocation's goroutine: the one invocation running is taken
@@ -1155,6 +1166,15 @@ func lookup(ctx context.Context, op *Op) (inv *invocation, outer *Call, detached
 		// verdict that changed from run to run.
 		handler = servedOverHTTP(goroutineID())
 	}
+	if inv == nil && live > 1 && setupServer {
+		// As a handler's, below, but whatever State says: the harness,
+		// not the agent, could not tell whose the call is, and a
+		// refusal failed a correct agent whose tool is served over
+		// NATS request-reply (red team rtU #3). The message says how
+		// to carry the run over such a transport.
+		recs[0].unattributable(op.Name, fmt.Sprintf("a call of %s was made by a goroutine that Setup started (a server of the world: a message bus's subscription, a consumer, a pool's worker) while %d deliveries of this run were in flight together, with a context that does not come from the agent's: the request came over a transport that carries no Go context, so the call cannot be told to be either delivery's, and %s was not traced, faulted or judged here; carry the run: put runtime.Token(ctx) in the request (a message's headers, a job's payload) and take the handler's context from runtime.Resolve(ctx, token)", op.Name, live, op.Name))
+		return nil, nil, false, 0, nil, true
+	}
 	if inv == nil && live > 1 && handler != 0 && recs[0].judge != nil {
 		// With State, the world still judges what the handler's call
 		// does: in the windows of the agent's writes whose requests it
@@ -1163,7 +1183,7 @@ func lookup(ctx context.Context, op *Op) (inv *invocation, outer *Call, detached
 		// so, rather than failed for what the agent cannot change (its
 		// ctx cannot cross HTTP, nor gRPC).
 		recs[0].unattributable(op.Name, fmt.Sprintf("a call of %s was made by an HTTP or gRPC handler of this process while %d deliveries of this run were in flight together: the agent's ctx cannot cross the network, so the call cannot be told to be either's, and %s was not traced, faulted or judged here; State still judged the world it changed, in the windows of the agent's writes", op.Name, live, op.Name))
-		return nil, nil, false, 0, nil
+		return nil, nil, false, 0, nil, false
 	}
 	if inv == nil {
 		refused := false
@@ -1174,6 +1194,9 @@ func lookup(ctx context.Context, op *Op) (inv *invocation, outer *Call, detached
 				whose += " (it serves an HTTP request to this process, or a gRPC call: the agent's ctx cannot cross the network, so the handler's calls cannot be told apart; the duplicate checks do not see them here; invariants on the world still do)"
 			} else {
 				whose += "; " + fix
+				if ctx != nil && receivedOf(ctx) == nil {
+					whose += ", or, where the request crosses a transport that carries no Go context (a message bus, a queue), carry the run: put runtime.Token(ctx) in the request (a message's headers, a job's payload) and take the handler's context from runtime.Resolve(ctx, token)"
+				}
 			}
 		}
 		for _, r := range recs {
@@ -1183,11 +1206,34 @@ func lookup(ctx context.Context, op *Op) (inv *invocation, outer *Call, detached
 		}
 		if !refused && watching.Load() > 0 {
 			// Every run ended meanwhile: as between two scenarios.
-			return nil, nil, false, 0, lateCaller()
+			return nil, nil, false, 0, lateCaller(), false
 		}
-		return nil, nil, false, 0, nil
+		return nil, nil, false, 0, nil, false
 	}
-	return inv, nil, ctx != nil, viaHTTP, nil
+	return inv, nil, ctx != nil, viaHTTP, nil, setupServer && ctx != nil
+}
+
+// setupStartedIn reports whether goroutine gid descends from a goroutine
+// that Setup of one of the runs recs ran in (world.setupStarted).
+func setupStartedIn(recs []*recorder, gid uint64) bool {
+	for _, r := range recs {
+		if r.world != nil && r.world.setupStarted(gid) {
+			return true
+		}
+	}
+	return false
+}
+
+// openOnAnyIn reports whether goroutine gid runs a traced call of one of
+// the runs recs now (recorder.openOnAny): a call it makes is made inside
+// that one, not served over a transport.
+func openOnAnyIn(recs []*recorder, gid uint64) bool {
+	for _, r := range recs {
+		if r.openOnAny(gid) {
+			return true
+		}
+	}
+	return false
 }
 
 // servedCall returns the call of inv whose HTTP request a handler of this
@@ -1731,19 +1777,32 @@ func (r *recorder) unattributable(op, msg string) {
 	x.unattribOps = append(x.unattribOps, op)
 }
 
+// detachedBy says who passed a context without the run at a call site
+// (noteDetached).
+type detachedBy uint8
+
+const (
+	byAnyone      detachedBy = iota
+	byHandler                // an HTTP or gRPC handler of this process (lookup's viaHTTP)
+	bySetupServer            // a goroutine Setup started, serving a delivery that waits (lookup's setupServer)
+)
+
 // noteDetached records that a call from site passed a context without the
-// run; byHandler says an HTTP or gRPC handler of this process made it
-// (lookup's viaHTTP), with its request's context: the agent's ctx cannot
-// cross the network, and the warning says so instead of asking for it
-// (red team rtN F8). A site some other call passed such a context from is
-// told as any other.
-func (r *recorder) noteDetached(site string, byHandler bool) {
+// run, made by by: an HTTP or gRPC handler of this process (lookup's
+// viaHTTP), with its request's context, or a goroutine Setup started that
+// serves a waiting delivery (a message bus's subscription): the agent's
+// ctx cannot cross the network or the bus, and the warning says so
+// instead of asking for it (red team rtN F8, rtU #3). A site some other
+// kind of call passed such a context from is told as any other.
+func (r *recorder) noteDetached(site string, by detachedBy) {
 	r.mu.Lock()
 	if r.detached == nil {
-		r.detached = map[string]bool{}
+		r.detached = map[string]detachedBy{}
 	}
-	if only, seen := r.detached[site]; !seen || only {
-		r.detached[site] = byHandler
+	if was, seen := r.detached[site]; !seen {
+		r.detached[site] = by
+	} else if was != by {
+		r.detached[site] = byAnyone
 	}
 	r.mu.Unlock()
 }
@@ -1828,7 +1887,7 @@ func (r *recorder) describeStall() string {
 		r.mu.Unlock()
 		advice = backoffAdvice(gs, backoffs, at)
 		if advice == "" {
-			advice = stallAdvice(gs, r.didCrash())
+			advice = stallAdvice(gs, r.didCrash(), r.world.timedSelects(gs))
 		}
 	}
 	if h, ok := r.gate.(interface{ held() []string }); ok {
@@ -1864,7 +1923,16 @@ func (r *recorder) describeStall() string {
 // (/tmp/rtP #5). Said only where every goroutine waiting for the network
 // is in a driver: one waiting for an HTTP answer beside it may be merely
 // slow.
-func stallAdvice(gs []gInfo, crashed bool) string {
+//
+// timed are the goroutines of gs in a select outside the agent's code
+// (world.timedSelects), told as "goroutine N at file:line": such a select
+// may have a timer among its cases, which no stack shows, and the server
+// answers when it fires. A JetStream pull request with nats.go's default
+// 30 s wait, answered by the in-process server at its expiry, was told
+// that each goroutine waits for another and that a longer StallTimeout
+// helps only if a goroutine outside the scenario ends the wait: untrue,
+// and a longer bound did help (red team rtU #4).
+func stallAdvice(gs []gInfo, crashed bool, timed []string) string {
 	onNetwork, onDatabase := false, true
 	for i := range gs {
 		g := &gs[i]
@@ -1887,6 +1955,17 @@ func stallAdvice(gs []gInfo, crashed bool) string {
 		return "it waits for the network: raise the bound with StallTimeout only if the answer is merely slow; if it waits for a lock or lease that the crashed delivery took in a service and never released (a lock with no expiry), it waits for good, after a real crash as well: give the lock a lease that expires, or let the restart take over what its earlier delivery holds"
 	case onNetwork:
 		return "it waits for the network: raise the bound with StallTimeout only if the answer is merely slow"
+	}
+	if len(timed) > 0 {
+		who := "goroutine " + timed[0] + " waits in a select"
+		if len(timed) > 1 {
+			who = "goroutines " + strings.Join(timed[:min(3, len(timed))], ", ")
+			if len(timed) > 3 {
+				who += fmt.Sprintf(" and %d more", len(timed)-3)
+			}
+			who += " wait in selects"
+		}
+		return fmt.Sprintf("no goroutine of the scenario was running, asleep or waiting for the network as far as their stacks show, but %s outside the agent's code, which may have a timer among their cases that no stack shows: a library's timed long poll (a message broker's pull request, a queue's receive, which the server answers when its wait expires); if so, a StallTimeout longer than the client's poll, or a shorter poll, lets it end; if not, each goroutine waits for another (a lock, a channel, a condition)", who)
 	}
 	return "no goroutine of the scenario was running, asleep or waiting for the network: each waits for another goroutine (a lock, a channel, a condition), so a longer StallTimeout helps only if a goroutine outside the scenario ends that wait"
 }

@@ -278,7 +278,12 @@ func (s *Suite) Baseline(ctx context.Context) (*Result, error) {
 			res.Error = "nothing traced"
 		}
 		s.nothingTraced = true
-	case baselineFailed(res) && !hasOrderFinding(res):
+	case baselineFailed(res) && !hasOrderFinding(res) && !resultHas(res, CodeStalled):
+		// A stalled baseline is one the harness abandoned: its stalled
+		// finding says what waited and what to do. baseline_failed beside
+		// it said "the agent failed without any fault" of an agent whose
+		// only error was the cancellation the abandonment sent it (red
+		// team rtU #4).
 		msg := res.Error
 		if msg == "" && len(tr.Panics) > 0 {
 			msg = "panic: " + tr.Panics[0].Value
@@ -1625,6 +1630,13 @@ func (s *Suite) visibility(tr *Trace, add func(Finding)) {
 			if once("detached\x00" + site) {
 				add(Finding{Code: CodeContextDetached, Severity: SeverityWarning,
 					Message: fmt.Sprintf("a tool was called from %s by a handler of this process (an HTTP or gRPC server) serving the agent's request, with its request's context (the agent's ctx cannot cross the network): the call was attributed to the agent's call in flight whose tool waits for the answer (to its delivery when none does), but the agent's cancellation (a crash, a deadline) does not reach the handler, as in production", shortSite(site))})
+			}
+			continue
+		}
+		if slices.Contains(tr.odd().serverSites, site) {
+			if once("detached\x00" + site) {
+				add(Finding{Code: CodeContextDetached, Severity: SeverityWarning,
+					Message: fmt.Sprintf("a tool was called from %s by a goroutine that Setup started (a server of the world: a message bus's subscription, a consumer, a pool's worker) while the agent waited for its answer, with a context that does not come from the agent's: the call was attributed to the delivery in flight, but with two deliveries in flight together it cannot be told whose, and the agent's cancellation (a crash, a deadline) does not reach it; where the request crosses a transport that carries no Go context, carry the run: put runtime.Token(ctx) in the request (a message's headers, a job's payload) and take the handler's context from runtime.Resolve(ctx, token)", shortSite(site))})
 			}
 			continue
 		}

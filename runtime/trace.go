@@ -330,6 +330,10 @@ type traceRare struct {
 	// this process serving the agent's requests passed such a context
 	// (recorder.noteDetached).
 	handlerSites []string
+	// serverSites are the entries of Detached where only goroutines
+	// Setup started, serving a delivery that waited for them, passed
+	// such a context (recorder.noteDetached).
+	serverSites []string
 	// worldOps and worldSites are the ops and call sites of the calls
 	// that workers Setup started made during the run without the agent's
 	// context: the world's, run untraced (worldWorker).

@@ -2,11 +2,7 @@ package agentidemmcp
 
 import (
 	"context"
-	"reflect"
-	"strconv"
 	"sync"
-	"sync/atomic"
-	"time"
 
 	"github.com/agentidem/agentidem-go/runtime"
 )
@@ -25,9 +21,7 @@ import (
 const MetaKey = "agentidem/run"
 
 var links struct {
-	n  atomic.Uint64
 	mu sync.Mutex
-	m  map[string]context.Context
 	// transit holds the calls of the tokens Send returned, until the
 	// caller's done.
 	transit map[string]*transit
@@ -35,25 +29,9 @@ var links struct {
 
 // Token returns a token naming ctx, for the _meta of an outgoing call, or
 // "" when no agentidem run is active or ctx can never be cancelled (a run's
-// invocation context always can). The token lives until ctx is done.
-func Token(ctx context.Context) string {
-	if !runtime.Enabled() || ctx == nil || ctx.Done() == nil {
-		return ""
-	}
-	tok := strconv.FormatUint(links.n.Add(1), 10)
-	links.mu.Lock()
-	if links.m == nil {
-		links.m = map[string]context.Context{}
-	}
-	links.m[tok] = ctx
-	links.mu.Unlock()
-	context.AfterFunc(ctx, func() {
-		links.mu.Lock()
-		delete(links.m, tok)
-		links.mu.Unlock()
-	})
-	return tok
-}
+// invocation context always can). The token lives until ctx is done. It
+// is runtime.Token, which carries a run over any transport.
+func Token(ctx context.Context) string { return runtime.Token(ctx) }
 
 // Send is Token for a call about to be sent over a transport that a
 // server in the process reads and answers on goroutines of its own
@@ -159,76 +137,15 @@ func Answering(tok any) {
 	}
 }
 
-// Resolve returns the context that serves a call carrying token tok: the
-// server's own context srv (its values, deadline and cancellation), which
-// also yields the values of the client context that Token registered, and
-// is cancelled when that one is. With an unknown or empty token it returns
-// srv and a no-op stop. Call stop when the call is over. For the run's
-// own values the client context comes first: it names the call the
-// client made its call inside of, where srv may name only the invocation
-// (a session connected with the agent's context). The context is
-// runtime.Served: a crash of the invocation refuses the calls the server
-// makes with it instead of ending the server's goroutine.
+// Resolve returns the context that serves a call carrying token tok (a
+// call's _meta value under MetaKey): runtime.Resolve, for a token that is
+// a string. The server's own context srv yields the values of the client
+// context that Token registered, and is cancelled when that one is. With
+// an unknown, empty or non-string token it returns srv and a no-op stop.
+// Call stop when the call is over. The context is runtime.Served: a crash
+// of the invocation refuses the calls the server makes with it instead of
+// ending the server's goroutine.
 func Resolve(srv context.Context, tok any) (ctx context.Context, stop func()) {
 	s, _ := tok.(string)
-	if s == "" {
-		return srv, func() {}
-	}
-	links.mu.Lock()
-	client := links.m[s]
-	links.mu.Unlock()
-	if client == nil {
-		return srv, func() {}
-	}
-	c, cancel := context.WithCancel(srv)
-	unhook := context.AfterFunc(client, cancel)
-	// Served: the calls are made on the server's goroutine, not the
-	// agent's, and a crash of the invocation refuses them rather than
-	// ending that goroutine, which would leave the request unanswered.
-	return runtime.Served(joined{Context: c, client: client}), func() { unhook(); cancel() }
-}
-
-// joined is the server's context, with the client's values behind it.
-type joined struct {
-	context.Context
-	client context.Context
-}
-
-// Value asks the server's context first, then the client's; but for the
-// runtime's own keys (the run, the call a call is made inside of) the
-// client's context first. The server's context may carry a run too: a
-// session the agent connected with its own context serves every call on a
-// context derived from it. A tool calling another tool over that session
-// then sends its own context as the client's, and the call is made inside
-// that tool, not by the agent.
-func (j joined) Value(key any) any {
-	if runtimeKey(key) {
-		if v := j.client.Value(key); v != nil {
-			return v
-		}
-		return j.Context.Value(key)
-	}
-	if v := j.Context.Value(key); v != nil {
-		return v
-	}
-	return j.client.Value(key)
-}
-
-// runtimePkg is the import path of package runtime, whose unexported
-// context keys carry a run.
-var runtimePkg = reflect.TypeFor[runtime.Op]().PkgPath()
-
-// runtimeKey reports whether key is one of package runtime's context keys.
-func runtimeKey(key any) bool {
-	t := reflect.TypeOf(key)
-	return t != nil && t.PkgPath() == runtimePkg
-}
-
-// Deadline is the earlier of the two deadlines.
-func (j joined) Deadline() (time.Time, bool) {
-	d, ok := j.Context.Deadline()
-	if cd, cok := j.client.Deadline(); cok && (!ok || cd.Before(d)) {
-		return cd, true
-	}
-	return d, ok
+	return runtime.Resolve(srv, s)
 }
