@@ -290,7 +290,7 @@ func newJudge(ctx context.Context, c *config) *judge {
 	if c.state == nil {
 		return nil
 	}
-	return &judge{state: c.state, settle: c.settle, ctx: ctx, inflight: map[*Call]bool{}, started: map[string]bool{},
+	return &judge{state: c.guardedState(), settle: c.settle, ctx: ctx, inflight: map[*Call]bool{}, started: map[string]bool{},
 		busy: map[*invocation]int{}, outside: map[*invocation]bool{}, stillFor: endStill, stillMax: endStillMax}
 }
 

@@ -51,7 +51,20 @@ import (
 // though its traced writes are the baseline's, is inconclusive: an
 // untraced call (a retry through the raw tool) may have made the
 // difference.
-func State(fn func() any) Option { return With(runtime.State(fn)) }
+//
+// Panic, do not call t.Fatal (or require.X(t, ...)) in fn: fn runs in the
+// suite's goroutines, not the test's, and t.FailNow ends the goroutine it
+// runs in. testkit notices it: the suite stops there and the test fails
+// naming the line, with the summary and report written (callbackexit.go).
+// The same holds for Setup, Teardown and Invariant, which return an error.
+func State(fn func() any) Option {
+	return func(s *settings) {
+		With(runtime.State(fn))(s)
+		if fn != nil {
+			With(stateGuard(s.exits()))(s)
+		}
+	}
+}
 
 // SettleOn lets the State judge wait for effects that land later: before
 // and after a repeated write, and at the end of each scenario, it waits

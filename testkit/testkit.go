@@ -47,18 +47,43 @@ type settings struct {
 	// failInconclusive: TestAgent fails on an inconclusive scenario too
 	// (FailInconclusive, AGENTIDEM_FAIL_INCONCLUSIVE).
 	failInconclusive bool
+	// exited records a callback that ended its goroutine (callbackexit.go).
+	exited *callbackExits
 }
 
-// Setup gives every scenario a fresh world; see runtime.Setup.
-func Setup(fn func(ctx context.Context) error) Option { return With(runtime.Setup(fn)) }
+// Setup gives every scenario a fresh world; see runtime.Setup. Return an
+// error rather than call t.Fatal in fn: a t.FailNow there (require.X(t,
+// ...) too) stops the suite, and the test fails naming the line, with the
+// summary and report written, the scenarios not run counted inconclusive
+// (see State); t.Skip skips the test.
+func Setup(fn func(ctx context.Context) error) Option {
+	return func(s *settings) {
+		if fn != nil {
+			fn = guardedHook(s.exits(), "Setup", fn)
+		}
+		With(runtime.Setup(fn))(s)
+	}
+}
 
 // Teardown runs after every scenario; see runtime.Teardown.
-func Teardown(fn func(ctx context.Context) error) Option { return With(runtime.Teardown(fn)) }
+func Teardown(fn func(ctx context.Context) error) Option {
+	return func(s *settings) {
+		if fn != nil {
+			fn = guardedHook(s.exits(), "Teardown", fn)
+		}
+		With(runtime.Teardown(fn))(s)
+	}
+}
 
 // Invariant adds a check run after the baseline and every scenario; see
 // runtime.Invariant.
 func Invariant(name string, fn func(*runtime.Trace) error) Option {
-	return With(runtime.Invariant(name, fn))
+	return func(s *settings) {
+		if fn != nil {
+			fn = guardedInvariant(s.exits(), name, fn)
+		}
+		With(runtime.Invariant(name, fn))(s)
+	}
 }
 
 // ExactlyOnce also reports writes the agent dropped while claiming success;
@@ -243,6 +268,13 @@ func suite(t TB, fn func(ctx context.Context) error, fail bool, opts []Option) *
 			s.Report()
 		}
 	}()
+	// A callback that ended its goroutine (t.Fatal in a State that
+	// captured the test's t) stops the suite (callbackexit.go); when it
+	// ended this goroutine, finishing here still prints the summary and
+	// writes the report.
+	ex := st.exits()
+	var finish func() *runtime.Report // set once the suite can report
+	finished := false
 	if err := readEnv(&st); err != nil {
 		// As for runtime's own variables (runtime.ConfigError): the suite
 		// does not run with a default in the value's place, and the test
@@ -273,7 +305,51 @@ func suite(t TB, fn func(ctx context.Context) error, fail bool, opts []Option) *
 
 	// The baseline runs whatever -run selects: every scenario is planned
 	// from it. Its subtest only reports.
+	// Deferred after the report file's abandon, so that it runs first.
+	defer func() {
+		if !finished && finish != nil && ex.get() != nil && !ex.get().skipped() {
+			finish()
+		}
+	}()
 	setCur(t)
+	ex.running(runtime.ScenarioBaseline)
+	var planned []runtime.Scenario // what the suite plans, once the baseline ran
+	finish = func() *runtime.Report {
+		finished = true
+		x := ex.get()
+		ran := map[string]bool{}
+		for _, res := range s.Report().Results {
+			ran[res.Scenario] = true
+		}
+		n := 0
+		for _, sc := range planned {
+			if ran[sc.Name] {
+				continue
+			}
+			why := fmt.Sprintf("the suite stopped before it: %s called %s at %s", x.callback, x.how, x.site)
+			if sc.Name == x.scenario {
+				why = fmt.Sprintf("cut short: %s called %s at %s while it ran, which ended a goroutine of the run", x.callback, x.how, x.site)
+			}
+			s.NotRun(sc, why)
+			n++
+		}
+		rep := s.Report()
+		reportTaken = true
+		rep.Notes = append(rep.Notes, x.message(n))
+		harness(t, fail, errors.New(x.message(n)))
+		if !st.quiet {
+			logLine(t, testSummary(rep, true))
+		}
+		if file != nil {
+			if err := file.write(rep); err != nil {
+				t.Errorf("testkit: writing report: %v", err)
+			}
+		}
+		return rep
+	}
+	// stopped reports whether a callback ended its goroutine: no further
+	// scenario runs.
+	stopped := func() bool { return ex.get() != nil }
 	baseRes, baseErr := s.Baseline(ctx)
 	if baseRes != nil {
 		reported[baseRes] = len(baseRes.Findings)
@@ -318,6 +394,7 @@ func suite(t TB, fn func(ctx context.Context) error, fail bool, opts []Option) *
 	scenario := func(sc runtime.Scenario) func(TB) {
 		prog.step(sc.Name)
 		defer prog.clear()
+		ex.running(sc.Name)
 		res, err := s.RunScenario(ctx, sc)
 		if res != nil {
 			reported[res] = len(res.Findings)
@@ -349,9 +426,15 @@ func suite(t TB, fn func(ctx context.Context) error, fail bool, opts []Option) *
 	runPlan := func(plan []runtime.Scenario) {
 		for _, gr := range group(plan) {
 			g, scs := gr.name, gr.scs
+			if stopped() {
+				return
+			}
 			if eager {
 				ran := subtest(t, g, func(gt TB) {
 					for _, sc := range scs {
+						if stopped() {
+							return
+						}
 						skipped(subtest(gt, strings.TrimPrefix(sc.Name, g+"/"), func(st TB) {
 							st.Helper()
 							setCur(st)
@@ -369,6 +452,9 @@ func suite(t TB, fn func(ctx context.Context) error, fail bool, opts []Option) *
 			// make and to copy its output through.
 			name := noteSubtest(t, g) // before the runs: replay lines name it
 			for _, sc := range scs {
+				if stopped() {
+					return
+				}
 				d := record("", scenario(sc))
 				if d.failed { // named only for its subtest: most pass
 					d.name = name + "/" + strings.TrimPrefix(sc.Name, g+"/")
@@ -382,6 +468,7 @@ func suite(t TB, fn func(ctx context.Context) error, fail bool, opts []Option) *
 	// for the ten-write agent): once here, for the progress line and the
 	// runs.
 	plan := s.Plan()
+	planned = append(append([]runtime.Scenario{}, plan...), s.PartialBatchPlan()...)
 	prog = startProgress(testName, 1+len(plan)+s.PlannedSchedules()+len(s.PartialBatchPlan()))
 	defer prog.done()
 	if st.golden != "" {
@@ -405,6 +492,9 @@ func suite(t TB, fn func(ctx context.Context) error, fail bool, opts []Option) *
 		if ex != nil && ex.Explored > 0 {
 			logLine(it, ex.String())
 		}
+	}
+	if stopped() {
+		parallel = false
 	}
 	if parallel && eager {
 		ran := subtest(t, runtime.ScenarioInterleaving, func(it TB) {
@@ -435,6 +525,9 @@ func suite(t TB, fn func(ctx context.Context) error, fail bool, opts []Option) *
 		}).flush(t)
 	}
 	runPlan(s.PartialBatchPlan())
+	if x := ex.get(); x != nil && !x.skipped() {
+		return finish()
+	}
 	if len(notRun) > 0 {
 		const why = "go test ran no subtest for it: -failfast stops running subtests once a test has failed"
 		names := make([]string, len(notRun))
