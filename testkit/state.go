@@ -47,6 +47,11 @@ import (
 // A State that panics, or returns what encoding/json cannot encode (a
 // func, a chan, a cycle), in the baseline fails the test before any
 // scenario runs, naming the value's type or the panic value and where.
+// One that works in the baseline and fails in a scenario's world leaves
+// the repeats there unjudged and the scenario inconclusive, and fails the
+// test too (statefailed.go): State must read every state the world can be
+// in, above all the one a bug makes (two rows where one is expected), and
+// giving it must never make the verdict weaker than giving none.
 // With State, a fault scenario that ends otherwise than the baseline,
 // though its traced writes are the baseline's, is inconclusive: an
 // untraced call (a retry through the raw tool) may have made the

@@ -563,6 +563,11 @@ func suite(t TB, fn func(ctx context.Context) error, fail bool, opts []Option) *
 			}
 		}
 	}
+	if failed := stateFailures(rep); len(failed) > 0 { // statefailed.go
+		err := stateFailedError(failed)
+		rep.Notes = append(rep.Notes, err.Error())
+		harness(t, fail, err)
+	}
 	if fail && st.failInconclusive { // the option, or AGENTIDEM_FAIL_INCONCLUSIVE (readEnv)
 		failInconclusive(t, rep)
 	}
@@ -939,6 +944,15 @@ func failInconclusive(t TB, rep *runtime.Report) {
 		}
 		if len(why) == 0 && res.Error != "" {
 			why = append(why, res.Error)
+		}
+		if len(why) == 0 && res.Trace != nil && len(res.Trace.Notes) > 0 {
+			// The scenario's first note says why (a repeat not judged,
+			// and what failed), clipped: the report has it whole.
+			n := res.Trace.Notes[0]
+			if r := []rune(n); len(r) > 300 {
+				n = string(r[:300]) + "…"
+			}
+			why = append(why, n)
 		}
 		if len(why) == 0 {
 			why = append(why, "the harness could not judge it (see the report)")
