@@ -417,9 +417,20 @@ func suite(t TB, fn func(ctx context.Context) error, fail bool, opts []Option) *
 	// a test has failed, t.Run returns at once, and the suite read SAFE
 	// with no scenario (red team, /tmp/rt31 ff: a retrying agent without
 	// a key, and its report file said safe).
-	var notRun []runtime.Scenario
+	// deselected holds those a -run or -skip pattern left out (a replay
+	// line's, a shard's): they did not run either, and the suite has no
+	// verdict on them. Left out of the report, a replay line or
+	// -run 'TestX/lost_request' read SAFE, its report file "safe": true,
+	// with nothing of the scenarios that fail (red team rtV #2). Counted
+	// not run, they make the suite INCONCLUSIVE; the user chose them, so
+	// they fail nothing, FailInconclusive included (deselectedNote).
+	var notRun, deselected []runtime.Scenario
 	skipped := func(ran bool, scs ...runtime.Scenario) {
-		if !ran && failFast() && !selectsSubtests() {
+		switch {
+		case ran:
+		case selectsSubtests():
+			deselected = append(deselected, scs...)
+		case failFast():
 			notRun = append(notRun, scs...)
 		}
 	}
@@ -528,6 +539,16 @@ func suite(t TB, fn func(ctx context.Context) error, fail bool, opts []Option) *
 	if x := ex.get(); x != nil && !x.skipped() {
 		return finish()
 	}
+	if len(deselected) > 0 {
+		total := len(planned)
+		if parallel {
+			total++ // the interleavings, one subtest
+		}
+		for _, sc := range deselected {
+			s.NotRun(sc, deselectedNote)
+		}
+		logLine(t, "testkit: "+deselectedSummary(len(deselected), total, testName))
+	}
 	if len(notRun) > 0 {
 		const why = "go test ran no subtest for it: -failfast stops running subtests once a test has failed"
 		names := make([]string, len(notRun))
@@ -539,6 +560,13 @@ func suite(t TB, fn func(ctx context.Context) error, fail bool, opts []Option) *
 	}
 	rep := s.Report()
 	reportTaken = true
+	if len(deselected) > 0 {
+		total := len(planned)
+		if parallel {
+			total++
+		}
+		rep.Notes = append(rep.Notes, deselectedSummary(len(deselected), total, testName))
+	}
 	// Report adds what no scenario could show when it ran: the calls a
 	// goroutine the agent left running made after its scenario ended
 	// (runtime/late.go); the exploration adds order_variant_outcome to a
@@ -932,8 +960,8 @@ func watchdog(test string, after time.Duration) (stop func()) {
 func failInconclusive(t TB, rep *runtime.Report) {
 	t.Helper()
 	for _, res := range append([]*runtime.Result{rep.Baseline}, rep.Results...) {
-		if res == nil || !res.Inconclusive {
-			continue
+		if res == nil || !res.Inconclusive || res.Trace != nil && slices.Contains(res.Trace.Notes, "not run: "+deselectedNote) {
+			continue // -run left it out: the user's choice
 		}
 		var why []string
 		for _, f := range res.Findings {
