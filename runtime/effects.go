@@ -143,6 +143,7 @@ type judge struct {
 	state  func() any
 	settle func(context.Context) error
 	ctx    context.Context
+	reads  *readCheck // the baseline's reads that changed the state (readwrites.go)
 
 	mu       sync.Mutex
 	inflight map[*Call]bool
@@ -373,6 +374,9 @@ func (j *judge) snapshot() (s string, err error) {
 	s, err = Canonical(v)
 	if err != nil {
 		err = stateEncodeError(v, err)
+	}
+	if err == nil && j.reads != nil {
+		j.reads.seen(s)
 	}
 	return s, err
 }
@@ -4009,6 +4013,14 @@ func argsKey(o *Operation) string {
 
 // executing is called when a traced write is about to run its tool.
 func (c *Call) executing() {
+	if j := c.inv.rec.judge; j != nil && j.reads != nil {
+		switch c.op.Kind {
+		case KindRead:
+			j.readBefore(c)
+		case KindWrite:
+			j.reads.writeBegins()
+		}
+	}
 	if j := c.inv.rec.judge; j != nil && c.op.Kind == KindWrite {
 		if s := c.sched; s != nil && s.judgeAfter != nil {
 			<-s.judgeAfter.sched.judged
@@ -4051,6 +4063,14 @@ func (c *Call) passedJudge() {
 func (c *Call) executed() {
 	if j := c.inv.rec.judge; j != nil && c.effect != nil {
 		j.after(c)
+	}
+	if j := c.inv.rec.judge; j != nil && j.reads != nil {
+		switch c.op.Kind {
+		case KindRead:
+			j.readAfter(c)
+		case KindWrite:
+			j.reads.writeEnds()
+		}
 	}
 }
 

@@ -74,6 +74,10 @@ const (
 	// did not have (an optional field the model left out), so that call is
 	// invisible to duplicate detection (Call.IdentityMissing).
 	CodeIdentityMissing = "identity_missing"
+	// CodeReadChangedState (warning): with State, in the baseline, the
+	// state changed while a call annotated read ran alone: a write
+	// annotated read, most likely (readwrites.go).
+	CodeReadChangedState = "read_changed_state"
 )
 
 // Finding is one thing the suite found wrong (or could not decide).

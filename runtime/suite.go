@@ -682,6 +682,7 @@ func (s *Suite) run(ctx context.Context, sc Scenario) (*Result, *Trace, error) {
 	if r.judge != nil {
 		if sc.Kind == ScenarioBaseline {
 			r.judge.stillFor, r.judge.keepPassed = endCalibrate, true
+			r.judge.reads = &readCheck{} // a read that changes the state (readwrites.go)
 		} else if s.base != nil {
 			r.judge.stillFor, r.judge.stillMax = stillFor(s.base)
 			// The baseline's state changed outside its calls while a
@@ -892,6 +893,15 @@ func (s *Suite) run(ctx context.Context, sc Scenario) (*Result, *Trace, error) {
 	}
 	if r.judge != nil && sc.Kind == ScenarioBaseline && s.stateErr == nil {
 		s.stateErr = r.judge.failed.err() // a *ConfigError once the baseline is done (Baseline)
+	}
+	if sc.Kind == ScenarioBaseline && stall == "" {
+		// A read whose own window changed the state: a warning, and the
+		// suite inconclusive (readwrites.go).
+		for _, f := range r.judge.readFindings() {
+			f.Scenario, f.Replay = sc.Name, res.Replay
+			res.Findings = append(res.Findings, f)
+			res.Inconclusive = true
+		}
 	}
 
 	res.Trace = tr
