@@ -1556,6 +1556,7 @@ func (s *Suite) analyze(res *Result, tr *Trace, sc Scenario, claimed bool) {
 	}
 	s.stillRunning(res, tr, add)
 	s.identityPanicked(tr, add)
+	s.unknownRepeats(res, tr, sc) // unknownrepeat.go
 
 	stale := staleReplays(res, tr) // writes replayed from a world not fresh (stalereplay.go)
 	if why := staleFault(tr, sc, stale); why != "" {
