@@ -829,6 +829,7 @@ func writeReport(dir, test string, rep *runtime.Report) error {
 // the one it made.
 type reportFile struct {
 	dir, path string
+	test      string        // the test whose report it is
 	opened    chan struct{} // closed once f, made and err are set
 	f         *reportFD
 	made      bool // the file was made for this report
@@ -839,7 +840,7 @@ type reportFile struct {
 // returns, or, with aside, only when it opens a file an earlier run left,
 // and else in a goroutine of its own that makes it.
 func openReportFile(dir, test string, aside bool) *reportFile {
-	r := &reportFile{dir: dir, path: filepath.Join(dir, reportFileName(dir, test)), opened: make(chan struct{})}
+	r := &reportFile{dir: dir, path: filepath.Join(dir, reportFileName(dir, test)), test: test, opened: make(chan struct{})}
 	if aside {
 		if f, err := openOldReport(r.path); err == nil {
 			r.f = f
@@ -885,6 +886,9 @@ func (r *reportFile) write(rep *runtime.Report) error {
 	}
 	if cerr := f.Close(); err == nil {
 		err = cerr
+	}
+	if err == nil {
+		removeStaleNumbered(r.dir, r.path, r.test)
 	}
 	return err
 }
