@@ -1558,7 +1558,7 @@ func (s *Suite) analyze(res *Result, tr *Trace, sc Scenario, claimed bool) {
 	s.identityPanicked(tr, add)
 	s.unknownRepeats(res, tr, sc) // unknownrepeat.go
 
-	stale := staleReplays(res, tr) // writes replayed from a world not fresh (stalereplay.go)
+	stale := staleReplays(res, tr, len(s.cfg.setups) == 0) // writes replayed from a world not fresh (stalereplay.go)
 	if why := staleFault(tr, sc, stale); why != "" {
 		res.FaultFired = false
 		add(Finding{Code: CodeFaultNotTriggered, Severity: SeverityWarning, Ops: []string{sc.Fault.Op},
@@ -2268,6 +2268,9 @@ func (s *Suite) missingWrites(tr *Trace, names renaming, stale map[string]bool, 
 		msg := fmt.Sprintf("%s for identity %s never took effect, yet the agent reported success: the work was silently dropped; return the error or retry with the same identity", o.Name, id)
 		if replayed[k] {
 			msg = fmt.Sprintf("%s for identity %s never took effect, yet the agent reported success: its sink only replayed it, from a key no execution of this run made (see the note), so the world Setup gave was not fresh; reset the idem store in Setup", o.Name, id)
+			if len(s.cfg.setups) == 0 {
+				msg = fmt.Sprintf("%s for identity %s never took effect, yet the agent reported success: its sink only replayed it, from a key no execution of this run made (see the note): no Setup was given, so the scenario ran in the world the one before it left; give testkit.Setup a function that builds a fresh world, a new idem store with it", o.Name, id)
+			}
 		}
 		add(Finding{Code: CodeMissingWrite, Severity: SeverityError, Ops: []string{o.Name}, Identities: []string{id}, Message: msg})
 	}
