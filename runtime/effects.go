@@ -4081,9 +4081,7 @@ func redelivers(kind string) bool {
 }
 
 // duplicates adds the duplicate_write and not_idempotent findings of a
-// scenario. Where the scenario redelivered the whole invocation, each later
-// duplicate follows from the first: one finding names the first and lists
-// the rest.
+// scenario, one per op and identity repeated.
 func (s *Suite) duplicates(res *Result, tr *Trace, sc Scenario, namesOf func() renaming, add func(Finding)) {
 	baseEnd := ""
 	if s.base != nil {
@@ -4093,7 +4091,6 @@ func (s *Suite) duplicates(res *Result, tr *Trace, sc Scenario, namesOf func() r
 	if s.base != nil {
 		baseTrace = s.base
 	}
-	fold := redelivers(sc.Kind)
 	var un *untraced
 	if sc.Kind != ScenarioBaseline {
 		// Without the baseline's changes that were a failed call's
@@ -4106,7 +4103,7 @@ func (s *Suite) duplicates(res *Result, tr *Trace, sc Scenario, namesOf func() r
 		// in this scenario's names.
 		baseWin = namesOf().windows(baseWin)
 	}
-	found := judgeRepeatsIn(s.found[:0], tr, tr.end, baseEnd, withWindows(baseWin, s.serial), un, sc.Kind == ScenarioBaseline, fold, baseTrace)
+	found := judgeRepeatsIn(s.found[:0], tr, tr.end, baseEnd, withWindows(baseWin, s.serial), un, sc.Kind == ScenarioBaseline, false, baseTrace)
 	late := lateLandings(tr)
 	found = addLateLandings(found, tr, late)
 	if notes := lateInPlace(tr, late); len(notes) > 0 {
@@ -4127,7 +4124,14 @@ func (s *Suite) duplicates(res *Result, tr *Trace, sc Scenario, namesOf func() r
 	if ndup > 0 {
 		res.Duplicates = slices.Grow(res.Duplicates, ndup)
 	}
-	lead := -1
+	// Every op a scenario repeated is a problem of its own, named in the
+	// report's problems: a redelivery (or a crash's restart) repeats
+	// every write of the invocation, and each unkeyed one is a duplicate
+	// with its own fix. They used to fold into the first, whose message
+	// said "their duplicates follow from this one": untrue (keying the
+	// first leaves the others), and the problems list never named the
+	// later ops, so a newcomer learnt of three bugs in three rounds of
+	// fix and rerun (red team rtV #9).
 	for i := range found {
 		f := &found[i]
 		if f.Code != CodeDuplicateWrite {
@@ -4135,42 +4139,10 @@ func (s *Suite) duplicates(res *Result, tr *Trace, sc Scenario, namesOf func() r
 		}
 		d := Duplicate{Op: f.Ops[0], Args: tr.argsOf(f.Calls[0]), Identity: f.Identities[0], Count: len(f.Calls), Calls: f.Calls}
 		res.Duplicates = append(res.Duplicates, d)
-		if lead >= 0 && fold {
-			found[lead].Follows = append(found[lead].Follows, f.Ops[0]+" for identity "+f.Identities[0])
-			f.Code = "" // folded into the lead
-			continue
-		}
 		f.Details = duplicateDetails(d)
 		if differ, names := differingArgs(tr, f.Calls); differ != "" {
 			f.Message += fmt.Sprintf("; the calls' arguments differ (%s): if each call is an effect of its own (a status set to one value, then another), add what tells them apart to the op's identity= (%s)", differ, strings.Join(names, ", "))
 		}
-		if lead < 0 {
-			lead = i
-			if fold && ndup > 1 {
-				f.Follows = make([]string, 0, ndup-1) // every later duplicate folds into it
-			}
-		}
-	}
-	if lead >= 0 && len(found[lead].Follows) > 0 {
-		// One allocation for the message, where a Sprintf of a Join
-		// appended to it took three.
-		const intro = "; the redelivery repeated the later writes too, and their duplicates follow from this one: "
-		f := &found[lead]
-		n := len(f.Message) + len(intro)
-		for _, x := range f.Follows {
-			n += len(x) + len("; ")
-		}
-		var b strings.Builder
-		b.Grow(n)
-		b.WriteString(f.Message)
-		b.WriteString(intro)
-		for j, x := range f.Follows {
-			if j > 0 {
-				b.WriteString("; ")
-			}
-			b.WriteString(x)
-		}
-		f.Message = b.String()
 	}
 	for _, f := range found {
 		if f.Code != "" {
