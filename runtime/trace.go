@@ -43,7 +43,7 @@ type Operation struct {
 	// noError says its op has no error result (Op.NoError): no fault but
 	// a crash can fire on it, and the plan gives it no other (plan).
 	noError bool
-	Args       Args `json:"args"`
+	Args    Args `json:"args"`
 	// Identity is the canonical JSON of the identity (writes), "" for reads.
 	Identity string `json:"identity,omitempty"`
 	// IdentityError says why the identity could not be computed.
