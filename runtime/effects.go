@@ -4081,7 +4081,8 @@ func redelivers(kind string) bool {
 }
 
 // duplicates adds the duplicate_write and not_idempotent findings of a
-// scenario, one per op and identity repeated.
+// scenario, one per op and identity repeated, but for a later duplicate of
+// an op declared idempotent in a redelivery, which follows from the first.
 func (s *Suite) duplicates(res *Result, tr *Trace, sc Scenario, namesOf func() renaming, add func(Finding)) {
 	baseEnd := ""
 	if s.base != nil {
@@ -4128,10 +4129,16 @@ func (s *Suite) duplicates(res *Result, tr *Trace, sc Scenario, namesOf func() r
 	// report's problems: a redelivery (or a crash's restart) repeats
 	// every write of the invocation, and each unkeyed one is a duplicate
 	// with its own fix. They used to fold into the first, whose message
-	// said "their duplicates follow from this one": untrue (keying the
-	// first leaves the others), and the problems list never named the
-	// later ops, so a newcomer learnt of three bugs in three rounds of
-	// fix and rerun (red team rtV #9).
+	// said "their duplicates follow from this one": untrue of writes not
+	// declared idempotent (keying the first leaves the others), and the
+	// problems list never named the later ops, so a newcomer learnt of
+	// three bugs in three rounds of fix and rerun (red team rtV #9). A
+	// later duplicate of an op declared idempotent does follow from an
+	// earlier one: a set or a drain does its work again only on what the
+	// earlier duplicate left (a drain runs the job queued twice), and
+	// keying that one absorbs it; it folds into the first, as before.
+	fold := redelivers(sc.Kind)
+	lead := -1
 	for i := range found {
 		f := &found[i]
 		if f.Code != CodeDuplicateWrite {
@@ -4139,10 +4146,22 @@ func (s *Suite) duplicates(res *Result, tr *Trace, sc Scenario, namesOf func() r
 		}
 		d := Duplicate{Op: f.Ops[0], Args: tr.argsOf(f.Calls[0]), Identity: f.Identities[0], Count: len(f.Calls), Calls: f.Calls}
 		res.Duplicates = append(res.Duplicates, d)
+		if o := traceOp(tr, f.Calls[len(f.Calls)-1]); fold && lead >= 0 && o != nil && o.Idempotent {
+			found[lead].Follows = append(found[lead].Follows, f.Ops[0]+" for identity "+f.Identities[0])
+			f.Code = "" // folded into the lead
+			continue
+		}
 		f.Details = duplicateDetails(d)
 		if differ, names := differingArgs(tr, f.Calls); differ != "" {
 			f.Message += fmt.Sprintf("; the calls' arguments differ (%s): if each call is an effect of its own (a status set to one value, then another), add what tells them apart to the op's identity= (%s)", differ, strings.Join(names, ", "))
 		}
+		if lead < 0 {
+			lead = i
+		}
+	}
+	if lead >= 0 && len(found[lead].Follows) > 0 {
+		f := &found[lead]
+		f.Message += "; the redelivery repeated later writes declared idempotent too, which did their work again on what this duplicate left, and follow from it (keyed, this one leaves them nothing to redo): " + strings.Join(f.Follows, "; ")
 	}
 	for _, f := range found {
 		if f.Code != "" {

@@ -99,10 +99,12 @@ type Finding struct {
 	// report's details (for duplicate_write: operation_name, args, count,
 	// operation_ids). It is written as {} when nil.
 	Details map[string]any `json:"details"`
-	// Follows is no longer set: the later writes of an invocation that a
-	// crash or a second delivery repeated each have a finding of their
-	// own, since each is a duplicate with its own fix. Kept for readers of
-	// earlier reports.
+	// Follows lists the duplicates that follow from this one: the later
+	// writes declared idempotent of an invocation that a crash or a second
+	// delivery repeated, which did their work again on what this
+	// duplicate left (a drain running a job queued twice). A later write
+	// not declared idempotent is a duplicate of its own, with a finding
+	// of its own.
 	Follows []string `json:"follows,omitempty"`
 	// SeenIn lists every scenario that shows this finding, with its
 	// replay line, in the report's Problems (one finding per code, op and
