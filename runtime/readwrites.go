@@ -3,6 +3,9 @@ package runtime
 import (
 	"fmt"
 	"sync"
+	"time"
+
+	"github.com/agentidem/agentidem-go/internal/bubble"
 )
 
 // A tool annotated //agentidem:read that writes (a "notify" that POSTs an
@@ -16,6 +19,16 @@ import (
 // is the last one the judge saw, and the next snapshot, whenever it is
 // taken (the next call's, the run's end), finds the state the read left.
 //
+// State for this check runs in a goroutine of the harness, bounded by
+// readSnapshotBound: the agent may hold across a read what State needs
+// (a transaction on a database/sql pool of one connection, begun before
+// the read and committed after it), and a State called on the read's own
+// goroutine then waited for good, stalling a baseline that passed before.
+// A State that does not answer in time turns the check off for the run;
+// its call finishes in the background once the agent lets it, and its
+// answer is dropped. Not in a testing/synctest bubble, whose clock the
+// bound would not follow.
+//
 // Such a change is a read_changed_state warning in the baseline, which
 // makes the suite INCONCLUSIVE, never an error: the suite cannot prove
 // whose change it was. A worker that Setup started may have landed its
@@ -28,6 +41,7 @@ import (
 // readCheck is the judge's record of reads in the baseline.
 type readCheck struct {
 	mu        sync.Mutex
+	off       bool   // a State did not answer within readSnapshotBound
 	last      string // the last snapshot the judge took
 	haveLast  bool
 	starts    int // traced calls begun, reads and writes
@@ -94,8 +108,8 @@ func (j *judge) readBefore(c *Call) {
 	rc.lastWrite = false
 	rc.mu.Unlock()
 	if !rw.busy {
-		s, err := j.snapshot()
-		rw.before, rw.busy = s, err != nil
+		s, ok := j.readSnapshot()
+		rw.before, rw.busy = s, !ok
 	}
 	rc.mu.Lock()
 	if rc.open == nil {
@@ -117,8 +131,8 @@ func (j *judge) readAfter(c *Call) {
 	if !alone || rw.hasPrev && rw.prev != rw.before || rw.afterWrite && j.worldLive {
 		return
 	}
-	s, err := j.snapshot()
-	if err != nil || s == rw.before {
+	s, ok := j.readSnapshot()
+	if !ok || s == rw.before {
 		return
 	}
 	id := c.ID()
@@ -153,4 +167,48 @@ func (j *judge) readFindings() []Finding {
 				r.op, r.id, r.change, still)})
 	}
 	return out
+}
+
+// readSnapshotBound is how long the read check waits for State.
+const readSnapshotBound = time.Second
+
+// readSnapshot takes State's snapshot for the read check, in a goroutine
+// of the harness, waiting for it no longer than readSnapshotBound; false
+// when there is none (State failed, did not answer in time, or the check
+// is off). A failure here is no State failure of the run's: the judge's
+// own snapshots say that.
+func (j *judge) readSnapshot() (string, bool) {
+	rc := j.reads
+	rc.mu.Lock()
+	off := rc.off
+	rc.mu.Unlock()
+	if off || bubble.In() {
+		return "", false
+	}
+	type answer struct {
+		s  string
+		ok bool
+	}
+	ch := make(chan answer, 1)
+	goHarness(func() {
+		a := answer{}
+		defer func() {
+			recover() // a State that panics: no snapshot
+			ch <- a
+		}()
+		defer enterHook(false)()
+		s, err := Canonical(j.state())
+		a = answer{s, err == nil}
+	})
+	t := time.NewTimer(readSnapshotBound)
+	defer t.Stop()
+	select {
+	case a := <-ch:
+		return a.s, a.ok
+	case <-t.C:
+		rc.mu.Lock()
+		rc.off = true
+		rc.mu.Unlock()
+		return "", false
+	}
 }
