@@ -159,6 +159,7 @@ type judge struct {
 	state  func() any
 	settle func(context.Context) error
 	ctx    context.Context
+	reads  *readCheck // the baseline's reads that changed the state (readwrites.go)
 
 	mu       sync.Mutex
 	inflight map[*Call]bool
@@ -306,7 +307,7 @@ func newJudge(ctx context.Context, c *config) *judge {
 	if c.state == nil {
 		return nil
 	}
-	return &judge{state: c.state, settle: c.settle, ctx: ctx, inflight: map[*Call]bool{}, started: map[string]bool{},
+	return &judge{state: c.guardedState(), settle: c.settle, ctx: ctx, inflight: map[*Call]bool{}, started: map[string]bool{},
 		busy: map[*invocation]int{}, outside: map[*invocation]bool{}, stillFor: endStill, stillMax: endStillMax}
 }
 
@@ -389,6 +390,9 @@ func (j *judge) snapshot() (s string, err error) {
 	s, err = Canonical(v)
 	if err != nil {
 		err = stateEncodeError(v, err)
+	}
+	if err == nil && j.reads != nil {
+		j.reads.seen(s)
 	}
 	return s, err
 }
@@ -4083,6 +4087,14 @@ func argsKey(o *Operation) string {
 
 // executing is called when a traced write is about to run its tool.
 func (c *Call) executing() {
+	if j := c.inv.rec.judge; j != nil && j.reads != nil {
+		switch c.op.Kind {
+		case KindRead:
+			j.readBefore(c)
+		case KindWrite:
+			j.reads.writeBegins()
+		}
+	}
 	if j := c.inv.rec.judge; j != nil && c.op.Kind == KindWrite {
 		if s := c.sched; s != nil && s.judgeAfter != nil {
 			<-s.judgeAfter.sched.judged
@@ -4126,6 +4138,14 @@ func (c *Call) executed() {
 	if j := c.inv.rec.judge; j != nil && c.effect != nil {
 		j.after(c)
 	}
+	if j := c.inv.rec.judge; j != nil && j.reads != nil {
+		switch c.op.Kind {
+		case KindRead:
+			j.readAfter(c)
+		case KindWrite:
+			j.reads.writeEnds()
+		}
+	}
 }
 
 // redelivers says the scenario delivers the whole invocation again, so
@@ -4135,9 +4155,8 @@ func redelivers(kind string) bool {
 }
 
 // duplicates adds the duplicate_write and not_idempotent findings of a
-// scenario. Where the scenario redelivered the whole invocation, each later
-// duplicate follows from the first: one finding names the first and lists
-// the rest.
+// scenario, one per op and identity repeated, but for a later duplicate of
+// an op declared idempotent in a redelivery, which follows from the first.
 func (s *Suite) duplicates(res *Result, tr *Trace, sc Scenario, namesOf func() renaming, add func(Finding)) {
 	baseEnd := ""
 	if s.base != nil {
@@ -4147,7 +4166,6 @@ func (s *Suite) duplicates(res *Result, tr *Trace, sc Scenario, namesOf func() r
 	if s.base != nil {
 		baseTrace = s.base
 	}
-	fold := redelivers(sc.Kind)
 	var un *untraced
 	if sc.Kind != ScenarioBaseline {
 		// Without the baseline's changes that were a failed call's
@@ -4160,7 +4178,7 @@ func (s *Suite) duplicates(res *Result, tr *Trace, sc Scenario, namesOf func() r
 		// in this scenario's names.
 		baseWin = namesOf().windows(baseWin)
 	}
-	found := judgeRepeatsIn(s.found[:0], tr, tr.end, baseEnd, withWindows(baseWin, s.serial), un, sc.Kind == ScenarioBaseline, fold, baseTrace)
+	found := judgeRepeatsIn(s.found[:0], tr, tr.end, baseEnd, withWindows(baseWin, s.serial), un, sc.Kind == ScenarioBaseline, false, baseTrace)
 	late := lateLandings(tr)
 	found = addLateLandings(found, tr, late)
 	if notes := lateInPlace(tr, late); len(notes) > 0 {
@@ -4181,6 +4199,19 @@ func (s *Suite) duplicates(res *Result, tr *Trace, sc Scenario, namesOf func() r
 	if ndup > 0 {
 		res.Duplicates = slices.Grow(res.Duplicates, ndup)
 	}
+	// Every op a scenario repeated is a problem of its own, named in the
+	// report's problems: a redelivery (or a crash's restart) repeats
+	// every write of the invocation, and each unkeyed one is a duplicate
+	// with its own fix. They used to fold into the first, whose message
+	// said "their duplicates follow from this one": untrue of writes not
+	// declared idempotent (keying the first leaves the others), and the
+	// problems list never named the later ops, so a newcomer learnt of
+	// three bugs in three rounds of fix and rerun (red team rtV #9). A
+	// later duplicate of an op declared idempotent does follow from an
+	// earlier one: a set or a drain does its work again only on what the
+	// earlier duplicate left (a drain runs the job queued twice), and
+	// keying that one absorbs it; it folds into the first, as before.
+	fold := redelivers(sc.Kind)
 	lead := -1
 	for i := range found {
 		f := &found[i]
@@ -4189,7 +4220,7 @@ func (s *Suite) duplicates(res *Result, tr *Trace, sc Scenario, namesOf func() r
 		}
 		d := Duplicate{Op: f.Ops[0], Args: tr.argsOf(f.Calls[0]), Identity: f.Identities[0], Count: len(f.Calls), Calls: f.Calls}
 		res.Duplicates = append(res.Duplicates, d)
-		if lead >= 0 && fold {
+		if o := traceOp(tr, f.Calls[len(f.Calls)-1]); fold && lead >= 0 && o != nil && o.Idempotent {
 			found[lead].Follows = append(found[lead].Follows, f.Ops[0]+" for identity "+f.Identities[0])
 			f.Code = "" // folded into the lead
 			continue
@@ -4200,31 +4231,11 @@ func (s *Suite) duplicates(res *Result, tr *Trace, sc Scenario, namesOf func() r
 		}
 		if lead < 0 {
 			lead = i
-			if fold && ndup > 1 {
-				f.Follows = make([]string, 0, ndup-1) // every later duplicate folds into it
-			}
 		}
 	}
 	if lead >= 0 && len(found[lead].Follows) > 0 {
-		// One allocation for the message, where a Sprintf of a Join
-		// appended to it took three.
-		const intro = "; the redelivery repeated the later writes too, and their duplicates follow from this one: "
 		f := &found[lead]
-		n := len(f.Message) + len(intro)
-		for _, x := range f.Follows {
-			n += len(x) + len("; ")
-		}
-		var b strings.Builder
-		b.Grow(n)
-		b.WriteString(f.Message)
-		b.WriteString(intro)
-		for j, x := range f.Follows {
-			if j > 0 {
-				b.WriteString("; ")
-			}
-			b.WriteString(x)
-		}
-		f.Message = b.String()
+		f.Message += "; the redelivery repeated later writes declared idempotent too, which did their work again on what this duplicate left, and follow from it (keyed, this one leaves them nothing to redo): " + strings.Join(f.Follows, "; ")
 	}
 	for _, f := range found {
 		if f.Code != "" {

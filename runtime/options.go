@@ -51,6 +51,7 @@ type config struct {
 	shardErr error
 
 	state  func() any                  // State: the world's snapshot
+	guard  func(call func()) error     // StateGuard: how the judge calls state
 	settle func(context.Context) error // Settle: wait for late effects
 
 	faultErr func(op string, kind FaultKind) error // FaultError's, asked in the order given

@@ -74,6 +74,10 @@ const (
 	// did not have (an optional field the model left out), so that call is
 	// invisible to duplicate detection (Call.IdentityMissing).
 	CodeIdentityMissing = "identity_missing"
+	// CodeReadChangedState (warning): with State, in the baseline, the
+	// state changed while a call annotated read ran alone: a write
+	// annotated read, most likely (readwrites.go).
+	CodeReadChangedState = "read_changed_state"
 )
 
 // Finding is one thing the suite found wrong (or could not decide).
@@ -96,7 +100,11 @@ type Finding struct {
 	// operation_ids). It is written as {} when nil.
 	Details map[string]any `json:"details"`
 	// Follows lists the duplicates that follow from this one: the later
-	// writes of an invocation that a crash or a second delivery repeated.
+	// writes declared idempotent of an invocation that a crash or a second
+	// delivery repeated, which did their work again on what this
+	// duplicate left (a drain running a job queued twice). A later write
+	// not declared idempotent is a duplicate of its own, with a finding
+	// of its own.
 	Follows []string `json:"follows,omitempty"`
 	// SeenIn lists every scenario that shows this finding, with its
 	// replay line, in the report's Problems (one finding per code, op and

@@ -23,7 +23,7 @@ import (
 //
 // When there are any, the run's trace gets a note and the result is
 // inconclusive. It returns nil when there are none.
-func staleReplays(res *Result, tr *Trace) map[string]bool {
+func staleReplays(res *Result, tr *Trace, noSetup bool) map[string]bool {
 	var stale map[string]bool
 	for i := range tr.Ops {
 		// Not a call whose response the lost_response fault dropped:
@@ -66,9 +66,20 @@ func staleReplays(res *Result, tr *Trace) map[string]bool {
 	if len(which) > 1 {
 		verb = "were replayed by their"
 	}
-	tr.Notes = append(tr.Notes, fmt.Sprintf("%s %s sink (MarkReplayed) from a key that no execution of this run made: the world Setup gave was not fresh (an idempotency key or stored result left by an earlier run or test, within its TTL: reset the idem store in Setup, as the rest of the world), so the write never executed in this run and nothing of it was tested",
-		strings.Join(which, ", "), verb))
+	tr.Notes = append(tr.Notes, fmt.Sprintf("%s %s sink (MarkReplayed) from a key that no execution of this run made: %s, so the write never executed in this run and nothing of it was tested",
+		strings.Join(which, ", "), verb, notFresh(noSetup)))
 	return stale
+}
+
+// notFresh says why a sink replayed a key no execution of the run made:
+// the world was not fresh. With no Setup given, no Setup is to blame:
+// every scenario ran in the world the one before it left (red team rtV
+// #11, whose notes blamed "the world Setup gave").
+func notFresh(noSetup bool) string {
+	if noSetup {
+		return "no Setup was given, so every scenario ran in the world the one before it left, its idempotency keys and stored results included; give testkit.Setup a function that builds a fresh world, a new idem store with it"
+	}
+	return "the world Setup gave was not fresh (an idempotency key or stored result left by an earlier run or test, within its TTL: reset the idem store in Setup, as the rest of the world)"
 }
 
 // executedHere reports whether write o's tool ran in the run: not a

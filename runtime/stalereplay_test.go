@@ -121,3 +121,54 @@ func TestReplayFromARecordSetupLeftIsInconclusive(t *testing.T) {
 		})
 	}
 }
+
+// A keyed agent whose world and idempotency records are built once, with
+// no Setup at all: every scenario runs in the world the one before it
+// left, its records included, and the notes blamed "the world Setup gave
+// was not fresh", though no Setup was given (red team rtV #11). They say
+// that no Setup was given, and what to give; with a Setup that leaves
+// the records, the note blames the Setup, as before.
+func TestStaleReplayWithNoSetupSaysNoSetupWasGiven(t *testing.T) {
+	pay := &Op{Name: "pay", Kind: KindWrite, Params: []string{"order"}}
+	for _, withSetup := range []bool{false, true} {
+		var (
+			mu   sync.Mutex
+			done = map[string]bool{}
+		)
+		agent := func(ctx context.Context) error {
+			return traced(ctx, pay, []any{"o1"}, []any{"o1"}, func(ctx context.Context) error {
+				mu.Lock()
+				defer mu.Unlock()
+				if done["o1"] {
+					MarkReplayed(ctx)
+				}
+				done["o1"] = true
+				return nil
+			})
+		}
+		var opts []Option
+		if withSetup {
+			opts = append(opts, Setup(func(context.Context) error { return nil }))
+		}
+		rep, err := Run(context.Background(), "nosetup", agent, opts...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var notes []string
+		for _, res := range rep.Results {
+			if res.Inconclusive {
+				notes = append(notes, res.Trace.Notes...)
+			}
+		}
+		joined := strings.Join(notes, "\n")
+		if joined == "" {
+			t.Fatalf("setup %v: no scenario is inconclusive, though its sink replayed keys an earlier one made", withSetup)
+		}
+		if got := strings.Contains(joined, "no Setup was given, so every scenario ran in the world the one before it left"); got == withSetup {
+			t.Errorf("setup %v: the notes say no Setup was given: %v\n%s", withSetup, got, joined)
+		}
+		if got := strings.Contains(joined, "the world Setup gave was not fresh"); got != withSetup {
+			t.Errorf("setup %v: the notes blame the Setup: %v\n%s", withSetup, got, joined)
+		}
+	}
+}

@@ -41,7 +41,10 @@ type Operation struct {
 	// every call of the tool (adapterSite). It sits in the padding after
 	// Kind, where it costs no byte (see more).
 	viaAdapter bool
-	Args       Args `json:"args"`
+	// noError says its op has no error result (Op.NoError): no fault but
+	// a crash can fire on it, and the plan gives it no other (plan).
+	noError bool
+	Args    Args `json:"args"`
 	// Identity is the canonical JSON of the identity (writes), "" for reads.
 	Identity string `json:"identity,omitempty"`
 	// IdentityError says why the identity could not be computed.
@@ -549,6 +552,7 @@ func (c *Call) expand(r *recorder, o *Operation, site *siteMemo) {
 	o.Observation = observations[rec.observation]
 	o.Replayed = rec.Replayed
 	o.Idempotent = op.Idempotent && op.Kind == KindWrite
+	o.noError = op.NoError
 	o.Invocation = c.inv.n
 	o.Occurrence, o.Seq = int(rec.Occurrence), int(rec.Seq)
 	o.StartTick, o.EndTick = int(rec.StartTick), int(rec.EndTick)

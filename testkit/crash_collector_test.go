@@ -104,7 +104,8 @@ func TestCrashOfAnAgentsOwnPoolIsNoStall(t *testing.T) {
 				}
 				for _, f := range r.Findings {
 					if f.Code == runtime.CodeDuplicateWrite {
-						dups++
+						dups++ // a scenario that repeated more than one post shows each: counted once
+						break
 					}
 				}
 			}

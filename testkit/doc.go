@@ -249,7 +249,8 @@
 //
 //	testkit.TestAgent(t, agent, setup, testkit.Golden("testdata/refund.trace.json"))
 //
-// go test -run TestRefund -update (or AGENTIDEM_UPDATE=1) records it; every
+// AGENTIDEM_UPDATE=1 go test -run TestRefund records it (or -update, when
+// the test package defines that flag: testkit defines no flag); every
 // later run compares the baseline's calls with it, op, kind and identity in
 // order within each invocation (timings, results and ids are ignored), and
 // fails with a line diff when the agent's behaviour changed. An agent with

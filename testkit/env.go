@@ -10,7 +10,7 @@ import (
 
 // readEnv reads testkit's own AGENTIDEM_* switches into st:
 // AGENTIDEM_FAIL_INCONCLUSIVE (FailInconclusive) and AGENTIDEM_UPDATE
-// (-update, read by Golden). AGENTIDEM_REPORT_DIR takes any directory. A
+// (read by Golden, as the test package's own -update flag is). AGENTIDEM_REPORT_DIR takes any directory. A
 // value that is no switch is a *runtime.ConfigError naming the variable,
 // the value and the values it takes, as runtime's variables are: both
 // used to be ignored, and a CI gate set with AGENTIDEM_FAIL_INCONCLUSIVE=true

@@ -11,24 +11,43 @@ import (
 	"path/filepath"
 	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/agentidem/agentidem-go/runtime"
 )
 
-// update is go test's conventional -update flag: rewrite golden files
-// instead of comparing with them. testkit defines it, so a test package
-// that imports testkit and keeps golden files of its own reads it with
-// flag.Lookup("update") rather than defining it again.
-var update = flag.Bool("update", false, "rewrite golden files (testkit.Golden) instead of comparing with them")
-
-// updating reports whether golden files are to be rewritten: -update, or
+// updating reports whether golden files are to be rewritten: the test
+// binary's -update flag, when the test package defines one, or
 // AGENTIDEM_UPDATE set to 1, true or yes (for go test ./... over packages
-// that do not all import testkit, where -update would be an unknown flag).
-// Another value fails the suite before it runs (readEnv).
+// that do not all define -update). Another value of AGENTIDEM_UPDATE fails
+// the suite before it runs (readEnv).
+//
+// testkit defines no flag of its own: a library that claims the global name
+// "update" at init makes every test package importing it panic at start-up
+// ("flag redefined: update") when the package keeps golden files of its own
+// with the usual var update = flag.Bool("update", ...). So testkit looks the
+// flag up when Golden runs, after go test parsed the command line, and reads
+// whatever the package defined.
 func updating() bool {
 	on, _ := envSwitch("AGENTIDEM_UPDATE", "")
-	return *update || on
+	return on || updateFlag()
+}
+
+// updateFlag reports whether the test binary has an -update flag and it is
+// set: a bool flag, or any flag whose value reads as true.
+func updateFlag() bool {
+	f := flag.Lookup("update")
+	if f == nil {
+		return false
+	}
+	if g, ok := f.Value.(flag.Getter); ok {
+		if b, ok := g.Get().(bool); ok {
+			return b
+		}
+	}
+	b, err := strconv.ParseBool(f.Value.String())
+	return err == nil && b
 }
 
 // Golden compares the agent's fault-free behaviour with a golden trace kept
@@ -36,8 +55,10 @@ func updating() bool {
 //
 //	testkit.TestAgent(t, agent, testkit.Golden("testdata/refund.trace.json"))
 //
-// Run once with -update (go test -run TestRefund -update, or
-// AGENTIDEM_UPDATE=1 go test ./...) to record it; afterwards every run
+// Run once with AGENTIDEM_UPDATE=1 (AGENTIDEM_UPDATE=1 go test -run
+// TestRefund) to record it, or with -update when the test package defines
+// that flag itself (var update = flag.Bool("update", ...): testkit reads it
+// and defines no flag of its own); afterwards every run
 // compares the calls of its baseline with it and the test fails with a diff
 // when the agent's behaviour changed: another op, kind or identity, a call
 // more or less, or another order within an invocation. Timings, results,
@@ -45,7 +66,7 @@ func updating() bool {
 //
 // An agent with parallel calls is compared in the order of the listed
 // schedule (each round of parallel calls in canonical order), which is the
-// same on every run. A missing golden file fails the test (run with -update);
+// same on every run. A missing golden file fails the test (record it);
 // under Run a difference is logged, not failed.
 func Golden(path string) Option { return func(s *settings) { s.golden = path } }
 
@@ -250,14 +271,24 @@ func lineDiff(a, b []string) []string {
 	return out
 }
 
-// updateLine is the command that records the golden trace of one test.
+// updateLine is the command that records the golden trace of one test:
+// with -update when the test binary defines that flag, else with
+// AGENTIDEM_UPDATE=1, which works in every package.
 func updateLine(pkg, test string) string {
+	return updateCommand(pkg, test, flag.Lookup("update") != nil)
+}
+
+// updateCommand is updateLine with the flag's presence given.
+func updateCommand(pkg, test string, hasFlag bool) string {
 	var parts []string
 	for _, p := range strings.Split(test, "/") {
 		parts = append(parts, "^"+regexp.QuoteMeta(p)+"$")
 	}
 	if pkg == "" {
 		pkg = "."
+	}
+	if !hasFlag {
+		return fmt.Sprintf("AGENTIDEM_UPDATE=1 go test %s -run '%s'", pkg, strings.Join(parts, "/"))
 	}
 	return fmt.Sprintf("go test %s -run '%s' -update", pkg, strings.Join(parts, "/"))
 }

@@ -20,7 +20,7 @@ func (goldenT) Errorf(f string, args ...any) {
 }
 
 // Golden keeps the agent's fault-free calls in testdata/refund.trace.json
-// (recorded with go test -run TestRefund -update). The keyed agent it was
+// (recorded with AGENTIDEM_UPDATE=1 go test -run TestRefund). The keyed agent it was
 // recorded from passes; the naive agent, which refunds without a key,
 // fails with the difference.
 func ExampleGolden() {

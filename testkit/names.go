@@ -1,7 +1,9 @@
 package testkit
 
 import (
+	"encoding/json"
 	"fmt"
+	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -164,4 +166,49 @@ func reportFileName(dir, test string) string {
 	}
 	written.paths[filepath.Join(dir, name)] = true
 	return name
+}
+
+// removeStaleNumbered removes, once path (the test's first report of this
+// process, <Test>.json) is written, the numbered reports of the same test
+// an earlier go test run left in dir (<Test>_02.json, ... from -count=3 or
+// a test that ran several suites then): left there, a later run that
+// rewrote only <Test>.json kept the earlier run's verdicts beside it, and
+// agentidem-gen report dir/ listed a fixed agent as UNSAFE twice (red team
+// rtV #19). A numbered file this process wrote is its own; one whose
+// report names another test (a test called TestX_02) is that test's.
+func removeStaleNumbered(dir, path, test string) {
+	base := fileBase(test)
+	if filepath.Base(path) != base+".json" {
+		return
+	}
+	matches, _ := filepath.Glob(filepath.Join(dir, base+"_[0-9][0-9]*.json"))
+	for _, m := range matches {
+		digits := strings.TrimSuffix(strings.TrimPrefix(filepath.Base(m), base+"_"), ".json")
+		if strings.Trim(digits, "0123456789") != "" {
+			continue
+		}
+		written.Lock()
+		mine := written.paths[m]
+		written.Unlock()
+		if mine || reportTest(m) != test {
+			continue
+		}
+		os.Remove(m)
+	}
+}
+
+// reportTest is the name of the test whose report file path is, or "".
+func reportTest(path string) string {
+	f, err := os.Open(path)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	var rep struct {
+		Name string `json:"name"`
+	}
+	if json.NewDecoder(f).Decode(&rep) != nil {
+		return ""
+	}
+	return rep.Name
 }

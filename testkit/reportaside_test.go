@@ -45,9 +45,13 @@ func TestReportFileOpenedWhileTheSuiteRunsHoldsTheReport(t *testing.T) {
 	}
 }
 
-// A suite that ends before its report (t.Fatal in a Setup ends the test's
-// goroutine) leaves no file it made, and an earlier run's file as it was.
-func TestSuiteEndedEarlyLeavesNoReportFileOfItsOwn(t *testing.T) {
+// A suite whose Setup ends the test's goroutine (t.Fatal, here a plain
+// runtime.Goexit) stops there, and its report is written all the same:
+// the scenarios it did not run counted inconclusive and a note naming the
+// Setup that ended it (callbackexit.go; before, the suite left no file of
+// its own and an earlier run's file as it was, red team rtV #20), in
+// place of an earlier run's file.
+func TestSuiteEndedBySetupStillWritesItsReport(t *testing.T) {
 	for _, earlier := range []bool{false, true} {
 		dir := t.TempDir()
 		path := filepath.Join(dir, "testkit", "TestEnded.json")
@@ -61,11 +65,12 @@ func TestSuiteEndedEarlyLeavesNoReportFileOfItsOwn(t *testing.T) {
 			}
 		}
 		done := make(chan struct{})
+		ft := &fakeT{name: "TestEnded"}
 		go func() { // the test's goroutine, as far as Goexit goes
 			defer close(done)
 			var l *tools.Ledger
 			setups := 0
-			testkit.Run(&fakeT{name: "TestEnded"}, retrier(&l), testkit.Setup(func(context.Context) error {
+			testkit.Run(ft, retrier(&l), testkit.Setup(func(context.Context) error {
 				if setups++; setups == 2 {
 					goruntime.Goexit() // t.Fatal in the first scenario's Setup
 				}
@@ -75,11 +80,11 @@ func TestSuiteEndedEarlyLeavesNoReportFileOfItsOwn(t *testing.T) {
 		}()
 		<-done
 		got, err := os.ReadFile(path)
-		switch {
-		case !earlier && !os.IsNotExist(err):
-			t.Errorf("no earlier file: the suite that ended early left %s (%v, %d bytes)", path, err, len(got))
-		case earlier && (err != nil || !bytes.Equal(got, old)):
-			t.Errorf("the earlier run's file is now %q (%v), want it as it was", got, err)
+		if err != nil || bytes.Equal(got, old) {
+			t.Fatalf("earlier %v: the report file is %q (%v), want the stopped suite's report", earlier, got, err)
+		}
+		if !bytes.Contains(got, []byte(`Setup called runtime.Goexit at reportaside_test.go:`)) || !bytes.Contains(got, []byte(`not run: cut short: Setup called runtime.Goexit`)) {
+			t.Errorf("earlier %v: the report does not say the Setup stopped the suite:\n%s", earlier, got)
 		}
 	}
 }

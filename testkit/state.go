@@ -48,11 +48,30 @@ import (
 // func, a chan, a cycle), in the baseline fails the test before any
 // scenario runs, naming the value's type or the panic value and where;
 // so does a nil fn (a helper that returned no State), which would
-// otherwise leave the suite without one. With State, a fault scenario that ends otherwise than the baseline,
+// otherwise leave the suite without one. One that works in the baseline
+// and fails in a scenario's world leaves the repeats there unjudged and
+// the scenario inconclusive, and fails the test too (statefailed.go):
+// State must read every state the world can be in, above all the one a
+// bug makes (two rows where one is expected), and giving it must never
+// make the verdict weaker than giving none.
+// With State, a fault scenario that ends otherwise than the baseline,
 // though its traced writes are the baseline's, is inconclusive: an
 // untraced call (a retry through the raw tool) may have made the
 // difference.
-func State(fn func() any) Option { return With(runtime.State(fn)) }
+//
+// Panic, do not call t.Fatal (or require.X(t, ...)) in fn: fn runs in the
+// suite's goroutines, not the test's, and t.FailNow ends the goroutine it
+// runs in. testkit notices it: the suite stops there and the test fails
+// naming the line, with the summary and report written (callbackexit.go).
+// The same holds for Setup, Teardown and Invariant, which return an error.
+func State(fn func() any) Option {
+	return func(s *settings) {
+		With(runtime.State(fn))(s)
+		if fn != nil {
+			With(stateGuard(s.exits()))(s)
+		}
+	}
+}
 
 // SettleOn lets the State judge wait for effects that land later: before
 // and after a repeated write, and at the end of each scenario, it waits

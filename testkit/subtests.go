@@ -2,6 +2,7 @@ package testkit
 
 import (
 	"flag"
+	"fmt"
 	"github.com/agentidem/agentidem-go/internal/bubble"
 	"reflect"
 	"strings"
@@ -173,4 +174,15 @@ func (w *summaries) log(t TB) {
 	for _, rep := range reps {
 		logLine(t, testSummary(rep, true))
 	}
+}
+
+// deselectedNote is the note of a scenario -run or -skip left out.
+const deselectedNote = "-run (or -skip) did not select its subtest, so it did not run and the suite has no verdict on it"
+
+// deselectedSummary says how many of the suite's scenarios -run left out.
+func deselectedSummary(deselected, total int, test string) string {
+	if deselected >= total {
+		return fmt.Sprintf("-run selected none of the suite's %d scenarios (beyond the baseline), so the verdict is the baseline's alone and the suite is inconclusive; a scenario's subtest is named kind/op#n (lost_acknowledgement/refund#1, crash_restart/refund#1, duplicate_delivery/sequential): -run '%s/.*/refund' selects every scenario of refund", total, test)
+	}
+	return fmt.Sprintf("-run selected %d of the suite's %d scenarios (beyond the baseline); the %d others did not run and are counted inconclusive (not run), so the verdict is not the whole suite's: run go test without a subtest pattern for it", total-deselected, total, deselected)
 }

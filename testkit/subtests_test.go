@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/agentidem/agentidem-go/examples/invoices"
+	"github.com/agentidem/agentidem-go/runtime"
 	"github.com/agentidem/agentidem-go/testkit"
 	"github.com/agentidem/agentidem-go/testkit/internal/tools"
 	"github.com/stretchr/testify/assert"
@@ -167,17 +168,24 @@ func TestFailingScheduleGetsItsSubtest(t *testing.T) {
 	assert.Contains(t, rerun, "--- FAIL: TestInterleavingChild/interleaving/s0s1f0f1 ")
 }
 
+// touchOp is a write declared idempotent: its repeats are absorbed.
+var touchOp = &runtime.Op{Name: "touch", Kind: runtime.KindWrite, Params: []string{"key"}, Idempotent: true}
+
 // TestRepeatsChild is run by TestRepeatedProblemFailsOnce in a child
-// process: an agent whose three posts a crash or a second delivery repeats,
-// so that five scenarios show one duplicate_write.
+// process: an agent that posts once and then touches two keys (declared
+// idempotent); a crash after any of the three or a second delivery
+// repeats the post, so that five scenarios show one duplicate_write.
 func TestRepeatsChild(t *testing.T) {
 	if os.Getenv("AGENTIDEM_SUBTESTS_CHILD") != "1" {
 		t.Skip("run by TestRepeatedProblemFailsOnce")
 	}
 	var l *tools.Ledger
 	testkit.TestAgent(t, func(ctx context.Context) error {
-		for _, k := range []string{"entry-0", "entry-1", "entry-2"} {
-			if err := l.PostTraced(ctx, k, "x"); err != nil {
+		if err := l.PostTraced(ctx, "entry-0", "x"); err != nil {
+			return err
+		}
+		for _, k := range []string{"k1", "k2"} {
+			if err := tracedCall(ctx, touchOp, []any{k}, []any{k}, nil, func(context.Context) error { return nil }); err != nil {
 				return err
 			}
 		}
@@ -203,12 +211,12 @@ func TestRepeatedProblemFailsOnce(t *testing.T) {
 		}
 		return names
 	}
-	shows := []string{"crash_restart/post#1", "crash_restart/post#2", "crash_restart/post#3", "duplicate_delivery/sequential", "duplicate_delivery/concurrent"}
+	shows := []string{"crash_restart/post#1", "crash_restart/touch#1", "crash_restart/touch#2", "duplicate_delivery/sequential", "duplicate_delivery/concurrent"}
 
 	out := runChild("-test.run=^TestRepeatsChild$")
 	assert.Equal(t, shows[:1], failed(out), "output:\n%s", out)
 	assert.Contains(t, out, `duplicate_write post for identity "entry-0": `+strings.Join(shows, ", "), "output:\n%s", out)
-	m := regexp.MustCompile(`replay crash_restart/post#2 \(each scenario named here replays alike\): go test -run '([^']+)'`).FindStringSubmatch(out)
+	m := regexp.MustCompile(`replay crash_restart/touch#1 \(each scenario named here replays alike\): go test -run '([^']+)'`).FindStringSubmatch(out)
 	require.NotNil(t, m, "no replay line for the second scenario:\n%s", out)
 	// With a -run pattern below the test, scenarios run under their
 	// group's subtest, which fails with them.
@@ -222,7 +230,7 @@ func TestRepeatedProblemFailsOnce(t *testing.T) {
 		return names
 	}
 	rerun := runChild("-test.run=" + m[1])
-	assert.Equal(t, []string{"crash_restart/post#2"}, scenarios(rerun), "the replay line %q ran:\n%s", m[1], rerun)
+	assert.Equal(t, []string{"crash_restart/touch#1"}, scenarios(rerun), "the replay line %q ran:\n%s", m[1], rerun)
 
 	out = runChild("-test.run=^TestRepeatsChild$", "-test.v")
 	assert.ElementsMatch(t, shows, scenarios(out), "-v:\n%s", out)

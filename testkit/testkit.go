@@ -47,18 +47,43 @@ type settings struct {
 	// failInconclusive: TestAgent fails on an inconclusive scenario too
 	// (FailInconclusive, AGENTIDEM_FAIL_INCONCLUSIVE).
 	failInconclusive bool
+	// exited records a callback that ended its goroutine (callbackexit.go).
+	exited *callbackExits
 }
 
-// Setup gives every scenario a fresh world; see runtime.Setup.
-func Setup(fn func(ctx context.Context) error) Option { return With(runtime.Setup(fn)) }
+// Setup gives every scenario a fresh world; see runtime.Setup. Return an
+// error rather than call t.Fatal in fn: a t.FailNow there (require.X(t,
+// ...) too) stops the suite, and the test fails naming the line, with the
+// summary and report written, the scenarios not run counted inconclusive
+// (see State); t.Skip skips the test.
+func Setup(fn func(ctx context.Context) error) Option {
+	return func(s *settings) {
+		if fn != nil {
+			fn = guardedHook(s.exits(), "Setup", fn)
+		}
+		With(runtime.Setup(fn))(s)
+	}
+}
 
 // Teardown runs after every scenario; see runtime.Teardown.
-func Teardown(fn func(ctx context.Context) error) Option { return With(runtime.Teardown(fn)) }
+func Teardown(fn func(ctx context.Context) error) Option {
+	return func(s *settings) {
+		if fn != nil {
+			fn = guardedHook(s.exits(), "Teardown", fn)
+		}
+		With(runtime.Teardown(fn))(s)
+	}
+}
 
 // Invariant adds a check run after the baseline and every scenario; see
 // runtime.Invariant.
 func Invariant(name string, fn func(*runtime.Trace) error) Option {
-	return With(runtime.Invariant(name, fn))
+	return func(s *settings) {
+		if fn != nil {
+			fn = guardedInvariant(s.exits(), name, fn)
+		}
+		With(runtime.Invariant(name, fn))(s)
+	}
 }
 
 // ExactlyOnce also reports writes the agent dropped while claiming success;
@@ -243,6 +268,13 @@ func suite(t TB, fn func(ctx context.Context) error, fail bool, opts []Option) *
 			s.Report()
 		}
 	}()
+	// A callback that ended its goroutine (t.Fatal in a State that
+	// captured the test's t) stops the suite (callbackexit.go); when it
+	// ended this goroutine, finishing here still prints the summary and
+	// writes the report.
+	ex := st.exits()
+	var finish func() *runtime.Report // set once the suite can report
+	finished := false
 	if err := readEnv(&st); err != nil {
 		// As for runtime's own variables (runtime.ConfigError): the suite
 		// does not run with a default in the value's place, and the test
@@ -273,7 +305,51 @@ func suite(t TB, fn func(ctx context.Context) error, fail bool, opts []Option) *
 
 	// The baseline runs whatever -run selects: every scenario is planned
 	// from it. Its subtest only reports.
+	// Deferred after the report file's abandon, so that it runs first.
+	defer func() {
+		if !finished && finish != nil && ex.get() != nil && !ex.get().skipped() {
+			finish()
+		}
+	}()
 	setCur(t)
+	ex.running(runtime.ScenarioBaseline)
+	var planned []runtime.Scenario // what the suite plans, once the baseline ran
+	finish = func() *runtime.Report {
+		finished = true
+		x := ex.get()
+		ran := map[string]bool{}
+		for _, res := range s.Report().Results {
+			ran[res.Scenario] = true
+		}
+		n := 0
+		for _, sc := range planned {
+			if ran[sc.Name] {
+				continue
+			}
+			why := fmt.Sprintf("the suite stopped before it: %s called %s at %s", x.callback, x.how, x.site)
+			if sc.Name == x.scenario {
+				why = fmt.Sprintf("cut short: %s called %s at %s while it ran, which ended a goroutine of the run", x.callback, x.how, x.site)
+			}
+			s.NotRun(sc, why)
+			n++
+		}
+		rep := s.Report()
+		reportTaken = true
+		rep.Notes = append(rep.Notes, x.message(n))
+		harness(t, fail, errors.New(x.message(n)))
+		if !st.quiet {
+			logLine(t, testSummary(rep, true))
+		}
+		if file != nil {
+			if err := file.write(rep); err != nil {
+				t.Errorf("testkit: writing report: %v", err)
+			}
+		}
+		return rep
+	}
+	// stopped reports whether a callback ended its goroutine: no further
+	// scenario runs.
+	stopped := func() bool { return ex.get() != nil }
 	baseRes, baseErr := s.Baseline(ctx)
 	if baseRes != nil {
 		reported[baseRes] = len(baseRes.Findings)
@@ -318,6 +394,7 @@ func suite(t TB, fn func(ctx context.Context) error, fail bool, opts []Option) *
 	scenario := func(sc runtime.Scenario) func(TB) {
 		prog.step(sc.Name)
 		defer prog.clear()
+		ex.running(sc.Name)
 		res, err := s.RunScenario(ctx, sc)
 		if res != nil {
 			reported[res] = len(res.Findings)
@@ -340,18 +417,35 @@ func suite(t TB, fn func(ctx context.Context) error, fail bool, opts []Option) *
 	// a test has failed, t.Run returns at once, and the suite read SAFE
 	// with no scenario (red team, /tmp/rt31 ff: a retrying agent without
 	// a key, and its report file said safe).
-	var notRun []runtime.Scenario
+	// deselected holds those a -run or -skip pattern left out (a replay
+	// line's, a shard's): they did not run either, and the suite has no
+	// verdict on them. Left out of the report, a replay line or
+	// -run 'TestX/lost_request' read SAFE, its report file "safe": true,
+	// with nothing of the scenarios that fail (red team rtV #2). Counted
+	// not run, they make the suite INCONCLUSIVE; the user chose them, so
+	// they fail nothing, FailInconclusive included (deselectedNote).
+	var notRun, deselected []runtime.Scenario
 	skipped := func(ran bool, scs ...runtime.Scenario) {
-		if !ran && failFast() && !selectsSubtests() {
+		switch {
+		case ran:
+		case selectsSubtests():
+			deselected = append(deselected, scs...)
+		case failFast():
 			notRun = append(notRun, scs...)
 		}
 	}
 	runPlan := func(plan []runtime.Scenario) {
 		for _, gr := range group(plan) {
 			g, scs := gr.name, gr.scs
+			if stopped() {
+				return
+			}
 			if eager {
 				ran := subtest(t, g, func(gt TB) {
 					for _, sc := range scs {
+						if stopped() {
+							return
+						}
 						skipped(subtest(gt, strings.TrimPrefix(sc.Name, g+"/"), func(st TB) {
 							st.Helper()
 							setCur(st)
@@ -369,6 +463,9 @@ func suite(t TB, fn func(ctx context.Context) error, fail bool, opts []Option) *
 			// make and to copy its output through.
 			name := noteSubtest(t, g) // before the runs: replay lines name it
 			for _, sc := range scs {
+				if stopped() {
+					return
+				}
 				d := record("", scenario(sc))
 				if d.failed { // named only for its subtest: most pass
 					d.name = name + "/" + strings.TrimPrefix(sc.Name, g+"/")
@@ -382,6 +479,7 @@ func suite(t TB, fn func(ctx context.Context) error, fail bool, opts []Option) *
 	// for the ten-write agent): once here, for the progress line and the
 	// runs.
 	plan := s.Plan()
+	planned = append(append([]runtime.Scenario{}, plan...), s.PartialBatchPlan()...)
 	prog = startProgress(testName, 1+len(plan)+s.PlannedSchedules()+len(s.PartialBatchPlan()))
 	defer prog.done()
 	if st.golden != "" {
@@ -405,6 +503,9 @@ func suite(t TB, fn func(ctx context.Context) error, fail bool, opts []Option) *
 		if ex != nil && ex.Explored > 0 {
 			logLine(it, ex.String())
 		}
+	}
+	if stopped() {
+		parallel = false
 	}
 	if parallel && eager {
 		ran := subtest(t, runtime.ScenarioInterleaving, func(it TB) {
@@ -435,6 +536,19 @@ func suite(t TB, fn func(ctx context.Context) error, fail bool, opts []Option) *
 		}).flush(t)
 	}
 	runPlan(s.PartialBatchPlan())
+	if x := ex.get(); x != nil && !x.skipped() {
+		return finish()
+	}
+	if len(deselected) > 0 {
+		total := len(planned)
+		if parallel {
+			total++ // the interleavings, one subtest
+		}
+		for _, sc := range deselected {
+			s.NotRun(sc, deselectedNote)
+		}
+		logLine(t, "testkit: "+deselectedSummary(len(deselected), total, testName))
+	}
 	if len(notRun) > 0 {
 		const why = "go test ran no subtest for it: -failfast stops running subtests once a test has failed"
 		names := make([]string, len(notRun))
@@ -446,6 +560,13 @@ func suite(t TB, fn func(ctx context.Context) error, fail bool, opts []Option) *
 	}
 	rep := s.Report()
 	reportTaken = true
+	if len(deselected) > 0 {
+		total := len(planned)
+		if parallel {
+			total++
+		}
+		rep.Notes = append(rep.Notes, deselectedSummary(len(deselected), total, testName))
+	}
 	// Report adds what no scenario could show when it ran: the calls a
 	// goroutine the agent left running made after its scenario ended
 	// (runtime/late.go); the exploration adds order_variant_outcome to a
@@ -469,6 +590,11 @@ func suite(t TB, fn func(ctx context.Context) error, fail bool, opts []Option) *
 				logLine(t, string(f.Severity)+": "+line)
 			}
 		}
+	}
+	if failed := stateFailures(rep); len(failed) > 0 { // statefailed.go
+		err := stateFailedError(failed)
+		rep.Notes = append(rep.Notes, err.Error())
+		harness(t, fail, err)
 	}
 	if fail && st.failInconclusive { // the option, or AGENTIDEM_FAIL_INCONCLUSIVE (readEnv)
 		failInconclusive(t, rep)
@@ -703,6 +829,7 @@ func writeReport(dir, test string, rep *runtime.Report) error {
 // the one it made.
 type reportFile struct {
 	dir, path string
+	test      string        // the test whose report it is
 	opened    chan struct{} // closed once f, made and err are set
 	f         *reportFD
 	made      bool // the file was made for this report
@@ -713,7 +840,7 @@ type reportFile struct {
 // returns, or, with aside, only when it opens a file an earlier run left,
 // and else in a goroutine of its own that makes it.
 func openReportFile(dir, test string, aside bool) *reportFile {
-	r := &reportFile{dir: dir, path: filepath.Join(dir, reportFileName(dir, test)), opened: make(chan struct{})}
+	r := &reportFile{dir: dir, path: filepath.Join(dir, reportFileName(dir, test)), test: test, opened: make(chan struct{})}
 	if aside {
 		if f, err := openOldReport(r.path); err == nil {
 			r.f = f
@@ -759,6 +886,9 @@ func (r *reportFile) write(rep *runtime.Report) error {
 	}
 	if cerr := f.Close(); err == nil {
 		err = cerr
+	}
+	if err == nil {
+		removeStaleNumbered(r.dir, r.path, r.test)
 	}
 	return err
 }
@@ -834,8 +964,8 @@ func watchdog(test string, after time.Duration) (stop func()) {
 func failInconclusive(t TB, rep *runtime.Report) {
 	t.Helper()
 	for _, res := range append([]*runtime.Result{rep.Baseline}, rep.Results...) {
-		if res == nil || !res.Inconclusive {
-			continue
+		if res == nil || !res.Inconclusive || res.Trace != nil && slices.Contains(res.Trace.Notes, "not run: "+deselectedNote) {
+			continue // -run left it out: the user's choice
 		}
 		var why []string
 		for _, f := range res.Findings {
@@ -846,6 +976,15 @@ func failInconclusive(t TB, rep *runtime.Report) {
 		}
 		if len(why) == 0 && res.Error != "" {
 			why = append(why, res.Error)
+		}
+		if len(why) == 0 && res.Trace != nil && len(res.Trace.Notes) > 0 {
+			// The scenario's first note says why (a repeat not judged,
+			// and what failed), clipped: the report has it whole.
+			n := res.Trace.Notes[0]
+			if r := []rune(n); len(r) > 300 {
+				n = string(r[:300]) + "…"
+			}
+			why = append(why, n)
 		}
 		if len(why) == 0 {
 			why = append(why, "the harness could not judge it (see the report)")
