@@ -1569,6 +1569,8 @@ func (s *Suite) analyze(res *Result, tr *Trace, sc Scenario, claimed bool) {
 		s.identityUnstable(tr, sc.Kind, namesOf, add)
 		if s.cfg.exactlyOnce && claimed {
 			s.missingWrites(tr, namesOf(), stale, add)
+		} else if claimed && s.cfg.state != nil {
+			s.missingByState(res, tr, sc.Kind, namesOf(), stale, add) // missingstate.go
 		}
 	}
 }
