@@ -21,9 +21,12 @@ import "fmt"
 // end's lack is a note, and testkit.ExactlyOnce demands the write.
 //
 // missingByState finds, in a scenario whose agent reported success, each
-// baseline write identity that no call of the run made take effect, whose
-// baseline execution changed places of the state that the run's end holds
-// otherwise than the baseline's end. Where the end says what the
+// op of a write of the baseline that the run never called, whose baseline
+// execution changed places of the state where the run's end holds what
+// was there before that execution, and the baseline's end holds something
+// else: the run left them untouched. An op the run called under other
+// names (an id the sink made afresh) is left to ExactlyOnce: its calls
+// say nothing certain of what is missing. Where the end says what the
 // deliveries left (quietEnd: no worker of the world that could still make
 // it), it is a missing_write; elsewhere the scenario is inconclusive, with
 // a note that names the write and what the end lacks.
@@ -32,14 +35,13 @@ func (s *Suite) missingByState(res *Result, tr *Trace, kind string, names renami
 	if base == nil || tr.end == "" || base.end == "" || tr.end == base.end {
 		return
 	}
-	done := map[string]bool{}
+	called := map[string]bool{} // ops the run called at all
 	for i := range tr.Ops {
-		if o := &tr.Ops[i]; o.Kind == KindWrite && (o.Status == StatusSuccess || landed(o)) {
-			if stale[o.ID] {
-				return // ExactlyOnce's note says what a stale replay means
-			}
-			done[o.Name+"\x00"+o.Identity] = true
+		o := &tr.Ops[i]
+		if stale[o.ID] {
+			return // ExactlyOnce's note says what a stale replay means
 		}
+		called[o.Name] = true
 	}
 	var views stateViews
 	ev, bev := views.of(tr.end), views.of(base.end)
@@ -50,20 +52,22 @@ func (s *Suite) missingByState(res *Result, tr *Trace, kind string, names renami
 	var quiet, quietKnown bool
 	for i := range base.Ops {
 		o := &base.Ops[i]
-		id := names.identity(o.Identity)
-		k := o.Name + "\x00" + id
-		if o.Kind != KindWrite || o.Status != StatusSuccess || done[k] || seen[k] || !o.stateSeen() {
+		if o.Kind != KindWrite || o.Status != StatusSuccess || called[o.Name] || seen[o.Name] || !o.stateSeen() {
 			continue
 		}
-		seen[k] = true
+		seen[o.Name] = true
+		id := names.identity(o.Identity)
 		before, after := o.stateWindow()
-		places, ok := changedPlaces(views.of(before), views.of(after))
+		bv := views.of(before)
+		places, ok := changedPlaces(bv, views.of(after))
 		if !ok {
 			continue
 		}
+		// Where the run's end holds what was there before the
+		// baseline's write, and its end holds otherwise: untouched.
 		var lacks []place
 		for _, p := range places {
-			if x, y := ev.at(p), bev.at(p); !sameValue(x, y) && !(holdsClock(x) && holdsClock(y)) {
+			if x, y := ev.at(p), bev.at(p); sameValue(x, bv.at(p)) && !sameValue(x, y) {
 				lacks = append(lacks, p)
 			}
 		}
