@@ -30,7 +30,13 @@ func sleepBackoff(state string, funcs []string) string {
 			continue
 		}
 		if i := strings.Index(f, b.method); i > 0 && (len(f) == i+len(b.method) || f[i+len(b.method)] == '(') {
-			return f[strings.LastIndexByte(f[:i], '/')+1 : i+len(b.method)]
+			// From the package's name, with the module's before a
+			// major version: stripe-go/v82.(*BackendImplementation)...
+			from := strings.LastIndexByte(f[:i], '/')
+			if seg := f[from+1 : i]; from > 0 && len(seg) > 1 && seg[0] == 'v' && seg[1] >= '0' && seg[1] <= '9' {
+				from = strings.LastIndexByte(f[:from], '/')
+			}
+			return f[from+1 : i+len(b.method)]
 		}
 	}
 	return ""

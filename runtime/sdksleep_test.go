@@ -21,9 +21,9 @@ func TestStripeSleepBackoffIsARetry(t *testing.T) {
 		block, why, where string
 	}{
 		{"goroutine 61 [sleep]:\ntime.Sleep(0x1dcd6500)\n\t/usr/local/go/src/runtime/time.go:363 +0x165\ngithub.com/stripe/stripe-go/v82.(*BackendImplementation).requestWithRetriesAndTelemetry(0xc0001a6000, 0xc000234000, 0xc0001b2000, 0xc00021e0c0)\n\t/root/go/pkg/mod/github.com/stripe/stripe-go/v82@v82.5.1/stripe.go:744 +0x4a5\ngithub.com/stripe/stripe-go/v82.(*BackendImplementation).Do(0xc0001a6000, 0xc000234000, 0xc0001b2000, {0xa1a950, 0xc000300000})\n\t/root/go/pkg/mod/github.com/stripe/stripe-go/v82@v82.5.1/stripe.go:845 +0x1b4",
-			retryBackoffWhy, "v82.(*BackendImplementation).requestWithRetriesAndTelemetry, at "},
+			retryBackoffWhy, "stripe-go/v82.(*BackendImplementation).requestWithRetriesAndTelemetry, at "},
 		{"goroutine 62 [sleep]:\ntime.Sleep(0x1dcd6500)\n\t/usr/local/go/src/runtime/time.go:363 +0x165\ngithub.com/stripe/stripe-go/v72.(*BackendImplementation).Do(0xc0001a6000, 0xc000234000, 0xc0001b2000, {0xa1a950, 0xc000300000})\n\t/root/go/pkg/mod/github.com/stripe/stripe-go/v72@v72.122.0/stripe.go:570 +0x1b4",
-			retryBackoffWhy, "v72.(*BackendImplementation).Do, at "},
+			retryBackoffWhy, "stripe-go/v72.(*BackendImplementation).Do, at "},
 		// A sleep of stripe-go's outside its backend, and of anyone else.
 		{"goroutine 63 [sleep]:\ntime.Sleep(0x1dcd6500)\n\t/usr/local/go/src/runtime/time.go:363 +0x165\ngithub.com/stripe/stripe-go/v82.(*BackendImplementation).DoStreamingLater(0xc0001a6000)\n\t/root/go/pkg/mod/github.com/stripe/stripe-go/v82@v82.5.1/stripe.go:900 +0x1b4",
 			"sleep", ""},
