@@ -1812,8 +1812,7 @@ func (s *Suite) identityUnstable(tr *Trace, kind string, namesOf func() renaming
 			}
 			add(Finding{Code: CodeIdentityUnstable, Severity: sev, Ops: []string{b.Name},
 				Identities: []string{a.Identity, b.Identity}, Calls: []string{a.ID, b.ID},
-				Message: fmt.Sprintf("delivered again, the agent called %s from the same call site (%s) with identity %s, where the first delivery's %s had identity %s, sending some of the same arguments: a key made afresh for each delivery (an id generated where the message is handled) lets the sink run the redelivery as new work; derive the key from the message (its id, the order, the session)",
-					b.Name, shortSite(b.Site), b.Identity, a.ID, a.Identity)})
+				Message: redeliveredKeyMessage(tr, a, b, j)}) // unstablemsg.go
 			break
 		}
 	}
