@@ -63,7 +63,10 @@ func runPayments(t *testing.T, agent func(ctx context.Context, p *payments) erro
 	t.Helper()
 	var p *payments
 	rep, err := Run(context.Background(), t.Name(), func(ctx context.Context) error { return agent(ctx, p) },
-		Setup(func(context.Context) error { p = &payments{keys: map[string]bool{}, subs: map[string]string{}}; return nil }),
+		Setup(func(context.Context) error {
+			p = &payments{keys: map[string]bool{}, subs: map[string]string{}}
+			return nil
+		}),
 		State(func() any { return p.snapshot() }))
 	if err != nil {
 		t.Fatal(err)
