@@ -108,8 +108,7 @@ func nightlyAgent(n *nightly, checkOwner bool) func(ctx context.Context) error {
 func runNightly(t *testing.T, checkOwner bool, opts ...Option) *Report {
 	t.Helper()
 	var n *nightly
-	agent := nightlyAgent(nil, checkOwner)
-	rep, err := Run(context.Background(), t.Name(), func(ctx context.Context) error { agent = nightlyAgent(n, checkOwner); return agent(ctx) },
+	rep, err := Run(context.Background(), t.Name(), func(ctx context.Context) error { return nightlyAgent(n, checkOwner)(ctx) },
 		append([]Option{
 			Setup(func(context.Context) error { n = &nightly{locks: map[string]string{}}; return nil }),
 			State(func() any { return n.snapshot() }),
