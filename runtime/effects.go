@@ -2308,7 +2308,7 @@ func judgeRepeatsIn(out []Finding, tr *Trace, end, baseEnd string, baseWin map[s
 					}
 				default:
 					o.Repeat = RepeatUpdate
-					if rmw, unsure := rereadRepeat(tr, first, o, end, baseEnd, quietEnd(tr, un, baseTr), &views); rmw != "" { // rmw.go
+					if rmw, unsure := rereadRepeat(tr, baseTr, first, o, end, baseEnd, quietEnd(tr, un, baseTr), &views); rmw != "" { // rmw.go
 						o.Repeat = RepeatDuplicate
 						dups = append(dups, o.ID)
 						tr.withRare().reread = append(tr.withRare().reread, o.ID)

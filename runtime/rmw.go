@@ -22,13 +22,20 @@ import (
 // The rule: in a run that is not the baseline, whose end was read once the
 // world held still (or a Settle saw it quiet), and whose baseline saw no
 // change outside its traced writes (no worker of the world at work), a
-// repeat with other arguments whose own window changed some places, whose
-// value there stood to the end, and where the end differs from the
-// baseline's end, is a second effect: one delivery leaves something else
-// there. A correct agent's updates leave what its baseline left (the
-// baseline set X then Y, and so does each delivery), and are still
-// updates. Moments a clock wrote (a last_seen of each delivery) are left
-// out: a redelivery that stamps its own time is not a double effect.
+// repeat with other arguments than any call of its op in the baseline was
+// given, whose own window changed some places, whose value there stood to
+// the end, and where the end differs from the baseline's end, is a second
+// effect: one delivery leaves something else there. A correct agent's
+// updates set values its baseline sets too (the baseline set X then Y, and
+// so does each delivery), and are still updates, wherever the run ends (a
+// fault the agent gave up on leaves Y where the baseline went on to set X
+// again). Moments a clock wrote (a last_seen of each delivery) and tokens
+// drawn at random (freshPair) are left out: a redelivery that stamps its
+// own time or draws its own token is not a double effect. And where the
+// repeat's delivery was told that a call failed before it, only with a
+// traced read between the two, of what the op writes, that answered
+// otherwise than before the first: such a delivery may write what it does
+// on failure (a status set to failed), a value its baseline never set.
 
 // rereadRepeat judges o, a repeat of first with other arguments of an op
 // declared idempotent, seen by its own window to change the state, when
@@ -37,8 +44,8 @@ import (
 // the end cannot say it (not quiet), it returns "" and unsure, a note for
 // the scenario's inconclusive result, when o's value stood at the end
 // otherwise than the baseline's end holds it.
-func rereadRepeat(tr *Trace, first, o *Operation, end, baseEnd string, quiet bool, views *stateViews) (note, unsure string) {
-	if end == "" || baseEnd == "" || !o.stateSeen() {
+func rereadRepeat(tr, baseTr *Trace, first, o *Operation, end, baseEnd string, quiet bool, views *stateViews) (note, unsure string) {
+	if end == "" || baseEnd == "" || !o.stateSeen() || baseTr == nil || setInBaseline(baseTr, o) {
 		return "", ""
 	}
 	before, after := o.stateWindow()
@@ -54,7 +61,7 @@ func rereadRepeat(tr *Trace, first, o *Operation, end, baseEnd string, quiet boo
 	var differs []place
 	for _, p := range places {
 		x, y := ev.at(p), bev.at(p)
-		if !sameValue(av.at(p), x) || sameValue(x, y) || holdsClock(x) && holdsClock(y) {
+		if !sameValue(av.at(p), x) || sameValue(x, y) || holdsClock(x) && holdsClock(y) || freshPair(unquoted(x), unquoted(y)) {
 			continue
 		}
 		differs = append(differs, p)
@@ -67,12 +74,59 @@ func rereadRepeat(tr *Trace, first, o *Operation, end, baseEnd string, quiet boo
 		return "", fmt.Sprintf("%s repeated %s with other arguments, and the run ended with %s; %s is declared idempotent, so this is an update unless the other arguments came from a read of what %s had set (a read-modify-write done again), and the suite could not tell: the world changed the state outside the traced writes in the baseline, so the end may not say what one delivery leaves; give a Settle (testkit.SettleOn) that waits for the world, so the end can be compared (testkit.FailInconclusive fails the test on such a scenario)",
 			o.ID, first.ID, there, o.Name, first.ID)
 	}
-	if read := rereadBetween(tr, first, o); read != nil && readBefore(tr, first, read) != readMissed {
+	read := rereadBetween(tr, first, o)
+	saw := read != nil && readBefore(tr, first, read) != readMissed
+	if !saw && toldOfFailure(tr, o) {
+		// A delivery told that a call failed may write what it does on
+		// failure (an order's status set to failed), which its baseline
+		// never set: without a read that saw the first's effect, the
+		// suite cannot tell that from a change computed again.
+		return "", ""
+	}
+	if saw {
 		return fmt.Sprintf("with other arguments than %s, after %s read what %s had set (it answered %s): a read-modify-write done again on top of its own effect; the run ended with %s; the idempotent declaration covers repeats with equal arguments, and a correct update leaves what one delivery leaves",
 			first.ID, read.ID, first.ID, clip(encode(read.Result), 80), there), ""
 	}
 	return fmt.Sprintf("with other arguments than %s, and the run ended with %s, where its value stood: the other arguments were made from what %s had set (a read-modify-write done again), or from something else that differs between deliveries; the idempotent declaration covers repeats with equal arguments, and a correct update leaves what one delivery leaves",
 		first.ID, there, first.ID), ""
+}
+
+// setInBaseline says whether a call of o's op in the baseline was given
+// o's arguments: the value o set is one the agent sets in one delivery
+// (open, hold, then open again), and where a run ends with it, the agent
+// stopped there (a fault it gave up on), it did not compute it anew.
+func setInBaseline(baseTr *Trace, o *Operation) bool {
+	k := argsKey(o)
+	for i := range baseTr.Ops {
+		if b := &baseTr.Ops[i]; b.Name == o.Name && b.Kind == KindWrite && argsKey(b) == k {
+			return true
+		}
+	}
+	return false
+}
+
+// unquoted returns the string an encoded JSON string holds, or s.
+func unquoted(s string) string {
+	var u string
+	if json.Unmarshal([]byte(s), &u) == nil {
+		return u
+	}
+	return s
+}
+
+// toldOfFailure says whether o's delivery had a call fail, or a fault
+// injected, before o.
+func toldOfFailure(tr *Trace, o *Operation) bool {
+	for i := range tr.Ops {
+		p := &tr.Ops[i]
+		if p == o {
+			return false
+		}
+		if p.Invocation == o.Invocation && (p.Fault != "" || p.Status != StatusSuccess) {
+			return true
+		}
+	}
+	return false
 }
 
 // describeEnds says what the run's end ev holds at places, and what the

@@ -150,3 +150,28 @@ func TestReadModifyWriteTwinsThatEndAsOneDeliveryAreSafe(t *testing.T) {
 		t.Fatalf("the redelivery's second SET: repeat=%q", o.Repeat)
 	}
 }
+
+// An agent that records a failure: it sets the order processing, and, when
+// the charge after it fails, sets it failed and returns nil. Under
+// before_operation_failure of the charge the run ends with "failed", a
+// value its baseline never set, where one delivery leaves "paid": not a
+// read-modify-write done again, and no finding.
+func TestAStatusSetOnFailureIsNoReadModifyWrite(t *testing.T) {
+	charge := &Op{Name: "charge", Kind: KindWrite, Params: []string{"order"}}
+	rep := runLedger(t, func(ctx context.Context, l *ledger) error {
+		if err := setBalance(ctx, l, "o-1", 1); err != nil { // 1: processing
+			return err
+		}
+		if err := traced(ctx, charge, []any{"o-1"}, []any{"o-1"}, func(context.Context) error { l.set("charged:o-1", 1); return nil }); err != nil {
+			return setBalance(ctx, l, "o-1", 9) // 9: failed
+		}
+		return setBalance(ctx, l, "o-1", 2) // 2: paid
+	})
+	if got := findings(rep, "before_operation_failure/charge#1"); len(got) != 0 {
+		t.Fatalf("before_operation_failure/charge#1: %v", got)
+	}
+	o := opByID(t, rep, "before_operation_failure/charge#1", "1:set_balance#2")
+	if o.Repeat != RepeatUpdate {
+		t.Fatalf("the status set on failure: repeat=%q, want update", o.Repeat)
+	}
+}
