@@ -5,6 +5,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 // A ledger of balances, read and set whole: set_balance is a SET, so a
@@ -173,5 +174,56 @@ func TestAStatusSetOnFailureIsNoReadModifyWrite(t *testing.T) {
 	o := opByID(t, rep, "before_operation_failure/charge#1", "1:set_balance#2")
 	if o.Repeat != RepeatUpdate {
 		t.Fatalf("the status set on failure: repeat=%q, want update", o.Repeat)
+	}
+}
+
+// Where the world changes the state by itself (a worker Setup started that
+// stamps each balance it sees as audited), the end may not say what one
+// delivery leaves: the redelivered read-modify-write is not taken for an
+// update, and the scenario is inconclusive, its note naming the repeat.
+func TestReadModifyWriteBesideAWorldWorkerIsInconclusive(t *testing.T) {
+	var l *ledger
+	var stop chan struct{}
+	agent := func(ctx context.Context) error {
+		bal, err := getBalance(ctx, l, "acct-9")
+		if err != nil {
+			return err
+		}
+		return retryOnce(ctx, func(ctx context.Context) error { return setBalance(ctx, l, "acct-9", bal+250) })
+	}
+	rep, err := Run(context.Background(), t.Name(), agent,
+		Setup(func(context.Context) error {
+			if stop != nil {
+				close(stop)
+			}
+			l, stop = &ledger{bal: map[string]int{}}, make(chan struct{})
+			go func(l *ledger, stop chan struct{}) { // the auditor: marks a balance it has seen
+				for {
+					select {
+					case <-stop:
+						return
+					case <-time.After(2 * time.Millisecond):
+					}
+					if v := l.get("acct-9"); v != 0 && l.get("audited") != v {
+						l.set("audited", v)
+					}
+				}
+			}(l, stop)
+			return nil
+		}),
+		State(func() any { return l.snapshot() }))
+	if stop != nil {
+		close(stop)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range rep.Results {
+		if r.Scenario != "duplicate_delivery/sequential" {
+			continue
+		}
+		if r.Safe && !r.Inconclusive {
+			t.Fatalf("duplicate_delivery/sequential: a plain pass; notes: %v", r.Trace.Notes)
+		}
 	}
 }
