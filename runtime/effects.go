@@ -2305,6 +2305,7 @@ func judgeRepeatsIn(out []Finding, tr *Trace, end, baseEnd string, baseWin map[s
 			return !baseline && un != nil && un.base.odd().worldAfterReturn && !o.stateSettled() && !o.Idempotent && !seenInBase(o)
 		}
 		var change, note string
+		rereadNote := false // note says a read-modify-write was done again (rmw.go)
 		overlapChange := "" // with overlapNote: what State saw change
 		var notIdem []string
 		notIdemChange := ""
@@ -2342,6 +2343,17 @@ func judgeRepeatsIn(out []Finding, tr *Trace, end, baseEnd string, baseWin map[s
 					}
 				default:
 					o.Repeat = RepeatUpdate
+					if rmw, unsure := rereadRepeat(tr, baseTr, first, o, end, baseEnd, quietEnd(tr, un, baseTr), &views); rmw != "" { // rmw.go
+						o.Repeat = RepeatDuplicate
+						dups = append(dups, o.ID)
+						tr.withRare().reread = append(tr.withRare().reread, o.ID)
+						if change == "" {
+							change, note, rereadNote = what, rmw, true
+						}
+					} else if unsure != "" {
+						tr.unsettled = true
+						tr.Notes = append(tr.Notes, unsure)
+					}
 				}
 			case o.Idempotent:
 				o.Repeat = RepeatUpdate
@@ -3147,8 +3159,8 @@ func judgeRepeatsIn(out []Finding, tr *Trace, end, baseEnd string, baseWin map[s
 		case note != "":
 			fmt.Fprintf(&b, " (%s)", note)
 		}
-		b.WriteString("; make the write idempotent at the sink (idem.Store) or re-read before retrying")
-		if change != "" && !strings.Contains(change, "added") && !strings.Contains(change, "removed") && !strings.Contains(change, "entries") {
+		b.WriteString(repeatAdvice(tr, first, dups, rereadNote)) // rmw.go
+		if !rereadNote && change != "" && !strings.Contains(change, "added") && !strings.Contains(change, "removed") && !strings.Contains(change, "entries") {
 			// Values changed in place, no member more: it may be the
 			// sink's bookkeeping, which State should not hold.
 			b.WriteString("; if what it changed is bookkeeping that every call updates (a timestamp, a version, a count of attempts), leave that out of State")
@@ -4227,7 +4239,7 @@ func (s *Suite) duplicates(res *Result, tr *Trace, sc Scenario, namesOf func() r
 		}
 		f.Details = duplicateDetails(d)
 		if differ, names := differingArgs(tr, f.Calls); differ != "" {
-			f.Message += fmt.Sprintf("; the calls' arguments differ (%s): if each call is an effect of its own (a status set to one value, then another), add what tells them apart to the op's identity= (%s)", differ, strings.Join(names, ", "))
+			f.Message += argsAdvice(tr, f.Calls, differ, names) // rmw.go
 		}
 		if lead < 0 {
 			lead = i

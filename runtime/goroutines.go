@@ -350,6 +350,9 @@ func retryBackoff(f string) bool {
 // Client.Do, a gax-go sleep under its Invoke, a retry library's wait. ""
 // otherwise.
 func (g *gInfo) retryingWait() string {
+	if c := sleepBackoff(g.state, g.funcs); c != "" { // sdksleep.go
+		return c + ", at " + g.where()
+	}
 	if len(g.funcs) == 0 || g.state != "select" && g.state != "chan receive" {
 		return ""
 	}
@@ -577,6 +580,9 @@ const bodyGrace = 100 * time.Millisecond
 // first, and why. since is when g's tool body began, if g is running one
 // (a call released at its start gate and not yet at its finish gate).
 func (g *gInfo) busy(since time.Time) (bool, string) {
+	if sleepBackoff(g.state, g.funcs) != "" { // sdksleep.go
+		return true, retryBackoffWhy
+	}
 	switch g.state {
 	case "running", "runnable", "syscall", "sleep", "preempted", "copystack", "GC assist wait", "GC assist marking", "GC worker (active)",
 		// Waits that the Go runtime ends by itself: for a collection,

@@ -212,7 +212,14 @@ func (c *config) nilOption(option, want string) {
 // never succeeded there is a missing_write finding. A success its sink
 // replayed from a key that no execution of the scenario made (a key Setup
 // did not reset) did not take effect there. Without it the suite checks
-// at-most-once only.
+// at-most-once, but for what State shows: where a scenario refused no
+// write (a lost acknowledgement, a crash and restart, a duplicate
+// delivery) and its run never called an op of the baseline's writes,
+// whose places the run's end holds as they were before that write, the
+// work was visibly dropped, and that is a missing_write too (inconclusive
+// where the world may still make it). ExactlyOnce demands every write,
+// where State cannot see it and where a fault told the agent that a write
+// did not happen.
 func ExactlyOnce() Option {
 	return optionFunc(func(c *config) { c.exactlyOnce = true })
 }

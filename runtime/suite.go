@@ -1619,6 +1619,8 @@ func (s *Suite) analyze(res *Result, tr *Trace, sc Scenario, claimed bool) {
 		s.identityUnstable(tr, sc.Kind, namesOf, add)
 		if s.cfg.exactlyOnce && claimed {
 			s.missingWrites(tr, namesOf(), stale, add)
+		} else if claimed && s.cfg.state != nil {
+			s.missingByState(res, tr, sc.Kind, namesOf(), stale, add) // missingstate.go
 		}
 	}
 }
@@ -1867,8 +1869,7 @@ func (s *Suite) identityUnstable(tr *Trace, kind string, namesOf func() renaming
 			}
 			add(Finding{Code: CodeIdentityUnstable, Severity: sev, Ops: []string{b.Name},
 				Identities: []string{a.Identity, b.Identity}, Calls: []string{a.ID, b.ID},
-				Message: fmt.Sprintf("delivered again, the agent called %s from the same call site (%s) with identity %s, where the first delivery's %s had identity %s, sending some of the same arguments: a key made afresh for each delivery (an id generated where the message is handled) lets the sink run the redelivery as new work; derive the key from the message (its id, the order, the session)",
-					b.Name, shortSite(b.Site), b.Identity, a.ID, a.Identity)})
+				Message: redeliveredKeyMessage(tr, a, b, j)}) // unstablemsg.go
 			break
 		}
 	}

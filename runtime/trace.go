@@ -356,6 +356,10 @@ type traceRare struct {
 	// state after its agent returned, not its own code
 	// (judge.worldAfterReturn).
 	worldAfterReturn bool
+	// reread lists the repeats judged a read-modify-write done again
+	// (rmw.go): their other arguments are the second effect, not what
+	// tells two effects apart.
+	reread []string
 }
 
 // noTraceRare is the traceRare of a trace that has none: only read.

@@ -1,0 +1,61 @@
+package runtime
+
+import (
+	"encoding/json"
+	"fmt"
+)
+
+// redeliveredKeyMessage is the message of the identity_unstable error on
+// call b (tr.Ops[j]), made by a later delivery from the line where the
+// first delivery made call a, under another identity. Where the agent
+// made the new key (an id generated where the message is handled), that
+// is what it says. Where the key is what a call of the delivery answered
+// before b (a trial's id that start_trial's sink made afresh for the
+// redelivery), the agent generated nothing: the message names that call,
+// and says that the fix is there (red team rtT #8: "a key made afresh
+// for each delivery ... derive the key from the message", for an id the
+// sink had answered).
+func redeliveredKeyMessage(tr *Trace, a, b *Operation, j int) string {
+	if src := answeredKey(tr, a, b, j); src != nil {
+		dup := ""
+		if src.Repeat == RepeatDuplicate {
+			dup = ", a repeat with an effect of its own (its duplicate_write is reported)"
+		}
+		return fmt.Sprintf("delivered again, the agent called %s from the same call site (%s) with identity %s, where the first delivery's %s had identity %s, sending some of the same arguments: the new identity is what %s answered%s, a new one made by its sink for the redelivery, not a key the agent made; make %s give the same answer for the same message (key it by the message at the sink), and %s's identity follows",
+			b.Name, shortSite(b.Site), b.Identity, a.ID, a.Identity, src.ID, dup, src.Name, b.Name)
+	}
+	return fmt.Sprintf("delivered again, the agent called %s from the same call site (%s) with identity %s, where the first delivery's %s had identity %s, sending some of the same arguments: a key made afresh for each delivery (an id generated where the message is handled) lets the sink run the redelivery as new work; derive the key from the message (its id, the order, the session)",
+		b.Name, shortSite(b.Site), b.Identity, a.ID, a.Identity)
+}
+
+// answeredKey returns the call of b's delivery made before b (tr.Ops[j])
+// whose answer holds every part of b's identity that a's does not hold;
+// nil if none does.
+func answeredKey(tr *Trace, a, b *Operation, j int) *Operation {
+	fresh := identityLeaves(b.Identity)
+	for t := range identityLeaves(a.Identity) {
+		delete(fresh, t)
+	}
+	if len(fresh) == 0 {
+		return nil
+	}
+	for k := j - 1; k >= 0; k-- {
+		o := &tr.Ops[k]
+		if o.Invocation != b.Invocation || o.Result == nil {
+			continue
+		}
+		enc, err := json.Marshal(o.Result)
+		if err != nil {
+			continue
+		}
+		got := identityLeaves(string(enc))
+		all := true
+		for t := range fresh {
+			all = all && got[t]
+		}
+		if all {
+			return o
+		}
+	}
+	return nil
+}
