@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	"encoding/json"
 	"fmt"
 	"strconv"
 	"strings"
@@ -66,68 +67,92 @@ func neverChanged(tr *Trace, idx []int, op, id string, base *Trace, baseWin map[
 }
 
 // restatedIn reports whether the state (encoded) already holds, in one
-// object, every argument o was given: each string and number of its
-// arguments is a key of that object or a value directly in it (stock
-// {"sku": "sku-1", "qty": 40} for set_stock("sku-1", 40); rows
-// {"ticket-7": "closed"} for put("ticket-7", "closed")). Such a call sets
-// what is there. A call whose arguments the state does not hold (a mail
-// sent to m-1, which State does not show) may have an effect State cannot
-// see, and still counts.
+// object, every value o sets: each string and number of its arguments,
+// but those of its identity, is a key of that object or a value directly
+// in it, or a string part of one of its keys or of the key it stands
+// under (stock {"sku": "sku-1", "qty": 40} for set_stock("sku-1", 40),
+// identity sku; a profile {"plan": "pro", "tz": "UTC"} for
+// set_profile("u1", {plan: pro, tz: UTC}), identity u1). Such a call sets
+// what is there. A call that sets no value beside its identity, or one
+// the state does not hold (an alert mailed to m-1, the mails not in
+// State), may have an effect State cannot see, and still counts.
 func restatedIn(state string, o *Operation) bool {
 	args, err := decodeState(argsKey(o))
 	if err != nil {
 		return false
 	}
-	var want []string
+	// The values it sets: its arguments but those that name the thing
+	// (its identity), which State may show otherwise or not at all (the
+	// user u1 of a hash "profile:u1" read as "profile").
+	named := map[string]int{}
+	if id, err := decodeState(o.Identity); err == nil {
+		leaves(id, func(x any) { named[encode(x)]++ })
+	}
+	var want []any
 	leaves(args, func(x any) {
 		switch x.(type) {
-		case string, float64:
-			want = append(want, encode(x))
+		case string, json.Number:
+			if k := encode(x); named[k] > 0 {
+				named[k]--
+				return
+			}
+			want = append(want, x)
 		}
 	})
 	if len(want) == 0 {
-		return false
+		return false // nothing it sets that State could hold (an alert to m-1)
 	}
 	v, err := decodeState(state)
 	if err != nil {
 		return false
 	}
-	found := false
-	var walk func(v any)
-	walk = func(v any) {
-		if found {
-			return
-		}
-		switch x := v.(type) {
-		case map[string]any:
-			held := make(map[string]bool, 2*len(x))
-			for k, e := range x {
-				held[encode(k)] = true
-				switch e.(type) {
-				case map[string]any, []any:
-				default:
-					held[encode(e)] = true
+	// in says whether x is a key or a value directly in m, or, for a
+	// string, part of a key of m or of the key m stands under (a Redis
+	// hash "profile:u1" for the user u1).
+	in := func(x any, m map[string]any, under string) bool {
+		str, isStr := x.(string)
+		for k, e := range m {
+			if isStr && (k == str || len(str) > 1 && strings.Contains(k, str)) {
+				return true
+			}
+			switch e.(type) {
+			case map[string]any, []any:
+			default:
+				if equalValues(e, x) {
+					return true
 				}
 			}
+		}
+		return isStr && len(str) > 1 && strings.Contains(under, str)
+	}
+	var walk func(v any, under string) bool
+	walk = func(v any, under string) bool {
+		switch x := v.(type) {
+		case map[string]any:
 			all := true
 			for _, w := range want {
-				all = all && held[w]
+				if all = in(w, x, under); !all {
+					break
+				}
 			}
 			if all {
-				found = true
-				return
+				return true
 			}
-			for _, e := range x {
-				walk(e)
+			for k, e := range x {
+				if walk(e, k) {
+					return true
+				}
 			}
 		case []any:
 			for _, e := range x {
-				walk(e)
+				if walk(e, under) {
+					return true
+				}
 			}
 		}
+		return false
 	}
-	walk(v)
-	return found
+	return walk(v, "")
 }
 
 // worldAtRest reports whether, in the baseline, nothing of the world could
