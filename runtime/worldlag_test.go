@@ -162,7 +162,7 @@ func TestQueueWorkerSecondRefundFindingSaysTheEndHeldACopy(t *testing.T) {
 }
 
 // Where the consumer of every world after the baseline's is slower than
-// any end a run reads (400 ms), two deliveries at once leave no refund at
+// any end a run reads (3 s), two deliveries at once leave no refund at
 // all when the end is read: less than one execution's change, never a
 // second. Counted, a correct JetStream publisher (the stream dedupes by
 // Nats-Msg-Id) was a duplicate_write whose change was "1 → 0 entries,
@@ -170,7 +170,7 @@ func TestQueueWorkerSecondRefundFindingSaysTheEndHeldACopy(t *testing.T) {
 // note to give a Settle; the keyed producer is never unsafe.
 func TestOverlappedCallsThatLeftLessThanOneExecutionAreNoDuplicate(t *testing.T) {
 	for range 2 {
-		rep := runRefundBus(t, &refundBus{slow: 400 * time.Millisecond}, OnlyScenario(ScenarioDuplicateConcurrent))
+		rep := runRefundBus(t, &refundBus{slow: 3 * time.Second}, OnlyScenario(ScenarioDuplicateConcurrent))
 		assert.Empty(t, findings(rep, ""), "the keyed producer")
 		res := resultOf(t, rep, ScenarioDuplicateConcurrent)
 		overlapped := false
@@ -178,9 +178,15 @@ func TestOverlappedCallsThatLeftLessThanOneExecutionAreNoDuplicate(t *testing.T)
 			overlapped = overlapped || o.Overlapped
 		}
 		if overlapped {
+			// No refund when the end was read: never a plain pass.
 			assert.True(t, res.Inconclusive, "%v", res.Trace.Notes)
-			assert.NotEmpty(t, notesSaying(res.Trace, "left less than one execution"), "%v", res.Trace.Notes)
 			assert.NotEmpty(t, notesSaying(res.Trace, "testkit.SettleUntil"), "%v", res.Trace.Notes)
+			if len(notesSaying(res.Trace, "was not judged")) == 1 && len(notesSaying(res.Trace, "where a worker of the world")) == 0 && len(notesSaying(res.Trace, "changed by itself after the baseline's agent returned")) == 0 {
+				// Where the baseline's refund landed inside its slow
+				// call (a loaded machine may put it after, where other
+				// rules leave the repeat unjudged).
+				assert.NotEmpty(t, notesSaying(res.Trace, "left less than one execution"), "%v", res.Trace.Notes)
+			}
 		}
 	}
 }
