@@ -157,6 +157,7 @@ func TestQueueWorkerSecondRefundFindingSaysTheEndHeldACopy(t *testing.T) {
 			msg = f.Message
 		}
 	}
+	t.Log(msg)
 	assert.Contains(t, msg, "holds one more copy of what one execution of the call added in the baseline", msg)
 	assert.Contains(t, msg, `refunds: 1 → 2 entries, added {"cents":1999,"order_id":"ord-88"}`, msg)
 }
