@@ -734,6 +734,23 @@ func (s *Suite) run(ctx context.Context, sc Scenario) (*Result, *Trace, error) {
 			if r.judge.worldMoves {
 				r.judge.atWork = w.worldAtWork
 			}
+			if lag := s.base.odd().callLag; s.base.worldLive && lag > 0 && s.cfg.settle == nil {
+				// A worker of the world's may have carried out what a
+				// call set going inside its window in the baseline (a
+				// first, slow call: a connection set up), and a repeat,
+				// fast, returns before it acts: where a repeat's window
+				// changes nothing, the end is read once it held still
+				// for twice the time the baseline's change took from
+				// its window's start, for the end to hold a second
+				// effect (judge.holdRepeats). Before, a Kafka consumer's
+				// second refund landed after an end read 1 ms after the
+				// repeat, which was absorbed on every run (red team rtU
+				// #2).
+				r.judge.holdRepeats = true
+				still := max(r.judge.stillFor, 2*lag+endPoll)
+				r.judge.stillMax += still - r.judge.stillFor
+				r.judge.stillFor = still
+			}
 			if s.base.worldLive && len(s.base.gaps) == 0 && s.cfg.settle == nil && seenAsError(sc.Fault.Kind) {
 				// Setup left goroutines running (a database/sql pool's),
 				// which never changed the baseline's state by themselves:
@@ -770,6 +787,13 @@ func (s *Suite) run(ctx context.Context, sc Scenario) (*Result, *Trace, error) {
 						r.judge.worldLive = true
 						break
 					}
+				}
+				if r.judge.worldLive && s.cfg.settle == nil {
+					// Where those goroutines are at work as the end
+					// is read, and how long a change took from the
+					// moment its window opened (judge.lookWorld,
+					// judge.callLag).
+					r.judge.lookWorld = w.worldAtWork
 				}
 			}
 		}
@@ -901,6 +925,10 @@ func (s *Suite) run(ctx context.Context, sc Scenario) (*Result, *Trace, error) {
 		if r.judge.worldLag > 0 {
 			tr.withRare().worldLag = r.judge.worldLag
 			tr.withRare().worldAfterReturn = r.judge.worldAfterReturn
+		}
+		if r.judge.baseLooked {
+			tr.withRare().baseLooked, tr.withRare().baseBusy = true, r.judge.baseBusy
+			tr.withRare().callLag = r.judge.callLag
 		}
 		if !tr.endStill && r.judge.busyAt != "" {
 			tr.withRare().endBusy = r.judge.busyAt

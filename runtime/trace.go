@@ -360,6 +360,14 @@ type traceRare struct {
 	// (rmw.go): their other arguments are the second effect, not what
 	// tells two effects apart.
 	reread []string
+	// baseLooked says, of a baseline whose Setup left goroutines running
+	// with no Settle given, that they were looked at once its end was
+	// read; baseBusy is where one was at work then, "" if none was
+	// (worldAtRest). callLag is the longest time a window of it took from
+	// its start to close on a change (judge.callLag).
+	baseLooked bool
+	baseBusy   string
+	callLag    time.Duration
 }
 
 // noTraceRare is the traceRare of a trace that has none: only read.

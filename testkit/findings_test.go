@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/agentidem/agentidem-go/runtime"
 	"github.com/agentidem/agentidem-go/testkit"
@@ -70,12 +71,16 @@ func TestStateAbsorbsAnUpsertAndCatchesAnAppend(t *testing.T) {
 }
 
 // TestUnseenRepeatSaysNothingWasSeen: a set to the value a row already has
-// changes nothing, first time or repeated, and State sees both. Without a
-// Settle the suite cannot tell it from a write whose effect lands later,
-// so the repeat still counts, but the finding says that no effect was
-// seen and how to tell the suite which it is; it does not claim "one
-// effect done 2 times". With a Settle, or the op declared idempotent, the
-// repeat is absorbed.
+// changes nothing, first time or repeated, and State sees both. It was
+// counted, with a finding that said no effect was seen, since without a
+// Settle the suite could not tell it from a write whose effect lands later
+// (red team rtT #4: a GORM upsert of stock 40 over 40, UNSAFE in four
+// scenarios). Effects, not executions: where nothing of the world could
+// land an effect later (Setup left no goroutine running, or none running
+// or asleep when the baseline's end was read), the repeat is absorbed,
+// with a note; where a goroutine of Setup's sleeps between polls, it is
+// not judged, and the scenario is inconclusive with a note that says what
+// to give. With a Settle, the repeat is absorbed.
 func TestUnseenRepeatSaysNothingWasSeen(t *testing.T) {
 	var l *tools.Ledger
 	agent := func(ctx context.Context) error {
@@ -87,28 +92,50 @@ func TestUnseenRepeatSaysNothingWasSeen(t *testing.T) {
 		}
 		return err
 	}
-	opts := []testkit.Option{
-		testkit.Setup(func(context.Context) error {
-			l = &tools.Ledger{Rows: map[string]string{"ticket-7": "closed"}}
-			return nil
-		}),
-		testkit.State(func() any { return l.Snapshot() }),
-		testkit.With(runtime.OnlyScenario("lost_acknowledgement/put#1")),
-		testkit.NoSummary(),
-	}
-	rep := testkit.Run(&fakeT{name: "TestSetToCurrent"}, agent, opts...)
-	var msg string
-	for _, f := range rep.Findings {
-		if f.Code == runtime.CodeDuplicateWrite {
-			msg = f.Message
+	var stop chan struct{}
+	var done chan struct{}
+	opts := func(poller bool) []testkit.Option {
+		return []testkit.Option{
+			testkit.Setup(func(context.Context) error {
+				l = &tools.Ledger{Rows: map[string]string{"ticket-7": "closed"}}
+				stop, done = make(chan struct{}), make(chan struct{})
+				if !poller {
+					close(done)
+					return nil
+				}
+				go func() { // a worker that polls every 20 ms
+					defer close(done)
+					for {
+						select {
+						case <-stop:
+							return
+						default:
+							time.Sleep(20 * time.Millisecond)
+						}
+					}
+				}()
+				return nil
+			}),
+			testkit.Teardown(func(context.Context) error { close(stop); <-done; return nil }),
+			testkit.State(func() any { return l.Snapshot() }),
+			testkit.With(runtime.OnlyScenario("lost_acknowledgement/put#1")),
+			testkit.NoSummary(),
 		}
 	}
-	require.NotEmpty(t, msg, "no duplicate_write: %v", rep.Findings)
-	assert.Contains(t, msg, "State saw no execution change the world")
-	assert.Contains(t, msg, "give a Settle (testkit.SettleOn)")
-	assert.Contains(t, msg, "declare the op idempotent")
-	assert.NotContains(t, msg, "one effect done")
+	rep := testkit.Run(&fakeT{name: "TestSetToCurrent"}, agent, opts(false)...)
+	assert.True(t, rep.Safe, "%v", rep.Findings)
+	require.NotEmpty(t, rep.Results)
+	assert.Contains(t, strings.Join(rep.Results[len(rep.Results)-1].Trace.Notes, "\n"), "a write that sets what is already there changes nothing")
 
-	rep = testkit.Run(&fakeT{name: "TestSetToCurrentSettled"}, agent, append(opts, testkit.With(runtime.Settle(func(context.Context) error { return nil })))...)
+	rep = testkit.Run(&fakeT{name: "TestSetToCurrentBesideAPoller"}, agent, opts(true)...)
+	assert.Empty(t, rep.Findings)
+	require.NotEmpty(t, rep.Results)
+	assert.True(t, rep.Results[len(rep.Results)-1].Inconclusive)
+	notes := strings.Join(rep.Results[len(rep.Results)-1].Trace.Notes, "\n")
+	assert.Contains(t, notes, "was not judged: no execution of put changed the state")
+	assert.Contains(t, notes, "give a Settle that waits for that work")
+	assert.Contains(t, notes, "declare it idempotent")
+
+	rep = testkit.Run(&fakeT{name: "TestSetToCurrentSettled"}, agent, append(opts(true), testkit.With(runtime.Settle(func(context.Context) error { return nil })))...)
 	assert.True(t, rep.Safe, "with a Settle: %v", rep.Findings)
 }
