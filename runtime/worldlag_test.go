@@ -186,7 +186,12 @@ func TestOverlappedCallsThatLeftLessThanOneExecutionAreNoDuplicate(t *testing.T)
 				// Where the baseline's refund landed inside its slow
 				// call (a loaded machine may put it after, where other
 				// rules leave the repeat unjudged).
-				assert.NotEmpty(t, notesSaying(res.Trace, "left less than one execution"), "%v", res.Trace.Notes)
+				// Or, where the calls changed nothing and nothing landed
+				// after them up to the end, fix fG's note for the same
+				// (TestOverlappedCallsWhoseEffectHadNotLanded).
+				if len(notesSaying(res.Trace, "had not landed when the end was read")) == 0 {
+					assert.NotEmpty(t, notesSaying(res.Trace, "left less than one execution"), "%v", res.Trace.Notes)
+				}
 			}
 		}
 	}
