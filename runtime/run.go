@@ -1551,12 +1551,13 @@ func attribute(recs []*recorder, gid uint64) (inv *invocation, late *lateCalls, 
 // an HTTP request to this process (a server Setup started, whose handler,
 // or a goroutine it started, serves the agent's request), nor one made
 // while a delivery waits, outside any gate, on a channel, a lock or the
-// network (agentWaits): a server of Setup's that the agent sends a
-// request to over a channel and waits for (TestServerSetupStartedServesTheAgent)
-// makes the call the agent asked for, in its turn, on every delivery, and
-// is told as before. A worker's job is done while the delivery that
-// queued it has returned, waits at a gate (its enqueue held at its finish
-// gate), or runs on. The caller has checked a server's received context.
+// network outside any traced call of its own (agentWaits): a server of
+// Setup's that the agent sends a request to over a channel and waits for
+// (TestServerSetupStartedServesTheAgent) makes the call the agent asked
+// for, in its turn, on every delivery, and is told as before. A worker's
+// job is done while the delivery that queued it has returned, waits at a
+// gate (its enqueue held at its finish gate), or runs on. The caller has
+// checked a server's received context.
 func worldWorker(recs []*recorder, gid uint64) *lateCalls {
 	for _, r := range recs {
 		if r.world == nil || !r.world.setupStarted(gid) {
@@ -1583,14 +1584,22 @@ func worldWorker(recs []*recorder, gid uint64) *lateCalls {
 
 // agentWaits reports whether a delivery of the run that has not returned
 // has a goroutine (its own, or one of the user's code it started) blocked
-// outside the harness's gates on a channel, a lock or a condition: what
-// it waits for may be the answer goroutine gid, a goroutine of the world,
-// is working on. One asleep, waiting for network I/O, at a gate or in the
-// harness's part of a call (a Settle it runs) waits for no goroutine of
-// the world. One running or ready to run is given up to agentWaitsGrace
-// to block, return or reach a gate: a client that has just handed its
-// request to the server (a send on an unbuffered channel) is runnable for
-// a moment before it waits for the answer. One still running then is
+// outside the harness's gates, and outside any traced call it runs, on a
+// channel, a lock or a condition: what it waits for may be the answer
+// goroutine gid, a goroutine of the world, is working on. One that waits
+// inside a traced call of its own (a publish waiting for the broker's
+// acknowledgement) is not counted: the agent's act is that call, and a
+// goroutine of the world calling meanwhile does the world's work (a
+// queue's consumer taking what the publish stored: told as the agent's,
+// faults were planned on it and the concurrent delivery could not place
+// it, red team rtU #5), or serves the call's request, whose effect State
+// judges in the call's window all the same. One asleep, waiting for
+// network I/O, at a gate or in the harness's part of a call (a Settle it
+// runs) waits for no goroutine of the world. One running or ready to run
+// is given up to agentWaitsGrace to block, return or reach a gate: a
+// client that has just handed its request to the server (a send on an
+// unbuffered channel) is runnable for a moment before it waits for the
+// answer. One still running then is
 // taken to wait, as the call was told before (the agent's).
 func (r *recorder) agentWaits(gid uint64) bool {
 	deadline := time.Now().Add(agentWaitsGrace)
@@ -1614,6 +1623,14 @@ const agentWaitsGrace = 250 * time.Millisecond
 // delivery waits now, and whether one is running or ready to run.
 func (r *recorder) agentWaitsNow(gid uint64) (waits, moving bool) {
 	w := r.world
+	// Read before the stacks: a call open now that has ended when the
+	// stacks are read ended in between, and a goroutine the stacks show
+	// waiting in its tool's body (a publish waiting for its broker's
+	// acknowledgement) waited inside it. Read after, the call a
+	// goroutine waited in had often ended by then: at GOMAXPROCS=2 the
+	// acknowledgement came meanwhile, and the consumer's call was the
+	// agent's in 2 suites of 8.
+	inCall := r.openGoroutines()
 	all := snapshotGoroutines()
 	w.ours(all, 0)
 	for i := range all {
@@ -1630,6 +1647,16 @@ func (r *recorder) agentWaitsNow(gid uint64) (waits, moving bool) {
 		}
 		if !w.isRoot(g.id) && !g.runsUserCode() {
 			continue // a library's loop (an HTTP connection's) waits for its own
+		}
+		if inCall[g.id] {
+			// It waits inside a traced call of its own (a publish
+			// waiting for its broker's acknowledgement): the agent's
+			// act is that call, traced, faulted and judged in its
+			// window, and the goroutine of the world calling now is
+			// doing the world's work meanwhile (a queue's consumer
+			// taking the message, red team rtU #5), or serves that
+			// call's request, which no stack tells apart.
+			continue
 		}
 		switch st := strings.TrimSuffix(g.state, " (durable)"); {
 		case progressing(st):
@@ -1651,6 +1678,28 @@ func harnessFrame(f string) bool {
 		}
 	}
 	return false
+}
+
+// openGoroutines returns the goroutines that run a call of the run now
+// (begun, not ended), or nil when none does.
+func (r *recorder) openGoroutines() map[uint64]bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var open map[uint64]bool
+	for _, chunk := range r.calls {
+		for _, c := range chunk {
+			c.mu.Lock()
+			ended := c.rec.ended
+			c.mu.Unlock()
+			if !ended {
+				if open == nil {
+					open = map[uint64]bool{}
+				}
+				open[c.gid] = true
+			}
+		}
+	}
+	return open
 }
 
 // openOnAny reports whether goroutine gid runs a call of the run now
