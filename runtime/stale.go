@@ -2,6 +2,8 @@ package runtime
 
 import (
 	"fmt"
+	"go/scanner"
+	"go/token"
 	"maps"
 	"os"
 	"path/filepath"
@@ -65,11 +67,20 @@ func compareDirectives(ops []*Op) error {
 		if err != nil {
 			continue // not there to read: nothing to compare
 		}
+		// Line comments only, as the generator reads them: a line of a
+		// block comment or of a raw string that reads like an annotation
+		// annotates nothing, and go generate would not make it go away.
 		have := map[string][]int{} // annotation -> its lines
-		for i, line := range strings.Split(string(b), "\n") {
-			t := strings.TrimRight(strings.TrimSpace(line), " \t\r")
-			if isOpDirective(t) {
-				have[t] = append(have[t], i+1)
+		fset := token.NewFileSet()
+		var sc scanner.Scanner
+		sc.Init(fset.AddFile(path, -1, len(b)), b, nil, scanner.ScanComments)
+		for {
+			pos, tok, lit := sc.Scan()
+			if tok == token.EOF {
+				break
+			}
+			if t := strings.TrimRight(lit, " \t\r"); tok == token.COMMENT && isOpDirective(t) {
+				have[t] = append(have[t], fset.Position(pos).Line)
 			}
 		}
 		want := map[string][]*Op{}

@@ -48,6 +48,12 @@ func (c *Client) Refund(ctx context.Context, orderID string) error { return nil 
 	if err := compareDirectives(ops); err != nil {
 		t.Fatalf("annotations as generated: %v", err)
 	}
+	// A line of a block comment or of a raw string that reads like an
+	// annotation annotates nothing, and go generate would not make it go.
+	write(fresh + "\n/*\n//agentidem:write identity=x name=in_a_block_comment\n*/\nvar help = `\n//agentidem:write identity=x name=in_a_raw_string\n`\n")
+	if err := compareDirectives(ops); err != nil {
+		t.Fatalf("an annotation's text outside a line comment: %v", err)
+	}
 
 	write(strings.Replace(fresh, " idempotent\n", "\n", 1) + "\n// Email mails.\n//agentidem:write identity=to\nfunc (c *Client) Email(ctx context.Context, to string) error { return nil }\n")
 	err := compareDirectives(ops)
