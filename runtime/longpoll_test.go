@@ -26,11 +26,13 @@ type pollQueue struct {
 	ready   chan struct{} // closed and replaced when a message is queued
 	mails   []string      // what the consumer mailed
 	pending int           // messages received and not mailed yet
+	epoch   int           // reset's count: a receive of an earlier one answers nothing
 }
 
 func (q *pollQueue) reset() {
 	q.mu.Lock()
 	q.msgs, q.dedup, q.mails, q.pending = nil, map[string]bool{}, nil, 0
+	q.epoch++
 	q.ready = make(chan struct{})
 	q.mu.Unlock()
 }
@@ -52,8 +54,18 @@ func (q *pollQueue) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case "/receive":
 		t := time.NewTimer(20 * time.Second)
 		defer t.Stop()
+		// A receive of the last scenario's consumer, which Teardown
+		// cancelled, may still be open here: it must not take this
+		// scenario's message and write it to a closed connection.
+		q.mu.Lock()
+		epoch := q.epoch
+		q.mu.Unlock()
 		for {
 			q.mu.Lock()
+			if q.epoch != epoch {
+				q.mu.Unlock()
+				return
+			}
 			if len(q.msgs) > 0 {
 				m := q.msgs[0]
 				q.msgs = q.msgs[1:]
