@@ -95,6 +95,10 @@ func TestWriterLeftBehindWithState(t *testing.T) {
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
 	defer func() { close(stop); wg.Wait() }()
+	var (
+		leftMu sync.Mutex
+		left   chan struct{} // stops the goroutine the last run left
+	)
 	for range 3 {
 		var mu sync.Mutex
 		set := map[string]bool{}
@@ -112,12 +116,26 @@ func TestWriterLeftBehindWithState(t *testing.T) {
 					return err
 				}
 			}
+			// One goroutine writes at a time: each run's stops the one
+			// the run before left. Left to write every 20 µs until the
+			// test's end, the goroutines of all 40 runs took the CPUs
+			// from the harness, and the test took 8 minutes under -race
+			// on a machine loaded by other work (CI184).
+			mine := make(chan struct{})
+			leftMu.Lock()
+			if left != nil {
+				close(left)
+			}
+			left = mine
+			leftMu.Unlock()
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
 				for {
 					select {
 					case <-stop:
+						return
+					case <-mine:
 						return
 					default:
 					}
