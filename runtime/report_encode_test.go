@@ -65,7 +65,8 @@ func reflectWriteJSON(r *Report) ([]byte, error) {
 
 // compactOperations rewrites indented report JSON so that each element of
 // a trace's "operations" array (an array under that key in an object that
-// has a "target" key before it) is compact on the line it starts on.
+// has a "target" key before it), and of every "findings", "problems" and
+// "duplicates" array, is compact on the line it starts on.
 func compactOperations(indented []byte) ([]byte, error) {
 	dec := json.NewDecoder(bytes.NewReader(indented))
 	dec.UseNumber()
@@ -101,7 +102,7 @@ func compactOperations(indented []byte) ([]byte, error) {
 			}
 		case '[':
 			for dec.More() {
-				if inTrace && key == "operations" {
+				if inTrace && key == "operations" || key == "findings" || key == "problems" || key == "duplicates" {
 					// The element starts at the next non-space byte.
 					start := int(dec.InputOffset())
 					for indented[start] == ',' || indented[start] == ' ' || indented[start] == '\n' {
