@@ -1683,6 +1683,7 @@ func (s *Suite) visibility(tr *Trace, add func(Finding)) {
 				Message: fmt.Sprintf("the identity of %s cannot be encoded (%s): its calls are invisible to duplicate detection, so retries of it cannot be judged; make the identity a string, number, bool or a struct of them", o.Name, o.IdentityError)})
 		}
 	}
+	var plain []string // the sites of plain detached calls not reported yet
 	for _, site := range tr.Detached {
 		if slices.Contains(tr.odd().handlerSites, site) {
 			if once("detached\x00" + site) {
@@ -1699,9 +1700,11 @@ func (s *Suite) visibility(tr *Trace, add func(Finding)) {
 			continue
 		}
 		if once("detached\x00" + site) {
-			add(Finding{Code: CodeContextDetached, Severity: SeverityWarning,
-				Message: fmt.Sprintf("a tool was called from %s with a context that does not come from the agent's (context.Background(), or one kept from elsewhere): the call was attributed by its goroutine, but the agent's cancellation (a crash, a deadline) never reaches it; pass the agent's ctx", shortSite(site))})
+			plain = append(plain, site)
 		}
+	}
+	if len(plain) > 0 {
+		add(detachedFinding(tr, plain))
 	}
 	if ops := tr.odd().worldOps; len(ops) > 0 {
 		var fresh []string
