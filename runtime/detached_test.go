@@ -45,6 +45,19 @@ func TestDetachedContextIsOneWarning(t *testing.T) {
 	assert.True(t, strings.HasPrefix(got[0], "every traced call of the run (3, from detached_test.go:"), got[0])
 	assert.Contains(t, got[0], "the agent's ctx was dropped before the first of them")
 
+	// A retry from another line, in the scenarios whose fault it meets,
+	// is no second cause.
+	retrying := func(ctx context.Context) error {
+		if err := s.putTraced(ctx, "a", 1); err != nil {
+			return s.putTraced(ctx, "a", 1)
+		}
+		return s.putTraced(ctx, "b", 1)
+	}
+	rep = mustRun(t, "dropped, retried", func(context.Context) error { return retrying(context.Background()) }, setup)
+	got = detachedWarnings(rep)
+	require.Len(t, got, 1, "one warning though the retry's line shows only in later scenarios: %q", got)
+	assert.True(t, strings.HasPrefix(got[0], "every traced call of the run (2, from detached_test.go:"), got[0])
+
 	rep = mustRun(t, "one call", func(ctx context.Context) error {
 		if err := s.putTraced(ctx, "a", 1); err != nil {
 			return err
