@@ -267,7 +267,8 @@ func (r *Report) Has(code string) bool {
 
 // WriteJSON writes the report as indented JSON (two spaces, a final
 // newline), what a json.Encoder with SetIndent("", "  ") writes, except
-// that each operation of a trace is written compact on a line of its own.
+// that each operation of a trace, each finding and each duplicate is
+// written compact on a line of its own.
 func (r *Report) WriteJSON(w io.Writer) error {
 	buf := reportBuffer.Swap(nil)
 	if buf == nil {

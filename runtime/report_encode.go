@@ -18,7 +18,8 @@ import (
 // writes for the wire shapes of report_compat.go (compact, for
 // Report.MarshalJSON) or those bytes after json.Indent with two spaces,
 // except that each operation of a trace stays compact on a line of its own
-// (for WriteJSON), written directly at their depth. Through reflection and an
+// (for WriteJSON), written directly at their depth, and so does each
+// finding and each duplicate. Through reflection and an
 // indenting pass, writing the report file was the largest single cost of a
 // ten-write suite under testkit. The wire shapes stay the reference:
 // TestReportEncoderMatchesReflection (and ...OnFilledReports, which fails
@@ -51,6 +52,17 @@ type reportWriter struct {
 	names, sites escaped
 	// texts is where in b strings were written (appendText).
 	texts texts
+	// spans is where in b the findings of the results were written, in
+	// the order written, when record is set (report): the report's own
+	// list of findings repeats them, and is copied from there.
+	spans  []findingSpan
+	record bool
+}
+
+// findingSpan is where a finding was written: b[start:end].
+type findingSpan struct {
+	f          *Finding
+	start, end int
 }
 
 // newlineSpaces starts a line at depth d up to 64: newlineSpaces[:1+2*d].
@@ -935,14 +947,78 @@ func (w *reportWriter) finding(f *Finding) {
 	w.close('}')
 }
 
+// findings writes fs, each finding compact on a line of its own, as a
+// trace's operations are: indented, the findings of the ten-write suite's
+// report (160 with its problems, each with a map of details) were a fifth
+// of its bytes in spaces and line breaks alone.
 func (w *reportWriter) findings(fs []Finding) {
 	w.open('[')
+	indent := w.indent
 	for i := range fs {
 		w.elem()
-		w.finding(&fs[i])
+		w.indent = false
+		if w.record {
+			w.spans = append(w.spans, findingSpan{f: &fs[i], start: len(w.b)})
+			w.finding(&fs[i])
+			w.spans[len(w.spans)-1].end = len(w.b)
+		} else {
+			w.finding(&fs[i])
+		}
+		w.indent = indent
 	}
 	w.close(']')
 }
+
+// allFindings writes the report's findings, which Report.tally made as the
+// baseline's then each result's, in order (spans holds where result wrote
+// those: the results', then the baseline's). A finding that is the one
+// written there (sameFinding) is copied from there, not written again:
+// encoding them twice was a third of the ten-write suite's report (75
+// findings, each with a map of details).
+func (w *reportWriter) allFindings(r *Report, fromResults, fromBaseline []findingSpan) {
+	if len(r.Findings) != len(fromBaseline)+len(fromResults) {
+		w.findings(r.Findings)
+		return
+	}
+	w.open('[')
+	indent := w.indent
+	for i := range r.Findings {
+		w.elem()
+		var sp *findingSpan
+		if i < len(fromBaseline) {
+			sp = &fromBaseline[i]
+		} else {
+			sp = &fromResults[i-len(fromBaseline)]
+		}
+		if !sameFinding(&r.Findings[i], sp.f) {
+			w.indent = false
+			w.finding(&r.Findings[i])
+			w.indent = indent
+			continue
+		}
+		w.b = append(w.b, w.b[sp.start:sp.end]...)
+	}
+	w.close(']')
+}
+
+// sameFinding reports whether a is a copy of b, every field the same
+// value, its strings, lists and map the same memory (Report.tally copies
+// the results' findings into the report's): a was written as b was. A
+// field added to Finding must be compared here
+// (TestSameFindingComparesEveryField).
+func sameFinding(a, b *Finding) bool {
+	same := func(x, y []string) bool { return len(x) == len(y) && unsafe.SliceData(x) == unsafe.SliceData(y) }
+	str := func(x, y string) bool { return len(x) == len(y) && unsafe.StringData(x) == unsafe.StringData(y) }
+	return str(a.Code, b.Code) && a.Severity == b.Severity && str(a.Message, b.Message) &&
+		str(a.Scenario, b.Scenario) && same(a.Ops, b.Ops) && same(a.Identities, b.Identities) &&
+		same(a.Calls, b.Calls) && str(a.Replay, b.Replay) && str(a.Stack, b.Stack) &&
+		mapData(a.Details) == mapData(b.Details) && len(a.Details) == len(b.Details) &&
+		same(a.Follows, b.Follows) &&
+		len(a.SeenIn) == len(b.SeenIn) && unsafe.SliceData(a.SeenIn) == unsafe.SliceData(b.SeenIn)
+}
+
+// mapData is the pointer a map value holds.
+func mapData(m map[string]any) unsafe.Pointer { return *(*unsafe.Pointer)(unsafe.Pointer(&m)) }
 
 // result writes resultJSON: the AgentIdem fields, then the plain result's
 // fields that they do not shadow.
@@ -975,9 +1051,12 @@ func (w *reportWriter) result(r *Result) {
 	w.close(']')
 	w.key("duplicates")
 	w.open('[')
+	indent := w.indent
 	for i := range r.Duplicates {
 		w.elem()
+		w.indent = false // compact, as findings are
 		w.duplicate(&r.Duplicates[i])
+		w.indent = indent
 	}
 	w.close(']')
 	w.key("findings")
@@ -1030,6 +1109,7 @@ func (w *reportWriter) report(r *Report) {
 		w.null()
 	}
 	w.key("results")
+	w.spans, w.record = slices.Grow(w.spans[:0], len(r.Findings)), true
 	w.open('[')
 	for _, res := range r.Results {
 		w.elem()
@@ -1043,6 +1123,7 @@ func (w *reportWriter) report(r *Report) {
 	w.str("name", r.Name)
 	w.integer("inconclusive_count", int64(r.InconclusiveCount))
 	w.key("baseline_result")
+	fromResults := len(w.spans)
 	if r.Baseline == nil {
 		w.null()
 	} else {
@@ -1050,13 +1131,17 @@ func (w *reportWriter) report(r *Report) {
 		w.result(r.Baseline)
 		w.wrap(before, resultPtrType)
 	}
+	w.record = false
 	if len(r.Problems) > 0 {
 		w.key("problems")
 		w.open('[')
+		indent := w.indent
 		for i := range r.Problems {
 			w.elem()
 			before := w.err
+			w.indent = false
 			w.finding(&r.Problems[i])
+			w.indent = indent
 			w.wrap(before, findingType)
 		}
 		w.close(']')
@@ -1087,6 +1172,6 @@ func (w *reportWriter) report(r *Report) {
 		w.close('}')
 	}
 	w.key("findings")
-	w.findings(r.Findings)
+	w.allFindings(r, w.spans[:fromResults], w.spans[fromResults:])
 	w.close('}')
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -64,7 +65,8 @@ func reflectWriteJSON(r *Report) ([]byte, error) {
 
 // compactOperations rewrites indented report JSON so that each element of
 // a trace's "operations" array (an array under that key in an object that
-// has a "target" key before it) is compact on the line it starts on.
+// has a "target" key before it), and of every "findings", "problems" and
+// "duplicates" array, is compact on the line it starts on.
 func compactOperations(indented []byte) ([]byte, error) {
 	dec := json.NewDecoder(bytes.NewReader(indented))
 	dec.UseNumber()
@@ -100,7 +102,7 @@ func compactOperations(indented []byte) ([]byte, error) {
 			}
 		case '[':
 			for dec.More() {
-				if inTrace && key == "operations" {
+				if inTrace && key == "operations" || key == "findings" || key == "problems" || key == "duplicates" {
 					// The element starts at the next non-space byte.
 					start := int(dec.InputOffset())
 					for indented[start] == ',' || indented[start] == ' ' || indented[start] == '\n' {
@@ -672,4 +674,43 @@ func TestReportEncoderReusesOnlyEqualText(t *testing.T) {
 	r.Findings = append(r.Findings, Finding{Code: "x", Message: strings.Clone(long), Replay: alike[1]},
 		Finding{Code: "y", Message: long[:len(long)-1] + "?", Replay: alike[0], Identities: alike})
 	checkEncoding(t, "shortcuts", r)
+}
+
+// TestSameFindingComparesEveryField: WriteJSON copies a finding of the
+// report's list from where its result wrote it when sameFinding says it is
+// that one. Each field of Finding changed alone (a new value, or the same
+// value in other memory for a string, a list or a map) must make them
+// differ; a field added to Finding and not compared fails here.
+func TestSameFindingComparesEveryField(t *testing.T) {
+	base := Finding{Code: "c", Severity: SeverityError, Message: "m", Scenario: "s", Ops: []string{"o"},
+		Identities: []string{"i"}, Calls: []string{"1:o#1"}, Replay: "r", Stack: "st",
+		Details: map[string]any{"k": 1}, Follows: []string{"f"}, SeenIn: []Occurrence{{Scenario: "s"}}}
+	copied := base
+	if !sameFinding(&copied, &base) {
+		t.Fatal("a copy of a finding is not the same finding")
+	}
+	// Equal text in other memory is not known to be the same: it is
+	// written, not copied.
+	copied.Message = strings.Clone(base.Message)
+	if sameFinding(&copied, &base) {
+		t.Error("a finding whose message is a clone passes for the same finding")
+	}
+	typ := reflect.TypeFor[Finding]()
+	for i := range typ.NumField() {
+		other := base
+		v := reflect.ValueOf(&other).Elem().Field(i)
+		switch v.Kind() {
+		case reflect.String:
+			v.SetString(v.String() + "x")
+		case reflect.Slice:
+			v.Set(reflect.AppendSlice(reflect.MakeSlice(v.Type(), 0, v.Len()), v))
+		case reflect.Map:
+			v.Set(reflect.ValueOf(maps.Clone(base.Details)))
+		default:
+			t.Fatalf("field %s of kind %s: compare it in sameFinding and change it here", typ.Field(i).Name, v.Kind())
+		}
+		if sameFinding(&other, &base) {
+			t.Errorf("field %s changed, and sameFinding still says it is the same finding", typ.Field(i).Name)
+		}
+	}
 }

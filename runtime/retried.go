@@ -76,19 +76,23 @@ func notRetried(results []*Result, chosen bool) []string {
 		b.WriteString(", the error FaultError gave where it gave one")
 	}
 	b.WriteString(", no traced call of the failed op followed. ")
+	// Short, with where to read more: it heads the summary of most
+	// agents, which do not retry (red team rtV #22a: a thousand bytes
+	// of it was read as noise).
 	if lostResponses(results) {
-		b.WriteString("An agent that does not retry a traced call is safe from these faults at its tools' boundary; a retry inside a call (a retrying HTTP client or SDK in the tool body) is below it: the lost_response scenarios met it in the writes whose requests went through runtime.Transport, and their results say what it did; in other writes no injected fault meets it: wrap their HTTP clients with runtime.Transport, or turn the client's retries off for writes, or make the request idempotent (an idempotency key, a conditional write); ")
+		b.WriteString("The lost_response scenarios met the retries inside the calls of writes whose HTTP clients go through runtime.Transport, and their results say what each did. Not tested, since no fault meets them: a retry inside the calls of other writes (wrap their clients with runtime.Transport); ")
 	} else if retriedInside(results) {
-		b.WriteString("A write's tool was seen retrying inside its call all the same (the scenario's note names it), below the boundary where these faults are injected: they never met that retry, and the suite is no evidence that it is safe; ")
+		b.WriteString("A write's tool was seen retrying inside its call all the same (the scenario's note names it), below the boundary where these faults are injected: they never met that retry, and the suite is no evidence that it is safe. Not tested either: ")
 	} else {
-		b.WriteString("An agent that does not retry a traced call is safe from these faults at its tools' boundary; a retry inside a call (a retrying HTTP client or SDK in the tool body, such as aws-sdk-go-v2's retryer or go-retryablehttp, or a helper of the tool's own that sends a request again after a timeout) is below it, and no injected fault meets it: trace the function that sends one request, or turn the client's retries off for writes, or make the request idempotent (an idempotency key, a conditional write); ")
+		b.WriteString("Not tested, since no fault meets them: a retry inside a tool call (a retrying HTTP client or SDK, a helper that sends a request again: wrap the client with runtime.Transport, whose lost_response meets it); ")
 	}
-	b.WriteString("one that retries through the raw tool (a direct call of a tool that has a Traced wrapper) is not traced, and go tool agentidem-vet reports those calls; ")
+	b.WriteString("a retry through the raw tool (go tool agentidem-vet reports it); ")
 	if chosen {
-		b.WriteString("if it retries on other errors than those, make FaultError return them")
+		b.WriteString("a retry on other errors than FaultError's (make FaultError return them). ")
 	} else {
-		b.WriteString("one that retries only on particular errors (a *url.Error, an HTTP status such as 503 or 504) was not tested, since an injected fault is a *runtime.InjectedError, which is neither: make the suite's faults return those errors with testkit.FaultError (runtime.FaultError)")
+		b.WriteString("a retry only on particular errors, such as a *url.Error or a 503 (give those with testkit.FaultError). ")
 	}
+	b.WriteString("See docs/guide.md, section 5.")
 	return []string{b.String()}
 }
 

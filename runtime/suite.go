@@ -1683,6 +1683,7 @@ func (s *Suite) visibility(tr *Trace, add func(Finding)) {
 				Message: fmt.Sprintf("the identity of %s cannot be encoded (%s): its calls are invisible to duplicate detection, so retries of it cannot be judged; make the identity a string, number, bool or a struct of them", o.Name, o.IdentityError)})
 		}
 	}
+	var plain, fresh []string // the sites of plain detached calls, and those not reported yet
 	for _, site := range tr.Detached {
 		if slices.Contains(tr.odd().handlerSites, site) {
 			if once("detached\x00" + site) {
@@ -1698,9 +1699,17 @@ func (s *Suite) visibility(tr *Trace, add func(Finding)) {
 			}
 			continue
 		}
+		plain = append(plain, site)
 		if once("detached\x00" + site) {
-			add(Finding{Code: CodeContextDetached, Severity: SeverityWarning,
-				Message: fmt.Sprintf("a tool was called from %s with a context that does not come from the agent's (context.Background(), or one kept from elsewhere): the call was attributed by its goroutine, but the agent's cancellation (a crash, a deadline) never reaches it; pass the agent's ctx", shortSite(site))})
+			fresh = append(fresh, site)
+		}
+	}
+	if len(fresh) > 0 {
+		// Where every call had such a context, the cause is one, said
+		// once for the suite (a retry's new line in a later scenario is
+		// no other cause).
+		if f, every := detachedFinding(tr, plain, fresh); !every || once("detached\x00every call") {
+			add(f)
 		}
 	}
 	if ops := tr.odd().worldOps; len(ops) > 0 {

@@ -223,8 +223,8 @@ func TestLostResponseRetriedInsideTheCallIsADuplicate(t *testing.T) {
 	// The suite's note on faults not retried says the lost responses met
 	// the retries inside these calls, not that no fault did.
 	require.NotEmpty(t, rep.Notes)
-	assert.Contains(t, rep.Notes[0], "the lost_response scenarios met it in the writes whose requests went through runtime.Transport")
-	assert.NotContains(t, rep.Notes[0], "is below it, and no injected fault meets it")
+	assert.Contains(t, rep.Notes[0], "The lost_response scenarios met the retries inside the calls of writes whose HTTP clients go through runtime.Transport")
+	assert.NotContains(t, rep.Notes[0], "a retry inside a tool call (a retrying HTTP client")
 	for _, o := range r.Trace.Ops {
 		if o.Name == "refund" {
 			assert.Equal(t, FaultLostResponse, o.Fault)

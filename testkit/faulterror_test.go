@@ -54,7 +54,7 @@ func TestNoteWhenNoInjectedFaultWasRetried(t *testing.T) {
 	summary := ft.logs[len(ft.logs)-1]
 	assert.Contains(t, summary, "SAFE")
 	assert.Contains(t, summary, note)
-	assert.Contains(t, summary, "make the suite's faults return those errors with testkit.FaultError (runtime.FaultError)")
+	assert.Contains(t, summary, "give those with testkit.FaultError")
 	assert.Len(t, rep.Notes, 1)
 
 	ft = &fakeT{name: "TestURLOnly"}

@@ -1,7 +1,6 @@
 package testkit
 
 import (
-	"fmt"
 	"io"
 	"strings"
 	"unicode/utf8"
@@ -56,26 +55,70 @@ func reportResult(t TB, res *runtime.Result, fail bool, printed map[string]strin
 		}
 		return
 	}
-	for _, f := range res.Findings {
+	// The findings of one scenario share its replay line, printed once
+	// after them: one per finding doubled the lines of a suite whose
+	// scenarios show several problems (a crash that repeats ten writes
+	// prints ten, nine of them pointing back), and a subtest's output is
+	// costly to print (testing indents and copies it to its parent, line
+	// by line): the ten-write suite under TestAgent printed 159 lines,
+	// now 97.
+	replay := ""
+	if len(res.Findings) > 0 {
+		replay = res.Findings[0].Replay
+		for i := range res.Findings {
+			if res.Findings[i].Replay != replay {
+				replay = ""
+				break
+			}
+		}
+	}
+	out, _ := t.(testOutput)
+	var all strings.Builder
+	failed := false
+	for i, f := range res.Findings {
 		key := f.GroupKey()
 		var line string
 		if first, ok := printed[key]; ok && first != f.Scenario {
-			line = fmt.Sprintf("[%s] %s, as in %s (printed there)\n    replay: %s", f.Code, about(f), first, f.Replay)
+			line = "[" + f.Code + "] " + about(f) + ", as in " + first + " (printed there)"
 		} else {
 			printed[key] = f.Scenario
-			line = fmt.Sprintf("[%s] %s\n    replay: %s", f.Code, f.Message, f.Replay)
+			line = "[" + f.Code + "] " + f.Message
 			if f.Stack != "" {
 				line += "\n" + indent(f.Stack, "    ")
 			}
 		}
-		if res.Legend != "" && !strings.Contains(f.Message, res.Legend) {
-			line += fmt.Sprintf("\n    schedule %s: %s (s = start, f = finish)", res.Schedule, res.Legend)
+		if replay == "" {
+			line += "\n    replay: " + f.Replay
 		}
-		if fail && f.Severity == runtime.SeverityError {
+		if res.Legend != "" && !strings.Contains(f.Message, res.Legend) {
+			line += "\n    schedule " + res.Schedule + ": " + res.Legend + " (s = start, f = finish)"
+		}
+		if replay != "" && i == len(res.Findings)-1 {
+			line += "\n    replay: " + replay
+		}
+		isErr := fail && f.Severity == runtime.SeverityError
+		if !isErr {
+			line = string(f.Severity) + ": " + line
+		}
+		if out != nil {
+			// One write for the scenario's lines: testing takes its lock
+			// and indents each write.
+			failed = failed || isErr
+			all.WriteString(line)
+			all.WriteByte('\n')
+			continue
+		}
+		if isErr {
 			errorLine(t, line)
 		} else {
-			logLine(t, string(f.Severity)+": "+line)
+			logLine(t, line)
 		}
+	}
+	if out != nil && all.Len() > 0 {
+		if failed {
+			out.Fail()
+		}
+		io.WriteString(out.Output(), all.String())
 	}
 }
 

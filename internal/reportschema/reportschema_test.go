@@ -36,7 +36,7 @@ func TestRealReport(t *testing.T) {
 	for _, c := range [][2]string{
 		{`"phase": "after_operation"`, `"phase": "after"`},
 		{`"operation_index": null`, `"operation_index": -1`},
-		{`"kwargs": {}`, `"kwargs": []`},
+		{`"kwargs":{}`, `"kwargs":[]`}, // compact: in an operation, a finding or a duplicate
 	} {
 		broken := strings.Replace(buf.String(), c[0], c[1], 1)
 		require.NotEqual(t, broken, buf.String(), c[0])
