@@ -2269,6 +2269,7 @@ func judgeRepeatsIn(out []Finding, tr *Trace, end, baseEnd string, baseWin map[s
 	// late effect of a call of it (foreignWindow): there an empty window
 	// of its own repeat says nothing (unjudgedLate, below).
 	var lateIn map[string]string
+	entityReads := -1 // whether tr has a read a repeat may have re-read (hasEntityRead), once a finding asks
 	if repeated > 0 {
 		out = slices.Grow(out, repeated)
 	}
@@ -3356,7 +3357,13 @@ func judgeRepeatsIn(out []Finding, tr *Trace, end, baseEnd string, baseWin map[s
 			b.WriteString(note)
 			b.WriteString(")")
 		}
-		b.WriteString(repeatAdvice(tr, first, dups, rereadNote)) // rmw.go
+		if entityReads < 0 {
+			entityReads = 0
+			if hasEntityRead(tr) {
+				entityReads = 1
+			}
+		}
+		b.WriteString(repeatAdvice(tr, first, dups, rereadNote, entityReads == 1)) // rmw.go
 		if !rereadNote && change != "" && !strings.Contains(change, "added") && !strings.Contains(change, "removed") && !strings.Contains(change, "entries") {
 			// Values changed in place, no member more: it may be the
 			// sink's bookkeeping, which State should not hold.

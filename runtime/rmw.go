@@ -194,16 +194,18 @@ func quietEnd(tr *Trace, un *untraced, baseTr *Trace) bool {
 // the repeat and the read did not show the first's effect (a search index
 // that lags, a replica, a cache: red team rtT #7): there a re-read cannot
 // guard the write, and only the sink can.
-func repeatAdvice(tr *Trace, first *Operation, dups []string, reread bool) string {
+//
+// rereads says tr holds a read rereadBetween could return (hasEntityRead),
+// asked once per trace by the caller: without one, no repeat's call is
+// looked up and no span scanned (10 us of the ten-write suite's 75
+// findings; asked for each finding, the scan of the trace still took 8).
+func repeatAdvice(tr *Trace, first *Operation, dups []string, reread, rereads bool) string {
 	const rmw = "; a re-read cannot guard a change computed from what is there once an earlier delivery has applied it: apply each change once at the sink, keyed by what identifies it (the message's or the event's id, idem.Store), or write a value the message itself carries"
 	if reread {
 		return rmw
 	}
-	// No read a repeat could have re-read (a read that answered, of an
-	// entity): no call to look up and no span to scan for each repeat, 10
-	// us of the ten-write suite's 75 findings.
 	const usual = "; make the write idempotent at the sink (idem.Store) or re-read before retrying"
-	if !hasEntityRead(tr) {
+	if !rereads {
 		return usual
 	}
 	for _, id := range dups[1:] {
