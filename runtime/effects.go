@@ -2270,6 +2270,7 @@ func judgeRepeatsIn(out []Finding, tr *Trace, end, baseEnd string, baseWin map[s
 	// of its own repeat says nothing (unjudgedLate, below).
 	var lateIn map[string]string
 	entityReads := -1 // whether tr has a read a repeat may have re-read (hasEntityRead), once a finding asks
+	innerWrites := -1 // whether tr has a write made inside a call and replayed (replayedInside), once a finding asks
 	if repeated > 0 {
 		out = slices.Grow(out, repeated)
 	}
@@ -3292,29 +3293,29 @@ func judgeRepeatsIn(out []Finding, tr *Trace, end, baseEnd string, baseWin map[s
 			continue
 		}
 		dupFound = true
-		var b strings.Builder
-		b.Grow(400 + len(k.op) + len(k.id) + 16*len(dups) + len(change) + len(note)) // the whole message, most of it the advice below
+		var room [768]byte // the whole message, most of it the advice below, on the stack
+		b := room[:0]
 		if change == "" && note == overlapNote {
 			// An effect was seen, but not whose: the finding says what
 			// changed, and why the repeat still counts.
-			b.WriteString(fmt.Sprintf("%s executed %d times for identity %s (%s), and State saw the world change only while its executions overlapped other calls in time (%s), so it could not tell which call changed it, nor whether a repeat did: without a Settle the suite cannot tell a write that changes nothing from one whose effect lands later (a background worker), so each execution counts as an effect; if the effect lands later, give a Settle (testkit.SettleOn) so the suite waits for it; if a repeat changes nothing (a set to the value it has), declare the op idempotent: State then checks the declaration",
-				k.op, len(dups), k.id, strings.Join(dups, ", "), clip(overlapChange, maxChange/2)))
+			b = append(b, fmt.Sprintf("%s executed %d times for identity %s (%s), and State saw the world change only while its executions overlapped other calls in time (%s), so it could not tell which call changed it, nor whether a repeat did: without a Settle the suite cannot tell a write that changes nothing from one whose effect lands later (a background worker), so each execution counts as an effect; if the effect lands later, give a Settle (testkit.SettleOn) so the suite waits for it; if a repeat changes nothing (a set to the value it has), declare the op idempotent: State then checks the declaration",
+				k.op, len(dups), k.id, strings.Join(dups, ", "), clip(overlapChange, maxChange/2))...)
 			out = append(out, Finding{Code: CodeDuplicateWrite, Severity: SeverityError, Ops: opID[:1:1], Identities: opID[1:2:2], Calls: dups,
-				Message: b.String()})
+				Message: string(b)})
 			continue
 		}
 		if change == "" && note == unseenNote {
 			// No effect was seen: the finding says why it still counts.
-			writeExecuted(&b, k.op, k.id, dups)
-			b.WriteString(", and State saw no execution change the world: without a Settle the suite cannot tell a write that changes nothing from one whose effect lands later (a background worker), so each execution counts as an effect; if the effect lands later, give a Settle (testkit.SettleOn) so the suite waits for it; if a repeat changes nothing (a set to the value it has), declare the op idempotent: State then checks the declaration")
+			b = appendExecuted(b, k.op, k.id, dups)
+			b = append(b, ", and State saw no execution change the world: without a Settle the suite cannot tell a write that changes nothing from one whose effect lands later (a background worker), so each execution counts as an effect; if the effect lands later, give a Settle (testkit.SettleOn) so the suite waits for it; if a repeat changes nothing (a set to the value it has), declare the op idempotent: State then checks the declaration"...)
 			out = append(out, Finding{Code: CodeDuplicateWrite, Severity: SeverityError, Ops: opID[:1:1], Identities: opID[1:2:2], Calls: dups,
-				Message: b.String()})
+				Message: string(b)})
 			continue
 		}
-		writeExecuted(&b, k.op, k.id, dups)
-		b.WriteString(": one effect done ")
-		b.WriteString(strconv.Itoa(len(dups)))
-		b.WriteString(" times")
+		b = appendExecuted(b, k.op, k.id, dups)
+		b = append(b, ": one effect done "...)
+		b = strconv.AppendInt(b, int64(len(dups)), 10)
+		b = append(b, " times"...)
 		// A repeat that failed yet landed is named too: its error says
 		// the write did not happen, and State says it did.
 		var again *Operation
@@ -3333,29 +3334,29 @@ func judgeRepeatsIn(out []Finding, tr *Trace, end, baseEnd string, baseWin map[s
 		case failedTogether(first) && again != nil:
 			// Neither has a window of its own: the end said they landed
 			// (landedTogether).
-			b.WriteString(fmt.Sprintf(" (%s failed with %q, yet the run ended with more than one delivery leaves where it changes the state: it landed, and %s did it again, failing too)", first.ID, clip(first.Error, 120), again.ID))
+			b = append(b, fmt.Sprintf(" (%s failed with %q, yet the run ended with more than one delivery leaves where it changes the state: it landed, and %s did it again, failing too)", first.ID, clip(first.Error, 120), again.ID)...)
 		case failedTogether(first):
-			b.WriteString(fmt.Sprintf(" (%s failed with %q, yet the run ended with more than one delivery leaves where it changes the state: it landed, and the retry did it again)", first.ID, clip(first.Error, 120)))
+			b = append(b, fmt.Sprintf(" (%s failed with %q, yet the run ended with more than one delivery leaves where it changes the state: it landed, and the retry did it again)", first.ID, clip(first.Error, 120))...)
 		case landed(first) && again != nil:
-			b.WriteString(fmt.Sprintf(" (%s failed with %q, yet it changed the state: %s; it landed, and %s did it again, failing too)", first.ID, clip(first.Error, 120), clip(first.StateChange, maxChange/2), again.ID))
+			b = append(b, fmt.Sprintf(" (%s failed with %q, yet it changed the state: %s; it landed, and %s did it again, failing too)", first.ID, clip(first.Error, 120), clip(first.StateChange, maxChange/2), again.ID)...)
 		case landed(first):
-			b.WriteString(fmt.Sprintf(" (%s failed with %q, yet it changed the state: %s; it landed, and the retry did it again)", first.ID, clip(first.Error, 120), clip(first.StateChange, maxChange/2)))
+			b = append(b, fmt.Sprintf(" (%s failed with %q, yet it changed the state: %s; it landed, and the retry did it again)", first.ID, clip(first.Error, 120), clip(first.StateChange, maxChange/2))...)
 		case again != nil:
-			b.WriteString(fmt.Sprintf(" (%s failed with %q, yet it changed the state: it landed)", again.ID, clip(again.Error, 120)))
+			b = append(b, fmt.Sprintf(" (%s failed with %q, yet it changed the state: it landed)", again.ID, clip(again.Error, 120))...)
 		}
 		switch {
 		case change != "" && note != "":
-			b.WriteString("; the repeat changed the state (")
-			b.WriteString(note)
-			b.WriteString("): ")
-			b.WriteString(change)
+			b = append(b, "; the repeat changed the state ("...)
+			b = append(b, note...)
+			b = append(b, "): "...)
+			b = append(b, change...)
 		case change != "":
-			b.WriteString("; the repeat changed the state: ")
-			b.WriteString(change)
+			b = append(b, "; the repeat changed the state: "...)
+			b = append(b, change...)
 		case note != "":
-			b.WriteString(" (")
-			b.WriteString(note)
-			b.WriteString(")")
+			b = append(b, " ("...)
+			b = append(b, note...)
+			b = append(b, ")"...)
 		}
 		if entityReads < 0 {
 			entityReads = 0
@@ -3363,21 +3364,27 @@ func judgeRepeatsIn(out []Finding, tr *Trace, end, baseEnd string, baseWin map[s
 				entityReads = 1
 			}
 		}
-		b.WriteString(repeatAdvice(tr, first, dups, rereadNote, entityReads == 1)) // rmw.go
+		b = append(b, repeatAdvice(tr, first, dups, rereadNote, entityReads == 1)...) // rmw.go
 		if !rereadNote && change != "" && !strings.Contains(change, "added") && !strings.Contains(change, "removed") && !strings.Contains(change, "entries") {
 			// Values changed in place, no member more: it may be the
 			// sink's bookkeeping, which State should not hold.
-			b.WriteString("; if what it changed is bookkeeping that every call updates (a timestamp, a version, a count of attempts), leave that out of State")
+			b = append(b, "; if what it changed is bookkeeping that every call updates (a timestamp, a version, a count of attempts), leave that out of State"...)
 		}
-		if change == "" && innerReplayed(tr, dups[1:]) {
+		if change == "" && innerWrites < 0 {
+			innerWrites = 0
+			if replayedInside(tr) {
+				innerWrites = 1
+			}
+		}
+		if change == "" && innerWrites == 1 && innerReplayed(tr, dups[1:]) {
 			// A tool that writes only through tools it calls, whose
 			// repeats their sink answered from its record.
-			b.WriteString(fmt.Sprintf("; every write made inside its repeats was replayed by its sink (MarkReplayed): if %s does nothing but make those calls, declare it idempotent, or give testkit.State so the suite can see", k.op))
+			b = append(b, fmt.Sprintf("; every write made inside its repeats was replayed by its sink (MarkReplayed): if %s does nothing but make those calls, declare it idempotent, or give testkit.State so the suite can see", k.op)...)
 		} else if change == "" && !first.stateSeen() && first.StateError == "" && !first.Overlapped {
-			b.WriteString("; if a repeat of it truly changes nothing (an upsert, a set), declare it idempotent, or give testkit.State so the suite can see")
+			b = append(b, "; if a repeat of it truly changes nothing (an upsert, a set), declare it idempotent, or give testkit.State so the suite can see"...)
 		}
 		out = append(out, Finding{Code: CodeDuplicateWrite, Severity: SeverityError, Ops: opID[:1:1], Identities: opID[1:2:2], Calls: dups,
-			Message: b.String()})
+			Message: string(b)})
 	}
 	unjudgedLate(tr, lateIn)
 	if !baseline {
@@ -3390,25 +3397,41 @@ func judgeRepeatsIn(out []Finding, tr *Trace, end, baseEnd string, baseWin map[s
 	return out
 }
 
-// writeExecuted writes the head of a duplicate_write finding's message,
+// appendExecuted appends the head of a duplicate_write finding's message,
 // "op executed n times for identity id (call, call)", as fmt.Fprintf with
 // "%s executed %d times for identity %s (%s)" and the calls joined by ", "
 // did: without fmt's boxing of each argument and the joined list, 4
-// allocations and about 20 us of the ten-write suite's 75 findings.
-func writeExecuted(b *strings.Builder, op, id string, calls []string) {
-	b.WriteString(op)
-	b.WriteString(" executed ")
-	b.WriteString(strconv.Itoa(len(calls)))
-	b.WriteString(" times for identity ")
-	b.WriteString(id)
-	b.WriteString(" (")
+// allocations and about 20 us of the ten-write suite's 75 findings. The
+// message is built in a buffer on the stack, and made a string once, of
+// its length: a strings.Builder grown to a bound (some 450 bytes) kept the
+// bound, a size class or two above the 300 bytes most take.
+func appendExecuted(b []byte, op, id string, calls []string) []byte {
+	b = append(b, op...)
+	b = append(b, " executed "...)
+	b = strconv.AppendInt(b, int64(len(calls)), 10)
+	b = append(b, " times for identity "...)
+	b = append(b, id...)
+	b = append(b, " ("...)
 	for i, c := range calls {
 		if i > 0 {
-			b.WriteString(", ")
+			b = append(b, ", "...)
 		}
-		b.WriteString(c)
+		b = append(b, c...)
 	}
-	b.WriteString(")")
+	return append(b, ')')
+}
+
+// replayedInside reports whether a write made inside another call of tr
+// was replayed: innerReplayed holds of no calls where none was, and its
+// scan of the trace for each finding (each repeat of a tool writing
+// through no inner call ends it at once) is left out.
+func replayedInside(tr *Trace) bool {
+	for i := range tr.Ops {
+		if o := &tr.Ops[i]; o.Parent != "" && o.Kind == KindWrite && o.Replayed {
+			return true
+		}
+	}
+	return false
 }
 
 // innerReplayed reports whether each of the calls ids made writes inside
