@@ -1229,6 +1229,19 @@ func windows(tr *Trace) map[string][2]string {
 	return out
 }
 
+// hasWindows reports whether windows(tr) holds any window.
+func hasWindows(tr *Trace) bool {
+	if tr == nil {
+		return false
+	}
+	for i := range tr.Ops {
+		if o := &tr.Ops[i]; o.stateSeen() && (o.Status == StatusSuccess || landed(o)) {
+			return true
+		}
+	}
+	return false
+}
+
 // withWindows adds to base the windows of more, each after those base
 // has for its op, identity and arguments.
 func withWindows(base, more map[string][2]string) map[string][2]string {
@@ -2089,6 +2102,9 @@ func judgeRepeatsIn(out []Finding, tr *Trace, end, baseEnd string, baseWin map[s
 	var reorderCache map[key]bool
 	// baseReorders says a window of k in baseWin reordered a list.
 	baseReorders := func(k key) bool {
+		if len(baseWin) == 0 {
+			return false // no window to read (no State): no key to build, no cache (perf: see seenInBase)
+		}
 		if r, ok := reorderCache[k]; ok {
 			return r
 		}
@@ -2253,6 +2269,8 @@ func judgeRepeatsIn(out []Finding, tr *Trace, end, baseEnd string, baseWin map[s
 	// late effect of a call of it (foreignWindow): there an empty window
 	// of its own repeat says nothing (unjudgedLate, below).
 	var lateIn map[string]string
+	entityReads := -1 // whether tr has a read a repeat may have re-read (hasEntityRead), once a finding asks
+	innerWrites := -1 // whether tr has a write made inside a call and replayed (replayedInside), once a finding asks
 	if repeated > 0 {
 		out = slices.Grow(out, repeated)
 	}
@@ -2359,6 +2377,15 @@ func judgeRepeatsIn(out []Finding, tr *Trace, end, baseEnd string, baseWin map[s
 		// seenInBase says whether one of the op's executions for this
 		// identity in the baseline changed the state in its own window.
 		seenInBase = func(o *Operation) bool {
+			if baseSeen < 0 && len(baseWin) == 0 {
+				// No window in the baseline (no State): nothing to find,
+				// and no prefix, renaming or numbering to make for it.
+				// The ten-write suite asked here for each of its 75
+				// repeated writes: with baseReorders' early-out, some
+				// 190 allocations of its 4,621 and about 20 us (CPU
+				// profile, GOMAXPROCS=1) of its 1,040.
+				baseSeen = 0
+			}
 			if baseSeen < 0 {
 				baseSeen = 0
 				prefix := k.op + "\x00" + k.id + "\x00"
@@ -3267,72 +3294,98 @@ func judgeRepeatsIn(out []Finding, tr *Trace, end, baseEnd string, baseWin map[s
 			continue
 		}
 		dupFound = true
-		var b strings.Builder
-		b.Grow(400 + len(k.op) + len(k.id) + 16*len(dups) + len(change) + len(note)) // the whole message, most of it the advice below
+		var room [768]byte // the whole message, most of it the advice below, on the stack
+		b := room[:0]
 		if change == "" && note == overlapNote {
 			// An effect was seen, but not whose: the finding says what
 			// changed, and why the repeat still counts.
-			fmt.Fprintf(&b, "%s executed %d times for identity %s (%s), and State saw the world change only while its executions overlapped other calls in time (%s), so it could not tell which call changed it, nor whether a repeat did: without a Settle the suite cannot tell a write that changes nothing from one whose effect lands later (a background worker), so each execution counts as an effect; if the effect lands later, give a Settle (testkit.SettleOn) so the suite waits for it; if a repeat changes nothing (a set to the value it has), declare the op idempotent: State then checks the declaration",
-				k.op, len(dups), k.id, strings.Join(dups, ", "), clip(overlapChange, maxChange/2))
+			b = append(b, fmt.Sprintf("%s executed %d times for identity %s (%s), and State saw the world change only while its executions overlapped other calls in time (%s), so it could not tell which call changed it, nor whether a repeat did: without a Settle the suite cannot tell a write that changes nothing from one whose effect lands later (a background worker), so each execution counts as an effect; if the effect lands later, give a Settle (testkit.SettleOn) so the suite waits for it; if a repeat changes nothing (a set to the value it has), declare the op idempotent: State then checks the declaration",
+				k.op, len(dups), k.id, strings.Join(dups, ", "), clip(overlapChange, maxChange/2))...)
 			out = append(out, Finding{Code: CodeDuplicateWrite, Severity: SeverityError, Ops: opID[:1:1], Identities: opID[1:2:2], Calls: dups,
-				Message: b.String()})
+				Message: string(b)})
 			continue
 		}
 		if change == "" && note == unseenNote {
 			// No effect was seen: the finding says why it still counts.
-			fmt.Fprintf(&b, "%s executed %d times for identity %s (%s), and State saw no execution change the world: without a Settle the suite cannot tell a write that changes nothing from one whose effect lands later (a background worker), so each execution counts as an effect; if the effect lands later, give a Settle (testkit.SettleOn) so the suite waits for it; if a repeat changes nothing (a set to the value it has), declare the op idempotent: State then checks the declaration",
-				k.op, len(dups), k.id, strings.Join(dups, ", "))
+			b = appendExecuted(b, k.op, k.id, dups)
+			b = append(b, ", and State saw no execution change the world: without a Settle the suite cannot tell a write that changes nothing from one whose effect lands later (a background worker), so each execution counts as an effect; if the effect lands later, give a Settle (testkit.SettleOn) so the suite waits for it; if a repeat changes nothing (a set to the value it has), declare the op idempotent: State then checks the declaration"...)
 			out = append(out, Finding{Code: CodeDuplicateWrite, Severity: SeverityError, Ops: opID[:1:1], Identities: opID[1:2:2], Calls: dups,
-				Message: b.String()})
+				Message: string(b)})
 			continue
 		}
-		fmt.Fprintf(&b, "%s executed %d times for identity %s (%s): one effect done %d times", k.op, len(dups), k.id, strings.Join(dups, ", "), len(dups))
+		b = appendExecuted(b, k.op, k.id, dups)
+		b = append(b, ": one effect done "...)
+		b = strconv.AppendInt(b, int64(len(dups)), 10)
+		b = append(b, " times"...)
 		// A repeat that failed yet landed is named too: its error says
 		// the write did not happen, and State says it did.
 		var again *Operation
-		for _, id := range dups[1:] {
-			if o := traceOp(tr, id); o != nil && (landed(o) || failedTogether(o)) {
-				again = o
-				break
+		// Looked up by id only where a repeat of the group failed (dups'
+		// repeats are of idx): a search of the trace for each repeat,
+		// 10 us of the ten-write suite's 75 findings, none of which has.
+		if slices.ContainsFunc(idx[1:], func(i int) bool { return landed(&tr.Ops[i]) || failedTogether(&tr.Ops[i]) }) {
+			for _, id := range dups[1:] {
+				if o := traceOp(tr, id); o != nil && (landed(o) || failedTogether(o)) {
+					again = o
+					break
+				}
 			}
 		}
 		switch {
 		case failedTogether(first) && again != nil:
 			// Neither has a window of its own: the end said they landed
 			// (landedTogether).
-			fmt.Fprintf(&b, " (%s failed with %q, yet the run ended with more than one delivery leaves where it changes the state: it landed, and %s did it again, failing too)", first.ID, clip(first.Error, 120), again.ID)
+			b = append(b, fmt.Sprintf(" (%s failed with %q, yet the run ended with more than one delivery leaves where it changes the state: it landed, and %s did it again, failing too)", first.ID, clip(first.Error, 120), again.ID)...)
 		case failedTogether(first):
-			fmt.Fprintf(&b, " (%s failed with %q, yet the run ended with more than one delivery leaves where it changes the state: it landed, and the retry did it again)", first.ID, clip(first.Error, 120))
+			b = append(b, fmt.Sprintf(" (%s failed with %q, yet the run ended with more than one delivery leaves where it changes the state: it landed, and the retry did it again)", first.ID, clip(first.Error, 120))...)
 		case landed(first) && again != nil:
-			fmt.Fprintf(&b, " (%s failed with %q, yet it changed the state: %s; it landed, and %s did it again, failing too)", first.ID, clip(first.Error, 120), clip(first.StateChange, maxChange/2), again.ID)
+			b = append(b, fmt.Sprintf(" (%s failed with %q, yet it changed the state: %s; it landed, and %s did it again, failing too)", first.ID, clip(first.Error, 120), clip(first.StateChange, maxChange/2), again.ID)...)
 		case landed(first):
-			fmt.Fprintf(&b, " (%s failed with %q, yet it changed the state: %s; it landed, and the retry did it again)", first.ID, clip(first.Error, 120), clip(first.StateChange, maxChange/2))
+			b = append(b, fmt.Sprintf(" (%s failed with %q, yet it changed the state: %s; it landed, and the retry did it again)", first.ID, clip(first.Error, 120), clip(first.StateChange, maxChange/2))...)
 		case again != nil:
-			fmt.Fprintf(&b, " (%s failed with %q, yet it changed the state: it landed)", again.ID, clip(again.Error, 120))
+			b = append(b, fmt.Sprintf(" (%s failed with %q, yet it changed the state: it landed)", again.ID, clip(again.Error, 120))...)
 		}
 		switch {
 		case change != "" && note != "":
-			fmt.Fprintf(&b, "; the repeat changed the state (%s): %s", note, change)
+			b = append(b, "; the repeat changed the state ("...)
+			b = append(b, note...)
+			b = append(b, "): "...)
+			b = append(b, change...)
 		case change != "":
-			fmt.Fprintf(&b, "; the repeat changed the state: %s", change)
+			b = append(b, "; the repeat changed the state: "...)
+			b = append(b, change...)
 		case note != "":
-			fmt.Fprintf(&b, " (%s)", note)
+			b = append(b, " ("...)
+			b = append(b, note...)
+			b = append(b, ")"...)
 		}
-		b.WriteString(repeatAdvice(tr, first, dups, rereadNote)) // rmw.go
+		if entityReads < 0 {
+			entityReads = 0
+			if hasEntityRead(tr) {
+				entityReads = 1
+			}
+		}
+		b = append(b, repeatAdvice(tr, first, dups, rereadNote, entityReads == 1)...) // rmw.go
 		if !rereadNote && change != "" && !strings.Contains(change, "added") && !strings.Contains(change, "removed") && !strings.Contains(change, "entries") {
 			// Values changed in place, no member more: it may be the
 			// sink's bookkeeping, which State should not hold.
-			b.WriteString("; if what it changed is bookkeeping that every call updates (a timestamp, a version, a count of attempts), leave that out of State")
+			b = append(b, "; if what it changed is bookkeeping that every call updates (a timestamp, a version, a count of attempts), leave that out of State"...)
 		}
-		if change == "" && innerReplayed(tr, dups[1:]) {
+		if change == "" && innerWrites < 0 {
+			innerWrites = 0
+			if replayedInside(tr) {
+				innerWrites = 1
+			}
+		}
+		if change == "" && innerWrites == 1 && innerReplayed(tr, dups[1:]) {
 			// A tool that writes only through tools it calls, whose
 			// repeats their sink answered from its record.
-			fmt.Fprintf(&b, "; every write made inside its repeats was replayed by its sink (MarkReplayed): if %s does nothing but make those calls, declare it idempotent, or give testkit.State so the suite can see", k.op)
+			b = append(b, fmt.Sprintf("; every write made inside its repeats was replayed by its sink (MarkReplayed): if %s does nothing but make those calls, declare it idempotent, or give testkit.State so the suite can see", k.op)...)
 		} else if change == "" && !first.stateSeen() && first.StateError == "" && !first.Overlapped {
-			b.WriteString("; if a repeat of it truly changes nothing (an upsert, a set), declare it idempotent, or give testkit.State so the suite can see")
+			b = append(b, "; if a repeat of it truly changes nothing (an upsert, a set), declare it idempotent, or give testkit.State so the suite can see"...)
 		}
 		out = append(out, Finding{Code: CodeDuplicateWrite, Severity: SeverityError, Ops: opID[:1:1], Identities: opID[1:2:2], Calls: dups,
-			Message: b.String()})
+			Message: string(b)})
 	}
 	unjudgedLate(tr, lateIn)
 	if !baseline {
@@ -3343,6 +3396,46 @@ func judgeRepeatsIn(out []Finding, tr *Trace, end, baseEnd string, baseWin map[s
 		}
 	}
 	return out
+}
+
+// appendExecuted appends the head of a duplicate_write finding's message,
+// "op executed n times for identity id (call, call)", as fmt.Fprintf with
+// "%s executed %d times for identity %s (%s)" and the calls joined by ", "
+// did: without fmt's boxing of each argument and the joined list, 4
+// allocations a finding and 33 to 4 us of the ten-write suite's 75
+// findings (CPU profile, GOMAXPROCS=1). The
+// message is built in a buffer on the stack, and made a string once, of
+// its length: a strings.Builder grown to a bound (some 450 bytes) kept the
+// bound, a size class or two above the 300 bytes most take: 75
+// allocations (the Builder, moved to the heap by fmt.Fprintf) and 10 KB
+// of the ten-write suite's 789.
+func appendExecuted(b []byte, op, id string, calls []string) []byte {
+	b = append(b, op...)
+	b = append(b, " executed "...)
+	b = strconv.AppendInt(b, int64(len(calls)), 10)
+	b = append(b, " times for identity "...)
+	b = append(b, id...)
+	b = append(b, " ("...)
+	for i, c := range calls {
+		if i > 0 {
+			b = append(b, ", "...)
+		}
+		b = append(b, c...)
+	}
+	return append(b, ')')
+}
+
+// replayedInside reports whether a write made inside another call of tr
+// was replayed: innerReplayed holds of no calls where none was, and its
+// scan of the trace for each finding (each repeat of a tool writing
+// through no inner call ends it at once) is left out.
+func replayedInside(tr *Trace) bool {
+	for i := range tr.Ops {
+		if o := &tr.Ops[i]; o.Parent != "" && o.Kind == KindWrite && o.Replayed {
+			return true
+		}
+	}
+	return false
 }
 
 // innerReplayed reports whether each of the calls ids made writes inside
@@ -4343,13 +4436,22 @@ func (s *Suite) duplicates(res *Result, tr *Trace, sc Scenario, namesOf func() r
 		// effect landing late: the agent's, not the world's (landedlate.go).
 		un = untracedIn(withoutLateGaps(baseTrace, lateLandings(baseTrace)), s.cfg.settle != nil)
 	}
-	baseWin := windows(baseTrace)
+	var baseWin map[string][2]string // nil, read as empty, without State: no map made for each scenario
+	if hasWindows(baseTrace) {
+		baseWin = windows(baseTrace)
+	}
 	if len(baseWin) > 0 {
 		// The baseline's windows (State's snapshots around each write)
 		// in this scenario's names.
 		baseWin = namesOf().windows(baseWin)
 	}
-	found := judgeRepeatsIn(s.found[:0], tr, tr.end, baseEnd, withWindows(baseWin, s.serial), un, sc.Kind == ScenarioBaseline, false, baseTrace)
+	if len(s.serial) > 0 {
+		if baseWin == nil {
+			baseWin = map[string][2]string{}
+		}
+		baseWin = withWindows(baseWin, s.serial)
+	}
+	found := judgeRepeatsIn(s.found[:0], tr, tr.end, baseEnd, baseWin, un, sc.Kind == ScenarioBaseline, false, baseTrace)
 	late := lateLandings(tr)
 	found = addLateLandings(found, tr, late)
 	if notes := lateInPlace(tr, late); len(notes) > 0 {
@@ -4408,6 +4510,13 @@ func (s *Suite) duplicates(res *Result, tr *Trace, sc Scenario, namesOf func() r
 		f := &found[lead]
 		f.Message += "; the redelivery repeated later writes declared idempotent too, which did their work again on what this duplicate left, and follow from it (keyed, this one leaves them nothing to redo): " + strings.Join(f.Follows, "; ")
 	}
+	if kept := len(found) - countCode(found, ""); kept > 1 {
+		// Room for them all at once: appended one by one (add), a
+		// redelivery's ten findings grew the list four times, 44
+		// allocations and about 10 us (CPU profile) of the ten-write
+		// suite.
+		res.Findings = slices.Grow(res.Findings, kept)
+	}
 	for _, f := range found {
 		if f.Code != "" {
 			add(f)
@@ -4419,6 +4528,26 @@ func (s *Suite) duplicates(res *Result, tr *Trace, sc Scenario, namesOf func() r
 	s.found = found[:0]
 }
 
+// opsByID returns the calls of tr with the ids, in their order, each the
+// first of its id, as traceOp finds them, in one pass over the trace; ok
+// is false where an id names no call (or there are more than 8 ids).
+func opsByID(tr *Trace, ids []string) (ops [8]*Operation, ok bool) {
+	if len(ids) > len(ops) {
+		return ops, false
+	}
+	left := len(ids)
+	for i := 0; i < len(tr.Ops) && left > 0; i++ {
+		o := &tr.Ops[i]
+		for j, id := range ids {
+			if ops[j] == nil && o.ID == id {
+				ops[j] = o
+				left--
+			}
+		}
+	}
+	return ops, left == 0
+}
+
 // differingArgs says in which arguments the calls ids of one op and
 // identity differ, with their values in order (status: "processing",
 // "shipped"), and names them; "" when they are the same.
@@ -4426,10 +4555,22 @@ func differingArgs(tr *Trace, ids []string) (string, []string) {
 	if len(ids) < 2 {
 		return "", nil
 	}
-	first := tr.argsOf(ids[0])
-	differ := false
-	for _, id := range ids[1:] {
-		differ = differ || !sameArgs(first, tr.argsOf(id))
+	var (
+		first  Args
+		differ bool
+	)
+	if ops, ok := opsByID(tr, ids); ok {
+		// The calls found in one pass over the trace, not one a call:
+		// 10 us of the ten-write suite's 75 findings (argsOf).
+		first = ops[0].Args
+		for _, o := range ops[1:len(ids)] {
+			differ = differ || !sameArgs(first, o.Args)
+		}
+	} else {
+		first = tr.argsOf(ids[0])
+		for _, id := range ids[1:] {
+			differ = differ || !sameArgs(first, tr.argsOf(id))
+		}
 	}
 	if !differ {
 		return "", nil // most repeats: the same call again, nothing encoded
