@@ -125,6 +125,9 @@ type Suite struct {
 	lateBlock      []lateCalls // late counts not handed out yet (newLate)
 	watch          *lateWatch
 	hookStall      string // why a Setup or Teardown was left running (callHook)
+	// zeroIDs are the writes whose identity was the zero value in every
+	// call of the baseline, their arguments differing (zeroidentity.go).
+	zeroIDs map[string]zeroIdentity
 }
 
 // NewSuite prepares the suite of agent fn, named name. fn is one invocation
@@ -1613,8 +1616,13 @@ func (s *Suite) analyze(res *Result, tr *Trace, sc Scenario, claimed bool) {
 	}
 
 	// Duplicate effects: one op, one identity, more than one execution
-	// that had an effect (effects.go).
+	// that had an effect (effects.go). An identity that was the zero
+	// value in every call is told apart by the arguments first
+	// (zeroidentity.go).
+	s.zeroIdentities(tr, sc, add)
+	from := len(res.Findings)
 	s.duplicates(res, tr, sc, namesOf, add)
+	s.zeroIdentityNote(res, from)
 	s.resentInside(res, tr, sc, add) // a request its client sent again inside a call (resent.go)
 
 	s.visibility(tr, add)
