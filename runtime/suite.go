@@ -2410,6 +2410,8 @@ func (s *Suite) Report() *Report {
 	r.Notes = append(r.Notes, unplanned...)
 	if s.cfg.state == nil {
 		r.Notes = append(r.Notes, declaredUnchecked(r.Baseline, r.Results)...) // unchecked.go
+	} else if n := s.stateNote(r.Duration); n != "" {
+		r.Notes = append(r.Notes, n) // stateguard.go
 	}
 	r.Shard = s.shardPart()
 	return r
