@@ -1179,7 +1179,7 @@ func (s *Suite) await(r *recorder, resCh <-chan []error, stalled bool) (errs []e
 		stall = r.describeStall()
 	}
 	r.abort()
-	grace := time.NewTimer(min(r.stallAfter, 2*time.Second))
+	grace := time.NewTimer(r.cancelGrace())
 	defer grace.Stop()
 	select {
 	case errs = <-resCh:
@@ -1187,6 +1187,24 @@ func (s *Suite) await(r *recorder, resCh <-chan []error, stalled bool) (errs []e
 	case <-grace.C:
 		return nil, stall + leftRunningText
 	}
+}
+
+// Returned tells how the agent of res ended: "returned" when it returned
+// by itself (an error or not: see Failed), "cancelled" when the scenario
+// stalled and the agent returned once the suite cancelled it, "left
+// running" when it stalled and did not return even then. A scenario line
+// that said "agent returned an error" of an agent blocked for good, whose
+// stall finding said it did not return, was untrue (red team rtV #15).
+func (res *Result) Returned() string {
+	for i := range res.Findings {
+		if f := &res.Findings[i]; f.Code == CodeStalled {
+			if strings.Contains(f.Message, leftRunningText) {
+				return "left running"
+			}
+			return "cancelled"
+		}
+	}
+	return "returned"
 }
 
 // leftRunningText ends a stall's message where the agent did not return
@@ -1236,7 +1254,7 @@ func (w *stallWatch) check() {
 	}
 	w.stall = w.r.describeStall()
 	w.r.abort()
-	w.t = time.AfterFunc(min(w.r.stallAfter, 2*time.Second), w.giveUp)
+	w.t = time.AfterFunc(w.r.cancelGrace(), w.giveUp)
 }
 
 func (w *stallWatch) giveUp() {
