@@ -476,4 +476,3 @@ func funcName(line string) string {
 	}
 	return rest[:i]
 }
-
