@@ -1198,7 +1198,7 @@ func (s *Suite) await(r *recorder, resCh <-chan []error, stalled bool) (errs []e
 func (res *Result) Returned() string {
 	for i := range res.Findings {
 		if f := &res.Findings[i]; f.Code == CodeStalled {
-			if strings.Contains(f.Message, leftRunningText) {
+			if strings.Contains(f.Message, "; the agent did not return after its context was cancelled") { // leftRunningText
 				return "left running"
 			}
 			return "cancelled"
