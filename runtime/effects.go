@@ -121,6 +121,11 @@ const CodeNotIdempotent = "not_idempotent"
 // the agent calling, and are not recorded. Without State no snapshot is
 // ever taken.
 //
+// fn is called several times per agent run (before and after each write
+// judged, at the run's end), and the agent waits for it: keep it cheap.
+// Where it took more than half of the suite's time, a second at least,
+// the report's notes say how often it was called and what it cost.
+//
 // A State that panics, or returns a value encoding/json cannot encode (a
 // func, a chan, a cycle), in the baseline is a *ConfigError: the suite
 // runs no scenario, and testkit fails the test, naming the value's type

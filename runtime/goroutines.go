@@ -824,6 +824,31 @@ func (g *gInfo) where() string {
 	return best
 }
 
+// whereUp is where, followed by up to n-1 frames of the user's code that
+// called it, each with its function: "server.go:32 in
+// (*Server).Snapshot, called from hang_test.go:15 in pollingAgent".
+// Only where itself when it is the only frame of the user's code.
+func (g *gInfo) whereUp(n int) string {
+	var parts []string
+	for i := range g.funcs {
+		if len(parts) == n {
+			break
+		}
+		if frameOf(g.funcs[i], g.files[i]) != userCode {
+			continue
+		}
+		f := shortFunc(g.funcs[i])
+		if _, after, ok := strings.Cut(f, "."); ok {
+			f = after // the package's name, which the file names already
+		}
+		parts = append(parts, shortSite(g.files[i])+" in "+f)
+	}
+	if len(parts) < 2 {
+		return g.where()
+	}
+	return strings.Join(parts, ", called from ")
+}
+
 // The kinds of a stack frame (frameOf).
 const (
 	// otherCode: the standard library, this package, a wrapper the
@@ -1869,6 +1894,13 @@ func (w *world) blocked(self uint64) []string {
 			what = dbAwaited
 		}
 		where := what + " at " + g.where()
+		if g.state == "running" || g.state == "runnable" || g.state == "preempted" {
+			// A busy loop's stack is wherever the dump caught it: a
+			// helper it calls (a fake's Snapshot) named alone hid the
+			// loop (red team rtV #15). The frames of the user's code
+			// above it say whose loop it is.
+			where = what + " at " + g.whereUp(3)
+		}
 		switch {
 		case g.has("runtime.(*judge).snapshot"):
 			where += ", inside the State function, which runs on the goroutine of the call it judges: it must not wait for what the agent holds across a traced call (a lock, a transaction's database connection)"

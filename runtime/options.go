@@ -55,6 +55,8 @@ type config struct {
 	settle func(context.Context) error // Settle: wait for late effects
 
 	faultErr func(op string, kind FaultKind) error // FaultError's, asked in the order given
+
+	stateClock *stateClock // State's calls and time, when State is given (stateguard.go)
 }
 
 func newConfig(opts []Option) config {
@@ -68,6 +70,9 @@ func newConfig(opts []Option) config {
 		c.replay = func(s string) string { return "AGENTIDEM_SCENARIO='" + s + "'" }
 	}
 	c.readEnv()
+	if c.state != nil {
+		c.stateClock = new(stateClock)
+	}
 	return c
 }
 

@@ -146,6 +146,9 @@ type recRare struct {
 	// scenario stalls has slept that long at least.
 	backoffs   map[uint64]bool
 	backoffsAt time.Time
+	// deadlock is what the stall watch saw of the scenario's goroutines
+	// in a stretch without progress (deadlock.go).
+	deadlock *deadlockWatch
 }
 
 // noRare is the recRare of a run that recorded none of it: only read.
@@ -1883,6 +1886,9 @@ func (r *recorder) stalled() bool {
 		r.mu.Lock()
 		if r.rare != nil {
 			r.rare.backoffs, r.rare.backoffsAt = nil, time.Time{}
+			if r.rare.deadlock != nil {
+				*r.rare.deadlock = deadlockWatch{} // deadlock.go
+			}
 		}
 		r.mu.Unlock()
 		return false
@@ -1890,7 +1896,7 @@ func (r *recorder) stalled() bool {
 	if now.Sub(r.seenAt) >= r.stallAfter/2 {
 		r.noteBackoffs()
 	}
-	return now.Sub(r.seenAt) >= r.stallAfter
+	return now.Sub(r.seenAt) >= r.stallAfter || r.provenDeadlock(now)
 }
 
 // noteBackoffs records, once per stretch without progress, the scenario's
@@ -1942,7 +1948,13 @@ func (r *recorder) describeStall() string {
 	if h, ok := r.gate.(interface{ held() []string }); ok {
 		held = h.held()
 	}
-	msg := fmt.Sprintf("scenario stalled: no progress for %s", r.stallAfter)
+	idle := r.stallAfter
+	if why, after := r.deadlockNote(); why != "" {
+		// Decided before the bound: every goroutine waits for good
+		// (deadlock.go), and what the looks saw is the advice.
+		idle, advice = after, why
+	}
+	msg := fmt.Sprintf("scenario stalled: no progress for %s", idle)
 	switch {
 	case len(blocked) > 0 && len(held) > 0:
 		msg += ": " + strings.Join(blocked, "; ") + ", while " + strings.Join(held, "; ")

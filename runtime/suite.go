@@ -125,6 +125,9 @@ type Suite struct {
 	lateBlock      []lateCalls // late counts not handed out yet (newLate)
 	watch          *lateWatch
 	hookStall      string // why a Setup or Teardown was left running (callHook)
+	// zeroIDs are the writes whose identity was the zero value in every
+	// call of the baseline, their arguments differing (zeroidentity.go).
+	zeroIDs map[string]zeroIdentity
 }
 
 // NewSuite prepares the suite of agent fn, named name. fn is one invocation
@@ -1176,7 +1179,7 @@ func (s *Suite) await(r *recorder, resCh <-chan []error, stalled bool) (errs []e
 		stall = r.describeStall()
 	}
 	r.abort()
-	grace := time.NewTimer(min(r.stallAfter, 2*time.Second))
+	grace := time.NewTimer(r.cancelGrace())
 	defer grace.Stop()
 	select {
 	case errs = <-resCh:
@@ -1184,6 +1187,24 @@ func (s *Suite) await(r *recorder, resCh <-chan []error, stalled bool) (errs []e
 	case <-grace.C:
 		return nil, stall + leftRunningText
 	}
+}
+
+// Returned tells how the agent of res ended: "returned" when it returned
+// by itself (an error or not: see Failed), "cancelled" when the scenario
+// stalled and the agent returned once the suite cancelled it, "left
+// running" when it stalled and did not return even then. A scenario line
+// that said "agent returned an error" of an agent blocked for good, whose
+// stall finding said it did not return, was untrue (red team rtV #15).
+func (res *Result) Returned() string {
+	for i := range res.Findings {
+		if f := &res.Findings[i]; f.Code == CodeStalled {
+			if strings.Contains(f.Message, "; the agent did not return after its context was cancelled") { // leftRunningText
+				return "left running"
+			}
+			return "cancelled"
+		}
+	}
+	return "returned"
 }
 
 // leftRunningText ends a stall's message where the agent did not return
@@ -1233,7 +1254,7 @@ func (w *stallWatch) check() {
 	}
 	w.stall = w.r.describeStall()
 	w.r.abort()
-	w.t = time.AfterFunc(min(w.r.stallAfter, 2*time.Second), w.giveUp)
+	w.t = time.AfterFunc(w.r.cancelGrace(), w.giveUp)
 }
 
 func (w *stallWatch) giveUp() {
@@ -1613,8 +1634,13 @@ func (s *Suite) analyze(res *Result, tr *Trace, sc Scenario, claimed bool) {
 	}
 
 	// Duplicate effects: one op, one identity, more than one execution
-	// that had an effect (effects.go).
+	// that had an effect (effects.go). An identity that was the zero
+	// value in every call is told apart by the arguments first
+	// (zeroidentity.go).
+	s.zeroIdentities(tr, sc, add)
+	from := len(res.Findings)
 	s.duplicates(res, tr, sc, namesOf, add)
+	s.zeroIdentityNote(res, from)
 	s.resentInside(res, tr, sc, add) // a request its client sent again inside a call (resent.go)
 
 	s.visibility(tr, add)
@@ -2411,6 +2437,8 @@ func (s *Suite) Report() *Report {
 	r.Notes = append(r.Notes, unplanned...)
 	if s.cfg.state == nil {
 		r.Notes = append(r.Notes, declaredUnchecked(r.Baseline, r.Results)...) // unchecked.go
+	} else if n := s.stateNote(r.Duration); n != "" {
+		r.Notes = append(r.Notes, n) // stateguard.go
 	}
 	r.Shard = s.shardPart()
 	return r

@@ -94,7 +94,7 @@ func scenarioFactsJoined(res *runtime.Result) string {
 		}
 	}
 	if res.Failed {
-		facts = append(facts, "agent returned an error")
+		facts = append(facts, strings.TrimPrefix(failedWords(res), ", "))
 	}
 	errs, others := 0, 0
 	for _, f := range res.Findings {

@@ -129,6 +129,7 @@ type scenarioView struct {
 	Fault       string
 	FaultState  string
 	Error       string
+	ErrorLead   string // what the agent did: "the agent returned an error", ... (errorLead)
 	Replay      string
 	Legend      string // the schedule's calls: s0 = op#k, ...
 	Axis        string
@@ -331,6 +332,18 @@ func viewFinding(f runtime.Finding, anchor string) findingView {
 	}
 }
 
+// errorLead heads a scenario's error on the page: what the agent did
+// (runtime.Result.Returned).
+func errorLead(res *runtime.Result) string {
+	switch res.Returned() {
+	case "left running":
+		return "the scenario stalled and the agent did not return"
+	case "cancelled":
+		return "the scenario stalled and the agent returned once cancelled"
+	}
+	return "the agent returned an error"
+}
+
 func buildScenario(i int, res *runtime.Result, baseline bool) scenarioView {
 	sv := scenarioView{
 		Anchor: "s" + strconv.Itoa(i),
@@ -343,6 +356,7 @@ func buildScenario(i int, res *runtime.Result, baseline bool) scenarioView {
 		Legend: legendLine(res),
 	}
 	sv.StatusLabel, _ = statusWord(sv.Status)
+	sv.ErrorLead = errorLead(res)
 	sv.Open = sv.Status != statusSafe
 	if sv.Fault != "" {
 		sv.FaultState = "fired"

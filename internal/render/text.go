@@ -545,7 +545,7 @@ func appendScenarioFacts(p []byte, res *runtime.Result) []byte {
 		}
 	}
 	if res.Failed {
-		p = append(p, ", agent returned an error"...)
+		p = append(p, failedWords(res)...)
 	}
 	errs, others := 0, 0
 	for _, f := range res.Findings {
@@ -564,6 +564,19 @@ func appendScenarioFacts(p []byte, res *runtime.Result) []byte {
 		p = appendPlural(p, others, "other finding")
 	}
 	return p
+}
+
+// failedWords says how the agent of a failed scenario ended: it returned
+// an error, or it stalled and was cancelled, or it stalled and never
+// returned (runtime.Result.Returned).
+func failedWords(res *runtime.Result) string {
+	switch res.Returned() {
+	case "left running":
+		return ", stalled, agent did not return"
+	case "cancelled":
+		return ", stalled, agent returned once cancelled"
+	}
+	return ", agent returned an error"
 }
 
 func statusWord(status string) (word, color string) {
