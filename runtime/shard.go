@@ -387,8 +387,10 @@ func MergeShards(reps ...*Report) (*Report, error) {
 			break
 		}
 	}
-	// Order findings are kept at their first schedule, and the outcomes
-	// compared across all of them, as one exploration does.
+	// Findings of two writes to one entity in flight together are kept at
+	// their first schedule, those of a dependent call in every schedule
+	// that shows one, and the outcomes compared across all of them, as
+	// one exploration does (Suite.record).
 	seenOrder := map[string]bool{}
 	for _, res := range merged {
 		kept := res.Findings[:0]
@@ -396,7 +398,7 @@ func MergeShards(reps ...*Report) (*Report, error) {
 			switch f.Code {
 			case CodeOrderVariantOutcome:
 				continue
-			case CodeDependentCallsConcurrent, CodeConcurrentWritesEntity:
+			case CodeConcurrentWritesEntity:
 				if seenOrder[orderKey(f)] {
 					continue
 				}

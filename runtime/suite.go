@@ -398,12 +398,13 @@ func hasOrderFinding(res *Result) bool {
 // baseline: the baseline runs under the listed schedule on every run, so
 // it fails in that order again and its subtest reports the finding. The
 // line used to select the listed schedule's interleaving subtest, which
-// passed: that schedule does not report the finding again (orderSeen, so
-// that a whole run reports it once, marked by Baseline when it keeps the
-// finding: only where the reverse order passed), and where the reverse
-// order failed too, no interleaving runs at all. The schedule's own form stays beside
-// it: AGENTIDEM_SCHEDULE in front of a go test command that runs the
-// baseline shows the finding as well.
+// passed: that schedule did not report the finding again (orderSeen; now
+// only a concurrent_writes_same_entity finding is kept from it, while a
+// dependent_calls_concurrent one is reported by every schedule that shows
+// it, record), and where the reverse order failed too, no interleaving
+// runs at all. The schedule's own form stays beside it: AGENTIDEM_SCHEDULE
+// in front of a go test command that runs the baseline shows the finding
+// as well.
 func (s *Suite) orderFindings(res *Result, sch *scheduler) []Finding {
 	probe := &Result{}
 	s.orderChecks(probe, res.Trace, Scenario{Kind: ScenarioInterleaving})
@@ -2451,9 +2452,10 @@ func shortSite(site string) string {
 }
 
 // orderChecks finds the ordering hazards of one scheduled run: an op in
-// flight together with an op it declares after=, two writes to one entity in
-// flight together, and, after a partial batch failure, a call of the batch
-// that had succeeded executed again.
+// flight together with an op it declares after=, or dispatched in one round
+// with it and started before it returned (afterOutOfOrder), two writes to
+// one entity in flight together, and, after a partial batch failure, a call
+// of the batch that had succeeded executed again.
 func (s *Suite) orderChecks(res *Result, tr *Trace, sc Scenario) {
 	add := func(f Finding) {
 		f.Scenario, f.Replay = sc.Name, res.Replay
@@ -2465,6 +2467,7 @@ func (s *Suite) orderChecks(res *Result, tr *Trace, sc Scenario) {
 	}
 	ops := tr.Ops
 	nest := nestingOf(ops)
+	afterOutOfOrder(ops, nest, sc.sched, add)
 	for i := range ops {
 		for j := range ops {
 			a, b := &ops[i], &ops[j]
@@ -2491,6 +2494,63 @@ func (s *Suite) orderChecks(res *Result, tr *Trace, sc Scenario) {
 					Message: fmt.Sprintf("%s and %s write entity %s while both in flight (batch %d): the result depends on which lands last, even where this schedule ended well; serialize writes to one entity",
 						a.Name, b.Name, a.Entity, a.Batch)})
 			}
+		}
+	}
+}
+
+// afterOutOfOrder reports a call of an op that declares after= which the
+// agent dispatched in one round with a call of its prerequisite (both
+// waited at their start gates together: the agent issued them without
+// waiting for one another, as one model turn's parallel tool calls) and
+// that started before that call returned, without being in flight with it:
+// the schedule ran the dependent call first, to its end (s0f0s1f1), the
+// worst order after= forbids. In flight together, the pair is reported by
+// orderChecks' batch check. A call that started after its prerequisite
+// returned (s1f1s0f0) is in order, whatever the round; and a call that
+// waited for its prerequisite's answer (on a channel, in its goroutine)
+// before it called the tool was never in its prerequisite's round. As for
+// the pairs in flight together, a prerequisite done on the call's own
+// entity before it started (prerequisiteDone) clears it. Only a run under
+// a scheduler has rounds, and only a trace with an after= op pays for the
+// look (red team rtV #14).
+func afterOutOfOrder(ops []Operation, nest nesting, sch *scheduler, add func(Finding)) {
+	if sch == nil || len(sch.rounds) == 0 || !slices.ContainsFunc(ops, func(o Operation) bool { return len(o.After) > 0 }) {
+		return
+	}
+	// Each call's start tick is its own: the round of a start tick is
+	// the round of the call.
+	round := map[int]int{}
+	for r, calls := range sch.rounds {
+		for _, c := range calls {
+			c.mu.Lock()
+			t := int(c.rec.StartTick)
+			c.mu.Unlock()
+			if t > 0 {
+				round[t] = r + 1
+			}
+		}
+	}
+	for j := range ops {
+		b := &ops[j]
+		if len(b.After) == 0 || b.StartTick == 0 || round[b.StartTick] == 0 {
+			continue
+		}
+		for i := range ops {
+			a := &ops[i]
+			if i == j || !contains(b.After, a.Name) || a.StartTick == 0 || round[a.StartTick] != round[b.StartTick] || nest.related(a, b) {
+				continue
+			}
+			end := a.EndTick
+			if end == 0 {
+				end = a.StartTick // it never reached its finish gate: in flight for an instant (batches)
+			}
+			if b.StartTick > end || nest.together(a, b) || prerequisiteDone(ops, nest, a, b) {
+				continue // in order, or in flight together: the batch check's
+			}
+			add(Finding{Code: CodeDependentCallsConcurrent, Severity: SeverityError,
+				Ops: []string{a.Name, b.Name}, Calls: []string{a.ID, b.ID},
+				Message: fmt.Sprintf("%s dispatched concurrently with its prerequisite %s (one round of parallel calls: %s beside %s, which this schedule ran one after the other, %s first): %s declares after=%s, so it must start only once %s has returned; issue them in separate turns or wait for %s first",
+					b.Name, a.Name, callOn(b), callOn(a), b.Name, b.Name, a.Name, a.Name, a.Name)})
 		}
 	}
 }
