@@ -2451,11 +2451,11 @@ func shortSite(site string) string {
 	return site
 }
 
-// orderChecks finds the ordering hazards of one scheduled run: an op in
-// flight together with an op it declares after=, or dispatched in one round
-// with it and started before it returned (afterOutOfOrder), two writes to
-// one entity in flight together, and, after a partial batch failure, a call
-// of the batch that had succeeded executed again.
+// orderChecks finds the ordering hazards of one scheduled run: a call of
+// an op that declares after= started before a call of that op returned,
+// beside it (afterPair), two writes to one entity in flight together, and,
+// after a partial batch failure, a call of the batch that had succeeded
+// executed again.
 func (s *Suite) orderChecks(res *Result, tr *Trace, sc Scenario) {
 	add := func(f Finding) {
 		f.Scenario, f.Replay = sc.Name, res.Replay
@@ -2467,20 +2467,18 @@ func (s *Suite) orderChecks(res *Result, tr *Trace, sc Scenario) {
 	}
 	ops := tr.Ops
 	nest := nestingOf(ops)
-	afterOutOfOrder(ops, nest, sc.sched, add)
+	rounds := roundsOf(sc.sched, ops)
 	for i := range ops {
 		for j := range ops {
 			a, b := &ops[i], &ops[j]
-			if i == j || !nest.together(a, b) {
+			if i == j {
 				continue
 			}
-			for _, dep := range b.After {
-				if dep == a.Name && !prerequisiteDone(ops, nest, a, b) {
-					add(Finding{Code: CodeDependentCallsConcurrent, Severity: SeverityError,
-						Ops: []string{a.Name, b.Name}, Calls: []string{a.ID, b.ID},
-						Message: fmt.Sprintf("%s dispatched concurrently with its prerequisite %s (batch %d: %s beside %s): %s declares after=%s, so it must start only once %s has returned; issue them in separate turns or wait for %s first",
-							b.Name, a.Name, a.Batch, callOn(b), callOn(a), b.Name, a.Name, a.Name, a.Name)})
-				}
+			if len(b.After) > 0 {
+				afterPair(ops, nest, rounds, a, b, add)
+			}
+			if !nest.together(a, b) {
+				continue
 			}
 			// Two executions of one call (one op, one identity, the same
 			// arguments) are the duplicate check's; two updates of one
@@ -2498,61 +2496,81 @@ func (s *Suite) orderChecks(res *Result, tr *Trace, sc Scenario) {
 	}
 }
 
-// afterOutOfOrder reports a call of an op that declares after= which the
-// agent dispatched in one round with a call of its prerequisite (both
-// waited at their start gates together: the agent issued them without
-// waiting for one another, as one model turn's parallel tool calls) and
-// that started before that call returned, without being in flight with it:
-// the schedule ran the dependent call first, to its end (s0f0s1f1), the
-// worst order after= forbids. In flight together, the pair is reported by
-// orderChecks' batch check. A call that started after its prerequisite
-// returned (s1f1s0f0) is in order, whatever the round; and a call that
-// waited for its prerequisite's answer (on a channel, in its goroutine)
-// before it called the tool was never in its prerequisite's round. As for
-// the pairs in flight together, a prerequisite done on the call's own
-// entity before it started (prerequisiteDone) clears it. Only a run under
-// a scheduler has rounds, and only a trace with an after= op pays for the
-// look (red team rtV #14).
-func afterOutOfOrder(ops []Operation, nest nesting, sch *scheduler, add func(Finding)) {
+// callRounds maps the start tick of each call the scheduler played in a
+// round of two or more (the calls that waited at their start gates
+// together: the agent issued them without waiting for one another, as one
+// model turn's parallel tool calls) to its round, from 1. A start tick is
+// its call's own. nil where no scheduler ran, no round had two calls, or
+// no op of the trace declares after=: only the after= check reads it.
+type callRounds map[int]int
+
+func roundsOf(sch *scheduler, ops []Operation) callRounds {
 	if sch == nil || len(sch.rounds) == 0 || !slices.ContainsFunc(ops, func(o Operation) bool { return len(o.After) > 0 }) {
-		return
+		return nil
 	}
-	// Each call's start tick is its own: the round of a start tick is
-	// the round of the call.
-	round := map[int]int{}
+	rounds := callRounds{}
 	for r, calls := range sch.rounds {
 		for _, c := range calls {
 			c.mu.Lock()
 			t := int(c.rec.StartTick)
 			c.mu.Unlock()
 			if t > 0 {
-				round[t] = r + 1
+				rounds[t] = r + 1
 			}
 		}
 	}
-	for j := range ops {
-		b := &ops[j]
-		if len(b.After) == 0 || b.StartTick == 0 || round[b.StartTick] == 0 {
-			continue
-		}
-		for i := range ops {
-			a := &ops[i]
-			if i == j || !contains(b.After, a.Name) || a.StartTick == 0 || round[a.StartTick] != round[b.StartTick] || nest.related(a, b) {
-				continue
-			}
-			end := a.EndTick
-			if end == 0 {
-				end = a.StartTick // it never reached its finish gate: in flight for an instant (batches)
-			}
-			if b.StartTick > end || nest.together(a, b) || prerequisiteDone(ops, nest, a, b) {
-				continue // in order, or in flight together: the batch check's
-			}
-			add(Finding{Code: CodeDependentCallsConcurrent, Severity: SeverityError,
-				Ops: []string{a.Name, b.Name}, Calls: []string{a.ID, b.ID},
-				Message: fmt.Sprintf("%s dispatched concurrently with its prerequisite %s (one round of parallel calls: %s beside %s, which this schedule ran one after the other, %s first): %s declares after=%s, so it must start only once %s has returned; issue them in separate turns or wait for %s first",
-					b.Name, a.Name, callOn(b), callOn(a), b.Name, b.Name, a.Name, a.Name, a.Name)})
-		}
+	return rounds
+}
+
+// one reports whether a and b were played in one round.
+func (r callRounds) one(a, b *Operation) bool {
+	return a.StartTick != 0 && r[a.StartTick] != 0 && r[a.StartTick] == r[b.StartTick]
+}
+
+// afterPair reports b, a call of an op that declares after=a.Name, where
+// it started before a returned and was beside it: in flight together (one
+// batch), or played in one round with it (dispatched together, callRounds)
+// and run to its end before a started, the worst order after= forbids
+// (s0f0s1f1: that schedule had no finding while the check was "in flight
+// together", red team rtV #14). A call that started after a returned
+// (s1f1s0f0) is in order, and so is one whose worker waited for a's answer
+// (on a channel) before it called the tool: it was never in a's round. A
+// prerequisite done on b's entity, or one beside b whose answer names b's
+// entity, clears a (prerequisiteDone).
+func afterPair(ops []Operation, nest nesting, rounds callRounds, a, b *Operation, add func(Finding)) {
+	if !contains(b.After, a.Name) || b.StartTick == 0 {
+		return
 	}
+	end := a.EndTick
+	if end == 0 {
+		end = a.StartTick // it never reached its finish gate: in flight for an instant (batches)
+	}
+	if b.StartTick > end {
+		return // a had returned
+	}
+	together := nest.together(a, b)
+	if !together && (!rounds.one(a, b) || nest.related(a, b)) {
+		return
+	}
+	// A call of a's op beside b (in flight with it, or in its round)
+	// whose answer names b's entity is the one b waits for.
+	beside := func(c, b *Operation) bool {
+		return nest.together(c, b) || rounds.one(c, b) && !nest.related(c, b)
+	}
+	if prerequisiteDone(ops, a, b, beside) {
+		return
+	}
+	where := fmt.Sprintf("batch %d: %s beside %s", a.Batch, callOn(b), callOn(a))
+	if !together {
+		where = fmt.Sprintf("one round of parallel calls: %s beside %s", callOn(b), callOn(a))
+	}
+	if b.EndTick != 0 && b.EndTick < a.StartTick {
+		where += fmt.Sprintf(", which this schedule ran one after the other, %s first", b.Name)
+	}
+	add(Finding{Code: CodeDependentCallsConcurrent, Severity: SeverityError,
+		Ops: []string{a.Name, b.Name}, Calls: []string{a.ID, b.ID},
+		Message: fmt.Sprintf("%s dispatched concurrently with its prerequisite %s (%s): %s declares after=%s, so it must start only once %s has returned; issue them in separate turns or wait for %s first",
+			b.Name, a.Name, where, b.Name, a.Name, a.Name, a.Name)})
 }
 
 // prerequisiteDone reports whether b, which declares after=a.Name, had
@@ -2565,12 +2583,13 @@ func afterOutOfOrder(ops []Operation, nest nesting, sch *scheduler, add func(Fin
 // answered INV-ORD-9, and attach_invoice(INV-ORD-9), keyed by invoice,
 // followed it). Nothing links b to a then; b waited for its own
 // prerequisite, as the finding asks. A call whose answer names b's entity
-// and that was in flight beside b too is b's prerequisite: that pair is the
-// finding, and a, another call of the op beside them whose answer does not
-// name b's entity, is not reported with b as well. Where nothing links the
-// two (a create keyed by customer that answers nothing of the invoice, an
-// attach by invoice), the finding stands.
-func prerequisiteDone(ops []Operation, nest nesting, a, b *Operation) bool {
+// and that was beside b too (in flight with it; for afterOutOfOrder, in
+// its round) is b's prerequisite: that pair is the finding, and a, another
+// call of the op beside them whose answer does not name b's entity, is not
+// reported with b as well. Where nothing links the two (a create keyed by
+// customer that answers nothing of the invoice, an attach by invoice), the
+// finding stands.
+func prerequisiteDone(ops []Operation, a, b *Operation, beside func(c, b *Operation) bool) bool {
 	if b.Entity == "" || a.Entity == b.Entity || b.StartTick == 0 {
 		return false
 	}
@@ -2585,7 +2604,7 @@ func prerequisiteDone(ops []Operation, nest nesting, a, b *Operation) bool {
 		if c.Entity == b.Entity && answered {
 			return true
 		}
-		if linkable && !aNames && (answered || nest.together(c, b)) && answerNames(c, want) {
+		if linkable && !aNames && (answered || beside(c, b)) && answerNames(c, want) {
 			return true
 		}
 	}
