@@ -97,11 +97,10 @@ type Suite struct {
 	impure           string // why the agent cannot run in a bubble
 	nothingTraced    bool
 	seenOnce         map[string]bool // findings reported once per suite
-	orderSeen        map[string]bool
-	selectErr        error         // the scenario selection names no scenario (checkSelection)
-	stateErr         error         // State's first failure in the baseline (stateerror.go)
-	commuting        []heldFinding // concurrent_writes_same_entity findings held back (commutingWrites)
-	shardRan         *Shard        // this shard's part, once explored (shard.go)
+	selectErr        error           // the scenario selection names no scenario (checkSelection)
+	stateErr         error           // State's first failure in the baseline (stateerror.go)
+	commuting        []heldFinding   // concurrent_writes_same_entity findings held back (commutingWrites)
+	shardRan         *Shard          // this shard's part, once explored (shard.go)
 	pre              *preflightRun
 	inBubble         bool // a scheduled run in a bubble is under way (runGated)
 	// readLoops is apart from the suite: the worlds of its scenarios
@@ -223,12 +222,6 @@ func (s *Suite) Baseline(ctx context.Context) (*Result, error) {
 			alt, altSch, altErr := s.runGated(ctx, sc, reverseChooser(), nil)
 			if altErr == nil && altSch.err == nil && !baselineFailed(alt) {
 				res, sch = alt, altSch
-				for _, f := range order {
-					if s.orderSeen == nil {
-						s.orderSeen = map[string]bool{}
-					}
-					s.orderSeen[orderKey(f)] = true
-				}
 				res.Findings = append(res.Findings, order...)
 			}
 		}
@@ -398,13 +391,11 @@ func hasOrderFinding(res *Result) bool {
 // baseline: the baseline runs under the listed schedule on every run, so
 // it fails in that order again and its subtest reports the finding. The
 // line used to select the listed schedule's interleaving subtest, which
-// passed: that schedule did not report the finding again (orderSeen; now
-// only a concurrent_writes_same_entity finding is kept from it, while a
-// dependent_calls_concurrent one is reported by every schedule that shows
-// it, record), and where the reverse order failed too, no interleaving
-// runs at all. The schedule's own form stays beside it: AGENTIDEM_SCHEDULE
-// in front of a go test command that runs the baseline shows the finding
-// as well.
+// passed then: that schedule did not report the finding again (it does
+// now, record, and the report groups the two), and where the reverse order
+// failed too, no interleaving runs at all. The schedule's own form stays
+// beside it: AGENTIDEM_SCHEDULE in front of a go test command that runs
+// the baseline shows the finding as well.
 func (s *Suite) orderFindings(res *Result, sch *scheduler) []Finding {
 	probe := &Result{}
 	s.orderChecks(probe, res.Trace, Scenario{Kind: ScenarioInterleaving})
@@ -2487,10 +2478,17 @@ func (s *Suite) orderChecks(res *Result, tr *Trace, sc Scenario) {
 			// identity (set_status(o1, shipped) beside cancel_order(o1)).
 			if i < j && a.Kind == KindWrite && b.Kind == KindWrite && a.Entity != "" && a.Entity == b.Entity && (a.Identity != b.Identity || a.Name != b.Name || updatesConflict(a, b)) &&
 				!contains(a.After, b.Name) && !contains(b.After, a.Name) { // an after= pair is reported as such
+				// Named in one order in every schedule (by op, then
+				// call), not in the order this one started them: the
+				// report groups the schedules' findings by their ops.
+				x, y := a, b
+				if y.Name < x.Name || y.Name == x.Name && y.ID < x.ID {
+					x, y = y, x
+				}
 				add(Finding{Code: CodeConcurrentWritesEntity, Severity: SeverityError,
-					Ops: []string{a.Name, b.Name}, Identities: []string{a.Entity}, Calls: []string{a.ID, b.ID},
+					Ops: []string{x.Name, y.Name}, Identities: []string{x.Entity}, Calls: []string{x.ID, y.ID},
 					Message: fmt.Sprintf("%s and %s write entity %s while both in flight (batch %d): the result depends on which lands last, even where this schedule ended well; serialize writes to one entity",
-						a.Name, b.Name, a.Entity, a.Batch)})
+						x.Name, y.Name, x.Entity, x.Batch)})
 			}
 		}
 	}
