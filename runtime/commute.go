@@ -23,7 +23,8 @@ type heldFinding struct {
 // each of the two calls started last in one of them and finished last in
 // one, the exploration disproved it: two tags added to one post, two
 // counters of one row incremented, writes that commute. It is then
-// replaced by a note on its schedule's trace. Otherwise (one order never
+// replaced by a note on the trace of the first schedule that showed it
+// (every schedule that shows it holds one). Otherwise (one order never
 // ran, as under a PCT budget; two schedules ended differently; a schedule
 // was inconclusive) it is given back to its schedule's result, which
 // testkit prints as it prints what the exploration adds after a schedule
@@ -51,10 +52,18 @@ func (s *Suite) commutingWrites() {
 			break
 		}
 	}
+	var noted map[string]bool // the pairs whose note is written, on their first schedule
 	for _, h := range held {
 		res, f := h.res, h.f
 		if len(f.Calls) == 2 && len(f.Ops) == 2 && len(f.Identities) == 1 && same {
 			if n, ok := bothOrdersRan(runs, res.Trace, f.Calls[0], f.Calls[1]); ok {
+				if noted[orderKey(f)] {
+					continue
+				}
+				if noted == nil {
+					noted = map[string]bool{}
+				}
+				noted[orderKey(f)] = true
 				res.Trace.Notes = append(res.Trace.Notes, fmt.Sprintf("%s and %s wrote entity %s while both in flight; in the %d schedules run, each of them started last in some and finished last in some, and all ended in the same world: they commute, so which lands last does not matter", f.Ops[0], f.Ops[1], f.Identities[0], n))
 				continue
 			}

@@ -604,25 +604,23 @@ func scheduleEnv(name string) string {
 	return fmt.Sprintf(" (or: AGENTIDEM_SCHEDULE='%s')", name)
 }
 
-// record dedupes order findings across schedules and keeps the result.
+// record keeps the result of a schedule.
+//
+// An ordering finding stays in every schedule that shows it: the report
+// groups them into one problem, and go test prints it once (a later
+// schedule's subtest has a line that points back). Kept at the first
+// schedule only, the others were "safe": true in the report file, ok in
+// the summary and the HTML, and the replay lines of their subtests passed,
+// though each ran the dependent call before its prerequisite had returned,
+// or the two writes in flight together (red team rtV #14). With State, a
+// concurrent_writes_same_entity finding is held back until every schedule
+// has run, which may show that the two writes commute (commutingWrites).
 func (s *Suite) record(res *Result, each func(*Result)) {
 	kept := res.Findings[:0]
 	for _, f := range res.Findings {
-		if f.Code == CodeDependentCallsConcurrent || f.Code == CodeConcurrentWritesEntity {
-			key := orderKey(f)
-			if s.orderSeen[key] {
-				continue
-			}
-			if s.orderSeen == nil {
-				s.orderSeen = map[string]bool{}
-			}
-			s.orderSeen[key] = true
-			if f.Code == CodeConcurrentWritesEntity && s.cfg.state != nil {
-				// Held back until every schedule has run, which may
-				// show that the two writes commute (commutingWrites).
-				s.commuting = append(s.commuting, heldFinding{res, f})
-				continue
-			}
+		if f.Code == CodeConcurrentWritesEntity && s.cfg.state != nil {
+			s.commuting = append(s.commuting, heldFinding{res, f})
+			continue
 		}
 		kept = append(kept, f)
 	}

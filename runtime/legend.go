@@ -168,10 +168,10 @@ func bigCount(n int) string {
 }
 
 // explainOrderAcross completes the ordering findings of the schedules run
-// so far: a dependent call that returned no error in the schedule that
-// reported the finding (the others report it no more) may have failed in
-// another; the first such schedule and the error are added, so that the
-// finding says what the order does to the agent.
+// so far: a dependent call that returned no error in a schedule that
+// reported the finding may have failed in another; the first such
+// schedule and the error are added, so that the finding says what the
+// order does to the agent.
 func (s *Suite) explainOrderAcross() {
 	for _, res := range s.scheduledResults {
 		for i := range res.Findings {

@@ -57,7 +57,10 @@ type Op struct {
 	Params []string
 	// After lists ops that must happen before this one, by name. Generated
 	// code writes an op of another package as "importpath Name", which
-	// Declare turns into that op's name.
+	// Declare turns into that op's name. Under a schedule, a call of this
+	// op that started before a call of one of them returned, the two in
+	// flight together or dispatched in one round of parallel calls, is a
+	// dependent_calls_concurrent finding.
 	After []string
 	// NoError says the function has no error result: the runtime can trace
 	// it but cannot make it fail or lose its acknowledgement.

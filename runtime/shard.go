@@ -387,22 +387,15 @@ func MergeShards(reps ...*Report) (*Report, error) {
 			break
 		}
 	}
-	// Order findings are kept at their first schedule, and the outcomes
-	// compared across all of them, as one exploration does.
-	seenOrder := map[string]bool{}
+	// Ordering findings stay in every schedule that shows them, and the
+	// outcomes are compared across all of them, as one exploration does
+	// (Suite.record).
 	for _, res := range merged {
 		kept := res.Findings[:0]
 		for _, f := range res.Findings {
-			switch f.Code {
-			case CodeOrderVariantOutcome:
-				continue
-			case CodeDependentCallsConcurrent, CodeConcurrentWritesEntity:
-				if seenOrder[orderKey(f)] {
-					continue
-				}
-				seenOrder[orderKey(f)] = true
+			if f.Code != CodeOrderVariantOutcome {
+				kept = append(kept, f)
 			}
-			kept = append(kept, f)
 		}
 		res.Findings = kept
 	}

@@ -97,11 +97,10 @@ type Suite struct {
 	impure           string // why the agent cannot run in a bubble
 	nothingTraced    bool
 	seenOnce         map[string]bool // findings reported once per suite
-	orderSeen        map[string]bool
-	selectErr        error         // the scenario selection names no scenario (checkSelection)
-	stateErr         error         // State's first failure in the baseline (stateerror.go)
-	commuting        []heldFinding // concurrent_writes_same_entity findings held back (commutingWrites)
-	shardRan         *Shard        // this shard's part, once explored (shard.go)
+	selectErr        error           // the scenario selection names no scenario (checkSelection)
+	stateErr         error           // State's first failure in the baseline (stateerror.go)
+	commuting        []heldFinding   // concurrent_writes_same_entity findings held back (commutingWrites)
+	shardRan         *Shard          // this shard's part, once explored (shard.go)
 	pre              *preflightRun
 	inBubble         bool // a scheduled run in a bubble is under way (runGated)
 	// readLoops is apart from the suite: the worlds of its scenarios
@@ -226,12 +225,6 @@ func (s *Suite) Baseline(ctx context.Context) (*Result, error) {
 			alt, altSch, altErr := s.runGated(ctx, sc, reverseChooser(), nil)
 			if altErr == nil && altSch.err == nil && !baselineFailed(alt) {
 				res, sch = alt, altSch
-				for _, f := range order {
-					if s.orderSeen == nil {
-						s.orderSeen = map[string]bool{}
-					}
-					s.orderSeen[orderKey(f)] = true
-				}
 				res.Findings = append(res.Findings, order...)
 			}
 		}
@@ -401,12 +394,11 @@ func hasOrderFinding(res *Result) bool {
 // baseline: the baseline runs under the listed schedule on every run, so
 // it fails in that order again and its subtest reports the finding. The
 // line used to select the listed schedule's interleaving subtest, which
-// passed: that schedule does not report the finding again (orderSeen, so
-// that a whole run reports it once, marked by Baseline when it keeps the
-// finding: only where the reverse order passed), and where the reverse
-// order failed too, no interleaving runs at all. The schedule's own form stays beside
-// it: AGENTIDEM_SCHEDULE in front of a go test command that runs the
-// baseline shows the finding as well.
+// passed then: that schedule did not report the finding again (it does
+// now, record, and the report groups the two), and where the reverse order
+// failed too, no interleaving runs at all. The schedule's own form stays
+// beside it: AGENTIDEM_SCHEDULE in front of a go test command that runs
+// the baseline shows the finding as well.
 func (s *Suite) orderFindings(res *Result, sch *scheduler) []Finding {
 	probe := &Result{}
 	s.orderChecks(probe, res.Trace, Scenario{Kind: ScenarioInterleaving})
@@ -2487,10 +2479,11 @@ func shortSite(site string) string {
 	return site
 }
 
-// orderChecks finds the ordering hazards of one scheduled run: an op in
-// flight together with an op it declares after=, two writes to one entity in
-// flight together, and, after a partial batch failure, a call of the batch
-// that had succeeded executed again.
+// orderChecks finds the ordering hazards of one scheduled run: a call of
+// an op that declares after= started before a call of that op returned,
+// beside it (afterPair), two writes to one entity in flight together, and,
+// after a partial batch failure, a call of the batch that had succeeded
+// executed again.
 func (s *Suite) orderChecks(res *Result, tr *Trace, sc Scenario) {
 	add := func(f Finding) {
 		f.Scenario, f.Replay = sc.Name, res.Replay
@@ -2502,19 +2495,18 @@ func (s *Suite) orderChecks(res *Result, tr *Trace, sc Scenario) {
 	}
 	ops := tr.Ops
 	nest := nestingOf(ops)
+	rounds := roundsOf(sc.sched, ops)
 	for i := range ops {
 		for j := range ops {
 			a, b := &ops[i], &ops[j]
-			if i == j || !nest.together(a, b) {
+			if i == j {
 				continue
 			}
-			for _, dep := range b.After {
-				if dep == a.Name && !prerequisiteDone(ops, nest, a, b) {
-					add(Finding{Code: CodeDependentCallsConcurrent, Severity: SeverityError,
-						Ops: []string{a.Name, b.Name}, Calls: []string{a.ID, b.ID},
-						Message: fmt.Sprintf("%s dispatched concurrently with its prerequisite %s (batch %d: %s beside %s): %s declares after=%s, so it must start only once %s has returned; issue them in separate turns or wait for %s first",
-							b.Name, a.Name, a.Batch, callOn(b), callOn(a), b.Name, a.Name, a.Name, a.Name)})
-				}
+			if len(b.After) > 0 {
+				afterPair(ops, nest, rounds, a, b, add)
+			}
+			if !nest.together(a, b) {
+				continue
 			}
 			// Two executions of one call (one op, one identity, the same
 			// arguments) are the duplicate check's; two updates of one
@@ -2523,13 +2515,97 @@ func (s *Suite) orderChecks(res *Result, tr *Trace, sc Scenario) {
 			// identity (set_status(o1, shipped) beside cancel_order(o1)).
 			if i < j && a.Kind == KindWrite && b.Kind == KindWrite && a.Entity != "" && a.Entity == b.Entity && (a.Identity != b.Identity || a.Name != b.Name || updatesConflict(a, b)) &&
 				!contains(a.After, b.Name) && !contains(b.After, a.Name) { // an after= pair is reported as such
+				// Named in one order in every schedule (by op, then
+				// call), not in the order this one started them: the
+				// report groups the schedules' findings by their ops.
+				x, y := a, b
+				if y.Name < x.Name || y.Name == x.Name && y.ID < x.ID {
+					x, y = y, x
+				}
 				add(Finding{Code: CodeConcurrentWritesEntity, Severity: SeverityError,
-					Ops: []string{a.Name, b.Name}, Identities: []string{a.Entity}, Calls: []string{a.ID, b.ID},
+					Ops: []string{x.Name, y.Name}, Identities: []string{x.Entity}, Calls: []string{x.ID, y.ID},
 					Message: fmt.Sprintf("%s and %s write entity %s while both in flight (batch %d): the result depends on which lands last, even where this schedule ended well; serialize writes to one entity",
-						a.Name, b.Name, a.Entity, a.Batch)})
+						x.Name, y.Name, x.Entity, x.Batch)})
 			}
 		}
 	}
+}
+
+// callRounds maps the start tick of each call the scheduler played in a
+// round of two or more (the calls that waited at their start gates
+// together: the agent issued them without waiting for one another, as one
+// model turn's parallel tool calls) to its round, from 1. A start tick is
+// its call's own. nil where no scheduler ran, no round had two calls, or
+// no op of the trace declares after=: only the after= check reads it.
+type callRounds map[int]int
+
+func roundsOf(sch *scheduler, ops []Operation) callRounds {
+	if sch == nil || len(sch.rounds) == 0 || !slices.ContainsFunc(ops, func(o Operation) bool { return len(o.After) > 0 }) {
+		return nil
+	}
+	rounds := callRounds{}
+	for r, calls := range sch.rounds {
+		for _, c := range calls {
+			c.mu.Lock()
+			t := int(c.rec.StartTick)
+			c.mu.Unlock()
+			if t > 0 {
+				rounds[t] = r + 1
+			}
+		}
+	}
+	return rounds
+}
+
+// one reports whether a and b were played in one round.
+func (r callRounds) one(a, b *Operation) bool {
+	return a.StartTick != 0 && r[a.StartTick] != 0 && r[a.StartTick] == r[b.StartTick]
+}
+
+// afterPair reports b, a call of an op that declares after=a.Name, where
+// it started before a returned and was beside it: in flight together (one
+// batch), or played in one round with it (dispatched together, callRounds)
+// and run to its end before a started, the worst order after= forbids
+// (s0f0s1f1: that schedule had no finding while the check was "in flight
+// together", red team rtV #14). A call that started after a returned
+// (s1f1s0f0) is in order, and so is one whose worker waited for a's answer
+// (on a channel) before it called the tool: it was never in a's round. A
+// prerequisite done on b's entity, or one beside b whose answer names b's
+// entity, clears a (prerequisiteDone).
+func afterPair(ops []Operation, nest nesting, rounds callRounds, a, b *Operation, add func(Finding)) {
+	if !contains(b.After, a.Name) || b.StartTick == 0 {
+		return
+	}
+	end := a.EndTick
+	if end == 0 {
+		end = a.StartTick // it never reached its finish gate: in flight for an instant (batches)
+	}
+	if b.StartTick > end {
+		return // a had returned
+	}
+	together := nest.together(a, b)
+	if !together && (!rounds.one(a, b) || nest.related(a, b)) {
+		return
+	}
+	// A call of a's op beside b (in flight with it, or in its round)
+	// whose answer names b's entity is the one b waits for.
+	beside := func(c, b *Operation) bool {
+		return nest.together(c, b) || rounds.one(c, b) && !nest.related(c, b)
+	}
+	if prerequisiteDone(ops, a, b, beside) {
+		return
+	}
+	where := fmt.Sprintf("batch %d: %s beside %s", a.Batch, callOn(b), callOn(a))
+	if !together {
+		where = fmt.Sprintf("one round of parallel calls: %s beside %s", callOn(b), callOn(a))
+	}
+	if b.EndTick != 0 && b.EndTick < a.StartTick {
+		where += fmt.Sprintf(", which this schedule ran one after the other, %s first", b.Name)
+	}
+	add(Finding{Code: CodeDependentCallsConcurrent, Severity: SeverityError,
+		Ops: []string{a.Name, b.Name}, Calls: []string{a.ID, b.ID},
+		Message: fmt.Sprintf("%s dispatched concurrently with its prerequisite %s (%s): %s declares after=%s, so it must start only once %s has returned; issue them in separate turns or wait for %s first",
+			b.Name, a.Name, where, b.Name, a.Name, a.Name, a.Name)})
 }
 
 // prerequisiteDone reports whether b, which declares after=a.Name, had
@@ -2542,12 +2618,13 @@ func (s *Suite) orderChecks(res *Result, tr *Trace, sc Scenario) {
 // answered INV-ORD-9, and attach_invoice(INV-ORD-9), keyed by invoice,
 // followed it). Nothing links b to a then; b waited for its own
 // prerequisite, as the finding asks. A call whose answer names b's entity
-// and that was in flight beside b too is b's prerequisite: that pair is the
-// finding, and a, another call of the op beside them whose answer does not
-// name b's entity, is not reported with b as well. Where nothing links the
-// two (a create keyed by customer that answers nothing of the invoice, an
-// attach by invoice), the finding stands.
-func prerequisiteDone(ops []Operation, nest nesting, a, b *Operation) bool {
+// and that was beside b too (in flight with it; for afterOutOfOrder, in
+// its round) is b's prerequisite: that pair is the finding, and a, another
+// call of the op beside them whose answer does not name b's entity, is not
+// reported with b as well. Where nothing links the two (a create keyed by
+// customer that answers nothing of the invoice, an attach by invoice), the
+// finding stands.
+func prerequisiteDone(ops []Operation, a, b *Operation, beside func(c, b *Operation) bool) bool {
 	if b.Entity == "" || a.Entity == b.Entity || b.StartTick == 0 {
 		return false
 	}
@@ -2562,7 +2639,7 @@ func prerequisiteDone(ops []Operation, nest nesting, a, b *Operation) bool {
 		if c.Entity == b.Entity && answered {
 			return true
 		}
-		if linkable && !aNames && (answered || nest.together(c, b)) && answerNames(c, want) {
+		if linkable && !aNames && (answered || beside(c, b)) && answerNames(c, want) {
 			return true
 		}
 	}

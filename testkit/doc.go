@@ -130,13 +130,21 @@
 // flight together on the scheduler's logical clock form a batch, and the
 // checks are:
 //
-//   - dependent_calls_concurrent: an op in one batch with an op it declares
-//     after=;
+//   - dependent_calls_concurrent: a call of an op started before a call of
+//     an op it declares after= returned, the two in one batch or in one
+//     round of parallel calls (dispatched together: the schedule s0f0s1f1
+//     that runs the dependent call to its end first is one); a call
+//     started after its prerequisite returned, or one whose goroutine
+//     waited for the prerequisite's answer before it called the tool, is
+//     in order;
 //   - concurrent_writes_same_entity: two writes to one entity in one batch;
 //   - order_variant_outcome: with Outcome, schedules that end differently;
 //   - partial_batch_replay: partial_batch_failure fails one call of a batch
 //     with a conflict, and the agent executes again a call of the batch that
 //     had succeeded.
+//
+// An ordering finding is in every schedule that shows it, one problem in
+// the report: each such schedule fails, and so does its replay line.
 //
 // Commutation is decided by entity: a tool that declares an entity is
 // assumed to touch nothing else, and one that declares none is ordered
