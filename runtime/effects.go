@@ -2946,6 +2946,14 @@ func judgeRepeatsIn(out []Finding, tr *Trace, end, baseEnd string, baseWin map[s
 					tr.unsettled = true
 					tr.Notes = append(tr.Notes, finishedAllNote(o, first.ID))
 				}
+			case o.stateSeen() && o.StateChange != "" && !o.Idempotent && tr.endSettled && endChange != "" && firstLandedDespiteSettle(tr, baseTr, o, first, baseWin, baseEnd, alike) && endHoldsACopyMore(baseTr, o, baseWin, end, baseEnd, &views):
+				// As below, but the end holds a second copy: a duplicate,
+				// counted by the end (settledlate.go).
+				o.Repeat, o.JudgedBy = RepeatDuplicate, JudgedByEndState
+				dups = append(dups, o.ID)
+				if change == "" {
+					change, note = endChange, settledLateDupNote(first.ID, o.StateChange)
+				}
 			case o.stateSeen() && o.StateChange != "" && !o.Idempotent && tr.endSettled && firstLandedDespiteSettle(tr, baseTr, o, first, baseWin, baseEnd, alike) && endSame():
 				// As above, where the Settle let the first's effect
 				// through (settledlate.go).

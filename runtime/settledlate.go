@@ -92,14 +92,8 @@ func settleLetThrough(tr, baseTr *Trace, o, first *Operation, baseWin map[string
 	if !tr.endSettled || !o.stateSettled() || baseTr == nil || end == "" || baseEnd == "" || end == baseEnd {
 		return ""
 	}
-	prefix := o.Name + "\x00" + o.Identity + "\x00"
-	for wk, w := range baseWin {
-		if !strings.HasPrefix(wk, prefix) {
-			continue
-		}
-		if oneMoreCopy(baseEnd, end, w, views) || w[0] != "" && soleWrite(baseTr) && oneMoreCopy(baseEnd, end, [2]string{w[0], baseEnd}, views) {
-			return fmt.Sprintf("holds one more copy of what one execution of %s added in the baseline, beside all the baseline's end holds (%s): an effect landed after the Settle said the world was quiet, the repeat's landing after its window closed or the world's, and the suite cannot tell which", o.Name, describeChange(baseEnd, end, maxChange))
-		}
+	if endHoldsACopyMore(baseTr, o, baseWin, end, baseEnd, views) {
+		return fmt.Sprintf("holds one more copy of what one execution of %s added in the baseline, beside all the baseline's end holds (%s): an effect landed after the Settle said the world was quiet, the repeat's landing after its window closed or the world's, and the suite cannot tell which", o.Name, describeChange(baseEnd, end, maxChange))
 	}
 	if nothingLandedSettled(tr, baseTr, end, baseEnd, alike) {
 		return fmt.Sprintf("holds none of what the baseline's run changed (%s): what the calls set going had not landed when the Settle said the world was quiet, so a window the same Settle closed on no change does not show that the repeat set nothing going", describeChange(baseEnd, end, maxChange))
@@ -139,4 +133,34 @@ func nothingLandedNote(o *Operation, change string) string {
 func settleLetThroughNote(o *Operation, what string) string {
 	return fmt.Sprintf("%s (a repeat of %s) was not judged: its window, opened and closed once the Settle said the world was quiet, held no change, but the run's end, read after the same Settle, %s. The Settle lets such work through (a count it reads that lags behind the work queued, such as a consumer's pending count read before the broker counted the message); make it wait for all the work the calls set going (testkit.SettleUntil) for the suite to judge the repeat",
 		o.ID, o.Name, what)
+}
+
+// endHoldsACopyMore says the end holds one more copy of what one
+// execution of o's call added in the baseline, beside all the baseline's
+// end holds (oneMoreCopy); where the baseline made that one write, its
+// change from its window on counts, as copiedAfter's does.
+func endHoldsACopyMore(baseTr *Trace, o *Operation, baseWin map[string][2]string, end, baseEnd string, views *stateViews) bool {
+	if baseTr == nil || end == "" || baseEnd == "" || end == baseEnd {
+		return false
+	}
+	prefix := o.Name + "\x00" + o.Identity + "\x00"
+	for wk, w := range baseWin {
+		if !strings.HasPrefix(wk, prefix) {
+			continue
+		}
+		if oneMoreCopy(baseEnd, end, w, views) || w[0] != "" && soleWrite(baseTr) && oneMoreCopy(baseEnd, end, [2]string{w[0], baseEnd}, views) {
+			return true
+		}
+	}
+	return false
+}
+
+// settledLateDupNote is the finding's note where repeat o's window held
+// the first execution's late effect (firstLandedDespiteSettle) and the
+// end holds one more copy than the baseline's: the window's change is not
+// the repeat's, and the finding quotes the end. A buggy publisher's
+// finding said "the repeat changed the state: 0 → 1 entry", the first's
+// ticket; its own landed after its window.
+func settledLateDupNote(first, windowChange string) string {
+	return fmt.Sprintf("in its window the world carried out what %s set going (%s), after the Settle said the world was quiet, so this compares the end state with what one delivery left", first, clip(windowChange, maxChange/2))
 }

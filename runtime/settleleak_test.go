@@ -192,7 +192,8 @@ func runLagBroker(t *testing.T, b *lagBroker) *Report {
 // Settle was given, did not apply with one. The scenario is now
 // inconclusive, with a note that the Settle let the first's effect land
 // late; the buggy twin, whose run ends with two tickets, is still a
-// duplicate_write there. In its sequential second delivery the repeat's
+// duplicate_write there, and its finding, which quoted the first's ticket
+// as "the repeat changed the state: null → [conv-42]", quotes the end. In its sequential second delivery the repeat's
 // own message is stored and not counted when the Settle closes its
 // window, which holds nothing, and its ticket is made at the client's
 // flush: the end held two tickets, and the repeat was absorbed ("state
@@ -217,6 +218,14 @@ func TestSettleMissedTheFirstsEffectInTheRestartsWindow(t *testing.T) {
 			}
 			for _, sc := range late {
 				assert.Equal(t, []string{"duplicate_write open_ticket"}, findings(rep, sc), sc)
+				// The window's change was the first's ticket: the finding
+				// says so and quotes the end's second one.
+				for _, f := range rep.Findings {
+					if f.Scenario == sc {
+						assert.Contains(t, f.Message, "in its window the world carried out what 1:open_ticket#1 set going", sc)
+						assert.Contains(t, f.Message, `state: 1 → 2 entries, added "conv-42"`, sc)
+					}
+				}
 			}
 			res := resultOf(t, rep, ScenarioDuplicateSeq)
 			if assert.True(t, res.Inconclusive, "the buggy publisher passed") {
