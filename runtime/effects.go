@@ -2270,6 +2270,7 @@ func judgeRepeatsIn(out []Finding, tr *Trace, end, baseEnd string, baseWin map[s
 	dupFound := false      // a duplicate_write finding was made
 	deferredNoted := false // the trace says why a repeat was judged by the end (deferredNote)
 	stillNoted := false    // the trace says why a repeat was not judged (neverStillNote)
+	letThrough := ""       // what the end says the Settle let through (settleLetThrough)
 	// lateIn holds, by op, the repeat of another op whose window held the
 	// late effect of a call of it (foreignWindow): there an empty window
 	// of its own repeat says nothing (unjudgedLate, below).
@@ -2864,6 +2865,17 @@ func judgeRepeatsIn(out []Finding, tr *Trace, end, baseEnd string, baseWin map[s
 					tr.unsettled = true
 					tr.Notes = append(tr.Notes, landedAfterAllNote(o, first.ID, describeChange(tr.returned, end, maxChange)))
 				}
+			case o.stateSeen() && o.StateChange == "" && !o.Idempotent && tr.endSettled && func() bool {
+				letThrough = settleLetThrough(tr, baseTr, o, first, baseWin, end, baseEnd, &views, alike)
+				return letThrough != ""
+			}():
+				// The end says the Settle let work through
+				// (settledlate.go): unjudged.
+				if !stillNoted {
+					stillNoted = true
+					tr.unsettled = true
+					tr.Notes = append(tr.Notes, settleLetThroughNote(o, letThrough))
+				}
 			case o.stateSeen() && o.StateChange == "" && effectSeen(o) && !queuedOnly(o):
 				// The snapshots around the repeat are equal, and the
 				// first execution's effect was visible, or one in the
@@ -2965,6 +2977,22 @@ func judgeRepeatsIn(out []Finding, tr *Trace, end, baseEnd string, baseWin map[s
 					stillNoted = true
 					tr.unsettled = true
 					tr.Notes = append(tr.Notes, finishedAllNote(o, first.ID))
+				}
+			case o.stateSeen() && o.StateChange != "" && !o.Idempotent && tr.endSettled && endChange != "" && firstLandedDespiteSettle(tr, baseTr, o, first, baseWin, baseEnd, alike) && endHoldsACopyMore(baseTr, o, baseWin, end, baseEnd, &views):
+				// As below, but the end holds a second copy: a duplicate,
+				// counted by the end (settledlate.go).
+				o.Repeat, o.JudgedBy = RepeatDuplicate, JudgedByEndState
+				dups = append(dups, o.ID)
+				if change == "" {
+					change, note = endChange, settledLateDupNote(first.ID, o.StateChange)
+				}
+			case o.stateSeen() && o.StateChange != "" && !o.Idempotent && tr.endSettled && firstLandedDespiteSettle(tr, baseTr, o, first, baseWin, baseEnd, alike) && endSame():
+				// As above, where the Settle let the first's effect
+				// through (settledlate.go).
+				if !stillNoted {
+					stillNoted = true
+					tr.unsettled = true
+					tr.Notes = append(tr.Notes, settledLateNote(o, first.ID))
 				}
 			case o.stateSeen() && o.StateChange != "" && onlyRestless(o):
 				// Only what changes by itself (a heartbeat) changed in
@@ -3247,6 +3275,14 @@ func judgeRepeatsIn(out []Finding, tr *Trace, end, baseEnd string, baseWin map[s
 					// scenario inconclusive (Suite.duplicates).
 					tr.unsettled = true
 					tr.Notes = append(tr.Notes, fmt.Sprintf("%s repeated %s and was not judged: %s; %s (testkit.FailInconclusive fails the test on such a scenario)", o.ID, first.ID, o.StateError, stateAdvice(o.StateError)))
+				case o.Overlapped && !o.Idempotent && tr.endSettled && nothingLandedSettled(tr, baseTr, end, baseEnd, alike):
+					// Nothing landed by the settled end (settledlate.go):
+					// unjudged.
+					if !stillNoted {
+						stillNoted = true
+						tr.unsettled = true
+						tr.Notes = append(tr.Notes, nothingLandedNote(o, endChange))
+					}
 				default:
 					o.Repeat, o.JudgedBy = RepeatDuplicate, JudgedByCount
 					dups = append(dups, o.ID)

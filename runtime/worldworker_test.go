@@ -372,6 +372,16 @@ func TestWorldWorkerChangeInARepeatsWindow(t *testing.T) {
 					}
 					require.NotNil(t, repeat, r.Scenario)
 					assert.Equal(t, RepeatAbsorbed, repeat.Repeat, r.Scenario)
+					if r.Scenario == ScenarioDuplicateConcurrent && repeat.JudgedBy == JudgedByOneExecution && mailInBaselinesCall(rep) {
+						// A loaded machine landed the mail inside the
+						// baseline's call (its 2 ms answer took longer
+						// than the worker's 20 ms): the calls' window
+						// made the change one execution made there,
+						// order and mail, and nothing of the world's
+						// needs a note (1 run of 20 under -race at load
+						// 9, the queue outside State).
+						continue
+					}
 					if c.hidden && r.Scenario == ScenarioDuplicateConcurrent {
 						// The mail in the window is also what the other
 						// delivery's code may have written untraced
@@ -406,6 +416,21 @@ func TestWorldWorkerChangeInARepeatsWindow(t *testing.T) {
 			}
 		})
 	}
+}
+
+// mailInBaselinesCall says the baseline's place_order window closed on the
+// confirmation already mailed.
+func mailInBaselinesCall(rep *Report) bool {
+	if rep.Baseline == nil || rep.Baseline.Trace == nil {
+		return false
+	}
+	for _, o := range rep.Baseline.Trace.Ops {
+		if o.Name == "place_order" && o.effect() != nil {
+			_, after := o.stateWindow()
+			return strings.Contains(after, "confirmation")
+		}
+	}
+	return false
 }
 
 // As the receipt cases above, with the baseline's agent returning once the
