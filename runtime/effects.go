@@ -3349,7 +3349,12 @@ func judgeRepeatsIn(out []Finding, tr *Trace, end, baseEnd string, baseWin map[s
 		if change == "" && note == unseenNote {
 			// No effect was seen: the finding says why it still counts.
 			b = appendExecuted(b, k.op, k.id, dups)
-			b = append(b, ", and State saw no execution change the world: without a Settle the suite cannot tell a write that changes nothing from one whose effect lands later (a background worker), so each execution counts as an effect; if the effect lands later, give a Settle (testkit.SettleOn) so the suite waits for it; if a repeat changes nothing (a set to the value it has), declare the op idempotent: State then checks the declaration"...)
+			// The likeliest cause first: a State that leaves out what the
+			// op changes (red team rtV #22d: a State without the outbox,
+			// and a duplicate email).
+			b = append(b, ", and State saw no execution change the world: if State leaves out what "...)
+			b = append(b, k.op...)
+			b = append(b, " changes (a table, an outbox, a service's record), add it; without a Settle the suite cannot tell a write that changes nothing from one whose effect lands later (a background worker), so each execution counts as an effect; if the effect lands later, give a Settle (testkit.SettleOn) so the suite waits for it; if a repeat changes nothing (a set to the value it has), declare the op idempotent: State then checks the declaration"...)
 			out = append(out, Finding{Code: CodeDuplicateWrite, Severity: SeverityError, Ops: opID[:1:1], Identities: opID[1:2:2], Calls: dups,
 				Message: string(b)})
 			continue
