@@ -1902,6 +1902,13 @@ func (w *world) blocked(self uint64) []string {
 			where = what + " at " + g.whereUp(3)
 		}
 		switch {
+		case g.has("database/sql.(*DB).conn") && !g.has("runtime.(*judge)."):
+			// A pool whose every connection is taken: by a transaction
+			// or rows the agent holds across this call, the wait is for
+			// good (red team rtT #10: GORM's Transaction with
+			// SetMaxOpenConns(1) and a tool using the *DB inside it,
+			// described as "blocked in a select").
+			where += ", waiting for a connection of its database/sql pool, every one of which is in use: a transaction or rows the agent holds open across this call keep one (with a pool of one, run the statement on the transaction, or end it before the call)"
 		case g.has("runtime.(*judge).snapshot"):
 			where += ", inside the State function, which runs on the goroutine of the call it judges: it must not wait for what the agent holds across a traced call (a lock, a transaction's database connection)"
 		case g.has("runtime.(*judge).quiet"):
