@@ -86,8 +86,11 @@ func TestConcurrentBranches(t *testing.T) {
 
 // identityvar: an identity made fresh in a variable before the call is
 // reported where it is made, not "at the call site" (red team fF).
+// identitykey: a write's key outside its identity made fresh at the call
+// site is reported (red team rtT #9).
 func TestIdentityThroughVariable(t *testing.T) {
 	analysistest.Run(t, analysistest.TestData(), analyzer.Identity, "identityvar")
+	analysistest.Run(t, analysistest.TestData(), analyzer.Identity, "identitykey")
 }
 
 // writesdispatch: a write a loop's goroutine runs only when the turn's

@@ -431,7 +431,11 @@
 // plain functions only a value made at the call site counts, since a key
 // made once before a retry loop is the usual, correct use. A retry or
 // redelivery then carries a fresh identity and the sink cannot recognise
-// the repeat.
+// the repeat. So does a write whose key parameter outside its identity=
+// (key, one ending in Key or _key, an idempotency key's), which it hands
+// its sink, gets a value made at the call site: every attempt sends
+// another key (RefundWithKeyTraced(ctx, charge, amount, uuid.NewString())
+// in a retry loop).
 //
 // Wrong:
 //

@@ -5,6 +5,7 @@ import (
 	"go/ast"
 	"go/types"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/agentidem/agentidem-go/internal/directive"
@@ -93,6 +94,7 @@ func checkIdentities(pass *analysis.Pass, r *ops, fd *ast.FuncDecl, funcs map[*t
 					}
 				}
 			}
+			checkOpKeys(pass, r, nd, op, call, reported)
 			return true
 		}
 		fn, ok := typeutil.Callee(pass.TypesInfo, call).(*types.Func)
@@ -121,6 +123,44 @@ func checkIdentities(pass *analysis.Pass, r *ops, fd *ast.FuncDecl, funcs map[*t
 		}
 		return true
 	})
+}
+
+// checkOpKeys reports a key parameter of a write op outside its identity
+// (an idempotency key the op hands its sink: key, requestKey, idem_key,
+// idempotencyKey) whose argument is made fresh at the call site: a retry
+// of the call, or a redelivery, sends another key, and the sink cannot
+// tell the repeat (red team rtT #9: a retry loop around
+// RefundWithKeyTraced(ctx, charge, amount, uuid.NewString()) passed vet,
+// which looked at identity= parameters only). As for plain functions, a
+// key made before the call is not judged: made once before a retry loop,
+// it is the usual, correct use.
+func checkOpKeys(pass *analysis.Pass, r *ops, nd *nondet, op *OpFact, call *ast.CallExpr, reported map[string]bool) {
+	if op.Kind != "write" {
+		return
+	}
+	for i, p := range op.Params {
+		if reported[p] || !keyParam(p) || i >= len(call.Args) || (op.Variadic && i == len(op.Params)-1) {
+			continue
+		}
+		if slices.ContainsFunc(op.Identity, func(expr string) bool { return slices.Contains(paramsIn(expr, op.Params), p) }) {
+			continue
+		}
+		if src := nd.source(call.Args[i], maxDepth); src != "" {
+			r.report(pass, analysis.Diagnostic{
+				Pos: call.Args[i].Pos(),
+				End: call.Args[i].End(),
+				Message: fmt.Sprintf("the %s argument of %s, a key outside its identity, is built from %s at the call site: every retry or redelivery sends a fresh key, so the sink cannot recognise the repeat; "+
+					"derive it from the request (an order ID, the tool-call ID)", p, op.Name, src),
+			})
+		}
+	}
+}
+
+// keyParam reports whether a parameter's name says it is a key: key,
+// one ending in Key or _key (requestKey, idem_key), or an idempotency
+// key's (idemKeyParam).
+func keyParam(name string) bool {
+	return name == "key" || strings.HasSuffix(name, "Key") || strings.HasSuffix(strings.ToLower(name), "_key") || idemKeyParam.MatchString(name)
 }
 
 // nowChain reports whether e is time.Now(), or that moment through UTC,
