@@ -139,3 +139,27 @@ func TestUnseenRepeatSaysNothingWasSeen(t *testing.T) {
 	rep = testkit.Run(&fakeT{name: "TestSetToCurrentSettled"}, agent, append(opts(true), testkit.With(runtime.Settle(func(context.Context) error { return nil })))...)
 	assert.True(t, rep.Safe, "with a Settle: %v", rep.Findings)
 }
+
+// A scenario that shows several problems (a crash that repeats every
+// earlier write of the ten-write agent) prints its replay line once, after
+// its findings, not once a finding: all of a scenario's findings replay
+// alike.
+func TestAScenarioPrintsItsReplayLineOnce(t *testing.T) {
+	agent, setup := measureAgents()[2].agent()
+	ft := &fakeT{name: "TestTenWrites"}
+	rep := testkit.TestAgent(ft, agent, testkit.With(setup))
+	require.True(t, ft.failed())
+	out := strings.Join(ft.errors, "\n")
+	several := 0
+	for _, res := range rep.Results {
+		if len(res.Findings) < 2 {
+			continue
+		}
+		several++
+		// Each replay line names its scenario whole ('^post#1$'), so
+		// no other scenario's line holds it.
+		assert.Equal(t, 1, strings.Count(out, "replay: "+res.Replay),
+			"%s: %d findings, one replay line", res.Scenario, len(res.Findings))
+	}
+	require.Greater(t, several, 5, "crashes and redeliveries repeat several writes")
+}
