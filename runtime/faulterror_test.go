@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 // statusError is the error an HTTP client of the agent's returns for an
@@ -295,4 +296,49 @@ func TestReportNotesEncoded(t *testing.T) {
 		t.Errorf("a report without notes writes the key")
 	}
 	checkEncoding(t, "no notes", rep)
+}
+
+// A fault scenario cut off by the stall bound while the agent waited in
+// its back-off before the retry showed no retry because the retry had no
+// time to come: it is no evidence that the agent does not retry, and the
+// note said "no injected fault was retried" of an agent whose retry the
+// bound cut off (red team rtW #10: a backoff.Retry of 12 s against the
+// 10 s bound). The agent that gives up still gets the note.
+func TestStalledBackOffIsNoEvidenceOfNoRetry(t *testing.T) {
+	var s *store
+	setup := Setup(func(context.Context) error { s = newStore(); return nil })
+	backsOff := func(ctx context.Context) error {
+		if _, err := s.getTraced(ctx, "k"); err == nil {
+			return nil
+		}
+		err := s.putTraced(ctx, "k", 1)
+		if err == nil {
+			return nil
+		}
+		select { // the back-off before the retry, longer than the bound
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(time.Minute):
+		}
+		return s.putTraced(ctx, "k", 1)
+	}
+	rep := mustRun(t, "stalled-backoff", backsOff, setup, StallTimeout(300*time.Millisecond))
+	stalled := 0
+	for _, res := range rep.Results {
+		if res.Fault != nil && resultHas(res, CodeStalled) {
+			stalled++
+		}
+	}
+	if stalled == 0 {
+		t.Fatalf("no fault scenario stalled in the back-off: %v", rep.Findings)
+	}
+	for _, n := range rep.Notes {
+		if strings.Contains(n, "no injected fault was retried") {
+			t.Errorf("a note says no fault was retried, though %d fault scenarios were cut off in the back-off before the retry: %s", stalled, n)
+		}
+	}
+	rep = mustRun(t, "gives-up", putRetrying(&s, func(error) bool { return false }), setup, StallTimeout(300*time.Millisecond))
+	if len(rep.Notes) == 0 || !strings.Contains(strings.Join(rep.Notes, "\n"), "no injected fault was retried") {
+		t.Errorf("the agent that gives up lost its note: %q", rep.Notes)
+	}
 }

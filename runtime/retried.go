@@ -39,12 +39,22 @@ import (
 // w.PayTraced failed) is no call the suite sees, and the note said "the
 // agent did not call the failed op again" of an agent that paid twice
 // that way (red team rtO #3); with State, such a scenario's end tells
-// (unexplained.go), and agentidem-vet reports the direct call.
+// (unexplained.go), and agentidem-vet reports the direct call. A scenario
+// that stalled is no evidence either way: the bound cut it off.
 func notRetried(results []*Result, chosen bool) []string {
 	var kinds []string
 	n := 0
 	for _, res := range results {
 		if res == nil || res.Fault == nil || !res.FaultFired || res.Trace == nil || !seenAsError(res.Fault.Kind) {
+			continue
+		}
+		if resultHas(res, CodeStalled) {
+			// Cut off by the stall bound, maybe in the very back-off
+			// before its retry (a backoff.Retry of 12 s against the 10 s
+			// bound): no call followed because none had the time to,
+			// and the note sent the user looking for FaultError and
+			// Transport (red team rtW #10). The stall's own finding says
+			// where the agent waited.
 			continue
 		}
 		ops := res.Trace.Ops

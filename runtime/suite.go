@@ -2432,6 +2432,9 @@ func (s *Suite) Report() *Report {
 	} else if n := s.stateNote(r.Duration); n != "" {
 		r.Notes = append(r.Notes, n) // stateguard.go
 	}
+	if n := s.realTimeNote(r); n != "" {
+		r.Notes = append(r.Notes, n) // virtualnote.go
+	}
 	r.Shard = s.shardPart()
 	return r
 }

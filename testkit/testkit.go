@@ -114,7 +114,10 @@ func ReportDir(dir string) Option { return func(s *settings) { s.reportDir = dir
 // the next call's start back while the bubble's clock runs, as on real
 // time; see the README's hazards of a bubble.
 // Without it every scenario runs on real time, and each Result's Clock
-// says which one it ran on.
+// says which one it ran on. Fault scenarios run on real time either way:
+// an agent that makes its calls one at a time has no interleaving to run
+// in a bubble, its retries' back-offs cost their wall time, and the
+// report's notes say that VirtualTime ran nothing on virtual time.
 func VirtualTime() Option { return func(s *settings) { s.virtual = true } }
 
 // StallTimeout bounds how long a scenario may make no progress before it
