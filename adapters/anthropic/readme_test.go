@@ -77,7 +77,7 @@ func TestInvoiceAgent(t *testing.T) {
 		runner := client.Beta.Messages.NewToolRunner(agentidemanthropic.Wrap(specs, []anthropic.BetaTool{create}),
 			anthropic.BetaToolRunnerParams{
 				BetaMessageNewParams: anthropic.BetaMessageNewParams{
-					Model:     anthropic.ModelClaudeSonnet4_5,
+					Model:     anthropic.ModelClaudeSonnet4_6,
 					MaxTokens: 1024,
 					Messages: []anthropic.BetaMessageParam{
 						anthropic.NewBetaUserMessage(anthropic.NewBetaTextBlock("Invoice order ORD-9.")),
