@@ -210,6 +210,10 @@ type invocation struct {
 	// closure shares, which cost two allocations an invocation.
 	err      error
 	panicked bool
+	// ctx is the context its agent func runs with, here rather than boxed
+	// into an allocation of its own as an interface value: 55 allocations
+	// of the ten-write suite's 3,573.
+	ctx invContext
 }
 
 // noteCaller is called for each call the invocation's context attributes
@@ -655,7 +659,8 @@ func (r *recorder) invokeNumbered(ctx context.Context, fn func(context.Context) 
 	if r.aborted.Load() {
 		cancel() // abort ran before this invocation was listed
 	}
-	ctx = invContext{ctx, inv}
+	inv.ctx = invContext{ctx, inv}
+	ctx = &inv.ctx
 
 	// The agent runs in a goroutine of its own, so that runtime.Goexit
 	// (a crashed invocation's next call, a tool without an error result
