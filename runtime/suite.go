@@ -1315,7 +1315,7 @@ func (s *Suite) callHook(w *world, name string, fn func(context.Context) error, 
 		}
 		r := result{exited: true}
 		defer func() { res <- r }()
-		defer enterHook(true)()
+		defer enterHook(true).leave()
 		defer func() {
 			if v := recover(); v != nil {
 				r.err = fmt.Errorf("%s panicked: %v\n%s", name, v, debug.Stack())
