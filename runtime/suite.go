@@ -123,7 +123,8 @@ type Suite struct {
 	secrets        secretSet   // the redacted values of every scenario (redact.go)
 	lateBlock      []lateCalls // late counts not handed out yet (newLate)
 	watch          *lateWatch
-	hookStall      string // why a Setup or Teardown was left running (callHook)
+	stallW         *stallWatch // the watch its scenarios without gates share (stallWatch)
+	hookStall      string      // why a Setup or Teardown was left running (callHook)
 	// zeroIDs are the writes whose identity was the zero value in every
 	// call of the baseline, their arguments differing (zeroidentity.go).
 	zeroIDs map[string]zeroIdentity
@@ -702,7 +703,8 @@ func (s *Suite) run(ctx context.Context, sc Scenario) (*Result, *Trace, error) {
 		s.readLoops = &readLoops{}
 	}
 	w.loops = s.readLoops
-	if bubble.In() {
+	inBubble := bubble.In()
+	if inBubble {
 		// The suite runs in a bubble the test made (synctest.Test):
 		// every scenario's clock is the bubble's, which each result
 		// called real (a red team's).
@@ -809,7 +811,7 @@ func (s *Suite) run(ctx context.Context, sc Scenario) (*Result, *Trace, error) {
 		// their own.
 		var w *stallWatch
 		if r.stallAfter > 0 {
-			w = watchStalls(r)
+			w = s.watchStalls(r, !inBubble)
 		}
 		errs = s.deliver(ctx, r, sc)
 		if sc.Kind == ScenarioBaseline && r.judge != nil && !r.aborted.Load() {
@@ -836,6 +838,11 @@ func (s *Suite) run(ctx context.Context, sc Scenario) (*Result, *Trace, error) {
 			var gaveUp bool
 			if stall, gaveUp = w.stop(); gaveUp {
 				errs = nil // as await: the agent's outcome is unknown
+			}
+			if stall != "" {
+				// Its timer became giveUp's, and its channel may be
+				// closed: the next scenario's watch is made anew.
+				s.stallW = nil
 			}
 		}
 	} else {
@@ -1214,30 +1221,54 @@ const leftRunningText = "; the agent did not return after its context was cancel
 // cancels the invocations, and if the agent has not returned after a grace
 // period it closes the recorder's abandoned channel, so that the delivery
 // waiting for it returns and the agent is left running, as await does.
+//
+// A suite's scenarios share one watch, its timer reset for each, while
+// none stalled and outside a bubble (a timer belongs to the bubble it was
+// made in): the watch, its timer, the method value the timer calls and the
+// abandoned channel were four allocations and 0.2 µs a scenario (the
+// ten-write suite's 41 scenarios without gates: 164 allocations, 11 KB,
+// and 12 µs in its CPU profile with GOMAXPROCS=1). A callback of the
+// scenario before that the stop raced with checks the next scenario early,
+// which only takes its progress in (recorder.stalled's first look).
 type stallWatch struct {
 	r     *recorder
 	every time.Duration
 
-	mu     sync.Mutex // serializes the timer's callbacks and stop
-	t      *time.Timer
-	stall  string
-	gaveUp bool
-	done   bool
+	mu        sync.Mutex // serializes the timer's callbacks and stop
+	t         *time.Timer
+	stall     string
+	gaveUp    bool
+	done      bool
+	abandoned chan struct{} // the recorder's (recorder.abandoned)
 }
 
-func watchStalls(r *recorder) *stallWatch {
-	w := &stallWatch{r: r, every: max(r.stallAfter/50, time.Millisecond)}
-	r.abandoned = make(chan struct{})
+// watchStalls starts the watch of r's scenario: the suite's, when reuse
+// and it has one.
+func (s *Suite) watchStalls(r *recorder, reuse bool) *stallWatch {
+	every := max(r.stallAfter/50, time.Millisecond)
+	if w := s.stallW; w != nil && reuse {
+		w.mu.Lock()
+		w.r, w.every, w.done = r, every, false
+		r.abandoned = w.abandoned
+		w.t.Reset(every)
+		w.mu.Unlock()
+		return w
+	}
+	w := &stallWatch{r: r, every: every, abandoned: make(chan struct{})}
+	r.abandoned = w.abandoned
 	w.mu.Lock()
 	w.t = time.AfterFunc(w.every, w.check)
 	w.mu.Unlock()
+	if reuse {
+		s.stallW = w
+	}
 	return w
 }
 
 func (w *stallWatch) check() {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if w.done {
+	if w.done || w.r == nil {
 		return
 	}
 	if !w.r.stalled() {
@@ -1257,7 +1288,7 @@ func (w *stallWatch) giveUp() {
 	}
 	w.stall += leftRunningText
 	w.gaveUp = true
-	close(w.r.abandoned)
+	close(w.abandoned)
 }
 
 // stop ends the watch: the stall message, if the scenario stalled, and
@@ -1267,6 +1298,7 @@ func (w *stallWatch) stop() (string, bool) {
 	defer w.mu.Unlock()
 	w.done = true
 	w.t.Stop()
+	w.r = nil // the suite keeps the watch, not the scenario's recorder
 	return w.stall, w.gaveUp
 }
 
