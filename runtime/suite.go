@@ -123,8 +123,10 @@ type Suite struct {
 	secrets        secretSet   // the redacted values of every scenario (redact.go)
 	lateBlock      []lateCalls // late counts not handed out yet (newLate)
 	watch          *lateWatch
-	stallW         *stallWatch // the watch its scenarios without gates share (stallWatch)
-	hookStall      string      // why a Setup or Teardown was left running (callHook)
+	stallW         *stallWatch     // the watch its scenarios without gates share (stallWatch)
+	hookRes        chan hookResult // what its hooks tell callHook, outside a bubble
+	errs           [3]error        // the errors of a scenario's deliveries run from the suite's goroutine (deliver)
+	hookStall      string          // why a Setup or Teardown was left running (callHook)
 	// zeroIDs are the writes whose identity was the zero value in every
 	// call of the baseline, their arguments differing (zeroidentity.go).
 	zeroIDs map[string]zeroIdentity
@@ -813,7 +815,7 @@ func (s *Suite) run(ctx context.Context, sc Scenario) (*Result, *Trace, error) {
 		if r.stallAfter > 0 {
 			w = s.watchStalls(r, !inBubble)
 		}
-		errs = s.deliver(ctx, r, sc)
+		errs = s.deliver(ctx, r, sc, s.errs[:0])
 		if sc.Kind == ScenarioBaseline && r.judge != nil && !r.aborted.Load() {
 			r.judge.noteAgentDone()
 		}
@@ -857,7 +859,7 @@ func (s *Suite) run(ctx context.Context, sc Scenario) (*Result, *Trace, error) {
 		w.counted = sc.sched != nil && !sc.Concurrent && !(sc.Kind == ScenarioBaseline && s.cfg.bubble != nil)
 		w.mu.Unlock()
 		w.start(func() {
-			errs := s.deliver(ctx, r, sc)
+			errs := s.deliver(ctx, r, sc, nil)
 			if sc.Kind == ScenarioBaseline && r.judge != nil && !r.aborted.Load() {
 				// What the agent left, before the world's wait below:
 				// did the world change the state after it returned?
@@ -1334,18 +1336,27 @@ func (s *Suite) callHook(w *world, name string, fn func(context.Context) error, 
 	if s.hookStall != "" {
 		return errors.New(s.hookStall)
 	}
-	type result struct {
-		err    error
-		exited bool // runtime.Goexit: t.FailNow, t.SkipNow
+	inBubble := s.inBubble || bubble.In()
+	// The channel is the suite's, made once, where a channel of its own
+	// was two allocations a scenario (a channel of pointers has its buffer
+	// apart): every hook sends once and its callHook receives it, so that
+	// it is empty when the next hook starts, but after a hook left running
+	// (s.hookStall), which no later hook follows. Not in a bubble, which a
+	// channel belongs to as a timer does (below).
+	res := s.hookRes
+	if res == nil || inBubble {
+		res = make(chan hookResult, 1)
+		if !inBubble {
+			s.hookRes = res
+		}
 	}
-	res := make(chan result, 1)
 	var gid atomic.Uint64 // the hook's goroutine, read only if it stalls
 	hook := func() {
 		gid.Store(goroutineID())
 		if w != nil && name == "Setup" {
 			w.hook(gid.Load()) // what it starts is the world's (worldsLocked)
 		}
-		r := result{exited: true}
+		r := hookResult{exited: true}
 		defer func() { res <- r }()
 		defer enterHook(true).leave()
 		defer func() {
@@ -1364,7 +1375,7 @@ func (s *Suite) callHook(w *world, name string, fn func(context.Context) error, 
 	}
 	bound := hookBound(s.cfg.stallTimeout())
 	var t *time.Timer
-	if s.inBubble || bubble.In() {
+	if inBubble {
 		// A timer belongs to the bubble it was made in: one pooled in
 		// an earlier scenario's bubble, or outside, ends the test binary
 		// here ("select on synctest channel from outside bubble"), and
@@ -1397,6 +1408,12 @@ func (s *Suite) callHook(w *world, name string, fn func(context.Context) error, 
 		s.hookStall = fmt.Sprintf("%s did not return within %v (goroutine %d, %s): it is left running, and every later scenario of the suite fails with this error; a hook must not wait for what only the agent does (if it is only slow, raise StallTimeout: hooks may run six times as long)", name, bound, id, where)
 		return errors.New(s.hookStall)
 	}
+}
+
+// hookResult is what a hook's goroutine tells callHook.
+type hookResult struct {
+	err    error
+	exited bool // runtime.Goexit: t.FailNow, t.SkipNow
 }
 
 // hookTimers are stopped timers for callHook's bound, one per hook running,
@@ -1541,13 +1558,22 @@ var testHookRunEnd func(r *recorder)
 // from 1): a test holds one back to force an interleaving.
 var testHookDelivery func(r *recorder, n int)
 
-// deliver runs the invocations of a scenario and returns each one's error.
-func (s *Suite) deliver(ctx context.Context, r *recorder, sc Scenario) []error {
+// deliver runs the invocations of a scenario and returns each one's error,
+// in buf when it has room: the suite's own, for the deliveries it waits for
+// in its goroutine (Suite.run), where a list made for each scenario was 43
+// to 86 allocations of the ten-write suite.
+func (s *Suite) deliver(ctx context.Context, r *recorder, sc Scenario, buf []error) []error {
 	n := sc.Deliveries
 	if n < 1 {
 		n = 1
 	}
-	errs := make([]error, n)
+	var errs []error
+	if n <= cap(buf) {
+		errs = buf[:n]
+		clear(buf[:cap(buf)])
+	} else {
+		errs = make([]error, n)
+	}
 	if sc.Concurrent {
 		lk, _ := r.gate.(*lockstep)
 		var wg sync.WaitGroup
