@@ -15,6 +15,8 @@ import (
 	"sync/atomic"
 	"time"
 	"unsafe"
+
+	"github.com/agentidem/agentidem-go/internal/bubble"
 )
 
 // errCrashed ends an invocation that kept calling tools after its injected
@@ -767,8 +769,24 @@ func (r *recorder) invokeNumbered(ctx context.Context, fn func(context.Context) 
 		self      uint64
 	)
 	if w != nil && r.fault.Kind == FaultCrash {
-		t := time.NewTicker(crashPoll)
-		defer t.Stop()
+		var t *time.Ticker
+		if bubble.In() {
+			// A ticker belongs to the bubble it was made in, as
+			// callHook's timers do: none from the pool.
+			t = time.NewTicker(crashPoll)
+			defer t.Stop()
+		} else {
+			// From a pool, reset: a ticker made for each delivery of
+			// a crash scenario was two allocations and most of a
+			// microsecond (the ten-write suite's 20: 40 allocations),
+			// and seldom ticks, the invocation returning first.
+			t = crashTickers.Get().(*time.Ticker)
+			t.Reset(crashPoll)
+			defer func() {
+				t.Stop()
+				crashTickers.Put(t)
+			}()
+		}
 		crashTick, self = t.C, goroutineID()
 	}
 	for {
@@ -794,6 +812,14 @@ func (r *recorder) invokeNumbered(ctx context.Context, fn func(context.Context) 
 		}
 	}
 }
+
+// crashTickers are stopped tickers for the deliveries of crash scenarios
+// (invokeNumbered), outside a bubble.
+var crashTickers = sync.Pool{New: func() any {
+	t := time.NewTicker(time.Hour)
+	t.Stop()
+	return t
+}}
 
 // settleAfterFuncs waits for what cancelling a returned invocation's
 // context started: the harness cancels it as a server cancels a request's
