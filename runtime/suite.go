@@ -1228,8 +1228,8 @@ const leftRunningText = "; the agent did not return after its context was cancel
 // none stalled and outside a bubble (a timer belongs to the bubble it was
 // made in): the watch, its timer, the method value the timer calls and the
 // abandoned channel were four allocations and 0.2 µs a scenario (the
-// ten-write suite's 41 scenarios without gates: 164 allocations, 11 KB,
-// and 12 µs in its CPU profile with GOMAXPROCS=1). A callback of the
+// ten-write suite's 41 scenarios without gates: 160 allocations, 12 KB,
+// and 18 to 10 µs in its CPU profile with GOMAXPROCS=1). A callback of the
 // scenario before that the stop raced with checks the next scenario early,
 // which only takes its progress in (recorder.stalled's first look).
 type stallWatch struct {
@@ -1339,7 +1339,7 @@ func (s *Suite) callHook(w *world, name string, fn func(context.Context) error, 
 	inBubble := s.inBubble || bubble.In()
 	// The channel is the suite's, made once, where a channel of its own
 	// was two allocations a scenario (a channel of pointers has its buffer
-	// apart): every hook sends once and its callHook receives it, so that
+	// apart; 86 of the ten-write suite's): every hook sends once and its callHook receives it, so that
 	// it is empty when the next hook starts, but after a hook left running
 	// (s.hookStall), which no later hook follows. Not in a bubble, which a
 	// channel belongs to as a timer does (below).
@@ -1560,8 +1560,8 @@ var testHookDelivery func(r *recorder, n int)
 
 // deliver runs the invocations of a scenario and returns each one's error,
 // in buf when it has room: the suite's own, for the deliveries it waits for
-// in its goroutine (Suite.run), where a list made for each scenario was 43
-// to 86 allocations of the ten-write suite.
+// in its goroutine (Suite.run), where a list made for each scenario was 49
+// allocations of the ten-write suite.
 func (s *Suite) deliver(ctx context.Context, r *recorder, sc Scenario, buf []error) []error {
 	n := sc.Deliveries
 	if n < 1 {
