@@ -196,7 +196,7 @@ func (j *judge) readSnapshot() (string, bool) {
 			recover() // a State that panics: no snapshot
 			ch <- a
 		}()
-		defer enterHook(false)()
+		defer enterHook(false).leave()
 		s, err := Canonical(j.state())
 		a = answer{s, err == nil}
 	})
