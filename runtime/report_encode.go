@@ -1261,57 +1261,24 @@ func (w *reportWriter) report(r *Report) {
 	w.close('}')
 }
 
-// Eight bytes at a time. lanes repeats a byte in each of a word's eight
-// lanes; highs is the high bit of each.
-const (
-	lanes = 0x0101010101010101
-	highs = 0x8080808080808080
-)
-
-// escapeBytes marks the bytes of x, eight bytes of a string in memory
-// order, that jsonPlain says are not plain: the high bit of each lane that
-// holds a control byte, a byte from utf8.RuneSelf on, '"', '&', '\\', '<'
-// or '>'. A lane above a marked one may be marked wrongly (a borrow from
-// the one below), so only the lowest mark is sure: enough to find where
-// plain bytes end. '"' (0x22) and '&' (0x26) differ in one bit, and so
-// do '<' (0x3c) and '>' (0x3e): each pair is one test with that bit
-// masked off.
-func escapeBytes(x uint64) uint64 {
-	zero := func(y uint64) uint64 { return (y - lanes) &^ y }
-	return (zero(x^'\\'*lanes) | zero((x^'"'*lanes)&^(0x04*lanes)) |
-		zero((x^'<'*lanes)&^(0x02*lanes)) | (x-0x20*lanes)&^x | x) & highs
-}
-
 // plainLen is the length of the longest prefix of s made of bytes that
-// jsonPlain says are plain, found a word of eight bytes at a time. A
-// report's strings are scanned for what to escape by the hundred kilobytes
-// (the ten-write report's findings' messages are ~300 bytes each). Alone,
-// it took the encoding of BenchmarkReportWriteJSON's report from 180 to
-// 179 µs of CPU (medians of 5 alternated runs of 40 × 100 writes each,
-// GOMAXPROCS=1, 2026-12-06, tenth sitting): the scan was no longer the
-// cost. What pays is appendEscaped's, which steps from one byte to escape
-// to the next with it.
+// jsonPlain says are plain. Reading eight bytes at a time (a word tested
+// for each byte to escape at once) was tried twice and not kept: in the
+// ninth sitting no difference the loaded machine let us measure, in the
+// tenth 154 µs of CPU for BenchmarkReportWriteJSON's report against 149
+// with this loop (medians of 16 alternated runs, GOMAXPROCS=1): a
+// report's strings are short, and a long message has a byte to escape
+// every few dozen.
 func plainLen(s string) int {
 	i := 0
-	if len(s) >= 8 {
-		// A load in little-endian order puts the string's first byte in
-		// the lowest lane on any machine; where unaligned loads are
-		// allowed the compiler makes it one.
-		b := unsafe.Slice(unsafe.StringData(s), len(s))
-		for ; i+8 <= len(b); i += 8 {
-			if m := escapeBytes(binary.LittleEndian.Uint64(b[i:])); m != 0 {
-				return i + bits.TrailingZeros64(m)/8
-			}
-		}
-	}
 	for i < len(s) && jsonPlain[s[i]] {
 		i++
 	}
 	return i
 }
 
-// appendEscaped appends s as appendJSONString does, skipping the plain
-// runs between the bytes it escapes a word at a time (plainLen).
+// appendEscaped appends s as appendJSONString does, each plain run
+// between the bytes it escapes in one piece (plainLen).
 func appendEscaped(b []byte, s string) []byte {
 	i := plainLen(s)
 	b = append(b, '"')
@@ -1319,14 +1286,14 @@ func appendEscaped(b []byte, s string) []byte {
 		b = append(b, s[:i]...)
 		s = s[i:]
 		// s[0] is not plain: a quote or a backslash is escaped here
-		// (the quotes around the keys and ids a finding's message
-		// quotes), anything else as appendJSONStringFrom does. With
-		// stringList's compact lists, this took the encoding of
-		// BenchmarkReportWriteJSON's report from 169 to 160 µs of CPU
-		// (medians of 5 alternated runs, GOMAXPROCS=1, tenth sitting):
-		// a message of ~300 bytes quotes an identity or two, and the
-		// bytes between its quotes were read one table look-up at a
-		// time.
+		// without a call (the quotes around the keys and ids a
+		// finding's message quotes), anything else as
+		// appendJSONStringFrom does, and the next plain run is found
+		// by plainLen's loop. Against appendJSONString, this took the
+		// encoding of BenchmarkReportWriteJSON's report from 168 to
+		// 164 µs of CPU (medians of 10 alternated runs, GOMAXPROCS=1,
+		// load 5, tenth sitting); with stringList's compact lists,
+		// from 169 to 160.
 		n := 1
 		switch c := s[0]; {
 		case c == '"' || c == '\\':

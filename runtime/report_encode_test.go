@@ -715,11 +715,12 @@ func TestSameFindingComparesEveryField(t *testing.T) {
 	}
 }
 
-// TestPlainLenMatchesTable holds plainLen, which tests eight bytes at a
-// time, and appendEscaped, which skips what it finds plain, to the byte
-// table and appendJSONString: every byte value at every position of a
-// word, and random strings dense in bytes to escape.
-func TestPlainLenMatchesTable(t *testing.T) {
+// TestAppendEscapedMatchesAppendJSONString holds appendEscaped, which
+// escapes a quote inline and appends the plain runs between escapes in
+// one piece (plainLen), to appendJSONString: every byte value at each of
+// 17 positions, with and without a quote after it, and random strings
+// dense in bytes to escape.
+func TestAppendEscapedMatchesAppendJSONString(t *testing.T) {
 	check := func(s string) {
 		t.Helper()
 		want := 0
