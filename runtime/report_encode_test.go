@@ -714,3 +714,46 @@ func TestSameFindingComparesEveryField(t *testing.T) {
 		}
 	}
 }
+
+// TestAppendEscapedMatchesAppendJSONString holds appendEscaped, which
+// escapes a quote inline and appends the plain runs between escapes in
+// one piece (plainLen), to appendJSONString: every byte value at each of
+// 17 positions, with and without a quote after it, and random strings
+// dense in bytes to escape.
+func TestAppendEscapedMatchesAppendJSONString(t *testing.T) {
+	check := func(s string) {
+		t.Helper()
+		want := 0
+		for want < len(s) && jsonPlain[s[want]] {
+			want++
+		}
+		if got := plainLen(s); got != want {
+			t.Fatalf("plainLen(%q) = %d, want %d", s, got, want)
+		}
+		if got, want := appendEscaped(nil, s), appendJSONString(nil, s); string(got) != string(want) {
+			t.Fatalf("appendEscaped(%q) = %s, want %s", s, got, want)
+		}
+	}
+	for c := range 256 {
+		for at := range 17 {
+			b := []byte(strings.Repeat("a", 20))
+			b[at] = byte(c)
+			check(string(b))
+			b[at+1] = '"' // a byte to escape above the first
+			check(string(b))
+		}
+	}
+	r := rand.New(rand.NewPCG(1, 2))
+	odd := []byte("\"&<>\\\x00\x1f\x7f\x80\xe2\x80\xa8\xc3\xa9\xff=?;'")
+	for range 50000 {
+		b := make([]byte, r.IntN(40))
+		for i := range b {
+			if r.IntN(6) == 0 {
+				b[i] = odd[r.IntN(len(odd))]
+			} else {
+				b[i] = byte(0x20 + r.IntN(0x60))
+			}
+		}
+		check(string(b))
+	}
+}
