@@ -187,14 +187,12 @@ func TestATimerOfAnotherPackageOfTheModuleIsNoDeadlock(t *testing.T) {
 	assert.GreaterOrEqual(t, time.Since(start), 2500*time.Millisecond)
 }
 
-// blockOnPackageHook waits, after the hook's error, on a channel of a
-// helper package that only its caller's func closes, which nobody calls.
-func blockOnPackageHook(release *func()) func(ctx context.Context) error {
+// blockOnPackageHook waits, after the hook's error, on a channel that a
+// helper package hands back, which nobody closes while the suite runs.
+func blockOnPackageHook(never chan struct{}) func(ctx context.Context) error {
 	return func(ctx context.Context) error {
 		if err := callHook(ctx); err != nil {
-			hook, done := waitclock.Hook()
-			*release = done
-			<-hook // nobody calls done while the suite runs
+			<-waitclock.Hook(never)
 			return errors.New("unreachable")
 		}
 		return nil
@@ -204,14 +202,10 @@ func blockOnPackageHook(release *func()) func(ctx context.Context) error {
 // The helper package is read, not only trusted: where its code sets no
 // timer, the wait is still proven a deadlock before the bound.
 func TestAWaitOnAnotherPackagesChannelIsStillProven(t *testing.T) {
-	var release func()
-	defer func() {
-		if release != nil {
-			release()
-		}
-	}()
+	never := make(chan struct{})
+	defer close(never)
 	start := time.Now()
-	res := runHook(t, blockOnPackageHook(&release))
+	res := runHook(t, blockOnPackageHook(never))
 	msg := stallOf(res)
 	require.NotEmpty(t, msg, "the scenario stalled")
 	assert.Contains(t, msg, "decided after")

@@ -874,7 +874,7 @@ func (r *recorder) trace() *Trace {
 	if r.judge != nil {
 		// After r.mu is let go: the judge's lock is held while State
 		// runs, and nothing stops State from calling a traced tool.
-		if !r.judge.record(calls, t.Ops, r.aborted.Load()) {
+		if !r.judge.record(calls, t.Ops, r.aborted.Load()) || r.judge.halt.gaveUp.Load() {
 			t.Notes = append(t.Notes, "the State function or the Settle was still running, after the scenario stalled: what State saw of this scenario's writes is left out")
 		}
 	}
@@ -2060,6 +2060,9 @@ func backoffAdvice(gs []gInfo, seen map[uint64]bool, at time.Time) string {
 // cancelled.
 func (r *recorder) abort() {
 	r.aborted.Store(true)
+	if r.judge != nil {
+		r.judge.halt.stop() // a State waiting for what the agent holds (statebound.go)
+	}
 	if r.sched != nil {
 		r.sched.stop()
 	}
