@@ -1892,6 +1892,8 @@ func (w *world) blocked(self uint64) []string {
 		what := describeState(g.state)
 		if busy, why := g.busy(time.Time{}); busy && (why == httpAwaiting || why == ioAwaited || why == retryBackoffWhy) {
 			what = why // an HTTP/2 body's reader is "waiting on a sync.Cond" by its state
+		} else if why, ok := g.retryWaiting(); ok {
+			what = why // a retry loop's or rate limiter's (retrywait.go)
 		}
 		if g.state == "IO wait" && g.inDatabaseDriver() {
 			what = dbAwaited
