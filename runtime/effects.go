@@ -156,6 +156,11 @@ func State(fn func() any) Option {
 // where it decides whether to repeat. testkit.SettleOn builds one from an
 // event stream, testkit.SettleUntil from the world's own "nothing pending".
 //
+// fn runs on the goroutine of the repeated call, which waits for it: it
+// must not wait for what the agent holds across the call. Its ctx ends
+// with the run, and when the scenario stalls, so that a fn waiting on it
+// lets the agent, cancelled, return.
+//
 // A nil fn is a *ConfigError, as for State.
 func Settle(fn func(ctx context.Context) error) Option {
 	return optionFunc(func(c *config) {
@@ -346,7 +351,7 @@ func newJudge(ctx context.Context, c *config) *judge {
 	if c.state == nil {
 		return nil
 	}
-	return &judge{state: c.guardedState(), settle: c.settle, ctx: ctx, halt: newHalter(), inflight: map[*Call]bool{}, started: map[string]bool{},
+	return &judge{state: c.guardedState(), settle: c.settle, ctx: ctx, halt: newHalter(ctx), inflight: map[*Call]bool{}, started: map[string]bool{},
 		busy: map[*invocation]int{}, outside: map[*invocation]bool{}, stillFor: endStill, stillMax: endStillMax}
 }
 
@@ -455,7 +460,7 @@ func (j *judge) quiet() error {
 	}
 	err := func() error {
 		defer enterHook(false)()
-		return j.settle(j.ctx)
+		return j.settle(j.halt.ctx) // cancelled by a stall (statebound.go)
 	}()
 	if err != nil {
 		return fmt.Errorf("%s: %w", settleTimeout, err)

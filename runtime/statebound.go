@@ -1,10 +1,10 @@
 package runtime
 
 import (
+	"context"
 	"errors"
 	"slices"
 	"strings"
-	"sync"
 	"sync/atomic"
 )
 
@@ -29,21 +29,29 @@ import (
 // for because the run was aborted.
 var errStateHalted = errors.New("State had not returned when the scenario was abandoned")
 
-// halter ends the waits for State of one run (judge.halt).
+// halter ends the waits for State of one run (judge.halt), and cancels
+// the context Settle is given: Settle runs on the repeated call's
+// goroutine too, and one waiting for what the agent holds (a connection
+// of a pool of one) kept the agent from returning as State did; it was
+// given the suite's context, which a stall does not cancel.
 type halter struct {
-	once sync.Once
-	ch   chan struct{}
+	ctx    context.Context
+	cancel context.CancelFunc
 	// gaveUp says a call stopped waiting for a State: what it would have
 	// seen is left out (recorder.trace notes it).
 	gaveUp atomic.Bool
 }
 
-func newHalter() *halter { return &halter{ch: make(chan struct{})} }
+func newHalter(parent context.Context) *halter {
+	h := &halter{}
+	h.ctx, h.cancel = context.WithCancel(parent)
+	return h
+}
 
 // stop ends them; later snapshots of the run give up at once.
 func (h *halter) stop() {
 	if h != nil {
-		h.once.Do(func() { close(h.ch) })
+		h.cancel()
 	}
 }
 
@@ -68,9 +76,9 @@ func (j *judge) readState() (any, error) {
 		defer enterHook(false)()
 		o.v = j.state()
 	}()
-	var halt chan struct{}
+	var halt <-chan struct{}
 	if j.halt != nil {
-		halt = j.halt.ch
+		halt = j.halt.ctx.Done()
 	}
 	select {
 	case o := <-done:

@@ -106,3 +106,40 @@ func TestAStateWaitingForWhatTheAgentHoldsIsBounded(t *testing.T) {
 		})
 	}
 }
+
+// A Settle that waits, on its context, for what the agent holds across a
+// repeated call: the stall cancels its context (it was the suite's,
+// which a stall does not cancel), and the agent returns once cancelled.
+func TestASettleWaitingForWhatTheAgentHoldsIsCancelled(t *testing.T) {
+	op := &Op{Name: "record_refund", Kind: KindWrite, Params: []string{"order"}}
+	sem := make(chan struct{}, 1)
+	agent := func(ctx context.Context) error {
+		sem <- struct{}{} // the transaction's connection, held across both calls
+		defer func() { <-sem }()
+		for range 2 { // the second is a repeat, around which Settle runs
+			if err := traced(ctx, op, []any{"ord-5"}, []any{"ord-5"}, func(context.Context) error { return nil }); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	rep, err := Run(context.Background(), t.Name(), agent, StallTimeout(time.Second), OnlyScenario(ScenarioBaseline),
+		State(func() any { return 0 }),
+		Settle(func(ctx context.Context) error {
+			select {
+			case sem <- struct{}{}: // the pool's connection
+				<-sem
+				return nil
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		}))
+	require.NoError(t, err)
+	base := rep.Baseline
+	require.NotNil(t, base)
+	stall := stallOf(base)
+	t.Log(stall)
+	require.NotEmpty(t, stall, "the baseline stalled")
+	assert.Contains(t, stall, "inside the Settle")
+	assert.Equal(t, "cancelled", base.Returned(), "Settle's context was cancelled, and the agent returned")
+}

@@ -713,6 +713,7 @@ func (s *Suite) run(ctx context.Context, sc Scenario) (*Result, *Trace, error) {
 	}
 	r.judge = newJudge(ctx, &s.cfg)
 	if r.judge != nil {
+		defer r.judge.halt.stop() // its context's (statebound.go)
 		if sc.Kind == ScenarioBaseline {
 			r.judge.stillFor, r.judge.keepPassed = endCalibrate, true
 			r.judge.reads = &readCheck{} // a read that changes the state (readwrites.go)
