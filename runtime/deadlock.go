@@ -29,21 +29,26 @@ import (
 //     context's deadline), or is an idle connection of net/http, in the
 //     same state at the same place at every look;
 //   - the functions of the user's code on their stacks (and the one that
-//     started each), and the functions of their packages that those call,
-//     two calls deep, set no timer that could end the wait: no time.After,
-//     NewTimer, Tick, NewTicker, AfterFunc, context.WithTimeout or
-//     WithDeadline, no .Done() or .C receive, no clock's After; a wait in
-//     a library's code on a channel is not judged (its timers are not
-//     read), nor one whose source file cannot be read;
+//     started each), and the functions those call, two calls deep, of
+//     their own package or of another package of their module (found
+//     through the file's imports and go.mod: deadlock_callees.go), set no
+//     timer that could end the wait: no time.After, NewTimer, Tick,
+//     NewTicker, AfterFunc, context.WithTimeout or WithDeadline, no
+//     .Done() or .C receive, no clock's After; a wait in a library's code
+//     on a channel is not judged (its timers are not read), nor one whose
+//     source file cannot be read, nor one whose function calls a library's
+//     function (or a method, where its file imports a library), whose
+//     channel may be a timer's the suite did not read;
 //   - no goroutine outside the scenario (one of Setup's, another test's)
 //     is running, asleep, in a system call, waiting for the network (but
 //     for net/http's idle connections and listeners), or in a select or a
 //     channel wait of the user's code or of a library's: any of those may
 //     still wake it.
-// Known limit: a timer made in another package by a function whose name
-// and code hold none of those words, and whose channel the agent receives
-// on plainly, is not seen: such a wait of more than deadlockIdle is taken
-// for a deadlock.
+// Known limit: a timer made more than two calls away from the waiting
+// function, or in a library's package reached only through a method of a
+// type of the module's own (a field of it holding the library's value),
+// is not seen: such a wait of more than deadlockIdle is taken for a
+// deadlock.
 // Nothing in the standard library lists pending timers, so a timer is ruled
 // out by reading the code, not the runtime; where any of this does not hold,
 // the stall waits for its bound as before. A slow agent is never stalled
@@ -362,50 +367,12 @@ func topLevel(line string) bool {
 	return strings.HasPrefix(line, "func ") || strings.HasPrefix(line, "var ") || strings.HasPrefix(line, "type ")
 }
 
-// calleeTimers reports whether a function of the package of file (its
-// directory) that text calls by name, or one that such a function calls,
-// sets or waits on a timer (timerWords): a helper that returns a timer's
-// channel (later(d) returning time.After(d)) leaves no timer word where
-// the channel is received. A function of another package is not read.
-func calleeTimers(file, text string) bool {
-	path, _, _ := strings.Cut(file, ":")
-	funcs := pkgFuncs(filepath.Dir(path))
-	seen := map[string]bool{}
-	next := []string{text}
-	for depth := 0; depth < 2 && len(next) > 0; depth++ {
-		var more []string
-		for _, t := range next {
-			for _, name := range calledNames(t) {
-				if seen[name] || len(seen) > 200 {
-					continue
-				}
-				seen[name] = true
-				for _, body := range funcs[name] {
-					if timerWords(body) {
-						return true
-					}
-					more = append(more, body)
-				}
-			}
-		}
-		next = more
-	}
-	return false
-}
-
 // calledNames returns the names text calls: each identifier followed by
 // "(" (a method's name, after its dot, as well).
 func calledNames(text string) []string {
 	var out []string
-	for i := 0; i < len(text); i++ {
-		if text[i] != '(' || i == 0 || !isIdentByte(text[i-1]) {
-			continue
-		}
-		j := i
-		for j > 0 && isIdentByte(text[j-1]) {
-			j--
-		}
-		out = append(out, text[j:i])
+	for _, at := range calledNamesAt(text) {
+		out = append(out, text[at[0]:at[1]])
 	}
 	return out
 }
@@ -413,21 +380,24 @@ func calledNames(text string) []string {
 // packages caches pkgFuncs.
 var packages struct {
 	mu    sync.Mutex
-	funcs map[string]map[string][]string
+	funcs map[string]map[string][]funcBody
 }
+
+// funcBody is one function's text and the file that holds it.
+type funcBody struct{ text, file string }
 
 // pkgFuncs returns the top-level functions and methods of the Go files in
 // dir, by name, as written (gofmt's layout: "func" at the start of a line,
 // the closing brace too).
-func pkgFuncs(dir string) map[string][]string {
+func pkgFuncs(dir string) map[string][]funcBody {
 	packages.mu.Lock()
 	defer packages.mu.Unlock()
 	if m, ok := packages.funcs[dir]; ok {
 		return m
 	}
-	m := map[string][]string{}
+	m := map[string][]funcBody{}
 	if packages.funcs == nil {
-		packages.funcs = map[string]map[string][]string{}
+		packages.funcs = map[string]map[string][]funcBody{}
 	}
 	packages.funcs[dir] = m
 	files, _ := filepath.Glob(filepath.Join(dir, "*.go"))
@@ -451,7 +421,7 @@ func pkgFuncs(dir string) map[string][]string {
 				end++
 			}
 			if name != "" {
-				m[name] = append(m[name], strings.Join(lines[i:end+1], "\n"))
+				m[name] = append(m[name], funcBody{strings.Join(lines[i:end+1], "\n"), f})
 			}
 			i = end
 		}

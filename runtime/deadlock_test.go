@@ -9,6 +9,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/agentidem/agentidem-go/runtime/internal/waitclock"
 )
 
 // The agents of these tests call hookOp and, when it fails (the suite's
@@ -160,5 +162,52 @@ func TestFuncTextAndCallees(t *testing.T) {
 	assert.True(t, timerWords("x := t.C\n"))
 	assert.False(t, timerWords("x := t.Calls\n<-ch"))
 	assert.Equal(t, []string{"laterChan", "Sleep"}, calledNames("wake := laterChan(2); time.Sleep(1)"))
-	assert.True(t, strings.Contains(strings.Join(pkgFuncs(".")["laterChan"], ""), "time.After"))
+	assert.True(t, strings.Contains(pkgFuncs(".")["laterChan"][0].text, "time.After"))
+}
+
+// waitPackageClock waits the same through a helper of another package of
+// the module (waitclock.Wait: time.AfterFunc closes the channel): the
+// correct agent of red team rtW #5, which honoured a 429's Retry-After
+// with <-clock.Wait(2s) and was called deadlocked after 1.3 s.
+func waitPackageClock(ctx context.Context) error {
+	if err := callHook(ctx); err != nil {
+		<-waitclock.Wait(2500 * time.Millisecond)
+		return nil
+	}
+	return nil
+}
+
+// A wait a timer ends through a helper package of the module is no
+// deadlock: the package is read through the file's imports.
+func TestATimerOfAnotherPackageOfTheModuleIsNoDeadlock(t *testing.T) {
+	start := time.Now()
+	res := runHook(t, waitPackageClock)
+	assert.Empty(t, stallOf(res), "the helper package's timer ends the wait")
+	assert.Equal(t, "returned", res.Returned())
+	assert.GreaterOrEqual(t, time.Since(start), 2500*time.Millisecond)
+}
+
+// blockOnPackageHook waits, after the hook's error, on a channel that a
+// helper package hands back, which nobody closes while the suite runs.
+func blockOnPackageHook(never chan struct{}) func(ctx context.Context) error {
+	return func(ctx context.Context) error {
+		if err := callHook(ctx); err != nil {
+			<-waitclock.Hook(never)
+			return errors.New("unreachable")
+		}
+		return nil
+	}
+}
+
+// The helper package is read, not only trusted: where its code sets no
+// timer, the wait is still proven a deadlock before the bound.
+func TestAWaitOnAnotherPackagesChannelIsStillProven(t *testing.T) {
+	never := make(chan struct{})
+	defer close(never)
+	start := time.Now()
+	res := runHook(t, blockOnPackageHook(never))
+	msg := stallOf(res)
+	require.NotEmpty(t, msg, "the scenario stalled")
+	assert.Contains(t, msg, "decided after")
+	assert.Less(t, time.Since(start), 6*time.Second, "decided well before the 10 s bound")
 }

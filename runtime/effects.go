@@ -113,10 +113,14 @@ const CodeNotIdempotent = "not_idempotent"
 // Settle is given; the trace's notes say so (untraced.go).
 //
 // The snapshot must be deterministic for a given history: leave out clocks,
-// random ids and other values that differ between two equal runs. fn runs
-// on the goroutine of the call being judged, before and after the tool:
-// it must not wait for a lock that the caller of a traced tool holds
-// across the call. fn may read the world through the agent's own traced
+// random ids and other values that differ between two equal runs. The
+// call being judged waits for fn, before and after the tool: fn must not
+// wait for a lock that the caller of a traced tool holds across the call
+// (a transaction's connection of a pool of one), which the tool would
+// wait for too. fn takes no context, so it runs on a goroutine of its own:
+// where it waits so, the scenario stalls naming fn's wait, the call stops
+// waiting for it, and the agent, cancelled, can return and release what it
+// held, which ends fn's wait (statebound.go). fn may read the world through the agent's own traced
 // tools: calls made while fn (or Settle) runs are the harness looking, not
 // the agent calling, and are not recorded. Without State no snapshot is
 // ever taken.
@@ -152,6 +156,11 @@ func State(fn func() any) Option {
 // where it decides whether to repeat. testkit.SettleOn builds one from an
 // event stream, testkit.SettleUntil from the world's own "nothing pending".
 //
+// fn runs on the goroutine of the repeated call, which waits for it: it
+// must not wait for what the agent holds across the call. Its ctx ends
+// with the run, and when the scenario stalls, so that a fn waiting on it
+// lets the agent, cancelled, return.
+//
 // A nil fn is a *ConfigError, as for State.
 func Settle(fn func(ctx context.Context) error) Option {
 	return optionFunc(func(c *config) {
@@ -169,6 +178,7 @@ type judge struct {
 	settle func(context.Context) error
 	ctx    context.Context
 	reads  *readCheck // the baseline's reads that changed the state (readwrites.go)
+	halt   *halter    // stopped when the run is aborted (statebound.go)
 
 	mu       sync.Mutex
 	inflight map[*Call]bool
@@ -341,7 +351,7 @@ func newJudge(ctx context.Context, c *config) *judge {
 	if c.state == nil {
 		return nil
 	}
-	return &judge{state: c.guardedState(), settle: c.settle, ctx: ctx, inflight: map[*Call]bool{}, started: map[string]bool{},
+	return &judge{state: c.guardedState(), settle: c.settle, ctx: ctx, halt: newHalter(ctx), inflight: map[*Call]bool{}, started: map[string]bool{},
 		busy: map[*invocation]int{}, outside: map[*invocation]bool{}, stillFor: endStill, stillMax: endStillMax}
 }
 
@@ -427,12 +437,15 @@ func (j *judge) snapshot() (s string, err error) {
 		if v := recover(); v != nil {
 			err = statePanicError(v)
 		}
-		if err != nil {
+		if err != nil && err != errStateHalted {
 			j.failed.note(err)
 		}
 	}()
 	defer enterHook(false).leave()
-	v := j.state()
+	v, err := j.readState()
+	if err != nil {
+		return "", err
+	}
 	s, err = Canonical(v)
 	if err != nil {
 		err = stateEncodeError(v, err)
@@ -459,7 +472,7 @@ func (j *judge) quiet() error {
 	}
 	err := func() error {
 		defer enterHook(false).leave()
-		return j.settle(j.ctx)
+		return j.settle(j.halt.ctx) // cancelled by a stall (statebound.go)
 	}()
 	if err != nil {
 		return fmt.Errorf("%s: %w", settleTimeout, err)

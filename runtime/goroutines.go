@@ -809,7 +809,7 @@ func (g *gInfo) where() string {
 			return shortSite(g.files[i])
 		case dependencyCode:
 			if best == "" {
-				best = shortSite(g.files[i])
+				best = libSite(g.files[i]) // libwaits.go
 			}
 		}
 	}
@@ -1875,6 +1875,7 @@ func (w *world) blocked(self uint64) []string {
 		what     string
 	}
 	groups := map[kind][]uint64{}
+	grpcOwn := 0
 	all := w.snapshot()
 	gs := w.ours(all, self)
 	for _, g := range all {
@@ -1886,9 +1887,18 @@ func (w *world) blocked(self uint64) []string {
 		if g.atGate() || g.harnessWait() || g.state == "IO wait" && g.idleConnection() || g.has("(*persistConn).writeLoop") || g.has("(*connReader).backgroundRead") {
 			continue
 		}
+		if g.waitsForState() {
+			continue // the State goroutine it waits for is told
+		}
+		if g.grpcOwn() {
+			grpcOwn++ // told as one (libwaits.go)
+			continue
+		}
 		what := describeState(g.state)
 		if busy, why := g.busy(time.Time{}); busy && (why == httpAwaiting || why == ioAwaited || why == retryBackoffWhy) {
 			what = why // an HTTP/2 body's reader is "waiting on a sync.Cond" by its state
+		} else if why, ok := g.retryWaiting(); ok {
+			what = why // a retry loop's or rate limiter's (retrywait.go)
 		}
 		if g.state == "IO wait" && g.inDatabaseDriver() {
 			what = dbAwaited
@@ -1909,10 +1919,14 @@ func (w *world) blocked(self uint64) []string {
 			// SetMaxOpenConns(1) and a tool using the *DB inside it,
 			// described as "blocked in a select").
 			where += ", waiting for a connection of its database/sql pool, every one of which is in use: a transaction or rows the agent holds open across this call keep one (with a pool of one, run the statement on the transaction, or end it before the call)"
-		case g.has("runtime.(*judge).snapshot"):
-			where += ", inside the State function, which runs on the goroutine of the call it judges: it must not wait for what the agent holds across a traced call (a lock, a transaction's database connection)"
+		case g.has("runtime.(*judge).readState.func"):
+			// State, on its goroutine, and the call waiting for it
+			// (statebound.go): State has no context to give up on.
+			where += ", inside the State function, which the call it judges waits for: State must not wait for what the agent holds across a traced call (a lock, a transaction's database connection, a pool's last connection), and the tool would wait for it too; State takes no context, so read the world through what the agent cannot hold (a connection of its own, a pool larger than the agent's transactions)"
 		case g.has("runtime.(*judge).quiet"):
 			where += ", inside the Settle, which runs on the goroutine of the repeated call: it must not wait for what the agent holds across a traced call"
+		default:
+			where += g.libWaitNote()
 		}
 		k := kind{w.invocationOf(g.id), where}
 		groups[k] = append(groups[k], g.id)
@@ -1950,6 +1964,9 @@ func (w *world) blocked(self uint64) []string {
 	if len(out) > maxBlocked {
 		out = append(out[:maxBlocked:maxBlocked], fmt.Sprintf("and %d more", len(out)-maxBlocked))
 	}
+	if grpcOwn > 0 {
+		out = append(out, foldedText(grpcOwn, "google.golang.org/grpc"))
+	}
 	return out
 }
 
@@ -1966,7 +1983,7 @@ func (w *world) timedSelects(gs []gInfo) []string {
 	var out []string
 	for i := range gs {
 		g := &gs[i]
-		if g.state != "select" || g.bystander() {
+		if g.state != "select" || g.bystander() || g.knownLibWait() {
 			continue
 		}
 		if busy, _ := g.busy(time.Time{}); busy {

@@ -148,6 +148,9 @@ type recRare struct {
 	// scenario stalls has slept that long at least.
 	backoffs   map[uint64]bool
 	backoffsAt time.Time
+	// slowStall says the stall's every blocked goroutine slept in a retry
+	// back-off (onlyRetryWaits): an inconclusive scenario, not a failed one.
+	slowStall bool
 	// deadlock is what the stall watch saw of the scenario's goroutines
 	// in a stretch without progress (deadlock.go).
 	deadlock *deadlockWatch
@@ -905,7 +908,7 @@ func (r *recorder) trace() *Trace {
 	if r.judge != nil {
 		// After r.mu is let go: the judge's lock is held while State
 		// runs, and nothing stops State from calling a traced tool.
-		if !r.judge.record(calls, t.Ops, r.aborted.Load()) {
+		if !r.judge.record(calls, t.Ops, r.aborted.Load()) || r.judge.halt.gaveUp.Load() {
 			t.Notes = append(t.Notes, "the State function or the Settle was still running, after the scenario stalled: what State saw of this scenario's writes is left out")
 		}
 	}
@@ -1965,7 +1968,7 @@ func (r *recorder) noteBackoffs() {
 	}
 	at, seen := time.Now(), map[uint64]bool{}
 	for _, g := range r.world.ours(r.world.snapshot(), goroutineID()) {
-		if busy, why := g.busy(time.Time{}); busy && why == retryBackoffWhy {
+		if _, ok := g.retryWaiting(); ok {
 			seen[g.id] = true
 		}
 	}
@@ -2004,6 +2007,11 @@ func (r *recorder) describeStall() string {
 		// Decided before the bound: every goroutine waits for good
 		// (deadlock.go), and what the looks saw is the advice.
 		idle, advice = after, why
+	} else if r.world != nil && len(held) == 0 && onlyRetryWaits(r.world.ours(r.world.snapshot(), goroutineID())) {
+		advice += slowStallText // retrywait.go
+		r.mu.Lock()
+		r.rareLocked().slowStall = true
+		r.mu.Unlock()
 	}
 	msg := fmt.Sprintf("scenario stalled: no progress for %s", idle)
 	switch {
@@ -2095,12 +2103,16 @@ func stallAdvice(gs []gInfo, crashed bool, timed []string) string {
 func backoffAdvice(gs []gInfo, seen map[uint64]bool, at time.Time) string {
 	for i := range gs {
 		g := &gs[i]
-		if busy, why := g.busy(time.Time{}); !busy || why != retryBackoffWhy {
+		why, ok := g.retryWaiting()
+		if !ok {
 			continue
 		}
 		how := "asleep"
 		if seen[g.id] {
 			how += fmt.Sprintf(" for %s at least", time.Since(at).Round(100*time.Millisecond))
+		}
+		if why == retryLoopWhy {
+			return retryLoopAdvice(g, how) // retrywait.go
 		}
 		return fmt.Sprintf("goroutine %d was not stuck but %s in its API client's retry back-off (%s, at %s), waiting on a timer for as long as the service asked (a 429's Retry-After, a throttle) before it sends the request again: raise the bound with StallTimeout above that wait, or make the service in the test ask for a shorter one", g.id, how, backoffClient(g.funcs[0]), g.where())
 	}
@@ -2111,6 +2123,9 @@ func backoffAdvice(gs []gInfo, seen map[uint64]bool, at time.Time) string {
 // cancelled.
 func (r *recorder) abort() {
 	r.aborted.Store(true)
+	if r.judge != nil {
+		r.judge.halt.stop() // a State waiting for what the agent holds (statebound.go)
+	}
 	if r.sched != nil {
 		r.sched.stop()
 	}

@@ -9,7 +9,7 @@ import (
 	"time"
 )
 
-// State runs on the goroutine of the call it judges. One that waits for
+// The call State judges waits for it. One that waits for
 // what the agent holds across the call (here a lock; with database/sql, a
 // transaction's only connection) stalls the scenario: the stall is bounded,
 // and its message says the wait is inside State, not merely "delivery 1 is

@@ -717,6 +717,7 @@ func (s *Suite) run(ctx context.Context, sc Scenario) (*Result, *Trace, error) {
 	}
 	r.judge = newJudge(ctx, &s.cfg)
 	if r.judge != nil {
+		defer r.judge.halt.stop() // its context's (statebound.go)
 		if sc.Kind == ScenarioBaseline {
 			r.judge.stillFor, r.judge.keepPassed = endCalibrate, true
 			r.judge.reads = &readCheck{} // a read that changes the state (readwrites.go)
@@ -1010,11 +1011,17 @@ func (s *Suite) run(ctx context.Context, sc Scenario) (*Result, *Trace, error) {
 			stall += fmt.Sprintf("; the crash had ended %s, which the crashed delivery started: if it is a worker the deliveries share (started once, on first use, in an object Setup made), the restart waited for it in vain, where a restarted process would start a new one; start such a worker in Setup, or one per delivery",
 				strings.Join(ended, "; "))
 		}
-		crashLock := r.odd().crashLock != ""
+		crashLock, slow := r.odd().crashLock != "", r.odd().slowStall
 		r.mu.Unlock()
 		if !crashLock {
+			sev := SeverityError
+			if slow {
+				// Every goroutine slept in a retry back-off: slow, not
+				// stuck (retrywait.go).
+				sev, res.Inconclusive = SeverityWarning, true
+			}
 			res.Findings = append(res.Findings, Finding{
-				Code: CodeStalled, Severity: SeverityError, Scenario: sc.Name, Replay: res.Replay, Message: stall,
+				Code: CodeStalled, Severity: sev, Scenario: sc.Name, Replay: res.Replay, Message: stall,
 			})
 		}
 	}

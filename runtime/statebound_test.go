@@ -1,0 +1,145 @@
+package runtime
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// A pool of one held by the agent across a traced call, read by State and
+// waited for by Teardown (red team rtW #4: pgxpool with MaxConns 1, the
+// agent's transaction holding the connection, a State that queries
+// through the pool on context.Background()). State, called for the call
+// before its tool runs, waited for the connection; the agent, waiting for
+// State, never returned, kept the connection, and the test's
+// pool.Close() after the verdict waited for it until go test's -timeout.
+// The sem channel stands for the pool: whoever holds its one token holds
+// the connection.
+// The tool inserts the refund once per order (ON CONFLICT DO NOTHING), so
+// the agent is idempotent; refunds, read and written with the token held,
+// is the table.
+func poolOfOneAgent(pool *chan struct{}, refunds *map[string]bool, correct bool) func(ctx context.Context) error {
+	op := &Op{Name: "record_refund", Kind: KindWrite, Params: []string{"order"}}
+	return func(ctx context.Context) error {
+		sem := *pool
+		select {
+		case sem <- struct{}{}: // the transaction's connection
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		release := func() { <-sem }
+		if correct {
+			release() // the transaction ends before the tool call
+		} else {
+			defer release()
+		}
+		return traced(ctx, op, []any{"ord-5"}, []any{"ord-5"}, func(ctx context.Context) error {
+			select {
+			case sem <- struct{}{}: // the tool's own connection
+				(*refunds)["ord-5"] = true
+				<-sem
+				return nil
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		})
+	}
+}
+
+// The stall is told as State's wait, the agent returns once cancelled
+// (State's wait no longer holds its goroutine), and the Teardown that
+// waits for the connection gets it: the suite ends in about the stall
+// bound, and nothing is left holding the connection. The twin that ends
+// its transaction before the call passes.
+func TestAStateWaitingForWhatTheAgentHoldsIsBounded(t *testing.T) {
+	for _, correct := range []bool{false, true} {
+		name := map[bool]string{false: "held across the call", true: "released before the call"}[correct]
+		t.Run(name, func(t *testing.T) {
+			var sem chan struct{}
+			var refunds map[string]bool
+			start := time.Now()
+			rep, err := Run(context.Background(), t.Name(), poolOfOneAgent(&sem, &refunds, correct),
+				StallTimeout(time.Second),
+				Setup(func(context.Context) error {
+					sem, refunds = make(chan struct{}, 1), map[string]bool{}
+					return nil
+				}),
+				State(func() any {
+					sem <- struct{}{} // no context: waits for the connection
+					defer func() { <-sem }()
+					return len(refunds)
+				}),
+				Teardown(func(context.Context) error {
+					sem <- struct{}{} // the pool's Close: waits for its connection
+					<-sem
+					return nil
+				}),
+			)
+			took := time.Since(start)
+			if correct {
+				require.NoError(t, err)
+				assert.True(t, rep.Safe, "a correct agent")
+				return
+			}
+			require.NoError(t, err)
+			assert.False(t, rep.BaselineSucceeded)
+			base := rep.Baseline
+			require.NotNil(t, base)
+			stall := stallOf(base)
+			t.Log(stall)
+			require.NotEmpty(t, stall, "the baseline stalled")
+			assert.Contains(t, stall, "inside the State function")
+			assert.Contains(t, stall, "the tool would wait for it too")
+			assert.NotContains(t, stall, "give every tool the agent's ctx")
+			assert.Equal(t, "cancelled", base.Returned(), "State's wait no longer keeps the agent from returning")
+			assert.NotContains(t, base.Error, "Teardown did not return", "the Teardown got the connection")
+			assert.Less(t, took, 5*time.Second, "not the Teardown's bound of 6 s")
+			select {
+			case sem <- struct{}{}: // nothing holds the connection now
+				<-sem
+			case <-time.After(2 * time.Second):
+				t.Fatal("the connection is still held after the suite")
+			}
+		})
+	}
+}
+
+// A Settle that waits, on its context, for what the agent holds across a
+// repeated call: the stall cancels its context (it was the suite's,
+// which a stall does not cancel), and the agent returns once cancelled.
+func TestASettleWaitingForWhatTheAgentHoldsIsCancelled(t *testing.T) {
+	op := &Op{Name: "record_refund", Kind: KindWrite, Params: []string{"order"}}
+	sem := make(chan struct{}, 1)
+	agent := func(ctx context.Context) error {
+		sem <- struct{}{} // the transaction's connection, held across both calls
+		defer func() { <-sem }()
+		for range 2 { // the second is a repeat, around which Settle runs
+			if err := traced(ctx, op, []any{"ord-5"}, []any{"ord-5"}, func(context.Context) error { return nil }); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	rep, err := Run(context.Background(), t.Name(), agent, StallTimeout(time.Second), OnlyScenario(ScenarioBaseline),
+		State(func() any { return 0 }),
+		Settle(func(ctx context.Context) error {
+			select {
+			case sem <- struct{}{}: // the pool's connection
+				<-sem
+				return nil
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		}))
+	require.NoError(t, err)
+	base := rep.Baseline
+	require.NotNil(t, base)
+	stall := stallOf(base)
+	t.Log(stall)
+	require.NotEmpty(t, stall, "the baseline stalled")
+	assert.Contains(t, stall, "inside the Settle")
+	assert.Equal(t, "cancelled", base.Returned(), "Settle's context was cancelled, and the agent returned")
+}
