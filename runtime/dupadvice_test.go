@@ -143,6 +143,12 @@ func TestRereadThatMissedTheCreateIsSaid(t *testing.T) {
 	if !strings.Contains(msg, "the agent did re-read before the repeat (1:search_customer#2, of the same entity), and the read answered what it answered before 1:create_customer#1 ran") || strings.Contains(msg, "or re-read before retrying") {
 		t.Fatalf("the duplicate_write must say the re-read did not see the create: %s", msg)
 	}
+	// It says what is known: the read did not show what the write
+	// changes (rtW #9a: a read of the order, which a refund does not
+	// change, was called "a stale or eventually consistent read").
+	if !strings.Contains(msg, "ran: it does not show what create_customer changes, or it is stale (a search index, a replica, a cache), so this re-read cannot guard the write") {
+		t.Fatalf("the duplicate_write must say the read does not show what the write changes, or is stale: %s", msg)
+	}
 	if fixed := runPayments(t, agent(true)); !fixed.Safe {
 		t.Fatalf("a create keyed at the sink: %v", findings(fixed, ""))
 	}

@@ -212,7 +212,7 @@ func TestNotRetriedNote(t *testing.T) {
 		want  string // "" for no note
 	}{
 		{"gives up", putRetrying(&s, never), nil,
-			"no injected fault was retried: after the injected error of each of its 3 fault scenarios (lost_acknowledgement, lost_request, before_operation_failure), no traced call of the failed op followed. Not tested, since no fault meets them: a retry inside a tool call (a retrying HTTP client or SDK, a helper that sends a request again: wrap the client with runtime.Transport, whose lost_response meets it); a retry through the raw tool (go tool agentidem-vet reports it); a retry only on particular errors, such as a *url.Error or a 503 (give those with testkit.FaultError). See docs/guide.md, section 5."},
+			"no injected fault was retried: after the injected error of each of its 3 fault scenarios (lost_acknowledgement, lost_request, before_operation_failure), no traced call of the failed op followed. Not tested, since no fault meets them: a retry inside a tool call (a retrying HTTP client or SDK, a helper that sends a request again: wrap an HTTP client with runtime.Transport, whose lost_response meets it; a gRPC client's retries need a fake server that applies a write, then answers UNAVAILABLE once); a retry through the raw tool (go tool agentidem-vet reports it); a retry only on particular errors, such as a *url.Error or a 503 (give those with testkit.FaultError). See docs/guide.md, section 5."},
 		{"goes on to other work", func(ctx context.Context) error {
 			if err := s.putTraced(ctx, "k", 1); err != nil {
 				_, err = s.getTraced(ctx, "k")
@@ -221,7 +221,7 @@ func TestNotRetriedNote(t *testing.T) {
 			return nil
 		}, nil, "no injected fault was retried"},
 		{"gives up on FaultError's errors", putRetrying(&s, never), []Option{FaultError(urlFaults)},
-			"no injected fault was retried: after the injected error of each of its 3 fault scenarios (lost_acknowledgement, lost_request, before_operation_failure), the error FaultError gave where it gave one, no traced call of the failed op followed. Not tested, since no fault meets them: a retry inside a tool call (a retrying HTTP client or SDK, a helper that sends a request again: wrap the client with runtime.Transport, whose lost_response meets it); a retry through the raw tool (go tool agentidem-vet reports it); a retry on other errors than FaultError's (make FaultError return them). See docs/guide.md, section 5."},
+			"no injected fault was retried: after the injected error of each of its 3 fault scenarios (lost_acknowledgement, lost_request, before_operation_failure), the error FaultError gave where it gave one, no traced call of the failed op followed. Not tested, since no fault meets them: a retry inside a tool call (a retrying HTTP client or SDK, a helper that sends a request again: wrap an HTTP client with runtime.Transport, whose lost_response meets it; a gRPC client's retries need a fake server that applies a write, then answers UNAVAILABLE once); a retry through the raw tool (go tool agentidem-vet reports it); a retry on other errors than FaultError's (make FaultError return them). See docs/guide.md, section 5."},
 		{"retries every error", putRetrying(&s, always), nil, ""},
 		{"retries a failure before the operation only", putRetrying(&s, onlyBefore), nil, ""},
 		{"reads only", func(ctx context.Context) error { _, err := s.getTraced(ctx, "k"); return err }, nil, ""},

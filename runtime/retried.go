@@ -90,11 +90,11 @@ func notRetried(results []*Result, chosen bool) []string {
 	// agents, which do not retry (red team rtV #22a: a thousand bytes
 	// of it was read as noise).
 	if lostResponses(results) {
-		b.WriteString("The lost_response scenarios met the retries inside the calls of writes whose HTTP clients go through runtime.Transport, and their results say what each did. Not tested, since no fault meets them: a retry inside the calls of other writes (wrap their clients with runtime.Transport); ")
+		b.WriteString("The lost_response scenarios met the retries inside the calls of writes whose HTTP clients go through runtime.Transport, and their results say what each did. Not tested, since no fault meets them: a retry inside the calls of other writes (wrap their HTTP clients with runtime.Transport; a gRPC client's retries need a fake server that applies a write, then answers UNAVAILABLE once); ")
 	} else if retriedInside(results) {
 		b.WriteString("A write's tool was seen retrying inside its call all the same (the scenario's note names it), below the boundary where these faults are injected: they never met that retry, and the suite is no evidence that it is safe. Not tested either: ")
 	} else {
-		b.WriteString("Not tested, since no fault meets them: a retry inside a tool call (a retrying HTTP client or SDK, a helper that sends a request again: wrap the client with runtime.Transport, whose lost_response meets it); ")
+		b.WriteString("Not tested, since no fault meets them: a retry inside a tool call (a retrying HTTP client or SDK, a helper that sends a request again: wrap an HTTP client with runtime.Transport, whose lost_response meets it; a gRPC client's retries need a fake server that applies a write, then answers UNAVAILABLE once); ")
 	}
 	b.WriteString("a retry through the raw tool (go tool agentidem-vet reports it); ")
 	if chosen {

@@ -213,6 +213,9 @@ func repeatAdvice(tr *Trace, first *Operation, dups []string, reread, rereads bo
 		if o == nil {
 			continue
 		}
+		if r := checkedBeside(tr, first, o); r != nil {
+			return fmt.Sprintf("; the deliveries ran at once, and %s, delivery %d's read of the same entity, began before %s: a check-then-act whose check ran beside the other delivery's work, not after its write, which no re-read guards; make check and write one step at the sink: a unique constraint the write hits, a lock held around the check and the write (a database's advisory lock, SELECT ... FOR UPDATE), or idem.Store around both", r.ID, o.Invocation, first.ID)
+		}
 		r := rereadBetween(tr, first, o)
 		if r == nil {
 			continue
@@ -221,10 +224,34 @@ func repeatAdvice(tr *Trace, first *Operation, dups []string, reread, rereads bo
 		case readSaw:
 			return rmw
 		case readMissed:
-			return fmt.Sprintf("; the agent did re-read before the repeat (%s, of the same entity), and the read answered what it answered before %s ran, not showing what %s made (a stale or eventually consistent read: a search index, a replica, a cache), so a re-read cannot guard this write: make it idempotent at the sink, keyed by the logical operation (an idempotency key, a unique key, idem.Store)", r.ID, first.ID, first.ID)
+			return fmt.Sprintf("; the agent did re-read before the repeat (%s, of the same entity), and the read answered what it answered before %s ran: it does not show what %s changes, or it is stale (a search index, a replica, a cache), so this re-read cannot guard the write: make it idempotent at the sink, keyed by the logical operation (an idempotency key, a unique key, idem.Store)", r.ID, first.ID, first.Name)
 		}
 	}
 	return usual
+}
+
+// checkedBeside returns the read of o's entity that o's delivery made
+// before o and that began before first, a write of another delivery: the
+// two deliveries ran at once, and o's check did not wait for first's
+// write (a check-then-act; red team rtW #9b: find_customer, then
+// create_customer, both deliveries' finds before either create, in
+// duplicate_delivery/concurrent). nil when there is none. A delivery
+// that comes after the other (sequential, a restart) reads after its
+// write, and gets the advice above.
+func checkedBeside(tr *Trace, first, o *Operation) *Operation {
+	if o.Invocation == first.Invocation {
+		return nil
+	}
+	for i := range tr.Ops {
+		r := &tr.Ops[i]
+		if r.ID == first.ID || r.ID == o.ID {
+			break // tr.Ops is in start order: later reads began after first
+		}
+		if r.Kind == KindRead && r.Invocation == o.Invocation && r.Status == StatusSuccess && r.Entity != "" && (r.Entity == o.Entity || r.Entity == o.Identity) {
+			return r
+		}
+	}
+	return nil
 }
 
 // hasEntityRead says whether tr holds a read that rereadBetween could

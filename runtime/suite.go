@@ -1084,6 +1084,12 @@ func (s *Suite) run(ctx context.Context, sc Scenario) (*Result, *Trace, error) {
 			tr.Notes = append(tr.Notes, notes...)
 		}
 	}
+	if sc.Kind == ScenarioCrashRestart && stall == "" && r.didCrash() && len(errs) > 1 {
+		if note := s.restartStopped(tr, errs); note != "" { // restartstopped.go
+			res.Inconclusive = true
+			tr.Notes = append(tr.Notes, note)
+		}
+	}
 
 	s.analyze(res, tr, sc, claimed)
 	if sc.Kind == ScenarioInterleaving || sc.Kind == ScenarioPartialBatch {
