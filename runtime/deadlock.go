@@ -110,8 +110,9 @@ func (r *recorder) provenDeadlock(now time.Time) bool {
 		return false
 	}
 	dw.idle = now.Sub(r.seenAt).Round(100 * time.Millisecond)
-	dw.why = fmt.Sprintf("decided after %s, not the %s of StallTimeout: at %d looks over %s, every goroutine of the scenario waited on a channel, a lock or a condition at the same place, none running, asleep, in a select or waiting for the network, no code of theirs sets a timer, and no goroutine outside the scenario was running, asleep or reading the network, so nothing was left to wake them: a deadlock",
+	dw.why = fmt.Sprintf("decided after %s, not the %s of StallTimeout: at %d looks over %s, every goroutine of the scenario waited on a channel, a lock or a condition at the same place, none running, asleep, in a select or waiting for the network, no code on their stacks, nor the calls and Setup of the scenario, sets a timer, and no goroutine outside the scenario was running, asleep or reading the network, so nothing was left to wake them: a deadlock",
 		dw.idle, r.stallAfter, dw.looks, now.Sub(dw.since).Round(100*time.Millisecond))
+	r.addNoteOnce(earlyStallNote) // scenariocode.go
 	return true
 }
 
@@ -179,7 +180,7 @@ func (r *recorder) waitsForGood() (string, bool) {
 		waiting++
 		fmt.Fprintf(&sig, "%d %s %s;", g.id, g.state, g.where())
 	}
-	if waiting == 0 {
+	if waiting == 0 || !r.scenarioCodeClear() { // scenariocode.go
 		return "", false
 	}
 	for i := range all {

@@ -128,7 +128,7 @@ func (j *judge) readAfter(c *Call) {
 	rc.readsIn--
 	alone := rw != nil && !rw.busy && rc.starts == rw.start && rc.writesIn == 0 && rc.readsIn == 0
 	rc.mu.Unlock()
-	if !alone || rw.hasPrev && rw.prev != rw.before || rw.afterWrite && j.worldLive {
+	if !alone || rw.hasPrev && rw.prev != rw.before || rw.afterWrite && j.worldLive || writeLeftWork(c) {
 		return
 	}
 	s, ok := j.readSnapshot()

@@ -691,6 +691,7 @@ func (s *Suite) run(ctx context.Context, sc Scenario) (*Result, *Trace, error) {
 	r.useSpare(s.spare)
 	s.spare = spareCalls{}
 	r.world = w
+	w.setupCode = s.cfg.setupCode
 	res.Clock = ClockReal
 	if sc.sched != nil && !sc.sched.realtime {
 		res.Clock = ClockVirtual // in a bubble: a stall is the bubble's watchdog's
@@ -2439,6 +2440,7 @@ func (s *Suite) Report() *Report {
 	} else if n := s.stateNote(r.Duration); n != "" {
 		r.Notes = append(r.Notes, n) // stateguard.go
 	}
+	r.Notes = append(r.Notes, earlyStalls(append([]*Result{r.Baseline}, r.Results...))...) // scenariocode.go
 	r.Shard = s.shardPart()
 	return r
 }
