@@ -134,7 +134,8 @@ func readCodeTimer(site string, literal, deep bool) codeTimer {
 
 // literalText returns the text of the function literal that starts on
 // site's line: from that line to the brace that closes the first one
-// opened after "func(" on it.
+// opened after "func(" on it, the code before "func(" on that line left
+// out (the call that is given the literal).
 func literalText(site string) (string, bool) {
 	path, ln, ok := strings.Cut(site, ":")
 	if !ok {
@@ -171,7 +172,7 @@ func literalText(site string) (string, bool) {
 				depth--
 			}
 			if opened && depth == 0 {
-				return strings.Join(lines[n-1:i+1], "\n"), true
+				return strings.Join(append([]string{lines[n-1][at:]}, lines[n:i+1]...), "\n"), true
 			}
 		}
 	}
