@@ -39,6 +39,9 @@ import (
 //     source file cannot be read, nor one whose function calls a library's
 //     function (or a method, where its file imports a library), whose
 //     channel may be a timer's the suite did not read;
+//   - the code of the scenario's traced calls and of its Setup functions,
+//     read the same way, sets no timer that may still be pending, and can
+//     be found (scenariocode.go);
 //   - no goroutine outside the scenario (one of Setup's, another test's)
 //     is running, asleep, in a system call, waiting for the network (but
 //     for net/http's idle connections and listeners), or in a select or a
