@@ -39,6 +39,9 @@ import (
 //     source file cannot be read, nor one whose function calls a library's
 //     function (or a method, where its file imports a library), whose
 //     channel may be a timer's the suite did not read;
+//   - the code of the scenario's traced calls and of its Setup functions,
+//     read the same way, sets no timer that may still be pending, and can
+//     be found (scenariocode.go);
 //   - no goroutine outside the scenario (one of Setup's, another test's)
 //     is running, asleep, in a system call, waiting for the network (but
 //     for net/http's idle connections and listeners), or in a select or a
@@ -110,8 +113,9 @@ func (r *recorder) provenDeadlock(now time.Time) bool {
 		return false
 	}
 	dw.idle = now.Sub(r.seenAt).Round(100 * time.Millisecond)
-	dw.why = fmt.Sprintf("decided after %s, not the %s of StallTimeout: at %d looks over %s, every goroutine of the scenario waited on a channel, a lock or a condition at the same place, none running, asleep, in a select or waiting for the network, no code of theirs sets a timer, and no goroutine outside the scenario was running, asleep or reading the network, so nothing was left to wake them: a deadlock",
+	dw.why = fmt.Sprintf("decided after %s, not the %s of StallTimeout: at %d looks over %s, every goroutine of the scenario waited on a channel, a lock or a condition at the same place, none running, asleep, in a select or waiting for the network, no code on their stacks, nor the calls and Setup of the scenario, sets a timer, and no goroutine outside the scenario was running, asleep or reading the network, so nothing was left to wake them: a deadlock",
 		dw.idle, r.stallAfter, dw.looks, now.Sub(dw.since).Round(100*time.Millisecond))
+	r.addNoteOnce(earlyStallNote) // scenariocode.go
 	return true
 }
 
@@ -179,7 +183,7 @@ func (r *recorder) waitsForGood() (string, bool) {
 		waiting++
 		fmt.Fprintf(&sig, "%d %s %s;", g.id, g.state, g.where())
 	}
-	if waiting == 0 {
+	if waiting == 0 || !r.scenarioCodeClear() { // scenariocode.go
 		return "", false
 	}
 	for i := range all {

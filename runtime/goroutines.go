@@ -969,6 +969,9 @@ type world struct {
 	// spawned counts the harness's goroutines started outside made
 	// (spawn).
 	spawned int
+	// setupCode is where the scenario's Setup functions' code is, which
+	// the stall watch reads (scenariocode.go).
+	setupCode []string
 }
 
 // newWorld takes the world of a scenario. Only a scenario with gates reads

@@ -27,6 +27,7 @@ type invariant struct {
 
 type config struct {
 	setups      []func(context.Context) error // Setup's, in the order given
+	setupCode   []string                      // where each Setup's code is, "" where unknown (scenariocode.go)
 	teardowns   []teardownHook                // Teardown's, in the order given
 	invariants  []invariant
 	exactlyOnce bool
@@ -99,11 +100,7 @@ func newConfig(opts []Option) config {
 // hook, and the first error stops the rest. The Teardowns given before the
 // Setup that failed then still run (see Teardown).
 func Setup(fn func(ctx context.Context) error) Option {
-	return optionFunc(func(c *config) {
-		if fn != nil {
-			c.setups = append(c.setups, fn)
-		}
-	})
+	return setupOf(fn, fn)
 }
 
 // Teardown runs after the baseline and after each scenario, after the

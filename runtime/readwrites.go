@@ -35,7 +35,12 @@ import (
 // effect in that very window, so a read that follows a write in a world
 // whose Setup left goroutines running (worldLive), where that is most
 // likely, is not checked at all, nor are reads made inside another call
-// or beside one. No Settle is run around a read: the agent's timing is
+// or beside one. Nor is a read after a write whose code arms a timer or
+// starts a goroutine (writeLeftWork, scenariocode.go): a reminder the
+// write scheduled with time.AfterFunc, sent while the read waited for it,
+// has no goroutine until it fires, and such a read was told that "the
+// world held still" (red team rtX #2). A read before any such write is
+// checked. No Settle is run around a read: the agent's timing is
 // left alone.
 
 // readCheck is the judge's record of reads in the baseline.
@@ -128,7 +133,7 @@ func (j *judge) readAfter(c *Call) {
 	rc.readsIn--
 	alone := rw != nil && !rw.busy && rc.starts == rw.start && rc.writesIn == 0 && rc.readsIn == 0
 	rc.mu.Unlock()
-	if !alone || rw.hasPrev && rw.prev != rw.before || rw.afterWrite && j.worldLive {
+	if !alone || rw.hasPrev && rw.prev != rw.before || rw.afterWrite && j.worldLive || writeLeftWork(c) {
 		return
 	}
 	s, ok := j.readSnapshot()

@@ -694,6 +694,7 @@ func (s *Suite) run(ctx context.Context, sc Scenario) (*Result, *Trace, error) {
 	r.useSpare(s.spare)
 	s.spare = spareCalls{}
 	r.world = w
+	w.setupCode = s.cfg.setupCode
 	res.Clock = ClockReal
 	if sc.sched != nil && !sc.sched.realtime {
 		res.Clock = ClockVirtual // in a bubble: a stall is the bubble's watchdog's
@@ -2506,6 +2507,7 @@ func (s *Suite) Report() *Report {
 	if n := s.realTimeNote(r); n != "" {
 		r.Notes = append(r.Notes, n) // virtualnote.go
 	}
+	r.Notes = append(r.Notes, earlyStalls(append([]*Result{r.Baseline}, r.Results...))...) // scenariocode.go
 	r.Shard = s.shardPart()
 	return r
 }

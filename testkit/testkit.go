@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/agentidem/agentidem-go/internal/bubble"
+	"github.com/agentidem/agentidem-go/internal/hookcode"
 	"io"
 	"io/fs"
 	"os"
@@ -58,10 +59,11 @@ type settings struct {
 // (see State); t.Skip skips the test.
 func Setup(fn func(ctx context.Context) error) Option {
 	return func(s *settings) {
+		run := fn
 		if fn != nil {
-			fn = guardedHook(s.exits(), "Setup", fn)
+			run = guardedHook(s.exits(), "Setup", fn)
 		}
-		With(runtime.Setup(fn))(s)
+		With(hookcode.Setup(run, fn).(runtime.Option))(s) // runtime.Setup(run), whose code the stall watch reads is fn's
 	}
 }
 
