@@ -154,6 +154,14 @@ func (l *lockstep) atGateLocked(j int) bool {
 	return false
 }
 
+// world is the scenario's goroutines, or nil when none are read.
+func (l *lockstep) world() *world {
+	if l.rec == nil {
+		return nil
+	}
+	return l.rec.world
+}
+
 // changedLocked wakes every waiter.
 func (l *lockstep) changedLocked() {
 	close(l.changed)
@@ -161,7 +169,11 @@ func (l *lockstep) changedLocked() {
 }
 
 func (l *lockstep) Wait(c *Call, p Point) {
+	w := l.world()
 	if p != PointStart {
+		if w != nil {
+			w.body(c.bodyGoroutine(), false) // its tool body returned
+		}
 		return
 	}
 	inv := c.inv.n
@@ -177,6 +189,16 @@ func (l *lockstep) Wait(c *Call, p Point) {
 		delete(l.waiting, c)
 		delete(l.nth, c)
 		l.rec.number(c) // let through by bypass: numbered now
+		if w != nil {
+			// Its tool body runs from now: blocked, it counts as busy
+			// for bodyGrace (gInfo.busy), as under the scheduler. Not
+			// recorded, a body's wait for a ticker's next tick on the
+			// invocation's own goroutine (a poll) was quiet at once,
+			// and the other delivery, arrived at its next call, went
+			// on alone: a check-then-act after the poll passed (red
+			// team rtX #4).
+			w.body(c.bodyGoroutine(), true)
+		}
 	}()
 	l.changedLocked()
 	l.numberReadyLocked()
