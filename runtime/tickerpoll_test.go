@@ -140,7 +140,7 @@ func checkThenArmAfterPoll(w *exportWorld) func(context.Context) error {
 	}
 }
 
-func runTickerPoll(t *testing.T, keyed bool, every time.Duration) *Result {
+func runTickerPoll(t *testing.T, keyed bool, every, stall time.Duration) *Result {
 	t.Helper()
 	w := &exportWorld{keyed: keyed}
 	defer func() {
@@ -151,6 +151,7 @@ func runTickerPoll(t *testing.T, keyed bool, every time.Duration) *Result {
 	rep, err := Run(context.Background(), "ticker_poll", checkThenArmAfterPoll(w),
 		OnlyScenario(ScenarioDuplicateConcurrent),
 		Setup(func(context.Context) error { w.reset(every); return nil }),
+		StallTimeout(stall),
 		State(w.snapshot))
 	require.NoError(t, err)
 	require.True(t, rep.BaselineSucceeded, "baseline: %+v", rep.BaselineFailure)
@@ -163,7 +164,7 @@ func runTickerPoll(t *testing.T, keyed bool, every time.Duration) *Result {
 // arms. Without the body recorded, the first went on alone at once.
 func TestCheckThenArmAfterSharedTickerPollIsCaught(t *testing.T) {
 	for range 3 {
-		r := runTickerPoll(t, false, 20*time.Millisecond)
+		r := runTickerPoll(t, false, 20*time.Millisecond, 10*time.Second)
 		assert.Contains(t, resultCodes(r), CodeDuplicateWrite, "%v", r.Findings)
 		assert.NotContains(t, strings.Join(r.Trace.Notes, "\n"), "went on alone")
 	}
@@ -173,9 +174,39 @@ func TestCheckThenArmAfterSharedTickerPollIsCaught(t *testing.T) {
 // delivery checks first.
 func TestCheckThenArmAfterSharedTickerPollKeyedIsSafe(t *testing.T) {
 	for range 3 {
-		r := runTickerPoll(t, true, 20*time.Millisecond)
+		r := runTickerPoll(t, true, 20*time.Millisecond, 10*time.Second)
 		assert.Empty(t, resultCodes(r), "%v", r.Findings)
 		assert.True(t, r.Safe)
 		assert.False(t, r.Inconclusive)
+	}
+}
+
+// A tick every 300 ms: the second delivery's poll returns 300 ms after
+// the first's, past bodyGrace. A tool body blocked in a select is waited
+// for up to aloneAfter (1 s here) under the lockstep: both still check
+// before either arms.
+func TestCheckThenArmAfterSlowTickerPollIsCaught(t *testing.T) {
+	for range 2 {
+		r := runTickerPoll(t, false, 300*time.Millisecond, 10*time.Second)
+		assert.Contains(t, resultCodes(r), CodeDuplicateWrite, "%v", r.Findings)
+		assert.NotContains(t, strings.Join(r.Trace.Notes, "\n"), "went on alone")
+	}
+}
+
+// A tick every second, with aloneAfter at 750 ms (a stall bound of
+// 1.5 s): the first delivery back goes on alone, and the scenario says
+// that the harness, not the agent, ran the deliveries one after the
+// other: inconclusive, never safe, for the buggy agent and its keyed twin
+// alike (neither was tested at once).
+func TestTickerPollPastAloneAfterIsInconclusive(t *testing.T) {
+	for _, keyed := range []bool{false, true} {
+		r := runTickerPoll(t, keyed, time.Second, 1500*time.Millisecond)
+		assert.True(t, r.Inconclusive, "keyed %v: %v", keyed, r.Findings)
+		assert.False(t, r.Safe, "keyed %v", keyed)
+		notes := strings.Join(r.Trace.Notes, "\n")
+		assert.Regexp(t, `went on alone at its call 3 \(has_reminder\): delivery [12] was still inside a tool call after`, notes, "keyed %v", keyed)
+		assert.NotContains(t, notes, "outside any gate", "keyed %v", keyed)
+		assert.Contains(t, notes, "blocked in a select at tickerpoll_test.go:", "keyed %v", keyed)
+		assert.Contains(t, notes, "so this scenario did not test the deliveries at once", "keyed %v", keyed)
 	}
 }
