@@ -403,3 +403,28 @@ func (l *lockstep) held() []string {
 	sort.Strings(out)
 	return out
 }
+
+// aloneNote is the report's note on a concurrent delivery whose
+// deliveries went one after the other and that showed no error: the
+// scenario's own notes say where and why (lockstep.Wait), but only under
+// -v, and a report that said nothing more read as if two deliveries at
+// once had been tested (red team rtX #4). It is "" otherwise.
+func aloneNote(results []*Result) string {
+	for _, res := range results {
+		if res == nil || res.Scenario != ScenarioDuplicateConcurrent || res.Trace == nil {
+			continue
+		}
+		for _, f := range res.Findings {
+			if f.Severity == SeverityError {
+				return ""
+			}
+		}
+		for _, n := range res.Trace.Notes {
+			if rest, ok := strings.CutPrefix(n, "concurrent delivery: "); ok && strings.Contains(rest, " went on alone at ") {
+				return ScenarioDuplicateConcurrent + " showed no problem, but its deliveries did not run at once throughout: " + rest +
+					"; unless what the other delivery waited for was a lock of the agent's (a mutex, a semaphore, a singleflight), which serializes them in production too, what only two deliveries at once do (a check-then-act) was not tested"
+			}
+		}
+	}
+	return ""
+}

@@ -141,6 +141,10 @@ func checkThenArmAfterPoll(w *exportWorld) func(context.Context) error {
 }
 
 func runTickerPoll(t *testing.T, keyed bool, every, stall time.Duration) *Result {
+	return runTickerPollReport(t, keyed, every, stall).Results[0]
+}
+
+func runTickerPollReport(t *testing.T, keyed bool, every, stall time.Duration) *Report {
 	t.Helper()
 	w := &exportWorld{keyed: keyed}
 	defer func() {
@@ -156,7 +160,7 @@ func runTickerPoll(t *testing.T, keyed bool, every, stall time.Duration) *Result
 	require.NoError(t, err)
 	require.True(t, rep.BaselineSucceeded, "baseline: %+v", rep.BaselineFailure)
 	require.Len(t, rep.Results, 1)
-	return rep.Results[0]
+	return rep
 }
 
 // The second delivery's poll returns a tick (20 ms) after the first's:
@@ -200,7 +204,17 @@ func TestCheckThenArmAfterSlowTickerPollIsCaught(t *testing.T) {
 // alike (neither was tested at once).
 func TestTickerPollPastAloneAfterIsInconclusive(t *testing.T) {
 	for _, keyed := range []bool{false, true} {
-		r := runTickerPoll(t, keyed, time.Second, 1500*time.Millisecond)
+		rep := runTickerPollReport(t, keyed, time.Second, 1500*time.Millisecond)
+		r := rep.Results[0]
+		// The report says so at its top, not only in the scenario's notes.
+		assert.Condition(t, func() bool {
+			for _, n := range rep.Notes {
+				if strings.HasPrefix(n, "duplicate_delivery/concurrent showed no problem, but its deliveries did not run at once throughout: delivery ") {
+					return true
+				}
+			}
+			return false
+		}, "keyed %v: notes %q", keyed, rep.Notes)
 		assert.True(t, r.Inconclusive, "keyed %v: %v", keyed, r.Findings)
 		assert.False(t, r.Safe, "keyed %v", keyed)
 		notes := strings.Join(r.Trace.Notes, "\n")
