@@ -60,6 +60,13 @@ type Gate interface {
 // When the back-off outlasts aloneAfter and the other goes on alone all
 // the same, the world's rate limit, not the agent, ran the deliveries one
 // after the other: the scenario is inconclusive (recorder.apart).
+//
+// A delivery inside a tool body (released at its start gate, not back at
+// its finish) is neither at a gate nor blocked outside one: its body is
+// recorded (world.body), counts as busy for bodyGrace, and, blocked in a
+// select or a receive past that (a poll on a ticker, a worker's answer),
+// is waited for up to aloneAfter; one still there after that goes the
+// way of the back-off above: inconclusive (rtX #4).
 type lockstep struct {
 	rec     *recorder
 	mu      sync.Mutex
