@@ -2109,3 +2109,28 @@ func (w *world) waitingBodies(self uint64) map[int]bodyWaiting {
 	}
 	return out
 }
+
+// onLock returns the deliveries with a goroutine (but self) blocked on a
+// lock: a sync.Mutex or sync.RWMutex, a channel send (a channel
+// semaphore, a full queue), a sync.WaitGroup or sync.Cond (a
+// singleflight's waiters), a semaphore of package sync. One of them that
+// the other delivery goes on alone past most likely waits for a lock the
+// going one holds: the agent's own serialization (lockstep.Wait).
+func (w *world) onLock(self uint64) map[int]bool {
+	var out map[int]bool
+	for _, g := range w.ours(w.snapshot(), self) {
+		switch {
+		case handsOff(g.state), g.state == "sync.WaitGroup.Wait", g.state == "sync.Cond.Wait",
+			g.state == "semacquire" && g.peerSemaphore():
+		default:
+			continue
+		}
+		if n := w.invocationOf(g.id); n != 0 {
+			if out == nil {
+				out = map[int]bool{}
+			}
+			out[n] = true
+		}
+	}
+	return out
+}
