@@ -755,13 +755,14 @@ func (c *Call) Finish(err error, results ...any) error {
 		if f == FaultCrash {
 			what = "no crash could follow its success"
 		}
-		r.noteUnfired(fmt.Sprintf("%s failed by itself (%v), so %s", c.op.Name, err, what))
+		r.moveFault(c, fmt.Sprintf("%s failed by itself (%v), so %s; no later call of %s with its identity succeeded in this delivery, where the fault would have moved", c.op.Name, err, what, c.op.Name))
 		return nil
 	}
 	if f == FaultLostAck && c.op.NoError {
 		r.noteUnfired(fmt.Sprintf("%s has no error result: its acknowledgement cannot be lost", c.op.Name))
 		return nil
 	}
+	r.movedFired(c, f)
 	ierr := c.injected(f)
 	c.mu.Lock()
 	c.rec.observation = observationLost
@@ -1018,6 +1019,7 @@ func (r *recorder) numberLocked(c *Call) {
 		return
 	}
 	k, seq, planned := r.nextNumber(c.op)
+	planned = planned || r.takeMovedLocked(c)
 	c.mu.Lock()
 	c.rec.Occurrence, c.rec.Seq, c.rec.planned = k, seq, planned
 	c.mu.Unlock()
@@ -1026,6 +1028,80 @@ func (r *recorder) numberLocked(c *Call) {
 // numberNew is numberLocked for a call that Begin has not returned yet.
 func (r *recorder) numberNew(c *Call) {
 	c.rec.Occurrence, c.rec.Seq, c.rec.planned = r.nextNumber(c.op)
+	c.rec.planned = c.rec.planned || r.takeMovedLocked(c)
+}
+
+// movedFault is a fault that follows a success (a lost acknowledgement, a
+// crash) whose call failed by itself: it moves to the next call of the
+// same op with the same identity in the same delivery, and on until one
+// succeeds (recorder.moveFault).
+//
+// A red team's agent (rtX #5) charges with an idempotency key through a
+// tool whose request times out after 50 ms, against a service that
+// applies the first charge and answers it after 150 ms, and answers 409
+// "in progress" to a request whose key is in flight; the agent retries on
+// both. In the baseline its second charge succeeded; under the fault
+// scenarios, with the gates' timing, the second got 409 and the third
+// succeeded, and lost_acknowledgement/charge#2 and crash_restart/charge#2
+// were inconclusive on every run, with a fault_not_triggered warning, for
+// a correct agent. The fault follows a success by definition: the first
+// later success of that call (its retry) is where it belongs.
+type movedFault struct {
+	inv      *invocation
+	op       string
+	identity string
+	from     []string // the calls it was on that failed by themselves, in order
+	note     string   // the fault note set when it first moved
+	pending  bool     // waiting for the next such call (takeMovedLocked)
+}
+
+// moveFault moves the fault of c, which failed by itself, to the next
+// call of its op with its identity in its delivery; note says why it did
+// not fire on c, the fault note if none does.
+func (r *recorder) moveFault(c *Call, note string) {
+	id := c.ID()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	x := r.rareLocked()
+	if x.moved == nil {
+		x.moved = &movedFault{inv: c.inv, op: c.op.Name, identity: c.rec.Identity, note: note}
+		if r.faultNote == "" {
+			r.faultNote = note
+		}
+	}
+	x.moved.from = append(x.moved.from, id)
+	x.moved.pending = true
+}
+
+// takeMovedLocked reports whether a moved fault falls on c: the next call
+// of its op with its identity in its delivery, numbered after the call it
+// moved from failed. The numbering follows the gates' order, so a replay
+// that meets the same failures puts it on the same call. r.mu is held.
+func (r *recorder) takeMovedLocked(c *Call) bool {
+	m := r.odd().moved
+	if m == nil || !m.pending || m.op != c.op.Name || m.inv != c.inv || m.identity != c.rec.Identity {
+		return false
+	}
+	m.pending = false
+	return true
+}
+
+// movedFired is called when fault f fires on c: if it was moved there, the
+// fault note is dropped and the trace says which call the fault fell on.
+func (r *recorder) movedFired(c *Call, f FaultKind) {
+	r.mu.Lock()
+	m := r.odd().moved
+	if m == nil || m.inv != c.inv || m.op != c.op.Name {
+		r.mu.Unlock()
+		return
+	}
+	if r.faultNote == m.note {
+		r.faultNote = ""
+	}
+	from := strings.Join(m.from, ", then ")
+	r.mu.Unlock()
+	r.addNote(fmt.Sprintf("the %s planned on %s fell on %s: %s failed by itself, and a fault that follows a success moves to the first later call of the op with the same identity in the same delivery that succeeds (its retry)",
+		f, from, c.ID(), from))
 }
 
 // nextNumber counts a call of op: its occurrence (among the calls of ops

@@ -62,6 +62,13 @@ type Gate interface {
 // When the back-off outlasts aloneAfter and the other goes on alone all
 // the same, the world's rate limit, not the agent, ran the deliveries one
 // after the other: the scenario is inconclusive (recorder.apart).
+//
+// A delivery inside a tool body (released at its start gate, not back at
+// its finish) is neither at a gate nor blocked outside one: its body is
+// recorded (world.body), counts as busy for bodyGrace, and, blocked in a
+// select or a receive past that (a poll on a ticker, a worker's answer),
+// is waited for up to aloneAfter; one still there after that goes the
+// way of the back-off above: inconclusive (rtX #4).
 type lockstep struct {
 	rec     *recorder
 	mu      sync.Mutex
@@ -156,6 +163,14 @@ func (l *lockstep) atGateLocked(j int) bool {
 	return false
 }
 
+// world is the scenario's goroutines, or nil when none are read.
+func (l *lockstep) world() *world {
+	if l.rec == nil {
+		return nil
+	}
+	return l.rec.world
+}
+
 // changedLocked wakes every waiter.
 func (l *lockstep) changedLocked() {
 	close(l.changed)
@@ -163,7 +178,11 @@ func (l *lockstep) changedLocked() {
 }
 
 func (l *lockstep) Wait(c *Call, p Point) {
+	w := l.world()
 	if p != PointStart {
+		if w != nil {
+			w.body(c.bodyGoroutine(), false) // its tool body returned
+		}
 		return
 	}
 	inv := c.inv.n
@@ -179,6 +198,16 @@ func (l *lockstep) Wait(c *Call, p Point) {
 		delete(l.waiting, c)
 		delete(l.nth, c)
 		l.rec.number(c) // let through by bypass: numbered now
+		if w != nil {
+			// Its tool body runs from now: blocked, it counts as busy
+			// for bodyGrace (gInfo.busy), as under the scheduler. Not
+			// recorded, a body's wait for a ticker's next tick on the
+			// invocation's own goroutine (a poll) was quiet at once,
+			// and the other delivery, arrived at its next call, went
+			// on alone: a check-then-act after the poll passed (red
+			// team rtX #4).
+			w.body(c.bodyGoroutine(), true)
+		}
 	}()
 	l.changedLocked()
 	l.numberReadyLocked()
@@ -226,21 +255,72 @@ func (l *lockstep) Wait(c *Call, p Point) {
 		}
 		var blocked []string
 		var backoff map[int]string
+		var bodies map[int]bodyWaiting
+		var locked map[int]bool
 		if quiet {
+			bodies = l.rec.world.waitingBodies(self)
+			locked = l.rec.world.onLock(self)
 			blocked = l.rec.world.blocked(self)
 			backoff = l.rec.world.backingOff(self)
 		}
 		l.mu.Lock()
 		if quiet && !l.bypass && !l.ready(inv, k) && l.lowestWaiting() == inv {
+			// A delivery inside a tool body, blocked in a select or a
+			// receive past bodyGrace, most likely waits for a ticker, a
+			// timer or a worker (a poll on a ticker its client made):
+			// it is waited for up to aloneAfter from this call's
+			// arrival, as one busy outside any gate is. One still
+			// there after that lets this delivery go on alone, and
+			// then the harness, not the agent's lock, ran the
+			// deliveries one after the other: the scenario is
+			// inconclusive (rtX #4).
+			var inBody []string
+			wait := false
+			for j := 1; j <= l.n; j++ {
+				b, ok := bodies[j]
+				if !ok || j == inv || l.done[j] || l.atGateLocked(j) {
+					continue
+				}
+				inBody = append(inBody, fmt.Sprintf("delivery %d was still inside a tool call after %s, its body %s", j, time.Since(b.since).Round(time.Millisecond), b.where))
+				if o, ok := l.outlasted[j]; !ok || !o.Equal(l.moved[j]) {
+					wait = true // not in a wait that outlasted aloneAfter once
+				}
+			}
+			if wait && time.Since(arrivedAt) < l.aloneAfter() {
+				continue
+			}
+			for j := range bodies {
+				if j != inv && !l.done[j] && !l.atGateLocked(j) {
+					l.outlasted[j] = l.moved[j]
+				}
+			}
 			l.passed[inv] = k
 			others := "the other delivery was blocked outside any gate"
 			if outlasted > 0 {
 				others = fmt.Sprintf("the other delivery was still busy outside any gate after %s, as one waiting for a lock this delivery holds is when the lock is a service's reached over the network or one polled with sleeps, which no stack tells from a slow answer", outlasted)
 			}
-			if len(blocked) > 0 {
+			if len(inBody) > 0 {
+				others = strings.Join(inBody, "; ") + ", waiting for what the stack does not show (a ticker's or a timer's channel, a worker's answer)"
+			} else if len(blocked) > 0 {
 				others += " (" + strings.Join(blocked, "; ") + ")"
 			}
 			note := fmt.Sprintf("concurrent delivery: delivery %d went on alone at its call %d (%s): %s, so the deliveries ran one after the other there", inv, k, c.op.Name, others)
+			unlocked := false // another delivery on its way, on no lock
+			for j := 1; j <= l.n; j++ {
+				if j != inv && !l.done[j] && !l.atGateLocked(j) && !locked[j] {
+					unlocked = true
+				}
+			}
+			if unlocked && len(inBody) == 0 {
+				// Said in the report's notes as well (aloneNote).
+				note += "; " + notOnLock
+			}
+			if len(inBody) > 0 {
+				note += ": the harness let it go, not a lock of the agent's, so this scenario did not test the deliveries at once and proves nothing of what only two deliveries at once do (a check-then-act)"
+				l.rec.mu.Lock()
+				l.rec.apart = true
+				l.rec.mu.Unlock()
+			}
 			// A delivery in its API client's retry back-off waits for
 			// the world's rate limit, not for a lock this one holds:
 			// the agent did not serialize its deliveries, the world
@@ -362,4 +442,35 @@ func (l *lockstep) held() []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// notOnLock ends the note of a delivery that went on alone while the
+// other was on no lock.
+const notOnLock = "the other delivery was on no lock (a sync.Mutex, a semaphore, a channel send, a singleflight) that this one may hold, so the harness, not the agent, may have run them one after the other"
+
+// aloneNote is the report's note on a concurrent delivery whose
+// deliveries went one after the other, not for a lock of the agent's
+// (notOnLock), and that showed no error: the
+// scenario's own notes say where and why (lockstep.Wait), but only under
+// -v, and a report that said nothing more read as if two deliveries at
+// once had been tested (red team rtX #4). It is "" otherwise.
+func aloneNote(results []*Result) string {
+	for _, res := range results {
+		if res == nil || res.Scenario != ScenarioDuplicateConcurrent || res.Trace == nil {
+			continue
+		}
+		for _, f := range res.Findings {
+			if f.Severity == SeverityError {
+				return ""
+			}
+		}
+		for _, n := range res.Trace.Notes {
+			if rest, ok := strings.CutPrefix(n, "concurrent delivery: "); ok && strings.Contains(rest, " went on alone at ") &&
+				(strings.Contains(rest, notOnLock) || strings.Contains(rest, "did not test the deliveries at once")) {
+				return ScenarioDuplicateConcurrent + " showed no problem, but its deliveries did not run at once throughout: " + rest +
+					"; what only two deliveries at once do (a check-then-act) may not have been tested"
+			}
+		}
+	}
+	return ""
 }

@@ -2092,3 +2092,65 @@ func awaitingRPC(f string) bool {
 		strings.HasPrefix(f, "google.golang.org/grpc.(*clientStream).RecvMsg") ||
 		strings.HasPrefix(f, "google.golang.org/grpc.(*addrConnStream).RecvMsg")
 }
+
+// bodyWaiting is a tool body of a delivery blocked in a select or a channel
+// receive past bodyGrace (world.waitingBodies).
+type bodyWaiting struct {
+	where string    // what it is blocked in, and where
+	since time.Time // when its tool body began
+}
+
+// waitingBodies returns, by delivery, the scenario's goroutines (but self)
+// that run a tool body (a call released at its start gate, not at its
+// finish gate) and are blocked in a select or a channel receive: waiting,
+// most likely, for a timer, a ticker or a worker's answer, which ends by
+// itself, though a channel the other delivery sends on after its gate
+// looks the same. A body blocked on a lock (a sync.Mutex, a semaphore, a
+// channel send) is not among them: a lock the other delivery holds is the
+// agent's own serialization.
+func (w *world) waitingBodies(self uint64) map[int]bodyWaiting {
+	var out map[int]bodyWaiting
+	for _, g := range w.ours(w.snapshot(), self) {
+		since := w.bodyStart(&g)
+		if since.IsZero() || g.state != "select" && g.state != "chan receive" {
+			continue
+		}
+		n := w.invocationOf(g.id)
+		if n == 0 {
+			continue
+		}
+		if _, ok := out[n]; ok {
+			continue
+		}
+		if out == nil {
+			out = map[int]bodyWaiting{}
+		}
+		out[n] = bodyWaiting{where: describeState(g.state) + " at " + g.where(), since: since}
+	}
+	return out
+}
+
+// onLock returns the deliveries with a goroutine (but self) blocked on a
+// lock: a sync.Mutex or sync.RWMutex, a channel send (a channel
+// semaphore, a full queue), a sync.WaitGroup or sync.Cond (a
+// singleflight's waiters), a semaphore of package sync. One of them that
+// the other delivery goes on alone past most likely waits for a lock the
+// going one holds: the agent's own serialization (lockstep.Wait).
+func (w *world) onLock(self uint64) map[int]bool {
+	var out map[int]bool
+	for _, g := range w.ours(w.snapshot(), self) {
+		switch {
+		case handsOff(g.state), g.state == "sync.WaitGroup.Wait", g.state == "sync.Cond.Wait",
+			g.state == "semacquire" && g.peerSemaphore():
+		default:
+			continue
+		}
+		if n := w.invocationOf(g.id); n != 0 {
+			if out == nil {
+				out = map[int]bool{}
+			}
+			out[n] = true
+		}
+	}
+	return out
+}

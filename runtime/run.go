@@ -154,6 +154,9 @@ type recRare struct {
 	// deadlock is what the stall watch saw of the scenario's goroutines
 	// in a stretch without progress (deadlock.go).
 	deadlock *deadlockWatch
+	// moved is the run's fault moved off a call that failed by itself
+	// (movedFault).
+	moved *movedFault
 }
 
 // noRare is the recRare of a run that recorded none of it: only read.

@@ -2500,6 +2500,9 @@ func (s *Suite) Report() *Report {
 	r.Notes = notRetried(append([]*Result{r.Baseline}, r.Results...), s.cfg.faultErr != nil) // retried.go; the baseline has no fault, but may note a retry inside a call
 	_, unplanned := s.notPlanned()
 	r.Notes = append(r.Notes, unplanned...)
+	if n := aloneNote(r.Results); n != "" {
+		r.Notes = append(r.Notes, n) // gate.go
+	}
 	if s.cfg.state == nil {
 		r.Notes = append(r.Notes, declaredUnchecked(r.Baseline, r.Results)...) // unchecked.go
 	} else if n := s.stateNote(r.Duration); n != "" {
