@@ -117,10 +117,9 @@ const CodeNotIdempotent = "not_idempotent"
 // call being judged waits for fn, before and after the tool: fn must not
 // wait for a lock that the caller of a traced tool holds across the call
 // (a transaction's connection of a pool of one), which the tool would
-// wait for too. fn takes no context, so it runs on a goroutine of its own:
-// where it waits so, the scenario stalls naming fn's wait, the call stops
-// waiting for it, and the agent, cancelled, can return and release what it
-// held, which ends fn's wait (statebound.go). fn may read the world through the agent's own traced
+// wait for too. fn takes no context and runs on the call's goroutine: where
+// it waits so, the scenario stalls naming fn's wait, and the agent is left
+// running in it (statebound.go). fn may read the world through the agent's own traced
 // tools: calls made while fn (or Settle) runs are the harness looking, not
 // the agent calling, and are not recorded. Without State no snapshot is
 // ever taken.
