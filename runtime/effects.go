@@ -436,7 +436,7 @@ func (j *judge) snapshot() (s string, err error) {
 		if v := recover(); v != nil {
 			err = statePanicError(v)
 		}
-		if err != nil && err != errStateHalted {
+		if err != nil {
 			j.failed.note(err)
 		}
 	}()

@@ -1890,9 +1890,6 @@ func (w *world) blocked(self uint64) []string {
 		if g.atGate() || g.harnessWait() || g.state == "IO wait" && g.idleConnection() || g.has("(*persistConn).writeLoop") || g.has("(*connReader).backgroundRead") {
 			continue
 		}
-		if g.waitsForState() {
-			continue // the State goroutine it waits for is told
-		}
 		if g.grpcOwn() {
 			grpcOwn++ // told as one (libwaits.go)
 			continue

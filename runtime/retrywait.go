@@ -71,7 +71,7 @@ func onlyRetryWaits(gs []gInfo) bool {
 	n := 0
 	for i := range gs {
 		g := &gs[i]
-		if g.atGate() || g.harnessWait() || g.state == "IO wait" && g.idleConnection() || g.has("(*persistConn).writeLoop") || g.has("(*connReader).backgroundRead") || g.waitsForState() {
+		if g.atGate() || g.harnessWait() || g.state == "IO wait" && g.idleConnection() || g.has("(*persistConn).writeLoop") || g.has("(*connReader).backgroundRead") {
 			continue
 		}
 		if _, ok := g.retryWaiting(); !ok {

@@ -911,7 +911,7 @@ func (r *recorder) trace() *Trace {
 	if r.judge != nil {
 		// After r.mu is let go: the judge's lock is held while State
 		// runs, and nothing stops State from calling a traced tool.
-		if !r.judge.record(calls, t.Ops, r.aborted.Load()) || r.judge.halt.gaveUp.Load() {
+		if !r.judge.record(calls, t.Ops, r.aborted.Load()) {
 			t.Notes = append(t.Notes, "the State function or the Settle was still running, after the scenario stalled: what State saw of this scenario's writes is left out")
 		}
 	}

@@ -2,8 +2,6 @@ package runtime
 
 import (
 	"context"
-	"errors"
-	"sync/atomic"
 )
 
 // A State that reads the database through a pool of one connection,
@@ -15,37 +13,17 @@ import (
 // the test's own pool.Close() waited for it until go test's -timeout.
 // State takes no context, so nothing the harness cancels could end its
 // wait.
-//
-// So State runs on a goroutine of its own, which the call waits for until
-// the run is aborted (a stall: judge.halt). Then the call stops waiting,
-// its tool runs on the cancelled context of the agent, the agent can
-// return and release what it held, and the State left waiting gets it and
-// ends. The run was already judged stalled, naming State's wait
-// (world.blocked); the snapshot it gave up on is no finding of its own.
+// The context State could be given is none: it still runs on the call's
+// goroutine (readState, below, says why), and the stall names its wait.
 
-// errStateHalted is the snapshot error of a State the call stopped waiting
-// for because the run was aborted.
-var errStateHalted = errors.New("State had not returned when the scenario was abandoned")
-
-// halter ends the waits for State of one run (judge.halt), and cancels
-// the context Settle is given: Settle runs on the repeated call's
+// halter cancels the context Settle is given, at a stall and when the
+// run ends (judge.halt): Settle runs on the repeated call's
 // goroutine too, and one waiting for what the agent holds (a connection
 // of a pool of one) kept the agent from returning as State did; it was
 // given the suite's context, which a stall does not cancel.
 type halter struct {
 	ctx    context.Context
 	cancel context.CancelFunc
-	// gaveUp says a call stopped waiting for a State: what it would have
-	// seen is left out (recorder.trace notes it).
-	gaveUp atomic.Bool
-	// w is the scenario's world, which starts State's goroutines as the
-	// harness's own (world.start): started unannounced, each was a
-	// goroutine the process made that the world could not account for,
-	// and every invocation then took a stack snapshot of the process to
-	// look for its context's callbacks (settleAfterFuncs), and so did the
-	// judging of every repeat: BenchmarkEffects/state went from 1.1 to
-	// 2.0 ms a suite with one processor, from 1.6 to 3.9 with two.
-	w *world
 }
 
 func newHalter(parent context.Context) *halter {
@@ -54,7 +32,7 @@ func newHalter(parent context.Context) *halter {
 	return h
 }
 
-// stop ends them; later snapshots of the run give up at once.
+// stop cancels Settle's context.
 func (h *halter) stop() {
 	if h != nil {
 		h.cancel()
@@ -87,8 +65,3 @@ func (j *judge) readState() (v any, err error) {
 	defer enterHook(false).leave()
 	return j.state(), nil
 }
-
-// waitsForState reports whether g is a call waiting for a State that runs
-// on a goroutine of its own: none does now (readState), and the call's own
-// goroutine is the one the stall names, inside State.
-func (g *gInfo) waitsForState() bool { return false }

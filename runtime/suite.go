@@ -718,7 +718,6 @@ func (s *Suite) run(ctx context.Context, sc Scenario) (*Result, *Trace, error) {
 	}
 	r.judge = newJudge(ctx, &s.cfg)
 	if r.judge != nil {
-		r.judge.halt.w = w
 		defer r.judge.halt.stop() // its context's (statebound.go)
 		if sc.Kind == ScenarioBaseline {
 			r.judge.stillFor, r.judge.keepPassed = endCalibrate, true
