@@ -113,8 +113,9 @@ func (r *recorder) Logf(string, ...any)   {}
 // it is logged once t fails (by a later suite of the test, or by the end
 // of the test, after an assertion that followed the suite), after those of
 // the test's earlier suites. With eager subtests (go test -v) it is logged
-// at once, as it is printed.
-func logSummary(t TB, rep *runtime.Report, eager bool) {
+// at once, as it is printed. printed is what the suite's subtests printed
+// (reportResult), for the summary to say where.
+func logSummary(t TB, rep *runtime.Report, eager bool, printed map[string]string) {
 	if !plainLines(t) {
 		t.Helper()
 	}
@@ -123,7 +124,10 @@ func logSummary(t TB, rep *runtime.Report, eager bool) {
 		Failed() bool
 	})
 	if eager || !ok || !reflect.TypeOf(t).Comparable() {
-		logLine(t, testSummary(rep, !eager))
+		if eager {
+			printed = nil // every scenario had its subtest
+		}
+		logLine(t, testSummary(rep, !eager, printed))
 		return
 	}
 	if c.Failed() {
@@ -133,7 +137,7 @@ func logSummary(t TB, rep *runtime.Report, eager bool) {
 		if v, ok := waitingSummaries.Load(t); ok {
 			v.(*summaries).log(t)
 		}
-		logLine(t, testSummary(rep, true))
+		logLine(t, testSummary(rep, true, printed))
 		return
 	}
 	v, loaded := waitingSummaries.LoadOrStore(t, &summaries{})
@@ -147,7 +151,7 @@ func logSummary(t TB, rep *runtime.Report, eager bool) {
 		})
 	}
 	w.mu.Lock()
-	w.reps = append(w.reps, rep)
+	w.reps = append(w.reps, waiting{rep, printed})
 	w.mu.Unlock()
 	if c.Failed() {
 		w.log(t)
@@ -159,7 +163,14 @@ var waitingSummaries sync.Map // TB → *summaries
 
 type summaries struct {
 	mu   sync.Mutex
-	reps []*runtime.Report
+	reps []waiting
+}
+
+// waiting is a suite's summary not logged yet: its report, and what its
+// subtests printed.
+type waiting struct {
+	rep     *runtime.Report
+	printed map[string]string
 }
 
 // log logs the waiting summaries in the order of their suites.
@@ -171,8 +182,8 @@ func (w *summaries) log(t TB) {
 	reps := w.reps
 	w.reps = nil
 	w.mu.Unlock()
-	for _, rep := range reps {
-		logLine(t, testSummary(rep, true))
+	for _, w := range reps {
+		logLine(t, testSummary(w.rep, true, w.printed))
 	}
 }
 

@@ -235,3 +235,78 @@ func TestRepeatedProblemFailsOnce(t *testing.T) {
 	out = runChild("-test.run=^TestRepeatsChild$", "-test.v")
 	assert.ElementsMatch(t, shows, scenarios(out), "-v:\n%s", out)
 }
+
+// notifyOp is a write that is not idempotent, of another kind than post.
+var notifyOp = &runtime.Op{Name: "notify", Kind: runtime.KindWrite, Params: []string{"key"}}
+
+// TestIdentitiesChild is run by TestOneSubtestPerKindOfProblem in a child
+// process: an agent that posts two entries, notifies, and posts a third,
+// none of it idempotent. A crash after a write repeats every write before
+// it: post's duplicate is a problem for each identity it repeats.
+func TestIdentitiesChild(t *testing.T) {
+	if os.Getenv("AGENTIDEM_SUBTESTS_CHILD") != "1" {
+		t.Skip("run by TestOneSubtestPerKindOfProblem")
+	}
+	var l *tools.Ledger
+	testkit.TestAgent(t, func(ctx context.Context) error {
+		for _, k := range []string{"entry-0", "entry-1"} {
+			if err := l.PostTraced(ctx, k, "x"); err != nil {
+				return err
+			}
+		}
+		if err := tracedCall(ctx, notifyOp, []any{"n"}, []any{"n"}, nil, func(context.Context) error { return nil }); err != nil {
+			return err
+		}
+		return l.PostTraced(ctx, "entry-2", "x")
+	}, testkit.Setup(func(context.Context) error { l = &tools.Ledger{}; return nil }))
+}
+
+// TestOneSubtestPerKindOfProblem: without -v, a scenario whose errors are
+// all of a code and op an earlier subtest failed with, for another
+// identity too, gets no subtest. crash_restart/post#2 shows post's
+// duplicate for "entry-1", new, beside the one for "entry-0" that post#1
+// printed in full, and is folded; notify#1 shows notify's, a kind of its
+// own, fails, and prints entry-1's in full too; post#3 shows entry-2's,
+// folded, and nothing prints it. The summary says where each was printed
+// and replays its first scenario, whose replay line prints it in full.
+func TestOneSubtestPerKindOfProblem(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the test binary")
+	}
+	failed := func(out string) []string {
+		var names []string
+		for _, line := range strings.Split(out, "\n") {
+			if rest, ok := strings.CutPrefix(strings.TrimSpace(line), "--- FAIL: TestIdentitiesChild/"); ok {
+				names = append(names, strings.Fields(rest)[0])
+			}
+		}
+		return names
+	}
+	out := runChild("-test.run=^TestIdentitiesChild$")
+	assert.Equal(t, []string{"crash_restart/post#1", "crash_restart/notify#1"}, failed(out), "output:\n%s", out)
+	assert.Contains(t, out, "problems (each printed in full under the first scenario that shows it, unless its line says where):", "output:\n%s", out)
+	for _, id := range []string{"entry-0", "entry-1"} {
+		assert.Equal(t, 1, strings.Count(out, `post executed 2 times for identity "`+id+`"`), "%s's finding printed in full once:\n%s", id, out)
+	}
+	assert.NotContains(t, out, `post executed 2 times for identity "entry-2"`, "output:\n%s", out)
+	// entry-0's was printed under its first scenario, and its line
+	// replays the second, as before.
+	assert.Regexp(t, `duplicate_write post for identity "entry-0": crash_restart/post#1, [^\n]*\n\s+replay crash_restart/post#2 \(each`, out)
+	assert.Regexp(t, `duplicate_write post for identity "entry-1": crash_restart/post#2, [^\n]*\n\s+printed in full under crash_restart/notify#1; replay crash_restart/post#2 \(each`, out)
+	m := regexp.MustCompile(`duplicate_write post for identity "entry-2": crash_restart/post#3, [^\n]*\n\s+printed in full for another identity under crash_restart/post#1; replay crash_restart/post#3 \(each scenario named here replays alike\): go test -run '([^']+)'`).FindStringSubmatch(out)
+	require.NotNil(t, m, "no replay line for entry-2's first scenario:\n%s", out)
+
+	rerun := runChild("-test.run=" + m[1])
+	var scenarios []string
+	for _, name := range failed(rerun) {
+		if strings.Contains(name, "/") {
+			scenarios = append(scenarios, name)
+		}
+	}
+	assert.Equal(t, []string{"crash_restart/post#3"}, scenarios, "the replay line %q ran:\n%s", m[1], rerun)
+	assert.Contains(t, rerun, `post executed 2 times for identity "entry-2"`, "the replay prints entry-2's finding in full:\n%s", rerun)
+
+	out = runChild("-test.run=^TestIdentitiesChild$", "-test.v")
+	assert.Subset(t, failed(out), []string{"crash_restart/post#2", "crash_restart/post#3"}, "-v: every scenario has its subtest:\n%s", out)
+	assert.Contains(t, out, `post executed 2 times for identity "entry-2"`, "-v:\n%s", out)
+}

@@ -9,6 +9,6 @@ func BenchmarkSummary(b *testing.B) {
 	rep := tenWriteReport(b)
 	b.ReportAllocs()
 	for b.Loop() {
-		_ = testSummary(rep, true)
+		_ = testSummary(rep, true, nil)
 	}
 }

@@ -66,7 +66,7 @@ func TestSummaryAsWithFmt(t *testing.T) {
 	reports = append(reports, &withProblems)
 	for _, rep := range reports {
 		for _, folded := range []bool{true, false} {
-			got, want := testSummary(rep, folded), testSummaryFmt(rep, folded)
+			got, want := testSummary(rep, folded, nil), testSummaryFmt(rep, folded)
 			if got != want {
 				t.Errorf("report %q, folded %v: testSummary wrote\n%s\nthe fmt version\n%s", rep.Name, folded, got, want)
 			}

@@ -343,7 +343,7 @@ func suite(t TB, fn func(ctx context.Context) error, fail bool, opts []Option) *
 		rep.Notes = append(rep.Notes, x.message(n))
 		harness(t, fail, errors.New(x.message(n)))
 		if !st.quiet {
-			logLine(t, testSummary(rep, true))
+			logLine(t, testSummary(rep, true, printed))
 		}
 		if file != nil {
 			if err := file.write(rep); err != nil {
@@ -607,9 +607,9 @@ func suite(t TB, fn func(ctx context.Context) error, fail bool, opts []Option) *
 	switch {
 	case st.quiet:
 	case inBubble && verbose(): // as eager subtests would have it under -v
-		logLine(t, testSummary(rep, true))
+		logLine(t, testSummary(rep, true, printed))
 	default:
-		logSummary(t, rep, eager)
+		logSummary(t, rep, eager, printed)
 	}
 	if file != nil {
 		if err := file.write(rep); err != nil {
