@@ -16,16 +16,20 @@ import (
 // for each delivery ... derive the key from the message", for an id the
 // sink had answered).
 func redeliveredKeyMessage(tr *Trace, a, b *Operation, j int) string {
+	first := "the first delivery's" // a's
+	if a.Invocation > b.Invocation { // two at once: b's is the first
+		first = "the other delivery's"
+	}
 	if src := answeredKey(tr, a, b, j); src != nil {
 		dup := ""
 		if src.Repeat == RepeatDuplicate {
 			dup = ", a repeat with an effect of its own (its duplicate_write is reported)"
 		}
-		return fmt.Sprintf("delivered again, the agent called %s from the same call site (%s) with identity %s, where the first delivery's %s had identity %s, sending some of the same arguments: the new identity is what %s answered%s, a new one made by its sink for the redelivery, not a key the agent made; make %s give the same answer for the same message (key it by the message at the sink), and %s's identity follows",
-			b.Name, shortSite(b.Site), b.Identity, a.ID, a.Identity, src.ID, dup, src.Name, b.Name)
+		return fmt.Sprintf("delivered again, the agent called %s from the same call site (%s) with identity %s, where %s %s had identity %s, sending some of the same arguments: the new identity is what %s answered%s, a new one made by its sink for the redelivery, not a key the agent made; make %s give the same answer for the same message (key it by the message at the sink), and %s's identity follows",
+			b.Name, shortSite(b.Site), b.Identity, first, a.ID, a.Identity, src.ID, dup, src.Name, b.Name)
 	}
-	return fmt.Sprintf("delivered again, the agent called %s from the same call site (%s) with identity %s, where the first delivery's %s had identity %s, sending some of the same arguments: a key made afresh for each delivery (an id generated where the message is handled) lets the sink run the redelivery as new work; derive the key from the message (its id, the order, the session)",
-		b.Name, shortSite(b.Site), b.Identity, a.ID, a.Identity)
+	return fmt.Sprintf("delivered again, the agent called %s from the same call site (%s) with identity %s, where %s %s had identity %s, sending some of the same arguments: a key made afresh for each delivery (an id generated where the message is handled) lets the sink run the redelivery as new work; derive the key from the message (its id, the order, the session)",
+		b.Name, shortSite(b.Site), b.Identity, first, a.ID, a.Identity)
 }
 
 // answeredKey returns the call of b's delivery made before b (tr.Ops[j])
