@@ -16,7 +16,7 @@ import (
 // for each delivery ... derive the key from the message", for an id the
 // sink had answered).
 func redeliveredKeyMessage(tr *Trace, a, b *Operation, j int) string {
-	first := "the first delivery's" // a's
+	first := "the first delivery's"  // a's
 	if a.Invocation > b.Invocation { // two at once: b's is the first
 		first = "the other delivery's"
 	}
