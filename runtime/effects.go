@@ -119,7 +119,8 @@ const CodeNotIdempotent = "not_idempotent"
 // (a transaction's connection of a pool of one), which the tool would
 // wait for too. fn takes no context and runs on the call's goroutine: where
 // it waits so, the scenario stalls naming fn's wait, and the agent is left
-// running in it (statebound.go). fn may read the world through the agent's own traced
+// running in it (statebound.go; StateContext gives fn a context that ends
+// at the stall). fn may read the world through the agent's own traced
 // tools: calls made while fn (or Settle) runs are the harness looking, not
 // the agent calling, and are not recorded. Without State no snapshot is
 // ever taken.
@@ -143,7 +144,30 @@ func State(fn func() any) Option {
 			c.nilOption("State", "a func that returns what the world holds now (the rows, the sink's records), encodable as JSON")
 			return
 		}
-		c.state = fn
+		c.state, c.stateCtx = fn, nil
+	})
+}
+
+// StateContext is State for a fn that reads the world through what takes
+// a context (a database pool, an HTTP client): its ctx ends with the
+// scenario's run, and when the scenario stalls, as Settle's does. A State
+// that waits for what the agent holds across a traced call (the one
+// connection of a pool its transaction holds) then returns when the stall
+// is reported, and the agent, cancelled, can return and let go of what
+// it holds: with State, which takes no context, the agent was left
+// running in it, and a test's own pool.Close() waited for that
+// connection until go test's -timeout (red team rtW #4). Whatever fn
+// returns once its ctx ended is not judged: the scenario has stalled.
+// Everything else is as for State; the last of State and StateContext
+// given is the one used.
+func StateContext(fn func(ctx context.Context) any) Option {
+	return optionFunc(func(c *config) {
+		if fn == nil {
+			c.nilOption("StateContext", "a func that returns what the world holds now (the rows, the sink's records), encodable as JSON")
+			return
+		}
+		c.state = func() any { return fn(context.Background()) }
+		c.stateCtx = fn
 	})
 }
 
@@ -350,7 +374,8 @@ func newJudge(ctx context.Context, c *config) *judge {
 	if c.state == nil {
 		return nil
 	}
-	return &judge{state: c.guardedState(), settle: c.settle, ctx: ctx, halt: newHalter(ctx), inflight: map[*Call]bool{}, started: map[string]bool{},
+	halt := newHalter(ctx)
+	return &judge{state: c.guardedState(halt.ctx), settle: c.settle, ctx: ctx, halt: halt, inflight: map[*Call]bool{}, started: map[string]bool{},
 		busy: map[*invocation]int{}, outside: map[*invocation]bool{}, stillFor: endStill, stillMax: endStillMax}
 }
 

@@ -1919,10 +1919,14 @@ func (w *world) blocked(self uint64) []string {
 			// SetMaxOpenConns(1) and a tool using the *DB inside it,
 			// described as "blocked in a select").
 			where += ", waiting for a connection of its database/sql pool, every one of which is in use: a transaction or rows the agent holds open across this call keep one (with a pool of one, run the statement on the transaction, or end it before the call)"
+		case g.has("runtime.callStateContext"):
+			// StateContext's: its context ends at this stall, and
+			// the agent, cancelled, can return (statebound.go).
+			where += ", inside the State function, which runs on the goroutine of the call it judges: State must not wait for what the agent holds across a traced call (a lock, a transaction's database connection, a pool's last connection), and the tool would wait for it too; StateContext's context ended at this stall, so the wait ends where State waits on it; read the world through what the agent cannot hold (a connection of its own, a pool larger than the agent's transactions)"
 		case g.has("runtime.(*judge).readState"):
 			// State, on the call's goroutine (statebound.go): it has no
 			// context to give up on.
-			where += ", inside the State function, which runs on the goroutine of the call it judges: State must not wait for what the agent holds across a traced call (a lock, a transaction's database connection, a pool's last connection), and the tool would wait for it too; State takes no context, so read the world through what the agent cannot hold (a connection of its own, a pool larger than the agent's transactions)"
+			where += ", inside the State function, which runs on the goroutine of the call it judges: State must not wait for what the agent holds across a traced call (a lock, a transaction's database connection, a pool's last connection), and the tool would wait for it too; State takes no context, so read the world through what the agent cannot hold (a connection of its own, a pool larger than the agent's transactions), or give testkit.StateContext a function that waits on its context, which ends at a stall"
 		case g.has("runtime.(*judge).quiet"):
 			where += ", inside the Settle, which runs on the goroutine of the repeated call: it must not wait for what the agent holds across a traced call"
 		default:

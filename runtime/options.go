@@ -51,9 +51,12 @@ type config struct {
 	shard    *Shard // ShardOf, AGENTIDEM_SHARD, Bazel's shard variables (shard.go)
 	shardErr error
 
-	state  func() any                  // State: the world's snapshot
-	guard  func(call func()) error     // StateGuard: how the judge calls state
-	settle func(context.Context) error // Settle: wait for late effects
+	state func() any // State: the world's snapshot
+	// stateCtx is StateContext's fn (state then calls it with a
+	// context no one cancels, for what reads State outside a run).
+	stateCtx func(context.Context) any
+	guard    func(call func()) error     // StateGuard: how the judge calls state
+	settle   func(context.Context) error // Settle: wait for late effects
 
 	faultErr func(op string, kind FaultKind) error // FaultError's, asked in the order given
 

@@ -12,9 +12,10 @@ import (
 // cancelled it, and its transaction kept the connection past the verdict:
 // the test's own pool.Close() waited for it until go test's -timeout.
 // State takes no context, so nothing the harness cancels could end its
-// wait.
-// The context State could be given is none: it still runs on the call's
-// goroutine (readState, below, says why), and the stall names its wait.
+// wait: it still runs on the call's goroutine (readState, below, says
+// why), and the stall names its wait. StateContext's fn is given the
+// halter's context, which a stall cancels, so that a query on it returns
+// and the agent, cancelled, can return.
 
 // halter cancels the context Settle is given, at a stall and when the
 // run ends (judge.halt): Settle runs on the repeated call's

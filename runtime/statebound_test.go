@@ -143,3 +143,58 @@ func TestASettleWaitingForWhatTheAgentHoldsIsCancelled(t *testing.T) {
 	assert.Contains(t, stall, "inside the Settle")
 	assert.Equal(t, "cancelled", base.Returned(), "Settle's context was cancelled, and the agent returned")
 }
+
+// StateContext: the same State, given the context that ends with the run
+// and at a stall, returns when the stall is reported; the agent, cancelled,
+// returns and lets go of the connection, so that the test's pool.Close()
+// after the verdict does not wait (red team rtW #4: with State, go test's
+// -timeout ended it). The twin that ends its transaction before the call
+// passes.
+func TestAStateContextWaitingForWhatTheAgentHoldsLetsTheAgentGo(t *testing.T) {
+	for _, correct := range []bool{false, true} {
+		name := map[bool]string{false: "held across the call", true: "released before the call"}[correct]
+		t.Run(name, func(t *testing.T) {
+			var sem chan struct{}
+			var refunds map[string]bool
+			start := time.Now()
+			rep, err := Run(context.Background(), t.Name(), poolOfOneAgent(&sem, &refunds, correct),
+				StallTimeout(time.Second),
+				Setup(func(context.Context) error {
+					sem, refunds = make(chan struct{}, 1), map[string]bool{}
+					return nil
+				}),
+				StateContext(func(ctx context.Context) any {
+					select { // the pool's query, on ctx
+					case sem <- struct{}{}:
+						<-sem
+					case <-ctx.Done():
+						return ctx.Err().Error()
+					}
+					return len(refunds)
+				}),
+			)
+			require.NoError(t, err)
+			if correct {
+				assert.True(t, rep.Safe, "a correct agent: %v", rep.Findings)
+				return
+			}
+			assert.False(t, rep.BaselineSucceeded)
+			base := rep.Baseline
+			require.NotNil(t, base)
+			stall := stallOf(base)
+			t.Log(stall)
+			require.NotEmpty(t, stall, "the baseline stalled")
+			assert.Contains(t, stall, "inside the State function")
+			assert.Contains(t, stall, "StateContext's context ended at this stall")
+			assert.NotContains(t, stall, "give every tool the agent's ctx")
+			assert.Equal(t, "cancelled", base.Returned(), "State's context was cancelled, and the agent returned")
+			// The pool closes: its connection is free.
+			select {
+			case sem <- struct{}{}:
+			case <-time.After(2 * time.Second):
+				t.Fatal("the agent still holds the connection after the suite")
+			}
+			assert.Less(t, time.Since(start), 5*time.Second, "the stall's bound, not more")
+		})
+	}
+}

@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	"context"
 	"fmt"
 	"sync/atomic"
 	"time"
@@ -20,10 +21,13 @@ func StateGuard(g func(call func()) error) Option {
 
 // guardedState returns State as the judge calls it: through StateGuard's
 // function, if one was given, and timed (stateClock).
-func (c *config) guardedState() func() any {
+func (c *config) guardedState(ctx context.Context) func() any {
 	state, g, clock := c.state, c.guard, c.stateClock
 	if state == nil {
 		return nil
+	}
+	if fn := c.stateCtx; fn != nil {
+		state = func() any { return callStateContext(fn, ctx) }
 	}
 	if g != nil {
 		inner := state
@@ -86,4 +90,12 @@ func (s *Suite) stateNote(took time.Duration) string {
 	}
 	return fmt.Sprintf("State took %s of the suite's %s (%d%%): it was called %d times%s, %s a call on average; the suite calls it before and after each write it judges and at the end of each run, on the goroutine of the call, so its cost is paid several times per agent run: keep it cheap (read only what the tools change, from the fake or the test database in the process, rather than every row or a remote service)",
 		in.Round(time.Millisecond), took.Round(time.Millisecond), int(100*float64(in)/float64(took)), n, per, (in / time.Duration(max(n, 1))).Round(time.Millisecond))
+}
+
+// callStateContext calls StateContext's fn: a frame of its own, by which
+// the stall tells a State whose context ended at it (goroutines.go).
+//
+//go:noinline
+func callStateContext(fn func(context.Context) any, ctx context.Context) any {
+	return fn(ctx)
 }

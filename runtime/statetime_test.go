@@ -69,8 +69,8 @@ func TestCheapStateIsNotNoted(t *testing.T) {
 // The clock around State costs one time.Now pair and two atomic adds.
 func BenchmarkStateClock(b *testing.B) {
 	v := []string{"o-1"}
-	plain := (&config{state: func() any { return v }}).guardedState()
-	timed := (&config{state: func() any { return v }, stateClock: new(stateClock)}).guardedState()
+	plain := (&config{state: func() any { return v }}).guardedState(context.Background())
+	timed := (&config{state: func() any { return v }, stateClock: new(stateClock)}).guardedState(context.Background())
 	b.Run("plain", func(b *testing.B) {
 		for b.Loop() {
 			plain()

@@ -163,3 +163,36 @@ func TestAScenarioPrintsItsReplayLineOnce(t *testing.T) {
 	}
 	require.Greater(t, several, 5, "crashes and redeliveries repeat several writes")
 }
+
+// StateContext judges as State does: the upsert's repeats are absorbed,
+// the append's caught, and fn is given a live context while the scenario
+// runs.
+func TestStateContextJudgesAsState(t *testing.T) {
+	var l *tools.Ledger
+	upsert := func(ctx context.Context) error {
+		var err error
+		for range 3 {
+			if err = l.PutTraced(ctx, "entry-1", "hello"); err == nil {
+				return nil
+			}
+		}
+		return err
+	}
+	dead := 0
+	state := testkit.StateContext(func(ctx context.Context) any {
+		if ctx.Err() != nil {
+			dead++
+		}
+		return l.Snapshot()
+	})
+	ft := &fakeT{name: "TestUpsert"}
+	rep := testkit.TestAgent(ft, upsert, ledgerSetup(&l), state)
+	assert.False(t, ft.failed(), "with StateContext the repeats changed nothing: %v", ft.errors)
+	assert.True(t, rep.Safe)
+	assert.Zero(t, dead, "State's context ended before its scenario did")
+
+	ft = &fakeT{name: "TestLedger"}
+	rep = testkit.TestAgent(ft, retrier(&l), ledgerSetup(&l), state)
+	require.True(t, ft.failed())
+	assert.Contains(t, rep.Problems[0].Message, `the repeat changed the state: entries: 1 → 2 entries, added "hello"`)
+}

@@ -73,6 +73,34 @@ func State(fn func() any) Option {
 	}
 }
 
+// StateContext is State for a fn that reads the world through what takes
+// a context (a database pool, an HTTP client): ctx ends with each
+// scenario's run, and when the scenario stalls. fn runs on the goroutine
+// of the call it judges, before and after the tool: where it waits for
+// what the agent holds across that call (the one connection of a pool
+// its transaction holds), the scenario stalls, naming fn's wait, and a
+// query on ctx then returns, so that the agent, cancelled, returns too
+// and lets go of what it holds. With State the agent was left running
+// in that wait, and a test's own pool.Close() after the verdict waited
+// for the connection until go test's -timeout (red team rtW #4). What fn
+// returns once ctx ended is not judged. Everything else is as for State.
+//
+//	testkit.StateContext(func(ctx context.Context) any {
+//		var n int
+//		if err := pool.QueryRow(ctx, "SELECT count(*) FROM refunds").Scan(&n); err != nil {
+//			return err.Error()
+//		}
+//		return n
+//	})
+func StateContext(fn func(ctx context.Context) any) Option {
+	return func(s *settings) {
+		With(runtime.StateContext(fn))(s)
+		if fn != nil {
+			With(stateGuard(s.exits()))(s)
+		}
+	}
+}
+
 // SettleOn lets the State judge wait for effects that land later: before
 // and after a repeated write, and at the end of each scenario, it waits
 // until src has had no new event for quietFor (at most 20 times that), so
