@@ -188,6 +188,9 @@ func TestAStateContextWaitingForWhatTheAgentHoldsLetsTheAgentGo(t *testing.T) {
 			assert.Contains(t, stall, "StateContext's context ended at this stall")
 			assert.NotContains(t, stall, "give every tool the agent's ctx")
 			assert.Equal(t, "cancelled", base.Returned(), "State's context was cancelled, and the agent returned")
+			for _, n := range rep.Notes {
+				assert.NotContains(t, n, "State took", "the stall's wait is not State's cost")
+			}
 			// The pool closes: its connection is free.
 			select {
 			case sem <- struct{}{}:
