@@ -29,7 +29,7 @@ import (
 //     context's deadline), or is an idle connection of net/http, in the
 //     same state at the same place at every look;
 //   - the functions of the user's code on their stacks (and the one that
-//     started each), and the functions those call, two calls deep, of
+//     started each), and the functions those call, three calls deep, of
 //     their own package or of another package of their module (found
 //     through the file's imports and go.mod: deadlock_callees.go), set no
 //     timer that could end the wait: no time.After, NewTimer, Tick,
@@ -359,11 +359,22 @@ func funcText(site string) (string, bool) {
 	for start > 0 && !topLevel(lines[start]) {
 		start--
 	}
+	if start == n-1 && oneLineFunc(lines[start]) {
+		return lines[start], true
+	}
 	end := n - 1
 	for end < len(lines)-1 && !strings.HasPrefix(lines[end], "}") && !(end > n-1 && topLevel(lines[end])) {
 		end++
 	}
 	return strings.Join(slices.Clip(lines[start:end+1]), "\n"), true
+}
+
+// oneLineFunc reports whether line is a whole function, as gofmt keeps a
+// short one: "func (r *rec) Helper() {}", "func f() int { return 1 }".
+// Read to the next line at column 0 that closes a brace, such a function
+// took in the function after it, whose timers then counted as its own.
+func oneLineFunc(line string) bool {
+	return strings.HasPrefix(line, "func ") && strings.HasSuffix(strings.TrimRight(line, " \t"), "}")
 }
 
 // topLevel reports whether line starts a top-level declaration.
@@ -421,7 +432,7 @@ func pkgFuncs(dir string) map[string][]funcBody {
 			}
 			name := funcName(lines[i])
 			end := i
-			for end < len(lines)-1 && !strings.HasPrefix(lines[end], "}") {
+			for end < len(lines)-1 && !strings.HasPrefix(lines[end], "}") && !(end == i && oneLineFunc(lines[i])) {
 				end++
 			}
 			if name != "" {

@@ -316,7 +316,7 @@ var goKeywords = map[string]bool{"func": true, "if": true, "for": true, "switch"
 
 // calleeTimers reports whether a function that text, the function of
 // file ("path:line"), calls by name, or one that such a function calls,
-// two calls deep, may set or wait on a timer (timerWords): a helper that
+// three calls deep, may set or wait on a timer (timerWords): a helper that
 // returns a timer's channel (later(d) returning time.After(d),
 // clock.Wait(d) doing time.AfterFunc) leaves no timer word where the
 // channel is received. Its own package's functions and those of the
@@ -327,7 +327,10 @@ func calleeTimers(file, text string) bool {
 	path, _, _ := strings.Cut(file, ":")
 	seen := map[string]bool{}
 	next := []body{{text, path}}
-	for depth := 0; depth < 2 && len(next) > 0; depth++ {
+	// Three: a chain of one-line helpers (deep.Wait returning wake(),
+	// returning later(), which arms the timer) was read two deep only
+	// because funcText took each one-liner's next function in with it.
+	for depth := 0; depth < 3 && len(next) > 0; depth++ {
 		var more []body
 		for _, b := range next {
 			own := filepath.Dir(b.file)

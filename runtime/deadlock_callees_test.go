@@ -65,7 +65,7 @@ func TestCalleeTimersReadOtherPackagesOfTheModule(t *testing.T) {
 		"c": true,  // the same package under another name
 		"d": true,  // a library's package, not read
 		"e": true,  // a module replaced with a local directory, read
-		"f": true,  // two calls deep inside the package
+		"f": true,  // three calls deep inside the package, through one-line helpers
 		"g": false, // the harness's own package
 		"h": true,  // a method of a library's value, not read
 		"i": false, // vendored, read, no timer
@@ -84,4 +84,24 @@ func TestPackageNameOfAnImportPath(t *testing.T) {
 	} {
 		assert.Equal(t, want, packageName(importRef{kind: importUnread}, p), p)
 	}
+}
+
+// A function gofmt keeps on one line is its line alone: read to the next
+// closing brace at column 0, it took in the function after it, and that
+// one's timer counted as its own, so that a wait in it read as one that
+// may end.
+func TestAOneLineFunctionIsItsLineAlone(t *testing.T) {
+	root := writeTree(t, map[string]string{
+		"agent.go": "package agent\n\nimport \"time\"\n\nfunc never() { <-make(chan struct{}) }\n\nfunc later() {\n\t<-time.After(time.Second)\n}\n",
+	})
+	file := filepath.Join(root, "agent.go")
+	text, ok := funcText(file + ":5")
+	require.True(t, ok)
+	assert.Equal(t, "func never() { <-make(chan struct{}) }", text)
+	assert.False(t, calleeTimersOf(t, file, 5), "never waits for good")
+	assert.True(t, calleeTimersOf(t, file, 8), "later waits on a timer")
+	funcs := pkgFuncs(root)
+	require.Len(t, funcs["never"], 1)
+	assert.Equal(t, "func never() { <-make(chan struct{}) }", funcs["never"][0].text)
+	assert.Contains(t, funcs["later"][0].text, "time.After")
 }

@@ -31,7 +31,7 @@ import (
 // found through its op's Pos next to the generated file that declared it;
 // for an op declared by hand, the function that made the call, and the
 // functions of its package it calls) and each Setup function, with the
-// functions they call two calls deep in any package of the module, as the
+// functions they call three calls deep in any package of the module, as the
 // waiting functions' are (calleeTimers). Where any holds a timer word, or
 // where one cannot be read (an op called through an adapter, whose tool
 // is a function value; a Setup of a library's), the stall waits for its
@@ -92,7 +92,7 @@ var codeTimers sync.Map // string → codeTimer
 
 // readCodeTimer reads the function that holds site ("path:line"): the
 // function literal that starts on that line where literal is set, else
-// the top-level function. deep: its callees are read two calls deep in
+// the top-level function. deep: its callees are read three calls deep in
 // any package of the module (calleeTimers); else only the functions of
 // its own package it calls by name, one deep (the function that made a
 // hand-written traced call, whose helper that begins the call calls the
