@@ -184,7 +184,9 @@ func (e *InjectedError) Temporary() bool {
 // from several goroutines at once; a panic in it is the agent's
 // (agent_panic). Given more than once, the functions are asked in the
 // order given, and the first error one returns is the fault's: a function
-// for one op, then one for every other.
+// for one op, then one for every other. For lost_response (Transport), it
+// is the error the transport's RoundTrip returns, which net/http's Client
+// wraps in a *url.Error; nil keeps the read timeout.
 //
 //	runtime.FaultError(func(op string, kind runtime.FaultKind) error {
 //		if kind == runtime.FaultLostAck {

@@ -111,10 +111,19 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	k := int(c.rec.Occurrence)
 	c.mu.Unlock()
 	c.inv.rec.markFired()
-	return nil, &InjectedError{
+	lost := &InjectedError{
 		Fault: Fault{Kind: FaultLostResponse, Op: c.op.Name, Occurrence: k},
 		Err:   lostResponseError(req.URL.Host),
 	}
+	// The error FaultError gives for it, where it gives one, as for
+	// the faults at the tool's boundary (Call.injected): it was the
+	// timeout's whatever FaultError said.
+	if fn := c.inv.rec.faultErr; fn != nil {
+		if err := fn(c.op.Name, FaultLostResponse); err != nil {
+			lost.Err = err
+		}
+	}
+	return nil, lost
 }
 
 // lostResponseError is the error the client of a request whose response

@@ -726,3 +726,23 @@ func TestLostResponseRetriedByTheAgent(t *testing.T) {
 		assert.Contains(t, resultCodes(r), CodeDuplicateWrite, "findings %v notes %v", r.Findings, r.Trace.Notes)
 	}
 }
+
+// FaultError gives the lost response's error too, as it gives the faults'
+// at the tool's boundary: it was the read timeout's whatever FaultError
+// said. net/http's Client wraps it in a *url.Error.
+func TestLostResponseTakesFaultErrorsError(t *testing.T) {
+	reset := errors.New("connection reset by the test's proxy")
+	rep, _ := runHTTPRefunds(t, styleNoRetry, false, true, FaultError(func(op string, kind FaultKind) error {
+		if kind == FaultLostResponse {
+			return reset
+		}
+		return nil
+	}))
+	r := resultOf(t, rep, lostRefund)
+	require.True(t, r.FaultFired)
+	assert.Contains(t, r.Error, "connection reset by the test's proxy")
+	assert.NotContains(t, r.Error, "i/o timeout")
+	// The other faults keep the runtime's errors.
+	other := resultOf(t, rep, "lost_acknowledgement/refund#1")
+	assert.NotContains(t, other.Error, "connection reset by the test's proxy")
+}
