@@ -304,7 +304,11 @@ func (l *lockstep) Wait(c *Call, p Point) {
 			} else if len(blocked) > 0 {
 				others += " (" + strings.Join(blocked, "; ") + ")"
 			}
-			note := fmt.Sprintf("concurrent delivery: delivery %d went on alone at its call %d (%s): %s, so the deliveries ran one after the other there", inv, k, c.op.Name, others)
+			then := "so the deliveries ran one after the other there"
+			if strings.Contains(others, singleflightNote) { // syncwaits.go
+				then = "so the other delivery shared this one's call there, through singleflight: the deliveries did not run it one after the other, and one execution served both"
+			}
+			note := fmt.Sprintf("concurrent delivery: delivery %d went on alone at its call %d (%s): %s, %s", inv, k, c.op.Name, others, then)
 			unlocked := false // another delivery on its way, on no lock
 			for j := 1; j <= l.n; j++ {
 				if j != inv && !l.done[j] && !l.atGateLocked(j) && !locked[j] {

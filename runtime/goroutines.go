@@ -2142,7 +2142,7 @@ func (w *world) onLock(self uint64) map[int]bool {
 	for _, g := range w.ours(w.snapshot(), self) {
 		switch {
 		case handsOff(g.state), g.state == "sync.WaitGroup.Wait", g.state == "sync.Cond.Wait",
-			g.state == "semacquire" && g.peerSemaphore():
+			g.state == "semacquire" && g.peerSemaphore(), g.xsyncSemaphoreWait():
 		default:
 			continue
 		}

@@ -66,7 +66,7 @@ func (g *gInfo) grpcOwn() bool {
 // knownLibWait reports whether g's wait is one libWaitNote tells, or one
 // of gRPC's own loops: no timed long poll.
 func (g *gInfo) knownLibWait() bool {
-	return g.pgxPoolWait() || g.sqlPoolWait() || g.grpcHandlerRecv() || g.grpcAwaiting() || g.grpcOwn()
+	return g.pgxPoolWait() || g.sqlPoolWait() || g.grpcHandlerRecv() || g.grpcAwaiting() || g.grpcOwn() || g.xsyncSemaphoreWait() // syncwaits.go
 }
 
 // libWaitNote says what g waits for where a library's frame tells it: a
@@ -81,7 +81,7 @@ func (g *gInfo) libWaitNote() string {
 	case g.grpcAwaiting():
 		return ", waiting for its gRPC call's answer: on a client stream, the server answers once the client closes its side (CloseSend); on a unary call, the server's handler has not returned"
 	}
-	return ""
+	return g.xsyncWaitNote() // syncwaits.go
 }
 
 // libSite is a library's frame as a stall names it: its file with its
