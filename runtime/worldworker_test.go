@@ -660,9 +660,14 @@ func TestWorldWorkerSecondMailAfterTheFirstWentOut(t *testing.T) {
 	}{{true, false}, {true, true}, {false, false}, {false, true}} {
 		w := &shopWorld{late: c.late, hidden: c.hidden}
 		var rep *Report
-		for range 5 { // a loaded machine may land the mail inside the baseline's call
+		// A loaded machine may land the mail inside the baseline's call,
+		// or the second mail after the run's end was read: that end
+		// shows nothing to judge by, a limit the harness states (README,
+		// "What the harness cannot promise under heavy load"), not the
+		// rule this test is about.
+		for range 5 {
 			rep = runShopWith(t, w, func(run int) { w.sentFirst = run > 1 })
-			if strings.Contains(rep.Baseline.Trace.returned, `"emails":null`) {
+			if strings.Contains(rep.Baseline.Trace.returned, `"emails":null`) && (!c.late || secondMailInTheEnds(t, rep)) {
 				break
 			}
 		}
@@ -678,6 +683,18 @@ func TestWorldWorkerSecondMailAfterTheFirstWentOut(t *testing.T) {
 			assert.True(t, len(findings(rep, sc)) > 0 || r.Inconclusive && len(notesSaying(r.Trace, "cannot be told there from what the world did")) == 1, "%s: never a plain pass: %q", sc, r.Trace.Notes)
 		}
 	}
+}
+
+// secondMailInTheEnds reports whether the ends of both scenarios of
+// TestWorldWorkerSecondMailAfterTheFirstWentOut with a repeat hold the
+// late agent's second mail.
+func secondMailInTheEnds(t *testing.T, rep *Report) bool {
+	for _, sc := range []string{ScenarioDuplicateSeq, "lost_acknowledgement/place_order#1"} {
+		if !strings.Contains(resultOf(t, rep, sc).Trace.end, "confirmation again") {
+			return false
+		}
+	}
+	return true
 }
 
 // The late agent of the test above, where the end of the run had not
@@ -696,9 +713,9 @@ func TestWorldWorkerSecondMailAndAnEndThatDidNotHoldStill(t *testing.T) {
 	for _, late := range []bool{true, false} {
 		w := &shopWorld{late: late, bounce: true}
 		var rep *Report
-		for range 5 { // a loaded machine may land the mail inside the baseline's call
+		for range 5 { // as in the test above
 			rep = runShopWith(t, w, func(run int) { w.sentFirst = run > 1 })
-			if strings.Contains(rep.Baseline.Trace.returned, `"emails":null`) {
+			if strings.Contains(rep.Baseline.Trace.returned, `"emails":null`) && (!late || secondMailInTheEnds(t, rep)) {
 				break
 			}
 		}
