@@ -1406,7 +1406,8 @@ func finishedUnjudgedNote(o *Operation, first string) string {
 
 // landedAfterAllNote says why repeat o, whose window held nothing, was not
 // judged: the state changed after the agent returned (change), and the run
-// ended otherwise than the baseline did (judgeRepeatsIn, landedAfterAll).
+// ended otherwise than the baseline did (judgeRepeatsIn, landedAfterAll,
+// and landedUnread, whose end had not held still when its wait ran out).
 func landedAfterAllNote(o *Operation, first, change string) string {
 	return fmt.Sprintf("%s (a repeat of %s) was not judged: nothing changed in its window, but the state changed after the agent returned (%s) and the run ended otherwise than the baseline did; a second effect the repeat set going that landed after its window (a mail a worker sent again) cannot be told there from what the world did by itself (a worker that Setup started); give a Settle that waits for that work (testkit.SettleUntil)", o.ID, first, change)
 }
@@ -2114,6 +2115,20 @@ func judgeRepeatsIn(out []Finding, tr *Trace, end, baseEnd string, baseWin map[s
 	// still, is not the baseline's.
 	landedAfterAll := func(o *Operation) bool {
 		return !baseline && baseTr != nil && baseTr.worldLive && !tr.endSettled && !o.stateSettled() && tr.endStill &&
+			tr.returned != "" && end != "" && baseEnd != "" && !alike(tr.returned, end) && !endSame()
+	}
+	// landedUnread is landedAfterAll where this run's end had not held
+	// still when its wait ran out (judge.finish), in a world whose
+	// baseline's end did hold still: the second mail the repeat asked
+	// for, which a loaded machine's mailer sent a few hundred ms after
+	// the agent returned, in the end read last but with too little
+	// stillness after it, was absorbed as "nothing changed in its
+	// window", a plain pass of the buggy agent (CI, under -race:
+	// TestWorldWorkerSecondMailAfterTheFirstWentOut). An end that did
+	// not hold still says less than one that did, never more: unjudged
+	// as well.
+	landedUnread := func(o *Operation) bool {
+		return !baseline && baseTr != nil && baseTr.worldLive && baseTr.endStill && !restlessWorld && !tr.endSettled && !o.stateSettled() && !tr.endStill &&
 			tr.returned != "" && end != "" && baseEnd != "" && !alike(tr.returned, end) && !endSame()
 	}
 	// notLandedYet says overlapped repeat o ran where no Settle was given
@@ -2895,11 +2910,12 @@ func judgeRepeatsIn(out []Finding, tr *Trace, end, baseEnd string, baseWin map[s
 				if change == "" {
 					change, note = endChange, copyNote(first.ID)
 				}
-			case o.stateSeen() && o.StateChange == "" && effectSeen(o) && landedAfterAll(o):
+			case o.stateSeen() && o.StateChange == "" && effectSeen(o) && (landedAfterAll(o) || landedUnread(o)):
 				// The repeat's window held nothing (the world's mail had
 				// gone out before it began, as a loaded machine slowed
 				// the first's answer), but the state changed after the
-				// agent returned and the end, read once it held still,
+				// agent returned and the end, read once it held still
+				// (or when its wait ran out, still changing: landedUnread),
 				// is not the baseline's: a second mail the repeat asked
 				// for, landing after its window, was absorbed, a pass of
 				// the buggy agent (6 runs of 10 of

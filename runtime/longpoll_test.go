@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -54,15 +55,23 @@ func (q *pollQueue) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case "/receive":
 		t := time.NewTimer(20 * time.Second)
 		defer t.Stop()
-		// A receive of the last scenario's consumer, which Teardown
+		// A receive of an earlier scenario's consumer, which Teardown
 		// cancelled, may still be open here: it must not take this
-		// scenario's message and write it to a closed connection.
-		q.mu.Lock()
-		epoch := q.epoch
-		q.mu.Unlock()
+		// scenario's message and write it to a closed connection, where
+		// the message is lost, pending never drops to 0 and the Settle
+		// below waits until the stall bound. The epoch is the one the
+		// consumer was started in, sent with the request: read when the
+		// handler began, it was the new scenario's where a loaded
+		// machine (-race, one processor) started the handler of a
+		// receive cancelled by the last Teardown only after this
+		// scenario's Setup reset the queue (its connection's request,
+		// context already cancelled, took the message in 3 of 15 runs;
+		// a "stalled" in the buggy or the keyed suite, the Settle seeing
+		// pending 1 for 10 s).
+		epoch, _ := strconv.Atoi(r.URL.Query().Get("epoch"))
 		for {
 			q.mu.Lock()
-			if q.epoch != epoch {
+			if q.epoch != epoch || r.Context().Err() != nil {
 				q.mu.Unlock()
 				return
 			}
@@ -90,8 +99,11 @@ func (q *pollQueue) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // consume is the confirmation consumer a test starts in Setup: it
 // long-polls the queue and mails each message it receives, until ctx ends.
 func (q *pollQueue) consume(ctx context.Context, hc *http.Client, base string) {
+	q.mu.Lock()
+	epoch := q.epoch
+	q.mu.Unlock()
 	for ctx.Err() == nil {
-		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, base+"/receive", nil)
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, base+"/receive?epoch="+strconv.Itoa(epoch), nil)
 		resp, err := hc.Do(req)
 		if err != nil {
 			continue
