@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/agentidem/agentidem-go/internal/keywait"
 	"github.com/agentidem/agentidem-go/runtime"
 )
 
@@ -57,7 +58,11 @@ func (s *Store) Purge(ctx context.Context) (int64, error) {
 //   - The same key with different params (compared by their canonical JSON)
 //     is ErrKeyConflict.
 //   - A call that finds the key held by a running call waits for it, bounded
-//     by ctx, or fails with ErrInProgress (see OnInProgress).
+//     by ctx, or fails with ErrInProgress (see OnInProgress). Inside an
+//     agentidem run the harness takes that wait for a lock the holder's
+//     delivery holds, as a sync.Mutex is: in duplicate_delivery/concurrent
+//     the holder goes on alone at once, and the trace's note names the key
+//     and the delivery holding it (when the holder's ctx carries the run).
 //   - When fn fails, the key is released so a retry can run, unless the
 //     error is stored (see Permanent and StoreErrorsIf); a stored error is
 //     replayed as a *StoredError.
@@ -118,6 +123,11 @@ func (s *Store) Do(ctx context.Context, key string, params any, fn func(context.
 		}
 		if rec.Owned {
 			w.stop()
+			if keywait.Hold != nil {
+				// The harness tells a wait for this key as a lock this
+				// call's delivery holds (internal/keywait).
+				defer keywait.Hold(ctx, key)()
+			}
 			return s.run(ctx, &cfg, key, token, rec.Abandoned, fn)
 		}
 		if rec.Params != ph {
@@ -133,11 +143,19 @@ func (s *Store) Do(ctx context.Context, key string, params any, fn func(context.
 		if cfg.inProgress == Fail {
 			return nil, false, keyError("using", key, ErrInProgress)
 		}
-		if err := w.wait(ctx); err != nil {
+		done := noWait
+		if keywait.Wait != nil {
+			done = keywait.Wait(ctx, key)
+		}
+		err = w.wait(ctx)
+		done()
+		if err != nil {
 			return nil, false, keyError("waiting for", key, fmt.Errorf("%w: %w", ErrInProgress, err))
 		}
 	}
 }
+
+func noWait() {}
 
 // waiter paces the looks of a call at a key that another call holds:
 // polling with a growing pause, woken early by a Watcher backend.

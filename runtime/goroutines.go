@@ -1130,7 +1130,8 @@ func (w *world) snapshot() []gInfo {
 // owedAnswers counts the HTTP requests to this process that a client may
 // be waiting for and that no handler can answer before another goroutine
 // acts: those whose handler has a call parked at a gate (held), and those
-// whose handler is blocked on a lock or a channel send (handsOff), itself
+// whose handler is blocked on a lock or a channel send (handsOff), or
+// waits in idem.Store.Do for a key another call holds (idemWait), itself
 // or in a goroutine it started (http.TimeoutHandler runs the handler in
 // one). Each handler counts once. all is a snapshot, after ours read its
 // parents.
@@ -1159,7 +1160,7 @@ func (w *world) owedAnswers(all []gInfo, held []uint64) int {
 	}
 	for i := range all {
 		g := &all[i]
-		if !handsOff(g.state) || len(g.funcs) == 0 {
+		if !handsOff(g.state) && !g.idemWait() || len(g.funcs) == 0 {
 			continue
 		}
 		if !slices.ContainsFunc(parked, func(p *gInfo) bool { return sharesCode(g, p) }) {
@@ -1475,6 +1476,18 @@ func (w *world) invocationOf(gid uint64) int {
 	return 0
 }
 
+// deliveryOf returns the delivery goroutine gid is of: the invocation it
+// descends from (invocationOf), else, for a goroutine waiting in
+// idem.Store.Do, the delivery its call's context carries (an HTTP
+// handler that took the run with Resolve), or 0.
+func (w *world) deliveryOf(gid uint64) int {
+	if n := w.invocationOf(gid); n != 0 {
+		return n
+	}
+	_, n, _, _ := w.keyWaitOf(gid)
+	return n
+}
+
 // quiet takes one snapshot and reports whether the scenario's goroutines
 // are all parked at gates or durably blocked; if not, it says which is
 // still going.
@@ -1548,10 +1561,15 @@ func (w *world) quiet(self uint64, held heldCalls) (quiet bool, why string, onIO
 			}
 		}
 		switch {
+		case busy && why == httpAwaiting && w.servedBy(g.id, held.served, &served):
+			// Its own invocation's request, served at a gate, first:
+			// an owed answer excuses any client, and one spent on this
+			// client left the other delivery's, whose handler waits in
+			// idem.Do for the key this one's holds, busy (red team rtY
+			// #2, when the served client came first in the snapshot).
+			busy = false
 		case busy && why == httpAwaiting && owed > 0:
 			owed--
-			busy = false
-		case busy && why == httpAwaiting && w.servedBy(g.id, held.served, &served):
 			busy = false
 		case busy && why == bodyWait && held.arrivedSince(since, &excused):
 			// A call reached its gate after this body began and waits
@@ -1903,6 +1921,7 @@ func (w *world) blocked(self uint64) []string {
 		if g.state == "IO wait" && g.inDatabaseDriver() {
 			what = dbAwaited
 		}
+
 		where := what + " at " + g.where()
 		if g.state == "running" || g.state == "runnable" || g.state == "preempted" {
 			// A busy loop's stack is wherever the dump caught it: a
@@ -1912,6 +1931,8 @@ func (w *world) blocked(self uint64) []string {
 			where = what + " at " + g.whereUp(3)
 		}
 		switch {
+		case g.idemWait():
+			where = w.keyWaitText(&g)
 		case g.has("database/sql.(*DB).conn") && !g.has("runtime.(*judge)."):
 			// A pool whose every connection is taken: by a transaction
 			// or rows the agent holds across this call, the wait is for
@@ -1932,7 +1953,7 @@ func (w *world) blocked(self uint64) []string {
 		default:
 			where += g.libWaitNote()
 		}
-		k := kind{w.invocationOf(g.id), where}
+		k := kind{w.deliveryOf(g.id), where}
 		groups[k] = append(groups[k], g.id)
 	}
 	kinds := make([]kind, 0, len(groups))
@@ -2134,7 +2155,9 @@ func (w *world) waitingBodies(self uint64) map[int]bodyWaiting {
 // onLock returns the deliveries with a goroutine (but self) blocked on a
 // lock: a sync.Mutex or sync.RWMutex, a channel send (a channel
 // semaphore, a full queue), a sync.WaitGroup or sync.Cond (a
-// singleflight's waiters), a semaphore of package sync. One of them that
+// singleflight's waiters), a semaphore of package sync, an idempotency
+// key another call holds pending, waited for in idem.Store.Do
+// (keywait.go). One of them that
 // the other delivery goes on alone past most likely waits for a lock the
 // going one holds: the agent's own serialization (lockstep.Wait).
 func (w *world) onLock(self uint64) map[int]bool {
@@ -2142,11 +2165,11 @@ func (w *world) onLock(self uint64) map[int]bool {
 	for _, g := range w.ours(w.snapshot(), self) {
 		switch {
 		case handsOff(g.state), g.state == "sync.WaitGroup.Wait", g.state == "sync.Cond.Wait",
-			g.state == "semacquire" && g.peerSemaphore(), g.xsyncSemaphoreWait():
+			g.state == "semacquire" && g.peerSemaphore(), g.xsyncSemaphoreWait(), g.idemWait():
 		default:
 			continue
 		}
-		if n := w.invocationOf(g.id); n != 0 {
+		if n := w.deliveryOf(g.id); n != 0 {
 			if out == nil {
 				out = map[int]bool{}
 			}

@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -20,6 +21,11 @@ import (
 // follows the run's own execution of the work (the retry after a lost
 // acknowledgement, the second delivery, the restart after a crash) is the
 // tested case, and is not one of these.
+//
+// A replayed write of an op that the run also called untraced
+// (Trace.Unattributed) is not one of these: that execution may have made
+// the key (untracedKey). The result is inconclusive, with a note of its
+// own.
 //
 // When there are any, the run's trace gets a note and the result is
 // inconclusive. It returns nil when there are none.
@@ -46,7 +52,7 @@ func staleReplays(res *Result, tr *Trace, noSetup bool) map[string]bool {
 			ran[o.Name+"\x00"+o.Identity] = true
 		}
 	}
-	var which []string
+	var which, hidden []string
 	for i := range tr.Ops {
 		o := &tr.Ops[i]
 		if !stale[o.ID] {
@@ -56,7 +62,19 @@ func staleReplays(res *Result, tr *Trace, noSetup bool) map[string]bool {
 			delete(stale, o.ID)
 			continue
 		}
+		if slices.Contains(tr.odd().unattributedOps, o.Name) {
+			// A call of the op went untraced in this run: its
+			// execution may have made the key, and the world may be
+			// fresh (untracedKey).
+			delete(stale, o.ID)
+			hidden = append(hidden, fmt.Sprintf("%s (identity %s)", o.ID, o.Identity))
+			continue
+		}
 		which = append(which, fmt.Sprintf("%s (identity %s)", o.ID, o.Identity))
+	}
+	if len(hidden) > 0 {
+		res.Inconclusive = true
+		tr.Notes = append(tr.Notes, untracedKey(hidden))
 	}
 	if len(stale) == 0 {
 		return nil
@@ -69,6 +87,27 @@ func staleReplays(res *Result, tr *Trace, noSetup bool) map[string]bool {
 	tr.Notes = append(tr.Notes, fmt.Sprintf("%s %s sink (MarkReplayed) from a key that no execution of this run made: %s, so the write never executed in this run and nothing of it was tested",
 		strings.Join(which, ", "), verb, notFresh(noSetup)))
 	return stale
+}
+
+// untracedKey is the note on writes (which) that their sink replayed
+// from a key no traced execution of the run made, when calls of the same
+// op were made in the run and not traced (Trace.Unattributed: an HTTP
+// handler or a server's goroutine calling with a context of its own while
+// two deliveries were in flight, so the harness could not tell whose the
+// call was). Such a call executed, in this run: the key may be its own,
+// and nothing says the world Setup gave was not fresh. The note said it
+// was, and told a user whose Setup makes a new idem store for every
+// scenario to reset it (red team rtY #1: a webhook handler keyed at the
+// sink, duplicate_delivery/concurrent). What the harness cannot see is
+// the execution, and what makes it visible is the run carried to the
+// handler.
+func untracedKey(which []string) string {
+	verb := "was replayed by its"
+	if len(which) > 1 {
+		verb = "were replayed by their"
+	}
+	return fmt.Sprintf("%s %s sink (MarkReplayed) from a key that no traced execution of this run made, and a call of the same op in this run was not traced (its context_detached warning says which and why): that execution may have made the key, so the harness cannot tell whether this replay follows an execution of this run or a key left from before, and the write was not tested here; carry the run to the code that makes the call: put runtime.Token(ctx) in the request (a header, a message's metadata) and take the handler's context from runtime.Resolve(ctx, token), so that its calls are traced as the delivery's",
+		strings.Join(which, ", "), verb)
 }
 
 // notFresh says why a sink replayed a key no execution of the run made:
