@@ -2881,11 +2881,13 @@ func judgeRepeatsIn(out []Finding, tr *Trace, end, baseEnd string, baseWin map[s
 				// baseline did.
 				o.Repeat, o.JudgedBy = RepeatAbsorbed, JudgedByOneExecution
 				tr.Notes = append(tr.Notes, cutNote(o, first.ID, cutCalls))
-			case oneKnown && oneChange != "" && cut == cutUnknown:
+			case oneKnown && oneChange != "" && cut == cutUnknown && endSame():
 				// The change beyond one execution is at places such a
-				// call changed, and the snapshots cannot tell its share
-				// from the repeat's: unjudged, never a duplicate on that
-				// evidence alone.
+				// call changed, the snapshots cannot tell its share from
+				// the repeat's, and the run ended as the baseline did:
+				// unjudged, never a duplicate on that evidence alone. An
+				// end with more than one delivery leaves is evidence of
+				// its own, judged as before.
 				if !stillNoted {
 					stillNoted = true
 					tr.unsettled = true

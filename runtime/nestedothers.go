@@ -43,9 +43,11 @@ import (
 //     the cluster changed the state in more than one stretch outside the
 //     cut windows, whose changes cannot be added up) and every place the
 //     cluster changed beyond one execution is a place a cut call changed
-//     in its window: the snapshots cannot tell the repeat's share from
-//     that call's, and the repeat is not judged, the scenario
-//     inconclusive with a note naming the call (cutUnknown);
+//     in its window, with the run ending as the baseline did: the
+//     snapshots cannot tell the repeat's share from that call's, and the
+//     repeat is not judged, the scenario inconclusive with a note naming
+//     the call (cutUnknown). An end with more than one delivery leaves is
+//     evidence of its own, and the repeat is judged as before;
 //   - else the repeat is judged as before: a stretch that did other than
 //     one execution did, or a place beyond it that no cut call changed,
 //     is an effect of the calls themselves, still seen.

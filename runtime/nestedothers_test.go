@@ -18,12 +18,17 @@ import (
 // overlap, the replay returns, and the notification begins while the
 // first place_order, which it was made inside of, is still in flight (in
 // their window, with one of its own). Buggy, the replay places the order
-// again (again) or sends the notification itself (notifies).
+// again (again) or sends the notification itself (notifies). With
+// stamped, place_order marks the order sent (State's "sent"): at once in
+// the baseline, and of two deliveries once the notification returned,
+// inside the first place_order, which then changed the state on both sides
+// of the notification's window.
 type notifyWorld struct {
-	again, notifies bool
+	again, notifies, stamped bool
 
 	mu            sync.Mutex
 	orders, notes []string
+	sent          bool
 	runs          int           // Setups: 1 the baseline, 2 the two deliveries
 	entered       int           // place_order bodies begun in this run
 	bothIn        chan struct{} // closed when two bodies have begun
@@ -52,7 +57,7 @@ func (w *notifyWorld) run(t *testing.T) *Report {
 		w.mu.Unlock()
 	}
 	agent := func(ctx context.Context) error {
-		var begun, placed chan struct{}
+		var begun, placed, done chan struct{}
 		replay := false
 		err := traced(ctx, place, []any{"ada"}, []any{"ada"}, func(ctx context.Context) error {
 			w.mu.Lock()
@@ -76,7 +81,7 @@ func (w *notifyWorld) run(t *testing.T) *Report {
 			}
 			// The notification, from a goroutine the tool does not
 			// wait for.
-			begun, placed = make(chan struct{}), make(chan struct{})
+			begun, placed, done = make(chan struct{}), make(chan struct{}), make(chan struct{})
 			go func() {
 				if two {
 					w.wait(w.replayed, "the replay to return")
@@ -88,9 +93,18 @@ func (w *notifyWorld) run(t *testing.T) *Report {
 					note()
 					return nil
 				})
+				close(done)
 			}()
 			if two {
 				w.wait(begun, "the notification to begin")
+			}
+			if w.stamped {
+				if two {
+					w.wait(done, "the notification to return")
+				}
+				w.mu.Lock()
+				w.sent = true
+				w.mu.Unlock()
 			}
 			return nil
 		})
@@ -110,14 +124,14 @@ func (w *notifyWorld) run(t *testing.T) *Report {
 			w.mu.Lock()
 			defer w.mu.Unlock()
 			w.runs++
-			w.orders, w.notes, w.entered = nil, nil, 0
+			w.orders, w.notes, w.sent, w.entered = nil, nil, false, 0
 			w.bothIn, w.replayed = make(chan struct{}), make(chan struct{})
 			return nil
 		}),
 		State(func() any {
 			w.mu.Lock()
 			defer w.mu.Unlock()
-			return map[string]any{"orders": slices.Clone(w.orders), "notes": slices.Clone(w.notes)}
+			return map[string]any{"orders": slices.Clone(w.orders), "notes": slices.Clone(w.notes), "sent": w.sent}
 		}))
 	require.NoError(t, err)
 	require.Equal(t, 2, w.runs, "the baseline and the two deliveries")
@@ -177,4 +191,27 @@ func TestAnotherCallsNestedWindowInARepeatsCluster(t *testing.T) {
 		assert.Contains(t, findings(rep, ScenarioDuplicateConcurrent), "duplicate_write place_order", "again %v, notifies %v", w.again, w.notifies)
 		assert.False(t, rep.Safe)
 	}
+}
+
+// As above, but the first place_order marks the order sent once the
+// notification returned, inside its own call: the two place_orders
+// changed the state before the notification's window and after it, and
+// what they left beyond one execution (the notification) is at the place
+// the notification changed. The snapshots cannot part the stretches' sum
+// from the notification's change: the repeat is not judged, and the
+// scenario is inconclusive, never a duplicate_write on that evidence. The
+// buggy twin, whose replay sends the notification itself, ends with two:
+// still a duplicate_write of place_order.
+func TestAnotherCallsNestedWindowBetweenARepeatsChanges(t *testing.T) {
+	for range 3 {
+		rep := (&notifyWorld{stamped: true}).run(t)
+		require.Contains(t, rep.Baseline.Trace.Ops[0].StateChange, "sent", "the baseline's place_order marks the order sent")
+		r := resultOf(t, rep, ScenarioDuplicateConcurrent)
+		assert.Empty(t, findings(rep, ""))
+		assert.True(t, r.Inconclusive)
+		assert.Len(t, notesSaying(r.Trace, "in a way the snapshots cannot part from the repeat's"), 1, "%q", r.Trace.Notes)
+	}
+	rep := (&notifyWorld{stamped: true, notifies: true}).run(t)
+	assert.Contains(t, findings(rep, ScenarioDuplicateConcurrent), "duplicate_write place_order")
+	assert.False(t, rep.Safe)
 }
