@@ -2553,7 +2553,7 @@ func judgeRepeatsIn(out []Finding, tr *Trace, end, baseEnd string, baseWin map[s
 			var oneWin [2]string // the baseline's window oneChange compares with
 			// cut says what cutting out of the cluster the windows of
 			// calls made inside its calls left (nestedothers.go).
-			cut, cutCalls := cutNone, []*Operation(nil)
+			cut, cutCalls, baseCut := cutNone, []*Operation(nil), []*Operation(nil)
 			// left holds what the cluster changed untraced, left out of
 			// the comparison with one execution (untraced.go), for the
 			// note; untracedAlone says a repeat seen alone changed
@@ -2871,16 +2871,19 @@ func judgeRepeatsIn(out []Finding, tr *Trace, end, baseEnd string, baseWin map[s
 					tr.unsettled = true
 					tr.Notes = append(tr.Notes, deficitNote(k.op, o.ID, first.ID, orNothing(describeChange(oneWin[0], oneWin[1], maxChange/2))))
 				}
-			case oneKnown && oneChange != "" && func() bool { cut, cutCalls = nestedOthers(tr, o, oneWin, &views); return cut == cutOne && endSame() }():
-				// What the cluster changed beyond one execution was a
-				// call's made inside one of its executions, in a window
-				// of its own inside the cluster's: another traced
-				// write's, no evidence against the repeat
-				// (nestedothers.go). Outside that window the calls
-				// made one execution's change, and the run ended as the
-				// baseline did.
+			case oneKnown && oneChange != "" && func() bool {
+				cut, cutCalls, baseCut = nestedOthers(tr, baseTr, o, oneWin, &views)
+				return cut == cutOne && endSame()
+			}():
+				// What the cluster changed otherwise than one execution
+				// was a call's made inside one of its executions, in a
+				// window of its own inside the cluster's (or inside one
+				// execution's in the baseline): another traced write's,
+				// no evidence against the repeat (nestedothers.go).
+				// Outside those windows the calls made one execution's
+				// change, and the run ended as the baseline did.
 				o.Repeat, o.JudgedBy = RepeatAbsorbed, JudgedByOneExecution
-				tr.Notes = append(tr.Notes, cutNote(o, first.ID, cutCalls))
+				tr.Notes = append(tr.Notes, cutNote(o, first.ID, cutCalls, baseCut))
 			case oneKnown && oneChange != "" && cut == cutUnknown && endSame():
 				// The change beyond one execution is at places such a
 				// call changed, the snapshots cannot tell its share from
