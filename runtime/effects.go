@@ -208,6 +208,7 @@ type judge struct {
 	open     *cluster        // the calls in flight together now
 	started  map[string]bool // op and identity of writes started so far
 	execs    int             // writes started so far
+	windows  int             // windows opened so far: the last one's cluster.n
 	end      string          // the snapshot at the end of the run
 	endErr   string
 	returned string // the snapshot when the last delivery returned (noteReturn)
@@ -347,6 +348,10 @@ type cluster struct {
 	// repeat says a repeat ran in it (judge.quietRepeat).
 	openedAt time.Time
 	repeat   bool
+	// n numbers the run's windows, from 1: it tells a call made inside
+	// another, with a window of its own, which cluster that window lies
+	// in (callEffect.in, nestedOthers).
+	n int
 }
 
 // callEffect is what the judge saw of one write call.
@@ -356,6 +361,7 @@ type callEffect struct {
 	repeat     bool   // an earlier call had the same op and identity
 	overlapped bool   // another write was in flight with it
 	inner      bool   // cl is the call's own window, inside the calls it was made inside of
+	in         int    // with inner, the n of the cluster its window lies in
 	// served is the write in flight whose HTTP request the call serves,
 	// when an HTTP handler of this process made it (judge.servedBy): its
 	// effect is that write's too, as a call made inside it would be.
@@ -580,6 +586,9 @@ func (j *judge) before(c *Call) {
 		// overlapped by what they do themselves.
 		e.cl, e.inner = j.window(), true
 		e.cl.others = j.othersOutside(c)
+		if j.open != nil {
+			e.in = j.open.n
+		}
 	default:
 		e.overlapped = true
 		for o := range j.inflight {
@@ -634,7 +643,8 @@ func (j *judge) othersOutside(c *Call) bool {
 // window opens a cluster, taking its snapshot before with the lock held,
 // so that no call of it runs before it.
 func (j *judge) window() *cluster {
-	cl := &cluster{keys: map[string]bool{}}
+	j.windows++
+	cl := &cluster{keys: map[string]bool{}, n: j.windows}
 	var err error
 	if cl.before, err = j.snapshot(); err != nil {
 		cl.err = errorText(err)
@@ -1175,6 +1185,10 @@ func (e *callEffect) record(o *Operation, v *effectView, m *opMore) {
 		v.inCluster = true
 		v.before, v.after, v.clErr, v.clusterKeys = cl.before, cl.after, cl.err, len(cl.keys)
 		v.others = cl.others
+		v.cluster = cl.n
+		if e.inner {
+			v.in = e.in
+		}
 	}
 	switch {
 	case e.err != "":
@@ -2577,6 +2591,9 @@ func judgeRepeatsIn(out []Finding, tr *Trace, end, baseEnd string, baseWin map[s
 			// deliveries queued).
 			oneKnown, oneChange, oneFrom := false, "", false
 			var oneWin [2]string // the baseline's window oneChange compares with
+			// cut says what cutting out of the cluster the windows of
+			// calls made inside its calls left (nestedothers.go).
+			cut, cutCalls, baseCut := cutNone, []*Operation(nil), []*Operation(nil)
 			// left holds what the cluster changed untraced, left out of
 			// the comparison with one execution (untraced.go), for the
 			// note; untracedAlone says a repeat seen alone changed
@@ -2893,6 +2910,31 @@ func judgeRepeatsIn(out []Finding, tr *Trace, end, baseEnd string, baseWin map[s
 					stillNoted = true
 					tr.unsettled = true
 					tr.Notes = append(tr.Notes, deficitNote(k.op, o.ID, first.ID, orNothing(describeChange(oneWin[0], oneWin[1], maxChange/2))))
+				}
+			case oneKnown && oneChange != "" && func() bool {
+				cut, cutCalls, baseCut = nestedOthers(tr, baseTr, o, oneWin, &views)
+				return cut == cutOne && endSame()
+			}():
+				// What the cluster changed otherwise than one execution
+				// was a call's made inside one of its executions, in a
+				// window of its own inside the cluster's (or inside one
+				// execution's in the baseline): another traced write's,
+				// no evidence against the repeat (nestedothers.go).
+				// Outside those windows the calls made one execution's
+				// change, and the run ended as the baseline did.
+				o.Repeat, o.JudgedBy = RepeatAbsorbed, JudgedByOneExecution
+				tr.Notes = append(tr.Notes, cutNote(o, first.ID, cutCalls, baseCut))
+			case oneKnown && oneChange != "" && cut == cutUnknown && endSame():
+				// The change beyond one execution is at places such a
+				// call changed, the snapshots cannot tell its share from
+				// the repeat's, and the run ended as the baseline did:
+				// unjudged, never a duplicate on that evidence alone. An
+				// end with more than one delivery leaves is evidence of
+				// its own, judged as before.
+				if !stillNoted {
+					stillNoted = true
+					tr.unsettled = true
+					tr.Notes = append(tr.Notes, cutUnknownNote(o, first.ID, cutCalls))
 				}
 			case oneKnown && oneChange != "" && (oneFrom || !(o.Idempotent && same)):
 				changed(o, same, JudgedByOneExecution, oneChange, "the calls overlapped in time, so this compares what they left with what one execution left in the baseline")

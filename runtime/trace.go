@@ -201,6 +201,10 @@ type effectView struct {
 	// others says another invocation ran its own code, untraced, at
 	// some moment of the cluster (cluster.others).
 	others bool
+	// cluster is the n of the call's window (cluster.n); in, for a call
+	// made inside another with a window of its own, the n of the cluster
+	// that window lies in (callEffect.in), else 0.
+	cluster, in int
 	// outerQuiet says the call was made inside another (or serves its
 	// request) whose window held it whole, was let settle and saw no
 	// change (callEffect.outer).
