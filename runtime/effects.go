@@ -2837,7 +2837,7 @@ func judgeRepeatsIn(out []Finding, tr *Trace, end, baseEnd string, baseWin map[s
 				if change == "" {
 					change, note = endChange, copyNote(first.ID)
 				}
-			case oneKnown && oneChange == "" && effectSeen(o) && landedAfterAll(o):
+			case oneKnown && oneChange == "" && effectSeen(o) && (landedAfterAll(o) || landedUnread(o)):
 				// The calls together made one execution's change, but the
 				// state changed again after the agent returned and the
 				// end, read once it held still, is not the baseline's: a
@@ -2846,7 +2846,9 @@ func judgeRepeatsIn(out []Finding, tr *Trace, end, baseEnd string, baseWin map[s
 				// agent (TestWorldWorkerChangeInARepeatsWindow's late
 				// case, concurrent, 9 runs of 10 beside CPU burners,
 				// task fW). What landed may be a delivery's or the
-				// world's: unjudged, as the sequential case below.
+				// world's: unjudged, as the sequential case below; and
+				// so where the run's end had not held still when its
+				// wait ran out (landedUnread, as below).
 				if !stillNoted {
 					stillNoted = true
 					tr.unsettled = true
