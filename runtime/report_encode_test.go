@@ -757,3 +757,48 @@ func TestAppendEscapedMatchesAppendJSONString(t *testing.T) {
 		check(string(b))
 	}
 }
+
+// TestDupDetailsAsTheirMap holds dupDetails, which writes a duplicate_write
+// finding's details from the values duplicateDetails packed, to the map's
+// encoding, and dupDetailsOf to the maps it made and nothing else: a map
+// with a member changed, added or taken away is written as a map.
+func TestDupDetailsAsTheirMap(t *testing.T) {
+	rep := tenWriteReport(t)
+	n := 0
+	for _, f := range rep.Findings {
+		if f.Code != CodeDuplicateWrite {
+			continue
+		}
+		x, count := dupDetailsOf(f.Details)
+		if x == nil {
+			t.Fatalf("%s: its details are not known for duplicateDetails': %v", f.Scenario, f.Details)
+		}
+		n++
+		fast := reportWriter{}
+		fast.dupDetails(x, count)
+		slow := reportWriter{}
+		slow.value(f.Details)
+		if string(fast.b) != string(slow.b) {
+			t.Fatalf("details written as\n%s\nwant\n%s", fast.b, slow.b)
+		}
+		changed := []func(m map[string]any){
+			func(m map[string]any) { m["identity"] = strings.Clone(m["identity"].(string)) },
+			func(m map[string]any) { m["operation_name"] = "other" },
+			func(m map[string]any) { m["args"] = positional{Values: []any{1}} },
+			func(m map[string]any) { m["operation_ids"] = []string{"x"} },
+			func(m map[string]any) { m["count"] = int64(3) },
+			func(m map[string]any) { m["more"] = 1 },
+			func(m map[string]any) { delete(m, "count"); m["counted"] = 2 },
+		}
+		for i, change := range changed {
+			m := maps.Clone(f.Details)
+			change(m)
+			if x, _ := dupDetailsOf(m); x != nil {
+				t.Errorf("change %d: a changed map passes for duplicateDetails': %v", i, m)
+			}
+		}
+	}
+	if n == 0 {
+		t.Fatal("no duplicate_write finding")
+	}
+}
