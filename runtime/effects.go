@@ -90,7 +90,9 @@ const CodeNotIdempotent = "not_idempotent"
 // to change the snapshot, a Settle let the world settle around it, or the
 // op is declared idempotent. (When State saw no execution change anything,
 // here or in the baseline, in its window or after it, and no Settle was
-// given, the repeat is absorbed where the run ended as the baseline did
+// given, the repeat is absorbed where the run ended as the baseline did,
+// or differs from it only at places that a counted repeat of another op
+// changed in its window, as that op did in the baseline (nochangeothers.go),
 // and nothing of the world could land an effect later: no goroutine Setup
 // left running, or none running or asleep when the baseline's end was
 // read; else it is not judged and the scenario is inconclusive, since a
