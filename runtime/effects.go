@@ -90,7 +90,9 @@ const CodeNotIdempotent = "not_idempotent"
 // to change the snapshot, a Settle let the world settle around it, or the
 // op is declared idempotent. (When State saw no execution change anything,
 // here or in the baseline, in its window or after it, and no Settle was
-// given, the repeat is absorbed where the run ended as the baseline did
+// given, the repeat is absorbed where the run ended as the baseline did,
+// or differs from it only at places that a counted repeat of another op
+// changed in its window, as that op did in the baseline (nochangeothers.go),
 // and nothing of the world could land an effect later: no goroutine Setup
 // left running, or none running or asleep when the baseline's end was
 // read; else it is not judged and the scenario is inconclusive, since a
@@ -2014,6 +2016,23 @@ func judgeRepeatsIn(out []Finding, tr *Trace, end, baseEnd string, baseWin map[s
 		}
 		return sameInOrder
 	}
+	// endByOthers says the end differs from the baseline's only at
+	// places that repeats of other ops changed in their windows, for op
+	// and identity id, whose calls idx all held still (endChangedByOthers);
+	// endBy keeps those ops, by op and identity, for the note.
+	var endBy map[string][][]string
+	var beside []besideRepeat // the repeats absorbed so (besideJudged)
+	endByOthers := func(idx []int, op, id string) bool {
+		by := endChangedByOthers(tr, idx, op, id, end, baseEnd, baseWin, &views)
+		if by == nil {
+			return false
+		}
+		if endBy == nil {
+			endBy = map[string][][]string{}
+		}
+		endBy[op+"\x00"+id] = by
+		return true
+	}
 	// worldAfter says whether the world took the baseline's state from a
 	// state alike from to one alike to by itself (wentThrough). Only
 	// without a Settle (un): with one, such a change may be a traced
@@ -3334,22 +3353,32 @@ func judgeRepeatsIn(out []Finding, tr *Trace, end, baseEnd string, baseWin map[s
 						tr.unsettled = true
 						tr.Notes = append(tr.Notes, beforeTheWorldNote(k.op, o.ID))
 					}
-				case un == nil && !baseline && !effectSeen(o) && !reorders(k) && neverChanged(tr, idx, k.op, k.id, baseTr, baseWin) && func() bool { b, _ := o.stateWindow(); return restatedIn(b, o) }() && endSame():
+				case un == nil && !baseline && !effectSeen(o) && !reorders(k) && neverChanged(tr, idx, k.op, k.id, baseTr, baseWin) && func() bool { b, _ := o.stateWindow(); return restatedIn(b, o) }() && (endSame() || endByOthers(idx, k.op, k.id)):
 					// No execution of the op changed the state, in its
 					// window or after it, here or in the baseline, and the
-					// run ended as the baseline did (nochange.go): absorbed
-					// where nothing of the world was at work to land an
-					// effect later, else unjudged.
+					// run ended as the baseline did (nochange.go), or
+					// differs from it only where other ops' repeats
+					// changed it (nochangeothers.go): absorbed where
+					// nothing of the world was at work to land an effect
+					// later, else unjudged.
 					if rest, where := worldAtRest(baseTr); rest {
 						o.Repeat, o.JudgedBy = RepeatAbsorbed, JudgedByState
-						if !deferredNoted {
+						if by := endBy[k.op+"\x00"+k.id]; by != nil {
+							// Noted once the other ops' repeats are
+							// judged (besideJudged, below).
+							beside = append(beside, besideRepeat{i, by})
+						} else if !deferredNoted {
 							deferredNoted = true
 							tr.Notes = append(tr.Notes, unchangedNote(k.op, o.ID))
 						}
 					} else if !stillNoted {
 						stillNoted = true
 						tr.unsettled = true
-						tr.Notes = append(tr.Notes, unchangedBusyNote(k.op, o.ID, where))
+						if by := endBy[k.op+"\x00"+k.id]; by != nil {
+							tr.Notes = append(tr.Notes, unchangedBesideBusyNote(k.op, o.ID, where, by))
+						} else {
+							tr.Notes = append(tr.Notes, unchangedBusyNote(k.op, o.ID, where))
+						}
 					}
 				case crashFired(tr) && strings.HasPrefix(o.StateError, settleTimeout) && changedBeyondNested(tr, o, &views):
 					// The Settle never saw the world quiet after the
@@ -3543,6 +3572,7 @@ func judgeRepeatsIn(out []Finding, tr *Trace, end, baseEnd string, baseWin map[s
 			Message: string(b)})
 	}
 	unjudgedLate(tr, lateIn)
+	besideJudged(tr, beside)
 	if !baseline {
 		// An end no traced call explains (unexplained.go): inconclusive.
 		if n := unexplainedEnd(tr, baseTr, end, alike); n != "" {
