@@ -339,6 +339,11 @@ type callEffect struct {
 	settled bool
 	order   int  // 1 for the first write the run executed, ...
 	nested  bool // made inside another call, or serving one's request: no Settle of its own (judge.before)
+	// heldSettle is the error of the Settle that did not see the world
+	// quiet before a repeat a server of the world made (Call.byServer),
+	// while it held that call: the repeat is judged all the same, with no
+	// Settle after it (judge.before).
+	heldSettle string
 	// outer is the outermost call a nested call was made inside of (or
 	// serves), when that call was still in flight as the nested one
 	// returned: its window, which its Settles close, held the nested
@@ -540,6 +545,20 @@ func (j *judge) before(c *Call) {
 	j.repeated = j.repeated || e.repeat
 	if e.repeat && quieted {
 		e.err, e.settled = quietErr, quietErr == ""
+		if quietErr != "" && c.byServer() {
+			// The Settle ran on a goroutine of a server of the world
+			// serving the delivery (a bus's consumer), and held its
+			// repeat: the work the world had pending may be that call's
+			// own (its message, acknowledged only once the handler
+			// returns), which cannot end while the Settle waits. Not held
+			// against the repeat: it is judged by its window and the
+			// end, which the Settle at the end reads once that work is
+			// done (red team rtY #9: a Retry middleware's second charge,
+			// inconclusive "the world did not go quiet" on a correct
+			// Settle). No Settle after it either: it would wait for the
+			// same work.
+			e.err, e.heldSettle = "", quietErr
+		}
 	}
 	switch {
 	case len(j.inflight) == 0:
@@ -719,7 +738,7 @@ func (j *judge) after(c *Call) {
 		return
 	}
 	var settleErr error
-	if e.repeat && j.settle != nil && e.err == "" && !e.nested {
+	if e.repeat && j.settle != nil && e.err == "" && !e.nested && e.heldSettle == "" {
 		settleErr = j.quiet()
 	}
 	c.mu.Lock()
@@ -4434,6 +4453,9 @@ func (c *Call) executing() {
 			<-s.judgeAfter.sched.judged
 		}
 		j.before(c)
+		if e := c.effect; e != nil && e.heldSettle != "" {
+			c.inv.rec.addNoteOnce(heldSettleNote(c, e.heldSettle))
+		}
 	}
 }
 
@@ -4704,4 +4726,21 @@ func leaveOut(groups [][]int, out func(idx []int, i int) bool) {
 			groups[p] = kept
 		}
 	}
+}
+
+// byServer reports whether c was made by a goroutine of a server in the
+// process serving the agent, not by the agent's own: a consumer Setup
+// started, with a context that does not come from the agent's
+// (callRare.bySetupServer), or a handler that took the run from the
+// request (runtime.Served, runtime.Resolve).
+func (c *Call) byServer() bool {
+	return c.rec.rare != nil && c.rec.rare.bySetupServer || isServed(c.Context)
+}
+
+// heldSettleNote says that the Settle before repeat c, made by a server
+// of the world (Call.byServer), did not see the world quiet (err), and
+// that c was judged all the same.
+func heldSettleNote(c *Call, err string) string {
+	return fmt.Sprintf("the Settle before %s's repeat at %s ran on the goroutine of a server of the world serving the delivery (a consumer Setup started, or a handler given the run by runtime.Resolve), and did not see the world quiet while the harness held that call: %s. The work the world had pending may be that call's own (its message, acknowledged once the handler returns), which cannot end before the call runs; the repeat was judged by the snapshots around it and by the run's end, which the Settle saw quiet, with no Settle after it. If the Settle waits for nothing the handler holds, raise its bound",
+		c.op.Name, shortSite(siteOf(c.pc)), err)
 }

@@ -468,6 +468,11 @@ type callRare struct {
 	identityPanic         []string
 	panic                 *Panic
 	viaHTTP               uint64 // the HTTP handler of this process the call was made for (lookup)
+	// bySetupServer says a goroutine Setup started made the call, serving
+	// a delivery that waits for it, with a context that does not come
+	// from the agent's (lookup's setupServer): a consumer of the world's
+	// bus. No Settle runs on its goroutine (judge.before).
+	bySetupServer bool
 	// served is the call of the invocation whose HTTP request the handler
 	// serves (recorder.servedCall), or nil.
 	served *Call
