@@ -197,4 +197,3 @@ func TestSettleOnAConsumerDoesNotHoldItsRepeatUnjudged(t *testing.T) {
 		})
 	}
 }
-
