@@ -160,6 +160,14 @@ func State(fn func() any) Option {
 // with the run, and when the scenario stalls, so that a fn waiting on it
 // lets the agent, cancelled, return.
 //
+// Where that goroutine is a server's of the world serving the delivery (a
+// bus's consumer Setup started, or a handler given the run by Resolve),
+// the world's pending work may be the held call's own (its message, not
+// yet acknowledged), and a correct fn cannot return nil before its bound.
+// An error of fn there does not leave the repeat unjudged: it is judged
+// by its window and the run's end, with a note, and fn does not run after
+// it.
+//
 // A nil fn is a *ConfigError, as for State.
 func Settle(fn func(ctx context.Context) error) Option {
 	return optionFunc(func(c *config) {
