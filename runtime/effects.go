@@ -164,9 +164,9 @@ func State(fn func() any) Option {
 // bus's consumer Setup started, or a handler given the run by Resolve),
 // the world's pending work may be the held call's own (its message, not
 // yet acknowledged), and a correct fn cannot return nil before its bound.
-// An error of fn there does not leave the repeat unjudged: it is judged
-// by its window and the run's end, with a note, and fn does not run after
-// it.
+// An error of fn there does not leave the repeat unjudged where its
+// window changed the state, or where the run ended as the baseline did
+// (absorbed); a note says so, and fn does not run after it.
 //
 // A nil fn is a *ConfigError, as for State.
 func Settle(fn func(ctx context.Context) error) Option {
@@ -760,6 +760,15 @@ func (j *judge) after(c *Call) {
 	if settleErr != nil {
 		e.err = errorText(settleErr) // under the lock: the trace may be read (record)
 	}
+	// A repeat whose Settle failed while the harness held it (before) is
+	// judged by its window only where that window, its own, changed the
+	// state: no Settle ran after it, so an equal window says nothing of
+	// an effect landing after the call. Otherwise it is unjudged, as
+	// after any failed Settle, unless the run's end is as the baseline's
+	// (heldSettle in judgeRepeatsIn).
+	if e.heldSettle != "" && e.err == "" && (e.overlapped || e.inner || len(j.inflight) > 1 || j.open == nil) {
+		e.err = e.heldSettle
+	}
 	if e.nested {
 		if r := c.outermost(); r != c && j.inflight[r] {
 			e.outer = r
@@ -806,6 +815,9 @@ func (j *judge) after(c *Call) {
 		cl.after = s
 		if err != nil && cl.err == "" {
 			cl.err = errorText(err)
+		}
+		if e.heldSettle != "" && e.err == "" && (cl.err != "" || cl.before == "" || s == cl.before) {
+			e.err = e.heldSettle
 		}
 		j.closed(cl, s, err)
 	}
@@ -1172,7 +1184,7 @@ func endUnreadNote(err string) string {
 func (e *callEffect) record(o *Operation, v *effectView, m *opMore) {
 	o.Overlapped = e.overlapped
 	o.withMore(m).view = v
-	v.order, v.settled = e.order, e.settled
+	v.order, v.settled, v.heldSettle = e.order, e.settled, e.heldSettle != ""
 	if cl := e.cl; cl != nil {
 		v.inCluster = true
 		v.before, v.after, v.clErr, v.clusterKeys = cl.before, cl.after, cl.err, len(cl.keys)
@@ -3312,6 +3324,17 @@ func judgeRepeatsIn(out []Finding, tr *Trace, end, baseEnd string, baseWin map[s
 					// done now): the repeat is unjudged, and the
 					// scenario inconclusive (Suite.duplicates).
 					tr.Notes = append(tr.Notes, fmt.Sprintf("%s repeated %s and was not judged: %s after the crash; a goroutine the crash ended (runtime.Goexit, where a real crash ends the process) may have left undone what the Settle waits for, such as a count of pending jobs it lowers after its call; lower it in a defer", o.ID, first.ID, o.StateError))
+				case o.heldSettle() && strings.HasPrefix(o.StateError, settleTimeout) && !o.Overlapped && tr.endSettled && end != "" && baseEnd != "" && endSame():
+					// The Settle before the repeat failed on the goroutine
+					// of the server that made it, while the harness held
+					// it, and its window showed no change, which says
+					// nothing of an effect landing after it (judge.after):
+					// the run's end, read once the Settle saw the world
+					// quiet, is as one delivery leaves it.
+					o.Repeat, o.JudgedBy = RepeatAbsorbed, JudgedByEndState
+				case o.heldSettle() && strings.HasPrefix(o.StateError, settleTimeout):
+					tr.unsettled = true
+					tr.Notes = append(tr.Notes, fmt.Sprintf("%s repeated %s and was not judged: the Settle before it did not see the world quiet while the harness held it (see the note on the Settle), and no Settle ran after it; its window showed no change, which says nothing of an effect that lands after the call, and the run did not end as the baseline did (testkit.FailInconclusive fails the test on such a scenario)", o.ID, first.ID))
 				case o.StateError != "":
 					// State or the Settle failed around the repeat (State
 					// could not be encoded or panicked in this scenario's
@@ -4749,6 +4772,6 @@ func (c *Call) byServer() bool {
 // of the world (Call.byServer), did not see the world quiet (err), and
 // that c was judged all the same.
 func heldSettleNote(c *Call, err string) string {
-	return fmt.Sprintf("the Settle before %s's repeat at %s ran on the goroutine of a server of the world serving the delivery (a consumer Setup started, or a handler given the run by runtime.Resolve), and did not see the world quiet while the harness held that call: %s. The work the world had pending may be that call's own (its message, acknowledged once the handler returns), which cannot end before the call runs; the repeat was judged by the snapshots around it and by the run's end, which the Settle saw quiet, with no Settle after it. If the Settle waits for nothing the handler holds, raise its bound",
+	return fmt.Sprintf("the Settle before %s's repeat at %s ran on the goroutine of a server of the world serving the delivery (a consumer Setup started, or a handler given the run by runtime.Resolve), and did not see the world quiet while the harness held that call: %s. The work the world had pending may be that call's own (its message, acknowledged once the handler returns), which cannot end before the call runs. No Settle ran after it; the repeat was judged by its window where that changed the state, and otherwise by whether the run's end, which the Settle saw quiet, is the baseline's. If the Settle waits for nothing the handler holds, raise its bound",
 		c.op.Name, shortSite(siteOf(c.pc)), err)
 }

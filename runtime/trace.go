@@ -193,6 +193,9 @@ func (o *Operation) withMore(m *opMore) *opMore {
 type effectView struct {
 	order         int  // 1 for the first write the run executed, ...
 	seen, settled bool // see stateSeen, stateSettled
+	// heldSettle says the Settle before the repeat failed while the
+	// harness held it, on a server's goroutine (callEffect.heldSettle).
+	heldSettle bool
 	// The cluster's snapshots before and after it, its error, and how
 	// many distinct calls it held; inCluster is false without one.
 	inCluster            bool
@@ -210,6 +213,10 @@ type effectView struct {
 // stateSeen reports whether the call ran alone between snapshots of the
 // world: its effect is the difference between them (stateWindow).
 func (o *Operation) stateSeen() bool { e := o.effect(); return e != nil && e.seen }
+
+// heldSettle reports whether the Settle before the repeat failed while
+// the harness held it, on a server's goroutine (callEffect.heldSettle).
+func (o *Operation) heldSettle() bool { e := o.effect(); return e != nil && e.heldSettle }
 
 // stateSettled reports whether the world was let settle around the call
 // (Settle).

@@ -104,8 +104,8 @@ func SettleOn(src Source, quietFor time.Duration) Option {
 // to 20 ms apart; when it has not reported true within, or returns an
 // error, the settle fails and the judge says so in the trace; but for a
 // repeat a bus's consumer made, whose own unacknowledged message keeps
-// such a done false while the harness holds the call, which is judged all
-// the same (runtime.Settle). done may read through the agent's traced
+// such a done false while the harness holds the call, which is judged by
+// its window or the run's end all the same (runtime.Settle). done may read through the agent's traced
 // tools; those reads are not the agent's.
 func SettleUntil(done func(ctx context.Context) (bool, error), within time.Duration) Option {
 	if done == nil || within <= 0 {
