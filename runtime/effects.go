@@ -349,8 +349,9 @@ type callEffect struct {
 	nested  bool // made inside another call, or serving one's request: no Settle of its own (judge.before)
 	// heldSettle is the error of the Settle that did not see the world
 	// quiet before a repeat a server of the world made (Call.byServer),
-	// while it held that call: the repeat is judged all the same, with no
-	// Settle after it (judge.before).
+	// while it held that call: the repeat is judged all the same, by its
+	// window where that changed the state, else by the run's end, and no
+	// Settle runs after it (judge.before, judge.after).
 	heldSettle string
 	// outer is the outermost call a nested call was made inside of (or
 	// serves), when that call was still in flight as the nested one
@@ -559,9 +560,10 @@ func (j *judge) before(c *Call) {
 			// repeat: the work the world had pending may be that call's
 			// own (its message, acknowledged only once the handler
 			// returns), which cannot end while the Settle waits. Not held
-			// against the repeat: it is judged by its window and the
-			// end, which the Settle at the end reads once that work is
-			// done (red team rtY #9: a Retry middleware's second charge,
+			// against the repeat: it is judged by its window where that
+			// changed the state (judge.after), else by the end, which
+			// the Settle at the end reads once that work is done (red
+			// team rtY #9: a Retry middleware's second charge,
 			// inconclusive "the world did not go quiet" on a correct
 			// Settle). No Settle after it either: it would wait for the
 			// same work.

@@ -478,7 +478,8 @@ type callRare struct {
 	// bySetupServer says a goroutine Setup started made the call, serving
 	// a delivery that waits for it, with a context that does not come
 	// from the agent's (lookup's setupServer): a consumer of the world's
-	// bus. No Settle runs on its goroutine (judge.before).
+	// bus. A Settle that fails on its goroutine, before its repeat, is
+	// not held against the repeat (judge.before).
 	bySetupServer bool
 	// served is the call of the invocation whose HTTP request the handler
 	// serves (recorder.servedCall), or nil.
