@@ -280,6 +280,9 @@ func begin(ctx context.Context, op *Op, a *callArgs, ret, site uintptr) (*Call, 
 			}
 			r.noteDetached(agentSite(c.pc), by)
 		}
+		if server && viaHTTP == 0 {
+			c.rare().bySetupServer = true // before any other goroutine has c
+		}
 		if c.parent == nil {
 			// A tool calling a tool with context.Background(): the
 			// call its goroutine is inside of is its outer call, as

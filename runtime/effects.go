@@ -186,6 +186,14 @@ func StateContext(fn func(ctx context.Context) any) Option {
 // with the run, and when the scenario stalls, so that a fn waiting on it
 // lets the agent, cancelled, return.
 //
+// Where that goroutine is a server's of the world serving the delivery (a
+// bus's consumer Setup started, or a handler given the run by Resolve),
+// the world's pending work may be the held call's own (its message, not
+// yet acknowledged), and a correct fn cannot return nil before its bound.
+// An error of fn there does not leave the repeat unjudged where its
+// window changed the state, or where the run ended as the baseline did
+// (absorbed); a note says so, and fn does not run after it.
+//
 // A nil fn is a *ConfigError, as for State.
 func Settle(fn func(ctx context.Context) error) Option {
 	return optionFunc(func(c *config) {
@@ -371,6 +379,12 @@ type callEffect struct {
 	settled bool
 	order   int  // 1 for the first write the run executed, ...
 	nested  bool // made inside another call, or serving one's request: no Settle of its own (judge.before)
+	// heldSettle is the error of the Settle that did not see the world
+	// quiet before a repeat a server of the world made (Call.byServer),
+	// while it held that call: the repeat is judged all the same, by its
+	// window where that changed the state, else by the run's end, and no
+	// Settle runs after it (judge.before, judge.after).
+	heldSettle string
 	// outer is the outermost call a nested call was made inside of (or
 	// serves), when that call was still in flight as the nested one
 	// returned: its window, which its Settles close, held the nested
@@ -573,6 +587,21 @@ func (j *judge) before(c *Call) {
 	j.repeated = j.repeated || e.repeat
 	if e.repeat && quieted {
 		e.err, e.settled = quietErr, quietErr == ""
+		if quietErr != "" && c.byServer() {
+			// The Settle ran on a goroutine of a server of the world
+			// serving the delivery (a bus's consumer), and held its
+			// repeat: the work the world had pending may be that call's
+			// own (its message, acknowledged only once the handler
+			// returns), which cannot end while the Settle waits. Not held
+			// against the repeat: it is judged by its window where that
+			// changed the state (judge.after), else by the end, which
+			// the Settle at the end reads once that work is done (red
+			// team rtY #9: a Retry middleware's second charge,
+			// inconclusive "the world did not go quiet" on a correct
+			// Settle). No Settle after it either: it would wait for the
+			// same work.
+			e.err, e.heldSettle = "", quietErr
+		}
 	}
 	switch {
 	case len(j.inflight) == 0:
@@ -756,7 +785,7 @@ func (j *judge) after(c *Call) {
 		return
 	}
 	var settleErr error
-	if e.repeat && j.settle != nil && e.err == "" && !e.nested {
+	if e.repeat && j.settle != nil && e.err == "" && !e.nested && e.heldSettle == "" {
 		settleErr = j.quiet()
 	}
 	c.mu.Lock()
@@ -769,6 +798,15 @@ func (j *judge) after(c *Call) {
 	}
 	if settleErr != nil {
 		e.err = errorText(settleErr) // under the lock: the trace may be read (record)
+	}
+	// A repeat whose Settle failed while the harness held it (before) is
+	// judged by its window only where that window, its own, changed the
+	// state: no Settle ran after it, so an equal window says nothing of
+	// an effect landing after the call. Otherwise it is unjudged, as
+	// after any failed Settle, unless the run's end is as the baseline's
+	// (heldSettle in judgeRepeatsIn).
+	if e.heldSettle != "" && e.err == "" && (e.overlapped || e.inner || len(j.inflight) > 1 || j.open == nil) {
+		e.err = e.heldSettle
 	}
 	if e.nested {
 		if r := c.outermost(); r != c && j.inflight[r] {
@@ -816,6 +854,9 @@ func (j *judge) after(c *Call) {
 		cl.after = s
 		if err != nil && cl.err == "" {
 			cl.err = errorText(err)
+		}
+		if e.heldSettle != "" && e.err == "" && (cl.err != "" || cl.before == "" || s == cl.before) {
+			e.err = e.heldSettle
 		}
 		j.closed(cl, s, err)
 	}
@@ -1182,7 +1223,7 @@ func endUnreadNote(err string) string {
 func (e *callEffect) record(o *Operation, v *effectView, m *opMore) {
 	o.Overlapped = e.overlapped
 	o.withMore(m).view = v
-	v.order, v.settled = e.order, e.settled
+	v.order, v.settled, v.heldSettle = e.order, e.settled, e.heldSettle != ""
 	if cl := e.cl; cl != nil {
 		v.inCluster = true
 		v.before, v.after, v.clErr, v.clusterKeys = cl.before, cl.after, cl.err, len(cl.keys)
@@ -3399,6 +3440,17 @@ func judgeRepeatsIn(out []Finding, tr *Trace, end, baseEnd string, baseWin map[s
 					// done now): the repeat is unjudged, and the
 					// scenario inconclusive (Suite.duplicates).
 					tr.Notes = append(tr.Notes, fmt.Sprintf("%s repeated %s and was not judged: %s after the crash; a goroutine the crash ended (runtime.Goexit, where a real crash ends the process) may have left undone what the Settle waits for, such as a count of pending jobs it lowers after its call; lower it in a defer", o.ID, first.ID, o.StateError))
+				case o.heldSettle() && strings.HasPrefix(o.StateError, settleTimeout) && !o.Overlapped && tr.endSettled && end != "" && baseEnd != "" && endSame():
+					// The Settle before the repeat failed on the goroutine
+					// of the server that made it, while the harness held
+					// it, and its window showed no change, which says
+					// nothing of an effect landing after it (judge.after):
+					// the run's end, read once the Settle saw the world
+					// quiet, is as one delivery leaves it.
+					o.Repeat, o.JudgedBy = RepeatAbsorbed, JudgedByEndState
+				case o.heldSettle() && strings.HasPrefix(o.StateError, settleTimeout):
+					tr.unsettled = true
+					tr.Notes = append(tr.Notes, fmt.Sprintf("%s repeated %s and was not judged: the Settle before it did not see the world quiet while the harness held it (see the note on the Settle), and no Settle ran after it; its window showed no change, which says nothing of an effect that lands after the call, and the run did not end as the baseline did (testkit.FailInconclusive fails the test on such a scenario)", o.ID, first.ID))
 				case o.StateError != "":
 					// State or the Settle failed around the repeat (State
 					// could not be encoded or panicked in this scenario's
@@ -4549,6 +4601,9 @@ func (c *Call) executing() {
 			<-s.judgeAfter.sched.judged
 		}
 		j.before(c)
+		if e := c.effect; e != nil && e.heldSettle != "" {
+			c.inv.rec.addNoteOnce(heldSettleNote(c, e.heldSettle))
+		}
 	}
 }
 
@@ -4819,4 +4874,21 @@ func leaveOut(groups [][]int, out func(idx []int, i int) bool) {
 			groups[p] = kept
 		}
 	}
+}
+
+// byServer reports whether c was made by a goroutine of a server in the
+// process serving the agent, not by the agent's own: a consumer Setup
+// started, with a context that does not come from the agent's
+// (callRare.bySetupServer), or a handler that took the run from the
+// request (runtime.Served, runtime.Resolve).
+func (c *Call) byServer() bool {
+	return c.rec.rare != nil && c.rec.rare.bySetupServer || isServed(c.Context)
+}
+
+// heldSettleNote says that the Settle before repeat c, made by a server
+// of the world (Call.byServer), did not see the world quiet (err), and
+// that c was judged all the same.
+func heldSettleNote(c *Call, err string) string {
+	return fmt.Sprintf("the Settle before %s's repeat at %s ran on the goroutine of a server of the world serving the delivery (a consumer Setup started, or a handler given the run by runtime.Resolve), and did not see the world quiet while the harness held that call: %s. The work the world had pending may be that call's own (its message, acknowledged once the handler returns), which cannot end before the call runs. No Settle ran after it; the repeat was judged by its window where that changed the state, and otherwise by whether the run's end, which the Settle saw quiet, is the baseline's. If the Settle waits for nothing the handler holds, raise its bound",
+		c.op.Name, shortSite(siteOf(c.pc)), err)
 }

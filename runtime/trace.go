@@ -193,6 +193,9 @@ func (o *Operation) withMore(m *opMore) *opMore {
 type effectView struct {
 	order         int  // 1 for the first write the run executed, ...
 	seen, settled bool // see stateSeen, stateSettled
+	// heldSettle says the Settle before the repeat failed while the
+	// harness held it, on a server's goroutine (callEffect.heldSettle).
+	heldSettle bool
 	// The cluster's snapshots before and after it, its error, and how
 	// many distinct calls it held; inCluster is false without one.
 	inCluster            bool
@@ -214,6 +217,10 @@ type effectView struct {
 // stateSeen reports whether the call ran alone between snapshots of the
 // world: its effect is the difference between them (stateWindow).
 func (o *Operation) stateSeen() bool { e := o.effect(); return e != nil && e.seen }
+
+// heldSettle reports whether the Settle before the repeat failed while
+// the harness held it, on a server's goroutine (callEffect.heldSettle).
+func (o *Operation) heldSettle() bool { e := o.effect(); return e != nil && e.heldSettle }
 
 // stateSettled reports whether the world was let settle around the call
 // (Settle).
@@ -472,6 +479,12 @@ type callRare struct {
 	identityPanic         []string
 	panic                 *Panic
 	viaHTTP               uint64 // the HTTP handler of this process the call was made for (lookup)
+	// bySetupServer says a goroutine Setup started made the call, serving
+	// a delivery that waits for it, with a context that does not come
+	// from the agent's (lookup's setupServer): a consumer of the world's
+	// bus. A Settle that fails on its goroutine, before its repeat, is
+	// not held against the repeat (judge.before).
+	bySetupServer bool
 	// served is the call of the invocation whose HTTP request the handler
 	// serves (recorder.servedCall), or nil.
 	served *Call

@@ -130,8 +130,11 @@ func SettleOn(src Source, quietFor time.Duration) Option {
 // the next window; done asks the world itself, so the verdict does not
 // depend on the machine's load. done is polled from a millisecond apart up
 // to 20 ms apart; when it has not reported true within, or returns an
-// error, the settle fails and the judge says so in the trace. done may
-// read through the agent's traced tools; those reads are not the agent's.
+// error, the settle fails and the judge says so in the trace; but for a
+// repeat a bus's consumer made, whose own unacknowledged message keeps
+// such a done false while the harness holds the call, which is judged by
+// its window or the run's end all the same (runtime.Settle). done may read through the agent's traced
+// tools; those reads are not the agent's.
 func SettleUntil(done func(ctx context.Context) (bool, error), within time.Duration) Option {
 	if done == nil || within <= 0 {
 		panic(fmt.Sprintf("testkit: SettleUntil(%p, %s): want a func and within > 0", done, within))
