@@ -94,7 +94,12 @@ const CodeNotIdempotent = "not_idempotent"
 // and nothing of the world could land an effect later: no goroutine Setup
 // left running, or none running or asleep when the baseline's end was
 // read; else it is not judged and the scenario is inconclusive, since a
-// write whose effect lands later looks the same (nochange.go).) A
+// write whose effect lands later looks the same (nochange.go). Where the
+// baseline saw the state change after the write's call, outside every
+// traced write (a mail sent once the tool answered), the end of a run
+// that repeats it is read once it held still, and judges the repeat; an
+// end that held still before that change landed leaves the repeat
+// unjudged, latenotlanded.go.) A
 // duplicate_write finding says in words what the repeat changed
 // ("notes: 1 → 2 entries, added "o9:called customer""); an op declared
 // idempotent whose repeat changed the snapshot, starting from what its

@@ -80,7 +80,7 @@ func TestAMailSentAfterTheToolAnsweredIsJudgedByTheEnd(t *testing.T) {
 					return err
 				}
 				return call(ctx, notify, []any{"ord-7", "ticket T-1"}, func() {
-					d, delay := cur.Load(), 20*time.Millisecond
+					d, delay := cur.Load(), 5*time.Millisecond
 					if c.slow && worlds.Load() > 1 {
 						delay = time.Second
 					}
@@ -134,7 +134,7 @@ func TestAMailSentAfterTheToolAnsweredIsJudgedByTheEnd(t *testing.T) {
 			case c.dedupe:
 				assert.Empty(t, rep.Findings, "a repeat whose mail the service dropped")
 			default:
-				assert.Contains(t, dups, ScenarioDuplicateSeq, "the second mail of a redelivery")
+				assert.NotEmpty(t, dups, "the second mail of a repeat")
 				assert.False(t, rep.Safe)
 			}
 		})
