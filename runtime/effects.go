@@ -96,7 +96,12 @@ const CodeNotIdempotent = "not_idempotent"
 // and nothing of the world could land an effect later: no goroutine Setup
 // left running, or none running or asleep when the baseline's end was
 // read; else it is not judged and the scenario is inconclusive, since a
-// write whose effect lands later looks the same (nochange.go).) A
+// write whose effect lands later looks the same (nochange.go). Where the
+// baseline saw the state change after the write's call, outside every
+// traced write (a mail sent once the tool answered), the end of a run
+// that repeats it is read once it held still, and judges the repeat; an
+// end that held still before that change landed leaves the repeat
+// unjudged, latenotlanded.go.) A
 // duplicate_write finding says in words what the repeat changed
 // ("notes: 1 → 2 entries, added "o9:called customer""); an op declared
 // idempotent whose repeat changed the snapshot, starting from what its
@@ -254,6 +259,12 @@ type judge struct {
 	// run with no repeat: how the end was read is the repeats' judging's
 	// (landedByReturn), which this leaves as it was.
 	baseEnd string
+	// lateBase is the baseline's end, where its state changed outside
+	// every traced write with no Settle given: an end of a run that
+	// repeated a write and differs from it is read once it held still,
+	// for an effect that lands after its call (a mail sent once the
+	// tool answered) to be in it (latenotlanded.go).
+	lateBase string
 	// worldLive says, in the baseline, that Setup left goroutines running
 	// (a queue worker, a server): the end is read once it held still, as
 	// where the state changed outside every traced write.
@@ -908,7 +919,7 @@ func (j *judge) finish() {
 	}
 	unansweredAt := j.lastUnanswered()
 	seenAt := time.Now() // when s was first seen
-	if j.settle == nil && (j.changedOutside(s) || j.worldLive || j.worldMoves && j.repeatedNow() || j.holdRepeats && j.quietRepeatNow() || j.baseEnd != "" && s != j.baseEnd && !j.repeatedNow() || !unansweredAt.IsZero()) {
+	if j.settle == nil && (j.changedOutside(s) || j.worldLive || j.worldMoves && j.repeatedNow() || j.holdRepeats && j.quietRepeatNow() || j.baseEnd != "" && s != j.baseEnd && !j.repeatedNow() || j.lateBase != "" && s != j.lateBase && j.repeatedNow() || !unansweredAt.IsZero()) {
 		// The state changed outside every traced write in this run: an
 		// effect that lands outside its call (a booking a payments API
 		// makes after it answered 202, a worker's) may still be on its
@@ -3394,6 +3405,16 @@ func judgeRepeatsIn(out []Finding, tr *Trace, end, baseEnd string, baseWin map[s
 						tr.unsettled = true
 						tr.Notes = append(tr.Notes, beforeTheWorldNote(k.op, o.ID))
 					}
+				case un != nil && !effectSeen(o) && !reorders(k) && (o.stateSeen() && o.StateChange == "" || o.Overlapped && clusterTaken(o)) && lateNotLanded(end, un.base, k.op, k.id, &views, alike):
+					// As above, but the end lacks a change the baseline
+					// made outside every traced write after the op's
+					// call (latenotlanded.go): unjudged, the scenario
+					// inconclusive.
+					if !stillNoted {
+						stillNoted = true
+						tr.unsettled = true
+						tr.Notes = append(tr.Notes, lateNotLandedNote(k.op, o.ID, describeChange(end, baseEnd, maxChange)))
+					}
 				case un == nil && !baseline && !effectSeen(o) && !reorders(k) && neverChanged(tr, idx, k.op, k.id, baseTr, baseWin) && func() bool { b, _ := o.stateWindow(); return restatedIn(b, o) }() && (endSame() || endByOthers(idx, k.op, k.id)):
 					// No execution of the op changed the state, in its
 					// window or after it, here or in the baseline, and the
@@ -3482,6 +3503,8 @@ func judgeRepeatsIn(out []Finding, tr *Trace, end, baseEnd string, baseWin map[s
 							change = endChange
 							note = "the calls overlapped in time, so this compares the end state with what one delivery left"
 						}
+					case change == "" && un != nil && tr.endStill && o.stateSeen() && o.StateChange == "" && lateCopied(end, un.base, k.op, k.id, &views):
+						change, note = describeChange(baseEnd, end, maxChange), lateCopiedNote // latenotlanded.go
 					case o.stateSeen() || o.Overlapped && o.effect() != nil && !effectSeen(o):
 						if change == "" && note == "" { // what another repeat showed says more
 							note = unseenNote

@@ -735,6 +735,15 @@ func (s *Suite) run(ctx context.Context, sc Scenario) (*Result, *Trace, error) {
 			if r.judge.worldMoves {
 				r.judge.atWork = w.worldAtWork
 			}
+			if len(s.base.gaps) > 0 && s.cfg.settle == nil {
+				// The baseline's state changed outside every traced
+				// write: an effect that lands after its call (a mail a
+				// tool sends once it answered) may not have landed when
+				// a run that repeats the call returns, and its end,
+				// read at once, said nothing of how many effects stay
+				// (judge.lateBase, latenotlanded.go).
+				r.judge.lateBase = s.base.end
+			}
 			if lag := s.base.odd().callLag; s.base.worldLive && lag > 0 && s.cfg.settle == nil {
 				// A worker of the world's may have carried out what a
 				// call set going inside its window in the baseline (a
