@@ -576,7 +576,7 @@ func (c *Call) stopIfCrashed() error {
 	if served {
 		// Once per op and line, not per goroutine: a bus that delivers
 		// the message again runs each delivery on a goroutine of its own.
-		head := fmt.Sprintf("the crash of delivery %d stopped its later calls of %s at %s, made by a server in the process serving the agent's call", c.inv.n, c.op.Name, shortSite(siteOf(c.pc)))
+		head := fmt.Sprintf("the crash of delivery %d stopped its later calls of %s at %s, made by goroutines of a server in the process serving the agent's call", c.inv.n, c.op.Name, shortSite(siteOf(c.pc)))
 		r.addNoteOnceHead(head, fmt.Sprintf("%s (runtime.Served; the first by goroutine %d): that goroutine was not ended, as a server's handler outlives the crash of its client; the call was not executed and returned an error matching context.Canceled, and the handler went on to answer; a message the crashed delivery sent with its token (runtime.Token) and the bus delivers again is served as its restart's once the restart began (runtime.Resolve)",
 			head, gid))
 		return errCrashedCall
@@ -590,17 +590,17 @@ func (c *Call) stopIfCrashed() error {
 // and goroutine gid goes on, and keeps the first one's description, for
 // the stall's message (deadCallsNote).
 func (r *recorder) noteDeadCall(c *Call, gid uint64, served bool) {
-	if r.deadCalls.Add(1) != 1 {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	x := r.rareLocked()
+	if x.deadCalls++; x.deadCalls != 1 {
 		return
 	}
 	how := "a goroutine that does not descend from the delivery"
 	if served {
 		how = "a server's handler serving the delivery's request (runtime.Served, runtime.Resolve of its token)"
 	}
-	d := fmt.Sprintf("%s at %s, made by goroutine %d, %s", c.op.Name, shortSite(siteOf(c.pc)), gid, how)
-	r.mu.Lock()
-	r.rareLocked().deadCall = d
-	r.mu.Unlock()
+	x.deadCall = fmt.Sprintf("%s at %s, made by goroutine %d, %s", c.op.Name, shortSite(siteOf(c.pc)), gid, how)
 }
 
 // deadCallsNote says, for a stall, how many calls the crash of delivery
@@ -608,13 +608,13 @@ func (r *recorder) noteDeadCall(c *Call, gid uint64, served bool) {
 // redelivering a message the crashed delivery published, with its
 // token), which is no progress; "" where it refused none.
 func (r *recorder) deadCallsNote() string {
-	k := r.deadCalls.Load()
-	if k == 0 {
-		return ""
-	}
 	n := 0
 	r.mu.Lock()
-	first := r.odd().deadCall
+	k, first := r.odd().deadCalls, r.odd().deadCall
+	if k == 0 {
+		r.mu.Unlock()
+		return ""
+	}
 	for _, inv := range r.all {
 		if inv.dead.Load() {
 			n = inv.n

@@ -71,10 +71,9 @@ type recorder struct {
 	// goroutine ended), it does nothing, and a loop that makes it again
 	// and again (a bus redelivering a message the crashed delivery
 	// published, a retry middleware) held both the crash's idle watch
-	// and the stall watch off for good (red team rtY #5). deadCalls
-	// counts them, for the stall's message (deadCallsNote).
+	// and the stall watch off for good (red team rtY #5). recRare's
+	// deadCalls counts them, for the stall's message (deadCallsNote).
 	progress     atomic.Int64
-	deadCalls    atomic.Int64
 	stallAfter   time.Duration
 	seenProgress int64
 	seenAt       time.Time
@@ -89,9 +88,6 @@ type recorder struct {
 	// delivery is held open until a Settle sees the world quiet
 	// (holdCarried).
 	carries atomic.Bool
-	// held counts the invocations of r.all that holdCarried waited for;
-	// under mu.
-	held int
 
 	mu               sync.Mutex
 	seq              int
@@ -160,7 +156,10 @@ type recRare struct {
 	tokens []string
 	// deadCall is the first call a crashed invocation made and had
 	// refused, as the stall's message names it (deadCallsNote).
-	deadCall string
+	deadCall  string
+	deadCalls int
+	// held counts the invocations of r.all that holdCarried waited for.
+	held int
 	// world counts the calls that workers Setup started made during the
 	// run without the agent's context (worldWorker): the world's, untraced.
 	world *lateCalls

@@ -1679,8 +1679,9 @@ func holdCarried(r *recorder) {
 		return
 	}
 	r.mu.Lock()
-	invs := r.all[r.held:]
-	r.held = len(r.all)
+	x := r.rareLocked()
+	invs := r.all[x.held:]
+	x.held = len(r.all)
 	r.mu.Unlock()
 	ctx, cancel := context.WithCancel(r.judge.halt.ctx)
 	defer cancel()
