@@ -213,11 +213,16 @@ func begin(ctx context.Context, op *Op, a *callArgs, ret, site uintptr) (*Call, 
 		inv.noteCaller()
 	}
 	r := inv.rec
-	afterReturn := inv.returned.Load()
+	// A call a server makes for a delivery that has returned, with the
+	// run carried (Resolve), is the delivery's: not one of a goroutine
+	// the agent left running (holdCarried waits for it).
+	afterReturn := inv.returned.Load() && !isCarried(ctx)
 	if afterReturn {
 		r.afterReturn.Store(true)
 	}
-	r.progress.Add(1)
+	if !inv.dead.Load() {
+		r.progress.Add(1) // a crashed invocation's call is refused: no progress (deadCalls)
+	}
 	parent := ctx
 	if parent == nil {
 		parent = context.Background()
@@ -570,14 +575,56 @@ func (c *Call) stopIfCrashed() error {
 	if r.world != nil {
 		r.world.body(c.gid, false) // the tool does not run
 	}
+	r.noteDeadCall(c, gid, served)
 	if served {
-		r.addNoteOnce(fmt.Sprintf("the crash of delivery %d stopped its later call of %s at %s, made by goroutine %d of a server in the process serving the agent's call (runtime.Served): that goroutine was not ended, as a server's handler outlives the crash of its client; the call was not executed and returned an error matching context.Canceled, and the handler went on to answer",
-			c.inv.n, c.op.Name, shortSite(siteOf(c.pc)), gid))
+		// Once per op and line, not per goroutine: a bus that delivers
+		// the message again runs each delivery on a goroutine of its own.
+		head := fmt.Sprintf("the crash of delivery %d stopped its later calls of %s at %s, made by goroutines of a server in the process serving the agent's call", c.inv.n, c.op.Name, shortSite(siteOf(c.pc)))
+		r.addNoteOnceHead(head, fmt.Sprintf("%s (runtime.Served; the first by goroutine %d): that goroutine was not ended, as a server's handler outlives the crash of its client; the call was not executed and returned an error matching context.Canceled, and the handler went on to answer; a message the crashed delivery sent with its token (runtime.Token) and the bus delivers again is served as its restart's once the restart began (runtime.Resolve)",
+			head, gid))
 		return errCrashedCall
 	}
 	r.addNoteOnce(fmt.Sprintf("the crash of delivery %d stopped its later call of %s at %s, made by goroutine %d, which does not descend from the invocation (a worker started by Setup, by the test or by an earlier run of the agent, or a time.AfterFunc callback, whose goroutine the Go runtime starts from whichever goroutine runs the timers): that goroutine was not ended, as the invocation's own goroutines are, since later scenarios and the restart need it; the call was not executed and returned an error matching context.Canceled, and the goroutine went on",
 		c.inv.n, c.op.Name, shortSite(siteOf(c.pc)), gid))
 	return errCrashedCall
+}
+
+// noteDeadCall counts a call of a crashed invocation that was refused
+// and goroutine gid goes on, and keeps the first one's description, for
+// the stall's message (deadCallsNote).
+func (r *recorder) noteDeadCall(c *Call, gid uint64, served bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	x := r.rareLocked()
+	if x.deadCalls++; x.deadCalls != 1 {
+		return
+	}
+	how := "a goroutine that does not descend from the delivery"
+	if served {
+		how = "a server's handler serving the delivery's request (runtime.Served, runtime.Resolve of its token)"
+	}
+	x.deadCall = fmt.Sprintf("%s at %s, made by goroutine %d, %s", c.op.Name, shortSite(siteOf(c.pc)), gid, how)
+}
+
+// deadCallsNote says, for a stall, how many calls the crash of delivery
+// n refused, and the first: a loop that made them again and again (a bus
+// redelivering a message the crashed delivery published, with its
+// token), which is no progress; "" where it refused none.
+func (r *recorder) deadCallsNote() string {
+	n := 0
+	r.mu.Lock()
+	k, first := r.odd().deadCalls, r.odd().deadCall
+	if k == 0 {
+		r.mu.Unlock()
+		return ""
+	}
+	for _, inv := range r.all {
+		if inv.dead.Load() {
+			n = inv.n
+		}
+	}
+	r.mu.Unlock()
+	return fmt.Sprintf("the crash of delivery %d refused %d calls made after it, the first %s: each did nothing, so a loop that makes them again (a message bus redelivering a message the crashed delivery published, a retry middleware) counted as no progress", n, k, first)
 }
 
 // Served returns ctx marked as the context a server in the process serves a
@@ -777,7 +824,7 @@ func (c *Call) Finish(err error, results ...any) error {
 		r.crashed = true
 		r.mu.Unlock()
 		c.inv.dead.Store(true)
-		c.inv.cancel()
+		c.inv.halt()
 	}
 	return ierr
 }

@@ -6,10 +6,10 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
-	"time"
 )
 
-// carried holds the contexts that Token named, until each is done.
+// carried holds the contexts that Token named, until each is done and,
+// for one of a run, until that run ended (recorder.stop).
 var carried struct {
 	n  atomic.Uint64
 	mu sync.Mutex
@@ -20,7 +20,10 @@ var carried struct {
 // that crosses a transport that carries no Go context (a message bus's
 // headers, an MCP call's _meta, gRPC metadata, a job's payload), or ""
 // when no agentidem run is active or ctx can never be cancelled (a run's
-// invocation context always can). The token lives until ctx is done.
+// invocation context always can). The token lives until ctx is done and,
+// for a context of a run's delivery, until that run has ended: a consumer
+// that takes the message after the delivery returned (an asynchronous
+// bus, whose publisher does not wait for the handler) still finds it.
 //
 // A run travels in the agent's context.Context. A tool the agent reaches
 // through a server in the process (a NATS responder, a Kafka or AMQP
@@ -44,7 +47,14 @@ func Token(ctx context.Context) string {
 	}
 	carried.m[tok] = ctx
 	carried.mu.Unlock()
+	inv := invocationOf(ctx)
+	if inv != nil {
+		inv.rec.carries.Store(true)
+	}
 	context.AfterFunc(ctx, func() {
+		if inv != nil && inv.rec.keepToken(tok) {
+			return // dropped when the run ends
+		}
 		carried.mu.Lock()
 		delete(carried.m, tok)
 		carried.mu.Unlock()
@@ -52,12 +62,53 @@ func Token(ctx context.Context) string {
 	return tok
 }
 
+// keepToken keeps tok, a token of a context of r's that is done, until r
+// stops, and reports whether it does: false once r has stopped.
+func (r *recorder) keepToken(tok string) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.stopped.Load() {
+		return false
+	}
+	x := r.rareLocked()
+	x.tokens = append(x.tokens, tok)
+	return true
+}
+
+// dropTokens forgets the tokens keepToken kept; r has stopped.
+func (r *recorder) dropTokens() {
+	r.mu.Lock()
+	toks := r.odd().tokens
+	if r.rare != nil {
+		r.rare.tokens = nil
+	}
+	r.mu.Unlock()
+	if len(toks) == 0 {
+		return
+	}
+	carried.mu.Lock()
+	for _, t := range toks {
+		delete(carried.m, t)
+	}
+	carried.mu.Unlock()
+}
+
+// invocationOf returns the invocation ctx belongs to, nil for none.
+func invocationOf(ctx context.Context) *invocation {
+	switch v := ctx.Value(enclosingKey{}).(type) {
+	case *Call:
+		return v.inv
+	case *invocation:
+		return v
+	}
+	return nil
+}
+
 // Resolve returns the context that serves a request carrying token tok
 // (see Token): the server's own context srv (its values, deadline and
 // cancellation), which also yields the values of the agent's context
-// that Token named, and is cancelled when that one is. With an unknown or
-// empty token it returns srv and a no-op stop. Call stop when the request
-// is handled.
+// that Token named. With an unknown or empty token it returns srv and a
+// no-op stop. Call stop when the request is handled.
 //
 // For the run's own values the agent's context comes first: it names the
 // call the request was sent inside of, where srv may name only the
@@ -65,6 +116,27 @@ func Token(ctx context.Context) string {
 // is Served: a crash of the invocation refuses the calls the server makes
 // with it, instead of ending the server's goroutine, which would leave
 // the request unanswered.
+//
+// The context is cancelled when the harness ends the delivery that sent
+// the request: when it crashes it (crash_restart), as a crash ends the
+// process the handler runs in, or when it abandons a stalled scenario.
+// It is not cancelled when the delivery returns, nor when a context the
+// agent derived from its own (a deadline it set) ends: a handler that
+// takes the message after the publisher returned runs, in production, on
+// a context that nothing of the publisher's ends, and so it does here.
+// Before, it was cancelled with the agent's context, as the delivery
+// returned, and whether an asynchronous consumer's call came before or
+// after that decided the verdict (red team rtY #4).
+//
+// After a crash, the delivery's token is the crashed process's: a message
+// it published and the bus delivers again (nacked, redelivered) is
+// handled, in production, by the restarted process. So once the restart
+// of the crashed delivery has begun, Resolve serves the token with the
+// restart's context, and the calls are the restart's, traced and judged
+// (a charge the redelivery makes again is the restart's repeat of it).
+// Before the restart begins the process is dead, and the calls are
+// refused. Before, every redelivery's call was refused for good, and the
+// bus redelivered the message forever (red team rtY #5).
 func Resolve(srv context.Context, tok string) (ctx context.Context, stop func()) {
 	if tok == "" {
 		return srv, func() {}
@@ -76,11 +148,73 @@ func Resolve(srv context.Context, tok string) (ctx context.Context, stop func())
 		return srv, func() {}
 	}
 	c, cancel := context.WithCancel(srv)
-	unhook := context.AfterFunc(client, cancel)
+	var unhook func() bool
+	if inv := invocationOf(client); inv != nil {
+		if inv.dead.Load() {
+			if next := inv.rec.restartOf(inv); next != nil {
+				inv, client = next, &next.ctx
+			}
+		}
+		unhook = context.AfterFunc(inv.haltContext(), cancel)
+	} else {
+		unhook = context.AfterFunc(client, cancel)
+	}
 	return Served(joined{Context: c, client: client}), func() { unhook(); cancel() }
 }
 
+// restartOf returns the invocation that began after inv, which crashed:
+// its restart; nil while none has begun.
+func (r *recorder) restartOf(inv *invocation) *invocation {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for i := len(r.all) - 1; i >= 0; i-- {
+		if x := r.all[i]; x.n > inv.n && !x.dead.Load() {
+			return x
+		}
+	}
+	return nil
+}
+
+// invHalt is the context of an invocation that the harness's end of it
+// cancels (haltContext).
+type invHalt struct {
+	ctx    context.Context
+	cancel context.CancelFunc
+}
+
+// haltContext returns a context cancelled when the harness ends inv: a
+// crash, or the abandon of a stalled scenario (halt); not when inv
+// returns. Made on first use: only a carried run needs it.
+func (inv *invocation) haltContext() context.Context {
+	if h := inv.halted.Load(); h != nil {
+		return h.ctx
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	h := &invHalt{ctx, cancel}
+	if !inv.halted.CompareAndSwap(nil, h) {
+		cancel()
+		return inv.halted.Load().ctx
+	}
+	if inv.halting.Load() {
+		cancel()
+	}
+	return ctx
+}
+
+// halt cancels inv's context, as the harness ends it (a crash, an
+// abandon), and what haltContext returned.
+func (inv *invocation) halt() {
+	inv.halting.Store(true)
+	if h := inv.halted.Load(); h != nil {
+		h.cancel()
+	}
+	inv.cancel()
+}
+
 // joined is the server's context, with the client's values behind it.
+// Its deadline is the server's: a deadline of the agent's (its context's
+// or one it set) does not cross a transport, and does not end the
+// handler's context (Resolve).
 type joined struct {
 	context.Context
 	client context.Context
@@ -94,6 +228,9 @@ type joined struct {
 // sends its own context as the client's, and the call is made inside that
 // tool, not by the agent.
 func (j joined) Value(key any) any {
+	if _, ok := key.(carriedKey); ok {
+		return true
+	}
 	if ownKey(key) {
 		if v := j.client.Value(key); v != nil {
 			return v
@@ -106,15 +243,6 @@ func (j joined) Value(key any) any {
 	return j.client.Value(key)
 }
 
-// Deadline is the earlier of the two deadlines.
-func (j joined) Deadline() (time.Time, bool) {
-	d, ok := j.Context.Deadline()
-	if cd, cok := j.client.Deadline(); cok && (!ok || cd.Before(d)) {
-		return cd, true
-	}
-	return d, ok
-}
-
 // ownPkg is this package's import path, whose unexported context keys
 // carry a run.
 var ownPkg = reflect.TypeFor[Op]().PkgPath()
@@ -123,4 +251,14 @@ var ownPkg = reflect.TypeFor[Op]().PkgPath()
 func ownKey(key any) bool {
 	t := reflect.TypeOf(key)
 	return t != nil && t.PkgPath() == ownPkg
+}
+
+// carriedKey marks a context Resolve returned.
+type carriedKey struct{}
+
+// isCarried reports whether ctx is, or derives from, one Resolve
+// returned: its calls are made by a server in the process for the
+// delivery that sent the request, not by a goroutine the agent left.
+func isCarried(ctx context.Context) bool {
+	return ctx != nil && ctx.Value(carriedKey{}) != nil
 }

@@ -565,8 +565,12 @@ func (j *judge) before(c *Call) {
 	// (a queue's in-flight count it lowers after the call), to its bound,
 	// and the repeat was then judged by counting executions (red team: a
 	// worker's keyed transfer, a false duplicate_write on every run). Its
-	// window is its outer call's, which settles.
-	nested := c.parent != nil || j.servedBy(c) != nil
+	// window is its outer call's, which settles. So for a call a server
+	// makes with a context Resolve gave it (a bus consumer's, the run
+	// carried by Token): a Settle that waits for the bus to drain waited,
+	// on the handler's goroutine, for the handler itself, to its bound,
+	// and every repeat of such a call went unjudged (red team rtY #4).
+	nested := c.parent != nil || j.servedBy(c) != nil || isCarried(c.Context)
 	if j.started[key] && j.settle != nil && !nested {
 		// A write of this identity started before, and stays started.
 		// A write that returned while the world settled (the earlier

@@ -66,6 +66,13 @@ type recorder struct {
 	// returns); a scenario whose count stops moving for stallAfter is
 	// stalled. seenProgress and seenAt belong to the goroutine that
 	// watches.
+	//
+	// A call of a crashed invocation is no progress: refused (or its
+	// goroutine ended), it does nothing, and a loop that makes it again
+	// and again (a bus redelivering a message the crashed delivery
+	// published, a retry middleware) held both the crash's idle watch
+	// and the stall watch off for good (red team rtY #5). recRare's
+	// deadCalls counts them, for the stall's message (deadCallsNote).
 	progress     atomic.Int64
 	stallAfter   time.Duration
 	seenProgress int64
@@ -76,6 +83,11 @@ type recorder struct {
 	// aborted is set when the harness gave up on the scenario (abort): an
 	// invocation that begins after it begins cancelled.
 	aborted atomic.Bool
+	// carries is set once Token named a context of the run: a server in
+	// the process may serve its deliveries after they return, and each
+	// delivery is held open until a Settle sees the world quiet
+	// (holdCarried).
+	carries atomic.Bool
 
 	mu               sync.Mutex
 	seq              int
@@ -139,6 +151,15 @@ type recRare struct {
 	// afterReturnOps names the ops of the calls made after their
 	// invocation had returned (recorder.afterReturn).
 	afterReturnOps []string
+	// tokens are the tokens of the run's contexts that are done, which
+	// Token keeps until the run stops (keepToken).
+	tokens []string
+	// deadCall is the first call a crashed invocation made and had
+	// refused, as the stall's message names it (deadCallsNote).
+	deadCall  string
+	deadCalls int
+	// held counts the invocations of r.all that holdCarried waited for.
+	held int
 	// world counts the calls that workers Setup started made during the
 	// run without the agent's context (worldWorker): the world's, untraced.
 	world *lateCalls
@@ -222,6 +243,10 @@ type invocation struct {
 	// into an allocation of its own as an interface value: 55 allocations
 	// of the ten-write suite's 3,573.
 	ctx invContext
+	// halted is cancelled when the harness ends the invocation (halt),
+	// made when a carried run asks (haltContext); halting is set then.
+	halted  atomic.Pointer[invHalt]
+	halting atomic.Bool
 }
 
 // noteCaller is called for each call the invocation's context attributes
@@ -623,6 +648,7 @@ func (r *recorder) stop() {
 	}
 	global.mu.Unlock()
 	activeRuns.Add(-1)
+	r.dropTokens()
 }
 
 // closeAmid ends what lateAmid tells r, once its run has read the world for
@@ -1925,6 +1951,15 @@ func (r *recorder) addNoteOnce(msg string) {
 	r.mu.Unlock()
 }
 
+// addNoteOnceHead adds msg unless a note that begins with head is there.
+func (r *recorder) addNoteOnceHead(head, msg string) {
+	r.mu.Lock()
+	if !slices.ContainsFunc(r.notes, func(n string) bool { return strings.HasPrefix(n, head) }) {
+		r.notes = append(r.notes, msg)
+	}
+	r.mu.Unlock()
+}
+
 func (r *recorder) addNote(msg string) {
 	r.mu.Lock()
 	r.notes = append(r.notes, msg)
@@ -2024,6 +2059,9 @@ func (r *recorder) describeStall() string {
 		msg += ": " + strings.Join(blocked, "; ")
 	case len(held) > 0:
 		msg += ": " + strings.Join(held, "; ")
+	}
+	if note := r.deadCallsNote(); note != "" {
+		msg += "; " + note
 	}
 	return msg + "; the scenario was abandoned (" + advice + ")"
 }
@@ -2139,7 +2177,7 @@ func (r *recorder) abort() {
 	invs := append([]*invocation(nil), r.all...)
 	r.mu.Unlock()
 	for _, inv := range invs {
-		inv.cancel()
+		inv.halt()
 	}
 }
 

@@ -1622,6 +1622,7 @@ func (s *Suite) deliver(ctx context.Context, r *recorder, sc Scenario, buf []err
 			}
 		}
 		wg.Wait()
+		holdCarried(r)
 		// The agent's context.AfterFunc callbacks are waited for once
 		// both deliveries have returned, where one may run
 		// (invocation.cancelled: by the count of created goroutines,
@@ -1648,6 +1649,7 @@ func (s *Suite) deliver(ctx context.Context, r *recorder, sc Scenario, buf []err
 			continue
 		}
 		errs[i], _ = r.invoke(ctx, s.fn)
+		holdCarried(r)
 		if i < n-1 && s.leavesCallers && !r.aborted.Load() {
 			// The next delivery comes after the calls of what this one
 			// left running (untilLeftQuiet), as a queue's redelivery
@@ -1663,8 +1665,42 @@ func (s *Suite) deliver(ctx context.Context, r *recorder, sc Scenario, buf []err
 		// again, as a queue would.
 		err, _ := r.invoke(ctx, s.fn)
 		errs = append(errs, err)
+		holdCarried(r)
 	}
 	return errs
+}
+
+// holdCarried holds the delivery that just returned open, where it
+// carried the run (Token: recorder.carries) and a Settle is given, until
+// the Settle sees the world quiet: a server in the process (a consumer
+// of a message bus whose publisher does not wait for the handler) serves
+// what the delivery sent after it returned, and its calls are the
+// delivery's (Resolve). Without the wait, they came before the next
+// delivery, the restart's decision and the run's end, or after, as the
+// Go scheduler happened to run the consumer: one agent's baseline traced
+// nothing on one run and was ok on the next, and a crash of the
+// consumer's call was followed by a restart or not (red team rtY #4). A
+// crash of a delivery ends the wait, the restart's to go on. The
+// Settle's error is not kept here: the run's own Settle, at its end,
+// meets it again and records it.
+func holdCarried(r *recorder) {
+	if !r.carries.Load() || r.judge == nil || r.judge.settle == nil || r.aborted.Load() {
+		return
+	}
+	r.mu.Lock()
+	x := r.rareLocked()
+	invs := r.all[x.held:]
+	x.held = len(r.all)
+	r.mu.Unlock()
+	ctx, cancel := context.WithCancel(r.judge.halt.ctx)
+	defer cancel()
+	for _, inv := range invs {
+		// The deliveries that returned since the last hold: one that
+		// crashed, before or during the wait, ends it.
+		defer context.AfterFunc(inv.haltContext(), cancel)()
+	}
+	defer enterHook(false).leave()
+	_ = r.judge.settle(ctx)
 }
 
 // analyze turns a scenario's trace into findings.

@@ -144,13 +144,14 @@ func TestTokenResolve(t *testing.T) {
 	if tok := agentidemmcp.Token(context.Background()); tok != "" {
 		t.Fatalf("Token outside a run = %q", tok)
 	}
+	srv := context.Background()
+	var tok string
 	_, _ = runtime.RunTraced(context.Background(), "t", func(ctx context.Context) error {
 		client, cancel := context.WithCancel(context.WithValue(ctx, key{}, "client"))
-		tok := agentidemmcp.Token(client)
+		tok = agentidemmcp.Token(client)
 		if tok == "" {
 			t.Fatal("no token inside a run")
 		}
-		srv := context.Background()
 		got, stop := agentidemmcp.Resolve(srv, tok)
 		defer stop()
 		if got.Value(key{}) != "client" {
@@ -161,23 +162,32 @@ func TestTokenResolve(t *testing.T) {
 		} else {
 			stop2()
 		}
+		// A context the agent derived and cancelled does not end the
+		// served call: only the harness's end of the delivery does (a
+		// crash, an abandon), as runtime.Resolve says.
 		cancel()
-		<-got.Done() // cancelling the client cancels the served call
-		// The token is dropped by a context.AfterFunc, on its own goroutine.
-		deadline := time.Now().Add(5 * time.Second)
-		for {
+		select {
+		case <-got.Done():
+			t.Error("cancelling the client's context cancelled the served call")
+		case <-time.After(10 * time.Millisecond):
+		}
+		// The token lives as long as the run, its context done or not.
+		deadline := time.Now().Add(20 * time.Millisecond)
+		for time.Now().Before(deadline) {
 			again, stop3 := agentidemmcp.Resolve(srv, tok)
 			stop3()
 			if again == srv {
-				break
-			}
-			if time.Now().After(deadline) {
-				t.Fatal("a token must be forgotten once its context is done")
+				t.Fatal("a token was forgotten while its run was active")
 			}
 			time.Sleep(time.Millisecond)
 		}
 		return nil
 	})
+	// The run has ended: the token is forgotten.
+	if again, stop := agentidemmcp.Resolve(srv, tok); again != srv {
+		stop()
+		t.Error("a token must be forgotten once its run ended")
+	}
 }
 
 // BenchmarkCall compares a tool called directly, through Call with no run

@@ -140,7 +140,9 @@ func Answering(tok any) {
 // Resolve returns the context that serves a call carrying token tok (a
 // call's _meta value under MetaKey): runtime.Resolve, for a token that is
 // a string. The server's own context srv yields the values of the client
-// context that Token registered, and is cancelled when that one is. With
+// context that Token registered, and is cancelled when the harness ends
+// that delivery (a crash, a stalled scenario's abandon), not when it
+// returns: see runtime.Resolve. With
 // an unknown, empty or non-string token it returns srv and a no-op stop.
 // Call stop when the call is over. The context is runtime.Served: a crash
 // of the invocation refuses the calls the server makes with it instead of

@@ -1,0 +1,318 @@
+package runtime_test
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/agentidem/agentidem-go/runtime"
+)
+
+// asyncBus models an event-driven agent on a message bus in the process
+// (red team rtY #4 and #5: watermill's router on its gochannel Pub/Sub),
+// with channels: the agent's delivery publishes a payment event carrying
+// runtime.Token(ctx) in its headers; a consumer that Setup starts takes
+// it with runtime.Resolve and makes the traced charge, which honours its
+// context as a database call does. A handler that fails is retried
+// (twice, as a retry middleware does), then the message is nacked and
+// the bus delivers it again, at once, until a handler succeeds. pending
+// counts the messages not yet acked, for the Settle.
+//
+// block makes the publisher wait for the ack, as gochannel's
+// BlockPublishUntilSubscriberAck does; ackURL, when set, makes it wait
+// for the ack over HTTP (a broker's confirm), so that the crashed
+// delivery never looks gone to the harness (it waits for the network).
+type asyncBus struct {
+	keyed, block bool
+	ackURL       string
+	acks         sync.Map // order -> *busEvent, for the ack server
+
+	bus     chan *busEvent
+	quit    chan struct{}
+	wg      sync.WaitGroup
+	pending atomic.Int64
+
+	mu      sync.Mutex
+	charged map[string]int
+}
+
+// busEvent is a message on the bus: a payload and headers, and its ack.
+type busEvent struct {
+	order   string
+	headers map[string]string
+	acked   chan struct{}
+	isAcked atomic.Bool
+}
+
+var opAsyncCharge = &runtime.Op{Name: "charge", Kind: runtime.KindWrite, Params: []string{"order"}}
+
+func (b *asyncBus) setup(context.Context) error {
+	b.mu.Lock()
+	b.charged = map[string]int{}
+	b.mu.Unlock()
+	b.bus, b.quit = make(chan *busEvent, 16), make(chan struct{})
+	b.pending.Store(0)
+	b.wg.Add(1)
+	go func() { // the consumer
+		defer b.wg.Done()
+		for {
+			select {
+			case <-b.quit:
+				return
+			case m := <-b.bus:
+				b.wg.Add(1)
+				go b.handle(m) // a goroutine per delivery of a message, as gochannel's
+			}
+		}
+	}()
+	return nil
+}
+
+// handle runs the handler with retries; a failed message goes back on
+// the bus.
+func (b *asyncBus) handle(m *busEvent) {
+	defer b.wg.Done()
+	time.Sleep(time.Millisecond) // the publisher has returned, on every run
+	var err error
+	for attempt := 0; attempt < 3; attempt++ {
+		if attempt > 0 {
+			time.Sleep(time.Duration(attempt) * time.Millisecond)
+		}
+		ctx, stop := runtime.Resolve(context.Background(), m.headers["agentidem-run"])
+		err = b.charge(ctx, m.order)
+		stop()
+		if err == nil {
+			break
+		}
+	}
+	if err != nil {
+		select { // nacked: delivered again
+		case b.bus <- m:
+		case <-b.quit:
+		}
+		return
+	}
+	b.pending.Add(-1)
+	m.isAcked.Store(true)
+	close(m.acked)
+}
+
+func (b *asyncBus) charge(ctx context.Context, order string) (err error) {
+	c, ctx := runtime.Begin(ctx, opAsyncCharge, []any{order}, []any{order}, nil)
+	if err := c.Start(); err != nil {
+		return err
+	}
+	defer c.Recover(&err)
+	if err := ctx.Err(); err != nil {
+		return c.Finish(err)
+	}
+	b.mu.Lock()
+	if !b.keyed || b.charged[order] == 0 {
+		b.charged[order] += 500
+	}
+	b.mu.Unlock()
+	return c.Finish(nil)
+}
+
+func (b *asyncBus) teardown(context.Context) error {
+	close(b.quit)
+	b.wg.Wait()
+	return nil
+}
+
+func (b *asyncBus) state() any {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return map[string]int{"ord-1": b.charged["ord-1"]}
+}
+
+// checkout is the agent's delivery: it publishes the payment event.
+func (b *asyncBus) checkout(ctx context.Context) error {
+	m := &busEvent{order: "ord-1", headers: map[string]string{"agentidem-run": runtime.Token(ctx)}, acked: make(chan struct{})}
+	b.pending.Add(1)
+	b.bus <- m
+	switch {
+	case b.ackURL != "":
+		b.acks.Store(m.order, m)
+		resp, err := http.Get(b.ackURL + "?order=" + m.order)
+		if err != nil {
+			return err
+		}
+		resp.Body.Close()
+	case b.block:
+		<-m.acked
+	}
+	return nil
+}
+
+func (b *asyncBus) settle(ctx context.Context) error {
+	deadline := time.Now().Add(3 * time.Second)
+	for b.pending.Load() != 0 {
+		if time.Now().After(deadline) {
+			return errors.New("messages still pending")
+		}
+		select {
+		case <-time.After(time.Millisecond):
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	return nil
+}
+
+// runAsyncBus runs the suite, failing the test if it does not end in
+// bound: a scenario that runs unbounded is the bug.
+func runAsyncBus(t *testing.T, b *asyncBus, bound time.Duration, opts ...runtime.Option) *runtime.Report {
+	t.Helper()
+	opts = append([]runtime.Option{runtime.Setup(b.setup), runtime.Teardown(b.teardown),
+		runtime.State(b.state), runtime.Settle(b.settle)}, opts...)
+	type out struct {
+		rep *runtime.Report
+		err error
+	}
+	done := make(chan out, 1)
+	go func() {
+		rep, err := runtime.Run(context.Background(), t.Name(), b.checkout, opts...)
+		done <- out{rep, err}
+	}()
+	select {
+	case o := <-done:
+		if o.err != nil {
+			t.Fatal(o.err)
+		}
+		return o.rep
+	case <-time.After(bound):
+		t.Fatalf("the suite did not end in %s", bound)
+		return nil
+	}
+}
+
+// verdictOf is a report's scenarios and their verdicts, for a failure's
+// message.
+func verdictOf(rep *runtime.Report) string {
+	var b strings.Builder
+	b.WriteString("baseline: " + rep.BaselineFailure + "\n")
+	for _, r := range rep.Results {
+		v := "ok"
+		switch {
+		case r.Inconclusive:
+			v = "inconclusive"
+		case !r.Safe:
+			v = "UNSAFE"
+		}
+		b.WriteString(r.Scenario + ": " + v + "\n")
+	}
+	for _, f := range rep.Findings {
+		b.WriteString("  " + f.Code + " " + string(f.Severity) + ": " + f.Message + "\n")
+	}
+	return b.String()
+}
+
+// A consumer of a bus whose publisher does not wait for the handler (the
+// run carried with runtime.Token and runtime.Resolve) serves the delivery
+// after it returned. Before, the served context was cancelled as the
+// delivery returned, and its token forgotten: the consumer's calls were
+// untraced or failed with context.Canceled, and the verdict hung on
+// whether the handler beat the delivery's return (red team rtY #4: the
+// same agent BASELINE FAILED, INCONCLUSIVE or SAFE from run to run, the
+// buggy twin never UNSAFE). Now the context ends only when the harness
+// ends the delivery (a crash, an abandon), the token lives as long as the
+// run, and each delivery is held open until the Settle sees the world
+// quiet: the buggy consumer's double charge is a duplicate_write, and
+// the keyed one is SAFE, on every run.
+func TestConsumerOfACarriedRunServesTheDeliveryAfterItReturned(t *testing.T) {
+	t.Run("buggy", func(t *testing.T) {
+		rep := runAsyncBus(t, &asyncBus{}, 60*time.Second)
+		if !rep.BaselineSucceeded || rep.InconclusiveCount != 0 || rep.UnsafeCount < 3 {
+			t.Fatalf("want the baseline ok, none inconclusive, lost_acknowledgement, crash_restart and duplicate_delivery unsafe:\n%s", verdictOf(rep))
+		}
+		for _, f := range rep.Findings {
+			if f.Severity == runtime.SeverityError && f.Code != runtime.CodeDuplicateWrite || f.Code == runtime.CodeGoroutineLeak {
+				t.Errorf("finding %s: %s", f.Code, f.Message)
+			}
+		}
+	})
+	t.Run("keyed", func(t *testing.T) {
+		rep := runAsyncBus(t, &asyncBus{keyed: true}, 60*time.Second)
+		if !rep.Safe || rep.InconclusiveCount != 0 || len(rep.Findings) != 0 {
+			t.Fatalf("want SAFE with nothing to note:\n%s", verdictOf(rep))
+		}
+	})
+}
+
+// After a crash, a message the crashed delivery published with its token
+// is delivered again by the bus (nacked): in production the restarted
+// process handles it. Before, each such delivery's call was refused as
+// the crashed delivery's, for good, and the refusals counted as
+// progress: the bus redelivered the message forever, the crashed
+// delivery waited for its ack, and the scenario never ended (red team
+// rtY #5). Now a refused call is no progress, so the crashed delivery is
+// taken as gone and restarted, and from then on the token is served as
+// the restart's: the buggy charge is a duplicate_write of crash_restart,
+// the keyed one SAFE.
+func TestRedeliveredMessageOfACrashedDeliveryIsTheRestarts(t *testing.T) {
+	t.Run("buggy", func(t *testing.T) {
+		rep := runAsyncBus(t, &asyncBus{block: true}, 60*time.Second, runtime.StallTimeout(5*time.Second))
+		var crash *runtime.Result
+		for _, r := range rep.Results {
+			if strings.HasPrefix(r.Scenario, "crash_restart/") {
+				crash = r
+			}
+		}
+		if crash == nil || crash.Inconclusive || crash.Safe {
+			t.Fatalf("want crash_restart unsafe:\n%s", verdictOf(rep))
+		}
+		for _, f := range crash.Findings {
+			if f.Code != runtime.CodeDuplicateWrite {
+				t.Errorf("finding %s: %s", f.Code, f.Message)
+			}
+		}
+	})
+	t.Run("keyed", func(t *testing.T) {
+		rep := runAsyncBus(t, &asyncBus{keyed: true, block: true}, 60*time.Second, runtime.StallTimeout(5*time.Second))
+		if !rep.Safe || rep.InconclusiveCount != 0 || len(rep.Findings) != 0 {
+			t.Fatalf("want SAFE with nothing to note:\n%s", verdictOf(rep))
+		}
+	})
+}
+
+// A crashed delivery that never looks gone (it waits for its ack over
+// HTTP, as for a broker's confirm) is not restarted, and the calls of its message, delivered again
+// and again, are refused for as long as it waits. That loop is no
+// progress: the scenario stalls at the stall bound, and the message says
+// how many calls the crash refused, and the first. Before, it ran
+// unbounded (red team rtY #5).
+func TestLoopOfRefusedCallsAfterACrashStalls(t *testing.T) {
+	b := &asyncBus{}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if m, ok := b.acks.Load(r.URL.Query().Get("order")); ok {
+			select {
+			case <-m.(*busEvent).acked:
+			case <-r.Context().Done():
+			}
+		}
+	}))
+	defer srv.Close()
+	b.ackURL = srv.URL
+	rep := runAsyncBus(t, b, 60*time.Second, runtime.StallTimeout(time.Second), runtime.OnlyScenario("crash_restart/charge#1"))
+	var stall string
+	for _, f := range rep.Findings {
+		if f.Code == runtime.CodeStalled {
+			stall = f.Message
+		}
+	}
+	if stall == "" {
+		t.Fatalf("want crash_restart stalled:\n%s", verdictOf(rep))
+	}
+	for _, want := range []string{"the crash of delivery 1 refused", "charge at carryasync_test.go", "counted as no progress"} {
+		if !strings.Contains(stall, want) {
+			t.Errorf("the stall does not say %q: %s", want, stall)
+		}
+	}
+}
