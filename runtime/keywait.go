@@ -46,13 +46,7 @@ func invocationIn(ctx context.Context) *invocation {
 	if ctx == nil {
 		return nil
 	}
-	switch v := ctx.Value(enclosingKey{}).(type) {
-	case *Call:
-		return v.inv
-	case *invocation:
-		return v
-	}
-	return nil
+	return invocationOf(ctx) // carry.go
 }
 
 // holdKey records that the call carrying ctx holds key pending, until
