@@ -680,6 +680,11 @@ func (r *recorder) invokeNumbered(ctx context.Context, fn func(context.Context) 
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	inv := &invocation{rec: r, n: n, cancel: cancel}
+	// Set before the invocation is listed: restartOf hands a listed
+	// invocation's ctx to a handler that Resolve serves (carry.go), and
+	// set after, it raced with that read (-race, 2 of 16 runs of
+	// TestRedeliveredMessageOfACrashedDeliveryIsTheRestarts).
+	inv.ctx = invContext{ctx, inv}
 	r.mu.Lock()
 	if n > r.invs {
 		r.invs = n
@@ -693,7 +698,6 @@ func (r *recorder) invokeNumbered(ctx context.Context, fn func(context.Context) 
 	if r.aborted.Load() {
 		cancel() // abort ran before this invocation was listed
 	}
-	inv.ctx = invContext{ctx, inv}
 	ctx = &inv.ctx
 
 	// The agent runs in a goroutine of its own, so that runtime.Goexit
