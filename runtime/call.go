@@ -193,7 +193,7 @@ func begin(ctx context.Context, op *Op, a *callArgs, ret, site uintptr) (*Call, 
 			// that run's late call, and one whose context carries no run
 			// for the runs active now (Received).
 			if late != nil {
-				late.note(op, callSite(ret, site))
+				late.note(op, callSite(ret, site), isCarried(ctx))
 			}
 			inv, outer, detached, viaHTTP, late, server = lookup(rc.bare(), op)
 		}
@@ -204,7 +204,7 @@ func begin(ctx context.Context, op *Op, a *callArgs, ret, site uintptr) (*Call, 
 		// tool runs as in production.
 		site := callSite(ret, site)
 		if late != nil {
-			late.note(op, site)
+			late.note(op, site, isCarried(ctx))
 		}
 		args, identity, entity := a.boxed(new([4]any))
 		return observe(ctx, op, args, identity, entity, site)
@@ -216,7 +216,11 @@ func begin(ctx context.Context, op *Op, a *callArgs, ret, site uintptr) (*Call, 
 	// A call a server makes for a delivery that has returned, with the
 	// run carried (Resolve), is the delivery's: not one of a goroutine
 	// the agent left running (holdCarried waits for it).
-	afterReturn := inv.returned.Load() && !isCarried(ctx)
+	afterReturn := inv.returned.Load()
+	if afterReturn && isCarried(ctx) {
+		afterReturn = false
+		r.noteCarriedAfter(inv)
+	}
 	if afterReturn {
 		r.afterReturn.Store(true)
 	}
@@ -301,7 +305,7 @@ func begin(ctx context.Context, op *Op, a *callArgs, ret, site uintptr) (*Call, 
 		// trace was read, and the call is late, as one made after.
 		r.mu.Unlock()
 		inv.endIfCrashed(ctx)
-		r.late.note(op, c.pc)
+		r.late.note(op, c.pc, isCarried(ctx))
 		args, identity, entity := a.boxed(new([4]any))
 		return observe(ctx, op, args, identity, entity, c.pc)
 	}

@@ -75,7 +75,15 @@ func (r *recorder) keepToken(tok string) bool {
 	return true
 }
 
-// dropTokens forgets the tokens keepToken kept; r has stopped.
+// dropTokens hands the tokens keepToken kept to r's suite, which forgets
+// them once its report is assembled (lateWatch.stop); r has stopped. A
+// consumer that serves a message after the run ended (a bus whose
+// publisher does not wait for the handler, with no Settle to hold the
+// delivery) then makes this run's late call, told as any (late.go).
+// Forgotten here, the call carried no run and was told nowhere: the run's
+// end said the charge was never made, a missing_write of a correct agent
+// (TestConsumerCallAfterTheRunWithoutASettle). Outside a suite they are
+// forgotten now.
 func (r *recorder) dropTokens() {
 	r.mu.Lock()
 	toks := r.odd().tokens
@@ -83,6 +91,22 @@ func (r *recorder) dropTokens() {
 		r.rare.tokens = nil
 	}
 	r.mu.Unlock()
+	if len(toks) == 0 {
+		return
+	}
+	if w := r.late.watch(); w != nil {
+		w.mu.Lock()
+		if w.on.Load() {
+			w.tokens = append(w.tokens, toks...)
+			toks = nil
+		}
+		w.mu.Unlock()
+	}
+	forgetTokens(toks)
+}
+
+// forgetTokens drops toks from the tokens Resolve finds.
+func forgetTokens(toks []string) {
 	if len(toks) == 0 {
 		return
 	}

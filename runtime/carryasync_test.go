@@ -37,8 +37,12 @@ type asyncBus struct {
 	keyed, block, meet bool
 	met                chan struct{} // closed once two charges met (meet)
 	meeting            int
-	ackURL             string
-	acks               sync.Map // order -> *busEvent, for the ack server
+	// slow makes the consumer take every message but the first it ever
+	// handled (the baseline's) that long after it was published.
+	slow    time.Duration
+	handled atomic.Int32
+	ackURL  string
+	acks    sync.Map // order -> *busEvent, for the ack server
 
 	bus     chan *busEvent
 	quit    chan struct{}
@@ -87,6 +91,9 @@ func (b *asyncBus) setup(context.Context) error {
 func (b *asyncBus) handle(m *busEvent) {
 	defer b.wg.Done()
 	time.Sleep(time.Millisecond) // the publisher has returned, on every run
+	if b.handled.Add(1) > 1 {
+		time.Sleep(b.slow)
+	}
 	var err error
 	for attempt := 0; attempt < 3; attempt++ {
 		if attempt > 0 {
@@ -267,6 +274,97 @@ func TestConsumerOfACarriedRunServesTheDeliveryAfterItReturned(t *testing.T) {
 	})
 }
 
+// A consumer that takes the message after the publisher returned, where
+// no Settle is given: each delivery that carried the run is held until
+// the state held still for twice as long as the baseline's consumer took
+// to call after its delivery returned, and its calls are the delivery's.
+// Before, the run ended as the delivery returned and the token was
+// forgotten: the charge 1 ms later was a call of no run, untraced and
+// told nowhere, and the run's end, read before it, said it was never
+// made: the keyed charge was a missing_write in the duplicate deliveries
+// of 2 runs in 6, and lost_acknowledgement's "the agent never made call
+// charge#1" in others. A call that comes later still is the run's late
+// call, a goroutine_leak warning that says to give a Settle.
+func TestConsumerCallAfterTheRunWithoutASettle(t *testing.T) {
+	for _, keyed := range []bool{false, true} {
+		t.Run(map[bool]string{false: "buggy", true: "keyed"}[keyed], func(t *testing.T) {
+			b := &asyncBus{keyed: keyed}
+			type out struct {
+				rep *runtime.Report
+				err error
+			}
+			done := make(chan out, 1)
+			go func() {
+				rep, err := runtime.Run(context.Background(), t.Name(), b.checkout,
+					runtime.Setup(b.setup), runtime.Teardown(b.teardown), runtime.State(b.state))
+				done <- out{rep, err}
+			}()
+			var rep *runtime.Report
+			select {
+			case o := <-done:
+				if o.err != nil {
+					t.Fatal(o.err)
+				}
+				rep = o.rep
+			case <-time.After(60 * time.Second):
+				t.Fatal("the suite did not end in 60s")
+			}
+			for _, f := range rep.Findings {
+				if f.Code == runtime.CodeMissingWrite || f.Code == runtime.CodeFaultNotTriggered || f.Code == runtime.CodeGoroutineLeak {
+					t.Errorf("%s: %s", f.Code, f.Message)
+				}
+			}
+			if keyed {
+				if !rep.Safe || rep.InconclusiveCount != 0 || len(rep.Findings) != 0 {
+					t.Fatalf("want SAFE with nothing to note:\n%s", verdictOf(rep))
+				}
+				return
+			}
+			if rep.UnsafeCount < 3 || rep.InconclusiveCount != 0 {
+				t.Fatalf("want lost_acknowledgement, crash_restart and the duplicate deliveries unsafe:\n%s", verdictOf(rep))
+			}
+			for _, f := range rep.Findings {
+				if f.Severity == runtime.SeverityError && f.Code != runtime.CodeDuplicateWrite {
+					t.Errorf("finding %s: %s", f.Code, f.Message)
+				}
+			}
+		})
+	}
+}
+
+// Where the consumer takes a message later than the hold (150 ms, where
+// the baseline's took 1 ms), its call comes after the run ended: the
+// run's late call, kept with its token until the report, not a call of
+// no run told nowhere. The scenario is inconclusive, with a warning that
+// says the call was carried and to give a Settle, and the missing_write
+// that the end read before it said is withdrawn.
+func TestConsumerCallLaterThanTheHoldIsTheRunsLateCall(t *testing.T) {
+	b := &asyncBus{keyed: true, slow: 150 * time.Millisecond}
+	rep, err := runtime.Run(context.Background(), t.Name(), b.checkout,
+		runtime.Setup(b.setup), runtime.Teardown(b.teardown), runtime.State(b.state),
+		runtime.OnlyScenario("duplicate_delivery/sequential"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var late string
+	for _, f := range rep.Findings {
+		if f.Severity == runtime.SeverityError {
+			t.Errorf("%s: %s", f.Code, f.Message)
+		}
+		if f.Code == runtime.CodeGoroutineLeak {
+			late = f.Message
+		}
+	}
+	if rep.InconclusiveCount != 1 || late == "" {
+		t.Fatalf("want duplicate_delivery/sequential inconclusive, with a late call:\n%s", verdictOf(rep))
+	}
+	for _, want := range []string{"with the run carried (runtime.Resolve)", "give a Settle", "withdrawn, as a late call may have made the write: [missing_write] charge"} {
+		if !strings.Contains(late, want) {
+			t.Errorf("the warning does not say %q: %s", want, late)
+		}
+	}
+}
+
 // The restart's two charges after a crash (the message the crashed
 // delivery published, redelivered, and the restart's own) overlap in
 // time. The keyed charge's two changed nothing, after the crashed
@@ -380,5 +478,135 @@ func TestLoopOfRefusedCallsAfterACrashStalls(t *testing.T) {
 		if !strings.Contains(stall, want) {
 			t.Errorf("the stall does not say %q: %s", want, stall)
 		}
+	}
+}
+
+// rpcMailer models a tool served over an RPC in the process (red team
+// rZ #1: an MCP server over streamable HTTP): the agent's delivery sends
+// the request with runtime.Token and waits for the answer; a server that
+// Setup starts takes its context from runtime.Resolve and runs the traced
+// notify, which answers at once and mails from a goroutine 5 ms later.
+// The mail service keeps one mail per order (keyed), or every mail. The
+// Settle waits for the mails in flight.
+type rpcMailer struct {
+	keyed   bool
+	reqs    chan rpcReq
+	quit    chan struct{}
+	wg      sync.WaitGroup
+	mailing sync.WaitGroup
+
+	mu    sync.Mutex
+	mails map[string]int
+}
+
+type rpcReq struct {
+	order, tok string
+	done       chan error
+}
+
+var opRPCNotify = &runtime.Op{Name: "notify", Kind: runtime.KindWrite, Params: []string{"order"}}
+
+func (m *rpcMailer) setup(context.Context) error {
+	m.mu.Lock()
+	m.mails = map[string]int{}
+	m.mu.Unlock()
+	m.reqs, m.quit = make(chan rpcReq), make(chan struct{})
+	m.wg.Add(1)
+	go func() { // the server
+		defer m.wg.Done()
+		for {
+			select {
+			case <-m.quit:
+				return
+			case r := <-m.reqs:
+				ctx, stop := runtime.Resolve(context.Background(), r.tok)
+				r.done <- m.notify(ctx, r.order)
+				stop()
+			}
+		}
+	}()
+	return nil
+}
+
+func (m *rpcMailer) notify(ctx context.Context, order string) (err error) {
+	c, _ := runtime.Begin(ctx, opRPCNotify, []any{order}, []any{order}, nil)
+	if err := c.Start(); err != nil {
+		return err
+	}
+	defer c.Recover(&err)
+	m.mailing.Add(1)
+	go func() { // fire and forget, as a mailer does
+		defer m.mailing.Done()
+		time.Sleep(5 * time.Millisecond)
+		m.mu.Lock()
+		if !m.keyed || m.mails[order] == 0 {
+			m.mails[order]++
+		}
+		m.mu.Unlock()
+	}()
+	return c.Finish(nil)
+}
+
+func (m *rpcMailer) teardown(context.Context) error {
+	close(m.quit)
+	m.wg.Wait()
+	m.mailing.Wait()
+	return nil
+}
+
+func (m *rpcMailer) state() any {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return map[string]int{"ord-7": m.mails["ord-7"]}
+}
+
+func (m *rpcMailer) agent(ctx context.Context) error {
+	r := rpcReq{order: "ord-7", tok: runtime.Token(ctx), done: make(chan error, 1)}
+	select {
+	case m.reqs <- r:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	select {
+	case err := <-r.done:
+		return err
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// A tool served with the run carried and no traced call around it
+// settles nothing itself, so a mail it sends 5 ms after it answered lands
+// in no window, here or in the baseline. With a Settle, both ends are read
+// once it said the world was quiet: the keyed mailer's repeats are judged
+// by the end, the baseline's, and absorbed. Before, they were counted, a
+// duplicate_write of the correct agent in 4 of 14 scenarios on every run
+// (red team rZ #1). The mailer that keeps every mail ends with two: a
+// duplicate_write.
+func TestAMailAfterACarriedCallAnsweredIsJudgedByTheSettledEnd(t *testing.T) {
+	for _, keyed := range []bool{false, true} {
+		t.Run(map[bool]string{false: "buggy", true: "keyed"}[keyed], func(t *testing.T) {
+			m := &rpcMailer{keyed: keyed}
+			rep, err := runtime.Run(context.Background(), t.Name(), m.agent,
+				runtime.Setup(m.setup), runtime.Teardown(m.teardown), runtime.State(m.state),
+				runtime.Settle(func(context.Context) error { m.mailing.Wait(); return nil }))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if keyed {
+				if !rep.Safe || rep.InconclusiveCount != 0 || len(rep.Findings) != 0 {
+					t.Fatalf("want SAFE with nothing to note:\n%s", verdictOf(rep))
+				}
+				return
+			}
+			if rep.UnsafeCount < 3 || rep.InconclusiveCount != 0 {
+				t.Fatalf("want lost_acknowledgement, crash_restart and the duplicate deliveries unsafe:\n%s", verdictOf(rep))
+			}
+			for _, f := range rep.Findings {
+				if f.Code != runtime.CodeDuplicateWrite {
+					t.Errorf("finding %s: %s", f.Code, f.Message)
+				}
+			}
+		})
 	}
 }

@@ -336,6 +336,12 @@ type judge struct {
 	// where a write was repeated (stillFor, finish).
 	callLag     time.Duration
 	holdRepeats bool
+	// carriedHold is, in a run with no Settle of a suite whose baseline's
+	// calls carried with the run (Resolve) came after their delivery
+	// returned, how long the state must hold still, with no call in
+	// flight, before a delivery that carried the run is let go
+	// (holdCarried); zero otherwise.
+	carriedHold time.Duration
 	// quietRepeat says a window that held a repeat closed on the state
 	// it opened on: the repeat is absorbed on its window alone, unless
 	// the end says otherwise, and the end is then read once it held
@@ -390,6 +396,11 @@ type callEffect struct {
 	settled bool
 	order   int  // 1 for the first write the run executed, ...
 	nested  bool // made inside another call, or serving one's request: no Settle of its own (judge.before)
+	// carried says the call was nested for its context alone, one Resolve
+	// gave a server in the process, with no traced call around it (a tool
+	// served over MCP): no window of its own was let settle, nor any
+	// other call's (effectView.carriedAlone).
+	carried bool
 	// heldSettle is the error of the Settle that did not see the world
 	// quiet before a repeat a server of the world made (Call.byServer),
 	// while it held that call: the repeat is judged all the same, by its
@@ -597,6 +608,7 @@ func (j *judge) before(c *Call) {
 	}
 	j.execs++
 	e := &callEffect{repeat: j.started[key], order: j.execs, served: j.servedBy(c), nested: nested}
+	e.carried = nested && c.parent == nil && e.served == nil
 	c.effect = e // for within, from here on
 	j.started[key] = true
 	j.repeated = j.repeated || e.repeat
@@ -1238,7 +1250,7 @@ func endUnreadNote(err string) string {
 func (e *callEffect) record(o *Operation, v *effectView, m *opMore) {
 	o.Overlapped = e.overlapped
 	o.withMore(m).view = v
-	v.order, v.settled, v.heldSettle = e.order, e.settled, e.heldSettle != ""
+	v.order, v.settled, v.heldSettle, v.carriedAlone = e.order, e.settled, e.heldSettle != "", e.carried
 	if cl := e.cl; cl != nil {
 		v.inCluster = true
 		v.before, v.after, v.clErr, v.clusterKeys = cl.before, cl.after, cl.err, len(cl.keys)
@@ -1497,6 +1509,13 @@ func landedAfterAllNote(o *Operation, first, change string) string {
 // by the end state (judgeRepeatsIn).
 func deferredNote(op, id string) string {
 	return fmt.Sprintf("%s changed the state in none of its calls, here or in the baseline, where the state changed outside every traced write and had landed when the agent returned: its effect lands outside its calls (a transaction's commit, or nothing after a rollback; a booking made after an answer); its repeat %s was judged by the end state, which is the baseline's, so the repeats left nothing of their own (had the run ended otherwise, each execution would count)", op, id)
+}
+
+// carriedAloneNote is the trace's note when repeat id of op, a call served
+// with the run carried and no traced call around it, was judged by the
+// settled end (judgeRepeatsIn).
+func carriedAloneNote(op, id string) string {
+	return fmt.Sprintf("%s changed the state in none of its calls, here or in the baseline, where the state changed outside every traced write: its calls were served with the run carried (runtime.Resolve) and no traced call around them, so no Settle closed their windows (one on the server's goroutine may wait for the call itself), and what they set going landed after them; its repeat %s was judged by the end state, read once the Settle said the world was quiet, which is the baseline's, so the repeats left nothing of their own (had the run ended otherwise, each execution would count)", op, id)
 }
 
 // renamedNote is the trace's note for repeat o, absorbed because its
@@ -3505,6 +3524,40 @@ func judgeRepeatsIn(out []Finding, tr *Trace, end, baseEnd string, baseWin map[s
 					// scenario inconclusive (Suite.duplicates).
 					tr.unsettled = true
 					tr.Notes = append(tr.Notes, fmt.Sprintf("%s repeated %s and was not judged: %s; %s (testkit.FailInconclusive fails the test on such a scenario)", o.ID, first.ID, o.StateError, stateAdvice(o.StateError)))
+				case !baseline && o.stateSeen() && o.StateChange == "" && !effectSeen(o) && o.effect().carriedAlone && first.effect() != nil && first.effect().carriedAlone && baseTr != nil && len(baseTr.gaps) > 0 && settledEnds(tr, end, baseTr) && endSame() && !reorders(k):
+					// A call served with the run carried and no traced
+					// call around it (a tool over MCP, its context from
+					// Resolve) settles nothing itself (judge.before), so
+					// what it sets going that lands after it answered (a
+					// mail sent from a goroutine) is in no window, here or
+					// in the baseline, whose state changed outside every
+					// traced write. Both ends were read once the Settle
+					// said the world was quiet, and the run ended as the
+					// baseline did: the repeats left nothing one delivery
+					// did not. Where it ended otherwise, each execution
+					// counts (below). Counted, a correct notifier that
+					// keeps one mail per order was a duplicate_write in 4
+					// of 14 scenarios on every run (red team rZ #1, rtY
+					// #10's agent with its Settle).
+					o.Repeat, o.JudgedBy = RepeatAbsorbed, JudgedByEndState
+					if !deferredNoted {
+						deferredNoted = true
+						tr.Notes = append(tr.Notes, carriedAloneNote(k.op, o.ID))
+					}
+				case tr.odd().endUnread && o.stateSeen() && o.StateChange == "" && !effectSeen(o) && baseEnd != "":
+					// The scenario stalled, so its end was never read, and
+					// no window showed the op's effect, here or in the
+					// baseline: the end is what would have judged the
+					// repeat (the run that ends absorbs a keyed repeat so).
+					// Counted, a correct keyed mail scheduler was a
+					// duplicate_write beside its scenario's true stall
+					// (red team rZ #2). Unjudged: the stall fails the
+					// scenario already.
+					if !stillNoted {
+						stillNoted = true
+						tr.unsettled = true
+						tr.Notes = append(tr.Notes, fmt.Sprintf("%s (a repeat of %s) was not judged: no call of %s changed the state in its own window, here or in the baseline, and the scenario stalled before its end was read, which is what tells whether a repeat whose effect lands outside its call left a second one; fix the stall, and the repeat is judged", o.ID, first.ID, k.op))
+					}
 				case o.Overlapped && !o.Idempotent && tr.endSettled && nothingLandedSettled(tr, baseTr, end, baseEnd, alike):
 					// Nothing landed by the settled end (settledlate.go):
 					// unjudged.

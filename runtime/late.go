@@ -46,18 +46,24 @@ type lateCalls struct {
 	scenario string     // its name, for the refusals of calls made during other runs
 	suite    *lateWatch // its suite's watch: the runs a goroutine it left may serve
 
-	mu     sync.Mutex
-	n      int
-	ops    []string  // the op names, as first seen
-	sites  []uintptr // the call sites, as first seen (at most maxLateSites)
-	closed bool      // the suite's report has been assembled
+	mu sync.Mutex
+	n  int
+	// carried counts those of the n calls a server in the process made
+	// with the run carried (Resolve): a consumer that took a message of
+	// the run's after it ended. writes names the ops of the n that are
+	// writes.
+	carried int
+	writes  []string
+	ops     []string  // the op names, as first seen
+	sites   []uintptr // the call sites, as first seen (at most maxLateSites)
+	closed  bool      // the suite's report has been assembled
 }
 
 const maxLateSites = 8
 
 // note counts a late call of op from site, until the suite's report is
 // assembled.
-func (l *lateCalls) note(op *Op, site uintptr) {
+func (l *lateCalls) note(op *Op, site uintptr, carried bool) {
 	if l == nil {
 		return // a run outside any suite (RunTraced): no report to tell
 	}
@@ -67,12 +73,26 @@ func (l *lateCalls) note(op *Op, site uintptr) {
 		return
 	}
 	l.n++
+	if carried {
+		l.carried++
+	}
 	if !slices.Contains(l.ops, op.Name) {
 		l.ops = append(l.ops, op.Name)
+	}
+	if op.Kind == KindWrite && !slices.Contains(l.writes, op.Name) {
+		l.writes = append(l.writes, op.Name)
 	}
 	if site != 0 && len(l.sites) < maxLateSites && !slices.Contains(l.sites, site) {
 		l.sites = append(l.sites, site)
 	}
+}
+
+// watch returns the watch of the suite l's run belongs to, nil for none.
+func (l *lateCalls) watch() *lateWatch {
+	if l == nil {
+		return nil
+	}
+	return l.suite
 }
 
 // lateWatch keeps the wrappers on their traced path from a suite's first
@@ -86,6 +106,11 @@ type lateWatch struct {
 	on   atomic.Bool
 	mu   sync.Mutex
 	runs []uint64
+	// tokens are those of the suite's ended runs (Token), kept until the
+	// report: a consumer that serves a message after its run ended
+	// (Resolve) makes that run's late call, told as any, not a call of
+	// no run, untraced and told nowhere (recorder.dropTokens).
+	tokens []string
 }
 
 // watching counts the suites whose watch is on: while one is, a call whose
@@ -117,10 +142,11 @@ func (s *Suite) watchLate(id uint64, l *lateCalls) {
 // wrappers may take their inactive path again.
 func (w *lateWatch) stop() {
 	w.mu.Lock()
-	runs := w.runs
-	w.runs = nil
+	runs, toks := w.runs, w.tokens
+	w.runs, w.tokens = nil, nil
 	w.mu.Unlock()
 	lateRuns.remove(runs)
+	forgetTokens(toks)
 	if w.on.CompareAndSwap(true, false) {
 		gcPaceDown()
 		activeRuns.Add(-1)
@@ -236,7 +262,7 @@ func (s *Suite) reportLate() {
 		l.mu.Lock()
 		done := l.closed // told by an earlier Report
 		l.closed = true
-		n, ops, sites := l.n, slices.Clone(l.ops), l.sites
+		n, ops, sites, carried, writes := l.n, slices.Clone(l.ops), l.sites, l.carried, slices.Clone(l.writes)
 		l.mu.Unlock()
 		if done || n == 0 {
 			continue
@@ -257,11 +283,31 @@ func (s *Suite) reportLate() {
 		if len(where) > 0 {
 			at = ", at " + strings.Join(where, ", ")
 		}
+		msg := fmt.Sprintf("%s (%s%s) came after the scenario's run had ended, from a goroutine the agent left running (one it started and did not wait for, or a context.AfterFunc callback still running %v after the invocation returned) or from a worker it handed the work to with its context (a queue that a goroutine of Setup or of the test drains): %s ran as in production, untraced, and no fault, retry or redelivery of %s was tested; wait for the goroutines the agent starts before it returns and keep cleanup callbacks short; for a worker, trace the call by which the agent queues the work, with a Settle that waits for the worker to drain (testkit.SettleUntil), not the worker's own call",
+			calls, strings.Join(ops, ", "), at, afterFuncGrace, they, them)
+		if carried == n {
+			msg = fmt.Sprintf("%s (%s%s) came after the scenario's run had ended, made by a server in the process with the run carried (runtime.Resolve): a consumer that took a message a delivery had sent after the run's end was read, though each delivery was held until the state had held still for twice the time the baseline's consumer took to call; %s ran as in production, untraced, and no fault, retry or redelivery of %s was tested; give a Settle that waits for the bus to drain (testkit.SettleUntil, with the count of messages not yet handled): each delivery that carried the run is then held open until the world is quiet",
+				calls, strings.Join(ops, ", "), at, they, them)
+		}
+		if len(writes) > 0 {
+			// A write the run's end was read before may be the one a
+			// missing_write says was never made.
+			var withdrawn []string
+			res.Findings = slices.DeleteFunc(res.Findings, func(f Finding) bool {
+				if f.Code != CodeMissingWrite || !slices.ContainsFunc(f.Ops, func(op string) bool { return slices.Contains(writes, op) }) {
+					return false
+				}
+				m, _, _ := strings.Cut(f.Message, "; ")
+				withdrawn = append(withdrawn, "["+f.Code+"] "+m)
+				return true
+			})
+			if len(withdrawn) > 0 {
+				msg += "; withdrawn, as a late call may have made the write: " + strings.Join(withdrawn, "; ")
+			}
+		}
 		res.Findings = append(res.Findings, Finding{
 			Code: CodeGoroutineLeak, Severity: SeverityWarning, Scenario: res.Scenario, Replay: res.Replay,
-			Ops: ops,
-			Message: fmt.Sprintf("%s (%s%s) came after the scenario's run had ended, from a goroutine the agent left running (one it started and did not wait for, or a context.AfterFunc callback still running %v after the invocation returned) or from a worker it handed the work to with its context (a queue that a goroutine of Setup or of the test drains): %s ran as in production, untraced, and no fault, retry or redelivery of %s was tested; wait for the goroutines the agent starts before it returns and keep cleanup callbacks short; for a worker, trace the call by which the agent queues the work, with a Settle that waits for the worker to drain (testkit.SettleUntil), not the worker's own call",
-				calls, strings.Join(ops, ", "), at, afterFuncGrace, they, them),
+			Ops: ops, Message: msg,
 		})
 		res.Inconclusive, res.Safe = true, false
 	}

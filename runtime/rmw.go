@@ -181,6 +181,9 @@ func quietEnd(tr *Trace, un *untraced, baseTr *Trace) bool {
 	if tr.endSettled {
 		return true
 	}
+	if tr.odd().carriedRestless {
+		return false // a server may still have been at work for a delivery (holdCarriedStill)
+	}
 	if baseTr == nil || un != nil || len(tr.gaps) > 0 || len(baseTr.gaps) > 0 || baseTr.odd().worldAfterReturn || baseTr.odd().endBusy != "" || tr.odd().endBusy != "" {
 		return false
 	}

@@ -127,7 +127,6 @@ type recorder struct {
 	// returned, by a goroutine the agent left running (the gated baseline
 	// waits for it: Suite.leavesCallers).
 	afterReturn atomic.Bool
-
 	// block holds the Calls not yet handed out (newCall).
 	block   atomic.Pointer[callBlock]
 	blocked int       // the size of the last block, under mu
@@ -160,6 +159,14 @@ type recRare struct {
 	deadCalls int
 	// held counts the invocations of r.all that holdCarried waited for.
 	held int
+	// carriedLag is, plus one nanosecond, the longest time from a
+	// delivery's return to a call a server in the process made for it
+	// with the run carried (Resolve): a consumer of a bus whose publisher
+	// does not wait for the handler. Zero for none (holdCarried).
+	carriedLag time.Duration
+	// carriedRestless says a delivery holdCarriedStill held was let go
+	// before the state held still.
+	carriedRestless bool
 	// world counts the calls that workers Setup started made during the
 	// run without the agent's context (worldWorker): the world's, untraced.
 	world *lateCalls
@@ -207,8 +214,10 @@ type invocation struct {
 	// dead is set when a crash was injected: the worker is gone, so no
 	// later call of this invocation may execute.
 	dead atomic.Bool
-	// returned is set when the agent func returned.
-	returned atomic.Bool
+	// returned is set when the agent func returned, at returnedAt (Unix
+	// nanoseconds, set first).
+	returned   atomic.Bool
+	returnedAt atomic.Int64
 	// awaited and finished belong to the world's accounting of the
 	// harness's goroutines, under its lock (quietgates.go): a goroutine
 	// blocks until the invocation returns, and its goroutine returned.
@@ -606,6 +615,23 @@ func (r *recorder) untilCallsEnd(grace time.Duration) {
 	}
 }
 
+// callsOpen reports whether a call of r's has begun and not ended.
+func (r *recorder) callsOpen() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for i := len(r.calls) - 1; i >= 0; i-- {
+		for _, c := range r.calls[i] {
+			c.mu.Lock()
+			ended := c.rec.ended
+			c.mu.Unlock()
+			if !ended {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // addCall appends c to r.calls; r.mu is held. The chunks double up to
 // 1024 calls and are never copied.
 func (r *recorder) addCall(c *Call) {
@@ -624,6 +650,24 @@ func (r *recorder) start() {
 	global.recs = append(global.recs, r)
 	global.mu.Unlock()
 	activeRuns.Add(1)
+}
+
+// noteReturned marks inv returned, now.
+func (inv *invocation) noteReturned() {
+	inv.returnedAt.Store(time.Now().UnixNano())
+	inv.returned.Store(true)
+}
+
+// noteCarriedAfter notes a call made for inv, which returned, by a server
+// in the process with the run carried (Resolve): how long after the return
+// (recorder.carriedLag).
+func (r *recorder) noteCarriedAfter(inv *invocation) {
+	lag := time.Duration(max(time.Now().UnixNano()-inv.returnedAt.Load(), 0)) + 1
+	r.mu.Lock()
+	if x := r.rareLocked(); lag > x.carriedLag {
+		x.carriedLag = lag
+	}
+	r.mu.Unlock()
 }
 
 // stop makes the recorder inactive: a goroutine the agent left behind that
@@ -785,7 +829,7 @@ func (r *recorder) invokeNumbered(ctx context.Context, fn func(context.Context) 
 			inv.panicked = true
 			inv.err = fmt.Errorf("agent goroutine exited (runtime.Goexit)")
 		}()
-		defer inv.returned.Store(true)
+		defer inv.noteReturned()
 		defer inv.cancelled(gid, running, created, harness)
 		inv.err = fn(ctx)
 		returned = true
@@ -1005,6 +1049,9 @@ func (r *recorder) expand() (*Trace, []*Call) {
 		tx := t.withRare()
 		tx.refusedOps = append([]string(nil), x.refusedOps...)
 		tx.unattributedOps = append([]string(nil), x.unattribOps...)
+	}
+	if x.carriedRestless {
+		t.withRare().carriedRestless = true
 	}
 	if l := x.world; l != nil {
 		l.mu.Lock()

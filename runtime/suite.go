@@ -116,6 +116,10 @@ type Suite struct {
 	// (fire and forget). The goroutines each later scenario leaves running
 	// are then waited for before the report (Result.left, late.go).
 	leavesCallers bool
+	// carriedLag is, where the baseline's calls carried with the run
+	// (Resolve) came after their delivery returned, the longest time from
+	// the return to such a call (recorder.carriedLag); zero for none.
+	carriedLag time.Duration
 	// serial holds the State windows of the writes of a run with every
 	// call alone (serialWindows), if one ran.
 	serial         map[string][2]string
@@ -732,6 +736,13 @@ func (s *Suite) run(ctx context.Context, sc Scenario) (*Result, *Trace, error) {
 			// still, as where this run saw such a change. Not for an
 			// agent's own untraced line alone: that costs a run no wait.
 			r.judge.worldMoves = s.base.worldLive && len(s.base.gaps) > 0 && s.cfg.settle == nil
+			if s.carriedLag > 0 && s.cfg.settle == nil {
+				// Each delivery that carries the run is held until the
+				// state held still for twice the time the baseline's
+				// server took to call after its delivery returned
+				// (holdCarried), within endStillMax.
+				r.judge.carriedHold = min(max(2*s.carriedLag+endPoll, 4*endPoll), endStillMax)
+			}
 			if r.judge.worldMoves {
 				r.judge.atWork = w.worldAtWork
 			}
@@ -931,6 +942,9 @@ func (s *Suite) run(ctx context.Context, sc Scenario) (*Result, *Trace, error) {
 			s.impure = outlived(w, tr)
 		}
 	}
+	if r.judge != nil && stall != "" {
+		tr.withRare().endUnread = true // judgeRepeatsIn: no end to judge a repeat by
+	}
 	if r.judge != nil && stall == "" {
 		r.judge.finish()
 		tr.end, tr.returned = r.judge.end, r.judge.returned
@@ -1046,6 +1060,9 @@ func (s *Suite) run(ctx context.Context, sc Scenario) (*Result, *Trace, error) {
 		s.callGoroutines = len(r.goroutines)
 		s.offRoot = len(callers) > 0
 		s.leavesCallers = r.afterReturn.Load()
+		if lag := r.odd().carriedLag; lag > 0 {
+			s.carriedLag = lag - 1
+		}
 		s.afterReturnOps = slices.Clone(r.odd().afterReturnOps)
 		r.mu.Unlock()
 		notStartedByAgent(callers, pre, r.roots)
@@ -1684,7 +1701,13 @@ func (s *Suite) deliver(ctx context.Context, r *recorder, sc Scenario, buf []err
 // Settle's error is not kept here: the run's own Settle, at its end,
 // meets it again and records it.
 func holdCarried(r *recorder) {
-	if !r.carries.Load() || r.judge == nil || r.judge.settle == nil || r.aborted.Load() {
+	if !r.carries.Load() || r.judge == nil || r.aborted.Load() {
+		return
+	}
+	if r.judge.settle == nil {
+		if r.judge.carriedHold > 0 {
+			holdCarriedStill(r)
+		}
 		return
 	}
 	r.mu.Lock()
@@ -1701,6 +1724,64 @@ func holdCarried(r *recorder) {
 	}
 	defer enterHook(false).leave()
 	_ = r.judge.settle(ctx)
+}
+
+// holdCarriedStill is holdCarried where no Settle is given but the
+// baseline's server called for its delivery after that returned
+// (judge.carriedHold): the delivery is held until the state held still for
+// carriedHold with no call of the run in flight, within endStillMax past
+// that, or until a crash or the scenario's abandon. Without the hold, a
+// consumer that took the message 1 ms after the publisher returned called
+// after the run's end was read, on most runs: the run's end said the
+// charge was never made, a missing_write of a correct agent
+// (TestConsumerCallAfterTheRunWithoutASettle). A call that comes later
+// still is the run's late call (recorder.dropTokens): the scenario is
+// inconclusive and says to give a Settle. If the state did not hold still
+// within the bound, the run's end says nothing of what the server had
+// still to do (Trace.carriedRestless).
+func holdCarriedStill(r *recorder) {
+	j := r.judge
+	r.mu.Lock()
+	x := r.rareLocked()
+	invs := r.all[x.held:]
+	x.held = len(r.all)
+	r.mu.Unlock()
+	halted := func() bool {
+		if r.aborted.Load() {
+			return true
+		}
+		for _, inv := range invs {
+			if inv.dead.Load() || inv.halting.Load() {
+				return true
+			}
+		}
+		return false
+	}
+	s, err := j.snapshot()
+	if err != nil {
+		return
+	}
+	since := time.Now()
+	for deadline := since.Add(j.carriedHold + endStillMax); time.Now().Before(deadline); {
+		endSleep(endPoll)
+		if halted() {
+			return
+		}
+		again, err := j.snapshot()
+		if err != nil {
+			return
+		}
+		if again != s || r.callsOpen() {
+			s, since = again, time.Now()
+			continue
+		}
+		if time.Since(since) >= j.carriedHold {
+			return
+		}
+	}
+	r.mu.Lock()
+	r.rareLocked().carriedRestless = true
+	r.mu.Unlock()
 }
 
 // analyze turns a scenario's trace into findings.
@@ -1769,6 +1850,9 @@ func (s *Suite) analyze(res *Result, tr *Trace, sc Scenario, claimed bool) {
 		why := tr.FaultNote
 		if why == "" && slices.Contains(s.afterReturnOps, sc.Fault.Op) {
 			why = fmt.Sprintf("in the baseline, %s was called after the agent had returned, by a goroutine it left running, and here it had not been called when the run ended: a call that comes later is untraced, and the scenario's goroutine_leak warning says so", sc.Fault.Op)
+		}
+		if why == "" && s.carriedLag > 0 && s.cfg.settle == nil {
+			why = fmt.Sprintf("in the baseline, a server in the process called %s with the run carried (runtime.Resolve) after the delivery had returned (a consumer of a message it sent), and here it had not been called when the run ended, though each delivery was held until the state had held still for twice the time the baseline's server took to call: a call that comes later is the run's late call, untraced (a goroutine_leak warning where it came before the suite's report); give a Settle that waits for the bus to drain (testkit.SettleUntil)", sc.Fault.Op)
 		}
 		if why == "" {
 			why = fmt.Sprintf("the agent never made call %s#%d in this scenario", sc.Fault.Op, sc.Fault.Occurrence)

@@ -196,6 +196,10 @@ type effectView struct {
 	// heldSettle says the Settle before the repeat failed while the
 	// harness held it, on a server's goroutine (callEffect.heldSettle).
 	heldSettle bool
+	// carriedAlone says no Settle closed the call's window, nor one of
+	// a call around it: its context came from Resolve and no traced call
+	// was around it (callEffect.carried).
+	carriedAlone bool
 	// The cluster's snapshots before and after it, its error, and how
 	// many distinct calls it held; inCluster is false without one.
 	inCluster            bool
@@ -379,6 +383,14 @@ type traceRare struct {
 	baseLooked bool
 	baseBusy   string
 	callLag    time.Duration
+	// endUnread says the run stalled, and its end was never read: a
+	// repeat its window showed changing nothing is not judged by counting
+	// (judgeRepeatsIn).
+	endUnread bool
+	// carriedRestless says a delivery that carried the run was let go,
+	// with no Settle given, before the state held still (holdCarriedStill):
+	// a server in the process may still have been at work for it.
+	carriedRestless bool
 }
 
 // noTraceRare is the traceRare of a trace that has none: only read.
