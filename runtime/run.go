@@ -443,7 +443,15 @@ var global struct {
 }
 
 func newRecorder(name string, f Fault, g Gate) *recorder {
-	r := &recorder{id: runs.Add(1), name: name, fault: f, gate: g, base: time.Now()}
+	return newRecorderAt(name, f, g, time.Now())
+}
+
+// newRecorderAt is newRecorder with its clock's base read by the caller
+// (Suite.run's start: a time.Now less a scenario, which reads two clocks),
+// in the goroutine that records, before its first call: any earlier time
+// serves, now's offsets from it being exact either way.
+func newRecorderAt(name string, f Fault, g Gate, base time.Time) *recorder {
+	r := &recorder{id: runs.Add(1), name: name, fault: f, gate: g, base: base}
 	if s, ok := g.(*scheduler); ok {
 		r.sched = s
 		s.rec = r
