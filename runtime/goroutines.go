@@ -2196,9 +2196,10 @@ func (w *world) onLock(self uint64) map[int]bool {
 
 // rootNums maps an invocation's goroutine to its number (world.roots). A
 // scenario has one invocation or a few: the first rootsInline are kept in
-// the world itself, where a map was two allocations a scenario and 1.8%
-// of the ten-write suite's CPU profile with its inserts (GOMAXPROCS=1,
-// docs/performance.md, fourteenth sitting); past them, a map.
+// the world itself, where a map was two allocations a scenario, and its
+// inserts (world.root) 0.65% of the ten-write suite's CPU profile
+// (GOMAXPROCS=1, 60 ms of 9.19 s; docs/performance.md, fourteenth
+// sitting); past them, a map.
 type rootNums struct {
 	n      int
 	inline [rootsInline]rootNum
