@@ -388,12 +388,23 @@ func (w *world) noteRetrying(g *gInfo) {
 		w.retrying = map[uint64]string{}
 	}
 	w.retrying[g.id] = where
+	w.anyRetrying.Store(true)
 	w.mu.Unlock()
 }
 
 // takeRetrying returns where goroutine gid was seen in a retry's back-off
 // since the last call, and forgets it.
 func (w *world) takeRetrying(gid uint64) string {
+	// Most worlds never see a back-off (a stack snapshot finds one only
+	// where a client retries inside a tool): a write then takes no lock
+	// at its start and its finish for an empty map. A note stored after
+	// the flag was read is one a lock taken first would have missed too,
+	// as it may have before. Two locks a write fewer; the ten-write
+	// suite's takeRetrying was 1.5% of its CPU profile (GOMAXPROCS=1,
+	// docs/performance.md, fourteenth sitting).
+	if !w.anyRetrying.Load() {
+		return ""
+	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	where := w.retrying[gid]
@@ -919,8 +930,8 @@ type world struct {
 	beforeCreated uint64
 	visitor       map[uint64]bool // older goroutines that reached a gate
 	parent        map[uint64]uint64
-	roots         map[uint64]int // invocation goroutine -> invocation number
-	network       string         // the first sign of network I/O among ours
+	roots         rootNums // invocation goroutine -> invocation number
+	network       string   // the first sign of network I/O among ours
 	inBody        map[uint64]time.Time
 	inTimed       map[uint64]time.Time // goroutines seen in a timed wait, since when (seenSince)
 	inRead        map[uint64]time.Time // goroutines seen waiting for network I/O of the agent's (ioAwaited), since when
@@ -928,7 +939,8 @@ type world struct {
 	// library's back-off before it sends a request again (retryingWait),
 	// with where: the call whose body runs on one takes it when it
 	// finishes (takeRetrying), and forgets it when it starts.
-	retrying map[uint64]string
+	retrying    map[uint64]string
+	anyRetrying atomic.Bool // retrying has had an entry (takeRetrying)
 	// loops are the suite's places of reads taken for loops (readLoops);
 	// nil for a world of no suite. readNotes say which reads of this
 	// scenario were taken so, for its trace.
@@ -944,8 +956,12 @@ type world struct {
 	// that made no call, is the world's (worldsLocked). worldParked is,
 	// per site, when a goroutine of the world was first seen parked
 	// there, and worldGraced the sites a bubble's clock ran parkedGrace
-	// for (parkedAgent).
-	hooks       map[uint64]bool
+	// for (parkedAgent). A scenario's one Setup makes one entry, kept in
+	// hookBuf: a map was an allocation a scenario, and with its insert
+	// 1.2% of the ten-write suite's CPU profile (GOMAXPROCS=1,
+	// docs/performance.md, fourteenth sitting).
+	hooks       []uint64
+	hookBuf     [1]uint64
 	worldParked map[string]time.Time
 	worldGraced map[string]bool
 	// worldBusy is since when every look for quiet found only goroutines
@@ -1014,10 +1030,7 @@ func (w *world) stillBefore() map[uint64]bool {
 // root records gid as the goroutine of invocation n.
 func (w *world) root(gid uint64, n int) {
 	w.mu.Lock()
-	if w.roots == nil {
-		w.roots = map[uint64]int{}
-	}
-	w.roots[gid] = n
+	w.roots.set(gid, n)
 	w.mu.Unlock()
 }
 
@@ -1248,7 +1261,7 @@ func (w *world) oursLocked(id uint64) bool {
 		return (!w.before[id] || w.visitor[id]) && !w.infrastructureLocked(id)
 	}
 	for i := 0; i < 64 && id != 0; i++ {
-		if _, ok := w.roots[id]; ok {
+		if _, ok := w.roots.get(id); ok {
 			return true
 		}
 		id = w.parent[id]
@@ -1306,9 +1319,11 @@ type parkedAt struct {
 func (w *world) hook(gid uint64) {
 	w.mu.Lock()
 	if w.hooks == nil {
-		w.hooks = map[uint64]bool{}
+		w.hooks = w.hookBuf[:0]
 	}
-	w.hooks[gid] = true
+	if !slices.Contains(w.hooks, gid) {
+		w.hooks = append(w.hooks, gid)
+	}
 	w.mu.Unlock()
 }
 
@@ -1324,10 +1339,10 @@ func (w *world) worldsLocked(id uint64) bool {
 		return false
 	}
 	for i := 0; i < 64 && id != 0; i++ {
-		if _, ok := w.roots[id]; ok {
+		if _, ok := w.roots.get(id); ok {
 			return false
 		}
-		if w.hooks[id] || w.before != nil && w.before[id] && !w.visitor[id] {
+		if slices.Contains(w.hooks, id) || w.before != nil && w.before[id] && !w.visitor[id] {
 			return true
 		}
 		id = w.parent[id]
@@ -1414,7 +1429,7 @@ func (w *world) parkedOwn(g *gInfo, since time.Time, below map[uint64]bool) bool
 func (w *world) isRoot(gid uint64) bool {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	_, ok := w.roots[gid]
+	_, ok := w.roots.get(gid)
 	return ok
 }
 
@@ -1452,10 +1467,10 @@ func (w *world) setupStarted(gid uint64) bool {
 		return false
 	}
 	for i := 0; i < 64 && gid != 0; i++ {
-		if _, ok := w.roots[gid]; ok {
+		if _, ok := w.roots.get(gid); ok {
 			return false
 		}
-		if w.hooks[gid] {
+		if slices.Contains(w.hooks, gid) {
 			return true
 		}
 		gid = w.parent[gid]
@@ -1468,7 +1483,7 @@ func (w *world) invocationOf(gid uint64) int {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	for i := 0; i < 64 && gid != 0; i++ {
-		if n, ok := w.roots[gid]; ok {
+		if n, ok := w.roots.get(gid); ok {
 			return n
 		}
 		gid = w.parent[gid]
@@ -2177,4 +2192,68 @@ func (w *world) onLock(self uint64) map[int]bool {
 		}
 	}
 	return out
+}
+
+// rootNums maps an invocation's goroutine to its number (world.roots). A
+// scenario has one invocation or a few: the first rootsInline are kept in
+// the world itself, where a map was two allocations a scenario, and its
+// inserts (world.root) 0.65% of the ten-write suite's CPU profile
+// (GOMAXPROCS=1, 60 ms of 9.19 s; docs/performance.md, fourteenth
+// sitting); past them, a map.
+type rootNums struct {
+	n      int
+	inline [rootsInline]rootNum
+	more   map[uint64]int
+}
+
+type rootNum struct {
+	gid uint64
+	n   int
+}
+
+const rootsInline = 2
+
+func (m *rootNums) get(gid uint64) (int, bool) {
+	for i := range min(m.n, rootsInline) {
+		if m.inline[i].gid == gid {
+			return m.inline[i].n, true
+		}
+	}
+	n, ok := m.more[gid]
+	return n, ok
+}
+
+func (m *rootNums) set(gid uint64, n int) {
+	for i := range min(m.n, rootsInline) {
+		if m.inline[i].gid == gid {
+			m.inline[i].n = n
+			return
+		}
+	}
+	if _, ok := m.more[gid]; ok || m.n >= rootsInline {
+		if m.more == nil {
+			m.more = map[uint64]int{}
+		}
+		if !ok {
+			m.n++
+		}
+		m.more[gid] = n
+		return
+	}
+	m.inline[m.n] = rootNum{gid, n}
+	m.n++
+}
+
+// all yields every goroutine listed.
+func (m *rootNums) all(yield func(gid uint64) bool) {
+	for i := range min(m.n, rootsInline) {
+		if !yield(m.inline[i].gid) {
+			return
+		}
+	}
+	for gid := range m.more {
+		if !yield(gid) {
+			return
+		}
+	}
 }

@@ -99,12 +99,12 @@ func (w *world) quietAtGates(parked map[uint64]bool) bool {
 		return false // a goroutine the harness did not start
 	}
 	for _, id := range w.quietSet {
-		if _, root := w.roots[id]; !root && !parked[id] {
+		if _, root := w.roots.get(id); !root && !parked[id] {
 			return false
 		}
 	}
 	settled := w.waiting + w.exits + w.rootsDone
-	for id := range w.roots {
+	for id := range w.roots.all {
 		if parked[id] {
 			settled++
 		}

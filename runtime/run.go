@@ -286,7 +286,7 @@ func (inv *invocation) noteCaller() {
 	defer r.mu.Unlock()
 	switch {
 	case inv.closed:
-	case ok && p.(*invocation) == inv:
+	case ok && p == inv:
 		inv.callers = append(inv.callers, gid)
 		roots.Store(gid, inv)
 	default:
@@ -329,7 +329,7 @@ func (inv *invocation) endIfCrashed(ctx context.Context) {
 // known at all (one time.AfterFunc started) is not the invocation's.
 func (inv *invocation) owns(gid uint64) bool {
 	if x, ok := roots.Load(gid); ok {
-		return x.(*invocation) == inv
+		return x == inv
 	}
 	got, late, leftBy, _ := attribute([]*recorder{inv.rec}, gid)
 	pre := inv.rec.pre
@@ -452,7 +452,15 @@ var global struct {
 }
 
 func newRecorder(name string, f Fault, g Gate) *recorder {
-	r := &recorder{id: runs.Add(1), name: name, fault: f, gate: g, base: time.Now()}
+	return newRecorderAt(name, f, g, time.Now())
+}
+
+// newRecorderAt is newRecorder with its clock's base read by the caller
+// (Suite.run's start: a time.Now less a scenario, which reads two clocks),
+// in the goroutine that records, before its first call: any earlier time
+// serves, now's offsets from it being exact either way.
+func newRecorderAt(name string, f Fault, g Gate, base time.Time) *recorder {
+	r := &recorder{id: runs.Add(1), name: name, fault: f, gate: g, base: base}
 	if s, ok := g.(*scheduler); ok {
 		r.sched = s
 		s.rec = r
@@ -1084,7 +1092,40 @@ func (r *recorder) expand() (*Trace, []*Call) {
 
 // roots maps the goroutine of every running invocation to it, for calls
 // whose context carries no run.
-var roots sync.Map // uint64 -> *invocation
+var roots rootTable
+
+// rootTable is a map under a read-write lock, where a sync.Map made an
+// entry (an allocation) for each invocation's Store: with the Delete, 1.3%
+// of the ten-write suite's CPU profile (GOMAXPROCS=1, 55 invocations a
+// suite; docs/performance.md, fourteenth sitting). Its reads are few: a
+// call from a goroutine that is not its invocation's own, once per such
+// goroutine (noteCaller), and the attribution of a call without a run.
+type rootTable struct {
+	mu sync.RWMutex
+	m  map[uint64]*invocation
+}
+
+func (t *rootTable) Load(gid uint64) (*invocation, bool) {
+	t.mu.RLock()
+	inv, ok := t.m[gid]
+	t.mu.RUnlock()
+	return inv, ok
+}
+
+func (t *rootTable) Store(gid uint64, inv *invocation) {
+	t.mu.Lock()
+	if t.m == nil {
+		t.m = map[uint64]*invocation{}
+	}
+	t.m[gid] = inv
+	t.mu.Unlock()
+}
+
+func (t *rootTable) Delete(gid uint64) {
+	t.mu.Lock()
+	delete(t.m, gid)
+	t.mu.Unlock()
+}
 
 // ended holds the goroutines of the invocations that returned most
 // recently, with their run and number: a goroutine one of them left behind
@@ -1497,7 +1538,7 @@ func otherDelivery(inv *invocation) *invocation {
 		return nil
 	}
 	if x, ok := roots.Load(goroutineID()); ok {
-		if cur := x.(*invocation); cur != inv && cur.rec == inv.rec {
+		if cur := x; cur != inv && cur.rec == inv.rec {
 			return cur
 		}
 		return nil
@@ -1599,7 +1640,7 @@ func leftCall(recs []*recorder, left *lateCalls, op *Op, why string) *lateCalls 
 // handler handing the work to a goroutine).
 func attribute(recs []*recorder, gid uint64) (inv *invocation, late *lateCalls, leftBy uint64, handler uint64) {
 	if inv, ok := roots.Load(gid); ok {
-		return inv.(*invocation), nil, 0, 0
+		return inv, nil, 0, 0
 	}
 	all := snapshotGoroutines()
 	parent := make(map[uint64]uint64, len(all))
@@ -1629,7 +1670,7 @@ func attribute(recs []*recorder, gid uint64) (inv *invocation, late *lateCalls, 
 	}
 	for id, i := parent[gid], 0; id != 0 && i < 64; id, i = parent[id], i+1 {
 		if inv, ok := roots.Load(id); ok {
-			return inv.(*invocation), nil, 0, 0
+			return inv, nil, 0, 0
 		}
 		if isHookRoot(id) {
 			return nil, hookCalls, 0, handler

@@ -28,7 +28,7 @@ func (w *world) worldAtWork() string {
 		return ""
 	}
 	setup := make(map[uint64]bool, len(w.hooks))
-	for id := range w.hooks {
+	for _, id := range w.hooks {
 		setup[id] = true
 	}
 	w.mu.Unlock()
