@@ -127,7 +127,7 @@ func logSummary(t TB, rep *runtime.Report, eager bool, printed map[string]string
 		if eager {
 			printed = nil // every scenario had its subtest
 		}
-		logLine(t, testSummary(rep, !eager, printed))
+		logSummaryLine(t, summaryLine(rep, !eager, printed))
 		return
 	}
 	if c.Failed() {
@@ -137,7 +137,7 @@ func logSummary(t TB, rep *runtime.Report, eager bool, printed map[string]string
 		if v, ok := waitingSummaries.Load(t); ok {
 			v.(*summaries).log(t)
 		}
-		logLine(t, testSummary(rep, true, printed))
+		logSummaryLine(t, summaryLine(rep, true, printed))
 		return
 	}
 	v, loaded := waitingSummaries.LoadOrStore(t, &summaries{})
@@ -183,7 +183,7 @@ func (w *summaries) log(t TB) {
 	w.reps = nil
 	w.mu.Unlock()
 	for _, w := range reps {
-		logLine(t, testSummary(w.rep, true, w.printed))
+		logSummaryLine(t, summaryLine(w.rep, true, w.printed))
 	}
 }
 

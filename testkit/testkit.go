@@ -180,6 +180,7 @@ func With(o runtime.Option) Option { return func(s *settings) { s.rt = append(s.
 // the report returned is not safe and its baseline did not run).
 func TestAgent(t TB, fn func(ctx context.Context) error, opts ...Option) *runtime.Report {
 	t.Helper()
+	growStack()
 	return suite(t, fn, true, opts)
 }
 
@@ -189,8 +190,35 @@ func TestAgent(t TB, fn func(ctx context.Context) error, opts ...Option) *runtim
 // fails t as it does under TestAgent.
 func Run(t TB, fn func(ctx context.Context) error, opts ...Option) *runtime.Report {
 	t.Helper()
+	growStack()
 	return suite(t, fn, false, opts)
 }
+
+// growStack grows the stack of the test's goroutine to 32 KB at once,
+// while the suite is not on it yet. A test's goroutine starts with the
+// stack the Go runtime sees most goroutines use (a few KB), and a suite
+// outgrew it two or three times deep down, each time copying every frame
+// of the suite below it and reading their pc tables: the first judging of
+// repeats (runtime's judgeRepeatsIn, whose frame is 9 KB, twelve frames
+// down, in the baseline), a getcwd's buffer, a report's result. The
+// suite's frames, its judging's deepest, take 20 to 24 KB.
+// runtime.newstack on the test's goroutine took 0.20 s of a CPU profile
+// of 8,000 ten-write suites under TestAgent (GOMAXPROCS=1, report file
+// written over), 25 µs a suite, 2.8% of TestAgent's samples; 0.01 s from
+// here, growStack's own copy, of the test's frames and TestAgent's alone
+// (growing to 16 KB left the judging's growth to 32 KB: 0.10 s). A stack
+// of 32 KB or more is left as it is; a suite that needs more grows it
+// from there, as before.
+//
+//go:noinline
+func growStack() byte {
+	var b [24 << 10]byte // with the frames below it, past 16 KB: the stack grows to 32 KB
+	return b[growStackAt]
+}
+
+// growStackAt is the byte growStack reads, a variable, so that the
+// compiler keeps its array.
+var growStackAt = 0
 
 // nilAgent fails t for a nil agent func and returns a report that is not
 // safe, whose baseline did not run. It panicked before: the one line that
@@ -485,6 +513,18 @@ func suite(t TB, fn func(ctx context.Context) error, fail bool, opts []Option) *
 	// runs.
 	plan := s.Plan()
 	planned = append(append([]runtime.Scenario{}, plan...), s.PartialBatchPlan()...)
+	if n := 1 + len(planned); n > 8 {
+		// Room for every scenario's result at once: grown a result at a
+		// time, the map of the ten-write suite's 43 was rehashed on the
+		// way, its inserts 0.07 s of a CPU profile of 8,000 suites under
+		// TestAgent (GOMAXPROCS=1), 0.04 s made with room (4 µs a suite
+		// less). An exploration's schedules grow it as before.
+		r := make(map[*runtime.Result]int, n)
+		for res, k := range reported {
+			r[res] = k
+		}
+		reported = r
+	}
 	prog = startProgress(testName, 1+len(plan)+s.PlannedSchedules()+len(s.PartialBatchPlan()))
 	defer prog.done()
 	if st.golden != "" {
