@@ -12,7 +12,7 @@ import "github.com/agentidem/agentidem-go/runtime"
 // inconclusive_count counts fault scenarios only, as in the AgentIdem
 // report, so this word is where an inconclusive baseline shows.
 func baselineWord(r *runtime.Report) string {
-	if !r.BaselineSucceeded {
+	if !r.BaselineSucceeded && !baselineCutShort(r.Baseline) {
 		return "failed"
 	}
 	if r.Baseline != nil {

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/agentidem/agentidem-go/examples/refund"
+	"github.com/agentidem/agentidem-go/runtime"
 )
 
 // An agent that refunds twice without any fault: the baseline ran (the
@@ -69,5 +70,44 @@ func checkBaselineTile(t *testing.T, page []byte, word, class string) {
 	}
 	if !found {
 		t.Error("no baseline tile")
+	}
+}
+
+// A baseline cut short by a stall that was slow, not stuck (a retry's
+// back-off past StallTimeout: a warning, the scenario inconclusive) did
+// not fail: the header, the baseline's row, its tile and the verdict say
+// INCONCLUSIVE. Before, the header read "BASELINE FAILED — baseline
+// failed" beside the warning's "inconclusive, not failed" and go test's
+// PASS (red team rZ #4). A baseline whose stall is an error still failed.
+func TestABaselineCutShortBySlowStallIsInconclusive(t *testing.T) {
+	stalled := func(sev runtime.Severity, msg string) *runtime.Report {
+		base := &runtime.Result{Scenario: "baseline", Failed: true, Inconclusive: true,
+			Error: "context canceled", Trace: &runtime.Trace{ID: "baseline"},
+			Findings: []runtime.Finding{{Code: runtime.CodeStalled, Severity: sev, Scenario: "baseline", Message: msg}}}
+		if sev == runtime.SeverityError {
+			base.Inconclusive = false
+		}
+		return &runtime.Report{SchemaVersion: runtime.SchemaVersion, Name: "TestSlowRetry", Safe: sev != runtime.SeverityError,
+			BaselineFailure: "context canceled", Baseline: base, Results: []*runtime.Result{}, Findings: base.Findings}
+	}
+	slow := stalled(runtime.SeverityWarning, "scenario stalled: no progress for 10s: goroutine 7 was not stuck but asleep for 10s in a retry back-off; the scenario was slow, not stuck, and nothing unsafe was seen, so it is inconclusive, not failed")
+	if got := Verdict(slow); got != VerdictInconclusive {
+		t.Errorf("Verdict = %q, want %q", got, VerdictInconclusive)
+	}
+	if got := baselineWord(slow); got != "inconclusive" {
+		t.Errorf("baselineWord = %q, want inconclusive", got)
+	}
+	header, _, _ := strings.Cut(Text(slow), "\n")
+	if !strings.Contains(header, "INCONCLUSIVE — baseline inconclusive") || strings.Contains(header, "FAILED") {
+		t.Errorf("header %q does not say the baseline is inconclusive", header)
+	}
+	checkBaselineTile(t, renderHTML(t, slow), "inconclusive", "warn")
+
+	stuck := stalled(runtime.SeverityError, "scenario stalled: no progress for 10s: delivery 1 is blocked on a channel receive")
+	if got := Verdict(stuck); got != VerdictBaselineFailed {
+		t.Errorf("stuck: Verdict = %q, want %q", got, VerdictBaselineFailed)
+	}
+	if got := baselineWord(stuck); got != "failed" {
+		t.Errorf("stuck: baselineWord = %q, want failed", got)
 	}
 }

@@ -26,8 +26,18 @@ const (
 // the agent failed without faults, UNSAFE when any scenario has an error
 // finding, INCONCLUSIVE when none has but a planned fault never fired, else
 // SAFE.
+//
+// A baseline cut short by a stall that was slow, not stuck (every
+// goroutine it waited for asleep in a retry's back-off past StallTimeout:
+// a warning) did not fail: nothing failed and nothing unsafe was seen, but
+// no scenario ran, and the report is INCONCLUSIVE. Told BASELINE FAILED,
+// its headline contradicted its own warning, "inconclusive, not failed",
+// and go test's PASS (red team rZ #4: openai-go honouring a 12 s
+// Retry-After).
 func Verdict(r *runtime.Report) string {
 	switch {
+	case !r.BaselineSucceeded && baselineCutShort(r.Baseline):
+		return VerdictInconclusive
 	case !r.BaselineSucceeded:
 		return VerdictBaselineFailed
 	case !r.Safe:
@@ -38,6 +48,26 @@ func Verdict(r *runtime.Report) string {
 		return VerdictInconclusive
 	}
 	return VerdictSafe
+}
+
+// baselineCutShort reports whether baseline result res ended at a stall
+// that was slow, not stuck: a stalled warning (runtime's slowStallText),
+// the result inconclusive, and no error finding. The agent's error is then
+// the harness's cancellation of it, not a failure of its own.
+func baselineCutShort(res *runtime.Result) bool {
+	if res == nil || !res.Inconclusive {
+		return false
+	}
+	stalled := false
+	for _, f := range res.Findings {
+		switch {
+		case f.Severity == runtime.SeverityError, f.Code == runtime.CodeBaselineFailed:
+			return false
+		case f.Code == runtime.CodeStalled:
+			stalled = true
+		}
+	}
+	return stalled
 }
 
 // Scenario statuses.
@@ -54,6 +84,9 @@ const (
 // The baseline is failed when the agent failed without a fault; a baseline
 // that ran but broke an invariant or wrote twice is unsafe like any scenario.
 func scenarioStatus(res *runtime.Result, baseline bool) string {
+	if baseline && baselineCutShort(res) {
+		return statusInconclusive
+	}
 	if baseline && res.Failed {
 		return statusFailed
 	}
