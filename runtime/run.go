@@ -623,23 +623,6 @@ func (r *recorder) untilCallsEnd(grace time.Duration) {
 	}
 }
 
-// callsOpen reports whether a call of r's has begun and not ended.
-func (r *recorder) callsOpen() bool {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	for i := len(r.calls) - 1; i >= 0; i-- {
-		for _, c := range r.calls[i] {
-			c.mu.Lock()
-			ended := c.rec.ended
-			c.mu.Unlock()
-			if !ended {
-				return true
-			}
-		}
-	}
-	return false
-}
-
 // addCall appends c to r.calls; r.mu is held. The chunks double up to
 // 1024 calls and are never copied.
 func (r *recorder) addCall(c *Call) {

@@ -1788,7 +1788,7 @@ func holdCarriedStill(r *recorder) {
 		if err != nil {
 			return
 		}
-		if again != s || r.callsOpen() {
+		if again != s || r.callsInFlight() {
 			s, since = again, time.Now()
 			continue
 		}
