@@ -2093,6 +2093,26 @@ func judgeRepeatsIn(out []Finding, tr *Trace, end, baseEnd string, baseWin map[s
 		}
 		return wentThrough(f, t, un.restlessOut)
 	}
+	// worldRestlessOwn is worldRestless where the baseline's end never saw
+	// a place move by itself but this run's own end, read again, saw
+	// places change twice or more (untraced.ownRestless): a heartbeat
+	// whose beats, on a loaded machine, all came before the baseline's end
+	// was read. It only leaves a repeat unjudged (CI197,
+	// TestAHeartbeatTheBaselineNeverSawBeatIsRestless).
+	worldRestlessOwn := func(from, to string) bool {
+		if un == nil || baseline || from == "" || to == "" || len(un.own) == 0 {
+			return false
+		}
+		un.load()
+		if len(un.ownRestless) == 0 {
+			return false
+		}
+		f, t := un.ownRestlessOut(from), un.ownRestlessOut(to)
+		if f == t {
+			return false
+		}
+		return wentThrough(f, t, un.ownRestlessOut)
+	}
 	endSame := func() bool { // read only for overlapped repeats: it decodes both snapshots
 		if !sameKnown {
 			sameKnown, sameInOrder = true, alike(end, baseEnd)
@@ -2778,7 +2798,7 @@ func judgeRepeatsIn(out []Finding, tr *Trace, end, baseEnd string, baseWin map[s
 								return ""
 							}
 						}
-						if c != "" && worldRestless(normState(w[1]), normState(after)) {
+						if c != "" && (worldRestless(normState(w[1]), normState(after)) || worldRestlessOwn(normState(w[1]), normState(after))) {
 							// As below, where the baseline's state never
 							// held still (a heartbeat): unjudged.
 							worldUnjudged = true
@@ -3154,7 +3174,10 @@ func judgeRepeatsIn(out []Finding, tr *Trace, end, baseEnd string, baseWin map[s
 					change = endChange
 					note = fmt.Sprintf("in its window the world carried out what %s set going (%s), as the baseline's world did by itself after its call, so this compares the end state with what one delivery left", first.ID, clip(o.StateChange, maxChange/2))
 				}
-			case o.stateSeen() && o.StateChange != "" && !baseline && un != nil && func() bool { before, after := o.stateWindow(); return worldRestless(before, after) }():
+			case o.stateSeen() && o.StateChange != "" && !baseline && un != nil && func() bool {
+				before, after := o.stateWindow()
+				return worldRestless(before, after) || worldRestlessOwn(before, after)
+			}():
 				// What the repeat's window holds is what the world did by
 				// itself in the baseline (a mail a worker of Setup's
 				// sent), and the baseline's state never held still (a
@@ -4770,6 +4793,12 @@ func (s *Suite) duplicates(res *Result, tr *Trace, sc Scenario, namesOf func() r
 		// Without the baseline's changes that were a failed call's
 		// effect landing late: the agent's, not the world's (landedlate.go).
 		un = untracedIn(withoutLateGaps(baseTrace, lateLandings(baseTrace)), s.cfg.settle != nil)
+		if un != nil && !tr.endStill && len(tr.passed) > 0 && tr.end != "" {
+			// This run's end never held still, and went through these
+			// states as it was read: places of them that changed twice
+			// or more by themselves are restless too (untraced.own).
+			un.own = append(slices.Clone(tr.passed), tr.end)
+		}
 	}
 	var baseWin map[string][2]string // nil, read as empty, without State: no map made for each scenario
 	if hasWindows(baseTrace) {

@@ -53,6 +53,20 @@ type untraced struct {
 	// the end held still at last, as a heartbeat starved by a loaded
 	// machine lets it (restlessKnown).
 	restless map[string]bool
+	// own is, for a run whose own end never held still, the states it
+	// went through as its end was read, and its end: places that changed
+	// twice or more there are restless too. A heartbeat the baseline's
+	// end never saw beat (its beats, starved by a loaded machine, all
+	// came before the end was read) beat on in the later runs, inside
+	// their repeats' windows, and a correct agent was a duplicate_write
+	// in every scenario with a repeat (CI197, TestHeartbeatStarvedInTheBaseline
+	// under -race; TestAHeartbeatTheBaselineNeverSawBeatIsRestless).
+	own []string
+	// ownRestless are the places that changed twice or more in own: used
+	// only to leave a repeat unjudged (worldRestlessOwn), never to absorb
+	// one, since this run's own restless places may be what its repeats
+	// changed (a counter of attempts a retry loop bumps).
+	ownRestless map[string]bool
 }
 
 // untracedIn returns what the baseline base says of untraced changes; nil
@@ -86,6 +100,19 @@ func (u *untraced) load() {
 				return
 			}
 			u.windows = append(u.windows, [2]*stateView{b, a})
+		}
+		times := map[string]int{}
+		for i := 1; i < len(u.own); i++ {
+			if places, ok := changedPlaces(views.of(u.own[i-1]), views.of(u.own[i])); ok {
+				for _, p := range places {
+					if times[p.key()]++; times[p.key()] == 2 {
+						if u.ownRestless == nil {
+							u.ownRestless = map[string]bool{}
+						}
+						u.ownRestless[p.key()] = true
+					}
+				}
+			}
 		}
 		if len(u.base.passed) > 0 {
 			// Changed twice or more: a mail the worker sent once while
@@ -200,6 +227,17 @@ func (u *untraced) restlessKnown() bool {
 	return len(u.restless) > 0
 }
 
+// ownRestlessOut is restlessOut with the places that changed twice or
+// more as this run's own end was read (ownRestless) left out too; s when
+// there are none.
+func (u *untraced) ownRestlessOut(s string) string {
+	u.load()
+	if len(u.ownRestless) == 0 {
+		return u.restlessOut(s)
+	}
+	return nullOut(u.restlessOut(s), u.ownRestless)
+}
+
 // restlessOut returns snapshot s with the places that change by
 // themselves (restless: a heartbeat) set to null, for comparing states of
 // a world that never held still; s when there are none or it does not
@@ -209,11 +247,18 @@ func (u *untraced) restlessOut(s string) string {
 	if len(u.restless) == 0 {
 		return s
 	}
+	return nullOut(s, u.restless)
+}
+
+// nullOut returns snapshot s with the places of keys (place.key) set to
+// null; s when it does not decode. An entry of a list holds no value of
+// its own, and is left.
+func nullOut(s string, keys map[string]bool) string {
 	v, err := decodeState(s)
 	if err != nil {
 		return s
 	}
-	for k := range u.restless {
+	for k := range keys {
 		if strings.Contains(k, "\x02") {
 			continue // an entry of a list: not a place that holds a value
 		}

@@ -800,3 +800,54 @@ func TestHeartbeatStarvedInTheBaseline(t *testing.T) {
 		}
 	}
 }
+
+// The heartbeat starved in the baseline as above, but so that its three
+// beats all land before the baseline's end is read (the agent answers once
+// they did, as a loaded machine delayed it): the baseline never sees a
+// place change by itself as its end is read, and its world is taken for
+// one that holds still. The later runs' heartbeat beats on, inside their
+// repeats' windows and as their own ends are read, which never hold
+// still: the places that changed twice or more there are restless too,
+// and the correct agent's repeats are unjudged, never a false duplicate.
+// Before, it was a duplicate_write in every scenario with a repeat (CI197,
+// TestHeartbeatStarvedInTheBaseline under -race; here on every run). The
+// naive agent, which mails again, is still caught.
+func TestAHeartbeatTheBaselineNeverSawBeatIsRestless(t *testing.T) {
+	for _, naive := range []bool{false, true} {
+		w := &shopWorld{beat: true, naive: naive}
+		setups := 0
+		agent := shopAgent(w)
+		rep, err := Run(context.Background(), t.Name(), func(ctx context.Context) error {
+			err := agent(ctx)
+			for setups == 1 { // the baseline's three beats land before its end is read
+				w.mu.Lock()
+				b := w.beats
+				w.mu.Unlock()
+				if b >= 3 {
+					break
+				}
+				time.Sleep(time.Millisecond)
+			}
+			return err
+		},
+			Setup(func(context.Context) error {
+				setups++
+				w.beatsThenRest = 0
+				if setups == 1 {
+					w.beatsThenRest = 3
+				}
+				w.start()
+				return nil
+			}),
+			Teardown(func(context.Context) error { w.stop(); return nil }),
+			State(w.snapshot))
+		require.NoError(t, err)
+		require.True(t, rep.Baseline.Trace.endStill, "the baseline's end held still")
+		if naive {
+			assert.NotEmpty(t, findings(rep, ""), "the naive agent mails twice")
+			continue
+		}
+		assert.Empty(t, findings(rep, ""), "the world's heartbeat and mail")
+		assert.Positive(t, rep.InconclusiveCount, "repeats no one could judge")
+	}
+}
