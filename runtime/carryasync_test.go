@@ -198,15 +198,21 @@ func (b *asyncBus) settle(ctx context.Context) error {
 // bound: a scenario that runs unbounded is the bug.
 func runAsyncBus(t *testing.T, b *asyncBus, bound time.Duration, opts ...runtime.Option) *runtime.Report {
 	t.Helper()
-	opts = append([]runtime.Option{runtime.Setup(b.setup), runtime.Teardown(b.teardown),
-		runtime.State(b.state), runtime.Settle(b.settle)}, opts...)
+	return runBounded(t, bound, b.checkout, append([]runtime.Option{runtime.Setup(b.setup), runtime.Teardown(b.teardown),
+		runtime.State(b.state), runtime.Settle(b.settle)}, opts...)...)
+}
+
+// runBounded runs agent's suite, failing the test if it does not end in
+// bound.
+func runBounded(t *testing.T, bound time.Duration, agent func(context.Context) error, opts ...runtime.Option) *runtime.Report {
+	t.Helper()
 	type out struct {
 		rep *runtime.Report
 		err error
 	}
 	done := make(chan out, 1)
 	go func() {
-		rep, err := runtime.Run(context.Background(), t.Name(), b.checkout, opts...)
+		rep, err := runtime.Run(context.Background(), t.Name(), agent, opts...)
 		done <- out{rep, err}
 	}()
 	select {
@@ -289,26 +295,7 @@ func TestConsumerCallAfterTheRunWithoutASettle(t *testing.T) {
 	for _, keyed := range []bool{false, true} {
 		t.Run(map[bool]string{false: "buggy", true: "keyed"}[keyed], func(t *testing.T) {
 			b := &asyncBus{keyed: keyed}
-			type out struct {
-				rep *runtime.Report
-				err error
-			}
-			done := make(chan out, 1)
-			go func() {
-				rep, err := runtime.Run(context.Background(), t.Name(), b.checkout,
-					runtime.Setup(b.setup), runtime.Teardown(b.teardown), runtime.State(b.state))
-				done <- out{rep, err}
-			}()
-			var rep *runtime.Report
-			select {
-			case o := <-done:
-				if o.err != nil {
-					t.Fatal(o.err)
-				}
-				rep = o.rep
-			case <-time.After(60 * time.Second):
-				t.Fatal("the suite did not end in 60s")
-			}
+			rep := runBounded(t, 60*time.Second, b.checkout, runtime.Setup(b.setup), runtime.Teardown(b.teardown), runtime.State(b.state))
 			for _, f := range rep.Findings {
 				if f.Code == runtime.CodeMissingWrite || f.Code == runtime.CodeFaultNotTriggered || f.Code == runtime.CodeGoroutineLeak {
 					t.Errorf("%s: %s", f.Code, f.Message)
@@ -340,12 +327,9 @@ func TestConsumerCallAfterTheRunWithoutASettle(t *testing.T) {
 // that the end read before it said is withdrawn.
 func TestConsumerCallLaterThanTheHoldIsTheRunsLateCall(t *testing.T) {
 	b := &asyncBus{keyed: true, slow: 150 * time.Millisecond}
-	rep, err := runtime.Run(context.Background(), t.Name(), b.checkout,
+	rep := runBounded(t, 60*time.Second, b.checkout,
 		runtime.Setup(b.setup), runtime.Teardown(b.teardown), runtime.State(b.state),
 		runtime.OnlyScenario("duplicate_delivery/sequential"))
-	if err != nil {
-		t.Fatal(err)
-	}
 	var late string
 	for _, f := range rep.Findings {
 		if f.Severity == runtime.SeverityError {

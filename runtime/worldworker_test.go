@@ -780,17 +780,7 @@ func TestHeartbeatStarvedInTheBaseline(t *testing.T) {
 			w := &shopWorld{beat: true, naive: naive}
 			setups := 0
 			rep, err := Run(context.Background(), t.Name(), shopAgent(w),
-				Setup(func(context.Context) error {
-					setups++
-					w.beatsThenRest = 0
-					if setups == 1 {
-						w.beatsThenRest = 3
-					}
-					w.start()
-					return nil
-				}),
-				Teardown(func(context.Context) error { w.stop(); return nil }),
-				State(w.snapshot))
+				starvedInTheBaseline(w, &setups)...)
 			require.NoError(t, err)
 			require.True(t, rep.Baseline.Trace.endStill, "the baseline's end held still")
 			if !naive {
@@ -798,6 +788,26 @@ func TestHeartbeatStarvedInTheBaseline(t *testing.T) {
 			}
 			assert.True(t, len(findings(rep, "")) > 0 || rep.InconclusiveCount > 0, "safe, with repeats no one could judge")
 		}
+	}
+}
+
+// starvedInTheBaseline is the Setup, Teardown and State of shop world w
+// whose heartbeat beats three times in the suite's first scenario (the
+// baseline's) and then rests, and beats on in the later ones; setups
+// counts the Setups run.
+func starvedInTheBaseline(w *shopWorld, setups *int) []Option {
+	return []Option{
+		Setup(func(context.Context) error {
+			*setups++
+			w.beatsThenRest = 0
+			if *setups == 1 {
+				w.beatsThenRest = 3
+			}
+			w.start()
+			return nil
+		}),
+		Teardown(func(context.Context) error { w.stop(); return nil }),
+		State(w.snapshot),
 	}
 }
 
@@ -830,17 +840,7 @@ func TestAHeartbeatTheBaselineNeverSawBeatIsRestless(t *testing.T) {
 			}
 			return err
 		},
-			Setup(func(context.Context) error {
-				setups++
-				w.beatsThenRest = 0
-				if setups == 1 {
-					w.beatsThenRest = 3
-				}
-				w.start()
-				return nil
-			}),
-			Teardown(func(context.Context) error { w.stop(); return nil }),
-			State(w.snapshot))
+			starvedInTheBaseline(w, &setups)...)
 		require.NoError(t, err)
 		require.True(t, rep.Baseline.Trace.endStill, "the baseline's end held still")
 		if naive {
