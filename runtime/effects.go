@@ -265,6 +265,15 @@ type judge struct {
 	// for an effect that lands after its call (a mail sent once the
 	// tool answered) to be in it (latenotlanded.go).
 	lateBase string
+	// lookLate says, in the baseline, to read the state once more,
+	// lateLook after its end, where nothing had moved by then; lateLag
+	// is, in the baseline, how long after the last write returned its
+	// state changed outside every window, Setup having left no goroutine
+	// running (worldLag is that one's), and, in a run of lateBase, the
+	// baseline's: the run's end is read no sooner than lateWait(lateLag)
+	// after its last write returned (latelook.go).
+	lookLate bool
+	lateLag  time.Duration
 	// worldLive says, in the baseline, that Setup left goroutines running
 	// (a queue worker, a server): the end is read once it held still, as
 	// where the state changed outside every traced write.
@@ -935,7 +944,17 @@ func (j *judge) finish() {
 	}
 	unansweredAt := j.lastUnanswered()
 	seenAt := time.Now() // when s was first seen
-	if j.settle == nil && (j.changedOutside(s) || j.worldLive || j.worldMoves && j.repeatedNow() || j.holdRepeats && j.quietRepeatNow() || j.baseEnd != "" && s != j.baseEnd && !j.repeatedNow() || j.lateBase != "" && s != j.lateBase && j.repeatedNow() || !unansweredAt.IsZero()) {
+	lateUntil := j.lateReadAt()
+	moving := j.settle == nil && (j.changedOutside(s) || j.worldLive || j.worldMoves && j.repeatedNow() || j.holdRepeats && j.quietRepeatNow() || j.baseEnd != "" && s != j.baseEnd && !j.repeatedNow() || j.lateBase != "" && (s != j.lateBase || time.Now().Before(lateUntil)) && j.repeatedNow() || !unansweredAt.IsZero())
+	if !moving && j.settle == nil && j.lookLate {
+		// Nothing moved by the time the agent returned: a mail a
+		// timer sends a moment after it (latelook.go) is looked for.
+		endSleep(lateLook)
+		if again, err := j.snapshot(); err == nil && again != s {
+			s, seenAt, moving = again, time.Now(), true
+		}
+	}
+	if moving {
 		// The state changed outside every traced write in this run: an
 		// effect that lands outside its call (a booking a payments API
 		// makes after it answered 202, a worker's) may still be on its
@@ -983,7 +1002,7 @@ func (j *judge) finish() {
 				j.mu.Unlock()
 				continue
 			}
-			if on-stillSince >= j.stillFor && (unansweredAt.IsZero() || time.Since(unansweredAt) >= lateLandWait) {
+			if on-stillSince >= j.stillFor && (unansweredAt.IsZero() || time.Since(unansweredAt) >= lateLandWait) && !now.Before(lateUntil) {
 				if j.atWork != nil {
 					// A worker of Setup's asleep until its next job
 					// leaves the state still meanwhile: the end is
@@ -1041,6 +1060,17 @@ func (j *judge) finish() {
 		}
 		j.worldLag = min(max(at.Sub(j.idleAt), 0), endStillMax)
 		j.worldAfterReturn = j.changedAtGate || j.agentDone == j.idle
+	}
+	if j.lookLate && !j.worldLive && j.settle == nil && j.idle != "" && s != j.idle && !j.idleAt.IsZero() {
+		// What the calls set going landed after the last of them
+		// returned, with no goroutine of Setup's running (a timer's
+		// mail): how long it took, for a run that repeats a write to
+		// wait as long for its end (latelook.go).
+		at := seenAt
+		if j.returned == s && !j.returnedAt.IsZero() {
+			at = j.returnedAt
+		}
+		j.lateLag = min(max(at.Sub(j.idleAt), 0), lateLagMax)
 	}
 	if j.idle != "" && s != j.idle {
 		j.gaps = append(j.gaps, [2]string{j.idle, s})

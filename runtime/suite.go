@@ -733,6 +733,7 @@ func (s *Suite) run(ctx context.Context, sc Scenario) (*Result, *Trace, error) {
 		defer r.judge.halt.stop() // its context's (statebound.go)
 		if sc.Kind == ScenarioBaseline {
 			r.judge.stillFor, r.judge.keepPassed = endCalibrate, true
+			r.judge.lookLate = s.cfg.settle == nil
 			r.judge.reads = &readCheck{} // a read that changes the state (readwrites.go)
 		} else if s.base != nil {
 			r.judge.stillFor, r.judge.stillMax = stillFor(s.base)
@@ -766,6 +767,12 @@ func (s *Suite) run(ctx context.Context, sc Scenario) (*Result, *Trace, error) {
 				// read at once, said nothing of how many effects stay
 				// (judge.lateBase, latenotlanded.go).
 				r.judge.lateBase = s.base.end
+				if lag := s.base.odd().lateLag; lag > 0 {
+					// Its effect landed lag after the last write in the
+					// baseline: a repeat's lands as late after it.
+					r.judge.lateLag = lag
+					r.judge.stillMax += lateWait(lag)
+				}
 			}
 			if lag := s.base.odd().callLag; s.base.worldLive && lag > 0 && s.cfg.settle == nil {
 				// A worker of the world's may have carried out what a
@@ -963,6 +970,9 @@ func (s *Suite) run(ctx context.Context, sc Scenario) (*Result, *Trace, error) {
 		tr.endSettled = r.judge.settle != nil && tr.end != ""
 		tr.endStill, tr.landedAfter = r.judge.stillEnd()
 		tr.worldLive = r.judge.worldLive
+		if r.judge.lateLag > 0 && sc.Kind == ScenarioBaseline {
+			tr.withRare().lateLag = r.judge.lateLag
+		}
 		if r.judge.worldLag > 0 {
 			tr.withRare().worldLag = r.judge.worldLag
 			tr.withRare().worldAfterReturn = r.judge.worldAfterReturn

@@ -363,6 +363,10 @@ type traceRare struct {
 	// worldLag is, in the baseline's trace, how long its world took to
 	// carry out by itself what the calls set going (judge.worldLag).
 	worldLag time.Duration
+	// lateLag is, in the baseline's trace, how long after the last
+	// traced write returned its state changed outside every window, with
+	// no goroutine of Setup's running (judge.lateLag).
+	lateLag time.Duration
 	// endBusy is where a goroutine Setup started was still at work
 	// (asleep, running) when the wait for the run's end ran out
 	// (judge.busyAt): what it carries out may land after the end.
