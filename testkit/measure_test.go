@@ -6,6 +6,7 @@ import (
 	"os"
 	rtrace "runtime/trace"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -94,27 +95,36 @@ func TestMeasureSuite(t *testing.T) {
 		agent, setup := a.agent()
 		var tk, tkNoFile, ta, taNew, rt suiteClock
 		scenarios := 0
+		// Each agent's subtests have names of their own, so that each
+		// report file is its suite's alone: with the same names for the
+		// three agents, the keyed refund's and the ten writes' reports were
+		// <Test>_02.json and <Test>_03.json, and in the next go test the
+		// naive refund's report, written over <Test>.json, read and removed
+		// them as an earlier run's (removeStaleNumbered): its rows paid
+		// for reading a 390 KB report, and the other two agents' rows
+		// "written over" made their files anew each round.
+		slug := strings.ReplaceAll(a.name, " ", "-")
 		for i := range n {
 			// testkit under go test: its own subtest per suite, as a
 			// TestAgent function would be; with the report file
 			// (AGENTIDEM_REPORT_DIR) and without.
-			t.Run(fmt.Sprintf("testkit-%d", i), func(t *testing.T) {
+			t.Run(fmt.Sprintf("%s-testkit-%d", slug, i), func(t *testing.T) {
 				tk.time(func() {
 					rep := testkit.Run(t, agent, testkit.With(setup), testkit.ReportDir(dir))
 					scenarios = rep.FaultCount + 1
 				})
 			})
-			t.Run(fmt.Sprintf("testkit-nofile-%d", i), func(t *testing.T) {
+			t.Run(fmt.Sprintf("%s-testkit-nofile-%d", slug, i), func(t *testing.T) {
 				tkNoFile.time(func() { testkit.Run(t, agent, testkit.With(setup)) })
 			})
 			// TestAgent fails the subtest when the agent has findings
 			// (naive refund, ten writes): its failing scenarios get their
 			// subtests and the summary is printed, as in a user's failing
 			// test. TestMeasureSuite then fails too.
-			t.Run(fmt.Sprintf("testagent-%d", i), func(t *testing.T) {
+			t.Run(fmt.Sprintf("%s-testagent-%d", slug, i), func(t *testing.T) {
 				ta.time(func() { testkit.TestAgent(t, agent, testkit.With(setup), testkit.ReportDir(dir)) })
 			})
-			t.Run(fmt.Sprintf("testagent-new-%d", i), func(t *testing.T) {
+			t.Run(fmt.Sprintf("%s-testagent-new-%d", slug, i), func(t *testing.T) {
 				taNew.time(func() { testkit.TestAgent(t, agent, testkit.With(setup), testkit.ReportDir(newDir)) })
 			})
 			var err error
