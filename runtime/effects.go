@@ -3577,7 +3577,7 @@ func judgeRepeatsIn(out []Finding, tr *Trace, end, baseEnd string, baseWin map[s
 					// scenario inconclusive (Suite.duplicates).
 					tr.unsettled = true
 					tr.Notes = append(tr.Notes, fmt.Sprintf("%s repeated %s and was not judged: %s; %s (testkit.FailInconclusive fails the test on such a scenario)", o.ID, first.ID, o.StateError, stateAdvice(o.StateError)))
-				case !baseline && o.stateSeen() && o.StateChange == "" && !effectSeen(o) && o.effect().carriedAlone && first.effect() != nil && first.effect().carriedAlone && baseTr != nil && len(baseTr.gaps) > 0 && settledEnds(tr, end, baseTr) && endSame() && !reorders(k):
+				case !baseline && (o.stateSeen() && o.StateChange == "" || o.Overlapped && clusterTaken(o)) && !effectSeen(o) && o.effect().carriedAlone && first.effect() != nil && first.effect().carriedAlone && baseTr != nil && len(baseTr.gaps) > 0 && settledEnds(tr, end, baseTr) && endSame() && !reorders(k):
 					// A call served with the run carried and no traced
 					// call around it (a tool over MCP, its context from
 					// Resolve) settles nothing itself (judge.before), so
@@ -3591,7 +3591,10 @@ func judgeRepeatsIn(out []Finding, tr *Trace, end, baseEnd string, baseWin map[s
 					// counts (below). Counted, a correct notifier that
 					// keeps one mail per order was a duplicate_write in 4
 					// of 14 scenarios on every run (red team rZ #1, rtY
-					// #10's agent with its Settle).
+					// #10's agent with its Settle). So where the
+					// concurrent redelivery's calls overlapped, with no
+					// window of their own but their cluster's (11 runs
+					// in 75 of that agent, three test binaries at once).
 					o.Repeat, o.JudgedBy = RepeatAbsorbed, JudgedByEndState
 					if !deferredNoted {
 						deferredNoted = true
