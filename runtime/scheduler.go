@@ -618,7 +618,8 @@ func (s *scheduler) realtimeQuiesce() bool {
 			yields = 0 // the pause let the others run
 			continue
 		}
-		quiet := s.rec.world.quietAtGates(s.parked())
+		var buf [16]uint64
+		quiet := s.rec.world.quietAtGates(s.parked(buf[:0]))
 		onIO := false
 		if !quiet {
 			var why string
@@ -770,7 +771,8 @@ func (s *scheduler) knownQuiet() (quiet, stopped bool) {
 	before, stopped := s.arrivals+s.tick+s.sent, s.bypass
 	transit, lapsed := s.transitHeldLocked()
 	s.mu.Unlock()
-	if stopped || transit > 0 || !s.rec.world.quietAtGates(s.parked()) {
+	var buf [16]uint64
+	if stopped || transit > 0 || !s.rec.world.quietAtGates(s.parked(buf[:0])) {
 		return false, stopped
 	}
 	s.mu.Lock()
