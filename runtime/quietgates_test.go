@@ -15,7 +15,7 @@ import (
 // reached a gate, is parked at a gate and no goroutine was created since.
 func TestQuietAtGates(t *testing.T) {
 	w := newWorld(false)
-	if w.quietAtGates(map[uint64]bool{1: true}) {
+	if w.quietAtGates(gids{1}) {
 		t.Fatal("quiet without any snapshot")
 	}
 	created, ok := goroutinesCreated()
@@ -23,25 +23,25 @@ func TestQuietAtGates(t *testing.T) {
 		t.Skip("runtime/metrics does not count created goroutines here")
 	}
 	w.noteQuiet([]gInfo{{id: 1}, {id: 2}}, created, 0, true)
-	if !w.quietAtGates(map[uint64]bool{1: true, 2: true}) {
+	if !w.quietAtGates(gids{1, 2}) {
 		t.Error("not quiet with every goroutine of the snapshot at a gate")
 	}
-	if w.quietAtGates(map[uint64]bool{1: true}) {
+	if w.quietAtGates(gids{1}) {
 		t.Error("quiet while goroutine 2 is not at a gate")
 	}
 	w.visitor = map[uint64]bool{7: true} // an older goroutine that reached a gate
-	if w.quietAtGates(map[uint64]bool{1: true, 2: true}) {
+	if w.quietAtGates(gids{1, 2}) {
 		t.Error("quiet while an older goroutine that reached a gate is not at one")
 	}
 	delete(w.visitor, 7)
 	done := make(chan struct{})
 	go func() { close(done) }()
 	<-done
-	if w.quietAtGates(map[uint64]bool{1: true, 2: true}) {
+	if w.quietAtGates(gids{1, 2}) {
 		t.Error("quiet after a goroutine was created")
 	}
 	w.noteQuiet(nil, 0, 0, false)
-	if w.quietAtGates(map[uint64]bool{1: true, 2: true}) {
+	if w.quietAtGates(gids{1, 2}) {
 		t.Error("quiet after a snapshot that was not")
 	}
 }
@@ -76,9 +76,9 @@ func TestQuietAtGatesCountsTheHarnessGoroutines(t *testing.T) {
 		<-hold // the delivery goes on: it may act
 	}, done)
 	root := <-gid
-	parked := map[uint64]bool{root: true}
+	parked := gids{root}
 	waitFor(t, func() bool { w.mu.Lock(); defer w.mu.Unlock(); return w.waiting == 1 })
-	if w.quietAtGates(map[uint64]bool{}) {
+	if w.quietAtGates(gids{}) {
 		t.Error("quiet while the invocation's goroutine is not at a gate")
 	}
 	if !w.quietAtGates(parked) {
@@ -102,19 +102,19 @@ func TestQuietAtGatesCountsTheHarnessGoroutines(t *testing.T) {
 	// ends.
 	close(release)
 	waitFor(t, func() bool { w.mu.Lock(); defer w.mu.Unlock(); return w.rootsDone == 1 && w.waiting == 0 })
-	if w.quietAtGates(map[uint64]bool{}) {
+	if w.quietAtGates(gids{}) {
 		t.Error("quiet while the delivery goes on after its invocation returned")
 	}
 	close(hold)
 	<-done
-	if !w.quietAtGates(map[uint64]bool{}) {
+	if !w.quietAtGates(gids{}) {
 		t.Error("not quiet once the invocation returned and the delivery ended")
 	}
 
 	// Without the accounting (the deliveries run at once, a bubble is
 	// asked for), only a snapshot tells.
 	w.counted = false
-	if w.quietAtGates(map[uint64]bool{}) {
+	if w.quietAtGates(gids{}) {
 		t.Error("quiet without the accounting after goroutines were created")
 	}
 }
