@@ -802,3 +802,63 @@ func TestDupDetailsAsTheirMap(t *testing.T) {
 		t.Fatal("no duplicate_write finding")
 	}
 }
+
+// TestRepeatedOperationChangedInEachField: an operation whose id was
+// written before has its head and tail copied from there when sameHead
+// and sameTail say every field they are written from is equal (opMemo).
+// Each exported field of Operation is changed alone in a later operation
+// of the same id (the same string, as a suite's traces share them), and
+// the report must be the reflection path's bytes: a field added to
+// Operation and written in the head or the tail, and not compared there,
+// fails here.
+func TestRepeatedOperationChangedInEachField(t *testing.T) {
+	base := Operation{ID: "1:post#1", Name: "post", Kind: KindWrite, Entity: `"k"`, Identity: `"k"`,
+		Args: Args{Names: []string{"key", "v"}, Values: []any{"k", 3}}, Result: 0, Status: StatusSuccess,
+		Observation: ObservationReceived, Invocation: 1, Occurrence: 1, Site: "a.go:1",
+		StartedAt: time.Date(2026, 1, 2, 3, 4, 5, 6, time.UTC), CompletedAt: time.Date(2026, 1, 2, 3, 4, 5, 7, time.UTC)}
+	typ := reflect.TypeFor[Operation]()
+	for i := range typ.NumField() {
+		f := typ.Field(i)
+		if !f.IsExported() {
+			continue
+		}
+		other := base
+		v := reflect.ValueOf(&other).Elem().Field(i)
+		switch f.Name {
+		case "Args":
+			other.Args = Args{Names: []string{"key", "w"}, Values: []any{"k", 3}}
+		case "Result":
+			other.Result = 1
+		case "Panic":
+			other.Panic = &Panic{Value: "p"}
+		case "Kind":
+			other.Kind = KindRead
+		default:
+			switch v.Kind() {
+			case reflect.String:
+				v.SetString(v.String() + "x")
+			case reflect.Int:
+				v.SetInt(v.Int() + 1)
+			case reflect.Bool:
+				v.SetBool(!v.Bool())
+			case reflect.Slice:
+				v.Set(reflect.ValueOf([]string{"z"}))
+			case reflect.Struct:
+				v.Set(reflect.ValueOf(base.StartedAt.Add(time.Second)))
+			default:
+				t.Fatalf("field %s of kind %s: change it here", f.Name, v.Kind())
+			}
+		}
+		// The same operation again, then the changed one, then one whose
+		// arguments and result cannot be compared (a map), then the
+		// first again: each written after one of its id.
+		odd := base
+		odd.Args = Args{Names: []string{"key", "v"}, Values: []any{"k", map[string]any{"a": 1}}}
+		odd.Result = map[string]any{"b": 2}
+		r := &Report{SchemaVersion: "2", Name: "ops"}
+		for _, o := range []Operation{base, base, other, odd, base, other} {
+			r.Results = append(r.Results, &Result{Scenario: "s", OperationIndex: -1, Trace: &Trace{ID: "t", Ops: []Operation{o}}})
+		}
+		checkEncoding(t, f.Name, r)
+	}
+}
