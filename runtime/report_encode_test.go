@@ -862,3 +862,31 @@ func TestRepeatedOperationChangedInEachField(t *testing.T) {
 		checkEncoding(t, f.Name, r)
 	}
 }
+
+// TestProblemsCopiedOnlyFromTheSameFinding: a problem is copied from the
+// finding its result wrote, up to its seen_in, only when every field
+// before seen_in is the same memory and that finding has no seen_in of
+// its own (reportWriter.problem).
+func TestProblemsCopiedOnlyFromTheSameFinding(t *testing.T) {
+	f := Finding{Code: "duplicate_write", Severity: SeverityError, Message: `post "k" <twice>`, Scenario: "s",
+		Ops: []string{"post"}, Calls: []string{"1:post#1", "2:post#1"}, Replay: "go test -run x",
+		Details: map[string]any{"count": 2}}
+	seen := f
+	seen.SeenIn = []Occurrence{{Scenario: "t", Replay: "r"}}
+	r := &Report{SchemaVersion: "2", Name: "problems"}
+	r.Results = []*Result{
+		{Scenario: "s", OperationIndex: -1, Findings: []Finding{f}},
+		{Scenario: "t", OperationIndex: -1, Findings: []Finding{seen}},
+	}
+	r.Findings = []Finding{f, seen}
+	clone := f
+	clone.Message = strings.Clone(f.Message)
+	noSeen := f
+	noSeen.SeenIn = nil
+	withSeen := seen
+	withSeen.SeenIn = []Occurrence{{Scenario: "s", Replay: "go test -run x"}, {Scenario: "u", Replay: "v"}}
+	r.Problems = []Finding{withSeen, seen, clone, noSeen, f, withSeen}
+	checkEncoding(t, "problems", r)
+	r.Results[0].Findings = nil
+	checkEncoding(t, "problems without their findings", r)
+}
