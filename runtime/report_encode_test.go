@@ -890,3 +890,56 @@ func TestProblemsCopiedOnlyFromTheSameFinding(t *testing.T) {
 	r.Results[0].Findings = nil
 	checkEncoding(t, "problems without their findings", r)
 }
+
+// TestLikeTextEscapesAsAppendEscaped holds likeText, which takes the
+// parts of a long string equal to the plain ends of the last one as they
+// are, to appendEscaped: strings one after the other that share a prefix,
+// a suffix, both or neither with the one before, the shared part plain
+// or not, with bytes to escape, runes of several bytes, invalid UTF-8 and
+// U+2028 around each end of what is shared, and strings shorter than the
+// shared ends of the one before.
+func TestLikeTextEscapesAsAppendEscaped(t *testing.T) {
+	rnd := rand.New(rand.NewPCG(15, 15))
+	pieces := []string{"a", "plain text ", `"`, `\`, "<", ">", "&", "\n", "\x01", "é", "\u2028", "\xff", "\xe2\x80", "€", "12345678", "x"}
+	randomText := func(n int) string {
+		var sb strings.Builder
+		for range n {
+			sb.WriteString(pieces[rnd.IntN(len(pieces))])
+		}
+		return sb.String()
+	}
+	var l likeText
+	last := ""
+	for i := range 20000 {
+		var s string
+		switch i % 5 {
+		case 0:
+			s = randomText(rnd.IntN(40))
+		case 1: // the last one's start, a new middle, its end
+			cut1, cut2 := rnd.IntN(len(last)+1), rnd.IntN(len(last)+1)
+			cut1, cut2 = min(cut1, cut2), max(cut1, cut2)
+			s = last[:cut1] + randomText(rnd.IntN(4)) + last[cut2:]
+		case 2: // a prefix or a suffix of the last one
+			c := rnd.IntN(len(last) + 1)
+			if rnd.IntN(2) == 0 {
+				s = last[:c]
+			} else {
+				s = last[c:]
+			}
+		case 3: // the last one with one byte changed
+			b := []byte(last)
+			if len(b) > 0 {
+				b[rnd.IntN(len(b))] = byte(rnd.IntN(256))
+			}
+			s = string(b)
+		case 4: // a message of the kind the reports hold
+			s = fmt.Sprintf(`post executed %d times for identity "entry-%d" (1:post#%d): one effect; make it <idempotent> & retry`,
+				rnd.IntN(3), rnd.IntN(10), rnd.IntN(10)) + randomText(rnd.IntN(3))
+		}
+		got := string(l.append(nil, s))
+		if want := string(appendEscaped(nil, s)); got != want {
+			t.Fatalf("after %q, %q written as %q, want %q", last, s, got, want)
+		}
+		last = s
+	}
+}
