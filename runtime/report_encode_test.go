@@ -802,3 +802,144 @@ func TestDupDetailsAsTheirMap(t *testing.T) {
 		t.Fatal("no duplicate_write finding")
 	}
 }
+
+// TestRepeatedOperationChangedInEachField: an operation whose id was
+// written before has its head and tail copied from there when sameHead
+// and sameTail say every field they are written from is equal (opMemo).
+// Each exported field of Operation is changed alone in a later operation
+// of the same id (the same string, as a suite's traces share them), and
+// the report must be the reflection path's bytes: a field added to
+// Operation and written in the head or the tail, and not compared there,
+// fails here.
+func TestRepeatedOperationChangedInEachField(t *testing.T) {
+	base := Operation{ID: "1:post#1", Name: "post", Kind: KindWrite, Entity: `"k"`, Identity: `"k"`,
+		Args: Args{Names: []string{"key", "v"}, Values: []any{"k", 3}}, Result: 0, Status: StatusSuccess,
+		Observation: ObservationReceived, Invocation: 1, Occurrence: 1, Site: "a.go:1",
+		StartedAt: time.Date(2026, 1, 2, 3, 4, 5, 6, time.UTC), CompletedAt: time.Date(2026, 1, 2, 3, 4, 5, 7, time.UTC)}
+	typ := reflect.TypeFor[Operation]()
+	for i := range typ.NumField() {
+		f := typ.Field(i)
+		if !f.IsExported() {
+			continue
+		}
+		other := base
+		v := reflect.ValueOf(&other).Elem().Field(i)
+		switch f.Name {
+		case "Args":
+			other.Args = Args{Names: []string{"key", "w"}, Values: []any{"k", 3}}
+		case "Result":
+			other.Result = 1
+		case "Panic":
+			other.Panic = &Panic{Value: "p"}
+		case "Kind":
+			other.Kind = KindRead
+		default:
+			switch v.Kind() {
+			case reflect.String:
+				v.SetString(v.String() + "x")
+			case reflect.Int:
+				v.SetInt(v.Int() + 1)
+			case reflect.Bool:
+				v.SetBool(!v.Bool())
+			case reflect.Slice:
+				v.Set(reflect.ValueOf([]string{"z"}))
+			case reflect.Struct:
+				v.Set(reflect.ValueOf(base.StartedAt.Add(time.Second)))
+			default:
+				t.Fatalf("field %s of kind %s: change it here", f.Name, v.Kind())
+			}
+		}
+		// The same operation again, then the changed one, then one whose
+		// arguments and result cannot be compared (a map), then the
+		// first again: each written after one of its id.
+		odd := base
+		odd.Args = Args{Names: []string{"key", "v"}, Values: []any{"k", map[string]any{"a": 1}}}
+		odd.Result = map[string]any{"b": 2}
+		r := &Report{SchemaVersion: "2", Name: "ops"}
+		for _, o := range []Operation{base, base, other, odd, base, other} {
+			r.Results = append(r.Results, &Result{Scenario: "s", OperationIndex: -1, Trace: &Trace{ID: "t", Ops: []Operation{o}}})
+		}
+		checkEncoding(t, f.Name, r)
+	}
+}
+
+// TestProblemsCopiedOnlyFromTheSameFinding: a problem is copied from the
+// finding its result wrote, up to its seen_in, only when every field
+// before seen_in is the same memory and that finding has no seen_in of
+// its own (reportWriter.problem).
+func TestProblemsCopiedOnlyFromTheSameFinding(t *testing.T) {
+	f := Finding{Code: "duplicate_write", Severity: SeverityError, Message: `post "k" <twice>`, Scenario: "s",
+		Ops: []string{"post"}, Calls: []string{"1:post#1", "2:post#1"}, Replay: "go test -run x",
+		Details: map[string]any{"count": 2}}
+	seen := f
+	seen.SeenIn = []Occurrence{{Scenario: "t", Replay: "r"}}
+	r := &Report{SchemaVersion: "2", Name: "problems"}
+	r.Results = []*Result{
+		{Scenario: "s", OperationIndex: -1, Findings: []Finding{f}},
+		{Scenario: "t", OperationIndex: -1, Findings: []Finding{seen}},
+	}
+	r.Findings = []Finding{f, seen}
+	clone := f
+	clone.Message = strings.Clone(f.Message)
+	noSeen := f
+	noSeen.SeenIn = nil
+	withSeen := seen
+	withSeen.SeenIn = []Occurrence{{Scenario: "s", Replay: "go test -run x"}, {Scenario: "u", Replay: "v"}}
+	r.Problems = []Finding{withSeen, seen, clone, noSeen, f, withSeen}
+	checkEncoding(t, "problems", r)
+	r.Results[0].Findings = nil
+	checkEncoding(t, "problems without their findings", r)
+}
+
+// TestLikeTextEscapesAsAppendEscaped holds likeText, which takes the
+// parts of a long string equal to the plain ends of the last one as they
+// are, to appendEscaped: strings one after the other that share a prefix,
+// a suffix, both or neither with the one before, the shared part plain
+// or not, with bytes to escape, runes of several bytes, invalid UTF-8 and
+// U+2028 around each end of what is shared, and strings shorter than the
+// shared ends of the one before.
+func TestLikeTextEscapesAsAppendEscaped(t *testing.T) {
+	rnd := rand.New(rand.NewPCG(15, 15))
+	pieces := []string{"a", "plain text ", `"`, `\`, "<", ">", "&", "\n", "\x01", "é", "\u2028", "\xff", "\xe2\x80", "€", "12345678", "x"}
+	randomText := func(n int) string {
+		var sb strings.Builder
+		for range n {
+			sb.WriteString(pieces[rnd.IntN(len(pieces))])
+		}
+		return sb.String()
+	}
+	var l likeText
+	last := ""
+	for i := range 20000 {
+		var s string
+		switch i % 5 {
+		case 0:
+			s = randomText(rnd.IntN(40))
+		case 1: // the last one's start, a new middle, its end
+			cut1, cut2 := rnd.IntN(len(last)+1), rnd.IntN(len(last)+1)
+			cut1, cut2 = min(cut1, cut2), max(cut1, cut2)
+			s = last[:cut1] + randomText(rnd.IntN(4)) + last[cut2:]
+		case 2: // a prefix or a suffix of the last one
+			c := rnd.IntN(len(last) + 1)
+			if rnd.IntN(2) == 0 {
+				s = last[:c]
+			} else {
+				s = last[c:]
+			}
+		case 3: // the last one with one byte changed
+			b := []byte(last)
+			if len(b) > 0 {
+				b[rnd.IntN(len(b))] = byte(rnd.IntN(256))
+			}
+			s = string(b)
+		case 4: // a message of the kind the reports hold
+			s = fmt.Sprintf(`post executed %d times for identity "entry-%d" (1:post#%d): one effect; make it <idempotent> & retry`,
+				rnd.IntN(3), rnd.IntN(10), rnd.IntN(10)) + randomText(rnd.IntN(3))
+		}
+		got := string(l.append(nil, s))
+		if want := string(appendEscaped(nil, s)); got != want {
+			t.Fatalf("after %q, %q written as %q, want %q", last, s, got, want)
+		}
+		last = s
+	}
+}
