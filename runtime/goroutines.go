@@ -935,6 +935,7 @@ type world struct {
 	inBody        map[uint64]time.Time
 	inTimed       map[uint64]time.Time // goroutines seen in a timed wait, since when (seenSince)
 	inRead        map[uint64]time.Time // goroutines seen waiting for network I/O of the agent's (ioAwaited), since when
+	readLast      map[uint64]time.Time // when each of inRead was last seen in that wait (keepReading)
 	// retrying are the goroutines seen in an HTTP client's or a retry
 	// library's back-off before it sends a request again (retryingWait),
 	// with where: the call whose body runs on one takes it when it
@@ -1075,6 +1076,52 @@ func (w *world) keepSeen(m map[uint64]time.Time, ids []uint64) {
 	defer w.mu.Unlock()
 	keepOnly(m, ids)
 }
+
+// sawReading notes that goroutine gid was seen waiting for network I/O
+// now (keepReading).
+func (w *world) sawReading(gid uint64) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.readLast == nil {
+		w.readLast = map[uint64]time.Time{}
+	}
+	w.readLast[gid] = time.Now()
+}
+
+// keepReading forgets when the goroutines not in ids were first seen
+// waiting for network I/O, as keepSeen does, unless one was seen in such
+// a wait within readGap: a loop that reads again and again (a consumer's
+// poll with a 50 ms block, a subscription's) spends a moment between two
+// reads in its client's own code, in a wait that counts as quiet (a
+// circuit breaker's select). Forgotten there, each read had its grace
+// afresh, and where a loaded machine kept the loop longer between reads,
+// some look found it there within every grace: the world was never quiet,
+// the calls of the baseline waited at their start gates until the stall
+// bound, and a correct agent's baseline failed as stalled (red team rtT's
+// Redis stream shipper, 2 runs of 45 with three test binaries at once;
+// TestAPollingConsumerBetweenReadsIsNotBusyForEver, every run). Its reads
+// now count as one wait while they follow one another within readGap.
+func (w *world) keepReading(ids []uint64) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	now := time.Now()
+	for id := range w.inRead {
+		if !slices.Contains(ids, id) && now.Sub(w.readLast[id]) > readGap {
+			delete(w.inRead, id)
+			delete(w.readLast, id)
+		}
+	}
+	for id := range w.readLast {
+		if _, ok := w.inRead[id]; !ok {
+			delete(w.readLast, id)
+		}
+	}
+}
+
+// readGap is how long a goroutine may be out of a network wait between two
+// reads for them to count as one wait (keepReading): a loop's own work
+// between its reads, longer on a loaded machine; a quarter of readGrace.
+const readGap = readGrace / 4
 
 // keepOnly deletes from m every goroutine not in ids.
 func keepOnly[V any](m map[uint64]V, ids []uint64) {
@@ -1560,6 +1607,7 @@ func (w *world) quiet(self uint64, held heldCalls) (quiet bool, why string, onIO
 		}
 		if busy && w.readLike(&g, why, since) {
 			reading = append(reading, g.id)
+			w.sawReading(g.id)
 			site := g.readSite()
 			switch {
 			case w.loops.has(site):
@@ -1620,7 +1668,7 @@ func (w *world) quiet(self uint64, held heldCalls) (quiet bool, why string, onIO
 		}
 	}
 	w.keepSeen(w.inTimed, timed) // after a whole pass: none was left unseen
-	w.keepSeen(w.inRead, reading)
+	w.keepReading(reading)
 	w.keepParked(parked)
 	w.mu.Lock()
 	outlasted := false
