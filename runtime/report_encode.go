@@ -1277,22 +1277,29 @@ func (w *reportWriter) compactFinding(f *Finding) {
 		b = w.b
 	}
 	b = w.appendStringsOmit(b, `,"follows":`, f.Follows)
-	if len(f.SeenIn) > 0 {
-		b = append(b, `,"seen_in":[`...)
-		for i, o := range f.SeenIn {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = append(b, `{"scenario":`...)
-			b = w.appendText(b, o.Scenario)
-			b = append(b, `,"replay":`...)
-			b = w.appendText(b, o.Replay)
-			b = append(b, '}')
-		}
-		b = append(b, ']')
-	}
+	b = w.appendSeenIn(b, f.SeenIn)
 	w.b = append(b, '}')
 	w.first = false
+}
+
+// appendSeenIn appends a problem's "seen_in" member to b, where it has
+// one: the scenarios it was seen in, each with its replay line.
+func (w *reportWriter) appendSeenIn(b []byte, seen []Occurrence) []byte {
+	if len(seen) == 0 {
+		return b
+	}
+	b = append(b, `,"seen_in":[`...)
+	for i, o := range seen {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, `{"scenario":`...)
+		b = w.appendText(b, o.Scenario)
+		b = append(b, `,"replay":`...)
+		b = w.appendText(b, o.Replay)
+		b = append(b, '}')
+	}
+	return append(b, ']')
 }
 
 // dupDetailsOf returns the values of m when m is a duplicate_write's
@@ -1464,20 +1471,7 @@ func (w *reportWriter) problem(p *Finding, spans []findingSpan, at int) int {
 			continue
 		}
 		b := append(w.b, w.b[sp.start:sp.end-1]...)
-		if len(p.SeenIn) > 0 {
-			b = append(b, `,"seen_in":[`...)
-			for j, o := range p.SeenIn {
-				if j > 0 {
-					b = append(b, ',')
-				}
-				b = append(b, `{"scenario":`...)
-				b = w.appendText(b, o.Scenario)
-				b = append(b, `,"replay":`...)
-				b = w.appendText(b, o.Replay)
-				b = append(b, '}')
-			}
-			b = append(b, ']')
-		}
+		b = w.appendSeenIn(b, p.SeenIn)
 		w.b = append(b, '}')
 		w.first = false
 		return i + 1
