@@ -30,7 +30,9 @@ import "time"
 const lateLook = endStill
 
 // lateLagMax bounds what the baseline learns of how late its effect came
-// (judge.lateLag): a run waits at most about twice that for its end.
+// (judge.lateLag): a run that repeats a write waits at most that, and
+// lateWait's margin (endStillMax and a poll), past its last write for its
+// end.
 const lateLagMax = 5 * time.Second
 
 // lateWait is how long after its last write returned a run that repeats a
