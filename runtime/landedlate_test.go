@@ -23,13 +23,14 @@ import (
 // the held request, released after its retry booked under its key, books
 // nothing.
 type slowPay struct {
-	mu      sync.Mutex
-	charges []string // "order:amount", in the order booked
-	keys    map[string]bool
-	held    bool          // the first request was held
-	release chan struct{} // closed to book the held request
-	landed  chan struct{} // closed once the held request was handled
-	srv     *httptest.Server
+	mu       sync.Mutex
+	charges  []string // "order:amount", in the order booked
+	keys     map[string]bool
+	held     bool          // the first request was held
+	released bool          // release was closed
+	release  chan struct{} // closed to book the held request
+	landed   chan struct{} // closed once the held request was handled
+	srv      *httptest.Server
 }
 
 func newSlowPay() *slowPay {
@@ -57,18 +58,19 @@ func (p *slowPay) serve(w http.ResponseWriter, r *http.Request) {
 	io.WriteString(w, "ok")
 }
 
-// letLand books the held request and waits until it was handled.
+// letLand books the held request and waits until it was handled. A timer's
+// call and a Setup's may come at once: release is closed under mu, once
+// (a select on it, then a close, let both close it: a panic in CI).
 func (p *slowPay) letLand() {
 	p.mu.Lock()
 	held := p.held
+	if held && !p.released {
+		p.released = true
+		close(p.release)
+	}
 	p.mu.Unlock()
 	if !held {
 		return
-	}
-	select {
-	case <-p.release:
-	default:
-		close(p.release)
 	}
 	<-p.landed
 }
