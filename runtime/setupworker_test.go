@@ -341,3 +341,44 @@ func TestSetupWorkerFirstEffectLandingInTheRestartsWindow(t *testing.T) {
 		}
 	}
 }
+
+// The same world, where the worker refunds the first job of a world 10 ms
+// after it was queued and any later one 300 ms after: a second delivery
+// whose call answers 40 ms after it queued holds the first delivery's
+// refund in its window, and the buggy agent's second refund lands after
+// the end was read. The first delivery's window held nothing where the
+// baseline's same call made the refund, so it is no call that changed
+// nothing (as a 404 answered as data is): the repeat is not judged, never
+// absorbed. Before, the first call was left out as no execution, the
+// second counted as the one, and the buggy agent's sequential redelivery
+// passed (red team rS #3, Kafka with a consumer of Setup's, 11 runs in 450
+// of that scenario).
+func TestSetupWorkerFirstEffectLandingInTheRedeliverysWindow(t *testing.T) {
+	for _, dedup := range []bool{true, false} {
+		q := &refundQueue{dedup: dedup, fastFirst: true}
+		var mu sync.Mutex
+		world, jobs := 0, 0
+		q.delay = func() time.Duration {
+			q.mu.Lock()
+			starts := q.starts
+			q.mu.Unlock()
+			mu.Lock()
+			defer mu.Unlock()
+			if starts != world {
+				world, jobs = starts, 0
+			}
+			jobs++
+			if jobs == 1 {
+				return 10 * time.Millisecond
+			}
+			return 300 * time.Millisecond
+		}
+		rep := runRefunds(t, q, OnlyScenario(ScenarioDuplicateSeq))
+		res := resultOf(t, rep, ScenarioDuplicateSeq)
+		if dedup {
+			assert.Empty(t, findings(rep, ""), "the correct agent")
+			continue
+		}
+		assert.True(t, len(findings(rep, ScenarioDuplicateSeq)) > 0 || res.Inconclusive, "the buggy agent passed: %v", res.Trace.Notes)
+	}
+}
