@@ -2464,7 +2464,7 @@ func judgeRepeatsIn(out []Finding, tr *Trace, end, baseEnd string, baseWin map[s
 	}
 	if baseline && len(tr.gaps) == 0 || !baseline && baseTr != nil && len(baseTr.gaps) == 0 {
 		leaveOut(groups, func(idx []int, i int) bool {
-			return quietInBase(&tr.Ops[i]) && noEffectFirst(tr, i, idx, end, madeInItsCall, &views)
+			return noEffectFirst(tr, i, idx, end, madeInItsCall, &views) && quietInBase(&tr.Ops[i])
 		})
 	}
 
