@@ -1,7 +1,6 @@
 package runtime
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"strconv"
@@ -52,7 +51,7 @@ func appendCanonicalList(b []byte, vals []any) ([]byte, error) {
 
 // appendCanonical appends the canonical JSON of v. Common scalar types take a
 // path without reflection; everything else goes through encoding/json, whose
-// output is deterministic (sorted map keys) and then compacted.
+// output is deterministic (sorted map keys) and compact.
 func appendCanonical(b []byte, v any) ([]byte, error) {
 	switch x := v.(type) {
 	case nil:
@@ -74,15 +73,13 @@ func appendCanonical(b []byte, v any) ([]byte, error) {
 	case bool:
 		return strconv.AppendBool(b, x), nil
 	}
+	// encoding/json's output has no space to compact: it compacts what a
+	// json.Marshaler writes too.
 	raw, err := json.Marshal(v)
 	if err != nil {
 		return b, fmt.Errorf("identity value of type %T cannot be canonicalized: %w", v, err)
 	}
-	var buf bytes.Buffer
-	if err := json.Compact(&buf, raw); err != nil {
-		return b, err
-	}
-	return append(b, buf.Bytes()...), nil
+	return append(b, raw...), nil
 }
 
 // jsonPlain says which bytes encoding/json writes as they are in a

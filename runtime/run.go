@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"reflect"
 	goruntime "runtime"
 	"runtime/debug"
 	"slices"
@@ -1185,6 +1186,9 @@ func encodable(v any) any {
 	case string, int, int64, int32, uint, uint64, uint32, bool:
 		// appendCanonical writes these without an error: a result of
 		// one is not encoded to be dropped.
+		return v
+	}
+	if alwaysJSON(reflect.TypeOf(v)) {
 		return v
 	}
 	if _, err := appendCanonical(nil, v); err != nil {
