@@ -274,6 +274,11 @@ type judge struct {
 	// after its last write returned (latelook.go).
 	lookLate bool
 	lateLag  time.Duration
+	// recheckSettle says, in a run after the baseline, that a Settle is
+	// given and Setup left goroutines running in the baseline: where a
+	// write was repeated, the end is read again a moment after the Settle
+	// said quiet (settlelook.go).
+	recheckSettle bool
 	// worldLive says, in the baseline, that Setup left goroutines running
 	// (a queue worker, a server): the end is read once it held still, as
 	// where the state changed outside every traced write.
@@ -949,6 +954,14 @@ func (j *judge) finish() {
 	if !moving && j.settle == nil && j.lookLate {
 		// Nothing moved by the time the agent returned: a mail a
 		// timer sends a moment after it (latelook.go) is looked for.
+		endSleep(lateLook)
+		if again, err := j.snapshot(); err == nil && again != s {
+			s, seenAt, moving = again, time.Now(), true
+		}
+	}
+	if !moving && j.recheckSettle && j.repeatedNow() {
+		// A Settle may say quiet before the world's work is done
+		// (settlelook.go): a change a moment later is read to its end.
 		endSleep(lateLook)
 		if again, err := j.snapshot(); err == nil && again != s {
 			s, seenAt, moving = again, time.Now(), true

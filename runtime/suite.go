@@ -749,6 +749,7 @@ func (s *Suite) run(ctx context.Context, sc Scenario) (*Result, *Trace, error) {
 			// still, as where this run saw such a change. Not for an
 			// agent's own untraced line alone: that costs a run no wait.
 			r.judge.worldMoves = s.base.worldLive && len(s.base.gaps) > 0 && s.cfg.settle == nil
+			r.judge.recheckSettle = s.base.worldLive && s.cfg.settle != nil
 			if s.carriedLag > 0 && s.cfg.settle == nil {
 				// Each delivery that carries the run is held until the
 				// state held still for twice the time the baseline's
