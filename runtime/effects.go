@@ -961,11 +961,9 @@ func (j *judge) finish() {
 	}
 	if !moving && j.recheckSettle && j.repeatedNow() {
 		// A Settle may say quiet before the world's work is done
-		// (settlelook.go): a change a moment later is read to its end.
-		endSleep(lateLook)
-		if again, err := j.snapshot(); err == nil && again != s {
-			s, seenAt, moving = again, time.Now(), true
-		}
+		// (settlelook.go): the end is read once it held still, on the
+		// polls' clock, as below.
+		moving = true
 	}
 	if moving {
 		// The state changed outside every traced write in this run: an

@@ -14,14 +14,18 @@ package runtime
 //
 // So in a run after the baseline, with a Settle given and Setup having
 // left goroutines running in the baseline (judge.recheckSettle), where a
-// write was repeated, the end is read again lateLook after the first
-// read; a change there is read to its end, as any change outside the
-// traced writes is, and the rules for an effect that landed after the
+// write was repeated, the end is read once it held still after the Settle
+// said quiet (for endStill, 25 ms, on the polls' clock, which a loaded
+// machine's overrun sleeps do not shorten), as where no Settle is given
+// and the state changed outside the traced writes; a change meanwhile is
+// read to its end, and the rules for an effect that landed after the
 // Settle said quiet (settledlate.go) judge it: the buggy agent's scenario
 // is inconclusive, or caught, never a plain pass. Two deliveries at once,
-// whose calls overlapped, are read again too: their cluster's window held
+// whose calls overlapped, are read so too: their cluster's window held
 // the first ticket, and the second landed after the end (1 run in 10 of
 // TestASettleThatSaysQuietBeforeTheWorkerWrites, three copies under
 // -race, when only a repeat whose window changed nothing was read again).
-// It costs such a run lateLook (25 ms); a run with no repeated write, or
-// without a Settle, pays nothing.
+// A single second look 25 ms after the Settle, on the wall's clock, missed
+// the ticket of a restart now and then with a CI run beside three copies
+// under -race. It costs such a run 25 ms at least; a run with no repeated
+// write, or without a Settle, pays nothing.
