@@ -276,8 +276,8 @@ type judge struct {
 	lateLag  time.Duration
 	// recheckSettle says, in a run after the baseline, that a Settle is
 	// given and Setup left goroutines running in the baseline: where a
-	// write was repeated, the end is read again a moment after the Settle
-	// said quiet (settlelook.go).
+	// write was repeated, the end is read once it held still after the
+	// Settle said quiet (settlelook.go).
 	recheckSettle bool
 	// worldLive says, in the baseline, that Setup left goroutines running
 	// (a queue worker, a server): the end is read once it held still, as
