@@ -2473,9 +2473,29 @@ func judgeRepeatsIn(out []Finding, tr *Trace, end, baseEnd string, baseWin map[s
 			}
 		}
 	}
+	// lateFirst holds the calls noEffectFirst would have left out but for
+	// quietInBase: the baseline's call made its change in its own window,
+	// so this one's effect may have landed late, in the later call's
+	// window. A repeat after it whose window made that change, in a run
+	// that ended as the baseline did, is not judged (below): counted, two
+	// deliveries at once of a correct River agent on PostgreSQL, both
+	// quiet, were a duplicate_write ("the repeat changed the state"), 1
+	// run in 105 of red team rT's sweep, where finishedAll, the rule for
+	// such a late effect, asks for calls that ran alone.
+	var lateFirst map[*Operation]bool
 	if baseline && len(tr.gaps) == 0 || !baseline && baseTr != nil && len(baseTr.gaps) == 0 {
 		leaveOut(groups, func(idx []int, i int) bool {
-			return noEffectFirst(tr, i, idx, end, madeInItsCall, &views) && quietInBase(&tr.Ops[i])
+			if !noEffectFirst(tr, i, idx, end, madeInItsCall, &views) {
+				return false
+			}
+			if quietInBase(&tr.Ops[i]) {
+				return true
+			}
+			if lateFirst == nil {
+				lateFirst = map[*Operation]bool{}
+			}
+			lateFirst[&tr.Ops[i]] = true
+			return false
 		})
 	}
 
@@ -3273,7 +3293,7 @@ func judgeRepeatsIn(out []Finding, tr *Trace, end, baseEnd string, baseWin map[s
 					tr.unsettled = true
 					tr.Notes = append(tr.Notes, finishedUnjudgedNote(o, first.ID))
 				}
-			case o.stateSeen() && o.StateChange != "" && !o.Idempotent && finishedAll(o, first) && endSame():
+			case o.stateSeen() && o.StateChange != "" && !o.Idempotent && (finishedAll(o, first) || lateFirst[first]) && endSame():
 				// The repeat's window holds the first execution's late
 				// effect, and the run ended as the baseline did: no
 				// second effect is seen, but what the repeat set going

@@ -382,3 +382,57 @@ func TestSetupWorkerFirstEffectLandingInTheRedeliverysWindow(t *testing.T) {
 		assert.True(t, len(findings(rep, ScenarioDuplicateSeq)) > 0 || res.Inconclusive, "the buggy agent passed: %v", res.Trace.Notes)
 	}
 }
+
+// Two deliveries at once whose publishes were both quiet together (their
+// cluster held no change, the consumer lagging), then a third publish,
+// alone, whose window made the change the baseline's one publish made in
+// its own window: the first two may have landed late, there. Not left out
+// as calls that changed nothing (the baseline's did not: quietInBase), nor
+// judged by the rule for a late effect, which asks for calls that ran
+// alone (finishedAll): the third was counted as a repeat that changed the
+// state, a duplicate_write of the correct agent, in a run that ended as
+// the baseline did. It is now not judged; where the end holds a second
+// entry, it is still a duplicate. The trace is made by hand.
+func TestQuietPublishesTogetherBeforeTheOneThatLandedAreNotJudged(t *testing.T) {
+	s0 := `{"ledger":[]}`
+	s1 := `{"ledger":["ord-9"]}`
+	s2 := `{"ledger":["ord-9","ord-9"]}`
+	op := func(id string, inv, order int, ev effectView) Operation {
+		ev.order = order
+		o := Operation{ID: id, Name: "publish", Kind: KindWrite, Status: StatusSuccess, Invocation: inv, Identity: `"ord-9"`,
+			Overlapped: ev.inCluster && !ev.seen, more: judgedMore(&ev), Args: Args{Names: []string{"order"}, Values: []any{"ord-9"}}}
+		if ev.seen && ev.before != ev.after {
+			o.StateChange = DescribeChange(ev.before, ev.after)
+		}
+		return o
+	}
+	together := effectView{inCluster: true, clusterKeys: 1, before: s0, after: s0}
+	alone := func(b, a string) effectView {
+		return effectView{seen: true, inCluster: true, clusterKeys: 1, before: b, after: a}
+	}
+	key := func() string {
+		o := op("", 1, 1, together)
+		return o.Name + "\x00" + o.Identity + "\x00" + argsKey(&o)
+	}()
+	base := &Trace{worldLive: true}
+	baseWin := map[string][2]string{key: {s0, s1}} // the baseline's publish landed in its window
+	for _, buggy := range []bool{false, true} {
+		end := s1
+		if buggy {
+			end = s2 // a second entry, landed after the window
+		}
+		tr := &Trace{Ops: []Operation{
+			op("1:publish#1", 1, 1, together),
+			op("2:publish#2", 2, 2, together),
+			op("1:publish#3", 1, 3, alone(s0, s1)),
+		}}
+		fs := judgeRepeatsIn(nil, tr, end, s1, baseWin, nil, false, true, base)
+		dup := slices.ContainsFunc(fs, func(f Finding) bool { return f.Code == CodeDuplicateWrite })
+		if dup != buggy {
+			t.Errorf("buggy %v: findings %v, notes %q", buggy, fs, tr.Notes)
+		}
+		if !buggy && len(notesSaying(tr, "was not judged")) == 0 {
+			t.Errorf("the correct agent's run: no note that the repeat was not judged: %q", tr.Notes)
+		}
+	}
+}
