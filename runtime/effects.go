@@ -199,6 +199,12 @@ func StateContext(fn func(ctx context.Context) any) Option {
 // window changed the state, or where the run ended as the baseline did
 // (absorbed); a note says so, and fn does not run after it.
 //
+// A Settle tells when the calls' effects landed, not what the world does
+// on its own: where Setup left goroutines running, the baseline reads the
+// state for up to 200 ms before its agent runs, and the places that change
+// by themselves twice or more then (a heartbeat) are read as null in every
+// state of the suite, its trace naming them (settledbeat.go).
+//
 // A nil fn is a *ConfigError, as for State.
 func Settle(fn func(ctx context.Context) error) Option {
 	return optionFunc(func(c *config) {
@@ -216,7 +222,11 @@ type judge struct {
 	settle func(context.Context) error
 	ctx    context.Context
 	reads  *readCheck // the baseline's reads that changed the state (readwrites.go)
-	halt   *halter    // stopped when the run is aborted (statebound.go)
+	// leaveOut are the places every snapshot reads as null: those the
+	// world changed by itself before the baseline's agent ran, where a
+	// Settle is given (settledbeat.go).
+	leaveOut map[string]bool
+	halt     *halter // stopped when the run is aborted (statebound.go)
 
 	mu       sync.Mutex
 	inflight map[*Call]bool
@@ -531,6 +541,9 @@ func (j *judge) snapshot() (s string, err error) {
 	s, err = Canonical(v)
 	if err != nil {
 		err = stateEncodeError(v, err)
+	}
+	if err == nil && j.leaveOut != nil {
+		s = nullOut(s, j.leaveOut) // a heartbeat beside a Settle (settledbeat.go)
 	}
 	if err == nil && j.reads != nil {
 		j.reads.seen(s)

@@ -77,6 +77,12 @@ type Suite struct {
 	cfg     config
 	started time.Time
 
+	// restless are the places the world changed by itself before the
+	// baseline's agent ran, with a Settle given, read as null in every
+	// snapshot (settledbeat.go); restlessNote says so in the baseline.
+	restless     map[string]bool
+	restlessNote string
+
 	baseline *Result
 	base     *Trace
 	baseErr  error // the baseline's Setup failed, or a *ConfigError stopped the suite
@@ -732,10 +738,12 @@ func (s *Suite) run(ctx context.Context, sc Scenario) (*Result, *Trace, error) {
 	if r.judge != nil {
 		defer r.judge.halt.stop() // its context's (statebound.go)
 		if sc.Kind == ScenarioBaseline {
+			s.restless, s.restlessNote = nil, ""
 			r.judge.stillFor, r.judge.keepPassed = endCalibrate, true
 			r.judge.lookLate = s.cfg.settle == nil
 			r.judge.reads = &readCheck{} // a read that changes the state (readwrites.go)
 		} else if s.base != nil {
+			r.judge.leaveOut = s.restless
 			r.judge.stillFor, r.judge.stillMax = stillFor(s.base)
 			// The states its end goes through as it is read, where it
 			// never holds still: places that change by themselves there
@@ -827,6 +835,17 @@ func (s *Suite) run(ctx context.Context, sc Scenario) (*Result, *Trace, error) {
 					if !w.before[id] {
 						r.judge.worldLive = true
 						break
+					}
+				}
+				if r.judge.worldLive && s.cfg.settle != nil {
+					// Places the world changes by itself, which a
+					// Settle's end, read once, never learns: left out
+					// of every state from here (settledbeat.go).
+					at := time.Now()
+					var names []string
+					if s.restless, names = r.judge.restlessBefore(); len(names) > 0 {
+						r.judge.leaveOut = s.restless
+						s.restlessNote = restlessNote(names, time.Since(at))
 					}
 				}
 				if r.judge.worldLive && s.cfg.settle == nil {
@@ -941,6 +960,9 @@ func (s *Suite) run(ctx context.Context, sc Scenario) (*Result, *Trace, error) {
 	tr := r.trace()
 	tr.ID, tr.StartedAt, tr.CompletedAt = sc.Name, began, r.at(r.now())
 	tr.Notes = append(tr.Notes, w.takeReadNotes()...)
+	if sc.Kind == ScenarioBaseline && s.restlessNote != "" {
+		tr.Notes = append(tr.Notes, s.restlessNote)
+	}
 	s.runs += tr.Invocations
 	if sc.Kind == ScenarioBaseline && s.cfg.bubble != nil {
 		// Only a bubble cares (Suite.bubble); outlived takes a snapshot.

@@ -1,0 +1,130 @@
+package runtime
+
+import (
+	"context"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// beatDesk is an order desk whose worker, started by Setup, books each
+// job's order (once per order where dedup is set) and then lowers the
+// count of pending jobs, which its Settle reads. A second goroutine of
+// Setup's flips a phase in State every 20 ms, as a lease renewed or a
+// poller's last-seen mark does: the world never holds still.
+type beatDesk struct {
+	dedup   bool
+	mu      sync.Mutex
+	pending int
+	orders  []string
+	phase   string
+	jobs    chan string
+	stop    func()
+}
+
+func (d *beatDesk) start() {
+	d.mu.Lock()
+	d.pending, d.orders, d.phase = 0, nil, "a"
+	d.mu.Unlock()
+	d.jobs = make(chan string, 4)
+	done, beating, quit := make(chan struct{}), make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(done)
+		for id := range d.jobs {
+			time.Sleep(15 * time.Millisecond) // the queue's latency: a beat in most windows
+			d.mu.Lock()
+			if !d.dedup || !slices.Contains(d.orders, id) {
+				d.orders = append(d.orders, id)
+			}
+			d.pending--
+			d.mu.Unlock()
+		}
+	}()
+	go func() {
+		defer close(beating)
+		t := time.NewTicker(20 * time.Millisecond)
+		defer t.Stop()
+		for {
+			select {
+			case <-quit:
+				return
+			case <-t.C:
+				d.mu.Lock()
+				d.phase = map[string]string{"a": "b", "b": "a"}[d.phase]
+				d.mu.Unlock()
+			}
+		}
+	}()
+	d.stop = func() { close(d.jobs); close(quit); <-done; <-beating }
+}
+
+func (d *beatDesk) snapshot() any {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return map[string]any{"orders": slices.Clone(d.orders), "phase": d.phase}
+}
+
+func (d *beatDesk) settle(ctx context.Context) error {
+	for {
+		d.mu.Lock()
+		n := d.pending
+		d.mu.Unlock()
+		if n == 0 {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(time.Millisecond):
+		}
+	}
+}
+
+func (d *beatDesk) run(t *testing.T, opts ...Option) *Report {
+	t.Helper()
+	op := &Op{Name: "book_order", Kind: KindWrite, Params: []string{"order"}}
+	agent := func(ctx context.Context) error {
+		return traced(ctx, op, []any{"o-1"}, []any{"o-1"}, func(context.Context) error {
+			d.mu.Lock()
+			d.pending++
+			d.mu.Unlock()
+			d.jobs <- "o-1"
+			return nil
+		})
+	}
+	rep, err := Run(context.Background(), t.Name(), agent, append([]Option{
+		Setup(func(context.Context) error { d.start(); return nil }),
+		Teardown(func(context.Context) error { d.stop(); return nil }),
+		State(d.snapshot), Settle(d.settle)}, opts...)...)
+	require.NoError(t, err)
+	return rep
+}
+
+// A heartbeat in State beside a Settle, the queue's latency (15 ms) holding
+// most windows open across a beat. The baseline's end, read once after the
+// Settle, learned no restless place, and the correct agent's repeats were
+// a duplicate_write ("the repeat changed the state: phase: "a" → "b"") in
+// 10 suites of 10 (in 7 of 20 with an 8 ms latency). The place is now
+// learned before the baseline's agent runs and read as null in every
+// state, and the baseline's trace says so; the buggy agent, whose desk
+// books the order twice, is still caught.
+func TestAHeartbeatInStateBesideASettle(t *testing.T) {
+	for range 2 {
+		rep := (&beatDesk{dedup: true}).run(t)
+		for _, r := range rep.Results {
+			assert.Empty(t, r.Findings, "the correct agent's %s: %q", r.Scenario, r.Trace.Notes)
+			assert.False(t, r.Inconclusive, "the correct agent's %s: %q", r.Scenario, r.Trace.Notes)
+		}
+		if got := notesSaying(rep.Baseline.Trace, "State's phase changed by itself"); assert.Len(t, got, 1, "%q", rep.Baseline.Trace.Notes) {
+			assert.Contains(t, got[0], "read as null in every state")
+		}
+	}
+	rep := (&beatDesk{}).run(t)
+	for _, sc := range []string{"crash_restart/book_order#1", ScenarioDuplicateSeq, ScenarioDuplicateConcurrent} {
+		assert.NotEmpty(t, resultOf(t, rep, sc).Findings, "the buggy agent's %s", sc)
+	}
+}
