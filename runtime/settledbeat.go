@@ -17,17 +17,18 @@ import (
 // duplicate_write in 7 suites of 20 (TestAHeartbeatInStateBesideASettle;
 // red team rU's probe, 81 runs of 90 before the sixteenth sitting).
 //
-// So where a Settle is given and Setup left goroutines running, the
-// baseline reads the state again and again after Setup, before its agent
-// runs (restlessBefore): no call has been made, and what changes then is
-// the world's own. A place that changes twice or more is restless, and
+// So where a Settle is given, the baseline reads the state again and again
+// after Setup, before its agent runs (restlessBefore): no call has been
+// made, and what changes then is the world's own, whoever started the
+// goroutines that change it (Setup, or the test before the suite: a
+// service it runs for all its suites, which Setup only empties). A place that changes twice or more is restless, and
 // every snapshot of the suite from then on, the baseline's included, reads
 // it as null (judge.leaveOut): the windows, the ends and the Settle's
 // second look (settlelook.go) compare what the calls did. The baseline's
 // trace says which places were left out. The look ends once the state,
 // with those places left out, held still for restlessHold polls, within
-// restlessPolls: 50 ms for a world that holds still, about 100 ms for one
-// with a 20 ms heartbeat. A heartbeat slower than the hold is not learned,
+// restlessPolls: 50 ms for a world that holds still, once per suite with a
+// Settle, and about 100 ms for one with a 20 ms heartbeat. A heartbeat slower than the hold is not learned,
 // as without a Settle. A place that is an entry of a list (a log a
 // heartbeat appends to) holds no value to null, and is not left out.
 

@@ -84,7 +84,11 @@ func (d *beatDesk) settle(ctx context.Context) error {
 	}
 }
 
-func (d *beatDesk) run(t *testing.T, opts ...Option) *Report {
+// run runs the suite of an agent that books order o-1, with State and the
+// Settle. Setup starts the desk's goroutines, or, where the test started
+// them once before (started), only empties the desk, as a Setup does for
+// a service the test runs for all its suites.
+func (d *beatDesk) run(t *testing.T, started bool, opts ...Option) *Report {
 	t.Helper()
 	op := &Op{Name: "book_order", Kind: KindWrite, Params: []string{"order"}}
 	agent := func(ctx context.Context) error {
@@ -97,8 +101,22 @@ func (d *beatDesk) run(t *testing.T, opts ...Option) *Report {
 		})
 	}
 	rep, err := Run(context.Background(), t.Name(), agent, append([]Option{
-		Setup(func(context.Context) error { d.start(); return nil }),
-		Teardown(func(context.Context) error { d.stop(); return nil }),
+		Setup(func(context.Context) error {
+			if started {
+				d.mu.Lock()
+				d.orders = nil
+				d.mu.Unlock()
+				return nil
+			}
+			d.start()
+			return nil
+		}),
+		Teardown(func(context.Context) error {
+			if !started {
+				d.stop()
+			}
+			return nil
+		}),
 		State(d.snapshot), Settle(d.settle)}, opts...)...)
 	require.NoError(t, err)
 	return rep
@@ -113,18 +131,34 @@ func (d *beatDesk) run(t *testing.T, opts ...Option) *Report {
 // state, and the baseline's trace says so; the buggy agent, whose desk
 // books the order twice, is still caught.
 func TestAHeartbeatInStateBesideASettle(t *testing.T) {
-	for range 2 {
-		rep := (&beatDesk{dedup: true}).run(t)
-		for _, r := range rep.Results {
-			assert.Empty(t, r.Findings, "the correct agent's %s: %q", r.Scenario, r.Trace.Notes)
-			assert.False(t, r.Inconclusive, "the correct agent's %s: %q", r.Scenario, r.Trace.Notes)
+	for _, started := range []bool{false, true} {
+		for range 2 {
+			d := &beatDesk{dedup: true}
+			if started {
+				d.start()
+			}
+			rep := d.run(t, started)
+			if started {
+				d.stop()
+			}
+			for _, r := range rep.Results {
+				assert.Empty(t, r.Findings, "the correct agent's %s (started before: %v): %q", r.Scenario, started, r.Trace.Notes)
+				assert.False(t, r.Inconclusive, "the correct agent's %s (started before: %v): %q", r.Scenario, started, r.Trace.Notes)
+			}
+			if got := notesSaying(rep.Baseline.Trace, "State's phase changed by itself"); assert.Len(t, got, 1, "%q", rep.Baseline.Trace.Notes) {
+				assert.Contains(t, got[0], "read as null in every state")
+			}
 		}
-		if got := notesSaying(rep.Baseline.Trace, "State's phase changed by itself"); assert.Len(t, got, 1, "%q", rep.Baseline.Trace.Notes) {
-			assert.Contains(t, got[0], "read as null in every state")
+		d := &beatDesk{}
+		if started {
+			d.start()
 		}
-	}
-	rep := (&beatDesk{}).run(t)
-	for _, sc := range []string{"crash_restart/book_order#1", ScenarioDuplicateSeq, ScenarioDuplicateConcurrent} {
-		assert.NotEmpty(t, resultOf(t, rep, sc).Findings, "the buggy agent's %s", sc)
+		rep := d.run(t, started)
+		if started {
+			d.stop()
+		}
+		for _, sc := range []string{"crash_restart/book_order#1", ScenarioDuplicateSeq, ScenarioDuplicateConcurrent} {
+			assert.NotEmpty(t, resultOf(t, rep, sc).Findings, "the buggy agent's %s (started before: %v)", sc, started)
+		}
 	}
 }
