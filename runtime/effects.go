@@ -200,7 +200,7 @@ func StateContext(fn func(ctx context.Context) any) Option {
 // (absorbed); a note says so, and fn does not run after it.
 //
 // A Settle tells when the calls' effects landed, not what the world does
-// on its own: the baseline reads the state for 50 to 200 ms before its
+// on its own: the baseline reads the state for 100 to 400 ms before its
 // agent runs, and the places that change by themselves twice or more then
 // (a heartbeat) are read as null in every state of the suite, its trace
 // naming them (settledbeat.go).

@@ -21,22 +21,27 @@ import (
 // after Setup, before its agent runs (restlessBefore): no call has been
 // made, and what changes then is the world's own, whoever started the
 // goroutines that change it (Setup, or the test before the suite: a
-// service it runs for all its suites, which Setup only empties). A place that changes twice or more is restless, and
-// every snapshot of the suite from then on, the baseline's included, reads
-// it as null (judge.leaveOut): the windows, the ends and the Settle's
-// second look (settlelook.go) compare what the calls did. The baseline's
-// trace says which places were left out. The look ends once the state,
-// with those places left out, held still for restlessHold polls, within
-// restlessPolls: 50 ms for a world that holds still, once per suite with a
-// Settle, and about 100 ms for one with a 20 ms heartbeat. A heartbeat slower than the hold is not learned,
-// as without a Settle. A place that is an entry of a list (a log a
-// heartbeat appends to) holds no value to null, and is not left out.
+// service it runs for all its suites, which Setup only empties). A place
+// that changes twice or more is restless, and every snapshot of the suite
+// from then on, the baseline's included, reads it as null
+// (judge.leaveOut): the windows, the ends and the Settle's second look
+// (settlelook.go) compare what the calls did. The baseline's trace says
+// which places were left out. The look ends once the state, with those
+// places left out, held still for restlessHold polls (100 ms, as the
+// baseline's end without a Settle, endCalibrate), within restlessPolls
+// (400 ms): 100 ms once per suite for a world that holds still, about
+// 150 ms for one with a 20 ms heartbeat. A heartbeat slower than the hold
+// is not learned, as without a Settle: with a hold of 50 ms, one every
+// 80 ms was not, and a correct agent whose queue took 40 ms was a
+// duplicate_write in 15 runs of 15 (red team rV). A place that is an
+// entry of a list (a log a heartbeat appends to) holds no value to null,
+// and is not left out.
 
 // restlessHold and restlessPolls are restlessBefore's polls, endPoll
 // apart: how many the state must hold still for, and how many at most.
 const (
-	restlessHold  = 10
-	restlessPolls = 40
+	restlessHold  = 20
+	restlessPolls = 80
 )
 
 // restlessBefore reads the state every endPoll until it held still, with

@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	"cmp"
 	"context"
 	"slices"
 	"sync"
@@ -17,13 +18,16 @@ import (
 // Setup's flips a phase in State every 20 ms, as a lease renewed or a
 // poller's last-seen mark does: the world never holds still.
 type beatDesk struct {
-	dedup   bool
-	mu      sync.Mutex
-	pending int
-	orders  []string
-	phase   string
-	jobs    chan string
-	stop    func()
+	dedup bool
+	// period is the heartbeat's (20 ms where zero), latency the worker's
+	// before it books (15 ms where zero).
+	period, latency time.Duration
+	mu              sync.Mutex
+	pending         int
+	orders          []string
+	phase           string
+	jobs            chan string
+	stop            func()
 }
 
 func (d *beatDesk) start() {
@@ -35,7 +39,7 @@ func (d *beatDesk) start() {
 	go func() {
 		defer close(done)
 		for id := range d.jobs {
-			time.Sleep(15 * time.Millisecond) // the queue's latency: a beat in most windows
+			time.Sleep(cmp.Or(d.latency, 15*time.Millisecond)) // the queue's: a beat in most windows
 			d.mu.Lock()
 			if !d.dedup || !slices.Contains(d.orders, id) {
 				d.orders = append(d.orders, id)
@@ -46,7 +50,7 @@ func (d *beatDesk) start() {
 	}()
 	go func() {
 		defer close(beating)
-		t := time.NewTicker(20 * time.Millisecond)
+		t := time.NewTicker(cmp.Or(d.period, 20*time.Millisecond))
 		defer t.Stop()
 		for {
 			select {
@@ -159,6 +163,25 @@ func TestAHeartbeatInStateBesideASettle(t *testing.T) {
 		}
 		for _, sc := range []string{"crash_restart/book_order#1", ScenarioDuplicateSeq, ScenarioDuplicateConcurrent} {
 			assert.NotEmpty(t, resultOf(t, rep, sc).Findings, "the buggy agent's %s (started before: %v)", sc, started)
+		}
+	}
+}
+
+// A heartbeat every 80 ms, the queue taking 40 ms: with a hold of 50 ms the
+// look before the baseline's agent ended between two beats and learned
+// nothing, and the correct agent was a duplicate_write in 15 runs of 15
+// (red team rV). The hold is 100 ms, as for the baseline's end without a
+// Settle.
+func TestASlowHeartbeatBesideASettleIsLearned(t *testing.T) {
+	for _, dedup := range []bool{true, false} {
+		rep := (&beatDesk{dedup: dedup, period: 80 * time.Millisecond, latency: 40 * time.Millisecond}).run(t, false)
+		if !dedup {
+			assert.NotEmpty(t, findings(rep, ScenarioDuplicateSeq), "the buggy agent")
+			continue
+		}
+		assert.Len(t, notesSaying(rep.Baseline.Trace, "State's phase changed by itself"), 1, "%q", rep.Baseline.Trace.Notes)
+		for _, r := range rep.Results {
+			assert.Empty(t, r.Findings, "the correct agent's %s: %q", r.Scenario, r.Trace.Notes)
 		}
 	}
 }
