@@ -200,10 +200,10 @@ func StateContext(fn func(ctx context.Context) any) Option {
 // (absorbed); a note says so, and fn does not run after it.
 //
 // A Settle tells when the calls' effects landed, not what the world does
-// on its own: the baseline reads the state for 100 to 400 ms before its
-// agent runs, and the places that change by themselves twice or more then
-// (a heartbeat) are read as null in every state of the suite, its trace
-// naming them (settledbeat.go).
+// on its own: the baseline runs it after Setup and reads the state for 100
+// to 400 ms before its agent runs, and the values that change by
+// themselves twice or more then (a heartbeat) are read as null in every
+// state of the suite, its trace naming them (settledbeat.go).
 //
 // A nil fn is a *ConfigError, as for State.
 func Settle(fn func(ctx context.Context) error) Option {
@@ -225,7 +225,7 @@ type judge struct {
 	// leaveOut are the places every snapshot reads as null: those the
 	// world changed by itself before the baseline's agent ran, where a
 	// Settle is given (settledbeat.go).
-	leaveOut map[string]bool
+	leaveOut [][]string
 	halt     *halter // stopped when the run is aborted (statebound.go)
 
 	mu       sync.Mutex
@@ -543,7 +543,7 @@ func (j *judge) snapshot() (s string, err error) {
 		err = stateEncodeError(v, err)
 	}
 	if err == nil && j.leaveOut != nil {
-		s = nullOut(s, j.leaveOut) // a heartbeat beside a Settle (settledbeat.go)
+		s = nullRestless(s, j.leaveOut) // a heartbeat beside a Settle (settledbeat.go)
 	}
 	if err == nil && j.reads != nil {
 		j.reads.seen(s)

@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -33,9 +34,25 @@ import (
 // 150 ms for one with a 20 ms heartbeat. A heartbeat slower than the hold
 // is not learned, as without a Settle: with a hold of 50 ms, one every
 // 80 ms was not, and a correct agent whose queue took 40 ms was a
-// duplicate_write in 15 runs of 15 (red team rV). A place that is an
-// entry of a list (a log a heartbeat appends to) holds no value to null,
-// and is not left out.
+// duplicate_write in 15 runs of 15 (red team rV).
+//
+// What is learned must hide nothing the calls change:
+//   - The Settle runs first, so that what Setup set going (two fixture
+//     charges booked by the worker it started) has landed: learned as a
+//     heartbeat, the balance it changed twice was read as null, and the
+//     buggy agent's second charge to it passed in 30 runs of 30 (red team
+//     rV, "backlog").
+//   - Only a value is learned, never a list or an object that holds it: a
+//     heartbeat in the one row of a table (a running job's heartbeat_at,
+//     an account's last_seen beside its balance) made the whole list a
+//     place, read as null, and the buggy agent's second job or charge in
+//     that table passed in every run (red team rV, "jobs", "acct1"). A row
+//     of a list is found by a column that names it (its id, or a column
+//     whose values are one per row and stay: a lease's name), or as the
+//     list's only row; a field of it is nulled in that row alone, in every
+//     snapshot that has it.
+//   - An entry of a list that is no row (a log a heartbeat appends to)
+//     holds no value to null, and is not left out.
 
 // restlessHold and restlessPolls are restlessBefore's polls, endPoll
 // apart: how many the state must hold still for, and how many at most.
@@ -44,21 +61,28 @@ const (
 	restlessPolls = 80
 )
 
-// restlessBefore reads the state every endPoll until it held still, with
-// the places that changed twice or more left out, for restlessHold polls,
-// or for restlessPolls in all. It returns those places by key (place.key)
-// and their names; none where a snapshot failed or did not decode.
-func (j *judge) restlessBefore() (map[string]bool, []string) {
+// restlessBefore runs the Settle, then reads the state every endPoll
+// until it held still, with the places that changed twice or more left
+// out, for restlessHold polls, or for restlessPolls in all. It returns
+// those places (restlessPlace) and their names; none where the Settle or
+// a snapshot failed, or a snapshot did not decode.
+func (j *judge) restlessBefore() ([][]string, []string) {
+	if j.quiet() != nil {
+		return nil, nil
+	}
 	prev, err := j.snapshot()
 	if err != nil {
 		return nil, nil
 	}
+	pv, err := decodeState(prev)
+	if err != nil {
+		return nil, nil
+	}
 	var (
-		views stateViews
-		keys  map[string]bool
-		names []string
-		times = map[string]int{}
-		still = prev // prev with keys left out: what must hold still
+		places [][]string
+		names  []string
+		times  = map[string]int{}
+		still  = prev // prev with places left out: what must hold still
 	)
 	for polls, held := 0, 0; polls < restlessPolls && held < restlessHold; polls++ {
 		endSleep(endPoll)
@@ -67,37 +91,239 @@ func (j *judge) restlessBefore() (map[string]bool, []string) {
 			return nil, nil
 		}
 		if s != prev {
-			places, ok := changedPlaces(views.of(prev), views.of(s))
-			if !ok {
+			v, err := decodeState(s)
+			if err != nil {
 				return nil, nil
 			}
-			prev = s
-			for _, p := range places {
-				if p.elem {
-					continue // an entry of a list: no value to null (nullOut)
-				}
-				if times[p.key()]++; times[p.key()] == 2 {
-					if keys == nil {
-						keys = map[string]bool{}
-					}
-					keys[p.key()] = true
-					names = append(names, p.name())
+			var changed [][]string
+			restlessPlaces(nil, pv, v, &changed)
+			prev, pv = s, v
+			for _, p := range changed {
+				k := strings.Join(p, "\x01")
+				if times[k]++; times[k] == 2 {
+					places = append(places, p)
+					names = append(names, restlessName(p))
 				}
 			}
 		}
-		if s = nullOut(s, keys); s != still {
+		if s = nullRestless(s, places); s != still {
 			still, held = s, 0
 			continue
 		}
 		held++
 	}
 	slices.Sort(names)
-	return keys, names
+	return places, names
+}
+
+// rowSelect starts a path segment of restlessPlaces that names a row of a
+// list: by the column that names it and its value there (as JSON), or,
+// with no column, the list's only row.
+const rowSelect = "\x00select\x00"
+
+// restlessPlaces adds to out the paths of the values that differ between
+// a and b: a field of an object by its key, a row of a list of objects by
+// rowSelect, never a list or an object as a whole, nor an entry of a list
+// that is no row.
+func restlessPlaces(path []string, a, b any, out *[][]string) {
+	switch x := a.(type) {
+	case map[string]any:
+		y, ok := b.(map[string]any)
+		if !ok {
+			return
+		}
+		for k, xv := range x {
+			restlessPlaces(append(slices.Clip(path), k), xv, y[k], out)
+		}
+		for k, yv := range y {
+			if _, ok := x[k]; !ok {
+				restlessPlaces(append(slices.Clip(path), k), nil, yv, out)
+			}
+		}
+		return
+	case []any:
+		y, ok := b.([]any)
+		if !ok || !allObjects(x) || !allObjects(y) {
+			return
+		}
+		col, ok := namingColumn(x, y)
+		if !ok {
+			if len(x) == 1 && len(y) == 1 {
+				restlessPlaces(append(slices.Clip(path), rowSelect), x[0], y[0], out)
+			}
+			return
+		}
+		rows := map[string]any{}
+		for _, r := range x {
+			rows[encode(r.(map[string]any)[col])] = r
+		}
+		for _, r := range y {
+			key := encode(r.(map[string]any)[col])
+			if xr, ok := rows[key]; ok {
+				restlessPlaces(append(slices.Clip(path), rowSelect+col+"\x00"+key), xr, r, out)
+			}
+		}
+		return
+	}
+	if _, ok := b.(map[string]any); ok {
+		return
+	}
+	if _, ok := b.([]any); ok {
+		return
+	}
+	if !equalValues(a, b) {
+		*out = append(*out, path)
+	}
+}
+
+func allObjects(l []any) bool {
+	for _, e := range l {
+		if _, ok := e.(map[string]any); !ok {
+			return false
+		}
+	}
+	return len(l) > 0
+}
+
+// namingColumn returns the column that names the rows of lists x and y:
+// one every row has, with a string, number or bool, no two rows of a list
+// sharing it, and the most values in both lists: an id, a lease's name,
+// not the timestamp a heartbeat renews. Of those, the row's id (idKey)
+// first, then a column of strings, then the first by name: a balance the
+// calls change names no row.
+func namingColumn(x, y []any) (string, bool) {
+	id := idKey(x[0].(map[string]any))
+	rank := func(col string) int {
+		switch {
+		case col == id:
+			return 2
+		case isString(x[0].(map[string]any)[col]):
+			return 1
+		}
+		return 0
+	}
+	var best string
+	shared := 0
+	for col := range x[0].(map[string]any) {
+		kx, okx := columnValues(x, col)
+		ky, oky := columnValues(y, col)
+		if !okx || !oky {
+			continue
+		}
+		n := 0
+		for k := range kx {
+			if ky[k] {
+				n++
+			}
+		}
+		if n == 0 {
+			continue
+		}
+		if n > shared || n == shared && (rank(col) > rank(best) || rank(col) == rank(best) && col < best) {
+			best, shared = col, n
+		}
+	}
+	return best, shared > 0
+}
+
+func isString(v any) bool { _, ok := v.(string); return ok }
+
+func columnValues(l []any, col string) (map[string]bool, bool) {
+	vals := make(map[string]bool, len(l))
+	for _, r := range l {
+		v, ok := r.(map[string]any)[col]
+		switch v.(type) {
+		case string, bool, json.Number:
+		default:
+			return nil, false
+		}
+		k := encode(v)
+		if !ok || vals[k] {
+			return nil, false
+		}
+		vals[k] = true
+	}
+	return vals, true
+}
+
+// nullRestless returns snapshot s with the values at places (restlessPlaces)
+// set to null; s when there are none or it does not decode.
+func nullRestless(s string, places [][]string) string {
+	if len(places) == 0 {
+		return s
+	}
+	v, err := decodeState(s)
+	if err != nil {
+		return s
+	}
+	for _, p := range places {
+		nullAt(v, p)
+	}
+	return encode(v)
+}
+
+// nullAt sets the value at path in v to null: a field of an object,
+// where the object is there (a key that comes and goes is there as null),
+// in each row a rowSelect segment names.
+func nullAt(v any, path []string) {
+	if len(path) == 0 {
+		return
+	}
+	seg := path[0]
+	if sel, ok := strings.CutPrefix(seg, rowSelect); ok {
+		l, ok := v.([]any)
+		if !ok {
+			return
+		}
+		if sel == "" {
+			if len(l) == 1 {
+				nullAt(l[0], path[1:])
+			}
+			return
+		}
+		col, key, _ := strings.Cut(sel, "\x00")
+		for _, r := range l {
+			if m, ok := r.(map[string]any); ok && encode(m[col]) == key {
+				nullAt(m, path[1:])
+			}
+		}
+		return
+	}
+	m, ok := v.(map[string]any)
+	if !ok {
+		return
+	}
+	if len(path) == 1 {
+		m[seg] = nil
+		return
+	}
+	nullAt(m[seg], path[1:])
+}
+
+// restlessName is place p in words: accounts[id=acme].last_seen.
+func restlessName(p []string) string {
+	var b strings.Builder
+	for _, seg := range p {
+		if sel, ok := strings.CutPrefix(seg, rowSelect); ok {
+			if sel == "" {
+				b.WriteString("[its only row]")
+				continue
+			}
+			col, key, _ := strings.Cut(sel, "\x00")
+			fmt.Fprintf(&b, "[%s=%s]", col, clip(key, 40))
+			continue
+		}
+		if b.Len() > 0 {
+			b.WriteByte('.')
+		}
+		b.WriteString(seg)
+	}
+	return b.String()
 }
 
 // restlessNote is the baseline trace's note for places names, left out of
 // every state (restlessBefore), learned in d.
 func restlessNote(names []string, d time.Duration) string {
-	return fmt.Sprintf("State's %s changed by itself twice or more in the %d ms after Setup, before the agent ran, and a Settle is given: taken for what the world changes on its own (a heartbeat, a lease renewed), it is read as null in every state this suite compares, so a write whose only effect is there is not seen; keep such places out of State for the suite to judge them",
+	return fmt.Sprintf("State's %s changed by itself twice or more in the %d ms after Setup and the Settle, before the agent ran: taken for what the world changes on its own (a heartbeat, a lease renewed), it is read as null in every state this suite compares, so a write whose only effect is there is not seen; keep such places out of State for the suite to judge them",
 		strings.Join(names, ", "), d.Milliseconds())
 }

@@ -22,12 +22,19 @@ type beatDesk struct {
 	// period is the heartbeat's (20 ms where zero), latency the worker's
 	// before it books (15 ms where zero).
 	period, latency time.Duration
-	mu              sync.Mutex
-	pending         int
-	orders          []string
-	phase           string
-	jobs            chan string
-	stop            func()
+	// shape is State's: "" the orders and the phase; "jobs" a table of
+	// jobs whose one running job's heartbeat_at is the phase, each order
+	// a job row after it; "account" one account row, its balance charged
+	// 10 an order beside its last_seen, the phase; "seed" the balance
+	// alone, no heartbeat, and Setup books two fixture orders through the
+	// worker, which lands them after it returned.
+	shape   string
+	mu      sync.Mutex
+	pending int
+	orders  []string
+	phase   string
+	jobs    chan string
+	stop    func()
 }
 
 func (d *beatDesk) start() {
@@ -48,6 +55,16 @@ func (d *beatDesk) start() {
 			d.mu.Unlock()
 		}
 	}()
+	if d.shape == "seed" {
+		d.mu.Lock()
+		d.pending += 2
+		d.mu.Unlock()
+		d.jobs <- "seed-1"
+		d.jobs <- "seed-2"
+		close(beating)
+		d.stop = func() { close(d.jobs); <-done }
+		return
+	}
 	go func() {
 		defer close(beating)
 		t := time.NewTicker(cmp.Or(d.period, 20*time.Millisecond))
@@ -69,6 +86,19 @@ func (d *beatDesk) start() {
 func (d *beatDesk) snapshot() any {
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	balance := 100 - 10*len(d.orders)
+	switch d.shape {
+	case "jobs":
+		jobs := []any{map[string]any{"id": 1, "kind": "export", "state": "running", "heartbeat_at": d.phase}}
+		for i, o := range d.orders {
+			jobs = append(jobs, map[string]any{"id": i + 2, "kind": "order", "state": "done", "order": o})
+		}
+		return map[string]any{"jobs": jobs}
+	case "account":
+		return map[string]any{"accounts": []any{map[string]any{"id": "acme", "balance": balance, "last_seen": d.phase}}}
+	case "seed":
+		return map[string]any{"balance": balance}
+	}
 	return map[string]any{"orders": slices.Clone(d.orders), "phase": d.phase}
 }
 
@@ -182,6 +212,41 @@ func TestASlowHeartbeatBesideASettleIsLearned(t *testing.T) {
 		assert.Len(t, notesSaying(rep.Baseline.Trace, "State's phase changed by itself"), 1, "%q", rep.Baseline.Trace.Notes)
 		for _, r := range rep.Results {
 			assert.Empty(t, r.Findings, "the correct agent's %s: %q", r.Scenario, r.Trace.Notes)
+		}
+	}
+}
+
+// What the look before the baseline's agent learns hides nothing the calls
+// change (red team rV). Setup's own fixture orders, which its worker books
+// after Setup returned, change the balance twice: the Settle runs first,
+// and nothing is learned. A heartbeat in the one row of a table (a running
+// job's heartbeat_at beside the jobs the agent adds; an account's
+// last_seen beside the balance the agent charges) is learned as that field
+// of that row, not as the whole table. Before, each of the three made the
+// buggy agent's second order pass in every run; the correct agent is safe.
+func TestTheLookForAHeartbeatHidesNothingTheCallsChange(t *testing.T) {
+	for _, c := range []struct{ shape, learned string }{
+		{"seed", ""},
+		{"jobs", "jobs[id=1].heartbeat_at"},
+		{"account", "accounts[id=\"acme\"].last_seen"},
+	} {
+		for _, dedup := range []bool{true, false} {
+			rep := (&beatDesk{dedup: dedup, shape: c.shape}).run(t, false)
+			notes := notesSaying(rep.Baseline.Trace, "changed by itself twice or more")
+			if c.learned == "" {
+				assert.Empty(t, notes, "%s", c.shape)
+			} else if assert.Len(t, notes, 1, "%s: %q", c.shape, rep.Baseline.Trace.Notes) {
+				assert.Contains(t, notes[0], "State's "+c.learned+" changed", c.shape)
+			}
+			if !dedup {
+				for _, sc := range []string{"crash_restart/book_order#1", ScenarioDuplicateSeq, ScenarioDuplicateConcurrent} {
+					assert.NotEmpty(t, resultOf(t, rep, sc).Findings, "the buggy agent's %s (%s)", sc, c.shape)
+				}
+				continue
+			}
+			for _, r := range rep.Results {
+				assert.Empty(t, r.Findings, "the correct agent's %s (%s): %q", r.Scenario, c.shape, r.Trace.Notes)
+			}
 		}
 	}
 }

@@ -80,7 +80,7 @@ type Suite struct {
 	// restless are the places the world changed by itself before the
 	// baseline's agent ran, with a Settle given, read as null in every
 	// snapshot (settledbeat.go); restlessNote says so in the baseline.
-	restless     map[string]bool
+	restless     [][]string
 	restlessNote string
 
 	baseline *Result
