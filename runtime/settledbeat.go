@@ -28,10 +28,14 @@ import (
 // (judge.leaveOut): the windows, the ends and the Settle's second look
 // (settlelook.go) compare what the calls did. The baseline's trace says
 // which places were left out. The look ends once the state, with those
-// places left out, held still for restlessHold polls (100 ms, as the
-// baseline's end without a Settle, endCalibrate), within restlessPolls
-// (400 ms): 100 ms once per suite for a world that holds still, about
-// 150 ms for one with a 20 ms heartbeat. A heartbeat slower than the hold
+// places left out, held still for restlessHold (100 ms, as the baseline's
+// end without a Settle, endCalibrate), within restlessMax (400 ms), both
+// on the polls' clock, as judge.finish's: a poll's sleep that a loaded
+// machine overran does not count its overrun, and a State that takes
+// 30 ms (a query over the network) counts its time; counted in polls,
+// such a State made the look 0.7 s at least. That is 100 ms once per
+// suite for a world that holds still, about 150 ms for one with a 20 ms
+// heartbeat. A heartbeat slower than the hold
 // is not learned, as without a Settle: with a hold of 50 ms, one every
 // 80 ms was not, and a correct agent whose queue took 40 ms was a
 // duplicate_write in 15 runs of 15 (red team rV).
@@ -54,16 +58,16 @@ import (
 //   - An entry of a list that is no row (a log a heartbeat appends to)
 //     holds no value to null, and is not left out.
 
-// restlessHold and restlessPolls are restlessBefore's polls, endPoll
-// apart: how many the state must hold still for, and how many at most.
+// restlessHold is how long the state must hold still for restlessBefore
+// (its polls endPoll apart), restlessMax how long it looks at most.
 const (
-	restlessHold  = 20
-	restlessPolls = 80
+	restlessHold = endCalibrate
+	restlessMax  = 4 * endCalibrate
 )
 
 // restlessBefore runs the Settle, then reads the state every endPoll
 // until it held still, with the places that changed twice or more left
-// out, for restlessHold polls, or for restlessPolls in all. It returns
+// out, for restlessHold, or for restlessMax in all. It returns
 // those places (restlessPlace) and their names; none where the Settle or
 // a snapshot failed, or a snapshot did not decode.
 func (j *judge) restlessBefore() ([][]string, []string) {
@@ -84,8 +88,13 @@ func (j *judge) restlessBefore() ([][]string, []string) {
 		times  = map[string]int{}
 		still  = prev // prev with places left out: what must hold still
 	)
-	for polls, held := 0, 0; polls < restlessPolls && held < restlessHold; polls++ {
+	var on, stillSince time.Duration // on the polls' clock, as judge.finish's
+	for last := time.Now(); on < restlessMax && on-stillSince < restlessHold; {
+		slept := time.Now()
 		endSleep(endPoll)
+		now := time.Now()
+		on += now.Sub(last) - max(now.Sub(slept)-2*endPoll, 0)
+		last = now
 		s, err := j.snapshot()
 		if err != nil {
 			return nil, nil
@@ -107,10 +116,8 @@ func (j *judge) restlessBefore() ([][]string, []string) {
 			}
 		}
 		if s = nullRestless(s, places); s != still {
-			still, held = s, 0
-			continue
+			still, stillSince = s, on
 		}
-		held++
 	}
 	slices.Sort(names)
 	return places, names
