@@ -1004,14 +1004,11 @@ func (j *judge) finish() {
 		// the clocks agree.
 		var (
 			on, stillSince time.Duration // on the polls' clock, from the first end snapshot
-			last           = time.Now()
+			clock          = newPollClock()
 		)
 		for on < j.stillMax {
-			slept := time.Now()
-			endSleep(endPoll)
-			now := time.Now()
-			on += now.Sub(last) - max(now.Sub(slept)-2*endPoll, 0)
-			last = now
+			var now time.Time
+			on, now = clock.sleep()
 			again, err := j.snapshot()
 			if err != nil {
 				break
@@ -1129,6 +1126,28 @@ const lateLandWait = endStillMax
 // endSleep is the sleep between two polls of the end state (judge.finish);
 // a test makes it overrun, as a loaded machine does.
 var endSleep = time.Sleep
+
+// pollClock is the polls' clock (judge.finish): the time since it was
+// made, less what each poll's sleep overran beyond twice endPoll, as a
+// loaded machine makes it; what is done between sleeps (a State's query)
+// counts.
+type pollClock struct {
+	on   time.Duration
+	last time.Time
+}
+
+func newPollClock() pollClock { return pollClock{last: time.Now()} }
+
+// sleep sleeps endPoll (endSleep) and returns the time on the clock, and
+// on the wall's, then.
+func (c *pollClock) sleep() (time.Duration, time.Time) {
+	slept := time.Now()
+	endSleep(endPoll)
+	now := time.Now()
+	c.on += now.Sub(c.last) - max(now.Sub(slept)-2*endPoll, 0)
+	c.last = now
+	return c.on, now
+}
 
 // endStill is how long the end state must hold still at least, when the
 // state changed outside the traced writes and no Settle is given, to be

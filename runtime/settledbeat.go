@@ -88,13 +88,9 @@ func (j *judge) restlessBefore() ([][]string, []string) {
 		times  = map[string]int{}
 		still  = prev // prev with places left out: what must hold still
 	)
-	var on, stillSince time.Duration // on the polls' clock, as judge.finish's
-	for last := time.Now(); on < restlessMax && on-stillSince < restlessHold; {
-		slept := time.Now()
-		endSleep(endPoll)
-		now := time.Now()
-		on += now.Sub(last) - max(now.Sub(slept)-2*endPoll, 0)
-		last = now
+	var on, stillSince time.Duration
+	for clock := newPollClock(); on < restlessMax && on-stillSince < restlessHold; {
+		on, _ = clock.sleep()
 		s, err := j.snapshot()
 		if err != nil {
 			return nil, nil

@@ -102,21 +102,7 @@ func (d *beatDesk) snapshot() any {
 	return map[string]any{"orders": slices.Clone(d.orders), "phase": d.phase}
 }
 
-func (d *beatDesk) settle(ctx context.Context) error {
-	for {
-		d.mu.Lock()
-		n := d.pending
-		d.mu.Unlock()
-		if n == 0 {
-			return nil
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(time.Millisecond):
-		}
-	}
-}
+func (d *beatDesk) settle(ctx context.Context) error { return noneLeft(ctx, &d.mu, &d.pending) }
 
 // run runs the suite of an agent that books order o-1, with State and the
 // Settle. Setup starts the desk's goroutines, or, where the test started

@@ -62,11 +62,15 @@ func (d *settleLagDesk) snapshot() any {
 	return slices.Clone(d.tickets)
 }
 
-func (d *settleLagDesk) settle(ctx context.Context) error {
+func (d *settleLagDesk) settle(ctx context.Context) error { return noneLeft(ctx, &d.mu, &d.pending) }
+
+// noneLeft is a Settle that reads a count of pending jobs, under mu, every
+// millisecond until it is zero.
+func noneLeft(ctx context.Context, mu *sync.Mutex, pending *int) error {
 	for {
-		d.mu.Lock()
-		n := d.pending
-		d.mu.Unlock()
+		mu.Lock()
+		n := *pending
+		mu.Unlock()
 		if n == 0 {
 			return nil
 		}
