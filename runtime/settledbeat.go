@@ -35,10 +35,10 @@ import (
 // 30 ms (a query over the network) counts its time; counted in polls,
 // such a State made the look 0.7 s at least. That is 100 ms once per
 // suite for a world that holds still, about 150 ms for one with a 20 ms
-// heartbeat. A heartbeat slower than the hold
-// is not learned, as without a Settle: with a hold of 50 ms, one every
-// 80 ms was not, and a correct agent whose queue took 40 ms was a
-// duplicate_write in 15 runs of 15 (red team rV).
+// heartbeat. A heartbeat slower than the hold is not learned, as without
+// a Settle: with a hold of 50 ms, one every 80 ms was not, and a correct
+// agent whose queue took 40 ms was a duplicate_write in 15 runs of 15
+// (red team rV).
 //
 // What is learned must hide nothing the calls change:
 //   - The Settle runs first, so that what Setup set going (two fixture
@@ -68,7 +68,7 @@ const (
 // restlessBefore runs the Settle, then reads the state every endPoll
 // until it held still, with the places that changed twice or more left
 // out, for restlessHold, or for restlessMax in all. It returns
-// those places (restlessPlace) and their names; none where the Settle or
+// those places (restlessPlaces) and their names; none where the Settle or
 // a snapshot failed, or a snapshot did not decode.
 func (j *judge) restlessBefore() ([][]string, []string) {
 	if j.quiet() != nil {
@@ -234,14 +234,14 @@ func isString(v any) bool { _, ok := v.(string); return ok }
 func columnValues(l []any, col string) (map[string]bool, bool) {
 	vals := make(map[string]bool, len(l))
 	for _, r := range l {
-		v, ok := r.(map[string]any)[col]
+		v := r.(map[string]any)[col]
 		switch v.(type) {
 		case string, bool, json.Number:
 		default:
-			return nil, false
+			return nil, false // missing (nil), or no value a row is named by
 		}
 		k := encode(v)
-		if !ok || vals[k] {
+		if vals[k] {
 			return nil, false
 		}
 		vals[k] = true

@@ -236,3 +236,46 @@ func TestTheLookForAHeartbeatHidesNothingTheCallsChange(t *testing.T) {
 		}
 	}
 }
+
+// The places the look learns, and the nulling, on the shapes red team rV
+// found in real worlds: a lease row named by its name column (no id), a
+// lock key that comes and goes, the only row of a list without a naming
+// column. What holds the place (the list, the row, the other fields) is
+// never learned, and only that field of that row is nulled.
+func TestRestlessPlacesAreValuesInTheirRows(t *testing.T) {
+	for _, c := range []struct {
+		name, a, b, want, later, nulled string
+	}{
+		{"lease by name",
+			`{"leases":[{"name":"relay","renewed_at":"t1"},{"name":"sweeper","renewed_at":"t1"}]}`,
+			`{"leases":[{"name":"relay","renewed_at":"t2"},{"name":"sweeper","renewed_at":"t1"}]}`,
+			`leases[name="relay"].renewed_at`,
+			`{"leases":[{"name":"relay","renewed_at":"t9"},{"name":"sweeper","renewed_at":"t9"},{"name":"x","renewed_at":"t9"}]}`,
+			`{"leases":[{"name":"relay","renewed_at":null},{"name":"sweeper","renewed_at":"t9"},{"name":"x","renewed_at":"t9"}]}`},
+		{"a key that comes and goes",
+			`{"locks":{}}`, `{"locks":{"sweeper":"w1"}}`,
+			`locks.sweeper`, `{"locks":{}}`, `{"locks":{"sweeper":null}}`},
+		{"the only row",
+			`{"jobs":[{"kind":"export","beat":"t1"}]}`, `{"jobs":[{"kind":"export","beat":"t2"}]}`,
+			`jobs[kind="export"].beat`,
+			`{"jobs":[{"kind":"export","beat":"t9"},{"kind":"report","beat":null}]}`,
+			`{"jobs":[{"kind":"export","beat":null},{"kind":"report","beat":null}]}`},
+	} {
+		a, err := decodeState(c.a)
+		assert.NoError(t, err)
+		b, err := decodeState(c.b)
+		assert.NoError(t, err)
+		var got [][]string
+		restlessPlaces(nil, a, b, &got)
+		if assert.Len(t, got, 1, c.name) {
+			assert.Equal(t, c.want, restlessName(got[0]), c.name)
+		}
+		assert.JSONEq(t, c.nulled, nullRestless(c.later, got), c.name)
+	}
+	// Lists that are no rows, and whole objects, are never places.
+	var got [][]string
+	a, _ := decodeState(`{"log":["b1"],"row":{"x":1}}`)
+	b, _ := decodeState(`{"log":["b1","b2"],"row":null}`)
+	restlessPlaces(nil, a, b, &got)
+	assert.Empty(t, got)
+}
