@@ -330,3 +330,35 @@ func restlessNote(names []string, d time.Duration) string {
 	return fmt.Sprintf("State's %s changed by itself twice or more in the %d ms after Setup and the Settle, before the agent ran: taken for what the world changes on its own (a heartbeat, a lease renewed), it is read as null in every state this suite compares, so a write whose only effect is there is not seen; keep such places out of State for the suite to judge them",
 		strings.Join(names, ", "), d.Milliseconds())
 }
+
+// blindAbsorbed is the note of a scenario whose repeats the state
+// compared found to change nothing, in a suite that reads some of State's
+// places as null (restlessBefore): the repeats' own changes there, if
+// any, were not seen, and the scenario says so beside the verdict, as
+// the baseline says why. "" when no repeat was judged by the state or
+// nothing is left out.
+func (s *Suite) blindAbsorbed(tr *Trace) string {
+	if len(s.restless) == 0 {
+		return ""
+	}
+	var ids []string
+	for i := range tr.Ops {
+		o := &tr.Ops[i]
+		if o.Repeat == RepeatAbsorbed && (o.JudgedBy == JudgedByState || o.JudgedBy == JudgedByEndState) {
+			ids = append(ids, o.ID)
+		}
+	}
+	if len(ids) == 0 {
+		return ""
+	}
+	names := make([]string, len(s.restless))
+	for i, p := range s.restless {
+		names[i] = restlessName(p)
+	}
+	what := "repeat " + ids[0] + " was"
+	if len(ids) > 1 {
+		what = "repeats " + strings.Join(ids, ", ") + " were"
+	}
+	return fmt.Sprintf("%s judged to change nothing by a state that leaves out %s, which changed by itself after Setup (the baseline's note): a second effect there alone would not be seen",
+		what, strings.Join(names, ", "))
+}

@@ -168,6 +168,26 @@ func TestAHeartbeatInStateBesideASettle(t *testing.T) {
 			if got := notesSaying(rep.Baseline.Trace, "State's phase changed by itself"); assert.Len(t, got, 1, "%q", rep.Baseline.Trace.Notes) {
 				assert.Contains(t, got[0], "read as null in every state")
 			}
+			// A repeat the state found to change nothing says the
+			// state it was judged by left the phase out (red team rV:
+			// "state unchanged" read as if the whole state was seen).
+			blind := 0
+			for _, r := range rep.Results {
+				absorbed := false
+				for _, o := range r.Trace.Ops {
+					absorbed = absorbed || o.Repeat == RepeatAbsorbed && (o.JudgedBy == JudgedByState || o.JudgedBy == JudgedByEndState)
+				}
+				notes := notesSaying(r.Trace, "by a state that leaves out phase")
+				if !absorbed {
+					assert.Empty(t, notes, "%s", r.Scenario)
+					continue
+				}
+				if assert.Len(t, notes, 1, "%s: %q", r.Scenario, r.Trace.Notes) {
+					blind++
+					assert.Contains(t, notes[0], "a second effect there alone would not be seen")
+				}
+			}
+			assert.NotZero(t, blind, "no repeat was judged by the state")
 		}
 		d := &beatDesk{}
 		if started {

@@ -1165,6 +1165,9 @@ func (s *Suite) run(ctx context.Context, sc Scenario) (*Result, *Trace, error) {
 	}
 
 	s.analyze(res, tr, sc, claimed)
+	if note := s.blindAbsorbed(tr); note != "" {
+		tr.Notes = append(tr.Notes, note)
+	}
 	if sc.Kind == ScenarioInterleaving || sc.Kind == ScenarioPartialBatch {
 		s.orderChecks(res, tr, sc)
 	}
