@@ -3735,7 +3735,7 @@ func judgeRepeatsIn(out []Finding, tr *Trace, end, baseEnd string, baseWin map[s
 				}
 			}
 		}
-		if len(dups) == 1 && len(notIdem) == 0 && !baseline && endParts != nil && landedByReturn(tr, end, baseTr) && !endSame() && carriedBetweenCalls(tr, k.op, k.id, idx, endParts, &views) {
+		if len(dups) == 1 && len(notIdem) == 0 && !baseline && endParts != nil && landedByReturn(tr, end, baseTr) && !endSame() && carriedBetweenCalls(tr, baseTr, k.op, k.id, idx, endParts, &views) {
 			// The repeats' windows changed nothing, but calls of the op
 			// that failed by themselves left effects between calls
 			// (gapcarried.go): judged by the end, which holds more.

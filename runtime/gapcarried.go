@@ -25,7 +25,9 @@ import "slices"
 //     judge's gaps), in a part where the run's end differs from the
 //     baseline's;
 //   - both ends were the state once the agent returned or held still
-//     (landedByReturn), and they are not alike.
+//     (landedByReturn), and they are not alike, in more than values this
+//     run never changed (a heartbeat's first beat, which came before the
+//     baseline's end and after this run's).
 //
 // A correct agent (one key for the order) ends as one delivery does and
 // is not touched; a world that changes by itself (a heartbeat) has no end
@@ -37,8 +39,10 @@ const carriedNote = "calls of it failed by themselves and left no window showing
 // carriedBetweenCalls reports whether, in run tr, a call of op for
 // identity id failed by itself outside its group's executions (idx), and
 // a change of the state outside every traced write (tr.gaps) meets the
-// parts the end differs in from the baseline's (endParts).
-func carriedBetweenCalls(tr *Trace, op, id string, idx []int, endParts *parts, views *stateViews) bool {
+// parts the end differs in from the baseline's (endParts), unless the end
+// differs only in values this run never changed (endDiffersUntouched;
+// base is the baseline's trace, nil where there is none).
+func carriedBetweenCalls(tr, base *Trace, op, id string, idx []int, endParts *parts, views *stateViews) bool {
 	if len(tr.gaps) == 0 {
 		return false
 	}
@@ -57,7 +61,78 @@ func carriedBetweenCalls(tr *Trace, op, id string, idx []int, endParts *parts, v
 	for _, g := range tr.gaps {
 		gp.merge(partsOf(g[0], g[1], views))
 	}
-	return meets(gp, endParts, nil, false, views)
+	return meets(gp, endParts, nil, false, views) && !endDiffersUntouched(tr, base)
+}
+
+// endDiffersUntouched reports whether run tr's end differs from the
+// baseline's only in values (fields of objects, of rows found as
+// restlessPlaces finds them) that this run never changed: not between
+// its calls (its gaps), not in its writes' windows, not after its agent
+// returned. A second effect there would have changed them in this run;
+// unchanged, they hold what this run began with, and the difference is
+// what the baseline's world did by itself. The baseline's Setup, with the
+// look for a heartbeat (settledbeat.go), outlasts the first beat of a
+// heartbeat slower than the look, which the later, shorter runs end
+// before: accounts[0].last_seen a time in the baseline's end and "" in
+// a crash scenario's, whose correct agent was a duplicate_write by the
+// end, 6 runs of 6 (red team rV's desk, a beat every 130 ms, its queue
+// 40 ms). Moments are compared as moments (withoutClocks): two times a
+// clock wrote differ in every run. False where the ends differ otherwise
+// (a row or an entry added), where a snapshot does not decode, and where
+// this run added or removed rows: the end then judges, as before.
+func endDiffersUntouched(tr, base *Trace) bool {
+	if base == nil || base.end == "" || tr.end == "" {
+		return false
+	}
+	a, errA := decodeState(withoutClocks(base.end, nil))
+	b, errB := decodeState(withoutClocks(tr.end, nil))
+	if errA != nil || errB != nil {
+		return false
+	}
+	var diff [][]string
+	restlessPlaces(nil, a, b, &diff)
+	if len(diff) == 0 || nullRestless(encode(a), diff) != nullRestless(encode(b), diff) {
+		return false // no values, or more than values
+	}
+	touched := map[string]bool{}
+	pair := func(x, y string) bool {
+		if x == "" || y == "" || x == y {
+			return true
+		}
+		u, errU := decodeState(withoutClocks(x, nil))
+		v, errV := decodeState(withoutClocks(y, nil))
+		if errU != nil || errV != nil {
+			return false
+		}
+		var ps [][]string
+		restlessPlaces(nil, u, v, &ps)
+		if nullRestless(encode(u), ps) != nullRestless(encode(v), ps) {
+			return false // a row or an entry came or went
+		}
+		for _, p := range ps {
+			touched[pathKey(p)] = true
+		}
+		return true
+	}
+	for _, g := range tr.gaps {
+		if !pair(g[0], g[1]) {
+			return false
+		}
+	}
+	for i := range tr.Ops {
+		if e := tr.Ops[i].effect(); e != nil && !pair(e.before, e.after) {
+			return false
+		}
+	}
+	if !pair(tr.returned, tr.end) {
+		return false
+	}
+	for _, p := range diff {
+		if touched[pathKey(p)] {
+			return false
+		}
+	}
+	return true
 }
 
 // quietCluster reports whether the snapshots around overlapped call o's

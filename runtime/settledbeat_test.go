@@ -28,7 +28,10 @@ type beatDesk struct {
 	// 10 an order beside its last_seen, the phase; "seed" the balance
 	// alone, no heartbeat, and Setup books two fixture orders through the
 	// worker, which lands them after it returned.
-	shape   string
+	shape string
+	// retry has the agent book the order again when a call fails, up to
+	// three times, as an agent's loop does.
+	retry   bool
 	mu      sync.Mutex
 	pending int
 	orders  []string
@@ -111,7 +114,7 @@ func (d *beatDesk) settle(ctx context.Context) error { return noneLeft(ctx, &d.m
 func (d *beatDesk) run(t *testing.T, started bool, opts ...Option) *Report {
 	t.Helper()
 	op := &Op{Name: "book_order", Kind: KindWrite, Params: []string{"order"}}
-	agent := func(ctx context.Context) error {
+	book := func(ctx context.Context) error {
 		return traced(ctx, op, []any{"o-1"}, []any{"o-1"}, func(context.Context) error {
 			d.mu.Lock()
 			d.pending++
@@ -119,6 +122,17 @@ func (d *beatDesk) run(t *testing.T, started bool, opts ...Option) *Report {
 			d.jobs <- "o-1"
 			return nil
 		})
+	}
+	agent := book
+	if d.retry {
+		agent = func(ctx context.Context) (err error) {
+			for range 3 {
+				if err = book(ctx); err == nil {
+					return nil
+				}
+			}
+			return err
+		}
 	}
 	rep, err := Run(context.Background(), t.Name(), agent, append([]Option{
 		Setup(func(context.Context) error {
@@ -298,4 +312,31 @@ func TestRestlessPlacesAreValuesInTheirRows(t *testing.T) {
 	b, _ := decodeState(`{"log":["b1","b2"],"row":null}`)
 	restlessPlaces(nil, a, b, &got)
 	assert.Empty(t, got)
+}
+
+// A heartbeat slower than the look (one beat every 130 ms) in the one row
+// of an account whose balance the calls charge, the queue taking 40 ms,
+// the agent booking again when a call fails (the crashed delivery's next
+// call, refused): the look learns nothing, the baseline, which the look
+// makes the longest
+// run, ends after the first beat, and the later runs end before it. The
+// crash scenario's end then differed from the baseline's in last_seen
+// alone, which that run never changed, and was taken for a second effect
+// carried between calls (gapcarried.go): the correct agent was a
+// duplicate_write in every run (red team rV's desk, 6 of 6). A value the
+// run never changed is no effect of it; the buggy agent, whose second
+// charge lowers the balance, is still caught.
+func TestAHeartbeatSlowerThanTheLookIsNoSecondEffect(t *testing.T) {
+	for _, dedup := range []bool{true, false} {
+		rep := (&beatDesk{dedup: dedup, shape: "account", retry: true, period: 130 * time.Millisecond, latency: 40 * time.Millisecond}).run(t, false)
+		if !dedup {
+			for _, sc := range []string{"crash_restart/book_order#1", ScenarioDuplicateSeq, ScenarioDuplicateConcurrent} {
+				assert.NotEmpty(t, resultOf(t, rep, sc).Findings, "the buggy agent's %s", sc)
+			}
+			continue
+		}
+		for _, r := range rep.Results {
+			assert.Empty(t, r.Findings, "the correct agent's %s: %q", r.Scenario, r.Trace.Notes)
+		}
+	}
 }
