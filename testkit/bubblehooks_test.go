@@ -60,7 +60,17 @@ func TestSetupInEveryBubbleOfAVirtualTimeSuite(t *testing.T) {
 		testkit.Setup(func(context.Context) error { mu.Lock(); made = nil; mu.Unlock(); return nil }),
 		testkit.State(func() any { mu.Lock(); defer mu.Unlock(); return slices.Sorted(slices.Values(made)) }))
 	assert.True(t, rep.Safe && rep.InconclusiveCount == 0, "%v", rep.Findings)
-	assert.Equal(t, runtime.ClockVirtual, rep.Results[0].Clock)
+	virtual := 0
+	for _, res := range rep.Results {
+		switch {
+		case res.Fault != nil:
+			assert.Equal(t, runtime.ClockReal, res.Clock, "a fault scenario runs on real time: %s", res.Scenario)
+		case res.Kind == runtime.ScenarioInterleaving:
+			assert.Equal(t, runtime.ClockVirtual, res.Clock, res.Scenario)
+			virtual++
+		}
+	}
+	assert.NotZero(t, virtual, "no interleaving ran in a bubble")
 }
 
 // inChild reports whether the calling test runs in the child process it
