@@ -2215,6 +2215,32 @@ func (s *Suite) identityUnstable(tr *Trace, kind string, namesOf func() renaming
 	}
 }
 
+// absorbedBeside reports whether write o, the first execution of its op
+// and identity, was made in another delivery too, where it was absorbed,
+// and never judged a duplicate: of two deliveries at once, which one's
+// create_order came first is a race, and the other's is the repeat that
+// left nothing of its own. The sink's answer to o is then the answer to
+// the one order made, as the repeat's is where it came second.
+func absorbedBeside(tr *Trace, o *Operation) bool {
+	if o.Repeat != "" {
+		return false
+	}
+	absorbed := false
+	for k := range tr.Ops {
+		x := &tr.Ops[k]
+		if x == o || x.Name != o.Name || x.Identity != o.Identity {
+			continue
+		}
+		switch {
+		case x.Repeat == RepeatDuplicate:
+			return false
+		case x.Repeat == RepeatAbsorbed && x.Invocation != o.Invocation:
+			absorbed = true
+		}
+	}
+	return absorbed
+}
+
 // keyFromSink reports whether what b's identity holds that a's does not
 // came back from the sink: the answer of a call of b's delivery made
 // before b, after a (tr.Ops[i], or from the delivery's start when i is
@@ -2239,7 +2265,7 @@ func keyFromSink(tr *Trace, a, b *Operation, i, j int) bool {
 	}
 	for k := i + 1; k < j && len(fresh) > 0; k++ {
 		o := &tr.Ops[k]
-		if o.Invocation != b.Invocation || o.Result == nil || o.Repeat != RepeatAbsorbed {
+		if o.Invocation != b.Invocation || o.Result == nil || o.Repeat != RepeatAbsorbed && !absorbedBeside(tr, o) {
 			continue
 		}
 		enc, err := json.Marshal(o.Result)

@@ -175,3 +175,26 @@ func TestConfirmingANewIntentAfterALostAnswerIsIdentityUnstable(t *testing.T) {
 	assert.True(t, unstable, "a new intent confirmed after a lost answer: %v", codes(rep))
 	assert.False(t, rep.Safe)
 }
+
+// Of two deliveries at once, which one's create_order the sequence
+// answered first is a race: where the first delivery's (1:create_order#1,
+// the first execution) got number 2 and the second's (the repeat,
+// absorbed) number 1, the first delivery's lines under 2 were an
+// identity_unstable ("a new one made by its sink for the redelivery"),
+// though the sink gave that number too: 3 runs in 90 of
+// TestOrderAndLinesNumberedPastARolledBackAttempt under -race with three
+// copies at once (CI218). The first execution's answer counts as the
+// sink's where the other delivery's same call was absorbed; not where it
+// was a duplicate (a second order made).
+func TestKeyFromSinkEitherDeliveryAtOnce(t *testing.T) {
+	for _, otherRepeat := range []string{RepeatAbsorbed, RepeatDuplicate} {
+		tr := &Trace{Ops: []Operation{
+			{ID: "1:create_order#1", Name: "create_order", Kind: KindWrite, Invocation: 1, Identity: `"R-1"`, Result: 2},
+			{ID: "2:create_order#2", Name: "create_order", Kind: KindWrite, Invocation: 2, Identity: `"R-1"`, Result: 1, Repeat: otherRepeat},
+			{ID: "2:add_line#2", Name: "add_line", Kind: KindWrite, Invocation: 2, Identity: `[1,"apple"]`},
+			{ID: "1:add_line#1", Name: "add_line", Kind: KindWrite, Invocation: 1, Identity: `[2,"apple"]`},
+		}}
+		got := keyFromSink(tr, &tr.Ops[2], &tr.Ops[3], -1, 3)
+		assert.Equal(t, otherRepeat == RepeatAbsorbed, got, "the other delivery's create_order %s", otherRepeat)
+	}
+}
