@@ -64,8 +64,8 @@ func (c *Call) lostAppliedLocked() bool {
 	if x == nil || !x.lostResponse {
 		return false
 	}
-	lost, again := resentOf(x.sent)
-	return again == 0 && lost.dropped >= 200 && lost.dropped < 300
+	lost, again, reworded := resentOf(x.sent)
+	return (again == 0 || reworded) && lost.dropped >= 200 && lost.dropped < 300
 }
 
 // resentInside judges the lost_response scenario of run tr: where the
@@ -87,12 +87,16 @@ func (s *Suite) resentInside(res *Result, tr *Trace, sc Scenario, add func(Findi
 	if o == nil {
 		return
 	}
-	lost, again := resentOf(o.sent())
+	lost, again, reworded := resentOf(o.sent())
 	if again == 0 {
 		return // the error reached the tool: judged as any lost answer
 	}
 	what := fmt.Sprintf("%s's HTTP client sent %s %s "+resentMark+" (the first request reached the service, which answered; the client's read of the answer timed out)",
 		o.ID, lost.what(), timesAgain(again))
+	if reworded {
+		what = fmt.Sprintf("%s's HTTP client sent %s %s "+resentMark+", with another body of the same form (the same JSON fields with other values, a token or a time made per attempt; or the same parts under a new multipart boundary), as a client that retries a request it builds anew does (the first request reached the service, which answered; the client's read of the answer timed out)",
+			o.ID, lost.what(), timesAgain(again))
+	}
 	inconclusive := func(why string) {
 		res.Inconclusive = true
 		tr.Notes = append(tr.Notes, what+": "+why+"; the scenario is inconclusive (testkit.FailInconclusive fails the test on such a scenario)")
@@ -191,8 +195,14 @@ func sameChange(a, b, c, d string, named map[string]bool) bool {
 }
 
 // resentOf returns the request of sent whose answer was lost, and how many
-// times the call sent it again after (same method, host, path and body).
-func resentOf(sent []sentRequest) (lost sentRequest, again int) {
+// times the call sent it again after (same method, host, path and body);
+// where it sent none of the same body, how many requests of the same
+// method, host and path and body shape (bodyShape) it sent after, with
+// reworded true. A client that builds each attempt anew puts a token or a
+// time made per attempt in the body, and its retry, of another body,
+// refunded twice unseen: the whole suite read SAFE (red team rW, a refund
+// token "refund-<order>-<attempt>" in the JSON body, 10 runs of 10).
+func resentOf(sent []sentRequest) (lost sentRequest, again int, reworded bool) {
 	at := -1
 	for i, r := range sent {
 		if r.Lost {
@@ -201,14 +211,24 @@ func resentOf(sent []sentRequest) (lost sentRequest, again int) {
 		}
 	}
 	if at < 0 {
-		return lost, 0
+		return lost, 0, false
 	}
+	same := 0
 	for _, r := range sent[at+1:] {
-		if r.Method == lost.Method && r.Host == lost.Host && r.Path == lost.Path && r.body == lost.body {
+		if r.Method != lost.Method || r.Host != lost.Host || r.Path != lost.Path {
+			continue
+		}
+		switch {
+		case r.body == lost.body:
 			again++
+		case lost.shape != 0 && r.shape == lost.shape:
+			same++
 		}
 	}
-	return lost, again
+	if again == 0 && same > 0 {
+		return lost, same, true
+	}
+	return lost, again, false
 }
 
 func timesAgain(n int) string {

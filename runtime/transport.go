@@ -3,11 +3,15 @@ package runtime
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"hash/fnv"
 	"io"
+	"mime"
 	"net"
 	"net/http"
 	"os"
+	"slices"
+	"strings"
 )
 
 // Transport returns an http.RoundTripper that sends each request through
@@ -75,7 +79,7 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if sent.Write {
 		// A retry sends the same body; another request to the same
 		// path (DynamoDB's operations are all POST /) sends another.
-		sent.body, req = bodyDigest(req)
+		sent.body, sent.shape, req = bodyDigest(req)
 	}
 	lose := false
 	c.mu.Lock()
@@ -165,30 +169,105 @@ type sentRequest struct {
 	// a client sent again are those of the same method, host, path and
 	// body.
 	body uint64
+	// shape is a digest of the body's form without what a client makes
+	// anew for each attempt (bodyShape): a JSON object's keys without
+	// their values, a multipart body without its boundary; 0 for any
+	// other body. A client that puts a token or a time made per attempt
+	// in the body sends a request of another body and the same shape.
+	shape uint64
 }
 
-// bodyDigest returns a digest of req's body, and the request to send: req
-// itself when its body can be read again (GetBody, or none), else a copy
-// of req whose body is what was read.
-func bodyDigest(req *http.Request) (uint64, *http.Request) {
+// bodyDigest returns a digest of req's body, the digest of its shape
+// (bodyShape), and the request to send: req itself when its body can be
+// read again (GetBody, or none), else a copy of req whose body is what
+// was read.
+func bodyDigest(req *http.Request) (uint64, uint64, *http.Request) {
 	h := fnv.New64a()
+	var shape uint64
+	// digest reads body into h, and the shape of its first maxShaped
+	// bytes where that is all of it.
+	digest := func(b io.Reader) {
+		head, _ := io.ReadAll(io.LimitReader(b, maxShaped+1))
+		h.Write(head)
+		if len(head) <= maxShaped {
+			shape = bodyShape(req.Header.Get("Content-Type"), head)
+			return
+		}
+		_, _ = io.Copy(h, b)
+	}
 	switch {
 	case req.Body == nil || req.Body == http.NoBody:
 	case req.GetBody != nil:
 		if b, err := req.GetBody(); err == nil {
-			_, _ = io.Copy(h, b)
+			digest(b)
 			_ = b.Close()
 		}
 	default:
 		b, err := io.ReadAll(req.Body)
 		_ = req.Body.Close()
-		h.Write(b)
+		digest(bytes.NewReader(b))
 		cp := req.Clone(req.Context())
 		cp.Body = &readBody{Reader: bytes.NewReader(b), err: err}
 		cp.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(b)), nil }
 		req = cp
 	}
-	return h.Sum64(), req
+	return h.Sum64(), shape, req
+}
+
+// maxShaped is the largest body whose shape bodyDigest takes: an API
+// request's, not an upload's.
+const maxShaped = 1 << 20
+
+// bodyShape returns a digest of body's form without what a client makes
+// anew for each attempt of a request: for a JSON object, its keys at
+// every depth (a list's objects' keys merged), without the values (a
+// request token made per attempt, a sent_at); for a multipart body, the
+// body with its boundary (Content-Type's) taken out. 0 for any other
+// body: another request to the same path (an RPC API's, as DynamoDB's,
+// whose operations are all POST /) is told from a retry by its body, as
+// before.
+func bodyShape(contentType string, body []byte) uint64 {
+	h := fnv.New64a()
+	if mt, params, err := mime.ParseMediaType(contentType); err == nil && strings.HasPrefix(mt, "multipart/") && params["boundary"] != "" {
+		h.Write([]byte("multipart\x00"))
+		h.Write(bytes.ReplaceAll(body, []byte(params["boundary"]), nil))
+		return h.Sum64() | 1
+	}
+	var v any
+	if json.Unmarshal(body, &v) != nil {
+		return 0
+	}
+	obj, ok := v.(map[string]any)
+	if !ok || len(obj) == 0 {
+		return 0
+	}
+	keys := map[string]bool{}
+	var walk func(prefix string, v any)
+	walk = func(prefix string, v any) {
+		switch x := v.(type) {
+		case map[string]any:
+			for k, e := range x {
+				keys[prefix+"/"+k] = true
+				walk(prefix+"/"+k, e)
+			}
+		case []any:
+			for _, e := range x {
+				walk(prefix+"[]", e)
+			}
+		}
+	}
+	walk("", obj)
+	sorted := make([]string, 0, len(keys))
+	for k := range keys {
+		sorted = append(sorted, k)
+	}
+	slices.Sort(sorted)
+	h.Write([]byte("json\x00"))
+	for _, k := range sorted {
+		h.Write([]byte(k))
+		h.Write([]byte{0})
+	}
+	return h.Sum64() | 1
 }
 
 // readBody is a body read ahead of sending: its bytes, then the error the

@@ -3,6 +3,7 @@ package runtime
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -10,6 +11,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -745,4 +747,92 @@ func TestLostResponseTakesFaultErrorsError(t *testing.T) {
 	// The other faults keep the runtime's errors.
 	other := resultOf(t, rep, "lost_acknowledgement/refund#1")
 	assert.NotContains(t, other.Error, "connection reset by the test's proxy")
+}
+
+// tokenRefundService creates a refund for each POST /refunds, a JSON body
+// {"order": ..., "token": ...}; with byOrder, one per order, whatever the
+// token.
+type tokenRefundService struct {
+	byOrder bool
+	mu      sync.Mutex
+	refunds []string
+}
+
+func (s *tokenRefundService) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	var req struct{ Order, Token string }
+	_ = json.NewDecoder(r.Body).Decode(&req)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.byOrder || !slices.Contains(s.refunds, req.Order) {
+		s.refunds = append(s.refunds, req.Order)
+	}
+	io.WriteString(w, "ok")
+}
+
+// A client that builds each attempt anew puts a token made per attempt in
+// the body ("refund-o-1-2"), as SDKs that stamp a request id or a sent_at
+// do: its retry after the lost response was another body, not counted as
+// sent again, and a service that refunds per request refunded twice while
+// the whole suite read SAFE (red team rW, 10 runs of 10). A request of the
+// same method, host, path and body form (the JSON fields, not their
+// values) now counts; a service that refunds once per order is safe.
+func TestLostResponseRetriedWithAnotherTokenInTheBody(t *testing.T) {
+	for _, byOrder := range []bool{false, true} {
+		svc := &tokenRefundService{byOrder: byOrder}
+		srv := httptest.NewServer(svc)
+		hc := &http.Client{Transport: Transport(nil), Timeout: 200 * time.Millisecond}
+		agent := func(ctx context.Context) error {
+			return traced(ctx, opRefundHTTP, []any{"o-1"}, []any{"o-1"}, func(ctx context.Context) error {
+				var err error
+				for attempt := 1; attempt <= 3; attempt++ {
+					body := fmt.Sprintf(`{"order":"o-1","token":"refund-o-1-%d"}`, attempt)
+					req, _ := http.NewRequestWithContext(ctx, http.MethodPost, srv.URL+"/refunds", strings.NewReader(body))
+					req.Header.Set("Content-Type", "application/json")
+					var resp *http.Response
+					if resp, err = hc.Do(req); err == nil {
+						return resp.Body.Close()
+					}
+				}
+				return err
+			})
+		}
+		rep, err := Run(context.Background(), "token", agent,
+			Setup(func(context.Context) error { svc.mu.Lock(); svc.refunds = nil; svc.mu.Unlock(); return nil }),
+			State(func() any {
+				svc.mu.Lock()
+				defer svc.mu.Unlock()
+				return map[string]any{"refunds": slices.Clone(svc.refunds)}
+			}))
+		srv.Close()
+		require.NoError(t, err)
+		r := resultOf(t, rep, lostRefund)
+		require.True(t, r.FaultFired, "notes: %v", r.Trace.Notes)
+		if byOrder {
+			assert.True(t, r.Safe && !r.Inconclusive, "findings: %v; notes: %v", r.Findings, r.Trace.Notes)
+			continue
+		}
+		require.Contains(t, resultCodes(r), CodeDuplicateWrite, "findings: %v; notes: %v", r.Findings, r.Trace.Notes)
+		assert.Contains(t, r.Findings[0].Message, "with another body of the same form")
+		assert.Contains(t, r.Findings[0].Message, "the service applied it twice")
+	}
+}
+
+// The form of a body that bodyShape takes: a JSON object's keys without
+// their values, a multipart body without its boundary; nothing of other
+// bodies, nor of another operation's body to the same path.
+func TestBodyShape(t *testing.T) {
+	json1 := bodyShape("application/json", []byte(`{"order":"o-1","token":"t-1","items":[{"sku":"a"}]}`))
+	assert.NotZero(t, json1)
+	assert.Equal(t, json1, bodyShape("application/json", []byte(`{"token":"t-2","order":"o-1","items":[{"sku":"b"},{"sku":"c"}]}`)))
+	assert.NotEqual(t, json1, bodyShape("application/json", []byte(`{"order":"o-1","items":[{"sku":"a"}]}`)), "a field fewer")
+	assert.NotEqual(t, bodyShape("", []byte(`{"TableName":"t","Item":{"id":{"S":"1"}}}`)), bodyShape("", []byte(`{"TableName":"t","KeyConditionExpression":"id = :id"}`)), "a PutItem and a Query")
+	assert.Zero(t, bodyShape("text/plain", []byte("o-1")))
+	assert.Zero(t, bodyShape("application/json", []byte(`["a","b"]`)))
+	part := func(boundary, value string) []byte {
+		return []byte("--" + boundary + "\r\nContent-Disposition: form-data; name=\"order\"\r\n\r\n" + value + "\r\n--" + boundary + "--\r\n")
+	}
+	m1 := bodyShape("multipart/form-data; boundary=abc123", part("abc123", "o-1"))
+	assert.NotZero(t, m1)
+	assert.Equal(t, m1, bodyShape("multipart/form-data; boundary=zz9", part("zz9", "o-1")), "a new boundary")
+	assert.NotEqual(t, m1, bodyShape("multipart/form-data; boundary=zz9", part("zz9", "o-2")), "another value")
 }
