@@ -27,7 +27,8 @@ type beatDesk struct {
 	// a job row after it; "account" one account row, its balance charged
 	// 10 an order beside its last_seen, the phase; "seed" the balance
 	// alone, no heartbeat, and Setup books two fixture orders through the
-	// worker, which lands them after it returned.
+	// worker, which lands them after it returned; "lines" each row as a
+	// line ("order=o-1", "worker=w1 phase=a").
 	shape string
 	// retry has the agent book the order again when a call fails, up to
 	// three times, as an agent's loop does.
@@ -101,6 +102,12 @@ func (d *beatDesk) snapshot() any {
 		return map[string]any{"accounts": []any{map[string]any{"id": "acme", "balance": balance, "last_seen": d.phase}}}
 	case "seed":
 		return map[string]any{"balance": balance}
+	case "lines":
+		orders := []any{}
+		for _, o := range d.orders {
+			orders = append(orders, "order="+o)
+		}
+		return map[string]any{"orders": orders, "workers": []any{"worker=w1 phase=" + d.phase}}
 	}
 	return map[string]any{"orders": slices.Clone(d.orders), "phase": d.phase}
 }
@@ -294,6 +301,12 @@ func TestRestlessPlacesAreValuesInTheirRows(t *testing.T) {
 			`jobs[kind="export"].beat`,
 			`{"jobs":[{"kind":"export","beat":"t9"},{"kind":"report","beat":null}]}`,
 			`{"jobs":[{"kind":"export","beat":null},{"kind":"report","beat":null}]}`},
+		{"a row formatted as a line (red team rW)",
+			`{"heartbeat":["worker=w1 ticks=6"],"accounts":["id=acme balance=90"]}`,
+			`{"heartbeat":["worker=w1 ticks=7"],"accounts":["id=acme balance=90"]}`,
+			`heartbeat[the line "worker=w1 ticks="…]`,
+			`{"heartbeat":["worker=w1 ticks=40","worker=w2 ticks=3"],"accounts":["id=acme balance=80"]}`,
+			`{"heartbeat":["worker=w1 ticks=","worker=w2 ticks=3"],"accounts":["id=acme balance=80"]}`},
 	} {
 		a, err := decodeState(c.a)
 		assert.NoError(t, err)
@@ -306,12 +319,20 @@ func TestRestlessPlacesAreValuesInTheirRows(t *testing.T) {
 		}
 		assert.JSONEq(t, c.nulled, nullRestless(c.later, got), c.name)
 	}
-	// Lists that are no rows, and whole objects, are never places.
-	var got [][]string
-	a, _ := decodeState(`{"log":["b1"],"row":{"x":1}}`)
-	b, _ := decodeState(`{"log":["b1","b2"],"row":null}`)
-	restlessPlaces(nil, a, b, &got)
-	assert.Empty(t, got)
+	// Lists that are no rows, and whole objects, are never places; nor is
+	// a line that shares nothing before a separator with the one it
+	// became, nor a line added beside the others (a log).
+	for _, c := range [][2]string{
+		{`{"log":["b1"],"row":{"x":1}}`, `{"log":["b1","b2"],"row":null}`},
+		{`{"n":["1"]}`, `{"n":["2"]}`},
+		{`{"log":["beat 1"]}`, `{"log":["beat 1","beat 2"]}`},
+	} {
+		var got [][]string
+		a, _ := decodeState(c[0])
+		b, _ := decodeState(c[1])
+		restlessPlaces(nil, a, b, &got)
+		assert.Empty(t, got, "%s → %s", c[0], c[1])
+	}
 }
 
 // A heartbeat slower than the look (one beat every 130 ms) in the one row
@@ -335,6 +356,29 @@ func TestAHeartbeatSlowerThanTheLookIsNoSecondEffect(t *testing.T) {
 			}
 			continue
 		}
+		for _, r := range rep.Results {
+			assert.Empty(t, r.Findings, "the correct agent's %s: %q", r.Scenario, r.Trace.Notes)
+		}
+	}
+}
+
+// A State that formats each row as a line ("worker=w1 phase=a", as
+// idem/sqlite's stock desk does): the heartbeat's line became another
+// line, which the look did not learn (only values in objects were), and a
+// correct agent beside it was a duplicate_write in 8 to 9 runs of 10 (red
+// team rW's SQLite heartbeat table). The line is learned by how it begins
+// and read as that beginning alone; the buggy agent's second order, a
+// line of its own, is still caught.
+func TestAHeartbeatInALineOfState(t *testing.T) {
+	for _, dedup := range []bool{true, false} {
+		rep := (&beatDesk{dedup: dedup, shape: "lines"}).run(t, false)
+		if !dedup {
+			for _, sc := range []string{"crash_restart/book_order#1", ScenarioDuplicateSeq, ScenarioDuplicateConcurrent} {
+				assert.NotEmpty(t, resultOf(t, rep, sc).Findings, "the buggy agent's %s", sc)
+			}
+			continue
+		}
+		assert.Len(t, notesSaying(rep.Baseline.Trace, `State's workers[the line "worker=w1 phase="…] changed by itself`), 1, "%q", rep.Baseline.Trace.Notes)
 		for _, r := range rep.Results {
 			assert.Empty(t, r.Findings, "the correct agent's %s: %q", r.Scenario, r.Trace.Notes)
 		}
