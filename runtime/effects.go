@@ -963,7 +963,7 @@ func (j *judge) finish() {
 	unansweredAt := j.lastUnanswered()
 	seenAt := time.Now() // when s was first seen
 	lateUntil := j.lateReadAt()
-	moving := j.settle == nil && (j.changedOutside(s) || j.worldLive || j.worldMoves && j.repeatedNow() || j.holdRepeats && j.quietRepeatNow() || j.baseEnd != "" && s != j.baseEnd && !j.repeatedNow() || j.lateBase != "" && (s != j.lateBase || time.Now().Before(lateUntil)) && j.repeatedNow() || !unansweredAt.IsZero())
+	moving := j.settle == nil && (j.changedOutside(s) || j.worldLive || j.worldMoves && j.repeatedNow() || j.holdRepeats && j.quietRepeatNow() || j.baseEnd != "" && s != j.baseEnd && !j.repeatedNow() || j.lateBase != "" && (s != j.lateBase || time.Now().Before(lateUntil)) || !unansweredAt.IsZero())
 	if !moving && j.settle == nil && j.lookLate {
 		// Nothing moved by the time the agent returned: a mail a
 		// timer sends a moment after it (latelook.go) is looked for.
