@@ -271,9 +271,11 @@ type judge struct {
 	baseEnd string
 	// lateBase is the baseline's end, where its state changed outside
 	// every traced write with no Settle given: an end of a run that
-	// repeated a write and differs from it is read once it held still,
-	// for an effect that lands after its call (a mail sent once the
-	// tool answered) to be in it (latenotlanded.go).
+	// differs from it is read once it held still, for an effect that
+	// lands after its call (a mail sent once the tool answered) to be in
+	// it (latenotlanded.go); in a run that repeated no write too, whose
+	// retry's effect, read at once, landed in the next scenario's world
+	// (TestALateBookingStaysInItsOwnScenario).
 	lateBase string
 	// lookLate says, in the baseline, to read the state once more,
 	// lateLook after its end, where nothing had moved by then; lateLag

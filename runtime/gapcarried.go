@@ -84,35 +84,20 @@ func endDiffersUntouched(tr, base *Trace) bool {
 	if base == nil || base.end == "" || tr.end == "" {
 		return false
 	}
-	a, errA := decodeState(withoutClocks(base.end, nil))
-	b, errB := decodeState(withoutClocks(tr.end, nil))
-	if errA != nil || errB != nil {
-		return false
-	}
-	var diff [][]string
-	restlessPlaces(nil, a, b, &diff)
-	if len(diff) == 0 || nullRestless(encode(a), diff) != nullRestless(encode(b), diff) {
-		return false // no values, or more than values
+	diff, ok := valueChanges(base.end, tr.end)
+	if !ok || len(diff) == 0 {
+		return false // more than values, or none
 	}
 	touched := map[string]bool{}
 	pair := func(x, y string) bool {
 		if x == "" || y == "" || x == y {
 			return true
 		}
-		u, errU := decodeState(withoutClocks(x, nil))
-		v, errV := decodeState(withoutClocks(y, nil))
-		if errU != nil || errV != nil {
-			return false
-		}
-		var ps [][]string
-		restlessPlaces(nil, u, v, &ps)
-		if nullRestless(encode(u), ps) != nullRestless(encode(v), ps) {
-			return false // a row or an entry came or went
-		}
+		ps, ok := valueChanges(x, y)
 		for _, p := range ps {
 			touched[pathKey(p)] = true
 		}
-		return true
+		return ok
 	}
 	for _, g := range tr.gaps {
 		if !pair(g[0], g[1]) {
@@ -133,6 +118,23 @@ func endDiffersUntouched(tr, base *Trace) bool {
 		}
 	}
 	return true
+}
+
+// valueChanges returns the values (restlessPlaces) in which snapshot y
+// differs from snapshot x, moments compared as moments (withoutClocks);
+// ok is false where a snapshot does not decode, or they differ in more
+// than values (a row or an entry came or went).
+func valueChanges(x, y string) (places [][]string, ok bool) {
+	u, errU := decodeState(withoutClocks(x, nil))
+	v, errV := decodeState(withoutClocks(y, nil))
+	if errU != nil || errV != nil {
+		return nil, false
+	}
+	restlessPlaces(nil, u, v, &places)
+	if nullRestless(encode(u), places) != nullRestless(encode(v), places) {
+		return nil, false
+	}
+	return places, true
 }
 
 // quietCluster reports whether the snapshots around overlapped call o's

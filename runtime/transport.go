@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"hash/fnv"
 	"io"
+	"maps"
 	"mime"
 	"net"
 	"net/http"
@@ -257,13 +258,8 @@ func bodyShape(contentType string, body []byte) uint64 {
 		}
 	}
 	walk("", obj)
-	sorted := make([]string, 0, len(keys))
-	for k := range keys {
-		sorted = append(sorted, k)
-	}
-	slices.Sort(sorted)
 	h.Write([]byte("json\x00"))
-	for _, k := range sorted {
+	for _, k := range slices.Sorted(maps.Keys(keys)) {
 		h.Write([]byte(k))
 		h.Write([]byte{0})
 	}
