@@ -2673,6 +2673,18 @@ func judgeRepeatsIn(out []Finding, tr *Trace, end, baseEnd string, baseWin map[s
 			}
 		}
 		dups := append(ids[2:2:cap(ids)], first.ID)
+		// carried says the executions left at most one effect through
+		// the calls they were made inside of (nestedcarried.go);
+		// carriedBy is the one whose window changed the state.
+		var carriedBy *Operation
+		carriedKnown, carriedOK := false, false
+		carried := func() bool {
+			if !carriedKnown {
+				carriedKnown = true
+				carriedBy, carriedOK = carriedByCaller(tr, baseTr, idx, k.op, k.id)
+			}
+			return carriedOK
+		}
 		// cutBefore returns an execution of the op for this identity
 		// before the one at position n of idx whose work the crash cut
 		// short (crashCut), or "".
@@ -3710,6 +3722,16 @@ func judgeRepeatsIn(out []Finding, tr *Trace, end, baseEnd string, baseWin map[s
 						stillNoted = true
 						tr.unsettled = true
 						tr.Notes = append(tr.Notes, nothingLandedNote(o, endChange))
+					}
+				case !baseline && !effectSeen(o) && !reorders(k) && endSame() && carried():
+					// Made inside other traced calls that hold its
+					// effect (a transaction they commit after it
+					// returns), and at most one of those changed the
+					// state (nestedcarried.go).
+					o.Repeat, o.JudgedBy = RepeatAbsorbed, JudgedByState
+					if !deferredNoted {
+						deferredNoted = true
+						tr.Notes = append(tr.Notes, carriedByCallerNote(k.op, o.ID, carriedBy))
 					}
 				default:
 					o.Repeat, o.JudgedBy = RepeatDuplicate, JudgedByCount
