@@ -264,6 +264,10 @@ type judge struct {
 	// where a write was repeated, the end is read once it held still
 	// (finish).
 	worldMoves bool
+	// redeliverStill is how long the state must hold still before a
+	// later delivery of the run begins (redeliverlater.go), 0 for no
+	// hold.
+	redeliverStill time.Duration
 	// baseEnd is the baseline's end, where an end of this run that
 	// differs from it is read once it held still (unexplained.go), in a
 	// run with no repeat: how the end was read is the repeats' judging's

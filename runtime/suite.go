@@ -814,6 +814,9 @@ func (s *Suite) run(ctx context.Context, sc Scenario) (*Result, *Trace, error) {
 				r.judge.stillMax += still - r.judge.stillFor
 				r.judge.stillFor = still
 			}
+			if sc.Kind == ScenarioDuplicateSeq || sc.Fault.Kind == FaultCrash {
+				r.judge.redeliverStill = redeliverHold(s.base, r.judge.stillFor, s.cfg.settle != nil)
+			}
 			if s.base.worldLive && len(s.base.gaps) == 0 && s.cfg.settle == nil && seenAsError(sc.Fault.Kind) {
 				// Setup left goroutines running (a database/sql pool's),
 				// which never changed the baseline's state by themselves:
@@ -1739,6 +1742,9 @@ func (s *Suite) deliver(ctx context.Context, r *recorder, sc Scenario, buf []err
 		}
 		errs[i], _ = r.invoke(ctx, s.fn)
 		holdCarried(r)
+		if i < n-1 {
+			holdForWorld(r) // a redelivery comes later (redeliverlater.go)
+		}
 		if i < n-1 && s.leavesCallers && !r.aborted.Load() {
 			// The next delivery comes after the calls of what this one
 			// left running (untilLeftQuiet), as a queue's redelivery
@@ -1751,7 +1757,8 @@ func (s *Suite) deliver(ctx context.Context, r *recorder, sc Scenario, buf []err
 	}
 	if r.didCrash() && !r.aborted.Load() {
 		// The worker died after the effect: the invocation is delivered
-		// again, as a queue would.
+		// again, as a queue would, later (redeliverlater.go).
+		holdForWorld(r)
 		err, _ := r.invoke(ctx, s.fn)
 		errs = append(errs, err)
 		holdCarried(r)
