@@ -94,6 +94,11 @@ func (s *Suite) checkSelection(ctx context.Context) error {
 	if slices.Contains(names, only) {
 		return nil
 	}
+	if _, target, ok := strings.Cut(only, "/"); ok && s.BaselineOK() {
+		if same, _ := sameCalls(s.base); same[target] != "" {
+			return &ConfigError{Setting: s.cfg.onlyFrom, Value: only, Want: "names no scenario of this suite: " + same[target]}
+		}
+	}
 	if kind, target, ok := strings.Cut(only, "/"); ok && followsSuccess(FaultKind(kind)) {
 		if targets, notes := s.notPlanned(); slices.Contains(targets, target) {
 			return &ConfigError{Setting: s.cfg.onlyFrom, Value: only, Want: "names no scenario of this suite: " + notes[slices.Index(targets, target)]}

@@ -484,6 +484,9 @@ func (s *Suite) plan() []Scenario {
 		if op.Kind != KindWrite {
 			continue
 		}
+		if sameAsEarlier(base, i) != nil {
+			continue // its first call's scenarios stand for it (samecall.go)
+		}
 		target := op.Name + "#" + strconv.Itoa(op.Occurrence)
 		for _, k := range []FaultKind{FaultLostAck, FaultLostRequest, FaultBefore, FaultCrash} {
 			if followsSuccess(k) && failedInBaseline(&op) {
@@ -2745,6 +2748,10 @@ func (s *Suite) Report() *Report {
 	r.Notes = notRetried(append([]*Result{r.Baseline}, r.Results...), s.cfg.faultErr != nil) // retried.go; the baseline has no fault, but may note a retry inside a call
 	_, unplanned := s.notPlanned()
 	r.Notes = append(r.Notes, unplanned...)
+	if s.BaselineOK() {
+		_, same := sameCalls(s.base)
+		r.Notes = append(r.Notes, same...) // samecall.go
+	}
 	if n := aloneNote(r.Results); n != "" {
 		r.Notes = append(r.Notes, n) // gate.go
 	}
