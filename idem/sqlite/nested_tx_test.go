@@ -19,7 +19,7 @@ var (
 
 const nestedSchema = `DROP TABLE IF EXISTS accounts; DROP TABLE IF EXISTS deposits;
 CREATE TABLE accounts (id TEXT PRIMARY KEY, balance INTEGER NOT NULL);
-CREATE TABLE deposits (msg_id TEXT NOT NULL, amt INTEGER NOT NULL);
+CREATE TABLE deposits (msg_id TEXT NOT NULL, amt INTEGER NOT NULL, msg_key TEXT UNIQUE);
 INSERT INTO accounts VALUES ('acct-1', 100), ('acct-2', 0);`
 
 // How transfer (below) goes wrong, if it does.
@@ -44,15 +44,18 @@ func transfer(db *sql.DB, bug nestedBug) func(ctx context.Context, msg string) e
 				return err
 			}
 			defer tx.Rollback()
-			var n int
+			// The correct tool keys its deposit by the message (a NULL
+			// key, as the buggy ones give, is never a conflict).
+			var key any
 			if bug == nestedCorrect {
-				tx.QueryRowContext(ctx, `SELECT count(*) FROM deposits WHERE msg_id = ?`, msg).Scan(&n)
+				key = msg
 			}
-			if n > 0 {
-				return tx.Commit()
-			}
-			if _, err := tx.ExecContext(ctx, `INSERT INTO deposits VALUES (?, 25)`, msg); err != nil {
+			res, err := tx.ExecContext(ctx, `INSERT INTO deposits (msg_id, amt, msg_key) VALUES (?, 25, ?) ON CONFLICT (msg_key) DO NOTHING`, msg, key)
+			if err != nil {
 				return err
+			}
+			if n, _ := res.RowsAffected(); n == 0 {
+				return tx.Commit() // deposited before
 			}
 			move := func() error {
 				return tracedCall(ctx, txMoveOp, msg, func(ctx context.Context) error {
