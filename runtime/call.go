@@ -573,7 +573,7 @@ func (c *Call) stopIfCrashed() error {
 			x.crashEnded = append(x.crashEnded, fmt.Sprintf("goroutine %d, at its call of %s at %s", gid, c.op.Name, shortSite(siteOf(c.pc))))
 			r.mu.Unlock()
 		}
-		r.endedByCrash(c.inv.n) // what it may hold (crashlock.go)
+		r.endedByCrash(c.inv.n, c.op.Name, c.pc) // what it may hold (crashlock.go, crashtx.go)
 		goruntime.Goexit()
 	}
 	if r.world != nil {

@@ -16,6 +16,8 @@ type crashEnd struct {
 	gid      uint64
 	delivery int
 	pcs      []uintptr
+	op       string  // the op of the call the crash ended it at
+	pc       uintptr // that call's site (siteOf), read where a note names it
 }
 
 // endedByCrash records the stack of the calling goroutine, which the crash
@@ -24,15 +26,19 @@ type crashEnd struct {
 // goroutine the crash ends, in a crash scenario only. The stack is kept as
 // program counters: read as functions and lines at once, it was 6% of the
 // naive refund's suite (CPU profile, GOMAXPROCS=1), for a stall that
-// almost never comes.
-func (r *recorder) endedByCrash(n int) {
+// almost never comes. The goroutine is kept for the process too
+// (keepCrashOrigin): a database/sql transaction it began and left open
+// outlives the scenario (crashtx.go). op and pc are the call the crash
+// ends it at.
+func (r *recorder) endedByCrash(n int, op string, pc uintptr) {
 	var pcs [64]uintptr
-	e := crashEnd{gid: goroutineID(), delivery: n}
+	e := crashEnd{gid: goroutineID(), delivery: n, op: op, pc: pc}
 	e.pcs = append([]uintptr(nil), pcs[:goruntime.Callers(2, pcs[:])]...)
 	r.mu.Lock()
 	x := r.rareLocked()
 	x.crashEnds = append(x.crashEnds, e)
 	r.mu.Unlock()
+	keepCrashOrigin(e, r.name, r.fault)
 }
 
 // frames returns the functions on e's stack and their lines ("file:line"),

@@ -143,7 +143,7 @@ type recorder struct {
 type recRare struct {
 	crashEnded                []string   // goroutines the crash ended that the invocation had started, where (Call.stopIfCrashed)
 	crashEnds                 []crashEnd // the stacks of the goroutines the crash ended (crashlock.go)
-	crashLock                 string     // why a stall is the suite's own: a lock the crash left held (lockLeftByCrash)
+	crashLock                 string     // why a stall is the suite's own: a lock the crash left held (lockLeftByCrash), a transaction left open (txLeftByCrash)
 	refused                   []string   // calls that could not be attributed to a run
 	refusedOps                []string   // their ops
 	unattributed, unattribOps []string   // Trace.Unattributed, and their ops
@@ -2103,7 +2103,11 @@ func (r *recorder) describeStall() string {
 		self := goroutineID()
 		blocked = r.world.blocked(self)
 		gs := r.world.ours(r.world.snapshot(), self)
-		if lock := r.lockLeftByCrash(gs); lock != "" {
+		lock := r.lockLeftByCrash(gs)
+		if lock == "" {
+			lock = r.txLeftByCrash(gs) // crashtx.go
+		}
+		if lock != "" {
 			r.mu.Lock()
 			r.rareLocked().crashLock = lock
 			r.mu.Unlock()

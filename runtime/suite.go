@@ -704,6 +704,12 @@ func (s *Suite) run(ctx context.Context, sc Scenario) (*Result, *Trace, error) {
 		if err != nil {
 			res.Error = "setup: " + errorText(err)
 			err = fmt.Errorf("%s: setup: %w", sc.Name, err)
+			if left := leftTxNote(); left != "" {
+				// An earlier crash left a transaction open that may
+				// hold what Setup failed on (crashtx.go).
+				res.Error += "; " + left
+				err = fmt.Errorf("%w; %s", err, left)
+			}
 			if terr := s.teardownAfterSetup(ctx, int(setupsDone.Load())); terr != nil {
 				res.Error += "; teardown: " + errorText(terr)
 				err = errors.Join(err, fmt.Errorf("%s: teardown: %w", sc.Name, terr))
@@ -1087,9 +1093,14 @@ func (s *Suite) run(ctx context.Context, sc Scenario) (*Result, *Trace, error) {
 		r.mu.Lock()
 		if r.odd().crashLock != "" {
 			// The suite's own stall: the crash it played left a lock
-			// held that a real crash releases (crashlock.go). Not the
+			// held, or a database/sql transaction open, that a real
+			// crash releases (crashlock.go, crashtx.go). Not the
 			// agent's finding, and not safe: inconclusive, saying why.
-			tr.Notes = append(tr.Notes, "the restart could not be tested: "+r.odd().crashLock)
+			what := "the restart"
+			if len(r.odd().crashEnds) == 0 {
+				what = "the scenario" // a transaction an earlier scenario's crash left open (crashtx.go)
+			}
+			tr.Notes = append(tr.Notes, what+" could not be tested: "+r.odd().crashLock)
 		} else if ended := r.odd().crashEnded; len(ended) > 0 {
 			// The crash ended goroutines the crashed delivery had started.
 			// If one was a worker the deliveries share (started once, in
@@ -1179,6 +1190,10 @@ func (s *Suite) run(ctx context.Context, sc Scenario) (*Result, *Trace, error) {
 	}
 	if sc.Kind == ScenarioCrashRestart && stall == "" && r.didCrash() && len(errs) > 1 {
 		if note := s.restartStopped(tr, errs); note != "" { // restartstopped.go
+			res.Inconclusive = true
+			tr.Notes = append(tr.Notes, note)
+		}
+		if note := r.restartFailedOnLeftTx(errs[len(errs)-1]); note != "" { // crashtx.go
 			res.Inconclusive = true
 			tr.Notes = append(tr.Notes, note)
 		}
