@@ -108,6 +108,10 @@ type Exploration struct {
 	// no order of its space: the reverse of the listed order, when it
 	// reverses calls that commute too (roundShape.reversed).
 	beside int
+	// eager counts the eager twins that ran (Schedule.Eager): the
+	// schedules in which a call that became ready while a round was
+	// played started before the round's next release.
+	eager int
 	// Shard says which part of a sharded exploration ran (shard.go);
 	// Explored then counts this shard's schedules.
 	Shard *Shard `json:"shard,omitempty"`
@@ -161,9 +165,13 @@ func (s *Suite) Interleavings(ctx context.Context, each func(*Result)) (*Explora
 			return ex, err
 		}
 		ex.Strategy = "replay"
-		res, sch, err := s.scheduled(ctx, fixedChooser(sched), s.bubble())
+		res, sch, err := s.scheduled(ctx, fixedChooser(sched), s.bubble(), sched.Eager)
 		ex.Explored = 1
-		if msg := replayMismatch(sched, sch.shapes); err == nil && msg != "" {
+		msg := replayMismatch(sched, sch.shapes)
+		if msg == "" && sched.Eager && sch.eagerPlays == 0 {
+			msg = fmt.Sprintf("schedule %s does not fit this agent: it is eager, but no call became ready while a round was played, so it ran as %s; the agent changed since the schedule was printed: run without AGENTIDEM_SCHEDULE (or testkit.Replay) to explore its schedules again", sched, Schedule{Rounds: sched.Rounds})
+		}
+		if err == nil && msg != "" {
 			err = fmt.Errorf("%s", msg)
 			res.Error = strings.TrimPrefix(res.Error+"; "+msg, "; ")
 			res.Inconclusive, res.Safe = true, false
@@ -208,7 +216,8 @@ func (s *Suite) Interleavings(ctx context.Context, each func(*Result)) (*Explora
 	// With grown set, a run whose rounds only hold more calls than ref's
 	// is taken at once: ref (the pre-flight) missed them.
 	stop := false
-	run := func(choose chooser, ref *scheduler, upto int, grown bool) (*scheduler, error) {
+	classic := 0 // the schedules seen that are not eager twins: the budget's
+	run := func(choose chooser, ref *scheduler, upto int, grown, eager bool) (*scheduler, error) {
 		var (
 			res    *Result
 			sch    *scheduler
@@ -216,7 +225,7 @@ func (s *Suite) Interleavings(ctx context.Context, each func(*Result)) (*Explora
 			missed []string
 		)
 		for try := 0; try < followTries; try++ {
-			res, sch, err = s.scheduled(ctx, choose, s.bubble())
+			res, sch, err = s.scheduled(ctx, choose, s.bubble(), eager)
 			why, grew := followed(ref, sch, upto)
 			if grew && grown && err == nil && res.Trace != nil {
 				res.Trace.Notes = append(res.Trace.Notes, "interleaving: the pre-flight run of the listed schedule missed calls that this run of it had: "+why+"; the orders explored are this run's rounds'")
@@ -229,21 +238,51 @@ func (s *Suite) Interleavings(ctx context.Context, each func(*Result)) (*Explora
 		if len(missed) > 0 && res.Trace != nil {
 			res.Trace.Notes = append(res.Trace.Notes, fmt.Sprintf("interleaving: this schedule ran %d times: %s", len(missed)+1, strings.Join(missed, "; ")))
 		}
+		if eager && len(missed) == followTries && err == nil {
+			// An eager twin whose rounds before its first newcomer were
+			// not its schedule's: no order chosen after it depends on it,
+			// and what it ran is a schedule of its own, recorded as it
+			// ran (its string replays it), when a newcomer played.
+			missed = nil
+		}
 		if len(missed) == followTries && err == nil {
 			stop = true
 			ex.Hazard = unfollowedHazard(res.Schedule, missed[len(missed)-1], sch.realtime)
 			res.Error = strings.TrimPrefix(res.Error+"; "+ex.Hazard, "; ")
 			res.Inconclusive, res.Safe = true, false
 		}
+		if eager && sch.eagerPlays == 0 && err == nil && !res.Inconclusive {
+			return sch, err // no call became ready mid-round: the schedule it twins, again
+		}
 		if seen[res.Scenario] {
 			return sch, err // the reverse is often one of the orders: counted once
 		}
 		seen[res.Scenario] = true
+		if eager {
+			ex.eager++
+		} else {
+			classic++
+		}
 		ex.Explored = len(seen)
 		s.record(res, each)
 		return sch, err
 	}
+	// twin runs the eager twin (Schedule.Eager, eagerChooser) of a
+	// schedule that ran and saw a call become ready mid-round, once per
+	// schedule, right after it, as a shard does (exploreShard). An error
+	// (a stall) stops the exploration, as one of the schedule's would.
+	twinned := map[string]bool{}
 	var errs []error
+	twin := func(ref *scheduler) {
+		if ref == nil || !ref.sawReady || stop || twinned[ref.schedule.String()] {
+			return
+		}
+		twinned[ref.schedule.String()] = true
+		if _, err := run(eagerChooser(ref), ref, ref.readyAt, false, true); err != nil {
+			errs = append(errs, err)
+			stop = true
+		}
+	}
 	// The listed schedule's first run is compared with the pre-flight's,
 	// on real time: in a bubble the pre-flight (on real time) may see
 	// other rounds, and the bubble's, exact, are the ones explored.
@@ -251,9 +290,11 @@ func (s *Suite) Interleavings(ctx context.Context, each func(*Result)) (*Explora
 	if s.bubble() == nil {
 		listed = preSched
 	}
-	first, err := run(prefixChooser(nil), listed, len(preSched.shapes), true)
+	first, err := run(prefixChooser(nil), listed, len(preSched.shapes), true, false)
 	if err != nil {
 		errs = append(errs, err)
+	} else {
+		twin(first)
 	}
 	if len(first.shapes) > 0 && !slices.EqualFunc(first.shapes, preSched.shapes, func(a, b roundShape) bool { return slices.Equal(a.labels, b.labels) }) {
 		// The space is the rounds the exploration takes its orders
@@ -262,10 +303,12 @@ func (s *Suite) Interleavings(ctx context.Context, each func(*Result)) (*Explora
 		ex.Rounds, ex.Space, ex.Unreduced, exhaustive = spaceOf(first.shapes, s.cfg.budget)
 	}
 	reverse := ""
-	if ex.Explored < s.cfg.budget && !stop {
-		sch, err := run(reverseChooser(), first, 1, false)
+	if classic < s.cfg.budget && !stop {
+		sch, err := run(reverseChooser(), first, 1, false, false)
 		if err != nil {
 			errs = append(errs, err)
+		} else {
+			twin(sch)
 		}
 		reverse = sch.schedule.String()
 	}
@@ -274,12 +317,13 @@ func (s *Suite) Interleavings(ctx context.Context, each func(*Result)) (*Explora
 		ex.Strategy = "exhaustive"
 		orders := map[string]bool{first.schedule.String(): true}
 		choices, ref := next(nil, first.shapes), first
-		for choices != nil && len(seen) < s.cfg.budget && !stop {
-			sch, err := run(prefixChooser(choices), ref, len(choices), false)
+		for choices != nil && classic < s.cfg.budget && !stop {
+			sch, err := run(prefixChooser(choices), ref, len(choices), false, false)
 			if err != nil {
 				errs = append(errs, err)
 				break
 			}
+			twin(sch)
 			orders[sch.schedule.String()] = true
 			choices, ref = next(choices, sch.shapes), sch
 		}
@@ -297,11 +341,13 @@ func (s *Suite) Interleavings(ctx context.Context, each func(*Result)) (*Explora
 	} else {
 		ex.Strategy = "pct"
 		rng := rand.New(rand.NewPCG(uint64(s.cfg.seed), 0x61676e74))
-		for tries := 0; len(seen) < s.cfg.budget && tries < 4*s.cfg.budget && !stop; tries++ {
-			if _, err := run(pctChooser(rng, s.cfg.depth), first, 1, false); err != nil {
+		for tries := 0; classic < s.cfg.budget && tries < 4*s.cfg.budget && !stop; tries++ {
+			sch, err := run(pctChooser(rng, s.cfg.depth), first, 1, false, false)
+			if err != nil {
 				errs = append(errs, err)
 				break
 			}
+			twin(sch)
 		}
 	}
 	// Every order of the space, each run as chosen: the legend says "Ran
@@ -488,6 +534,21 @@ func pctChooser(rng *rand.Rand, depth int) chooser {
 	return func(_ int, shape roundShape) ([]Step, error) { return shape.pct(rng, depth), nil }
 }
 
+// eagerChooser is the chooser of the eager twin of the schedule ref ran:
+// each round that is one of ref's (the same calls at the same place) in
+// ref's order, any other (newcomers that now play as a round of their own,
+// rounds after them that changed) in its listed order. It depends only on
+// ref's run, so a shard that ran ref runs the same twin as one unsharded
+// exploration (exploreShard).
+func eagerChooser(ref *scheduler) chooser {
+	return func(round int, shape roundShape) ([]Step, error) {
+		if round < len(ref.shapes) && round < len(ref.schedule.Rounds) && slices.Equal(ref.shapes[round].labels, shape.labels) {
+			return ref.schedule.Rounds[round], nil
+		}
+		return shape.order(0), nil
+	}
+}
+
 func fixedChooser(sched Schedule) chooser {
 	return func(round int, shape roundShape) ([]Step, error) {
 		if round >= len(sched.Rounds) {
@@ -502,9 +563,12 @@ func fixedChooser(sched Schedule) chooser {
 }
 
 // scheduled runs one interleaving scenario with the given chooser, inside
-// bubble when there is one.
-func (s *Suite) scheduled(ctx context.Context, choose chooser, bubble Bubble) (*Result, *scheduler, error) {
-	res, sch, err := s.runGated(ctx, interleavingScenario("pending"), choose, bubble)
+// bubble when there is one; eager runs it as an eager schedule
+// (Schedule.Eager).
+func (s *Suite) scheduled(ctx context.Context, choose chooser, bubble Bubble, eager bool) (*Result, *scheduler, error) {
+	sc := interleavingScenario("pending")
+	sc.eager = eager
+	res, sch, err := s.runGated(ctx, sc, choose, bubble)
 	name := sch.schedule.String()
 	res.Scenario = ScenarioInterleaving + "/" + name
 	res.Schedule, res.Legend = name, sch.legend()
@@ -567,6 +631,8 @@ func (s *Suite) runGated(ctx context.Context, sc Scenario, choose chooser, bubbl
 		sch.outer = s.outerOps()
 		sch.twins = sc.Concurrent
 		sch.crashFirst = sc.Fault.Kind == FaultCrash
+		sch.eager = sc.eager
+		sch.schedule.Eager = sc.eager
 		if quiesce == nil {
 			sch.quiesce = sch.realtimeQuiesce
 		} else {

@@ -96,8 +96,12 @@ func (e *Exploration) String() string {
 	rounds := countNoun(e.Rounds, "round")
 	if e.Shard != nil && e.Hazard == "" && e.Explored > 0 {
 		whole := *e
-		whole.Shard, whole.Explored = nil, e.Shard.Planned
-		return "Sharded, " + e.Shard.String() + ". All shards together: " + whole.String()
+		whole.Shard, whole.Explored, whole.eager = nil, e.Shard.Planned, 0
+		s := "Sharded, " + e.Shard.String() + ". All shards together: " + whole.String()
+		if e.eager > 0 {
+			s += strings.Replace(e.eagerWords(), " Besides,", " Besides, in this shard,", 1)
+		}
+		return s
 	}
 	switch {
 	case e.Hazard != "":
@@ -113,7 +117,7 @@ func (e *Exploration) String() string {
 		// commute, whose answers it returns in the other order): "Ran
 		// every order ...: 1 order" after 2 schedules (red team rtK,
 		// rtk/shape).
-		orders := e.Explored - e.beside
+		orders := e.Explored - e.beside - e.eager
 		s := fmt.Sprintf("Ran every order of the agent's parallel calls that may change the outcome: %s (%s of calls in flight together",
 			countNoun(orders, "order"), rounds)
 		if orders != e.Space {
@@ -121,9 +125,10 @@ func (e *Exploration) String() string {
 		}
 		s += ")"
 		if e.beside > 0 {
-			s += fmt.Sprintf(", and the reverse of the listed order, which reverses calls that commute too (the agent sees their answers in the other order): %s in all", countNoun(e.Explored, "schedule"))
+			s += fmt.Sprintf(", and the reverse of the listed order, which reverses calls that commute too (the agent sees their answers in the other order): %s in all", countNoun(e.Explored-e.eager, "schedule"))
 		}
 		s += "."
+		s += e.eagerWords()
 		if e.Unreduced > e.Space {
 			others := "The other " + bigCount(e.Unreduced-e.Space)
 			if e.Unreduced >= countCap {
@@ -141,11 +146,20 @@ func (e *Exploration) String() string {
 	case e.Strategy == "exhaustive":
 		// Stopped by a schedule that could not run to its end, whose
 		// result and the test's log say why.
-		return fmt.Sprintf("Ran %s of the %s orders of the agent's parallel calls that may change the outcome (%s of calls in flight together), and stopped: not every order.",
-			countNoun(e.Explored, "schedule"), bigCount(e.Space), rounds)
+		return fmt.Sprintf("Ran %s of the %s orders of the agent's parallel calls that may change the outcome (%s of calls in flight together), and stopped: not every order.%s",
+			countNoun(e.Explored-e.eager, "schedule"), bigCount(e.Space), rounds, e.eagerWords())
 	}
-	return fmt.Sprintf("Ran %s of the %s orders of the agent's parallel calls that may change the outcome (%s of calls in flight together), sampled by PCT: not every order. testkit.Schedules raises the budget; AGENTIDEM_SEED draws another sample.",
-		countNoun(e.Explored, "schedule"), bigCount(e.Space), rounds)
+	return fmt.Sprintf("Ran %s of the %s orders of the agent's parallel calls that may change the outcome (%s of calls in flight together), sampled by PCT: not every order.%s testkit.Schedules raises the budget; AGENTIDEM_SEED draws another sample.",
+		countNoun(e.Explored-e.eager, "schedule"), bigCount(e.Space), rounds, e.eagerWords())
+}
+
+// eagerWords says, after a sentence, how many of the schedules run were
+// eager twins (Schedule.Eager), or nothing when none was.
+func (e *Exploration) eagerWords() string {
+	if e.eager == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" Besides, %s ran, each the twin of one of those, in which a call that became ready while a round was played (a worker freed by a finish, a branch's next call) started at once, before the calls of the round still held had finished, as in production it may.", countNoun(e.eager, "eager schedule"))
 }
 
 func countNoun(n int, noun string) string {

@@ -35,16 +35,35 @@ func (st Step) String() string {
 // Its string form is the rounds joined by ".", each step as s<i> or f<i>:
 // "s1s0f0f1.s0s1f1f0". Passing it back (testkit.Replay,
 // AGENTIDEM_SCHEDULE) replays exactly that interleaving.
+//
+// An eager schedule is written with "eager." in front:
+// "eager.s0s1f1f0".
 type Schedule struct {
 	Rounds [][]Step
+	// Eager says that a call that becomes ready while a round is played
+	// (a pool's worker freed by a finish, a branch's next call) plays
+	// at once, a round of its own, before the round's next release,
+	// instead of waiting for the round's end: it is then in flight with
+	// the calls of the round still held at their finish gates, as it
+	// may be in production. Its rounds are numbered in the order they
+	// are played, the newcomers' among them.
+	Eager bool
 }
+
+// eagerPrefix is what the printable form of an eager schedule starts with.
+const eagerPrefix = "eager."
 
 // String returns the printable form; the empty schedule is "serial".
 func (s Schedule) String() string {
+	prefix := ""
+	if s.Eager {
+		prefix = eagerPrefix
+	}
 	if len(s.Rounds) == 0 {
-		return "serial"
+		return prefix + "serial"
 	}
 	var b strings.Builder
+	b.WriteString(prefix)
 	for i, r := range s.Rounds {
 		if i > 0 {
 			b.WriteByte('.')
@@ -60,10 +79,12 @@ func (s Schedule) String() string {
 func ParseSchedule(str string) (Schedule, error) {
 	var s Schedule
 	str = strings.TrimSpace(str)
-	if str == "" || str == "serial" {
+	rest, eager := strings.CutPrefix(str, eagerPrefix)
+	s.Eager = eager
+	if rest == "" && !eager || rest == "serial" {
 		return s, nil
 	}
-	for ri, part := range strings.Split(str, ".") {
+	for ri, part := range strings.Split(rest, ".") {
 		var round []Step
 		starts, finishes := map[int]bool{}, map[int]bool{}
 		for i := 0; i < len(part); {

@@ -79,6 +79,23 @@ type scheduler struct {
 
 	// rounds are each round's calls, numbered as in schedule (legend.go).
 	rounds [][]*Call
+	// playing holds the calls of the rounds being played (play nests),
+	// so that a call at its start gate that none of them holds, nor was
+	// made inside one of them, is known to have become ready while the
+	// round ran (newcomers).
+	playing []*Call
+	// eager is set for the eager twin of a schedule (Schedule.Eager): at
+	// a step of a round after which steps remain, the calls that became
+	// ready meanwhile play a round of their own there (playNewcomers),
+	// before the round's next release, instead of waiting for the round's
+	// end. sawReady says such calls came in a run that was not eager, and
+	// readyAt how many rounds that run had recorded then (the eager twin's
+	// rounds are the same up to there: followed); eagerPlays counts the
+	// newcomer rounds an eager run played.
+	eager      bool
+	sawReady   bool
+	readyAt    int
+	eagerPlays int
 	// outer names the ops the baseline saw make calls inside their own
 	// (Suite.outerOps): no order of them is left out (shapeWith).
 	outer map[string]bool
@@ -325,6 +342,8 @@ func (s *scheduler) play(calls []*Call, round *int) (stalled, stop bool) {
 		s.rounds = append(s.rounds, calls)
 		*round++
 	}
+	s.playing = append(s.playing, calls...)
+	defer func(n int) { s.playing = s.playing[:n] }(len(s.playing) - len(calls))
 	var missed []string    // steps whose call had not reached its gate
 	var early map[int]bool // steps played with an earlier one (twins)
 	for i := 0; i < len(order); i++ {
@@ -422,6 +441,11 @@ func (s *scheduler) play(calls []*Call, round *int) (stalled, stop bool) {
 		if !s.quiesce() {
 			return s.stall(), true
 		}
+		if i < len(order)-1 {
+			if stalled, stop := s.playNewcomers(round); stop {
+				return stalled, true
+			}
+		}
 	}
 	if len(missed) > 0 {
 		// The tool of a call waited for something only a later step
@@ -443,6 +467,64 @@ func (s *scheduler) play(calls []*Call, round *int) (stalled, stop bool) {
 	}
 	s.mu.Unlock()
 	return false, false
+}
+
+// eagerGenerations bounds how many times, at one step of a round, the
+// calls that became ready play (playNewcomers): each play may make others
+// ready (a branch's next call), and a goroutine that calls a tool in a
+// loop until a held call answers would make them forever.
+const eagerGenerations = 4
+
+// playNewcomers is called at a step of a round after which steps remain,
+// once the scenario is quiet. The calls waiting at their start gates then
+// that no round being played holds, nor was made inside one of its calls,
+// became ready while the round ran: a worker of a pool freed by a finish,
+// a branch's next call after its first returned. The agent made them
+// without waiting for the answers still held, so in production they may
+// reach their servers before those answers come back. Without eager they
+// wait for the round's end, as the next round, and only the scheduler's
+// choice kept them from being in flight with the calls still held at
+// their finish gates (a dependent call beside its prerequisite, a second
+// write of one entity): a run that sees them says so (sawReady), and the
+// exploration runs its eager twin, where they play a round of their own
+// here, as the calls made inside a call do at its finish.
+func (s *scheduler) playNewcomers(round *int) (stalled, stop bool) {
+	for g := 0; g < eagerGenerations; g++ {
+		ready := s.newcomers()
+		if len(ready) == 0 {
+			return false, false
+		}
+		if !s.eager {
+			if !s.sawReady {
+				s.sawReady, s.readyAt = true, len(s.rounds)
+			}
+			return false, false
+		}
+		s.eagerPlays++
+		if stalled, stop := s.play(ready, round); stop {
+			return stalled, true
+		}
+	}
+	return false, false
+}
+
+// newcomers returns the calls waiting at their start gates that no round
+// being played holds, and that were not made inside a call of one (those
+// play at that call's finish step), in label order.
+func (s *scheduler) newcomers() []*Call {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []*Call
+	for _, w := range s.waiting {
+		if w.p != PointStart || slices.Contains(s.playing, w.c) {
+			continue
+		}
+		if slices.ContainsFunc(s.playing, func(o *Call) bool { return w.c.madeInside(o) }) {
+			continue
+		}
+		out = append(out, w.c)
+	}
+	return out
 }
 
 // madeInside returns the calls waiting at their start gates that were made

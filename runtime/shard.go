@@ -240,7 +240,7 @@ func (s *Suite) exploreShard(ctx context.Context, ex *Exploration, shapes []roun
 	seen := map[string]bool{}
 	for k := sh.Index - 1; k < len(plan); k += sh.Total {
 		diverged := false
-		res, _, err := s.scheduled(ctx, plannedChooser(plan[k], shapes, &diverged), s.bubble())
+		res, sch, err := s.scheduled(ctx, plannedChooser(plan[k], shapes, &diverged), s.bubble(), false)
 		ex.Explored++
 		sh.Ran++
 		if diverged || res.Schedule != plan[k].String() {
@@ -253,6 +253,23 @@ func (s *Suite) exploreShard(ctx context.Context, ex *Exploration, shapes []roun
 		if err != nil {
 			errs = append(errs, err)
 			break
+		}
+		// The eager twin of the schedule, as Interleavings runs it
+		// right after it: its chooser depends only on this run.
+		if sch.sawReady {
+			res, sch, err := s.scheduled(ctx, eagerChooser(sch), s.bubble(), true)
+			if sch.eagerPlays > 0 || err != nil || res.Inconclusive {
+				ex.Explored++
+				ex.eager++
+				if !seen[res.Scenario] {
+					seen[res.Scenario] = true
+					s.record(res, each)
+				}
+			}
+			if err != nil {
+				errs = append(errs, err)
+				break
+			}
 		}
 	}
 	ex.Shard = &sh
@@ -357,8 +374,9 @@ func MergeShards(reps ...*Report) (*Report, error) {
 			out.Notes = append(out.Notes, note)
 		}
 	}
-	// The schedules, dealt round-robin by the plan, are dealt back.
-	scheduled := make([][]*Result, len(byIndex))
+	// The schedules, dealt round-robin by the plan, are dealt back, each
+	// with the eager twin that ran right after it (exploreShard).
+	scheduled := make([][][]*Result, len(byIndex))
 	for i, r := range byIndex {
 		out.Shard.Merged = append(out.Shard.Merged, r.Shard.Index)
 		out.Shard.Ran += r.Shard.Ran
@@ -369,18 +387,33 @@ func MergeShards(reps ...*Report) (*Report, error) {
 			out.StartedAt = r.StartedAt
 		}
 		for _, res := range r.Results {
-			if res.Kind == ScenarioInterleaving {
-				scheduled[i] = append(scheduled[i], cloneResult(res))
+			if res.Kind != ScenarioInterleaving {
+				continue
 			}
+			if n := len(scheduled[i]); n > 0 && strings.HasPrefix(res.Scenario, ScenarioInterleaving+"/"+eagerPrefix) {
+				scheduled[i][n-1] = append(scheduled[i][n-1], cloneResult(res))
+				continue
+			}
+			scheduled[i] = append(scheduled[i], []*Result{cloneResult(res)})
 		}
 	}
 	var merged []*Result
+	twins := map[string]bool{} // two shards' schedules may have one twin: listed once
 	for k := 0; ; k++ {
 		more := false
 		for i := range scheduled {
-			if k < len(scheduled[i]) {
-				merged = append(merged, scheduled[i][k])
-				more = true
+			if k >= len(scheduled[i]) {
+				continue
+			}
+			more = true
+			for _, res := range scheduled[i][k] {
+				if strings.HasPrefix(res.Scenario, ScenarioInterleaving+"/"+eagerPrefix) {
+					if twins[res.Scenario] {
+						continue
+					}
+					twins[res.Scenario] = true
+				}
+				merged = append(merged, res)
 			}
 		}
 		if !more {

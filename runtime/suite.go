@@ -63,6 +63,7 @@ type Scenario struct {
 
 	sched  *scheduler // interleaving scenarios: the scheduler that gates
 	listed bool       // run under the listed schedule (partial batch failure)
+	eager  bool       // an interleaving under an eager schedule (Schedule.Eager)
 }
 
 // Path returns the subtest path of the scenario.
