@@ -357,6 +357,11 @@ type judge struct {
 	lookWorld  func() string
 	baseLooked bool
 	baseBusy   string
+	// lookParked and baseParked are, in such a baseline, where a
+	// goroutine of Setup's running the user's code was blocked once the
+	// end was read (world.setupParked): a poller between two polls.
+	lookParked func() string
+	baseParked string
 	// callLag is, in such a baseline, the longest time from the moment a
 	// window opened to the moment it closed on a change (the State
 	// snapshot after its last call): a worker of the world's may have
@@ -1068,8 +1073,12 @@ func (j *judge) finish() {
 		// Whether the world could still land an effect after this end
 		// (worldAtRest, nochange.go).
 		busy := j.lookWorld()
+		parked := ""
+		if j.lookParked != nil {
+			parked = j.lookParked()
+		}
 		j.mu.Lock()
-		j.baseLooked, j.baseBusy = true, busy
+		j.baseLooked, j.baseBusy, j.baseParked = true, busy, parked
 		j.mu.Unlock()
 	}
 	j.end = s
@@ -3637,6 +3646,20 @@ func judgeRepeatsIn(out []Finding, tr *Trace, end, baseEnd string, baseWin map[s
 						} else {
 							tr.Notes = append(tr.Notes, unchangedBusyNote(k.op, o.ID, where))
 						}
+					}
+				case un == nil && !baseline && !effectSeen(o) && !reorders(k) && baseTr != nil && worldMayLand(baseTr) != "" && neverChanged(tr, idx, k.op, k.id, baseTr, baseWin) && endSame():
+					// As above, but the state holds nothing of what the
+					// op sets (not restated): a job it queues that a
+					// poller of Setup's carries out after the end was
+					// read (a ticker's select between polls, a sleep
+					// longer than the wait). Counted, a correct keyed
+					// outbox drained every 120 ms to 1 s was a
+					// duplicate_write on every run (red team rR #3):
+					// unjudged.
+					if !stillNoted {
+						stillNoted = true
+						tr.unsettled = true
+						tr.Notes = append(tr.Notes, parkedWorldNote(k.op, o.ID, worldMayLand(baseTr)))
 					}
 				case crashFired(tr) && strings.HasPrefix(o.StateError, settleTimeout) && changedBeyondNested(tr, o, &views):
 					// The Settle never saw the world quiet after the

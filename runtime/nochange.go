@@ -170,6 +170,20 @@ func worldAtRest(base *Trace) (rest bool, where string) {
 	return r.baseBusy == "", r.baseBusy
 }
 
+// worldMayLand returns where, when the baseline's end was read, a
+// goroutine that Setup left running was at work (running, asleep) or,
+// running the user's code, blocked (a poller between polls): what may
+// land an effect after the end. "" when none was, or none was looked at.
+func worldMayLand(base *Trace) string {
+	if !base.worldLive || base.rare == nil || !base.odd().baseLooked {
+		return ""
+	}
+	if r := base.odd(); r.baseBusy != "" {
+		return r.baseBusy
+	}
+	return base.odd().baseParked
+}
+
 // unchangedNote says, in the trace, why repeat id of op was absorbed
 // though no execution of op was seen to change the world.
 func unchangedNote(op, id string) string {

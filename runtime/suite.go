@@ -870,6 +870,7 @@ func (s *Suite) run(ctx context.Context, sc Scenario) (*Result, *Trace, error) {
 					// moment its window opened (judge.lookWorld,
 					// judge.callLag).
 					r.judge.lookWorld = w.worldAtWork
+					r.judge.lookParked = w.setupParked
 				}
 			}
 		}
@@ -1029,7 +1030,7 @@ func (s *Suite) run(ctx context.Context, sc Scenario) (*Result, *Trace, error) {
 			tr.withRare().worldAfterReturn = r.judge.worldAfterReturn
 		}
 		if r.judge.baseLooked {
-			tr.withRare().baseLooked, tr.withRare().baseBusy = true, r.judge.baseBusy
+			tr.withRare().baseLooked, tr.withRare().baseBusy, tr.withRare().baseParked = true, r.judge.baseBusy, r.judge.baseParked
 			tr.withRare().callLag = r.judge.callLag
 		}
 		if !tr.endStill && r.judge.busyAt != "" {

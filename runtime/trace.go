@@ -387,6 +387,9 @@ type traceRare struct {
 	baseLooked bool
 	baseBusy   string
 	callLag    time.Duration
+	// baseParked is where a goroutine of Setup's running the user's code
+	// was blocked then (world.setupParked), "" if none was.
+	baseParked string
 	// endUnread says the run stalled, and its end was never read: a
 	// repeat its window showed changing nothing is not judged by counting
 	// (judgeRepeatsIn).

@@ -58,6 +58,41 @@ func (w *world) worldAtWork() string {
 	return ""
 }
 
+// setupParked reports where a goroutine that descends from the goroutine
+// Setup ran in, and runs the user's code (runsUserCode), is blocked: in a
+// select or a channel receive, as a poller written with a time.Ticker is
+// between two polls (worldAtWork takes it for at rest, since a consumer
+// waiting for its next message looks the same); "" when none is. A
+// library's own goroutines (database/sql's connection opener, a server's
+// accept loop) run none of the user's code, and are not looked at.
+func (w *world) setupParked() string {
+	w.mu.Lock()
+	if len(w.hooks) == 0 {
+		w.mu.Unlock()
+		return ""
+	}
+	setup := make(map[uint64]bool, len(w.hooks))
+	for _, id := range w.hooks {
+		setup[id] = true
+	}
+	w.mu.Unlock()
+	all := snapshotGoroutines()
+	for grew := true; grew; {
+		grew = false
+		for i := range all {
+			if g := &all[i]; !setup[g.id] && g.parent != 0 && setup[g.parent] {
+				setup[g.id], grew = true, true
+			}
+		}
+	}
+	for i := range all {
+		if g := &all[i]; setup[g.id] && (g.state == "select" || g.state == "chan receive") && g.runsUserCode() {
+			return g.where() + " (" + g.state + ")"
+		}
+	}
+	return ""
+}
+
 // busyEndNote says why the repeat id of op was not judged: the end, alike
 // the baseline's, was read while a goroutine Setup started was still at
 // work, at where.
@@ -75,6 +110,15 @@ func queuedOnlyNote(op, id, where string) string {
 		busy = fmt.Sprintf(" (one was still at work at %s when the wait ran out)", where)
 	}
 	return fmt.Sprintf("%s (a repeat of %s) was not judged: no call of %s changed the state in its own window, here or in the baseline, where a worker of the world (a goroutine Setup started) changed it after the agent returned, carrying out what the call queued; this run ended as the baseline did, but with no Settle the suite cannot tell whether a second job the repeat queued was still waiting when the end was read (a poller picks it up at its next fetch, its goroutines at rest meanwhile)%s; give a Settle that waits for the queue to drain (testkit.SettleUntil, with the count of jobs queued or running) for the suite to judge the repeat", id, op, op, busy)
+}
+
+// parkedWorldNote says why the repeat id of op was not judged: no
+// execution of op changed the state, here or in the baseline, in its
+// window or after it, but when the baseline's end was read a goroutine
+// that Setup started, running the user's code, was at where (blocked, or
+// at work), and may carry out what the calls queued after the end.
+func parkedWorldNote(op, id, where string) string {
+	return fmt.Sprintf("%s (a repeat of %s) was not judged: no execution of %s changed the state, here or in the baseline, in its window or after it, and the run ended as the baseline did, but a goroutine that Setup started, running your code, was at %s when the baseline's end was read: if it carries out what the call queued (a poller between two polls, a worker whose job takes longer than the wait for the end), the effect lands after the end, in one execution or in two, and cannot be seen; give a Settle that waits for that work (testkit.SettleUntil, with the count of jobs queued or running); if State leaves out what %s changes, add it", id, op, op, where, op)
 }
 
 // finishedAllNote says why repeat o was not judged where its window made
