@@ -514,6 +514,50 @@ func (m hookMark) leave() {
 	hooks.mu.Unlock()
 }
 
+// settling holds the goroutines that run a Settle now (judge.quiet), by
+// count; n is their number, read without the lock.
+var settling struct {
+	mu   sync.Mutex
+	n    atomic.Int32
+	gids map[uint64]int
+}
+
+// enterSettle marks the calling goroutine as running a Settle until the
+// returned function is called.
+func enterSettle() func() {
+	gid := goroutineID()
+	settling.mu.Lock()
+	if settling.gids == nil {
+		settling.gids = map[uint64]int{}
+	}
+	settling.gids[gid]++
+	settling.mu.Unlock()
+	settling.n.Add(1)
+	return func() {
+		settling.n.Add(-1)
+		settling.mu.Lock()
+		if settling.gids[gid]--; settling.gids[gid] == 0 {
+			delete(settling.gids, gid)
+		}
+		settling.mu.Unlock()
+	}
+}
+
+// settlingGoroutines returns the goroutines that run a Settle now; nil,
+// with no lock taken, when none does.
+func settlingGoroutines() []uint64 {
+	if settling.n.Load() == 0 {
+		return nil
+	}
+	settling.mu.Lock()
+	defer settling.mu.Unlock()
+	out := make([]uint64, 0, len(settling.gids))
+	for gid := range settling.gids {
+		out = append(out, gid)
+	}
+	return out
+}
+
 // isHookRoot reports whether goroutine gid runs Setup or Teardown now.
 func isHookRoot(gid uint64) bool {
 	hooks.mu.Lock()
@@ -578,6 +622,7 @@ func (j *judge) quiet() error {
 	}
 	err := func() error {
 		defer enterHook(false).leave()
+		defer enterSettle()()
 		return j.settle(j.halt.ctx) // cancelled by a stall (statebound.go)
 	}()
 	if err != nil {

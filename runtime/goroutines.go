@@ -2215,6 +2215,17 @@ func (w *world) waitingBodies(self uint64) map[int]bodyWaiting {
 	return out
 }
 
+// deliverySettling reports whether a goroutine of a delivery of the
+// scenario, but self, runs a Settle now (judge.quiet).
+func (w *world) deliverySettling(self uint64) bool {
+	for _, gid := range settlingGoroutines() {
+		if gid != self && w.invocationOf(gid) != 0 {
+			return true
+		}
+	}
+	return false
+}
+
 // onLock returns the deliveries with a goroutine (but self) blocked on a
 // lock: a sync.Mutex or sync.RWMutex, a channel send (a channel
 // semaphore, a full queue), a sync.WaitGroup or sync.Cond (a
