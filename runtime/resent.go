@@ -11,8 +11,9 @@ import (
 
 // A request sent again inside a call. Transport (transport.go) sees the
 // HTTP requests each traced call sends, and the lost_response scenario of
-// a write (FaultLostResponse) drops the answer of the call's first request
-// that is not idempotent after the service got it. A client that retries
+// a write (FaultLostResponse) drops the answer of one of the call's
+// requests that are not idempotent (the first, or the r-th: Fault.Request)
+// after the service got it. A client that retries
 // by itself then sends that request again, inside the same call: the agent
 // sees one call that succeeded, no repeat, and the judging of repeats
 // (judgeRepeatsIn) has nothing to compare. What tells is the call's own
@@ -31,16 +32,21 @@ const resentMark = "inside the call after the injected lost response"
 
 // sentWrite reports whether call o sent a request that is not idempotent
 // through Transport: its lost_response scenario can fire.
-func sentWrite(o *Operation) bool {
+func sentWrite(o *Operation) bool { return writeRequests(o) > 0 }
+
+// writeRequests returns how many write requests (sentRequest.Write) write
+// o sent through Transport.
+func writeRequests(o *Operation) int {
 	if o.Kind != KindWrite {
-		return false
+		return 0
 	}
+	n := 0
 	for _, s := range o.sent() {
 		if s.Write {
-			return true
+			n++
 		}
 	}
-	return false
+	return n
 }
 
 // lostNone notes, for the call a lost_response targets, that it sent no
@@ -50,7 +56,9 @@ func (c *Call) lostNone() {
 	c.mu.Lock()
 	lost := c.rec.rare != nil && c.rec.rare.lostResponse
 	c.mu.Unlock()
-	if !lost {
+	if r := c.inv.rec.fault.Request; !lost && r > 1 {
+		c.inv.rec.noteUnfired(fmt.Sprintf("%s sent fewer than %d POST or PATCH requests (or requests marked with runtime.WriteRequest) through runtime.Transport that got an answer in this scenario, so the answer of its write request %d could not be lost", c.op.Name, r, r))
+	} else if !lost {
 		c.inv.rec.noteUnfired(fmt.Sprintf("%s sent no POST or PATCH (nor a request marked with runtime.WriteRequest) through runtime.Transport that got an answer in this scenario, so no response could be lost", c.op.Name))
 	}
 }

@@ -515,6 +515,9 @@ type callRare struct {
 	// answer of one of them (transport.RoundTrip).
 	sent         []sentRequest
 	lostResponse bool
+	// writes counts the write requests in sent: the lost_response of a
+	// call's r-th (Fault.Request) takes the answer of the r-th.
+	writes int
 	// more is the trace's opMore of the call, where it needs one: written
 	// once, when the trace is read (expand), so that the path of a
 	// failed write costs its Operation no allocation of its own (one

@@ -37,8 +37,8 @@ import (
 // sees the requests each call sends (the trace's http_requests), and
 // plans for each write whose baseline call sent a POST or a PATCH (or a
 // request marked with WriteRequest) a lost_response scenario
-// (FaultLostResponse): the first such request of the call reaches the
-// service, whose answer is read and dropped, and the client gets a
+// (FaultLostResponse) for each such request it sent there: that request
+// (Fault.Request: the first, the second, ...) reaches the service, whose answer is read and dropped, and the client gets a
 // read timeout instead (lostResponseError), an error the retrying clients
 // above retry on.
 // With State, a call that then changed the world more than the baseline's
@@ -85,8 +85,11 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	lose := false
 	c.mu.Lock()
 	x := c.rare()
-	if sent.Write && c.rec.planned && c.inv.rec.fault.Kind == FaultLostResponse && !x.lostResponse {
+	if sent.Write && c.rec.planned && c.inv.rec.fault.Kind == FaultLostResponse && !x.lostResponse && x.writes+1 >= c.inv.rec.fault.Request {
 		x.lostResponse, lose, sent.Lost = true, true, true
+	}
+	if sent.Write {
+		x.writes++
 	}
 	i := len(x.sent)
 	x.sent = append(x.sent, sent)
