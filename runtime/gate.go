@@ -245,11 +245,15 @@ func (l *lockstep) Wait(c *Call, p Point) {
 		if quiet {
 			self = goroutineID()
 			quiet, _, _ = l.rec.world.quiet(self, held)
-			if quiet && l.rec.world.deliverySettling(self) {
+			if quiet && l.rec.world.invocationOf(self) != 0 && l.rec.world.deliverySettling(self) {
 				// Another delivery runs the suite's own Settle around
-				// its call (a SettleUntil polling on a
-				// timer while a booking lands): the harness's wait,
-				// not the agent's, bounded by the Settle's own bound.
+				// its call (a SettleUntil polling on a timer while a
+				// booking lands), and this call is a delivery's own,
+				// not a worker's made with a delivery's context, which
+				// the Settle may be waiting for
+				// (TestWorkerCallInsideARequestDoesNotSettleItself):
+				// the harness's wait, not the agent's, bounded by the
+				// Settle's own bound.
 				// Taken for the agent's body waiting on a timer, the
 				// other delivery went on alone after aloneAfter, and a
 				// correct agent's concurrent delivery was inconclusive
