@@ -141,6 +141,7 @@ type recorder struct {
 // 192 bytes every scenario allocated, and with them the recorder took the
 // 768-byte size class where it now takes the 576-byte one.
 type recRare struct {
+	untied                    []string   // write requests through Transport no call could be tied to (untied.go)
 	crashEnded                []string   // goroutines the crash ended that the invocation had started, where (Call.stopIfCrashed)
 	crashEnds                 []crashEnd // the stacks of the goroutines the crash ended (crashlock.go)
 	crashLock                 string     // why a stall is the suite's own: a lock the crash left held (lockLeftByCrash), a transaction left open (txLeftByCrash)

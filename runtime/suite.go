@@ -1209,6 +1209,17 @@ func (s *Suite) run(ctx context.Context, sc Scenario) (*Result, *Trace, error) {
 		}
 	}
 
+	r.mu.Lock()
+	untied := slices.Clone(r.odd().untied)
+	r.mu.Unlock()
+	if note := untiedNote(untied); note != "" {
+		// Write requests no call could be tied to (untied.go): untested,
+		// and where the baseline sent them, no scenario tests them.
+		tr.Notes = append(tr.Notes, note)
+		if sc.Kind == ScenarioBaseline {
+			res.Inconclusive = true
+		}
+	}
 	s.analyze(res, tr, sc, claimed)
 	if note := s.blindAbsorbed(tr); note != "" {
 		tr.Notes = append(tr.Notes, note)

@@ -74,6 +74,9 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	c := sendingCall(req.Context())
 	if c == nil {
+		if writeRequest(req) {
+			noteUntied(req) // untied.go
+		}
 		return base.RoundTrip(req)
 	}
 	sent := sentRequest{Method: req.Method, Host: req.URL.Host, Path: req.URL.Path, Write: writeRequest(req)}
