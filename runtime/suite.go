@@ -2184,6 +2184,20 @@ func (s *Suite) identityUnstable(tr *Trace, kind string, namesOf func() renaming
 				case len(a.path()) > 1 && len(b.path()) > 1 && !slices.Equal(a.path(), b.path()):
 					via = fmt.Sprintf("both came through %s, which the agent reached from different places (a dispatcher's line, as a tool registry's), so the suite cannot tell a retry from other work", shortSite(a.Site))
 				}
+				if via != "" && restatedID(a, b) {
+					// The same id restated in another case or with
+					// spaces around it (a model retyping it), and State
+					// saw the attempt and its retry each change the
+					// world: a key made from the id as given lets the
+					// sink run the retry as new work. Only warned of,
+					// a charge made twice passed 6 runs of 6 through
+					// the Anthropic and Eino adapters (red team rR #5).
+					add(Finding{Code: CodeDuplicateWrite, Severity: SeverityError, Ops: []string{a.Name},
+						Identities: []string{a.Identity, b.Identity}, Calls: []string{a.ID, b.ID},
+						Message: fmt.Sprintf("%s was called again with identity %s after attempt %s with identity %s %s: the same id restated (in another case, or with spaces), and State saw each change the world (%s: %s; %s: %s): the sink ran the retry as new work; make the key from the id normalized as the sink compares it (strings.ToUpper, strings.TrimSpace), or have the sink compare ids so",
+							a.Name, b.Identity, a.ID, a.Identity, unanswered(a), a.ID, clip(a.StateChange, maxChange/2), b.ID, clip(b.StateChange, maxChange/2))})
+					break
+				}
 				if via != "" {
 					if warned == nil {
 						warned = map[string]bool{}
@@ -3213,4 +3227,44 @@ func contains(list []string, s string) bool {
 		}
 	}
 	return false
+}
+
+// restatedID reports whether writes a and b have identities that differ
+// only in case or in spaces around their strings (a model that retyped
+// the id), and State saw each change the world in a window of its own.
+func restatedID(a, b *Operation) bool {
+	if a.Identity == b.Identity || !a.stateSeen() || !b.stateSeen() || a.StateChange == "" || b.StateChange == "" {
+		return false
+	}
+	return foldedID(a.Identity) == foldedID(b.Identity)
+}
+
+// foldedID returns identity id (canonical JSON) with each string in it
+// lower-cased and trimmed of spaces.
+func foldedID(id string) string {
+	var v any
+	if err := json.Unmarshal([]byte(id), &v); err != nil {
+		return strings.ToLower(strings.TrimSpace(id))
+	}
+	var fold func(v any) any
+	fold = func(v any) any {
+		switch x := v.(type) {
+		case string:
+			return strings.ToLower(strings.TrimSpace(x))
+		case []any:
+			for i := range x {
+				x[i] = fold(x[i])
+			}
+		case map[string]any:
+			for k := range x {
+				x[k] = fold(x[k])
+			}
+		}
+		return v
+	}
+	out, err := json.Marshal(fold(v))
+	if err != nil {
+		return id
+	}
+	return string(out)
 }
