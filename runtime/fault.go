@@ -64,25 +64,20 @@ type Fault struct {
 	Kind       FaultKind `json:"kind"`
 	Op         string    `json:"op"`
 	Occurrence int       `json:"occurrence"`
-	// Request, for a lost_response, is which of the call's write
-	// requests (POST, PATCH, ...) through Transport loses its answer,
-	// counted from 1 in the order sent; 0 means the first.
-	Request int `json:"request,omitempty"`
 }
 
-// String returns "op#k kind", or "op#k@r kind" for a lost_response on the
-// call's r-th write request (r > 1).
+// String returns "op#k kind".
 func (f Fault) String() string {
-	return f.target() + " " + string(f.Kind)
+	return f.Op + "#" + strconv.Itoa(f.Occurrence) + " " + string(f.Kind)
 }
 
-// target returns "op#k", or "op#k@r" for a lost_response on the call's
-// r-th write request (r > 1): the part of a scenario's name after its
-// kind.
-func (f Fault) target() string {
+// lostTarget returns the part of a lost_response scenario's name after
+// its kind: "op#k" for the call's first write request, "op#k@r" for its
+// r-th (Scenario.request).
+func lostTarget(f Fault, request int) string {
 	t := f.Op + "#" + strconv.Itoa(f.Occurrence)
-	if f.Request > 1 {
-		t += "@" + strconv.Itoa(f.Request)
+	if request > 1 {
+		t += "@" + strconv.Itoa(request)
 	}
 	return t
 }

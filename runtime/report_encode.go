@@ -1099,7 +1099,6 @@ func (w *reportWriter) fault(f *Fault) {
 	w.str("kind", string(f.Kind))
 	w.str("op", f.Op)
 	w.integer("occurrence", int64(f.Occurrence))
-	w.intOmit("request", f.Request)
 	w.close('}')
 }
 

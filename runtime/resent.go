@@ -12,7 +12,7 @@ import (
 // A request sent again inside a call. Transport (transport.go) sees the
 // HTTP requests each traced call sends, and the lost_response scenario of
 // a write (FaultLostResponse) drops the answer of one of the call's
-// requests that are not idempotent (the first, or the r-th: Fault.Request)
+// requests that are not idempotent (the first, or the r-th: recorder.lostRequest)
 // after the service got it. A client that retries
 // by itself then sends that request again, inside the same call: the agent
 // sees one call that succeeded, no repeat, and the judging of repeats
@@ -56,7 +56,7 @@ func (c *Call) lostNone() {
 	c.mu.Lock()
 	lost := c.rec.rare != nil && c.rec.rare.lostResponse
 	c.mu.Unlock()
-	if r := c.inv.rec.fault.Request; !lost && r > 1 {
+	if r := int(c.inv.rec.lostRequest); !lost && r > 1 {
 		c.inv.rec.noteUnfired(fmt.Sprintf("%s sent fewer than %d POST or PATCH requests (or requests marked with runtime.WriteRequest) through runtime.Transport that got an answer in this scenario, so the answer of its write request %d could not be lost", c.op.Name, r, r))
 	} else if !lost {
 		c.inv.rec.noteUnfired(fmt.Sprintf("%s sent no POST or PATCH (nor a request marked with runtime.WriteRequest) through runtime.Transport that got an answer in this scenario, so no response could be lost", c.op.Name))

@@ -108,10 +108,14 @@ type recorder struct {
 	heldPastDeadline bool        // a call's context ended while a gate held it (Call.endedAtGate)
 	apart            bool        // the concurrent deliveries ran apart for a wait of the world's (lockstep.Wait)
 	heldAny          atomic.Bool // a call's deadline ran out at a gate (Call.endedAtGate)
-	notes            []string
-	impure           string                // why the agent cannot run in a bubble, if seen
-	detached         map[string]detachedBy // call sites that passed a context without the run, and who, while only one kind did (noteDetached)
-	amidClosed       bool                  // closeAmid was called: lateAmid tells no more
+	// lostRequest is, for a lost_response, which of the faulted call's
+	// write requests loses its answer (Scenario.request), set before the
+	// run begins: in the padding after heldAny.
+	lostRequest int32
+	notes       []string
+	impure      string                // why the agent cannot run in a bubble, if seen
+	detached    map[string]detachedBy // call sites that passed a context without the run, and who, while only one kind did (noteDetached)
+	amidClosed  bool                  // closeAmid was called: lateAmid tells no more
 	// rare holds what few runs record (recRare), made on first use
 	// under mu.
 	rare *recRare

@@ -64,6 +64,10 @@ type Scenario struct {
 	sched  *scheduler // interleaving scenarios: the scheduler that gates
 	listed bool       // run under the listed schedule (partial batch failure)
 	eager  bool       // an interleaving under an eager schedule (Schedule.Eager)
+	// request is, for a lost_response, which of the call's write
+	// requests through Transport loses its answer, from 1 in the order
+	// sent (recorder.lostRequest).
+	request int
 }
 
 // Path returns the subtest path of the scenario.
@@ -513,16 +517,14 @@ func (s *Suite) plan() []Scenario {
 			// helper retrying) never faulted: a receipt sent twice
 			// passed 5 runs of 5 (red team rR #6).
 			f := Fault{Kind: FaultLostResponse, Op: op.Name, Occurrence: op.Occurrence}
-			if r > 0 {
-				f.Request = r + 1
-			}
 			plan = append(plan, Scenario{
-				Name:           string(FaultLostResponse) + "/" + f.target(),
+				Name:           string(FaultLostResponse) + "/" + lostTarget(f, r+1),
 				Kind:           string(FaultLostResponse),
 				Fault:          f,
 				OperationIndex: i,
 				Deliveries:     1,
 				listed:         listed,
+				request:        r + 1,
 			})
 		}
 	}
@@ -738,6 +740,7 @@ func (s *Suite) run(ctx context.Context, sc Scenario) (*Result, *Trace, error) {
 		gate = sc.sched
 	}
 	r := newRecorderAt(s.name, sc.Fault, gate, start)
+	r.lostRequest = int32(sc.request)
 	r.faultErr = s.cfg.faultErr
 	r.late = s.newLate(sc.Name)
 	res.late = r.late

@@ -516,7 +516,7 @@ type callRare struct {
 	sent         []sentRequest
 	lostResponse bool
 	// writes counts the write requests in sent: the lost_response of a
-	// call's r-th (Fault.Request) takes the answer of the r-th.
+	// call's r-th (recorder.lostRequest) takes the answer of the r-th.
 	writes int
 	// more is the trace's opMore of the call, where it needs one: written
 	// once, when the trace is read (expand), so that the path of a

@@ -38,7 +38,7 @@ import (
 // plans for each write whose baseline call sent a POST or a PATCH (or a
 // request marked with WriteRequest) a lost_response scenario
 // (FaultLostResponse) for each such request it sent there: that request
-// (Fault.Request: the first, the second, ...) reaches the service, whose answer is read and dropped, and the client gets a
+// (recorder.lostRequest: the first, the second, ...) reaches the service, whose answer is read and dropped, and the client gets a
 // read timeout instead (lostResponseError), an error the retrying clients
 // above retry on.
 // With State, a call that then changed the world more than the baseline's
@@ -88,7 +88,7 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	lose := false
 	c.mu.Lock()
 	x := c.rare()
-	if sent.Write && c.rec.planned && c.inv.rec.fault.Kind == FaultLostResponse && !x.lostResponse && x.writes+1 >= c.inv.rec.fault.Request {
+	if sent.Write && c.rec.planned && c.inv.rec.fault.Kind == FaultLostResponse && !x.lostResponse && x.writes+1 >= int(c.inv.rec.lostRequest) {
 		x.lostResponse, lose, sent.Lost = true, true, true
 	}
 	if sent.Write {
