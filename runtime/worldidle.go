@@ -22,25 +22,7 @@ import "fmt"
 // connection pool. A goroutine whose creator ended before it is not known
 // to descend from Setup (the line of creators breaks) and is not looked at.
 func (w *world) worldAtWork() string {
-	w.mu.Lock()
-	if len(w.hooks) == 0 {
-		w.mu.Unlock()
-		return ""
-	}
-	setup := make(map[uint64]bool, len(w.hooks))
-	for _, id := range w.hooks {
-		setup[id] = true
-	}
-	w.mu.Unlock()
-	all := snapshotGoroutines()
-	for grew := true; grew; {
-		grew = false
-		for i := range all {
-			if g := &all[i]; !setup[g.id] && g.parent != 0 && setup[g.parent] {
-				setup[g.id], grew = true, true
-			}
-		}
-	}
+	all, setup := w.setupGoroutines()
 	for i := range all {
 		g := &all[i]
 		if !setup[g.id] {
@@ -66,10 +48,22 @@ func (w *world) worldAtWork() string {
 // library's own goroutines (database/sql's connection opener, a server's
 // accept loop) run none of the user's code, and are not looked at.
 func (w *world) setupParked() string {
+	all, setup := w.setupGoroutines()
+	for i := range all {
+		if g := &all[i]; setup[g.id] && (g.state == "select" || g.state == "chan receive") && g.runsUserCode() {
+			return g.where() + " (" + g.state + ")"
+		}
+	}
+	return ""
+}
+
+// setupGoroutines returns the process's goroutines and, of them, those
+// that descend from the goroutine Setup ran in; none when Setup ran none.
+func (w *world) setupGoroutines() ([]gInfo, map[uint64]bool) {
 	w.mu.Lock()
 	if len(w.hooks) == 0 {
 		w.mu.Unlock()
-		return ""
+		return nil, nil
 	}
 	setup := make(map[uint64]bool, len(w.hooks))
 	for _, id := range w.hooks {
@@ -85,12 +79,7 @@ func (w *world) setupParked() string {
 			}
 		}
 	}
-	for i := range all {
-		if g := &all[i]; setup[g.id] && (g.state == "select" || g.state == "chan receive") && g.runsUserCode() {
-			return g.where() + " (" + g.state + ")"
-		}
-	}
-	return ""
+	return all, setup
 }
 
 // busyEndNote says why the repeat id of op was not judged: the end, alike

@@ -457,19 +457,7 @@ func TestAnotherKeyAfterAFailureThroughTheRunnerIsAWarning(t *testing.T) {
 		if err != nil {
 			return err
 		}
-		client := anthropic.NewClient(option.WithAPIKey("test-key"), option.WithBaseURL("http://model.test/"), option.WithMaxRetries(0),
-			option.WithHTTPClient(&http.Client{Transport: inProcess{&messagesAPI{script: script}}}))
-		runner := client.Beta.Messages.NewToolRunner(agentidemanthropic.Wrap(specs, []anthropic.BetaTool{create}),
-			anthropic.BetaToolRunnerParams{
-				BetaMessageNewParams: anthropic.BetaMessageNewParams{
-					Model: "claude-scripted", MaxTokens: 1024,
-					Messages: []anthropic.BetaMessageParam{anthropic.NewBetaUserMessage(anthropic.NewBetaTextBlock("Bill acme."))},
-				},
-				MaxIterations: 10,
-				DisableThread: true,
-			})
-		_, err = runner.RunToCompletion(ctx)
-		return err
+		return runScripted(ctx, script, create)
 	}
 	rep := checked(t, testkit.Run(t, agent, testkit.Setup(func(context.Context) error { w.b.Store(newBilling(false)); return nil })))
 	f := first(t, rep, runtime.CodeIdentityUnstable)

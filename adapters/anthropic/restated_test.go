@@ -16,6 +16,24 @@ import (
 	"github.com/anthropics/anthropic-sdk-go/v2/toolrunner"
 )
 
+// runScripted runs the SDK's tool runner over tools, wrapped by the
+// adapter, against a scripted Messages API, to the model's last answer.
+func runScripted(ctx context.Context, script func([]apiMessage) ([]apiBlock, string), tools ...anthropic.BetaTool) error {
+	client := anthropic.NewClient(option.WithAPIKey("test-key"), option.WithBaseURL("http://model.test/"), option.WithMaxRetries(0),
+		option.WithHTTPClient(&http.Client{Transport: inProcess{&messagesAPI{script: script}}}))
+	runner := client.Beta.Messages.NewToolRunner(agentidemanthropic.Wrap(specs, tools),
+		anthropic.BetaToolRunnerParams{
+			BetaMessageNewParams: anthropic.BetaMessageNewParams{
+				Model: "claude-scripted", MaxTokens: 1024,
+				Messages: []anthropic.BetaMessageParam{anthropic.NewBetaUserMessage(anthropic.NewBetaTextBlock("Bill acme."))},
+			},
+			MaxIterations: 10,
+			DisableThread: true,
+		})
+	_, err := runner.RunToCompletion(ctx)
+	return err
+}
+
 // A model that, when createInvoice fails, asks for it again with the id
 // lower-cased: the same invoice, restated. A billing service that keys
 // invoices by the id as given files a second one; one that compares ids
@@ -58,19 +76,7 @@ func TestAnIdRestatedInAnotherCaseOnARetry(t *testing.T) {
 			if err != nil {
 				return err
 			}
-			client := anthropic.NewClient(option.WithAPIKey("test-key"), option.WithBaseURL("http://model.test/"), option.WithMaxRetries(0),
-				option.WithHTTPClient(&http.Client{Transport: inProcess{&messagesAPI{script: script}}}))
-			runner := client.Beta.Messages.NewToolRunner(agentidemanthropic.Wrap(specs, []anthropic.BetaTool{tool}),
-				anthropic.BetaToolRunnerParams{
-					BetaMessageNewParams: anthropic.BetaMessageNewParams{
-						Model: "claude-scripted", MaxTokens: 1024,
-						Messages: []anthropic.BetaMessageParam{anthropic.NewBetaUserMessage(anthropic.NewBetaTextBlock("Bill acme."))},
-					},
-					MaxIterations: 10,
-					DisableThread: true,
-				})
-			_, err = runner.RunToCompletion(ctx)
-			return err
+			return runScripted(ctx, script, tool)
 		}
 		rep := checked(t, testkit.Run(t, agent,
 			testkit.Setup(func(context.Context) error { mu.Lock(); invoices = map[string]string{}; mu.Unlock(); return nil }),
