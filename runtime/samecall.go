@@ -63,9 +63,8 @@ func sameCalls(base *Trace) (byTarget map[string]string, notes []string) {
 		if p == nil {
 			continue
 		}
-		for q := p; q != nil; q = sameAsEarlier(base, base.index(q)) {
-			p = q
-		}
+		// p is the earliest call i repeats (sameAsEarlier looks from the
+		// start), the first of them all.
 		first := p.Name + "#" + strconv.Itoa(p.Occurrence)
 		if again[first] == nil {
 			firsts = append(firsts, first)
@@ -84,14 +83,4 @@ func sameCalls(base *Trace) (byTarget map[string]string, notes []string) {
 		}
 	}
 	return byTarget, notes
-}
-
-// index returns o's position in t.Ops, o one of its elements.
-func (t *Trace) index(o *Operation) int {
-	for i := range t.Ops {
-		if &t.Ops[i] == o {
-			return i
-		}
-	}
-	return -1
 }
