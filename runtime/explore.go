@@ -788,6 +788,9 @@ func (s *Suite) PartialBatchPlan() []Scenario {
 		if op.Batch == 0 || op.Kind != KindWrite {
 			continue
 		}
+		if sameAsEarlier(first.Trace, i) != nil {
+			continue // its first call's scenarios stand for it (samecall.go)
+		}
 		target := fmt.Sprintf("%s#%d", op.Name, op.Occurrence)
 		plan = append(plan, Scenario{
 			Name: ScenarioPartialBatch + "/" + target, Kind: ScenarioPartialBatch,

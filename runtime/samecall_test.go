@@ -135,3 +135,69 @@ func TestARetryAfterAFailureKeepsItsFaults(t *testing.T) {
 		assert.True(t, planned[sc], "%s not planned: %v", sc, planned)
 	}
 }
+
+// A tick in flight beside one of the agent's writes is in a batch with it,
+// and the partial batch failures were planned on it as on the agent's own
+// calls: a fault on the second tick, where runs tick as the clock says
+// (CI231: partial_batch_failure/put#2 in TestAHeartbeatsTicksAreOneCallsFaults
+// under load). It gets none, as it gets no other fault: put#1's stand
+// for it. Here the second tick waits for a charge to begin, so that it
+// is in a batch on every run.
+func TestATickBesideAWriteHasNoPartialBatchOfItsOwn(t *testing.T) {
+	put := &Op{Name: "put", Kind: KindWrite, Params: []string{"key"}, Idempotent: true}
+	charge := &Op{Name: "charge", Kind: KindWrite, Params: []string{"id"}}
+	var mu sync.Mutex
+	var charged map[string]int
+	agent := func(ctx context.Context) error {
+		began := make(chan struct{}, 1)
+		go func() {
+			for k := range 2 {
+				traced(ctx, put, []any{"hb"}, []any{"hb"}, func(context.Context) error { time.Sleep(5 * time.Millisecond); return nil })
+				if k == 0 {
+					select {
+					case <-began:
+					case <-ctx.Done():
+						return
+					}
+				}
+			}
+		}()
+		time.Sleep(time.Millisecond)
+		for _, id := range []string{"a1", "a2"} {
+			if err := traced(ctx, charge, []any{id}, []any{id}, func(context.Context) error {
+				select {
+				case began <- struct{}{}:
+				default:
+				}
+				time.Sleep(10 * time.Millisecond)
+				mu.Lock()
+				charged[id] = 1
+				mu.Unlock()
+				return nil
+			}); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	rep, err := Run(context.Background(), t.Name(), agent,
+		Setup(func(context.Context) error { mu.Lock(); charged = map[string]int{}; mu.Unlock(); return nil }),
+		State(func() any {
+			mu.Lock()
+			defer mu.Unlock()
+			return map[string]int{"a1": charged["a1"], "a2": charged["a2"]}
+		}))
+	require.NoError(t, err)
+	planned := map[string]bool{}
+	for _, r := range rep.Results {
+		planned[r.Scenario] = true
+		assert.NotContains(t, r.Scenario, "put#2", "a fault on the second tick")
+		for _, f := range r.Findings {
+			assert.NotEqual(t, SeverityError, f.Severity, "%s: %s", r.Scenario, f.Message)
+		}
+	}
+	for _, sc := range []string{"partial_batch_failure/put#1", "lost_acknowledgement/put#1"} {
+		assert.True(t, planned[sc], "%s not planned: %v", sc, planned)
+	}
+	assert.Contains(t, strings.Join(rep.Notes, "\n"), "no fault was planned on put#2")
+}
