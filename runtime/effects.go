@@ -3449,9 +3449,10 @@ func judgeRepeatsIn(out []Finding, tr *Trace, end, baseEnd string, baseWin map[s
 				// places it changed, against what one delivery left
 				// there: absorbed when the same, else a duplicate that
 				// says what stayed (how is why it changed the state).
+				at := r.places // where byEnd compares the ends
 				byEnd := func(how string) {
 					endV, baseV := views.of(end), views.of(baseEnd)
-					if endV != nil && baseV != nil && samePlaces(r.places, endV, baseV) {
+					if endV != nil && baseV != nil && samePlaces(at, endV, baseV) {
 						o.Repeat, o.JudgedBy = RepeatAbsorbed, JudgedByEndState
 						return
 					}
@@ -3460,7 +3461,7 @@ func judgeRepeatsIn(out []Finding, tr *Trace, end, baseEnd string, baseWin map[s
 					if change == "" {
 						diff := endChange
 						if endV != nil && baseV != nil {
-							diff = describePlaces(r.places, baseV, endV, maxChange/2)
+							diff = describePlaces(at, baseV, endV, maxChange/2)
 						}
 						change = fmt.Sprintf("%s, %s, and the run ended otherwise than one delivery there: %s", o.StateChange, how, orNothing(diff))
 					}
@@ -3511,6 +3512,16 @@ func judgeRepeatsIn(out []Finding, tr *Trace, end, baseEnd string, baseWin map[s
 					// again), or do it twice. Judged, as a set-back is,
 					// by whether the run ended as one delivery left it.
 					byEnd("after the crash stopped the work " + cutBefore(pos) + " had set going")
+				case o.Idempotent && same && r.against == "" && r.redo != "" && ends && !baseline && func() bool {
+					extra := worldRedid(tr, baseTr, o, &r, &views)
+					at = append(slices.Clip(r.places), extra...)
+					return extra != nil
+				}():
+					// The world took what an earlier execution made and
+					// acted on it, and the repeat made it again
+					// (worldredo.go): judged by the end there, and where
+					// the world acted.
+					byEnd("doing again what " + r.redo + " did, after the world, outside every traced write, took that and acted on it")
 				case o.Idempotent && same && r.against == "" && ends:
 					byEnd("after another write changed what it acts on")
 				default:
