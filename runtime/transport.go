@@ -72,7 +72,7 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		// request, none of a call's.
 		return base.RoundTrip(req)
 	}
-	c := sendingCall(req.Context())
+	c := sendingCall(req.Context(), writeRequest(req))
 	if c == nil {
 		if writeRequest(req) {
 			noteUntied(req) // untied.go
@@ -94,6 +94,7 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if sent.Write {
 		x.writes++
 	}
+	sent.late = c.rec.ended
 	i := len(x.sent)
 	x.sent = append(x.sent, sent)
 	c.mu.Unlock()
@@ -172,6 +173,10 @@ type sentRequest struct {
 	// dropped is the status code of the answer the lost_response fault
 	// dropped (Lost), which the client never saw.
 	dropped int
+	// late says the call had returned when the request was sent: a
+	// goroutine the call left running sent it (leftSending), and the
+	// call's window does not hold what it did (resentInside).
+	late bool
 	// body is a digest of the request's body (bodyDigest): the requests
 	// a client sent again are those of the same method, host, path and
 	// body.
@@ -317,8 +322,9 @@ func writeRequest(req *http.Request) bool {
 // request whose context is ctx, or nil: the call ctx comes from, else the
 // call in flight on the calling goroutine, or on the goroutine that
 // started it (a tool that sends its request from a goroutine of its own,
-// without its ctx).
-func sendingCall(ctx context.Context) *Call {
+// without its ctx); else, for a write request, the write a goroutine the
+// call left running sends it for (leftSending).
+func sendingCall(ctx context.Context, write bool) *Call {
 	if ctx != nil {
 		if c, ok := ctx.Value(callKey{}).(*Call); ok && c != nil {
 			if c.inv == nil || c.inv.rec.stopped.Load() {
@@ -345,6 +351,9 @@ func sendingCall(ctx context.Context) *Call {
 		if c := openOnAny(recs, id); c != nil {
 			return c
 		}
+	}
+	if write {
+		return leftSending(recs, gid, parent) // untied.go
 	}
 	return nil
 }

@@ -2,10 +2,16 @@ package runtime
 
 import (
 	"context"
+	"errors"
+	"net"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -76,10 +82,105 @@ func TestAWriteRequestTiedToNoCallIsNoted(t *testing.T) {
 		if ownCtx {
 			assert.True(t, rep.Baseline.Inconclusive, "the baseline sent a write request no call is tied to")
 			assert.Contains(t, notes, "no traced call could be tied to (POST "+strings.TrimPrefix(srv.URL, "http://")+"/charges)")
+			assert.Equal(t, 1, strings.Count(notes, "no traced call could be tied to"), "one note: %q", notes)
 			continue
 		}
 		assert.False(t, rep.Baseline.Inconclusive, "%q", notes)
 		assert.NotContains(t, notes, "no traced call could be tied to")
 		assert.NotNil(t, resultOf(t, rep, "lost_response/charge#1"), "the caller's request is the call's")
+	}
+}
+
+// notifyDesk is a service that records each notification it is sent,
+// once per Idempotency-Key where the request has one.
+type notifyDesk struct {
+	mu       sync.Mutex
+	sent     []string
+	keys     map[string]bool
+	inflight atomic.Int32
+}
+
+func (d *notifyDesk) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if k := r.Header.Get("Idempotency-Key"); k != "" {
+		if d.keys[k] {
+			return
+		}
+		d.keys[k] = true
+	}
+	d.sent = append(d.sent, r.URL.Path)
+}
+
+// A tool that sends its notification from a goroutine it starts and does
+// not wait for (fire and forget), with a context of its own, retrying
+// timeouts: the request, sent after the call returned, was tied to no
+// call, so no lost_response met the retry, and both twins were
+// inconclusive (red team rR #1c; before 4ee6b32 the twin without a key
+// passed with a Settle). The goroutine that started the sender made one
+// write alone: the request is that write's, its lost_response is planned
+// and fires, and the notifier without a key notifies twice.
+func TestARequestAToolLeftSendingIsTheCalls(t *testing.T) {
+	notify := &Op{Name: "notify", Kind: KindWrite, Params: []string{"order"}}
+	for _, keyed := range []bool{true, false} {
+		d := &notifyDesk{}
+		srv := httptest.NewServer(d)
+		hc := &http.Client{Transport: Transport(nil)}
+		agent := func(ctx context.Context) error {
+			return traced(ctx, notify, []any{"o-1"}, []any{"o-1"}, func(context.Context) error {
+				d.inflight.Add(1)
+				go func() {
+					defer d.inflight.Add(-1)
+					for range 3 {
+						req, _ := http.NewRequestWithContext(context.Background(), http.MethodPost, srv.URL+"/notifications", nil)
+						if keyed {
+							req.Header.Set("Idempotency-Key", "notify-o-1")
+						}
+						resp, err := hc.Do(req)
+						if err == nil {
+							resp.Body.Close()
+							return
+						}
+						if ne := net.Error(nil); !errors.As(err, &ne) || !ne.Timeout() {
+							return
+						}
+					}
+				}()
+				return nil
+			})
+		}
+		rep, err := Run(context.Background(), t.Name(), agent,
+			Setup(func(context.Context) error {
+				d.mu.Lock()
+				d.sent, d.keys = nil, map[string]bool{}
+				d.mu.Unlock()
+				return nil
+			}),
+			State(func() any { d.mu.Lock(); defer d.mu.Unlock(); return map[string]any{"sent": slices.Clone(d.sent)} }),
+			Settle(func(ctx context.Context) error {
+				for d.inflight.Load() > 0 {
+					select {
+					case <-ctx.Done():
+						return ctx.Err()
+					case <-time.After(time.Millisecond):
+					}
+				}
+				return nil
+			}))
+		srv.Close()
+		require.NoError(t, err)
+		assert.False(t, rep.Baseline.Inconclusive, "%q", rep.Baseline.Trace.Notes)
+		r := resultOf(t, rep, "lost_response/notify#1")
+		require.NotNil(t, r, "no lost_response planned for the request the tool left sending")
+		for _, f := range r.Findings {
+			assert.NotEqual(t, CodeFaultNotTriggered, f.Code, "%s", f.Message)
+		}
+		if keyed {
+			assert.Empty(t, r.Findings, "the keyed notifier: %q", r.Trace.Notes)
+			continue
+		}
+		if assert.NotEmpty(t, r.Findings, "notes %q", r.Trace.Notes) {
+			assert.Equal(t, CodeDuplicateWrite, r.Findings[0].Code, "%s", r.Findings[0].Message)
+		}
 	}
 }

@@ -98,7 +98,7 @@ func queuedOnlyNote(op, id, where string) string {
 	if where != "" {
 		busy = fmt.Sprintf(" (one was still at work at %s when the wait ran out)", where)
 	}
-	return fmt.Sprintf("%s (a repeat of %s) was not judged: no call of %s changed the state in its own window, here or in the baseline, where a worker of the world (a goroutine Setup started) changed it after the agent returned, carrying out what the call queued; this run ended as the baseline did, but with no Settle the suite cannot tell whether a second job the repeat queued was still waiting when the end was read (a poller picks it up at its next fetch, its goroutines at rest meanwhile)%s; give a Settle that waits for the queue to drain (testkit.SettleUntil, with the count of jobs queued or running) for the suite to judge the repeat", id, op, op, busy)
+	return fmt.Sprintf("%s (a repeat of %s) was not judged: no call of %s changed the state in its own window, here or in the baseline, where a worker of the world (a goroutine Setup started, or one a tool left running) changed it after the agent returned, carrying out what the call queued or sent; this run ended as the baseline did, but with no Settle the suite cannot tell whether a second job the repeat queued was still waiting when the end was read (a poller picks it up at its next fetch, its goroutines at rest meanwhile)%s; give a Settle that waits for the queue to drain (testkit.SettleUntil, with the count of jobs queued or running) for the suite to judge the repeat", id, op, op, busy)
 }
 
 // parkedWorldNote says why the repeat id of op was not judged: no
