@@ -811,6 +811,19 @@ func (r *recorder) invokeNumbered(ctx context.Context, fn func(context.Context) 
 					inv.err = errCrashed
 					return
 				}
+				if inv.dead.Load() {
+					// The delivery crashed, and its own code went on
+					// where the crash did not stop it: a goroutine
+					// of it that made no call since (a collector
+					// reading the answers of goroutines the crash
+					// ended, which never sent them). A crashed
+					// process runs nothing after the crash: an
+					// agent_panic on a correct fan-out, in every
+					// crash_restart (red team rS #2b).
+					r.addNoteOnce(fmt.Sprintf("after the crash of delivery %d, its own code went on where the crash did not stop it (a goroutine of it that made no call since, such as one collecting the answers of goroutines the crash ended, which never sent them) and panicked: %v; a crashed process runs nothing after the crash, so this is no finding of the agent's, and the restart is what the scenario judges", inv.n, v))
+					inv.err = errCrashed
+					return
+				}
 				r.addPanic(Panic{Value: fmt.Sprint(v), Stack: string(debug.Stack())})
 				inv.panicked = true
 				inv.err = fmt.Errorf("agent panicked: %v", v)
