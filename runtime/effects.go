@@ -2416,7 +2416,12 @@ func judgeRepeatsIn(out []Finding, tr *Trace, end, baseEnd string, baseWin map[s
 	// end holds (oneMoreCopy, nochange.go), in a run with no Settle whose
 	// world had goroutines Setup left running.
 	copiedAfter := func(o *Operation) bool {
-		if baseline || baseTr == nil || !baseTr.worldLive || tr.endSettled || o.stateSettled() || restlessWorld || !landedByReturn(tr, end, baseTr) || endExact {
+		// A world that acts after the calls: a goroutine Setup left
+		// running, or, with none, a change the baseline's state made
+		// after its last write returned (a timer a tool armed, a service
+		// that answers 202 and books later: judge.lateLag).
+		late := baseTr != nil && !baseTr.worldLive && baseTr.odd().lateLag > 0
+		if baseline || baseTr == nil || !baseTr.worldLive && !late || tr.endSettled || o.stateSettled() || restlessWorld || !landedByReturn(tr, end, baseTr) || endExact {
 			return false
 		}
 		prefix := o.Name + "\x00" + o.Identity + "\x00"
@@ -2432,6 +2437,13 @@ func judgeRepeatsIn(out []Finding, tr *Trace, end, baseEnd string, baseWin map[s
 			// that write's effect too (a consumer that booked the
 			// refund after the call returned).
 			if alone && w[0] != "" && oneMoreCopy(baseEnd, end, [2]string{w[0], baseEnd}, &views) {
+				return true
+			}
+			// And what it did after the call's window alone, where the
+			// call changed the state in its window too: a keyed charge
+			// beside a receipt booked 10 ms later, the receipt booked
+			// twice by a retry (red team rS #1: SAFE on every run).
+			if alone && w[1] != "" && w[1] != w[0] && oneMoreCopy(baseEnd, end, [2]string{w[1], baseEnd}, &views) {
 				return true
 			}
 		}

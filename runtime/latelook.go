@@ -55,3 +55,27 @@ func (j *judge) lateReadAt() time.Time {
 	}
 	return j.idleAt.Add(lateWait(j.lateLag))
 }
+
+// An effect later than lateLook (a receipt a timer books 50 ms after the
+// call that asked for it) is not in the baseline's end, and where the call
+// changed the state in its window as well (a keyed charge beside the
+// receipt), its repeat's window, which changed nothing, absorbed it: a run
+// whose end held two receipts, which its own note said landed after its
+// last write returned, passed against a baseline's end with none (red
+// team rS #1, SAFE on every run at 50 and 200 ms). Such a run, whose state
+// changed after its last write returned where the baseline's never did,
+// and whose end is not the baseline's, is inconclusive: the ends cannot
+// say what the repeats did (lateUnseenInBase, lateUnseenNote). One whose
+// end is the baseline's (the late effect had not landed here either) is
+// judged as before.
+
+// lateUnseenInBase reports whether the baseline's state never changed
+// after its last write returned, nor between its writes, with no goroutine
+// of Setup's running: its end holds no late effect.
+func lateUnseenInBase(base *Trace) bool {
+	return !base.worldLive && base.odd().lateLag == 0 && len(base.gaps) == 0 && base.end != "" && base.returned == base.end
+}
+
+// lateUnseenNote says why a run whose state changed after its last write
+// returned is inconclusive where the baseline's never did.
+const lateUnseenNote = "the baseline's state did not change after its last write returned (its end was read " + "again 25 ms after, where nothing had moved), so its end holds none of what landed late here, and the run's end, which differs from it, cannot say whether a repeat made a late effect twice (a receipt a service books a while after the call that asked for it): the scenario is inconclusive; give a Settle that waits for such effects (testkit.SettleUntil with what the world has pending) for the suite to judge the repeats by ends that hold them"

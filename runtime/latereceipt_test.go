@@ -1,0 +1,140 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"maps"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// receiptDesk charges an order, keyed, and books its receipt a while
+// after the checkout asked for it (a service that answers 202), from a
+// timer: once per request, or, in the correct world, once per order.
+// delay gives the receipt's lag for each Setup (the first is the
+// baseline's); a timer armed before the last Setup books nothing.
+type receiptDesk struct {
+	dedup    bool
+	delay    func(setup int) time.Duration
+	mu       sync.Mutex
+	setups   int
+	charges  map[string]int
+	receipts []string
+}
+
+func (d *receiptDesk) setup(context.Context) error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.setups++
+	d.charges, d.receipts = map[string]int{}, nil
+	return nil
+}
+
+func (d *receiptDesk) snapshot() any {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	r := slices.Clone(d.receipts)
+	slices.Sort(r)
+	return map[string]any{"charges": maps.Clone(d.charges), "receipts": r}
+}
+
+func (d *receiptDesk) checkout(ctx context.Context, order string) error {
+	d.mu.Lock()
+	if _, ok := d.charges[order]; !ok {
+		d.charges[order] = 1999
+	}
+	gen := d.setups
+	d.mu.Unlock()
+	time.AfterFunc(d.delay(gen), func() {
+		d.mu.Lock()
+		defer d.mu.Unlock()
+		if d.setups != gen || d.dedup && slices.Contains(d.receipts, order) {
+			return
+		}
+		d.receipts = append(d.receipts, order)
+	})
+	return nil
+}
+
+func (d *receiptDesk) run(t *testing.T) *Report {
+	t.Helper()
+	op := &Op{Name: "checkout", Kind: KindWrite, Params: []string{"order"}}
+	call := func(ctx context.Context) error {
+		return traced(ctx, op, []any{"o-5"}, []any{"o-5"}, func(ctx context.Context) error { return d.checkout(ctx, "o-5") })
+	}
+	agent := func(ctx context.Context) error {
+		if err := call(ctx); err != nil {
+			var inj *InjectedError
+			if errors.As(err, &inj) {
+				return call(ctx)
+			}
+			return err
+		}
+		return nil
+	}
+	rep, err := Run(context.Background(), t.Name(), agent, Setup(d.setup), State(d.snapshot))
+	require.NoError(t, err)
+	return rep
+}
+
+// A checkout that charges with a key and asks for a receipt the service
+// books 5 ms later: a retry, or a redelivery, books a second receipt. The
+// charge moved the state in the call's window, the retry's window held
+// nothing, and the run's end, with two receipts, was not compared with the
+// one the baseline's end held after its last write returned: SAFE on every
+// run (red team rS #1, receipts 0 to 10 ms later). The end holds one more
+// copy of what the baseline's world did after the call's window: a
+// duplicate_write; the service that books one receipt an order is safe.
+func TestAReceiptBookedLaterTwiceIsADuplicate(t *testing.T) {
+	for _, dedup := range []bool{false, true} {
+		for range 3 {
+			d := &receiptDesk{dedup: dedup, delay: func(int) time.Duration { return 5 * time.Millisecond }}
+			rep := d.run(t)
+			if dedup {
+				for _, r := range rep.Results {
+					assert.Empty(t, r.Findings, "the correct desk's %s: %q", r.Scenario, r.Trace.Notes)
+				}
+				continue
+			}
+			for _, sc := range []string{"lost_acknowledgement/checkout#1", "crash_restart/checkout#1", ScenarioDuplicateSeq} {
+				r := resultOf(t, rep, sc)
+				if assert.NotEmpty(t, r.Findings, "%s: %q", sc, r.Trace.Notes) {
+					assert.Equal(t, CodeDuplicateWrite, r.Findings[0].Code)
+					assert.Contains(t, r.Findings[0].Message, "one more copy")
+				}
+			}
+		}
+	}
+}
+
+// Where the baseline's receipt came later than its look after the end
+// (60 ms, a cold service on first use) and a later run's came at once,
+// the baseline's end held no receipt and the run's did, landed after its
+// last write returned: the ends cannot say whether a retry booked a second
+// one. The retry's scenario is inconclusive, and says to give a Settle,
+// for the correct desk and the one that books twice alike; before, both
+// passed.
+func TestALateEffectTheBaselineNeverSawLeavesTheRunUnjudged(t *testing.T) {
+	for _, dedup := range []bool{false, true} {
+		d := &receiptDesk{dedup: dedup, delay: func(setup int) time.Duration {
+			if setup == 1 {
+				return 60 * time.Millisecond
+			}
+			return 0
+		}}
+		rep := d.run(t)
+		r := resultOf(t, rep, "lost_acknowledgement/checkout#1")
+		assert.True(t, r.Inconclusive || len(r.Findings) > 0, "dedup=%v: %q", dedup, r.Trace.Notes)
+		if !dedup && len(r.Findings) > 0 {
+			continue // judged a duplicate another way: never safe
+		}
+		assert.True(t, r.Inconclusive, "dedup=%v: %q", dedup, r.Trace.Notes)
+		assert.Contains(t, strings.Join(r.Trace.Notes, "\n"), "its end holds none of what landed late here", "dedup=%v", dedup)
+	}
+}
