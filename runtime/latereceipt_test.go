@@ -113,27 +113,70 @@ func TestAReceiptBookedLaterTwiceIsADuplicate(t *testing.T) {
 	}
 }
 
-// Where the baseline's receipt came later than its look after the end
-// (60 ms, a cold service on first use) and a later run's came at once,
-// the baseline's end held no receipt and the run's did, landed after its
-// last write returned: the ends cannot say whether a retry booked a second
-// one. The retry's scenario is inconclusive, and says to give a Settle,
-// for the correct desk and the one that books twice alike; before, both
-// passed.
+// Where the baseline's receipt never came while it was looked at (a cold
+// service, on first use) and a later run's came after its last write
+// returned, the baseline's end held no receipt and the run's did: the
+// ends cannot say whether a retry booked a second one. The retry's
+// scenario is inconclusive, and says to give a Settle, for the correct
+// desk and the one that books twice alike; before, both passed. Here the
+// agent itself has the service book what is pending, untraced, after its
+// last write returned, and the service books nothing in the baseline's
+// world: the same on every run.
 func TestALateEffectTheBaselineNeverSawLeavesTheRunUnjudged(t *testing.T) {
+	op := &Op{Name: "checkout", Kind: KindWrite, Params: []string{"order"}}
 	for _, dedup := range []bool{false, true} {
-		d := &receiptDesk{dedup: dedup, delay: func(setup int) time.Duration {
-			if setup == 1 {
-				return 60 * time.Millisecond
-			}
-			return 0
-		}}
-		rep := d.run(t)
-		r := resultOf(t, rep, "lost_acknowledgement/checkout#1")
-		assert.True(t, r.Inconclusive || len(r.Findings) > 0, "dedup=%v: %q", dedup, r.Trace.Notes)
-		if !dedup && len(r.Findings) > 0 {
-			continue // judged a duplicate another way: never safe
+		var mu sync.Mutex
+		var setups int
+		var charges map[string]int
+		var pending, receipts []string
+		call := func(ctx context.Context) error {
+			return traced(ctx, op, []any{"o-5"}, []any{"o-5"}, func(context.Context) error {
+				mu.Lock()
+				defer mu.Unlock()
+				if _, ok := charges["o-5"]; !ok {
+					charges["o-5"] = 1999 // keyed
+				}
+				pending = append(pending, "o-5") // a receipt per request
+				return nil
+			})
 		}
+		flush := func() {
+			mu.Lock()
+			defer mu.Unlock()
+			if setups == 1 {
+				return // cold in the baseline's world: nothing booked
+			}
+			for _, o := range pending {
+				if !dedup || !slices.Contains(receipts, o) {
+					receipts = append(receipts, o)
+				}
+			}
+			pending = nil
+		}
+		agent := func(ctx context.Context) error {
+			err := call(ctx)
+			var inj *InjectedError
+			if errors.As(err, &inj) {
+				err = call(ctx)
+			}
+			flush()
+			return err
+		}
+		rep, err := Run(context.Background(), t.Name(), agent,
+			Setup(func(context.Context) error {
+				mu.Lock()
+				defer mu.Unlock()
+				setups++
+				charges, pending, receipts = map[string]int{}, nil, nil
+				return nil
+			}),
+			State(func() any {
+				mu.Lock()
+				defer mu.Unlock()
+				return map[string]any{"charges": maps.Clone(charges), "receipts": slices.Clone(receipts)}
+			}))
+		require.NoError(t, err)
+		r := resultOf(t, rep, "lost_acknowledgement/checkout#1")
 		assert.True(t, r.Inconclusive, "dedup=%v: %q", dedup, r.Trace.Notes)
 		assert.Contains(t, strings.Join(r.Trace.Notes, "\n"), "its end holds none of what landed late here", "dedup=%v", dedup)
 	}
