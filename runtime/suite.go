@@ -2823,6 +2823,9 @@ func (s *Suite) Report() *Report {
 	if n := s.realTimeNote(r); n != "" {
 		r.Notes = append(r.Notes, n) // virtualnote.go
 	}
+	if n := s.endsByOrderNote(); n != "" {
+		r.Notes = append(r.Notes, n) // endsbyorder.go
+	}
 	r.Notes = append(r.Notes, earlyStalls(append([]*Result{r.Baseline}, r.Results...))...) // scenariocode.go
 	r.Shard = s.shardPart()
 	return r
