@@ -167,6 +167,24 @@ func billingScript(oneTurn bool) func([]apiMessage) ([]apiBlock, string) {
 	}
 }
 
+// retryScript is a model that asks for createInvoice, and, after a call
+// failed, for again in its place (the model retyping the call), then
+// answers final; it gives up after four turns.
+func retryScript(again apiBlock, final string) func([]apiMessage) ([]apiBlock, string) {
+	return func(conv []apiMessage) ([]apiBlock, string) {
+		failed, done, turns := readConversation(conv)
+		switch {
+		case turns >= 4:
+			return nil, "Giving up."
+		case len(failed) > 0:
+			return []apiBlock{again}, ""
+		case !done["createInvoice"]:
+			return []apiBlock{createCall}, ""
+		}
+		return nil, final
+	}
+}
+
 // world holds the billing of the current scenario.
 type world struct {
 	b     atomic.Pointer[billing]
@@ -439,18 +457,7 @@ func checked(t *testing.T, rep *runtime.Report) *runtime.Report {
 func TestAnotherKeyAfterAFailureThroughTheRunnerIsAWarning(t *testing.T) {
 	w := newWorld()
 	again := apiBlock{Name: "createInvoice", Input: json.RawMessage(`{"invoice_id":"INV-2","customer":"acme"}`)}
-	script := func(conv []apiMessage) ([]apiBlock, string) {
-		failed, done, turns := readConversation(conv)
-		switch {
-		case turns >= 4:
-			return nil, "Giving up."
-		case len(failed) > 0:
-			return []apiBlock{again}, ""
-		case !done["createInvoice"]:
-			return []apiBlock{createCall}, ""
-		}
-		return nil, "Invoice INV-1 is filed and order ORD-9 is attached."
-	}
+	script := retryScript(again, "Invoice INV-1 is filed and order ORD-9 is attached.")
 	agent := func(ctx context.Context) error {
 		b := w.b.Load()
 		create, err := toolrunner.NewBetaToolFromJSONSchema("createInvoice", "create an invoice", b.create)

@@ -59,18 +59,7 @@ func TestAnIdRestatedInAnotherCaseOnARetry(t *testing.T) {
 			return text(`{"ok":true,"invoice_id":"` + id + `"}`), nil
 		}
 		restated := apiBlock{Name: "createInvoice", Input: json.RawMessage(`{"invoice_id":"inv-1","customer":"acme"}`)}
-		script := func(conv []apiMessage) ([]apiBlock, string) {
-			failed, done, turns := readConversation(conv)
-			switch {
-			case turns >= 4:
-				return nil, "Giving up."
-			case len(failed) > 0:
-				return []apiBlock{restated}, ""
-			case !done["createInvoice"]:
-				return []apiBlock{createCall}, ""
-			}
-			return nil, "Invoice INV-1 is filed."
-		}
+		script := retryScript(restated, "Invoice INV-1 is filed.")
 		agent := func(ctx context.Context) error {
 			tool, err := toolrunner.NewBetaToolFromJSONSchema("createInvoice", "create an invoice", create)
 			if err != nil {
