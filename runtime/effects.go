@@ -3901,7 +3901,7 @@ func judgeRepeatsIn(out []Finding, tr *Trace, end, baseEnd string, baseWin map[s
 			// and a duplicate email).
 			b = append(b, ", and State saw no execution change the world: if State leaves out what "...)
 			b = append(b, k.op...)
-			b = append(b, " changes (a table, an outbox, a service's record), add it; without a Settle the suite cannot tell a write that changes nothing from one whose effect lands later (a background worker), so each execution counts as an effect; if the effect lands later, give a Settle (testkit.SettleOn) so the suite waits for it; if a repeat changes nothing (a set to the value it has), declare the op idempotent: State then checks the declaration"...)
+			b = append(b, " changes (a table, an outbox, a service's record), add it, and see that the tool reaches the world State reads (a client made once, with sync.Once or in a package variable, keeps the world of the Setup that ran first); without a Settle the suite cannot tell a write that changes nothing from one whose effect lands later (a background worker), so each execution counts as an effect; if the effect lands later, give a Settle (testkit.SettleOn) so the suite waits for it; if a repeat changes nothing (a set to the value it has), declare the op idempotent: State then checks the declaration"...)
 			out = append(out, Finding{Code: CodeDuplicateWrite, Severity: SeverityError, Ops: opID[:1:1], Identities: opID[1:2:2], Calls: dups,
 				Message: string(b)})
 			continue
@@ -3985,6 +3985,11 @@ func judgeRepeatsIn(out []Finding, tr *Trace, end, baseEnd string, baseWin map[s
 	if !baseline {
 		// An end no traced call explains (unexplained.go): inconclusive.
 		if n := unexplainedEnd(tr, baseTr, end, alike); n != "" {
+			tr.unsettled = true
+			tr.Notes = append(tr.Notes, n)
+		} else if n := unseenWrites(tr, baseTr, end, alike); n != "" {
+			// Writes State saw change nothing, where the baseline's
+			// did (unseen.go): inconclusive.
 			tr.unsettled = true
 			tr.Notes = append(tr.Notes, n)
 		}

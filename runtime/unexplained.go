@@ -1,9 +1,7 @@
 package runtime
 
 import (
-	"cmp"
 	"fmt"
-	"slices"
 )
 
 // An end the traced calls do not explain. An agent that retries through
@@ -121,18 +119,7 @@ func sameEffects(tr, base *Trace) bool {
 // effectsOf lists the writes of t that took effect, by op, identity and
 // arguments, in the order they began to run (execOrder, then Seq).
 func effectsOf(t *Trace) []string {
-	var ops []*Operation
-	for i := range t.Ops {
-		if o := &t.Ops[i]; o.Kind == KindWrite && !o.Replayed && (o.Status == StatusSuccess || landed(o)) {
-			ops = append(ops, o)
-		}
-	}
-	slices.SortStableFunc(ops, func(x, y *Operation) int {
-		if c := cmp.Compare(x.execOrder(), y.execOrder()); c != 0 {
-			return c
-		}
-		return cmp.Compare(x.Seq, y.Seq)
-	})
+	ops := executedInOrder(t)
 	keys := make([]string, len(ops))
 	for i, o := range ops {
 		keys[i] = o.Name + "\x00" + o.Identity + "\x00" + argsKey(o)

@@ -42,7 +42,7 @@ func TestUnseenDuplicateSaysStateMayLeaveItOut(t *testing.T) {
 	for _, m := range msgs {
 		if strings.Contains(m, "State saw no execution change the world") {
 			unseen++
-			assert.Contains(t, m, "State saw no execution change the world: if State leaves out what charge changes (a table, an outbox, a service's record), add it;")
+			assert.Contains(t, m, "State saw no execution change the world: if State leaves out what charge changes (a table, an outbox, a service's record), add it, and see that the tool reaches the world State reads (a client made once, with sync.Once or in a package variable, keeps the world of the Setup that ran first);")
 		}
 	}
 	assert.NotZero(t, unseen, "the findings say State saw no change: %q", msgs)
