@@ -36,6 +36,13 @@ type refundQueue struct {
 	// select: at rest, to the suite, with a job still waiting.
 	poller bool
 	table  []string
+	// queuedAt holds when each job of table was queued: the poller
+	// takes a job 15 ms after it was queued at the soonest, so that a
+	// tick never takes it before the agent returned, even under -race
+	// on a loaded machine (CI234: a tick between the call's return and
+	// the agent's made the baseline's job land before the agent
+	// returned, and the repeat was absorbed by the end).
+	queuedAt []time.Time
 	// slowAfterBaseline makes every call after the baseline's answer
 	// 40 ms after it queued its job (a loaded service): the worker's
 	// first refund lands in the first call's window, which it never did
@@ -54,7 +61,7 @@ type refundQueue struct {
 
 func (q *refundQueue) start() {
 	q.mu.Lock()
-	q.refunds, q.seen, q.queued, q.pending, q.table = nil, map[string]bool{}, map[string]bool{}, 0, nil
+	q.refunds, q.seen, q.queued, q.pending, q.table, q.queuedAt = nil, map[string]bool{}, map[string]bool{}, 0, nil, nil
 	q.starts++
 	q.mu.Unlock()
 	q.jobs, q.stop, q.done = make(chan string, 8), make(chan struct{}), make(chan struct{})
@@ -93,12 +100,12 @@ func (q *refundQueue) poll() {
 		case <-tick.C:
 		}
 		q.mu.Lock()
-		if len(q.table) == 0 {
+		if len(q.table) == 0 || time.Since(q.queuedAt[0]) < 15*time.Millisecond {
 			q.mu.Unlock()
 			continue
 		}
 		o := q.table[0]
-		q.table = q.table[1:]
+		q.table, q.queuedAt = q.table[1:], q.queuedAt[1:]
 		if !q.dedup || !q.seen[o] {
 			q.seen[o] = true
 			q.refunds = append(q.refunds, o)
@@ -127,6 +134,7 @@ func (q *refundQueue) enqueue(ctx context.Context, order string) error {
 	if q.poller {
 		q.mu.Lock()
 		q.table = append(q.table, order)
+		q.queuedAt = append(q.queuedAt, time.Now())
 		q.pending++
 		slow := q.slowAfterBaseline && q.starts > 1
 		q.mu.Unlock()
