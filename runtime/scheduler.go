@@ -77,8 +77,12 @@ type scheduler struct {
 	apart     bool
 	apartWhy  string
 
-	// rounds are each round's calls, numbered as in schedule (legend.go).
+	// rounds are each round's calls, numbered as in schedule (legend.go);
+	// met holds, for each, the calls that had answered before it was
+	// played that meet an after= of one of its calls (prerequisitesMet),
+	// nil for most: the rounds are shaped again from both (Suite.Baseline).
 	rounds [][]*Call
+	met    [][]*Call
 	// playing holds the calls of the rounds being played (play nests),
 	// so that a call at its start gate that none of them holds, nor was
 	// made inside one of them, is known to have become ready while the
@@ -322,7 +326,8 @@ func (s *scheduler) drive(done <-chan struct{}) (stalled bool) {
 // order has started and not finished. stop is true when drive must return
 // (with stalled).
 func (s *scheduler) play(calls []*Call, round *int) (stalled, stop bool) {
-	shape := shapeWith(calls, s.outer) // sorts calls by label
+	met := prerequisitesMet(s.rec, calls)
+	shape := shapeWith(calls, s.outer, met) // sorts calls by label
 	var order []Step
 	if len(calls) == 1 {
 		order = []Step{{Call: 0}, {Call: 0, Finish: true}}
@@ -340,6 +345,7 @@ func (s *scheduler) play(calls []*Call, round *int) (stalled, stop bool) {
 		s.schedule.Rounds = append(s.schedule.Rounds, order)
 		s.shapes = append(s.shapes, shape)
 		s.rounds = append(s.rounds, calls)
+		s.met = append(s.met, met)
 		*round++
 	}
 	s.playing = append(s.playing, calls...)

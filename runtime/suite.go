@@ -255,7 +255,7 @@ func (s *Suite) Baseline(ctx context.Context) (*Result, error) {
 		// every schedule shapes them (runGated), the plan (Space,
 		// PlannedSchedules, the shards') counts the orders that run.
 		for i, calls := range sch.rounds {
-			sch.shapes[i] = shapeWith(calls, outer)
+			sch.shapes[i] = shapeWith(calls, outer, sch.met[i])
 		}
 	}
 	s.pre = &preflightRun{res: res, sch: sch, err: err}
@@ -3059,13 +3059,22 @@ func entityText(entity string) (string, bool) {
 // arrays it is made of (create_invoice's {"id": "INV-ORD-9"}), as its JSON
 // reads.
 func answerNames(c *Operation, want string) bool {
-	if c.Result == nil || c.Status != StatusSuccess {
+	if c.Status != StatusSuccess {
 		return false
 	}
-	if s, ok := c.Result.(string); ok {
+	return resultNames(c.Result, want)
+}
+
+// resultNames reports whether a call's answer holds the string want, as
+// answerNames reads it.
+func resultNames(result any, want string) bool {
+	if result == nil {
+		return false
+	}
+	if s, ok := result.(string); ok {
 		return s == want
 	}
-	b, err := appendCanonical(nil, c.Result)
+	b, err := appendCanonical(nil, result)
 	if err != nil || !bytes.Contains(b, []byte(want)) {
 		return false
 	}
