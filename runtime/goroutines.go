@@ -1466,10 +1466,11 @@ func (w *world) keepParked(parked []uint64) {
 // parkedOwn reports whether g is parked on a channel of the agent's own
 // (gInfo.parked) outside a tool body (since, the body's start, is zero),
 // with no call at a gate below it (gatedAncestors) and not an invocation's
-// own goroutine: what may wait for a timer of the agent's, and counts as
-// busy for parkedGrace.
+// own goroutine, or, either way, where its code receives from a timer's
+// channel (waitsOnTimer, timerwait.go): what may wait for a timer of the
+// agent's, and counts as busy for parkedGrace.
 func (w *world) parkedOwn(g *gInfo, since time.Time, below map[uint64]bool) bool {
-	return since.IsZero() && !below[g.id] && g.parked() && !w.isRoot(g.id)
+	return since.IsZero() && g.parked() && (!below[g.id] && !w.isRoot(g.id) || g.waitsOnTimer())
 }
 
 // isRoot reports whether gid is an invocation's own goroutine.

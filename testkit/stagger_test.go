@@ -147,3 +147,68 @@ func TestStaggerInAWorkerParkedBeforeIsCaught(t *testing.T) {
 		})
 	}
 }
+
+// An agent whose own goroutine paces its dispatches on a timer's channel
+// (a client-side rate limit) starts create_invoice, waits 2 ms, and starts
+// attach_invoice (after=create_invoice): the two are in flight together in
+// production. The scheduler took create's round at once, while the
+// invocation's goroutine waited on the timer, and ran create to its end
+// before attach was dispatched: SAFE on every run (red team rX, MISS 4).
+// Such a wait, at a line that receives from a timer's channel or in a
+// select with such a case, now counts as busy for a moment, as a worker's
+// select on a timer does, and the pair is one round. The agent that waits
+// for create's answer passes, and so does a fan-in that waits for the
+// answer or a timeout. Likewise under VirtualTime.
+func TestADispatchPacedByATimerChannelIsInFlightWithTheOneBefore(t *testing.T) {
+	type wait func(ctx context.Context, tk *time.Ticker, created <-chan struct{})
+	for _, c := range []struct {
+		name  string
+		wait  wait
+		found bool
+	}{
+		{"ticker", func(_ context.Context, tk *time.Ticker, _ <-chan struct{}) { <-tk.C }, true},
+		{"time.After", func(context.Context, *time.Ticker, <-chan struct{}) { <-time.After(2 * time.Millisecond) }, true},
+		{"select on the ticker", func(ctx context.Context, tk *time.Ticker, _ <-chan struct{}) {
+			select {
+			case <-tk.C:
+			case <-ctx.Done():
+			}
+		}, true},
+		{"waits for the answer", func(_ context.Context, _ *time.Ticker, created <-chan struct{}) { <-created }, false},
+		{"waits for the answer or a timeout", func(_ context.Context, _ *time.Ticker, created <-chan struct{}) {
+			select {
+			case <-created:
+			case <-time.After(5 * time.Second):
+			}
+		}, false},
+	} {
+		for _, virtual := range []bool{false, true} {
+			name := c.name
+			opts := []testkit.Option{testkit.NoSummary()}
+			if virtual {
+				name += ", VirtualTime"
+				opts = append(opts, testkit.VirtualTime())
+			}
+			t.Run(name, func(t *testing.T) {
+				agent := func(ctx context.Context) error {
+					tk := time.NewTicker(2 * time.Millisecond)
+					defer tk.Stop()
+					created := make(chan struct{})
+					var wg sync.WaitGroup
+					errs := make([]error, 2)
+					wg.Go(func() {
+						errs[0] = callINV1(ctx, staggerCreate)
+						close(created)
+					})
+					c.wait(ctx, tk, created)
+					wg.Go(func() { errs[1] = callINV1(ctx, staggerAttach) })
+					wg.Wait()
+					return errors.Join(errs...)
+				}
+				rep := testkit.Run(t, agent, opts...)
+				require.True(t, rep.BaselineSucceeded)
+				assert.Equal(t, c.found, rep.Has(runtime.CodeDependentCallsConcurrent), "%v", rep.Findings)
+			})
+		}
+	}
+}

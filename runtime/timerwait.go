@@ -1,0 +1,128 @@
+package runtime
+
+import (
+	"fmt"
+	"os"
+	"strings"
+	"sync"
+)
+
+// A goroutine that waits on a timer's channel between two dispatches. An
+// agent's own goroutine that starts create(O1), waits two milliseconds on a
+// ticker (a client-side rate limit: <-tk.C, <-time.After(d), or a select on
+// the ticker and ctx.Done()), then starts attach(O1) has the two calls in
+// flight together in production. The invocation's own goroutine, and one
+// that a call at a gate descends from, was never counted busy while parked
+// on a channel (parkedOwn): it most often waits for what a held call
+// answers (a fan-in). So the scheduler took create's round at once, alone,
+// ran it to its end, and attach came after: dependent_calls_concurrent was
+// never checked, the buggy agent SAFE in 8 of 8 runs, where the same
+// stagger by time.Sleep was caught (red team rX, MISS 4). Where the line
+// such a goroutine waits at receives from a timer's channel (or the select
+// it waits in has such a case), it counts as busy for parkedGrace too.
+// A fan-in that waits for results or a timeout (select on the results and
+// on time.After) costs each of its rounds that grace, not a verdict.
+//
+// A time.AfterFunc's pending timer has no goroutine, and no stack shows
+// it: a dependent call it makes 1 ms after its prerequisite went out is
+// still missed (rX MISS 3).
+
+// waitsOnTimer reports whether parked goroutine g (gInfo.parked) waits at
+// a line of its code that receives from a timer's channel: a channel
+// receive there, or a select whose cases do.
+func (g *gInfo) waitsOnTimer() bool {
+	if len(g.files) == 0 {
+		return false
+	}
+	return timerReceiveAt(g.files[0], strings.HasPrefix(g.state, "select"))
+}
+
+// timerReceives caches timerReceiveAt by site and kind of wait.
+var timerReceives sync.Map // string → bool
+
+// timerReceiveAt reports whether the code at site ("path:line") receives
+// from a timer's channel: on that line, or, for a select (sel), in the
+// select statement that starts there, up to the brace that closes it.
+func timerReceiveAt(site string, sel bool) bool {
+	key := fmt.Sprintf("%s\x00%t", site, sel)
+	if v, ok := timerReceives.Load(key); ok {
+		return v.(bool)
+	}
+	found := false
+	if text, ok := statementAt(site, sel); ok {
+		found = receivesFromTimer(text)
+	}
+	timerReceives.Store(key, found)
+	return found
+}
+
+// statementAt returns the text of the line at site, and for a block (a
+// select) the lines up to the brace that closes the first one opened on
+// it.
+func statementAt(site string, block bool) (string, bool) {
+	i := strings.LastIndexByte(site, ':')
+	if i < 0 {
+		return "", false
+	}
+	var n int
+	if _, err := fmt.Sscanf(site[i+1:], "%d", &n); err != nil || n < 1 {
+		return "", false
+	}
+	b, err := os.ReadFile(site[:i])
+	if err != nil {
+		return "", false
+	}
+	lines := strings.Split(string(b), "\n")
+	if n > len(lines) {
+		return "", false
+	}
+	if !block {
+		return lines[n-1], true
+	}
+	depth, opened := 0, false
+	for k := n - 1; k < len(lines) && k < n-1+200; k++ {
+		for _, ch := range lines[k] {
+			switch ch {
+			case '{':
+				depth++
+				opened = true
+			case '}':
+				depth--
+			}
+		}
+		if opened && depth <= 0 {
+			return strings.Join(lines[n-1:k+1], "\n"), true
+		}
+	}
+	return "", false
+}
+
+// receivesFromTimer reports whether src holds a receive from a timer's
+// channel: <-time.After(...), <-time.Tick(...), <-x.After(...) (a clock's),
+// or <-x.C, a Timer's or a Ticker's field. A receive from ctx.Done() or
+// from a channel of the agent's own is none.
+func receivesFromTimer(src string) bool {
+	for i := 0; ; {
+		j := strings.Index(src[i:], "<-")
+		if j < 0 {
+			return false
+		}
+		i += j + 2
+		expr := strings.TrimLeft(src[i:], " \t")
+		end := 0
+		for end < len(expr) && (isIdentByte(expr[end]) || expr[end] == '.') {
+			end++
+		}
+		name := expr[:end]
+		if end < len(expr) && expr[end] == '(' {
+			// A call: time.After(d), time.Tick(d), clock.After(d).
+			if name == "time.After" || name == "time.Tick" || strings.HasSuffix(name, ".After") {
+				return true
+			}
+			continue
+		}
+		if strings.HasSuffix(name, ".C") {
+			return true
+		}
+	}
+}
