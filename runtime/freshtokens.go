@@ -148,6 +148,10 @@ func (p *tokenPairing) walk(x, y any) {
 		}
 		if freshPair(xv, yv) && !p.named(xv) && !p.named(yv) {
 			p.pair(xv, yv)
+			return
+		}
+		if tx, ty, ok := embeddedPair(xv, yv); ok && !p.named(xv) && !p.named(yv) && !p.named(tx) && !p.named(ty) {
+			p.pair(xv, yv)
 		}
 	}
 }
@@ -190,8 +194,81 @@ func (p *tokenPairing) skeleton(v any) any {
 		if p.tokenLike(x) {
 			return "\x00token " + strconv.Itoa(len(x))
 		}
+		return p.maskEmbedded(x)
 	}
 	return v
+}
+
+// maskEmbedded returns s with each run of token characters in it that may
+// be a token (tokenLike), bounded by characters no token holds, replaced
+// by its length: the draw inside a Message-ID (embeddedPair).
+func (p *tokenPairing) maskEmbedded(s string) string {
+	if len(s) <= minToken || len(s) > 4*maxToken || !mayHoldToken(s) {
+		return s
+	}
+	var b strings.Builder
+	last := 0
+	for i := 0; i < len(s); {
+		if !tokenChar(s[i]) {
+			i++
+			continue
+		}
+		j := i
+		for j < len(s) && tokenChar(s[j]) {
+			j++
+		}
+		if run := s[i:j]; (i > 0 || j < len(s)) && p.tokenLike(run) {
+			b.WriteString(s[last:i])
+			b.WriteString("\x00token " + strconv.Itoa(len(run)) + "\x00")
+			last = j
+		}
+		i = j
+	}
+	if last == 0 {
+		return s
+	}
+	b.WriteString(s[last:])
+	return b.String()
+}
+
+// embeddedPair reports whether x and y, which differ, are one text around
+// two draws of one token (freshPair), and returns the two: the Message-ID
+// a mail relay stamps on each mail, "<523d9e1740092d48@relay.example>".
+// Taken whole, the two shared half their characters and held characters
+// no token does, and the end of a correct outbox's run, against the
+// baseline's, read as a change no traced call made: inconclusive on every
+// run (red team rS #5, probe/mail TestOutbox/keyed_relayrandommid). The
+// text they share ends at characters no token holds, so that what two
+// draws share by chance at their ends stays in the tokens; the tokens are
+// one run of token characters each.
+func embeddedPair(x, y string) (tx, ty string, ok bool) {
+	if x == y || len(x) != len(y) || len(x) > 4*maxToken {
+		return "", "", false
+	}
+	i := 0
+	for i < len(x) && x[i] == y[i] {
+		i++
+	}
+	for i > 0 && tokenChar(x[i-1]) {
+		i--
+	}
+	j := len(x)
+	for j > i && x[j-1] == y[j-1] {
+		j--
+	}
+	for j < len(x) && tokenChar(x[j]) {
+		j++
+	}
+	if i == 0 && j == len(x) {
+		return "", "", false // the whole text: freshPair's to judge
+	}
+	tx, ty = x[i:j], y[i:j]
+	for k := 0; k < len(tx); k++ {
+		if !tokenChar(tx[k]) || !tokenChar(ty[k]) {
+			return "", "", false
+		}
+	}
+	return tx, ty, freshPair(tx, ty)
 }
 
 // freshPair reports whether x and y, which differ, read as two draws of

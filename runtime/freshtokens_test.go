@@ -43,6 +43,23 @@ var tokenShapes = map[string]func() string{
 		rand.Read(b[:])
 		return base32.StdEncoding.EncodeToString(b[:])
 	},
+	// A mail relay's Message-ID: a draw inside a text (embeddedPair;
+	// red team rS #5).
+	"message id": func() string {
+		var b [8]byte
+		rand.Read(b[:])
+		return "<" + hex.EncodeToString(b[:]) + "@relay.example>"
+	},
+}
+
+// drawnPair is how tokenPairing.walk reads two texts at one place: two
+// draws of one token, whole or inside one text.
+func drawnPair(x, y string) bool {
+	if freshPair(x, y) {
+		return true
+	}
+	_, _, ok := embeddedPair(x, y)
+	return ok
 }
 
 // registerAgent registers a@x, retried once on an error, in a world whose
@@ -165,7 +182,7 @@ func TestFreshPair(t *testing.T) {
 	for shape, token := range tokenShapes {
 		for range 200 {
 			x, y := token(), token()
-			if !freshPair(x, y) {
+			if !drawnPair(x, y) {
 				t.Errorf("%s: %q and %q are not two draws", shape, x, y)
 			}
 		}
@@ -187,8 +204,12 @@ func TestFreshPair(t *testing.T) {
 		{"5f4dcc3b5aa765d61d8327deb882cf99", "5f4dcc3b5aa765d61d8327deb882cf99"},         // the same
 		{"c4ca4238a0b923820dcc509a6f75849b", "C81E728D9D4C2F636F067F89CC14862C"},         // hex of two cases
 		{"f3415b62-4cc3-480d-ab8e-e780f7f69fce", "01ebe0f9c9ba49d5bcf7cd2526a8e9cfcafe"}, // a uuid and hex
+		{"order INV-000000000041 shipped", "order INV-000000000042 shipped"},             // a number inside a text
+		{"<buy-milk-and-eggs@x>", "<pay-the-gas-bill1@x>"},                               // slugs inside a text
+		{"at 2026-12-05T19:58:22.123Z", "at 2026-12-05T19:58:23.456Z"},                   // a moment inside a text
+		{"<523d9e1740092d48@relay.example>", "<4c205380baef9f0a@relay.other>"},           // two hosts
 	} {
-		if freshPair(p[0], p[1]) {
+		if drawnPair(p[0], p[1]) {
 			t.Errorf("%q and %q read as two draws of one token", p[0], p[1])
 		}
 	}
