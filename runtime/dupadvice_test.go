@@ -158,7 +158,16 @@ func TestRereadThatMissedTheCreateIsSaid(t *testing.T) {
 // new trial and id for each delivery, and subscribe takes that id. The
 // identity_unstable on subscribe names start_trial as the source, not a
 // key the agent made. The twin's start_trial answers the email's trial.
+// Likewise where subscribe's key is made of the id ("sub:" + id): the
+// message said the agent made a key afresh for each delivery (red team
+// rS #6).
 func TestIdentityFromTheSinkNamesTheAnsweringCall(t *testing.T) {
+	for _, composed := range []bool{false, true} {
+		identityFromTheSink(t, composed)
+	}
+}
+
+func identityFromTheSink(t *testing.T, composed bool) {
 	agent := func(keyed bool) func(ctx context.Context, p *payments) error {
 		return func(ctx context.Context, p *payments) error {
 			var id string
@@ -177,7 +186,11 @@ func TestIdentityFromTheSinkNamesTheAnsweringCall(t *testing.T) {
 			if err := c.Finish(nil, id); err != nil { // start_trial answers the trial's id
 				return err
 			}
-			return traced(ctx, subscribeOp, []any{id, "trial"}, []any{id}, func(context.Context) error {
+			key := id
+			if composed {
+				key = "sub:" + id
+			}
+			return traced(ctx, subscribeOp, []any{id, "trial"}, []any{key}, func(context.Context) error {
 				p.mu.Lock()
 				defer p.mu.Unlock()
 				p.subs[id] = "trial"
@@ -188,7 +201,7 @@ func TestIdentityFromTheSinkNamesTheAnsweringCall(t *testing.T) {
 	buggy := runPayments(t, agent(false))
 	msg := messagesOf(buggy, CodeIdentityUnstable, "")
 	if !strings.Contains(msg, "the new identity is what 2:start_trial#2 answered, a repeat with an effect of its own") || strings.Contains(msg, "an id generated where the message is handled") {
-		t.Fatalf("the identity_unstable must name start_trial's answer as the new identity: %s", msg)
+		t.Fatalf("composed %v: the identity_unstable must name start_trial's answer as the new identity: %s", composed, msg)
 	}
 	if fixed := runPayments(t, agent(true)); !fixed.Safe {
 		t.Fatalf("start_trial keyed by the email: %v", findings(fixed, ""))

@@ -3,6 +3,7 @@ package runtime
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 )
 
 // redeliveredKeyMessage is the message of the identity_unstable error on
@@ -33,8 +34,8 @@ func redeliveredKeyMessage(tr *Trace, a, b *Operation, j int) string {
 }
 
 // answeredKey returns the call of b's delivery made before b (tr.Ops[j])
-// whose answer holds every part of b's identity that a's does not hold;
-// nil if none does.
+// whose answer holds every part of b's identity that a's does not hold,
+// as itself or inside a key made of it (holdsAnswered); nil if none does.
 func answeredKey(tr *Trace, a, b *Operation, j int) *Operation {
 	fresh := identityLeaves(b.Identity)
 	for t := range identityLeaves(a.Identity) {
@@ -55,11 +56,35 @@ func answeredKey(tr *Trace, a, b *Operation, j int) *Operation {
 		got := identityLeaves(string(enc))
 		all := true
 		for t := range fresh {
-			all = all && got[t]
+			all = all && (got[t] || holdsAnswered(t, got, a.Identity))
 		}
 		if all {
 			return o
 		}
 	}
 	return nil
+}
+
+// holdsAnswered reports whether leaf t of an identity (a JSON string) is a
+// key made of a string an answer holds (a leaf of got, two characters or
+// more), which the earlier delivery's identity (prev) does not hold: a
+// comment keyed "comment:T-2" by the ticket create_ticket answered. The
+// create's duplicate answered T-2, and the message said the agent made a
+// key afresh for each delivery, which it had not (red team rS #6).
+func holdsAnswered(t string, got map[string]bool, prev string) bool {
+	in, ok := strings.CutPrefix(t, `"`)
+	if !ok {
+		return false
+	}
+	for g := range got {
+		s, ok := strings.CutPrefix(g, `"`)
+		if !ok {
+			continue
+		}
+		s = strings.TrimSuffix(s, `"`)
+		if len(s) >= 2 && strings.Contains(in, s) && !strings.Contains(prev, s) {
+			return true
+		}
+	}
+	return false
 }
