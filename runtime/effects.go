@@ -3987,7 +3987,15 @@ func judgeRepeatsIn(out []Finding, tr *Trace, end, baseEnd string, baseWin map[s
 		if n := unexplainedEnd(tr, baseTr, end, alike); n != "" {
 			tr.unsettled = true
 			tr.Notes = append(tr.Notes, n)
-		} else if n := unseenWrites(tr, baseTr, end, alike); n != "" {
+		}
+		if tr.odd().lateRepeated && baseTr != nil && lateUnseenInBase(baseTr) && end != "" && !alike(end, baseEnd) {
+			// The baseline's end holds nothing of what landed late
+			// here: the ends cannot say what the repeats did. Ends
+			// alike but for their clocks' stamps or the names creates
+			// made are the same end (latelook.go).
+			tr.unsettled = true
+			tr.Notes = append(tr.Notes, lateUnseenNote)
+		} else if n := unseenWrites(tr, baseTr, end, alike); n != "" && !tr.unsettled {
 			// Writes State saw change nothing, where the baseline's
 			// did (unseen.go): inconclusive.
 			tr.unsettled = true

@@ -181,3 +181,60 @@ func TestALateEffectTheBaselineNeverSawLeavesTheRunUnjudged(t *testing.T) {
 		assert.Contains(t, strings.Join(r.Trace.Notes, "\n"), "its end holds none of what landed late here", "dedup=%v", dedup)
 	}
 }
+
+// A world where what lands late is only a moment restamped (a sync's
+// last-run time, stamped by Setup, and in later runs again after the
+// agent's last write returned): the two ends differ in that moment alone,
+// which two equal runs may, and the run is judged as any other is. The
+// ends were compared as raw snapshots, and the run left inconclusive.
+func TestALateRestampTheBaselineNeverSawLeavesTheRunJudged(t *testing.T) {
+	op := &Op{Name: "checkout", Kind: KindWrite, Params: []string{"order"}}
+	var mu sync.Mutex
+	var setups int
+	var charges map[string]int
+	var syncedAt string
+	stamp := func() { syncedAt = time.Now().UTC().Format(time.RFC3339Nano) }
+	call := func(ctx context.Context) error {
+		return traced(ctx, op, []any{"o-5"}, []any{"o-5"}, func(context.Context) error {
+			mu.Lock()
+			defer mu.Unlock()
+			if _, ok := charges["o-5"]; !ok {
+				charges["o-5"] = 1999 // keyed
+			}
+			return nil
+		})
+	}
+	agent := func(ctx context.Context) error {
+		err := call(ctx)
+		var inj *InjectedError
+		if errors.As(err, &inj) {
+			err = call(ctx)
+		}
+		time.Sleep(time.Millisecond)
+		mu.Lock()
+		if setups > 1 {
+			stamp() // the sync runs again, after the last write returned
+		}
+		mu.Unlock()
+		return err
+	}
+	rep, err := Run(context.Background(), t.Name(), agent,
+		Setup(func(context.Context) error {
+			mu.Lock()
+			defer mu.Unlock()
+			setups++
+			charges = map[string]int{}
+			stamp()
+			return nil
+		}),
+		State(func() any {
+			mu.Lock()
+			defer mu.Unlock()
+			return map[string]any{"charges": maps.Clone(charges), "synced_at": syncedAt}
+		}))
+	require.NoError(t, err)
+	r := resultOf(t, rep, "lost_acknowledgement/checkout#1")
+	assert.NotContains(t, strings.Join(r.Trace.Notes, "\n"), "its end holds none of what landed late here")
+	assert.False(t, r.Inconclusive, "%q", r.Trace.Notes)
+	assert.Empty(t, findings(rep, ""))
+}

@@ -1054,12 +1054,11 @@ func (s *Suite) run(ctx context.Context, sc Scenario) (*Result, *Trace, error) {
 		}
 		if r.judge.late != "" {
 			tr.Notes = append(tr.Notes, lateNote(r.judge.late))
-			if sc.Kind != ScenarioBaseline && r.judge.repeatedNow() && s.base != nil && lateUnseenInBase(s.base) && tr.end != "" && tr.end != s.base.end {
-				// The baseline's end holds nothing of such a change:
-				// whatever the repeats did, the two ends cannot say it
-				// (latelook.go).
-				tr.Notes = append(tr.Notes, lateUnseenNote)
-				tr.unsettled = true
+			if sc.Kind != ScenarioBaseline && r.judge.repeatedNow() {
+				// Where the baseline's end holds nothing of such a
+				// change, the two ends cannot say what the repeats did
+				// (latelook.go, judgeRepeatsIn).
+				tr.withRare().lateRepeated = true
 			}
 		}
 		if r.judge.endErr != "" && sc.Kind != ScenarioBaseline && r.judge.repeatedNow() {

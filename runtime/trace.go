@@ -390,6 +390,10 @@ type traceRare struct {
 	// baseParked is where a goroutine of Setup's running the user's code
 	// was blocked then (world.setupParked), "" if none was.
 	baseParked string
+	// lateRepeated says the state of a run that repeated a write changed
+	// after its last write returned (judge.late): where the baseline's
+	// never did, the ends cannot say what the repeats did (latelook.go).
+	lateRepeated bool
 	// endUnread says the run stalled, and its end was never read: a
 	// repeat its window showed changing nothing is not judged by counting
 	// (judgeRepeatsIn).
