@@ -37,22 +37,27 @@ func (g *gInfo) waitsOnTimer() bool {
 	return timerReceiveAt(g.files[0], strings.HasPrefix(g.state, "select"))
 }
 
-// timerReceives caches timerReceiveAt by site and kind of wait.
-var timerReceives sync.Map // string → bool
+// timerReceives and timerSelects cache timerReceiveAt by site, for a
+// channel receive and for a select: a parked goroutine is looked at on
+// each look at the scenario, and its site's line read once.
+var timerReceives, timerSelects sync.Map // string → bool
 
 // timerReceiveAt reports whether the code at site ("path:line") receives
 // from a timer's channel: on that line, or, for a select (sel), in the
 // select statement that starts there, up to the brace that closes it.
 func timerReceiveAt(site string, sel bool) bool {
-	key := fmt.Sprintf("%s\x00%t", site, sel)
-	if v, ok := timerReceives.Load(key); ok {
+	cache := &timerReceives
+	if sel {
+		cache = &timerSelects
+	}
+	if v, ok := cache.Load(site); ok {
 		return v.(bool)
 	}
 	found := false
 	if text, ok := statementAt(site, sel); ok {
 		found = receivesFromTimer(text)
 	}
-	timerReceives.Store(key, found)
+	cache.Store(site, found)
 	return found
 }
 
