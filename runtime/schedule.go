@@ -210,6 +210,11 @@ func countInterleavings(m int) int {
 type roundShape struct {
 	labels  []string
 	classes [][]int // indices into labels; each class sorted, classes by first member
+	// afterMet says two calls of the round commute only because the one
+	// whose op declares after= the other's had its own prerequisite met
+	// before the round (afterMet): the reverse order reverses every
+	// start of such a round (reversed).
+	afterMet bool
 }
 
 // space is the number of distinct interleavings of the round after
@@ -300,7 +305,25 @@ func merge(seqs [][]Step) []Step {
 // primary one) acts otherwise when they finish the other way round: with
 // the classes' finishes merged in class order here as well, no schedule
 // ran them so, and such an agent passed.
+//
+// Where two calls commute only because one's after= prerequisite was met
+// before the round (afterMet), every start is reversed, across classes
+// too, and every finish: the pair's tool bodies run the other way round
+// once. An attach whose tool reads what the create beside it changes (the
+// latest invoice, where it should take its own) ends otherwise there; with
+// the pair commuting, no schedule ran the create's body first, and such an
+// agent passed (red team rY).
 func (r roundShape) reversed() []Step {
+	if r.afterMet {
+		out := make([]Step, 0, 2*len(r.labels))
+		for i := len(r.labels) - 1; i >= 0; i-- {
+			out = append(out, Step{Call: i})
+		}
+		for i := len(r.labels) - 1; i >= 0; i-- {
+			out = append(out, Step{Call: i, Finish: true})
+		}
+		return out
+	}
 	seqs := make([][]Step, len(r.classes))
 	for k, c := range r.classes {
 		for i := len(c) - 1; i >= 0; i-- {
@@ -405,10 +428,13 @@ func shapeWith(calls []*Call, outer map[string]bool, met []*Call) roundShape {
 		}
 		return i
 	}
+	cleared := false
 	for i := 0; i < n; i++ {
 		for j := i + 1; j < n; j++ {
 			if outer[calls[i].op.Name] || outer[calls[j].op.Name] || dependent(calls[i], calls[j], met) {
 				parent[find(i)] = find(j)
+			} else if met != nil && dependent(calls[i], calls[j], nil) {
+				cleared = true
 			}
 		}
 	}
@@ -421,7 +447,7 @@ func shapeWith(calls []*Call, outer map[string]bool, met []*Call) roundShape {
 		}
 		byRoot[r] = append(byRoot[r], i)
 	}
-	shape := roundShape{}
+	shape := roundShape{afterMet: cleared}
 	for _, c := range calls {
 		shape.labels = append(shape.labels, c.schedLabel())
 	}
