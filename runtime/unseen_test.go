@@ -43,10 +43,12 @@ func (d *onceDesk) open(key, subject string, keyed bool) {
 // and the unkeyed one fails. Where the two deliveries at once overlap,
 // what they left together (nothing) against what one execution left is
 // judged as a toggle done twice would be, as before: a duplicate_write
-// whose message says the calls overlapped.
+// whose message says the calls overlapped. Each call carries a request id
+// of its own: calls are matched with the baseline's by op and identity.
 func TestWritesToAnotherWorldThanStateReadsAreUnjudged(t *testing.T) {
-	create := &Op{Name: "create_ticket", Kind: KindWrite, Params: []string{"key", "subject"}}
+	create := &Op{Name: "create_ticket", Kind: KindWrite, Params: []string{"key", "subject", "request_id"}}
 	repeats := []string{"lost_acknowledgement/create_ticket#1", "crash_restart/create_ticket#1", ScenarioDuplicateSeq, ScenarioDuplicateConcurrent}
+	calls := 0 // a request id made afresh for each call, an argument
 	for _, bindOnce := range []bool{true, false} {
 		for _, keyed := range []bool{true, false} {
 			var mu sync.Mutex
@@ -54,7 +56,11 @@ func TestWritesToAnotherWorldThanStateReadsAreUnjudged(t *testing.T) {
 			var once sync.Once
 			agent := func(ctx context.Context) error {
 				call := func() error {
-					return traced(ctx, create, []any{"msg-77", "printer on fire"}, []any{"msg-77"}, func(context.Context) error {
+					mu.Lock()
+					calls++
+					req := fmt.Sprintf("req-%d", calls)
+					mu.Unlock()
+					return traced(ctx, create, []any{"msg-77", "printer on fire", req}, []any{"msg-77"}, func(context.Context) error {
 						once.Do(func() { mu.Lock(); client = current; mu.Unlock() })
 						mu.Lock()
 						d := client
