@@ -1334,6 +1334,13 @@ func (w *world) parkedAgent() bool {
 		// Once per goroutine and place it parks at, as on real time: an
 		// idle worker of a pool would run the clock before every round,
 		// and a deadline the agent sets around its turn with it.
+		if !w.worlds(g.id) && g.waitsOnTimer() {
+			// A dispatcher paced by a timer, once per round: it may
+			// send the next call of the round a moment after the last
+			// one reached its gate, whenever it began to wait (real
+			// time: quiet).
+			fresh = true
+		}
 		w.mu.Lock()
 		if p := w.parkedEntryLocked(g); !p.graced {
 			p.graced = true
@@ -1620,7 +1627,17 @@ func (w *world) quiet(self uint64, held heldCalls) (quiet bool, why string, onIO
 		}
 		if !busy && w.parkedOwn(&g, since, gatedBelow) {
 			parked = append(parked, g.id)
-			if time.Since(w.parkedSince(&g)) <= parkedGrace {
+			from := w.parkedSince(&g)
+			if n := len(held.arrivals); n > 0 && held.arrivals[n-1].After(from) && !w.worlds(g.id) && g.waitsOnTimer() {
+				// A dispatcher paced by a timer (timerwait.go) may
+				// send the next call within parkedGrace of the last
+				// one's arrival, whenever it began to wait: a loop
+				// that waits at one select for its ticker and for
+				// answers had used its grace up before (red team rY
+				// T5).
+				from = held.arrivals[n-1]
+			}
+			if time.Since(from) <= parkedGrace {
 				busy, why = true, parkedWhy
 			}
 		}

@@ -212,3 +212,73 @@ func TestADispatchPacedByATimerChannelIsInFlightWithTheOneBefore(t *testing.T) {
 		}
 	}
 }
+
+// A dispatcher that waits at one select for its ticker and for answers,
+// and sends a job on each tick: a slow lookup first, whose answer it
+// waits for, then create_invoice, and on the next tick attach_invoice
+// (after=create_invoice) without waiting for create's answer. Parked at
+// the same select since before the lookup, it had used its moment as
+// busy up while the lookup ran, and create's round was taken alone: SAFE
+// on every run, with a 1 or 2 ms ticker, on real time and with
+// VirtualTime (red team rY T5). A timer-paced dispatcher now counts as
+// busy for a moment after the latest call reached its gate; the one that
+// waits for create's answer before it sends attach passes.
+func TestATickerLoopThatWaitedBeforeStillPacesItsNextDispatch(t *testing.T) {
+	lookup := &runtime.Op{Name: "lookup", Kind: runtime.KindRead, Params: []string{"invoice"}}
+	for _, waits := range []bool{false, true} {
+		for _, virtual := range []bool{false, true} {
+			name := map[bool]string{false: "sends attach on the next tick", true: "waits for create's answer"}[waits]
+			opts := []testkit.Option{testkit.NoSummary()}
+			if virtual {
+				name += ", VirtualTime"
+				opts = append(opts, testkit.VirtualTime())
+			}
+			t.Run(name, func(t *testing.T) {
+				agent := func(ctx context.Context) error {
+					tk := time.NewTicker(time.Millisecond)
+					defer tk.Stop()
+					results := make(chan error, 3)
+					jobs := []func(){
+						func() {
+							results <- func() error {
+								args := []any{"INV-1"}
+								c, _ := runtime.Begin(ctx, lookup, args, args, nil)
+								if err := c.Start(); err != nil {
+									return err
+								}
+								time.Sleep(12 * time.Millisecond)
+								return c.Finish(nil)
+							}()
+						},
+						func() { results <- callINV1(ctx, staggerCreate) },
+						func() { results <- callINV1(ctx, staggerAttach) },
+					}
+					sent, answered, pending := 0, 0, 0
+					var errs []error
+					for answered < len(jobs) {
+						select {
+						case <-tk.C:
+							// The lookup is a barrier; attach waits for
+							// create's answer only where waits is set.
+							if sent < len(jobs) && (sent == 0 || pending == 0 || !waits && sent == 2) {
+								go jobs[sent]()
+								sent++
+								pending++
+							}
+						case err := <-results:
+							errs = append(errs, err)
+							answered++
+							pending--
+						case <-ctx.Done():
+							return ctx.Err()
+						}
+					}
+					return errors.Join(errs...)
+				}
+				rep := testkit.Run(t, agent, opts...)
+				require.True(t, rep.BaselineSucceeded)
+				assert.Equal(t, !waits, rep.Has(runtime.CodeDependentCallsConcurrent), "%v", rep.Findings)
+			})
+		}
+	}
+}
