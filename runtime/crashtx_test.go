@@ -454,7 +454,10 @@ func TestErrorPathLeakedTransactionStallStaysAnError(t *testing.T) {
 	r := resultOf(t, rep, "crash_restart/deposit#1")
 	require.Equal(t, []string{CodeStalled}, resultCodes(r), "%v", r.Trace.Notes)
 	assert.Contains(t, r.Findings[0].Message, "delivery 2 (goroutine ", "the restart waits for the lock")
-	assert.Contains(t, r.Findings[0].Message, "is blocked in a select at crashtx_test.go:")
+	// The restart's lock poll wakes every 2 ms: under -race and load
+	// (CI238) the last look caught it awake, "running at" its select.
+	msg := r.Findings[0].Message
+	assert.True(t, strings.Contains(msg, "is blocked in a select at crashtx_test.go:") || strings.Contains(msg, "is running at crashtx_test.go:"), msg)
 	assert.NotContains(t, strings.Join(r.Trace.Notes, "\n"), "could not be tested")
 	assert.False(t, rep.Safe)
 }
