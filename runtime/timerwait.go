@@ -104,15 +104,23 @@ func statementAt(site string, block bool) (string, bool) {
 
 // receivesFromTimer reports whether src holds a receive from a timer's
 // channel: <-time.After(...), <-time.Tick(...), <-x.After(...) (a clock's),
-// or <-x.C, a Timer's or a Ticker's field. A receive from ctx.Done() or
-// from a channel of the agent's own is none.
+// or <-x.C, a Timer's or a Ticker's field, or a for loop over one (for
+// range tk.C: red team rY T7). A receive from ctx.Done() or from a channel
+// of the agent's own is none.
 func receivesFromTimer(src string) bool {
+	return timerAfter(src, "<-") || timerAfter(src, "range ")
+}
+
+// timerAfter reports whether an expression that follows op in src ("<-",
+// or "range " of a for loop over a channel: for range tk.C) is a timer's
+// channel (receivesFromTimer).
+func timerAfter(src, op string) bool {
 	for i := 0; ; {
-		j := strings.Index(src[i:], "<-")
+		j := strings.Index(src[i:], op)
 		if j < 0 {
 			return false
 		}
-		i += j + 2
+		i += j + len(op)
 		expr := strings.TrimLeft(src[i:], " \t")
 		end := 0
 		for end < len(expr) && (isIdentByte(expr[end]) || expr[end] == '.') {

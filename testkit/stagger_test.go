@@ -282,3 +282,38 @@ func TestATickerLoopThatWaitedBeforeStillPacesItsNextDispatch(t *testing.T) {
 		}
 	}
 }
+
+// The same pacing as a loop over the ticker's channel (for range tk.C):
+// its line receives with no "<-" in it, and it passed (red team rY T7).
+func TestADispatchLoopOverATickerIsPaced(t *testing.T) {
+	for _, virtual := range []bool{false, true} {
+		name := "real time"
+		opts := []testkit.Option{testkit.NoSummary()}
+		if virtual {
+			name = "VirtualTime"
+			opts = append(opts, testkit.VirtualTime())
+		}
+		t.Run(name, func(t *testing.T) {
+			agent := func(ctx context.Context) error {
+				tk := time.NewTicker(2 * time.Millisecond)
+				defer tk.Stop()
+				var wg sync.WaitGroup
+				ops := []*runtime.Op{staggerCreate, staggerAttach}
+				errs := make([]error, len(ops))
+				i := 0
+				for range tk.C {
+					k := i
+					wg.Go(func() { errs[k] = callINV1(ctx, ops[k]) })
+					if i++; i == len(ops) {
+						break
+					}
+				}
+				wg.Wait()
+				return errors.Join(errs...)
+			}
+			rep := testkit.Run(t, agent, opts...)
+			require.True(t, rep.BaselineSucceeded)
+			assert.True(t, rep.Has(runtime.CodeDependentCallsConcurrent), "%v", rep.Findings)
+		})
+	}
+}
