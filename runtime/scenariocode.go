@@ -137,26 +137,41 @@ func readCodeTimer(site string, literal, deep bool) codeTimer {
 // opened after "func(" on it, the code before "func(" on that line left
 // out (the call that is given the literal).
 func literalText(site string) (string, bool) {
-	path, ln, ok := strings.Cut(site, ":")
+	lines, n, ok := siteLines(site)
 	if !ok {
-		return "", false
-	}
-	var n int
-	if _, err := fmt.Sscanf(ln, "%d", &n); err != nil || n < 1 {
-		return "", false
-	}
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return "", false
-	}
-	lines := strings.Split(string(b), "\n")
-	if n > len(lines) {
 		return "", false
 	}
 	at := strings.Index(lines[n-1], "func(")
 	if at < 0 {
 		return "", false
 	}
+	return blockText(lines, n, at)
+}
+
+// siteLines returns the lines of the file of site ("path:line") and the
+// line's number, from 1.
+func siteLines(site string) (lines []string, n int, ok bool) {
+	i := strings.LastIndexByte(site, ':')
+	if i < 0 {
+		return nil, 0, false
+	}
+	if _, err := fmt.Sscanf(site[i+1:], "%d", &n); err != nil || n < 1 {
+		return nil, 0, false
+	}
+	b, err := os.ReadFile(site[:i])
+	if err != nil {
+		return nil, 0, false
+	}
+	lines = strings.Split(string(b), "\n")
+	if n > len(lines) {
+		return nil, 0, false
+	}
+	return lines, n, true
+}
+
+// blockText returns the text of lines from line n (from 1), column at,
+// to the brace that closes the first one opened there.
+func blockText(lines []string, n, at int) (string, bool) {
 	depth, opened := 0, false
 	for i := n - 1; i < len(lines); i++ {
 		line := lines[i]
