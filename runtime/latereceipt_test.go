@@ -68,16 +68,7 @@ func (d *receiptDesk) run(t *testing.T) *Report {
 	call := func(ctx context.Context) error {
 		return traced(ctx, op, []any{"o-5"}, []any{"o-5"}, func(ctx context.Context) error { return d.checkout(ctx, "o-5") })
 	}
-	agent := func(ctx context.Context) error {
-		if err := call(ctx); err != nil {
-			var inj *InjectedError
-			if errors.As(err, &inj) {
-				return call(ctx)
-			}
-			return err
-		}
-		return nil
-	}
+	agent := func(ctx context.Context) error { return againOnInjected(ctx, call) }
 	rep, err := Run(context.Background(), t.Name(), agent, Setup(d.setup), State(d.snapshot))
 	require.NoError(t, err)
 	return rep
@@ -154,11 +145,7 @@ func TestALateEffectTheBaselineNeverSawLeavesTheRunUnjudged(t *testing.T) {
 			pending = nil
 		}
 		agent := func(ctx context.Context) error {
-			err := call(ctx)
-			var inj *InjectedError
-			if errors.As(err, &inj) {
-				err = call(ctx)
-			}
+			err := againOnInjected(ctx, call)
 			flush()
 			return err
 		}
@@ -205,11 +192,7 @@ func TestALateRestampTheBaselineNeverSawLeavesTheRunJudged(t *testing.T) {
 		})
 	}
 	agent := func(ctx context.Context) error {
-		err := call(ctx)
-		var inj *InjectedError
-		if errors.As(err, &inj) {
-			err = call(ctx)
-		}
+		err := againOnInjected(ctx, call)
 		time.Sleep(time.Millisecond)
 		mu.Lock()
 		if setups > 1 {
@@ -237,4 +220,15 @@ func TestALateRestampTheBaselineNeverSawLeavesTheRunJudged(t *testing.T) {
 	assert.NotContains(t, strings.Join(r.Trace.Notes, "\n"), "its end holds none of what landed late here")
 	assert.False(t, r.Inconclusive, "%q", r.Trace.Notes)
 	assert.Empty(t, findings(rep, ""))
+}
+
+// againOnInjected makes call, and makes it once more where it failed with
+// an injected fault, as an agent that retries a failed call does.
+func againOnInjected(ctx context.Context, call func(context.Context) error) error {
+	err := call(ctx)
+	var inj *InjectedError
+	if errors.As(err, &inj) {
+		err = call(ctx)
+	}
+	return err
 }

@@ -182,14 +182,8 @@ func TestADispatchPacedByATimerChannelIsInFlightWithTheOneBefore(t *testing.T) {
 			}
 		}, false},
 	} {
-		for _, virtual := range []bool{false, true} {
-			name := c.name
-			opts := []testkit.Option{testkit.NoSummary()}
-			if virtual {
-				name += ", VirtualTime"
-				opts = append(opts, testkit.VirtualTime())
-			}
-			t.Run(name, func(t *testing.T) {
+		for _, clk := range onEachClock(c.name) {
+			t.Run(clk.name, func(t *testing.T) {
 				agent := func(ctx context.Context) error {
 					tk := time.NewTicker(2 * time.Millisecond)
 					defer tk.Stop()
@@ -205,7 +199,7 @@ func TestADispatchPacedByATimerChannelIsInFlightWithTheOneBefore(t *testing.T) {
 					wg.Wait()
 					return errors.Join(errs...)
 				}
-				rep := testkit.Run(t, agent, opts...)
+				rep := testkit.Run(t, agent, clk.opts...)
 				require.True(t, rep.BaselineSucceeded)
 				assert.Equal(t, c.found, rep.Has(runtime.CodeDependentCallsConcurrent), "%v", rep.Findings)
 			})
@@ -226,14 +220,8 @@ func TestADispatchPacedByATimerChannelIsInFlightWithTheOneBefore(t *testing.T) {
 func TestATickerLoopThatWaitedBeforeStillPacesItsNextDispatch(t *testing.T) {
 	lookup := &runtime.Op{Name: "lookup", Kind: runtime.KindRead, Params: []string{"invoice"}}
 	for _, waits := range []bool{false, true} {
-		for _, virtual := range []bool{false, true} {
-			name := map[bool]string{false: "sends attach on the next tick", true: "waits for create's answer"}[waits]
-			opts := []testkit.Option{testkit.NoSummary()}
-			if virtual {
-				name += ", VirtualTime"
-				opts = append(opts, testkit.VirtualTime())
-			}
-			t.Run(name, func(t *testing.T) {
+		for _, clk := range onEachClock(map[bool]string{false: "sends attach on the next tick", true: "waits for create's answer"}[waits]) {
+			t.Run(clk.name, func(t *testing.T) {
 				agent := func(ctx context.Context) error {
 					tk := time.NewTicker(time.Millisecond)
 					defer tk.Stop()
@@ -275,7 +263,7 @@ func TestATickerLoopThatWaitedBeforeStillPacesItsNextDispatch(t *testing.T) {
 					}
 					return errors.Join(errs...)
 				}
-				rep := testkit.Run(t, agent, opts...)
+				rep := testkit.Run(t, agent, clk.opts...)
 				require.True(t, rep.BaselineSucceeded)
 				assert.Equal(t, !waits, rep.Has(runtime.CodeDependentCallsConcurrent), "%v", rep.Findings)
 			})
@@ -286,14 +274,8 @@ func TestATickerLoopThatWaitedBeforeStillPacesItsNextDispatch(t *testing.T) {
 // The same pacing as a loop over the ticker's channel (for range tk.C):
 // its line receives with no "<-" in it, and it passed (red team rY T7).
 func TestADispatchLoopOverATickerIsPaced(t *testing.T) {
-	for _, virtual := range []bool{false, true} {
-		name := "real time"
-		opts := []testkit.Option{testkit.NoSummary()}
-		if virtual {
-			name = "VirtualTime"
-			opts = append(opts, testkit.VirtualTime())
-		}
-		t.Run(name, func(t *testing.T) {
+	for _, clk := range onEachClock("") {
+		t.Run(clk.name, func(t *testing.T) {
 			agent := func(ctx context.Context) error {
 				tk := time.NewTicker(2 * time.Millisecond)
 				defer tk.Stop()
@@ -311,9 +293,29 @@ func TestADispatchLoopOverATickerIsPaced(t *testing.T) {
 				wg.Wait()
 				return errors.Join(errs...)
 			}
-			rep := testkit.Run(t, agent, opts...)
+			rep := testkit.Run(t, agent, clk.opts...)
 			require.True(t, rep.BaselineSucceeded)
 			assert.True(t, rep.Has(runtime.CodeDependentCallsConcurrent), "%v", rep.Findings)
 		})
+	}
+}
+
+// onEachClock names the two clocks a test of a timer-paced dispatch runs
+// on, after name: real time (name itself, or "real time"), and
+// VirtualTime (", VirtualTime" after it), each with its options.
+func onEachClock(name string) []struct {
+	name string
+	opts []testkit.Option
+} {
+	onReal, onVirtual := name, name+", VirtualTime"
+	if name == "" {
+		onReal, onVirtual = "real time", "VirtualTime"
+	}
+	return []struct {
+		name string
+		opts []testkit.Option
+	}{
+		{onReal, []testkit.Option{testkit.NoSummary()}},
+		{onVirtual, []testkit.Option{testkit.NoSummary(), testkit.VirtualTime()}},
 	}
 }
