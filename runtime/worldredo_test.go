@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -102,9 +103,16 @@ func (d *jobDesk) snapshot() any {
 // that keeps its done jobs, the key still there, stays safe, beside a
 // heartbeat in State (every 3 ms, or 30) too: a clock of the world's
 // changes between the two calls and after them, but not in the change
-// that took the job.
+// that took the job. Where a loaded machine kept the worker from the job
+// until both deliveries were in (CI241), the second found it queued and
+// the run credited once: no finding is right there, and the test asks
+// that some run credited twice and was caught.
 func TestARepeatTheWorldActedOnAgainIsASecondEffect(t *testing.T) {
 	enqueue := &Op{Name: "enqueue", Kind: KindWrite, Params: []string{"msg"}, Idempotent: true}
+	credited2 := 0 // runs of the deleting worker that credited twice
+	defer func() {
+		assert.Positive(t, credited2, "no run of the deleting worker acted on the job between the deliveries")
+	}()
 	for _, c := range []struct {
 		deleteDone bool
 		beat       time.Duration
@@ -136,6 +144,15 @@ func TestARepeatTheWorldActedOnAgainIsASecondEffect(t *testing.T) {
 			require.NoError(t, err)
 			if deleteDone {
 				r := resultOf(t, rep, ScenarioDuplicateSeq)
+				if strings.Contains(r.Trace.end, `"balance":40`) {
+					// The second delivery came before the worker took
+					// the job (a loaded machine starved the worker past
+					// its 15 ms: CI241), found it queued and queued
+					// nothing: one credit, no second effect to find.
+					assert.Empty(t, r.Findings, "one credit: %s", r.Trace.end)
+					continue
+				}
+				credited2++
 				if assert.NotEmpty(t, r.Findings, "the deleting worker's second delivery: %q", r.Trace.Notes) {
 					assert.Equal(t, CodeDuplicateWrite, r.Findings[0].Code)
 					assert.Contains(t, r.Findings[0].Message, "balance: 40 → 80")
