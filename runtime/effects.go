@@ -2659,7 +2659,21 @@ func judgeRepeatsIn(out []Finding, tr *Trace, end, baseEnd string, baseWin map[s
 	dupFound := false      // a duplicate_write finding was made
 	deferredNoted := false // the trace says why a repeat was judged by the end (deferredNote)
 	stillNoted := false    // the trace says why a repeat was not judged (neverStillNote)
-	letThrough := ""       // what the end says the Settle let through (settleLetThrough)
+	// untouchedEnd says the run's end differs from the baseline's only in
+	// values this run never changed (untouchedEndDiff), which it returns;
+	// read once, for overlapped repeats the end would count.
+	var untouchedKnown bool
+	var untouchedDiff [][]string
+	untouchedEnd := func() [][]string {
+		if !untouchedKnown {
+			untouchedKnown = true
+			if !baseline && baseTr != nil {
+				untouchedDiff = untouchedEndDiff(tr, baseTr)
+			}
+		}
+		return untouchedDiff
+	}
+	letThrough := "" // what the end says the Settle let through (settleLetThrough)
 	// lateIn holds, by op, the repeat of another op whose window held the
 	// late effect of a call of it (foreignWindow): there an empty window
 	// of its own repeat says nothing (unjudgedLate, below).
@@ -2922,8 +2936,9 @@ func judgeRepeatsIn(out []Finding, tr *Trace, end, baseEnd string, baseWin map[s
 			// note; untracedAlone says a repeat seen alone changed
 			// nothing else (left).
 			var left []place
-			worldNoted := false    // the cluster's change beyond one execution's was the world's (worldAfter)
-			worldUnjudged := false // so, where the baseline never held still (worldRestless)
+			worldNoted := false          // the cluster's change beyond one execution's was the world's (worldAfter)
+			worldUnjudged := false       // so, where the baseline never held still (worldRestless)
+			var lessUntouched [][]string // the cluster ended otherwise than one execution only where it changed nothing (untouchedInWindow)
 			untracedAlone := func(o *Operation) bool {
 				before, after := o.stateWindow()
 				left, _ = un.explains(o, before, after, &views)
@@ -2933,7 +2948,7 @@ func judgeRepeatsIn(out []Finding, tr *Trace, end, baseEnd string, baseWin map[s
 				before, after := o.stateWindow()
 				one := func(w [2]string) string { // what the cluster did otherwise than one execution (w)
 					oneFrom = true
-					left = nil
+					left, lessUntouched = nil, nil
 					untracedBut := func() bool {
 						left, _ = un.sameChangeBut(o, w[0], w[1], before, after, &views)
 						return left != nil
@@ -3033,6 +3048,12 @@ func judgeRepeatsIn(out []Finding, tr *Trace, end, baseEnd string, baseWin map[s
 							return ""
 						}
 						if c != "" {
+							if lessUntouched = untouchedInWindow(w[1], before, after); lessUntouched != nil {
+								// It ended otherwise than one execution
+								// only in values it never changed
+								// (untouchedend.go): unjudged.
+								return ""
+							}
 							// Said as compared: without the moments,
 							// and the rows the sink numbered otherwise
 							// read as one (red team rtP #8).
@@ -3144,6 +3165,12 @@ func judgeRepeatsIn(out []Finding, tr *Trace, end, baseEnd string, baseWin map[s
 				}
 			}
 			switch {
+			case oneKnown && oneChange == "" && lessUntouched != nil:
+				if !stillNoted {
+					stillNoted = true
+					tr.unsettled = true
+					tr.Notes = append(tr.Notes, untouchedEndNote(k.op, o.ID, lessUntouched))
+				}
 			case oneKnown && oneChange == "" && worldUnjudged:
 				if !stillNoted {
 					stillNoted = true
@@ -3587,6 +3614,15 @@ func judgeRepeatsIn(out []Finding, tr *Trace, end, baseEnd string, baseWin map[s
 				o.Repeat, o.JudgedBy = RepeatAbsorbed, JudgedByEndState
 			default:
 				switch {
+				case o.Idempotent && same && o.Overlapped && endParts != nil && (touched(k).empty() || meets(touched(k), endParts, o, false, &views)) && untouchedEnd() != nil:
+					// As below, but what the end holds otherwise is in
+					// values no call, gap or wait of this run changed
+					// (untouchedend.go): unjudged.
+					if !stillNoted {
+						stillNoted = true
+						tr.unsettled = true
+						tr.Notes = append(tr.Notes, untouchedEndNote(k.op, o.ID, untouchedEnd()))
+					}
 				case o.Idempotent && same && o.Overlapped && endParts != nil && (touched(k).empty() || meets(touched(k), endParts, o, false, &views)):
 					// Overlapped, the run ended otherwise than one
 					// delivery in a part of the state the op changes:
@@ -3827,6 +3863,15 @@ func judgeRepeatsIn(out []Finding, tr *Trace, end, baseEnd string, baseWin map[s
 					if !deferredNoted {
 						deferredNoted = true
 						tr.Notes = append(tr.Notes, carriedByCallerNote(k.op, o.ID, carriedBy))
+					}
+				case o.Overlapped && endChange != "" && untouchedEnd() != nil:
+					// Counted below by the end, which differs from the
+					// baseline's only in values no call, gap or wait of
+					// this run changed (untouchedend.go): unjudged.
+					if !stillNoted {
+						stillNoted = true
+						tr.unsettled = true
+						tr.Notes = append(tr.Notes, untouchedEndNote(k.op, o.ID, untouchedEnd()))
 					}
 				default:
 					o.Repeat, o.JudgedBy = RepeatDuplicate, JudgedByCount

@@ -81,12 +81,18 @@ func carriedBetweenCalls(tr, base *Trace, op, id string, idx []int, endParts *pa
 // (a row or an entry added), where a snapshot does not decode, and where
 // this run added or removed rows: the end then judges, as before.
 func endDiffersUntouched(tr, base *Trace) bool {
+	return untouchedEndDiff(tr, base) != nil
+}
+
+// untouchedEndDiff returns the values in which run tr's end differs from
+// the baseline's (base) where endDiffersUntouched holds, else nil.
+func untouchedEndDiff(tr, base *Trace) [][]string {
 	if base == nil || base.end == "" || tr.end == "" {
-		return false
+		return nil
 	}
 	diff, ok := valueChanges(base.end, tr.end)
 	if !ok || len(diff) == 0 {
-		return false // more than values, or none
+		return nil // more than values, or none
 	}
 	touched := map[string]bool{}
 	pair := func(x, y string) bool {
@@ -101,23 +107,23 @@ func endDiffersUntouched(tr, base *Trace) bool {
 	}
 	for _, g := range tr.gaps {
 		if !pair(g[0], g[1]) {
-			return false
+			return nil
 		}
 	}
 	for i := range tr.Ops {
 		if e := tr.Ops[i].effect(); e != nil && !pair(e.before, e.after) {
-			return false
+			return nil
 		}
 	}
 	if !pair(tr.returned, tr.end) {
-		return false
+		return nil
 	}
 	for _, p := range diff {
 		if touched[pathKey(p)] {
-			return false
+			return nil
 		}
 	}
-	return true
+	return diff
 }
 
 // valueChanges returns the values (restlessPlaces) in which snapshot y

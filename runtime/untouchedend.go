@@ -1,0 +1,66 @@
+package runtime
+
+import (
+	"fmt"
+	"strings"
+)
+
+// An end that differs only where this run changed nothing. Two deliveries
+// at once whose calls overlapped have no window each: their cluster is
+// judged by the end, against what one delivery left in the baseline. A
+// heartbeat slower than a run (an account's last_seen flipped every
+// 130 ms) beat once inside the baseline's call on a loaded machine, and
+// not at all in the shorter concurrent run: the ends differed in
+// last_seen alone, a place the baseline's call window changed, and the
+// correct agent was a duplicate_write (CI229, CI239,
+// TestAHeartbeatSlowerThanTheLookIsNoSecondEffect).
+//
+// Two comparisons met it. Where the calls' cluster had a window of its
+// own, it ended otherwise than one execution's window only in values the
+// cluster did not change (untouchedInWindow); where the effect landed
+// after the calls (a worker, a Settle), the run's end differed from the
+// baseline's only in values no call, gap or wait of this run changed
+// (untouchedEndDiff). Either way the calls did less there than one
+// execution, or undid what they did: what the baseline changed there was
+// the world's doing, or the call's, and then two executions could have
+// undone each other (a toggle flipped twice ends where it began). Nothing
+// tells the two apart, so the repeat is unjudged and the scenario
+// inconclusive, never counted and never passed: the sequential delivery,
+// whose calls have a window each, still judges each execution. A value
+// the calls did change (a balance charged twice) is judged as before.
+
+// untouchedEndNote says why repeat id of op was not judged, naming the
+// values (diff) the end differs in.
+func untouchedEndNote(op, id string, diff [][]string) string {
+	names := make([]string, 0, len(diff))
+	for _, p := range diff {
+		names = append(names, restlessName(p))
+	}
+	return fmt.Sprintf("%s (a repeat of %s) was not judged: its calls overlapped, so what they left together is compared with what one delivery left in the baseline, and the two differ only in %s, which this run's calls did not change: what the world changed by itself in the baseline (a heartbeat, a last-seen mark) and two executions undoing each other (a toggle flipped twice) look alike there; the sequential delivery judges each call by its own window, and leaving what changes by itself out of State lets the end judge", id, op, clip(strings.Join(names, ", "), maxChange/2))
+}
+
+// untouchedInWindow returns the values in which an overlapped cluster's
+// window (before → after) ended otherwise than one execution's, which
+// ended at one, where the cluster changed none of them: it did less there
+// than one execution, or undid what it did. Nil where it ended otherwise
+// in a value it changed, in more than values, or alike.
+func untouchedInWindow(one, before, after string) [][]string {
+	diff, ok := valueChanges(one, after)
+	if !ok || len(diff) == 0 {
+		return nil
+	}
+	own, ok := valueChanges(before, after)
+	if !ok {
+		return nil
+	}
+	changed := map[string]bool{}
+	for _, p := range own {
+		changed[pathKey(p)] = true
+	}
+	for _, p := range diff {
+		if changed[pathKey(p)] {
+			return nil
+		}
+	}
+	return diff
+}
