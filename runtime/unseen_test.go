@@ -41,10 +41,12 @@ func (d *onceDesk) open(key, subject string, keyed bool) {
 // team rS #3). They are now inconclusive, with a note naming the client
 // made once. With the client made anew in Setup, the keyed agent passes
 // and the unkeyed one fails. Where the two deliveries at once overlap,
-// what they left together (nothing) against what one execution left is
-// judged as a toggle done twice would be, as before: a duplicate_write
-// whose message says the calls overlapped. Each call carries a request id
-// of its own: calls are matched with the baseline's by op and identity.
+// what they left together (nothing) was judged against what one
+// execution left, as a toggle done twice would be: a duplicate_write of
+// the keyed agent (under -race, most runs). The run saw nothing change
+// and ended where it began: that scenario is inconclusive too. Each call
+// carries a request id of its own: calls are matched with the baseline's
+// by op and identity.
 func TestWritesToAnotherWorldThanStateReadsAreUnjudged(t *testing.T) {
 	create := &Op{Name: "create_ticket", Kind: KindWrite, Params: []string{"key", "subject", "request_id"}}
 	repeats := []string{"lost_acknowledgement/create_ticket#1", "crash_restart/create_ticket#1", ScenarioDuplicateSeq, ScenarioDuplicateConcurrent}
@@ -97,15 +99,6 @@ func TestWritesToAnotherWorldThanStateReadsAreUnjudged(t *testing.T) {
 			for _, sc := range repeats {
 				res := resultOf(t, rep, sc)
 				switch {
-				case bindOnce && sc == ScenarioDuplicateConcurrent && len(res.Findings) > 0:
-					// The two deliveries' calls overlapped (under
-					// -race, most runs): what they left together
-					// (nothing) is not what one execution left, and
-					// nothing tells that from a toggle done twice, a
-					// true second effect. The message says how it was
-					// judged.
-					require.Len(t, res.Findings, 1, sc)
-					assert.Contains(t, res.Findings[0].Message, "the calls overlapped in time", sc)
 				case bindOnce:
 					assert.True(t, res.Inconclusive, "%s (keyed %v): not unjudged", sc, keyed)
 					assert.Empty(t, findings(rep, sc), sc)

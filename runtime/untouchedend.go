@@ -27,7 +27,13 @@ import (
 // tells the two apart, so the repeat is unjudged and the scenario
 // inconclusive, never counted and never passed: the sequential delivery,
 // whose calls have a window each, still judges each execution. A value
-// the calls did change (a balance charged twice) is judged as before.
+// the calls did change (a balance charged twice) is judged as before, and
+// so is one the run's calls made: where the cluster's window is judged,
+// each value must be where it was, as it was, when the run's first call
+// began (heldFromStart). Tickets the agent opened and then swapped, the
+// swap delivered twice, hold at the end what the opens made, which the
+// run began without: a duplicate_write, as before
+// (TestRealDuplicatesBesideNumberedTicketsAreCaught).
 
 // untouchedEndNote says why repeat id of op was not judged, naming the
 // values (diff) the end differs in.
@@ -63,4 +69,98 @@ func untouchedInWindow(one, before, after string) [][]string {
 		}
 	}
 	return diff
+}
+
+// runStart is the state the run of tr was in when its first call began
+// (its window's first snapshot), "" where no call was seen so.
+func runStart(tr *Trace) string {
+	for i := range tr.Ops {
+		if e := tr.Ops[i].effect(); e != nil && e.before != "" {
+			return e.before
+		}
+	}
+	return ""
+}
+
+// heldFromStart reports whether each of places (paths restlessPlaces
+// gives) is found in snapshot from and holds in snapshot to the value it
+// held there, moments compared as moments (withoutClocks).
+func heldFromStart(from, to string, places [][]string) bool {
+	if from == "" || to == "" {
+		return false
+	}
+	u, errU := decodeState(withoutClocks(from, nil))
+	v, errV := decodeState(withoutClocks(to, nil))
+	if errU != nil || errV != nil {
+		return false
+	}
+	for _, p := range places {
+		x, okx := restlessValue(u, p)
+		y, oky := restlessValue(v, p)
+		if !okx || !oky || !equalValues(x, y) {
+			return false
+		}
+	}
+	return true
+}
+
+// restlessValue returns the value at path (as restlessPlaces names it: a key, a
+// row by its naming column, a list's only row, a line by how it begins)
+// in decoded state v; false where it is not there.
+func restlessValue(v any, path []string) (any, bool) {
+	for _, seg := range path {
+		switch {
+		case strings.HasPrefix(seg, linePrefix):
+			l, ok := v.([]any)
+			if !ok {
+				return nil, false
+			}
+			prefix, found := strings.TrimPrefix(seg, linePrefix), false
+			for _, e := range l {
+				if s, ok := e.(string); ok && strings.HasPrefix(s, prefix) {
+					if found {
+						return nil, false // two lines begin so: not one place
+					}
+					v, found = s, true
+				}
+			}
+			if !found {
+				return nil, false
+			}
+		case seg == rowSelect:
+			l, ok := v.([]any)
+			if !ok || len(l) != 1 {
+				return nil, false
+			}
+			v = l[0]
+		case strings.HasPrefix(seg, rowSelect):
+			l, ok := v.([]any)
+			if !ok {
+				return nil, false
+			}
+			col, key, _ := strings.Cut(strings.TrimPrefix(seg, rowSelect), "\x00")
+			var row any
+			for _, r := range l {
+				if m, ok := r.(map[string]any); ok && encode(m[col]) == key {
+					if row != nil {
+						return nil, false
+					}
+					row = m
+				}
+			}
+			if row == nil {
+				return nil, false
+			}
+			v = row
+		default:
+			m, ok := v.(map[string]any)
+			if !ok {
+				return nil, false
+			}
+			if v, ok = m[seg]; !ok {
+				return nil, false
+			}
+		}
+	}
+	return v, true
 }

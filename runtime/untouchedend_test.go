@@ -164,3 +164,31 @@ func TestAnEndThatDiffersOnlyWhereTheRunChangedNothingIsUnjudged(t *testing.T) {
 		}
 	}
 }
+
+// heldFromStart finds each value restlessPlaces names (a key, a row by its
+// naming column, a list's only row, a line by how it begins) and asks that
+// it was there at the start and is the same at the end; a value the run
+// made (a key the start lacks) or changed is not held.
+func TestHeldFromStartReadsEachPlace(t *testing.T) {
+	from := `{"accounts":[{"id":"acme","last_seen":"a","n":1},{"id":"b","last_seen":"x","n":1}],"w":["worker=w1 t=3"],"one":[{"k":1,"j":5}],"m":{"x":1}}`
+	for _, c := range []struct {
+		name, to string
+		held     bool
+	}{
+		{"all held, other values changed", `{"accounts":[{"id":"acme","last_seen":"a","n":2},{"id":"b","last_seen":"x","n":2}],"w":["worker=w1 t=3"],"one":[{"k":1,"j":6}],"m":{"x":1,"y":2}}`, true},
+		{"a row's value changed", `{"accounts":[{"id":"acme","last_seen":"b","n":1},{"id":"b","last_seen":"x","n":1}],"w":["worker=w1 t=3"],"one":[{"k":1,"j":5}],"m":{"x":1}}`, false},
+		{"a line changed", `{"accounts":[{"id":"acme","last_seen":"a","n":1},{"id":"b","last_seen":"x","n":1}],"w":["worker=w1 t=4"],"one":[{"k":1,"j":5}],"m":{"x":1}}`, false},
+		{"the only row changed", `{"accounts":[{"id":"acme","last_seen":"a","n":1},{"id":"b","last_seen":"x","n":1}],"w":["worker=w1 t=3"],"one":[{"k":2,"j":5}],"m":{"x":1}}`, false},
+		{"a key changed", `{"accounts":[{"id":"acme","last_seen":"a","n":1},{"id":"b","last_seen":"x","n":1}],"w":["worker=w1 t=3"],"one":[{"k":1,"j":5}],"m":{"x":3}}`, false},
+	} {
+		places := [][]string{
+			{"accounts", rowSelect + "id\x00\"acme\"", "last_seen"},
+			{"w", linePrefix + "worker=w1 t="},
+			{"one", rowSelect, "k"},
+			{"m", "x"},
+		}
+		assert.Equal(t, c.held, heldFromStart(from, c.to, places), c.name)
+	}
+	assert.False(t, heldFromStart(`{"m":{}}`, `{"m":{"x":1}}`, [][]string{{"m", "x"}}), "made by the run")
+	assert.False(t, heldFromStart(`{"m":{"x":1}}`, `{"m":{}}`, [][]string{{"m", "x"}}), "taken away")
+}
