@@ -1334,7 +1334,7 @@ func (w *world) parkedAgent() bool {
 		// Once per goroutine and place it parks at, as on real time: an
 		// idle worker of a pool would run the clock before every round,
 		// and a deadline the agent sets around its turn with it.
-		if !w.worlds(g.id) && g.waitsOnTimer() {
+		if !w.worlds(g.id) && g.timerPaced() {
 			// A dispatcher paced by a timer, once per round: it may
 			// send the next call of the round a moment after the last
 			// one reached its gate, whenever it began to wait (real
@@ -1474,10 +1474,17 @@ func (w *world) keepParked(parked []uint64) {
 // (gInfo.parked) outside a tool body (since, the body's start, is zero),
 // with no call at a gate below it (gatedAncestors) and not an invocation's
 // own goroutine, or, either way, where its code receives from a timer's
-// channel (waitsOnTimer, timerwait.go): what may wait for a timer of the
-// agent's, and counts as busy for parkedGrace.
+// channel (waitsOnTimer, timerwait.go); or g is blocked in a function of
+// the user's code that armed an AfterFunc before (armsAfterFunc): what may
+// wait for a timer of the agent's, and counts as busy for parkedGrace.
 func (w *world) parkedOwn(g *gInfo, since time.Time, below map[uint64]bool) bool {
-	return since.IsZero() && g.parked() && (!below[g.id] && !w.isRoot(g.id) || g.waitsOnTimer())
+	if !since.IsZero() {
+		return false
+	}
+	if g.parked() && (!below[g.id] && !w.isRoot(g.id) || g.waitsOnTimer()) {
+		return true
+	}
+	return !w.worlds(g.id) && g.armsAfterFunc()
 }
 
 // isRoot reports whether gid is an invocation's own goroutine.
@@ -1628,7 +1635,7 @@ func (w *world) quiet(self uint64, held heldCalls) (quiet bool, why string, onIO
 		if !busy && w.parkedOwn(&g, since, gatedBelow) {
 			parked = append(parked, g.id)
 			from := w.parkedSince(&g)
-			if n := len(held.arrivals); n > 0 && held.arrivals[n-1].After(from) && !w.worlds(g.id) && g.waitsOnTimer() {
+			if n := len(held.arrivals); n > 0 && held.arrivals[n-1].After(from) && !w.worlds(g.id) && g.timerPaced() {
 				// A dispatcher paced by a timer (timerwait.go) may
 				// send the next call within parkedGrace of the last
 				// one's arrival, whenever it began to wait: a loop

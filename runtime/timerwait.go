@@ -24,8 +24,13 @@ import (
 // on time.After) costs each of its rounds that grace, not a verdict.
 //
 // A time.AfterFunc's pending timer has no goroutine, and no stack shows
-// it: a dependent call it makes 1 ms after its prerequisite went out is
-// still missed (rX MISS 3).
+// it: the agent that started create(O1), armed time.AfterFunc(1 ms) to
+// attach O1, and waited for both in wg.Wait, was SAFE on every run (rX
+// MISS 3). A goroutine of the agent's blocked (on a channel, a lock, a
+// WaitGroup) in a function of the user's code that armed an AfterFunc on
+// an earlier line counts as busy for parkedGrace too (armsAfterFunc),
+// unless the timer's duration is written out and longer than the grace
+// (time.AfterFunc(30*time.Second, cancel), a deadline).
 
 // waitsOnTimer reports whether parked goroutine g (gInfo.parked) waits at
 // a line of its code that receives from a timer's channel: a channel
@@ -35,6 +40,84 @@ func (g *gInfo) waitsOnTimer() bool {
 		return false
 	}
 	return timerReceiveAt(g.files[0], strings.HasPrefix(g.state, "select"))
+}
+
+// timerPaced reports whether g, parked or blocked, may be waiting for a
+// timer of the agent's to send its next call: waitsOnTimer, or
+// armsAfterFunc.
+func (g *gInfo) timerPaced() bool {
+	return g.waitsOnTimer() || g.armsAfterFunc()
+}
+
+// armsAfterFunc reports whether g is blocked (on a channel, a lock, a
+// WaitGroup) in a function of the user's code that armed a time.AfterFunc
+// (or a clock's) on a line before the one it waits at, through callees or
+// not (any frame of the user's code on its stack).
+func (g *gInfo) armsAfterFunc() bool {
+	if !blockedOnSync(g.state) {
+		return false
+	}
+	for i := range g.funcs {
+		if frameOf(g.funcs[i], g.files[i]) == userCode && afterFuncBefore(g.files[i]) {
+			return true
+		}
+	}
+	return false
+}
+
+// blockedOnSync reports whether a goroutine in state waits for another
+// goroutine of the program: a channel, a select, a lock, a WaitGroup, a
+// condition.
+func blockedOnSync(state string) bool {
+	st := strings.TrimSuffix(state, " (durable)")
+	switch st {
+	case "chan receive", "chan send", "select", "semacquire":
+		return true
+	}
+	return strings.HasPrefix(st, "sync.")
+}
+
+// afterFuncs caches afterFuncBefore by site.
+var afterFuncs sync.Map // string → bool
+
+// afterFuncBefore reports whether the top-level function that holds site
+// ("path:line") arms an AfterFunc on a line before site's, or on it, whose
+// duration is not written out as longer than parkedGrace.
+func afterFuncBefore(site string) bool {
+	if v, ok := afterFuncs.Load(site); ok {
+		return v.(bool)
+	}
+	found := false
+	if lines, n, ok := siteLines(site); ok {
+		start := n - 1
+		for start > 0 && !topLevel(lines[start]) {
+			start--
+		}
+		found = armsShortAfterFunc(strings.Join(lines[start:n], "\n"))
+	}
+	afterFuncs.Store(site, found)
+	return found
+}
+
+// armsShortAfterFunc reports whether src calls AfterFunc (time's, or a
+// clock's) with a duration that is not written out as longer than
+// parkedGrace.
+func armsShortAfterFunc(src string) bool {
+	for i := 0; ; {
+		j := strings.Index(src[i:], "AfterFunc(")
+		if j < 0 {
+			return false
+		}
+		i += j + len("AfterFunc(")
+		arg := src[i:]
+		if k := strings.IndexAny(arg, ",)"); k >= 0 {
+			arg = arg[:k] + ")"
+		}
+		if d, ok := literalDuration(arg); ok && d > parkedGrace {
+			continue
+		}
+		return true
+	}
 }
 
 // timerReceives and timerSelects cache timerReceiveAt by site, for a

@@ -319,3 +319,45 @@ func onEachClock(name string) []struct {
 		{onVirtual, []testkit.Option{testkit.NoSummary(), testkit.VirtualTime()}},
 	}
 }
+
+// A dependent call that a time.AfterFunc makes a moment after its
+// prerequisite was dispatched: the agent starts create_invoice, arms
+// time.AfterFunc(1 ms) to attach the invoice, and waits for both. In
+// production the two are in flight together. A pending AfterFunc has no
+// goroutine, and the invocation's goroutine waited in wg.Wait, which no
+// timer ends: the scheduler took create's round alone, and the buggy agent
+// was SAFE on every run (red team rX, MISS 3). A goroutine of the agent's
+// blocked in a function that armed such a timer on an earlier line
+// counts as busy for a moment after the latest call reached its gate
+// (timerwait.go). The agent whose timer's function waits for create's
+// answer passes.
+func TestADependentCallAnAfterFuncMakesIsInFlightWithTheOneBefore(t *testing.T) {
+	for _, waits := range []bool{false, true} {
+		for _, clk := range onEachClock(map[bool]string{false: "attaches 1 ms after", true: "waits for create's answer"}[waits]) {
+			t.Run(clk.name, func(t *testing.T) {
+				agent := func(ctx context.Context) error {
+					created := make(chan struct{})
+					var wg sync.WaitGroup
+					errs := make([]error, 2)
+					wg.Go(func() {
+						errs[0] = callINV1(ctx, staggerCreate)
+						close(created)
+					})
+					wg.Add(1)
+					time.AfterFunc(time.Millisecond, func() {
+						defer wg.Done()
+						if waits {
+							<-created
+						}
+						errs[1] = callINV1(ctx, staggerAttach)
+					})
+					wg.Wait()
+					return errors.Join(errs...)
+				}
+				rep := testkit.Run(t, agent, clk.opts...)
+				require.True(t, rep.BaselineSucceeded)
+				assert.Equal(t, !waits, rep.Has(runtime.CodeDependentCallsConcurrent), "%v", rep.Findings)
+			})
+		}
+	}
+}
