@@ -2668,19 +2668,31 @@ func judgeRepeatsIn(out []Finding, tr *Trace, end, baseEnd string, baseWin map[s
 	var overlapKnown bool
 	var overlapUnseen string
 	var overlapDiff [][]string
-	overlapUnjudged := func(op, id string) string {
+	overlapLoad := func() {
 		if !overlapKnown {
 			overlapKnown = true
 			if !baseline && baseTr != nil {
-				if overlapUnseen = unseenWrites(tr, baseTr, end, alike); overlapUnseen == "" {
-					overlapDiff = untouchedEndDiff(tr, baseTr)
-				}
+				overlapUnseen = unseenWrites(tr, baseTr, end, alike)
+				overlapDiff = untouchedEndDiff(tr, baseTr)
 			}
 		}
-		switch {
-		case overlapUnseen != "":
+	}
+	// unseenFor is unseenWrites' note where an earlier run of the suite
+	// in which op took effect once for identity ident ended where it
+	// began; "" where none did, and the calls may have undone each other
+	// (a check-then-toggle: untouchedend.go).
+	unseenFor := func(op, ident string) string {
+		overlapLoad()
+		if overlapUnseen != "" && tr.odd().lone.endedWhereBegan(op, ident) {
 			return overlapUnseen
-		case overlapDiff != nil:
+		}
+		return ""
+	}
+	overlapUnjudged := func(op, ident, id string) string {
+		if n := unseenFor(op, ident); n != "" {
+			return n
+		}
+		if overlapDiff != nil && tr.odd().lone.without(op, ident, overlapDiff) {
 			return untouchedEndNote(op, id, overlapDiff)
 		}
 		return ""
@@ -3060,12 +3072,20 @@ func judgeRepeatsIn(out []Finding, tr *Trace, end, baseEnd string, baseWin map[s
 							return ""
 						}
 						if c != "" {
-							if less := untouchedInWindow(w[1], before, after); less != nil && heldFromStart(runStart(tr), after, less) {
+							if less := untouchedInWindow(w[1], before, after); less != nil && heldFromStart(runStart(tr), after, less) && tr.odd().lone.without(k.op, k.id, less) {
 								// It ended otherwise than one execution
 								// only in values it never changed,
 								// which held what the run began with
 								// (untouchedend.go): unjudged.
 								windowUnjudged = untouchedEndNote(k.op, o.ID, less)
+								return ""
+							}
+							if un != nil && !baseline && un.worldAfterButValues(w[1], after, wentThrough) {
+								// The rest is what the world did by
+								// itself in the baseline, but for values
+								// only the world changed there
+								// (worldvalues.go): unjudged.
+								windowUnjudged = un.worldValuesNote(k.op, o.ID)
 								return ""
 							}
 							// Said as compared: without the moments,
@@ -3284,7 +3304,7 @@ func judgeRepeatsIn(out []Finding, tr *Trace, end, baseEnd string, baseWin map[s
 					tr.unsettled = true
 					tr.Notes = append(tr.Notes, deficitNote(k.op, o.ID, first.ID, orNothing(describeChange(oneWin[0], oneWin[1], maxChange/2))))
 				}
-			case oneKnown && oneChange != "" && quietCluster(o) && overlapUnjudged(k.op, o.ID) != "" && overlapUnseen != "":
+			case oneKnown && oneChange != "" && quietCluster(o) && unseenFor(k.op, k.id) != "":
 				// The cluster changed nothing where one execution did,
 				// and so did every write of the run, which ended where it
 				// began (unseen.go): the calls may reach another world
@@ -3297,7 +3317,7 @@ func judgeRepeatsIn(out []Finding, tr *Trace, end, baseEnd string, baseWin map[s
 				if !stillNoted {
 					stillNoted = true
 					tr.unsettled = true
-					tr.Notes = append(tr.Notes, overlapUnseen)
+					tr.Notes = append(tr.Notes, unseenFor(k.op, k.id))
 				}
 			case oneKnown && oneChange != "" && func() bool {
 				cut, cutCalls, baseCut = nestedOthers(tr, baseTr, o, oneWin, &views)
@@ -3592,6 +3612,21 @@ func judgeRepeatsIn(out []Finding, tr *Trace, end, baseEnd string, baseWin map[s
 					byEnd("doing again what " + r.redo + " did, after the world, outside every traced write, took that and acted on it")
 				case o.Idempotent && same && r.against == "" && ends:
 					byEnd("after another write changed what it acts on")
+				case un != nil && !baseline && func() bool {
+					before, after := o.stateWindow()
+					return un.worldAfterButValues(before, after, wentThrough)
+				}():
+					// What its window changed is what the world did by
+					// itself in the baseline, between calls, but for
+					// values only the world changed there (a heartbeat
+					// that beat three times there and twice here):
+					// unjudged, the scenario inconclusive
+					// (worldvalues.go).
+					if !stillNoted {
+						stillNoted = true
+						tr.unsettled = true
+						tr.Notes = append(tr.Notes, un.worldValuesNote(k.op, o.ID))
+					}
 				default:
 					if by, outside := foreignWindow(tr, i, baseWin, &views); outside && ends && !baseline && baseTr != nil && endSame() {
 						// The window changed only places the op changed in
@@ -3643,7 +3678,7 @@ func judgeRepeatsIn(out []Finding, tr *Trace, end, baseEnd string, baseWin map[s
 				o.Repeat, o.JudgedBy = RepeatAbsorbed, JudgedByEndState
 			default:
 				switch {
-				case o.Idempotent && same && o.Overlapped && endParts != nil && (touched(k).empty() || meets(touched(k), endParts, o, false, &views)) && overlapUnjudged(k.op, o.ID) != "":
+				case o.Idempotent && same && o.Overlapped && endParts != nil && (touched(k).empty() || meets(touched(k), endParts, o, false, &views)) && overlapUnjudged(k.op, k.id, o.ID) != "":
 					// As below, but no write of the run changed what
 					// State reads (unseen.go), or what the end holds
 					// otherwise is in values no call, gap or wait of this
@@ -3651,7 +3686,7 @@ func judgeRepeatsIn(out []Finding, tr *Trace, end, baseEnd string, baseWin map[s
 					if !stillNoted {
 						stillNoted = true
 						tr.unsettled = true
-						tr.Notes = append(tr.Notes, overlapUnjudged(k.op, o.ID))
+						tr.Notes = append(tr.Notes, overlapUnjudged(k.op, k.id, o.ID))
 					}
 				case o.Idempotent && same && o.Overlapped && endParts != nil && (touched(k).empty() || meets(touched(k), endParts, o, false, &views)):
 					// Overlapped, the run ended otherwise than one
@@ -3894,7 +3929,7 @@ func judgeRepeatsIn(out []Finding, tr *Trace, end, baseEnd string, baseWin map[s
 						deferredNoted = true
 						tr.Notes = append(tr.Notes, carriedByCallerNote(k.op, o.ID, carriedBy))
 					}
-				case o.Overlapped && endChange != "" && overlapUnjudged(k.op, o.ID) != "":
+				case o.Overlapped && endChange != "" && overlapUnjudged(k.op, k.id, o.ID) != "":
 					// Counted below by the end, but no write of the run
 					// changed what State reads (unseen.go), or the end
 					// differs from the baseline's only in values no call,
@@ -3903,7 +3938,7 @@ func judgeRepeatsIn(out []Finding, tr *Trace, end, baseEnd string, baseWin map[s
 					if !stillNoted {
 						stillNoted = true
 						tr.unsettled = true
-						tr.Notes = append(tr.Notes, overlapUnjudged(k.op, o.ID))
+						tr.Notes = append(tr.Notes, overlapUnjudged(k.op, k.id, o.ID))
 					}
 				default:
 					o.Repeat, o.JudgedBy = RepeatDuplicate, JudgedByCount
@@ -5147,7 +5182,13 @@ func (s *Suite) duplicates(res *Result, tr *Trace, sc Scenario, namesOf func() r
 		}
 		baseWin = withWindows(baseWin, s.serial)
 	}
+	if len(baseWin) > 0 && sc.Kind != ScenarioBaseline {
+		tr.withRare().lone = &s.lone
+	}
 	found := judgeRepeatsIn(s.found[:0], tr, tr.end, baseEnd, baseWin, un, sc.Kind == ScenarioBaseline, false, baseTrace)
+	if len(baseWin) > 0 && sc.Kind != ScenarioBaseline {
+		s.lone.record(tr)
+	}
 	late := lateLandings(tr)
 	found = addLateLandings(found, tr, late)
 	if notes := lateInPlace(tr, late); len(notes) > 0 {

@@ -90,9 +90,12 @@ type Suite struct {
 
 	baseline *Result
 	base     *Trace
-	baseErr  error // the baseline's Setup failed, or a *ConfigError stopped the suite
-	results  []*Result
-	runs     int
+	// lone keeps the windows of writes that ran alone in the scenarios
+	// judged so far (untouchedend.go).
+	lone    loneWindows
+	baseErr error // the baseline's Setup failed, or a *ConfigError stopped the suite
+	results []*Result
+	runs    int
 	// baseNames is what the renaming of worlds named afresh reads of the
 	// baseline (rename.go).
 	baseNames baselineNames

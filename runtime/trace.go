@@ -337,6 +337,10 @@ type Trace struct {
 // traceRare is what few traces hold (Trace.rare). It is written only while
 // the trace is made, before the suite judges it.
 type traceRare struct {
+	// lone is the suite's record of writes that ran alone, in the
+	// scenarios judged before this one (untouchedend.go); set on a
+	// scenario's trace while it is judged, with State.
+	lone *loneWindows
 	// refusedOps and unattributedOps name the op of each entry of Refused
 	// and Unattributed: a finding's Ops, which group them (GroupKey).
 	refusedOps, unattributedOps []string

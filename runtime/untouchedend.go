@@ -3,6 +3,7 @@ package runtime
 import (
 	"fmt"
 	"strings"
+	"sync"
 )
 
 // An end that differs only where this run changed nothing. Two deliveries
@@ -23,11 +24,19 @@ import (
 // (untouchedEndDiff). Either way the calls did less there than one
 // execution, or undid what they did: what the baseline changed there was
 // the world's doing, or the call's, and then two executions could have
-// undone each other (a toggle flipped twice ends where it began). Nothing
-// tells the two apart, so the repeat is unjudged and the scenario
-// inconclusive, never counted and never passed: the sequential delivery,
-// whose calls have a window each, still judges each execution. A value
-// the calls did change (a balance charged twice) is judged as before, and
+// undone each other (a toggle flipped twice ends where it began; a
+// check-then-toggle whose two deliveries both read "not archived" and
+// both archive, which no sequential delivery shows: red team rQ). So the
+// rule asks the suite's earlier scenarios (loneWindows): only where one of
+// them, in which the call took effect once, ended with those values as it
+// began is the baseline's change there taken for the world's, and the
+// repeat unjudged, the scenario inconclusive, never counted and never
+// passed. Where every such run changed them (the toggle is the op's own
+// effect), or none ran (a suite run one scenario at a time), the cluster
+// is judged as before (TestACheckThenToggleDoneTwiceAtOnceIsCaught). The
+// same evidence guards the rule of unseen.go for overlapped calls: one
+// run that changed nothing with one execution. A value the calls did
+// change (a balance charged twice) is judged as before, and
 // so is one the run's calls made: where the cluster's window is judged,
 // each value must be where it was, as it was, when the run's first call
 // began (heldFromStart). Tickets the agent opened and then swapped, the
@@ -163,4 +172,86 @@ func restlessValue(v any, path []string) (any, bool) {
 		}
 	}
 	return v, true
+}
+
+// loneWindows keeps, by op and identity, the start and the end of the
+// runs in which a write of that op for that identity took effect once, in
+// the scenarios of a suite judged so far: up to loneWindowsKept each.
+type loneWindows struct {
+	mu   sync.Mutex
+	byOp map[string][][2]string
+}
+
+// loneWindowsKept bounds the runs kept for one op and identity.
+const loneWindowsKept = 8
+
+// record keeps the start and end of run tr under each op and identity
+// whose write took effect once in it.
+func (l *loneWindows) record(tr *Trace) {
+	start := runStart(tr)
+	if start == "" || tr.end == "" {
+		return
+	}
+	n := map[string]int{}
+	for _, o := range executedInOrder(tr) {
+		n[o.Name+"\x00"+o.Identity]++
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for k, c := range n {
+		if c != 1 || len(l.byOp[k]) >= loneWindowsKept {
+			continue
+		}
+		if l.byOp == nil {
+			l.byOp = map[string][][2]string{}
+		}
+		l.byOp[k] = append(l.byOp[k], [2]string{start, tr.end})
+	}
+}
+
+// without reports whether an earlier scenario in which a write of op for
+// identity id took effect once ended with each of places as it began
+// (heldFromStart): one execution, done without changing them, so that
+// they are no effect of it (a heartbeat that beat inside the baseline's
+// call, and in none of those runs). False where no such run was kept (nil
+// l, a suite run one scenario at a time): a place one execution changed
+// may be the op's own, and two executions may have undone it (a
+// check-then-toggle, whose two deliveries at once both read "not
+// archived" and each archive, and whose other scenarios all end archived:
+// red team rQ).
+func (l *loneWindows) without(op, id string, places [][]string) bool {
+	if l == nil {
+		return false
+	}
+	l.mu.Lock()
+	runs := l.byOp[op+"\x00"+id]
+	l.mu.Unlock()
+	for _, r := range runs {
+		if heldFromStart(r[0], r[1], places) {
+			return true
+		}
+	}
+	return false
+}
+
+// endedWhereBegan reports whether an earlier scenario in which a write of
+// op for identity id took effect once ended where it began, moments
+// compared as moments: one execution that changed nothing State reads,
+// as the calls of a tool whose client the first Setup's world bound do
+// (unseen.go). False where no such run was kept: two deliveries at once
+// that left nothing, where one left a change, may have undone each other
+// (a check-then-toggle, red team rQ).
+func (l *loneWindows) endedWhereBegan(op, id string) bool {
+	if l == nil {
+		return false
+	}
+	l.mu.Lock()
+	runs := l.byOp[op+"\x00"+id]
+	l.mu.Unlock()
+	for _, r := range runs {
+		if r[0] == r[1] || withoutClocks(r[0], nil) == withoutClocks(r[1], nil) {
+			return true
+		}
+	}
+	return false
 }

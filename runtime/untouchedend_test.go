@@ -109,10 +109,11 @@ func (d *seenDesk) book(ctx context.Context, op *Op) error {
 // every run) and never in the concurrent run: the ends differ in
 // last_seen alone, which nothing in that run changed. The correct agent
 // was a duplicate_write there (CI229, CI239: "last_seen: "b" → "a""); the
-// repeat is now unjudged, the scenario inconclusive. A toggle flipped
-// twice ends as such a run does, where it began, and is unjudged the same
-// way there, never passed; its sequential delivery, each call in its own
-// window, is caught. The naive agent's second charge, a value this run
+// repeat is now unjudged, the scenario inconclusive, since the earlier
+// scenarios, each of which booked once, ended with last_seen as they
+// began. A toggle flipped twice ends as such a run does, where it began,
+// but every earlier run flipped the flag: it is judged, never passed; its
+// sequential delivery is caught too. The naive agent's second charge, a value this run
 // changed, is caught in both deliveries. Each case runs with the charge
 // made in the call (the cluster's window judges it: untouchedInWindow)
 // and made by a worker after it, with a Settle (the end judges it:
@@ -191,4 +192,55 @@ func TestHeldFromStartReadsEachPlace(t *testing.T) {
 	}
 	assert.False(t, heldFromStart(`{"m":{}}`, `{"m":{"x":1}}`, [][]string{{"m", "x"}}), "made by the run")
 	assert.False(t, heldFromStart(`{"m":{"x":1}}`, `{"m":{}}`, [][]string{{"m", "x"}}), "taken away")
+}
+
+// An agent that reads whether the account is flagged and flips the flag
+// where it is not, through an endpoint that toggles (red team rQ's
+// check-then-toggle). Two deliveries at once both read "not flagged" and
+// both flip it: it ends unflagged, where one delivery flagged it, and the
+// flag held what the run began with, which the rule above took for less
+// than one execution: inconclusive, and go test passed (red team rQ, 14
+// runs of 14; the build before caught it). Every other scenario of the
+// suite flips it once and ends flagged: the flag is the op's own effect,
+// and the concurrent delivery's end is judged, a duplicate_write. The
+// twin that sets the flag, whose two deliveries end flagged, passes.
+func TestACheckThenToggleDoneTwiceAtOnceIsCaught(t *testing.T) {
+	read := &Op{Name: "get_account", Kind: KindRead, Params: []string{"account"}}
+	flip := &Op{Name: "flag_account", Kind: KindWrite, Params: []string{"account"}}
+	for _, toggles := range []bool{true, false} {
+		d := &seenDesk{mode: "dedup", meet: &rendezvous{timeout: 20 * time.Millisecond}}
+		flips := &rendezvous{timeout: 20 * time.Millisecond} // the two flips overlap, as over a slow service
+		agent := func(ctx context.Context) error {
+			var flagged bool
+			if err := traced(ctx, read, []any{"acme"}, []any{"acme"}, func(context.Context) error {
+				d.meet.wait()
+				d.mu.Lock()
+				flagged = d.flag
+				d.mu.Unlock()
+				return nil
+			}); err != nil || flagged {
+				return err
+			}
+			return traced(ctx, flip, []any{"acme"}, []any{"acme"}, func(context.Context) error {
+				flips.wait()
+				d.mu.Lock()
+				defer d.mu.Unlock()
+				if toggles {
+					d.flag = !d.flag
+				} else {
+					d.flag = true
+				}
+				return nil
+			})
+		}
+		rep, err := Run(context.Background(), t.Name(), agent, Setup(d.setup), State(d.snapshot))
+		require.NoError(t, err)
+		conc := resultOf(t, rep, ScenarioDuplicateConcurrent)
+		if !toggles {
+			assert.Empty(t, findings(rep, ""), "the flag set, not toggled")
+			continue
+		}
+		assert.Equal(t, []string{"duplicate_write flag_account"}, findings(rep, ScenarioDuplicateConcurrent), "both deliveries flipped it: %q", conc.Trace.Notes)
+		assert.Empty(t, notesSaying(conc.Trace, "which this run's calls did not change"))
+	}
 }

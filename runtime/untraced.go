@@ -67,6 +67,7 @@ type untraced struct {
 	// one, since this run's own restless places may be what its repeats
 	// changed (a counter of attempts a retry loop bumps).
 	ownRestless map[string]bool
+	worldValuesState
 }
 
 // untracedIn returns what the baseline base says of untraced changes; nil
