@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 )
@@ -220,18 +221,19 @@ func (l *loneWindows) record(tr *Trace) {
 // archived" and each archive, and whose other scenarios all end archived:
 // red team rQ).
 func (l *loneWindows) without(op, id string, places [][]string) bool {
+	return l.anyRun(op, id, func(start, end string) bool { return heldFromStart(start, end, places) })
+}
+
+// anyRun reports whether one of the runs kept for op and identity id,
+// its start and end, meets f; false for a nil l.
+func (l *loneWindows) anyRun(op, id string, f func(start, end string) bool) bool {
 	if l == nil {
 		return false
 	}
 	l.mu.Lock()
 	runs := l.byOp[op+"\x00"+id]
 	l.mu.Unlock()
-	for _, r := range runs {
-		if heldFromStart(r[0], r[1], places) {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(runs, func(r [2]string) bool { return f(r[0], r[1]) })
 }
 
 // endedWhereBegan reports whether an earlier scenario in which a write of
@@ -242,16 +244,7 @@ func (l *loneWindows) without(op, id string, places [][]string) bool {
 // that left nothing, where one left a change, may have undone each other
 // (a check-then-toggle, red team rQ).
 func (l *loneWindows) endedWhereBegan(op, id string) bool {
-	if l == nil {
-		return false
-	}
-	l.mu.Lock()
-	runs := l.byOp[op+"\x00"+id]
-	l.mu.Unlock()
-	for _, r := range runs {
-		if r[0] == r[1] || withoutClocks(r[0], nil) == withoutClocks(r[1], nil) {
-			return true
-		}
-	}
-	return false
+	return l.anyRun(op, id, func(start, end string) bool {
+		return start == end || withoutClocks(start, nil) == withoutClocks(end, nil)
+	})
 }
