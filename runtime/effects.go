@@ -3080,7 +3080,7 @@ func judgeRepeatsIn(out []Finding, tr *Trace, end, baseEnd string, baseWin map[s
 								windowUnjudged = untouchedEndNote(k.op, o.ID, less)
 								return ""
 							}
-							if un != nil && !baseline && un.worldAfterButValues(w[1], after, wentThrough) {
+							if un != nil && !baseline && un.worldAfterButValues(w[1], after, end, baseEnd, wentThrough, alike) {
 								// The rest is what the world did by
 								// itself in the baseline, but for values
 								// only the world changed there
@@ -3199,12 +3199,6 @@ func judgeRepeatsIn(out []Finding, tr *Trace, end, baseEnd string, baseWin map[s
 				}
 			}
 			switch {
-			case oneKnown && oneChange == "" && windowUnjudged != "":
-				if !stillNoted {
-					stillNoted = true
-					tr.unsettled = true
-					tr.Notes = append(tr.Notes, windowUnjudged)
-				}
 			case oneKnown && oneChange == "" && worldUnjudged:
 				if !stillNoted {
 					stillNoted = true
@@ -3220,6 +3214,16 @@ func judgeRepeatsIn(out []Finding, tr *Trace, end, baseEnd string, baseWin map[s
 				dups = append(dups, o.ID)
 				if change == "" {
 					change, note = endChange, copyNote(first.ID)
+				}
+			case oneKnown && oneChange == "" && windowUnjudged != "":
+				// The cluster ended otherwise than one execution only
+				// where nothing of it shows a second effect
+				// (untouchedInWindow, worldAfterButValues); after a copy
+				// more in the end (above), which is one: unjudged.
+				if !stillNoted {
+					stillNoted = true
+					tr.unsettled = true
+					tr.Notes = append(tr.Notes, windowUnjudged)
 				}
 			case oneKnown && oneChange == "" && effectSeen(o) && (landedAfterAll(o) || landedUnread(o)):
 				// The calls together made one execution's change, but the
@@ -3614,7 +3618,7 @@ func judgeRepeatsIn(out []Finding, tr *Trace, end, baseEnd string, baseWin map[s
 					byEnd("after another write changed what it acts on")
 				case un != nil && !baseline && func() bool {
 					before, after := o.stateWindow()
-					return un.worldAfterButValues(before, after, wentThrough)
+					return un.worldAfterButValues(before, after, end, baseEnd, wentThrough, alike)
 				}():
 					// What its window changed is what the world did by
 					// itself in the baseline, between calls, but for

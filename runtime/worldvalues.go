@@ -77,11 +77,15 @@ func valuePlaces(x, y string) [][]string {
 
 // worldAfterButValues is worldAfter's test with the world's own values
 // (worldValues) left out of every state compared, where from and to
-// differ in more than those: the world took the baseline's state so by
-// itself, but for values only it changed there.
-func (u *untraced) worldAfterButValues(from, to string, wentThrough func(from, to string, norm func(string) string) bool) bool {
+// differ in more than those, and the plain test fails for them alone: the
+// world took the baseline's state so by itself, but for values only it
+// changed there. As worldAfter asks the run to end as the baseline did,
+// so this asks the ends (end, baseEnd) to be alike once those values are
+// left out: a second mail the repeat set going, landing after its window,
+// is in the end, and the repeat is judged as before.
+func (u *untraced) worldAfterButValues(from, to, end, baseEnd string, wentThrough func(from, to string, norm func(string) string) bool, alike func(e, b string) bool) bool {
 	vals := u.worldValues()
-	if len(vals) == 0 || from == "" || to == "" {
+	if len(vals) == 0 || from == "" || to == "" || end == "" || baseEnd == "" {
 		return false
 	}
 	norm := func(s string) string { return nullRestless(s, vals) }
@@ -89,7 +93,10 @@ func (u *untraced) worldAfterButValues(from, to string, wentThrough func(from, t
 	if f == t {
 		return false // only the world's values changed: judged as before
 	}
-	return wentThrough(f, t, norm)
+	if wentThrough(from, to, func(s string) string { return s }) {
+		return false // the values are not what kept worldAfter from it
+	}
+	return alike(norm(end), norm(baseEnd)) && wentThrough(f, t, norm)
 }
 
 // worldValuesNote says why repeat id of op was not judged.
