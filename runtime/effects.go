@@ -4111,9 +4111,12 @@ func judgeRepeatsIn(out []Finding, tr *Trace, end, baseEnd string, baseWin map[s
 			// made are the same end (latelook.go).
 			tr.unsettled = true
 			tr.Notes = append(tr.Notes, lateUnseenNote)
-		} else if n := unseenWrites(tr, baseTr, end, alike); n != "" && !tr.unsettled {
+		} else if n := unseenWrites(tr, baseTr, end, alike); n != "" && !tr.unsettled && !dupFound {
 			// Writes State saw change nothing, where the baseline's
-			// did (unseen.go): inconclusive.
+			// did (unseen.go): inconclusive. Not beside a second effect
+			// found: overlapped calls that undid each other (a
+			// check-then-toggle) leave nothing too, and a client made
+			// once is not what the note would have to name.
 			tr.unsettled = true
 			tr.Notes = append(tr.Notes, n)
 		}

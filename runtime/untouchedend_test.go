@@ -242,5 +242,6 @@ func TestACheckThenToggleDoneTwiceAtOnceIsCaught(t *testing.T) {
 		}
 		assert.Equal(t, []string{"duplicate_write flag_account"}, findings(rep, ScenarioDuplicateConcurrent), "both deliveries flipped it: %q", conc.Trace.Notes)
 		assert.Empty(t, notesSaying(conc.Trace, "which this run's calls did not change"))
+		assert.Empty(t, notesSaying(conc.Trace, "a client, a connection or a cache made once"), "no note that blames a client beside the finding")
 	}
 }
