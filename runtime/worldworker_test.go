@@ -784,7 +784,7 @@ func TestHeartbeatStarvedInTheBaseline(t *testing.T) {
 			require.NoError(t, err)
 			require.True(t, rep.Baseline.Trace.endStill, "the baseline's end held still")
 			if !naive {
-				assert.Empty(t, findings(rep, ""), "the world's heartbeat and mail")
+				assert.Empty(t, findings(rep, ""), "the world's heartbeat and mail: %s", findingMessages(rep, ""))
 			}
 			assert.True(t, len(findings(rep, "")) > 0 || rep.InconclusiveCount > 0, "safe, with repeats no one could judge")
 		}
@@ -849,5 +849,40 @@ func TestAHeartbeatTheBaselineNeverSawBeatIsRestless(t *testing.T) {
 		}
 		assert.Empty(t, findings(rep, ""), "the world's heartbeat and mail")
 		assert.Positive(t, rep.InconclusiveCount, "repeats no one could judge")
+	}
+}
+
+// The heartbeat starved in the baseline as above, but with the baseline's
+// agent starting late, as a loaded machine delayed it: all three beats
+// land before its first call (50 ms), or one does and the next lands
+// inside that call (15 ms). The baseline never sees the heartbeat beat by
+// itself, and its one execution begins at another beat than the later
+// runs' calls. In duplicate_delivery/concurrent the two deliveries'
+// window holds the order, the world's mail and the beats of their run,
+// whose end, read again, saw the heartbeat beat on: the correct agent is
+// unjudged there, never a false duplicate (it was a duplicate_write on
+// every run; CI245 and a CI on 49cb06d failed
+// TestHeartbeatStarvedInTheBaseline so). The naive agent, which mails
+// again, is still caught.
+func TestBeatsBeforeTheBaselinesFirstCallAreRestless(t *testing.T) {
+	for _, late := range []time.Duration{50 * time.Millisecond, 15 * time.Millisecond} {
+		for _, naive := range []bool{false, true} {
+			w := &shopWorld{beat: true, naive: naive}
+			setups := 0
+			agent := shopAgent(w)
+			rep, err := Run(context.Background(), t.Name(), func(ctx context.Context) error {
+				if setups == 1 {
+					time.Sleep(late)
+				}
+				return agent(ctx)
+			}, starvedInTheBaseline(w, &setups)...)
+			require.NoError(t, err)
+			if naive {
+				assert.NotEmpty(t, findings(rep, ScenarioDuplicateConcurrent), "%v late: the naive agent mails twice", late)
+				continue
+			}
+			assert.Empty(t, findings(rep, ""), "%v late: the world's heartbeat and mail: %s", late, findingMessages(rep, ""))
+			assert.True(t, resultOf(t, rep, ScenarioDuplicateConcurrent).Inconclusive, "%v late: two deliveries at once, unjudged", late)
+		}
 	}
 }
