@@ -87,6 +87,9 @@ type Suite struct {
 	// snapshot (settledbeat.go); restlessNote says so in the baseline.
 	restless     [][]string
 	restlessNote string
+	// control is what the control runs saw: values the world changed
+	// with no agent running (control.go).
+	control controlSeen
 
 	baseline *Result
 	base     *Trace
@@ -1260,6 +1263,9 @@ func (s *Suite) run(ctx context.Context, sc Scenario) (*Result, *Trace, error) {
 			res.Inconclusive = true
 			tr.Notes = append(tr.Notes, "Teardown failed after this scenario: "+errorText(terr)+"; the scenarios after it may have started from what it left")
 		}
+	}
+	if err == nil && sc.Kind != ScenarioBaseline {
+		s.byItself(ctx, res, tr) // a repeat that rests on a heartbeat slower than the looks (control.go)
 	}
 	res.Safe = !res.Inconclusive
 	for _, f := range res.Findings {
