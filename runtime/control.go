@@ -71,6 +71,9 @@ type controlSeen struct {
 	// failed says why a control run could not be made (Setup or State
 	// failed): the findings stand.
 	failed string
+	// writes are the places the baseline's writes changed in their
+	// windows (writesOf).
+	writes map[string]bool
 }
 
 // byItselfAsk returns the values a duplicate or not_idempotent finding f
@@ -84,7 +87,7 @@ func (s *Suite) byItselfAsk(f *Finding, tr *Trace) ([][]string, time.Duration) {
 	if s.base == nil || f.Severity != SeverityError || f.Code != CodeDuplicateWrite && f.Code != CodeNotIdempotent || len(f.Calls) < 2 || len(f.Follows) > 0 {
 		return nil, 0
 	}
-	writes := s.baseWindowPlaces()
+	writes := s.control.writesOf(s.base)
 	var places [][]string
 	seen := map[string]bool{}
 	// ask adds the values in which x and y differ to places, and says
@@ -209,21 +212,21 @@ func (s *Suite) baseWindowOf(o *Operation) *[2]string {
 	return nil
 }
 
-// baseWindowPlaces returns the places (pathKey) that the baseline's writes
-// changed in their own windows.
-func (s *Suite) baseWindowPlaces() map[string]bool {
-	out := map[string]bool{}
-	if s.base == nil {
-		return out
+// writesOf returns the places (pathKey) that the writes of baseline base
+// changed in their own windows, decoded once a suite.
+func (c *controlSeen) writesOf(base *Trace) map[string]bool {
+	if c.writes != nil {
+		return c.writes
 	}
-	for i := range s.base.Ops {
-		if e := s.base.Ops[i].effect(); e != nil && e.before != "" && e.after != "" && e.before != e.after {
+	c.writes = map[string]bool{}
+	for i := range base.Ops {
+		if e := base.Ops[i].effect(); e != nil && e.before != "" && e.after != "" && e.before != e.after {
 			for _, p := range valuePlaces(e.before, e.after) {
-				out[pathKey(p)] = true
+				c.writes[pathKey(p)] = true
 			}
 		}
 	}
-	return out
+	return c.writes
 }
 
 // byItself leaves unjudged the repeats of res's findings that rest only on
