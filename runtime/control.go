@@ -58,6 +58,8 @@ const (
 	controlMin      = 500 * time.Millisecond
 	controlMax      = 5 * time.Second
 	controlSettleIn = endCalibrate
+	// controlSettleMax bounds the Settle a control run begins with.
+	controlSettleMax = time.Second
 )
 
 // controlSeen is what the suite's control runs saw.
@@ -319,14 +321,25 @@ func (s *Suite) controlRun(ctx context.Context, want [][]string, bound time.Dura
 			}
 		}
 	}()
-	j := newJudge(ctx, &s.cfg)
+	// A State that reads with StateContext is given a context that ends
+	// after the stall bound and the watch: the control waits for no
+	// agent.
+	cctx, cancel := context.WithTimeout(ctx, s.cfg.stallTimeout()+bound)
+	defer cancel()
+	j := newJudge(cctx, &s.cfg)
 	defer j.halt.stop()
 	j.leaveOut = s.restless
-	if err := j.quiet(); err != nil {
+	if j.settle != nil {
 		// What Setup set going (fixture orders its worker books) lands
-		// first, as before the look of settledbeat.go.
-		c.failed = errorText(err)
-		return
+		// first, as before the look of settledbeat.go. A Settle that
+		// waits for what only the agent does (an outbox with a sent
+		// row) never says quiet here: it is given controlSettleMax, and
+		// the watch goes on without it.
+		sctx, stop := context.WithTimeout(cctx, controlSettleMax)
+		settle := j.settle
+		j.settle = func(context.Context) error { return settle(sctx) }
+		_ = j.quiet()
+		stop()
 	}
 	prev, err := j.snapshot()
 	if err != nil {
@@ -342,7 +355,7 @@ func (s *Suite) controlRun(ctx context.Context, want [][]string, bound time.Dura
 	times := map[string]int{}
 	var on time.Duration
 	for clock := newPollClock(); on < bound && len(left) > 0; {
-		if ctx.Err() != nil {
+		if cctx.Err() != nil {
 			break
 		}
 		on, _ = clock.sleep()

@@ -190,3 +190,53 @@ func TestAControlRunLeavesACountOnlyTheAgentChangesJudged(t *testing.T) {
 		}
 	}
 }
+
+// A Settle that waits for what only the agent does (the order charged)
+// never says quiet where no agent runs. Before the baseline's agent, where
+// the suite looks for what the world changes by itself (settledbeat.go),
+// it waited for good: the test hung in its baseline. It is given the
+// stall bound there, and the baseline's trace says why nothing was
+// learned. In a control run it is given a second, and the watch goes on
+// without it; stopped at the Settle's error, the control left the correct
+// agent a duplicate_write.
+func TestAControlRunGoesOnPastASettleThatWaitsForTheAgent(t *testing.T) {
+	for _, naive := range []bool{false, true} {
+		w := &beatWorld{naive: naive}
+		op := &Op{Name: "charge", Kind: KindWrite, Params: []string{"order"}}
+		rep, err := Run(context.Background(), t.Name(), func(ctx context.Context) error {
+			var err error
+			for range 2 {
+				if err = traced(ctx, op, []any{"o-1"}, []any{"o-1"}, func(context.Context) error { return w.charge("o-1") }); err == nil || errors.Is(err, context.Canceled) {
+					return err
+				}
+			}
+			return err
+		},
+			Setup(func(context.Context) error { w.start(); return nil }),
+			Teardown(func(context.Context) error { w.stop(); return nil }),
+			State(w.snapshot),
+			Settle(func(ctx context.Context) error {
+				for {
+					w.mu.Lock()
+					charged := w.charged["o-1"]
+					w.mu.Unlock()
+					if charged {
+						return nil
+					}
+					select {
+					case <-ctx.Done():
+						return ctx.Err()
+					case <-time.After(time.Millisecond):
+					}
+				}
+			}),
+			StallTimeout(3*time.Second))
+		require.NoError(t, err)
+		assert.NotEmpty(t, notesSaying(rep.Baseline.Trace, "the Settle did not say the world was quiet within 3s after Setup"), "the look before the baseline's agent says why it learned nothing: %q", rep.Baseline.Trace.Notes)
+		if naive {
+			assert.Equal(t, []string{"duplicate_write charge"}, findings(rep, ScenarioDuplicateSeq), "the second charge")
+			continue
+		}
+		assert.Empty(t, findings(rep, ""), "the correct agent: %s", findingMessages(rep, ""))
+	}
+}

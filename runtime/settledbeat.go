@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -76,10 +77,33 @@ const (
 // out, for restlessHold, or for restlessMax in all. It returns
 // those places (restlessPlaces) and their names; none where the Settle or
 // a snapshot failed, or a snapshot did not decode.
-func (j *judge) restlessBefore() ([][]string, []string) {
-	if j.quiet() != nil {
-		return nil, nil
+//
+// The Settle is given bound (the stall bound): one that waits for what
+// only the agent does (a charge, an outbox's sent row) never says quiet
+// before the agent ran, and waited for good, the baseline with it
+// (TestAControlRunGoesOnPastASettleThatWaitsForTheAgent hung). Nothing is
+// learned then, as where it failed; why says so, for the baseline's
+// trace.
+func (j *judge) restlessBefore(bound time.Duration) (places [][]string, names []string, why string) {
+	ctx, stop := context.WithTimeout(j.halt.ctx, bound)
+	defer stop()
+	settle := j.settle
+	if settle != nil {
+		j.settle = func(context.Context) error { return settle(ctx) }
+		defer func() { j.settle = settle }()
 	}
+	if err := j.quiet(); err != nil {
+		if ctx.Err() != nil {
+			why = fmt.Sprintf("the Settle did not say the world was quiet within %v after Setup, before the baseline's agent ran (does it wait for what only the agent does?), so nothing the world changes by itself was learned there: %v", bound, err)
+		}
+		return nil, nil, why
+	}
+	places, names = j.restlessLook()
+	return places, names, ""
+}
+
+// restlessLook is restlessBefore's look, once the Settle said quiet.
+func (j *judge) restlessLook() ([][]string, []string) {
 	prev, err := j.snapshot()
 	if err != nil {
 		return nil, nil

@@ -899,9 +899,13 @@ func (s *Suite) run(ctx context.Context, sc Scenario) (*Result, *Trace, error) {
 		// before the suite (settledbeat.go).
 		at := time.Now()
 		var names []string
-		if s.restless, names = r.judge.restlessBefore(); len(names) > 0 {
+		var why string
+		if s.restless, names, why = r.judge.restlessBefore(s.cfg.stallTimeout()); len(names) > 0 {
 			r.judge.leaveOut = s.restless
 			s.restlessNote = restlessNote(names, time.Since(at))
+		}
+		if why != "" {
+			s.restlessNote = why
 		}
 	}
 	if sc.Kind == ScenarioBaseline {
