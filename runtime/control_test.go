@@ -126,7 +126,10 @@ func (w *beatWorld) charge(id string) error {
 	return errors.New("no answer")
 }
 
-func runBeat(t *testing.T, w *beatWorld) *Report {
+// runBeat runs the suite of an agent that charges order o-1, and once
+// more where the charge failed, in world w, with opts besides Setup,
+// Teardown and State.
+func runBeat(t *testing.T, w *beatWorld, opts ...Option) *Report {
 	t.Helper()
 	op := &Op{Name: "charge", Kind: KindWrite, Params: []string{"order"}}
 	rep, err := Run(context.Background(), t.Name(), func(ctx context.Context) error {
@@ -138,9 +141,11 @@ func runBeat(t *testing.T, w *beatWorld) *Report {
 		}
 		return err
 	},
-		Setup(func(context.Context) error { w.start(); return nil }),
-		Teardown(func(context.Context) error { w.stop(); return nil }),
-		State(w.snapshot))
+		append([]Option{
+			Setup(func(context.Context) error { w.start(); return nil }),
+			Teardown(func(context.Context) error { w.stop(); return nil }),
+			State(w.snapshot),
+		}, opts...)...)
 	require.NoError(t, err)
 	return rep
 }
@@ -202,19 +207,7 @@ func TestAControlRunLeavesACountOnlyTheAgentChangesJudged(t *testing.T) {
 func TestAControlRunGoesOnPastASettleThatWaitsForTheAgent(t *testing.T) {
 	for _, naive := range []bool{false, true} {
 		w := &beatWorld{naive: naive}
-		op := &Op{Name: "charge", Kind: KindWrite, Params: []string{"order"}}
-		rep, err := Run(context.Background(), t.Name(), func(ctx context.Context) error {
-			var err error
-			for range 2 {
-				if err = traced(ctx, op, []any{"o-1"}, []any{"o-1"}, func(context.Context) error { return w.charge("o-1") }); err == nil || errors.Is(err, context.Canceled) {
-					return err
-				}
-			}
-			return err
-		},
-			Setup(func(context.Context) error { w.start(); return nil }),
-			Teardown(func(context.Context) error { w.stop(); return nil }),
-			State(w.snapshot),
+		rep := runBeat(t, w,
 			Settle(func(ctx context.Context) error {
 				for {
 					w.mu.Lock()
@@ -231,7 +224,6 @@ func TestAControlRunGoesOnPastASettleThatWaitsForTheAgent(t *testing.T) {
 				}
 			}),
 			StallTimeout(3*time.Second))
-		require.NoError(t, err)
 		assert.NotEmpty(t, notesSaying(rep.Baseline.Trace, "the Settle did not say the world was quiet within 3s after Setup"), "the look before the baseline's agent says why it learned nothing: %q", rep.Baseline.Trace.Notes)
 		if naive {
 			assert.Equal(t, []string{"duplicate_write charge"}, findings(rep, ScenarioDuplicateSeq), "the second charge")
