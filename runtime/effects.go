@@ -3290,6 +3290,15 @@ func judgeRepeatsIn(out []Finding, tr *Trace, end, baseEnd string, baseWin map[s
 				if change == "" {
 					change, note = endChange, copyNote(first.ID)
 				}
+			case oneKnown && oneChange != "" && oneFrom && quietCluster(o) && notLandedYet(o) && undoneTwice(tr, baseTr, o, k.op, k.id, oneWin):
+				// As below, but the call's change was there when it
+				// returned in the baseline and in every other scenario
+				// in which it ran once: nothing of the two was still to
+				// land, and they undid each other (a check-then-toggle
+				// whose two deliveries both read "not flagged" and both
+				// flipped it: inconclusive on every run over an HTTP
+				// service, red team rQ; undonetwice.go).
+				changed(o, same, JudgedByOneExecution, oneChange, undoneTwiceNote(first.ID))
 			case oneKnown && oneChange != "" && quietCluster(o) && notLandedYet(o):
 				// As above, but the run's state never changed from the
 				// cluster's end to its own (the end is not the

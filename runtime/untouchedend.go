@@ -181,6 +181,11 @@ func restlessValue(v any, path []string) (any, bool) {
 type loneWindows struct {
 	mu   sync.Mutex
 	byOp map[string][][2]string
+	// own keeps, by op and identity, the call's own window (the
+	// snapshots just before and after it) in those runs where it ran
+	// alone between snapshots: whether its change was there when it
+	// returned (landsInWindow).
+	own map[string][][2]string
 }
 
 // loneWindowsKept bounds the runs kept for one op and identity.
@@ -194,13 +199,30 @@ func (l *loneWindows) record(tr *Trace) {
 		return
 	}
 	n := map[string]int{}
+	var seen map[string][2]string
 	for _, o := range executedInOrder(tr) {
-		n[o.Name+"\x00"+o.Identity]++
+		k := o.Name + "\x00" + o.Identity
+		n[k]++
+		if before, after := o.stateWindow(); o.stateSeen() && o.StateError == "" && before != "" && after != "" {
+			if seen == nil {
+				seen = map[string][2]string{}
+			}
+			seen[k] = [2]string{before, after}
+		}
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	for k, c := range n {
-		if c != 1 || len(l.byOp[k]) >= loneWindowsKept {
+		if c != 1 {
+			continue
+		}
+		if w, ok := seen[k]; ok && len(l.own[k]) < loneWindowsKept {
+			if l.own == nil {
+				l.own = map[string][][2]string{}
+			}
+			l.own[k] = append(l.own[k], w)
+		}
+		if len(l.byOp[k]) >= loneWindowsKept {
 			continue
 		}
 		if l.byOp == nil {
@@ -208,6 +230,43 @@ func (l *loneWindows) record(tr *Trace) {
 		}
 		l.byOp[k] = append(l.byOp[k], [2]string{start, tr.end})
 	}
+}
+
+// landsInWindow reports whether, in at least two earlier scenarios in
+// which the write of op for identity id took effect once and ran alone
+// between snapshots, its own window made the change that one execution
+// made in the baseline's window w, and in none of them another change or
+// none: the call's effect is there when it returns, with nothing of it
+// left to land later. False for a nil l, or where fewer such runs were
+// kept (a suite run one scenario at a time), or any one of them changed
+// otherwise (an effect a worker lands after the call, a heartbeat inside
+// the window).
+func (l *loneWindows) landsInWindow(op, id string, w [2]string) bool {
+	if l == nil || w[0] == "" || w[1] == "" {
+		return false
+	}
+	l.mu.Lock()
+	runs := l.own[op+"\x00"+id]
+	l.mu.Unlock()
+	if len(runs) < 2 {
+		return false
+	}
+	change := func(before, after string) string {
+		if holdsClock(before) || holdsClock(after) {
+			before, after = withoutClocks(before, nil), withoutClocks(after, nil)
+		}
+		return describeChange(before, after, -1)
+	}
+	one := change(w[0], w[1])
+	if one == "" {
+		return false
+	}
+	for _, r := range runs {
+		if change(r[0], r[1]) != one {
+			return false
+		}
+	}
+	return true
 }
 
 // without reports whether an earlier scenario in which a write of op for
