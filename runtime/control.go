@@ -198,6 +198,68 @@ func (s *Suite) byItselfShown(f *Finding, tr *Trace, asked [][]string, self map[
 	return ps, true
 }
 
+// byItselfEndAsk returns, for a duplicate or not_idempotent finding f
+// whose every repeat was judged by a window (its own, or, overlapped, a
+// cluster's against one execution's, or the end at the places its window
+// changed), in a run with no Settle, the values in which the run's end
+// differs from the baseline's, to ask a control run about, where none of
+// them is a value a window of the baseline's writes changed; and the
+// longest time from the run's start to the end of those windows. Where the
+// world changes every one of them by itself, the run ended as one
+// delivery did, and the window's change may be the first execution's
+// effect landing late (a mail a worker of Setup's sent what the first
+// call queued, inside the retry's window, beside a heartbeat in a row of
+// its own: a duplicate_write of the correct agent in lost_acknowledgement
+// and duplicate_delivery/concurrent, red team rQ's welcome worker;
+// TestAHeartbeatBesideALateMailIsAskedOfAControlRun). nil otherwise.
+func (s *Suite) byItselfEndAsk(f *Finding, tr *Trace) ([][]string, time.Duration) {
+	if s.base == nil || s.cfg.settle != nil || f.Severity != SeverityError || f.Code != CodeDuplicateWrite && f.Code != CodeNotIdempotent || len(f.Calls) < 2 || len(f.Follows) > 0 {
+		return nil, 0
+	}
+	if tr.end == "" || s.base.end == "" || tr.end == s.base.end {
+		return nil, 0
+	}
+	var at time.Duration
+	for _, id := range f.Calls[1:] {
+		o := traceOp(tr, id)
+		if o == nil || !o.Overlapped && !o.stateSeen() {
+			return nil, 0
+		}
+		switch o.JudgedBy {
+		case JudgedByState, JudgedByOneExecution, JudgedByEndState:
+		default:
+			return nil, 0
+		}
+		if !o.CompletedAt.IsZero() && !tr.StartedAt.IsZero() {
+			at = max(at, o.CompletedAt.Sub(tr.StartedAt))
+		}
+	}
+	writes := s.control.writesOf(s.base)
+	places := valuePlaces(s.base.end, tr.end)
+	for _, p := range places {
+		if writes[pathKey(p)] {
+			return nil, 0
+		}
+	}
+	if len(places) == 0 || nullRestless(tr.end, places) != nullRestless(s.base.end, places) {
+		// The ends differ in more than values: a row or an entry one
+		// has and the other lacks (a second mail), which no value of a
+		// heartbeat explains.
+		return nil, 0
+	}
+	return places, at
+}
+
+// byItselfEndShown reports whether the world changes by itself (self,
+// pathKey) every one of the values asked, in which the run's end differs
+// from the baseline's (byItselfEndAsk), and returns them.
+func (s *Suite) byItselfEndShown(asked [][]string, self map[string]bool) ([][]string, bool) {
+	if len(asked) == 0 || slices.ContainsFunc(asked, func(p []string) bool { return !self[pathKey(p)] }) {
+		return nil, false
+	}
+	return asked, true
+}
+
 // baseWindowOf returns the window of the baseline's first execution of
 // o's op and identity; nil where it has none.
 func (s *Suite) baseWindowOf(o *Operation) *[2]string {
@@ -249,6 +311,14 @@ func (s *Suite) byItself(ctx context.Context, res *Result, tr *Trace) {
 			s.askControl(ctx, asked, min(max(2*at, controlMin), controlMax))
 			ps, shown = s.byItselfShown(f, tr, asked, s.control.changed)
 		}
+		byEnd := false
+		if !shown {
+			if asked, at := s.byItselfEndAsk(f, tr); len(asked) > 0 {
+				s.askControl(ctx, asked, min(max(2*at, controlMin), controlMax))
+				ps, shown = s.byItselfEndShown(asked, s.control.changed)
+				byEnd = shown
+			}
+		}
 		if !shown {
 			kept = append(kept, *f)
 			continue
@@ -267,6 +337,11 @@ func (s *Suite) byItself(ctx context.Context, res *Result, tr *Trace) {
 			by = max(by, s.control.at[pathKey(p)])
 		}
 		slices.Sort(names)
+		if byEnd {
+			tr.Notes = append(tr.Notes, fmt.Sprintf("%s (a repeat of %s) was not judged: what its window changed, one execution changes, but the run ended as one delivery did in the baseline except for %s, which no write of the baseline changed in its window and which the world changes by itself (a control run, Setup and then State read with no agent running, saw it change twice within %v: a heartbeat, a worker's last-seen mark); what the window held may be the first execution's effect landing late (a worker's), and whether the repeat did it again cannot be told; give a Settle that waits for that work (testkit.SettleUntil), or leave such values out of State, for the suite to judge the repeat",
+				strings.Join(f.Calls[1:], ", "), f.Ops[0], clip(strings.Join(names, ", "), maxChange/2), by.Round(time.Millisecond)))
+			continue
+		}
 		tr.Notes = append(tr.Notes, fmt.Sprintf("%s (a repeat of %s) was not judged: but for %s, which no write of the baseline changed in its window and which the world changes by itself (a control run, Setup and then State read with no agent running, saw it change twice within %v: a heartbeat, a worker's last-seen mark), its window changed nothing, or what the world did by itself in the baseline; whether the repeat changed it too cannot be told; leave such values out of State for the suite to judge the repeat",
 			strings.Join(f.Calls[1:], ", "), f.Ops[0], clip(strings.Join(names, ", "), maxChange/2), by.Round(time.Millisecond)))
 	}

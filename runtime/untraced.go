@@ -52,7 +52,7 @@ type untraced struct {
 	// baseline's end was read again (a heartbeat), by key: also where
 	// the end held still at last, as a heartbeat starved by a loaded
 	// machine lets it (restlessKnown).
-	restless map[string]bool
+	restless map[string][]string
 	// own is, for a run whose own end never held still, the states it
 	// went through as its end was read, and its end: places that changed
 	// twice or more there are restless too. A heartbeat the baseline's
@@ -66,7 +66,7 @@ type untraced struct {
 	// only to leave a repeat unjudged (worldRestlessOwn), never to absorb
 	// one, since this run's own restless places may be what its repeats
 	// changed (a counter of attempts a retry loop bumps).
-	ownRestless map[string]bool
+	ownRestless map[string][]string
 	worldValuesState
 }
 
@@ -102,19 +102,7 @@ func (u *untraced) load() {
 			}
 			u.windows = append(u.windows, [2]*stateView{b, a})
 		}
-		times := map[string]int{}
-		for i := 1; i < len(u.own); i++ {
-			if places, ok := changedPlaces(views.of(u.own[i-1]), views.of(u.own[i])); ok {
-				for _, p := range places {
-					if times[p.key()]++; times[p.key()] == 2 {
-						if u.ownRestless == nil {
-							u.ownRestless = map[string]bool{}
-						}
-						u.ownRestless[p.key()] = true
-					}
-				}
-			}
-		}
+		u.ownRestless = movedTwice(u.own, &views)
 		if len(u.base.passed) > 0 {
 			// Changed twice or more: a mail the worker sent once while
 			// the end was read is the world's change, not a heartbeat.
@@ -126,20 +114,7 @@ func (u *untraced) load() {
 			// window held a beat was a duplicate_write (1 run of 20 of
 			// TestWorldWorkerChangeInARepeatsWindow's heartbeat case;
 			// TestHeartbeatStarvedInTheBaseline).
-			seq := append(slices.Clone(u.base.passed), u.base.end)
-			times := map[string]int{}
-			for i := 1; i < len(seq); i++ {
-				if places, ok := changedPlaces(views.of(seq[i-1]), views.of(seq[i])); ok {
-					for _, p := range places {
-						if times[p.key()]++; times[p.key()] == 2 {
-							if u.restless == nil {
-								u.restless = map[string]bool{}
-							}
-							u.restless[p.key()] = true
-						}
-					}
-				}
-			}
+			u.restless = movedTwice(append(slices.Clone(u.base.passed), u.base.end), &views)
 		}
 		for _, g := range u.base.gaps {
 			if g[1] == u.base.end && u.base.returned != "" {
@@ -236,7 +211,7 @@ func (u *untraced) ownRestlessOut(s string) string {
 	if len(u.ownRestless) == 0 {
 		return u.restlessOut(s)
 	}
-	return nullOut(u.restlessOut(s), u.ownRestless)
+	return nullPaths(u.restlessOut(s), u.ownRestless)
 }
 
 // restlessOut returns snapshot s with the places that change by
@@ -248,7 +223,7 @@ func (u *untraced) restlessOut(s string) string {
 	if len(u.restless) == 0 {
 		return s
 	}
-	return nullOut(s, u.restless)
+	return nullPaths(s, u.restless)
 }
 
 // nullOut returns snapshot s with the places of keys (place.key) set to
@@ -323,4 +298,77 @@ func (u *untraced) sameChangeBut(o *Operation, w0, w1, before, after string, vie
 func untracedNote(o *Operation, places []place, a, b string, views *stateViews) string {
 	return fmt.Sprintf("%s's repeat %s was judged without what its window also changed (%s): in the baseline only code outside every traced write changed it so, and another delivery ran its own code, untraced, while the window was open, so it is taken for that delivery's untraced write (an audit line); the suite cannot tell it from the same change made by the repeat itself, or by a traced write whose effect lands after its call returned: make that write a traced call, or leave it out of State, for the suite to judge it",
 		o.Name, o.ID, describePlaces(places, views.of(a), views.of(b), maxChange/2))
+}
+
+// movedTwice returns the places that changed twice or more from one of
+// states to the next, by key, each as the path nullRestless reads: where
+// a list holds one row, or rows a column names, the row's fields that
+// changed, not the row (restlessPlaces). A heartbeat that beats in the
+// account's own row (its last_seen) left the whole row out, and with it
+// the mail count beside it that a worker bumped: a window where the
+// worker mailed what the first call queued compared as "only the
+// heartbeat moved", and the correct agent's repeat was a duplicate_write
+// (red team rQ's welcome worker with no Settle, every run;
+// TestAHeartbeatInTheRowOfTheWorkersMailIsNoSecondMail). Other places
+// are as changedPlaces names them; an entry of a list, or a row by its
+// key, is counted as before (a restless world) with a nil path: it holds
+// no value to leave out.
+func movedTwice(states []string, views *stateViews) map[string][]string {
+	var out map[string][]string
+	times := map[string]int{}
+	for i := 1; i < len(states); i++ {
+		a, b := views.of(states[i-1]), views.of(states[i])
+		places, ok := changedPlaces(a, b)
+		if !ok {
+			continue
+		}
+		var paths [][]string
+		restlessPlaces(nil, a.v, b.v, &paths)
+		fine := len(paths)
+		keys := make([]string, 0, len(paths)+len(places))
+		for _, p := range paths {
+			keys = append(keys, strings.Join(p, "\x01"))
+		}
+		for _, p := range places {
+			if p.elem || slices.ContainsFunc(p.path, func(s string) bool { return strings.HasPrefix(s, rowSegment) }) {
+				// An entry, a row by its key: counted, as before, but
+				// no value nullRestless reads (a nil path).
+				keys, paths = append(keys, p.key()), append(paths, nil)
+				continue
+			}
+			if slices.ContainsFunc(paths[:fine], func(f []string) bool { return len(f) >= len(p.path) && slices.Equal(f[:len(p.path)], p.path) }) {
+				continue // the fields that changed in it, named above
+			}
+			keys, paths = append(keys, p.key()), append(paths, p.path)
+		}
+		seen := map[string]bool{}
+		for i, k := range keys {
+			if seen[k] {
+				continue
+			}
+			seen[k] = true
+			if times[k]++; times[k] == 2 {
+				if out == nil {
+					out = map[string][]string{}
+				}
+				out[k] = paths[i]
+			}
+		}
+	}
+	return out
+}
+
+// nullPaths returns snapshot s with the values at paths (movedTwice) set
+// to null, nil paths aside; s when there are none or it does not decode.
+func nullPaths(s string, paths map[string][]string) string {
+	if len(paths) == 0 {
+		return s
+	}
+	var ps [][]string
+	for _, p := range paths {
+		if p != nil {
+			ps = append(ps, p)
+		}
+	}
+	return nullRestless(s, ps)
 }
