@@ -110,17 +110,7 @@ func (s *welcomeSvc) snapshot() any {
 }
 
 func (s *welcomeSvc) welcome(ctx context.Context) (string, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, s.srv.URL+"/welcome", strings.NewReader(`{"key":"u1"}`))
-	if err != nil {
-		return "", err
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return "", err
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	return string(b), err
+	return httpAnswer(ctx, http.MethodPost, s.srv.URL+"/welcome", strings.NewReader(`{"key":"u1"}`))
 }
 
 // runWelcomeBeside runs the suite of an agent that welcomes u1, retrying once

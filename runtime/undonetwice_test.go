@@ -76,9 +76,15 @@ func (s *flagSvc) snapshot() any {
 	return map[string]any{"accounts": []any{map[string]any{"id": "acme", "flagged": s.flag}}}
 }
 
-// post sends an HTTP request to the service and returns the answer's body.
+// send sends an HTTP request to the service and returns the answer's body.
 func (s *flagSvc) send(ctx context.Context, method, path string) (string, error) {
-	req, err := http.NewRequestWithContext(ctx, method, s.srv.URL+path, nil)
+	return httpAnswer(ctx, method, s.srv.URL+path, nil)
+}
+
+// httpAnswer sends an HTTP request with body (nil for none) and returns
+// the answer's body, as a tool's client does.
+func httpAnswer(ctx context.Context, method, url string, body io.Reader) (string, error) {
+	req, err := http.NewRequestWithContext(ctx, method, url, body)
 	if err != nil {
 		return "", err
 	}
