@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"context"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -22,16 +23,29 @@ func TestCallFromATimerIsNobodysWithoutTheAgentsContext(t *testing.T) {
 		return traced(ctx, remind, []any{"r-1"}, []any{"r-1"}, func(context.Context) error { return nil })
 	}
 	fired := make(chan struct{}, 64)
+	// Each reminder fires once the other agent's suite has begun: a timer
+	// that finds it not begun yet arms itself again. With one firing 15 ms
+	// after it was armed, a CI machine under load ran the setter's suite
+	// so slowly that every reminder fired before the other suite began,
+	// and its baseline held no call of another's (CI253).
+	var onceBegan atomic.Bool
+	var remindLater func()
+	remindLater = func() {
+		if !onceBegan.Load() {
+			time.AfterFunc(5*time.Millisecond, remindLater)
+			return
+		}
+		_ = send(context.Background())
+		fired <- struct{}{}
+	}
 	setter := func(ctx context.Context) error {
-		time.AfterFunc(15*time.Millisecond, func() {
-			_ = send(context.Background())
-			fired <- struct{}{}
-		})
+		time.AfterFunc(15*time.Millisecond, remindLater)
 		return nil
 	}
 	_, err := Run(context.Background(), t.Name()+"/setter", setter)
 	require.NoError(t, err)
 	once := func(ctx context.Context) error {
+		onceBegan.Store(true)
 		time.Sleep(40 * time.Millisecond) // the setter's timers fire meanwhile
 		return send(ctx)
 	}
